@@ -1,0 +1,172 @@
+/**
+ * Public types of the bucket binding, with the neutral `Bucket` prefix.
+ * Shapes follow the binding document (`bucket-binding-api.md`).
+ */
+
+export type StorageClass = 'Standard' | 'InfrequentAccess'
+
+export interface BucketHTTPMetadata {
+  contentType?: string // Content-Type
+  contentLanguage?: string // Content-Language
+  contentDisposition?: string // Content-Disposition
+  contentEncoding?: string // Content-Encoding
+  cacheControl?: string // Cache-Control
+  cacheExpiry?: Date // Expires
+}
+
+export interface BucketChecksums {
+  readonly md5?: ArrayBuffer
+  readonly sha1?: ArrayBuffer
+  readonly sha256?: ArrayBuffer
+  readonly sha384?: ArrayBuffer
+  readonly sha512?: ArrayBuffer
+  toJSON (): Record<string, string>
+}
+
+export type BucketRange =
+  | { offset: number, length?: number }
+  | { offset?: number, length: number }
+  | { suffix: number }
+
+export interface BucketConditional {
+  etagMatches?: string // If-Match
+  etagDoesNotMatch?: string // If-None-Match
+  uploadedBefore?: Date // If-Unmodified-Since
+  uploadedAfter?: Date // If-Modified-Since
+}
+
+export interface BucketGetOptions {
+  onlyIf?: BucketConditional | Headers
+  range?: BucketRange | Headers
+}
+
+export type ChecksumInput = ArrayBuffer | ArrayBufferView | string
+
+export interface BucketPutOptions {
+  onlyIf?: BucketConditional | Headers
+  httpMetadata?: BucketHTTPMetadata | Headers
+  customMetadata?: Record<string, string>
+  md5?: ChecksumInput
+  sha1?: ChecksumInput
+  sha256?: ChecksumInput
+  sha384?: ChecksumInput
+  sha512?: ChecksumInput
+  storageClass?: StorageClass
+}
+
+export interface BucketMultipartOptions {
+  httpMetadata?: BucketHTTPMetadata | Headers
+  customMetadata?: Record<string, string>
+  storageClass?: StorageClass
+}
+
+export interface BucketListOptions {
+  limit?: number
+  prefix?: string
+  cursor?: string
+  delimiter?: string
+  startAfter?: string
+  include?: Array<'httpMetadata' | 'customMetadata'>
+}
+
+export interface BucketUploadedPart {
+  partNumber: number
+  etag: string
+}
+
+/**
+ * What `put` and `uploadPart` accept. Beyond the binding's types, any async
+ * iterable of bytes (a Node.js Readable, for instance) is accepted, so doors
+ * can stream a request body without converting it to a web stream.
+ */
+export type BucketValue =
+  | ReadableStream
+  | ArrayBuffer
+  | ArrayBufferView
+  | string
+  | Blob
+  | null
+  | AsyncIterable<Uint8Array>
+
+/** Metadata of a stored object (`BucketObject` of the binding). */
+export interface BucketObject {
+  readonly key: string
+  readonly version: string
+  readonly size: number
+  readonly etag: string
+  readonly httpEtag: string
+  readonly uploaded: Date
+  readonly httpMetadata: BucketHTTPMetadata
+  readonly customMetadata: Record<string, string>
+  readonly range?: { offset: number, length: number }
+  readonly checksums: BucketChecksums
+  readonly storageClass: StorageClass
+  writeHttpMetadata (headers: Headers): void
+}
+
+/** A read with its value (`BucketObjectBody` of the binding). */
+export interface BucketObjectBody extends BucketObject {
+  readonly body: ReadableStream<Uint8Array>
+  readonly bodyUsed: boolean
+  arrayBuffer (): Promise<ArrayBuffer>
+  text (): Promise<string>
+  json<T = unknown> (): Promise<T>
+  blob (): Promise<Blob>
+}
+
+export interface BucketObjects {
+  objects: BucketObject[]
+  truncated: boolean
+  cursor?: string
+  delimitedPrefixes: string[]
+}
+
+export interface BucketMultipartUpload {
+  readonly key: string
+  readonly uploadId: string
+  uploadPart (partNumber: number, value: BucketValue): Promise<BucketUploadedPart>
+  abort (): Promise<void>
+  complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
+}
+
+export interface SweepReport {
+  /** Uploads aborted because they outlived the upload lifetime. */
+  abortedUploads: number
+  /** Leftovers of interrupted writes that were removed (temporary files, orphaned bodies). */
+  removedLeftovers: number
+}
+
+export interface SweepOptions {
+  /** Age after which an upload in progress is aborted; defaults to the bucket's setting (7 days). */
+  uploadMaxAgeMs?: number
+  /** Leftovers younger than this are kept, since a live writer may still own them. Default 15 minutes. */
+  leftoverGraceMs?: number
+}
+
+/** The bucket binding. */
+export interface Bucket {
+  head (key: string): Promise<BucketObject | null>
+  get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null>
+  put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null>
+  delete (keys: string | string[]): Promise<void>
+  list (options?: BucketListOptions): Promise<BucketObjects>
+  createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload>
+  resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload
+  /** Aborts expired uploads and removes leftovers of interrupted writes. */
+  sweep (options?: SweepOptions): Promise<SweepReport>
+  /** Releases the bucket's handles and timers. */
+  close (): Promise<void>
+}
+
+export interface OpenBucketOptions {
+  /** Current time, for tests. Default `() => new Date()`. */
+  clock?: () => Date
+  /** Smallest size of every part but the last in a multipart upload. Default 5 MiB. */
+  minPartSize?: number
+  /** fsync data, metadata and directories before a write resolves. Default true. */
+  fsync?: boolean
+  /** Age after which the sweeper aborts an upload. Default 7 days. */
+  uploadMaxAgeMs?: number
+  /** Run the sweeper on a timer every so many ms (0 = never). Default 0; servers turn it on. */
+  sweepIntervalMs?: number
+}

@@ -1,0 +1,1 @@
+export * from './bucket/index.js'
