@@ -25,6 +25,11 @@ export const BucketErrors = {
   InvalidRange: { code: 10039, status: 416, message: 'The requested range is not satisfiable.' },
   InvalidPartOrder: { code: 10048, status: 400, message: 'There was a problem with the multipart upload.' },
   EntityTooLarge: { code: 100100, status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
+  // Bucket management (the registry of buckets in a data directory).
+  BucketAlreadyExists: { code: 10004, status: 409, message: 'The bucket you tried to create already exists.' },
+  InvalidBucketName: { code: 10005, status: 400, message: 'The specified bucket name is not valid.' },
+  NoSuchBucket: { code: 10006, status: 404, message: 'The specified bucket does not exist.' },
+  BucketNotEmpty: { code: 10008, status: 409, message: 'The bucket you tried to delete is not empty.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors
