@@ -1,11 +1,426 @@
-import type { Readable } from 'node:stream'
-import type { Bucket, BucketObjectBody, OpenBucketOptions } from './types.js'
+/**
+ * The bucket engine: every rule of the binding, over any `BucketStore`.
+ *
+ * Promises kept here, whatever the store:
+ *   - arguments are validated before a byte is read, with the errors a
+ *     script would see from the hosted runtime (TypeError / RangeError for
+ *     shape mistakes, `BucketError` with a numeric code otherwise);
+ *   - bodies stream through a hashing pass to the store's staging area, and
+ *     a write becomes visible only by the store's atomic commit, judged
+ *     against `onlyIf` inside the store's critical section;
+ *   - a conditional put is first judged against the current object before
+ *     the body is read, so a refused upload costs no disk write.
+ *
+ * Deliberate differences from the hosted runtime: a ReadableStream of
+ * unknown length is accepted by `put` and `uploadPart` (the HTTP door
+ * streams chunked uploads through it), and any async iterable of bytes (a
+ * Node.js stream) is accepted as a value.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
+import { evaluateConditional, isUnconditional, parseConditional, type ParsedConditional } from './conditional.js'
+import { BucketError } from './errors.js'
+import { compareIds, keyId, pastPrefix } from './keys.js'
+import {
+  parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass, type HashAlgorithm
+} from './metadata.js'
+import { ObjectBody, ObjectMetadata } from './object.js'
+import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
+import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './store.js'
+import type {
+  Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
+  BucketObjectBody, BucketObjects, BucketPutOptions, BucketRange, BucketUploadedPart, BucketValue,
+  OpenBucketOptions, SweepOptions, SweepReport
+} from './types.js'
+import { MeasuredBody, valueSource } from './value.js'
 
-export async function openBucket (_dir: string, _options: OpenBucketOptions = {}): Promise<Bucket> {
-  throw new Error('openBucket: not implemented yet')
+const MiB = 1024 * 1024
+/** Largest single put: 5 GiB minus 5 MiB (the hosted service's limit). */
+export const MAX_PUT_BYTES = 5 * 1024 * MiB - 5 * MiB
+/** Largest part (the hosted service's limit). */
+export const MAX_PART_BYTES = 5 * 1024 * MiB - 5 * MiB
+export const DEFAULT_MIN_PART_BYTES = 5 * MiB
+export const MAX_PART_NUMBER = 10_000
+export const MAX_LIST_LIMIT = 1000
+export const MAX_DELETE_KEYS = 1000
+export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
+const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
+
+type ListInclude = 'httpMetadata' | 'customMetadata'
+
+function newVersion (): string {
+  return randomBytes(16).toString('hex')
+}
+
+function optionsObject<T> (method: string, options: unknown): Partial<T> {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
+  return options as Partial<T>
+}
+
+function judge (conditional: ParsedConditional, current: StoredObject | null): 'pass' | 'precondition-failed' | 'not-modified' {
+  return evaluateConditional(conditional, current === null ? null : { etag: current.etag, uploaded: new Date(current.uploaded) })
+}
+
+function parseListLimit (limit: unknown): number {
+  if (limit === undefined) return MAX_LIST_LIMIT
+  const n = Math.trunc(Number(limit))
+  if (!Number.isFinite(n) || n < 1 || n > MAX_LIST_LIMIT) throw new BucketError('InvalidMaxKeys', 'list')
+  return n
+}
+
+function parseInclude (include: unknown): Set<ListInclude> {
+  if (include === undefined) return new Set()
+  if (!Array.isArray(include)) throw new TypeError('list: include must be an array.')
+  for (const item of include) {
+    if (item !== 'httpMetadata' && item !== 'customMetadata') {
+      throw new TypeError(`list: include may contain "httpMetadata" and "customMetadata" only (got ${String(item)}).`)
+    }
+  }
+  return new Set(include as ListInclude[])
+}
+
+/** Cursors are opaque: `k` + the last key returned, or `p` + the last delimited prefix. */
+function encodeCursor (kind: 'k' | 'p', id: string): string {
+  return Buffer.from(kind + id, 'utf8').toString('base64url')
+}
+
+function decodeCursor (cursor: unknown): Uint8Array | undefined {
+  if (cursor === undefined || cursor === '') return undefined
+  if (typeof cursor !== 'string') throw new TypeError('list: cursor must be a string.')
+  const text = Buffer.from(cursor, 'base64url').toString('utf8')
+  const kind = text[0]
+  if ((kind !== 'k' && kind !== 'p') || encodeCursor(kind, text.slice(1)) !== cursor) {
+    throw new TypeError('list: cursor is not a cursor returned by list.')
+  }
+  const id = text.slice(1)
+  return kind === 'k' ? Buffer.from(id, 'utf8') : pastPrefix(id)
+}
+
+function laterBound (a: Uint8Array | undefined, b: Uint8Array | undefined): Uint8Array | undefined {
+  if (a === undefined) return b
+  if (b === undefined) return a
+  return Buffer.compare(a, b) >= 0 ? a : b
+}
+
+function validPartNumber (partNumber: unknown): number {
+  const n = Math.trunc(Number(partNumber))
+  if (typeof partNumber === 'object' || Number.isNaN(n)) throw new TypeError('uploadPart: partNumber must be a number.')
+  if (n < 1 || n > MAX_PART_NUMBER) {
+    throw new RangeError(`uploadPart: partNumber must be between 1 and ${MAX_PART_NUMBER} (got ${String(partNumber)}).`)
+  }
+  return n
+}
+
+function unquoteEtag (etag: string): string {
+  return etag.startsWith('"') && etag.endsWith('"') && etag.length >= 2 ? etag.slice(1, -1) : etag
+}
+
+export class BucketEngine implements Bucket {
+  readonly #store: BucketStore
+  readonly #clock: () => Date
+  readonly #minPartSize: number
+  readonly #uploadMaxAgeMs: number
+  #timer: NodeJS.Timeout | undefined
+
+  constructor (store: BucketStore, options: OpenBucketOptions = {}) {
+    this.#store = store
+    this.#clock = options.clock ?? (() => new Date())
+    this.#minPartSize = options.minPartSize ?? DEFAULT_MIN_PART_BYTES
+    this.#uploadMaxAgeMs = options.uploadMaxAgeMs ?? DEFAULT_UPLOAD_MAX_AGE_MS
+    if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
+      this.#timer = setInterval(() => { this.sweep().catch(() => {}) }, options.sweepIntervalMs)
+      this.#timer.unref()
+    }
+  }
+
+  #now (): number {
+    return this.#clock().getTime()
+  }
+
+  async head (key: string): Promise<BucketObject | null> {
+    const record = await this.#store.head(keyId('head', key))
+    return record === null ? null : new ObjectMetadata(record)
+  }
+
+  async get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null> {
+    const id = keyId('get', key)
+    const opts = optionsObject<BucketGetOptions>('get', options)
+    const conditional = parseConditional(opts.onlyIf, 'get')
+    let range: BucketRange | null = null
+    const fromHeader = opts.range instanceof Headers
+    if (opts.range instanceof Headers) range = parseRangeHeader(opts.range.get('range'))
+    else if (opts.range !== undefined) range = validateRange('get', opts.range)
+
+    const reader = await this.#store.open(id)
+    if (reader === null) return null
+    const record = reader.object
+    if (judge(conditional, record) !== 'pass') {
+      await reader.close()
+      return new ObjectMetadata(record)
+    }
+    let served: ResolvedRange = { offset: 0, length: record.size }
+    if (range !== null) {
+      try {
+        served = resolveRange(range, record.size, 'get')
+      } catch (err) {
+        // A Range header that cannot be satisfied is ignored: the whole object is served.
+        if (!fromHeader) {
+          await reader.close()
+          throw err
+        }
+      }
+    }
+    return new ObjectBody(record, served, reader.stream(served.offset, served.length))
+  }
+
+  async put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null> {
+    const id = keyId('put', key)
+    const opts = optionsObject<BucketPutOptions>('put', options)
+    const conditional = parseConditional(opts.onlyIf, 'put')
+    const httpMetadata = parseHttpMetadata('put', opts.httpMetadata)
+    const customMetadata = parseCustomMetadata('put', opts.customMetadata)
+    const storageClass = parseStorageClass('put', opts.storageClass)
+    const checksum = parseChecksumOption('put', opts as Record<string, unknown>)
+    const source = valueSource(value, 'put')
+
+    const unconditional = isUnconditional(conditional)
+    if (!unconditional && judge(conditional, await this.#store.head(id)) !== 'pass') return null
+
+    const algorithms: HashAlgorithm[] = checksum === null || checksum.algorithm === 'md5' ? ['md5'] : ['md5', checksum.algorithm]
+    const body = new MeasuredBody(source, algorithms, MAX_PUT_BYTES, 'put')
+    const staged = await this.#store.stage(body)
+    const digests = body.digests
+    if (checksum !== null && digests[checksum.algorithm] !== checksum.hex) {
+      await staged.discard()
+      throw new BucketError('BadDigest', 'put',
+        `The ${checksum.algorithm} you provided was ${checksum.hex}; the ${checksum.algorithm} of the data received is ${digests[checksum.algorithm] ?? ''}.`)
+    }
+    const record: StoredObject = {
+      key,
+      version: newVersion(),
+      size: body.size,
+      etag: digests.md5 as string,
+      uploaded: this.#now(),
+      storageClass,
+      httpMetadata,
+      customMetadata,
+      checksums: digests
+    }
+    const committed = await this.#store.commit(id, record, staged,
+      current => unconditional || judge(conditional, current) === 'pass')
+    return committed ? new ObjectMetadata(record) : null
+  }
+
+  async delete (keys: string | string[]): Promise<void> {
+    const list = Array.isArray(keys) ? keys : [keys]
+    if (list.length > MAX_DELETE_KEYS) {
+      throw new RangeError(`delete: at most ${MAX_DELETE_KEYS} keys can be deleted at once (got ${list.length}).`)
+    }
+    const ids = list.map(k => keyId('delete', k))
+    await this.#store.delete([...new Set(ids)])
+  }
+
+  async list (options?: BucketListOptions): Promise<BucketObjects> {
+    const opts = optionsObject<BucketListOptions>('list', options)
+    const limit = parseListLimit(opts.limit)
+    const include = parseInclude(opts.include)
+    const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
+    const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
+    const startAfter = opts.startAfter === undefined ? undefined : Buffer.from(String(opts.startAfter).normalize('NFC'), 'utf8')
+    let after = laterBound(decodeCursor(opts.cursor), startAfter)
+    const withMetadata = include.size > 0
+
+    const objects: BucketObject[] = []
+    const delimitedPrefixes: string[] = []
+    let last: string | undefined
+    let truncated = false
+    // Without a delimiter one query fills the page. With one, every delimited
+    // prefix skips past its keys, so batches start small and grow while they
+    // yield objects: a page of 1,000 prefixes costs 1,000 tiny index seeks,
+    // not 1,000 reads of 1,000 rows.
+    let batchSize = delimiter === undefined ? limit + 1 : 1
+    scan: for (;;) {
+      const want = Math.min(batchSize, limit - objects.length - delimitedPrefixes.length + 1)
+      const batch = await this.#store.list({ prefix, after, limit: want, withMetadata })
+      for (const record of batch) {
+        const id = record.key.normalize('NFC')
+        if (objects.length + delimitedPrefixes.length === limit) {
+          truncated = true
+          break scan
+        }
+        const cut = delimiter === undefined ? -1 : id.indexOf(delimiter, prefix.length)
+        if (cut >= 0) {
+          const common = id.slice(0, cut + (delimiter as string).length)
+          delimitedPrefixes.push(common)
+          last = encodeCursor('p', common)
+          after = pastPrefix(common)
+          batchSize = 1
+          continue scan
+        }
+        objects.push(new ObjectMetadata(
+          include.has('customMetadata') ? record : { ...record, customMetadata: {} },
+          undefined,
+          include.has('httpMetadata')
+        ))
+        last = encodeCursor('k', id)
+        after = Buffer.from(id, 'utf8')
+      }
+      if (batch.length < want) break
+      batchSize = Math.min(batchSize * 2, limit + 1)
+    }
+    return truncated
+      ? { objects, truncated, cursor: last, delimitedPrefixes }
+      : { objects, truncated, delimitedPrefixes }
+  }
+
+  async createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload> {
+    const id = keyId('createMultipartUpload', key)
+    const opts = optionsObject<BucketMultipartOptions>('createMultipartUpload', options)
+    const upload: StoredUpload = {
+      uploadId: randomBytes(24).toString('base64url'),
+      key,
+      created: this.#now(),
+      httpMetadata: parseHttpMetadata('createMultipartUpload', opts.httpMetadata),
+      customMetadata: parseCustomMetadata('createMultipartUpload', opts.customMetadata),
+      storageClass: parseStorageClass('createMultipartUpload', opts.storageClass)
+    }
+    await this.#store.createUpload(id, upload)
+    return new MultipartUpload(this, key, upload.uploadId)
+  }
+
+  resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload {
+    keyId('resumeMultipartUpload', key)
+    if (typeof uploadId !== 'string') throw new TypeError('resumeMultipartUpload: uploadId must be a string.')
+    return new MultipartUpload(this, key, uploadId)
+  }
+
+  /** The upload, checked to belong to `key`, or 10024. */
+  async #liveUpload (method: string, key: string, uploadId: string): Promise<StoredUpload> {
+    const upload = await this.#store.getUpload(uploadId)
+    if (upload === null || upload.key.normalize('NFC') !== key.normalize('NFC')) throw new BucketError('NoSuchUpload', method)
+    return upload
+  }
+
+  async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue): Promise<BucketUploadedPart> {
+    keyId('uploadPart', key)
+    const n = validPartNumber(partNumber)
+    const source = valueSource(value, 'uploadPart')
+    await this.#liveUpload('uploadPart', key, uploadId)
+    const body = new MeasuredBody(source, ['md5'], MAX_PART_BYTES, 'uploadPart')
+    const staged = await this.#store.stage(body)
+    const etag = body.digests.md5 as string
+    if (!await this.#store.putPart(uploadId, { partNumber: n, etag, size: body.size }, staged)) {
+      throw new BucketError('NoSuchUpload', 'uploadPart')
+    }
+    return { partNumber: n, etag }
+  }
+
+  async abortUpload (key: string, uploadId: string): Promise<void> {
+    keyId('abortMultipartUpload', key)
+    await this.#store.abortUpload(uploadId)
+  }
+
+  async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
+    const id = keyId('completeMultipartUpload', key)
+    if (!Array.isArray(uploadedParts)) throw new TypeError('completeMultipartUpload: uploadedParts must be an array.')
+    const given = uploadedParts.map(p => {
+      if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') {
+        throw new TypeError('completeMultipartUpload: each part must be {partNumber, etag}.')
+      }
+      return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag) }
+    }).sort((a, b) => a.partNumber - b.partNumber)
+    for (let i = 1; i < given.length; i++) {
+      if (given[i].partNumber === given[i - 1].partNumber) {
+        throw new BucketError('InvalidPart', 'completeMultipartUpload', `Part ${given[i].partNumber} is listed twice.`)
+      }
+    }
+    const minPartSize = this.#minPartSize
+    const uploaded = this.#now()
+    const record = await this.#store.completeUpload(uploadId, id, (upload, stored) => {
+      if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+      const parts: StoredPart[] = given.map(g => {
+        const part = stored.get(g.partNumber)
+        if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
+        return part
+      })
+      checkPartSizes(parts, minPartSize)
+      const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
+      const object: StoredObject = {
+        key,
+        version: newVersion(),
+        size: parts.reduce((sum, p) => sum + p.size, 0),
+        etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
+        uploaded,
+        storageClass: upload.storageClass,
+        httpMetadata: upload.httpMetadata,
+        customMetadata: upload.customMetadata,
+        checksums: {}
+      }
+      return { object, partNumbers: parts.map(p => p.partNumber) }
+    })
+    if (record === null) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+    return new ObjectMetadata(record)
+  }
+
+  async sweep (options: SweepOptions = {}): Promise<SweepReport> {
+    const maxAge = options.uploadMaxAgeMs ?? this.#uploadMaxAgeMs
+    // Leftovers are judged by their files' real times, not by the injected clock.
+    const grace = options.leftoverGraceMs ?? DEFAULT_LEFTOVER_GRACE_MS
+    return await this.#store.sweep(this.#now() - maxAge, Date.now() - grace)
+  }
+
+  async close (): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    await this.#store.close()
+  }
+}
+
+/** Every part but the last at least `minPartSize`, all but the last equal, the last no larger. */
+function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
+  if (parts.length < 2) return
+  const uniform = parts[0].size
+  for (const part of parts.slice(0, -1)) {
+    if (part.size < minPartSize) {
+      throw new BucketError('EntityTooSmall', 'completeMultipartUpload', `Part ${part.partNumber} has ${part.size} bytes; the minimum is ${minPartSize}.`)
+    }
+    if (part.size !== uniform) {
+      throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'All non-trailing parts must have the same length.')
+    }
+  }
+  if (parts[parts.length - 1].size > uniform) {
+    throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The last part must not be larger than the others.')
+  }
+}
+
+class MultipartUpload implements BucketMultipartUpload {
+  readonly key: string
+  readonly uploadId: string
+  readonly #engine: BucketEngine
+
+  constructor (engine: BucketEngine, key: string, uploadId: string) {
+    this.#engine = engine
+    this.key = key
+    this.uploadId = uploadId
+  }
+
+  async uploadPart (partNumber: number, value: BucketValue): Promise<BucketUploadedPart> {
+    return await this.#engine.uploadPart(this.key, this.uploadId, partNumber, value)
+  }
+
+  async abort (): Promise<void> {
+    await this.#engine.abortUpload(this.key, this.uploadId)
+  }
+
+  async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
+    return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
+  }
 }
 
 /** The body of a read as a Node.js stream, for doors that pipe it to a socket. */
-export function bodyStream (_body: BucketObjectBody): Readable {
-  throw new Error('bodyStream: not implemented yet')
+export function bodyStream (body: BucketObjectBody): Readable {
+  if (body instanceof ObjectBody) return body.nodeStream()
+  return Readable.fromWeb(body.body as import('node:stream/web').ReadableStream)
 }
+
+export { compareIds }

@@ -1,0 +1,143 @@
+/**
+ * Conditional operations (`onlyIf`), as a `BucketConditional` or as a
+ * `Headers` object carrying If-Match, If-None-Match, If-Modified-Since and
+ * If-Unmodified-Since (If-Range is ignored, as the binding documents).
+ *
+ * Evaluation follows RFC 9110 section 13.2.2 with the hosted service's
+ * strictness:
+ *   - If-Match compares strongly, If-None-Match weakly; `*` matches any
+ *     existing object.
+ *   - A passing If-Match makes If-Unmodified-Since irrelevant; a passing
+ *     If-None-Match makes If-Modified-Since irrelevant.
+ *   - On a missing object, If-Match and If-Modified-Since fail and the others
+ *     pass, so `etagDoesNotMatch: "*"` means "create only".
+ *   - Dates compare strictly: `uploadedBefore` passes only when the object
+ *     was uploaded strictly before it, `uploadedAfter` only strictly after.
+ *     Dates from headers have whole seconds, so the upload time is truncated
+ *     to the second before comparing. Divergence from RFC 9110: an
+ *     If-Unmodified-Since equal to the object's own Last-Modified fails here
+ *     (RFC 9110 would pass it), because the service compares strictly.
+ */
+
+export interface EtagCondition {
+  etag: string
+  weak: boolean
+}
+
+export type EtagList = '*' | EtagCondition[]
+
+export interface ParsedConditional {
+  etagMatches?: EtagList // If-Match
+  etagDoesNotMatch?: EtagList // If-None-Match
+  uploadedBefore?: Date // If-Unmodified-Since
+  uploadedAfter?: Date // If-Modified-Since
+  /** Dates came from headers, with whole-second precision. */
+  secondsGranularity: boolean
+}
+
+export type ConditionalOutcome = 'pass' | 'precondition-failed' | 'not-modified'
+
+/** Parses an If-Match / If-None-Match header value: `*` or a list of (weak) etags. */
+export function parseEtagHeader (value: string): EtagList | undefined {
+  const trimmed = value.trim()
+  if (trimmed === '') return undefined
+  if (trimmed === '*') return '*'
+  const list: EtagCondition[] = []
+  const re = /\s*(W\/)?"([^"]*)"\s*(?:,|$)|\s*([^",\s]+)\s*(?:,|$)/gy
+  let match: RegExpExecArray | null
+  while (re.lastIndex < trimmed.length && (match = re.exec(trimmed)) !== null) {
+    if (match[2] !== undefined) list.push({ etag: match[2], weak: match[1] !== undefined })
+    else if (match[3] !== undefined && match[3] !== '*') list.push({ etag: match[3], weak: false })
+    if (match[0] === '') break
+  }
+  return list.length === 0 ? undefined : list
+}
+
+function parseHttpDate (value: string | null): Date | undefined {
+  if (value === null) return undefined
+  const ms = Date.parse(value)
+  // An invalid date is ignored, as RFC 9110 asks of recipients.
+  return Number.isNaN(ms) ? undefined : new Date(ms)
+}
+
+function conditionalEtag (method: string, name: string, value: unknown): EtagList | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw new TypeError(`${method}: onlyIf.${name} must be a string.`)
+  const trimmed = value.trim()
+  if (trimmed === '*') return '*'
+  if (trimmed.startsWith('"') || trimmed.startsWith('W/"')) {
+    throw new TypeError(`${method}: onlyIf.${name} must be an etag without quotes (got ${value}).`)
+  }
+  return [{ etag: trimmed, weak: false }]
+}
+
+function conditionalDate (method: string, name: string, value: unknown): Date | undefined {
+  if (value === undefined) return undefined
+  const date = value instanceof Date ? value : new Date(value as string)
+  if (Number.isNaN(date.getTime())) throw new TypeError(`${method}: onlyIf.${name} must be a valid Date.`)
+  return date
+}
+
+/** Parses `onlyIf` (a BucketConditional or a Headers object). */
+export function parseConditional (onlyIf: unknown, method = 'get'): ParsedConditional {
+  if (onlyIf === undefined || onlyIf === null) return { secondsGranularity: false }
+  if (onlyIf instanceof Headers) {
+    const ifMatch = onlyIf.get('if-match')
+    const ifNoneMatch = onlyIf.get('if-none-match')
+    return {
+      etagMatches: ifMatch === null ? undefined : parseEtagHeader(ifMatch),
+      etagDoesNotMatch: ifNoneMatch === null ? undefined : parseEtagHeader(ifNoneMatch),
+      uploadedBefore: parseHttpDate(onlyIf.get('if-unmodified-since')),
+      uploadedAfter: parseHttpDate(onlyIf.get('if-modified-since')),
+      secondsGranularity: true
+    }
+  }
+  if (typeof onlyIf !== 'object') throw new TypeError(`${method}: onlyIf must be an object or a Headers.`)
+  const c = onlyIf as Record<string, unknown>
+  return {
+    etagMatches: conditionalEtag(method, 'etagMatches', c.etagMatches),
+    etagDoesNotMatch: conditionalEtag(method, 'etagDoesNotMatch', c.etagDoesNotMatch),
+    uploadedBefore: conditionalDate(method, 'uploadedBefore', c.uploadedBefore),
+    uploadedAfter: conditionalDate(method, 'uploadedAfter', c.uploadedAfter),
+    secondsGranularity: false
+  }
+}
+
+/** True when the conditional has nothing to check. */
+export function isUnconditional (c: ParsedConditional): boolean {
+  return c.etagMatches === undefined && c.etagDoesNotMatch === undefined &&
+    c.uploadedBefore === undefined && c.uploadedAfter === undefined
+}
+
+function etagListMatches (list: EtagList, etag: string, strong: boolean): boolean {
+  if (list === '*') return true
+  return list.some(c => c.etag === etag && !(strong && c.weak))
+}
+
+/**
+ * Judges a conditional against the current object (null when missing), in
+ * RFC 9110 order: If-Match, If-Unmodified-Since (412), then If-None-Match,
+ * If-Modified-Since (304 for reads; the caller treats it as 412 for writes).
+ */
+export function evaluateConditional (c: ParsedConditional, object: { etag: string, uploaded: Date } | null): ConditionalOutcome {
+  if (object === null) {
+    if (c.etagMatches !== undefined) return 'precondition-failed'
+    if (c.uploadedAfter !== undefined) return 'not-modified'
+    return 'pass'
+  }
+  const uploadedMs = c.secondsGranularity
+    ? Math.floor(object.uploaded.getTime() / 1000) * 1000
+    : object.uploaded.getTime()
+
+  if (c.etagMatches !== undefined) {
+    if (!etagListMatches(c.etagMatches, object.etag, true)) return 'precondition-failed'
+  } else if (c.uploadedBefore !== undefined && !(uploadedMs < c.uploadedBefore.getTime())) {
+    return 'precondition-failed'
+  }
+  if (c.etagDoesNotMatch !== undefined) {
+    if (etagListMatches(c.etagDoesNotMatch, object.etag, false)) return 'not-modified'
+  } else if (c.uploadedAfter !== undefined && !(uploadedMs > c.uploadedAfter.getTime())) {
+    return 'not-modified'
+  }
+  return 'pass'
+}

@@ -1,0 +1,120 @@
+/**
+ * Metadata given with a write: HTTP metadata (an object or a Headers),
+ * custom metadata, storage class and checksums. Pure validation, shared by
+ * `put` and `createMultipartUpload`.
+ */
+import { BucketError } from './errors.js'
+import type { BucketHTTPMetadata, StorageClass } from './types.js'
+
+/** Custom metadata limit, keys and values counted in UTF-8 bytes (the hosted service's limit). */
+export const MAX_CUSTOM_METADATA_BYTES = 2048
+
+/** HTTP metadata as stored: the expiry as milliseconds since the epoch. */
+export interface StoredHttpMetadata {
+  contentType?: string
+  contentLanguage?: string
+  contentDisposition?: string
+  contentEncoding?: string
+  cacheControl?: string
+  cacheExpiry?: number
+}
+
+const headerFields = [
+  ['contentType', 'content-type'],
+  ['contentLanguage', 'content-language'],
+  ['contentDisposition', 'content-disposition'],
+  ['contentEncoding', 'content-encoding'],
+  ['cacheControl', 'cache-control']
+] as const
+
+export function parseHttpMetadata (method: string, input: unknown): StoredHttpMetadata {
+  if (input === undefined || input === null) return {}
+  const out: StoredHttpMetadata = {}
+  if (input instanceof Headers) {
+    for (const [field, header] of headerFields) {
+      const value = input.get(header)
+      if (value !== null) out[field] = value
+    }
+    const expires = input.get('expires')
+    if (expires !== null) {
+      const ms = Date.parse(expires)
+      if (!Number.isNaN(ms)) out.cacheExpiry = ms
+    }
+    return out
+  }
+  if (typeof input !== 'object') throw new TypeError(`${method}: httpMetadata must be an object or a Headers.`)
+  const m = input as Record<string, unknown>
+  for (const [field] of headerFields) {
+    if (m[field] !== undefined) out[field] = String(m[field])
+  }
+  if (m.cacheExpiry !== undefined) {
+    const date = m.cacheExpiry instanceof Date ? m.cacheExpiry : new Date(m.cacheExpiry as string)
+    if (Number.isNaN(date.getTime())) throw new TypeError(`${method}: httpMetadata.cacheExpiry must be a valid Date.`)
+    out.cacheExpiry = date.getTime()
+  }
+  return out
+}
+
+export function httpMetadataView (stored: StoredHttpMetadata): BucketHTTPMetadata {
+  const { cacheExpiry, ...rest } = stored
+  return cacheExpiry === undefined ? { ...rest } : { ...rest, cacheExpiry: new Date(cacheExpiry) }
+}
+
+/** Writes stored HTTP metadata as response headers. */
+export function writeHttpHeaders (stored: StoredHttpMetadata, headers: Headers): void {
+  for (const [field, header] of headerFields) {
+    const value = stored[field]
+    if (value !== undefined) headers.set(header, value)
+  }
+  if (stored.cacheExpiry !== undefined) headers.set('expires', new Date(stored.cacheExpiry).toUTCString())
+}
+
+/** Validates custom metadata; values are stringified as the runtime does. */
+export function parseCustomMetadata (method: string, input: unknown): Record<string, string> {
+  if (input === undefined || input === null) return {}
+  if (typeof input !== 'object') throw new TypeError(`${method}: customMetadata must be an object.`)
+  const out: Record<string, string> = {}
+  let bytes = 0
+  for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
+    const value = String(v)
+    out[k] = value
+    bytes += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(value, 'utf8')
+  }
+  if (bytes > MAX_CUSTOM_METADATA_BYTES) throw new BucketError('MetadataTooLarge', method)
+  return out
+}
+
+export function parseStorageClass (method: string, input: unknown): StorageClass {
+  if (input === undefined || input === null) return 'Standard'
+  if (input === 'Standard' || input === 'InfrequentAccess') return input
+  throw new TypeError(`${method}: storageClass must be "Standard" or "InfrequentAccess" (got ${String(input)}).`)
+}
+
+export const hashAlgorithms = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'] as const
+export type HashAlgorithm = typeof hashAlgorithms[number]
+
+const digestBytes: Record<HashAlgorithm, number> = { md5: 16, sha1: 20, sha256: 32, sha384: 48, sha512: 64 }
+
+/** The checksum a put asks to verify: at most one algorithm, hex or bytes of the right length. */
+export function parseChecksumOption (method: string, options: Record<string, unknown>): { algorithm: HashAlgorithm, hex: string } | null {
+  const given = hashAlgorithms.filter(a => options[a] !== undefined)
+  if (given.length === 0) return null
+  if (given.length > 1) throw new TypeError(`${method}: you cannot specify multiple hashing algorithms.`)
+  const algorithm = given[0]
+  const value = options[algorithm]
+  let hex: string
+  if (typeof value === 'string') {
+    hex = value.toLowerCase()
+    if (!/^[0-9a-f]*$/.test(hex)) throw new TypeError(`${method}: ${algorithm} must be a hex string or an ArrayBuffer.`)
+  } else if (value instanceof ArrayBuffer) {
+    hex = Buffer.from(value).toString('hex')
+  } else if (ArrayBuffer.isView(value)) {
+    hex = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')
+  } else {
+    throw new TypeError(`${method}: ${algorithm} must be a hex string or an ArrayBuffer.`)
+  }
+  if (hex.length !== digestBytes[algorithm] * 2) {
+    throw new TypeError(`${method}: ${algorithm} should be ${digestBytes[algorithm]} bytes long (got ${hex.length / 2}).`)
+  }
+  return { algorithm, hex }
+}

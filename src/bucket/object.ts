@@ -1,0 +1,131 @@
+/**
+ * The objects a read returns: `BucketObject` (metadata) and
+ * `BucketObjectBody` (metadata and value). Built from a store's record.
+ */
+import { Readable } from 'node:stream'
+import { httpMetadataView, writeHttpHeaders, type HashAlgorithm } from './metadata.js'
+import type { StoredObject } from './store.js'
+import type { BucketChecksums, BucketHTTPMetadata, BucketObject, BucketObjectBody, StorageClass } from './types.js'
+
+class Checksums implements BucketChecksums {
+  readonly #hex: Partial<Record<HashAlgorithm, string>>
+  constructor (hex: Partial<Record<HashAlgorithm, string>>) { this.#hex = hex }
+  #bytes (algorithm: HashAlgorithm): ArrayBuffer | undefined {
+    const hex = this.#hex[algorithm]
+    if (hex === undefined) return undefined
+    const buf = Buffer.from(hex, 'hex')
+    return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
+  }
+
+  get md5 (): ArrayBuffer | undefined { return this.#bytes('md5') }
+  get sha1 (): ArrayBuffer | undefined { return this.#bytes('sha1') }
+  get sha256 (): ArrayBuffer | undefined { return this.#bytes('sha256') }
+  get sha384 (): ArrayBuffer | undefined { return this.#bytes('sha384') }
+  get sha512 (): ArrayBuffer | undefined { return this.#bytes('sha512') }
+  toJSON (): Record<string, string> { return { ...this.#hex } as Record<string, string> }
+}
+
+export class ObjectMetadata implements BucketObject {
+  readonly key: string
+  readonly version: string
+  readonly size: number
+  readonly etag: string
+  readonly httpEtag: string
+  readonly uploaded: Date
+  readonly httpMetadata: BucketHTTPMetadata
+  readonly customMetadata: Record<string, string>
+  readonly range?: { offset: number, length: number }
+  readonly checksums: BucketChecksums
+  readonly storageClass: StorageClass
+  /** False for listed objects without `include: ['httpMetadata']`. */
+  readonly #hasHttpMetadata: boolean
+  readonly #record: StoredObject
+
+  constructor (record: StoredObject, range?: { offset: number, length: number }, hasHttpMetadata = true) {
+    this.#record = record
+    this.key = record.key
+    this.version = record.version
+    this.size = record.size
+    this.etag = record.etag
+    this.httpEtag = `"${record.etag}"`
+    this.uploaded = new Date(record.uploaded)
+    this.httpMetadata = httpMetadataView(record.httpMetadata)
+    this.customMetadata = { ...record.customMetadata }
+    if (range !== undefined) this.range = range
+    this.checksums = new Checksums(record.checksums)
+    this.storageClass = record.storageClass
+    this.#hasHttpMetadata = hasHttpMetadata
+  }
+
+  writeHttpMetadata (headers: Headers): void {
+    if (!this.#hasHttpMetadata) {
+      throw new TypeError('writeHttpMetadata: this object was listed without its HTTP metadata; ' +
+        'list with `include: ["httpMetadata"]` or call head() or get() first.')
+    }
+    writeHttpHeaders(this.#record.httpMetadata, headers)
+  }
+
+  toJSON (): Record<string, unknown> {
+    return {
+      key: this.key,
+      version: this.version,
+      size: this.size,
+      etag: this.etag,
+      httpEtag: this.httpEtag,
+      uploaded: this.uploaded.toISOString(),
+      httpMetadata: this.httpMetadata,
+      customMetadata: this.customMetadata,
+      ...(this.range === undefined ? {} : { range: this.range }),
+      checksums: this.checksums.toJSON(),
+      storageClass: this.storageClass
+    }
+  }
+}
+
+export class ObjectBody extends ObjectMetadata implements BucketObjectBody {
+  #stream: Readable
+  #web: ReadableStream<Uint8Array> | undefined
+  #used = false
+
+  constructor (record: StoredObject, range: { offset: number, length: number } | undefined, stream: Readable) {
+    super(record, range)
+    this.#stream = stream
+  }
+
+  /** The value as a Node.js stream (what doors pipe to a socket). */
+  nodeStream (): Readable {
+    this.#used = true
+    return this.#stream
+  }
+
+  get body (): ReadableStream<Uint8Array> {
+    this.#web ??= Readable.toWeb(this.#stream) as unknown as ReadableStream<Uint8Array>
+    return this.#web
+  }
+
+  get bodyUsed (): boolean {
+    return this.#used || (this.#web !== undefined && (this.#web.locked || this.#stream.readableEnded))
+  }
+
+  async arrayBuffer (): Promise<ArrayBuffer> {
+    if (this.bodyUsed) throw new TypeError('Body has already been used. It can only be used once.')
+    this.#used = true
+    const chunks: Buffer[] = []
+    for await (const chunk of this.#stream) chunks.push(chunk as Buffer)
+    const buf = Buffer.concat(chunks)
+    return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
+  }
+
+  async text (): Promise<string> {
+    return new TextDecoder().decode(await this.arrayBuffer())
+  }
+
+  async json<T = unknown> (): Promise<T> {
+    return JSON.parse(await this.text()) as T
+  }
+
+  async blob (): Promise<Blob> {
+    const type = this.httpMetadata.contentType ?? ''
+    return new Blob([await this.arrayBuffer()], { type })
+  }
+}

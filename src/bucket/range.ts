@@ -1,0 +1,82 @@
+/**
+ * Ranges: what the binding accepts (`{offset, length}`, `{offset}`,
+ * `{length}`, `{suffix}` or a `Range` header) and how a range is resolved
+ * against an object's size.
+ *
+ * As the hosted service does: an offset at or past the end, a length of 0 and
+ * a suffix of 0 are unsatisfiable (10039); a length or suffix reaching past
+ * the end is clamped. A `Range` header that is invalid, asks for several
+ * ranges or cannot be satisfied is ignored and the whole object is served:
+ * the header form is best effort, the object form is strict.
+ */
+import { BucketError } from './errors.js'
+import type { BucketRange } from './types.js'
+
+export interface ResolvedRange {
+  offset: number
+  length: number
+}
+
+/**
+ * Parses a `Range` header value of a single byte range. Returns null for
+ * anything else (invalid syntax, other units, several ranges).
+ */
+export function parseRangeHeader (value: string | null | undefined): BucketRange | null {
+  if (value == null) return null
+  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(value)
+  if (match === null) return null
+  const [, first, last] = match
+  if (first === '' && last === '') return null
+  if (first === '') return { suffix: Number(last) }
+  const offset = Number(first)
+  if (last === '') return { offset }
+  const end = Number(last)
+  if (end < offset) return null
+  return { offset, length: end - offset + 1 }
+}
+
+function rangeNumber (method: string, name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined
+  const n = typeof value === 'number' ? value : Number(value)
+  if (typeof value === 'object' || typeof value === 'boolean' || Number.isNaN(n)) {
+    throw new TypeError(`${method}: range ${name} must be a number.`)
+  }
+  if (n < 0) throw new RangeError(`${method}: range ${name} must not be negative.`)
+  if (!Number.isFinite(n)) throw new RangeError(`${method}: range ${name} must be finite.`)
+  return Math.trunc(n)
+}
+
+/** Checks the shape of a `BucketRange` given as an object. */
+export function validateRange (method: string, range: unknown): BucketRange {
+  if (range === null || typeof range !== 'object') {
+    throw new TypeError(`${method}: range must be an object with offset, length or suffix.`)
+  }
+  const r = range as Record<string, unknown>
+  const offset = rangeNumber(method, 'offset', r.offset)
+  const length = rangeNumber(method, 'length', r.length)
+  const suffix = rangeNumber(method, 'suffix', r.suffix)
+  if (suffix !== undefined) {
+    if (offset !== undefined || length !== undefined) {
+      throw new TypeError(`${method}: range suffix cannot be combined with offset or length.`)
+    }
+    return { suffix }
+  }
+  if (offset === undefined && length === undefined) {
+    throw new TypeError(`${method}: range needs an offset, a length or a suffix.`)
+  }
+  if (offset === undefined) return { length: length as number }
+  return length === undefined ? { offset } : { offset, length }
+}
+
+/** Resolves a validated range against an object's size; throws 10039 when unsatisfiable. */
+export function resolveRange (range: BucketRange, size: number, method = 'get'): ResolvedRange {
+  if ('suffix' in range) {
+    if (range.suffix === 0 || size === 0) throw new BucketError('InvalidRange', method)
+    const length = Math.min(range.suffix, size)
+    return { offset: size - length, length }
+  }
+  const offset = range.offset ?? 0
+  if (offset >= size || range.length === 0) throw new BucketError('InvalidRange', method)
+  const length = range.length === undefined ? size - offset : Math.min(range.length, size - offset)
+  return { offset, length }
+}

@@ -1,0 +1,103 @@
+/**
+ * The storage port: what the bucket engine needs from a place that keeps
+ * bytes and metadata. The engine owns every rule (validation, conditionals,
+ * ranges, hashing, multipart checks); a store only keeps records and bytes
+ * and gives three guarantees:
+ *
+ *   1. `commit`, `completeUpload` and `delete` are atomic and linearizable:
+ *      the precondition is judged against the current record inside the
+ *      same critical section that replaces it, across every process using
+ *      the store.
+ *   2. A staged body is invisible until a commit names it, and is removed
+ *      when it is discarded or when the commit's precondition fails.
+ *   3. `open` pins the bytes of the record it returns: a concurrent
+ *      overwrite or delete never changes what an opened reader streams.
+ *
+ * Records are addressed by *id* (the NFC form of the key); `list` orders ids
+ * by their UTF-8 bytes.
+ */
+import type { Readable } from 'node:stream'
+import type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
+import type { StorageClass, SweepReport } from './types.js'
+
+export interface StoredObject {
+  /** Spelling of the key at its last write. */
+  key: string
+  version: string
+  size: number
+  etag: string
+  /** Milliseconds since the epoch. */
+  uploaded: number
+  storageClass: StorageClass
+  httpMetadata: StoredHttpMetadata
+  customMetadata: Record<string, string>
+  /** Hex digests, by algorithm. */
+  checksums: Partial<Record<HashAlgorithm, string>>
+}
+
+/** A body written aside, waiting for a commit. */
+export interface StagedBody {
+  readonly size: number
+  discard (): Promise<void>
+}
+
+export interface ObjectReader {
+  readonly object: StoredObject
+  /** Streams `length` bytes from `offset`; may be called once. */
+  stream (offset: number, length: number): Readable
+  /** Releases the pinned bytes when no stream is wanted. */
+  close (): Promise<void>
+}
+
+export interface StoredUpload {
+  uploadId: string
+  key: string
+  /** Milliseconds since the epoch. */
+  created: number
+  httpMetadata: StoredHttpMetadata
+  customMetadata: Record<string, string>
+  storageClass: StorageClass
+}
+
+export interface StoredPart {
+  partNumber: number
+  etag: string
+  size: number
+}
+
+export interface ListQuery {
+  /** Only ids starting with this prefix. */
+  prefix: string
+  /** Only ids whose UTF-8 bytes are strictly greater than these. */
+  after?: Uint8Array
+  limit: number
+  /** Whether httpMetadata and customMetadata are wanted. */
+  withMetadata: boolean
+}
+
+export type Precondition = (current: StoredObject | null) => boolean
+
+/** What `completeUpload` builds from the upload and its stored parts; throws to refuse. */
+export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>) => { object: StoredObject, partNumbers: number[] }
+
+export interface BucketStore {
+  stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody>
+  head (id: string): Promise<StoredObject | null>
+  open (id: string): Promise<ObjectReader | null>
+  /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */
+  commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
+  delete (ids: string[]): Promise<void>
+  list (query: ListQuery): Promise<StoredObject[]>
+
+  createUpload (id: string, upload: StoredUpload): Promise<void>
+  getUpload (uploadId: string): Promise<StoredUpload | null>
+  /** Stores a part; false (and the body discarded) when the upload does not exist. */
+  putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean>
+  /** Completes an upload into the object `id`; null when the upload does not exist. */
+  completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null>
+  abortUpload (uploadId: string): Promise<void>
+
+  /** Aborts uploads created before `createdBefore`, removes leftovers older than `leftoversBefore`. */
+  sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport>
+  close (): Promise<void>
+}

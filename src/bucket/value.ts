@@ -1,0 +1,64 @@
+/**
+ * Values given to `put` and `uploadPart`, turned into one stream of bytes
+ * that is hashed and measured on the way to the store: the bytes are never
+ * held whole in memory.
+ */
+import { createHash, type Hash } from 'node:crypto'
+import { BucketError } from './errors.js'
+import type { HashAlgorithm } from './metadata.js'
+
+function isAsyncIterable (value: unknown): value is AsyncIterable<unknown> {
+  return value !== null && typeof value === 'object' && Symbol.asyncIterator in value
+}
+
+function toBytes (chunk: unknown, method: string): Uint8Array {
+  if (chunk instanceof Uint8Array) return chunk
+  if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+  if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk)
+  throw new TypeError(`${method}: a stream given as value must yield bytes (Uint8Array), got ${typeof chunk}.`)
+}
+
+async function * iterate (source: AsyncIterable<unknown>, method: string): AsyncGenerator<Uint8Array> {
+  for await (const chunk of source) yield toBytes(chunk, method)
+}
+
+/** The value as an async iterable of bytes; TypeError for anything else. */
+export function valueSource (value: unknown, method: string): AsyncIterable<Uint8Array> {
+  if (value === null || value === undefined) return iterate([], method)
+  if (typeof value === 'string') return iterate([Buffer.from(value, 'utf8')], method)
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return iterate([value], method)
+  if (value instanceof Blob) return iterate(value.stream() as unknown as AsyncIterable<unknown>, method)
+  if (isAsyncIterable(value)) return iterate(value, method)
+  throw new TypeError(`${method}: the value must be a ReadableStream, ArrayBuffer, ArrayBufferView, string, Blob or null.`)
+}
+
+/** Hashes and counts the bytes flowing through `source`; `digests` is complete once the stream is. */
+export class MeasuredBody implements AsyncIterable<Uint8Array> {
+  size = 0
+  readonly #hashes: Array<[HashAlgorithm, Hash]>
+  readonly #source: AsyncIterable<Uint8Array>
+  readonly #maxSize: number
+  readonly #method: string
+  #digests: Partial<Record<HashAlgorithm, string>> | undefined
+
+  constructor (source: AsyncIterable<Uint8Array>, algorithms: HashAlgorithm[], maxSize: number, method: string) {
+    this.#source = source
+    this.#hashes = algorithms.map(a => [a, createHash(a)])
+    this.#maxSize = maxSize
+    this.#method = method
+  }
+
+  async * [Symbol.asyncIterator] (): AsyncGenerator<Uint8Array> {
+    for await (const chunk of this.#source) {
+      this.size += chunk.byteLength
+      if (this.size > this.#maxSize) throw new BucketError('EntityTooLarge', this.#method)
+      for (const [, hash] of this.#hashes) hash.update(chunk)
+      yield chunk
+    }
+  }
+
+  get digests (): Partial<Record<HashAlgorithm, string>> {
+    this.#digests ??= Object.fromEntries(this.#hashes.map(([a, h]) => [a, h.digest('hex')]))
+    return this.#digests
+  }
+}

@@ -1,0 +1,593 @@
+/**
+ * The filesystem store: one bucket in one directory. On-disk format 1.
+ *
+ *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 1}
+ *   <bucket>/.fsbucket/catalog.db          SQLite (WAL): the object index and the commit point
+ *   <bucket>/.fsbucket/tmp/                bodies being received; never referenced
+ *   <bucket>/.fsbucket/blobs/<vv>/<version>        body of a single put (vv = first two hex digits)
+ *   <bucket>/.fsbucket/blobs/<vv>/<version>.<n>    part n of a completed multipart object
+ *   <bucket>/.fsbucket/uploads/<uploadId>/<n>.<r>  parts of an upload in progress
+ *
+ * Why this shape:
+ *   - Bodies are immutable files named by version; the catalog row of a key
+ *     names the body files of its current version. Replacing an object is
+ *     "stream to tmp/, fsync, rename into blobs/, fsync the directory, then
+ *     commit one row": a crash at any instant leaves the old row (and its
+ *     bytes) or the new row (and its bytes), never a mix. Files that no row
+ *     names are leftovers; the sweeper removes them.
+ *   - The row is the object's JSON metadata record (HTTP metadata, custom
+ *     metadata, checksums are JSON columns). It lives in an index rather than
+ *     in a sidecar file per object because a list page must read a thousand
+ *     of them in key order: one range scan of a B-tree takes about a
+ *     millisecond, a thousand sidecar opens take hundreds, and finding the
+ *     next thousand keys of a million by directory walking reads the million.
+ *     SQLite also gives the commit point several processes need: a write
+ *     transaction (BEGIN IMMEDIATE) is the short critical section in which a
+ *     conditional put judges the current row and replaces it, so exactly one
+ *     of several racing conditional writers wins. No lock is held while a
+ *     body streams: bodies are received before the transaction starts.
+ *   - Ids are the UTF-8 bytes of the NFC key, stored as BLOBs so SQLite
+ *     orders them by memcmp, which is the order the service lists in. No key
+ *     ever becomes a path: file names are versions and upload ids (validated
+ *     hex / base64url), so no key can reach outside the bucket.
+ *   - Completing a multipart upload hard-links each part into blobs/ and
+ *     commits a row naming them: no byte is copied, so completing 1 GiB takes
+ *     milliseconds.
+ *   - proper-lockfile guards what SQLite cannot: creating the store (the
+ *     switch to WAL mode) and one sweeper at a time per bucket.
+ */
+import { randomBytes } from 'node:crypto'
+import { closeSync, constants as fsConstants, fsyncSync, linkSync, mkdirSync, openSync, promises as fsp } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
+import path from 'node:path'
+import { Readable } from 'node:stream'
+import Database from 'better-sqlite3'
+import lockfile from 'proper-lockfile'
+import type {
+  BucketStore, CompleteBuilder, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
+} from '../bucket/store.js'
+import type { SweepReport } from '../bucket/types.js'
+import { fsyncDirectory, readJson, storageError, writeJsonAtomic } from './atomic.js'
+
+export const FORMAT = 'fsbucket-bucket'
+export const FORMAT_VERSION = 1
+const INTERNAL = '.fsbucket'
+const READ_CHUNK = 512 * 1024
+
+const schema = `
+CREATE TABLE IF NOT EXISTS objects (
+  id BLOB PRIMARY KEY,
+  key TEXT NOT NULL,
+  version TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  etag TEXT NOT NULL,
+  uploaded INTEGER NOT NULL,
+  storage_class TEXT NOT NULL,
+  checksums TEXT NOT NULL,
+  http_metadata TEXT NOT NULL,
+  custom_metadata TEXT NOT NULL,
+  segments TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS objects_by_version ON objects (version);
+CREATE TABLE IF NOT EXISTS uploads (
+  upload_id TEXT PRIMARY KEY,
+  id BLOB NOT NULL,
+  key TEXT NOT NULL,
+  created INTEGER NOT NULL,
+  storage_class TEXT NOT NULL,
+  http_metadata TEXT NOT NULL,
+  custom_metadata TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS uploads_by_created ON uploads (created);
+CREATE TABLE IF NOT EXISTS parts (
+  upload_id TEXT NOT NULL,
+  part_number INTEGER NOT NULL,
+  etag TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  file TEXT NOT NULL,
+  PRIMARY KEY (upload_id, part_number)
+) WITHOUT ROWID;
+`
+
+/** A body file and its size, relative to the internal directory. */
+type Segment = [file: string, size: number]
+
+interface ObjectRow {
+  key: string
+  version: string
+  size: number
+  etag: string
+  uploaded: number
+  storage_class: string
+  checksums: string
+  http_metadata?: string
+  custom_metadata?: string
+  segments: string
+}
+
+interface UploadRow {
+  upload_id: string
+  key: string
+  created: number
+  storage_class: string
+  http_metadata: string
+  custom_metadata: string
+}
+
+interface PartRow { part_number: number, etag: string, size: number, file: string }
+
+function toRecord (row: ObjectRow): StoredObject {
+  return {
+    key: row.key,
+    version: row.version,
+    size: row.size,
+    etag: row.etag,
+    uploaded: row.uploaded,
+    storageClass: row.storage_class as StoredObject['storageClass'],
+    checksums: JSON.parse(row.checksums),
+    httpMetadata: row.http_metadata === undefined ? {} : JSON.parse(row.http_metadata),
+    customMetadata: row.custom_metadata === undefined ? {} : JSON.parse(row.custom_metadata)
+  }
+}
+
+function toUpload (row: UploadRow): StoredUpload {
+  return {
+    uploadId: row.upload_id,
+    key: row.key,
+    created: row.created,
+    storageClass: row.storage_class as StoredUpload['storageClass'],
+    httpMetadata: JSON.parse(row.http_metadata),
+    customMetadata: JSON.parse(row.custom_metadata)
+  }
+}
+
+/** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
+function isUploadId (uploadId: string): boolean {
+  return typeof uploadId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uploadId)
+}
+
+function isMissing (err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === 'ENOENT'
+}
+
+async function removeQuietly (file: string): Promise<void> {
+  await fsp.rm(file, { force: true, recursive: true }).catch(() => {})
+}
+
+class Staged implements StagedBody {
+  constructor (readonly file: string, readonly size: number) {}
+  async discard (): Promise<void> { await removeQuietly(this.file) }
+}
+
+export interface FsStoreOptions {
+  /** fsync data, directories and the catalog before a write resolves (default true). */
+  fsync?: boolean
+}
+
+export class FsStore implements BucketStore {
+  readonly #root: string
+  readonly #fsync: boolean
+  readonly #db: Database.Database
+  readonly #blobDirs = new Set<string>()
+  readonly #sql
+
+  private constructor (root: string, db: Database.Database, fsync: boolean) {
+    this.#root = root
+    this.#db = db
+    this.#fsync = fsync
+    const listColumns = 'key, version, size, etag, uploaded, storage_class, checksums, segments'
+    this.#sql = {
+      head: db.prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
+      upsert: db.prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments)
+        VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments)
+        ON CONFLICT (id) DO UPDATE SET key = excluded.key, version = excluded.version, size = excluded.size, etag = excluded.etag,
+          uploaded = excluded.uploaded, storage_class = excluded.storage_class, checksums = excluded.checksums,
+          http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments`),
+      segmentsOf: db.prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
+      deleteObject: db.prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),
+      listFrom: db.prepare<[Buffer, Buffer, number], ObjectRow>(`SELECT ${listColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`),
+      listAfter: db.prepare<[Buffer, Buffer, number], ObjectRow>(`SELECT ${listColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`),
+      listFromFull: db.prepare<[Buffer, Buffer, number], ObjectRow>('SELECT * FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?'),
+      listAfterFull: db.prepare<[Buffer, Buffer, number], ObjectRow>('SELECT * FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?'),
+      versionExists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE version = ?'),
+      insertUpload: db.prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
+        VALUES (@upload_id, @id, @key, @created, @storage_class, @http_metadata, @custom_metadata)`),
+      upload: db.prepare<[string], UploadRow>('SELECT * FROM uploads WHERE upload_id = ?'),
+      expiredUploads: db.prepare<[number], { upload_id: string }>('SELECT upload_id FROM uploads WHERE created < ?'),
+      deleteUpload: db.prepare<[string]>('DELETE FROM uploads WHERE upload_id = ?'),
+      part: db.prepare<[string, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
+      parts: db.prepare<[string], PartRow>('SELECT * FROM parts WHERE upload_id = ?'),
+      upsertPart: db.prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file) VALUES (@upload_id, @part_number, @etag, @size, @file)
+        ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file`),
+      deleteParts: db.prepare<[string]>('DELETE FROM parts WHERE upload_id = ?')
+    }
+  }
+
+  /** Opens (and creates when missing) the store of the bucket directory `dir`. */
+  static async open (dir: string, options: FsStoreOptions = {}): Promise<FsStore> {
+    const root = path.join(path.resolve(dir), INTERNAL)
+    const fsync = options.fsync ?? true
+    try {
+      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
+    } catch (err) {
+      throw storageError(err, 'creating the bucket directory')
+    }
+    const release = await lockfile.lock(root, {
+      lockfilePath: path.join(root, 'init.lock'),
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
+    })
+    try {
+      const formatFile = path.join(root, 'format.json')
+      const format = await readJson<{ format?: string, version?: number } | null>(formatFile, null)
+      if (format === null) {
+        await writeJsonAtomic(formatFile, { format: FORMAT, version: FORMAT_VERSION }, { fsync })
+      } else if (format.format !== FORMAT || format.version !== FORMAT_VERSION) {
+        throw new Error(`${dir}: unsupported bucket format ${String(format.format)} version ${String(format.version)} (this fsbucket reads version ${FORMAT_VERSION}).`)
+      }
+      const db = new Database(path.join(root, 'catalog.db'), { timeout: 30_000 })
+      db.pragma('journal_mode = WAL')
+      db.pragma(`synchronous = ${fsync ? 'FULL' : 'OFF'}`)
+      db.exec(schema)
+      return new FsStore(root, db, fsync)
+    } finally {
+      await release()
+    }
+  }
+
+  #abs (file: string): string {
+    return path.join(this.#root, file)
+  }
+
+  /** Runs `fn` as one write transaction: the critical section shared by every process. */
+  #write<T> (fn: () => T): T {
+    return this.#db.transaction(fn).immediate()
+  }
+
+  async #ensureDir (dir: string): Promise<void> {
+    if (this.#blobDirs.has(dir)) return
+    await fsp.mkdir(dir, { recursive: true })
+    this.#blobDirs.add(dir)
+  }
+
+  async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
+    const file = path.join(this.#root, 'tmp', randomBytes(12).toString('hex'))
+    let handle: FileHandle | undefined
+    let size = 0
+    try {
+      handle = await fsp.open(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644)
+      for await (const chunk of source) {
+        let written = 0
+        while (written < chunk.byteLength) {
+          const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written)
+          written += bytesWritten
+        }
+        size += chunk.byteLength
+      }
+      if (this.#fsync) await handle.sync()
+      await handle.close()
+      return new Staged(file, size)
+    } catch (err) {
+      await handle?.close().catch(() => {})
+      await removeQuietly(file)
+      throw storageError(err, 'storing a body')
+    }
+  }
+
+  /** Moves a staged body into blobs/ under its version; durable before the commit that names it. */
+  async #place (body: StagedBody, version: string): Promise<Segment> {
+    const file = `blobs/${version.slice(0, 2)}/${version}`
+    const dir = path.dirname(this.#abs(file))
+    try {
+      await this.#ensureDir(dir)
+      await fsp.rename((body as Staged).file, this.#abs(file))
+      if (this.#fsync) await fsyncDirectory(dir)
+    } catch (err) {
+      await body.discard()
+      throw storageError(err, 'storing a body')
+    }
+    return [file, body.size]
+  }
+
+  async #removeSegments (segments: Segment[]): Promise<void> {
+    await Promise.all(segments.map(async ([file]) => await removeQuietly(this.#abs(file))))
+  }
+
+  async head (id: string): Promise<StoredObject | null> {
+    const row = this.#sql.head.get(Buffer.from(id, 'utf8'))
+    return row === undefined ? null : toRecord(row)
+  }
+
+  async open (id: string): Promise<ObjectReader | null> {
+    const idBytes = Buffer.from(id, 'utf8')
+    // A concurrent overwrite may remove the files of the row just read; the
+    // newer row names files that exist, so reading again settles it.
+    for (let attempt = 0; ; attempt++) {
+      const row = this.#sql.head.get(idBytes)
+      if (row === undefined) return null
+      const segments = JSON.parse(row.segments) as Segment[]
+      const handles: FileHandle[] = []
+      try {
+        for (const [file] of segments) handles.push(await fsp.open(this.#abs(file), 'r'))
+        return new FileReader(toRecord(row), segments, handles)
+      } catch (err) {
+        await Promise.all(handles.map(async h => await h.close().catch(() => {})))
+        if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
+      }
+    }
+  }
+
+  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+    const segment = await this.#place(body, object.version)
+    const idBytes = Buffer.from(id, 'utf8')
+    let replaced: Segment[] = []
+    const committed = this.#write(() => {
+      const current = this.#sql.head.get(idBytes)
+      if (!precondition(current === undefined ? null : toRecord(current))) return false
+      this.#sql.upsert.run(this.#row(idBytes, object, [segment]))
+      if (current !== undefined) replaced = JSON.parse(current.segments)
+      return true
+    })
+    await this.#removeSegments(committed ? replaced : [segment])
+    return committed
+  }
+
+  #row (id: Buffer, object: StoredObject, segments: Segment[]): Record<string, unknown> {
+    return {
+      id,
+      key: object.key,
+      version: object.version,
+      size: object.size,
+      etag: object.etag,
+      uploaded: object.uploaded,
+      storage_class: object.storageClass,
+      checksums: JSON.stringify(object.checksums),
+      http_metadata: JSON.stringify(object.httpMetadata),
+      custom_metadata: JSON.stringify(object.customMetadata),
+      segments: JSON.stringify(segments)
+    }
+  }
+
+  async delete (ids: string[]): Promise<void> {
+    const removed: Segment[] = []
+    this.#write(() => {
+      for (const id of ids) {
+        const idBytes = Buffer.from(id, 'utf8')
+        const row = this.#sql.segmentsOf.get(idBytes)
+        if (row === undefined) continue
+        this.#sql.deleteObject.run(idBytes)
+        removed.push(...JSON.parse(row.segments) as Segment[])
+      }
+    })
+    await this.#removeSegments(removed)
+  }
+
+  async list (query: ListQuery): Promise<StoredObject[]> {
+    const prefix = Buffer.from(query.prefix, 'utf8')
+    const end = Buffer.concat([prefix, Buffer.from([0xff])])
+    const after = query.after === undefined ? undefined : Buffer.from(query.after)
+    const rows = after !== undefined && Buffer.compare(after, prefix) >= 0
+      ? (query.withMetadata ? this.#sql.listAfterFull : this.#sql.listAfter).all(after, end, query.limit)
+      : (query.withMetadata ? this.#sql.listFromFull : this.#sql.listFrom).all(prefix, end, query.limit)
+    return rows.map(toRecord)
+  }
+
+  async createUpload (id: string, upload: StoredUpload): Promise<void> {
+    this.#sql.insertUpload.run({
+      upload_id: upload.uploadId,
+      id: Buffer.from(id, 'utf8'),
+      key: upload.key,
+      created: upload.created,
+      storage_class: upload.storageClass,
+      http_metadata: JSON.stringify(upload.httpMetadata),
+      custom_metadata: JSON.stringify(upload.customMetadata)
+    })
+  }
+
+  async getUpload (uploadId: string): Promise<StoredUpload | null> {
+    if (!isUploadId(uploadId)) return null
+    const row = this.#sql.upload.get(uploadId)
+    return row === undefined ? null : toUpload(row)
+  }
+
+  async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
+    if (!isUploadId(uploadId)) {
+      await body.discard()
+      return false
+    }
+    const file = `uploads/${uploadId}/${part.partNumber}.${randomBytes(6).toString('hex')}`
+    const dir = path.dirname(this.#abs(file))
+    try {
+      await fsp.mkdir(dir, { recursive: true })
+      await fsp.rename((body as Staged).file, this.#abs(file))
+      if (this.#fsync) await fsyncDirectory(dir)
+    } catch (err) {
+      await body.discard()
+      throw storageError(err, 'storing a part')
+    }
+    let replaced: string | undefined
+    const stored = this.#write(() => {
+      if (this.#sql.upload.get(uploadId) === undefined) return false
+      replaced = this.#sql.part.get(uploadId, part.partNumber)?.file
+      this.#sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file })
+      return true
+    })
+    if (!stored) await removeQuietly(this.#abs(file))
+    else if (replaced !== undefined) await removeQuietly(this.#abs(replaced))
+    return stored
+  }
+
+  async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+    if (!isUploadId(uploadId)) return null
+    const idBytes = Buffer.from(id, 'utf8')
+    let replaced: Segment[] = []
+    const object = this.#write(() => {
+      const upload = this.#sql.upload.get(uploadId)
+      if (upload === undefined) return null
+      const rows = new Map(this.#sql.parts.all(uploadId).map(p => [p.part_number, p]))
+      const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
+      const { object, partNumbers } = build(toUpload(upload), parts)
+      const segments = this.#linkParts(object.version, partNumbers.map(n => rows.get(n) as PartRow))
+      const current = this.#sql.segmentsOf.get(idBytes)
+      if (current !== undefined) replaced = JSON.parse(current.segments)
+      this.#sql.upsert.run(this.#row(idBytes, object, segments))
+      this.#sql.deleteParts.run(uploadId)
+      this.#sql.deleteUpload.run(uploadId)
+      return object
+    })
+    if (object !== null) {
+      await removeQuietly(this.#abs(`uploads/${uploadId}`))
+      await this.#removeSegments(replaced)
+    }
+    return object
+  }
+
+  /**
+   * Hard-links the chosen parts into blobs/ (inside the write transaction, so
+   * synchronously): the object's files exist before the row naming them
+   * commits, and the upload's directory can go once it has.
+   */
+  #linkParts (version: string, parts: PartRow[]): Segment[] {
+    if (parts.length === 0) return []
+    const dir = this.#abs(`blobs/${version.slice(0, 2)}`)
+    mkdirSync(dir, { recursive: true })
+    const segments = parts.map((p): Segment => {
+      const file = `blobs/${version.slice(0, 2)}/${version}.${p.part_number}`
+      try {
+        linkSync(this.#abs(p.file), this.#abs(file))
+      } catch (err) {
+        throw storageError(err, 'completing an upload')
+      }
+      return [file, p.size]
+    })
+    if (this.#fsync) {
+      const fd = openSync(dir, 'r')
+      try { fsyncSync(fd) } finally { closeSync(fd) }
+    }
+    return segments
+  }
+
+  async abortUpload (uploadId: string): Promise<void> {
+    if (!isUploadId(uploadId)) return
+    this.#write(() => {
+      this.#sql.deleteParts.run(uploadId)
+      this.#sql.deleteUpload.run(uploadId)
+    })
+    await removeQuietly(this.#abs(`uploads/${uploadId}`))
+  }
+
+  async sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
+    const report: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
+    let release: () => Promise<void>
+    try {
+      release = await lockfile.lock(this.#root, { lockfilePath: this.#abs('sweep.lock'), realpath: false, stale: 60_000 })
+    } catch {
+      return report // another process is sweeping this bucket
+    }
+    try {
+      for (const { upload_id: uploadId } of this.#sql.expiredUploads.all(createdBefore)) {
+        await this.abortUpload(uploadId)
+        report.abortedUploads++
+      }
+      report.removedLeftovers += await this.#sweepDirectory('tmp', leftoversBefore, () => true)
+      report.removedLeftovers += await this.#sweepDirectory('uploads', leftoversBefore,
+        name => this.#sql.upload.get(name) === undefined)
+      for (const sub of await this.#entries('blobs')) {
+        report.removedLeftovers += await this.#sweepDirectory(`blobs/${sub}`, leftoversBefore,
+          name => this.#sql.versionExists.get(name.split('.')[0]) === undefined)
+      }
+      // Parts whose row was replaced while a crash interrupted the cleanup.
+      for (const uploadId of await this.#entries('uploads')) {
+        const files = new Set(this.#sql.parts.all(uploadId).map(p => p.file))
+        report.removedLeftovers += await this.#sweepDirectory(`uploads/${uploadId}`, leftoversBefore,
+          name => !files.has(`uploads/${uploadId}/${name}`))
+      }
+    } finally {
+      await release()
+    }
+    return report
+  }
+
+  async #entries (dir: string): Promise<string[]> {
+    try {
+      return await fsp.readdir(this.#abs(dir))
+    } catch (err) {
+      if (isMissing(err) || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return []
+      throw err
+    }
+  }
+
+  /** Removes the entries of `dir` that are `orphan` and older than `before` (by ctime). */
+  async #sweepDirectory (dir: string, before: number, orphan: (name: string) => boolean): Promise<number> {
+    let removed = 0
+    for (const name of await this.#entries(dir)) {
+      if (!orphan(name)) continue
+      const file = this.#abs(`${dir}/${name}`)
+      const stat = await fsp.stat(file).catch(() => null)
+      if (stat === null || stat.ctimeMs >= before) continue
+      await removeQuietly(file)
+      removed++
+    }
+    return removed
+  }
+
+  async close (): Promise<void> {
+    if (this.#db.open) this.#db.close()
+  }
+}
+
+class FileReader implements ObjectReader {
+  #handles: FileHandle[] | undefined
+
+  constructor (readonly object: StoredObject, readonly segments: Segment[], handles: FileHandle[]) {
+    this.#handles = handles
+  }
+
+  stream (offset: number, length: number): Readable {
+    const handles = this.#handles
+    if (handles === undefined) throw new Error('stream: the reader was already used.')
+    this.#handles = undefined
+    if (handles.length === 1) {
+      if (length === 0) {
+        void handles[0].close().catch(() => {})
+        return Readable.from([])
+      }
+      return handles[0].createReadStream({ start: offset, end: offset + length - 1, highWaterMark: READ_CHUNK })
+    }
+    return Readable.from(readSegments(this.segments, handles, offset, length), { objectMode: false })
+  }
+
+  async close (): Promise<void> {
+    const handles = this.#handles ?? []
+    this.#handles = undefined
+    await Promise.all(handles.map(async h => await h.close().catch(() => {})))
+  }
+}
+
+/** Streams a byte range across the files of a multipart object. */
+async function * readSegments (segments: Segment[], handles: FileHandle[], offset: number, length: number): AsyncGenerator<Buffer> {
+  try {
+    let start = 0
+    let remaining = length
+    for (let i = 0; i < segments.length && remaining > 0; i++) {
+      const size = segments[i][1]
+      const end = start + size
+      if (offset < end) {
+        let position = Math.max(0, offset - start)
+        while (position < size && remaining > 0) {
+          const want = Math.min(READ_CHUNK, size - position, remaining)
+          const buffer = Buffer.allocUnsafe(want)
+          const { bytesRead } = await handles[i].read(buffer, 0, want, position)
+          if (bytesRead === 0) throw new Error('An object file is shorter than its catalog entry.')
+          position += bytesRead
+          remaining -= bytesRead
+          yield bytesRead === want ? buffer : buffer.subarray(0, bytesRead)
+        }
+      }
+      start = end
+    }
+  } finally {
+    await Promise.all(handles.map(async h => await h.close().catch(() => {})))
+  }
+}
