@@ -1,0 +1,59 @@
+import t from 'tap'
+import { evaluateConditional, parseConditional, parseEtagHeader } from '../../src/bucket/conditional.js'
+
+const object = { etag: 'abc', uploaded: new Date('2026-01-01T00:00:10.500Z') }
+
+t.test('parseEtagHeader', async t => {
+  const table: Array<[string, unknown]> = [
+    ['*', '*'],
+    ['"abc"', [{ etag: 'abc', weak: false }]],
+    ['W/"abc"', [{ etag: 'abc', weak: true }]],
+    ['"a", W/"b" ,"c"', [{ etag: 'a', weak: false }, { etag: 'b', weak: true }, { etag: 'c', weak: false }]],
+    ['abc', [{ etag: 'abc', weak: false }]],
+    ['', undefined]
+  ]
+  for (const [header, expected] of table) t.same(parseEtagHeader(header), expected, header)
+})
+
+t.test('parseConditional rejects quoted etags and bad dates in a BucketConditional', async t => {
+  t.throws(() => parseConditional({ etagMatches: '"abc"' }), TypeError)
+  t.throws(() => parseConditional({ etagDoesNotMatch: 'W/"abc"' }), TypeError)
+  t.throws(() => parseConditional({ uploadedBefore: new Date('nope') }), TypeError)
+  t.throws(() => parseConditional('etag'), TypeError)
+  t.same(parseConditional({ etagMatches: '*' }).etagMatches, '*')
+})
+
+t.test('evaluateConditional', async t => {
+  const h = (init: Record<string, string>): Headers => new Headers(init)
+  const table: Array<[string, unknown, typeof object | null, string]> = [
+    ['no condition', {}, object, 'pass'],
+    ['etagMatches equal', { etagMatches: 'abc' }, object, 'pass'],
+    ['etagMatches other', { etagMatches: 'xyz' }, object, 'precondition-failed'],
+    ['etagMatches *', { etagMatches: '*' }, object, 'pass'],
+    ['etagDoesNotMatch equal', { etagDoesNotMatch: 'abc' }, object, 'not-modified'],
+    ['etagDoesNotMatch *', { etagDoesNotMatch: '*' }, object, 'not-modified'],
+    ['etagDoesNotMatch other', { etagDoesNotMatch: 'xyz' }, object, 'pass'],
+    ['uploadedBefore later', { uploadedBefore: new Date('2026-01-01T00:00:11Z') }, object, 'pass'],
+    ['uploadedBefore equal is strict', { uploadedBefore: object.uploaded }, object, 'precondition-failed'],
+    ['uploadedAfter earlier', { uploadedAfter: new Date('2026-01-01T00:00:10Z') }, object, 'pass'],
+    ['uploadedAfter equal is strict', { uploadedAfter: object.uploaded }, object, 'not-modified'],
+    ['passing etagMatches makes uploadedBefore irrelevant', { etagMatches: 'abc', uploadedBefore: new Date(0) }, object, 'pass'],
+    ['passing etagDoesNotMatch makes uploadedAfter irrelevant', { etagDoesNotMatch: 'x', uploadedAfter: new Date('2030-01-01') }, object, 'pass'],
+    ['missing: etagMatches fails', { etagMatches: 'abc' }, null, 'precondition-failed'],
+    ['missing: uploadedAfter fails', { uploadedAfter: new Date(0) }, null, 'not-modified'],
+    ['missing: etagDoesNotMatch * passes (create only)', { etagDoesNotMatch: '*' }, null, 'pass'],
+    ['missing: uploadedBefore passes', { uploadedBefore: new Date(0) }, null, 'pass'],
+    ['If-Match list', h({ 'if-match': '"x", "abc"' }), object, 'pass'],
+    ['If-Match weak never matches strongly', h({ 'if-match': 'W/"abc"' }), object, 'precondition-failed'],
+    ['If-None-Match weak matches weakly', h({ 'if-none-match': 'W/"abc"' }), object, 'not-modified'],
+    ['If-Unmodified-Since equal to Last-Modified fails (seconds)', h({ 'if-unmodified-since': 'Thu, 01 Jan 2026 00:00:10 GMT' }), object, 'precondition-failed'],
+    ['If-Unmodified-Since one second later passes', h({ 'if-unmodified-since': 'Thu, 01 Jan 2026 00:00:11 GMT' }), object, 'pass'],
+    ['If-Modified-Since equal to Last-Modified is not modified', h({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:10 GMT' }), object, 'not-modified'],
+    ['If-Modified-Since earlier passes', h({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:09 GMT' }), object, 'pass'],
+    ['invalid date header is ignored', h({ 'if-modified-since': 'yesterday-ish' }), object, 'pass'],
+    ['If-Range is ignored', h({ 'if-range': '"nope"' }), object, 'pass']
+  ]
+  for (const [name, onlyIf, current, expected] of table) {
+    t.equal(evaluateConditional(parseConditional(onlyIf), current), expected, name)
+  }
+})

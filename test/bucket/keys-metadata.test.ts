@@ -1,0 +1,54 @@
+import t from 'tap'
+import { compareIds, keyId, pastPrefix } from '../../src/bucket/keys.js'
+import { parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from '../../src/bucket/metadata.js'
+
+t.test('keyId', async t => {
+  t.equal(keyId('put', 'a/b'), 'a/b')
+  t.equal(keyId('put', 'x'.repeat(1024)), 'x'.repeat(1024), '1,024 bytes is the limit')
+  t.equal(keyId('put', 'e\u0301'), '\u00e9', 'NFC')
+  t.equal(keyId('put', '../..'), '../..', 'dot segments are plain keys')
+  const invalid = ['', 'x'.repeat(1025), 'é'.repeat(513), '\uD800']
+  for (const key of invalid) t.throws(() => keyId('put', key), { code: 10020, message: /^put: .*\(10020\)$/ }, JSON.stringify(key.slice(0, 8)))
+  t.throws(() => keyId('put', 42), TypeError)
+})
+
+t.test('compareIds orders by UTF-8 bytes', async t => {
+  const sorted = ['\u{1F600}', 'a', '\uFFFD', 'B', 'a/', 'a/b', ''].sort(compareIds)
+  t.same(sorted, ['', 'B', 'a', 'a/', 'a/b', '\uFFFD', '\u{1F600}'])
+  t.ok(Buffer.compare(Buffer.from('a\u{10FFFF}zzz'), pastPrefix('a')) < 0, 'pastPrefix is above every key with the prefix')
+})
+
+t.test('custom metadata', async t => {
+  t.same(parseCustomMetadata('put', { n: 1, b: true }), { n: '1', b: 'true' }, 'values are stringified')
+  t.same(parseCustomMetadata('put', { k: 'v'.repeat(2047) }), { k: 'v'.repeat(2047) }, '2,048 bytes with the key')
+  t.throws(() => parseCustomMetadata('put', { k: 'v'.repeat(2048) }), { code: 10012 })
+  t.throws(() => parseCustomMetadata('put', { ké: 'v'.repeat(2046) }), { code: 10012 }, 'counted in bytes')
+})
+
+t.test('http metadata from an object and from Headers', async t => {
+  const expiry = new Date('2030-01-01T00:00:00Z')
+  t.same(parseHttpMetadata('put', { contentType: 'text/plain', cacheExpiry: expiry }), { contentType: 'text/plain', cacheExpiry: expiry.getTime() })
+  t.same(parseHttpMetadata('put', new Headers({
+    'content-type': 'image/png',
+    'content-language': 'en',
+    'content-disposition': 'inline',
+    'content-encoding': 'gzip',
+    'cache-control': 'no-cache',
+    expires: expiry.toUTCString(),
+    'x-other': 'ignored'
+  })), {
+    contentType: 'image/png', contentLanguage: 'en', contentDisposition: 'inline', contentEncoding: 'gzip', cacheControl: 'no-cache', cacheExpiry: expiry.getTime()
+  })
+})
+
+t.test('storage class and checksums', async t => {
+  t.equal(parseStorageClass('put', undefined), 'Standard')
+  t.equal(parseStorageClass('put', 'InfrequentAccess'), 'InfrequentAccess')
+  t.throws(() => parseStorageClass('put', 'Glacier'), TypeError)
+  t.equal(parseChecksumOption('put', {}), null)
+  t.same(parseChecksumOption('put', { sha1: 'A'.repeat(40) }), { algorithm: 'sha1', hex: 'a'.repeat(40) })
+  t.same(parseChecksumOption('put', { md5: new Uint8Array(16).buffer }), { algorithm: 'md5', hex: '0'.repeat(32) })
+  t.throws(() => parseChecksumOption('put', { md5: 'a'.repeat(32), sha1: 'a'.repeat(40) }), TypeError, 'one algorithm per put')
+  t.throws(() => parseChecksumOption('put', { sha256: 'abcd' }), TypeError, 'wrong length')
+  t.throws(() => parseChecksumOption('put', { sha256: 'z'.repeat(64) }), TypeError, 'not hex')
+})
