@@ -1,0 +1,119 @@
+/**
+ * Credentials of the management API and the check of each request.
+ *
+ * A request carries `Authorization: Bearer <token>` or the key pair
+ * `X-Auth-Email` + `X-Auth-Key`. Configured credentials come from the
+ * command line, the environment (FSBUCKET_API_TOKEN, FSBUCKET_API_EMAIL and
+ * FSBUCKET_API_KEY) or `<dataDir>/.mgmt/credentials.json`
+ * (`{"tokens": ["..."], "keys": [{"email": "...", "key": "..."}]}`).
+ *
+ * Secrets are compared in constant time (over SHA-256 digests, so lengths
+ * leak nothing either) and never appear in an error message or a log line.
+ *
+ * With no credentials configured, `open` decides: the composition root sets
+ * it while the server listens on loopback only, and then any well-formed
+ * credentials are accepted; otherwise every request is refused (10000).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto'
+import path from 'node:path'
+import { readJson } from '../persist/atomic.js'
+import { ManagementError } from './errors.js'
+
+export interface ApiKey {
+  email: string
+  key: string
+}
+
+export interface ManagementCredentials {
+  tokens: string[]
+  keys: ApiKey[]
+  /** With no tokens and no keys: accept any well-formed credentials (loopback only). */
+  open?: boolean
+}
+
+type Headers = Record<string, string | string[] | undefined>
+
+function header (headers: Headers, name: string): string | undefined {
+  const value = headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+function digest (value: string): Buffer {
+  return createHash('sha256').update(value).digest()
+}
+
+function sameSecret (given: string, configured: string): boolean {
+  return timingSafeEqual(digest(given), digest(configured))
+}
+
+/** Every configured secret is compared, so timing does not tell which one nearly matched. */
+function anyMatches<T> (configured: T[], matches: (candidate: T) => boolean): boolean {
+  let found = false
+  for (const candidate of configured) found = matches(candidate) || found
+  return found
+}
+
+// Tokens of the hosted API are URL-safe base64 (40 characters); locally any printable token is allowed.
+const tokenFormat = /^[\x21-\x7e]{1,1024}$/
+const emailFormat = /^[^\s@]+@[^\s@]+$/
+
+/** Throws the ManagementError the request deserves, or returns when its credentials are good. */
+export function authenticate (headers: Headers, credentials: ManagementCredentials): void {
+  const authorization = header(headers, 'authorization')
+  const email = header(headers, 'x-auth-email')
+  const key = header(headers, 'x-auth-key')
+  const configured = credentials.tokens.length + credentials.keys.length > 0
+
+  if (authorization !== undefined) {
+    const match = /^Bearer (.+)$/.exec(authorization)
+    if (match === null || !tokenFormat.test(match[1])) {
+      throw new ManagementError('InvalidRequestHeaders', undefined, [{ code: 6111, message: 'Invalid format for Authorization header' }])
+    }
+    if (!configured) {
+      if (credentials.open === true) return
+      throw new ManagementError('AuthenticationError')
+    }
+    if (!anyMatches(credentials.tokens, t => sameSecret(match[1], t))) throw new ManagementError('InvalidAccessToken')
+    return
+  }
+
+  if (email === undefined && key === undefined) throw new ManagementError('MissingAuthHeaders')
+  if (email === undefined || !emailFormat.test(email)) {
+    throw new ManagementError('InvalidRequestHeaders', undefined, [{ code: 6102, message: 'Invalid format for X-Auth-Email header' }])
+  }
+  if (key === undefined || !tokenFormat.test(key)) {
+    throw new ManagementError('InvalidRequestHeaders', undefined, [{ code: 6103, message: 'Invalid format for X-Auth-Key header' }])
+  }
+  if (!configured) {
+    if (credentials.open === true) return
+    throw new ManagementError('AuthenticationError')
+  }
+  const ok = anyMatches(credentials.keys, k => sameSecret(email.toLowerCase(), k.email.toLowerCase()) && sameSecret(key, k.key))
+  if (!ok) throw new ManagementError('AuthenticationError')
+}
+
+export interface CredentialSources {
+  token?: string
+  email?: string
+  key?: string
+  env?: NodeJS.ProcessEnv
+  dataDir?: string
+}
+
+/** Merges credentials from flags, the environment and `<dataDir>/.mgmt/credentials.json`. */
+export async function loadCredentials (sources: CredentialSources): Promise<ManagementCredentials> {
+  const env = sources.env ?? {}
+  const tokens: string[] = []
+  const keys: ApiKey[] = []
+  const token = sources.token ?? env.FSBUCKET_API_TOKEN
+  if (token !== undefined && token !== '') tokens.push(token)
+  const email = sources.email ?? env.FSBUCKET_API_EMAIL
+  const key = sources.key ?? env.FSBUCKET_API_KEY
+  if (email !== undefined && email !== '' && key !== undefined && key !== '') keys.push({ email, key })
+  if (sources.dataDir !== undefined) {
+    const file = await readJson<Partial<ManagementCredentials>>(path.join(sources.dataDir, '.mgmt', 'credentials.json'), {})
+    for (const t of file.tokens ?? []) if (typeof t === 'string' && t !== '') tokens.push(t)
+    for (const k of file.keys ?? []) if (typeof k?.email === 'string' && typeof k?.key === 'string') keys.push({ email: k.email, key: k.key })
+  }
+  return { tokens, keys }
+}

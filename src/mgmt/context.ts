@@ -1,0 +1,20 @@
+/**
+ * What every route module of the management API is given: the state store,
+ * the bucket registry shared with the gateway, and the clock.
+ */
+import { randomBytes } from 'node:crypto'
+import type { BucketRegistry } from '../bucket/index.js'
+import type { ManagementStore } from './store.js'
+
+export interface ManagementContext {
+  store: ManagementStore
+  registry: BucketRegistry
+  now: () => Date
+}
+
+/** Identifiers in the service's form: 32 lowercase hex digits. */
+export function newId (): string {
+  return randomBytes(16).toString('hex')
+}
+
+export const idFormat = /^[0-9a-f]{32}$/

@@ -1,0 +1,124 @@
+/**
+ * The management API's error table: every condition it answers with, its
+ * numeric code, HTTP status and message. Routes throw `ManagementError`s by
+ * name; the plugin's error handler is the only place that writes them out.
+ *
+ * Codes follow the hosted API where its code for a condition is known
+ * (9106, 6003, 9109, 10000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
+ * 9003..9007, 9021, and the bucket codes 10004..10008, 10059). Where the
+ * hosted API's code is not known, the code is fsbucket's own and the README
+ * says so.
+ *
+ * Statuses: 400 for validation and duplicates, 401/403 for credentials, 404
+ * for unknown resources. Two bucket conditions keep the 409 of the bucket
+ * catalogue (a bucket that exists, a bucket that is not empty); those answers
+ * carry `x-should-retry: false`, because the official SDK otherwise retries
+ * every 409 twice with a back-off before giving up. Nothing answers 429.
+ */
+import { isBucketError } from '../bucket/index.js'
+
+export interface ManagementErrorDefinition {
+  readonly code: number
+  readonly status: number
+  readonly message: string
+}
+
+export const ManagementErrors = {
+  // Credentials
+  MissingAuthHeaders: { code: 9106, status: 401, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' },
+  InvalidRequestHeaders: { code: 6003, status: 400, message: 'Invalid request headers' },
+  InvalidAccessToken: { code: 9109, status: 403, message: 'Invalid access token' },
+  AuthenticationError: { code: 10000, status: 403, message: 'Authentication error' },
+  // Requests
+  NoRoute: { code: 7000, status: 404, message: 'No route for that URI' },
+  MalformedJson: { code: 6007, status: 400, message: 'Malformed JSON in request body' },
+  InvalidQuery: { code: 1198, status: 400, message: 'Invalid query parameter' },
+  InvalidRequestBody: { code: 1199, status: 400, message: 'Invalid request body' },
+  // Zones
+  ZoneNotFound: { code: 7003, status: 404, message: 'Could not route to the zone, perhaps your object identifier is invalid?' },
+  ZoneAlreadyExists: { code: 1061, status: 400, message: 'The zone already exists' },
+  InvalidZoneName: { code: 1097, status: 400, message: 'The zone name is not a valid domain name' },
+  // DNS records
+  RecordNotFound: { code: 81044, status: 404, message: 'Record does not exist.' },
+  RecordHostConflict: { code: 81053, status: 400, message: 'An A, AAAA, or CNAME record with that host already exists.' },
+  IdenticalRecord: { code: 81058, status: 400, message: 'An identical record already exists.' },
+  ProxiedTargetNotAllowed: { code: 9003, status: 400, message: 'Target is not allowed for a proxied record.' },
+  RecordTypeNotProxiable: { code: 9004, status: 400, message: 'This record type cannot be proxied.' },
+  InvalidIPv4: { code: 9005, status: 400, message: 'Content for A record must be a valid IPv4 address.' },
+  InvalidIPv6: { code: 9006, status: 400, message: 'Content for AAAA record must be a valid IPv6 address.' },
+  InvalidCnameContent: { code: 9007, status: 400, message: 'Content for CNAME record is invalid.' },
+  InvalidRecordContent: { code: 9009, status: 400, message: 'Content for the record is missing or invalid.' },
+  InvalidRecordName: { code: 9000, status: 400, message: 'DNS name is invalid.' },
+  InvalidRecordType: { code: 9020, status: 400, message: 'Invalid DNS record type.' },
+  InvalidTtl: { code: 9021, status: 400, message: 'Invalid TTL. Must be between 60 and 86400 seconds, or 1 for automatic.' },
+  InvalidSrvData: { code: 9101, status: 400, message: 'SRV record data is invalid: priority, weight and port must be integers from 0 to 65535 and target a hostname.' },
+  // Certificate packs
+  CertificatePackNotFound: { code: 1413, status: 404, message: 'Certificate pack not found.' },
+  // Invites
+  InviteNotFound: { code: 1003, status: 404, message: 'Invite not found.' },
+  InviteNotPending: { code: 1005, status: 400, message: 'The invite has already been answered or has expired.' },
+  InvalidInviteStatus: { code: 1006, status: 400, message: 'An invite can only be accepted or rejected.' },
+  // Buckets (the bucket catalogue's conditions, as this API answers them)
+  BucketAlreadyExists: { code: 10004, status: 409, message: 'The bucket you tried to create already exists, and you own it.' },
+  InvalidBucketName: { code: 10005, status: 400, message: 'The specified bucket name is not valid.' },
+  NoSuchBucket: { code: 10006, status: 404, message: 'The specified bucket does not exist.' },
+  BucketNotEmpty: { code: 10008, status: 409, message: 'The bucket you tried to delete is not empty.' },
+  InvalidArgument: { code: 10040, status: 400, message: 'Invalid argument.' },
+  NoCorsConfiguration: { code: 10059, status: 404, message: 'The CORS configuration does not exist.' },
+  // Custom domains of buckets
+  DomainNotInZone: { code: 10071, status: 400, message: 'The domain is not in the given zone.' },
+  DomainAlreadyAttached: { code: 10072, status: 400, message: 'The domain is already attached to a bucket.' },
+  DomainNotFound: { code: 10073, status: 404, message: 'The custom domain is not attached to this bucket.' },
+  // Anything else
+  InternalError: { code: 10001, status: 500, message: 'Internal error.' }
+} as const satisfies Record<string, ManagementErrorDefinition>
+
+export type ManagementErrorName = keyof typeof ManagementErrors
+
+/** Entries of an error's `error_chain` (the hosted API uses it to say which header was malformed). */
+export interface ErrorChainEntry {
+  code: number
+  message: string
+}
+
+export class ManagementError extends Error {
+  readonly code: number
+  readonly status: number
+  readonly errorName: ManagementErrorName
+  readonly chain: ErrorChainEntry[] | undefined
+
+  /** `detail` replaces the table's message when the condition has a more precise one (e.g. naming the target). */
+  constructor (name: ManagementErrorName, detail?: string, chain?: ErrorChainEntry[]) {
+    const def = ManagementErrors[name]
+    super(detail ?? def.message)
+    this.name = 'ManagementError'
+    this.code = def.code
+    this.status = def.status
+    this.errorName = name
+    this.chain = chain
+  }
+}
+
+/** The bucket catalogue's codes, as this API answers them. */
+const fromBucketCode: Record<number, ManagementErrorName> = {
+  10004: 'BucketAlreadyExists',
+  10005: 'InvalidBucketName',
+  10006: 'NoSuchBucket',
+  10008: 'BucketNotEmpty'
+}
+
+/** Any thrown value → the ManagementError the client sees. */
+export function toManagementError (err: unknown): ManagementError {
+  if (err instanceof ManagementError) return err
+  if (isBucketError(err)) {
+    const name = fromBucketCode[err.code]
+    if (name !== undefined) return new ManagementError(name)
+    return new ManagementError('InternalError')
+  }
+  return new ManagementError('InternalError')
+}
+
+/** Statuses the official SDK retries by default; answers with them say not to. */
+export function isRetriedBySdk (status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500
+}

@@ -1,0 +1,138 @@
+/**
+ * Buckets of an account: create, list, read, change the default storage
+ * class, delete; and their lifecycle and CORS configurations.
+ *
+ * These are the buckets of the data directory, the same ones the gateway
+ * serves: the registry does the work. fsbucket has one set of buckets, so
+ * the account id of the path is not checked, and a jurisdiction header is
+ * ignored. Deleting a bucket detaches its custom domains.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { BucketInfo, StorageClass } from '../../bucket/index.js'
+import type { ManagementContext } from '../context.js'
+import { success } from '../envelope.js'
+import { ManagementError } from '../errors.js'
+import type { Query } from '../query.js'
+import { corsFromApi, corsToApi, defaultLifecycle, parseLifecycle, type StoredCorsRule } from '../validate/bucket-config.js'
+import { detachDomain } from './domains.js'
+
+interface BucketParams { accountId: string, bucketName: string }
+
+function bucketShape (info: BucketInfo): Record<string, unknown> {
+  return { name: info.name, creation_date: info.creationDate.toISOString(), storage_class: info.settings.storageClass }
+}
+
+function parseStorageClass (value: unknown): StorageClass | undefined {
+  if (value === undefined) return undefined
+  if (value !== 'Standard' && value !== 'InfrequentAccess') throw new ManagementError('InvalidArgument', 'storageClass must be Standard or InfrequentAccess')
+  return value
+}
+
+async function requireBucket (ctx: ManagementContext, name: string): Promise<BucketInfo> {
+  const info = await ctx.registry.info(name)
+  if (info === null) throw new ManagementError('NoSuchBucket')
+  return info
+}
+
+/** Cursors are the last name of the previous page, opaque to clients. */
+function encodeCursor (name: string): string {
+  return Buffer.from(name, 'utf8').toString('base64url')
+}
+
+function decodeCursor (cursor: string): string {
+  return Buffer.from(cursor, 'base64url').toString('utf8')
+}
+
+function firstValue (query: Query, key: string): string | undefined {
+  const value = query[key]
+  return Array.isArray(value) ? value[0] : value
+}
+
+export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementContext): void {
+  const base = '/accounts/:accountId/r2/buckets'
+
+  app.get<{ Params: BucketParams }>(base, async (request) => {
+    const query = request.query as Query
+    const perPageRaw = firstValue(query, 'per_page')
+    if (perPageRaw !== undefined && !/^\d+$/.test(perPageRaw)) throw new ManagementError('InvalidQuery', 'per_page must be a positive integer')
+    const perPage = Math.min(1000, Math.max(1, Number(perPageRaw ?? 20)))
+    const direction = (firstValue(query, 'direction') ?? 'asc').toLowerCase()
+    if (direction !== 'asc' && direction !== 'desc') throw new ManagementError('InvalidQuery', 'direction must be asc or desc')
+    const order = firstValue(query, 'order')
+    if (order !== undefined && order !== 'name') throw new ManagementError('InvalidQuery', 'order must be name')
+    const contains = firstValue(query, 'name_contains')
+    const startAfter = firstValue(query, 'start_after')
+    const cursor = firstValue(query, 'cursor')
+    const after = cursor !== undefined && cursor !== '' ? decodeCursor(cursor) : startAfter
+
+    let buckets = await ctx.registry.list()
+    if (direction === 'desc') buckets = buckets.reverse()
+    if (contains !== undefined) buckets = buckets.filter(b => b.name.includes(contains))
+    if (after !== undefined && after !== '') buckets = buckets.filter(b => direction === 'asc' ? b.name > after : b.name < after)
+    const page = buckets.slice(0, perPage)
+    const more = buckets.length > perPage
+    return success({ buckets: page.map(bucketShape) }, {
+      cursor: more ? encodeCursor(page[page.length - 1].name) : '',
+      per_page: perPage
+    })
+  })
+
+  app.post<{ Params: BucketParams }>(base, async (request) => {
+    const body = (request.body ?? {}) as Record<string, unknown>
+    if (typeof body.name !== 'string') throw new ManagementError('InvalidBucketName')
+    const storageClass = parseStorageClass(body.storageClass)
+    const info = await ctx.registry.create(body.name, storageClass === undefined ? {} : { storageClass })
+    return success(bucketShape(info))
+  })
+
+  app.get<{ Params: BucketParams }>(`${base}/:bucketName`, async (request) => {
+    return success(bucketShape(await requireBucket(ctx, request.params.bucketName)))
+  })
+
+  app.patch<{ Params: BucketParams }>(`${base}/:bucketName`, async (request) => {
+    const storageClass = parseStorageClass(request.headers['cf-r2-storage-class'])
+    await requireBucket(ctx, request.params.bucketName)
+    if (storageClass !== undefined) await ctx.registry.updateSettings(request.params.bucketName, { storageClass })
+    return success(bucketShape(await requireBucket(ctx, request.params.bucketName)))
+  })
+
+  app.delete<{ Params: BucketParams }>(`${base}/:bucketName`, async (request) => {
+    const name = request.params.bucketName
+    await ctx.registry.delete(name)
+    await ctx.store.update(async tx => {
+      for (const attachment of (await tx.domains()).filter(d => d.bucket === name)) await detachDomain(ctx, tx, attachment)
+    })
+    return success({})
+  })
+
+  app.get<{ Params: BucketParams }>(`${base}/:bucketName/lifecycle`, async (request) => {
+    const info = await requireBucket(ctx, request.params.bucketName)
+    return success(info.settings.lifecycle ?? defaultLifecycle)
+  })
+
+  app.put<{ Params: BucketParams }>(`${base}/:bucketName/lifecycle`, async (request) => {
+    const lifecycle = parseLifecycle(request.body ?? {})
+    await requireBucket(ctx, request.params.bucketName)
+    await ctx.registry.updateSettings(request.params.bucketName, { lifecycle })
+    return success({})
+  })
+
+  app.get<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {
+    const info = await requireBucket(ctx, request.params.bucketName)
+    if (info.settings.cors === null) throw new ManagementError('NoCorsConfiguration')
+    return success(corsToApi(info.settings.cors as StoredCorsRule[]))
+  })
+
+  app.put<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {
+    const cors = corsFromApi(request.body ?? {})
+    await requireBucket(ctx, request.params.bucketName)
+    await ctx.registry.updateSettings(request.params.bucketName, { cors })
+    return success({})
+  })
+
+  app.delete<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {
+    await requireBucket(ctx, request.params.bucketName)
+    await ctx.registry.updateSettings(request.params.bucketName, { cors: null })
+    return success({})
+  })
+}
