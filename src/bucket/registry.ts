@@ -48,7 +48,7 @@ import { randomBytes } from 'node:crypto'
 import lockfile from 'proper-lockfile'
 import { readJson, writeJsonAtomic } from '../persist/atomic.js'
 import { BucketError } from './errors.js'
-import { openBucket } from './bucket.js'
+import { openBucket } from './open.js'
 import type { Bucket, StorageClass } from './types.js'
 
 export interface CorsRule {
