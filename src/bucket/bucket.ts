@@ -258,11 +258,11 @@ export class BucketEngine implements Bucket {
           batchSize = 1
           continue scan
         }
-        objects.push(new ObjectMetadata(
-          include.has('customMetadata') ? record : { ...record, customMetadata: {} },
-          undefined,
-          include.has('httpMetadata')
-        ))
+        objects.push(new ObjectMetadata({
+          ...record,
+          httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
+          customMetadata: include.has('customMetadata') ? record.customMetadata : {}
+        }, undefined, include.has('httpMetadata')))
         last = encodeCursor('k', id)
         after = Buffer.from(id, 'utf8')
       }
