@@ -1,0 +1,56 @@
+/**
+ * A child process for the crash test: writes, overwrites, deletes and
+ * completes multipart uploads on a few keys, in a loop, until it is killed.
+ *
+ * It reports on stdout, one line each: `ready` once the bucket is open,
+ * `begin <op> <key> <label>` before an operation and `done` after it
+ * resolved. Pipes are written synchronously on Linux, so what the parent
+ * read is what happened before the kill.
+ */
+import { openBucket } from '../../../src/index.js'
+import { crashKeys } from './crash-keys.js'
+import { payload, splitParts } from './payload.js'
+
+function mulberry32 (state: number): () => number {
+  return () => {
+    state = (state + 0x6D2B79F5) | 0
+    let x = Math.imul(state ^ (state >>> 15), 1 | state)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+async function main (): Promise<void> {
+  const [dir, seedText, partSizeText] = process.argv.slice(2)
+  if (dir === undefined || seedText === undefined || partSizeText === undefined) throw new Error('usage: crash-writer <dir> <seed> <partSize>')
+  const seed = Number(seedText)
+  const partSize = Number(partSizeText)
+  const random = mulberry32(seed)
+  const bucket = await openBucket(dir, { minPartSize: partSize })
+  const say = (line: string): void => { process.stdout.write(`${line}\n`) }
+  say('ready')
+
+  for (let n = 1; ; n++) {
+    const key = crashKeys[Math.floor(random() * crashKeys.length)] as string
+    const label = `crash ${key} ${seed} ${n}`
+    const roll = random()
+    if (roll < 0.55) {
+      const body = payload(label, 1 + Math.floor(random() * 3 * partSize))
+      say(`begin put ${key} ${label}`)
+      await bucket.put(key, body, { customMetadata: { label } })
+    } else if (roll < 0.75) {
+      say(`begin delete ${key} ${label}`)
+      await bucket.delete(key)
+    } else {
+      const body = payload(label, partSize * (1 + Math.floor(random() * 3)) + Math.floor(random() * partSize))
+      say(`begin multipart ${key} ${label}`)
+      const upload = await bucket.createMultipartUpload(key, { customMetadata: { label } })
+      const parts = []
+      for (const [index, part] of splitParts(body, partSize).entries()) parts.push(await upload.uploadPart(index + 1, part))
+      await upload.complete(parts)
+    }
+    say('done')
+  }
+}
+
+await main()
