@@ -18,7 +18,7 @@ function toBytes (chunk: unknown, method: string): Uint8Array {
   throw new TypeError(`${method}: a stream given as value must yield bytes (Uint8Array), got ${typeof chunk}.`)
 }
 
-async function * iterate (source: AsyncIterable<unknown>, method: string): AsyncGenerator<Uint8Array> {
+async function * iterate (source: AsyncIterable<unknown> | Iterable<unknown>, method: string): AsyncGenerator<Uint8Array> {
   for await (const chunk of source) yield toBytes(chunk, method)
 }
 
