@@ -1,0 +1,92 @@
+/**
+ * The sweeper's 7-day rule (issue 2, "Sweeper"), proved with an injected
+ * clock: an upload not completed 7 days after it was created is aborted by
+ * `sweep()`, one a millisecond younger is left alone, completed objects are
+ * never touched, and a shorter `uploadMaxAgeMs` is honoured.
+ */
+import path from 'node:path'
+import t, { type Test } from 'tap'
+import { openBucket, type Bucket } from '../../src/index.js'
+
+const day = 24 * 60 * 60 * 1000
+const start = Date.UTC(2024, 3, 1, 9, 30, 0, 250)
+const minPartSize = 1024
+
+class Clock {
+  now = start
+  read = (): Date => new Date(this.now)
+}
+
+async function expectNoSuchUpload (t: Test, call: () => Promise<unknown>, message: string): Promise<void> {
+  try {
+    await call()
+    t.fail(`${message}: expected error 10024`)
+  } catch (err) {
+    t.equal((err as { code?: unknown }).code, 10024, `${message}: error 10024`)
+  }
+}
+
+async function text (bucket: Bucket, key: string): Promise<string | undefined> {
+  const got = await bucket.get(key)
+  return got !== null && 'body' in got ? await got.text() : undefined
+}
+
+t.test('an upload lives 7 days, then sweep aborts it', async t => {
+  const clock = new Clock()
+  const bucket = await openBucket(path.join(t.testdir(), 'bucket'), { clock: clock.read, minPartSize })
+  t.teardown(() => bucket.close())
+
+  await bucket.put('plain', 'a plain object')
+  const done = await bucket.createMultipartUpload('completed')
+  await done.complete([await done.uploadPart(1, 'a completed upload')])
+  const pending = await bucket.createMultipartUpload('pending')
+  const first = await pending.uploadPart(1, 'x'.repeat(minPartSize))
+
+  clock.now = start + 7 * day - 1
+  const early = await bucket.sweep()
+  t.equal(early.abortedUploads, 0, 'nothing aborted a millisecond before 7 days')
+  const second = await pending.uploadPart(2, 'tail')
+  t.equal(second.partNumber, 2, 'the upload is still usable at T + 7 days - 1 ms')
+
+  clock.now = start + 7 * day + 1
+  const late = await bucket.sweep()
+  t.equal(late.abortedUploads, 1, 'one upload aborted a millisecond after 7 days')
+  await expectNoSuchUpload(t, () => pending.uploadPart(3, 'more'), 'uploadPart after the sweep')
+  await expectNoSuchUpload(t, () => pending.complete([first, second]), 'complete after the sweep')
+  t.equal(await bucket.head('pending'), null, 'no object appeared')
+
+  t.equal(await text(bucket, 'plain'), 'a plain object', 'a plain object is untouched')
+  t.equal(await text(bucket, 'completed'), 'a completed upload', 'a completed upload is untouched')
+  t.same((await bucket.list()).objects.map(o => o.key), ['completed', 'plain'])
+
+  clock.now = start + 400 * day
+  t.equal((await bucket.sweep()).abortedUploads, 0, 'a later sweep finds nothing more to abort')
+  t.equal(await text(bucket, 'plain'), 'a plain object', 'objects outlive any number of sweeps')
+})
+
+t.test('uploadMaxAgeMs is honoured, from the bucket options and from sweep', async t => {
+  const clock = new Clock()
+  const dir = path.join(t.testdir(), 'bucket')
+  const bucket = await openBucket(dir, { clock: clock.read, minPartSize, uploadMaxAgeMs: 60_000 })
+  t.teardown(() => bucket.close())
+
+  const upload = await bucket.createMultipartUpload('short-lived')
+  await upload.uploadPart(1, 'part')
+  clock.now = start + 59_999
+  t.equal((await bucket.sweep()).abortedUploads, 0, 'kept just before uploadMaxAgeMs')
+  await upload.uploadPart(2, 'part')
+  clock.now = start + 60_001
+  t.equal((await bucket.sweep()).abortedUploads, 1, 'aborted just after uploadMaxAgeMs')
+  await expectNoSuchUpload(t, () => upload.uploadPart(3, 'part'), 'uploadPart after the sweep')
+
+  // Another handle on the same directory, with the default lifetime, sweeping with an explicit age.
+  const other = await openBucket(dir, { clock: clock.read, minPartSize })
+  t.teardown(() => other.close())
+  const created = clock.now
+  const elsewhere = await bucket.createMultipartUpload('swept-elsewhere')
+  clock.now = created + 1000
+  t.equal((await other.sweep({ uploadMaxAgeMs: 1001 })).abortedUploads, 0, 'sweep({ uploadMaxAgeMs }) keeps a younger upload')
+  clock.now = created + 1002
+  t.equal((await other.sweep({ uploadMaxAgeMs: 1001 })).abortedUploads, 1, 'sweep({ uploadMaxAgeMs }) aborts an older one, created by another handle')
+  await expectNoSuchUpload(t, () => elsewhere.uploadPart(1, 'part'), 'the creating handle sees the abort')
+})
