@@ -163,11 +163,16 @@ export function validateRecord (input: unknown, zoneName: string): RecordFields 
 
 const addressTypes = new Set(['A', 'AAAA', 'CNAME'])
 
+/** What tells records apart for the rules between them. */
+export interface RecordIdentity {
+  type: string
+  name: string
+  content: string
+  priority?: number
+}
+
 /** The rule a candidate record breaks among the zone's other records, or null. */
-export function findRecordConflict (
-  candidate: Pick<RecordFields, 'type' | 'name' | 'content' | 'priority'>,
-  others: Array<Pick<RecordFields, 'type' | 'name' | 'content' | 'priority'>>
-): 'RecordHostConflict' | 'IdenticalRecord' | null {
+export function findRecordConflict (candidate: RecordIdentity, others: RecordIdentity[]): 'RecordHostConflict' | 'IdenticalRecord' | null {
   for (const other of others) {
     if (other.name !== candidate.name) continue
     if (other.type === candidate.type && other.content === candidate.content && other.priority === candidate.priority) {
