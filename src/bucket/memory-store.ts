@@ -1,0 +1,119 @@
+/**
+ * A store that keeps everything in memory, in one process. It exists so the
+ * conformance suite has a second, trivially correct implementation of the
+ * storage port to run against: a rule that passes here and fails on disk is
+ * a storage bug, not a semantics bug. It is also handy for unit tests of
+ * doors that need no disk.
+ */
+import { Readable } from 'node:stream'
+import type {
+  BucketStore, CompleteBuilder, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
+} from './store.js'
+import type { SweepReport } from './types.js'
+
+class MemoryBody implements StagedBody {
+  constructor (readonly bytes: Buffer) {}
+  get size (): number { return this.bytes.byteLength }
+  async discard (): Promise<void> {}
+}
+
+interface Entry { record: StoredObject, chunks: Buffer[] }
+
+export class MemoryStore implements BucketStore {
+  readonly #objects = new Map<string, Entry>()
+  #sorted: Array<[Buffer, string]> | undefined
+  readonly #uploads = new Map<string, { upload: StoredUpload, parts: Map<number, StoredPart & { bytes: Buffer }> }>()
+
+  async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
+    const chunks: Buffer[] = []
+    for await (const chunk of source) chunks.push(Buffer.from(chunk))
+    return new MemoryBody(Buffer.concat(chunks))
+  }
+
+  async head (id: string): Promise<StoredObject | null> {
+    return this.#objects.get(id)?.record ?? null
+  }
+
+  async open (id: string): Promise<ObjectReader | null> {
+    const entry = this.#objects.get(id)
+    if (entry === undefined) return null
+    const all = Buffer.concat(entry.chunks)
+    return {
+      object: entry.record,
+      stream: (offset, length) => Readable.from([all.subarray(offset, offset + length)]),
+      close: async () => {}
+    }
+  }
+
+  #set (id: string, entry: Entry | undefined): void {
+    if (entry === undefined) this.#objects.delete(id)
+    else this.#objects.set(id, entry)
+    this.#sorted = undefined
+  }
+
+  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+    if (!precondition(this.#objects.get(id)?.record ?? null)) return false
+    this.#set(id, { record: object, chunks: [(body as MemoryBody).bytes] })
+    return true
+  }
+
+  async delete (ids: string[]): Promise<void> {
+    for (const id of ids) this.#set(id, undefined)
+  }
+
+  async list (query: ListQuery): Promise<StoredObject[]> {
+    this.#sorted ??= [...this.#objects.keys()].map((id): [Buffer, string] => [Buffer.from(id, 'utf8'), id])
+      .sort((a, b) => Buffer.compare(a[0], b[0]))
+    const prefix = Buffer.from(query.prefix, 'utf8')
+    const out: StoredObject[] = []
+    for (const [bytes, id] of this.#sorted) {
+      if (out.length === query.limit) break
+      if (query.after !== undefined && Buffer.compare(bytes, query.after) <= 0) continue
+      if (!bytes.subarray(0, prefix.length).equals(prefix)) continue
+      out.push((this.#objects.get(id) as Entry).record)
+    }
+    return out
+  }
+
+  async createUpload (_id: string, upload: StoredUpload): Promise<void> {
+    this.#uploads.set(upload.uploadId, { upload, parts: new Map() })
+  }
+
+  async getUpload (uploadId: string): Promise<StoredUpload | null> {
+    return this.#uploads.get(uploadId)?.upload ?? null
+  }
+
+  async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
+    const upload = this.#uploads.get(uploadId)
+    if (upload === undefined) return false
+    upload.parts.set(part.partNumber, { ...part, bytes: (body as MemoryBody).bytes })
+    return true
+  }
+
+  async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+    const upload = this.#uploads.get(uploadId)
+    if (upload === undefined) return null
+    const { object, partNumbers } = build(upload.upload, new Map(upload.parts))
+    const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
+    this.#set(id, { record: object, chunks })
+    this.#uploads.delete(uploadId)
+    return object
+  }
+
+  async abortUpload (uploadId: string): Promise<void> {
+    this.#uploads.delete(uploadId)
+  }
+
+  async sweep (createdBefore: number): Promise<SweepReport> {
+    let abortedUploads = 0
+    for (const [uploadId, { upload }] of this.#uploads) {
+      if (upload.created < createdBefore) {
+        this.#uploads.delete(uploadId)
+        abortedUploads++
+      }
+    }
+    return { abortedUploads, removedLeftovers: 0 }
+  }
+
+  async close (): Promise<void> {}
+}
