@@ -33,6 +33,8 @@
  *   - Completing a multipart upload hard-links each part into blobs/ and
  *     commits a row naming them: no byte is copied, so completing 1 GiB takes
  *     milliseconds.
+ *   - Keys that read like paths also appear as ordinary files under
+ *     <bucket>/ (hard links to their bodies): see key-view.ts.
  *   - proper-lockfile guards what SQLite cannot: creating the store (the
  *     switch to WAL mode) and one sweeper at a time per bucket.
  */
@@ -48,6 +50,7 @@ import type {
 } from '../bucket/store.js'
 import type { SweepReport } from '../bucket/types.js'
 import { fsyncDirectory, readJson, storageError, writeJsonAtomic } from './atomic.js'
+import { KeyView } from './key-view.js'
 
 export const FORMAT = 'fsbucket-bucket'
 export const FORMAT_VERSION = 1
@@ -169,12 +172,14 @@ export class FsStore implements BucketStore {
   readonly #fsync: boolean
   readonly #db: Database.Database
   readonly #blobDirs = new Set<string>()
+  readonly #view: KeyView
   readonly #sql
 
   private constructor (root: string, db: Database.Database, fsync: boolean) {
     this.#root = root
     this.#db = db
     this.#fsync = fsync
+    this.#view = new KeyView(path.dirname(root))
     const listColumns = 'key, version, size, etag, uploaded, storage_class, checksums, segments'
     this.#sql = {
       head: db.prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
@@ -327,6 +332,7 @@ export class FsStore implements BucketStore {
       if (!precondition(current === undefined ? null : toRecord(current))) return false
       this.#sql.upsert.run(this.#row(idBytes, object, [segment]))
       if (current !== undefined) replaced = JSON.parse(current.segments)
+      if (!this.#view.show(id, this.#abs(segment[0]))) this.#view.hide(id)
       return true
     })
     await this.#removeSegments(committed ? replaced : [segment])
@@ -357,6 +363,7 @@ export class FsStore implements BucketStore {
         const row = this.#sql.segmentsOf.get(idBytes)
         if (row === undefined) continue
         this.#sql.deleteObject.run(idBytes)
+        this.#view.hide(id)
         removed.push(...JSON.parse(row.segments) as Segment[])
       }
     })
@@ -432,6 +439,7 @@ export class FsStore implements BucketStore {
       const current = this.#sql.segmentsOf.get(idBytes)
       if (current !== undefined) replaced = JSON.parse(current.segments)
       this.#sql.upsert.run(this.#row(idBytes, object, segments))
+      this.#view.hide(id)
       this.#sql.deleteParts.run(uploadId)
       this.#sql.deleteUpload.run(uploadId)
       return object

@@ -1,0 +1,38 @@
+import { readFile, readdir } from 'node:fs/promises'
+import path from 'node:path'
+import t from 'tap'
+import { openBucket } from '../../src/index.js'
+import { viewPath } from '../../src/persist/key-view.js'
+
+t.test('viewPath shows plain keys only', async t => {
+  const table: Array<[string, string | null]> = [
+    ['photos/cat.jpg', path.join('photos', 'cat.jpg')],
+    ['a b/%20/ünï', path.join('a b', '%20', 'ünï')],
+    ['..', null], ['a/../b', null], ['./a', null], ['a//b', null], ['/a', null], ['a/', null],
+    ['a\u0000b', null], ['tab\there', null], ['x'.repeat(256), null], ['x'.repeat(255), 'x'.repeat(255)],
+    ['.fsbucket/catalog.db', null], ['.fsbucket', null]
+  ]
+  for (const [key, expected] of table) t.equal(viewPath(key), expected, JSON.stringify(key))
+})
+
+t.test('the view follows puts, overwrites and deletes', async t => {
+  const dir = t.testdir()
+  const bucket = await openBucket(dir, { fsync: false, minPartSize: 1 })
+  t.teardown(async () => await bucket.close())
+  await bucket.put('docs/readme.txt', 'first')
+  t.equal(await readFile(path.join(dir, 'docs', 'readme.txt'), 'utf8'), 'first')
+  await bucket.put('docs/readme.txt', 'second')
+  t.equal(await readFile(path.join(dir, 'docs', 'readme.txt'), 'utf8'), 'second', 'an overwrite replaces the file')
+  await bucket.put('docs', 'a key that is also a directory')
+  const docs = await bucket.get('docs')
+  t.equal(docs !== null && 'body' in docs ? await docs.text() : null, 'a key that is also a directory', 'a key not shown is still readable through the binding')
+  await bucket.put('../escape', 'x')
+  t.same((await readdir(path.dirname(dir))).filter(name => name === 'escape'), [], 'nothing outside the bucket')
+  await bucket.delete('docs/readme.txt')
+  t.same((await readdir(dir)).filter(name => !name.startsWith('.')), [], 'a delete removes the file and its empty directories')
+  const upload = await bucket.createMultipartUpload('big.bin')
+  await bucket.put('big.bin', 'small first')
+  const part = await upload.uploadPart(1, 'multipart bytes')
+  await upload.complete([part])
+  t.same((await readdir(dir)).filter(name => name === 'big.bin'), [], 'multipart objects are not shown')
+})
