@@ -74,14 +74,13 @@ async function carryOut (command: RacerCommand): Promise<Omit<RacerReply, 'id'>>
     }
     case 'exit':
       await bucket.close()
-      process.disconnect?.()
       return {}
   }
 }
 
 process.on('message', (command: RacerCommand) => {
   carryOut(command).then(
-    reply => process.send?.({ id: command.id, ...reply }),
+    reply => process.send?.({ id: command.id, ...reply }, () => { if (command.op === 'exit') process.disconnect?.() }),
     (err: Error & { code?: number }) => process.send?.({ id: command.id, error: { message: err.message, code: err.code } })
   )
 })
