@@ -1,2 +1,4 @@
 #!/usr/bin/env node
-import '../dist/src/cli.js'
+import { main } from '../dist/src/cli.js'
+
+await main(process.argv)

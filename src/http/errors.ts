@@ -1,0 +1,121 @@
+/**
+ * The HTTP door's one error table.
+ *
+ * Errors of the binding (`BucketError`) answer with the status and code of
+ * the catalogue in src/bucket/errors.ts. Errors that only the HTTP door can
+ * make (a bad token, a malformed header, a body that is not JSON, a wrong
+ * method) have codes of their own below, listed in the README's
+ * "Error codes of the HTTP door" table; a test keeps the two in step. Errors
+ * raised by Fastify and @fastify/multipart are mapped onto these codes by
+ * their `code` property, never by their message. Argument mistakes the binding
+ * reports as TypeError/RangeError (two checksums in one put, a part number out
+ * of range) are the client's fault: 400 with `InvalidArgument`.
+ *
+ * Every error answers with the envelope
+ * `{success: false, errors: [{code, message}], messages: [], result: null}`.
+ */
+import { BucketErrors, isBucketError } from '../bucket/index.js'
+
+export interface DoorErrorDefinition {
+  readonly code: number
+  readonly status: number
+  readonly message: string
+}
+
+export const DoorErrors = {
+  InvalidArgument: { code: 40000, status: 400, message: 'The request is not valid.' },
+  InvalidUrl: { code: 40001, status: 400, message: 'The URL is not valid (malformed percent-encoding?).' },
+  InvalidJson: { code: 40002, status: 400, message: 'The request body is not valid JSON.' },
+  InvalidHeader: { code: 40003, status: 400, message: 'A request header is not valid.' },
+  InvalidQuery: { code: 40004, status: 400, message: 'A query parameter is not valid.' },
+  InvalidForm: { code: 40005, status: 400, message: 'The multipart form is not valid.' },
+  InvalidAction: { code: 40006, status: 400, message: 'Unknown or missing action for this method.' },
+  MissingToken: { code: 40100, status: 401, message: 'Authentication required: send Authorization: Bearer <token>.' },
+  InvalidToken: { code: 40300, status: 403, message: 'The token is not valid.' },
+  WritesRefused: { code: 40301, status: 403, message: 'This server has no token configured and does not listen on loopback only, so it refuses writes and private reads. Start it with --token.' },
+  CorsRefused: { code: 40302, status: 403, message: 'CORS preflight refused by the bucket\'s CORS rules.' },
+  NoSuchKey: { code: 10007, status: 404, message: 'The specified key does not exist.' },
+  NoSuchRoute: { code: 40400, status: 404, message: 'No route for this URL.' },
+  MethodNotAllowed: { code: 40500, status: 405, message: 'The method is not allowed on this resource.' },
+  PreconditionFailed: { code: 41200, status: 412, message: 'At least one of the preconditions you specified did not hold.' },
+  BodyTooLarge: { code: 41300, status: 413, message: 'The request body is too large.' },
+  UnsupportedMediaType: { code: 41500, status: 415, message: 'The request body has an unsupported content type.' },
+  InternalError: { code: BucketErrors.InternalError.code, status: 500, message: BucketErrors.InternalError.message }
+} as const satisfies Record<string, DoorErrorDefinition>
+
+export type DoorErrorName = keyof typeof DoorErrors
+
+/** An error made by the HTTP door itself. */
+export class DoorError extends Error {
+  readonly code: number
+  readonly status: number
+  readonly headers: Record<string, string>
+
+  constructor (name: DoorErrorName, detail?: string, headers: Record<string, string> = {}) {
+    const def = DoorErrors[name]
+    super(detail === undefined ? def.message : `${def.message} ${detail}`)
+    this.code = def.code
+    this.status = def.status
+    this.headers = headers
+  }
+}
+
+/** Fastify's and @fastify/multipart's error codes → the door's errors. */
+const frameworkErrors: Record<string, DoorErrorName> = {
+  FST_ERR_BAD_URL: 'InvalidUrl',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'InvalidJson',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'InvalidJson',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BodyTooLarge',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UnsupportedMediaType',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'InvalidHeader',
+  FST_ERR_NOT_FOUND: 'NoSuchRoute',
+  FST_PARTS_LIMIT: 'BodyTooLarge',
+  FST_FILES_LIMIT: 'BodyTooLarge',
+  FST_FIELDS_LIMIT: 'BodyTooLarge',
+  FST_REQ_FILE_TOO_LARGE: 'BodyTooLarge',
+  FST_PROTO_VIOLATION: 'InvalidForm',
+  FST_INVALID_MULTIPART_CONTENT_TYPE: 'InvalidForm',
+  FST_INVALID_JSON_FIELD_ERROR: 'InvalidForm',
+  FST_MP_PREMATURE_CLOSE: 'InvalidForm'
+}
+
+export interface ErrorReply {
+  status: number
+  code: number
+  message: string
+  headers: Record<string, string>
+}
+
+/** The one translation of a thrown error into the door's answer. */
+export function errorReply (err: unknown): ErrorReply {
+  if (err instanceof DoorError) return { status: err.status, code: err.code, message: err.message, headers: err.headers }
+  if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {} }
+  if (err instanceof TypeError || err instanceof RangeError) {
+    return { status: 400, code: DoorErrors.InvalidArgument.code, message: err.message, headers: {} }
+  }
+  const frameworkCode = (err as { code?: unknown } | null)?.code
+  if (typeof frameworkCode === 'string' && frameworkCode in frameworkErrors) {
+    const def = DoorErrors[frameworkErrors[frameworkCode]]
+    return { status: def.status, code: def.code, message: def.message, headers: {} }
+  }
+  return { status: 500, code: DoorErrors.InternalError.code, message: DoorErrors.InternalError.message, headers: {} }
+}
+
+/** The JSON envelope of every answer. */
+export interface Envelope<T> {
+  success: boolean
+  errors: Array<{ code: number, message: string }>
+  messages: string[]
+  result: T | null
+  result_info?: Record<string, unknown>
+}
+
+export function success<T> (result: T, resultInfo?: Record<string, unknown>): Envelope<T> {
+  return resultInfo === undefined
+    ? { success: true, errors: [], messages: [], result }
+    : { success: true, errors: [], messages: [], result, result_info: resultInfo }
+}
+
+export function failure (code: number, message: string): Envelope<null> {
+  return { success: false, errors: [{ code, message }], messages: [], result: null }
+}

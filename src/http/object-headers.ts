@@ -1,0 +1,184 @@
+/**
+ * HTTP headers <-> the binding's options and object metadata, both ways.
+ *
+ * Request side: the contract's header table becomes `httpMetadata`,
+ * `customMetadata` (`x-meta-*`), checksums (`Content-MD5` in base64,
+ * `x-checksum-sha*` in hex), `storageClass` (`x-storage-class`) and `onlyIf`
+ * (the four conditional headers, handed to the binding as `Headers` so that
+ * it parses lists, `*` and weak etags itself).
+ *
+ * Response side: ETag, Last-Modified, Accept-Ranges, the stored HTTP
+ * metadata, `x-meta-*`, `x-storage-class` and the stored checksums, with a
+ * Content-Type from the key's extension when none was stored. `response-*`
+ * query parameters override the stored metadata in that response only.
+ *
+ * Header values travel as Latin-1 on the wire. Values that are valid UTF-8
+ * (curl sends UTF-8 as is) are decoded as UTF-8 when stored and encoded back
+ * when served, so `x-meta-city: Zürich` round-trips.
+ */
+import mime from 'mime-types'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, StorageClass } from '../bucket/index.js'
+import { DoorError } from './errors.js'
+
+const conditionalHeaders = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since'] as const
+const checksumHeaders = ['sha1', 'sha256', 'sha384', 'sha512'] as const
+
+function single (headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
+/** A header value as received (Latin-1 per byte) → the string the client meant. */
+export function decodeHeaderValue (value: string): string {
+  if (!/[\u0080-\u00ff]/.test(value)) return value
+  const bytes = Buffer.from(value, 'latin1')
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes)
+  return text.includes('\ufffd') ? value : text
+}
+
+/** A string → a value Node will put in a header (UTF-8 bytes as Latin-1); null if it cannot travel. */
+export function encodeHeaderValue (value: string): string | null {
+  const wire = Buffer.from(value, 'utf8').toString('latin1')
+  // Control characters other than tab cannot appear in a header value.
+  return /[\u0000-\u0008\u000a-\u001f\u007f]/.test(wire) ? null : wire
+}
+
+/** Conditional request headers, or undefined when none was sent. */
+export function conditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
+  let onlyIf: Headers | undefined
+  for (const name of conditionalHeaders) {
+    const value = single(headers, name)
+    if (value === undefined) continue
+    onlyIf ??= new Headers()
+    onlyIf.set(name, value)
+  }
+  return onlyIf
+}
+
+function parseHttpDate (value: string, header: string): Date {
+  const date = new Date(value)
+  if (Number.isNaN(date.getTime())) throw new DoorError('InvalidHeader', `${header} is not an HTTP date.`)
+  return date
+}
+
+export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetadata {
+  const metadata: BucketHTTPMetadata = {}
+  const text = (name: string): string | undefined => {
+    const value = single(headers, name)
+    return value === undefined ? undefined : decodeHeaderValue(value)
+  }
+  const contentType = text('content-type')
+  if (contentType !== undefined) metadata.contentType = contentType
+  const contentLanguage = text('content-language')
+  if (contentLanguage !== undefined) metadata.contentLanguage = contentLanguage
+  const contentDisposition = text('content-disposition')
+  if (contentDisposition !== undefined) metadata.contentDisposition = contentDisposition
+  const contentEncoding = text('content-encoding')
+  if (contentEncoding !== undefined) metadata.contentEncoding = contentEncoding
+  const cacheControl = text('cache-control')
+  if (cacheControl !== undefined) metadata.cacheControl = cacheControl
+  const expires = text('expires')
+  if (expires !== undefined) metadata.cacheExpiry = parseHttpDate(expires, 'Expires')
+  return metadata
+}
+
+export function customMetadataFrom (headers: IncomingHttpHeaders): Record<string, string> {
+  const metadata: Record<string, string> = {}
+  for (const name of Object.keys(headers)) {
+    if (!name.startsWith('x-meta-') || name.length === 'x-meta-'.length) continue
+    metadata[name.slice('x-meta-'.length)] = decodeHeaderValue(single(headers, name) ?? '')
+  }
+  return metadata
+}
+
+export function storageClassFrom (headers: IncomingHttpHeaders): StorageClass | undefined {
+  const value = single(headers, 'x-storage-class')
+  if (value === undefined) return undefined
+  if (value === 'Standard' || value === 'InfrequentAccess') return value
+  throw new DoorError('InvalidHeader', 'x-storage-class must be Standard or InfrequentAccess.')
+}
+
+/** Content-MD5 (base64 of 16 bytes) as an ArrayBuffer. */
+function md5From (value: string): ArrayBuffer {
+  const bytes = Buffer.from(value.trim(), 'base64')
+  if (bytes.length !== 16 || !/^[A-Za-z0-9+/]{22}={0,2}$/.test(value.trim())) {
+    throw new DoorError('InvalidHeader', 'Content-MD5 must be the base64 of a 16-byte MD5 digest.')
+  }
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)
+}
+
+/** Every put option the request headers carry (checksums, metadata, storage class, conditions). */
+export function putOptionsFrom (headers: IncomingHttpHeaders, defaultStorageClass: StorageClass): BucketPutOptions {
+  const options: BucketPutOptions = {
+    httpMetadata: httpMetadataFrom(headers),
+    customMetadata: customMetadataFrom(headers),
+    storageClass: storageClassFrom(headers) ?? defaultStorageClass
+  }
+  const onlyIf = conditionalFrom(headers)
+  if (onlyIf !== undefined) options.onlyIf = onlyIf
+  const md5 = single(headers, 'content-md5')
+  if (md5 !== undefined) options.md5 = md5From(md5)
+  for (const algorithm of checksumHeaders) {
+    const value = single(headers, `x-checksum-${algorithm}`)
+    if (value !== undefined) options[algorithm] = value.trim().toLowerCase()
+  }
+  return options
+}
+
+/** The `response-*` query parameters that override stored metadata in one response. */
+const overrideParameters: Record<string, string> = {
+  'response-content-type': 'content-type',
+  'response-content-language': 'content-language',
+  'response-content-disposition': 'content-disposition',
+  'response-content-encoding': 'content-encoding',
+  'response-cache-control': 'cache-control',
+  'response-expires': 'expires'
+}
+
+export function responseOverridesFrom (query: Record<string, unknown>): Record<string, string> {
+  const overrides: Record<string, string> = {}
+  for (const [parameter, header] of Object.entries(overrideParameters)) {
+    const value = query[parameter]
+    if (typeof value === 'string') overrides[header] = value
+  }
+  return overrides
+}
+
+/**
+ * Headers describing a stored object (without Content-Length and
+ * Content-Range, which depend on what is sent).
+ */
+export function objectHeaders (object: BucketObject, overrides: Record<string, string> = {}): Record<string, string> {
+  const headers: Record<string, string> = {
+    etag: object.httpEtag,
+    'last-modified': object.uploaded.toUTCString(),
+    'accept-ranges': 'bytes',
+    'x-storage-class': object.storageClass
+  }
+  const http = object.httpMetadata
+  headers['content-type'] = http.contentType ?? (mime.lookup(object.key) || 'application/octet-stream')
+  if (http.contentLanguage !== undefined) headers['content-language'] = http.contentLanguage
+  if (http.contentDisposition !== undefined) headers['content-disposition'] = http.contentDisposition
+  if (http.contentEncoding !== undefined) headers['content-encoding'] = http.contentEncoding
+  if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
+  if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
+  for (const [name, value] of Object.entries(object.customMetadata)) headers[`x-meta-${name.toLowerCase()}`] = value
+  const checksums = object.checksums.toJSON()
+  for (const algorithm of checksumHeaders) {
+    if (checksums[algorithm] !== undefined) headers[`x-checksum-${algorithm}`] = checksums[algorithm]
+  }
+  Object.assign(headers, overrides)
+  const safe: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    const encoded = encodeHeaderValue(value)
+    if (encoded !== null) safe[name] = encoded
+  }
+  return safe
+}
+
+/** Content-MD5 of a whole object (base64), when the object has an MD5 checksum. */
+export function contentMd5 (object: BucketObject): string | undefined {
+  const md5 = object.checksums.toJSON().md5
+  return md5 === undefined ? undefined : Buffer.from(md5, 'hex').toString('base64')
+}

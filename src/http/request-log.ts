@@ -1,0 +1,43 @@
+/**
+ * One log line per request: method, bucket, key, status, bytes and time.
+ *
+ * Fastify's own "incoming request" / "request completed" pair is replaced
+ * through its log controller, so there is exactly one line and it never
+ * carries request headers (the token lives in one). `bytes` is the body sent
+ * (Content-Length of the answer) or, for uploads, the bytes stored.
+ */
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+
+/** What a request log line names, filled in by the routes. */
+export interface RequestLogFields {
+  bucket?: string
+  key?: string
+  /** Body bytes stored (PUT, parts, forms); otherwise the answer's Content-Length counts. */
+  bytes?: number
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    logFields: RequestLogFields | null
+  }
+}
+
+export class RequestLog extends LogController {
+  override incomingRequest (): void {}
+
+  override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const fields = request.logFields
+    const length = reply.getHeader('content-length')
+    const line = {
+      method: request.method,
+      url: fields === null ? request.url : undefined,
+      bucket: fields?.bucket,
+      key: fields?.key,
+      status: reply.statusCode,
+      bytes: fields?.bytes ?? (length === undefined ? 0 : Number(length)),
+      ms: Math.round(reply.elapsedTime * 100) / 100
+    }
+    if (error != null) request.log.error({ ...line, err: error }, 'request')
+    else request.log.info(line, 'request')
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * The HTTP routes of the gateway (contract: spec/gateway-http.md), one
+ * Fastify plugin over the bucket registry.
+ *
+ * Each request becomes one binding call; this module never touches files.
+ * Bodies stream: every content-type parser of this scope is replaced by one
+ * that hands the raw request to the handler, so an object PUT or a part
+ * flows from the socket into `put`/`uploadPart` with no body limit and no
+ * buffering (chunked bodies and `Expect: 100-continue` included; Node answers
+ * the 100 itself). A client that disconnects mid-body makes the request
+ * stream fail, and the binding discards what it had staged. Only the two
+ * small JSON bodies (bulk delete, multipart complete) are read whole, up to
+ * 1 MiB. `multipart/form-data` POSTs go through @fastify/multipart, each file
+ * streamed into its own `put`.
+ *
+ * One catch-all route decides what a URL names (see target.ts), because
+ * public routes and custom domains make the same path mean different things
+ * on different hosts. Errors of every kind leave through one handler and one
+ * table (errors.ts).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import multipart from '@fastify/multipart'
+import type { IncomingMessage } from 'node:http'
+import { BucketError, hostName } from '../bucket/index.js'
+import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
+import { requireCredentials, type AccessPolicy } from './auth.js'
+import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
+import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
+import { customMetadataFrom, httpMetadataFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
+import { readObject } from './read.js'
+import { matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget } from './target.js'
+
+export interface GatewayRoutesOptions {
+  registry: BucketRegistry
+  policy: AccessPolicy
+  /** Public routes, most specific first (see `orderRoutes`). */
+  publicRoutes: PublicRoute[]
+  /** Buckets served publicly whatever their settings say (`--public`). */
+  publicBuckets: ReadonlySet<string>
+}
+
+/** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
+const maxJsonBytes = 2 * 1024 * 1024
+/** A single put's limit (the binding's); @fastify/multipart needs it as a number. */
+const maxFormFileBytes = 5 * 1024 ** 3 - 5 * 1024 ** 2
+
+const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
+const bucketMethods = 'GET, HEAD, POST, OPTIONS'
+const readOnlyMethods = 'GET, HEAD, OPTIONS'
+
+function methodNotAllowed (allow: string): DoorError {
+  return new DoorError('MethodNotAllowed', `Allowed: ${allow}.`, { allow })
+}
+
+function queryValue (query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name]
+  if (value === undefined || typeof value === 'string') return value
+  throw new DoorError('InvalidQuery', `"${name}" given more than once.`)
+}
+
+/** IP literals are never custom domains; skipping them keeps the registry off the hot path. */
+function isIpLiteral (host: string): boolean {
+  return host.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
+}
+
+async function readJsonBody (source: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of source) {
+    size += (chunk as Buffer).length
+    if (size > maxJsonBytes) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`)
+    chunks.push(chunk as Buffer)
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    throw new DoorError('InvalidJson')
+  }
+}
+
+function partNumberFrom (query: Record<string, unknown>): number {
+  const raw = queryValue(query, 'partNumber')
+  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 10_000) {
+    throw new DoorError('InvalidQuery', 'partNumber must be an integer from 1 to 10000.')
+  }
+  return Number(raw)
+}
+
+function uploadIdFrom (query: Record<string, unknown>): string {
+  const uploadId = queryValue(query, 'uploadId')
+  if (uploadId === undefined || uploadId === '') throw new DoorError('InvalidQuery', 'uploadId is required.')
+  return uploadId
+}
+
+function partsFrom (body: unknown): Array<{ partNumber: number, etag: string }> {
+  const parts = (body as { parts?: unknown } | null)?.parts
+  if (!Array.isArray(parts) || !parts.every(p =>
+    typeof p === 'object' && p !== null && Number.isInteger(p.partNumber) && typeof p.etag === 'string')) {
+    throw new DoorError('InvalidArgument', 'The body must be {"parts": [{"partNumber": 1, "etag": "..."}, ...]}.')
+  }
+  return parts.map(p => ({ partNumber: p.partNumber, etag: p.etag.replace(/^"(.*)"$/, '$1') }))
+}
+
+function keysFrom (body: unknown): string[] {
+  const keys = (body as { keys?: unknown } | null)?.keys
+  if (!Array.isArray(keys) || !keys.every(k => typeof k === 'string')) {
+    throw new DoorError('InvalidArgument', 'The body must be {"keys": ["a", "b", ...]}.')
+  }
+  return keys
+}
+
+export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoutesOptions): Promise<void> {
+  const { registry, policy, publicRoutes, publicBuckets } = options
+
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+  await app.register(multipart, {
+    limits: { fileSize: maxFormFileBytes, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
+  })
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const answer = errorReply(err)
+    if (answer.status >= 500) request.log.error({ err }, 'request failed')
+    return await reply.code(answer.status).headers(answer.headers).type('application/json')
+      .send(failure(answer.code, answer.message))
+  })
+
+  async function resolveTarget (request: FastifyRequest): Promise<RequestTarget> {
+    const host = hostName(request.headers.host ?? '')
+    const path = rawPath(request.raw.url ?? '/')
+    const routed = matchPublicRoute(publicRoutes, host, path)
+    if (routed !== null) return { kind: 'public', ...routed }
+    if (host !== '' && !isIpLiteral(host)) {
+      const bucket = await registry.bucketForDomain(host)
+      const domainRoute = bucket === null ? null : matchPublicRoute([{ host, pathPrefix: '/', bucket }], host, path)
+      if (domainRoute !== null) return { kind: 'public', ...domainRoute }
+    }
+    return pathStyleTarget(path)
+  }
+
+  /** Checks access to a bucket, sets its CORS headers, and opens it. */
+  async function enter (request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public'): Promise<{ bucket: Bucket, info: BucketInfo }> {
+    const info = await registry.info(name)
+    const publicRead = access === 'public' ||
+      (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
+    const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
+    reply.headers(corsHeaders(rules, request.headers.origin, request.method))
+    if (!publicRead) requireCredentials(policy, request.headers.authorization)
+    const bucket = info === null ? null : await registry.open(name)
+    if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())
+    return { bucket, info }
+  }
+
+  async function preflight (request: FastifyRequest, reply: FastifyReply, name: string, servedPublicly: boolean): Promise<void> {
+    const origin = request.headers.origin
+    const method = request.headers['access-control-request-method']
+    if (origin === undefined || typeof method !== 'string') {
+      await reply.code(204).header('allow', servedPublicly ? readOnlyMethods : objectMethods).send()
+      return
+    }
+    const info = await registry.info(name)
+    const isPublic = servedPublicly || publicBuckets.has(name) || info?.settings.public === true
+    const rules = effectiveCorsRules(info?.settings.cors ?? null, isPublic)
+    const requested = request.headers['access-control-request-headers']
+    // A public route is read-only whatever the rules say.
+    const allowed = servedPublicly && !['GET', 'HEAD'].includes(method.toUpperCase())
+      ? null
+      : preflightHeaders(rules, origin, method, Array.isArray(requested) ? requested.join(',') : requested)
+    if (info === null || allowed === null) {
+      throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}${info === null ? ' (no such bucket)' : ''}.`)
+    }
+    await reply.code(204).headers(allowed).send()
+  }
+
+  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string): Promise<void> {
+    const result = await readObject(bucket, key, request.method as 'GET' | 'HEAD', request.headers, request.query as Record<string, unknown>)
+    reply.code(result.status).headers(result.headers)
+    if (result.body === undefined) return await reply.send()
+    if ('success' in result.body) return await reply.type('application/json').send(result.body)
+    return await reply.send(result.body)
+  }
+
+  async function listBucket (request: FastifyRequest, reply: FastifyReply, bucket: Bucket): Promise<void> {
+    const query = request.query as Record<string, unknown>
+    const limit = queryValue(query, 'limit')
+    if (limit !== undefined && !/^\d+$/.test(limit)) throw new BucketError('InvalidMaxKeys', 'list')
+    const include = queryValue(query, 'include')
+    const listed = await bucket.list({
+      prefix: queryValue(query, 'prefix'),
+      delimiter: queryValue(query, 'delimiter'),
+      cursor: queryValue(query, 'cursor'),
+      limit: limit === undefined ? undefined : Number(limit),
+      include: include === undefined ? undefined : include.split(',').filter(s => s !== '') as Array<'httpMetadata' | 'customMetadata'>
+    })
+    return await reply.send(success(listed.objects, {
+      cursor: listed.cursor ?? null,
+      truncated: listed.truncated,
+      delimitedPrefixes: listed.delimitedPrefixes
+    }))
+  }
+
+  async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, info: BucketInfo): Promise<void> {
+    const fields: Record<string, string> = {}
+    const stored: unknown[] = []
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') {
+          fields[part.fieldname] = String(part.value)
+          continue
+        }
+        const key = fields.key ?? `${fields.prefix ?? ''}${part.filename}`
+        request.logFields = { ...request.logFields, key }
+        const object = await bucket.put(key, part.file, {
+          httpMetadata: { contentType: part.mimetype },
+          storageClass: info.settings.storageClass
+        })
+        stored.push(object)
+      }
+    } catch (err) {
+      // Busboy reports a malformed form with plain errors that carry no code.
+      const known = errorReply(err)
+      if (known.status === 500) throw new DoorError('InvalidForm', (err as Error).message)
+      throw err
+    }
+    if (stored.length === 0) throw new DoorError('InvalidForm', 'The form has no file part.')
+    return await reply.send(success(stored))
+  }
+
+  async function handleBucket (request: FastifyRequest, reply: FastifyReply, name: string): Promise<void> {
+    const query = request.query as Record<string, unknown>
+    switch (request.method) {
+      case 'OPTIONS':
+        return await preflight(request, reply, name, false)
+      case 'GET':
+      case 'HEAD': {
+        const { bucket } = await enter(request, reply, name, 'read')
+        return await listBucket(request, reply, bucket)
+      }
+      case 'POST': {
+        const { bucket, info } = await enter(request, reply, name, 'write')
+        if (query.delete !== undefined) {
+          const keys = keysFrom(await readJsonBody(request.raw))
+          await bucket.delete(keys)
+          return await reply.send(success({ deleted: keys }))
+        }
+        if (request.isMultipart()) return await uploadForm(request, reply, bucket, info)
+        throw new DoorError('InvalidAction', 'POST on a bucket takes ?delete with {"keys": [...]} or a multipart/form-data upload.')
+      }
+      default:
+        throw methodNotAllowed(bucketMethods)
+    }
+  }
+
+  async function handleObject (request: FastifyRequest, reply: FastifyReply, name: string, key: string): Promise<void> {
+    const query = request.query as Record<string, unknown>
+    const method = request.method
+    if (method === 'OPTIONS') return await preflight(request, reply, name, false)
+    if (method === 'GET' || method === 'HEAD') {
+      const { bucket } = await enter(request, reply, name, 'read')
+      return await sendRead(request, reply, bucket, key)
+    }
+    if (!['PUT', 'POST', 'DELETE'].includes(method)) throw methodNotAllowed(objectMethods)
+
+    const action = queryValue(query, 'action')
+    const { bucket, info } = await enter(request, reply, name, 'write')
+    switch (`${method} ${action ?? ''}`) {
+      case 'PUT ': {
+        const object = await bucket.put(key, request.raw, putOptionsFrom(request.headers, info.settings.storageClass))
+        if (object === null) {
+          const { code, message } = DoorErrors.PreconditionFailed
+          return await reply.code(412).send(failure(code, message))
+        }
+        request.logFields = { ...request.logFields, bytes: object.size }
+        return await reply.header('etag', object.httpEtag).send(success(object))
+      }
+      case 'DELETE ':
+        await bucket.delete(key)
+        return await reply.code(204).send()
+      case 'POST mpu-create': {
+        const upload = await bucket.createMultipartUpload(key, {
+          httpMetadata: httpMetadataFrom(request.headers),
+          customMetadata: customMetadataFrom(request.headers),
+          storageClass: storageClassFrom(request.headers) ?? info.settings.storageClass
+        })
+        return await reply.send(success({ key: upload.key, uploadId: upload.uploadId }))
+      }
+      case 'PUT mpu-uploadpart': {
+        const partNumber = partNumberFrom(query)
+        const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
+        const part = await upload.uploadPart(partNumber, request.raw)
+        return await reply.header('etag', `"${part.etag}"`).send(success(part))
+      }
+      case 'POST mpu-complete': {
+        const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
+        const object = await upload.complete(partsFrom(await readJsonBody(request.raw)))
+        return await reply.header('etag', object.httpEtag).send(success(object))
+      }
+      case 'DELETE mpu-abort':
+        await bucket.resumeMultipartUpload(key, uploadIdFrom(query)).abort()
+        return await reply.code(204).send()
+      default:
+        throw new DoorError('InvalidAction', `"${method}" with action "${action ?? ''}" is not a route. Actions: PUT (none), PUT mpu-uploadpart, POST mpu-create, POST mpu-complete, DELETE (none), DELETE mpu-abort.`)
+    }
+  }
+
+  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string): Promise<void> {
+    if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
+    const { bucket } = await enter(request, reply, name, 'public')
+    if (key === '') throw new DoorError('NoSuchKey')
+    return await sendRead(request, reply, bucket, key)
+  }
+
+  async function handleRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed('GET, HEAD')
+    requireCredentials(policy, request.headers.authorization)
+    const buckets = await registry.list()
+    return await reply.send(success(buckets.map(b => ({ name: b.name, creationDate: b.creationDate }))))
+  }
+
+  app.route({
+    method: app.supportedMethods,
+    url: '/*',
+    exposeHeadRoute: false,
+    handler: async (request, reply) => {
+      const target = await resolveTarget(request)
+      switch (target.kind) {
+        case 'root':
+          return await handleRoot(request, reply)
+        case 'bucket':
+          request.logFields = { bucket: target.bucket }
+          return await handleBucket(request, reply, target.bucket)
+        case 'object':
+          request.logFields = { bucket: target.bucket, key: target.key }
+          return await handleObject(request, reply, target.bucket, target.key)
+        case 'public':
+          request.logFields = { bucket: target.bucket, key: target.key }
+          return await handlePublic(request, reply, target.bucket, target.key)
+      }
+    }
+  })
+}
