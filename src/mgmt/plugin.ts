@@ -41,6 +41,12 @@ function send (reply: FastifyReply, err: ManagementError): FastifyReply {
   return reply.code(err.status).type('application/json').send(failure(err))
 }
 
+/** Fastify's own complaints about a request (content type, body size, schema). */
+function isFastifyRequestError (error: unknown): error is FastifyError {
+  const { code, statusCode } = error as Partial<FastifyError>
+  return typeof code === 'string' && code.startsWith('FST_ERR_') && typeof statusCode === 'number' && statusCode < 500
+}
+
 export async function managementApi (app: FastifyInstance, options: ManagementApiOptions): Promise<void> {
   const ctx: ManagementContext = {
     store: new ManagementStore(options.dataDir ?? options.registry.dataDir, { fsync: options.fsync }),
@@ -67,7 +73,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
     let err: ManagementError
     if (error instanceof ManagementError) {
       err = error
-    } else if ((error as FastifyError).code?.startsWith('FST_ERR_CTP_') === true || (error as FastifyError).validation !== undefined) {
+    } else if (isFastifyRequestError(error)) {
       err = new ManagementError('InvalidRequestBody', error.message)
     } else {
       err = toManagementError(error)

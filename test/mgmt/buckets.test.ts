@@ -1,0 +1,143 @@
+import t from 'tap'
+import { accountId, buildApp, call, createZone } from './helpers.js'
+
+const buckets = `/accounts/${accountId}/r2/buckets`
+
+t.test('buckets: create, read, list with a cursor, delete', async t => {
+  const { app, registry } = await buildApp(t)
+  const created = await call(app, 'POST', buckets, { name: 'photos', storageClass: 'InfrequentAccess' })
+  t.equal(created.status, 200)
+  t.match(created.body.result, { name: 'photos', storage_class: 'InfrequentAccess' })
+  t.ok(!Number.isNaN(Date.parse(created.body.result.creation_date)))
+  t.ok(await registry.info('photos'), 'the gateway sees the same bucket')
+
+  for (const name of ['alpha', 'beta', 'gamma']) t.equal((await call(app, 'POST', buckets, { name })).status, 200)
+  const one = await call(app, 'GET', `${buckets}/beta`)
+  t.match(one.body.result, { name: 'beta', storage_class: 'Standard' })
+
+  const first = await call(app, 'GET', `${buckets}?per_page=2`)
+  t.same(first.body.result.buckets.map((b: any) => b.name), ['alpha', 'beta'])
+  t.equal(first.body.result_info.per_page, 2)
+  t.ok(first.body.result_info.cursor)
+  const second = await call(app, 'GET', `${buckets}?per_page=2&cursor=${first.body.result_info.cursor}`)
+  t.same(second.body.result.buckets.map((b: any) => b.name), ['gamma', 'photos'])
+  t.equal(second.body.result_info.cursor, '')
+  t.same((await call(app, 'GET', `${buckets}?name_contains=mm`)).body.result.buckets.map((b: any) => b.name), ['gamma'])
+  t.same((await call(app, 'GET', `${buckets}?direction=desc&per_page=1`)).body.result.buckets.map((b: any) => b.name), ['photos'])
+  t.same((await call(app, 'GET', `${buckets}?start_after=beta`)).body.result.buckets.map((b: any) => b.name), ['gamma', 'photos'])
+
+  const patched = await app.inject({ method: 'PATCH', url: `/client/v4${buckets}/beta`, headers: { authorization: 'Bearer test-token-0123456789abcdef', 'cf-r2-storage-class': 'InfrequentAccess' } })
+  t.equal(patched.json().result.storage_class, 'InfrequentAccess')
+
+  t.same((await call(app, 'DELETE', `${buckets}/beta`)).body.result, {})
+  t.equal((await call(app, 'GET', `${buckets}/beta`)).body.errors[0].code, 10006)
+})
+
+t.test('bucket errors: exists, invalid name, missing, not empty', async t => {
+  const { app, registry } = await buildApp(t)
+  await call(app, 'POST', buckets, { name: 'full' })
+  const exists = await call(app, 'POST', buckets, { name: 'full' })
+  t.equal(exists.status, 409)
+  t.equal(exists.body.errors[0].code, 10004)
+  t.equal(exists.headers['x-should-retry'], 'false', 'the SDK is told not to retry')
+  for (const name of ['ab', 'UPPER', 'under_score', '-lead', 'x'.repeat(64)]) {
+    const bad = await call(app, 'POST', buckets, { name })
+    t.equal(bad.status, 400, name)
+    t.equal(bad.body.errors[0].code, 10005, name)
+  }
+  t.equal((await call(app, 'POST', buckets, { name: 'okay', storageClass: 'Glacier' })).body.errors[0].code, 10040)
+  const missing = await call(app, 'DELETE', `${buckets}/nothing`)
+  t.equal(missing.status, 404)
+  t.equal(missing.body.errors[0].code, 10006)
+
+  const bucket = await registry.open('full')
+  await bucket!.put('a.txt', 'hello')
+  const notEmpty = await call(app, 'DELETE', `${buckets}/full`)
+  t.equal(notEmpty.status, 409)
+  t.equal(notEmpty.body.errors[0].code, 10008)
+  t.ok(await registry.info('full'), 'the bucket is still there')
+})
+
+t.test('lifecycle: default, replace, read back, seen by the registry', async t => {
+  const { app, registry } = await buildApp(t)
+  await call(app, 'POST', buckets, { name: 'uploads' })
+  const initial = await call(app, 'GET', `${buckets}/uploads/lifecycle`)
+  t.equal(initial.body.result.rules[0].abortMultipartUploadsTransition.condition.maxAge, 604800)
+  const rules = [{ id: 'abort-1h', enabled: true, conditions: { prefix: '' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 3600 } } }]
+  t.equal((await call(app, 'PUT', `${buckets}/uploads/lifecycle`, { rules })).status, 200)
+  t.same((await call(app, 'GET', `${buckets}/uploads/lifecycle`)).body.result, { rules })
+  t.same((await registry.info('uploads'))!.settings.lifecycle, { rules })
+  const bad = await call(app, 'PUT', `${buckets}/uploads/lifecycle`, { rules: [{ id: 'x', enabled: true, conditions: { prefix: '' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: -5 } } }] })
+  t.equal(bad.status, 400)
+  t.equal((await call(app, 'GET', `${buckets}/nothing/lifecycle`)).body.errors[0].code, 10006)
+})
+
+t.test('CORS: none, replace, read back in the API shape, delete', async t => {
+  const { app, registry } = await buildApp(t)
+  await call(app, 'POST', buckets, { name: 'site' })
+  const none = await call(app, 'GET', `${buckets}/site/cors`)
+  t.equal(none.status, 404)
+  t.equal(none.body.errors[0].code, 10059)
+  const rules = [{ allowed: { origins: ['https://app.test'], methods: ['GET', 'HEAD'], headers: ['range'] }, exposeHeaders: ['etag'], maxAgeSeconds: 3600 }]
+  t.equal((await call(app, 'PUT', `${buckets}/site/cors`, { rules })).status, 200)
+  t.same((await call(app, 'GET', `${buckets}/site/cors`)).body.result, { rules })
+  t.same((await registry.info('site'))!.settings.cors, [{ allowedOrigins: ['https://app.test'], allowedMethods: ['GET', 'HEAD'], allowedHeaders: ['range'], exposeHeaders: ['etag'], maxAgeSeconds: 3600 }])
+  t.equal((await call(app, 'PUT', `${buckets}/site/cors`, { rules: [{ allowed: { origins: ['*'], methods: ['TRACE'] } }] })).status, 400)
+  t.equal((await call(app, 'DELETE', `${buckets}/site/cors`)).status, 200)
+  t.equal((await registry.info('site'))!.settings.cors, null)
+  t.equal((await call(app, 'GET', `${buckets}/site/cors`)).status, 404)
+})
+
+t.test('custom domains: attach creates the CNAME and the route, detach removes both', async t => {
+  const { app, registry } = await buildApp(t)
+  const zone = await createZone(app, 'example.test')
+  const other = await createZone(app, 'other.test')
+  await call(app, 'POST', buckets, { name: 'assets' })
+  await call(app, 'POST', buckets, { name: 'second' })
+  const custom = `${buckets}/assets/domains/custom`
+
+  const attached = await call(app, 'POST', custom, { domain: 'CDN.example.test', zoneId: zone.id, enabled: true, minTLS: '1.2' })
+  t.equal(attached.status, 200)
+  t.same(attached.body.result, { domain: 'cdn.example.test', enabled: true, zoneId: zone.id, minTLS: '1.2' })
+  const records = (await call(app, 'GET', `/zones/${zone.id}/dns_records?name=cdn.example.test`)).body.result
+  t.equal(records.length, 1)
+  t.match(records[0], { type: 'CNAME', proxied: true })
+  t.same((await registry.info('assets'))!.settings.domains, ['cdn.example.test'])
+  t.equal(await registry.bucketForDomain('cdn.example.test'), 'assets')
+
+  const listed = await call(app, 'GET', custom)
+  t.same(listed.body.result.domains, [{ domain: 'cdn.example.test', enabled: true, status: { ownership: 'active', ssl: 'active' }, minTLS: '1.2', zoneId: zone.id, zoneName: 'example.test' }])
+  t.equal((await call(app, 'GET', `${custom}/cdn.example.test`)).body.result.zoneName, 'example.test')
+
+  t.equal((await call(app, 'POST', `${buckets}/second/domains/custom`, { domain: 'cdn.example.test', zoneId: zone.id, enabled: true })).body.errors[0].code, 10072)
+  t.equal((await call(app, 'POST', custom, { domain: 'cdn.elsewhere.test', zoneId: other.id, enabled: true })).body.errors[0].code, 10071)
+  t.equal((await call(app, 'POST', custom, { domain: 'x.example.test', zoneId: '0'.repeat(32), enabled: true })).body.errors[0].code, 7003)
+  t.equal((await call(app, 'POST', `${buckets}/nothing/domains/custom`, { domain: 'y.example.test', zoneId: zone.id, enabled: true })).body.errors[0].code, 10006)
+  await call(app, 'POST', `/zones/${zone.id}/dns_records`, { type: 'A', name: 'taken', content: '192.0.2.1', ttl: 1 })
+  t.equal((await call(app, 'POST', custom, { domain: 'taken.example.test', zoneId: zone.id, enabled: true })).body.errors[0].code, 81053)
+
+  const disabled = await call(app, 'PUT', `${custom}/cdn.example.test`, { enabled: false })
+  t.same(disabled.body.result, { domain: 'cdn.example.test', enabled: false, minTLS: '1.2' })
+  t.same((await registry.info('assets'))!.settings.domains, [], 'a disabled domain is not served')
+  await call(app, 'PUT', `${custom}/cdn.example.test`, { enabled: true })
+  t.same((await registry.info('assets'))!.settings.domains, ['cdn.example.test'])
+
+  t.same((await call(app, 'DELETE', `${custom}/cdn.example.test`)).body.result, { domain: 'cdn.example.test' })
+  t.same((await registry.info('assets'))!.settings.domains, [])
+  t.same((await call(app, 'GET', `/zones/${zone.id}/dns_records?name=cdn.example.test`)).body.result, [])
+  t.equal((await call(app, 'DELETE', `${custom}/cdn.example.test`)).body.errors[0].code, 10073)
+})
+
+t.test('deleting a bucket or a zone detaches its custom domains', async t => {
+  const { app, registry } = await buildApp(t)
+  const zone = await createZone(app, 'example.test')
+  await call(app, 'POST', buckets, { name: 'gone' })
+  await call(app, 'POST', buckets, { name: 'kept' })
+  await call(app, 'POST', `${buckets}/gone/domains/custom`, { domain: 'a.example.test', zoneId: zone.id, enabled: true })
+  await call(app, 'POST', `${buckets}/kept/domains/custom`, { domain: 'b.example.test', zoneId: zone.id, enabled: true })
+  await call(app, 'DELETE', `${buckets}/gone`)
+  t.same((await call(app, 'GET', `/zones/${zone.id}/dns_records?name=a.example.test`)).body.result, [])
+  await call(app, 'DELETE', `/zones/${zone.id}`)
+  t.same((await registry.info('kept'))!.settings.domains, [])
+  t.same((await call(app, 'GET', `${buckets}/kept/domains/custom`)).body.result.domains, [])
+})
