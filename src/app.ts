@@ -15,6 +15,7 @@ import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
 import { orderRoutes, type PublicRoute } from './http/target.js'
+import { managementApi, type ManagementCredentials } from './mgmt/index.js'
 
 export interface GatewayConfig {
   dataDir: string
@@ -33,6 +34,8 @@ export interface GatewayConfig {
   minPartSize?: number
   /** An already opened registry (tests and the CLI share one); opened from dataDir otherwise. */
   registry?: BucketRegistry
+  /** Credentials of the management API; default: the gateway's token, open on loopback when there is none. */
+  management?: ManagementCredentials
 }
 
 export const redactedHeaders = ['req.headers.authorization', 'req.headers["x-auth-key"]']
@@ -72,8 +75,13 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
 
   // The management API v4 (src/mgmt/) mounts here, beside the gateway, on the
   // same registry. Its prefix is more specific than the gateway's catch-all
-  // route, so /client/v4/... never reaches the bucket routes:
-  //   await app.register(managementApi, { prefix: '/client/v4', registry, ... })
+  // route, so /client/v4/... never reaches the bucket routes.
+  await app.register(managementApi, {
+    prefix: '/client/v4',
+    registry,
+    fsync: config.fsync,
+    credentials: config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
+  })
 
   await app.register(gatewayRoutes, {
     registry,

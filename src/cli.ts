@@ -25,6 +25,7 @@ import { openRegistry, type BucketRegistry } from './bucket/index.js'
 import { buildApp, redactedHeaders } from './app.js'
 import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
+import { managementCredentials, registerManagementCommands } from './mgmt/cli.js'
 
 export interface ServeOptions {
   data: string
@@ -38,6 +39,9 @@ export interface ServeOptions {
   workers: number
   sweepInterval: number
   defaultBucket: string
+  apiToken?: string
+  apiEmail?: string
+  apiKey?: string
 }
 
 function integer (min: number, max: number) {
@@ -128,6 +132,7 @@ async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<v
     routes: await loadRoutes(options.data, options.route),
     fsync: options.fsync,
     logLevel: options.logLevel,
+    management: await managementCredentials(options, isLoopbackHost(options.host)),
     registry
   })
   if (ownsSweeper) {
@@ -253,6 +258,7 @@ export function buildCli (): Command {
       console.log('swept')
     })
 
+  registerManagementCommands(program)
   return program
 }
 
