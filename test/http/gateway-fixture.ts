@@ -1,0 +1,27 @@
+/** A gateway app over a fresh data directory, for the HTTP tests. */
+import type { Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { buildApp, type GatewayConfig } from '../../src/app.js'
+import { openRegistry, type BucketRegistry } from '../../src/bucket/index.js'
+
+export const token = 'test-token-0123456789'
+export const auth = { authorization: `Bearer ${token}` }
+
+export interface Gateway {
+  app: FastifyInstance
+  registry: BucketRegistry
+  dataDir: string
+}
+
+/** Buckets: `photos` (private) and `site` (public). Multipart parts may be as small as 5 bytes. */
+export async function gateway (t: Test, config: Partial<GatewayConfig> = {}): Promise<Gateway> {
+  const dataDir = t.testdir()
+  const registry = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
+  await registry.create('photos')
+  await registry.create('site', { public: true })
+  const app = await buildApp({
+    dataDir, host: '127.0.0.1', token, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry, ...config
+  })
+  t.teardown(async () => { await app.close(); await registry.close() })
+  return { app, registry, dataDir }
+}
