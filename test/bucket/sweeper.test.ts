@@ -4,6 +4,7 @@
  * `sweep()`, one a millisecond younger is left alone, completed objects are
  * never touched, and a shorter `uploadMaxAgeMs` is honoured.
  */
+import { stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { openBucket, type Bucket } from '../../src/index.js'
@@ -90,3 +91,26 @@ t.test('uploadMaxAgeMs is honoured, from the bucket options and from sweep', asy
   t.equal((await other.sweep({ uploadMaxAgeMs: 1001 })).abortedUploads, 1, 'sweep({ uploadMaxAgeMs }) aborts an older one, created by another handle')
   await expectNoSuchUpload(t, () => elsewhere.uploadPart(1, 'part'), 'the creating handle sees the abort')
 })
+
+t.test('sweep removes leftovers of interrupted writes once they are past the grace period', async t => {
+  const dir = path.join(t.testdir(), 'bucket')
+  const bucket = await openBucket(dir)
+  t.teardown(() => bucket.close())
+  await bucket.put('kept', 'a stored object')
+  // What a writer killed mid-body leaves behind: a temporary file nobody names.
+  const leftover = path.join(dir, '.fsbucket', 'tmp', 'interrupted-write')
+  await writeFile(leftover, 'half a body')
+  t.same((await bucket.list()).objects.map(o => o.key), ['kept'], 'leftovers never appear in list')
+
+  const young = await bucket.sweep()
+  t.ok(await exists(leftover), 'a fresh leftover is kept: a live writer may still own it')
+  t.equal(young.removedLeftovers, 0)
+  const swept = await bucket.sweep({ leftoverGraceMs: 0 })
+  t.notOk(await exists(leftover), 'with no grace period the leftover is removed')
+  t.ok(swept.removedLeftovers >= 1, 'and counted in the report')
+  t.equal(await text(bucket, 'kept'), 'a stored object', 'stored objects are untouched')
+})
+
+async function exists (file: string): Promise<boolean> {
+  return await stat(file).then(() => true, () => false)
+}
