@@ -639,7 +639,7 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.same(rest.objects.map(o => o.key), ['d0', 'e', 'h'], 'resumes strictly after "d" with the current contents')
   })
 
-  t.test('list: default limit is 1000', async t => {
+  t.test('list: default limit is 1000; delete of 1000 keys', async t => {
     const bucket = await fresh(t, { fsync: false })
     const keys = Array.from({ length: 1001 }, (_, i) => `many/${String(i).padStart(4, '0')}`)
     for (let i = 0; i < keys.length; i += 50) {
@@ -651,6 +651,8 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     const second = await bucket.list({ cursor: first.cursor })
     t.same(second.objects.map(o => o.key), ['many/1000'])
     t.equal(second.truncated, false)
+    await bucket.delete(keys.slice(0, 1000))
+    t.same((await bucket.list()).objects.map(o => o.key), ['many/1000'], 'delete takes 1000 keys at once')
   })
 
   t.test('delete: one key, many keys, missing keys', async t => {
