@@ -64,7 +64,7 @@ function compareUtf8 (a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
 }
 
-interface ModelObject { etag: string, size: number }
+interface ModelObject { etag: string, size: number, body: Buffer }
 type Entry = { kind: 'object', key: string } | { kind: 'prefix', prefix: string }
 
 /** What one list page must hold, computed from the model. */
@@ -124,7 +124,7 @@ t.test(`random keys against a sorted model (seed ${seed})`, async t => {
     for (const key of keys) {
       const body = bodyFor(key, ++generation)
       await bucket.put(key, body)
-      model.set(key, { etag: createHash('md5').update(body).digest('hex'), size: body.byteLength })
+      model.set(key, { etag: createHash('md5').update(body).digest('hex'), size: body.byteLength, body })
     }
   }
   async function mutate (count: number): Promise<void> {
@@ -136,7 +136,7 @@ t.test(`random keys against a sorted model (seed ${seed})`, async t => {
         const put = await bucket.put(key, body)
         const etag = createHash('md5').update(body).digest('hex')
         if (put?.etag !== etag || put.key !== key) t.fail(`put ${JSON.stringify(key)} returned ${put?.key} ${put?.etag}`)
-        model.set(key, { etag, size: body.byteLength })
+        model.set(key, { etag, size: body.byteLength, body })
       } else if (roll < 0.9 || model.size === 0) {
         const key = model.size > 0 && random() < 0.8 ? pick([...model.keys()]) : randomKey()
         await bucket.delete(key)
@@ -217,6 +217,15 @@ t.test(`random keys against a sorted model (seed ${seed})`, async t => {
     }
   }
   t.equal(mismatched, 0, 'head agrees with the model for every key')
+  for (const [key, expected] of model) {
+    const got = await bucket.get(key)
+    const bytes = got !== null && 'body' in got ? Buffer.from(await got.arrayBuffer()) : undefined
+    if (bytes === undefined || !bytes.equals(expected.body)) {
+      mismatched++
+      t.fail(`get ${JSON.stringify(key)} does not give the bytes last put`)
+    }
+  }
+  t.equal(mismatched, 0, 'get gives every key its own bytes')
   for (const key of hardKeys.filter(k => !model.has(k)).slice(0, 20)) {
     if (await bucket.head(key) !== null) t.fail(`deleted or never written key ${JSON.stringify(key)} is still there`)
   }
