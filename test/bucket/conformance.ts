@@ -6,7 +6,7 @@
  * documented behaviour), and only against the public API: `open(dir, options)`
  * returning a `Bucket`, and errors carrying a numeric `code`. Any storage
  * implementation can run it: call `bucketConformance(t, open)` from a test
- * file. Every subtest works in its own `t.testdir()` and closes what it opens.
+ * file. Every subtest works in its own test directory and closes what it opens.
  *
  * The suite asserts what a user relies on: return shapes, bytes, etags,
  * error codes and message forms, and the argument mistakes a JavaScript
@@ -124,6 +124,16 @@ function streamOf (...chunks: Array<Uint8Array | string>): ReadableStream<Uint8A
   })
 }
 
+/**
+ * `t.testdir()`, but for this run alone: tap names fixture directories after
+ * the test, so two runs of the suite in one checkout would otherwise share,
+ * and wipe, each other's buckets.
+ */
+export function ownTestdir (t: Test): string {
+  t.testdirName = `${t.testdirName}-${process.pid}`
+  return t.testdir()
+}
+
 /** A settable clock for the bucket. */
 export class TestClock {
   now: number
@@ -134,7 +144,7 @@ export class TestClock {
 export function bucketConformance (t: Test, open: OpenBucket): void {
   /** Opens a bucket in the subtest's own directory and closes it at the end. */
   async function fresh (tt: Test, options?: OpenBucketOptions): Promise<Bucket> {
-    const dir = path.join(tt.testdir(), 'bucket')
+    const dir = path.join(ownTestdir(tt), 'bucket')
     const bucket = await open(dir, options)
     tt.teardown(() => bucket.close())
     return bucket
@@ -772,7 +782,7 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
 
   t.test('multipart: abort, resume, independence from delete', async t => {
     const minPartSize = 4 * KiB
-    const dir = path.join(t.testdir(), 'bucket')
+    const dir = path.join(ownTestdir(t), 'bucket')
     const bucket = await open(dir, { minPartSize })
     t.teardown(() => bucket.close())
     const part = patternBytes(minPartSize, 7)

@@ -17,6 +17,7 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { openBucket, type Bucket, type BucketListOptions } from '../../src/index.js'
+import { ownTestdir } from './conformance.js'
 
 const seed = Number(process.env.MODEL_SEED ?? 20240607)
 
@@ -112,7 +113,7 @@ async function strayFiles (root: string, bucketPath: string): Promise<string[]> 
 }
 
 t.test(`random keys against a sorted model (seed ${seed})`, async t => {
-  const root = t.testdir()
+  const root = ownTestdir(t)
   const dir = path.join(root, 'outer', 'inner', 'bucket')
   let bucket: Bucket = await openBucket(dir, { fsync: false })
   t.teardown(() => bucket.close())

@@ -8,6 +8,7 @@ import { stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { openBucket, type Bucket } from '../../src/index.js'
+import { ownTestdir } from './conformance.js'
 
 const day = 24 * 60 * 60 * 1000
 const start = Date.UTC(2024, 3, 1, 9, 30, 0, 250)
@@ -34,7 +35,7 @@ async function text (bucket: Bucket, key: string): Promise<string | undefined> {
 
 t.test('an upload lives 7 days, then sweep aborts it', async t => {
   const clock = new Clock()
-  const bucket = await openBucket(path.join(t.testdir(), 'bucket'), { clock: clock.read, minPartSize })
+  const bucket = await openBucket(path.join(ownTestdir(t), 'bucket'), { clock: clock.read, minPartSize })
   t.teardown(() => bucket.close())
 
   await bucket.put('plain', 'a plain object')
@@ -67,7 +68,7 @@ t.test('an upload lives 7 days, then sweep aborts it', async t => {
 
 t.test('uploadMaxAgeMs is honoured, from the bucket options and from sweep', async t => {
   const clock = new Clock()
-  const dir = path.join(t.testdir(), 'bucket')
+  const dir = path.join(ownTestdir(t), 'bucket')
   const bucket = await openBucket(dir, { clock: clock.read, minPartSize, uploadMaxAgeMs: 60_000 })
   t.teardown(() => bucket.close())
 
@@ -93,7 +94,7 @@ t.test('uploadMaxAgeMs is honoured, from the bucket options and from sweep', asy
 })
 
 t.test('sweep removes leftovers of interrupted writes once they are past the grace period', async t => {
-  const dir = path.join(t.testdir(), 'bucket')
+  const dir = path.join(ownTestdir(t), 'bucket')
   const bucket = await openBucket(dir)
   t.teardown(() => bucket.close())
   await bucket.put('kept', 'a stored object')
