@@ -218,6 +218,24 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     }
   })
 
+  t.test('a put whose stream fails stores nothing and keeps the previous object', async t => {
+    const bucket = await fresh(t)
+    await bucket.put('fragile', 'the previous object')
+    let sent = 0
+    const failing = new ReadableStream<Uint8Array>({
+      pull (controller) {
+        if (sent++ < 3) controller.enqueue(new Uint8Array(64 * KiB).fill(sent))
+        else controller.error(new Error('the client went away'))
+      }
+    })
+    await expectRejection(t, () => bucket.put('fragile', failing), 'put of a failing stream')
+    t.equal((await bytesOf(await bucket.get('fragile'))).toString(), 'the previous object', 'the previous object is intact')
+    const again = new ReadableStream<Uint8Array>({ pull (controller) { controller.error(new Error('at once')) } })
+    await expectRejection(t, () => bucket.put('never-stored', again), 'put of a stream failing at once')
+    t.equal(await bucket.head('never-stored'), null, 'nothing stored')
+    t.same((await bucket.list()).objects.map(o => o.key), ['fragile'], 'nothing half-written is listed')
+  })
+
   t.test('a body offers text, json, arrayBuffer, blob and the stream once', async t => {
     const bucket = await fresh(t)
     const document = { name: 'fsbucket', list: [1, 2, 3], unicode: '\u00e9\u{1F600}' }

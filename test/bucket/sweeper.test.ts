@@ -115,3 +115,18 @@ t.test('sweep removes leftovers of interrupted writes once they are past the gra
 async function exists (file: string): Promise<boolean> {
   return await stat(file).then(() => true, () => false)
 }
+
+t.test('the sweeper runs on a timer when sweepIntervalMs is set', async t => {
+  const clock = new Clock()
+  const bucket = await openBucket(path.join(ownTestdir(t), 'bucket'), { clock: clock.read, minPartSize, sweepIntervalMs: 20 })
+  t.teardown(() => bucket.close())
+  const upload = await bucket.createMultipartUpload('forgotten')
+  await upload.uploadPart(1, 'part')
+  clock.now = start + 7 * day + 1
+  let aborted = false
+  for (let waited = 0; waited < 5000 && !aborted; waited += 50) {
+    await new Promise(resolve => setTimeout(resolve, 50))
+    aborted = await upload.uploadPart(2, 'part').then(() => false, (err: { code?: unknown }) => err.code === 10024)
+  }
+  t.ok(aborted, 'an expired upload is aborted without anyone calling sweep()')
+})
