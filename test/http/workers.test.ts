@@ -1,0 +1,70 @@
+/**
+ * `fsbucket serve --workers 2`: two processes on one port over one data
+ * directory. A write answered by one worker is read by the other at once, and
+ * SIGTERM stops both and exits 0.
+ */
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { createServer, request } from 'node:http'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createInterface } from 'node:readline'
+
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
+const token = 'workers-token'
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+/** One request on a fresh connection, so that successive requests may land on different workers. */
+async function call (port: number, method: string, urlPath: string, body?: string): Promise<{ status: number, body: string }> {
+  return await new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path: urlPath, agent: false, headers: { authorization: `Bearer ${token}`, connection: 'close' } }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', chunk => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+t.test('read-after-write across two worker processes', async t => {
+  const dataDir = t.testdir()
+  const port = await freePort()
+  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--workers', '2', '--token', token, '--fsync', 'off'], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const exited = new Promise<number | null>(resolve => server.once('exit', code => resolve(code)))
+  t.teardown(() => { if (server.exitCode === null) server.kill('SIGKILL') })
+
+  const requestPids = new Set<number>()
+  const serving = new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: server.stdout! })
+    lines.on('line', line => {
+      const entry = JSON.parse(line) as { msg?: string, pid?: number, method?: string }
+      if (entry.msg === 'serving') resolve()
+      if (entry.msg === 'request' && entry.pid !== undefined) requestPids.add(entry.pid)
+    })
+    setTimeout(() => reject(new Error('server did not start within 20 s')), 20_000).unref()
+  })
+  await serving
+
+  for (let i = 0; i < 30; i++) {
+    const value = `value-${i}-${Math.random()}`
+    const put = await call(port, 'PUT', `/default/key-${i % 5}`, value)
+    t.equal(put.status, 200)
+    const get = await call(port, 'GET', `/default/key-${i % 5}`)
+    if (get.body !== value) t.fail(`round ${i}: read ${get.body}, wrote ${value}`)
+  }
+  t.pass('every read saw the write before it')
+  t.equal(requestPids.size, 2, 'both workers answered requests')
+
+  server.kill('SIGTERM')
+  t.equal(await exited, 0, 'graceful stop exits 0')
+})
