@@ -120,7 +120,9 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
 
   app.setErrorHandler(async (err, request, reply) => {
     const answer = errorReply(err)
-    if (answer.status >= 500) request.log.error({ err }, 'request failed')
+    // A client that went away mid-body is not a server fault; the binding already discarded its upload.
+    if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
+    else if (answer.status >= 500) request.log.error({ err }, 'request failed')
     return await reply.code(answer.status).headers(answer.headers).type('application/json')
       .send(failure(answer.code, answer.message))
   })

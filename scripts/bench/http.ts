@@ -1,0 +1,366 @@
+/**
+ * The HTTP benchmark (`npm run bench:http`): the gateway driven by autocannon
+ * over loopback, each workload beside the same workload, in the same run,
+ * against nginx serving the same files statically (GET rows) and against a
+ * bare Fastify route that streams the file with `fs.createReadStream`.
+ *
+ *   small GET        1 KiB object, 50 connections (req/s)
+ *   small PUT        1 KiB, a new key per request, fsync on, 50 connections (req/s)
+ *   304              GET with a matching If-None-Match, 50 connections (req/s)
+ *   Range GET        1 MiB slice of a 64 MiB object, 400 requests, 10 at a time (req/s)
+ *   64 MiB GET       24 requests, 4 at a time (MB/s)
+ *   1 GiB upload     one `curl -T` (MB/s) and the server's peak RSS, beside
+ *                    `md5sum` over the same file
+ *   list page        GET /{bucket}?limit=1000 from a bucket of ~1,000+ keys,
+ *                    10 connections (req/s)
+ *
+ * The two large-body rows use curl (`curl -Z`, parallel transfers) as the
+ * load generator: autocannon parses bodies in JavaScript and caps a Node
+ * server's large responses far below what the server sends (it measured
+ * ~50 MB/s where curl sees 300 MB/s).
+ *
+ * fsbucket runs with one worker and with two; the goals of issue 3 compare
+ * the two-worker figure with nginx and the one-worker figure with the bare
+ * route. autocannon runs in this process, on the same cores as the servers,
+ * for every column alike.
+ *
+ * Environment:
+ *   BENCH_SECONDS   length of each autocannon run (default 5)
+ *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
+ *   BENCH_DIR       where the temporary directory goes (default the OS's)
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { promises as fsp, createReadStream, createWriteStream, existsSync } from 'node:fs'
+import { createServer } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import autocannon from 'autocannon'
+import Fastify from 'fastify'
+
+const run = promisify(execFile)
+const here = path.dirname(fileURLToPath(import.meta.url))
+const bin = path.resolve(here, '../../../bin/fsbucket.js')
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const uploadBytes = Number(process.env.BENCH_UPLOAD ?? 1024 ** 3)
+const MiB = 1024 * 1024
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+async function waitForPort (port: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/`)
+      await res.arrayBuffer()
+      return
+    } catch {
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`nothing listening on ${port}`)
+}
+
+async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise(resolve => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+/** Writes `bytes` of pseudo-random data (a 1 MiB random block repeated with a counter). */
+async function makeFile (file: string, bytes: number): Promise<void> {
+  const block = Buffer.alloc(MiB)
+  for (let i = 0; i < block.length; i++) block[i] = (i * 2654435761) >>> 24
+  await pipeline(async function * () {
+    for (let written = 0, n = 0; written < bytes; n++) {
+      const chunk = Buffer.from(block.subarray(0, Math.min(MiB, bytes - written)))
+      chunk.writeUInt32LE(n, 0)
+      written += chunk.length
+      yield chunk
+    }
+  }, createWriteStream(file))
+}
+
+/** The bare Fastify baseline: one route streaming a file with fs.createReadStream (Range honoured). */
+async function serveBareFastify (port: number, dir: string): Promise<void> {
+  const app = Fastify()
+  app.get<{ Params: { name: string } }>('/bench/:name', async (request, reply) => {
+    const file = path.join(dir, path.basename(request.params.name))
+    const { size } = await fsp.stat(file)
+    const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? '')
+    if (range !== null) {
+      const start = Number(range[1])
+      const end = Math.min(Number(range[2]), size - 1)
+      reply.code(206).header('content-range', `bytes ${start}-${end}/${size}`).header('content-length', end - start + 1)
+      return await reply.send(createReadStream(file, { start, end }))
+    }
+    reply.header('content-length', size)
+    return await reply.send(createReadStream(file))
+  })
+  await app.listen({ host: '127.0.0.1', port })
+}
+
+async function ensureNginx (): Promise<string | null> {
+  for (const candidate of ['/usr/sbin/nginx', '/usr/bin/nginx']) if (existsSync(candidate)) return candidate
+  try {
+    console.error('installing nginx with apt-get ...')
+    await run('apt-get', ['install', '-y', '-qq', 'nginx'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+      .catch(async () => {
+        await run('apt-get', ['update', '-qq'])
+        await run('apt-get', ['install', '-y', '-qq', 'nginx'], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+      })
+    return existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : null
+  } catch (err) {
+    console.error(`nginx unavailable: ${(err as Error).message}`)
+    return null
+  }
+}
+
+async function startNginx (nginx: string, port: number, root: string, prefix: string): Promise<ChildProcess> {
+  await fsp.mkdir(path.join(prefix, 'logs'), { recursive: true })
+  const conf = path.join(prefix, 'nginx.conf')
+  await fsp.writeFile(conf, `
+worker_processes 2;
+error_log ${prefix}/logs/error.log warn;
+pid ${prefix}/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  client_body_temp_path ${prefix}/body;
+  proxy_temp_path ${prefix}/proxy;
+  fastcgi_temp_path ${prefix}/fastcgi;
+  uwsgi_temp_path ${prefix}/uwsgi;
+  scgi_temp_path ${prefix}/scgi;
+  server {
+    listen 127.0.0.1:${port};
+    root ${root};
+    location / { }
+  }
+}
+`)
+  const child = spawn(nginx, ['-p', prefix, '-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' })
+  await waitForPort(port)
+  return child
+}
+
+interface Column {
+  name: string
+  port: number
+  /** Workloads this column takes part in. */
+  does: Set<string>
+}
+
+interface Measured { value: number, unit: string, note?: string }
+
+type Row = Record<string, Measured | null>
+
+async function cannon (options: Parameters<typeof autocannon>[0]): Promise<Awaited<ReturnType<typeof autocannon>>> {
+  const result = await autocannon({ duration: seconds, ...options })
+  if (result.errors > 0 || result.timeouts > 0) console.error(`  ${options.url}: ${result.errors} errors, ${result.timeouts} timeouts`)
+  return result
+}
+
+/**
+ * `count` transfers by curl, `parallel` at a time, bodies discarded: the load
+ * generator for large bodies, where autocannon's JavaScript parser, not the
+ * server, would set the pace.
+ */
+async function curlBatch (url: string, count: number, parallel: number, extra: string[], dir: string): Promise<{ seconds: number, bytes: number }> {
+  const config = path.join(dir, `curl-${process.hrtime.bigint()}.cfg`)
+  await fsp.writeFile(config, `url = "${url}"\noutput = "/dev/null"\n`.repeat(count))
+  const started = performance.now()
+  const { stdout } = await run('curl', ['-s', '-Z', '--parallel-max', String(parallel), '-w', '%{size_download}\n', ...extra, '-K', config], { maxBuffer: 16 * MiB })
+  const seconds = (performance.now() - started) / 1000
+  const bytes = stdout.split('\n').filter(l => l !== '').reduce((sum, l) => sum + Number(l), 0)
+  return { seconds, bytes }
+}
+
+async function peakRssDuring<T> (pids: number[], work: () => Promise<T>): Promise<{ result: T, peakMiB: number }> {
+  let peak = 0
+  const sample = async (): Promise<void> => {
+    let total = 0
+    for (const pid of pids) {
+      const status = await fsp.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
+      total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+    }
+    peak = Math.max(peak, total)
+  }
+  const timer = setInterval(() => { void sample() }, 50)
+  try {
+    const result = await work()
+    await sample()
+    return { result, peakMiB: peak / 1024 }
+  } finally {
+    clearInterval(timer)
+  }
+}
+
+async function workerPids (primaryPid: number): Promise<number[]> {
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(primaryPid)]).catch(() => ({ stdout: '' }))
+  const children = stdout.split('\n').map(s => Number(s.trim())).filter(n => n > 0)
+  return children.length > 0 ? children : [primaryPid]
+}
+
+async function main (): Promise<void> {
+  if (process.argv[2] === '--bare-fastify') {
+    await serveBareFastify(Number(process.argv[3]), process.argv[4])
+    return
+  }
+  const root = await fsp.mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'fsbucket-bench-http-'))
+  // nginx's workers run as an unprivileged user: they must be able to read the static files.
+  await fsp.chmod(root, 0o755)
+  const children: ChildProcess[] = []
+  const cleanup = async (): Promise<void> => {
+    for (const child of children) await stop(child).catch(() => {})
+    await fsp.rm(root, { recursive: true, force: true })
+  }
+  process.on('SIGINT', () => { void cleanup().then(() => process.exit(130)) })
+  try {
+    const files = path.join(root, 'static', 'bench')
+    await fsp.mkdir(files, { recursive: true, mode: 0o755 })
+    console.error(`preparing files in ${root} ...`)
+    await makeFile(path.join(files, 'small.bin'), 1024)
+    await makeFile(path.join(files, 'big.bin'), 64 * MiB)
+    const uploadFile = path.join(root, 'upload.bin')
+    await makeFile(uploadFile, uploadBytes)
+
+    // Servers: fsbucket with one and two workers (separate data directories), nginx, bare Fastify.
+    const columns: Column[] = []
+    const gets = ['small GET', 'Range GET', '64 MiB GET']
+    for (const workers of [1, 2]) {
+      const port = await freePort()
+      const data = path.join(root, `data-${workers}`)
+      const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+      children.push(child)
+      await waitForPort(port)
+      for (const name of ['small.bin', 'big.bin']) {
+        const res = await fetch(`http://127.0.0.1:${port}/bench/${name}`, { method: 'PUT', body: await fsp.readFile(path.join(files, name)) })
+        if (!res.ok) throw new Error(`seeding ${name}: ${res.status} ${await res.text()}`)
+      }
+      columns.push({ name: `fsbucket w${workers}`, port, does: new Set([...gets, 'small PUT', '304', '1 GiB upload', 'list page']) })
+    }
+    const nginx = await ensureNginx()
+    if (nginx !== null) {
+      const port = await freePort()
+      children.push(await startNginx(nginx, port, path.join(root, 'static'), path.join(root, 'nginx')))
+      columns.push({ name: 'nginx', port, does: new Set([...gets, '304']) })
+    }
+    {
+      const port = await freePort()
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--bare-fastify', String(port), files], { stdio: 'inherit' })
+      children.push(child)
+      await waitForPort(port)
+      columns.push({ name: 'bare Fastify', port, does: new Set(gets) })
+    }
+
+    const rows = new Map<string, Row>()
+    const record = (workload: string, column: string, measured: Measured | null): void => {
+      const row = rows.get(workload) ?? {}
+      row[column] = measured
+      rows.set(workload, row)
+      if (measured !== null) console.error(`  ${workload} / ${column}: ${measured.value.toFixed(1)} ${measured.unit}${measured.note === undefined ? '' : ` (${measured.note})`}`)
+    }
+
+    for (const column of columns) {
+      const url = (name: string): string => `http://127.0.0.1:${column.port}/bench/${name}`
+      console.error(`${column.name}:`)
+      if (column.does.has('small GET')) {
+        const probe = await fetch(url('small.bin'))
+        if (probe.status !== 200) throw new Error(`${column.name} answers ${probe.status} to GET small.bin`)
+        const r = await cannon({ url: url('small.bin'), connections: 50 })
+        record('small GET', column.name, { value: r.requests.average, unit: 'req/s' })
+      }
+      if (column.does.has('304')) {
+        const etag = (await fetch(url('small.bin'))).headers.get('etag') ?? ''
+        const probe = await fetch(url('small.bin'), { headers: { 'if-none-match': etag } })
+        if (probe.status !== 304) console.error(`  ${column.name} answers ${probe.status} to a matching If-None-Match`)
+        const r = await cannon({ url: url('small.bin'), connections: 50, headers: { 'if-none-match': etag } })
+        record('304', column.name, { value: r.requests.average, unit: 'req/s', note: `answers ${probe.status}` })
+      }
+      if (column.does.has('Range GET')) {
+        const { seconds: taken } = await curlBatch(url('big.bin'), 400, 10, ['-r', `${8 * MiB}-${9 * MiB - 1}`], root)
+        record('Range GET', column.name, { value: 400 / taken, unit: 'req/s' })
+      }
+      if (column.does.has('64 MiB GET')) {
+        const { seconds: taken, bytes } = await curlBatch(url('big.bin'), 24, 4, [], root)
+        record('64 MiB GET', column.name, { value: bytes / MiB / taken, unit: 'MB/s' })
+      }
+      if (column.does.has('small PUT')) {
+        let n = 0
+        const body = Buffer.alloc(1024, 120)
+        const r = await cannon({
+          url: url('small.bin'),
+          connections: 50,
+          requests: [{ method: 'PUT', body, setupRequest: request => ({ ...request, path: `/bench/put/${process.pid}-${n++}` }) }]
+        })
+        record('small PUT', column.name, { value: r.requests.average, unit: 'req/s', note: `${r.non2xx} non-2xx` })
+      }
+      if (column.does.has('list page')) {
+        const r = await cannon({ url: `http://127.0.0.1:${column.port}/bench?limit=1000`, connections: 10 })
+        record('list page', column.name, { value: r.requests.average, unit: 'req/s', note: `p50 ${r.latency.p50} ms` })
+      }
+    }
+
+    // The 1 GiB upload: a fresh one-worker server, so its peak RSS is the upload's.
+    {
+      const port = await freePort()
+      const child = spawn(process.execPath, [bin, 'serve', '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+      children.push(child)
+      await waitForPort(port)
+      const started = performance.now()
+      const { peakMiB } = await peakRssDuring(await workerPids(child.pid!), async () =>
+        await run('curl', ['-sS', '-o', '/dev/null', '-T', uploadFile, `http://127.0.0.1:${port}/bench/upload.bin`]))
+      const secondsTaken = (performance.now() - started) / 1000
+      record('1 GiB upload', 'fsbucket w1', { value: uploadBytes / MiB / secondsTaken, unit: 'MB/s', note: `peak RSS ${peakMiB.toFixed(0)} MiB` })
+      await stop(child)
+      const md5Started = performance.now()
+      await run('md5sum', [uploadFile])
+      record('1 GiB upload', 'md5sum', { value: uploadBytes / MiB / ((performance.now() - md5Started) / 1000), unit: 'MB/s' })
+    }
+
+    printTable(rows, [...columns.map(c => c.name), 'md5sum'])
+  } finally {
+    await cleanup()
+  }
+}
+
+function printTable (rows: Map<string, Row>, columnNames: string[]): void {
+  const cell = (m: Measured | null | undefined): string =>
+    m == null ? '—' : `${m.value >= 100 ? m.value.toFixed(0) : m.value.toFixed(1)} ${m.unit}${m.note === undefined ? '' : ` (${m.note})`}`
+  const ratio = (a: Measured | null | undefined, b: Measured | null | undefined): string =>
+    a == null || b == null || b.value === 0 ? '—' : `${(a.value / b.value).toFixed(2)}×`
+  const header = ['workload', ...columnNames, 'w2 / nginx', 'w1 / bare', 'w1 / md5sum']
+  const lines = [header]
+  for (const [workload, row] of rows) {
+    lines.push([
+      workload,
+      ...columnNames.map(name => cell(row[name])),
+      ratio(row['fsbucket w2'], row.nginx),
+      ratio(row['fsbucket w1'], row['bare Fastify']),
+      ratio(row['fsbucket w1'], row.md5sum)
+    ])
+  }
+  const widths = header.map((_, i) => Math.max(...lines.map(l => l[i].length)))
+  const format = (l: string[]): string => `| ${l.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
+  console.log(format(header))
+  console.log(`|${widths.map(w => '-'.repeat(w + 2)).join('|')}|`)
+  for (const l of lines.slice(1)) console.log(format(l))
+  console.log(`\n${os.cpus().length} cores, ${seconds} s per autocannon run, Node ${process.version}; goals (issue 3): small GET and 304 w2 ≥ 0.35× nginx and w1 ≥ 2.5× bare; Range ≥ 0.6× nginx; 64 MiB GET ≥ 0.8× nginx; small PUT ≥ 2,000/s; upload ≥ 0.7× md5sum with peak RSS < 100 MiB.`)
+}
+
+main().catch(err => {
+  console.error(err)
+  process.exit(1)
+})
