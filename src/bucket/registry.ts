@@ -84,7 +84,8 @@ export interface BucketRegistry {
   info (name: string): Promise<BucketInfo | null>
   create (name: string, settings?: Partial<BucketSettings>): Promise<BucketInfo>
   delete (name: string): Promise<void>
-  open (name: string): Promise<Bucket | null>
+  /** `known`: the bucket's info just read by the caller, to spare a second look at its settings. */
+  open (name: string, known?: BucketInfo): Promise<Bucket | null>
   updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings>
   bucketForDomain (host: string): Promise<string | null>
   sweep (): Promise<void>
@@ -356,8 +357,8 @@ class DirectoryRegistry implements BucketRegistry {
     await this.#touchStamp()
   }
 
-  async open (name: string): Promise<Bucket | null> {
-    const info = await this.info(name)
+  async open (name: string, known?: BucketInfo): Promise<Bucket | null> {
+    const info = known ?? await this.info(name)
     if (info === null) {
       await this.#closeHandle(name)
       return null

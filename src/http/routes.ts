@@ -148,7 +148,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
     reply.headers(corsHeaders(rules, request.headers.origin, request.method))
     if (!publicRead) requireCredentials(policy, request.headers.authorization)
-    const bucket = info === null ? null : await registry.open(name)
+    const bucket = info === null ? null : await registry.open(name, info)
     if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())
     return { bucket, info }
   }
