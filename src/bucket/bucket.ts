@@ -171,7 +171,8 @@ export class BucketEngine implements Bucket {
         }
       }
     }
-    return new ObjectBody(record, served, reader.stream(served.offset, served.length))
+    const bytes = reader.bytes?.subarray(served.offset, served.offset + served.length)
+    return new ObjectBody(record, served, reader.stream(served.offset, served.length), bytes)
   }
 
   async put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null> {
@@ -415,6 +416,15 @@ class MultipartUpload implements BucketMultipartUpload {
   async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
     return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
   }
+}
+
+/**
+ * The body of a read as a Buffer when the engine already holds it in memory
+ * (small objects), so a door can send it without a stream; undefined
+ * otherwise (use `bodyStream`). Consumes the body.
+ */
+export function bodyBuffer (body: BucketObjectBody): Buffer | undefined {
+  return body instanceof ObjectBody ? body.bufferedBytes() : undefined
 }
 
 /** The body of a read as a Node.js stream, for doors that pipe it to a socket. */

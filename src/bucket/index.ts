@@ -5,7 +5,7 @@
 export * from './types.js'
 export { BucketError, BucketErrors, isBucketError, errorByCode } from './errors.js'
 export type { ErrorDefinition, BucketErrorName } from './errors.js'
-export { BucketEngine, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_LIST_LIMIT, DEFAULT_UPLOAD_MAX_AGE_MS } from './bucket.js'
+export { BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_LIST_LIMIT, DEFAULT_UPLOAD_MAX_AGE_MS } from './bucket.js'
 export { openBucket } from './open.js'
 export { parseConditional, evaluateConditional } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'

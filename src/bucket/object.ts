@@ -86,10 +86,20 @@ export class ObjectBody extends ObjectMetadata implements BucketObjectBody {
   #stream: Readable
   #web: ReadableStream<Uint8Array> | undefined
   #used = false
+  readonly #bytes: Buffer | undefined
 
-  constructor (record: StoredObject, range: { offset: number, length: number } | undefined, stream: Readable) {
+  /** `bytes`, when given, are the served bytes already in memory (a fast path for doors). */
+  constructor (record: StoredObject, range: { offset: number, length: number } | undefined, stream: Readable, bytes?: Buffer) {
     super(record, range)
     this.#stream = stream
+    this.#bytes = bytes
+  }
+
+  /** The served bytes when they are already in memory (small objects), else undefined. */
+  bufferedBytes (): Buffer | undefined {
+    if (this.#bytes === undefined || this.bodyUsed) return undefined
+    this.#used = true
+    return this.#bytes
   }
 
   /** The value as a Node.js stream (what doors pipe to a socket). */

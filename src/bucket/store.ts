@@ -43,6 +43,8 @@ export interface StagedBody {
 
 export interface ObjectReader {
   readonly object: StoredObject
+  /** The whole body, when the store already holds it in memory (small objects). */
+  readonly bytes?: Buffer
   /** Streams `length` bytes from `offset`; may be called once. */
   stream (offset: number, length: number): Readable
   /** Releases the pinned bytes when no stream is wanted. */
