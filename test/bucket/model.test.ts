@@ -17,18 +17,10 @@ import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { openBucket, type Bucket, type BucketListOptions } from '../../src/index.js'
+import { mulberry32 } from './children/payload.js'
 import { ownTestdir } from './conformance.js'
 
 const seed = Number(process.env.MODEL_SEED ?? 20240607)
-
-function mulberry32 (state: number): () => number {
-  return () => {
-    state = (state + 0x6D2B79F5) | 0
-    let x = Math.imul(state ^ (state >>> 15), 1 | state)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const random = mulberry32(seed)
 const int = (below: number): number => Math.floor(random() * below)

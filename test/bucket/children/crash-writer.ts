@@ -9,16 +9,7 @@
  */
 import { openBucket } from '../../../src/index.js'
 import { crashKeys } from './crash-keys.js'
-import { payload, splitParts } from './payload.js'
-
-function mulberry32 (state: number): () => number {
-  return () => {
-    state = (state + 0x6D2B79F5) | 0
-    let x = Math.imul(state ^ (state >>> 15), 1 | state)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { mulberry32, payload, splitParts } from './payload.js'
 
 async function main (): Promise<void> {
   const [dir, seedText, partSizeText] = process.argv.slice(2)

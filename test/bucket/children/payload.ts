@@ -45,3 +45,13 @@ export function splitParts (bytes: Uint8Array, partSize: number): Uint8Array[] {
   for (let at = 0; at < bytes.byteLength; at += partSize) parts.push(bytes.subarray(at, at + partSize))
   return parts
 }
+
+/** A small seeded random number generator (mulberry32), so a failing run can be replayed. */
+export function mulberry32 (state: number): () => number {
+  return () => {
+    state = (state + 0x6D2B79F5) | 0
+    let x = Math.imul(state ^ (state >>> 15), 1 | state)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
