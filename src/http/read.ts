@@ -21,7 +21,7 @@
 import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
 import {
-  bodyStream, evaluateConditional, parseConditional, parseRangeHeader, resolveRange, BucketErrors, isBucketError
+  bodyBuffer, bodyStream, evaluateConditional, parseConditional, parseRangeHeader, resolveRange, BucketErrors, isBucketError
 } from '../bucket/index.js'
 import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
 import { DoorError, DoorErrors, failure, type Envelope } from './errors.js'
@@ -30,8 +30,8 @@ import { conditionalFrom, contentMd5, objectHeaders, responseOverridesFrom } fro
 export interface ReadResult {
   status: number
   headers: Record<string, string>
-  /** The bytes (GET 200/206), an error envelope (412/416), or nothing (HEAD, 304). */
-  body?: Readable | Envelope<null>
+  /** The bytes (GET 200/206: whole for small objects, else a stream), an error envelope (412/416), or nothing (HEAD, 304). */
+  body?: Buffer | Readable | Envelope<null>
 }
 
 /** Headers a 304 keeps (RFC 9110 section 15.4.5). */
@@ -120,12 +120,13 @@ export async function readObject (
   }
   if (object === null) throw new DoorError('NoSuchKey')
   if (!('body' in object)) return conditionFailed(object, onlyIf ?? new Headers())
-  const body = bodyStream(object)
-  if (range === null) return { ...servedHeaders(object, null, overrides), body }
-  if (object.size === 0) {
-    body.destroy()
+  if (range !== null && object.size === 0) {
+    bodyStream(object).destroy()
     return unsatisfiable(0)
   }
+  // Small objects come back already read: one write, no stream machinery.
+  const body = bodyBuffer(object) ?? bodyStream(object)
+  if (range === null) return { ...servedHeaders(object, null, overrides), body }
   const served = object.range ?? resolveRange(range, object.size)
   return { ...servedHeaders(object, served, overrides), body }
 }

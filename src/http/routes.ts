@@ -178,7 +178,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const result = await readObject(bucket, key, request.method as 'GET' | 'HEAD', request.headers, request.query as Record<string, unknown>)
     reply.code(result.status).headers(result.headers)
     if (result.body === undefined) return await reply.send()
-    if ('success' in result.body) return await reply.type('application/json').send(result.body)
+    if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
     return await reply.send(result.body)
   }
 
