@@ -172,7 +172,9 @@ export class BucketEngine implements Bucket {
       }
     }
     const bytes = reader.bytes?.subarray(served.offset, served.offset + served.length)
-    return new ObjectBody(record, served, reader.stream(served.offset, served.length), bytes)
+    // A body held in memory gets its stream only if someone asks for one.
+    const stream = bytes === undefined ? reader.stream(served.offset, served.length) : () => reader.stream(served.offset, served.length)
+    return new ObjectBody(record, served, stream, bytes)
   }
 
   async put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null> {

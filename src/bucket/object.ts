@@ -83,16 +83,24 @@ export class ObjectMetadata implements BucketObject {
 }
 
 export class ObjectBody extends ObjectMetadata implements BucketObjectBody {
-  #stream: Readable
+  #stream: Readable | (() => Readable)
   #web: ReadableStream<Uint8Array> | undefined
   #used = false
   readonly #bytes: Buffer | undefined
 
-  /** `bytes`, when given, are the served bytes already in memory (a fast path for doors). */
-  constructor (record: StoredObject, range: { offset: number, length: number } | undefined, stream: Readable, bytes?: Buffer) {
+  /**
+   * `stream` may be a function making the stream on first use; `bytes`, when
+   * given, are the served bytes already in memory (a fast path for doors).
+   */
+  constructor (record: StoredObject, range: { offset: number, length: number } | undefined, stream: Readable | (() => Readable), bytes?: Buffer) {
     super(record, range)
     this.#stream = stream
     this.#bytes = bytes
+  }
+
+  get #readable (): Readable {
+    if (typeof this.#stream === 'function') this.#stream = this.#stream()
+    return this.#stream
   }
 
   /** The served bytes when they are already in memory (small objects), else undefined. */
@@ -105,23 +113,23 @@ export class ObjectBody extends ObjectMetadata implements BucketObjectBody {
   /** The value as a Node.js stream (what doors pipe to a socket). */
   nodeStream (): Readable {
     this.#used = true
-    return this.#stream
+    return this.#readable
   }
 
   get body (): ReadableStream<Uint8Array> {
-    this.#web ??= Readable.toWeb(this.#stream) as unknown as ReadableStream<Uint8Array>
+    this.#web ??= Readable.toWeb(this.#readable) as unknown as ReadableStream<Uint8Array>
     return this.#web
   }
 
   get bodyUsed (): boolean {
-    return this.#used || (this.#web !== undefined && (this.#web.locked || this.#stream.readableEnded))
+    return this.#used || (this.#web !== undefined && (this.#web.locked || this.#readable.readableEnded))
   }
 
   async arrayBuffer (): Promise<ArrayBuffer> {
     if (this.bodyUsed) throw new TypeError('Body has already been used. It can only be used once.')
     this.#used = true
     const chunks: Buffer[] = []
-    for await (const chunk of this.#stream) chunks.push(chunk as Buffer)
+    for await (const chunk of this.#readable) chunks.push(chunk as Buffer)
     const buf = Buffer.concat(chunks)
     return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
   }

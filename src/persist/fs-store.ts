@@ -56,6 +56,8 @@ export const FORMAT = 'fsbucket-bucket'
 export const FORMAT_VERSION = 1
 const INTERNAL = '.fsbucket'
 const READ_CHUNK = 512 * 1024
+/** Size of the writes a received body is gathered into. */
+const WRITE_BATCH = 1024 * 1024
 /** Bodies up to this size are read whole when opened. */
 const SMALL_BODY = 64 * 1024
 
@@ -278,24 +280,41 @@ export class FsStore implements BucketStore {
     this.#blobDirs.add(dir)
   }
 
+  /**
+   * Receives a body into tmp/. Chunks are gathered into writes of about
+   * 1 MiB, and one write is on its way to the disk while the next batch is
+   * being received and hashed, so the network and the disk work side by side.
+   */
   async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
     const file = path.join(this.#root, 'tmp', randomBytes(12).toString('hex'))
     let handle: FileHandle | undefined
+    let writing: Promise<void> = Promise.resolve()
     let size = 0
     try {
-      handle = await fsp.open(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644)
-      for await (const chunk of source) {
-        let written = 0
-        while (written < chunk.byteLength) {
-          const { bytesWritten } = await handle.write(chunk, written, chunk.byteLength - written)
-          written += bytesWritten
-        }
-        size += chunk.byteLength
+      const target = handle = await fsp.open(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644)
+      let batch: Uint8Array[] = []
+      let batchBytes = 0
+      const flush = async (): Promise<void> => {
+        const chunks = batch
+        batch = []
+        batchBytes = 0
+        await writing
+        writing = writeChunks(target, chunks)
+        writing.catch(() => {}) // observed by the next flush or the final await
       }
+      for await (const chunk of source) {
+        batch.push(chunk)
+        batchBytes += chunk.byteLength
+        size += chunk.byteLength
+        if (batchBytes >= WRITE_BATCH) await flush()
+      }
+      await flush()
+      await writing
       if (this.#fsync) await handle.sync()
       await handle.close()
       return new Staged(file, size)
     } catch (err) {
+      await writing.catch(() => {})
       await handle?.close().catch(() => {})
       await removeQuietly(file)
       throw storageError(err, 'storing a body')
@@ -593,6 +612,20 @@ export class FsStore implements BucketStore {
 
   async close (): Promise<void> {
     if (this.#db.open) this.#db.close()
+  }
+}
+
+/** Writes every byte of `chunks`, in order, at the file's current position. */
+async function writeChunks (handle: FileHandle, chunks: Uint8Array[]): Promise<void> {
+  if (chunks.length === 0) return
+  const total = chunks.reduce((sum, c) => sum + c.byteLength, 0)
+  const { bytesWritten } = await handle.writev(chunks)
+  if (bytesWritten === total) return
+  // A short write: finish with the rest as one buffer.
+  let rest = Buffer.concat(chunks).subarray(bytesWritten)
+  while (rest.byteLength > 0) {
+    const { bytesWritten: n } = await handle.write(rest)
+    rest = rest.subarray(n)
   }
 }
 
