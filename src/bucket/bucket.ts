@@ -231,50 +231,30 @@ export class BucketEngine implements Bucket {
     const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
     const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
     const startAfter = opts.startAfter === undefined ? undefined : Buffer.from(String(opts.startAfter).normalize('NFC'), 'utf8')
-    let after = laterBound(decodeCursor(opts.cursor), startAfter)
+    const after = laterBound(decodeCursor(opts.cursor), startAfter)
     const withMetadata = include.size > 0
 
+    const page = await this.#store.list({ prefix, delimiter, after, limit, withMetadata })
     const objects: BucketObject[] = []
     const delimitedPrefixes: string[] = []
     let last: string | undefined
-    let truncated = false
-    // Without a delimiter one query fills the page. With one, every delimited
-    // prefix skips past its keys, so batches start small and grow while they
-    // yield objects: a page of 1,000 prefixes costs 1,000 tiny index seeks,
-    // not 1,000 reads of 1,000 rows.
-    let batchSize = delimiter === undefined ? limit + 1 : 1
-    scan: for (;;) {
-      const want = Math.min(batchSize, limit - objects.length - delimitedPrefixes.length + 1)
-      const batch = await this.#store.list({ prefix, after, limit: want, withMetadata })
-      for (const record of batch) {
-        const id = record.key.normalize('NFC')
-        if (objects.length + delimitedPrefixes.length === limit) {
-          truncated = true
-          break scan
-        }
-        const cut = delimiter === undefined ? -1 : id.indexOf(delimiter, prefix.length)
-        if (cut >= 0) {
-          const common = id.slice(0, cut + (delimiter as string).length)
-          delimitedPrefixes.push(common)
-          last = encodeCursor('p', common)
-          after = pastPrefix(common)
-          batchSize = 1
-          continue scan
-        }
-        objects.push(new ObjectMetadata({
-          ...record,
-          httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
-          customMetadata: include.has('customMetadata') ? record.customMetadata : {}
-        }, undefined, include.has('httpMetadata')))
-        last = encodeCursor('k', id)
-        after = Buffer.from(id, 'utf8')
+    for (const entry of page.entries) {
+      if ('prefix' in entry) {
+        delimitedPrefixes.push(entry.prefix)
+        last = encodeCursor('p', entry.prefix)
+        continue
       }
-      if (batch.length < want) break
-      batchSize = Math.min(batchSize * 2, limit + 1)
+      const record = entry.object
+      objects.push(new ObjectMetadata({
+        ...record,
+        httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
+        customMetadata: include.has('customMetadata') ? record.customMetadata : {}
+      }, undefined, include.has('httpMetadata')))
+      last = encodeCursor('k', entry.id)
     }
-    return truncated
-      ? { objects, truncated, cursor: last, delimitedPrefixes }
-      : { objects, truncated, delimitedPrefixes }
+    return page.truncated
+      ? { objects, truncated: true, cursor: last, delimitedPrefixes }
+      : { objects, truncated: false, delimitedPrefixes }
   }
 
   async createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload> {

@@ -6,8 +6,9 @@
  * doors that need no disk.
  */
 import { Readable } from 'node:stream'
+import { assembleListPage } from './list-page.js'
 import type {
-  BucketStore, CompleteBuilder, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
+  BucketStore, CompleteBuilder, ListPage, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
 } from './store.js'
 import type { SweepReport } from './types.js'
 
@@ -61,18 +62,18 @@ export class MemoryStore implements BucketStore {
     for (const id of ids) this.#set(id, undefined)
   }
 
-  async list (query: ListQuery): Promise<StoredObject[]> {
+  async list (query: ListQuery): Promise<ListPage> {
     this.#sorted ??= [...this.#objects.keys()].map((id): [Buffer, string] => [Buffer.from(id, 'utf8'), id])
       .sort((a, b) => Buffer.compare(a[0], b[0]))
     const prefix = Buffer.from(query.prefix, 'utf8')
-    const out: StoredObject[] = []
-    for (const [bytes, id] of this.#sorted) {
-      if (out.length === query.limit) break
-      if (query.after !== undefined && Buffer.compare(bytes, query.after) <= 0) continue
-      if (!bytes.subarray(0, prefix.length).equals(prefix)) continue
-      out.push((this.#objects.get(id) as Entry).record)
-    }
-    return out
+    const sorted = this.#sorted
+    const above = (after: Uint8Array | undefined): Array<[Buffer, string]> => sorted.filter(([bytes]) =>
+      (after === undefined || Buffer.compare(bytes, after) > 0) && bytes.subarray(0, prefix.length).equals(prefix))
+    return assembleListPage({
+      nextId: after => above(after)[0]?.[1],
+      records: (after, limit) => above(after).slice(0, limit)
+        .map(([, id]) => ({ id, object: (this.#objects.get(id) as Entry).record }))
+    }, query)
   }
 
   async createUpload (_id: string, upload: StoredUpload): Promise<void> {

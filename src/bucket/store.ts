@@ -70,11 +70,22 @@ export interface StoredPart {
 export interface ListQuery {
   /** Only ids starting with this prefix. */
   prefix: string
+  /** Group ids by the part after the prefix up to this string (delimited prefixes). */
+  delimiter?: string
   /** Only ids whose UTF-8 bytes are strictly greater than these. */
   after?: Uint8Array
+  /** Most entries (objects and delimited prefixes) on the page. */
   limit: number
   /** Whether httpMetadata and customMetadata are wanted. */
   withMetadata: boolean
+}
+
+/** A listed object (with its id) or a delimited prefix. */
+export type ListEntry = { id: string, object: StoredObject } | { prefix: string }
+
+export interface ListPage {
+  entries: ListEntry[]
+  truncated: boolean
 }
 
 export type Precondition = (current: StoredObject | null) => boolean
@@ -89,7 +100,8 @@ export interface BucketStore {
   /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */
   commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
   delete (ids: string[]): Promise<void>
-  list (query: ListQuery): Promise<StoredObject[]>
+  /** One page, as `assembleListPage` (list-page.ts) defines it. */
+  list (query: ListQuery): Promise<ListPage>
 
   createUpload (id: string, upload: StoredUpload): Promise<void>
   getUpload (uploadId: string): Promise<StoredUpload | null>

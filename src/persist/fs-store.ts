@@ -45,8 +45,9 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import Database from 'better-sqlite3'
 import lockfile from 'proper-lockfile'
+import { assembleListPage, type PageSource } from '../bucket/list-page.js'
 import type {
-  BucketStore, CompleteBuilder, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
+  BucketStore, CompleteBuilder, ListPage, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
 } from '../bucket/store.js'
 import type { SweepReport } from '../bucket/types.js'
 import { fsyncDirectory, readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -100,6 +101,7 @@ CREATE TABLE IF NOT EXISTS parts (
 type Segment = [file: string, size: number]
 
 interface ObjectRow {
+  id?: Buffer
   key: string
   version: string
   size: number
@@ -204,7 +206,7 @@ export class FsStore implements BucketStore {
     this.#fsync = fsync
     this.#view = new KeyView(path.dirname(root))
     this.#transaction = db.transaction((fn: () => unknown) => fn())
-    const listColumns = 'key, version, size, etag, uploaded, storage_class, checksums, segments'
+    const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums, segments'
     this.#sql = {
       head: db.prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
       upsert: db.prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments)
@@ -218,6 +220,8 @@ export class FsStore implements BucketStore {
       listAfter: db.prepare<[Buffer, Buffer, number], ObjectRow>(`SELECT ${listColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`),
       listFromFull: db.prepare<[Buffer, Buffer, number], ObjectRow>('SELECT * FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?'),
       listAfterFull: db.prepare<[Buffer, Buffer, number], ObjectRow>('SELECT * FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?'),
+      firstIdFrom: db.prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT 1'),
+      firstIdAfter: db.prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT 1'),
       versionExists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE version = ?'),
       insertUpload: db.prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
         VALUES (@upload_id, @id, @key, @created, @storage_class, @http_metadata, @custom_metadata)`),
@@ -272,6 +276,11 @@ export class FsStore implements BucketStore {
   /** Runs `fn` as one write transaction: the critical section shared by every process. */
   #write<T> (fn: () => T): T {
     return this.#transaction.immediate(fn) as T
+  }
+
+  /** Runs `fn` in one read transaction: one snapshot for several statements. */
+  #read<T> (fn: () => T): T {
+    return this.#transaction.deferred(fn) as T
   }
 
   async #ensureDir (dir: string): Promise<void> {
@@ -440,14 +449,29 @@ export class FsStore implements BucketStore {
     await this.#removeSegments(removed)
   }
 
-  async list (query: ListQuery): Promise<StoredObject[]> {
+  async list (query: ListQuery): Promise<ListPage> {
     const prefix = Buffer.from(query.prefix, 'utf8')
     const end = Buffer.concat([prefix, Buffer.from([0xff])])
-    const after = query.after === undefined ? undefined : Buffer.from(query.after)
-    const rows = after !== undefined && Buffer.compare(after, prefix) >= 0
-      ? (query.withMetadata ? this.#sql.listAfterFull : this.#sql.listAfter).all(after, end, query.limit)
-      : (query.withMetadata ? this.#sql.listFromFull : this.#sql.listFrom).all(prefix, end, query.limit)
-    return rows.map(toRecord)
+    // Below the prefix, "after" means nothing: start at the prefix itself.
+    const from = (after: Uint8Array | undefined): Buffer | undefined =>
+      after !== undefined && Buffer.compare(after, prefix) >= 0 ? Buffer.from(after) : undefined
+    const sql = this.#sql
+    const source: PageSource = {
+      nextId: after => {
+        const start = from(after)
+        const row = start === undefined ? sql.firstIdFrom.get(prefix, end) : sql.firstIdAfter.get(start, end)
+        return row?.id.toString('utf8')
+      },
+      records: (after, limit) => {
+        const start = from(after)
+        const rows = start === undefined
+          ? (query.withMetadata ? sql.listFromFull : sql.listFrom).all(prefix, end, limit)
+          : (query.withMetadata ? sql.listAfterFull : sql.listAfter).all(start, end, limit)
+        return rows.map(row => ({ id: (row.id as Buffer).toString('utf8'), object: toRecord(row) }))
+      }
+    }
+    // One read transaction: the page is one snapshot, and the seeks share its lock.
+    return this.#read(() => assembleListPage(source, query))
   }
 
   async createUpload (id: string, upload: StoredUpload): Promise<void> {
