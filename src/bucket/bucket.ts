@@ -353,6 +353,10 @@ export class BucketEngine implements Bucket {
     return await this.#store.sweep(this.#now() - maxAge, Date.now() - grace)
   }
 
+  async retire (): Promise<boolean> {
+    return await this.#store.retire()
+  }
+
   async close (): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     await this.#store.close()

@@ -6,6 +6,7 @@
  * doors that need no disk.
  */
 import { Readable } from 'node:stream'
+import { BucketError } from './errors.js'
 import { assembleListPage } from './list-page.js'
 import type {
   BucketStore, CompleteBuilder, ListPage, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
@@ -53,6 +54,7 @@ export class MemoryStore implements BucketStore {
   }
 
   async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+    this.#refuseRetired()
     if (!precondition(this.#objects.get(id)?.record ?? null)) return false
     this.#set(id, { record: object, chunks: [(body as MemoryBody).bytes] })
     return true
@@ -76,7 +78,20 @@ export class MemoryStore implements BucketStore {
     }, query)
   }
 
+  #retired = false
+
+  async retire (): Promise<boolean> {
+    if (this.#objects.size > 0) return false
+    this.#retired = true
+    return true
+  }
+
+  #refuseRetired (): void {
+    if (this.#retired) throw new BucketError('NoSuchBucket', 'write')
+  }
+
   async createUpload (_id: string, upload: StoredUpload): Promise<void> {
+    this.#refuseRetired()
     this.#uploads.set(upload.uploadId, { upload, parts: new Map() })
   }
 

@@ -347,8 +347,10 @@ class DirectoryRegistry implements BucketRegistry {
     const info = await this.info(name)
     if (info === null) throw new BucketError('NoSuchBucket', 'deleteBucket')
     const bucket = await this.open(name)
-    const page = await bucket!.list({ limit: 1 })
-    if (page.objects.length > 0) throw new BucketError('BucketNotEmpty', 'deleteBucket')
+    // Emptiness is judged and the bucket closed to writes in one critical
+    // section of its catalog: a put racing this delete either lands first
+    // (and the delete is refused) or fails; it is never acknowledged and lost.
+    if (!await bucket!.retire()) throw new BucketError('BucketNotEmpty', 'deleteBucket')
     await this.#closeHandle(name)
     const trash = path.join(this.dataDir, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
     try {

@@ -111,6 +111,14 @@ export interface BucketStore {
   completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null>
   abortUpload (uploadId: string): Promise<void>
 
+  /**
+   * When no object is stored, marks the store retired (every later write, in
+   * any process, fails with 10006) and returns true; false otherwise. The
+   * check and the mark are one critical section, so no acknowledged write is
+   * lost to a bucket deletion.
+   */
+  retire (): Promise<boolean>
+
   /** Aborts uploads created before `createdBefore`, removes leftovers older than `leftoversBefore`. */
   sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport>
   close (): Promise<void>

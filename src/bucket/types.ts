@@ -154,6 +154,12 @@ export interface Bucket {
   resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload
   /** Aborts expired uploads and removes leftovers of interrupted writes. */
   sweep (options?: SweepOptions): Promise<SweepReport>
+  /**
+   * For deleting the bucket: when it holds no object, refuses every later
+   * write (10006, in every process) and returns true; returns false when an
+   * object is stored. Uploads in progress do not count.
+   */
+  retire (): Promise<boolean>
   /** Releases the bucket's handles and timers. */
   close (): Promise<void>
 }

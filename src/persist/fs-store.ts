@@ -50,6 +50,7 @@ import type {
   BucketStore, CompleteBuilder, ListPage, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
 } from '../bucket/store.js'
 import type { SweepReport } from '../bucket/types.js'
+import { BucketError } from '../bucket/errors.js'
 import { fsyncDirectory, readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { KeyView } from './key-view.js'
 
@@ -98,6 +99,10 @@ CREATE TABLE IF NOT EXISTS parts (
   size INTEGER NOT NULL,
   file TEXT NOT NULL,
   PRIMARY KEY (upload_id, part_number)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bucket_state (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
 ) WITHOUT ROWID;
 `
 
@@ -226,6 +231,9 @@ export class FsStore implements BucketStore {
       listAfterFull: db.prepare<[Buffer, Buffer, number], ObjectRow>('SELECT * FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?'),
       firstIdFrom: db.prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT 1'),
       firstIdAfter: db.prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT 1'),
+      retired: db.prepare<[], { value: string }>("SELECT value FROM bucket_state WHERE name = 'retired'"),
+      retire: db.prepare("INSERT OR REPLACE INTO bucket_state (name, value) VALUES ('retired', 'yes')"),
+      anyObject: db.prepare<[], { one: number }>('SELECT 1 AS one FROM objects LIMIT 1'),
       versionExists: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE version = ?'),
       insertUpload: db.prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
         VALUES (@upload_id, @id, @key, @created, @storage_class, @http_metadata, @custom_metadata)`),
@@ -279,7 +287,19 @@ export class FsStore implements BucketStore {
 
   /** Runs `fn` as one write transaction: the critical section shared by every process. */
   #write<T> (fn: () => T): T {
-    return this.#transaction.immediate(fn) as T
+    return this.#transaction.immediate(() => {
+      // A bucket being deleted takes no more writes, from any process.
+      if (this.#sql.retired.get() !== undefined) throw new BucketError('NoSuchBucket', 'write')
+      return fn()
+    }) as T
+  }
+
+  async retire (): Promise<boolean> {
+    return this.#write(() => {
+      if (this.#sql.anyObject.get() !== undefined) return false
+      this.#sql.retire.run()
+      return true
+    })
   }
 
   /** Runs `fn` in one read transaction: one snapshot for several statements. */
@@ -493,7 +513,7 @@ export class FsStore implements BucketStore {
   }
 
   async createUpload (id: string, upload: StoredUpload): Promise<void> {
-    this.#sql.insertUpload.run({
+    this.#write(() => this.#sql.insertUpload.run({
       upload_id: upload.uploadId,
       id: Buffer.from(id, 'utf8'),
       key: upload.key,
@@ -501,7 +521,7 @@ export class FsStore implements BucketStore {
       storage_class: upload.storageClass,
       http_metadata: JSON.stringify(upload.httpMetadata),
       custom_metadata: JSON.stringify(upload.customMetadata)
-    })
+    }))
   }
 
   async getUpload (uploadId: string): Promise<StoredUpload | null> {
