@@ -15,12 +15,10 @@
  * `{success: false, errors: [{code, message}], messages: [], result: null}`.
  */
 import { BucketErrors, isBucketError } from '../bucket/index.js'
+import type { ErrorDefinition } from '../bucket/index.js'
 
-export interface DoorErrorDefinition {
-  readonly code: number
-  readonly status: number
-  readonly message: string
-}
+/** An entry of this door's table: the same shape as the engine's catalogue entries. */
+export type DoorErrorDefinition = ErrorDefinition
 
 export const DoorErrors = {
   InvalidArgument: { code: 40000, status: 400, message: 'The request is not valid.' },

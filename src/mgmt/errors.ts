@@ -16,12 +16,10 @@
  * every 409 twice with a back-off before giving up. Nothing answers 429.
  */
 import { isBucketError } from '../bucket/index.js'
+import type { ErrorDefinition } from '../bucket/index.js'
 
-export interface ManagementErrorDefinition {
-  readonly code: number
-  readonly status: number
-  readonly message: string
-}
+/** An entry of this door's table: the same shape as the engine's catalogue entries. */
+export type ManagementErrorDefinition = ErrorDefinition
 
 export const ManagementErrors = {
   // Credentials
