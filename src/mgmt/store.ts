@@ -10,18 +10,13 @@
  * back without translation.
  *
  * Several worker processes may share one data directory. Reads re-read the
- * files on every request (they are small, and each is replaced atomically
- * with `writeJsonAtomic`, so a reader sees a whole old or a whole new file).
- * Every change is a read-modify-write inside `update`, under one
- * proper-lockfile lock for the whole directory: changes spanning files (a
- * custom domain touches a zone's records and the domain list) stay
- * consistent, and a stale lock left by a crashed process expires.
- * Only files whose content changed are written.
+ * files on every request (they are small), and every change is one
+ * transaction of the directory (src/persist/json-directory.ts): changes
+ * spanning files (a custom domain touches a zone's records and the domain
+ * list) are applied whole.
  */
-import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import lockfile from 'proper-lockfile'
-import { readJson, writeJsonAtomic } from '../persist/atomic.js'
+import { JsonDirectory, type JsonTransaction } from '../persist/json-directory.js'
 
 export interface Zone {
   id: string
@@ -131,24 +126,18 @@ interface Documents {
 const emptyZoneFile = (): ZoneFile => ({ records: [], certificatePacks: [] })
 
 export class ManagementStore {
-  readonly dir: string
-  readonly #fsync: boolean
+  readonly #documents: JsonDirectory
 
   constructor (dataDir: string, options: { fsync?: boolean } = {}) {
-    this.dir = path.join(dataDir, '.mgmt')
-    this.#fsync = options.fsync ?? true
+    this.#documents = new JsonDirectory(path.join(dataDir, '.mgmt'), options)
   }
 
-  file (name: string): string {
-    return path.join(this.dir, name)
-  }
-
-  zoneFileName (zoneId: string): string {
-    return path.join(this.dir, 'zones', `${zoneId}.json`)
+  get dir (): string {
+    return this.#documents.dir
   }
 
   async zones (): Promise<Zone[]> {
-    return (await readJson<Documents['zones']>(this.file('zones.json'), { zones: [] })).zones
+    return (await this.#documents.read<Documents['zones']>('zones.json', { zones: [] })).zones
   }
 
   async zone (id: string): Promise<Zone | undefined> {
@@ -156,84 +145,55 @@ export class ManagementStore {
   }
 
   async zoneFile (zoneId: string): Promise<ZoneFile> {
-    return { ...emptyZoneFile(), ...await readJson<Partial<ZoneFile>>(this.zoneFileName(zoneId), {}) }
+    return { ...emptyZoneFile(), ...await this.#documents.read<Partial<ZoneFile>>(zoneFileName(zoneId), {}) }
   }
 
   async invites (): Promise<Invite[]> {
-    return (await readJson<Documents['invites']>(this.file('invites.json'), { invites: [] })).invites
+    return (await this.#documents.read<Documents['invites']>('invites.json', { invites: [] })).invites
   }
 
   async domains (): Promise<DomainAttachment[]> {
-    return (await readJson<Documents['domains']>(this.file('domains.json'), { domains: [] })).domains
+    return (await this.#documents.read<Documents['domains']>('domains.json', { domains: [] })).domains
   }
 
-  /** Runs `change` under the directory lock and writes back what it changed. */
+  /** Runs `change` under the state's lock and writes back what it changed. */
   async update<T> (change: (tx: StoreTransaction) => Promise<T>): Promise<T> {
-    await fsp.mkdir(path.join(this.dir, 'zones'), { recursive: true })
-    const release = await lockfile.lock(this.file('state'), {
-      realpath: false,
-      stale: 10_000,
-      retries: { retries: 100, minTimeout: 5, maxTimeout: 100 }
-    })
-    try {
-      const tx = new StoreTransaction(this)
-      const result = await change(tx)
-      await tx.commit(this.#fsync)
-      return result
-    } finally {
-      await release()
-    }
+    return await this.#documents.transaction(async tx => await change(new StoreTransaction(tx)))
   }
 }
 
-/** The documents one change has read; `commit` writes those that changed. */
+function zoneFileName (zoneId: string): string {
+  return `zones/${zoneId}.json`
+}
+
+/** The typed documents of one change. */
 export class StoreTransaction {
-  readonly #store: ManagementStore
-  readonly #loaded = new Map<string, { before: string, value: unknown }>()
-  readonly #removed = new Set<string>()
+  readonly #tx: JsonTransaction
 
-  constructor (store: ManagementStore) {
-    this.#store = store
-  }
-
-  async #load<T> (file: string, fallback: T): Promise<T> {
-    const loaded = this.#loaded.get(file)
-    if (loaded !== undefined) return loaded.value as T
-    const value = await readJson<T>(file, fallback)
-    this.#loaded.set(file, { before: JSON.stringify(value), value })
-    this.#removed.delete(file)
-    return value
+  constructor (tx: JsonTransaction) {
+    this.#tx = tx
   }
 
   async zones (): Promise<Zone[]> {
-    return (await this.#load<Documents['zones']>(this.#store.file('zones.json'), { zones: [] })).zones
+    return (await this.#tx.load<Documents['zones']>('zones.json', { zones: [] })).zones
   }
 
   async zoneFile (zoneId: string): Promise<ZoneFile> {
-    const file = await this.#load<ZoneFile>(this.#store.zoneFileName(zoneId), emptyZoneFile())
+    const file = await this.#tx.load<ZoneFile>(zoneFileName(zoneId), emptyZoneFile())
     file.records ??= []
     file.certificatePacks ??= []
     return file
   }
 
   removeZoneFile (zoneId: string): void {
-    const file = this.#store.zoneFileName(zoneId)
-    this.#loaded.delete(file)
-    this.#removed.add(file)
+    this.#tx.remove(zoneFileName(zoneId))
   }
 
   async invites (): Promise<Invite[]> {
-    return (await this.#load<Documents['invites']>(this.#store.file('invites.json'), { invites: [] })).invites
+    return (await this.#tx.load<Documents['invites']>('invites.json', { invites: [] })).invites
   }
 
   async domains (): Promise<DomainAttachment[]> {
-    return (await this.#load<Documents['domains']>(this.#store.file('domains.json'), { domains: [] })).domains
-  }
-
-  async commit (fsync: boolean): Promise<void> {
-    for (const [file, { before, value }] of this.#loaded) {
-      if (JSON.stringify(value) !== before) await writeJsonAtomic(file, value, { fsync })
-    }
-    for (const file of this.#removed) await fsp.rm(file, { force: true })
+    return (await this.#tx.load<Documents['domains']>('domains.json', { domains: [] })).domains
   }
 }

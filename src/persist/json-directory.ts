@@ -1,0 +1,82 @@
+/**
+ * A directory of small JSON documents that several processes read and
+ * change: every read sees a whole document (each is replaced through
+ * `writeJsonAtomic`), and every change is a read-modify-write under one
+ * proper-lockfile lock for the directory, so a change spanning documents
+ * is applied whole. A lock left by a crashed process goes stale after ten
+ * seconds. Only documents whose content changed are written back.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import lockfile from 'proper-lockfile'
+import { readJson, writeJsonAtomic } from './atomic.js'
+
+export class JsonDirectory {
+  readonly dir: string
+  readonly #fsync: boolean
+
+  constructor (dir: string, options: { fsync?: boolean } = {}) {
+    this.dir = dir
+    this.#fsync = options.fsync ?? true
+  }
+
+  /** Reads the document `name` (a path relative to the directory), or `fallback` when it does not exist. */
+  async read<T> (name: string, fallback: T): Promise<T> {
+    return await readJson<T>(path.join(this.dir, name), fallback)
+  }
+
+  /** Runs `change` under the directory's lock, then writes the documents it changed and removes those it removed. */
+  async transaction<R> (change: (tx: JsonTransaction) => Promise<R>): Promise<R> {
+    await fsp.mkdir(this.dir, { recursive: true })
+    const release = await lockfile.lock(this.dir, {
+      lockfilePath: path.join(this.dir, 'state.lock'),
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 100, minTimeout: 5, maxTimeout: 100 }
+    })
+    try {
+      const tx = new JsonTransaction(this.dir)
+      const result = await change(tx)
+      await tx.commit(this.#fsync)
+      return result
+    } finally {
+      await release()
+    }
+  }
+}
+
+/** The documents one change has read; `commit` writes those that changed. */
+export class JsonTransaction {
+  readonly #dir: string
+  readonly #loaded = new Map<string, { before: string, value: unknown }>()
+  readonly #removed = new Set<string>()
+
+  constructor (dir: string) {
+    this.#dir = dir
+  }
+
+  /** The document `name` as this change sees it; changes to the returned value are written at commit. */
+  async load<T> (name: string, fallback: T): Promise<T> {
+    const loaded = this.#loaded.get(name)
+    if (loaded !== undefined) return loaded.value as T
+    const value = await readJson<T>(path.join(this.#dir, name), fallback)
+    this.#loaded.set(name, { before: JSON.stringify(value), value })
+    this.#removed.delete(name)
+    return value
+  }
+
+  remove (name: string): void {
+    this.#loaded.delete(name)
+    this.#removed.add(name)
+  }
+
+  async commit (fsync: boolean): Promise<void> {
+    for (const [name, { before, value }] of this.#loaded) {
+      if (JSON.stringify(value) === before) continue
+      const file = path.join(this.#dir, name)
+      await fsp.mkdir(path.dirname(file), { recursive: true })
+      await writeJsonAtomic(file, value, { fsync })
+    }
+    for (const name of this.#removed) await fsp.rm(path.join(this.#dir, name), { force: true })
+  }
+}
