@@ -3,7 +3,9 @@
  *   - src/bucket never imports a web framework or a door;
  *   - doors (src/http, src/mgmt) reach the engine only through
  *     src/bucket/index.ts and never import each other;
- *   - the HTTP routes never touch files (no node:fs, no src/persist).
+ *   - the HTTP routes never touch files (no node:fs, no src/persist);
+ *   - only src/persist (and the composition root, src/cli.ts) knows node:fs,
+ *     fs-extra and proper-lockfile.
  */
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -34,6 +36,7 @@ t.test('imports point one way', async t => {
     for (const specifier of importsOf(text)) {
       const target = resolved(file, specifier)
       const say = (rule: string): void => { violations.push(`${file} imports ${specifier}: ${rule}`) }
+      if (/^(node:fs|fs|node:fs\/promises|fs-extra|proper-lockfile)$/.test(target)) say('only src/persist touches files and locks')
       if (file.startsWith('src/bucket/')) {
         if (/^(fastify|@fastify\/)/.test(target)) say('the engine never imports a web framework')
         if (/^src\/(http|mgmt|s3)\//.test(target) || /^src\/(cli|app)\.ts$/.test(target)) say('the engine never imports a door')

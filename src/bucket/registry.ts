@@ -42,11 +42,12 @@
  * Rules limited to a prefix are stored but not enforced by the sweeper: the
  * engine sweeps a bucket with one age.
  */
-import { promises as fsp, statSync } from 'node:fs'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
-import lockfile from 'proper-lockfile'
 import { readJson, writeJsonAtomic } from '../persist/atomic.js'
+import {
+  createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
+} from '../persist/data-directory.js'
 import { BucketError } from './errors.js'
 import { openBucket } from './open.js'
 import type { Bucket, StorageClass } from './types.js'
@@ -213,24 +214,6 @@ interface OpenHandle {
   bucket: Promise<Bucket>
 }
 
-function fingerprintOf (stat: { ino: number, mtimeMs: number, size: number }): string {
-  return `${stat.ino}:${stat.mtimeMs}:${stat.size}`
-}
-
-/**
- * Synchronous on purpose: it runs on every request to see whether another
- * process changed a bucket's settings, and a stat from the kernel's cache
- * costs a few microseconds where a trip through the thread pool costs tens.
- */
-async function statOrNull (file: string): Promise<import('node:fs').Stats | null> {
-  try {
-    return statSync(file, { throwIfNoEntry: false }) ?? null
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return null
-    throw err
-  }
-}
-
 class DirectoryRegistry implements BucketRegistry {
   readonly dataDir: string
   readonly #fsync: boolean
@@ -262,11 +245,7 @@ class DirectoryRegistry implements BucketRegistry {
   }
 
   async list (): Promise<BucketInfo[]> {
-    const entries = await fsp.readdir(this.dataDir, { withFileTypes: true })
-    const names = entries
-      .filter(e => e.isDirectory() && isValidBucketName(e.name))
-      .map(e => e.name)
-      .sort()
+    const names = (await subdirectories(this.dataDir)).filter(isValidBucketName).sort()
     const infos = await Promise.all(names.map(async name => await this.info(name)))
     return infos.filter((i): i is BucketInfo => i !== null)
   }
@@ -274,14 +253,13 @@ class DirectoryRegistry implements BucketRegistry {
   async info (name: string): Promise<BucketInfo | null> {
     if (!isValidBucketName(name)) return null
     const file = this.#settingsFile(name)
-    const stat = await statOrNull(file)
-    if (stat === null) {
+    const current = fingerprint(file)
+    if (current === null) {
       this.#infos.delete(name)
       return await this.#adopt(name)
     }
-    const fingerprint = fingerprintOf(stat)
     const cached = this.#infos.get(name)
-    if (cached?.fingerprint === fingerprint) return cached.info
+    if (cached?.fingerprint === current) return cached.info
     const parsed = await readJson<SettingsFile | null>(file, null)
     if (parsed === null) return await this.info(name) // removed between stat and read
     const info: BucketInfo = {
@@ -289,18 +267,17 @@ class DirectoryRegistry implements BucketRegistry {
       creationDate: new Date(parsed.creationDate),
       settings: withDefaults(parsed.settings)
     }
-    this.#infos.set(name, { fingerprint, info })
+    this.#infos.set(name, { fingerprint: current, info })
     return info
   }
 
   /** A bucket directory made by hand gets its settings file (private, created now) on first sight. */
   async #adopt (name: string): Promise<BucketInfo | null> {
-    const dir = await statOrNull(this.#bucketDir(name))
-    if (dir === null || !dir.isDirectory()) return null
+    if (!isDirectory(this.#bucketDir(name))) return null
     const file = this.#settingsFile(name)
-    await fsp.mkdir(path.dirname(file), { recursive: true })
+    await ensureDirectory(path.dirname(file))
     await this.#withSettingsLock(name, async () => {
-      if (await statOrNull(file) !== null) return // another process adopted it first
+      if (fingerprint(file) !== null) return // another process adopted it first
       const adopted: SettingsFile = { format: 1, creationDate: this.#clock().toISOString(), settings: withDefaults({}) }
       await writeJsonAtomic(file, adopted, { fsync: this.#fsync })
     })
@@ -308,36 +285,21 @@ class DirectoryRegistry implements BucketRegistry {
   }
 
   async #withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T> {
-    const release = await lockfile.lock(this.#settingsFile(name), {
-      realpath: false,
-      stale: 10_000,
-      retries: { retries: 50, minTimeout: 5, maxTimeout: 100 }
-    })
-    try {
-      return await critical()
-    } finally {
-      await release()
-    }
+    return await withFileLock(this.#settingsFile(name), critical)
   }
 
   async create (name: string, settings: Partial<BucketSettings> = {}): Promise<BucketInfo> {
     if (!isValidBucketName(name)) throw new BucketError('InvalidBucketName', 'createBucket')
     const patch = validateSettingsPatch(settings)
-    await fsp.mkdir(this.dataDir, { recursive: true })
-    try {
-      // mkdir is atomic: of two processes creating one name, exactly one wins.
-      await fsp.mkdir(this.#bucketDir(name))
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new BucketError('BucketAlreadyExists', 'createBucket')
-      throw err
-    }
+    await ensureDirectory(this.dataDir)
+    if (!await createDirectory(this.#bucketDir(name))) throw new BucketError('BucketAlreadyExists', 'createBucket')
     const creationDate = this.#clock()
     const file: SettingsFile = {
       format: 1,
       creationDate: creationDate.toISOString(),
       settings: withDefaults(patch)
     }
-    await fsp.mkdir(path.dirname(this.#settingsFile(name)), { recursive: true })
+    await ensureDirectory(path.dirname(this.#settingsFile(name)))
     await writeJsonAtomic(this.#settingsFile(name), file, { fsync: this.#fsync })
     await this.#touchStamp()
     return { name, creationDate, settings: file.settings }
@@ -353,14 +315,8 @@ class DirectoryRegistry implements BucketRegistry {
     if (!await bucket!.retire()) throw new BucketError('BucketNotEmpty', 'deleteBucket')
     await this.#closeHandle(name)
     const trash = path.join(this.dataDir, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
-    try {
-      await fsp.rename(this.#bucketDir(name), trash)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BucketError('NoSuchBucket', 'deleteBucket')
-      throw err
-    }
     this.#infos.delete(name)
-    await fsp.rm(trash, { recursive: true, force: true })
+    if (!await removeTree(this.#bucketDir(name), trash)) throw new BucketError('NoSuchBucket', 'deleteBucket')
     await this.#touchStamp()
   }
 
@@ -409,20 +365,20 @@ class DirectoryRegistry implements BucketRegistry {
   }
 
   async #touchStamp (): Promise<void> {
-    await fsp.mkdir(path.dirname(this.#stampFile), { recursive: true })
+    await ensureDirectory(path.dirname(this.#stampFile))
     await writeJsonAtomic(this.#stampFile, { changed: randomBytes(8).toString('hex') }, { fsync: false })
   }
 
   async bucketForDomain (host: string): Promise<string | null> {
-    const [dir, stamp] = await Promise.all([statOrNull(this.dataDir), statOrNull(this.#stampFile)])
+    const dir = fingerprint(this.dataDir)
     if (dir === null) return null
-    const fingerprint = `${fingerprintOf(dir)}/${stamp === null ? '-' : fingerprintOf(stamp)}`
-    if (this.#domains?.fingerprint !== fingerprint) {
+    const current = `${dir}/${fingerprint(this.#stampFile) ?? '-'}`
+    if (this.#domains?.fingerprint !== current) {
       const map = new Map<string, string>()
       for (const info of await this.list()) {
         for (const domain of info.settings.domains) if (!map.has(domain)) map.set(domain, info.name)
       }
-      this.#domains = { fingerprint, map }
+      this.#domains = { fingerprint: current, map }
     }
     return this.#domains.map.get(hostName(host)) ?? null
   }
@@ -456,6 +412,6 @@ class DirectoryRegistry implements BucketRegistry {
 
 /** Opens the registry of the buckets in `dataDir` (created when missing). */
 export async function openRegistry (dataDir: string, options: RegistryOptions = {}): Promise<BucketRegistry> {
-  await fsp.mkdir(dataDir, { recursive: true })
+  await ensureDirectory(dataDir)
   return new DirectoryRegistry(path.resolve(dataDir), options)
 }

@@ -1,0 +1,80 @@
+/**
+ * The file operations the bucket registry needs on a data directory: which
+ * buckets exist, whether a settings file changed, creating and removing a
+ * bucket's directory, and a lock around a read-modify-write of a settings
+ * file. Kept here so that only src/persist knows node:fs and proper-lockfile.
+ */
+import { promises as fsp, statSync } from 'node:fs'
+import lockfile from 'proper-lockfile'
+
+/**
+ * Identity of a file's current content (inode, mtime, size), or null when it
+ * does not exist. Synchronous on purpose: it runs on every request to see
+ * whether another process replaced a settings file, and a stat from the
+ * kernel's cache costs a few microseconds where a trip through the thread
+ * pool costs tens.
+ */
+export function fingerprint (file: string): string | null {
+  try {
+    const stat = statSync(file, { throwIfNoEntry: false })
+    return stat === undefined ? null : `${stat.ino}:${stat.mtimeMs}:${stat.size}`
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return null
+    throw err
+  }
+}
+
+export function isDirectory (dir: string): boolean {
+  try {
+    return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false
+  } catch {
+    return false
+  }
+}
+
+/** Names of the directories directly inside `dir`. */
+export async function subdirectories (dir: string): Promise<string[]> {
+  const entries = await fsp.readdir(dir, { withFileTypes: true })
+  return entries.filter(e => e.isDirectory()).map(e => e.name)
+}
+
+export async function ensureDirectory (dir: string): Promise<void> {
+  await fsp.mkdir(dir, { recursive: true })
+}
+
+/** Creates `dir` (its parent must exist); false when it exists already. Of two processes creating one name, exactly one wins. */
+export async function createDirectory (dir: string): Promise<boolean> {
+  try {
+    await fsp.mkdir(dir)
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw err
+  }
+}
+
+/** Moves `dir` to `trash` at once (false when `dir` is gone), then removes it. */
+export async function removeTree (dir: string, trash: string): Promise<boolean> {
+  try {
+    await fsp.rename(dir, trash)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw err
+  }
+  await fsp.rm(trash, { recursive: true, force: true })
+  return true
+}
+
+/** Runs `critical` holding a lock on `file` shared by every process (stale after ten seconds). */
+export async function withFileLock<T> (file: string, critical: () => Promise<T>): Promise<T> {
+  const release = await lockfile.lock(file, {
+    realpath: false,
+    stale: 10_000,
+    retries: { retries: 50, minTimeout: 5, maxTimeout: 100 }
+  })
+  try {
+    return await critical()
+  } finally {
+    await release()
+  }
+}
