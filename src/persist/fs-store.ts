@@ -63,7 +63,7 @@ const WRITE_BATCH = 1024 * 1024
 /** Bytes of a received body that may be on their way to the disk at once. */
 const MAX_IN_FLIGHT = 8 * 1024 * 1024
 /** With fsync on, received bytes are flushed in the background this often. */
-const FLUSH_EVERY = 16 * 1024 * 1024
+const FLUSH_EVERY = 4 * 1024 * 1024
 /** Bodies up to this size are read whole when opened. */
 const SMALL_BODY = 64 * 1024
 
@@ -318,7 +318,7 @@ export class FsStore implements BucketStore {
    * 1 MiB at explicit offsets; up to 8 MiB of them are on their way to the
    * disk while the next chunks are received and hashed, so the network, the
    * hash and the disk work side by side. With fsync on, a flush of what is
-   * written starts every 16 MiB, so the final fsync only waits for the tail.
+   * written starts every 4 MiB, so the final fsync only waits for the tail.
    */
   async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
     const file = path.join(this.#root, 'tmp', randomBytes(12).toString('hex'))
