@@ -20,7 +20,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { evaluateConditional, isUnconditional, parseConditional, type ParsedConditional } from './conditional.js'
 import { BucketError } from './errors.js'
-import { compareIds, keyId, pastPrefix } from './keys.js'
+import { keyId, pastPrefix } from './keys.js'
 import {
   parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass, type HashAlgorithm
 } from './metadata.js'
@@ -419,4 +419,3 @@ export function bodyStream (body: BucketObjectBody): Readable {
   return Readable.fromWeb(body.body as import('node:stream/web').ReadableStream)
 }
 
-export { compareIds }
