@@ -122,6 +122,8 @@ export class BucketEngine implements Bucket {
   readonly #minPartSize: number
   readonly #uploadMaxAgeMs: number
   #timer: NodeJS.Timeout | undefined
+  /** Sweeps in progress: `close` waits for them, and the timer starts none while one runs. */
+  readonly #sweeping = new Set<Promise<SweepReport>>()
 
   constructor (store: BucketStore, options: OpenBucketOptions = {}) {
     this.#store = store
@@ -129,7 +131,9 @@ export class BucketEngine implements Bucket {
     this.#minPartSize = options.minPartSize ?? DEFAULT_MIN_PART_BYTES
     this.#uploadMaxAgeMs = options.uploadMaxAgeMs ?? DEFAULT_UPLOAD_MAX_AGE_MS
     if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
-      this.#timer = setInterval(() => { this.sweep().catch(() => {}) }, options.sweepIntervalMs)
+      this.#timer = setInterval(() => {
+        if (this.#sweeping.size === 0) this.sweep().catch(() => {})
+      }, options.sweepIntervalMs)
       this.#timer.unref()
     }
   }
@@ -350,7 +354,13 @@ export class BucketEngine implements Bucket {
     const maxAge = options.uploadMaxAgeMs ?? this.#uploadMaxAgeMs
     // Leftovers are judged by their files' real times, not by the injected clock.
     const grace = options.leftoverGraceMs ?? DEFAULT_LEFTOVER_GRACE_MS
-    return await this.#store.sweep(this.#now() - maxAge, Date.now() - grace)
+    const sweeping = this.#store.sweep(this.#now() - maxAge, Date.now() - grace)
+    this.#sweeping.add(sweeping)
+    try {
+      return await sweeping
+    } finally {
+      this.#sweeping.delete(sweeping)
+    }
   }
 
   async retire (): Promise<boolean> {
@@ -359,6 +369,8 @@ export class BucketEngine implements Bucket {
 
   async close (): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
+    // A sweep still running would touch files after close returned.
+    await Promise.allSettled(this.#sweeping)
     await this.#store.close()
   }
 }

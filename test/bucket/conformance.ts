@@ -24,6 +24,7 @@ import type {
   BucketUploadedPart,
   OpenBucketOptions
 } from '../../src/index.js'
+import { testdir } from '../testdir.js'
 
 export type OpenBucket = (dir: string, options?: OpenBucketOptions) => Promise<Bucket>
 
@@ -124,16 +125,6 @@ function streamOf (...chunks: Array<Uint8Array | string>): ReadableStream<Uint8A
   })
 }
 
-/**
- * `t.testdir()`, but for this run alone: tap names fixture directories after
- * the test, so two runs of the suite in one checkout would otherwise share,
- * and wipe, each other's buckets.
- */
-export function ownTestdir (t: Test): string {
-  t.testdirName = `${t.testdirName}-${process.pid}`
-  return t.testdir()
-}
-
 /** A settable clock for the bucket. */
 export class TestClock {
   now: number
@@ -144,7 +135,7 @@ export class TestClock {
 export function bucketConformance (t: Test, open: OpenBucket): void {
   /** Opens a bucket in the subtest's own directory and closes it at the end. */
   async function fresh (tt: Test, options?: OpenBucketOptions): Promise<Bucket> {
-    const dir = path.join(ownTestdir(tt), 'bucket')
+    const dir = path.join(testdir(tt), 'bucket')
     const bucket = await open(dir, options)
     tt.teardown(() => bucket.close())
     return bucket
@@ -800,7 +791,7 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
 
   t.test('multipart: abort, resume, independence from delete', async t => {
     const minPartSize = 4 * KiB
-    const dir = path.join(ownTestdir(t), 'bucket')
+    const dir = path.join(testdir(t), 'bucket')
     const bucket = await open(dir, { minPartSize })
     t.teardown(() => bucket.close())
     const part = patternBytes(minPartSize, 7)

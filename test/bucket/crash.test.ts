@@ -17,9 +17,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { openBucket, type Bucket } from '../../src/index.js'
-import { ownTestdir } from './conformance.js'
 import { crashKeys } from './children/crash-keys.js'
 import { labelOf, md5Hex, multipartEtag, splitParts } from './children/payload.js'
+import { testdir } from '../testdir.js'
 
 const writerScript = fileURLToPath(new URL('./children/crash-writer.js', import.meta.url))
 const partSize = 64 * 1024
@@ -109,7 +109,7 @@ async function filesUnder (dir: string): Promise<string[]> {
 }
 
 t.test(`a writer killed ${kills} times leaves every key whole`, async t => {
-  const dir = path.join(ownTestdir(t), 'bucket')
+  const dir = path.join(testdir(t), 'bucket')
   const bucket = await openBucket(dir, { minPartSize: partSize })
   t.teardown(() => bucket.close())
   const current = new Map<string, string | null>(crashKeys.map(key => [key, null]))

@@ -3,6 +3,7 @@ import path from 'node:path'
 import t from 'tap'
 import { openBucket } from '../../src/index.js'
 import { viewPath } from '../../src/persist/key-view.js'
+import { testdir } from '../testdir.js'
 
 t.test('viewPath shows plain keys only', async t => {
   const table: Array<[string, string | null]> = [
@@ -16,7 +17,7 @@ t.test('viewPath shows plain keys only', async t => {
 })
 
 t.test('the view follows puts, overwrites and deletes', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const bucket = await openBucket(dir, { fsync: false, minPartSize: 1 })
   t.teardown(async () => await bucket.close())
   await bucket.put('docs/readme.txt', 'first')

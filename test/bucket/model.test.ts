@@ -18,7 +18,7 @@ import path from 'node:path'
 import t from 'tap'
 import { openBucket, type Bucket, type BucketListOptions } from '../../src/index.js'
 import { mulberry32 } from './children/payload.js'
-import { ownTestdir } from './conformance.js'
+import { testdir } from '../testdir.js'
 
 const seed = Number(process.env.MODEL_SEED ?? 20240607)
 
@@ -105,7 +105,7 @@ async function strayFiles (root: string, bucketPath: string): Promise<string[]> 
 }
 
 t.test(`random keys against a sorted model (seed ${seed})`, async t => {
-  const root = ownTestdir(t)
+  const root = testdir(t)
   const dir = path.join(root, 'outer', 'inner', 'bucket')
   let bucket: Bucket = await openBucket(dir, { fsync: false })
   t.teardown(() => bucket.close())

@@ -14,9 +14,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
 import { openBucket, type Bucket } from '../../src/index.js'
-import { ownTestdir } from './conformance.js'
 import type { RacerCommand, RacerReply } from './children/racer.js'
 import { labelOf, md5Hex, multipartEtag, payload } from './children/payload.js'
+import { testdir } from '../testdir.js'
 
 const racerScript = fileURLToPath(new URL('./children/racer.js', import.meta.url))
 const KiB = 1024
@@ -72,7 +72,7 @@ class Racers {
 }
 
 async function setUp (t: Test, count: number): Promise<{ bucket: Bucket, racers: Racers }> {
-  const dir = path.join(ownTestdir(t), 'bucket')
+  const dir = path.join(testdir(t), 'bucket')
   const bucket = await openBucket(dir, { minPartSize })
   const racers = await Racers.start(count, dir)
   t.teardown(async () => {

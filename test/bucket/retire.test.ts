@@ -5,9 +5,10 @@
 import path from 'node:path'
 import t from 'tap'
 import { openBucket, openRegistry } from '../../src/index.js'
+import { testdir } from '../testdir.js'
 
 t.test('a retired bucket refuses writes from every handle', async t => {
-  const dir = path.join(t.testdir(), 'b')
+  const dir = path.join(testdir(t), 'b')
   const one = await openBucket(dir, { fsync: false })
   const other = await openBucket(dir, { fsync: false }) // as another process would
   t.teardown(async () => { await one.close(); await other.close() })
@@ -23,7 +24,7 @@ t.test('a retired bucket refuses writes from every handle', async t => {
 })
 
 t.test('the registry refuses to delete a bucket that a racing put filled', async t => {
-  const data = t.testdir()
+  const data = testdir(t)
   const registry = await openRegistry(data, { fsync: false })
   t.teardown(async () => await registry.close())
   await registry.create('race')

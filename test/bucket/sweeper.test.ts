@@ -8,7 +8,7 @@ import { stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { openBucket, type Bucket } from '../../src/index.js'
-import { ownTestdir } from './conformance.js'
+import { testdir } from '../testdir.js'
 
 const day = 24 * 60 * 60 * 1000
 const start = Date.UTC(2024, 3, 1, 9, 30, 0, 250)
@@ -35,7 +35,7 @@ async function text (bucket: Bucket, key: string): Promise<string | undefined> {
 
 t.test('an upload lives 7 days, then sweep aborts it', async t => {
   const clock = new Clock()
-  const bucket = await openBucket(path.join(ownTestdir(t), 'bucket'), { clock: clock.read, minPartSize })
+  const bucket = await openBucket(path.join(testdir(t), 'bucket'), { clock: clock.read, minPartSize })
   t.teardown(() => bucket.close())
 
   await bucket.put('plain', 'a plain object')
@@ -68,7 +68,7 @@ t.test('an upload lives 7 days, then sweep aborts it', async t => {
 
 t.test('uploadMaxAgeMs is honoured, from the bucket options and from sweep', async t => {
   const clock = new Clock()
-  const dir = path.join(ownTestdir(t), 'bucket')
+  const dir = path.join(testdir(t), 'bucket')
   const bucket = await openBucket(dir, { clock: clock.read, minPartSize, uploadMaxAgeMs: 60_000 })
   t.teardown(() => bucket.close())
 
@@ -94,7 +94,7 @@ t.test('uploadMaxAgeMs is honoured, from the bucket options and from sweep', asy
 })
 
 t.test('sweep removes leftovers of interrupted writes once they are past the grace period', async t => {
-  const dir = path.join(ownTestdir(t), 'bucket')
+  const dir = path.join(testdir(t), 'bucket')
   const bucket = await openBucket(dir)
   t.teardown(() => bucket.close())
   await bucket.put('kept', 'a stored object')
@@ -118,7 +118,7 @@ async function exists (file: string): Promise<boolean> {
 
 t.test('the sweeper runs on a timer when sweepIntervalMs is set', async t => {
   const clock = new Clock()
-  const bucket = await openBucket(path.join(ownTestdir(t), 'bucket'), { clock: clock.read, minPartSize, sweepIntervalMs: 20 })
+  const bucket = await openBucket(path.join(testdir(t), 'bucket'), { clock: clock.read, minPartSize, sweepIntervalMs: 20 })
   t.teardown(() => bucket.close())
   const upload = await bucket.createMultipartUpload('forgotten')
   await upload.uploadPart(1, 'part')
@@ -129,4 +129,19 @@ t.test('the sweeper runs on a timer when sweepIntervalMs is set', async t => {
     aborted = await upload.uploadPart(2, 'part').then(() => false, (err: { code?: unknown }) => err.code === 10024)
   }
   t.ok(aborted, 'an expired upload is aborted without anyone calling sweep()')
+})
+
+t.test('close waits for a sweep in progress', async t => {
+  const clock = new Clock()
+  const bucket = await openBucket(path.join(testdir(t), 'bucket'), { clock: clock.read, minPartSize })
+  for (let i = 0; i < 20; i++) {
+    const upload = await bucket.createMultipartUpload(`forgotten-${i}`)
+    await upload.uploadPart(1, 'part')
+  }
+  clock.now = start + 7 * day + 1
+  let swept: number | undefined
+  const sweeping = bucket.sweep().then(report => { swept = report.abortedUploads })
+  await bucket.close()
+  t.equal(swept, 20, 'the sweep finished, every upload aborted, before close resolved')
+  await sweeping
 })

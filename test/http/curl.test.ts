@@ -12,6 +12,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { auth, gateway, token } from './gateway-fixture.js'
+import { testdir } from '../testdir.js'
 
 const run = promisify(execFile)
 
@@ -27,7 +28,7 @@ t.test('curl against a listening gateway', async t => {
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')
   const base = `http://127.0.0.1:${address.port}`
-  // Files to upload live apart from the data directory (t.testdir() is the gateway's).
+  // Files to upload live apart from the data directory (testdir(t) is the gateway's).
   const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'fsbucket-curl-'))
   t.teardown(async () => { await fsp.rm(dir, { recursive: true, force: true }) })
   const file = path.join(dir, 'photo.jpg')

@@ -3,6 +3,7 @@ import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type GatewayConfig } from '../../src/app.js'
 import { openRegistry, type BucketRegistry } from '../../src/bucket/index.js'
+import { testdir } from '../testdir.js'
 
 export const token = 'test-token-0123456789'
 export const auth = { authorization: `Bearer ${token}` }
@@ -15,7 +16,7 @@ export interface Gateway {
 
 /** Buckets: `photos` (private) and `site` (public). Multipart parts may be as small as 5 bytes. */
 export async function gateway (t: Test, config: Partial<GatewayConfig> = {}): Promise<Gateway> {
-  const dataDir = t.testdir()
+  const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
   await registry.create('photos')
   await registry.create('site', { public: true })

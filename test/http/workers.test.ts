@@ -9,6 +9,7 @@ import { createServer, request } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
+import { testdir } from '../testdir.js'
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
 const token = 'workers-token'
@@ -35,7 +36,7 @@ async function call (port: number, method: string, urlPath: string, body?: strin
 }
 
 t.test('read-after-write across two worker processes', async t => {
-  const dataDir = t.testdir()
+  const dataDir = testdir(t)
   const port = await freePort()
   const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--workers', '2', '--token', token, '--fsync', 'off'], {
     stdio: ['ignore', 'pipe', 'inherit']

@@ -5,6 +5,7 @@ import { writeJsonAtomic } from '../../src/persist/atomic.js'
 import path from 'node:path'
 import { mkdirSync } from 'node:fs'
 import { buildApp, call, token } from './helpers.js'
+import { testdir } from '../testdir.js'
 
 const credentials = { tokens: ['secret-token'], keys: [{ email: 'me@example.test', key: 'a'.repeat(37) }] }
 
@@ -42,7 +43,7 @@ t.test('with no credentials configured, only an open (loopback) server accepts r
 })
 
 t.test('credentials come from flags, the environment and the data directory', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   mkdirSync(path.join(dir, '.mgmt'))
   await writeJsonAtomic(path.join(dir, '.mgmt', 'credentials.json'), { tokens: ['from-file'], keys: [{ email: 'f@example.test', key: 'file-key' }] })
   const loaded = await loadCredentials({ env: { FSBUCKET_API_TOKEN: 'from-env', FSBUCKET_API_EMAIL: 'e@example.test', FSBUCKET_API_KEY: 'env-key' }, dataDir: dir })

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { openRegistry, type BucketRegistry } from '../../src/bucket/index.js'
 import { managementApi, type ManagementCredentials } from '../../src/mgmt/index.js'
+import { testdir } from '../testdir.js'
 
 export const token = 'test-token-0123456789abcdef'
 export const auth = { authorization: `Bearer ${token}` }
@@ -15,7 +16,7 @@ export interface ManagementHarness {
 }
 
 export async function buildApp (t: Test, options: { dir?: string, credentials?: ManagementCredentials, clock?: () => Date } = {}): Promise<ManagementHarness> {
-  const dir = options.dir ?? t.testdir()
+  const dir = options.dir ?? testdir(t)
   const registry = await openRegistry(dir, { fsync: false })
   const app = Fastify()
   await app.register(managementApi, {

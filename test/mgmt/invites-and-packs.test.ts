@@ -1,6 +1,7 @@
 import t from 'tap'
 import { ManagementStore, createInvite } from '../../src/mgmt/index.js'
 import { accountId, buildApp, call, createZone } from './helpers.js'
+import { testdir } from '../testdir.js'
 
 t.test('each zone has a universal certificate pack for the apex and the wildcard', async t => {
   const { app } = await buildApp(t)
@@ -46,7 +47,7 @@ t.test('invites are listed, accepted or rejected once, and expire', async t => {
 })
 
 t.test('state survives a restart', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const before = await buildApp(t, { dir })
   const zone = await createZone(before.app, 'example.test')
   const record = (await call(before.app, 'POST', `/zones/${zone.id}/dns_records`, { type: 'A', name: 'www', content: '192.0.2.1', ttl: 1 })).body.result
@@ -59,7 +60,7 @@ t.test('state survives a restart', async t => {
 })
 
 t.test('two servers sharing a data directory see each other’s changes', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const one = await buildApp(t, { dir })
   const two = await buildApp(t, { dir })
   const zone = await createZone(one.app, 'shared.test')

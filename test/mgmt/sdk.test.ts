@@ -9,6 +9,7 @@ import Cloudflare from 'cloudflare'
 import { buildApp } from '../../src/app.js'
 import { openRegistry } from '../../src/bucket/index.js'
 import { ManagementStore, createInvite } from '../../src/mgmt/index.js'
+import { testdir } from '../testdir.js'
 
 const apiToken = 'sdk-test-token-4f1c2b'
 const accountId = '023e105f4ecef8ad9ca31a8372d0c353'
@@ -39,7 +40,7 @@ async function startServer (dir: string): Promise<Server> {
   }
 }
 
-async function server (t: Test, dir = t.testdir()): Promise<Server> {
+async function server (t: Test, dir = testdir(t)): Promise<Server> {
   const started = await startServer(dir)
   t.teardown(started.close)
   return started
@@ -126,7 +127,7 @@ t.test('DNS records of each type, valid and invalid, list filters and ordering',
 })
 
 t.test('certificate packs and invites', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const { client } = await server(t, dir)
   const zone = await client.zones.create({ account: { id: accountId }, name: 'example.test' })
   const packs: any[] = []
@@ -200,7 +201,7 @@ function getWithHost (port: number, host: string, path: string): Promise<{ statu
 }
 
 t.test('a custom domain attached with the SDK serves the bucket on that Host', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const { client, port } = await server(t, dir)
   const zone = await client.zones.create({ account: { id: accountId }, name: 'example.test' })
   await client.r2.buckets.create({ account_id: accountId, name: 'site' })
@@ -229,7 +230,7 @@ t.test('a custom domain attached with the SDK serves the bucket on that Host', a
 })
 
 t.test('state survives a restart of the server', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const first = await startServer(dir)
   const zone = await first.client.zones.create({ account: { id: accountId }, name: 'persist.test' })
   const record = await first.client.dns.records.create({ zone_id: zone.id, type: 'A', name: 'www', content: '192.0.2.1', ttl: 1 })

@@ -4,6 +4,7 @@ import path from 'node:path'
 import {
   openRegistry, isValidBucketName, hostName, uploadMaxAgeFromLifecycle, validateSettingsPatch
 } from '../../src/bucket/index.js'
+import { testdir } from '../testdir.js'
 
 t.test('bucket names', async t => {
   const cases: Array<[string, boolean]> = [
@@ -55,7 +56,7 @@ t.test('settings patches are checked', async t => {
 })
 
 t.test('create, info and list', async t => {
-  const dir = t.testdir({ '.mgmt': {}, 'Not_A_Bucket': {}, 'stray-file': 'x' })
+  const dir = testdir(t, { '.mgmt': {}, 'Not_A_Bucket': {}, 'stray-file': 'x' })
   const when = new Date('2026-01-02T03:04:05.678Z')
   const registry = await openRegistry(dir, { fsync: false, clock: () => when })
   t.teardown(() => registry.close())
@@ -78,7 +79,7 @@ t.test('create, info and list', async t => {
 })
 
 t.test('a directory made by hand is adopted as a private bucket', async t => {
-  const dir = t.testdir({ handmade: { 'hello.txt': 'hi' } })
+  const dir = testdir(t, { handmade: { 'hello.txt': 'hi' } })
   const registry = await openRegistry(dir, { fsync: false })
   t.teardown(() => registry.close())
   const first = await registry.info('handmade')
@@ -89,7 +90,7 @@ t.test('a directory made by hand is adopted as a private bucket', async t => {
 })
 
 t.test('settings changed by one process are seen by another at once', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const one = await openRegistry(dir, { fsync: false })
   const two = await openRegistry(dir, { fsync: false })
   t.teardown(async () => { await one.close(); await two.close() })
@@ -112,7 +113,7 @@ t.test('settings changed by one process are seen by another at once', async t =>
 })
 
 t.test('concurrent settings updates from two registries both land', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const one = await openRegistry(dir, { fsync: false })
   const two = await openRegistry(dir, { fsync: false })
   t.teardown(async () => { await one.close(); await two.close() })
@@ -128,7 +129,7 @@ t.test('concurrent settings updates from two registries both land', async t => {
 })
 
 t.test('open, delete and sweep go through the engine', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   const registry = await openRegistry(dir, { fsync: false })
   t.teardown(() => registry.close())
   t.equal(await registry.open('missing'), null)
@@ -152,7 +153,7 @@ t.test('open, delete and sweep go through the engine', async t => {
 })
 
 t.test('the sweeper honours a bucket lifecycle abort age', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   let now = new Date('2026-03-01T00:00:00Z')
   const registry = await openRegistry(dir, { fsync: false, clock: () => now })
   t.teardown(() => registry.close())
@@ -170,7 +171,7 @@ t.test('the sweeper honours a bucket lifecycle abort age', async t => {
 })
 
 t.test('a bucket deleted and created again is a new bucket', async t => {
-  const dir = t.testdir()
+  const dir = testdir(t)
   let tick = Date.parse('2026-01-01T00:00:00Z')
   const registry = await openRegistry(dir, { fsync: false, clock: () => new Date(tick++) })
   const other = await openRegistry(dir, { fsync: false, clock: () => new Date(tick++) })
