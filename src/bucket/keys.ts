@@ -19,6 +19,8 @@ export function keyId (method: string, key: unknown): string {
   if (typeof key !== 'string') {
     throw new TypeError(`${method}: the key must be a string, got ${typeof key}.`)
   }
+  // ASCII is its own NFC form, one byte per character.
+  if (key.length > 0 && key.length <= MAX_KEY_BYTES && /^[\u0000-\u007f]*$/.test(key)) return key
   if (key.length === 0 || Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES || !key.isWellFormed()) {
     throw new BucketError('InvalidObjectName', method)
   }

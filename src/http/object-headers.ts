@@ -39,6 +39,7 @@ export function decodeHeaderValue (value: string): string {
 
 /** A string → a value Node will put in a header (UTF-8 bytes as Latin-1); null if it cannot travel. */
 export function encodeHeaderValue (value: string): string | null {
+  if (/^[\t\u0020-\u007e]*$/.test(value)) return value // printable ASCII travels as is
   const wire = Buffer.from(value, 'utf8').toString('latin1')
   // Control characters other than tab cannot appear in a header value.
   return /[\u0000-\u0008\u000a-\u001f\u007f]/.test(wire) ? null : wire

@@ -53,6 +53,7 @@ import type { SweepReport } from '../bucket/types.js'
 import { BucketError } from '../bucket/errors.js'
 import { fsyncDirectory, readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { KeyView } from './key-view.js'
+import { ReadCache, type CachedRow } from './read-cache.js'
 
 export const FORMAT = 'fsbucket-bucket'
 export const FORMAT_VERSION = 1
@@ -207,6 +208,7 @@ export class FsStore implements BucketStore {
   readonly #view: KeyView
   readonly #commits: PendingCommit[] = []
   readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>
+  readonly #cache = new ReadCache()
   readonly #sql
 
   private constructor (root: string, db: Database.Database, fsync: boolean) {
@@ -218,6 +220,7 @@ export class FsStore implements BucketStore {
     const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums, segments'
     this.#sql = {
       head: db.prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       upsert: db.prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments)
         VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments)
         ON CONFLICT (id) DO UPDATE SET key = excluded.key, version = excluded.version, size = excluded.size, etag = excluded.etag,
@@ -287,11 +290,16 @@ export class FsStore implements BucketStore {
 
   /** Runs `fn` as one write transaction: the critical section shared by every process. */
   #write<T> (fn: () => T): T {
-    return this.#transaction.immediate(() => {
-      // A bucket being deleted takes no more writes, from any process.
-      if (this.#sql.retired.get() !== undefined) throw new BucketError('NoSuchBucket', 'write')
-      return fn()
-    }) as T
+    try {
+      return this.#transaction.immediate(() => {
+        // A bucket being deleted takes no more writes, from any process.
+        if (this.#sql.retired.get() !== undefined) throw new BucketError('NoSuchBucket', 'write')
+        return fn()
+      }) as T
+    } finally {
+      // This connection's own commits do not move its data version.
+      this.#cache.clearRows()
+    }
   }
 
   async retire (): Promise<boolean> {
@@ -387,36 +395,51 @@ export class FsStore implements BucketStore {
     await Promise.all(segments.map(async ([file]) => await removeQuietly(this.#abs(file))))
   }
 
+  /** The current row of `id`, from the cache while the catalog is unchanged. */
+  #lookup (id: string): CachedRow | null {
+    this.#cache.validate(this.#sql.dataVersion.get())
+    let row = this.#cache.row(id)
+    if (row === undefined) {
+      const found = this.#sql.head.get(Buffer.from(id, 'utf8'))
+      row = found === undefined ? null : { object: toRecord(found), segments: JSON.parse(found.segments) }
+      this.#cache.setRow(id, row)
+    }
+    return row
+  }
+
   async head (id: string): Promise<StoredObject | null> {
-    const row = this.#sql.head.get(Buffer.from(id, 'utf8'))
-    return row === undefined ? null : toRecord(row)
+    return this.#lookup(id)?.object ?? null
   }
 
   async open (id: string): Promise<ObjectReader | null> {
-    const idBytes = Buffer.from(id, 'utf8')
     // A concurrent overwrite may remove the files of the row just read; the
     // newer row names files that exist, so reading again settles it.
     for (let attempt = 0; ; attempt++) {
-      const row = this.#sql.head.get(idBytes)
-      if (row === undefined) return null
-      const segments = JSON.parse(row.segments) as Segment[]
-      if (row.size <= SMALL_BODY && segments.length === 1) {
+      const row = this.#lookup(id)
+      if (row === null) return null
+      const { object, segments } = row
+      if (object.size <= SMALL_BODY && segments.length === 1) {
         // Small bodies are read at once, synchronously: one system call from
         // the page cache costs less than three trips through the thread pool.
+        let bytes = this.#cache.body(object.version)
         try {
-          return new BytesReader(toRecord(row), readFileSync(this.#abs(segments[0][0])))
+          bytes ??= readFileSync(this.#abs(segments[0][0]))
         } catch (err) {
           if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
+          this.#cache.forgetRow(id)
           continue
         }
+        this.#cache.setBody(object.version, bytes)
+        return new BytesReader(object, bytes)
       }
       const handles: FileHandle[] = []
       try {
         for (const [file] of segments) handles.push(await fsp.open(this.#abs(file), 'r'))
-        return new FileReader(toRecord(row), segments, handles)
+        return new FileReader(object, segments, handles)
       } catch (err) {
         await Promise.all(handles.map(async h => await h.close().catch(() => {})))
         if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
+        this.#cache.forgetRow(id)
       }
     }
   }
@@ -700,7 +723,8 @@ async function writeChunks (handle: FileHandle, chunks: Uint8Array[], position: 
 class BytesReader implements ObjectReader {
   constructor (readonly object: StoredObject, readonly bytes: Buffer) {}
   stream (offset: number, length: number): Readable {
-    return Readable.from([this.bytes.subarray(offset, offset + length)])
+    // A copy: the bytes may be shared with the read cache, and a stream's reader may write into its chunks.
+    return Readable.from([Buffer.from(this.bytes.subarray(offset, offset + length))])
   }
 
   async close (): Promise<void> {}

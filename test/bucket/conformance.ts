@@ -826,4 +826,22 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.same((await bucket.head('shared/key'))?.customMetadata, { from: 'create' }, 'visible to the first handle\'s bucket at once')
     await expectCode(t, () => original.uploadPart(3, part), 10024, undefined, 'the first handle sees the completion')
   })
+
+  t.test('what a read hands out cannot change what is stored', async t => {
+    const bucket = await fresh(t)
+    await bucket.put('kept', 'original bytes')
+    for (let round = 0; round < 2; round++) {
+      const object = await bucket.get('kept') as BucketObjectBody
+      const reader = object.body.getReader()
+      for (let read = await reader.read(); read.done !== true; read = await reader.read()) read.value.fill(0x58)
+      const again = await bucket.get('kept') as BucketObjectBody
+      t.equal(await again.text(), 'original bytes', `round ${round}: a reader writing into its chunks changes nothing stored`)
+      const head = await bucket.head('kept')
+      head!.httpMetadata!.contentType = 'changed/by-reader'
+      head!.customMetadata!.added = 'by reader'
+      const fresh = await bucket.head('kept')
+      t.equal(fresh?.httpMetadata?.contentType, undefined, `round ${round}: nor does changing the metadata object it got`)
+      t.same(fresh?.customMetadata, {}, `round ${round}: custom metadata included`)
+    }
+  })
 }
