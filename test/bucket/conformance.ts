@@ -844,4 +844,24 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
       t.same(fresh?.customMetadata, {}, `round ${round}: custom metadata included`)
     }
   })
+
+  t.test('ranges of a multipart object: every start and end around the part boundaries', async t => {
+    const minPartSize = 4 * KiB
+    const bucket = await fresh(t, { minPartSize })
+    const parts = [patternBytes(minPartSize, 11), patternBytes(minPartSize, 12), patternBytes(1000, 13)]
+    const upload = await bucket.createMultipartUpload('parts.bin')
+    const uploaded = await Promise.all(parts.map(async (bytes, i) => await upload.uploadPart(i + 1, bytes)))
+    await upload.complete(uploaded)
+    const whole = Buffer.concat(parts)
+    const edges = [0, 1, minPartSize - 1, minPartSize, minPartSize + 1, 2 * minPartSize - 1, 2 * minPartSize, whole.length - 1]
+    let mismatches = 0
+    for (const offset of edges) {
+      for (const end of edges.filter(e => e >= offset)) {
+        const got = await bytesOf(await bucket.get('parts.bin', { range: { offset, length: end - offset + 1 } }))
+        if (!got.equals(whole.subarray(offset, end + 1))) mismatches++
+      }
+    }
+    t.equal(mismatches, 0, 'each range reads exactly its bytes')
+    t.same(await bytesOf(await bucket.get('parts.bin', { range: { suffix: minPartSize + 1000 } })), whole.subarray(minPartSize), 'a suffix spanning two parts')
+  })
 }
