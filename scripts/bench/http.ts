@@ -10,7 +10,8 @@
  *   Range GET        1 MiB slice of a 64 MiB object, 400 requests, 10 at a time (req/s)
  *   64 MiB GET       24 requests, 4 at a time (MB/s)
  *   1 GiB upload     one `curl -T` (MB/s) and the server's peak RSS, beside
- *                    `md5sum` over the same file
+ *                    `md5sum` over the same file and `dd conv=fdatasync`
+ *                    writing it (the raw disk, as durable as the upload)
  *   list page        GET /{bucket}?limit=1000 from a bucket of ~1,000+ keys,
  *                    10 connections (req/s)
  *
@@ -28,6 +29,8 @@
  *   BENCH_SECONDS   length of each autocannon run (default 5)
  *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
+ *   FSBUCKET_NODE_FLAGS  Node flags of the servers (default the bin's and
+ *                   `npm start`'s `--max-semi-space-size=1`; empty for none)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promises as fsp, createReadStream, createWriteStream, existsSync } from 'node:fs'
@@ -43,6 +46,8 @@ import Fastify from 'fastify'
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, '../../../bin/fsbucket.js')
+/** The server runs as `npm start` runs it (the same V8 flags as the bin's shebang). */
+const serve = [...(process.env.FSBUCKET_NODE_FLAGS ?? '--max-semi-space-size=1').split(/\s+/).filter(a => a !== ''), bin, 'serve']
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const uploadBytes = Number(process.env.BENCH_UPLOAD ?? 1024 ** 3)
 const MiB = 1024 * 1024
@@ -242,7 +247,7 @@ async function main (): Promise<void> {
     for (const workers of [1, 2]) {
       const port = await freePort()
       const data = path.join(root, `data-${workers}`)
-      const child = spawn(process.execPath, [bin, 'serve', '--data', data, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+      const child = spawn(process.execPath, [...serve, '--data', data, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
       children.push(child)
       await waitForPort(port)
       for (const name of ['small.bin', 'big.bin']) {
@@ -316,7 +321,7 @@ async function main (): Promise<void> {
     // The 1 GiB upload: a fresh one-worker server, so its peak RSS is the upload's.
     {
       const port = await freePort()
-      const child = spawn(process.execPath, [bin, 'serve', '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+      const child = spawn(process.execPath, [...serve, '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
       children.push(child)
       await waitForPort(port)
       const started = performance.now()
@@ -328,9 +333,14 @@ async function main (): Promise<void> {
       const md5Started = performance.now()
       await run('md5sum', [uploadFile])
       record('1 GiB upload', 'md5sum', { value: uploadBytes / MiB / ((performance.now() - md5Started) / 1000), unit: 'MB/s' })
+      // The disk itself, with the same durability: what a durable upload cannot beat.
+      const ddStarted = performance.now()
+      await run('dd', [`if=${uploadFile}`, `of=${path.join(root, 'dd.out')}`, 'bs=1M', 'conv=fdatasync'])
+      record('1 GiB upload', 'raw disk', { value: uploadBytes / MiB / ((performance.now() - ddStarted) / 1000), unit: 'MB/s', note: 'dd, fdatasync' })
+      await fsp.rm(path.join(root, 'dd.out'), { force: true })
     }
 
-    printTable(rows, [...columns.map(c => c.name), 'md5sum'])
+    printTable(rows, [...columns.map(c => c.name), 'md5sum', 'raw disk'])
   } finally {
     await cleanup()
   }
@@ -341,15 +351,17 @@ function printTable (rows: Map<string, Row>, columnNames: string[]): void {
     m == null ? '—' : `${m.value >= 100 ? m.value.toFixed(0) : m.value.toFixed(1)} ${m.unit}${m.note === undefined ? '' : ` (${m.note})`}`
   const ratio = (a: Measured | null | undefined, b: Measured | null | undefined): string =>
     a == null || b == null || b.value === 0 ? '—' : `${(a.value / b.value).toFixed(2)}×`
-  const header = ['workload', ...columnNames, 'w2 / nginx', 'w1 / bare', 'w1 / md5sum']
+  const header = ['workload', ...columnNames, 'w1 / nginx', 'w2 / nginx', 'w1 / bare', 'w1 / md5sum', 'w1 / disk']
   const lines = [header]
   for (const [workload, row] of rows) {
     lines.push([
       workload,
       ...columnNames.map(name => cell(row[name])),
+      ratio(row['fsbucket w1'], row.nginx),
       ratio(row['fsbucket w2'], row.nginx),
       ratio(row['fsbucket w1'], row['bare Fastify']),
-      ratio(row['fsbucket w1'], row.md5sum)
+      ratio(row['fsbucket w1'], row.md5sum),
+      ratio(row['fsbucket w1'], row['raw disk'])
     ])
   }
   const widths = header.map((_, i) => Math.max(...lines.map(l => l[i].length)))

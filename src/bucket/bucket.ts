@@ -196,7 +196,8 @@ export class BucketEngine implements Bucket {
 
     const algorithms: HashAlgorithm[] = checksum === null || checksum.algorithm === 'md5' ? ['md5'] : ['md5', checksum.algorithm]
     const body = new MeasuredBody(source, algorithms, MAX_PUT_BYTES, 'put')
-    const staged = await this.#store.stage(body)
+    const version = newVersion()
+    const staged = await this.#store.stage(body, version)
     const digests = body.digests
     if (checksum !== null && digests[checksum.algorithm] !== checksum.hex) {
       await staged.discard()
@@ -205,7 +206,7 @@ export class BucketEngine implements Bucket {
     }
     const record: StoredObject = {
       key,
-      version: newVersion(),
+      version,
       size: body.size,
       etag: digests.md5 as string,
       uploaded: this.#now(),

@@ -94,7 +94,12 @@ export type Precondition = (current: StoredObject | null) => boolean
 export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>) => { object: StoredObject, partNumbers: number[] }
 
 export interface BucketStore {
-  stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody>
+  /**
+   * Receives a body. `version`, when given, is the version the body will be
+   * committed under (a put's), so a store may put the bytes where that version
+   * belongs at once; they stay invisible until `commit`. Parts come without.
+   */
+  stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody>
   head (id: string): Promise<StoredObject | null>
   open (id: string): Promise<ObjectReader | null>
   /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */

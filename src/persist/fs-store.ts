@@ -3,7 +3,7 @@
  *
  *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 1}
  *   <bucket>/.fsbucket/catalog.db          SQLite (WAL): the object index and the commit point
- *   <bucket>/.fsbucket/tmp/                bodies being received; never referenced
+ *   <bucket>/.fsbucket/tmp/                parts being received; never referenced
  *   <bucket>/.fsbucket/blobs/<vv>/<version>        body of a single put (vv = first two hex digits)
  *   <bucket>/.fsbucket/blobs/<vv>/<version>.<n>    part n of a completed multipart object
  *   <bucket>/.fsbucket/uploads/<uploadId>/<n>.<r>  parts of an upload in progress
@@ -11,8 +11,8 @@
  * Why this shape:
  *   - Bodies are immutable files named by version; the catalog row of a key
  *     names the body files of its current version. Replacing an object is
- *     "stream to tmp/, fsync, rename into blobs/, fsync the directory, then
- *     commit one row": a crash at any instant leaves the old row (and its
+ *     "stream into blobs/ under the new version, fsync it and its directory,
+ *     then commit one row": a crash at any instant leaves the old row (and its
  *     bytes) or the new row (and its bytes), never a mix. Files that no row
  *     names are leftovers; the sweeper removes them.
  *   - The row is the object's JSON metadata record (HTTP metadata, custom
@@ -106,6 +106,11 @@ CREATE TABLE IF NOT EXISTS bucket_state (
   value TEXT NOT NULL
 ) WITHOUT ROWID;
 `
+
+/** Where the body of a single put of `version` lives, relative to the internal directory. */
+function blobFile (version: string): string {
+  return `blobs/${version.slice(0, 2)}/${version}`
+}
 
 /** A body file and its size, relative to the internal directory. */
 type Segment = [file: string, size: number]
@@ -209,6 +214,11 @@ export class FsStore implements BucketStore {
   readonly #commits: PendingCommit[] = []
   readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>
   readonly #cache = new ReadCache()
+  /** The catalog's WAL file, opened on the first write, for flushing commits off the event loop. */
+  #wal: Promise<FileHandle> | undefined
+  /** The WAL flush in progress, and the one queued behind it (shared by every commit made meanwhile). */
+  #flushing: Promise<void> | undefined
+  #nextFlush: Promise<void> | undefined
   readonly #sql
 
   private constructor (root: string, db: Database.Database, fsync: boolean) {
@@ -276,7 +286,9 @@ export class FsStore implements BucketStore {
       }
       const db = new Database(path.join(root, 'catalog.db'), { timeout: 30_000 })
       db.pragma('journal_mode = WAL')
-      db.pragma(`synchronous = ${fsync ? 'FULL' : 'OFF'}`)
+      // NORMAL: SQLite does not fsync the WAL at commit; the store does, on
+      // the thread pool, before a write resolves (see #durable).
+      db.pragma(`synchronous = ${fsync ? 'NORMAL' : 'OFF'}`)
       db.exec(schema)
       return new FsStore(root, db, fsync)
     } finally {
@@ -302,8 +314,58 @@ export class FsStore implements BucketStore {
     }
   }
 
+  /** `#write`, then waits until the commit is on disk. */
+  async #commit<T> (fn: () => T): Promise<T> {
+    const result = this.#write(fn)
+    await this.#durable()
+    return result
+  }
+
+  /**
+   * Makes every commit made so far durable: an fdatasync of the WAL file on
+   * the thread pool. SQLite's own sync at commit (synchronous=FULL) would
+   * hold the event loop for the length of a disk flush on every write
+   * transaction; here the loop goes on serving while the disk works, and the
+   * commits made meanwhile share the next flush. A write resolves only after
+   * its flush, so what is acknowledged is durable, as before. A commit is
+   * visible to readers a moment before it is durable: a power loss in that
+   * moment can undo a write that was seen but never acknowledged.
+   */
+  async #durable (): Promise<void> {
+    if (!this.#fsync) return
+    // A flush already running may have started before this commit: wait for the next one.
+    if (this.#nextFlush !== undefined) return await this.#nextFlush
+    if (this.#flushing === undefined) return await this.#startFlush()
+    const next = this.#flushing.catch(() => {}).then(async () => {
+      this.#nextFlush = undefined
+      await this.#startFlush()
+    })
+    this.#nextFlush = next
+    return await next
+  }
+
+  async #startFlush (): Promise<void> {
+    const flush = (async () => {
+      if (this.#wal === undefined) {
+        const opening = this.#wal = fsp.open(this.#abs('catalog.db-wal'), 'r').then(async handle => {
+          // SQLite syncs the directory holding a new WAL only when it syncs the WAL itself.
+          await fsyncDirectory(this.#root)
+          return handle
+        })
+        opening.catch(() => { if (this.#wal === opening) this.#wal = undefined })
+      }
+      await (await this.#wal).datasync()
+    })()
+    this.#flushing = flush
+    try {
+      await flush
+    } finally {
+      if (this.#flushing === flush) this.#flushing = undefined
+    }
+  }
+
   async retire (): Promise<boolean> {
-    return this.#write(() => {
+    return await this.#commit(() => {
       if (this.#sql.anyObject.get() !== undefined) return false
       this.#sql.retire.run()
       return true
@@ -328,8 +390,17 @@ export class FsStore implements BucketStore {
    * hash and the disk work side by side. With fsync on, a flush of what is
    * written starts every 4 MiB, so the final fsync only waits for the tail.
    */
-  async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
-    const file = path.join(this.#root, 'tmp', randomBytes(12).toString('hex'))
+  async stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody> {
+    // A put's body goes where its version belongs (no row names it before
+    // the commit, and the sweeper removes it if none ever does); a part's
+    // goes to tmp/ until it is placed in its upload.
+    let file: string
+    if (version === undefined) {
+      file = path.join(this.#root, 'tmp', randomBytes(12).toString('hex'))
+    } else {
+      file = this.#abs(blobFile(version))
+      await this.#ensureDir(path.dirname(file))
+    }
     let handle: FileHandle | undefined
     const inFlight: Array<{ bytes: number, done: Promise<void> }> = []
     let flushing: Promise<void> = Promise.resolve()
@@ -365,7 +436,10 @@ export class FsStore implements BucketStore {
       if (batchBytes > 0) await send()
       for (const write of inFlight.splice(0)) await write.done
       await flushing
-      if (this.#fsync) await handle.sync()
+      if (this.#fsync) await handle.datasync()
+      // A body stalled for longer than the sweeper's grace period may have
+      // been removed as abandoned: fail rather than commit a row naming nothing.
+      if ((await handle.stat()).nlink === 0) throw new Error('The body was removed by a sweep while it was being received.')
       await handle.close()
       return new Staged(file, size)
     } catch (err) {
@@ -376,13 +450,15 @@ export class FsStore implements BucketStore {
     }
   }
 
-  /** Moves a staged body into blobs/ under its version; durable before the commit that names it. */
+  /** Moves a staged body into blobs/ under its version (unless it is there already); durable before the commit that names it. */
   async #place (body: StagedBody, version: string): Promise<Segment> {
-    const file = `blobs/${version.slice(0, 2)}/${version}`
+    const file = blobFile(version)
     const dir = path.dirname(this.#abs(file))
     try {
-      await this.#ensureDir(dir)
-      await fsp.rename((body as Staged).file, this.#abs(file))
+      if ((body as Staged).file !== this.#abs(file)) {
+        await this.#ensureDir(dir)
+        await fsp.rename((body as Staged).file, this.#abs(file))
+      }
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
@@ -456,7 +532,7 @@ export class FsStore implements BucketStore {
 
   /**
    * Group commit: the puts that reached their commit during one turn of the
-   * event loop share one write transaction, so one catalog fsync serves them
+   * event loop share one write transaction, so one catalog flush serves them
    * all. Each is still judged against the row as the ones before it in the
    * batch left it, so the outcome is the same as committing them one by one.
    */
@@ -476,7 +552,9 @@ export class FsStore implements BucketStore {
       for (const pending of batch) pending.reject(storageError(err, 'committing a write'))
       return
     }
-    batch.forEach((pending, i) => { pending.resolve(outcomes[i]) })
+    this.#durable().then(
+      () => { batch.forEach((pending, i) => { pending.resolve(outcomes[i]) }) },
+      (err: unknown) => { for (const pending of batch) pending.reject(storageError(err, 'committing a write')) })
   }
 
   #row (id: Buffer, object: StoredObject, segments: Segment[]): Record<string, unknown> {
@@ -497,7 +575,7 @@ export class FsStore implements BucketStore {
 
   async delete (ids: string[]): Promise<void> {
     const removed: Segment[] = []
-    this.#write(() => {
+    await this.#commit(() => {
       for (const id of ids) {
         const idBytes = Buffer.from(id, 'utf8')
         const row = this.#sql.segmentsOf.get(idBytes)
@@ -536,7 +614,7 @@ export class FsStore implements BucketStore {
   }
 
   async createUpload (id: string, upload: StoredUpload): Promise<void> {
-    this.#write(() => this.#sql.insertUpload.run({
+    await this.#commit(() => this.#sql.insertUpload.run({
       upload_id: upload.uploadId,
       id: Buffer.from(id, 'utf8'),
       key: upload.key,
@@ -569,7 +647,7 @@ export class FsStore implements BucketStore {
       throw storageError(err, 'storing a part')
     }
     let replaced: string | undefined
-    const stored = this.#write(() => {
+    const stored = await this.#commit(() => {
       if (this.#sql.upload.get(uploadId) === undefined) return false
       replaced = this.#sql.part.get(uploadId, part.partNumber)?.file
       this.#sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file })
@@ -584,7 +662,7 @@ export class FsStore implements BucketStore {
     if (!isUploadId(uploadId)) return null
     const idBytes = Buffer.from(id, 'utf8')
     let replaced: Segment[] = []
-    const object = this.#write(() => {
+    const object = await this.#commit(() => {
       const upload = this.#sql.upload.get(uploadId)
       if (upload === undefined) return null
       const rows = new Map(this.#sql.parts.all(uploadId).map(p => [p.part_number, p]))
@@ -613,10 +691,10 @@ export class FsStore implements BucketStore {
    */
   #linkParts (version: string, parts: PartRow[]): Segment[] {
     if (parts.length === 0) return []
-    const dir = this.#abs(`blobs/${version.slice(0, 2)}`)
+    const dir = path.dirname(this.#abs(blobFile(version)))
     mkdirSync(dir, { recursive: true })
     const segments = parts.map((p): Segment => {
-      const file = `blobs/${version.slice(0, 2)}/${version}.${p.part_number}`
+      const file = `${blobFile(version)}.${p.part_number}`
       try {
         linkSync(this.#abs(p.file), this.#abs(file))
       } catch (err) {
@@ -633,7 +711,7 @@ export class FsStore implements BucketStore {
 
   async abortUpload (uploadId: string): Promise<void> {
     if (!isUploadId(uploadId)) return
-    this.#write(() => {
+    await this.#commit(() => {
       this.#sql.deleteParts.run(uploadId)
       this.#sql.deleteUpload.run(uploadId)
     })
@@ -702,6 +780,10 @@ export class FsStore implements BucketStore {
   }
 
   async close (): Promise<void> {
+    await Promise.allSettled([this.#flushing, this.#nextFlush])
+    const wal = this.#wal
+    this.#wal = undefined
+    await (await wal?.catch(() => undefined))?.close()
     if (this.#db.open) this.#db.close()
   }
 }

@@ -51,13 +51,20 @@ export class KeyView {
     const relative = viewPath(id)
     if (relative === null) return false
     const target = path.join(this.#bucketDir, relative)
-    const tmp = path.join(path.dirname(target), `.${randomBytes(8).toString('hex')}.view`)
-    try {
-      mkdirSync(path.dirname(target), { recursive: true })
-      linkSync(body, tmp)
-    } catch {
-      return false // a parent is the file of another key
+    // A new key: one link, into a directory that usually exists already.
+    const first = linkOrError(body, target)
+    if (first === null) return true
+    if (first === 'ENOENT') {
+      try {
+        mkdirSync(path.dirname(target), { recursive: true })
+      } catch {
+        return false // a parent is the file of another key
+      }
+      if (linkOrError(body, target) === null) return true
     }
+    // A key shown already: link beside it, then replace it in one rename.
+    const tmp = path.join(path.dirname(target), `.${randomBytes(8).toString('hex')}.view`)
+    if (linkOrError(body, tmp) !== null) return false
     try {
       renameSync(tmp, target)
       return true
@@ -80,5 +87,15 @@ export class KeyView {
     for (let dir = path.dirname(target); dir !== this.#bucketDir && dir.startsWith(this.#bucketDir); dir = path.dirname(dir)) {
       try { rmdirSync(dir) } catch { return }
     }
+  }
+}
+
+/** Hard-links `target` to `body`; null when done, else the error code. */
+function linkOrError (body: string, target: string): string | null {
+  try {
+    linkSync(body, target)
+    return null
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? 'EIO'
   }
 }
