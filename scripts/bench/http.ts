@@ -5,7 +5,8 @@
  * bare Fastify route that streams the file with `fs.createReadStream`.
  *
  *   small GET        1 KiB object, 50 connections (req/s)
- *   small PUT        1 KiB, a new key per request, fsync on, 50 connections (req/s)
+ *   small PUT        1 KiB, a new key per request, fsync on, 50 connections (req/s),
+ *                    beside the raw disk doing the same durable file writes
  *   304              GET with a matching If-None-Match, 50 connections (req/s)
  *   Range GET        1 MiB slice of a 64 MiB object, 400 requests, 10 at a time (req/s)
  *   64 MiB GET       24 requests, 4 at a time (MB/s)
@@ -112,6 +113,39 @@ async function serveBareFastify (port: number, dir: string): Promise<void> {
     return await reply.send(createReadStream(file))
   })
   await app.listen({ host: '127.0.0.1', port })
+}
+
+/**
+ * The raw-disk baseline of the small PUT row: 1 KiB files written durably by
+ * 50 concurrent writers, each the least a store of one file per object must
+ * do (create, write, fdatasync, close, rename into one of 256 directories,
+ * fsync that directory), with no HTTP and no index. Files per second.
+ */
+async function rawDurableWrites (dir: string, durationSeconds: number): Promise<number> {
+  await fsp.mkdir(path.join(dir, 'tmp'), { recursive: true })
+  for (let i = 0; i < 256; i++) await fsp.mkdir(path.join(dir, i.toString(16).padStart(2, '0')), { recursive: true })
+  const body = Buffer.alloc(1024, 120)
+  const until = performance.now() + durationSeconds * 1000
+  let written = 0
+  let n = 0
+  const writeOne = async (): Promise<void> => {
+    const name = `${process.pid}-${n++}`
+    const tmp = path.join(dir, 'tmp', name)
+    const handle = await fsp.open(tmp, 'wx')
+    await handle.write(body)
+    await handle.datasync()
+    await handle.close()
+    const sub = path.join(dir, (n % 256).toString(16).padStart(2, '0'))
+    await fsp.rename(tmp, path.join(sub, name))
+    const dirHandle = await fsp.open(sub, 'r')
+    await dirHandle.sync()
+    await dirHandle.close()
+    written++
+  }
+  await Promise.all(Array.from({ length: 50 }, async () => { while (performance.now() < until) await writeOne() }))
+  const rate = written / durationSeconds
+  await fsp.rm(dir, { recursive: true, force: true })
+  return rate
 }
 
 async function ensureNginx (): Promise<string | null> {
@@ -311,6 +345,9 @@ async function main (): Promise<void> {
           requests: [{ method: 'PUT', body, setupRequest: request => ({ ...request, path: `/bench/put/${process.pid}-${n++}` }) }]
         })
         record('small PUT', column.name, { value: r.requests.average, unit: 'req/s', note: `${r.non2xx} non-2xx` })
+        if (column.name === 'fsbucket w1') {
+          record('small PUT', 'raw disk', { value: await rawDurableWrites(path.join(root, 'raw-puts'), seconds), unit: 'files/s', note: 'create+fdatasync+rename+dir fsync' })
+        }
       }
       if (column.does.has('list page')) {
         const r = await cannon({ url: `http://127.0.0.1:${column.port}/bench?limit=1000`, connections: 10 })
