@@ -508,12 +508,13 @@ export class FsStore implements BucketStore {
         this.#cache.setBody(object.version, bytes)
         return new BytesReader(object, bytes)
       }
-      const handles: FileHandle[] = []
+      // Opened synchronously, like the reads (see SegmentStream): from the dentry cache it is one system call.
+      const fds: number[] = []
       try {
-        for (const [file] of segments) handles.push(await fsp.open(this.#abs(file), 'r'))
-        return new FileReader(object, segments, handles)
+        for (const [file] of segments) fds.push(openSync(this.#abs(file), 'r'))
+        return new FileReader(object, segments, fds)
       } catch (err) {
-        await Promise.all(handles.map(async h => await h.close().catch(() => {})))
+        fds.forEach(closeQuietly)
         if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
         this.#cache.forgetRow(id)
       }
@@ -812,24 +813,37 @@ class BytesReader implements ObjectReader {
   async close (): Promise<void> {}
 }
 
-class FileReader implements ObjectReader {
-  #handles: FileHandle[] | undefined
+/** Descriptors that a reader or stream dropped without closing are closed when it is collected. */
+const unclosed = new FinalizationRegistry<number[]>(fds => { fds.forEach(closeQuietly) })
 
-  constructor (readonly object: StoredObject, readonly segments: Segment[], handles: FileHandle[]) {
-    this.#handles = handles
+function closeQuietly (fd: number): void {
+  try { closeSync(fd) } catch {}
+}
+
+class FileReader implements ObjectReader {
+  #fds: number[] | undefined
+
+  constructor (readonly object: StoredObject, readonly segments: Segment[], fds: number[]) {
+    this.#fds = fds
+    unclosed.register(this, fds, this)
+  }
+
+  /** The descriptors, handed over once. */
+  #take (): number[] | undefined {
+    const fds = this.#fds
+    this.#fds = undefined
+    unclosed.unregister(this)
+    return fds
   }
 
   stream (offset: number, length: number): Readable {
-    const handles = this.#handles
-    if (handles === undefined) throw new Error('stream: the reader was already used.')
-    this.#handles = undefined
-    return new SegmentStream(this.segments, handles, offset, length)
+    const fds = this.#take()
+    if (fds === undefined) throw new Error('stream: the reader was already used.')
+    return new SegmentStream(this.segments, fds, offset, length)
   }
 
   async close (): Promise<void> {
-    const handles = this.#handles ?? []
-    this.#handles = undefined
-    await Promise.all(handles.map(async h => await h.close().catch(() => {})))
+    this.#take()?.forEach(closeQuietly)
   }
 }
 
@@ -845,16 +859,17 @@ class FileReader implements ObjectReader {
  */
 class SegmentStream extends Readable {
   readonly #segments: Segment[]
-  readonly #handles: FileHandle[]
+  readonly #fds: number[]
   #index = 0
   /** Offset of the next byte in the current segment. */
   #position: number
   #remaining: number
 
-  constructor (segments: Segment[], handles: FileHandle[], offset: number, length: number) {
+  constructor (segments: Segment[], fds: number[], offset: number, length: number) {
     super({ highWaterMark: READ_CHUNK })
     this.#segments = segments
-    this.#handles = handles
+    this.#fds = fds
+    unclosed.register(this, fds, this)
     this.#remaining = length
     while (this.#index < segments.length - 1 && offset >= segments[this.#index][1]) offset -= segments[this.#index++][1]
     this.#position = offset
@@ -872,7 +887,7 @@ class SegmentStream extends Readable {
       }
       const want = Math.min(READ_CHUNK, this.#segments[this.#index][1] - this.#position, this.#remaining)
       const buffer = Buffer.allocUnsafe(want)
-      const read = readSync(this.#handles[this.#index].fd, buffer, 0, want, this.#position)
+      const read = readSync(this.#fds[this.#index], buffer, 0, want, this.#position)
       if (read === 0) throw new Error('An object file is shorter than its catalog entry.')
       this.#position += read
       this.#remaining -= read
@@ -884,6 +899,8 @@ class SegmentStream extends Readable {
   }
 
   override _destroy (err: Error | null, callback: (err?: Error | null) => void): void {
-    void Promise.all(this.#handles.map(async h => await h.close().catch(() => {}))).then(() => { callback(err) })
+    unclosed.unregister(this)
+    this.#fds.forEach(closeQuietly)
+    callback(err)
   }
 }
