@@ -165,6 +165,24 @@ function toRecord (row: ObjectRow): StoredObject {
   }
 }
 
+/** A list query's row: the list columns, then (with metadata) the two metadata columns. */
+type ListRow = [id: Buffer, key: string, version: string, size: number, etag: string, uploaded: number,
+  storageClass: string, checksums: string, httpMetadata?: string, customMetadata?: string]
+
+function fromListRow (row: ListRow): StoredObject {
+  return {
+    key: row[1],
+    version: row[2],
+    size: row[3],
+    etag: row[4],
+    uploaded: row[5],
+    storageClass: row[6] as StoredObject['storageClass'],
+    checksums: JSON.parse(row[7]),
+    httpMetadata: row[8] === undefined ? {} : JSON.parse(row[8]),
+    customMetadata: row[9] === undefined ? {} : JSON.parse(row[9])
+  }
+}
+
 function toUpload (row: UploadRow): StoredUpload {
   return {
     uploadId: row.upload_id,
@@ -227,7 +245,9 @@ export class FsStore implements BucketStore {
     this.#fsync = fsync
     this.#view = new KeyView(path.dirname(root))
     this.#transaction = db.transaction((fn: () => unknown) => fn())
-    const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums, segments'
+    // List pages read rows as arrays (better-sqlite3's raw mode): a third cheaper than objects (see ListRow).
+    const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums'
+    const fullColumns = `${listColumns}, http_metadata, custom_metadata`
     this.#sql = {
       head: db.prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
@@ -238,10 +258,10 @@ export class FsStore implements BucketStore {
           http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments`),
       segmentsOf: db.prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
       deleteObject: db.prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),
-      listFrom: db.prepare<[Buffer, Buffer, number], ObjectRow>(`SELECT ${listColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`),
-      listAfter: db.prepare<[Buffer, Buffer, number], ObjectRow>(`SELECT ${listColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`),
-      listFromFull: db.prepare<[Buffer, Buffer, number], ObjectRow>('SELECT * FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?'),
-      listAfterFull: db.prepare<[Buffer, Buffer, number], ObjectRow>('SELECT * FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?'),
+      listFrom: db.prepare<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`).raw(),
+      listAfter: db.prepare<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`).raw(),
+      listFromFull: db.prepare<[Buffer, Buffer, number], ListRow>(`SELECT ${fullColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`).raw(),
+      listAfterFull: db.prepare<[Buffer, Buffer, number], ListRow>(`SELECT ${fullColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`).raw(),
       firstIdFrom: db.prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT 1'),
       firstIdAfter: db.prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT 1'),
       retired: db.prepare<[], { value: string }>("SELECT value FROM bucket_state WHERE name = 'retired'"),
@@ -607,7 +627,7 @@ export class FsStore implements BucketStore {
         const rows = start === undefined
           ? (query.withMetadata ? sql.listFromFull : sql.listFrom).all(prefix, end, limit)
           : (query.withMetadata ? sql.listAfterFull : sql.listAfter).all(start, end, limit)
-        return rows.map(row => ({ id: (row.id as Buffer).toString('utf8'), object: toRecord(row) }))
+        return rows.map(row => ({ id: row[0].toString('utf8'), object: fromListRow(row) }))
       }
     }
     // One read transaction: the page is one snapshot, and the seeks share its lock.
