@@ -65,6 +65,8 @@ const WRITE_BATCH = 1024 * 1024
 const MAX_IN_FLIGHT = 8 * 1024 * 1024
 /** With fsync on, received bytes are flushed in the background this often. */
 const FLUSH_EVERY = 4 * 1024 * 1024
+/** How long a write waits for another process's write transaction (and reads for a recovery) to end. */
+const WRITE_LOCK_WAIT_MS = 30_000
 /** Bodies up to this size are read whole when opened. */
 const SMALL_BODY = 64 * 1024
 
@@ -251,6 +253,8 @@ export class FsStore implements BucketStore {
     this.#sql = {
       head: db.prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+      busyNoWait: db.prepare('PRAGMA busy_timeout = 0'),
+      busyWait: db.prepare(`PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}`),
       upsert: db.prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments)
         VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments)
         ON CONFLICT (id) DO UPDATE SET key = excluded.key, version = excluded.version, size = excluded.size, etag = excluded.etag,
@@ -304,7 +308,7 @@ export class FsStore implements BucketStore {
       } else if (format.format !== FORMAT || format.version !== FORMAT_VERSION) {
         throw new Error(`${dir}: unsupported bucket format ${String(format.format)} version ${String(format.version)} (this fsbucket reads version ${FORMAT_VERSION}).`)
       }
-      const db = new Database(path.join(root, 'catalog.db'), { timeout: 30_000 })
+      const db = new Database(path.join(root, 'catalog.db'), { timeout: WRITE_LOCK_WAIT_MS })
       db.pragma('journal_mode = WAL')
       // NORMAL: SQLite does not fsync the WAL at commit; the store does, on
       // the thread pool, before a write resolves (see #durable).
@@ -320,8 +324,27 @@ export class FsStore implements BucketStore {
     return path.join(this.#root, file)
   }
 
-  /** Runs `fn` as one write transaction: the critical section shared by every process. */
-  #write<T> (fn: () => T): T {
+  /**
+   * Runs `fn` as one write transaction: the critical section shared by every
+   * process. The write lock is asked for without waiting, because SQLite's
+   * busy handler would sleep on the event loop; while another process holds
+   * the lock, the attempt is repeated from the event loop, which goes on
+   * serving meanwhile.
+   */
+  async #write<T> (fn: () => T): Promise<T> {
+    const deadline = Date.now() + WRITE_LOCK_WAIT_MS
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.#writeNow(fn)
+      } catch (err) {
+        if (!String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY') || Date.now() > deadline) throw err
+      }
+      await new Promise(resolve => attempt < 8 ? setImmediate(resolve) : setTimeout(resolve, Math.min(attempt - 7, 10)))
+    }
+  }
+
+  #writeNow<T> (fn: () => T): T {
+    this.#sql.busyNoWait.get()
     try {
       return this.#transaction.immediate(() => {
         // A bucket being deleted takes no more writes, from any process.
@@ -329,6 +352,7 @@ export class FsStore implements BucketStore {
         return fn()
       }) as T
     } finally {
+      this.#sql.busyWait.get()
       // This connection's own commits do not move its data version.
       this.#cache.clearRows()
     }
@@ -336,7 +360,7 @@ export class FsStore implements BucketStore {
 
   /** `#write`, then waits until the commit is on disk. */
   async #commit<T> (fn: () => T): Promise<T> {
-    const result = this.#write(fn)
+    const result = await this.#write(fn)
     await this.#durable()
     return result
   }
@@ -545,7 +569,7 @@ export class FsStore implements BucketStore {
     const segment = await this.#place(body, object.version)
     const { committed, replaced } = await new Promise<CommitOutcome>((resolve, reject) => {
       this.#commits.push({ id, object, segment, precondition, resolve, reject })
-      if (this.#commits.length === 1) setImmediate(() => { this.#flushCommits() })
+      if (this.#commits.length === 1) setImmediate(() => { void this.#flushCommits() })
     })
     await this.#removeSegments(committed ? replaced : [segment])
     return committed
@@ -557,11 +581,11 @@ export class FsStore implements BucketStore {
    * all. Each is still judged against the row as the ones before it in the
    * batch left it, so the outcome is the same as committing them one by one.
    */
-  #flushCommits (): void {
+  async #flushCommits (): Promise<void> {
     const batch = this.#commits.splice(0)
     let outcomes: CommitOutcome[]
     try {
-      outcomes = this.#write(() => batch.map(({ id, object, segment, precondition }): CommitOutcome => {
+      outcomes = await this.#write(() => batch.map(({ id, object, segment, precondition }): CommitOutcome => {
         const idBytes = Buffer.from(id, 'utf8')
         const current = this.#sql.head.get(idBytes)
         if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
@@ -573,9 +597,13 @@ export class FsStore implements BucketStore {
       for (const pending of batch) pending.reject(storageError(err, 'committing a write'))
       return
     }
-    this.#durable().then(
-      () => { batch.forEach((pending, i) => { pending.resolve(outcomes[i]) }) },
-      (err: unknown) => { for (const pending of batch) pending.reject(storageError(err, 'committing a write')) })
+    try {
+      await this.#durable()
+    } catch (err) {
+      for (const pending of batch) pending.reject(storageError(err, 'committing a write'))
+      return
+    }
+    batch.forEach((pending, i) => { pending.resolve(outcomes[i]) })
   }
 
   #row (id: Buffer, object: StoredObject, segments: Segment[]): Record<string, unknown> {
