@@ -428,8 +428,9 @@ export class FsStore implements BucketStore {
   }
 
   /**
-   * Receives a body (into blobs/ under its version, or tmp/ for a part). Chunks are gathered into writes of about
-   * 1 MiB at explicit offsets; up to 8 MiB of them are on their way to the
+   * Receives a body (into blobs/ under its version, or tmp/ for a part).
+   * Chunks are gathered into writes of about 1 MiB at explicit offsets; up
+   * to 8 MiB of them are on their way to the
    * disk while the next chunks are received and hashed, so the network, the
    * hash and the disk work side by side. With fsync on, a flush of what is
    * written starts every 64 MiB, so the final fsync only waits for the tail.
