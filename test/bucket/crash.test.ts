@@ -7,8 +7,9 @@
  * acknowledged or the one it was writing when killed (or nothing, for a
  * delete): bytes whole, hashing to the etag, metadata naming the same write.
  * List shows exactly the keys that read as objects. At the end, the sweeper
- * removes every leftover of the interrupted writes from `.fsbucket/tmp/`,
- * and the objects survive the sweep.
+ * removes every leftover of the interrupted writes (from `.fsbucket/tmp/` and
+ * the bodies in `.fsbucket/blobs/` that no object names), and the objects
+ * survive the sweep.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -148,6 +149,14 @@ t.test(`a writer killed ${kills} times leaves every key whole`, async t => {
   for (const key of crashKeys) before.set(key, await observe(t, bucket, key))
   await bucket.sweep({ leftoverGraceMs: 0 })
   t.same(await filesUnder(path.join(dir, '.fsbucket', 'tmp')), [], 'after the sweep .fsbucket/tmp/ holds no files')
+  // Bodies are named by version (`<version>` or `<version>.<part>`): after the sweep each belongs to a live object.
+  const versions = new Set<string>()
+  for (const key of crashKeys) {
+    const head = await bucket.head(key)
+    if (head !== null) versions.add(head.version)
+  }
+  const strays = (await filesUnder(path.join(dir, '.fsbucket', 'blobs'))).filter(file => !versions.has(path.basename(file).split('.')[0]))
+  t.same(strays, [], 'after the sweep .fsbucket/blobs/ holds only the bodies of live objects')
   for (const key of crashKeys) t.equal(await observe(t, bucket, key), before.get(key), `${key} is unchanged by the sweep`)
   const listed = await bucket.list()
   t.same(listed.objects.map(o => o.key), [...before].flatMap(([key, label]) => label === null ? [] : [key]), 'list after the sweep')
