@@ -221,7 +221,8 @@ async function removeTree (dir: string): Promise<void> {
 }
 
 class Staged implements StagedBody {
-  constructor (readonly file: string, readonly size: number) {}
+  /** `entryDurable`: the file was received in place and its directory entry is already on disk. */
+  constructor (readonly file: string, readonly size: number, readonly entryDurable = false) {}
   async discard (): Promise<void> { await removeQuietly(this.file) }
 }
 
@@ -437,8 +438,9 @@ export class FsStore implements BucketStore {
    * Chunks are gathered into writes of about 1 MiB at explicit offsets; up
    * to 8 MiB of them are on their way to the disk while the next chunks are
    * received and hashed, so the network, the hash and the disk work side by
-   * side. With fsync on, a flush of what is
-   * written starts every 16 MiB, so the final fsync only waits for the tail.
+   * side. With fsync on, a flush of what is written starts every 16 MiB, so
+   * the final fsync only waits for the tail; a put's directory entry is made
+   * durable while the body arrives, so its flush and the file's overlap.
    */
   async stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody> {
     // A put's body goes where its version belongs (no row names it before
@@ -454,9 +456,14 @@ export class FsStore implements BucketStore {
     let handle: FileHandle | undefined
     const inFlight: Array<{ bytes: number, done: Promise<void> }> = []
     let flushing: Promise<void> = Promise.resolve()
+    let entryDurable: Promise<void> | undefined
     let size = 0
     try {
       const target = handle = await fsp.open(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644)
+      if (version !== undefined && this.#fsync) {
+        entryDurable = fsyncDirectory(path.dirname(file))
+        entryDurable.catch(() => {}) // observed below, when it is awaited
+      }
       let batch: Uint8Array[] = []
       let batchBytes = 0
       let position = 0
@@ -486,14 +493,14 @@ export class FsStore implements BucketStore {
       if (batchBytes > 0) await send()
       for (const write of inFlight.splice(0)) await write.done
       await flushing
-      if (this.#fsync) await handle.datasync()
+      if (this.#fsync) await Promise.all([handle.datasync(), entryDurable])
       // A body stalled for longer than the sweeper's grace period may have
       // been removed as abandoned: fail rather than commit a row naming nothing.
       if ((await handle.stat()).nlink === 0) throw new Error('The body was removed by a sweep while it was being received.')
       await handle.close()
-      return new Staged(file, size)
+      return new Staged(file, size, entryDurable !== undefined)
     } catch (err) {
-      await Promise.allSettled([...inFlight.map(async w => await w.done), flushing])
+      await Promise.allSettled([...inFlight.map(async w => await w.done), flushing, entryDurable])
       await handle?.close().catch(() => {})
       await removeQuietly(file)
       throw storageError(err, 'storing a body')
@@ -505,11 +512,13 @@ export class FsStore implements BucketStore {
     const file = blobFile(version)
     const dir = path.dirname(this.#abs(file))
     try {
-      if ((body as Staged).file !== this.#abs(file)) {
+      const staged = body as Staged
+      const inPlace = staged.file === this.#abs(file)
+      if (!inPlace) {
         await this.#ensureDir(dir)
-        await fsp.rename((body as Staged).file, this.#abs(file))
+        await fsp.rename(staged.file, this.#abs(file))
       }
-      if (this.#fsync) await fsyncDirectory(dir)
+      if (this.#fsync && !(inPlace && staged.entryDurable)) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
       throw storageError(err, 'storing a body')
