@@ -5,7 +5,7 @@
  *
  * Codes follow the hosted API where its code for a condition is known
  * (9106, 6003, 9109, 10000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
- * 9003..9007, 9021, and the bucket codes 10004..10008, 10059). Where the
+ * 9000, 9003..9007, 9021, and the bucket codes 10004..10008, 10059). Where the
  * hosted API's code is not known, the code is fsbucket's own and the README
  * says so.
  *
