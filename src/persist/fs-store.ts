@@ -123,7 +123,7 @@ function blobFile (version: string): string {
 type Segment = [file: string, size: number]
 
 interface ObjectRow {
-  id?: Buffer
+  id: Buffer
   key: string
   version: string
   size: number
@@ -131,8 +131,8 @@ interface ObjectRow {
   uploaded: number
   storage_class: string
   checksums: string
-  http_metadata?: string
-  custom_metadata?: string
+  http_metadata: string
+  custom_metadata: string
   segments: string
 }
 
@@ -167,8 +167,8 @@ function toRecord (row: ObjectRow): StoredObject {
     uploaded: row.uploaded,
     storageClass: row.storage_class as StoredObject['storageClass'],
     checksums: JSON.parse(row.checksums),
-    httpMetadata: row.http_metadata === undefined ? {} : JSON.parse(row.http_metadata),
-    customMetadata: row.custom_metadata === undefined ? {} : JSON.parse(row.custom_metadata)
+    httpMetadata: JSON.parse(row.http_metadata),
+    customMetadata: JSON.parse(row.custom_metadata)
   }
 }
 
@@ -513,12 +513,11 @@ export class FsStore implements BucketStore {
     const dir = path.dirname(this.#abs(file))
     try {
       const staged = body as Staged
-      const inPlace = staged.file === this.#abs(file)
-      if (!inPlace) {
+      if (staged.file !== this.#abs(file)) {
         await this.#ensureDir(dir)
         await fsp.rename(staged.file, this.#abs(file))
       }
-      if (this.#fsync && !(inPlace && staged.entryDurable)) await fsyncDirectory(dir)
+      if (this.#fsync && !staged.entryDurable) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
       throw storageError(err, 'storing a body')
