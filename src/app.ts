@@ -76,6 +76,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   }
   const app = Fastify(options)
   app.server.headersTimeout = idleMs
+  // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
+  Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)) })
   app.server.on('timeout', onIdleConnection)
 
   app.decorateRequest('logFields', null)
