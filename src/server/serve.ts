@@ -119,40 +119,56 @@ function listenFailure (err: unknown, options: ServeOptions): StartupError {
   return new StartupError(`cannot listen on ${where}: ${(err as Error).message}`)
 }
 
-/** Drain on the first signal (or the primary's word), exit at once on the second. */
-function handleShutdown (app: FastifyInstance, registry: BucketRegistry, options: ServeOptions, inWorker: boolean): void {
-  const log = app.log
-  let draining = false
-  const drain = (reason: string): void => {
-    if (draining) return
-    draining = true
-    log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
+/**
+ * Drain on the first signal (or the primary's word), exit at once on the
+ * second. Installed before the app is built, so a signal during start-up
+ * counts too; the drain itself starts once the app exists.
+ */
+function handleShutdown (options: ServeOptions, inWorker: boolean): (app: FastifyInstance, registry: BucketRegistry) => boolean {
+  let server: { app: FastifyInstance, registry: BucketRegistry } | null = null
+  let reason: string | null = null
+  const drain = (): void => {
+    if (server === null || reason === null) return
+    const { app, registry } = server
+    app.log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
     setTimeout(() => {
-      log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
+      app.log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
       process.exit(1)
     }, options.drainTimeout * 1000).unref()
     app.close()
       .then(async () => { await registry.close() })
-      .then(() => process.exit(0), err => { log.error({ err }, 'close failed'); process.exit(1) })
+      .then(() => process.exit(0), err => { app.log.error({ err }, 'close failed'); process.exit(1) })
   }
   const onSignal = (signal: string): void => {
-    if (draining) {
-      log.warn({ signal }, 'second signal: exiting now')
+    if (reason !== null) {
+      server?.app.log.warn({ signal }, 'second signal: exiting now')
       process.exit(1)
     }
-    drain(signal)
+    reason = signal
+    drain()
   }
   process.on('SIGTERM', onSignal)
   if (inWorker) {
     process.on('SIGINT', () => {})
-    process.on('message', message => { if (isMessage<Drain>(message, 'drain')) drain('asked by the primary') })
+    process.on('message', message => {
+      if (!isMessage<Drain>(message, 'drain') || reason !== null) return
+      reason = 'asked by the primary'
+      drain()
+    })
   } else {
     process.on('SIGINT', onSignal)
+  }
+  /** Hands over the app; false when a signal came first (the drain has begun: do not listen). */
+  return (app, registry) => {
+    server = { app, registry }
+    drain()
+    return reason === null
   }
 }
 
 /** One server process: alone (`--workers 1`), or a worker of the primary below. */
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
+  const serving = handleShutdown(options, inWorker)
   if (!inWorker) await checkWritable(options.data)
   const registry = await openRegistry(options.data, { fsync: options.fsync })
   const app = await buildApp({
@@ -173,7 +189,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     await ensureFirstBucket(registry, options.defaultBucket, log)
     if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
   }
-  handleShutdown(app, registry, options, inWorker)
+  if (!serving(app, registry)) return
   try {
     await app.listen({ host: options.host, port: options.port })
   } catch (err) {
@@ -217,6 +233,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   })
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
+      if (code !== 0) exitCode = 1
       if (workers().length === 0) registry.close().finally(() => process.exit(exitCode))
       return
     }
@@ -250,7 +267,9 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   process.on('SIGTERM', stop)
 
   let listening = 0
-  cluster.on('listening', () => {
+  cluster.on('listening', worker => {
+    // A worker that started after the signal missed the word.
+    if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
     if (++listening === options.workers) {
       log.info({ host: options.host, port: options.port, workers: options.workers, data: path.resolve(options.data) }, 'serving')
     }
