@@ -149,6 +149,7 @@ t.test('a dying worker is replaced after a back-off; a crash loop stops the serv
   const served = run(['serve', '--data', data, '--port', String(port), '--workers', '2', '--fsync', 'off', '--token', token])
   t.teardown(() => { served.child.kill('SIGKILL') })
   await answering(port, served)
+  while (!served.stdout().includes('"msg":"serving"')) await new Promise(resolve => setTimeout(resolve, 100))
   const pid = served.child.pid ?? 0
   const [victim] = workerPids(pid)
   process.kill(victim, 'SIGKILL')
@@ -157,6 +158,7 @@ t.test('a dying worker is replaced after a back-off; a crash loop stops the serv
     if (Date.now() > deadline) { t.fail('no replacement worker'); break }
     await new Promise(resolve => setTimeout(resolve, 100))
   }
+  await answering(port, served)
   t.equal((await call(port, 'PUT', '/default/after', 'x', authed)).status, 200, 'serving again')
   const died = served.stdout().split('\n').filter(l => l.includes('worker died')).map(l => JSON.parse(l) as Record<string, unknown>)
   t.equal(died.length, 1)
