@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
-import { openRegistry, type BucketRegistry } from './bucket/index.js'
+import { openRegistry, type BucketRegistry } from './index.js'
 import { isLoopbackHost } from './http/auth.js'
 import { answerClientError } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
@@ -115,7 +115,6 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   await app.register(managementApi, {
     prefix: '/client/v4',
     registry,
-    fsync: config.fsync,
     credentials: management
   })
 

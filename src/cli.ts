@@ -18,7 +18,7 @@ import cluster from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { openRegistry } from './bucket/index.js'
+import { openRegistry } from './index.js'
 import { parseRouteSpec } from './http/target.js'
 import { registerManagementCommands } from './mgmt/cli.js'
 import { serveOne, servePrimary, type ServeOptions } from './server/serve.js'
@@ -136,7 +136,7 @@ export function buildCli (): Command {
       console.log('swept')
     })
 
-  registerManagementCommands(program)
+  registerManagementCommands(program, { openRegistry })
   return program
 }
 

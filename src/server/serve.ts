@@ -28,7 +28,8 @@ import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
-import { openRegistry, type BucketRegistry } from '../bucket/index.js'
+import type { BucketRegistry } from '../bucket/index.js'
+import { openRegistry } from '../index.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { createLogger } from '../http/logger.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
@@ -180,7 +181,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     fsync: options.fsync,
     logLevel: options.logLevel,
     idleTimeout: options.idleTimeout,
-    management: await managementCredentials(options, isLoopbackHost(options.host)),
+    management: await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')),
     registry
   })
   const log = app.log as unknown as Logger
