@@ -24,11 +24,9 @@ export interface Served {
 
 export function run (args: string[], options: { stdout?: StdioOptions[number], uid?: number, gid?: number, env?: NodeJS.ProcessEnv } = {}): Served {
   const stdio = ['ignore', options.stdout ?? 'pipe', 'pipe'] as StdioOptions
-  // tap's process-info hooks (added to NODE_OPTIONS of every child) write where another user may not.
-  const [command, commandArgs] = options.uid === undefined
-    ? [process.execPath, [bin, ...args]]
-    : ['/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, bin, ...args]]
-  const child: ChildProcess = spawn(command, commandArgs, {
+  // Without tap's hooks (added to NODE_OPTIONS of every child): they write where another user may not,
+  // and they stall the IPC of cluster workers. The server runs as users run it.
+  const child: ChildProcess = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, bin, ...args], {
     stdio,
     uid: options.uid,
     gid: options.gid,
@@ -59,7 +57,7 @@ export async function call (port: number, method: string, urlPath: string, body?
 }
 
 /** Waits until the server answers HTTP (any status). */
-export async function answering (port: number, served: Served, ms = 20_000): Promise<void> {
+export async function answering (port: number, served: Served, ms = 60_000): Promise<void> {
   const deadline = Date.now() + ms
   for (;;) {
     if (served.child.exitCode !== null) throw new Error(`the server exited: ${served.stderr()}`)

@@ -34,7 +34,7 @@ t.test('an unwritable data directory or bucket: exit 1 with one line naming it',
   chmodSync(data, 0o555)
   const port = String(await freePort())
   const first = run(['serve', '--data', data, '--port', port, '--workers', '1', ...quiet], asOther)
-  t.equal(await within(first.exited, 15_000, 'exit'), 1)
+  t.equal(await within(first.exited, 60_000, 'exit'), 1)
   const lines = first.stderr().trim().split('\n')
   t.equal(lines.length, 1, 'one line')
   t.match(lines[0], `cannot write in the data directory ${data}: permission denied (EACCES)`)
@@ -43,7 +43,7 @@ t.test('an unwritable data directory or bucket: exit 1 with one line naming it',
   chmodSync(path.join(data, 'photos'), 0o555)
   if (process.getuid?.() === 0) chownSync(path.join(data, 'photos'), 0, 0)
   const second = run(['serve', '--data', data, '--port', port, '--workers', '2', ...quiet], asOther)
-  t.equal(await within(second.exited, 15_000, 'exit'), 1)
+  t.equal(await within(second.exited, 60_000, 'exit'), 1)
   t.match(second.stderr().trim(), new RegExp(`^cannot write in bucket "photos": ${path.join(data, 'photos')}: permission denied \\(EACCES\\)$`))
   chmodSync(path.join(data, 'photos'), 0o755)
 })
@@ -56,7 +56,7 @@ t.test('a busy port: exit non-zero with one line naming the port, no respawn loo
   for (const workers of ['1', '3']) {
     const data = testdir(t)
     const served = run(['serve', '--data', data, '--port', String(port), '--workers', workers, ...quiet])
-    const code = await within(served.exited, 15_000, `--workers ${workers}: exit`)
+    const code = await within(served.exited, 60_000, `--workers ${workers}: exit`)
     t.equal(code, 1, `--workers ${workers}: exit code`)
     const lines = served.stderr().trim().split('\n')
     t.equal(lines.length, 1, `--workers ${workers}: one line`)
@@ -99,8 +99,8 @@ t.test('the first signal drains requests in flight, then exits 0', async t => {
     t.equal(served.child.exitCode, null, `--workers ${workers}: still running while a request is in flight`)
     await t.rejects(call(port, 'GET', '/default/drained', undefined, authed), `--workers ${workers}: no new connections while draining`)
     upload.write('world')
-    t.match(await within(answer, 10_000, 'answer'), /^HTTP\/1\.1 200 /, 'the request in flight finished')
-    t.equal(await within(served.exited, 10_000, 'exit'), 0, 'then the server exited 0')
+    t.match(await within(answer, 30_000, 'answer'), /^HTTP\/1\.1 200 /, 'the request in flight finished')
+    t.equal(await within(served.exited, 30_000, 'exit'), 0, 'then the server exited 0')
     const again = run(['serve', '--data', data, '--port', String(port), '--workers', '1', ...quiet])
     await answering(port, again)
     t.equal((await call(port, 'GET', '/default/drained', undefined, authed)).body, 'helloworld', 'and the upload was stored')
@@ -121,8 +121,8 @@ t.test('a second signal exits at once; the drain timeout bounds the first', asyn
   t.equal(served.child.exitCode, null, 'draining')
   const started = Date.now()
   served.child.kill('SIGTERM')
-  t.equal(await within(served.exited, 3000, 'exit on the second signal'), 1)
-  t.ok(Date.now() - started < 2000, 'at once')
+  t.equal(await within(served.exited, 5000, 'exit on the second signal'), 1)
+  t.ok(Date.now() - started < 3000, 'at once')
 
   const bounded = run(['serve', '--data', data, '--port', String(port), '--workers', '2', '--drain-timeout', '1', ...quiet])
   t.teardown(() => { bounded.child.kill('SIGKILL') })
@@ -130,9 +130,9 @@ t.test('a second signal exits at once; the drain timeout bounds the first', asyn
   await halfUpload(port, 'stalled')
   const signalled = Date.now()
   bounded.child.kill('SIGTERM')
-  t.equal(await within(bounded.exited, 8000, 'exit after the drain timeout'), 1, 'cut short: exit 1')
+  t.equal(await within(bounded.exited, 15_000, 'exit after the drain timeout'), 1, 'cut short: exit 1')
   const waited = Date.now() - signalled
-  t.ok(waited >= 900 && waited < 6000, `after about the drain timeout (${waited} ms)`)
+  t.ok(waited >= 900 && waited < 10_000, `after about the drain timeout (${waited} ms)`)
 })
 
 function workerPids (primary: number): number[] {
@@ -153,7 +153,7 @@ t.test('a dying worker is replaced after a back-off; a crash loop stops the serv
   const pid = served.child.pid ?? 0
   const [victim] = workerPids(pid)
   process.kill(victim, 'SIGKILL')
-  const deadline = Date.now() + 10_000
+  const deadline = Date.now() + 60_000
   while (!workerPids(pid).some(p => p !== victim) || workerPids(pid).length < 2) {
     if (Date.now() > deadline) { t.fail('no replacement worker'); break }
     await new Promise(resolve => setTimeout(resolve, 100))
@@ -168,7 +168,7 @@ t.test('a dying worker is replaced after a back-off; a crash loop stops the serv
 
   const killer = setInterval(() => { for (const p of workerPids(pid)) { try { process.kill(p, 'SIGKILL') } catch {} } }, 50)
   t.teardown(() => clearInterval(killer))
-  t.equal(await within(served.exited, 30_000, 'stop on a crash loop'), 1)
+  t.equal(await within(served.exited, 90_000, 'stop on a crash loop'), 1)
   clearInterval(killer)
   t.match(served.stderr(), /workers keep dying \(6 exits within 60 s/)
   const delays = served.stdout().split('\n').filter(l => l.includes('worker died')).map(l => (JSON.parse(l) as { restartInMs: number }).restartInMs)
