@@ -1,7 +1,7 @@
 /**
  * The shape of the house, checked: one engine, thin doors.
  *   - src/bucket never imports a web framework or a door;
- *   - doors (src/http, src/mgmt) reach the engine only through
+ *   - doors (src/http, src/mgmt, src/s3) reach the engine only through
  *     src/bucket/index.ts and never import each other;
  *   - the HTTP routes never touch files (no node:fs, no src/persist);
  *   - only src/persist (and the composition root, src/cli.ts) knows node:fs,
@@ -31,7 +31,7 @@ function resolved (file: string, specifier: string): string {
 
 t.test('imports point one way', async t => {
   const violations: string[] = []
-  for (const file of [...await sources('src/bucket'), ...await sources('src/http'), ...await sources('src/mgmt')]) {
+  for (const file of [...await sources('src/bucket'), ...await sources('src/http'), ...await sources('src/mgmt'), ...await sources('src/s3')]) {
     const text = await readFile(path.join(root, file), 'utf8')
     for (const specifier of importsOf(text)) {
       const target = resolved(file, specifier)
