@@ -10,9 +10,12 @@
  *     Transform that holds at most one chunk header line, never the body;
  *     every chunk signature, and the trailer's, is verified against the
  *     signature chain started by the request's own signature;
- *   - checksums: Content-MD5 and x-amz-checksum-{crc32,sha1,sha256} from
- *     headers or trailers are computed on the way (`ChecksumVerifier`) and
- *     compared at the end (BadDigest).
+ *   - checksums: Content-MD5 and x-amz-checksum-{crc32,crc32c,crc64nvme,
+ *     sha1,sha256} from headers or trailers are computed on the way
+ *     (`ChecksumVerifier`) and compared at the end (BadDigest). CRC32 is
+ *     Node's zlib.crc32; CRC32C and CRC64NVME are the AWS SDK's own
+ *     implementations (@aws-crypto/crc32c, @aws-sdk/crc64-nvme), so the
+ *     server computes what the clients compute.
  *
  * A failure raises from the stream, so the binding's `put`/`uploadPart`
  * that reads it discards what it had staged: nothing is stored. Bytes of a
@@ -23,6 +26,8 @@ import { createHash, type Hash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { Transform, type TransformCallback } from 'node:stream'
 import zlib from 'node:zlib'
+import { Crc32c } from '@aws-crypto/crc32c'
+import { Crc64Nvme } from '@aws-sdk/crc64-nvme'
 import { S3Error } from './errors.js'
 import { hmacHex, signaturesEqual, UNSIGNED_PAYLOAD, type VerifiedSignature } from './sigv4.js'
 
@@ -215,26 +220,39 @@ export class AwsChunkedDecoder extends Transform {
   }
 }
 
-export type ChecksumAlgorithm = 'crc32' | 'sha1' | 'sha256'
-export const checksumAlgorithms: ChecksumAlgorithm[] = ['crc32', 'sha1', 'sha256']
-/** Named by the S3 API, not computed here (no maintained CRC32C/CRC64NVME for Node was chosen yet). */
-const unsupportedChecksums = ['crc32c', 'crc64nvme']
+export type ChecksumAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme' | 'sha1' | 'sha256'
+export const checksumAlgorithms: ChecksumAlgorithm[] = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256']
 
 interface Running {
   update: (data: Buffer) => void
-  base64: () => string
+  base64: () => Promise<string>
+}
+
+function uint32Base64 (value: number): string {
+  const b = Buffer.alloc(4)
+  b.writeUInt32BE(value >>> 0)
+  return b.toString('base64')
 }
 
 function running (algorithm: ChecksumAlgorithm | 'md5'): Running {
-  if (algorithm === 'crc32') {
-    let crc = 0
-    return {
-      update: data => { crc = zlib.crc32(data, crc) },
-      base64: () => { const b = Buffer.alloc(4); b.writeUInt32BE(crc >>> 0); return b.toString('base64') }
+  switch (algorithm) {
+    case 'crc32': {
+      let crc = 0
+      return { update: data => { crc = zlib.crc32(data, crc) }, base64: async () => uint32Base64(crc) }
+    }
+    case 'crc32c': {
+      const crc = new Crc32c()
+      return { update: data => { crc.update(data) }, base64: async () => uint32Base64(crc.digest()) }
+    }
+    case 'crc64nvme': {
+      const crc = new Crc64Nvme()
+      return { update: data => { crc.update(data) }, base64: async () => Buffer.from(await crc.digest()).toString('base64') }
+    }
+    default: {
+      const hash = createHash(algorithm)
+      return { update: data => hash.update(data), base64: async () => hash.digest('base64') }
     }
   }
-  const hash = createHash(algorithm)
-  return { update: data => hash.update(data), base64: () => hash.digest('base64') }
 }
 
 /** A checksum to check: the expected base64 value now (header) or later (trailer). */
@@ -260,19 +278,16 @@ export class ChecksumVerifier extends Transform {
   }
 
   override _flush (callback: TransformCallback): void {
+    this.#verify().then(() => callback(), err => callback(err as Error))
+  }
+
+  async #verify (): Promise<void> {
     for (const { check, running } of this.#checks) {
       const expected = check.expected()
-      if (expected === undefined) {
-        callback(new S3Error('IncompleteBody', `The ${check.algorithm} checksum announced in x-amz-trailer never arrived.`))
-        return
-      }
-      const actual = running.base64()
-      if (actual !== expected) {
-        callback(new S3Error(check.error, `The ${check.algorithm} you specified was ${expected}; the data received has ${actual}.`))
-        return
-      }
+      if (expected === undefined) throw new S3Error('IncompleteBody', `The ${check.algorithm} checksum announced in x-amz-trailer never arrived.`)
+      const actual = await running.base64()
+      if (actual !== expected) throw new S3Error(check.error, `The ${check.algorithm} you specified was ${expected}; the data received has ${actual}.`)
     }
-    callback()
   }
 }
 
@@ -286,7 +301,7 @@ function isBase64Of (value: string, bytes: number): boolean {
   return /^[A-Za-z0-9+/]*={0,2}$/.test(value) && Buffer.from(value, 'base64').length === bytes && value.length % 4 === 0
 }
 
-const digestBytes: Record<ChecksumAlgorithm | 'md5', number> = { crc32: 4, sha1: 20, sha256: 32, md5: 16 }
+const digestBytes: Record<ChecksumAlgorithm | 'md5', number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32, md5: 16 }
 
 /** The checksums a request asks to be verified, from its headers and x-amz-trailer. */
 export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () => Map<string, string> | undefined): ExpectedChecksum[] {
@@ -295,11 +310,6 @@ export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () =
   if (md5 !== undefined) {
     if (!isBase64Of(md5.trim(), 16)) throw new S3Error('InvalidDigest')
     checks.push({ algorithm: 'md5', expected: () => md5.trim(), error: 'BadDigest' })
-  }
-  for (const name of unsupportedChecksums) {
-    if (single(headers, `x-amz-checksum-${name}`) !== undefined) {
-      throw new S3Error('NotImplemented', `x-amz-checksum-${name} is not supported; use crc32, sha1 or sha256.`)
-    }
   }
   for (const algorithm of checksumAlgorithms) {
     const value = single(headers, `x-amz-checksum-${algorithm}`)
@@ -311,9 +321,6 @@ export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () =
   if (trailer !== undefined) {
     for (const name of trailer.split(',').map(s => s.trim().toLowerCase()).filter(s => s !== '')) {
       const algorithm = name.replace(/^x-amz-checksum-/, '')
-      if (unsupportedChecksums.includes(algorithm)) {
-        throw new S3Error('NotImplemented', `The trailing checksum ${name} is not supported; use crc32, sha1 or sha256.`)
-      }
       if (!name.startsWith('x-amz-checksum-') || !checksumAlgorithms.includes(algorithm as ChecksumAlgorithm)) {
         throw new S3Error('InvalidRequest', `x-amz-trailer names ${name}, which is not a checksum.`)
       }

@@ -96,8 +96,12 @@ t.test('checksums: sha256 stored and returned, a wrong one is BadDigest and stor
   t.equal(md5.name, 'BadDigest')
   const missing = await rejection(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'd' })))
   t.equal(missing.$metadata.httpStatusCode, 404, 'nothing stored')
-  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'crc', Body: body, ChecksumAlgorithm: 'SHA1' }))
-  t.pass('a trailing SHA-1 verifies')
+  for (const ChecksumAlgorithm of ['SHA1', 'SHA256', 'CRC32', 'CRC32C', 'CRC64NVME'] as const) {
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `sum-${ChecksumAlgorithm}`, Body: Readable.from([Buffer.from(body)]), ContentLength: body.length, ChecksumAlgorithm }))
+    t.ok(put.ETag, `a trailing ${ChecksumAlgorithm} verifies`)
+  }
+  const crc32c = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'd', Body: body, ChecksumCRC32C: 'AAAAAA==' })))
+  t.equal(crc32c.name, 'BadDigest', 'a wrong CRC32C header')
 })
 
 t.test('delete, delete many (quiet or not), copy with REPLACE and COPY', async t => {
