@@ -18,6 +18,7 @@ export interface S3ErrorDefinition {
 
 export const S3Errors = {
   AccessDenied: { status: 403, message: 'Access Denied' },
+  AccessForbidden: { status: 403, message: 'CORSResponse: This CORS request is not allowed. This is usually because the evalution of Origin, request method / Access-Control-Request-Method or Access-Control-Request-Headers are not whitelisted by the resource\'s CORS spec.' },
   AuthorizationHeaderMalformed: { status: 400, message: 'The authorization header is malformed.' },
   AuthorizationQueryParametersError: { status: 400, message: 'The presigned URL\'s X-Amz-* query parameters are not valid.' },
   BadDigest: { status: 400, message: 'The Content-MD5 or checksum you specified did not match what we received.' },

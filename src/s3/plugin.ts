@@ -6,7 +6,9 @@
  * `<bucket>.localhost` and `<bucket>.<domain>` for each configured S3
  * domain); the method and the query's sub-resources (`?uploads`,
  * `?uploadId`, `?cors`, `?delete`, `list-type=2`, ...) say which operation.
- * The signature is verified before anything else (sigv4.ts); request bodies
+ * CORS preflights are answered from the bucket's rules without a signature
+ * (cors.ts); the signature of every other request is verified before
+ * anything else (sigv4.ts); request bodies
  * stream into the binding (body.ts); every error leaves through one handler
  * as S3's XML error document, and every answer carries `x-amz-request-id`.
  *
@@ -15,11 +17,12 @@
  * `Expect: 100-continue` itself before the body is read.
  */
 import { randomBytes } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { hostName, type BucketRegistry } from '../bucket/index.js'
 import { secretLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import { has, type S3Context } from './context.js'
+import { corsAnswerHeaders, matchingCorsRule, preflightAnswerHeaders, requestedHeaders } from './cors.js'
 import { S3Error, s3ErrorReply } from './errors.js'
 import { listObjectsV1, listObjectsV2 } from './listing.js'
 import * as multipart from './multipart.js'
@@ -183,6 +186,23 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       : undefined)
   }
 
+  /** A CORS preflight: no signature, the bucket's rules decide. */
+  async function preflight (request: FastifyRequest, reply: FastifyReply, target: Target): Promise<void> {
+    const origin = request.headers.origin
+    const method = request.headers['access-control-request-method']
+    if (target.bucket === '' || origin === undefined || typeof method !== 'string') {
+      throw new S3Error('InvalidRequest', 'A CORS preflight needs a bucket, Origin and Access-Control-Request-Method.')
+    }
+    const info = await registry.info(target.bucket)
+    if (info === null) throw new S3Error('NoSuchBucket')
+    const headers = requestedHeaders(request.headers['access-control-request-headers'])
+    const rule = matchingCorsRule(info.settings.cors, origin, method, headers)
+    if (rule === undefined) {
+      throw new S3Error('AccessForbidden', info.settings.cors === null ? 'CORSResponse: CORS is not enabled for this bucket.' : undefined)
+    }
+    await reply.code(200).headers(preflightAnswerHeaders(rule, origin, headers)).send()
+  }
+
   app.route({
     method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
     url: '/*',
@@ -194,7 +214,12 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       const rawQuery = question === -1 ? '' : url.slice(question + 1)
       const query = parseRawQuery(rawQuery)
       const target = resolveTarget(request.headers.host ?? '', rawPath, domains)
-      if (request.method === 'OPTIONS') throw notImplemented('CORS preflight on the S3 port')
+      const origin = request.headers.origin
+      if (request.method === 'OPTIONS') return await preflight(request, reply, target)
+      if (origin !== undefined && target.bucket !== '') {
+        const rule = matchingCorsRule((await registry.info(target.bucket))?.settings.cors ?? null, origin, request.method)
+        if (rule !== undefined) reply.headers(corsAnswerHeaders(rule, origin))
+      }
       const signature = await authenticate(request, target, query, rawPath, rawQuery)
       const ctx: S3Context = { request, reply, registry, query, signature, bucketName: target.bucket, key: target.key }
       if (target.bucket === '') return await dispatchService(ctx, request.method)

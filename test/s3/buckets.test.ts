@@ -137,3 +137,30 @@ t.test('ListObjects (V1): marker and NextMarker never repeat a common prefix', a
   t.same(flat.Contents?.map(c => c.Key), ['c', 'd/1'])
   t.equal(flat.IsTruncated, false)
 })
+
+t.test('CORS on the S3 port: preflights and answers follow the bucket rules', async t => {
+  const { client, endpoint } = await s3Server(t)
+  const preflight = async (origin: string, method: string, headers = 'content-type'): Promise<Response> => await fetch(`${endpoint}/photos/upload.txt`, {
+    method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers }
+  })
+  const off = await preflight('https://app.example', 'PUT')
+  t.equal(off.status, 403)
+  t.match(await off.text(), /<Code>AccessForbidden<\/Code>/)
+  await client().send(new PutBucketCorsCommand({
+    Bucket: 'photos',
+    CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://*.example'], AllowedMethods: ['PUT', 'GET'], AllowedHeaders: ['content-type', 'x-amz-*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 60 }] }
+  }))
+  const allowed = await preflight('https://app.example', 'PUT', 'content-type, x-amz-meta-a')
+  t.equal(allowed.status, 200)
+  t.equal(allowed.headers.get('access-control-allow-origin'), 'https://app.example')
+  t.equal(allowed.headers.get('access-control-allow-methods'), 'PUT, GET')
+  t.equal(allowed.headers.get('access-control-allow-headers'), 'content-type, x-amz-meta-a')
+  t.equal(allowed.headers.get('access-control-max-age'), '60')
+  t.equal((await preflight('https://other.test', 'PUT')).status, 403, 'another origin')
+  t.equal((await preflight('https://app.example', 'DELETE')).status, 403, 'another method')
+  t.equal((await preflight('https://app.example', 'PUT', 'authorization')).status, 403, 'a header not allowed')
+  const put = await fetch(`${endpoint}/photos/upload.txt`, { method: 'PUT', body: 'x', headers: { origin: 'https://app.example' } })
+  t.equal(put.status, 200)
+  t.equal(put.headers.get('access-control-allow-origin'), 'https://app.example')
+  t.equal(put.headers.get('access-control-expose-headers'), 'ETag')
+})
