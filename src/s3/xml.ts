@@ -69,6 +69,8 @@ export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: stri
   }
   const text = Buffer.concat(chunks).toString('utf8')
   if (text.trim() === '' || XMLValidator.validate(text) !== true) throw new S3Error('MalformedXML')
+  // S3's documents have no DTD; refusing one rules out entity expansion.
+  if (/<!DOCTYPE/i.test(text)) throw new S3Error('MalformedXML', 'XML bodies may not declare a DOCTYPE.')
   const parsed = parser.parse(text) as Record<string, unknown>
   const element = parsed[root]
   if (element === undefined) throw new S3Error('MalformedXML', `The body must be a ${root} document.`)

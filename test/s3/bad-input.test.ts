@@ -39,7 +39,8 @@ async function stillServing (t: Test, server: S3Server): Promise<void> {
 
 t.test('malformed XML bodies are MalformedXML', async t => {
   const server = await s3Server(t)
-  for (const body of ['<Delete><Object><Key>a</Key></Object>', 'not xml at all', '', '<Other/>']) {
+  const entities = '<?xml version="1.0"?><!DOCTYPE Delete [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><Delete><Object><Key>&b;</Key></Object></Delete>'
+  for (const body of ['<Delete><Object><Key>a</Key></Object>', 'not xml at all', '', '<Other/>', entities]) {
     const answer = await raw(server, 'POST', '/photos?delete', { 'content-type': 'application/xml' }, [body])
     t.equal(answer.status, 400, JSON.stringify(body))
     t.match(answer.body, /<Code>MalformedXML<\/Code>/)
