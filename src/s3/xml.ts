@@ -36,6 +36,8 @@ const parser = new XMLParser({
   ignoreDeclaration: true,
   removeNSPrefix: true,
   parseTagValue: false,
+  // Numeric character references (`&#34;`, what Go clients such as rclone write for `"`) are XML too.
+  htmlEntities: true,
   // Keys may begin or end with spaces; whitespace between elements shows up as `#text` and is ignored.
   trimValues: false,
   jPath: true,

@@ -45,6 +45,8 @@ t.test('malformed XML bodies are MalformedXML', async t => {
     t.equal(answer.status, 400, JSON.stringify(body))
     t.match(answer.body, /<Code>MalformedXML<\/Code>/)
   }
+  const refs = await raw(server, 'POST', '/photos?delete', {}, ['<Delete><Object><Key>a&#34;b&#x26;c</Key></Object></Delete>'])
+  t.match(refs.body, /<Key>a&quot;b&amp;c<\/Key>/, 'numeric character references are decoded')
   const complete = await raw(server, 'POST', '/photos/k?uploadId=abc', {}, ['<CompleteMultipartUpload><Part>'])
   t.match(complete.body, /<Code>MalformedXML<\/Code>/)
   await stillServing(t, server)
