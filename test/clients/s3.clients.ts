@@ -14,7 +14,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { openRegistry } from '../../src/bucket/index.js'
+import { openRegistry } from '../../src/index.js'
 import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
 

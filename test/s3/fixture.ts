@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
-import { openRegistry, type BucketRegistry } from '../../src/bucket/index.js'
+import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy, type S3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
 
