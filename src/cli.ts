@@ -26,6 +26,7 @@ import { buildApp, redactedHeaders } from './app.js'
 import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
 import { managementCredentials, registerManagementCommands } from './mgmt/cli.js'
+import { registerObjectCommands } from './cli/index.js'
 
 export interface ServeOptions {
   data: string
@@ -259,6 +260,7 @@ export function buildCli (): Command {
     })
 
   registerManagementCommands(program)
+  registerObjectCommands(program)
   return program
 }
 
