@@ -6,8 +6,10 @@
  * A source entry is copied when the destination lacks it or holds other
  * bytes, judged by size and then etag; a local file's etag is computed from
  * its bytes only when the sizes agree (for a multipart object, with each
- * part size that gives its part count, see local-files.ts), so a mirror of
- * unchanged data reads the local files but moves nothing. `--delete` removes
+ * part size that gives its part count, see etag.ts), so a mirror of
+ * unchanged data reads the local files but moves nothing. Between buckets,
+ * etags of different forms (a copy made with another part size) are settled
+ * by reading the destination object. `--delete` removes
  * destination entries (keys, or regular files) that the source does not
  * have; `--dry-run` prints the steps and does none. Prefixes are treated as
  * directories (`fsb://b/site` mirrors the keys under `site/`).
@@ -17,7 +19,9 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { CliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions } from '../context.js'
-import { matchesEtag, walkFiles, type LocalFile } from '../local-files.js'
+import { createReadStream } from 'node:fs'
+import { bytesMatchEtag } from '../etag.js'
+import { walkFiles, type LocalFile } from '../local-files.js'
 import { directoryPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll, type StoredObject } from '../transport.js'
@@ -28,6 +32,28 @@ interface MirrorOptions extends TransferOptions {
 }
 
 type Remote = Extract<Location, { kind: 'remote' }>
+
+/** The local file holds the object's bytes (sizes first, then the bytes hashed in the form of its etag). */
+async function sameFile (file: LocalFile, object: StoredObject, partSize: number): Promise<boolean> {
+  return file.size === object.size && await bytesMatchEtag(createReadStream(file.path), file.size, object.etag, partSize)
+}
+
+/**
+ * Two stored objects hold the same bytes. Equal etags say so; etags of two
+ * forms (one object whole, the other from parts, or parts of other sizes)
+ * are settled by reading the destination and hashing it in the source's form.
+ */
+async function sameObject (context: CommandContext, source: StoredObject, destination: { bucket: string, object: StoredObject }, partSize: number): Promise<boolean> {
+  if (source.size !== destination.object.size) return false
+  if (source.etag === destination.object.etag) return true
+  if (!source.etag.includes('-') && !destination.object.etag.includes('-')) return false
+  const { body } = await context.transport.get(destination.bucket, destination.object.key)
+  try {
+    return await bytesMatchEtag(body, source.size, source.etag, partSize)
+  } finally {
+    body.destroy()
+  }
+}
 
 async function remoteEntries (context: CommandContext, location: Remote): Promise<Map<string, StoredObject>> {
   const prefix = directoryPrefix(location.key)
@@ -54,7 +80,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     const prefix = directoryPrefix(destination.key)
     for (const [relative, file] of have) {
       const object = there.get(relative)
-      if (object !== undefined && object.size === file.size && await matchesEtag(file.path, file.size, object.etag, options.partSize)) continue
+      if (object !== undefined && await sameFile(file, object, options.partSize)) continue
       steps.push({ kind: 'upload', file: file.path, size: file.size, bucket: destination.bucket, key: `${prefix}${relative}` })
     }
     if (options.delete) {
@@ -73,7 +99,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
         continue
       }
       const file = there.get(relative)
-      if (file !== undefined && file.size === object.size && await matchesEtag(file.path, file.size, object.etag, options.partSize)) continue
+      if (file !== undefined && await sameFile(file, object, options.partSize)) continue
       steps.push({ kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')) })
     }
     if (options.delete) {
@@ -87,7 +113,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     const prefix = directoryPrefix(destination.key)
     for (const [relative, object] of have) {
       const existing = there.get(relative)
-      if (existing !== undefined && existing.size === object.size && existing.etag === object.etag) continue
+      if (existing !== undefined && await sameObject(context, object, { bucket: destination.bucket, object: existing }, options.partSize)) continue
       steps.push({ kind: 'copy', from: { bucket: source.bucket, object }, bucket: destination.bucket, key: `${prefix}${relative}` })
     }
     if (options.delete) {
