@@ -7,9 +7,9 @@
  * rm -r, mirror) report each failed item the same way and go on with the
  * rest, then exit 1.
  */
-import { Option, type Command } from 'commander'
+import { InvalidArgumentError, Option, type Command } from 'commander'
 import mime from 'mime-types'
-import { CliError, describeError } from './errors.js'
+import { describeError } from './errors.js'
 import { Progress } from './progress.js'
 import { LocalTransport } from './transport-local.js'
 import { HttpTransport } from './transport-http.js'
@@ -42,29 +42,20 @@ export interface CommandContext {
   report: (target: string, err: unknown) => void
 }
 
-/** An error that names its own target (one item of a command over many). */
-export class ItemError extends CliError {
-  readonly target: string
-  constructor (target: string, err: unknown) {
-    super(describeError(err), (err as { code?: unknown })?.code as number | undefined, { cause: err })
-    this.target = target
-  }
-}
-
 const MiB = 1024 * 1024
 
 /** `8MiB`, `5M`, `16mb`, `1048576` → bytes. */
 export function parseSize (value: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*([kmg]?)(i?b)?$/i.exec(value.trim())
-  if (match === null) throw new CliError(`${value} is not a size (e.g. 8MiB, 16M, 5242880)`)
+  if (match === null) throw new InvalidArgumentError('expected a size such as 8MiB, 16M or 5242880')
   const factor = { '': 1, k: 1024, m: MiB, g: 1024 * MiB }[match[2].toLowerCase() as '' | 'k' | 'm' | 'g']
   const bytes = Math.floor(Number(match[1]) * factor)
-  if (bytes < 1 || bytes > 5 * 1024 * MiB) throw new CliError(`${value} is not a part size from 1 byte to 5 GiB`)
+  if (bytes < 1 || bytes > 5 * 1024 * MiB) throw new InvalidArgumentError('expected a size from 1 byte to 5GiB')
   return bytes
 }
 
 function parseParallel (value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64) throw new CliError(`--parallel ${value}: expected an integer from 1 to 64`)
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64) throw new InvalidArgumentError('expected an integer from 1 to 64')
   return Number(value)
 }
 
@@ -72,7 +63,7 @@ function parseMeta (value: string, previous: Record<string, string> = {}): Recor
   const equals = value.indexOf('=')
   const name = equals === -1 ? '' : value.slice(0, equals).trim().toLowerCase()
   // Names travel as `x-meta-<name>` headers over HTTP, so they are header tokens.
-  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new CliError(`--meta ${value}: expected name=value, the name made of letters, digits and -_.`)
+  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new InvalidArgumentError('expected name=value, the name made of letters, digits and -_.')
   return { ...previous, [name]: value.slice(equals + 1) }
 }
 
@@ -134,8 +125,7 @@ export async function runCommand (
   let failed = false
   const fail = (what: string, err: unknown): void => {
     failed = true
-    const itemTarget = err instanceof ItemError ? err.target : what
-    process.stderr.write(`fsbucket: ${name}${itemTarget === '' ? '' : ` ${itemTarget}`}: ${describeError(err)}\n`)
+    process.stderr.write(`fsbucket: ${name}${what === '' ? '' : ` ${what}`}: ${describeError(err)}\n`)
     if (options.debug) process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`)
   }
   let transport: ObjectTransport | null = null
