@@ -13,8 +13,14 @@ import { describeError } from './errors.js'
 import { Progress } from './progress.js'
 import { LocalTransport } from './transport-local.js'
 import { HttpTransport } from './transport-http.js'
+import type { BucketRegistry } from '../bucket/index.js'
 import type { ObjectTransport, StoredObject, WriteMetadata } from './transport.js'
 import type { Tuning } from './transfer.js'
+
+/** What the composition root gives the commands: how to open the registry of a data directory. */
+export interface ObjectCommandWiring {
+  openRegistry: (dataDir: string) => Promise<BucketRegistry>
+}
 
 export interface CommonOptions {
   data: string
@@ -105,12 +111,12 @@ export function metadataFor (name: string, options: TransferOptions, source?: St
 }
 
 /** `--endpoint` (flag or variable) selects HTTP, unless `--data` was given as a flag and the endpoint only by the variable. */
-function transportFor (options: CommonOptions, command: Command): ObjectTransport {
+function transportFor (options: CommonOptions, command: Command, wiring: ObjectCommandWiring): ObjectTransport {
   const endpoint = options.endpoint
   const dataFlag = command.getOptionValueSource('data') === 'cli'
   const endpointFlag = command.getOptionValueSource('endpoint') === 'cli'
   if (endpoint !== undefined && endpoint !== '' && (endpointFlag || !dataFlag)) return new HttpTransport(endpoint, options.token)
-  return new LocalTransport(options.data)
+  return new LocalTransport(options.data, wiring.openRegistry)
 }
 
 /**
@@ -119,7 +125,7 @@ function transportFor (options: CommonOptions, command: Command): ObjectTranspor
  * the command works on, for that line.
  */
 export async function runCommand (
-  name: string, target: string, command: Command, work: (context: CommandContext) => Promise<void>
+  name: string, target: string, command: Command, wiring: ObjectCommandWiring, work: (context: CommandContext) => Promise<void>
 ): Promise<void> {
   const options = command.opts<CommonOptions>()
   let failed = false
@@ -131,7 +137,7 @@ export async function runCommand (
   let transport: ObjectTransport | null = null
   const progress = Progress.forTerminal(options.quiet)
   try {
-    transport = transportFor(options, command)
+    transport = transportFor(options, command, wiring)
     await work({
       transport,
       progress,

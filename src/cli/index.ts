@@ -6,6 +6,7 @@
  */
 import { createRequire } from 'node:module'
 import type { Command } from 'commander'
+import type { ObjectCommandWiring } from './context.js'
 import { registerBuckets } from './commands/buckets.js'
 import { registerCat } from './commands/cat.js'
 import { registerCp } from './commands/cp.js'
@@ -19,15 +20,16 @@ export function packageVersion (): string {
   return (createRequire(import.meta.url)('../../../package.json') as { version: string }).version
 }
 
-export function registerObjectCommands (program: Command): void {
+/** Registers the commands; `wiring` comes from the composition root (src/cli.ts). */
+export function registerObjectCommands (program: Command, wiring: ObjectCommandWiring): void {
   if (program.version() === undefined) program.version(packageVersion(), '-V, --version', 'print the version')
-  registerCp(program)
-  registerLs(program)
-  registerCat(program)
-  registerStat(program)
-  registerRm(program)
-  registerBuckets(program)
-  registerMirror(program)
+  registerCp(program, wiring)
+  registerLs(program, wiring)
+  registerCat(program, wiring)
+  registerStat(program, wiring)
+  registerRm(program, wiring)
+  registerBuckets(program, wiring)
+  registerMirror(program, wiring)
   // A reader that went away (`fsbucket cat ... | head`) ends the command quietly.
   process.stdout.on('error', err => {
     if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(process.exitCode ?? 0)

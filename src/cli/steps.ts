@@ -6,7 +6,7 @@
  * Every step done prints one line on stdout, the record of what happened
  * (`upload: a.txt -> fsb://b/a.txt`), or with `--dry-run` what would happen.
  */
-import { unlink } from 'node:fs/promises'
+import { removeLocal } from './local-files.js'
 import { remoteUrl } from './paths.js'
 import { metadataFor, type CommandContext, type TransferOptions } from './context.js'
 import { copyObject, downloadToFile, uploadFile, type Tuning } from './transfer.js'
@@ -63,7 +63,7 @@ async function runTransfer (context: CommandContext, step: Step, options: Transf
         await copyObject(context.transport, step.from, step.bucket, step.key, metadataFor(step.key, options, step.from.object), tuning, tracker)
         break
       case 'remove-file':
-        await unlink(step.file)
+        await removeLocal(step.file)
         break
       case 'remove':
         throw new TypeError('removals of keys are batched')

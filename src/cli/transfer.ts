@@ -5,8 +5,7 @@
  * Memory stays flat whatever the size. A file larger than the part size
  * goes up as a multipart upload whose parts are read from the file with
  * their own ranged streams, `parallel` at a time; a download streams into a
- * temporary file beside the destination, renamed over it once complete (an
- * interrupted download never leaves a truncated file under the real name).
+ * temporary file renamed over the destination once complete (local-files.ts).
  * A stream of unknown length is cut into parts in memory, so it holds at most
  * `parallel + 1` parts. A copy between buckets streams each part from a
  * ranged read into its part upload.
@@ -16,12 +15,9 @@
  * 10,000 parts. A failed multipart upload is aborted before the error is
  * reported, so it leaves no parts behind.
  */
-import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdir, rename, unlink } from 'node:fs/promises'
-import path from 'node:path'
-import { randomBytes } from 'node:crypto'
 import { Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { readLocal, writeLocal } from './local-files.js'
 import { counted, countedFrom, type Tracker } from './progress.js'
 import type { ObjectTransport, PartUpload, StoredObject, UploadedPart, WriteMetadata } from './transport.js'
 
@@ -80,7 +76,7 @@ export async function uploadFile (
 ): Promise<StoredObject> {
   const partSize = partSizeFor(size, tuning)
   if (size <= partSize) {
-    const body = countedFrom(createReadStream(file), tracker)
+    const body = countedFrom(readLocal(file), tracker)
     return await transport.put(bucket, key, body, size, metadata)
   }
   const upload = await transport.createUpload(bucket, key, metadata)
@@ -88,7 +84,7 @@ export async function uploadFile (
   return await finishUpload(upload, async () => await inPool(count, tuning.parallel, async index => {
     const start = index * partSize
     const length = Math.min(partSize, size - start)
-    const body = countedFrom(createReadStream(file, { start, end: start + length - 1 }), tracker)
+    const body = countedFrom(readLocal(file, { start, length }), tracker)
     return await upload.uploadPart(index + 1, body, length)
   }))
 }
@@ -158,16 +154,7 @@ export async function downloadToFile (
   transport: ObjectTransport, bucket: string, key: string, file: string, tracker: Tracker
 ): Promise<void> {
   const { body } = await transport.get(bucket, key)
-  await mkdir(path.dirname(file), { recursive: true })
-  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.fsbucket-${randomBytes(6).toString('hex')}`)
-  try {
-    await pipeline(body, counted(tracker), createWriteStream(temporary, { flags: 'wx' }))
-    await rename(temporary, file)
-  } catch (err) {
-    body.destroy()
-    await unlink(temporary).catch(() => {})
-    throw err
-  }
+  await writeLocal(file, body, counted(tracker))
 }
 
 /** Streams an object to a stream (stdout), which is left open. */

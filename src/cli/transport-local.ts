@@ -8,13 +8,10 @@
  * `mb` (the registry would otherwise create it, and a mistyped `--data`
  * would leave an empty directory behind).
  */
-import { stat } from 'node:fs/promises'
 import type { Readable } from 'node:stream'
-import {
-  bodyStream, isBucketError, openRegistry,
-  type Bucket, type BucketObject, type BucketRegistry
-} from '../bucket/index.js'
+import { bodyStream, isBucketError, type Bucket, type BucketObject, type BucketRegistry } from '../bucket/index.js'
 import { CliError, fromCode } from './errors.js'
+import { fileKind } from './local-files.js'
 import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, StoredObject, WriteMetadata } from './transport.js'
 
 function stored (object: BucketObject): StoredObject {
@@ -44,21 +41,23 @@ async function translated<T> (work: () => Promise<T>): Promise<T> {
 
 export class LocalTransport implements ObjectTransport {
   readonly #dataDir: string
+  readonly #openRegistry: (dataDir: string) => Promise<BucketRegistry>
   #registry: BucketRegistry | null = null
 
-  constructor (dataDir: string) {
+  /** `openRegistry` comes from the composition root (the door never picks a store). */
+  constructor (dataDir: string, openRegistry: (dataDir: string) => Promise<BucketRegistry>) {
     this.#dataDir = dataDir
+    this.#openRegistry = openRegistry
   }
 
   async #open (create = false): Promise<BucketRegistry> {
     if (this.#registry !== null) return this.#registry
     if (!create) {
-      const info = await stat(this.#dataDir).catch(() => null)
-      if (info === null || !info.isDirectory()) {
+      if ((await fileKind(this.#dataDir))?.kind !== 'directory') {
         throw new CliError(`no data directory ${this.#dataDir} (set --data or FSBUCKET_DATA, or --endpoint for a server)`)
       }
     }
-    this.#registry = await openRegistry(this.#dataDir)
+    this.#registry = await this.#openRegistry(this.#dataDir)
     return this.#registry
   }
 

@@ -8,7 +8,7 @@ import t from 'tap'
 import { promises as fsp } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import { openRegistry } from '../../src/bucket/index.js'
+import { openRegistry } from '../../src/index.js'
 import { httpCli, localCli, root, runBin, token } from './fixture.js'
 
 t.test('over the library', async t => {

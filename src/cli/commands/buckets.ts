@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander'
 import { CliError } from '../errors.js'
-import { addCommonOptions, runCommand } from '../context.js'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, remoteUrl } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll } from '../transport.js'
@@ -17,7 +17,7 @@ function bucketOf (arg: string): string {
   return location.bucket
 }
 
-export function registerBuckets (program: Command): void {
+export function registerBuckets (program: Command, wiring: ObjectCommandWiring): void {
   const mb = program.command('mb')
     .description('make buckets')
     .argument('<buckets...>', 'fsb://name')
@@ -25,7 +25,7 @@ export function registerBuckets (program: Command): void {
   addCommonOptions(mb)
   mb.action(async (args: string[], options: { ignoreExisting: boolean }, cmd: Command) => {
     for (const arg of args) {
-      await runCommand('mb', arg, cmd, async context => {
+      await runCommand('mb', arg, cmd, wiring, async context => {
         const name = bucketOf(arg)
         try {
           await context.transport.createBucket(name)
@@ -45,7 +45,7 @@ export function registerBuckets (program: Command): void {
   addCommonOptions(rb)
   rb.action(async (args: string[], options: { force: boolean }, cmd: Command) => {
     for (const arg of args) {
-      await runCommand('rb', arg, cmd, async context => {
+      await runCommand('rb', arg, cmd, wiring, async context => {
         const name = bucketOf(arg)
         if (options.force) {
           const steps: Step[] = []

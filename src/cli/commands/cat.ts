@@ -5,11 +5,11 @@
  */
 import type { Command } from 'commander'
 import { CliError, fromCode } from '../errors.js'
-import { addCommonOptions, runCommand } from '../context.js'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation } from '../paths.js'
 import { downloadToStream } from '../transfer.js'
 
-export function registerCat (program: Command): void {
+export function registerCat (program: Command, wiring: ObjectCommandWiring): void {
   const command = program.command('cat')
     .description('write objects to stdout')
     .argument('<locations...>', 'fsb://bucket/key')
@@ -17,7 +17,7 @@ export function registerCat (program: Command): void {
   command.action(async (args: string[], _options: unknown, cmd: Command) => {
     for (const arg of args) {
       let stop = false
-      await runCommand('cat', arg, cmd, async context => {
+      await runCommand('cat', arg, cmd, wiring, async context => {
         const location = parseLocation(arg)
         if (location.kind !== 'remote' || location.key === '') throw new CliError('cat reads fsb://bucket/key')
         const object = await context.transport.head(location.bucket, location.key)

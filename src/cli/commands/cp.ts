@@ -9,12 +9,11 @@
  * its path relative to the source. A key that could not be a path inside the
  * destination directory (`..` or empty segments) is reported and skipped.
  */
-import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { CliError, fromCode } from '../errors.js'
-import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions } from '../context.js'
-import { walkFiles } from '../local-files.js'
+import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
+import { fileKind, walkFiles } from '../local-files.js'
 import { directoryPrefix, keyBaseName, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { downloadToStream, uploadStream } from '../transfer.js'
@@ -25,12 +24,6 @@ interface CpOptions extends TransferOptions {
 }
 
 type Remote = Extract<Location, { kind: 'remote' }>
-
-async function localKind (file: string): Promise<'file' | 'directory' | 'other' | null> {
-  const info = await stat(file).catch(() => null)
-  if (info === null) return null
-  return info.isFile() ? 'file' : info.isDirectory() ? 'directory' : 'other'
-}
 
 /** The key a single source named `name` gets at the remote destination. */
 function destinationKey (destination: Remote, name: string): string {
@@ -60,9 +53,9 @@ async function stepsFromPrefix (
 
 async function plan (context: CommandContext, source: Location, destination: Location, recursive: boolean): Promise<Step[]> {
   if (source.kind === 'local' && destination.kind === 'remote') {
-    const kind = await localKind(source.path)
-    if (kind === null) throw Object.assign(new Error('no such file or directory'), { code: 'ENOENT' })
-    if (kind === 'directory') {
+    const found = await fileKind(source.path)
+    if (found === null) throw Object.assign(new Error('no such file or directory'), { code: 'ENOENT' })
+    if (found.kind === 'directory') {
       if (!recursive) throw new CliError('is a directory (use -r)')
       const steps: Step[] = []
       for await (const file of walkFiles(source.path)) {
@@ -70,9 +63,8 @@ async function plan (context: CommandContext, source: Location, destination: Loc
       }
       return steps
     }
-    if (kind !== 'file') throw new CliError('not a regular file')
-    const { size } = await stat(source.path)
-    return [{ kind: 'upload', file: source.path, size, bucket: destination.bucket, key: destinationKey(destination, path.basename(source.path)) }]
+    if (found.kind !== 'file') throw new CliError('not a regular file')
+    return [{ kind: 'upload', file: source.path, size: found.size, bucket: destination.bucket, key: destinationKey(destination, path.basename(source.path)) }]
   }
   if (source.kind === 'remote' && destination.kind === 'local') {
     if (recursive) {
@@ -82,7 +74,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
       })
     }
     const object = await requireObject(context.transport, source)
-    const intoDirectory = destination.path.endsWith('/') || destination.path.endsWith(path.sep) || await localKind(destination.path) === 'directory'
+    const intoDirectory = destination.path.endsWith('/') || destination.path.endsWith(path.sep) || (await fileKind(destination.path))?.kind === 'directory'
     let file = destination.path
     if (intoDirectory) {
       const name = keyBaseName(object.key)
@@ -102,7 +94,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
   throw new CliError('copy needs an fsb:// location on one side at least (and - only opposite one)')
 }
 
-export function registerCp (program: Command): void {
+export function registerCp (program: Command, wiring: ObjectCommandWiring): void {
   const command = program.command('cp')
     .description('copy files and objects: local -> bucket, bucket -> local, bucket -> bucket (- is stdin or stdout)')
     .argument('<src>', 'a file, a directory (with -r), fsb://bucket/key, fsb://bucket/prefix (with -r), or -')
@@ -111,7 +103,7 @@ export function registerCp (program: Command): void {
   addCommonOptions(command)
   addTransferOptions(command)
   command.action(async (src: string, dst: string, options: CpOptions, cmd: Command) => {
-    await runCommand('cp', src, cmd, async context => {
+    await runCommand('cp', src, cmd, wiring, async context => {
       const source = parseLocation(src)
       const destination = parseLocation(dst)
       const tuning = tuningOf(options)

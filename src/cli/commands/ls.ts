@@ -11,7 +11,7 @@
  * keys and full-precision times, for scripts.
  */
 import type { Command } from 'commander'
-import { addCommonOptions, runCommand } from '../context.js'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, scheme } from '../paths.js'
 
 interface LsOptions {
@@ -27,7 +27,7 @@ function byteOrder (a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
 }
 
-export function registerLs (program: Command): void {
+export function registerLs (program: Command, wiring: ObjectCommandWiring): void {
   const command = program.command('ls')
     .description('list buckets, or the objects and prefixes under fsb://bucket[/prefix]')
     .argument('[location]', 'fsb://bucket[/prefix]; none for the buckets')
@@ -35,7 +35,7 @@ export function registerLs (program: Command): void {
     .option('--json', 'one JSON object per line', false)
   addCommonOptions(command)
   command.action(async (arg: string | undefined, options: LsOptions, cmd: Command) => {
-    await runCommand('ls', arg ?? '', cmd, async ({ transport }) => {
+    await runCommand('ls', arg ?? '', cmd, wiring, async ({ transport }) => {
       const print = (line: string): void => { process.stdout.write(`${line}\n`) }
       if (arg === undefined || arg === scheme) {
         for (const bucket of await transport.listBuckets()) {

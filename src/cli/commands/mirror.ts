@@ -14,14 +14,12 @@
  * have; `--dry-run` prints the steps and does none. Prefixes are treated as
  * directories (`fsb://b/site` mirrors the keys under `site/`).
  */
-import { mkdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { CliError } from '../errors.js'
-import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions } from '../context.js'
-import { createReadStream } from 'node:fs'
+import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { bytesMatchEtag } from '../etag.js'
-import { walkFiles, type LocalFile } from '../local-files.js'
+import { fileKind, makeDirectory, readLocal, walkFiles, type LocalFile } from '../local-files.js'
 import { directoryPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll, type StoredObject } from '../transport.js'
@@ -35,7 +33,7 @@ type Remote = Extract<Location, { kind: 'remote' }>
 
 /** The local file holds the object's bytes (sizes first, then the bytes hashed in the form of its etag). */
 async function sameFile (file: LocalFile, object: StoredObject, partSize: number): Promise<boolean> {
-  return file.size === object.size && await bytesMatchEtag(createReadStream(file.path), file.size, object.etag, partSize)
+  return file.size === object.size && await bytesMatchEtag(readLocal(file.path), file.size, object.etag, partSize)
 }
 
 /**
@@ -64,10 +62,10 @@ async function remoteEntries (context: CommandContext, location: Remote): Promis
 
 async function localEntries (dir: string, mustExist: boolean): Promise<Map<string, LocalFile>> {
   const entries = new Map<string, LocalFile>()
-  const info = await stat(dir).catch(() => null)
+  const info = await fileKind(dir)
   if (info === null && !mustExist) return entries
   if (info === null) throw Object.assign(new Error('no such directory'), { code: 'ENOENT' })
-  if (!info.isDirectory()) throw new CliError(`${dir} is not a directory`)
+  if (info.kind !== 'directory') throw new CliError(`${dir} is not a directory`)
   for await (const file of walkFiles(dir)) entries.set(file.relative, file)
   return entries
 }
@@ -124,7 +122,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
   throw new CliError('mirror needs an fsb:// location on one side at least, and no -')
 }
 
-export function registerMirror (program: Command): void {
+export function registerMirror (program: Command, wiring: ObjectCommandWiring): void {
   const command = program.command('mirror')
     .description('make DST hold what SRC holds (one way, by size and etag)')
     .argument('<src>', 'a directory or fsb://bucket[/prefix]')
@@ -134,11 +132,11 @@ export function registerMirror (program: Command): void {
   addCommonOptions(command)
   addTransferOptions(command)
   command.action(async (src: string, dst: string, options: MirrorOptions, cmd: Command) => {
-    await runCommand('mirror', src, cmd, async context => {
+    await runCommand('mirror', src, cmd, wiring, async context => {
       const source = parseLocation(src)
       const destination = parseLocation(dst)
       const steps = await plan(context, source, destination, options)
-      if (destination.kind === 'local' && !options.dryRun) await mkdir(destination.path, { recursive: true })
+      if (destination.kind === 'local' && !options.dryRun) await makeDirectory(destination.path)
       await runSteps(context, steps, { transfer: options, dryRun: options.dryRun })
     })
   })

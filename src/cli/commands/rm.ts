@@ -9,7 +9,7 @@
  */
 import type { Command } from 'commander'
 import { CliError, fromCode } from '../errors.js'
-import { addCommonOptions, runCommand } from '../context.js'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { directoryPrefix, parseLocation } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll } from '../transport.js'
@@ -19,7 +19,7 @@ interface RmOptions {
   dryRun: boolean
 }
 
-export function registerRm (program: Command): void {
+export function registerRm (program: Command, wiring: ObjectCommandWiring): void {
   const command = program.command('rm')
     .description('remove objects')
     .argument('<locations...>', 'fsb://bucket/key, or fsb://bucket/prefix with -r')
@@ -28,7 +28,7 @@ export function registerRm (program: Command): void {
   addCommonOptions(command)
   command.action(async (args: string[], options: RmOptions, cmd: Command) => {
     for (const arg of args) {
-      await runCommand('rm', arg, cmd, async context => {
+      await runCommand('rm', arg, cmd, wiring, async context => {
         const location = parseLocation(arg)
         if (location.kind !== 'remote') throw new CliError('rm removes fsb:// objects')
         const steps: Step[] = []

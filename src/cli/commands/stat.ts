@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander'
 import { CliError, fromCode } from '../errors.js'
-import { addCommonOptions, runCommand } from '../context.js'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, remoteUrl } from '../paths.js'
 import { humanBytes } from '../progress.js'
 import { formatTime } from './ls.js'
@@ -18,7 +18,7 @@ const httpNames = {
   cacheControl: 'cache-control'
 } as const
 
-export function registerStat (program: Command): void {
+export function registerStat (program: Command, wiring: ObjectCommandWiring): void {
   const command = program.command('stat')
     .description('show the metadata of objects or buckets')
     .argument('<locations...>', 'fsb://bucket/key, or fsb://bucket')
@@ -26,7 +26,7 @@ export function registerStat (program: Command): void {
   addCommonOptions(command)
   command.action(async (args: string[], options: { json: boolean }, cmd: Command) => {
     for (const arg of args) {
-      await runCommand('stat', arg, cmd, async ({ transport }) => {
+      await runCommand('stat', arg, cmd, wiring, async ({ transport }) => {
         const print = (line: string): void => { process.stdout.write(`${line}\n`) }
         const location = parseLocation(arg)
         if (location.kind !== 'remote') throw new CliError('stat reads fsb://bucket[/key]')
