@@ -13,7 +13,9 @@
  * Parts are all of one size but the last, as the store requires; the size
  * grows past `--part-size` when an object would otherwise need more than
  * 10,000 parts. A failed multipart upload is aborted before the error is
- * reported, so it leaves no parts behind.
+ * reported, and so is every upload in progress when the command is
+ * interrupted (SIGINT, SIGTERM: exit 130 or 143), so none leaves parts
+ * behind for the sweeper.
  */
 import { Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -58,16 +60,46 @@ async function inPool<T> (count: number, parallel: number, work: (index: number)
   return results
 }
 
-/** Completes an upload from its parts, or aborts it when a part failed. */
-async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<StoredObject> {
-  let parts: UploadedPart[]
-  try {
-    parts = await send()
-  } catch (err) {
-    await upload.abort().catch(() => {})
-    throw err
+/** Uploads in progress, aborted if the command is interrupted (Ctrl-C, SIGTERM) so that no parts are left behind. */
+const inProgress = new Set<PartUpload>()
+
+function interrupted (signal: NodeJS.Signals): void {
+  const uploads = [...inProgress]
+  inProgress.clear()
+  process.stderr.write(`\nfsbucket: interrupted; aborting ${uploads.length} multipart upload${uploads.length === 1 ? '' : 's'}\n`)
+  Promise.allSettled(uploads.map(async upload => { await upload.abort() }))
+    .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
+}
+
+function track (upload: PartUpload): void {
+  if (inProgress.size === 0) {
+    process.once('SIGINT', interrupted)
+    process.once('SIGTERM', interrupted)
   }
-  return await upload.complete(parts.sort((a, b) => a.partNumber - b.partNumber))
+  inProgress.add(upload)
+}
+
+function untrack (upload: PartUpload): void {
+  if (!inProgress.delete(upload) || inProgress.size > 0) return
+  process.off('SIGINT', interrupted)
+  process.off('SIGTERM', interrupted)
+}
+
+/** Completes an upload from its parts, or aborts it when a part failed or the command is interrupted. */
+async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<StoredObject> {
+  track(upload)
+  try {
+    let parts: UploadedPart[]
+    try {
+      parts = await send()
+    } catch (err) {
+      await upload.abort().catch(() => {})
+      throw err
+    }
+    return await upload.complete(parts.sort((a, b) => a.partNumber - b.partNumber))
+  } finally {
+    untrack(upload)
+  }
 }
 
 export async function uploadFile (

@@ -102,8 +102,9 @@ export class HttpTransport implements ObjectTransport {
     this.#agent = url.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true })
   }
 
+  /** The endpoint as shown in messages: never with the user name or password a URL may carry. */
   get #origin (): string {
-    return this.#base.href.replace(/\/+$/, '')
+    return `${this.#base.protocol}//${this.#base.host}${this.#base.pathname}`.replace(/\/+$/, '')
   }
 
   /** One request; resolves with the response once its status is a success, else throws the envelope's error. */

@@ -83,8 +83,8 @@ t.test('over HTTP', async t => {
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as net.AddressInfo).port
   await new Promise(resolve => server.close(resolve))
-  const closed = await runBin(['ls', '--endpoint', `http://127.0.0.1:${port}`], { cwd: cli.work })
-  t.equal(closed.stderr, `fsbucket: ls: cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`)
+  const closed = await runBin(['ls', '--endpoint', `http://user:secret@127.0.0.1:${port}`], { cwd: cli.work })
+  t.equal(closed.stderr, `fsbucket: ls: cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`, 'no password of the URL in the line')
 
   const fromEnv = await runBin(['ls'], { cwd: cli.work, env: { FSBUCKET_ENDPOINT: endpoint, FSBUCKET_TOKEN: token } })
   t.match(fromEnv.out, /fsb:\/\/photos\n$/, 'FSBUCKET_ENDPOINT and FSBUCKET_TOKEN select the server')
