@@ -30,6 +30,7 @@ import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
 import { managementCredentials, registerManagementCommands } from './mgmt/cli.js'
 import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from './s3/index.js'
+import { registerObjectCommands } from './cli/index.js'
 
 export interface ServeOptions {
   data: string
@@ -281,6 +282,7 @@ export function buildCli (): Command {
     })
 
   registerManagementCommands(program, { openRegistry })
+  registerObjectCommands(program, { openRegistry })
   return program
 }
 
