@@ -83,6 +83,6 @@ export function renderDetails (bucket: string, object: StoredObject, publicBucke
     h('div', { class: 'actions' }, downloadLink(bucket, object.key, publicBucket, 'Download'), remove),
     publicBucket
       ? h('div', { class: 'field' }, h('label', { for: 'public-link' }, 'Public link'), h('div', { class: 'inline' }, publicInput, copy))
-      : h('p', { class: 'hint' }, 'The bucket is private: the link needs the token. Make it public in the bucket settings to share links.'),
+      : h('p', { class: 'hint' }, 'The bucket is private: its links work only for clients allowed to read it. Make it public in the bucket settings to share links.'),
     status)
 }
