@@ -25,6 +25,7 @@ import { openRegistry, type BucketRegistry } from './bucket/index.js'
 import { buildApp, redactedHeaders } from './app.js'
 import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
+import { consoleUrl } from './console/serve.js'
 import { managementCredentials, registerManagementCommands } from './mgmt/cli.js'
 
 export interface ServeOptions {
@@ -152,6 +153,11 @@ async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<v
   process.on('SIGINT', shutdown)
   process.on('SIGTERM', shutdown)
   await app.listen({ host: options.host, port: options.port })
+  if (ownsSweeper) {
+    const address = app.server.address()
+    const port = address !== null && typeof address === 'object' ? address.port : options.port
+    app.log.info({ url: consoleUrl(options.host, port) }, `web console: ${consoleUrl(options.host, port)}`)
+  }
 }
 
 /** The cluster primary: first bucket, sweeper, workers, restarts, graceful stop. */
@@ -186,6 +192,7 @@ async function servePrimary (options: ServeOptions): Promise<void> {
   cluster.on('listening', () => {
     if (++listening === options.workers) {
       log.info({ host: options.host, port: options.port, workers: options.workers, data: path.resolve(options.data) }, 'serving')
+      log.info({ url: consoleUrl(options.host, options.port) }, `web console: ${consoleUrl(options.host, options.port)}`)
     }
   })
 }
