@@ -23,9 +23,11 @@ const trickyKeys = [
   'tricky/ünïcødé 文件.txt'
 ]
 
+// One browser for the file; each test has its own gateway (its own origin).
+const context = await browser(t)
+
 t.test('the console, without a token (loopback)', async t => {
   const { base, registry } = await listeningGateway(t, null)
-  const context = await browser(t)
   const page = await context.newPage()
   const dialogs: string[] = []
   const pageErrors: string[] = []
@@ -166,7 +168,6 @@ t.test('the console, without a token (loopback)', async t => {
 t.test('the console asks for the token before showing anything', async t => {
   const token = 'console-test-token'
   const { base } = await listeningGateway(t, token)
-  const context = await browser(t)
   const page = await context.newPage()
   await page.goto(`${base}/_console/`)
   await page.getByLabel('Token', { exact: true }).waitFor()

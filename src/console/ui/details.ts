@@ -68,7 +68,7 @@ export function renderDetails (bucket: string, object: StoredObject, publicBucke
   const http = object.httpMetadata ?? {}
   return h('aside', { class: 'details', 'aria-labelledby': 'details-title' },
     h('div', { class: 'details-head' },
-      h('h2', { id: 'details-title' }, 'Object details'),
+      h('h2', { id: 'details-title', tabindex: -1 }, 'Object details'),
       h('button', { type: 'button', class: 'close', 'aria-label': 'Close details', onclick: onClose }, '×')),
     h('p', { class: 'key', 'data-testid': 'details-key' }, object.key),
     h('dl', {},

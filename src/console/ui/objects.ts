@@ -37,7 +37,7 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
   const uploads = h('ul', { class: 'uploads', 'aria-label': 'Uploads' })
   const selectAll = h('input', { type: 'checkbox', 'aria-label': 'Select all objects on this page' })
   const deleteSelected = h('button', { type: 'button', class: 'danger', disabled: true }, 'Delete selected')
-  const picker = h('input', { type: 'file', id: 'file-picker', multiple: true, class: 'visually-hidden' })
+  const picker = h('input', { type: 'file', id: 'file-picker', multiple: true, class: 'visually-hidden', tabindex: -1 })
   const cursors: Array<string | null> = [null]
   let listing: Listing | null = null
   const selected = new Set<string>()
