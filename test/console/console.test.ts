@@ -144,6 +144,24 @@ t.test('the console, without a token (loopback)', async t => {
     }
   })
 
+  await t.test('cancel a multipart upload: its parts stop and the upload is aborted', async t => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'fsbucket-console-'))
+    t.teardown(async () => { await fsp.rm(dir, { recursive: true, force: true }) })
+    await fsp.writeFile(path.join(dir, 'stalled.bin'), randomBytes(9 * 1024 * 1024))
+    // Parts never reach the server until the test lets them (it never does).
+    const held: Array<() => void> = []
+    await page.route(/action=mpu-uploadpart/, async route => { await new Promise<void>(resolve => held.push(resolve)); await route.abort().catch(() => {}) })
+    const aborted = page.waitForRequest(request => request.url().includes('action=mpu-abort') && request.method() === 'DELETE')
+    await page.setInputFiles('#file-picker', path.join(dir, 'stalled.bin'))
+    await page.getByText('uploading (multipart)').waitFor()
+    await page.getByRole('button', { name: 'Cancel the upload of up/stalled.bin' }).click()
+    t.equal((await (await aborted).response())?.status(), 204, 'the server aborted the upload')
+    await page.locator('li.upload.failed .upload-state', { hasText: 'cancelled' }).waitFor()
+    for (const release of held) release()
+    await page.unroute(/action=mpu-uploadpart/)
+    t.equal(await photos.head('up/stalled.bin'), null, 'nothing stored')
+  })
+
   await t.test('buckets: create, make public, delete', async t => {
     await page.goto(`${base}/_console/#/`)
     await page.getByLabel('New bucket').fill('made-here')
