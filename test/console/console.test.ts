@@ -66,9 +66,9 @@ t.test('the console, without a token (loopback)', async t => {
     const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' })
     t.same(await crumbs.getByRole('listitem').allTextContents(), ['Buckets', 'photos', 'docs', 'guide'])
     t.equal(await crumbs.locator('[aria-current="page"]').textContent(), 'guide')
-    await page.getByRole('button', { name: 'intro.md' }).waitFor()
+    await page.getByRole('button', { name: 'intro.md', exact: true }).waitFor()
     await crumbs.getByRole('link', { name: 'docs' }).click()
-    await page.getByRole('button', { name: 'readme.txt' }).click()
+    await page.getByRole('button', { name: 'readme.txt', exact: true }).click()
     const details = page.locator('aside.details')
     t.equal(await details.getByTestId('details-key').textContent(), 'docs/readme.txt')
     t.match(await details.getByTestId('details-size').textContent(), /7 bytes/)
@@ -118,8 +118,10 @@ t.test('the console, without a token (loopback)', async t => {
       return transfer
     })
     await page.dispatchEvent('.dropzone', 'drop', { dataTransfer: dropped })
-    await page.getByRole('button', { name: 'dropped.txt' }).waitFor()
-    t.equal(await (await photos.get('up/dropped.txt') as BucketObjectBody | null)?.text(), 'dropped bytes')
+    await page.getByRole('button', { name: 'dropped.txt', exact: true }).waitFor()
+    const droppedObject = await photos.get('up/dropped.txt') as BucketObjectBody | null
+    t.equal(droppedObject?.size, 13)
+    t.equal(await droppedObject?.text(), 'dropped bytes')
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),
@@ -130,16 +132,16 @@ t.test('the console, without a token (loopback)', async t => {
 
     await page.getByRole('checkbox', { name: 'Select up/big file.bin' }).check()
     await page.getByRole('checkbox', { name: 'Select up/dropped.txt' }).check()
-    await page.getByRole('button', { name: 'Delete selected (2)' }).click()
+    await page.getByRole('button', { name: 'Delete selected (2)', exact: true }).click()
     const confirm = page.getByRole('dialog')
     t.match(await confirm.textContent(), /up\/big file\.bin/)
-    await confirm.getByRole('button', { name: 'Delete' }).click()
+    await confirm.getByRole('button', { name: 'Delete', exact: true }).click()
     await page.getByText('No objects here yet').waitFor()
     t.equal(await photos.head('up/big file.bin'), null)
     t.equal(await photos.head('up/dropped.txt'), null)
     if (process.env.FSBUCKET_SCREENSHOT !== undefined) {
       await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=docs%2F`)
-      await page.getByRole('button', { name: 'readme.txt' }).click()
+      await page.getByRole('button', { name: 'readme.txt', exact: true }).click()
       await page.screenshot({ path: process.env.FSBUCKET_SCREENSHOT, fullPage: true })
     }
   })
@@ -154,7 +156,7 @@ t.test('the console, without a token (loopback)', async t => {
     const aborted = page.waitForRequest(request => request.url().includes('action=mpu-abort') && request.method() === 'DELETE')
     await page.setInputFiles('#file-picker', path.join(dir, 'stalled.bin'))
     await page.getByText('uploading (multipart)').waitFor()
-    await page.getByRole('button', { name: 'Cancel the upload of up/stalled.bin' }).click()
+    await page.getByRole('button', { name: 'Cancel the upload of up/stalled.bin', exact: true }).click()
     t.equal((await (await aborted).response())?.status(), 204, 'the server aborted the upload')
     await page.locator('li.upload.failed .upload-state', { hasText: 'cancelled' }).waitFor()
     for (const release of held) release()
@@ -165,17 +167,29 @@ t.test('the console, without a token (loopback)', async t => {
   await t.test('buckets: create, make public, delete', async t => {
     await page.goto(`${base}/_console/#/`)
     await page.getByLabel('New bucket').fill('made-here')
-    await page.getByRole('button', { name: 'Create bucket' }).click()
+    await page.getByRole('button', { name: 'Create bucket', exact: true }).click()
     await page.getByRole('link', { name: 'made-here', exact: true }).waitFor()
     t.ok(await registry.info('made-here'), 'created')
     await page.locator('tr[data-bucket="made-here"]').getByRole('link', { name: 'Settings' }).click()
     await page.getByLabel(/^Public/).check()
     await page.getByText('Public access: saved.').waitFor()
     t.equal((await registry.info('made-here'))?.settings.public, true, 'public through the management API')
+    await page.getByLabel('CORS rules (JSON)').fill(JSON.stringify({ rules: [{ allowed: { origins: ['https://app.example'], methods: ['GET'] } }] }))
+    await page.getByRole('button', { name: 'Save CORS rules', exact: true }).click()
+    await page.getByText('CORS rules: saved.').waitFor()
+    t.same((await registry.info('made-here'))?.settings.cors, [{ allowedOrigins: ['https://app.example'], allowedMethods: ['GET'] }])
+    await page.getByLabel('CORS rules (JSON)').fill('{"rules": [{"allowed": {}}]}')
+    await page.getByRole('button', { name: 'Save CORS rules', exact: true }).click()
+    t.match(await page.getByText(/^CORS rules: .*allowed\.origins/).textContent(), /must be an array|required|empty/, 'the API\'s refusal is shown')
+    const lifecycle = { rules: [{ id: 'abort-1h', enabled: true, conditions: { prefix: '' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 3600 } } }] }
+    await page.getByLabel('Lifecycle rules (JSON)').fill(JSON.stringify(lifecycle))
+    await page.getByRole('button', { name: 'Save lifecycle rules', exact: true }).click()
+    await page.getByText('Lifecycle rules: saved.').waitFor()
+    t.same((await registry.info('made-here'))?.settings.lifecycle, lifecycle)
     await page.goto(`${base}/_console/#/`)
     t.equal(await page.locator('tr[data-bucket="made-here"] .badge').textContent(), 'public')
-    await page.getByRole('button', { name: 'Delete bucket made-here' }).click()
-    await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket' }).click()
+    await page.getByRole('button', { name: 'Delete bucket made-here', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket', exact: true }).click()
     await page.getByText('Deleted the bucket made-here.').waitFor()
     t.equal(await registry.info('made-here'), null, 'deleted')
   })
@@ -192,19 +206,19 @@ t.test('the console asks for the token before showing anything', async t => {
   t.notMatch(await page.locator('body').textContent(), /photos/, 'no bucket shows before the token')
 
   await page.getByLabel('Token', { exact: true }).fill('wrong')
-  await page.getByRole('button', { name: 'Continue' }).click()
+  await page.getByRole('button', { name: 'Continue', exact: true }).click()
   await page.getByText('The token was not accepted.').waitFor()
   t.equal(await page.evaluate(() => sessionStorage.length), 0, 'a refused token is not kept')
 
   await page.getByLabel('Token', { exact: true }).fill(token)
-  await page.getByRole('button', { name: 'Continue' }).click()
+  await page.getByRole('button', { name: 'Continue', exact: true }).click()
   await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
   t.equal(await page.evaluate(() => Object.values(sessionStorage).join()), token, 'kept in sessionStorage')
 
   // Writes and private reads carry the token: an upload and a download of a private object.
   await page.getByRole('link', { name: 'photos', exact: true }).click()
   await page.setInputFiles('#file-picker', { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('private note') })
-  await page.getByRole('button', { name: 'note.txt' }).waitFor()
+  await page.getByRole('button', { name: 'note.txt', exact: true }).waitFor()
   const [download] = await Promise.all([
     page.waitForEvent('download'),
     page.locator('tr.object[data-key="note.txt"] a.download').click()
@@ -213,6 +227,6 @@ t.test('the console asks for the token before showing anything', async t => {
 
   await page.reload()
   await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
-  await page.getByRole('button', { name: 'Forget token' }).click()
+  await page.getByRole('button', { name: 'Forget token', exact: true }).click()
   await page.getByLabel('Token', { exact: true }).waitFor()
 })
