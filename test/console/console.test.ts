@@ -78,6 +78,31 @@ t.test('the console, without a token (loopback)', async t => {
     t.equal(await details.locator('b').count(), 0, 'no markup from metadata')
   })
 
+  await t.test('pages of 100, search by prefix, keyboard', async t => {
+    for (let i = 0; i < 105; i++) await photos.put(`many/${String(i).padStart(3, '0')}.txt`, String(i))
+    await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=many%2F`)
+    await page.getByRole('button', { name: '000.txt', exact: true }).waitFor()
+    t.equal(await page.locator('tr.object').count(), 100)
+    await page.getByRole('button', { name: 'Next page', exact: true }).click()
+    await page.getByRole('button', { name: '104.txt', exact: true }).waitFor()
+    t.equal(await page.locator('tr.object').count(), 5)
+    t.ok(await page.getByRole('button', { name: 'Next page', exact: true }).isDisabled(), 'no page after the last')
+    await page.getByRole('button', { name: 'Previous page', exact: true }).click()
+    await page.getByRole('button', { name: '000.txt', exact: true }).waitFor()
+
+    await page.getByLabel('Search in many/').fill('10')
+    await page.getByRole('button', { name: '104.txt', exact: true }).waitFor()
+    t.same(await page.locator('tr.object').evaluateAll(rows => rows.map(r => r.getAttribute('data-key'))),
+      ['many/100.txt', 'many/101.txt', 'many/102.txt', 'many/103.txt', 'many/104.txt'], 'keys starting with many/10')
+
+    await page.getByRole('button', { name: '102.txt', exact: true }).focus()
+    await page.keyboard.press('Enter')
+    t.equal(await page.getByTestId('details-key').textContent(), 'many/102.txt', 'Enter opens the details')
+    await page.keyboard.press('Tab')
+    t.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Close details', 'focus moved into the details')
+    await photos.delete(Array.from({ length: 105 }, (_, i) => `many/${String(i).padStart(3, '0')}.txt`))
+  })
+
   await t.test('untrusted keys render as text, with working links', async t => {
     await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=tricky%2F`)
     const rows = page.locator('tr.object')
