@@ -6,9 +6,11 @@
  *   (`index.html` unless the route says otherwise), with the usual
  *   conditionals and ranges.
  * - `<path>` that is no object but has `<path>/<index>` (or, with listing on,
- *   anything under `<path>/`) redirects to `<path>/`, as static hosts do, so
+ *   anything under `<path>/`) redirects (302) to `<path>/`, as static hosts do, so
  *   relative links in the page resolve. The `Location` is relative
  *   (`./name/`), so no request can turn it into a redirect to another site.
+ * - A `<path>/` with neither an index document nor a listing answers the
+ *   object named `<path>/` itself when there is one.
  * - With listing on, `<path>/` without an index document answers an HTML
  *   page listing the folders and objects under it, 1,000 per page with a
  *   link to the next. Every key is escaped, every link is built from the
@@ -66,7 +68,8 @@ async function readIfExists (bucket: Bucket, key: string, method: 'GET' | 'HEAD'
 
 function redirectToFolder (key: string): ReadResult {
   const name = key.slice(key.lastIndexOf('/') + 1)
-  return { status: 301, headers: { location: `./${encodeURIComponent(name)}/`, 'cache-control': 'no-cache' } }
+  // 302, not 301: a browser would remember a permanent redirect even after an object of that name appears.
+  return { status: 302, headers: { location: `./${encodeURIComponent(name)}/`, 'cache-control': 'no-cache' } }
 }
 
 async function isFolder (bucket: Bucket, key: string, site: SiteOptions): Promise<boolean> {
@@ -162,7 +165,9 @@ export async function readSite (
       if (index !== null) return index
     }
     if (site.listing) return await listingPage(bucket, key, method, cursorFrom(query))
-    return await notFound(bucket, site, method)
+    // A key ending in `/` may be an object of its own (not a folder marker the listing replaces).
+    const object = key === '' ? null : await readIfExists(bucket, key, method, headers, query)
+    return object ?? await notFound(bucket, site, method)
   }
   const object = await readIfExists(bucket, key, method, headers, query)
   if (object !== null) return object

@@ -28,7 +28,8 @@ function breadcrumbs (bucket: string, prefix: string): HTMLElement {
 }
 
 export async function renderObjects (root: HTMLElement, bucket: string, prefix: string): Promise<void> {
-  const publicBucket = await isPublic(bucket)
+  // Only decides how links are offered; the listing below reports real access errors.
+  const publicBucket = await isPublic(bucket).catch(() => false)
   const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
   const search = h('input', { type: 'search', id: 'search', placeholder: 'name starts with…', autocomplete: 'off' })
   const table = h('tbody')
