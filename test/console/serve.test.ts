@@ -4,7 +4,9 @@
  * the redirect of a browser's `GET /`, and the URL the start-up log prints.
  */
 import t from 'tap'
-import { readdir } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { auth, gateway } from '../http/gateway-fixture.js'
 import { consolePolicy, consoleRoot, consoleUrl } from '../../src/console/serve.js'
 
@@ -65,4 +67,15 @@ t.test('GET / redirects browsers to the console; other clients get the bucket li
   t.equal(client.statusCode, 200)
   t.same(client.json().result.map((b: { name: string }) => b.name), ['photos', 'site'])
   t.equal((await app.inject({ method: 'GET', url: '/', headers: { accept: '*/*' } })).statusCode, 401, 'curl still needs the token')
+})
+
+t.test('the console\'s source: its own modules only, and no HTML parsing', async t => {
+  const ui = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../src/console/ui')
+  for (const file of (await readdir(ui)).filter(name => name.endsWith('.ts'))) {
+    const text = await readFile(path.join(ui, file), 'utf8')
+    for (const [, specifier] of text.matchAll(/^\s*import\b[^'"]*'([^']+)'/gm)) {
+      t.ok(/^\.\/[a-z-]+\.(js|css)$/.test(specifier), `${file} imports ${specifier}: only the console's own modules (nothing of the server)`)
+    }
+    t.notMatch(text, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/, `${file} never turns text into markup or code`)
+  }
 })
