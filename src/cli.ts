@@ -28,6 +28,7 @@ import { openRegistry, type BucketRegistry } from './index.js'
 import { buildApp, redactedHeaders } from './app.js'
 import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
+import { consoleUrl } from './console/serve.js'
 import { managementCredentials, registerManagementCommands } from './mgmt/cli.js'
 import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from './s3/index.js'
 import { registerObjectCommands } from './cli/index.js'
@@ -167,6 +168,11 @@ async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<v
     await s3.listen({ host: options.host, port: options.s3Port })
     if (ownsSweeper) s3.log.info(...s3StartupNote(s3Policy, options.host, options.s3Port))
   }
+  if (ownsSweeper) {
+    const address = app.server.address()
+    const port = address !== null && typeof address === 'object' ? address.port : options.port
+    app.log.info({ url: consoleUrl(options.host, port) }, `web console: ${consoleUrl(options.host, port)}`)
+  }
 }
 
 /** The cluster primary: first bucket, sweeper, workers, restarts, graceful stop. */
@@ -205,6 +211,7 @@ async function servePrimary (options: ServeOptions): Promise<void> {
       if (options.s3Port !== 0) {
         log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host)), options.host, options.s3Port))
       }
+      log.info({ url: consoleUrl(options.host, options.port) }, `web console: ${consoleUrl(options.host, options.port)}`)
     }
   })
 }
