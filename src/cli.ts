@@ -6,13 +6,16 @@
  *                    [--public a,b] [--route cdn.localhost=site ...] [--fsync on|off]
  *                    [--log-level info] [--workers N] [--sweep-interval 3600]
  *                    [--default-bucket default] [--idle-timeout 60] [--drain-timeout 10]
+ *                    [--s3-port 8788] [--s3-domain s3.example.test ...]
+ *                    [--s3-access-key-id ID --s3-secret-access-key SECRET]
  *     fsbucket bucket create <name> [--public] | list | delete <name>   [--data ./data]
  *     fsbucket sweep [--data ./data]
  *     fsbucket --version
  *
  * Every `serve` flag has an environment variable (FSBUCKET_DATA, ...); a flag
  * beats its variable. What `serve` does (checks, workers, restarts,
- * draining on signals) is src/server/serve.ts.
+ * draining on signals, the S3-compatible API on its own port) is
+ * src/server/serve.ts.
  */
 import cluster from 'node:cluster'
 import { readFileSync } from 'node:fs'
@@ -21,6 +24,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import { openRegistry } from './index.js'
 import { parseRouteSpec } from './http/target.js'
 import { registerManagementCommands } from './mgmt/cli.js'
+import { registerObjectCommands } from './cli/index.js'
 import { serveOne, servePrimary, type ServeOptions } from './server/serve.js'
 
 export { loadRoutes, type ServeOptions } from './server/serve.js'
@@ -89,6 +93,10 @@ export function buildCli (): Command {
       .default(60).argParser(integer(1, 24 * 3600)))
     .addOption(new Option('--drain-timeout <seconds>', 'on SIGINT/SIGTERM, how long requests in flight may finish').env('FSBUCKET_DRAIN_TIMEOUT')
       .default(10).argParser(integer(0, 3600)))
+    .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(8788).argParser(integer(0, 65535)))
+    .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
+    .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
+    .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
     .action(async (options: ServeOptions) => {
       if (cluster.isWorker) await serveOne(options, true)
       else if (options.workers > 1) await servePrimary(options)
@@ -137,6 +145,7 @@ export function buildCli (): Command {
     })
 
   registerManagementCommands(program, { openRegistry })
+  registerObjectCommands(program, { openRegistry })
   return program
 }
 

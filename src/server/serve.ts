@@ -30,11 +30,14 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { openRegistry } from '../index.js'
+import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { createLogger } from '../http/logger.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { managementCredentials } from '../mgmt/cli.js'
+import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
 import { checkWritable, StartupError } from './preflight.js'
+import { guardS3Site, underDomains } from './s3-guard.js'
 
 export interface ServeOptions {
   data: string
@@ -55,6 +58,11 @@ export interface ServeOptions {
   apiToken?: string
   apiEmail?: string
   apiKey?: string
+  /** Port of the S3-compatible API (src/s3/), in the same processes; 0 = off. */
+  s3Port: number
+  s3Domain: string[]
+  s3AccessKeyId?: string
+  s3SecretAccessKey?: string
 }
 
 /** Worker deaths within `crashWindowMs` that make a crash loop. */
@@ -111,9 +119,9 @@ function startupNotes (options: ServeOptions, log: Logger): void {
   if (!options.fsync) log.warn('fsync is off: acknowledged writes may be lost in a crash')
 }
 
-function listenFailure (err: unknown, options: ServeOptions): StartupError {
+function listenFailure (err: unknown, options: ServeOptions, port: number): StartupError {
   const code = (err as NodeJS.ErrnoException).code
-  const where = `port ${options.port} on ${options.host}`
+  const where = `port ${port} on ${options.host}`
   if (code === 'EADDRINUSE') return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)`)
   if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)`)
   if (code === 'EADDRNOTAVAIL') return new StartupError(`cannot listen: ${options.host} is not an address of this machine (EADDRNOTAVAIL)`)
@@ -125,18 +133,18 @@ function listenFailure (err: unknown, options: ServeOptions): StartupError {
  * second. Installed before the app is built, so a signal during start-up
  * counts too; the drain itself starts once the app exists.
  */
-function handleShutdown (options: ServeOptions, inWorker: boolean): (app: FastifyInstance, registry: BucketRegistry) => boolean {
-  let server: { app: FastifyInstance, registry: BucketRegistry } | null = null
+function handleShutdown (options: ServeOptions, inWorker: boolean): (app: FastifyInstance, s3: FastifyInstance | null, registry: BucketRegistry) => boolean {
+  let server: { app: FastifyInstance, s3: FastifyInstance | null, registry: BucketRegistry } | null = null
   let reason: string | null = null
   const drain = (): void => {
     if (server === null || reason === null) return
-    const { app, registry } = server
+    const { app, s3, registry } = server
     app.log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
     setTimeout(() => {
       app.log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
       process.exit(1)
     }, options.drainTimeout * 1000).unref()
-    app.close()
+    Promise.all([app.close(), s3?.close()])
       .then(async () => { await registry.close() })
       .then(() => process.exit(0), err => { app.log.error({ err }, 'close failed'); process.exit(1) })
   }
@@ -160,8 +168,8 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
     process.on('SIGINT', onSignal)
   }
   /** Hands over the app; false when a signal came first (the drain has begun: do not listen). */
-  return (app, registry) => {
-    server = { app, registry }
+  return (app, s3, registry) => {
+    server = { app, s3, registry }
     drain()
     return reason === null
   }
@@ -184,22 +192,39 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     management: await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')),
     registry
   })
+  const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host))
+  const s3 = options.s3Port === 0 ? null : await buildS3App({ registry, policy: s3Policy, domains: options.s3Domain, logLevel: options.logLevel })
+  if (s3 !== null && s3Policy.anonymousWrites) {
+    guardS3Site(s3, {
+      routeHosts: new Set(),
+      isCustomDomain: async host => underDomains(host, options.s3Domain) || await registry.bucketForDomain(host) !== null
+    })
+  }
   const log = app.log as unknown as Logger
   if (!inWorker) {
     startupNotes(options, log)
     await ensureFirstBucket(registry, options.defaultBucket, log)
     if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
   }
-  if (!serving(app, registry)) return
+  if (!serving(app, s3, registry)) return
+  let port = options.port
   try {
     await app.listen({ host: options.host, port: options.port })
+    port = options.s3Port
+    await s3?.listen({ host: options.host, port: options.s3Port })
   } catch (err) {
-    const failure = listenFailure(err, options)
+    const failure = listenFailure(err, options, port)
     if (!inWorker || process.send === undefined) throw failure
     // The primary prints it, once, and stops the other workers.
     const message: ListenFailed = { fsbucket: 'listen-failed', message: failure.message }
     await new Promise(resolve => process.send?.(message, undefined, {}, resolve))
     process.exit(1)
+  }
+  if (!inWorker) {
+    if (s3 !== null) s3.log.info(...s3StartupNote(s3Policy, options.host, options.s3Port))
+    const address = app.server.address()
+    const url = consoleUrl(options.host, address !== null && typeof address === 'object' ? address.port : options.port)
+    log.info({ url }, `web console: ${url}`)
   }
 }
 
@@ -268,11 +293,16 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   process.on('SIGTERM', stop)
 
   let listening = 0
+  const listeners = options.s3Port === 0 ? 1 : 2
   cluster.on('listening', worker => {
     // A worker that started after the signal missed the word.
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
-    if (++listening === options.workers) {
+    if (++listening === options.workers * listeners) {
       log.info({ host: options.host, port: options.port, workers: options.workers, data: path.resolve(options.data) }, 'serving')
+      if (options.s3Port !== 0) {
+        log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host)), options.host, options.s3Port))
+      }
+      log.info({ url: consoleUrl(options.host, options.port) }, `web console: ${consoleUrl(options.host, options.port)}`)
     }
   })
   for (let i = 0; i < options.workers; i++) cluster.fork()

@@ -14,7 +14,7 @@ import { answering, bin, call, freePort, run, within } from './serve-process.js'
 
 const token = 'serve-token'
 const authed = { authorization: `Bearer ${token}` }
-const quiet = ['--fsync', 'off', '--log-level', 'warn', '--token', token]
+const quiet = ['--fsync', 'off', '--log-level', 'warn', '--token', token, '--s3-port', '0']
 
 t.test('--version prints the version of package.json', async t => {
   const pkg = JSON.parse(readFileSync(path.join(path.dirname(bin), '..', 'package.json'), 'utf8')) as { version: string }
@@ -146,7 +146,7 @@ function workerPids (primary: number): number[] {
 t.test('a dying worker is replaced after a back-off; a crash loop stops the server', async t => {
   const data = testdir(t)
   const port = await freePort()
-  const served = run(['serve', '--data', data, '--port', String(port), '--workers', '2', '--fsync', 'off', '--token', token])
+  const served = run(['serve', '--data', data, '--port', String(port), '--workers', '2', '--fsync', 'off', '--token', token, '--s3-port', '0'])
   t.teardown(() => { served.child.kill('SIGKILL') })
   await answering(port, served)
   while (!served.stdout().includes('"msg":"serving"')) await new Promise(resolve => setTimeout(resolve, 100))
@@ -178,7 +178,7 @@ t.test('a dying worker is replaced after a back-off; a crash loop stops the serv
 t.test('a full disk under stdout does not take the server down', async t => {
   const data = testdir(t)
   const port = await freePort()
-  const served = run(['serve', '--data', data, '--port', String(port), '--workers', '1', '--fsync', 'off', '--token', token, '--log-level', 'trace'], { stdout: openSync('/dev/full', 'w') })
+  const served = run(['serve', '--data', data, '--port', String(port), '--workers', '1', '--fsync', 'off', '--token', token, '--log-level', 'trace', '--s3-port', '0'], { stdout: openSync('/dev/full', 'w') })
   t.teardown(() => { served.child.kill('SIGKILL') })
   await answering(port, served)
   for (let i = 0; i < 20; i++) t.equal((await call(port, 'PUT', `/default/k${i}`, 'x', authed)).status, 200)
