@@ -144,7 +144,7 @@ export class BlobFiles {
       await Promise.allSettled([...inFlight.map(async w => await w.done), flushing, entryDurable])
       await handle?.close().catch(() => {})
       await removeQuietly(file)
-      throw storageError(err, 'storing a body')
+      throw storageError(err, 'storing a body', file)
     }
   }
 
@@ -161,7 +161,7 @@ export class BlobFiles {
       if (this.#fsync && !staged.entryDurable) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
-      throw storageError(err, 'storing a body')
+      throw storageError(err, 'storing a body', dir)
     }
     return [file, body.size]
   }
@@ -176,7 +176,7 @@ export class BlobFiles {
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
-      throw storageError(err, 'storing a part')
+      throw storageError(err, 'storing a part', dir)
     }
     return file
   }
@@ -200,7 +200,7 @@ export class BlobFiles {
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
       await this.removeSegments(segments)
-      throw storageError(err, 'completing an upload')
+      throw storageError(err, 'completing an upload', dir)
     }
     return segments
   }

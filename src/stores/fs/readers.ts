@@ -36,7 +36,7 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
       try {
         bytes ??= readFileSync(abs(segments[0][0]))
       } catch (err) {
-        if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
+        if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object', abs(segments[0][0]))
         catalog.cache.forgetRow(id)
         continue
       }

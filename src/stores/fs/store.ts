@@ -102,14 +102,19 @@ export class FsStore implements BucketStore {
     try {
       await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
     } catch (err) {
-      throw storageError(err, 'creating the bucket directory')
+      throw storageError(err, 'creating the bucket directory', root)
     }
-    const release = await lockfile.lock(root, {
-      lockfilePath: path.join(root, 'init.lock'),
-      realpath: false,
-      stale: 10_000,
-      retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
-    })
+    let release: () => Promise<void>
+    try {
+      release = await lockfile.lock(root, {
+        lockfilePath: path.join(root, 'init.lock'),
+        realpath: false,
+        stale: 10_000,
+        retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
+      })
+    } catch (err) {
+      throw storageError(err, 'opening the bucket', root)
+    }
     try {
       const formatFile = path.join(root, 'format.json')
       const format = await readJson<{ format?: string, version?: number } | null>(formatFile, null)
@@ -118,7 +123,13 @@ export class FsStore implements BucketStore {
       } else if (format.format !== FORMAT || format.version !== FORMAT_VERSION) {
         throw new Error(`${dir}: unsupported bucket format ${String(format.format)} version ${String(format.version)} (this fsbucket reads version ${FORMAT_VERSION}).`)
       }
-      return new FsStore(root, Catalog.open(path.join(root, 'catalog.db'), fsync), fsync)
+      let catalog: Catalog
+      try {
+        catalog = Catalog.open(path.join(root, 'catalog.db'), fsync)
+      } catch (err) {
+        throw storageError(err, 'opening the catalog', path.join(root, 'catalog.db'))
+      }
+      return new FsStore(root, catalog, fsync)
     } finally {
       await release()
     }
