@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import { constants as fsConstants, promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
-import type { StagedBody } from '../../bucket/port.js'
+import { BucketError, type StagedBody } from '../../bucket/port.js'
 import { fsyncDirectory, storageError } from './atomic.js'
 import type { Segment } from './catalog.js'
 
@@ -29,12 +29,38 @@ const FLUSH_EVERY = 16 * 1024 * 1024
 
 /** Where the body of a single put of `version` lives, relative to the store's directory. */
 export function blobFile (version: string): string {
+  checkedVersion(version)
   return `blobs/${version.slice(0, 2)}/${version}`
+}
+
+/** A body file a catalog row may name: a put's body or a part of a completed upload, under blobs/. */
+const bodyFile = /^blobs\/([A-Za-z0-9_-]{2})\/\1[A-Za-z0-9_-]*(\.\d{1,5})?$/
+/** A part file of an upload in progress. */
+const partFile = /^uploads\/[A-Za-z0-9_-]{16,64}\/\d{1,5}\.[0-9a-f]{12}$/
+
+/**
+ * Whether a file name read from the catalog is one this store could have
+ * written. The catalog is the truth, but a forged or corrupt row must never
+ * make the store read or remove a file outside its directory.
+ */
+export function isStoreFile (file: unknown): file is string {
+  return typeof file === 'string' && (bodyFile.test(file) || partFile.test(file))
+}
+
+/** A version names files: only the characters of the engine's versions, nothing that walks a path. */
+function checkedVersion (version: string): string {
+  if (!/^[A-Za-z0-9_-]{8,128}$/.test(version)) throw new Error(`A version that cannot name a file: ${JSON.stringify(version)}.`)
+  return version
 }
 
 /** Whether the body files of a row are those of a single put (which the readable view shows), not parts. */
 export function isSinglePutBody (segments: Segment[]): boolean {
   return segments.length === 1 && /^blobs\/[0-9a-f]{2}\/[0-9a-f]+$/.test(segments[0][0])
+}
+
+/** What a store answers when a catalog row names a file it could not have written. */
+export function forgedRow (file: string): BucketError {
+  return new BucketError('InternalError', 'reading the catalog', 'A catalog row names a file this store could not have written.', { path: file.slice(0, 200) })
 }
 
 /** Removes a file, ignoring one already gone. */
@@ -193,6 +219,7 @@ export class BlobFiles {
     try {
       await this.#ensureDir(dir)
       for (const p of parts) {
+        if (!isStoreFile(p.file)) throw forgedRow(p.file)
         const file = `${blobFile(version)}.${p.partNumber}`
         await fsp.link(this.abs(p.file), this.abs(file))
         segments.push([file, p.size])
@@ -205,12 +232,13 @@ export class BlobFiles {
     return segments
   }
 
+  /** Removes body files no row names any more (a name this store could not have written is left alone). */
   async removeSegments (segments: Segment[]): Promise<void> {
-    await Promise.all(segments.map(async ([file]) => await removeQuietly(this.abs(file))))
+    await Promise.all(segments.map(async ([file]) => { if (isStoreFile(file)) await removeQuietly(this.abs(file)) }))
   }
 
   async removeFile (file: string): Promise<void> {
-    await removeQuietly(this.abs(file))
+    if (isStoreFile(file)) await removeQuietly(this.abs(file))
   }
 
   async removeUpload (uploadId: string): Promise<void> {
