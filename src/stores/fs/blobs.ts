@@ -9,10 +9,10 @@
  *   tmp/<random>                a part being received
  */
 import { randomBytes } from 'node:crypto'
-import { constants as fsConstants, promises as fsp } from 'node:fs'
+import { constants as fsConstants, existsSync, promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
-import { BucketError, type StagedBody } from '../../bucket/port.js'
+import { BucketError, bucketRetired, type StagedBody } from '../../bucket/port.js'
 import { fsyncDirectory, storageError } from './atomic.js'
 import type { Segment } from './catalog.js'
 
@@ -83,6 +83,8 @@ export class BlobFiles {
   readonly #root: string
   readonly #fsync: boolean
   readonly #dirs = new Set<string>()
+  /** Set when the store is closed (its bucket deleted, or the process stopping): no more bodies are received. */
+  closed = false
 
   constructor (root: string, fsync: boolean) {
     this.#root = root
@@ -94,10 +96,25 @@ export class BlobFiles {
     return path.join(this.#root, file)
   }
 
-  async #ensureDir (dir: string): Promise<void> {
+  /**
+   * Makes a directory of the store (a `blobs/<vv>` or an upload's), one
+   * level only: when its parent is gone, so is the bucket, and nothing
+   * brings a deleted bucket's directory back.
+   */
+  async #ensureDir (dir: string, remember = true): Promise<void> {
     if (this.#dirs.has(dir)) return
-    await fsp.mkdir(dir, { recursive: true })
-    this.#dirs.add(dir)
+    try {
+      await fsp.mkdir(dir)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    if (remember) this.#dirs.add(dir)
+  }
+
+  /** The error to report for `err`: a bucket whose directory is gone was deleted (10006); else a storage failure or `err`. */
+  #failure (err: unknown, what: string, path: string): unknown {
+    if (this.closed || ((err as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(this.#root))) return bucketRetired()
+    return storageError(err, what, path)
   }
 
   /**
@@ -113,6 +130,7 @@ export class BlobFiles {
     // A put's body goes where its version belongs (no row names it before
     // the commit, and the sweeper removes it if none ever does); a part's
     // goes to tmp/ until it is placed in its upload.
+    if (this.closed) throw bucketRetired()
     let file: string
     if (version === undefined) {
       file = this.abs(`tmp/${randomBytes(12).toString('hex')}`)
@@ -170,7 +188,7 @@ export class BlobFiles {
       await Promise.allSettled([...inFlight.map(async w => await w.done), flushing, entryDurable])
       await handle?.close().catch(() => {})
       await removeQuietly(file)
-      throw storageError(err, 'storing a body', file)
+      throw this.#failure(err, 'storing a body', file)
     }
   }
 
@@ -187,7 +205,7 @@ export class BlobFiles {
       if (this.#fsync && !staged.entryDurable) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
-      throw storageError(err, 'storing a body', dir)
+      throw this.#failure(err, 'storing a body', dir)
     }
     return [file, body.size]
   }
@@ -197,12 +215,12 @@ export class BlobFiles {
     const file = `uploads/${uploadId}/${partNumber}.${randomBytes(6).toString('hex')}`
     const dir = path.dirname(this.abs(file))
     try {
-      await fsp.mkdir(dir, { recursive: true })
+      await this.#ensureDir(dir, false) // an upload's directory goes when the upload does
       await fsp.rename((body as Staged).file, this.abs(file))
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
-      throw storageError(err, 'storing a part', dir)
+      throw this.#failure(err, 'storing a part', dir)
     }
     return file
   }
@@ -227,7 +245,7 @@ export class BlobFiles {
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
       await this.removeSegments(segments)
-      throw storageError(err, 'completing an upload', dir)
+      throw this.#failure(err, 'completing an upload', dir)
     }
     return segments
   }

@@ -45,7 +45,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -64,6 +64,12 @@ const INTERNAL = '.fsbucket'
 export interface FsStoreOptions {
   /** fsync data, directories and the catalog before a write resolves (default true). */
   fsync?: boolean
+  /**
+   * Create the bucket directory when it is missing (default true). The
+   * registry opens existing buckets only: a bucket deleted meanwhile is
+   * then NoSuchBucket rather than brought back.
+   */
+  create?: boolean
 }
 
 interface PutJob {
@@ -100,8 +106,13 @@ export class FsStore implements BucketStore {
     const root = path.join(path.resolve(dir), INTERNAL)
     const fsync = options.fsync ?? true
     try {
-      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
+      if (options.create ?? true) await fsp.mkdir(root, { recursive: true })
+      else await fsp.mkdir(root).catch(err => { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err })
+      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).catch(err => {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      })))
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw bucketRetired('open')
       throw storageError(err, 'creating the bucket directory', root)
     }
     let release: () => Promise<void>
@@ -266,6 +277,7 @@ export class FsStore implements BucketStore {
   }
 
   async close (): Promise<void> {
+    this.#blobs.closed = true
     await this.#commits.close()
     this.#catalog.close()
   }
