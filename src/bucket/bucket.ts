@@ -16,6 +16,7 @@
  * streams chunked uploads through it), and any async iterable of bytes (a
  * Node.js stream) is accepted as a value.
  */
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { evaluateConditional, isUnconditional, parseConditional, type ParsedConditional } from './conditional.js'

@@ -18,6 +18,7 @@
  *     If-Unmodified-Since equal to the object's own Last-Modified fails here
  *     (RFC 9110 would pass it), because the service compares strictly.
  */
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 
 export interface EtagCondition {
   etag: string

@@ -6,8 +6,10 @@
  * frameworks or files.
  */
 export * from './types.js'
-export { BucketError, BucketErrors, isBucketError, errorByCode } from './errors.js'
-export type { ErrorDefinition, BucketErrorName } from './errors.js'
+export {
+  BucketError, BucketErrors, isBucketError, errorByCode, isArgumentError, isStorageFailure, storageFailureNames, ArgumentTypeError, ArgumentRangeError
+} from './errors.js'
+export type { ErrorDefinition, BucketErrorName, StorageFailureName } from './errors.js'
 export {
   BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_LIST_LIMIT, MAX_DELETE_KEYS, DEFAULT_MIN_PART_BYTES,
   DEFAULT_UPLOAD_MAX_AGE_MS

@@ -3,6 +3,7 @@
  * custom metadata, storage class and checksums. Pure validation, shared by
  * `put` and `createMultipartUpload`.
  */
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import type { BucketHTTPMetadata, StorageClass } from './types.js'
 

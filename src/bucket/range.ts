@@ -9,6 +9,7 @@
  * ranges or cannot be satisfied is ignored and the whole object is served:
  * the header form is best effort, the object form is strict.
  */
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import type { BucketRange } from './types.js'
 

@@ -14,9 +14,16 @@
  * catalogue (a bucket that exists, a bucket that is not empty); those answers
  * carry `x-should-retry: false`, because the official SDK otherwise retries
  * every 409 twice with a back-off before giving up. Nothing answers 429.
+ *
+ * The storage failures of the engine's catalogue (a full disk: 507, a
+ * read-only or forbidden data directory: 503, an I/O error: 500) are
+ * answered with the catalogue's own code, status and message, and logged at
+ * warn with the path involved. An argument the engine refuses (a TypeError
+ * or RangeError it marked) is 10040; any other exception is 10001 (500),
+ * logged with its stack.
  */
-import { isBucketError } from '../bucket/index.js'
-import type { ErrorDefinition } from '../bucket/index.js'
+import { BucketErrors, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
+import type { ErrorDefinition, StorageFailureName } from '../bucket/index.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
 export type ManagementErrorDefinition = ErrorDefinition
@@ -82,8 +89,10 @@ export interface ErrorChainEntry {
 export class ManagementError extends Error {
   readonly code: number
   readonly status: number
-  readonly errorName: ManagementErrorName
+  readonly errorName: ManagementErrorName | StorageFailureName
   readonly chain: ErrorChainEntry[] | undefined
+  /** For storage failures: the path involved, for the log. */
+  readonly path?: string
 
   /** `detail` replaces the table's message when the condition has a more precise one (e.g. naming the target). */
   constructor (name: ManagementErrorName, detail?: string, chain?: ErrorChainEntry[]) {
@@ -94,6 +103,13 @@ export class ManagementError extends Error {
     this.status = def.status
     this.errorName = name
     this.chain = chain
+  }
+
+  /** A storage failure of the engine's catalogue, answered with the catalogue's code, status and message. */
+  static storageFailure (name: StorageFailureName, path?: string, cause?: unknown): ManagementError {
+    const err = new ManagementError('InternalError', BucketErrors[name].message)
+    Object.assign(err, { code: BucketErrors[name].code, status: BucketErrors[name].status, errorName: name, path, cause })
+    return err
   }
 }
 
@@ -108,6 +124,8 @@ const fromBucketCode: Record<number, ManagementErrorName> = {
 /** Any thrown value → the ManagementError the client sees. */
 export function toManagementError (err: unknown): ManagementError {
   if (err instanceof ManagementError) return err
+  if (isStorageFailure(err)) return ManagementError.storageFailure(err.errorName as StorageFailureName, err.path, err)
+  if (isArgumentError(err)) return new ManagementError('InvalidArgument', err.message)
   if (isBucketError(err)) {
     const name = fromBucketCode[err.code]
     if (name !== undefined) return new ManagementError(name)

@@ -12,7 +12,7 @@
  * a JSON content type (some clients send one on DELETE) is no body.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
+import { isStorageFailure, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'
@@ -75,7 +75,8 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
       err = new ManagementError('InvalidRequestBody', error.message)
     } else {
       err = toManagementError(error)
-      if (err.status >= 500) request.log.error({ err: error }, 'management API request failed')
+      if (isStorageFailure(error)) request.log.warn({ err: error, path: err.path }, 'storage failure')
+      else if (err.status >= 500) request.log.error({ err: error }, 'management API request failed')
     }
     return send(reply, err)
   })
