@@ -45,6 +45,14 @@ export const DEFAULT_MIN_PART_BYTES = 5 * MiB
 export const MAX_PART_NUMBER = 10_000
 export const MAX_LIST_LIMIT = 1000
 export const MAX_DELETE_KEYS = 1000
+/**
+ * With `include`, a list page stops once the metadata it carries passes this
+ * many bytes (at least one object always comes back): the hosted service
+ * caps the data of one list call the same way, so callers already page on
+ * `truncated`, never on the count. It keeps what a page holds in memory, and
+ * what a slow reader's connection buffers, bounded.
+ */
+export const LIST_METADATA_BUDGET_BYTES = 512 * 1024
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
@@ -69,6 +77,17 @@ function parseListLimit (limit: unknown): number {
   const n = Math.trunc(Number(limit))
   if (!Number.isFinite(n) || n < 1 || n > MAX_LIST_LIMIT) throw new BucketError('InvalidMaxKeys', 'list')
   return n
+}
+
+/** What a listed object's key and included metadata weigh (UTF-16 lengths: close enough for a cap). */
+function listedMetadataBytes (key: string, record: { httpMetadata: object, customMetadata: Record<string, string> }, include: Set<ListInclude>): number {
+  let bytes = key.length
+  const add = (values: object): void => {
+    for (const [name, value] of Object.entries(values)) bytes += name.length + String(value).length
+  }
+  if (include.has('customMetadata')) add(record.customMetadata)
+  if (include.has('httpMetadata')) add(record.httpMetadata)
+  return bytes
 }
 
 function parseInclude (include: unknown): Set<ListInclude> {
@@ -250,13 +269,20 @@ export class BucketEngine implements Bucket {
     const objects: BucketObject[] = []
     const delimitedPrefixes: string[] = []
     let last: string | undefined
+    let metadataBytes = 0
+    let cut = false
     for (const entry of page.entries) {
+      if (withMetadata && metadataBytes >= LIST_METADATA_BUDGET_BYTES) {
+        cut = true
+        break
+      }
       if ('prefix' in entry) {
         delimitedPrefixes.push(entry.prefix)
         last = encodeCursor('p', entry.prefix)
         continue
       }
       const record = entry.object
+      if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
       objects.push(new ObjectMetadata({
         ...record,
         httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
@@ -264,7 +290,7 @@ export class BucketEngine implements Bucket {
       }, undefined, include.has('httpMetadata')))
       last = encodeCursor('k', entry.id)
     }
-    return page.truncated
+    return page.truncated || cut
       ? { objects, truncated: true, cursor: last, delimitedPrefixes }
       : { objects, truncated: false, delimitedPrefixes }
   }

@@ -28,12 +28,22 @@ export function parseRangeHeader (value: string | null | undefined): BucketRange
   if (match === null) return null
   const [, first, last] = match
   if (first === '' && last === '') return null
-  if (first === '') return { suffix: Number(last) }
-  const offset = Number(first)
+  if (first === '') return { suffix: headerNumber(last) }
+  const offset = headerNumber(first)
   if (last === '') return { offset }
-  const end = Number(last)
-  if (end < offset) return null
-  return { offset, length: end - offset + 1 }
+  if (BigInt(last) < BigInt(first)) return null
+  return { offset, length: headerNumber(last) - offset + 1 }
+}
+
+/**
+ * A header's digits as a number no object size can reach: any count of
+ * digits is allowed, and a value past Number.MAX_SAFE_INTEGER (which is past
+ * every object's end) is held there rather than becoming Infinity, so that
+ * an offset that large is unsatisfiable and an end that large is clamped.
+ */
+function headerNumber (digits: string): number {
+  const n = Number(digits)
+  return n > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : n
 }
 
 function rangeNumber (method: string, name: string, value: unknown): number | undefined {

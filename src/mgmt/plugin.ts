@@ -82,6 +82,14 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   })
 
   app.setNotFoundHandler(async (_request, reply) => await send(reply, new ManagementError('NoRoute')))
+  // Everything under the prefix is this API's, whatever the method: without
+  // these, an unknown path would fall through to the gateway's catch-all and
+  // name an object of a bucket called "client".
+  // It answers before any body is parsed, so the body's type cannot change the answer.
+  const noRoute = async (_request: unknown, reply: FastifyReply): Promise<FastifyReply> => await send(reply, new ManagementError('NoRoute'))
+  for (const url of ['/', '/*']) {
+    app.route({ method: app.supportedMethods, url, exposeHeadRoute: false, onRequest: noRoute, handler: noRoute })
+  }
 
   registerZoneRoutes(app, ctx)
   registerDnsRecordRoutes(app, ctx)
