@@ -7,7 +7,7 @@ export { BucketError, BucketErrors, isBucketError, errorByCode } from './errors.
 export type { ErrorDefinition, BucketErrorName } from './errors.js'
 export { BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_LIST_LIMIT, DEFAULT_UPLOAD_MAX_AGE_MS } from './bucket.js'
 export { openBucket } from './open.js'
-export { parseConditional, evaluateConditional } from './conditional.js'
+export { parseConditional, evaluateConditional, InvalidConditionalHeader } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'
 export { parseRangeHeader, resolveRange } from './range.js'
 export type { ResolvedRange } from './range.js'

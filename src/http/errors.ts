@@ -9,12 +9,13 @@
  * raised by Fastify and @fastify/multipart are mapped onto these codes by
  * their `code` property, never by their message. Argument mistakes the binding
  * reports as TypeError/RangeError (two checksums in one put, a part number out
- * of range) are the client's fault: 400 with `InvalidArgument`.
+ * of range), and an If-Match / If-None-Match holding no etag, are the
+ * client's fault: 400 with `InvalidArgument`.
  *
  * Every error answers with the envelope
  * `{success: false, errors: [{code, message}], messages: [], result: null}`.
  */
-import { BucketErrors, isBucketError } from '../bucket/index.js'
+import { BucketErrors, InvalidConditionalHeader, isBucketError } from '../bucket/index.js'
 import type { ErrorDefinition } from '../bucket/index.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
@@ -88,7 +89,7 @@ export interface ErrorReply {
 export function errorReply (err: unknown): ErrorReply {
   if (err instanceof DoorError) return { status: err.status, code: err.code, message: err.message, headers: err.headers }
   if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {} }
-  if (err instanceof TypeError || err instanceof RangeError) {
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof InvalidConditionalHeader) {
     return { status: 400, code: DoorErrors.InvalidArgument.code, message: err.message, headers: {} }
   }
   const frameworkCode = (err as { code?: unknown } | null)?.code

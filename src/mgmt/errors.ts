@@ -9,7 +9,8 @@
  * hosted API's code is not known, the code is fsbucket's own and the README
  * says so.
  *
- * Statuses: 400 for validation and duplicates, 401/403 for credentials, 404
+ * Statuses: 400 for validation, duplicates and missing credentials (as the
+ * hosted API answers 9106), 403 for wrong credentials, 404
  * for unknown resources. Two bucket conditions keep the 409 of the bucket
  * catalogue (a bucket that exists, a bucket that is not empty); those answers
  * carry `x-should-retry: false`, because the official SDK otherwise retries
@@ -23,7 +24,7 @@ export type ManagementErrorDefinition = ErrorDefinition
 
 export const ManagementErrors = {
   // Credentials
-  MissingAuthHeaders: { code: 9106, status: 401, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' },
+  MissingAuthHeaders: { code: 9106, status: 400, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' },
   InvalidRequestHeaders: { code: 6003, status: 400, message: 'Invalid request headers' },
   InvalidAccessToken: { code: 9109, status: 403, message: 'Invalid access token' },
   AuthenticationError: { code: 10000, status: 403, message: 'Authentication error' },
