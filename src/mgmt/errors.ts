@@ -4,8 +4,9 @@
  * name; the plugin's error handler is the only place that writes them out.
  *
  * Codes follow the hosted API where its code for a condition is known
- * (9106, 6003, 9109, 10000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
- * 9000, 9003..9007, 9021, and the bucket codes 10004..10008, 10059). Where the
+ * (9106, 6003, 9109, 10000, 1000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
+ * 9000, 9003..9007, 9021, and the bucket codes 10004..10008, 10012, 10020,
+ * 10037, 10059, 100100). Where the
  * hosted API's code is not known, the code is fsbucket's own and the README
  * says so.
  *
@@ -33,6 +34,9 @@ export const ManagementErrors = {
   MalformedJson: { code: 6007, status: 400, message: 'Malformed JSON in request body' },
   InvalidQuery: { code: 1198, status: 400, message: 'Invalid query parameter' },
   InvalidRequestBody: { code: 1199, status: 400, message: 'Invalid request body' },
+  // Accounts, the user and its tokens
+  AccountNotFound: { code: 7003, status: 404, message: 'Could not route to the account, perhaps your object identifier is invalid?' },
+  InvalidApiToken: { code: 1000, status: 400, message: 'Invalid API Token' },
   // Zones
   ZoneNotFound: { code: 7003, status: 404, message: 'Could not route to the zone, perhaps your object identifier is invalid?' },
   ZoneAlreadyExists: { code: 1061, status: 400, message: 'The zone already exists' },
@@ -64,6 +68,11 @@ export const ManagementErrors = {
   BucketNotEmpty: { code: 10008, status: 409, message: 'The bucket you tried to delete is not empty.' },
   InvalidArgument: { code: 10040, status: 400, message: 'Invalid argument.' },
   NoCorsConfiguration: { code: 10059, status: 404, message: 'The CORS configuration does not exist.' },
+  NoSuchKey: { code: 10007, status: 404, message: 'The specified key does not exist.' },
+  InvalidObjectName: { code: 10020, status: 400, message: 'The specified object name is not valid.' },
+  EntityTooLarge: { code: 100100, status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
+  BadDigest: { code: 10037, status: 400, message: 'The provided checksum does not match the data.' },
+  MetadataTooLarge: { code: 10012, status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
   // Custom domains of buckets
   DomainNotInZone: { code: 10071, status: 400, message: 'The domain is not in the given zone.' },
   DomainAlreadyAttached: { code: 10072, status: 400, message: 'The domain is already attached to a bucket.' },
@@ -103,7 +112,11 @@ const fromBucketCode: Record<number, ManagementErrorName> = {
   10004: 'BucketAlreadyExists',
   10005: 'InvalidBucketName',
   10006: 'NoSuchBucket',
-  10008: 'BucketNotEmpty'
+  10008: 'BucketNotEmpty',
+  10012: 'MetadataTooLarge',
+  10020: 'InvalidObjectName',
+  10037: 'BadDigest',
+  100100: 'EntityTooLarge'
 }
 
 /** Any thrown value → the ManagementError the client sees. */
