@@ -36,7 +36,7 @@ export const ManagementErrors = {
   InvalidRequestBody: { code: 1199, status: 400, message: 'Invalid request body' },
   // Accounts, the user and its tokens
   AccountNotFound: { code: 7003, status: 404, message: 'Could not route to the account, perhaps your object identifier is invalid?' },
-  InvalidApiToken: { code: 1000, status: 400, message: 'Invalid API Token' },
+  InvalidApiToken: { code: 1000, status: 401, message: 'Invalid API Token' },
   // Zones
   ZoneNotFound: { code: 7003, status: 404, message: 'Could not route to the zone, perhaps your object identifier is invalid?' },
   ZoneAlreadyExists: { code: 1061, status: 400, message: 'The zone already exists' },

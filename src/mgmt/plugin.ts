@@ -76,7 +76,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   }
 
   app.addHook('onRequest', async (request) => {
-    authenticate(request.headers, options.credentials)
+    authenticate(request.headers, options.credentials, request.url)
   })
 
   app.setErrorHandler((error: FastifyError | ManagementError, request, reply) => {
@@ -93,6 +93,9 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   })
 
   app.setNotFoundHandler(async (_request, reply) => await send(reply, new ManagementError('NoRoute')))
+  // Beside the gateway's `/:bucket/*`, an unknown path under the prefix would
+  // reach the gateway as bucket `client`; this route keeps it here.
+  app.all('/*', async () => { throw new ManagementError('NoRoute') })
 
   registerZoneRoutes(app, ctx)
   registerDnsRecordRoutes(app, ctx)

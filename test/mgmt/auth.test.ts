@@ -36,6 +36,25 @@ t.test('authentication outcomes', async t => {
   for (const [what, headers, want] of table) t.equal(outcome(headers), want, what)
 })
 
+t.test('a wrong token answers as the hosted API does: 10000 on an account, 1000 on verify, 9109 elsewhere', async t => {
+  const credentials = { tokens: ['secret-token'], keys: [] }
+  const wrong = { authorization: 'Bearer other-token' }
+  const at = (url: string): string => {
+    try {
+      authenticate(wrong, credentials, url)
+      return 'ok'
+    } catch (err) {
+      return `${(err as ManagementError).status} ${(err as ManagementError).code}`
+    }
+  }
+  t.equal(at('/client/v4/accounts/abc/r2/buckets'), '403 10000')
+  t.equal(at('/client/v4/accounts?page=1'), '403 10000')
+  t.equal(at('/client/v4/zones'), '403 9109')
+  t.equal(at('/client/v4/user/tokens/verify'), '401 1000', 'verifying a wrong token: Invalid API Token')
+  t.equal(at('/client/v4/user'), '403 9109')
+  t.equal(at('/client/v4/zones?name=accounts/x'), '403 9109', 'only the path counts')
+})
+
 t.test('with no credentials configured, only an open (loopback) server accepts requests', async t => {
   t.equal(outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [] }), '403 10000')
   t.equal(outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [], open: true }), 'ok')
@@ -63,7 +82,7 @@ t.test('every route is behind authentication, and errors use the envelope', asyn
   t.same(malformed.body.errors, [{ code: 6003, message: 'Invalid request headers', error_chain: [{ code: 6111, message: 'Invalid format for Authorization header' }] }])
   const wrong = await call(app, 'GET', '/accounts/x/r2/buckets', undefined, { authorization: 'Bearer nope' })
   t.equal(wrong.status, 403)
-  t.equal(wrong.body.errors[0].code, 9109)
+  t.equal(wrong.body.errors[0].code, 10000, 'a wrong token on an account path is an authentication error')
   t.notMatch(JSON.stringify(wrong.body), 'nope', 'the token is not echoed')
   const unknownPath = await call(app, 'GET', '/nowhere', undefined, {})
   t.equal(unknownPath.status, 400, 'unknown paths are not revealed before authentication')
