@@ -1,13 +1,17 @@
 /**
  * Objects of a bucket through the account's API:
  * `/accounts/{account_id}/r2/buckets/{bucket}/objects/{key}` (GET, PUT,
- * DELETE), what `wrangler r2 object get|put|delete --remote` calls.
+ * DELETE), what `wrangler r2 object get|put|delete --remote` calls, and
+ * `.../objects` (GET), the listing the official SDK pages through with
+ * `result_info.cursor`.
  *
  * Every object goes through the bucket binding (`registry.open`), never
  * through files. GET answers the bytes themselves with the object's HTTP
  * metadata as headers; PUT streams the request body into `put` (bounded
  * memory, whatever the size) and, like DELETE, answers the JSON envelope:
- * wrangler treats a bodiless answer (a 204) as a failure. PUT takes the
+ * wrangler treats a bodiless answer (a 204) as a failure. The answers'
+ * shapes are the SDK's: PUT `{key, version, size (a string), etag,
+ * uploaded, storage_class}`, DELETE `{key}`. PUT takes the
  * object's HTTP metadata from Content-Type, Content-Language,
  * Content-Disposition, Content-Encoding, Cache-Control and Expires (the
  * binding's Headers form, so an Expires that is not a date is stored as the
@@ -55,16 +59,26 @@ async function asClientError<T> (call: () => Promise<T>): Promise<T> {
   }
 }
 
-/** An object as the API describes it. */
-export function objectShape (object: BucketObject): Record<string, unknown> {
-  const http = object.httpMetadata
+/** An uploaded object, as the upload answers it (the size is a string there). */
+function uploadedShape (object: BucketObject): Record<string, unknown> {
   return {
     key: object.key,
     version: object.version,
-    size: object.size,
+    size: String(object.size),
     etag: object.etag,
-    http_etag: object.httpEtag,
     uploaded: object.uploaded.toISOString(),
+    storage_class: object.storageClass
+  }
+}
+
+/** A listed object. */
+function listedShape (object: BucketObject): Record<string, unknown> {
+  const http = object.httpMetadata
+  return {
+    key: object.key,
+    etag: object.etag,
+    size: object.size,
+    last_modified: object.uploaded.toISOString(),
     storage_class: object.storageClass,
     http_metadata: {
       ...http,
@@ -72,6 +86,18 @@ export function objectShape (object: BucketObject): Record<string, unknown> {
     },
     custom_metadata: object.customMetadata
   }
+}
+
+function firstValue (query: Record<string, string | string[] | undefined>, key: string): string | undefined {
+  const value = query[key]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** `per_page` outside 1–1000 is clamped, as the other lists of this API clamp theirs. */
+function perPage (raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 1000
+  if (!/^\d+$/.test(raw)) throw new ManagementError('InvalidQuery', 'per_page must be a positive integer')
+  return Math.min(1000, Math.max(1, Number(raw)))
 }
 
 async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Promise<FastifyReply> {
@@ -95,6 +121,26 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
 
+  app.get<{ Params: Omit<ObjectParams, '*'> }>('/accounts/:accountId/r2/buckets/:bucketName/objects', async (request) => {
+    const query = request.query as Record<string, string | string[] | undefined>
+    const limit = perPage(firstValue(query, 'per_page'))
+    const bucket = await openBucket(ctx, request.params.bucketName)
+    const page = await asClientError(async () => await bucket.list({
+      limit,
+      prefix: firstValue(query, 'prefix'),
+      delimiter: firstValue(query, 'delimiter'),
+      startAfter: firstValue(query, 'start_after'),
+      cursor: firstValue(query, 'cursor'),
+      include: ['httpMetadata', 'customMetadata']
+    }))
+    return success(page.objects.map(listedShape), {
+      cursor: page.truncated ? page.cursor : '',
+      is_truncated: page.truncated,
+      per_page: limit,
+      delimited: page.delimitedPrefixes
+    })
+  })
+
   app.get<{ Params: ObjectParams }>(path, async (request, reply) => {
     const bucket = await openBucket(ctx, request.params.bucketName)
     return await sendObject(reply, bucket, request.params['*'])
@@ -111,12 +157,12 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     const body = request.body as IncomingMessage | undefined
     const put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass }))
     if (put === null) throw new ManagementError('InternalError')
-    return success(objectShape(put))
+    return success(uploadedShape(put))
   })
 
   app.delete<{ Params: ObjectParams }>(path, async (request) => {
     const bucket = await openBucket(ctx, request.params.bucketName)
     await asClientError(async () => { await bucket.delete(request.params['*']) })
-    return success({})
+    return success({ key: request.params['*'] })
   })
 }

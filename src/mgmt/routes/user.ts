@@ -19,7 +19,7 @@ import { memberAccounts } from './accounts.js'
 
 export const localUser = {
   id: createHash('md5').update('fsbucket user').digest('hex'),
-  email: 'user@fsbucket.local'
+  email: 'user@fsbucket.invalid'
 } as const
 
 const localTokenId = createHash('md5').update('fsbucket token').digest('hex')
