@@ -19,6 +19,10 @@ import type { FastifyInstance } from 'fastify'
 import { auth as gatewayAuth, gateway } from '../http/gateway-fixture.js'
 import { testdir } from '../testdir.js'
 
+// Nineteen wrangler starts cost about 35 s of CPU; on a machine shared with
+// other work that stretches past the suite's default 300 s per file.
+t.setTimeout(900_000)
+
 const apiToken = 'wrangler-test-token-6a0e9f'
 const accountId = '0f1e2d3c4b5a69788796a5b4c3d2e1f0'
 const wranglerBin = path.join(path.dirname(createRequire(import.meta.url).resolve('wrangler/package.json')), 'bin', 'wrangler.js')
