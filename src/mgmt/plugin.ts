@@ -16,7 +16,7 @@
  * bodies raw, in a scope of their own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import type { BucketRegistry } from '../bucket/index.js'
+import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'
@@ -35,11 +35,9 @@ import { ManagementStore } from './store.js'
 
 export interface ManagementApiOptions {
   registry: BucketRegistry
-  /** Where `.mgmt/` lives (default: the registry's data directory). */
-  dataDir?: string
+  /** Where the API's state (zones, records, invites, domains) is kept; default: the registry's `mgmt` area. */
+  state?: StateDocuments
   credentials: ManagementCredentials
-  /** fsync state files (default true). */
-  fsync?: boolean
   clock?: () => Date
 }
 
@@ -57,7 +55,7 @@ function isFastifyRequestError (error: unknown): error is FastifyError {
 
 export async function managementApi (app: FastifyInstance, options: ManagementApiOptions): Promise<void> {
   const ctx: ManagementContext = {
-    store: new ManagementStore(options.dataDir ?? options.registry.dataDir, { fsync: options.fsync }),
+    store: new ManagementStore(options.state ?? options.registry.state('mgmt')),
     registry: options.registry,
     now: options.clock ?? (() => new Date())
   }

@@ -11,7 +11,7 @@ import { accountId, auth, buildApp, call } from './helpers.js'
 const keyPair = { 'x-auth-email': 'user@example.test', 'x-auth-key': 'k'.repeat(37) }
 
 t.test('accounts: the local account, then accepted invites, paged with result_info', async t => {
-  const { app, dir } = await buildApp(t)
+  const { app, registry } = await buildApp(t)
   const first = await call(app, 'GET', '/accounts')
   t.equal(first.status, 200)
   t.equal(first.body.result.length, 1, 'one account of its own')
@@ -20,7 +20,7 @@ t.test('accounts: the local account, then accepted invites, paged with result_in
   t.same(first.body.result_info, { page: 1, per_page: 20, count: 1, total_count: 1, total_pages: 1 })
   t.equal((await call(app, 'GET', '/accounts')).body.result[0].id, local.id, 'the same id every time')
 
-  const store = new ManagementStore(dir, { fsync: false })
+  const store = new ManagementStore(registry.state('mgmt'))
   const names = ['Team A', 'Team B', 'Team C', 'Team D', 'Team E', 'Team F']
   for (const [i, name] of names.entries()) {
     const invite = await createInvite(store, { email: 'user@example.test', accountId: `${i}`.repeat(32), accountName: name, roles: ['Administrator'] })
