@@ -9,16 +9,16 @@
  * raised by Fastify and @fastify/multipart are mapped onto these codes by
  * their `code` property, never by their message. Argument mistakes the binding
  * reports as TypeError/RangeError (two checksums in one put, a part number out
- * of range; marked by the engine, see `isArgumentError`) are the client's
- * fault: 400 with `InvalidArgument`. Any other exception is a bug: 500,
- * logged with its stack. Storage failures of the catalogue (a full disk:
+ * of range; marked by the engine, see `isArgumentError`), and an If-Match /
+ * If-None-Match holding no etag, are the client's fault: 400 with
+ * `InvalidArgument`. Any other exception is a bug: 500, logged with its stack. Storage failures of the catalogue (a full disk:
  * 507, a read-only or forbidden data directory: 503) are logged at warn with
  * the path involved, which the client never sees.
  *
  * Every error answers with the envelope
  * `{success: false, errors: [{code, message}], messages: [], result: null}`.
  */
-import { BucketErrors, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
+import { BucketErrors, InvalidConditionalHeader, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
 import type { ErrorDefinition } from '../bucket/index.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
@@ -105,7 +105,7 @@ export function errorReply (err: unknown): ErrorReply {
   }
   if (isStorageFailure(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: 'warn', path: err.path }
   if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: err.status >= 500 ? 'error' : null }
-  if (isArgumentError(err)) {
+  if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
     return { status: 400, code: DoorErrors.InvalidArgument.code, message: err.message, headers: {}, log: null }
   }
   const frameworkCode = (err as { code?: unknown } | null)?.code
