@@ -24,6 +24,7 @@ t.test('over the library', async t => {
   await odd!.put('ok/a.txt', 'a')
   await odd!.put('ok/../../escape.txt', 'evil')
   await odd!.put('ok//double', 'x')
+  await odd!.put('ok/folder/', '')
   await odd!.put('large.bin', Buffer.alloc(4 * 1024 * 1024, 1))
   await registry.close()
   await fsp.mkdir(path.join(work, 'dir'))
@@ -56,7 +57,7 @@ t.test('over the library', async t => {
 
   const unsafe = await run(['cp', '-r', 'fsb://photos/ok', 'out'])
   t.equal(unsafe.code, 1, 'a skipped key fails the command')
-  t.same(unsafe.stderr.trim().split('\n').sort(), [
+  t.same(unsafe.stderr.trim().split('\n').sort(), [ // and the folder marker ok/folder/ is skipped without a word
     'fsbucket: cp fsb://photos/ok/../../escape.txt: not a safe local path, skipped',
     'fsbucket: cp fsb://photos/ok//double: not a safe local path, skipped'
   ])
