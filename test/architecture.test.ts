@@ -25,8 +25,8 @@ const MAX_LINES = 500
 const fileSystem = /^(node:fs|fs|node:fs\/promises|fs\/promises|fs-extra|proper-lockfile|better-sqlite3)$/
 const doors = ['http', 'mgmt', 's3', 'cli', 'console']
 const roots = new Set(['src/index.ts', 'src/app.ts', 'src/cli.ts'])
-/** Door modules that may touch files: the user's own files, not a store's. */
-const userFiles = new Set(['src/cli/local-files.ts'])
+/** Door modules that may touch files that are never a store's: the user's own files (CLI) and the console's built assets. */
+const userFiles = new Set(['src/cli/local-files.ts', 'src/console/serve.ts'])
 
 async function sources (dir: string): Promise<string[]> {
   try {
