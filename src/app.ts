@@ -9,7 +9,7 @@
  * wherever a request object is logged, so a token never reaches a log line.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
-import { openRegistry, type BucketRegistry } from './bucket/index.js'
+import { openRegistry, type BucketRegistry } from './index.js'
 import { isLoopbackHost } from './http/auth.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
@@ -80,7 +80,6 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   await app.register(managementApi, {
     prefix: '/client/v4',
     registry,
-    fsync: config.fsync,
     credentials: config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
   })
 

@@ -21,7 +21,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import { pino, type Logger } from 'pino'
-import { openRegistry, type BucketRegistry } from './bucket/index.js'
+import { openRegistry, type BucketRegistry } from './index.js'
 import { buildApp, redactedHeaders } from './app.js'
 import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
@@ -133,7 +133,7 @@ async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<v
     routes: await loadRoutes(options.data, options.route),
     fsync: options.fsync,
     logLevel: options.logLevel,
-    management: await managementCredentials(options, isLoopbackHost(options.host)),
+    management: await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')),
     registry
   })
   if (ownsSweeper) {
@@ -265,7 +265,7 @@ export function buildCli (): Command {
       console.log('swept')
     })
 
-  registerManagementCommands(program)
+  registerManagementCommands(program, { openRegistry })
   return program
 }
 

@@ -1,11 +1,16 @@
 /**
- * The shape of the house, checked: one engine, thin doors.
- *   - src/bucket never imports a web framework or a door;
- *   - doors (src/http, src/mgmt) reach the engine only through
- *     src/bucket/index.ts and never import each other;
- *   - the HTTP routes never touch files (no node:fs, no src/persist);
- *   - only src/persist (and the composition root, src/cli.ts) knows node:fs,
- *     fs-extra and proper-lockfile.
+ * The shape of the house, checked: one engine, thin doors, stores behind a port.
+ *   - src/bucket is the ground: it imports nothing else of the project, no
+ *     web framework, no file system;
+ *   - outside src/bucket, only src/bucket/index.ts (doors, roots) and
+ *     src/bucket/port.ts (stores, roots) are imported;
+ *   - doors (src/http, src/mgmt, src/s3, src/cli, src/console) never import
+ *     a store or each other, nor touch files;
+ *   - stores (src/stores/<name>) import only the port of the engine, and
+ *     never a door or another store;
+ *   - only the composition roots (src/index.ts, src/app.ts, src/cli.ts,
+ *     src/server/) wire stores to doors;
+ *   - no import cycles, no source file over 500 lines.
  */
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -14,12 +19,21 @@ import t from 'tap'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
+const MAX_LINES = 500
+const fileSystem = /^(node:fs|fs|node:fs\/promises|fs\/promises|fs-extra|proper-lockfile|better-sqlite3)$/
+const doors = ['http', 'mgmt', 's3', 'cli', 'console']
+const roots = new Set(['src/index.ts', 'src/app.ts', 'src/cli.ts'])
+
 async function sources (dir: string): Promise<string[]> {
-  const entries = await readdir(path.join(root, dir), { recursive: true })
-  return entries.filter(name => name.endsWith('.ts')).map(name => path.join(dir, name))
+  try {
+    const entries = await readdir(path.join(root, dir), { recursive: true })
+    return entries.filter(name => name.endsWith('.ts') && !name.endsWith('.d.ts')).map(name => path.join(dir, name))
+  } catch {
+    return []
+  }
 }
 
-function importsOf (text: string): string[] {
+export function importsOf (text: string): string[] {
   return [...text.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'([^']+)'/gm), ...text.matchAll(/import\(\s*'([^']+)'\s*\)/g)].map(m => m[1])
 }
 
@@ -29,26 +43,116 @@ function resolved (file: string, specifier: string): string {
   return path.join(path.dirname(file), specifier).replace(/\.js$/, '.ts')
 }
 
+/** The layer of a source file: 'engine', 'door:<name>', 'store:<name>', 'root', or 'other'. */
+export function layerOf (file: string): string {
+  if (file.startsWith('src/bucket/')) return 'engine'
+  if (roots.has(file) || file.startsWith('src/server/')) return 'root'
+  const [, top, second] = file.split('/')
+  if (top === 'stores' && second !== undefined) return `store:${second}`
+  if (doors.includes(top)) return `door:${top}`
+  return 'other'
+}
+
+/** What is wrong with `file` importing `specifier`, or null. */
+export function violation (file: string, specifier: string): string | null {
+  const target = resolved(file, specifier)
+  const from = layerOf(file)
+  const to = target.startsWith('src/') ? layerOf(target) : 'package'
+  if (from === 'engine') {
+    if (target.startsWith('src/') && to !== 'engine') return 'the engine imports nothing else of the project'
+    if (fileSystem.test(target)) return 'the engine never touches files'
+    if (/^(fastify|@fastify\/)/.test(target)) return 'the engine never imports a web framework'
+    return null
+  }
+  if (to === 'engine' && from !== 'root' && !from.startsWith('store:') && target !== 'src/bucket/index.ts') {
+    return 'doors use src/bucket/index.ts only'
+  }
+  if (from.startsWith('store:')) {
+    if (to === 'engine' && target !== 'src/bucket/port.ts' && target !== 'src/bucket/index.ts') return 'stores use src/bucket/port.ts only'
+    if (to.startsWith('door:')) return 'a store never imports a door'
+    if (to.startsWith('store:') && to !== from) return 'a store never imports another store'
+    if (to === 'root') return 'a store never imports a composition root'
+    return null
+  }
+  if (from.startsWith('door:')) {
+    if (to.startsWith('store:')) return 'a door never imports a store'
+    if (to.startsWith('door:') && to !== from) return 'doors never import each other'
+    if (to === 'root') return 'a door never imports a composition root'
+    if (fileSystem.test(target)) return 'doors never touch files'
+  }
+  return null
+}
+
+t.test('the rules themselves', async t => {
+  t.equal(violation('src/bucket/bucket.ts', './keys.js'), null)
+  t.not(violation('src/bucket/registry.ts', '../stores/fs/atomic.js'), null, 'the engine reaching a store')
+  t.not(violation('src/bucket/open.ts', 'node:fs'), null, 'the engine touching files')
+  t.not(violation('src/bucket/x.ts', 'fastify'), null)
+  t.not(violation('src/bucket/x.ts', '../http/routes.js'), null, 'the engine importing a door')
+  t.equal(violation('src/http/read.ts', '../bucket/index.js'), null)
+  t.not(violation('src/http/read.ts', '../bucket/range.js'), null, 'a door past the surface')
+  t.not(violation('src/http/read.ts', '../bucket/port.js'), null, 'a door on the port')
+  t.not(violation('src/mgmt/store.ts', '../stores/fs/json-directory.js'), null, 'a door importing a store')
+  t.not(violation('src/s3/routes.ts', '../http/errors.js'), null, 'doors importing each other')
+  t.not(violation('src/cli/objects.ts', '../stores/fs/store.js'), null, 'the future command door importing a store')
+  t.not(violation('src/http/x.ts', 'node:fs/promises'), null, 'a door touching files')
+  t.equal(violation('src/stores/fs/store.ts', '../../bucket/port.js'), null)
+  t.equal(violation('src/stores/fs/store.ts', './catalog.js'), null)
+  t.not(violation('src/stores/fs/store.ts', '../../bucket/bucket.js'), null, 'a store past the port')
+  t.not(violation('src/stores/memory/store.ts', '../fs/blobs.js'), null, 'a store importing another')
+  t.not(violation('src/stores/fs/x.ts', '../../http/errors.js'), null, 'a store importing a door')
+  t.equal(violation('src/index.ts', './stores/fs/store.js'), null, 'roots wire stores')
+  t.equal(violation('src/app.ts', './http/routes.js'), null)
+})
+
 t.test('imports point one way', async t => {
   const violations: string[] = []
-  for (const file of [...await sources('src/bucket'), ...await sources('src/http'), ...await sources('src/mgmt')]) {
+  for (const file of await sources('src')) {
     const text = await readFile(path.join(root, file), 'utf8')
     for (const specifier of importsOf(text)) {
-      const target = resolved(file, specifier)
-      const say = (rule: string): void => { violations.push(`${file} imports ${specifier}: ${rule}`) }
-      if (/^(node:fs|fs|node:fs\/promises|fs-extra|proper-lockfile)$/.test(target)) say('only src/persist touches files and locks')
-      if (file.startsWith('src/bucket/')) {
-        if (/^(fastify|@fastify\/)/.test(target)) say('the engine never imports a web framework')
-        if (/^src\/(http|mgmt|s3)\//.test(target) || /^src\/(cli|app)\.ts$/.test(target)) say('the engine never imports a door')
-        continue
-      }
-      const door = file.split('/')[1]
-      if (target.startsWith('src/bucket/') && target !== 'src/bucket/index.ts') say('doors use src/bucket/index.ts only')
-      if (/^src\/(http|mgmt|s3)\//.test(target) && !target.startsWith(`src/${door}/`)) say('doors never import each other')
-      if (door === 'http' && (target === 'node:fs' || target === 'node:fs/promises' || target === 'fs-extra' || target.startsWith('src/persist/'))) {
-        say('the HTTP routes never touch files')
-      }
+      const rule = violation(file, specifier)
+      if (rule !== null) violations.push(`${file} imports ${specifier}: ${rule}`)
     }
   }
   t.same(violations, [])
+})
+
+t.test('no import cycles', async t => {
+  const graph = new Map<string, string[]>()
+  for (const file of await sources('src')) {
+    const text = await readFile(path.join(root, file), 'utf8')
+    graph.set(file, importsOf(text).filter(s => s.startsWith('.')).map(s => resolved(file, s)))
+  }
+  const cycles: string[] = []
+  const state = new Map<string, 'visiting' | 'done'>()
+  const visit = (file: string, trail: string[]): void => {
+    if (state.get(file) === 'done') return
+    if (state.get(file) === 'visiting') {
+      cycles.push([...trail.slice(trail.indexOf(file)), file].join(' -> '))
+      return
+    }
+    state.set(file, 'visiting')
+    for (const next of graph.get(file) ?? []) if (graph.has(next)) visit(next, [...trail, file])
+    state.set(file, 'done')
+  }
+  for (const file of graph.keys()) visit(file, [])
+  t.same(cycles, [])
+})
+
+t.test(`no source file over ${MAX_LINES} lines`, async t => {
+  const long: string[] = []
+  for (const file of await sources('src')) {
+    const lines = (await readFile(path.join(root, file), 'utf8')).split('\n').length
+    if (lines > MAX_LINES) long.push(`${file}: ${lines} lines`)
+  }
+  t.same(long, [])
+})
+
+t.test('each module opens with a comment saying what it owns', async t => {
+  const silent: string[] = []
+  for (const file of await sources('src')) {
+    const text = await readFile(path.join(root, file), 'utf8')
+    if (!/^\s*(\/\*\*|\/\/)/.test(text)) silent.push(file)
+  }
+  t.same(silent, [])
 })

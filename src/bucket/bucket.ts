@@ -26,7 +26,7 @@ import {
 } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './store.js'
+import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './port.js'
 import type {
   Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketObjectBody, BucketObjects, BucketPutOptions, BucketRange, BucketUploadedPart, BucketValue,

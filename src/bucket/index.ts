@@ -1,12 +1,14 @@
 /**
- * The bucket binding: the one module every door (HTTP routes, management API)
- * imports. Nothing here knows about HTTP frameworks.
+ * The engine's surface for doors: the bucket binding, the registry of
+ * buckets, the error catalogue, limits and parsers. Doors (HTTP routes,
+ * management API, ...) import this module and nothing else of src/bucket/;
+ * stores implement src/bucket/port.ts. Nothing here knows about HTTP
+ * frameworks or files.
  */
 export * from './types.js'
 export { BucketError, BucketErrors, isBucketError, errorByCode } from './errors.js'
 export type { ErrorDefinition, BucketErrorName } from './errors.js'
 export { BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_LIST_LIMIT, DEFAULT_UPLOAD_MAX_AGE_MS } from './bucket.js'
-export { openBucket } from './open.js'
 export { parseConditional, evaluateConditional } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'
 export { parseRangeHeader, resolveRange } from './range.js'
@@ -14,3 +16,4 @@ export type { ResolvedRange } from './range.js'
 export { MAX_KEY_BYTES, compareIds } from './keys.js'
 export { MAX_CUSTOM_METADATA_BYTES } from './metadata.js'
 export * from './registry.js'
+export type { DocumentTransaction, StateDocuments } from './port.js'

@@ -10,7 +10,7 @@
  * them.
  */
 import { pastPrefix } from './keys.js'
-import type { ListEntry, ListPage, ListQuery, StoredObject } from './store.js'
+import type { ListEntry, ListPage, ListQuery, StoredObject } from './records.js'
 
 /** What a store offers the page assembly: ordered seeks over the ids with the query's prefix. */
 export interface PageSource {

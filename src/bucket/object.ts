@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream'
 import { httpMetadataView, writeHttpHeaders, type HashAlgorithm } from './metadata.js'
-import type { StoredObject } from './store.js'
+import type { StoredObject } from './port.js'
 import type { BucketChecksums, BucketHTTPMetadata, BucketObject, BucketObjectBody, StorageClass } from './types.js'
 
 class Checksums implements BucketChecksums {

@@ -1,9 +1,10 @@
 /**
- * The registry of buckets in one data directory, shared by every door.
- *
- * A bucket is a directory `<dataDir>/<name>/` opened with `openBucket`. Its
- * settings (public access, CORS, lifecycle, custom domains, default storage
- * class) live in `<dataDir>/<name>/.fsbucket/settings.json`:
+ * The registry of buckets, shared by every door: which buckets exist, their
+ * settings, and their open engines. Where buckets and settings are kept is
+ * a `RegistryStorage` (port.ts) the composition root hands in; with the
+ * filesystem storage (src/stores/fs/registry-storage.ts) a bucket is a
+ * directory `<dataDir>/<name>/` and its settings (public access, CORS,
+ * lifecycle, custom domains, default storage class) a document:
  *
  *     { "format": 1, "creationDate": "2026-01-01T00:00:00.000Z",
  *       "settings": { "public": false, "cors": null, "lifecycle": null,
@@ -13,13 +14,12 @@
  * - Several processes share one data directory. A settings change made by
  *   one is seen by the next request of every other: each read stats the file
  *   (a replaced file has a new inode) and re-reads it when it changed.
- *   Read-modify-write of settings runs under proper-lockfile, and the file is
- *   replaced with `writeJsonAtomic`, so a reader never sees half a file.
+ *   Read-modify-write of settings runs under the storage's settings lock,
+ *   and a document is replaced atomically, so a reader never sees half.
  * - Custom domains are looked up on every request whose Host is not the
  *   server's own, so the domain map is cached and rebuilt only when a bucket
- *   appears or disappears (the data directory's mtime) or some bucket's
- *   settings were updated (the stamp file `<dataDir>/.fsbucket/stamp`, rewritten
- *   by `updateSettings`). Hand edits of a settings file reach `info` at once
+ *   appears or disappears or some bucket's settings were updated (the
+ *   storage's change token, moved by `updateSettings`). Hand edits of a settings file reach `info` at once
  *   but the domain map only after the next registry write.
  * - Directories whose names start with `.` are not buckets (the management
  *   API keeps its state in `<dataDir>/.mgmt/`), nor are directories whose
@@ -42,36 +42,15 @@
  * Rules limited to a prefix are stored but not enforced by the sweeper: the
  * engine sweeps a bucket with one age.
  */
-import path from 'node:path'
-import { randomBytes } from 'node:crypto'
-import { readJson, writeJsonAtomic } from '../persist/atomic.js'
-import {
-  createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
-} from '../persist/data-directory.js'
+import { BucketEngine } from './bucket.js'
 import { BucketError } from './errors.js'
-import { openBucket } from './open.js'
-import type { Bucket, StorageClass } from './types.js'
+import type { RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
+import {
+  hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
+} from './settings.js'
+import type { Bucket, OpenBucketOptions } from './types.js'
 
-export interface CorsRule {
-  allowedOrigins: string[]
-  allowedMethods: string[]
-  allowedHeaders?: string[]
-  exposeHeaders?: string[]
-  maxAgeSeconds?: number
-}
-
-export interface BucketSettings {
-  /** GET/HEAD without credentials. */
-  public: boolean
-  /** null = the default CORS of public buckets. */
-  cors: CorsRule[] | null
-  /** The management API's lifecycle document, stored as given (see the notes above). */
-  lifecycle: unknown | null
-  /** Custom domains: requests whose Host is one of these are served from this bucket, read-only and public. */
-  domains: string[]
-  /** Storage class of objects put without one. */
-  storageClass: StorageClass
-}
+export * from './settings.js'
 
 export interface BucketInfo {
   name: string
@@ -91,120 +70,21 @@ export interface BucketRegistry {
   bucketForDomain (host: string): Promise<string | null>
   sweep (): Promise<void>
   startSweeper (intervalMs: number, onError?: (err: unknown) => void): void
+  /** The documents of `area` kept beside the buckets (`mgmt`: the management API's state). */
+  state (area: string): StateDocuments
   close (): Promise<void>
 }
 
 export interface RegistryOptions {
-  /** fsync object writes and settings (default true). */
-  fsync?: boolean
   /** Current time, for tests. */
   clock?: () => Date
   /** Smallest multipart part but the last (tests lower it). */
   minPartSize?: number
 }
 
-export const defaultSettings: Readonly<BucketSettings> = Object.freeze({
-  public: false,
-  cors: null,
-  lifecycle: null,
-  domains: [],
-  storageClass: 'Standard'
-})
-
-/** Settings with every field present (files written by older versions may lack some). */
-function withDefaults (settings: Partial<BucketSettings>): BucketSettings {
-  return { ...defaultSettings, domains: [], ...settings }
-}
-
-/** 3 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit. */
-const bucketNamePattern = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/
-
-export function isValidBucketName (name: string): boolean {
-  return bucketNamePattern.test(name)
-}
-
-/** `Host` header value → the lowercase host name without port (IPv6 brackets kept). */
-export function hostName (host: string): string {
-  const lower = host.trim().toLowerCase().replace(/\.$/, '')
-  if (lower.startsWith('[')) {
-    const end = lower.indexOf(']')
-    return end === -1 ? lower : lower.slice(0, end + 1)
-  }
-  const colon = lower.indexOf(':')
-  return (colon === -1 ? lower : lower.slice(0, colon)).replace(/\.$/, '')
-}
-
-/**
- * Abort age (ms) of uploads in progress from a lifecycle document, or
- * undefined when no enabled whole-bucket rule sets one (the engine's 7 days).
- */
-export function uploadMaxAgeFromLifecycle (lifecycle: unknown): number | undefined {
-  const rules = (lifecycle as { rules?: unknown } | null)?.rules
-  if (!Array.isArray(rules)) return undefined
-  let smallest: number | undefined
-  for (const rule of rules as Array<Record<string, any>>) {
-    if (rule?.enabled === false) continue
-    const prefix = rule?.conditions?.prefix
-    if (typeof prefix === 'string' && prefix !== '') continue
-    const condition = rule?.abortMultipartUploadsTransition?.condition
-    if (condition?.type !== 'Age' || typeof condition.maxAge !== 'number' || !(condition.maxAge >= 0)) continue
-    const ms = condition.maxAge * 1000
-    if (smallest === undefined || ms < smallest) smallest = ms
-  }
-  return smallest
-}
-
-/** Checks a settings patch and returns it with normalised values; throws TypeError on a wrong shape. */
-export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<BucketSettings> {
-  const out: Partial<BucketSettings> = {}
-  if (patch.public !== undefined) {
-    if (typeof patch.public !== 'boolean') throw new TypeError('settings.public must be a boolean')
-    out.public = patch.public
-  }
-  if (patch.storageClass !== undefined) {
-    if (patch.storageClass !== 'Standard' && patch.storageClass !== 'InfrequentAccess') {
-      throw new TypeError('settings.storageClass must be "Standard" or "InfrequentAccess"')
-    }
-    out.storageClass = patch.storageClass
-  }
-  if (patch.domains !== undefined) {
-    if (!Array.isArray(patch.domains) || !patch.domains.every(d => typeof d === 'string' && d.length > 0)) {
-      throw new TypeError('settings.domains must be an array of host names')
-    }
-    out.domains = [...new Set(patch.domains.map(hostName))]
-  }
-  if (patch.cors !== undefined) {
-    if (patch.cors !== null && !(Array.isArray(patch.cors) && patch.cors.every(isCorsRule))) {
-      throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}')
-    }
-    out.cors = patch.cors
-  }
-  if (patch.lifecycle !== undefined) out.lifecycle = patch.lifecycle
-  return out
-}
-
-function isStringArray (value: unknown): value is string[] {
-  return Array.isArray(value) && value.every(v => typeof v === 'string')
-}
-
-function isCorsRule (rule: unknown): rule is CorsRule {
-  const r = rule as CorsRule
-  return typeof r === 'object' && r !== null &&
-    isStringArray(r.allowedOrigins) && isStringArray(r.allowedMethods) &&
-    (r.allowedHeaders === undefined || isStringArray(r.allowedHeaders)) &&
-    (r.exposeHeaders === undefined || isStringArray(r.exposeHeaders)) &&
-    (r.maxAgeSeconds === undefined || (typeof r.maxAgeSeconds === 'number' && r.maxAgeSeconds >= 0))
-}
-
-interface SettingsFile {
-  format: 1
-  creationDate: string
-  settings: BucketSettings
-}
-
-/** A settings file as read, with the identity of the file it came from. */
+/** A settings document as read, with the version of the document it came from. */
 interface CachedInfo {
-  fingerprint: string
+  version: string
   info: BucketInfo
 }
 
@@ -214,95 +94,75 @@ interface OpenHandle {
   bucket: Promise<Bucket>
 }
 
-class DirectoryRegistry implements BucketRegistry {
-  readonly dataDir: string
-  readonly #fsync: boolean
+class Registry implements BucketRegistry {
+  readonly #storage: RegistryStorage
   readonly #clock: () => Date
-  readonly #minPartSize: number | undefined
+  readonly #engineOptions: OpenBucketOptions
   readonly #infos = new Map<string, CachedInfo>()
   readonly #handles = new Map<string, OpenHandle>()
-  #domains: { fingerprint: string, map: Map<string, string> } | null = null
+  #domains: { token: string, map: Map<string, string> } | null = null
   #sweeper: NodeJS.Timeout | null = null
   #sweeping: Promise<void> | null = null
 
-  constructor (dataDir: string, options: RegistryOptions) {
-    this.dataDir = dataDir
-    this.#fsync = options.fsync ?? true
+  constructor (storage: RegistryStorage, options: RegistryOptions) {
+    this.#storage = storage
     this.#clock = options.clock ?? (() => new Date())
-    this.#minPartSize = options.minPartSize
+    this.#engineOptions = { clock: this.#clock, minPartSize: options.minPartSize }
   }
 
-  #bucketDir (name: string): string {
-    return path.join(this.dataDir, name)
-  }
-
-  #settingsFile (name: string): string {
-    return path.join(this.dataDir, name, '.fsbucket', 'settings.json')
-  }
-
-  get #stampFile (): string {
-    return path.join(this.dataDir, '.fsbucket', 'stamp')
+  get dataDir (): string {
+    return this.#storage.location
   }
 
   async list (): Promise<BucketInfo[]> {
-    const names = (await subdirectories(this.dataDir)).filter(isValidBucketName).sort()
+    const names = (await this.#storage.names()).filter(isValidBucketName).sort()
     const infos = await Promise.all(names.map(async name => await this.info(name)))
     return infos.filter((i): i is BucketInfo => i !== null)
   }
 
   async info (name: string): Promise<BucketInfo | null> {
     if (!isValidBucketName(name)) return null
-    const file = this.#settingsFile(name)
-    const current = fingerprint(file)
+    const current = this.#storage.settingsVersion(name)
     if (current === null) {
       this.#infos.delete(name)
       return await this.#adopt(name)
     }
     const cached = this.#infos.get(name)
-    if (cached?.fingerprint === current) return cached.info
-    const parsed = await readJson<SettingsFile | null>(file, null)
-    if (parsed === null) return await this.info(name) // removed between stat and read
+    if (cached?.version === current) return cached.info
+    const parsed = await this.#storage.readSettings(name)
+    if (parsed === null) return await this.info(name) // removed between the two looks
     const info: BucketInfo = {
       name,
       creationDate: new Date(parsed.creationDate),
       settings: withDefaults(parsed.settings)
     }
-    this.#infos.set(name, { fingerprint: current, info })
+    this.#infos.set(name, { version: current, info })
     return info
   }
 
-  /** A bucket directory made by hand gets its settings file (private, created now) on first sight. */
+  /** A bucket place made by hand (no settings yet) gets its settings (private, created now) on first sight. */
   async #adopt (name: string): Promise<BucketInfo | null> {
-    if (!isDirectory(this.#bucketDir(name))) return null
-    const file = this.#settingsFile(name)
-    await ensureDirectory(path.dirname(file))
-    await this.#withSettingsLock(name, async () => {
-      if (fingerprint(file) !== null) return // another process adopted it first
-      const adopted: SettingsFile = { format: 1, creationDate: this.#clock().toISOString(), settings: withDefaults({}) }
-      await writeJsonAtomic(file, adopted, { fsync: this.#fsync })
+    if (!this.#storage.placeExists(name)) return null
+    await this.#storage.withSettingsLock(name, async () => {
+      if (this.#storage.settingsVersion(name) !== null) return // another process adopted it first
+      await this.#storage.writeSettings(name, { format: 1, creationDate: this.#clock().toISOString(), settings: withDefaults({}) })
     })
     return await this.info(name)
-  }
-
-  async #withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T> {
-    return await withFileLock(this.#settingsFile(name), critical)
   }
 
   async create (name: string, settings: Partial<BucketSettings> = {}): Promise<BucketInfo> {
     if (!isValidBucketName(name)) throw new BucketError('InvalidBucketName', 'createBucket')
     const patch = validateSettingsPatch(settings)
-    await ensureDirectory(this.dataDir)
-    if (!await createDirectory(this.#bucketDir(name))) throw new BucketError('BucketAlreadyExists', 'createBucket')
+    if (!await this.#storage.createPlace(name)) throw new BucketError('BucketAlreadyExists', 'createBucket')
     const creationDate = this.#clock()
-    const file: SettingsFile = {
+    const document: SettingsDocument = {
       format: 1,
       creationDate: creationDate.toISOString(),
       settings: withDefaults(patch)
     }
-    await ensureDirectory(path.dirname(this.#settingsFile(name)))
-    await writeJsonAtomic(this.#settingsFile(name), file, { fsync: this.#fsync })
-    await this.#touchStamp()
-    return { name, creationDate, settings: file.settings }
+    await this.#storage.writeSettings(name, document)
+    await this.#storage.touch()
+    return { name, creationDate, settings: withDefaults(patch) }
   }
 
   async delete (name: string): Promise<void> {
@@ -314,10 +174,9 @@ class DirectoryRegistry implements BucketRegistry {
     // (and the delete is refused) or fails; it is never acknowledged and lost.
     if (!await bucket!.retire()) throw new BucketError('BucketNotEmpty', 'deleteBucket')
     await this.#closeHandle(name)
-    const trash = path.join(this.dataDir, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
     this.#infos.delete(name)
-    if (!await removeTree(this.#bucketDir(name), trash)) throw new BucketError('NoSuchBucket', 'deleteBucket')
-    await this.#touchStamp()
+    if (!await this.#storage.removePlace(name)) throw new BucketError('NoSuchBucket', 'deleteBucket')
+    await this.#storage.touch()
   }
 
   async open (name: string, known?: BucketInfo): Promise<Bucket | null> {
@@ -330,11 +189,7 @@ class DirectoryRegistry implements BucketRegistry {
     const handle = this.#handles.get(name)
     if (handle !== undefined && handle.incarnation === incarnation) return await handle.bucket
     if (handle !== undefined) await this.#closeHandle(name)
-    const bucket = openBucket(this.#bucketDir(name), {
-      fsync: this.#fsync,
-      clock: this.#clock,
-      minPartSize: this.#minPartSize
-    })
+    const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, this.#engineOptions))
     this.#handles.set(name, { incarnation, bucket })
     bucket.catch(() => this.#handles.delete(name))
     return await bucket
@@ -351,34 +206,27 @@ class DirectoryRegistry implements BucketRegistry {
     const checked = validateSettingsPatch(patch)
     const info = await this.info(name)
     if (info === null) throw new BucketError('NoSuchBucket', 'updateBucket')
-    const file = this.#settingsFile(name)
-    const settings = await this.#withSettingsLock(name, async () => {
-      const current = await readJson<SettingsFile | null>(file, null)
+    const settings = await this.#storage.withSettingsLock(name, async () => {
+      const current = await this.#storage.readSettings(name)
       if (current === null) throw new BucketError('NoSuchBucket', 'updateBucket') // deleted meanwhile
-      const next: SettingsFile = { ...current, settings: withDefaults({ ...current.settings, ...checked }) }
-      await writeJsonAtomic(file, next, { fsync: this.#fsync })
-      return next.settings
+      const next: SettingsDocument = { ...current, settings: withDefaults({ ...current.settings, ...checked }) }
+      await this.#storage.writeSettings(name, next)
+      return withDefaults(next.settings)
     })
     this.#infos.delete(name)
-    await this.#touchStamp()
+    await this.#storage.touch()
     return settings
   }
 
-  async #touchStamp (): Promise<void> {
-    await ensureDirectory(path.dirname(this.#stampFile))
-    await writeJsonAtomic(this.#stampFile, { changed: randomBytes(8).toString('hex') }, { fsync: false })
-  }
-
   async bucketForDomain (host: string): Promise<string | null> {
-    const dir = fingerprint(this.dataDir)
-    if (dir === null) return null
-    const current = `${dir}/${fingerprint(this.#stampFile) ?? '-'}`
-    if (this.#domains?.fingerprint !== current) {
+    const token = this.#storage.changeToken()
+    if (token === null) return null
+    if (this.#domains?.token !== token) {
       const map = new Map<string, string>()
       for (const info of await this.list()) {
         for (const domain of info.settings.domains) if (!map.has(domain)) map.set(domain, info.name)
       }
-      this.#domains = { fingerprint: current, map }
+      this.#domains = { token, map }
     }
     return this.#domains.map.get(hostName(host)) ?? null
   }
@@ -396,6 +244,10 @@ class DirectoryRegistry implements BucketRegistry {
     }
   }
 
+  state (area: string): StateDocuments {
+    return this.#storage.state(area)
+  }
+
   startSweeper (intervalMs: number, onError: (err: unknown) => void = () => {}): void {
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
     this.#sweeper = setInterval(() => { this.sweep().catch(onError) }, intervalMs)
@@ -410,8 +262,7 @@ class DirectoryRegistry implements BucketRegistry {
   }
 }
 
-/** Opens the registry of the buckets in `dataDir` (created when missing). */
-export async function openRegistry (dataDir: string, options: RegistryOptions = {}): Promise<BucketRegistry> {
-  await ensureDirectory(dataDir)
-  return new DirectoryRegistry(path.resolve(dataDir), options)
+/** The registry of the buckets kept by `storage` (the composition root chooses the storage). */
+export function createRegistry (storage: RegistryStorage, options: RegistryOptions = {}): BucketRegistry {
+  return new Registry(storage, options)
 }

@@ -169,8 +169,6 @@ export interface OpenBucketOptions {
   clock?: () => Date
   /** Smallest size of every part but the last in a multipart upload. Default 5 MiB. */
   minPartSize?: number
-  /** fsync data, metadata and directories before a write resolves. Default true. */
-  fsync?: boolean
   /** Age after which the sweeper aborts an upload. Default 7 days. */
   uploadMaxAgeMs?: number
   /** Run the sweeper on a timer every so many ms (0 = never). Default 0; servers turn it on. */

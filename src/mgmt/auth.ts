@@ -15,8 +15,7 @@
  * credentials are accepted; otherwise every request is refused (10000).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import path from 'node:path'
-import { readJson } from '../persist/atomic.js'
+import type { StateDocuments } from '../bucket/index.js'
 import { ManagementError } from './errors.js'
 
 export interface ApiKey {
@@ -97,10 +96,11 @@ export interface CredentialSources {
   email?: string
   key?: string
   env?: NodeJS.ProcessEnv
-  dataDir?: string
+  /** The management API's state, holding `credentials.json` (on the filesystem `<dataDir>/.mgmt/credentials.json`). */
+  state?: StateDocuments
 }
 
-/** Merges credentials from flags, the environment and `<dataDir>/.mgmt/credentials.json`. */
+/** Merges credentials from flags, the environment and the state's `credentials.json`. */
 export async function loadCredentials (sources: CredentialSources): Promise<ManagementCredentials> {
   const env = sources.env ?? {}
   const tokens: string[] = []
@@ -110,8 +110,8 @@ export async function loadCredentials (sources: CredentialSources): Promise<Mana
   const email = sources.email ?? env.FSBUCKET_API_EMAIL
   const key = sources.key ?? env.FSBUCKET_API_KEY
   if (email !== undefined && email !== '' && key !== undefined && key !== '') keys.push({ email, key })
-  if (sources.dataDir !== undefined) {
-    const file = await readJson<Partial<ManagementCredentials>>(path.join(sources.dataDir, '.mgmt', 'credentials.json'), {})
+  if (sources.state !== undefined) {
+    const file = await sources.state.read<Partial<ManagementCredentials>>('credentials.json', {})
     for (const t of file.tokens ?? []) if (typeof t === 'string' && t !== '') tokens.push(t)
     for (const k of file.keys ?? []) if (typeof k?.email === 'string' && typeof k?.key === 'string') keys.push({ email: k.email, key: k.key })
   }

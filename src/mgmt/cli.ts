@@ -10,6 +10,7 @@
  * - `zone create` / `zone list`: a local stack can be set up without a client.
  */
 import { Command, Option } from 'commander'
+import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
 import { loadCredentials, type ManagementCredentials } from './auth.js'
 import { createInvite } from './invites.js'
 import { ManagementStore } from './store.js'
@@ -26,14 +27,24 @@ export interface ManagementServeOptions {
 }
 
 /** The credentials the management API checks, for a server started with these options. */
-export async function managementCredentials (options: ManagementServeOptions, loopbackOnly: boolean): Promise<ManagementCredentials> {
-  const loaded = await loadCredentials({ token: options.apiToken, email: options.apiEmail, key: options.apiKey, dataDir: options.data })
+export async function managementCredentials (options: ManagementServeOptions, loopbackOnly: boolean, state: StateDocuments): Promise<ManagementCredentials> {
+  const loaded = await loadCredentials({ token: options.apiToken, email: options.apiEmail, key: options.apiKey, state })
   if (options.token !== undefined && options.token !== '') loaded.tokens.push(options.token)
   return { ...loaded, open: loopbackOnly }
 }
 
 function dataOption (): Option {
   return new Option('-d, --data <dir>', 'data directory').env('FSBUCKET_DATA').default('./data')
+}
+
+/** Runs `action` on the management state of the data directory `dataDir`. */
+async function withStore<T> (wiring: ManagementCommandWiring, dataDir: string, action: (store: ManagementStore) => Promise<T>): Promise<T> {
+  const registry = await wiring.openRegistry(dataDir)
+  try {
+    return await action(new ManagementStore(registry.state('mgmt')))
+  } finally {
+    await registry.close()
+  }
 }
 
 async function run (action: () => Promise<void>): Promise<void> {
@@ -46,7 +57,13 @@ async function run (action: () => Promise<void>): Promise<void> {
   }
 }
 
-export function registerManagementCommands (program: Command): void {
+/** What the commands need from the composition root. */
+export interface ManagementCommandWiring {
+  /** Opens the registry of the buckets in a data directory. */
+  openRegistry: (dataDir: string) => Promise<BucketRegistry>
+}
+
+export function registerManagementCommands (program: Command, wiring: ManagementCommandWiring): void {
   const serve = program.commands.find(c => c.name() === 'serve')
   serve?.addOption(new Option('--api-token <token>', 'API token accepted by the management API (/client/v4)').env('FSBUCKET_API_TOKEN'))
     .addOption(new Option('--api-email <email>', 'email of the key pair accepted by the management API').env('FSBUCKET_API_EMAIL'))
@@ -63,13 +80,13 @@ export function registerManagementCommands (program: Command): void {
     .option('--days <n>', 'days until the invite expires', '7')
     .action(async (options: { data: string, email: string, account: string, accountName?: string, role: string[], days: string }) => {
       await run(async () => {
-        const created = await createInvite(new ManagementStore(options.data), {
+        const created = await withStore(wiring, options.data, async store => await createInvite(store, {
           email: options.email,
           accountId: options.account,
           accountName: options.accountName,
           roles: options.role,
           validDays: Number(options.days)
-        })
+        }))
         console.log(created.id)
       })
     })
@@ -77,7 +94,7 @@ export function registerManagementCommands (program: Command): void {
     .description('list invites')
     .addOption(dataOption())
     .action(async (options: { data: string }) => {
-      for (const i of await new ManagementStore(options.data).invites()) {
+      for (const i of await withStore(wiring, options.data, async store => await store.invites())) {
         console.log(`${i.id}\t${i.status}\t${i.invited_member_email}\t${i.organization_id}\t${i.expires_on}`)
       }
     })
@@ -87,7 +104,7 @@ export function registerManagementCommands (program: Command): void {
     .description('list zones')
     .addOption(dataOption())
     .action(async (options: { data: string }) => {
-      for (const z of await new ManagementStore(options.data).zones()) console.log(`${z.id}\t${z.name}\t${z.account.id}`)
+      for (const z of await withStore(wiring, options.data, async store => await store.zones())) console.log(`${z.id}\t${z.name}\t${z.account.id}`)
     })
   zone.command('create <name>')
     .description('create a zone (as POST /client/v4/zones does)')
@@ -96,17 +113,16 @@ export function registerManagementCommands (program: Command): void {
     .action(async (name: string, options: { data: string, account: string }) => {
       await run(async () => {
         if (parseZoneName(name) === null) throw new ManagementError('InvalidZoneName')
-        console.log(await createZoneFromCli(options.data, name, options.account))
+        console.log(await createZoneFromCli(wiring, options.data, name, options.account))
       })
     })
 }
 
-async function createZoneFromCli (dataDir: string, name: string, account: string): Promise<string> {
+async function createZoneFromCli (wiring: ManagementCommandWiring, dataDir: string, name: string, account: string): Promise<string> {
   // The API's own route does the work, so a zone made here is the same as one made over HTTP.
   const { default: Fastify } = await import('fastify')
-  const { openRegistry } = await import('../bucket/index.js')
   const { managementApi } = await import('./plugin.js')
-  const registry = await openRegistry(dataDir)
+  const registry = await wiring.openRegistry(dataDir)
   const app = Fastify()
   await app.register(managementApi, { prefix: '/client/v4', registry, credentials: { tokens: ['cli'], keys: [] } })
   try {

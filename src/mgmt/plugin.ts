@@ -12,7 +12,7 @@
  * a JSON content type (some clients send one on DELETE) is no body.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import type { BucketRegistry } from '../bucket/index.js'
+import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'
@@ -27,11 +27,9 @@ import { ManagementStore } from './store.js'
 
 export interface ManagementApiOptions {
   registry: BucketRegistry
-  /** Where `.mgmt/` lives (default: the registry's data directory). */
-  dataDir?: string
+  /** Where the API's state (zones, records, invites, domains) is kept; default: the registry's `mgmt` area. */
+  state?: StateDocuments
   credentials: ManagementCredentials
-  /** fsync state files (default true). */
-  fsync?: boolean
   clock?: () => Date
 }
 
@@ -49,7 +47,7 @@ function isFastifyRequestError (error: unknown): error is FastifyError {
 
 export async function managementApi (app: FastifyInstance, options: ManagementApiOptions): Promise<void> {
   const ctx: ManagementContext = {
-    store: new ManagementStore(options.dataDir ?? options.registry.dataDir, { fsync: options.fsync }),
+    store: new ManagementStore(options.state ?? options.registry.state('mgmt')),
     registry: options.registry,
     now: options.clock ?? (() => new Date())
   }

@@ -1,5 +1,5 @@
 /**
- * Persistent state of the management API under `<dataDir>/.mgmt/`:
+ * Persistent state of the management API (on the filesystem, under `<dataDir>/.mgmt/`):
  *
  *     zones.json           {"zones": [Zone, ...]}
  *     zones/<id>.json      {"records": [DnsRecord, ...], "certificatePacks": [...]}
@@ -9,14 +9,14 @@
  * Objects are kept in the shapes the API answers with, so routes read them
  * back without translation.
  *
- * Several worker processes may share one data directory. Reads re-read the
- * files on every request (they are small), and every change is one
- * transaction of the directory (src/persist/json-directory.ts): changes
- * spanning files (a custom domain touches a zone's records and the domain
- * list) are applied whole.
+ * The documents are kept by the registry's storage (the state port,
+ * `StateDocuments` in src/bucket/port.ts; on the filesystem,
+ * src/stores/fs/json-directory.ts). Several worker processes may share
+ * them. Reads re-read the documents on every request (they are small), and
+ * every change is one transaction: changes spanning documents (a custom
+ * domain touches a zone's records and the domain list) are applied whole.
  */
-import path from 'node:path'
-import { JsonDirectory, type JsonTransaction } from '../persist/json-directory.js'
+import type { DocumentTransaction, StateDocuments } from '../bucket/index.js'
 
 export interface Zone {
   id: string
@@ -126,14 +126,10 @@ interface Documents {
 const emptyZoneFile = (): ZoneFile => ({ records: [], certificatePacks: [] })
 
 export class ManagementStore {
-  readonly #documents: JsonDirectory
+  readonly #documents: StateDocuments
 
-  constructor (dataDir: string, options: { fsync?: boolean } = {}) {
-    this.#documents = new JsonDirectory(path.join(dataDir, '.mgmt'), options)
-  }
-
-  get dir (): string {
-    return this.#documents.dir
+  constructor (documents: StateDocuments) {
+    this.#documents = documents
   }
 
   async zones (): Promise<Zone[]> {
@@ -168,9 +164,9 @@ function zoneFileName (zoneId: string): string {
 
 /** The typed documents of one change. */
 export class StoreTransaction {
-  readonly #tx: JsonTransaction
+  readonly #tx: DocumentTransaction
 
-  constructor (tx: JsonTransaction) {
+  constructor (tx: DocumentTransaction) {
     this.#tx = tx
   }
 

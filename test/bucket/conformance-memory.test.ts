@@ -3,8 +3,8 @@
  * rules must hold whatever keeps the bytes.
  */
 import t from 'tap'
-import { BucketEngine } from '../../src/bucket/bucket.js'
-import { MemoryStore } from '../../src/bucket/memory-store.js'
+import { BucketEngine } from '../../src/bucket/index.js'
+import { MemoryStore } from '../../src/stores/memory/store.js'
 import type { OpenBucketOptions } from '../../src/index.js'
 import { bucketConformance } from './conformance.js'
 

@@ -26,7 +26,10 @@ import type {
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 
-export type OpenBucket = (dir: string, options?: OpenBucketOptions) => Promise<Bucket>
+/** The engine's options, and `fsync`, which stores without a disk ignore. */
+export type SuiteOptions = OpenBucketOptions & { fsync?: boolean }
+
+export type OpenBucket = (dir: string, options?: SuiteOptions) => Promise<Bucket>
 
 const KiB = 1024
 
@@ -134,7 +137,7 @@ export class TestClock {
 
 export function bucketConformance (t: Test, open: OpenBucket): void {
   /** Opens a bucket in the subtest's own directory and closes it at the end. */
-  async function fresh (tt: Test, options?: OpenBucketOptions): Promise<Bucket> {
+  async function fresh (tt: Test, options?: SuiteOptions): Promise<Bucket> {
     const dir = path.join(testdir(tt), 'bucket')
     const bucket = await open(dir, options)
     tt.teardown(() => bucket.close())

@@ -4,7 +4,7 @@
  */
 import t from 'tap'
 import { assembleListPage, type PageSource } from '../../src/bucket/list-page.js'
-import type { StoredObject } from '../../src/bucket/store.js'
+import type { StoredObject } from '../../src/bucket/port.js'
 
 function countingSource (ids: string[]): PageSource & { rowsRead: number, seeks: number } {
   const sorted = ids.map(id => [Buffer.from(id), id] as const).sort((a, b) => Buffer.compare(a[0], b[0]))

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { ReadCache } from '../../src/persist/read-cache.js'
-import type { StoredObject } from '../../src/bucket/store.js'
+import { ReadCache } from '../../src/stores/fs/read-cache.js'
+import type { StoredObject } from '../../src/bucket/port.js'
 
 function row (key: string): { object: StoredObject, segments: Array<[string, number]> } {
   const object: StoredObject = {

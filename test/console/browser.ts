@@ -10,7 +10,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { chromium, type BrowserContext } from 'playwright-core'
 import { buildApp } from '../../src/app.js'
-import { openRegistry, type BucketRegistry } from '../../src/bucket/index.js'
+import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 
 export const chromiumPath = process.env.FSBUCKET_CHROMIUM ?? '/usr/bin/chromium'

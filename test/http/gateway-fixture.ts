@@ -2,7 +2,7 @@
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { buildApp, type GatewayConfig } from '../../src/app.js'
-import { openRegistry, type BucketRegistry } from '../../src/bucket/index.js'
+import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 
 export const token = 'test-token-0123456789'

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { authenticate, loadCredentials, type ManagementCredentials } from '../../src/mgmt/auth.js'
 import { ManagementError } from '../../src/mgmt/errors.js'
-import { writeJsonAtomic } from '../../src/persist/atomic.js'
+import { openRegistry } from '../../src/index.js'
 import path from 'node:path'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { buildApp, call, token } from './helpers.js'
 import { testdir } from '../testdir.js'
 
@@ -45,8 +45,8 @@ t.test('with no credentials configured, only an open (loopback) server accepts r
 t.test('credentials come from flags, the environment and the data directory', async t => {
   const dir = testdir(t)
   mkdirSync(path.join(dir, '.mgmt'))
-  await writeJsonAtomic(path.join(dir, '.mgmt', 'credentials.json'), { tokens: ['from-file'], keys: [{ email: 'f@example.test', key: 'file-key' }] })
-  const loaded = await loadCredentials({ env: { FSBUCKET_API_TOKEN: 'from-env', FSBUCKET_API_EMAIL: 'e@example.test', FSBUCKET_API_KEY: 'env-key' }, dataDir: dir })
+  writeFileSync(path.join(dir, '.mgmt', 'credentials.json'), JSON.stringify({ tokens: ['from-file'], keys: [{ email: 'f@example.test', key: 'file-key' }] }))
+  const loaded = await loadCredentials({ env: { FSBUCKET_API_TOKEN: 'from-env', FSBUCKET_API_EMAIL: 'e@example.test', FSBUCKET_API_KEY: 'env-key' }, state: (await openRegistry(dir, { fsync: false })).state('mgmt') })
   t.same(loaded.tokens, ['from-env', 'from-file'])
   t.same(loaded.keys, [{ email: 'e@example.test', key: 'env-key' }, { email: 'f@example.test', key: 'file-key' }])
   const flagged = await loadCredentials({ token: 'from-flag', env: { FSBUCKET_API_TOKEN: 'from-env' } })

@@ -1,7 +1,7 @@
 /** A Fastify app with only the management API, on a registry in a test directory. */
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { openRegistry, type BucketRegistry } from '../../src/bucket/index.js'
+import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { managementApi, type ManagementCredentials } from '../../src/mgmt/index.js'
 import { testdir } from '../testdir.js'
 
@@ -22,7 +22,6 @@ export async function buildApp (t: Test, options: { dir?: string, credentials?: 
   await app.register(managementApi, {
     prefix: '/client/v4',
     registry,
-    fsync: false,
     credentials: options.credentials ?? { tokens: [token], keys: [{ email: 'user@example.test', key: 'k'.repeat(37) }] },
     clock: options.clock
   })

@@ -22,8 +22,8 @@ t.test('each zone has a universal certificate pack for the apex and the wildcard
 
 t.test('invites are listed, accepted or rejected once, and expire', async t => {
   let now = new Date('2025-03-01T10:00:00.000Z')
-  const { app, dir } = await buildApp(t, { clock: () => now })
-  const store = new ManagementStore(dir, { fsync: false })
+  const { app, registry } = await buildApp(t, { clock: () => now })
+  const store = new ManagementStore(registry.state('mgmt'))
   const first = await createInvite(store, { email: 'me@example.test', accountId, accountName: 'Team' }, now)
   const second = await createInvite(store, { email: 'me@example.test', accountId }, now)
   const third = await createInvite(store, { email: 'me@example.test', accountId, validDays: 1 }, now)

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import Cloudflare from 'cloudflare'
 import { buildApp } from '../../src/app.js'
-import { openRegistry } from '../../src/bucket/index.js'
+import { openRegistry } from '../../src/index.js'
 import { ManagementStore, createInvite } from '../../src/mgmt/index.js'
 import { testdir } from '../testdir.js'
 
@@ -135,7 +135,7 @@ t.test('certificate packs and invites', async t => {
   t.equal(packs.length, 1)
   t.same(packs[0].hosts, ['example.test', '*.example.test'])
 
-  const invite = await createInvite(new ManagementStore(dir, { fsync: false }), { email: 'me@example.test', accountId })
+  const invite = await createInvite(new ManagementStore((await openRegistry(dir, { fsync: false })).state('mgmt')), { email: 'me@example.test', accountId })
   const listed: string[] = []
   for await (const i of client.user.invites.list()) listed.push(i.id!)
   t.same(listed, [invite.id])

@@ -3,7 +3,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
   openRegistry, isValidBucketName, hostName, uploadMaxAgeFromLifecycle, validateSettingsPatch
-} from '../../src/bucket/index.js'
+} from '../../src/index.js'
 import { testdir } from '../testdir.js'
 
 t.test('bucket names', async t => {

@@ -14,12 +14,12 @@
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { BucketInfo, StorageClass } from '../../bucket/index.js'
+import { detachDomain } from '../changes.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import type { Query } from '../query.js'
 import { corsFromApi, corsToApi, defaultLifecycle, parseLifecycle, type StoredCorsRule } from '../validate/bucket-config.js'
-import { detachDomain } from './domains.js'
 
 interface BucketParams { accountId: string, bucketName: string }
 

@@ -5,11 +5,11 @@
  * pack; without it, only active ones, which are all of them here.
  */
 import type { FastifyInstance } from 'fastify'
+import { requireZone } from '../changes.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { paginate, parseListQuery, type Query } from '../query.js'
-import { requireZone } from './zones.js'
 
 export function registerCertificatePackRoutes (app: FastifyInstance, ctx: ManagementContext): void {
   app.get<{ Params: { zoneId: string } }>('/zones/:zoneId/ssl/certificate_packs', async (request) => {

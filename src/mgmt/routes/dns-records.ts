@@ -8,13 +8,13 @@
  * a record can never be patched into a state a POST would refuse.
  */
 import type { FastifyInstance } from 'fastify'
-import { newId, type ManagementContext } from '../context.js'
+import { addRecord, requireZone, toRecord, zoneNotFound } from '../changes.js'
+import type { ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { applyFilters, booleanFilters, paginate, parseListQuery, sortBy, textFilters, values, type Predicate, type Query } from '../query.js'
 import type { DnsRecord, StoreTransaction, Zone } from '../store.js'
 import { findRecordConflict, validateRecord, type RecordFields } from '../validate/records.js'
-import { requireZone, zoneNotFound } from './zones.js'
 
 const recordOrders = ['type', 'name', 'content', 'ttl', 'proxied'] as const
 
@@ -27,41 +27,6 @@ const orderKeys: Record<string, (r: DnsRecord) => string | number | boolean> = {
 }
 
 interface RecordParams { zoneId: string, recordId: string }
-
-/** The stored form of validated fields; `previous` keeps identity and creation time on updates. */
-export function toRecord (zone: Zone, fields: RecordFields, now: Date, previous?: DnsRecord, meta?: Record<string, unknown>): DnsRecord {
-  const record: DnsRecord = {
-    id: previous?.id ?? newId(),
-    zone_id: zone.id,
-    zone_name: zone.name,
-    name: fields.name,
-    type: fields.type,
-    content: fields.content,
-    proxiable: fields.proxiable,
-    proxied: fields.proxied,
-    ttl: fields.ttl,
-    locked: false,
-    settings: fields.settings,
-    meta: meta ?? previous?.meta ?? { auto_added: false, managed_by_apps: false, managed_by_svc_tunnel: false, source: 'primary' },
-    comment: fields.comment,
-    tags: fields.tags,
-    created_on: previous?.created_on ?? timestamp(now),
-    modified_on: timestamp(now)
-  }
-  if (fields.priority !== undefined) record.priority = fields.priority
-  if (fields.data !== undefined) record.data = fields.data
-  return record
-}
-
-/** Adds a record to a zone inside a transaction, enforcing the rules between records. */
-export async function addRecord (tx: StoreTransaction, zone: Zone, fields: RecordFields, now: Date, meta?: Record<string, unknown>): Promise<DnsRecord> {
-  const file = await tx.zoneFile(zone.id)
-  const conflict = findRecordConflict(fields, file.records)
-  if (conflict !== null) throw new ManagementError(conflict)
-  const record = toRecord(zone, fields, now, undefined, meta)
-  file.records.push(record)
-  return record
-}
 
 async function zoneInTransaction (tx: StoreTransaction, id: string): Promise<Zone> {
   const zone = (await tx.zones()).find(z => z.id === id)

@@ -12,14 +12,13 @@
  * state; the registry holds only what the gateway routes on.
  */
 import type { FastifyInstance } from 'fastify'
+import { addRecord, detachDomain, routeDomain, zoneNotFound } from '../changes.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import type { DomainAttachment, StoreTransaction } from '../store.js'
 import { isInZone, parseHostname } from '../validate/names.js'
 import { validateRecord } from '../validate/records.js'
-import { addRecord } from './dns-records.js'
-import { zoneNotFound } from './zones.js'
 
 /** Where the CNAME of a custom domain points (the service points at its public bucket host). */
 export const customDomainTarget = 'public.r2.dev'
@@ -31,25 +30,6 @@ interface DomainParams extends BucketParams { domain: string }
 
 async function requireBucket (ctx: ManagementContext, name: string): Promise<void> {
   if (await ctx.registry.info(name) === null) throw new ManagementError('NoSuchBucket')
-}
-
-async function routeDomain (ctx: ManagementContext, bucket: string, domain: string, served: boolean): Promise<void> {
-  const info = await ctx.registry.info(bucket)
-  if (info === null) return
-  const others = info.settings.domains.filter(d => d !== domain)
-  const domains = served ? [...others, domain] : others
-  if (domains.length !== info.settings.domains.length || served !== info.settings.domains.includes(domain)) {
-    await ctx.registry.updateSettings(bucket, { domains })
-  }
-}
-
-/** Removes a custom domain: its CNAME record, its attachment and the gateway's route. */
-export async function detachDomain (ctx: ManagementContext, tx: StoreTransaction, attachment: DomainAttachment): Promise<void> {
-  const file = await tx.zoneFile(attachment.zoneId)
-  file.records = file.records.filter(r => r.id !== attachment.recordId)
-  const domains = await tx.domains()
-  domains.splice(domains.findIndex(d => d.domain === attachment.domain), 1)
-  await routeDomain(ctx, attachment.bucket, attachment.domain, false)
 }
 
 function parseMinTls (value: unknown): DomainAttachment['minTLS'] | undefined {

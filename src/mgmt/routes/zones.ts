@@ -8,13 +8,13 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
+import { detachDomain, requireZone, zoneNotFound } from '../changes.js'
 import { idFormat, newId, type ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { applyFilters, paginate, parseListQuery, sortBy, textFilters, values, type Predicate, type Query } from '../query.js'
 import type { CertificatePack, StoreTransaction, Zone } from '../store.js'
 import { parseZoneName } from '../validate/names.js'
-import { detachDomain } from './domains.js'
 
 const zoneOrders = ['name', 'status', 'account.id', 'account.name', 'plan.id'] as const
 
@@ -24,17 +24,6 @@ const orderKeys: Record<string, (z: Zone) => string> = {
   'account.id': z => z.account.id,
   'account.name': z => z.account.name,
   'plan.id': z => String(z.plan.id ?? '')
-}
-
-export function zoneNotFound (id: string): ManagementError {
-  return new ManagementError('ZoneNotFound', `Could not route to /zones/${id}, perhaps your object identifier is invalid?`)
-}
-
-/** The zone `id` names, or the 7003 the service answers for an unknown or malformed identifier. */
-export async function requireZone (ctx: ManagementContext, id: string): Promise<Zone> {
-  const zone = idFormat.test(id) ? await ctx.store.zone(id) : undefined
-  if (zone === undefined) throw zoneNotFound(id)
-  return zone
 }
 
 function universalPack (zone: Zone, now: Date): CertificatePack {

@@ -2,7 +2,7 @@ import { readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { openBucket } from '../../src/index.js'
-import { viewPath } from '../../src/persist/key-view.js'
+import { viewPath } from '../../src/stores/fs/view.js'
 import { testdir } from '../testdir.js'
 
 t.test('viewPath shows plain keys only', async t => {

@@ -6,12 +6,10 @@
  * doors that need no disk.
  */
 import { Readable } from 'node:stream'
-import { BucketError } from './errors.js'
-import { assembleListPage } from './list-page.js'
-import type {
-  BucketStore, CompleteBuilder, ListPage, ListQuery, ObjectReader, Precondition, StagedBody, StoredObject, StoredPart, StoredUpload
-} from './store.js'
-import type { SweepReport } from './types.js'
+import {
+  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader,
+  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
+} from '../../bucket/port.js'
 
 class MemoryBody implements StagedBody {
   constructor (readonly bytes: Buffer) {}
@@ -87,7 +85,7 @@ export class MemoryStore implements BucketStore {
   }
 
   #refuseRetired (): void {
-    if (this.#retired) throw new BucketError('NoSuchBucket', 'write')
+    if (this.#retired) throw bucketRetired()
   }
 
   async createUpload (_id: string, upload: StoredUpload): Promise<void> {

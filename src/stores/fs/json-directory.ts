@@ -9,9 +9,10 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
+import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
 
-export class JsonDirectory {
+export class JsonDirectory implements StateDocuments {
   readonly dir: string
   readonly #fsync: boolean
 
@@ -46,7 +47,7 @@ export class JsonDirectory {
 }
 
 /** The documents one change has read; `commit` writes those that changed. */
-export class JsonTransaction {
+export class JsonTransaction implements DocumentTransaction {
   readonly #dir: string
   readonly #loaded = new Map<string, { before: string, value: unknown }>()
   readonly #removed = new Set<string>()

@@ -11,7 +11,7 @@
  * commit that resolved before it started, which is the multi-process
  * guarantee of the format.
  */
-import type { StoredObject } from '../bucket/store.js'
+import type { StoredObject } from '../../bucket/port.js'
 
 /** A row as the store keeps it: the record and the body files it names. */
 export interface CachedRow {

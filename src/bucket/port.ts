@@ -1,0 +1,161 @@
+/**
+ * The store port: what a store implements, and all a store may import of
+ * the engine. A bucket's store implements `BucketStore`; the place that
+ * keeps which buckets exist implements `RegistryStorage` (a factory of
+ * bucket stores too) and `StateDocuments` (the management API's state).
+ *
+ * The engine owns every rule (validation, conditionals, ranges, hashing,
+ * multipart checks); a bucket store only keeps records and bytes and gives
+ * three guarantees:
+ *
+ *   1. `commit`, `completeUpload` and `delete` are atomic and linearizable:
+ *      the precondition is judged against the current record inside the
+ *      same critical section that replaces it, across every process using
+ *      the store.
+ *   2. A staged body is invisible until a commit names it, and is removed
+ *      when it is discarded or when the commit's precondition fails.
+ *   3. `open` pins the bytes of the record it returns: a concurrent
+ *      overwrite or delete never changes what an opened reader streams.
+ *
+ * Records are addressed by *id* (the NFC form of the key); `list` orders ids
+ * by their UTF-8 bytes.
+ */
+import type { Readable } from 'node:stream'
+import { BucketError } from './errors.js'
+import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload } from './records.js'
+import type { BucketSettings } from './settings.js'
+import type { SweepReport } from './types.js'
+
+export { assembleListPage, type PageSource } from './list-page.js'
+export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUpload } from './records.js'
+export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
+export type { BucketSettings } from './settings.js'
+export type { StorageClass, SweepReport } from './types.js'
+export { BucketError, isBucketError } from './errors.js'
+
+/** What a store throws for a write to a retired bucket (10006), in every process. */
+export function bucketRetired (method = 'write'): BucketError {
+  return new BucketError('NoSuchBucket', method)
+}
+
+/** A body written aside, waiting for a commit. */
+export interface StagedBody {
+  readonly size: number
+  discard (): Promise<void>
+}
+
+export interface ObjectReader {
+  readonly object: StoredObject
+  /** The whole body, when the store already holds it in memory (small objects). */
+  readonly bytes?: Buffer
+  /** Streams `length` bytes from `offset`; may be called once. */
+  stream (offset: number, length: number): Readable
+  /** Releases the pinned bytes when no stream is wanted. */
+  close (): Promise<void>
+}
+
+export type Precondition = (current: StoredObject | null) => boolean
+
+/** What `completeUpload` builds from the upload and its stored parts; throws to refuse. */
+export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>) => { object: StoredObject, partNumbers: number[] }
+
+export interface BucketStore {
+  /**
+   * Receives a body. `version`, when given, is the version the body will be
+   * committed under (a put's), so a store may put the bytes where that version
+   * belongs at once; they stay invisible until `commit`. Parts come without.
+   */
+  stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody>
+  head (id: string): Promise<StoredObject | null>
+  open (id: string): Promise<ObjectReader | null>
+  /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */
+  commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
+  delete (ids: string[]): Promise<void>
+  /** One page, as `assembleListPage` (list-page.ts) defines it. */
+  list (query: ListQuery): Promise<ListPage>
+
+  createUpload (id: string, upload: StoredUpload): Promise<void>
+  getUpload (uploadId: string): Promise<StoredUpload | null>
+  /** Stores a part; false (and the body discarded) when the upload does not exist. */
+  putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean>
+  /** Completes an upload into the object `id`; null when the upload does not exist. */
+  completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null>
+  abortUpload (uploadId: string): Promise<void>
+
+  /**
+   * When no object is stored, marks the store retired (every later write, in
+   * any process, fails with 10006) and returns true; false otherwise. The
+   * check and the mark are one critical section, so no acknowledged write is
+   * lost to a bucket deletion.
+   */
+  retire (): Promise<boolean>
+
+  /** Aborts uploads created before `createdBefore`, removes leftovers older than `leftoversBefore`. */
+  sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport>
+  close (): Promise<void>
+}
+
+/** One change of a set of documents: what it loads and changes is written back whole, or not at all. */
+export interface DocumentTransaction {
+  /** The document `name` as this change sees it; changes to the returned value are written at the end. */
+  load<T> (name: string, fallback: T): Promise<T>
+  remove (name: string): void
+}
+
+/**
+ * Small JSON documents shared by every process, such as the management
+ * API's state: a read sees a whole document; a transaction is a
+ * read-modify-write under one lock for all the documents of the set.
+ * Names are relative paths the caller chooses (`zones.json`, `zones/<id>.json`).
+ */
+export interface StateDocuments {
+  read<T> (name: string, fallback: T): Promise<T>
+  transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R>
+}
+
+/** A bucket's settings as a registry storage keeps them. */
+export interface SettingsDocument {
+  format: 1
+  /** ISO 8601; tells one incarnation of a bucket name from the next. */
+  creationDate: string
+  /** As written; documents of older versions may lack fields (the registry fills in defaults). */
+  settings: Partial<BucketSettings>
+}
+
+/**
+ * Where the registry keeps which buckets exist and their settings, and the
+ * factory of their stores. The registry owns every rule (names, defaults,
+ * adoption, emptiness before deletion, the domain map); the storage keeps
+ * documents, places and locks, shared by every process using it.
+ */
+export interface RegistryStorage {
+  /** Where the buckets are (the data directory), for messages and the management API's state. */
+  readonly location: string
+  /** Names of the places that may hold buckets; the registry keeps the valid bucket names. */
+  names (): Promise<string[]>
+  /** Whether the place of bucket `name` exists (one without settings is adopted). */
+  placeExists (name: string): boolean
+  /**
+   * A token that changes whenever the bucket's settings document is
+   * replaced, null when it has none. Synchronous: it is asked on every
+   * request, so it must be cheap (a stat from the kernel's cache).
+   */
+  settingsVersion (name: string): string | null
+  readSettings (name: string): Promise<SettingsDocument | null>
+  /** Replaces the document atomically: a reader sees the old one or the new one. */
+  writeSettings (name: string, document: SettingsDocument): Promise<void>
+  /** Runs `critical` holding the bucket's settings lock, shared by every process. */
+  withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T>
+  /** Creates the bucket's place; false when it exists already (of two racing creators, one wins). */
+  createPlace (name: string): Promise<boolean>
+  /** Removes the bucket's place, at once for every process, then its contents; false when it was gone. */
+  removePlace (name: string): Promise<boolean>
+  /** A token that changes when a bucket appears or disappears or after `touch`; null when the data place is gone. */
+  changeToken (): string | null
+  /** Records that some bucket's settings changed (moves `changeToken`). */
+  touch (): Promise<void>
+  /** Opens the store of bucket `name` (its place exists). */
+  openStore (name: string): Promise<BucketStore>
+  /** The documents of `area` (lowercase letters), kept beside the buckets: `mgmt` is the management API's. */
+  state (area: string): StateDocuments
+}

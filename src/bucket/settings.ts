@@ -1,0 +1,121 @@
+/**
+ * Bucket settings as data: their shape, defaults and validation, bucket
+ * names, host names, and the upload abort age read from a lifecycle
+ * document. Pure functions, shared by the registry, its storages and doors.
+ */
+import type { StorageClass } from './types.js'
+
+export interface CorsRule {
+  allowedOrigins: string[]
+  allowedMethods: string[]
+  allowedHeaders?: string[]
+  exposeHeaders?: string[]
+  maxAgeSeconds?: number
+}
+
+export interface BucketSettings {
+  /** GET/HEAD without credentials. */
+  public: boolean
+  /** null = the default CORS of public buckets. */
+  cors: CorsRule[] | null
+  /** The management API's lifecycle document, stored as given (see the notes above). */
+  lifecycle: unknown | null
+  /** Custom domains: requests whose Host is one of these are served from this bucket, read-only and public. */
+  domains: string[]
+  /** Storage class of objects put without one. */
+  storageClass: StorageClass
+}
+
+export const defaultSettings: Readonly<BucketSettings> = Object.freeze({
+  public: false,
+  cors: null,
+  lifecycle: null,
+  domains: [],
+  storageClass: 'Standard'
+})
+
+/** Settings with every field present (files written by older versions may lack some). */
+export function withDefaults (settings: Partial<BucketSettings>): BucketSettings {
+  return { ...defaultSettings, domains: [], ...settings }
+}
+
+/** 3 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit. */
+const bucketNamePattern = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/
+
+export function isValidBucketName (name: string): boolean {
+  return bucketNamePattern.test(name)
+}
+
+/** `Host` header value → the lowercase host name without port (IPv6 brackets kept). */
+export function hostName (host: string): string {
+  const lower = host.trim().toLowerCase().replace(/\.$/, '')
+  if (lower.startsWith('[')) {
+    const end = lower.indexOf(']')
+    return end === -1 ? lower : lower.slice(0, end + 1)
+  }
+  const colon = lower.indexOf(':')
+  return (colon === -1 ? lower : lower.slice(0, colon)).replace(/\.$/, '')
+}
+
+/**
+ * Abort age (ms) of uploads in progress from a lifecycle document, or
+ * undefined when no enabled whole-bucket rule sets one (the engine's 7 days).
+ */
+export function uploadMaxAgeFromLifecycle (lifecycle: unknown): number | undefined {
+  const rules = (lifecycle as { rules?: unknown } | null)?.rules
+  if (!Array.isArray(rules)) return undefined
+  let smallest: number | undefined
+  for (const rule of rules as Array<Record<string, any>>) {
+    if (rule?.enabled === false) continue
+    const prefix = rule?.conditions?.prefix
+    if (typeof prefix === 'string' && prefix !== '') continue
+    const condition = rule?.abortMultipartUploadsTransition?.condition
+    if (condition?.type !== 'Age' || typeof condition.maxAge !== 'number' || !(condition.maxAge >= 0)) continue
+    const ms = condition.maxAge * 1000
+    if (smallest === undefined || ms < smallest) smallest = ms
+  }
+  return smallest
+}
+
+/** Checks a settings patch and returns it with normalised values; throws TypeError on a wrong shape. */
+export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<BucketSettings> {
+  const out: Partial<BucketSettings> = {}
+  if (patch.public !== undefined) {
+    if (typeof patch.public !== 'boolean') throw new TypeError('settings.public must be a boolean')
+    out.public = patch.public
+  }
+  if (patch.storageClass !== undefined) {
+    if (patch.storageClass !== 'Standard' && patch.storageClass !== 'InfrequentAccess') {
+      throw new TypeError('settings.storageClass must be "Standard" or "InfrequentAccess"')
+    }
+    out.storageClass = patch.storageClass
+  }
+  if (patch.domains !== undefined) {
+    if (!Array.isArray(patch.domains) || !patch.domains.every(d => typeof d === 'string' && d.length > 0)) {
+      throw new TypeError('settings.domains must be an array of host names')
+    }
+    out.domains = [...new Set(patch.domains.map(hostName))]
+  }
+  if (patch.cors !== undefined) {
+    if (patch.cors !== null && !(Array.isArray(patch.cors) && patch.cors.every(isCorsRule))) {
+      throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}')
+    }
+    out.cors = patch.cors
+  }
+  if (patch.lifecycle !== undefined) out.lifecycle = patch.lifecycle
+  return out
+}
+
+function isStringArray (value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(v => typeof v === 'string')
+}
+
+function isCorsRule (rule: unknown): rule is CorsRule {
+  const r = rule as CorsRule
+  return typeof r === 'object' && r !== null &&
+    isStringArray(r.allowedOrigins) && isStringArray(r.allowedMethods) &&
+    (r.allowedHeaders === undefined || isStringArray(r.allowedHeaders)) &&
+    (r.exposeHeaders === undefined || isStringArray(r.exposeHeaders)) &&
+    (r.maxAgeSeconds === undefined || (typeof r.maxAgeSeconds === 'number' && r.maxAgeSeconds >= 0))
+}
+

@@ -1,0 +1,297 @@
+/**
+ * The catalog of a bucket's filesystem store: the SQLite database (WAL mode)
+ * that indexes objects, uploads and parts, its prepared statements, and the
+ * two ways into it (one write transaction shared by every process, one read
+ * snapshot). It never touches a body file: the other rooms of the store do.
+ *
+ * Ids are the UTF-8 bytes of the NFC key, stored as BLOBs so SQLite orders
+ * them by memcmp, which is the order the service lists in. A row names the
+ * body files of its object (`segments`, relative to the store's directory).
+ */
+import Database from 'better-sqlite3'
+import { bucketRetired, type StoredObject, type StoredUpload } from '../../bucket/port.js'
+import { ReadCache, type CachedRow } from './read-cache.js'
+
+/** How long a write waits for another process's write transaction (and reads for a recovery) to end. */
+export const WRITE_LOCK_WAIT_MS = 30_000
+
+const schema = `
+CREATE TABLE IF NOT EXISTS objects (
+  id BLOB PRIMARY KEY,
+  key TEXT NOT NULL,
+  version TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  etag TEXT NOT NULL,
+  uploaded INTEGER NOT NULL,
+  storage_class TEXT NOT NULL,
+  checksums TEXT NOT NULL,
+  http_metadata TEXT NOT NULL,
+  custom_metadata TEXT NOT NULL,
+  segments TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS objects_by_version ON objects (version);
+CREATE TABLE IF NOT EXISTS uploads (
+  upload_id TEXT PRIMARY KEY,
+  id BLOB NOT NULL,
+  key TEXT NOT NULL,
+  created INTEGER NOT NULL,
+  storage_class TEXT NOT NULL,
+  http_metadata TEXT NOT NULL,
+  custom_metadata TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS uploads_by_created ON uploads (created);
+CREATE TABLE IF NOT EXISTS parts (
+  upload_id TEXT NOT NULL,
+  part_number INTEGER NOT NULL,
+  etag TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  file TEXT NOT NULL,
+  PRIMARY KEY (upload_id, part_number)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS bucket_state (
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+`
+
+/** A body file and its size, relative to the store's directory. */
+export type Segment = [file: string, size: number]
+
+export interface ObjectRow {
+  id: Buffer
+  key: string
+  version: string
+  size: number
+  etag: string
+  uploaded: number
+  storage_class: string
+  checksums: string
+  http_metadata: string
+  custom_metadata: string
+  segments: string
+}
+
+export interface UploadRow {
+  upload_id: string
+  key: string
+  created: number
+  storage_class: string
+  http_metadata: string
+  custom_metadata: string
+}
+
+export interface PartRow { part_number: number, etag: string, size: number, file: string }
+
+/** A list query's row: the list columns, then (with metadata) the two metadata columns. */
+export type ListRow = [id: Buffer, key: string, version: string, size: number, etag: string, uploaded: number,
+  storageClass: string, checksums: string, httpMetadata?: string, customMetadata?: string]
+
+export function toRecord (row: ObjectRow): StoredObject {
+  return {
+    key: row.key,
+    version: row.version,
+    size: row.size,
+    etag: row.etag,
+    uploaded: row.uploaded,
+    storageClass: row.storage_class as StoredObject['storageClass'],
+    checksums: JSON.parse(row.checksums),
+    httpMetadata: JSON.parse(row.http_metadata),
+    customMetadata: JSON.parse(row.custom_metadata)
+  }
+}
+
+export function fromListRow (row: ListRow): StoredObject {
+  return {
+    key: row[1],
+    version: row[2],
+    size: row[3],
+    etag: row[4],
+    uploaded: row[5],
+    storageClass: row[6] as StoredObject['storageClass'],
+    checksums: JSON.parse(row[7]),
+    httpMetadata: row[8] === undefined ? {} : JSON.parse(row[8]),
+    customMetadata: row[9] === undefined ? {} : JSON.parse(row[9])
+  }
+}
+
+export function toUpload (row: UploadRow): StoredUpload {
+  return {
+    uploadId: row.upload_id,
+    key: row.key,
+    created: row.created,
+    storageClass: row.storage_class as StoredUpload['storageClass'],
+    httpMetadata: JSON.parse(row.http_metadata),
+    customMetadata: JSON.parse(row.custom_metadata)
+  }
+}
+
+/** The named parameters of the `upsert` statement. */
+export function objectRow (id: Buffer, object: StoredObject, segments: Segment[]): Record<string, unknown> {
+  return {
+    id,
+    key: object.key,
+    version: object.version,
+    size: object.size,
+    etag: object.etag,
+    uploaded: object.uploaded,
+    storage_class: object.storageClass,
+    checksums: JSON.stringify(object.checksums),
+    http_metadata: JSON.stringify(object.httpMetadata),
+    custom_metadata: JSON.stringify(object.customMetadata),
+    segments: JSON.stringify(segments)
+  }
+}
+
+/** A prepared statement, typed by its parameters and rows. */
+type Statement<P extends unknown[] | {} = unknown[], R = unknown> = Database.Statement<P, R>
+
+/** The catalog's prepared statements. */
+interface Statements {
+  head: Statement<[Buffer], ObjectRow>
+  dataVersion: Statement<[], number>
+  busyNoWait: Statement
+  busyWait: Statement
+  upsert: Statement
+  segmentsOf: Statement<[Buffer], { segments: string }>
+  deleteObject: Statement<[Buffer]>
+  listFrom: Statement<[Buffer, Buffer, number], ListRow>
+  listAfter: Statement<[Buffer, Buffer, number], ListRow>
+  listFromFull: Statement<[Buffer, Buffer, number], ListRow>
+  listAfterFull: Statement<[Buffer, Buffer, number], ListRow>
+  firstIdFrom: Statement<[Buffer, Buffer], { id: Buffer }>
+  firstIdAfter: Statement<[Buffer, Buffer], { id: Buffer }>
+  retired: Statement<[], { value: string }>
+  retire: Statement
+  anyObject: Statement<[], { one: number }>
+  versionExists: Statement<[string], { one: number }>
+  insertUpload: Statement
+  upload: Statement<[string], UploadRow>
+  expiredUploads: Statement<[number], { upload_id: string }>
+  deleteUpload: Statement<[string]>
+  part: Statement<[string, number], PartRow>
+  parts: Statement<[string], PartRow>
+  upsertPart: Statement
+  deleteParts: Statement<[string]>
+}
+
+function statements (db: Database.Database): Statements {
+  const prepare = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql)
+  const raw = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).raw() as Statement<P, R>
+  const pluck = <R>(sql: string): Statement<[], R> => db.prepare<[], R>(sql).pluck() as Statement<[], R>
+  // List pages read rows as arrays (better-sqlite3's raw mode): a third cheaper than objects (see ListRow).
+  const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums'
+  const fullColumns = `${listColumns}, http_metadata, custom_metadata`
+  return {
+    head: prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
+    dataVersion: pluck<number>('PRAGMA data_version'),
+    busyNoWait: prepare('PRAGMA busy_timeout = 0'),
+    busyWait: prepare(`PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}`),
+    upsert: prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments)
+      VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments)
+      ON CONFLICT (id) DO UPDATE SET key = excluded.key, version = excluded.version, size = excluded.size, etag = excluded.etag,
+        uploaded = excluded.uploaded, storage_class = excluded.storage_class, checksums = excluded.checksums,
+        http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments`),
+    segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
+    deleteObject: prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),
+    listFrom: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`),
+    listAfter: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`),
+    listFromFull: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${fullColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`),
+    listAfterFull: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${fullColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`),
+    firstIdFrom: prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT 1'),
+    firstIdAfter: prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT 1'),
+    retired: prepare<[], { value: string }>("SELECT value FROM bucket_state WHERE name = 'retired'"),
+    retire: prepare("INSERT OR REPLACE INTO bucket_state (name, value) VALUES ('retired', 'yes')"),
+    anyObject: prepare<[], { one: number }>('SELECT 1 AS one FROM objects LIMIT 1'),
+    versionExists: prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE version = ?'),
+    insertUpload: prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
+      VALUES (@upload_id, @id, @key, @created, @storage_class, @http_metadata, @custom_metadata)`),
+    upload: prepare<[string], UploadRow>('SELECT * FROM uploads WHERE upload_id = ?'),
+    expiredUploads: prepare<[number], { upload_id: string }>('SELECT upload_id FROM uploads WHERE created < ?'),
+    deleteUpload: prepare<[string]>('DELETE FROM uploads WHERE upload_id = ?'),
+    part: prepare<[string, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
+    parts: prepare<[string], PartRow>('SELECT * FROM parts WHERE upload_id = ?'),
+    upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file) VALUES (@upload_id, @part_number, @etag, @size, @file)
+      ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file`),
+    deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?')
+  }
+}
+
+export class Catalog {
+  readonly sql: Statements
+  /** Rows recently read, and small bodies (see read-cache.ts). */
+  readonly cache = new ReadCache()
+  readonly #db: Database.Database
+  readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>
+
+  private constructor (db: Database.Database) {
+    this.#db = db
+    this.#transaction = db.transaction((fn: () => unknown) => fn())
+    this.sql = statements(db)
+  }
+
+  /** Opens (creating when missing) the catalog in `file`; the caller holds the store's creation lock. */
+  static open (file: string, fsync: boolean): Catalog {
+    const db = new Database(file, { timeout: WRITE_LOCK_WAIT_MS })
+    db.pragma('journal_mode = WAL')
+    // NORMAL: SQLite does not fsync the WAL at commit; the store does, on
+    // the thread pool, before a write resolves (see commit.ts).
+    db.pragma(`synchronous = ${fsync ? 'NORMAL' : 'OFF'}`)
+    db.exec(schema)
+    return new Catalog(db)
+  }
+
+  /**
+   * Runs `fn` as one write transaction: the critical section shared by every
+   * process. The write lock is asked for without waiting, because SQLite's
+   * busy handler would sleep on the event loop; while another process holds
+   * the lock, the attempt is repeated from the event loop, which goes on
+   * serving meanwhile. `fn` must not touch the file system.
+   */
+  async write<T> (fn: () => T): Promise<T> {
+    const deadline = Date.now() + WRITE_LOCK_WAIT_MS
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return this.#writeNow(fn)
+      } catch (err) {
+        if (!String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY') || Date.now() > deadline) throw err
+      }
+      await new Promise(resolve => attempt < 8 ? setImmediate(resolve) : setTimeout(resolve, Math.min(attempt - 7, 10)))
+    }
+  }
+
+  #writeNow<T> (fn: () => T): T {
+    this.sql.busyNoWait.get()
+    try {
+      return this.#transaction.immediate(() => {
+        // A bucket being deleted takes no more writes, from any process.
+        if (this.sql.retired.get() !== undefined) throw bucketRetired()
+        return fn()
+      }) as T
+    } finally {
+      this.sql.busyWait.get()
+      // This connection's own commits do not move its data version.
+      this.cache.clearRows()
+    }
+  }
+
+  /** Runs `fn` in one read transaction: one snapshot for several statements. */
+  read<T> (fn: () => T): T {
+    return this.#transaction.deferred(fn) as T
+  }
+
+  /** The current row of `id` (record and body files), from the cache while the catalog is unchanged. */
+  lookup (id: string): CachedRow | null {
+    this.cache.validate(this.sql.dataVersion.get())
+    let row = this.cache.row(id)
+    if (row === undefined) {
+      const found = this.sql.head.get(Buffer.from(id, 'utf8'))
+      row = found === undefined ? null : { object: toRecord(found), segments: JSON.parse(found.segments) }
+      this.cache.setRow(id, row)
+    }
+    return row
+  }
+
+  close (): void {
+    if (this.#db.open) this.#db.close()
+  }
+}

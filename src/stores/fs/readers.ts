@@ -1,0 +1,159 @@
+/**
+ * Readers of a bucket's filesystem store: opening the body files a catalog
+ * row names (pinning them against a concurrent overwrite or delete), small
+ * bodies read whole and cached by version, and the byte-range stream across
+ * the files of an object.
+ */
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
+import { Readable } from 'node:stream'
+import type { ObjectReader, StoredObject } from '../../bucket/port.js'
+import { storageError } from './atomic.js'
+import type { Catalog, Segment } from './catalog.js'
+
+/** Bodies are read (and sent) in chunks of this size: 1 MiB measured ~5% faster than 512 KiB for large GETs. */
+const READ_CHUNK = 1024 * 1024
+/** Bodies up to this size are read whole when opened. */
+const SMALL_BODY = 64 * 1024
+
+function isMissing (err: unknown): boolean {
+  return (err as NodeJS.ErrnoException).code === 'ENOENT'
+}
+
+/**
+ * Opens the current body of `id`. A concurrent overwrite may remove the
+ * files of the row just read; the newer row names files that exist, so
+ * reading again settles it.
+ */
+export function openReader (catalog: Catalog, abs: (file: string) => string, id: string): ObjectReader | null {
+  for (let attempt = 0; ; attempt++) {
+    const row = catalog.lookup(id)
+    if (row === null) return null
+    const { object, segments } = row
+    if (object.size <= SMALL_BODY && segments.length === 1) {
+      // Small bodies are read at once, synchronously: one system call from
+      // the page cache costs less than three trips through the thread pool.
+      let bytes = catalog.cache.body(object.version)
+      try {
+        bytes ??= readFileSync(abs(segments[0][0]))
+      } catch (err) {
+        if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
+        catalog.cache.forgetRow(id)
+        continue
+      }
+      catalog.cache.setBody(object.version, bytes)
+      return new BytesReader(object, bytes)
+    }
+    // Opened synchronously, like the reads (see SegmentStream): from the dentry cache it is one system call.
+    const fds: number[] = []
+    try {
+      for (const [file] of segments) fds.push(openSync(abs(file), 'r'))
+      return new FileReader(object, segments, fds)
+    } catch (err) {
+      fds.forEach(closeQuietly)
+      if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
+      catalog.cache.forgetRow(id)
+    }
+  }
+}
+
+class BytesReader implements ObjectReader {
+  constructor (readonly object: StoredObject, readonly bytes: Buffer) {}
+  stream (offset: number, length: number): Readable {
+    // A copy: the bytes may be shared with the read cache, and a stream's reader may write into its chunks.
+    return Readable.from([Buffer.from(this.bytes.subarray(offset, offset + length))])
+  }
+
+  async close (): Promise<void> {}
+}
+
+/** Descriptors that a reader or stream dropped without closing are closed when it is collected. */
+const unclosed = new FinalizationRegistry<number[]>(fds => { fds.forEach(closeQuietly) })
+
+function closeQuietly (fd: number): void {
+  try { closeSync(fd) } catch {}
+}
+
+class FileReader implements ObjectReader {
+  #fds: number[] | undefined
+
+  constructor (readonly object: StoredObject, readonly segments: Segment[], fds: number[]) {
+    this.#fds = fds
+    unclosed.register(this, fds, this)
+  }
+
+  /** The descriptors, handed over once. */
+  #take (): number[] | undefined {
+    const fds = this.#fds
+    this.#fds = undefined
+    unclosed.unregister(this)
+    return fds
+  }
+
+  stream (offset: number, length: number): Readable {
+    const fds = this.#take()
+    if (fds === undefined) throw new Error('stream: the reader was already used.')
+    return new SegmentStream(this.segments, fds, offset, length)
+  }
+
+  async close (): Promise<void> {
+    this.#take()?.forEach(closeQuietly)
+  }
+}
+
+/**
+ * A byte range across the body files of an object (one file, or the parts of
+ * a multipart object), read in chunks as the consumer asks for them.
+ *
+ * The reads are synchronous: from the page cache, one `read` on the event
+ * loop costs less than a trip through the thread pool for every chunk, and
+ * a 64 MiB GET runs about 1.6 times faster for it. A read from a cold disk
+ * holds this process for the time of one chunk, as a static file server
+ * without asynchronous I/O does; other workers go on serving.
+ */
+class SegmentStream extends Readable {
+  readonly #segments: Segment[]
+  readonly #fds: number[]
+  #index = 0
+  /** Offset of the next byte in the current segment. */
+  #position: number
+  #remaining: number
+
+  constructor (segments: Segment[], fds: number[], offset: number, length: number) {
+    super({ highWaterMark: READ_CHUNK })
+    this.#segments = segments
+    this.#fds = fds
+    unclosed.register(this, fds, this)
+    this.#remaining = length
+    while (this.#index < segments.length - 1 && offset >= segments[this.#index][1]) offset -= segments[this.#index++][1]
+    this.#position = offset
+  }
+
+  override _read (): void {
+    try {
+      while (this.#remaining > 0 && this.#position >= this.#segments[this.#index][1]) {
+        this.#index++
+        this.#position = 0
+      }
+      if (this.#remaining === 0) {
+        this.push(null)
+        return
+      }
+      const want = Math.min(READ_CHUNK, this.#segments[this.#index][1] - this.#position, this.#remaining)
+      const buffer = Buffer.allocUnsafe(want)
+      const read = readSync(this.#fds[this.#index], buffer, 0, want, this.#position)
+      if (read === 0) throw new Error('An object file is shorter than its catalog entry.')
+      this.#position += read
+      this.#remaining -= read
+      this.push(read === want ? buffer : buffer.subarray(0, read))
+      if (this.#remaining === 0) this.push(null)
+    } catch (err) {
+      this.destroy(err as Error)
+    }
+  }
+
+  override _destroy (err: Error | null, callback: (err?: Error | null) => void): void {
+    unclosed.unregister(this)
+    this.#fds.forEach(closeQuietly)
+    callback(err)
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The registry's storage on a data directory: a bucket is a directory
+ * `<dataDir>/<name>/` holding its filesystem store, its settings live in
+ * `<dataDir>/<name>/.fsbucket/settings.json`, and the stamp file
+ * `<dataDir>/.fsbucket/stamp` is rewritten whenever some bucket's settings
+ * change, so other processes see that the domain map is stale.
+ *
+ * Settings files are replaced with `writeJsonAtomic`, so a reader never sees
+ * half a file; read-modify-writes run under proper-lockfile. Deleting a
+ * bucket renames its directory out of the way first (`.deleted-<name>-<r>`),
+ * so other processes see it vanish at once, then removes the files. The
+ * documents of a state area (the management API's) live in `<dataDir>/.<area>/`.
+ */
+import { randomBytes } from 'node:crypto'
+import path from 'node:path'
+import type { BucketStore, RegistryStorage, SettingsDocument, StateDocuments } from '../../bucket/port.js'
+import { readJson, writeJsonAtomic } from './atomic.js'
+import {
+  createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
+} from './data-directory.js'
+import { JsonDirectory } from './json-directory.js'
+import { FsStore } from './store.js'
+
+export interface FsRegistryOptions {
+  /** fsync object writes and settings (default true). */
+  fsync?: boolean
+}
+
+export class FsRegistryStorage implements RegistryStorage {
+  readonly location: string
+  readonly #fsync: boolean
+
+  private constructor (dataDir: string, fsync: boolean) {
+    this.location = dataDir
+    this.#fsync = fsync
+  }
+
+  /** The storage of the buckets in `dataDir` (created when missing). */
+  static async open (dataDir: string, options: FsRegistryOptions = {}): Promise<FsRegistryStorage> {
+    await ensureDirectory(dataDir)
+    return new FsRegistryStorage(path.resolve(dataDir), options.fsync ?? true)
+  }
+
+  #bucketDir (name: string): string {
+    return path.join(this.location, name)
+  }
+
+  #settingsFile (name: string): string {
+    return path.join(this.location, name, '.fsbucket', 'settings.json')
+  }
+
+  get #stampFile (): string {
+    return path.join(this.location, '.fsbucket', 'stamp')
+  }
+
+  async names (): Promise<string[]> {
+    return await subdirectories(this.location)
+  }
+
+  placeExists (name: string): boolean {
+    return isDirectory(this.#bucketDir(name))
+  }
+
+  settingsVersion (name: string): string | null {
+    return fingerprint(this.#settingsFile(name))
+  }
+
+  async readSettings (name: string): Promise<SettingsDocument | null> {
+    return await readJson<SettingsDocument | null>(this.#settingsFile(name), null)
+  }
+
+  /**
+   * Makes `<bucket>/.fsbucket/` inside an existing bucket directory. Never
+   * recursive: a bucket deleted meanwhile must not be brought back as an
+   * empty directory (which the registry would adopt as a bucket).
+   */
+  async #ensureInternal (name: string): Promise<string> {
+    const dir = path.dirname(this.#settingsFile(name))
+    await createDirectory(dir)
+    return dir
+  }
+
+  async writeSettings (name: string, document: SettingsDocument): Promise<void> {
+    await this.#ensureInternal(name)
+    await writeJsonAtomic(this.#settingsFile(name), document, { fsync: this.#fsync })
+  }
+
+  async withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T> {
+    await this.#ensureInternal(name)
+    return await withFileLock(this.#settingsFile(name), critical)
+  }
+
+  async createPlace (name: string): Promise<boolean> {
+    await ensureDirectory(this.location)
+    return await createDirectory(this.#bucketDir(name))
+  }
+
+  async removePlace (name: string): Promise<boolean> {
+    const trash = path.join(this.location, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
+    return await removeTree(this.#bucketDir(name), trash)
+  }
+
+  changeToken (): string | null {
+    const dir = fingerprint(this.location)
+    if (dir === null) return null
+    return `${dir}/${fingerprint(this.#stampFile) ?? '-'}`
+  }
+
+  async touch (): Promise<void> {
+    await ensureDirectory(path.dirname(this.#stampFile))
+    await writeJsonAtomic(this.#stampFile, { changed: randomBytes(8).toString('hex') }, { fsync: false })
+  }
+
+  async openStore (name: string): Promise<BucketStore> {
+    return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync })
+  }
+
+  /** `<dataDir>/.<area>/`: a name starting with a dot is never a bucket. */
+  state (area: string): StateDocuments {
+    if (!/^[a-z]+$/.test(area)) throw new TypeError(`state: the area must be lowercase letters (got ${JSON.stringify(area)}).`)
+    return new JsonDirectory(path.join(this.location, `.${area}`), { fsync: this.#fsync })
+  }
+}

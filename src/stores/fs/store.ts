@@ -1,0 +1,237 @@
+/**
+ * The filesystem store: one bucket in one directory. On-disk format 1.
+ * This module composes the rooms: catalog.ts (SQLite), blobs.ts (body
+ * files), view.ts (the readable view), uploads.ts, sweeper.ts, commit.ts
+ * (group commit and WAL flush), readers.ts and read-cache.ts.
+ *
+ *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 1}
+ *   <bucket>/.fsbucket/catalog.db          SQLite (WAL): the object index and the commit point
+ *   <bucket>/.fsbucket/tmp/                parts being received; never referenced
+ *   <bucket>/.fsbucket/blobs/<vv>/<version>        body of a single put (vv = first two hex digits)
+ *   <bucket>/.fsbucket/blobs/<vv>/<version>.<n>    part n of a completed multipart object
+ *   <bucket>/.fsbucket/uploads/<uploadId>/<n>.<r>  parts of an upload in progress
+ *
+ * Why this shape:
+ *   - Bodies are immutable files named by version; the catalog row of a key
+ *     names the body files of its current version. Replacing an object is
+ *     "stream into blobs/ under the new version, fsync it and its directory,
+ *     then commit one row": a crash at any instant leaves the old row (and its
+ *     bytes) or the new row (and its bytes), never a mix. Files that no row
+ *     names are leftovers; the sweeper removes them.
+ *   - The row is the object's JSON metadata record (HTTP metadata, custom
+ *     metadata, checksums are JSON columns). It lives in an index rather than
+ *     in a sidecar file per object because a list page must read a thousand
+ *     of them in key order: one range scan of a B-tree takes about a
+ *     millisecond, a thousand sidecar opens take hundreds, and finding the
+ *     next thousand keys of a million by directory walking reads the million.
+ *     SQLite also gives the commit point several processes need: a write
+ *     transaction (BEGIN IMMEDIATE) is the short critical section in which a
+ *     conditional put judges the current row and replaces it, so exactly one
+ *     of several racing conditional writers wins. No lock is held while a
+ *     body streams: bodies are received before the transaction starts.
+ *   - Ids are the UTF-8 bytes of the NFC key, stored as BLOBs so SQLite
+ *     orders them by memcmp, which is the order the service lists in. No key
+ *     ever becomes a path: file names are versions and upload ids (validated
+ *     hex / base64url), so no key can reach outside the bucket.
+ *   - Completing a multipart upload hard-links each part into blobs/ and
+ *     commits a row naming them: no byte is copied, so completing 1 GiB takes
+ *     milliseconds.
+ *   - Keys that read like paths also appear as ordinary files under
+ *     <bucket>/ (hard links to their bodies): see key-view.ts.
+ *   - proper-lockfile guards what SQLite cannot: creating the store (the
+ *     switch to WAL mode) and one sweeper at a time per bucket.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import lockfile from 'proper-lockfile'
+import {
+  assembleListPage, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
+} from '../../bucket/port.js'
+import { readJson, storageError, writeJsonAtomic } from './atomic.js'
+import { BlobFiles } from './blobs.js'
+import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
+import { Commits, GroupCommit } from './commit.js'
+import { openReader } from './readers.js'
+import { sweepStore } from './sweeper.js'
+import { Uploads } from './uploads.js'
+import { KeyView } from './view.js'
+
+export const FORMAT = 'fsbucket-bucket'
+export const FORMAT_VERSION = 1
+const INTERNAL = '.fsbucket'
+
+export interface FsStoreOptions {
+  /** fsync data, directories and the catalog before a write resolves (default true). */
+  fsync?: boolean
+}
+
+interface PutJob {
+  id: string
+  object: StoredObject
+  segment: Segment
+  precondition: Precondition
+}
+
+interface PutOutcome { committed: boolean, replaced: Segment[] }
+
+export class FsStore implements BucketStore {
+  readonly #root: string
+  readonly #catalog: Catalog
+  readonly #commits: Commits
+  readonly #blobs: BlobFiles
+  readonly #view: KeyView
+  readonly #uploads: Uploads
+  readonly #puts: GroupCommit<PutJob, PutOutcome>
+
+  private constructor (root: string, catalog: Catalog, fsync: boolean) {
+    this.#root = root
+    this.#catalog = catalog
+    this.#commits = new Commits(catalog, path.join(root, 'catalog.db'), fsync)
+    this.#blobs = new BlobFiles(root, fsync)
+    this.#view = new KeyView(path.dirname(root))
+    this.#uploads = new Uploads(catalog, this.#commits, this.#blobs, this.#view)
+    this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)))
+  }
+
+  /** Opens (and creates when missing) the store of the bucket directory `dir`. */
+  static async open (dir: string, options: FsStoreOptions = {}): Promise<FsStore> {
+    const root = path.join(path.resolve(dir), INTERNAL)
+    const fsync = options.fsync ?? true
+    try {
+      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
+    } catch (err) {
+      throw storageError(err, 'creating the bucket directory')
+    }
+    const release = await lockfile.lock(root, {
+      lockfilePath: path.join(root, 'init.lock'),
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
+    })
+    try {
+      const formatFile = path.join(root, 'format.json')
+      const format = await readJson<{ format?: string, version?: number } | null>(formatFile, null)
+      if (format === null) {
+        await writeJsonAtomic(formatFile, { format: FORMAT, version: FORMAT_VERSION }, { fsync })
+      } else if (format.format !== FORMAT || format.version !== FORMAT_VERSION) {
+        throw new Error(`${dir}: unsupported bucket format ${String(format.format)} version ${String(format.version)} (this fsbucket reads version ${FORMAT_VERSION}).`)
+      }
+      return new FsStore(root, Catalog.open(path.join(root, 'catalog.db'), fsync), fsync)
+    } finally {
+      await release()
+    }
+  }
+
+  async retire (): Promise<boolean> {
+    const sql = this.#catalog.sql
+    return await this.#commits.commit(() => {
+      if (sql.anyObject.get() !== undefined) return false
+      sql.retire.run()
+      return true
+    })
+  }
+
+  async stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody> {
+    return await this.#blobs.stage(source, version)
+  }
+
+  async head (id: string): Promise<StoredObject | null> {
+    return this.#catalog.lookup(id)?.object ?? null
+  }
+
+  async open (id: string): Promise<ObjectReader | null> {
+    return openReader(this.#catalog, file => this.#blobs.abs(file), id)
+  }
+
+  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+    const segment = await this.#blobs.place(body, object.version)
+    const { committed, replaced } = await this.#puts.submit({ id, object, segment, precondition })
+    await this.#blobs.removeSegments(committed ? replaced : [segment])
+    return committed
+  }
+
+  /** One put of a group commit, inside the write transaction. */
+  #applyPut ({ id, object, segment, precondition }: PutJob): PutOutcome {
+    const sql = this.#catalog.sql
+    const idBytes = Buffer.from(id, 'utf8')
+    const current = sql.head.get(idBytes)
+    if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
+    sql.upsert.run(objectRow(idBytes, object, [segment]))
+    if (!this.#view.show(id, this.#blobs.abs(segment[0]))) this.#view.hide(id)
+    return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
+  }
+
+  async delete (ids: string[]): Promise<void> {
+    const sql = this.#catalog.sql
+    const removed: Segment[] = []
+    await this.#commits.commit(() => {
+      for (const id of ids) {
+        const idBytes = Buffer.from(id, 'utf8')
+        const row = sql.segmentsOf.get(idBytes)
+        if (row === undefined) continue
+        sql.deleteObject.run(idBytes)
+        this.#view.hide(id)
+        removed.push(...JSON.parse(row.segments) as Segment[])
+      }
+    })
+    await this.#blobs.removeSegments(removed)
+  }
+
+  async list (query: ListQuery): Promise<ListPage> {
+    const prefix = Buffer.from(query.prefix, 'utf8')
+    const end = Buffer.concat([prefix, Buffer.from([0xff])])
+    // Below the prefix, "after" means nothing: start at the prefix itself.
+    const from = (after: Uint8Array | undefined): Buffer | undefined =>
+      after !== undefined && Buffer.compare(after, prefix) >= 0 ? Buffer.from(after) : undefined
+    const sql = this.#catalog.sql
+    const source: PageSource = {
+      nextId: after => {
+        const start = from(after)
+        const row = start === undefined ? sql.firstIdFrom.get(prefix, end) : sql.firstIdAfter.get(start, end)
+        return row?.id.toString('utf8')
+      },
+      records: (after, limit) => {
+        const start = from(after)
+        const rows = start === undefined
+          ? (query.withMetadata ? sql.listFromFull : sql.listFrom).all(prefix, end, limit)
+          : (query.withMetadata ? sql.listAfterFull : sql.listAfter).all(start, end, limit)
+        return rows.map(row => ({ id: row[0].toString('utf8'), object: fromListRow(row) }))
+      }
+    }
+    // One read transaction: the page is one snapshot, and the seeks share its lock.
+    return this.#catalog.read(() => assembleListPage(source, query))
+  }
+
+  async createUpload (id: string, upload: StoredUpload): Promise<void> {
+    await this.#uploads.create(id, upload)
+  }
+
+  async getUpload (uploadId: string): Promise<StoredUpload | null> {
+    return await this.#uploads.get(uploadId)
+  }
+
+  async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
+    return await this.#uploads.putPart(uploadId, part, body)
+  }
+
+  async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+    const done = await this.#uploads.complete(uploadId, id, build)
+    if (done === null) return null
+    await this.#blobs.removeSegments(done.replaced)
+    return done.object
+  }
+
+  async abortUpload (uploadId: string): Promise<void> {
+    await this.#uploads.abort(uploadId)
+  }
+
+  async sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
+    return await sweepStore({ root: this.#root, catalog: this.#catalog, blobs: this.#blobs, uploads: this.#uploads }, createdBefore, leftoversBefore)
+  }
+
+  async close (): Promise<void> {
+    await this.#commits.close()
+    this.#catalog.close()
+  }
+}

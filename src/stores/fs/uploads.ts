@@ -1,0 +1,106 @@
+/**
+ * Multipart uploads of a bucket's filesystem store: their catalog rows, the
+ * part files under `uploads/<uploadId>/<n>.<r>`, and completion, which
+ * hard-links the chosen parts into blobs/ and commits the object's row (no
+ * byte is copied, so completing 1 GiB takes milliseconds).
+ */
+import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload } from '../../bucket/port.js'
+import type { BlobFiles } from './blobs.js'
+import { objectRow, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
+import type { Commits } from './commit.js'
+import type { KeyView } from './view.js'
+
+/** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
+export function isUploadId (uploadId: string): boolean {
+  return typeof uploadId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uploadId)
+}
+
+export class Uploads {
+  readonly #catalog: Catalog
+  readonly #commits: Commits
+  readonly #blobs: BlobFiles
+  readonly #view: KeyView
+
+  constructor (catalog: Catalog, commits: Commits, blobs: BlobFiles, view: KeyView) {
+    this.#catalog = catalog
+    this.#commits = commits
+    this.#blobs = blobs
+    this.#view = view
+  }
+
+  async create (id: string, upload: StoredUpload): Promise<void> {
+    await this.#commits.commit(() => this.#catalog.sql.insertUpload.run({
+      upload_id: upload.uploadId,
+      id: Buffer.from(id, 'utf8'),
+      key: upload.key,
+      created: upload.created,
+      storage_class: upload.storageClass,
+      http_metadata: JSON.stringify(upload.httpMetadata),
+      custom_metadata: JSON.stringify(upload.customMetadata)
+    }))
+  }
+
+  async get (uploadId: string): Promise<StoredUpload | null> {
+    if (!isUploadId(uploadId)) return null
+    const row = this.#catalog.sql.upload.get(uploadId)
+    return row === undefined ? null : toUpload(row)
+  }
+
+  async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
+    if (!isUploadId(uploadId)) {
+      await body.discard()
+      return false
+    }
+    const file = await this.#blobs.placePart(body, uploadId, part.partNumber)
+    const sql = this.#catalog.sql
+    let replaced: string | undefined
+    const stored = await this.#commits.commit(() => {
+      if (sql.upload.get(uploadId) === undefined) return false
+      replaced = sql.part.get(uploadId, part.partNumber)?.file
+      sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file })
+      return true
+    })
+    if (!stored) await this.#blobs.removeFile(file)
+    else if (replaced !== undefined) await this.#blobs.removeFile(replaced)
+    return stored
+  }
+
+  /** Completes an upload into the object `id`; returns the object and the body files it replaced. */
+  async complete (uploadId: string, id: string, build: CompleteBuilder): Promise<{ object: StoredObject, replaced: Segment[] } | null> {
+    if (!isUploadId(uploadId)) return null
+    const idBytes = Buffer.from(id, 'utf8')
+    const sql = this.#catalog.sql
+    let replaced: Segment[] = []
+    const object = await this.#commits.commit(() => {
+      const upload = sql.upload.get(uploadId)
+      if (upload === undefined) return null
+      const rows = new Map(sql.parts.all(uploadId).map(p => [p.part_number, p]))
+      const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
+      const { object, partNumbers } = build(toUpload(upload), parts)
+      const segments = this.#blobs.linkParts(object.version, partNumbers.map(n => {
+        const row = rows.get(n) as PartRow
+        return { file: row.file, size: row.size, partNumber: n }
+      }))
+      const current = sql.segmentsOf.get(idBytes)
+      if (current !== undefined) replaced = JSON.parse(current.segments)
+      sql.upsert.run(objectRow(idBytes, object, segments))
+      this.#view.hide(id)
+      sql.deleteParts.run(uploadId)
+      sql.deleteUpload.run(uploadId)
+      return object
+    })
+    if (object === null) return null
+    await this.#blobs.removeUpload(uploadId)
+    return { object, replaced }
+  }
+
+  async abort (uploadId: string): Promise<void> {
+    if (!isUploadId(uploadId)) return
+    const sql = this.#catalog.sql
+    await this.#commits.commit(() => {
+      sql.deleteParts.run(uploadId)
+      sql.deleteUpload.run(uploadId)
+    })
+    await this.#blobs.removeUpload(uploadId)
+  }
+}
