@@ -64,6 +64,7 @@ t.test('the console, without a token (loopback)', async t => {
     await page.getByRole('link', { name: 'docs/' }).click()
     await page.getByRole('link', { name: 'guide/' }).click()
     const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' })
+    await crumbs.locator('[aria-current="page"]', { hasText: 'guide' }).waitFor()
     t.same(await crumbs.getByRole('listitem').allTextContents(), ['Buckets', 'photos', 'docs', 'guide'])
     t.equal(await crumbs.locator('[aria-current="page"]').textContent(), 'guide')
     await page.getByRole('button', { name: 'intro.md', exact: true }).waitFor()
@@ -116,6 +117,15 @@ t.test('the console, without a token (loopback)', async t => {
       t.equal(body, `body of ${key}`, `the link of ${name} reads it`)
     }
     t.equal(await page.locator('main img').count(), 0, 'no <img> made from a key')
+
+    // On a public bucket the details offer the object's public link.
+    await registry.updateSettings('photos', { public: true })
+    await page.reload()
+    await page.getByRole('button', { name: trickyKeys[1].slice('tricky/'.length), exact: true }).click()
+    const link = await page.getByLabel('Public link').inputValue()
+    t.equal(link, `${base}/photos/tricky/a%23b%3Fc%3D%2541%20d.txt`, 'each segment percent-encoded')
+    t.equal(await (await fetch(link)).text(), `body of ${trickyKeys[1]}`, 'the public link reads the object')
+    await registry.updateSettings('photos', { public: false })
     t.same(dialogs, [], 'no script ran')
   })
 
