@@ -21,7 +21,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, hostName } from '../bucket/index.js'
+import { BucketError, hostName, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -44,8 +44,6 @@ export interface GatewayRoutesOptions {
 
 /** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
 const maxJsonBytes = 2 * 1024 * 1024
-/** A single put's limit (the binding's); @fastify/multipart needs it as a number. */
-const maxFormFileBytes = 5 * 1024 ** 3 - 5 * 1024 ** 2
 
 const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
 const bucketMethods = 'GET, HEAD, POST, OPTIONS'
@@ -83,8 +81,8 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
 
 function partNumberFrom (query: Record<string, unknown>): number {
   const raw = queryValue(query, 'partNumber')
-  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 10_000) {
-    throw new DoorError('InvalidQuery', 'partNumber must be an integer from 1 to 10000.')
+  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_PART_NUMBER) {
+    throw new DoorError('InvalidQuery', `partNumber must be an integer from 1 to ${MAX_PART_NUMBER}.`)
   }
   return Number(raw)
 }
@@ -118,7 +116,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
   await app.register(multipart, {
-    limits: { fileSize: maxFormFileBytes, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
+    limits: { fileSize: MAX_PUT_BYTES, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
   })
 
   app.setErrorHandler(async (err, request, reply) => {
