@@ -16,6 +16,7 @@
  * streams chunked uploads through it), and any async iterable of bytes (a
  * Node.js stream) is accepted as a value.
  */
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { evaluateConditional, isUnconditional, parseConditional, type ParsedConditional } from './conditional.js'
@@ -72,7 +73,8 @@ function judge (conditional: ParsedConditional, current: StoredObject | null): '
 }
 
 function parseListLimit (limit: unknown): number {
-  if (limit === undefined) return MAX_LIST_LIMIT
+  // -1 is how the hosted runtime's bindings say "no limit given".
+  if (limit === undefined || limit === -1) return MAX_LIST_LIMIT
   const n = Math.trunc(Number(limit))
   if (!Number.isFinite(n) || n < 1 || n > MAX_LIST_LIMIT) throw new BucketError('InvalidMaxKeys', 'list')
   return n
@@ -132,6 +134,11 @@ function validPartNumber (partNumber: unknown): number {
   return n
 }
 
+/** What a read of the whole object reports as its range (the hosted binding always reports one). */
+function wholeRange (record: StoredObject): ResolvedRange {
+  return { offset: 0, length: record.size }
+}
+
 function unquoteEtag (etag: string): string {
   return etag.startsWith('"') && etag.endsWith('"') && etag.length >= 2 ? etag.slice(1, -1) : etag
 }
@@ -164,7 +171,7 @@ export class BucketEngine implements Bucket {
 
   async head (key: string): Promise<BucketObject | null> {
     const record = await this.#store.head(keyId('head', key))
-    return record === null ? null : new ObjectMetadata(record)
+    return record === null ? null : new ObjectMetadata(record, wholeRange(record))
   }
 
   async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
@@ -186,9 +193,9 @@ export class BucketEngine implements Bucket {
     const record = reader.object
     if (judge(conditional, record) !== 'pass') {
       await reader.close()
-      return new ObjectMetadata(record)
+      return new ObjectMetadata(record, wholeRange(record))
     }
-    let served: ResolvedRange = { offset: 0, length: record.size }
+    let served: ResolvedRange = wholeRange(record)
     if (range !== null) {
       try {
         served = resolveRange(range, record.size, 'get')
@@ -325,6 +332,7 @@ export class BucketEngine implements Bucket {
   async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue): Promise<BucketUploadedPart> {
     keyId('uploadPart', key)
     const n = validPartNumber(partNumber)
+    if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
     const source = valueSource(value, 'uploadPart')
     await this.#liveUpload('uploadPart', key, uploadId)
     const body = new MeasuredBody(source, ['md5'], MAX_PART_BYTES, 'uploadPart')
@@ -336,8 +344,10 @@ export class BucketEngine implements Bucket {
     return { partNumber: n, etag }
   }
 
+  /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */
   async abortUpload (key: string, uploadId: string): Promise<void> {
     keyId('abortMultipartUpload', key)
+    await this.#liveUpload('abortMultipartUpload', key, uploadId)
     await this.#store.abortUpload(uploadId)
   }
 
@@ -349,10 +359,14 @@ export class BucketEngine implements Bucket {
         throw new TypeError('completeMultipartUpload: each part must be {partNumber, etag}.')
       }
       return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag) }
-    }).sort((a, b) => a.partNumber - b.partNumber)
+    })
+    // The hosted service takes the parts in ascending order only, as S3 does.
     for (let i = 1; i < given.length; i++) {
       if (given[i].partNumber === given[i - 1].partNumber) {
         throw new BucketError('InvalidPart', 'completeMultipartUpload', `Part ${given[i].partNumber} is listed twice.`)
+      }
+      if (given[i].partNumber < given[i - 1].partNumber) {
+        throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The parts must be listed in ascending order of part number.')
       }
     }
     const minPartSize = this.#minPartSize
@@ -425,10 +439,18 @@ function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
   }
 }
 
+/**
+ * A handle on one upload of one key. Every call names the key, so a handle
+ * resumed under another key than the upload's finds no upload (10024).
+ * Aborting again through a handle that already aborted or completed its
+ * upload does nothing, as in the hosted runtime; a store forgets finished
+ * uploads, so through another handle the id is unknown (10024).
+ */
 class MultipartUpload implements BucketMultipartUpload {
   readonly key: string
   readonly uploadId: string
   readonly #engine: BucketEngine
+  #finished = false
 
   constructor (engine: BucketEngine, key: string, uploadId: string) {
     this.#engine = engine
@@ -441,11 +463,15 @@ class MultipartUpload implements BucketMultipartUpload {
   }
 
   async abort (): Promise<void> {
+    if (this.#finished) return
     await this.#engine.abortUpload(this.key, this.uploadId)
+    this.#finished = true
   }
 
   async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
-    return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
+    const object = await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
+    this.#finished = true
+    return object
   }
 }
 

@@ -8,7 +8,12 @@
  * the end is clamped. A `Range` header that is invalid, asks for several
  * ranges or cannot be satisfied is ignored and the whole object is served:
  * the header form is best effort, the object form is strict.
+ *
+ * The object form's numbers must be whole: a fractional offset, length or
+ * suffix is a RangeError, as in the hosted runtime. An empty object
+ * (`range: {}`) asks for nothing in particular and gets the whole object.
  */
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import type { BucketRange } from './types.js'
 
@@ -53,11 +58,12 @@ function rangeNumber (method: string, name: string, value: unknown): number | un
   }
   if (n < 0) throw new RangeError(`${method}: range ${name} must not be negative.`)
   if (!Number.isFinite(n)) throw new RangeError(`${method}: range ${name} must be finite.`)
-  return Math.trunc(n)
+  if (!Number.isInteger(n)) throw new RangeError(`${method}: range ${name} must be a whole number (got ${n}).`)
+  return n
 }
 
-/** Checks the shape of a `BucketRange` given as an object. */
-export function validateRange (method: string, range: unknown): BucketRange {
+/** Checks the shape of a `BucketRange` given as an object; null for `{}` (the whole object). */
+export function validateRange (method: string, range: unknown): BucketRange | null {
   if (range === null || typeof range !== 'object') {
     throw new TypeError(`${method}: range must be an object with offset, length or suffix.`)
   }
@@ -71,9 +77,7 @@ export function validateRange (method: string, range: unknown): BucketRange {
     }
     return { suffix }
   }
-  if (offset === undefined && length === undefined) {
-    throw new TypeError(`${method}: range needs an offset, a length or a suffix.`)
-  }
+  if (offset === undefined && length === undefined) return null
   if (offset === undefined) return { length: length as number }
   return length === undefined ? { offset } : { offset, length }
 }

@@ -21,7 +21,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, hostName, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, hostName, isBucketError, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -141,7 +141,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const answer = errorReply(err)
     // A client that went away mid-body is not a server fault; the binding already discarded its upload.
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
-    else if (answer.status >= 500) request.log.error({ err }, 'request failed')
+    else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, 'storage failure')
+    else if (answer.log === 'error') request.log.error({ err }, 'request failed')
     return await reply.code(answer.status).headers(answer.headers).type('application/json')
       .send(failure(answer.code, answer.message))
   })
@@ -243,7 +244,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     } catch (err) {
       // Busboy reports a malformed form with plain errors that carry no code.
       const known = errorReply(err)
-      if (known.status === 500) throw new DoorError('InvalidForm', (err as Error).message)
+      if (known.status === 500 && !isBucketError(err)) throw new DoorError('InvalidForm', (err as Error).message)
       throw err
     }
     if (stored.length === 0) throw new DoorError('InvalidForm', 'The form has no file part.')
