@@ -158,13 +158,19 @@ export async function uploadStream (
     return await transport.put(bucket, key, Readable.from([firstPart]), firstPart.length, metadata)
   }
   const upload = await transport.createUpload(bucket, key, metadata)
-  let partNumber = 0
   const pending: Buffer[] = [firstPart, second.value]
-  // Workers take the next part in turn; `parts.next()` calls are serialised through `taking`.
+  let partNumber = 0
+  let failed = false
+  const nextBuffer = async (): Promise<Buffer | undefined> => {
+    if (pending.length > 0) return pending.shift()
+    const read = await parts.next()
+    return read.done === true ? undefined : read.value
+  }
+  // Workers take the next part in turn: reads of the stream are serialised through `taking`.
   let taking: Promise<unknown> = Promise.resolve()
   const take = async (): Promise<{ buffer: Buffer, partNumber: number } | null> => {
     const turn = taking.then(async () => {
-      const buffer = pending.shift() ?? (await (async () => { const r = await parts.next(); return r.done === true ? undefined : r.value })())
+      const buffer = failed ? undefined : await nextBuffer()
       return buffer === undefined ? null : { buffer, partNumber: ++partNumber }
     })
     taking = turn.catch(() => {})
@@ -173,8 +179,13 @@ export async function uploadStream (
   return await finishUpload(upload, async () => {
     const done: UploadedPart[] = []
     await Promise.all(Array.from({ length: tuning.parallel }, async () => {
-      for (let part = await take(); part !== null; part = await take()) {
-        done.push(await upload.uploadPart(part.partNumber, Readable.from([part.buffer]), part.buffer.length))
+      try {
+        for (let part = await take(); part !== null; part = await take()) {
+          done.push(await upload.uploadPart(part.partNumber, Readable.from([part.buffer]), part.buffer.length))
+        }
+      } catch (err) {
+        failed = true // the other workers stop taking parts
+        throw err
       }
     }))
     return done

@@ -28,5 +28,4 @@ t.test('the README documents every object command and flag', async t => {
       if (option.envVar !== undefined) t.ok(section.includes(`\`${option.envVar}\``), `${option.envVar} is documented`)
     }
   }
-  t.match(section, /--version/, '--version is documented')
 })

@@ -15,6 +15,10 @@ import { bin, cleanEnv, httpCli, localCli, root, runBin, token } from './fixture
 
 const exec = promisify(execFile)
 
+// Dozens of child processes, each starting Node and the program: on a loaded
+// machine that can outlast tap's default 300 s per file.
+t.setTimeout(15 * 60 * 1000)
+
 t.test('over the library', async t => {
   const cli = await localCli(t)
   const { run, work, dataDir } = cli
