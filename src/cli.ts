@@ -25,9 +25,9 @@ import { openRegistry } from './index.js'
 import { parseRouteSpec } from './http/target.js'
 import { registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
-import { serveOne, servePrimary, type ServeOptions } from './server/serve.js'
+import type { ServeOptions } from './server/serve.js'
 
-export { loadRoutes, type ServeOptions } from './server/serve.js'
+export type { ServeOptions } from './server/serve.js'
 
 /** The version in package.json (dist/src/cli.js sits two levels below it). */
 function packageVersion (): string {
@@ -98,6 +98,8 @@ export function buildCli (): Command {
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
     .action(async (options: ServeOptions) => {
+      // Loaded here: the server (Fastify, every door) costs the other commands a second of start-up.
+      const { serveOne, servePrimary } = await import('./server/serve.js')
       if (cluster.isWorker) await serveOne(options, true)
       else if (options.workers > 1) await servePrimary(options)
       else await serveOne(options, false)
