@@ -28,6 +28,8 @@ export interface GatewayConfig {
   /** Public read-only routes (`--route`, FSBUCKET_ROUTES, `<dataDir>/routes.json`). */
   routes: PublicRoute[]
   fsync: boolean
+  /** A `postgres://` URL: the catalog shared by several gateways (`--catalog`); absent: SQLite per bucket. */
+  catalog?: string
   /** Pino level, or false for no logging at all (tests). */
   logLevel: string | false
   /** Smallest multipart part but the last (tests lower it). */
@@ -49,7 +51,7 @@ export function loggerOptions (level: string | false): FastifyServerOptions['log
 }
 
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
-  const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize })
+  const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })
   const options: FastifyServerOptions = {
     logger: loggerOptions(config.logLevel),
     logController: new RequestLog(),

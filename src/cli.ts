@@ -29,6 +29,7 @@ import { managementCredentials, registerManagementCommands } from './mgmt/cli.js
 
 export interface ServeOptions {
   data: string
+  catalog?: string
   host: string
   port: number
   token?: string
@@ -75,6 +76,9 @@ function routeSpec (value: string, previous: string[] = []): string[] {
 
 const dataOption = (): Option => new Option('-d, --data <dir>', 'data directory (one sub-directory per bucket)')
   .env('FSBUCKET_DATA').default('./data')
+
+const catalogOption = (): Option => new Option('--catalog <url>', 'postgres:// URL of a catalog shared by several gateways (default: SQLite in each bucket directory)')
+  .env('FSBUCKET_CATALOG')
 
 /** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs). */
 export async function loadRoutes (dataDir: string, specs: string[]): Promise<PublicRoute[]> {
@@ -123,7 +127,7 @@ function startupNotes (options: ServeOptions, log: Logger): void {
 
 /** One server process: build the app, listen, close gracefully on a signal. */
 async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<void> {
-  const registry = await openRegistry(options.data, { fsync: options.fsync })
+  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog })
   const app = await buildApp({
     dataDir: options.data,
     host: options.host,
@@ -158,7 +162,7 @@ async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<v
 async function servePrimary (options: ServeOptions): Promise<void> {
   const log = primaryLogger(options.logLevel)
   startupNotes(options, log)
-  const registry = await openRegistry(options.data, { fsync: options.fsync })
+  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog })
   await ensureFirstBucket(registry, options.defaultBucket, log)
   if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
 
@@ -198,6 +202,7 @@ export function buildCli (): Command {
   program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
     .addOption(dataOption())
+    .addOption(catalogOption())
     .addOption(new Option('-H, --host <address>', 'address to listen on').env('FSBUCKET_HOST').default('127.0.0.1'))
     .addOption(new Option('-p, --port <port>', 'port to listen on').env('FSBUCKET_PORT').default(8787).argParser(integer(0, 65535)))
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads').env('FSBUCKET_TOKEN'))
@@ -221,9 +226,10 @@ export function buildCli (): Command {
   bucket.command('create <name>')
     .description('create a bucket')
     .addOption(dataOption())
+    .addOption(catalogOption())
     .option('--public', 'serve GET/HEAD of the bucket without a token', false)
-    .action(async (name: string, options: { data: string, public: boolean }) => {
-      const registry = await openRegistry(options.data)
+    .action(async (name: string, options: { data: string, catalog?: string, public: boolean }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       await registry.create(name, { public: options.public })
       await registry.close()
       console.log(`created bucket ${name}${options.public ? ' (public)' : ''}`)
@@ -231,8 +237,9 @@ export function buildCli (): Command {
   bucket.command('list')
     .description('list buckets')
     .addOption(dataOption())
-    .action(async (options: { data: string }) => {
-      const registry = await openRegistry(options.data)
+    .addOption(catalogOption())
+    .action(async (options: { data: string, catalog?: string }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       for (const info of await registry.list()) {
         console.log(`${info.name}\t${info.creationDate.toISOString()}\t${info.settings.public ? 'public' : 'private'}`)
       }
@@ -241,8 +248,9 @@ export function buildCli (): Command {
   bucket.command('delete <name>')
     .description('delete an empty bucket')
     .addOption(dataOption())
-    .action(async (name: string, options: { data: string }) => {
-      const registry = await openRegistry(options.data)
+    .addOption(catalogOption())
+    .action(async (name: string, options: { data: string, catalog?: string }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       await registry.delete(name)
       await registry.close()
       console.log(`deleted bucket ${name}`)
@@ -251,8 +259,9 @@ export function buildCli (): Command {
   program.command('sweep')
     .description('abort expired multipart uploads and remove leftovers of interrupted writes, in every bucket')
     .addOption(dataOption())
-    .action(async (options: { data: string }) => {
-      const registry = await openRegistry(options.data)
+    .addOption(catalogOption())
+    .action(async (options: { data: string, catalog?: string }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       await registry.sweep()
       await registry.close()
       console.log('swept')

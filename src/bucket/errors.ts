@@ -30,6 +30,8 @@ export const BucketErrors = {
   InvalidBucketName: { code: 10005, status: 400, message: 'The specified bucket name is not valid.' },
   NoSuchBucket: { code: 10006, status: 404, message: 'The specified bucket does not exist.' },
   BucketNotEmpty: { code: 10008, status: 409, message: 'The bucket you tried to delete is not empty.' },
+  // A store whose catalog is a server (PostgreSQL) that cannot be reached: retry later.
+  CatalogUnavailable: { code: 50300, status: 503, message: 'The catalog is unavailable. Please try again.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors
