@@ -8,6 +8,10 @@
  *                    [--default-bucket default]
  *     fsbucket bucket create <name> [--public] | list | delete <name>   [--data ./data]
  *     fsbucket sweep [--data ./data]
+ *     fsbucket migrate --from ./data --catalog postgres://...
+ *
+ * `serve`, `bucket` and `sweep` take `--catalog <url>` (FSBUCKET_CATALOG):
+ * a PostgreSQL catalog shared by several gateways instead of SQLite.
  *
  * Every `serve` flag has an environment variable (FSBUCKET_DATA, ...); a flag
  * beats its variable. `serve --workers N` runs N worker processes on one
@@ -26,6 +30,7 @@ import { buildApp, redactedHeaders } from './app.js'
 import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
 import { managementCredentials, registerManagementCommands } from './mgmt/cli.js'
+import { migrateToCatalog } from './server/migrate.js'
 
 export interface ServeOptions {
   data: string
@@ -265,6 +270,16 @@ export function buildCli (): Command {
       await registry.sweep()
       await registry.close()
       console.log('swept')
+    })
+
+  program.command('migrate')
+    .description('import the buckets of a data directory (SQLite catalogs) into a PostgreSQL catalog; bodies stay in place')
+    .requiredOption('--from <dir>', 'data directory whose buckets are imported')
+    .addOption(catalogOption().makeOptionMandatory())
+    .action(async (options: { from: string, catalog: string }) => {
+      const report = await migrateToCatalog(options.from, options.catalog, line => { console.log(line) })
+      const imported = report.buckets.filter(b => b.skipped === undefined)
+      console.log(`imported ${imported.length} buckets (${imported.reduce((n, b) => n + b.objects, 0)} objects) and ${report.documents} documents`)
     })
 
   registerManagementCommands(program, { openRegistry })

@@ -81,7 +81,12 @@ export class PgCatalog {
     pool.on('error', () => {})
     const catalog = new PgCatalog(pool)
     try {
-      await catalog.withClient('migrating the catalog', async client => await migrate(client))
+      const client = await pool.connect()
+      try {
+        await migrate(client)
+      } finally {
+        client.release()
+      }
     } catch (err) {
       await pool.end().catch(() => {})
       if (isUnavailable(err)) throw new Error(`The catalog ${redactUrl(url)} cannot be reached: ${(err as Error).message}`, { cause: err })
