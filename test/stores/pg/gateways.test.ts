@@ -4,10 +4,16 @@
  * with exactly one winner, a compare-and-set counter incremented from both
  * sides with no lost update, a list of 2,000 keys written through both, a
  * multipart upload whose parts go through different gateways, a bucket and
- * a custom domain made on one and seen on the other, and a PostgreSQL
- * restart while they run (50300 / 503, then recovery on their own).
+ * a custom domain made on one and seen on the other, a gateway started
+ * from the command line (`serve --catalog`) SIGKILLed while bodies stream
+ * in (every acknowledged object intact), and a PostgreSQL restart while
+ * they run (50300 / 503, then recovery on their own).
  */
+import { spawn } from 'node:child_process'
+import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { buildApp } from '../../../src/app.js'
 import { openRegistry } from '../../../src/index.js'
@@ -161,6 +167,52 @@ t.test('settings and custom domains changed through one registry are seen by the
   t.equal((await call(A, 'PUT', '/second/x', 'y')).status, 404, 'writes to the deleted bucket fail on the gateways')
 })
 
+t.test('a gateway SIGKILLed mid-upload: every acknowledged object intact, the leftovers swept', async t => {
+  const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'bin', 'fsbucket.js')
+  const child = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', '0', '--workers', '1', '--token', TOKEN, '--sweep-interval', '0'],
+    { env: { ...process.env, FSBUCKET_CATALOG: catalog }, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(() => { child.kill('SIGKILL') })
+  const C = await new Promise<string>((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(out)
+      if (m !== null) resolve(m[1])
+    })
+    child.once('exit', code => { reject(new Error(`the gateway exited (${code}): ${out}`)) })
+  })
+  const acknowledged = new Map<string, string>()
+  for (let i = 0; i < 20; i++) {
+    const value = `kept ${i} `.repeat(100 * (i + 1))
+    t.equal((await call(C, 'PUT', `/shared/killed/${i}`, value)).status, 200)
+    acknowledged.set(`killed/${i}`, value)
+  }
+  const upload = await call(C, 'POST', '/shared/killed/mpu?action=mpu-create')
+  const uploadId = upload.json.result.uploadId as string
+  // Two bodies in flight when the process dies: an overwrite of an acknowledged key and a part.
+  const inFlight = ['/shared/killed/0', `/shared/killed/mpu?action=mpu-uploadpart&uploadId=${uploadId}&partNumber=1`].map(async target => {
+    const request = http.request(C + target, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}`, 'content-length': String(8 * 1024 * 1024) } })
+    const failed = new Promise<void>(resolve => { request.on('error', () => resolve()); request.on('response', () => resolve()) })
+    request.write(Buffer.alloc(1024 * 1024, 'z'))
+    return { request, failed }
+  })
+  const requests = await Promise.all(inFlight)
+  await new Promise(resolve => setTimeout(resolve, 300))
+  child.kill('SIGKILL')
+  for (const { failed } of requests) await failed
+  for (const [key, value] of acknowledged) {
+    const read = await call(A, 'GET', `/shared/${key}`)
+    if (read.text !== value) t.fail(`${key} changed by the killed gateway`)
+  }
+  t.pass('every object acknowledged by the killed gateway reads whole, through another gateway')
+  const registry = await openRegistry(dataDir, { catalog, fsync: false })
+  t.teardown(async () => { await registry.close() })
+  const swept = await (await registry.open('shared'))!.sweep({ leftoverGraceMs: 0, uploadMaxAgeMs: 0 })
+  t.ok(swept.removedLeftovers >= 1, `the interrupted bodies are swept (${swept.removedLeftovers} leftovers)`)
+  t.equal(swept.abortedUploads >= 1, true, 'and the upload in progress aborted when expired')
+  t.equal((await call(B, 'GET', '/shared/killed/0')).text, acknowledged.get('killed/0'), 'the overwrite in flight never became visible')
+})
+
 t.test('PostgreSQL restarting: 503 with code 50300 at once, then recovery without a restart of the gateways', async t => {
   await server.stop()
   const started = Date.now()
@@ -179,4 +231,5 @@ t.test('PostgreSQL restarting: 503 with code 50300 at once, then recovery withou
   t.ok(recovered, 'both gateways serve again')
   t.equal((await call(A, 'GET', '/shared/after')).text, 'back')
   t.equal((await call(B, 'GET', '/shared/counter')).text, '60', 'what was stored before the restart is intact')
+  t.equal((await call(B, 'GET', '/shared/killed/19')).status, 200)
 })
