@@ -30,8 +30,9 @@ import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './port
 import type {
   Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketObjectBody, BucketObjects, BucketPutOptions, BucketRange, BucketUploadedPart, BucketValue,
-  OpenBucketOptions, SweepOptions, SweepReport
+  BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
+import { decideRead } from './read.js'
 import { MeasuredBody, valueSource } from './value.js'
 
 const MiB = 1024 * 1024
@@ -145,6 +146,11 @@ export class BucketEngine implements Bucket {
   async head (key: string): Promise<BucketObject | null> {
     const record = await this.#store.head(keyId('head', key))
     return record === null ? null : new ObjectMetadata(record)
+  }
+
+  async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
+    const id = keyId('read', key)
+    return await decideRead(this.#store, id, optionsObject<BucketReadOptions>('read', options))
   }
 
   async get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null> {

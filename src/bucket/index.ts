@@ -8,7 +8,10 @@
 export * from './types.js'
 export { BucketError, BucketErrors, isBucketError, errorByCode } from './errors.js'
 export type { ErrorDefinition, BucketErrorName } from './errors.js'
-export { BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_LIST_LIMIT, DEFAULT_UPLOAD_MAX_AGE_MS } from './bucket.js'
+export {
+  BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_LIST_LIMIT, MAX_DELETE_KEYS, DEFAULT_MIN_PART_BYTES,
+  DEFAULT_UPLOAD_MAX_AGE_MS
+} from './bucket.js'
 export { parseConditional, evaluateConditional } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'
 export { parseRangeHeader, resolveRange } from './range.js'

@@ -21,14 +21,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, hostName } from '../bucket/index.js'
+import { BucketError, hostName, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject } from './read.js'
-import { matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget } from './target.js'
+import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { readSite } from './website.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry
@@ -37,12 +38,12 @@ export interface GatewayRoutesOptions {
   publicRoutes: PublicRoute[]
   /** Buckets served publicly whatever their settings say (`--public`). */
   publicBuckets: ReadonlySet<string>
+  /** Where a browser's `GET /` (Accept: text/html) is redirected (the web console), or none. */
+  browserHome?: string
 }
 
 /** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
 const maxJsonBytes = 2 * 1024 * 1024
-/** A single put's limit (the binding's); @fastify/multipart needs it as a number. */
-const maxFormFileBytes = 5 * 1024 ** 3 - 5 * 1024 ** 2
 
 const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
 const bucketMethods = 'GET, HEAD, POST, OPTIONS'
@@ -80,8 +81,8 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
 
 function partNumberFrom (query: Record<string, unknown>): number {
   const raw = queryValue(query, 'partNumber')
-  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 10_000) {
-    throw new DoorError('InvalidQuery', 'partNumber must be an integer from 1 to 10000.')
+  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_PART_NUMBER) {
+    throw new DoorError('InvalidQuery', `partNumber must be an integer from 1 to ${MAX_PART_NUMBER}.`)
   }
   return Number(raw)
 }
@@ -115,7 +116,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
   await app.register(multipart, {
-    limits: { fileSize: maxFormFileBytes, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
+    limits: { fileSize: MAX_PUT_BYTES, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
   })
 
   app.setErrorHandler(async (err, request, reply) => {
@@ -174,8 +175,12 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     await reply.code(204).headers(allowed).send()
   }
 
-  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string): Promise<void> {
-    const result = await readObject(bucket, key, request.method as 'GET' | 'HEAD', request.headers, request.query as Record<string, unknown>)
+  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, site?: SiteOptions): Promise<void> {
+    const method = request.method as 'GET' | 'HEAD'
+    const query = request.query as Record<string, unknown>
+    const result = site === undefined
+      ? await readObject(bucket, key, method, request.headers, query)
+      : await readSite(bucket, key, site, method, request.headers, query)
     reply.code(result.status).headers(result.headers)
     if (result.body === undefined) return await reply.send()
     if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
@@ -305,16 +310,18 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     }
   }
 
-  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string): Promise<void> {
+  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions): Promise<void> {
     if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
     const { bucket } = await enter(request, reply, name, 'public')
-    if (key === '') throw new DoorError('NoSuchKey')
-    return await sendRead(request, reply, bucket, key)
+    return await sendRead(request, reply, bucket, key, site)
   }
 
   async function handleRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed('GET, HEAD')
+    if (options.browserHome !== undefined && /\btext\/html\b/i.test(request.headers.accept ?? '')) {
+      return await reply.code(302).header('location', options.browserHome).header('vary', 'Accept').send()
+    }
     requireCredentials(policy, request.headers.authorization)
     const buckets = await registry.list()
     return await reply.send(success(buckets.map(b => ({ name: b.name, creationDate: b.creationDate }))))
@@ -337,7 +344,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
           return await handleObject(request, reply, target.bucket, target.key)
         case 'public':
           request.logFields = { bucket: target.bucket, key: target.key }
-          return await handlePublic(request, reply, target.bucket, target.key)
+          return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite)
       }
     }
   })

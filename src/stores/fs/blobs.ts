@@ -9,7 +9,7 @@
  *   tmp/<random>                a part being received
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants as fsConstants, fsyncSync, linkSync, mkdirSync, openSync, promises as fsp } from 'node:fs'
+import { constants as fsConstants, promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import type { StagedBody } from '../../bucket/port.js'
@@ -30,6 +30,11 @@ const FLUSH_EVERY = 16 * 1024 * 1024
 /** Where the body of a single put of `version` lives, relative to the store's directory. */
 export function blobFile (version: string): string {
   return `blobs/${version.slice(0, 2)}/${version}`
+}
+
+/** Whether the body files of a row are those of a single put (which the readable view shows), not parts. */
+export function isSinglePutBody (segments: Segment[]): boolean {
+  return segments.length === 1 && /^blobs\/[0-9a-f]{2}\/[0-9a-f]+$/.test(segments[0][0])
 }
 
 /** Removes a file, ignoring one already gone. */
@@ -177,26 +182,25 @@ export class BlobFiles {
   }
 
   /**
-   * Hard-links the chosen parts into blobs/ (synchronously, as the caller
-   * runs inside a write transaction): the object's files exist before the
-   * row naming them commits, and the upload's directory can go once it has.
+   * Hard-links the chosen parts of an upload into blobs/ under `version`
+   * and makes the links durable, before the row naming them commits (no
+   * byte is copied). On failure, the links made so far are removed.
    */
-  linkParts (version: string, parts: Array<{ file: string, size: number, partNumber: number }>): Segment[] {
+  async linkParts (version: string, parts: Array<{ file: string, size: number, partNumber: number }>): Promise<Segment[]> {
     if (parts.length === 0) return []
     const dir = path.dirname(this.abs(blobFile(version)))
-    mkdirSync(dir, { recursive: true })
-    const segments = parts.map((p): Segment => {
-      const file = `${blobFile(version)}.${p.partNumber}`
-      try {
-        linkSync(this.abs(p.file), this.abs(file))
-      } catch (err) {
-        throw storageError(err, 'completing an upload')
+    const segments: Segment[] = []
+    try {
+      await this.#ensureDir(dir)
+      for (const p of parts) {
+        const file = `${blobFile(version)}.${p.partNumber}`
+        await fsp.link(this.abs(p.file), this.abs(file))
+        segments.push([file, p.size])
       }
-      return [file, p.size]
-    })
-    if (this.#fsync) {
-      const fd = openSync(dir, 'r')
-      try { fsyncSync(fd) } finally { closeSync(fd) }
+      if (this.#fsync) await fsyncDirectory(dir)
+    } catch (err) {
+      await this.removeSegments(segments)
+      throw storageError(err, 'completing an upload')
     }
     return segments
   }

@@ -102,14 +102,21 @@ export class GroupCommit<J, O> {
   readonly #commits: Commits
   readonly #catalog: Catalog
   readonly #apply: (batch: J[]) => O[]
+  readonly #committed: (batch: J[], outcomes: O[]) => void
   readonly #what: string
   readonly #queue: Array<Pending<J, O>> = []
 
-  constructor (catalog: Catalog, commits: Commits, what: string, apply: (batch: J[]) => O[]) {
+  /**
+   * `apply` runs inside the write transaction and touches nothing but the
+   * catalog; `committed` runs right after it (the file-system work that
+   * follows a commit, such as publishing the readable view).
+   */
+  constructor (catalog: Catalog, commits: Commits, what: string, apply: (batch: J[]) => O[], committed: (batch: J[], outcomes: O[]) => void = () => {}) {
     this.#catalog = catalog
     this.#commits = commits
     this.#what = what
     this.#apply = apply
+    this.#committed = committed
   }
 
   async submit (job: J): Promise<O> {
@@ -121,9 +128,11 @@ export class GroupCommit<J, O> {
 
   async #flush (): Promise<void> {
     const batch = this.#queue.splice(0)
+    const jobs = batch.map(p => p.job)
     let outcomes: O[]
     try {
-      outcomes = await this.#catalog.write(() => this.#apply(batch.map(p => p.job)))
+      outcomes = await this.#catalog.write(() => this.#apply(jobs))
+      this.#committed(jobs, outcomes)
       await this.#commits.durable()
     } catch (err) {
       for (const pending of batch) pending.reject(storageError(err, this.#what))

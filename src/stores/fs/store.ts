@@ -49,7 +49,7 @@ import {
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
-import { BlobFiles } from './blobs.js'
+import { BlobFiles, isSinglePutBody } from './blobs.js'
 import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit } from './commit.js'
 import { openReader } from './readers.js'
@@ -90,8 +90,9 @@ export class FsStore implements BucketStore {
     this.#commits = new Commits(catalog, path.join(root, 'catalog.db'), fsync)
     this.#blobs = new BlobFiles(root, fsync)
     this.#view = new KeyView(path.dirname(root))
-    this.#uploads = new Uploads(catalog, this.#commits, this.#blobs, this.#view)
-    this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)))
+    this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
+    this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
+      (batch, outcomes) => { batch.forEach((job, i) => { if (outcomes[i].committed) this.#publish(job.id) }) })
   }
 
   /** Opens (and creates when missing) the store of the bucket directory `dir`. */
@@ -158,23 +159,45 @@ export class FsStore implements BucketStore {
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
     sql.upsert.run(objectRow(idBytes, object, [segment]))
-    if (!this.#view.show(id, this.#blobs.abs(segment[0]))) this.#view.hide(id)
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
+  }
+
+  /**
+   * Makes the view entry of `id` follow its catalog row: the body of a
+   * single put, or nothing. Runs after a commit, never inside one. The row
+   * is read again after the change: when another process committed
+   * meanwhile, the entry is redone for the newer row, so whichever process
+   * publishes last leaves the view matching the catalog.
+   */
+  #publish (id: string): void {
+    if (!this.#view.shows(id)) return
+    const idBytes = Buffer.from(id, 'utf8')
+    const sql = this.#catalog.sql
+    let row = sql.segmentsOf.get(idBytes)
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const segments: Segment[] = row === undefined ? [] : JSON.parse(row.segments)
+      if (!isSinglePutBody(segments) || !this.#view.show(id, this.#blobs.abs(segments[0][0]))) this.#view.hide(id)
+      const after = sql.segmentsOf.get(idBytes)
+      if (after?.segments === row?.segments) return
+      row = after
+    }
   }
 
   async delete (ids: string[]): Promise<void> {
     const sql = this.#catalog.sql
     const removed: Segment[] = []
+    const deleted: string[] = []
     await this.#commits.commit(() => {
       for (const id of ids) {
         const idBytes = Buffer.from(id, 'utf8')
         const row = sql.segmentsOf.get(idBytes)
         if (row === undefined) continue
         sql.deleteObject.run(idBytes)
-        this.#view.hide(id)
+        deleted.push(id)
         removed.push(...JSON.parse(row.segments) as Segment[])
       }
     })
+    for (const id of deleted) this.#publish(id)
     await this.#blobs.removeSegments(removed)
   }
 
@@ -218,6 +241,7 @@ export class FsStore implements BucketStore {
   async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
     const done = await this.#uploads.complete(uploadId, id, build)
     if (done === null) return null
+    this.#publish(id)
     await this.#blobs.removeSegments(done.replaced)
     return done.object
   }

@@ -5,11 +5,13 @@
  * open their files with ordinary tools.
  *
  * The view is a convenience, never the truth: reads, lists and conditionals
- * use the catalog and the version-named bodies. It is updated inside the
- * same write transaction that commits a change, so it follows the catalog
- * write for write; after a crash it can be one write ahead of or behind the
- * catalog for the key that was being written. Keys that cannot be shown are
- * simply absent from it:
+ * use the catalog and the version-named bodies. The store publishes a key's
+ * entry right after each commit that changes the key, from the key's
+ * current catalog row (never inside the write transaction, which touches no
+ * file); a publisher that finds the row changed meanwhile by another process
+ * publishes again, so the view follows the catalog write for write. After a
+ * crash it can be one write behind the catalog for the key that was being
+ * written. Keys that cannot be shown are simply absent from it:
  *   - keys with empty, `.` or `..` segments, a leading or trailing `/`,
  *     control characters, or segments longer than 255 bytes;
  *   - keys whose first segment is `.fsbucket` (the store's own directory);
@@ -44,6 +46,11 @@ export class KeyView {
 
   constructor (bucketDir: string) {
     this.#bucketDir = bucketDir
+  }
+
+  /** Whether the key can have a file in the view at all. */
+  shows (id: string): boolean {
+    return viewPath(id) !== null
   }
 
   /** Shows `body` (an absolute path) as the key's file; false when the key cannot be shown. */

@@ -91,7 +91,7 @@ export class PgUploads {
       const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
       const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts)
       // Linked before the row naming them commits; if it never does, the sweeper removes the links.
-      const segments: Segment[] = this.#blobs.linkParts(object.version, partNumbers.map(n => {
+      const segments: Segment[] = await this.#blobs.linkParts(object.version, partNumbers.map(n => {
         const row = rows.get(n) as PartRow
         return { file: row.file, size: row.size, partNumber: n }
       }))
