@@ -28,7 +28,7 @@ const doors = ['http', 'mgmt', 's3', 'cli', 'console']
 const roots = new Set(['src/index.ts', 'src/app.ts', 'src/cli.ts'])
 /** The filesystem store's body-file modules, which the PostgreSQL store shares. */
 const bodyFiles = new Set(['src/stores/fs/blobs.ts', 'src/stores/fs/atomic.ts', 'src/stores/fs/readers.ts'])
-/** Door modules that may touch files: the user's own files, not a store's. */
+/** Door modules that may touch files that are never a store's: the user's own files (CLI) and the console's built assets. */
 const userFiles = new Set(['src/cli/local-files.ts', 'src/console/serve.ts'])
 
 async function sources (dir: string): Promise<string[]> {
