@@ -70,12 +70,15 @@ t.test('a bucket created through one gateway is served by the other', async t =>
 t.test('read-your-writes and delete visibility across gateways', async t => {
   for (let i = 0; i < 30; i++) {
     const [writer, reader] = i % 2 === 0 ? [A, B] : [B, A]
-    t.equal((await call(writer, 'PUT', `/shared/ryw/${i}`, `value ${i}`)).status, 200)
+    const put = await call(writer, 'PUT', `/shared/ryw/${i}`, `value ${i}`)
+    t.equal(put.status, 200, put.text)
     const read = await call(reader, 'GET', `/shared/ryw/${i}`)
     if (read.text !== `value ${i}`) t.fail(`write ${i} not seen by the other gateway: ${read.status} ${read.text}`)
-    t.equal((await call(writer, 'PUT', `/shared/ryw/${i}`, `second ${i}`)).status, 200)
+    const second = await call(writer, 'PUT', `/shared/ryw/${i}`, `second ${i}`)
+    t.equal(second.status, 200, second.text)
     if ((await call(reader, 'GET', `/shared/ryw/${i}`)).text !== `second ${i}`) t.fail(`overwrite ${i} not seen`)
-    t.equal((await call(reader, 'DELETE', `/shared/ryw/${i}`)).status, 204)
+    const removed = await call(reader, 'DELETE', `/shared/ryw/${i}`)
+    t.equal(removed.status, 204, removed.text)
     const gone = await call(writer, 'GET', `/shared/ryw/${i}`)
     if (gone.status !== 404) t.fail(`delete ${i} not seen: ${gone.status}`)
   }
@@ -184,7 +187,8 @@ t.test('a gateway SIGKILLed mid-upload: every acknowledged object intact, the le
   const acknowledged = new Map<string, string>()
   for (let i = 0; i < 20; i++) {
     const value = `kept ${i} `.repeat(100 * (i + 1))
-    t.equal((await call(C, 'PUT', `/shared/killed/${i}`, value)).status, 200)
+    const put = await call(C, 'PUT', `/shared/killed/${i}`, value)
+    t.equal(put.status, 200, put.text)
     acknowledged.set(`killed/${i}`, value)
   }
   const upload = await call(C, 'POST', '/shared/killed/mpu?action=mpu-create')
