@@ -172,7 +172,7 @@ t.test('settings and custom domains changed through one registry are seen by the
 
 t.test('a gateway SIGKILLed mid-upload: every acknowledged object intact, the leftovers swept', async t => {
   const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'bin', 'fsbucket.js')
-  const child = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', '0', '--workers', '1', '--token', TOKEN, '--sweep-interval', '0'],
+  const child = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', '0', '--workers', '1', '--token', TOKEN, '--sweep-interval', '0', '--s3-port', '0'],
     { env: { ...process.env, FSBUCKET_CATALOG: catalog }, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => { child.kill('SIGKILL') })
   const C = await new Promise<string>((resolve, reject) => {
