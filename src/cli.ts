@@ -312,8 +312,10 @@ export function buildCli (): Command {
       console.log(`imported ${imported.length} buckets (${imported.reduce((n, b) => n + b.objects, 0)} objects) and ${report.documents} documents`)
     })
 
-  registerManagementCommands(program, { openRegistry })
-  registerObjectCommands(program, { openRegistry })
+  // The management and object commands open the catalog FSBUCKET_CATALOG names, when set.
+  const openConfigured = async (dataDir: string): Promise<BucketRegistry> => await openRegistry(dataDir, { catalog: process.env.FSBUCKET_CATALOG })
+  registerManagementCommands(program, { openRegistry: openConfigured })
+  registerObjectCommands(program, { openRegistry: openConfigured })
   return program
 }
 

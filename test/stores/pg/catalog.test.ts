@@ -157,3 +157,24 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   }
   t.match(lines.join('\n'), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
 })
+
+t.test('the object commands use the catalog FSBUCKET_CATALOG names', async t => {
+  const url = await database('commands')
+  const dataDir = testdir(t)
+  const saved = process.env.FSBUCKET_CATALOG
+  process.env.FSBUCKET_CATALOG = url
+  const write = process.stdout.write
+  process.stdout.write = (() => true) as typeof process.stdout.write
+  try {
+    await buildCli().parseAsync(['node', 'fsbucket', 'mb', 'fsb://made-by-cli', '--data', dataDir])
+  } finally {
+    process.stdout.write = write
+    if (saved === undefined) delete process.env.FSBUCKET_CATALOG
+    else process.env.FSBUCKET_CATALOG = saved
+  }
+  t.equal(process.exitCode ?? 0, 0)
+  const registry = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.teardown(async () => { await registry.close() })
+  t.ok(await registry.info('made-by-cli'), 'the bucket is in the PostgreSQL catalog')
+  t.notOk(existsSync(path.join(dataDir, 'made-by-cli', '.fsbucket', 'catalog.db')), 'not in a SQLite catalog')
+})
