@@ -45,7 +45,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -64,6 +64,12 @@ const INTERNAL = '.fsbucket'
 export interface FsStoreOptions {
   /** fsync data, directories and the catalog before a write resolves (default true). */
   fsync?: boolean
+  /**
+   * Create the bucket directory when it is missing (default true). The
+   * registry opens existing buckets only: a bucket deleted meanwhile is
+   * then NoSuchBucket rather than brought back.
+   */
+  create?: boolean
 }
 
 interface PutJob {
@@ -100,16 +106,26 @@ export class FsStore implements BucketStore {
     const root = path.join(path.resolve(dir), INTERNAL)
     const fsync = options.fsync ?? true
     try {
-      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
+      if (options.create ?? true) await fsp.mkdir(root, { recursive: true })
+      else await fsp.mkdir(root).catch(err => { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err })
+      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).catch(err => {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      })))
     } catch (err) {
-      throw storageError(err, 'creating the bucket directory')
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw bucketRetired('open')
+      throw storageError(err, 'creating the bucket directory', root)
     }
-    const release = await lockfile.lock(root, {
-      lockfilePath: path.join(root, 'init.lock'),
-      realpath: false,
-      stale: 10_000,
-      retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
-    })
+    let release: () => Promise<void>
+    try {
+      release = await lockfile.lock(root, {
+        lockfilePath: path.join(root, 'init.lock'),
+        realpath: false,
+        stale: 10_000,
+        retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
+      })
+    } catch (err) {
+      throw storageError(err, 'opening the bucket', root)
+    }
     try {
       const formatFile = path.join(root, 'format.json')
       const format = await readJson<{ format?: string, version?: number } | null>(formatFile, null)
@@ -118,7 +134,13 @@ export class FsStore implements BucketStore {
       } else if (format.format !== FORMAT || format.version !== FORMAT_VERSION) {
         throw new Error(`${dir}: unsupported bucket format ${String(format.format)} version ${String(format.version)} (this fsbucket reads version ${FORMAT_VERSION}).`)
       }
-      return new FsStore(root, Catalog.open(path.join(root, 'catalog.db'), fsync), fsync)
+      let catalog: Catalog
+      try {
+        catalog = Catalog.open(path.join(root, 'catalog.db'), fsync)
+      } catch (err) {
+        throw storageError(err, 'opening the catalog', path.join(root, 'catalog.db'))
+      }
+      return new FsStore(root, catalog, fsync)
     } finally {
       await release()
     }
@@ -255,6 +277,7 @@ export class FsStore implements BucketStore {
   }
 
   async close (): Promise<void> {
+    this.#blobs.closed = true
     await this.#commits.close()
     this.#catalog.close()
   }

@@ -2,7 +2,7 @@
  * The connection to a PostgreSQL catalog: one `pg` pool per process, the
  * schema migrated on connect, and the three ways the stores use it (one
  * statement, one transaction, one advisory lock). It owns the translation
- * of "the server cannot be reached" into the catalogue's 50300
+ * of "the server cannot be reached" into the catalogue's 10908
  * (CatalogUnavailable, HTTP 503): a request fails fast instead of hanging,
  * and the pool reconnects on its own once the server is back.
  */
@@ -10,9 +10,9 @@ import pg from 'pg'
 import { BucketError } from '../../bucket/port.js'
 import { migrate } from './schema.js'
 
-/** How long a request waits for a connection before failing with 50300. */
+/** How long a request waits for a connection before failing with 10908. */
 const CONNECT_TIMEOUT_MS = 5_000
-/** How long a statement may take before the request fails with 50300 (a server that stopped answering). */
+/** How long a statement may take before the request fails with 10908 (a server that stopped answering). */
 const QUERY_TIMEOUT_MS = 30_000
 
 /** Error codes of a server or network that is down, restarting or unreachable (not of a bad statement). */
@@ -29,7 +29,7 @@ export function isUnavailable (err: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)
 }
 
-/** An unreachable catalog becomes 50300; other errors pass through. */
+/** An unreachable catalog becomes 10908; other errors pass through. */
 export function catalogError (err: unknown, what: string): unknown {
   if (err instanceof BucketError) return err
   return isUnavailable(err) ? new BucketError('CatalogUnavailable', what) : err

@@ -7,7 +7,7 @@
  * a custom domain made on one and seen on the other, a gateway started
  * from the command line (`serve --catalog`) SIGKILLed while bodies stream
  * in (every acknowledged object intact), and a PostgreSQL restart while
- * they run (50300 / 503, then recovery on their own).
+ * they run (10908 / 503, then recovery on their own).
  */
 import { spawn } from 'node:child_process'
 import http from 'node:http'
@@ -217,13 +217,13 @@ t.test('a gateway SIGKILLed mid-upload: every acknowledged object intact, the le
   t.equal((await call(B, 'GET', '/shared/killed/0')).text, acknowledged.get('killed/0'), 'the overwrite in flight never became visible')
 })
 
-t.test('PostgreSQL restarting: 503 with code 50300 at once, then recovery without a restart of the gateways', async t => {
+t.test('PostgreSQL restarting: 503 with code 10908 at once, then recovery without a restart of the gateways', async t => {
   await server.stop()
   const started = Date.now()
   for (const [base, method, path] of [[A, 'GET', '/shared/hello'], [B, 'PUT', '/shared/during'], [A, 'GET', '/shared?limit=5']] as const) {
     const answer = await call(base, method, path, method === 'PUT' ? 'x' : undefined)
     t.equal(answer.status, 503, `${method} ${path} answers 503`)
-    t.equal(answer.json?.errors?.[0]?.code, 50300, 'with the catalog code')
+    t.equal(answer.json?.errors?.[0]?.code, 10908, 'with the catalog code')
   }
   t.ok(Date.now() - started < 15_000, 'fast, not hanging')
   await server.start()
