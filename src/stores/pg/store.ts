@@ -106,7 +106,13 @@ export class PgStore implements BucketStore {
   }
 
   async stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody> {
-    return await this.#blobs.stage(source, version)
+    try {
+      return await this.#blobs.stage(source, version)
+    } catch (err) {
+      // The bucket's directory is gone (never made again here): deleted through another gateway.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && await this.#retired()) throw bucketRetired()
+      throw err
+    }
   }
 
   async head (id: string): Promise<StoredObject | null> {
