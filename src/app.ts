@@ -40,6 +40,8 @@ export interface GatewayConfig {
   /** Public read-only routes (`--route`, FSBUCKET_ROUTES, `<dataDir>/routes.json`). */
   routes: PublicRoute[]
   fsync: boolean
+  /** A `postgres://` URL: the catalog shared by several gateways (`--catalog`); absent: SQLite per bucket. */
+  catalog?: string
   /** Pino level, or false for no logging at all (tests). */
   logLevel: string | false
   /** Where log lines go (tests); stdout otherwise. */
@@ -57,7 +59,7 @@ export interface GatewayConfig {
 export const defaultIdleTimeout = 60
 
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
-  const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize })
+  const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })
   const idleMs = (config.idleTimeout ?? defaultIdleTimeout) * 1000
   const options: FastifyServerOptions = {
     ...(config.logLevel === false

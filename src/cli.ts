@@ -10,7 +10,11 @@
  *                    [--s3-access-key-id ID --s3-secret-access-key SECRET]
  *     fsbucket bucket create <name> [--public] | list | delete <name>   [--data ./data]
  *     fsbucket sweep [--data ./data]
+ *     fsbucket migrate --from ./data --catalog postgres://...
  *     fsbucket --version
+ *
+ * `serve`, `bucket` and `sweep` take `--catalog <url>` (FSBUCKET_CATALOG):
+ * a PostgreSQL catalog shared by several gateways instead of SQLite.
  *
  * Every `serve` flag has an environment variable (FSBUCKET_DATA, ...); a flag
  * beats its variable. What `serve` does (checks, workers, restarts,
@@ -21,7 +25,7 @@ import cluster from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { openRegistry } from './index.js'
+import { openRegistry, type BucketRegistry } from './index.js'
 import { parseRouteSpec } from './http/target.js'
 import { registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
@@ -67,6 +71,9 @@ function routeSpec (value: string, previous: string[] = []): string[] {
 const dataOption = (): Option => new Option('-d, --data <dir>', 'data directory (one sub-directory per bucket)')
   .env('FSBUCKET_DATA').default('./data')
 
+const catalogOption = (): Option => new Option('--catalog <url>', 'postgres:// URL of a catalog shared by several gateways (default: SQLite in each bucket directory)')
+  .env('FSBUCKET_CATALOG')
+
 export function buildCli (): Command {
   const program = new Command('fsbucket')
     .description('An object storage gateway: buckets on a local directory, served over HTTP')
@@ -76,6 +83,7 @@ export function buildCli (): Command {
   program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
     .addOption(dataOption())
+    .addOption(catalogOption())
     .addOption(new Option('-H, --host <address>', 'address to listen on').env('FSBUCKET_HOST').default('127.0.0.1'))
     .addOption(new Option('-p, --port <port>', 'port to listen on').env('FSBUCKET_PORT').default(8787).argParser(integer(0, 65535)))
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads').env('FSBUCKET_TOKEN'))
@@ -109,9 +117,10 @@ export function buildCli (): Command {
   bucket.command('create <name>')
     .description('create a bucket')
     .addOption(dataOption())
+    .addOption(catalogOption())
     .option('--public', 'serve GET/HEAD of the bucket without a token', false)
-    .action(async (name: string, options: { data: string, public: boolean }) => {
-      const registry = await openRegistry(options.data)
+    .action(async (name: string, options: { data: string, catalog?: string, public: boolean }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       await registry.create(name, { public: options.public })
       await registry.close()
       console.log(`created bucket ${name}${options.public ? ' (public)' : ''}`)
@@ -119,8 +128,9 @@ export function buildCli (): Command {
   bucket.command('list')
     .description('list buckets')
     .addOption(dataOption())
-    .action(async (options: { data: string }) => {
-      const registry = await openRegistry(options.data)
+    .addOption(catalogOption())
+    .action(async (options: { data: string, catalog?: string }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       for (const info of await registry.list()) {
         console.log(`${info.name}\t${info.creationDate.toISOString()}\t${info.settings.public ? 'public' : 'private'}`)
       }
@@ -129,8 +139,9 @@ export function buildCli (): Command {
   bucket.command('delete <name>')
     .description('delete an empty bucket')
     .addOption(dataOption())
-    .action(async (name: string, options: { data: string }) => {
-      const registry = await openRegistry(options.data)
+    .addOption(catalogOption())
+    .action(async (name: string, options: { data: string, catalog?: string }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       await registry.delete(name)
       await registry.close()
       console.log(`deleted bucket ${name}`)
@@ -139,15 +150,29 @@ export function buildCli (): Command {
   program.command('sweep')
     .description('abort expired multipart uploads and remove leftovers of interrupted writes, in every bucket')
     .addOption(dataOption())
-    .action(async (options: { data: string }) => {
-      const registry = await openRegistry(options.data)
+    .addOption(catalogOption())
+    .action(async (options: { data: string, catalog?: string }) => {
+      const registry = await openRegistry(options.data, { catalog: options.catalog })
       await registry.sweep()
       await registry.close()
       console.log('swept')
     })
 
-  registerManagementCommands(program, { openRegistry })
-  registerObjectCommands(program, { openRegistry })
+  program.command('migrate')
+    .description('import the buckets of a data directory (SQLite catalogs) into a PostgreSQL catalog; bodies stay in place')
+    .requiredOption('--from <dir>', 'data directory whose buckets are imported')
+    .addOption(catalogOption().makeOptionMandatory())
+    .action(async (options: { from: string, catalog: string }) => {
+      const { migrateToCatalog } = await import('./server/migrate.js')
+      const report = await migrateToCatalog(options.from, options.catalog, line => { console.log(line) })
+      const imported = report.buckets.filter(b => b.skipped === undefined)
+      console.log(`imported ${imported.length} buckets (${imported.reduce((n, b) => n + b.objects, 0)} objects) and ${report.documents} documents`)
+    })
+
+  // The management and object commands open the catalog FSBUCKET_CATALOG names, when set.
+  const openConfigured = async (dataDir: string): Promise<BucketRegistry> => await openRegistry(dataDir, { catalog: process.env.FSBUCKET_CATALOG })
+  registerManagementCommands(program, { openRegistry: openConfigured })
+  registerObjectCommands(program, { openRegistry: openConfigured })
   return program
 }
 

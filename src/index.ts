@@ -7,6 +7,7 @@
 import { BucketEngine, createRegistry, type Bucket, type BucketRegistry, type OpenBucketOptions, type RegistryOptions } from './bucket/index.js'
 import { FsRegistryStorage } from './stores/fs/registry-storage.js'
 import { FsStore, type FsStoreOptions } from './stores/fs/store.js'
+import { PgRegistryStorage } from './stores/pg/registry-storage.js'
 
 export * from './bucket/index.js'
 export { MemoryStore } from './stores/memory/store.js'
@@ -21,10 +22,18 @@ export async function openBucket (dir: string, options: OpenFsBucketOptions = {}
   return new BucketEngine(store, options)
 }
 
-/** Options of a registry on a data directory: the registry's and the store's (`fsync`). */
-export type OpenFsRegistryOptions = RegistryOptions & FsStoreOptions
+/**
+ * Options of a registry on a data directory: the registry's, the store's
+ * (`fsync`), and `catalog`: absent or empty, a SQLite catalog in each
+ * bucket's directory; a `postgres://` URL, one PostgreSQL catalog shared by
+ * every gateway (the bodies stay in the data directory).
+ */
+export type OpenFsRegistryOptions = RegistryOptions & FsStoreOptions & { catalog?: string }
 
 /** Opens the registry of the buckets in the data directory `dataDir` (created when missing). */
 export async function openRegistry (dataDir: string, options: OpenFsRegistryOptions = {}): Promise<BucketRegistry> {
+  if (options.catalog !== undefined && options.catalog !== '') {
+    return createRegistry(await PgRegistryStorage.open(dataDir, options.catalog, { fsync: options.fsync }), options)
+  }
   return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync }), options)
 }

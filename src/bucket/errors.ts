@@ -48,13 +48,16 @@ export const BucketErrors = {
   StorageNotPermitted: { code: 10905, status: 503, message: 'Operation not permitted in the data directory.' },
   StorageIoError: { code: 10906, status: 500, message: 'An input/output error occurred in the data directory.' },
   TooManyOpenFiles: { code: 10907, status: 503, message: 'Too many open files; try again later.' },
+  // A store whose catalog is a server (PostgreSQL) that cannot be reached: retry later.
+  CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors
 
 /** The storage failures of the catalogue. */
 export const storageFailureNames = [
-  'NoSpaceLeft', 'QuotaExceeded', 'ReadOnlyStorage', 'StoragePermissionDenied', 'StorageNotPermitted', 'StorageIoError', 'TooManyOpenFiles'
+  'NoSpaceLeft', 'QuotaExceeded', 'ReadOnlyStorage', 'StoragePermissionDenied', 'StorageNotPermitted', 'StorageIoError', 'TooManyOpenFiles',
+  'CatalogUnavailable'
 ] as const satisfies readonly BucketErrorName[]
 
 export type StorageFailureName = typeof storageFailureNames[number]

@@ -167,13 +167,14 @@ export interface RegistryStorage {
   /** Names of the places that may hold buckets; the registry keeps the valid bucket names. */
   names (): Promise<string[]>
   /** Whether the place of bucket `name` exists (one without settings is adopted). */
-  placeExists (name: string): boolean
+  placeExists (name: string): boolean | Promise<boolean>
   /**
    * A token that changes whenever the bucket's settings document is
    * replaced, null when it has none. Synchronous: it is asked on every
-   * request, so it must be cheap (a stat from the kernel's cache).
+   * request, so it must be cheap (a stat from the kernel's cache, or one
+   * indexed row of a catalog server).
    */
-  settingsVersion (name: string): string | null
+  settingsVersion (name: string): string | null | Promise<string | null>
   readSettings (name: string): Promise<SettingsDocument | null>
   /** Replaces the document atomically: a reader sees the old one or the new one. */
   writeSettings (name: string, document: SettingsDocument): Promise<void>
@@ -184,11 +185,13 @@ export interface RegistryStorage {
   /** Removes the bucket's place, at once for every process, then its contents; false when it was gone. */
   removePlace (name: string): Promise<boolean>
   /** A token that changes when a bucket appears or disappears or after `touch`; null when the data place is gone. */
-  changeToken (): string | null
+  changeToken (): string | null | Promise<string | null>
   /** Records that some bucket's settings changed (moves `changeToken`). */
   touch (): Promise<void>
   /** Opens the store of bucket `name` (its place exists). */
   openStore (name: string): Promise<BucketStore>
   /** The documents of `area` (lowercase letters), kept beside the buckets: `mgmt` is the management API's. */
   state (area: string): StateDocuments
+  /** Releases what the storage holds open (a catalog server's connections); the registry's `close` calls it. */
+  close? (): Promise<void>
 }

@@ -122,7 +122,7 @@ class Registry implements BucketRegistry {
 
   async info (name: string): Promise<BucketInfo | null> {
     if (!isValidBucketName(name)) return null
-    const current = this.#storage.settingsVersion(name)
+    const current = await this.#storage.settingsVersion(name)
     if (current === null) {
       this.#infos.delete(name)
       return await this.#adopt(name)
@@ -142,9 +142,9 @@ class Registry implements BucketRegistry {
 
   /** A bucket place made by hand (no settings yet) gets its settings (private, created now) on first sight. */
   async #adopt (name: string): Promise<BucketInfo | null> {
-    if (!this.#storage.placeExists(name)) return null
+    if (!await this.#storage.placeExists(name)) return null
     await this.#storage.withSettingsLock(name, async () => {
-      if (this.#storage.settingsVersion(name) !== null) return // another process adopted it first
+      if (await this.#storage.settingsVersion(name) !== null) return // another process adopted it first
       await this.#storage.writeSettings(name, { format: 1, creationDate: this.#clock().toISOString(), settings: withDefaults({}) })
     })
     return await this.info(name)
@@ -219,7 +219,7 @@ class Registry implements BucketRegistry {
   }
 
   async bucketForDomain (host: string): Promise<string | null> {
-    const token = this.#storage.changeToken()
+    const token = await this.#storage.changeToken()
     if (token === null) return null
     if (this.#domains?.token !== token) {
       const map = new Map<string, string>()
@@ -259,6 +259,7 @@ class Registry implements BucketRegistry {
     this.#sweeper = null
     await this.#sweeping?.catch(() => {})
     await Promise.all([...this.#handles.keys()].map(async name => await this.#closeHandle(name)))
+    await this.#storage.close?.()
   }
 }
 

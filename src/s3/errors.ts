@@ -85,7 +85,8 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   StoragePermissionDenied: 'ServiceUnavailable',
   StorageNotPermitted: 'ServiceUnavailable',
   StorageIoError: 'InternalError',
-  TooManyOpenFiles: 'ServiceUnavailable'
+  TooManyOpenFiles: 'ServiceUnavailable',
+  CatalogUnavailable: 'ServiceUnavailable'
 }
 
 /** An error of the S3 door, with the S3 code it answers with. */

@@ -41,6 +41,8 @@ import { guardS3Site, underDomains } from './s3-guard.js'
 
 export interface ServeOptions {
   data: string
+  /** A `postgres://` catalog shared by several gateways (`--catalog`); absent: SQLite per bucket. */
+  catalog?: string
   host: string
   port: number
   token?: string
@@ -179,7 +181,7 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
   const serving = handleShutdown(options, inWorker)
   if (!inWorker) await checkWritable(options.data)
-  const registry = await openRegistry(options.data, { fsync: options.fsync })
+  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog })
   const app = await buildApp({
     dataDir: options.data,
     host: options.host,
@@ -233,7 +235,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
   await checkWritable(options.data)
   startupNotes(options, log)
-  const registry = await openRegistry(options.data, { fsync: options.fsync })
+  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog })
   await ensureFirstBucket(registry, options.defaultBucket, log)
   if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
 

@@ -5,6 +5,7 @@
  * the files of an object.
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import type { ObjectReader, StoredObject } from '../../bucket/port.js'
 import { storageError } from './atomic.js'
@@ -55,6 +56,24 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
       if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
       catalog.cache.forgetRow(id)
     }
+  }
+}
+
+/**
+ * A reader of the body files `segments` of `object` (paths through `abs`),
+ * for stores that keep their rows elsewhere (the PostgreSQL store). Throws
+ * the operating system's error, so the caller can tell a file removed
+ * meanwhile (ENOENT) and read its row again.
+ */
+export async function openSegments (object: StoredObject, segments: Segment[], abs: (file: string) => string): Promise<ObjectReader> {
+  if (object.size <= SMALL_BODY && segments.length === 1) return new BytesReader(object, await readFile(abs(segments[0][0])))
+  const fds: number[] = []
+  try {
+    for (const [file] of segments) fds.push(openSync(abs(file), 'r'))
+    return new FileReader(object, segments, fds)
+  } catch (err) {
+    fds.forEach(closeQuietly)
+    throw err
   }
 }
 

@@ -1,0 +1,129 @@
+/**
+ * `fsbucket migrate`: imports the buckets of a data directory kept with
+ * SQLite catalogs (one per bucket) into a PostgreSQL catalog. The bodies
+ * stay where they are: the PostgreSQL store reads them in the same layout
+ * (`<dataDir>/<name>/.fsbucket/blobs/...`), so the import copies rows only.
+ * It composes the two stores, hence its place among the composition roots.
+ *
+ * What is imported: each bucket's settings document, objects, uploads in
+ * progress and their parts, and the documents of the state areas
+ * (`<dataDir>/.<area>/**.json`, the management API's). A bucket already in
+ * the catalog is left alone (so a second run adds only what is new), as is
+ * a bucket being deleted. Stop the gateways using the SQLite catalogs first:
+ * writes made during the import may be missed.
+ */
+import { randomBytes } from 'node:crypto'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { isValidBucketName } from '../bucket/index.js'
+import type { ObjectRow, PartRow, UploadRow } from '../stores/fs/catalog.js'
+import { PgCatalog } from '../stores/pg/catalog.js'
+import { bodyRoot } from '../stores/pg/registry-storage.js'
+
+/** Rows written per statement. */
+const BATCH = 1000
+
+export interface MigrationReport {
+  buckets: Array<{ name: string, objects: number, uploads: number, skipped?: string }>
+  documents: number
+}
+
+export async function migrateToCatalog (dataDir: string, url: string, log: (line: string) => void = () => {}): Promise<MigrationReport> {
+  const root = path.resolve(dataDir)
+  const entries = await fsp.readdir(root, { withFileTypes: true })
+  const catalog = await PgCatalog.connect(url)
+  const report: MigrationReport = { buckets: [], documents: 0 }
+  try {
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue
+      if (isValidBucketName(entry.name)) {
+        const outcome = await importBucket(catalog, root, entry.name)
+        report.buckets.push(outcome)
+        log(outcome.skipped === undefined
+          ? `${entry.name}: ${outcome.objects} objects, ${outcome.uploads} uploads in progress`
+          : `${entry.name}: skipped (${outcome.skipped})`)
+      } else if (/^\.[a-z]+$/.test(entry.name) && entry.name !== '.fsbucket') {
+        const count = await importDocuments(catalog, path.join(root, entry.name), entry.name.slice(1))
+        report.documents += count
+        if (count > 0) log(`${entry.name}: ${count} documents`)
+      }
+    }
+    await catalog.query('migrating', 'UPDATE fsbucket.registry SET rev = rev + 1')
+  } finally {
+    await catalog.close()
+  }
+  return report
+}
+
+async function readJson (file: string): Promise<unknown> {
+  try {
+    return JSON.parse(await fsp.readFile(file, 'utf8'))
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw err
+  }
+}
+
+async function importBucket (catalog: PgCatalog, root: string, name: string): Promise<MigrationReport['buckets'][number]> {
+  const internal = bodyRoot(root, name)
+  const settings = await readJson(path.join(internal, 'settings.json')) ??
+    { format: 1, creationDate: new Date().toISOString(), settings: {} }
+  const dbFile = path.join(internal, 'catalog.db')
+  const db = await fsp.access(dbFile).then(() => new Database(dbFile, { readonly: true, fileMustExist: true }), () => null)
+  try {
+    const retired = db !== null && db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined
+    if (retired) return { name, objects: 0, uploads: 0, skipped: 'being deleted' }
+    const storeId = randomBytes(12).toString('hex')
+    return await catalog.transaction('migrating', async client => {
+      const inserted = await client.query('INSERT INTO fsbucket.buckets (name, store_id, document) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING',
+        [name, storeId, JSON.stringify(settings)])
+      if (inserted.rowCount === 0) return { name, objects: 0, uploads: 0, skipped: 'already in the catalog' }
+      await client.query('INSERT INTO fsbucket.stores (id) VALUES ($1)', [storeId])
+      if (db === null) return { name, objects: 0, uploads: 0 }
+      let objects = 0
+      let batch: ObjectRow[] = []
+      const flush = async (): Promise<void> => {
+        if (batch.length === 0) return
+        const column = <K extends keyof ObjectRow>(k: K): Array<ObjectRow[K]> => batch.map(r => r[k])
+        await client.query(`INSERT INTO fsbucket.objects (store_id, id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments)
+          SELECT $1, * FROM unnest($2::bytea[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::jsonb[])`,
+        [storeId, column('id'), column('key'), column('version'), column('size'), column('etag'), column('uploaded'), column('storage_class'),
+          column('checksums'), column('http_metadata'), column('custom_metadata'), column('segments')])
+        objects += batch.length
+        batch = []
+      }
+      for (const row of db.prepare('SELECT * FROM objects').iterate() as IterableIterator<ObjectRow>) {
+        batch.push(row)
+        if (batch.length === BATCH) await flush()
+      }
+      await flush()
+      const uploads = db.prepare('SELECT * FROM uploads').all() as Array<UploadRow & { id: Buffer }>
+      for (const u of uploads) {
+        await client.query(`INSERT INTO fsbucket.uploads (store_id, upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [storeId, u.upload_id, u.id, u.key, u.created, u.storage_class, u.http_metadata, u.custom_metadata])
+        for (const p of db.prepare('SELECT * FROM parts WHERE upload_id = ?').all(u.upload_id) as PartRow[]) {
+          await client.query('INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file) VALUES ($1, $2, $3, $4, $5, $6)',
+            [storeId, u.upload_id, p.part_number, p.etag, p.size, p.file])
+        }
+      }
+      return { name, objects, uploads: uploads.length }
+    })
+  } finally {
+    db?.close()
+  }
+}
+
+/** The JSON documents under `dir`, by their path relative to it; existing documents of the catalog are kept. */
+async function importDocuments (catalog: PgCatalog, dir: string, area: string): Promise<number> {
+  const files = (await fsp.readdir(dir, { recursive: true })).filter(f => f.endsWith('.json'))
+  let count = 0
+  for (const file of files) {
+    const value = await readJson(path.join(dir, file))
+    if (value === undefined) continue
+    const result = await catalog.query('migrating', 'INSERT INTO fsbucket.documents (area, name, value) VALUES ($1, $2, $3) ON CONFLICT (area, name) DO NOTHING',
+      [area, file.split(path.sep).join('/'), JSON.stringify(value)])
+    count += result.rowCount ?? 0
+  }
+  return count
+}

@@ -1,0 +1,163 @@
+/**
+ * The connection to a PostgreSQL catalog: one `pg` pool per process, the
+ * schema migrated on connect, and the three ways the stores use it (one
+ * statement, one transaction, one advisory lock). It owns the translation
+ * of "the server cannot be reached" into the catalogue's 10908
+ * (CatalogUnavailable, HTTP 503): a request fails fast instead of hanging,
+ * and the pool reconnects on its own once the server is back.
+ */
+import pg from 'pg'
+import { BucketError } from '../../bucket/port.js'
+import { migrate } from './schema.js'
+
+/** How long a request waits for a connection before failing with 10908. */
+const CONNECT_TIMEOUT_MS = 5_000
+/** How long a statement may take before the request fails with 10908 (a server that stopped answering). */
+const QUERY_TIMEOUT_MS = 30_000
+
+/** Error codes of a server or network that is down, restarting or unreachable (not of a bad statement). */
+const UNAVAILABLE = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ENOENT',
+  '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '08000', '08001', '08003', '08004', '08006', '53300' // connection exceptions, too many connections
+])
+
+export function isUnavailable (err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && UNAVAILABLE.has(code)) return true
+  const message = err instanceof Error ? err.message : ''
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)
+}
+
+/** An unreachable catalog becomes 10908; other errors pass through. */
+export function catalogError (err: unknown, what: string): unknown {
+  if (err instanceof BucketError) return err
+  return isUnavailable(err) ? new BucketError('CatalogUnavailable', what) : err
+}
+
+/** `bigint` columns (sizes, times, revisions) read as numbers: all stay below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === pg.types.builtins.INT8 && format !== 'binary') return (value: string) => Number(value)
+    return pg.types.getTypeParser(oid, format as 'text')
+  }) as typeof pg.types.getTypeParser
+}
+
+/** Whether `url` names a PostgreSQL catalog. */
+export function isCatalogUrl (url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url)
+}
+
+/** The URL without its password, for messages and logs. */
+export function redactUrl (url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*:)[^@/]*@/i, '$1[redacted]@')
+}
+
+export interface CatalogOptions {
+  /** Most connections this process opens (default 10). */
+  maxConnections?: number
+}
+
+export class PgCatalog {
+  readonly pool: pg.Pool
+
+  private constructor (pool: pg.Pool) {
+    this.pool = pool
+  }
+
+  /** Connects to the catalog at `url` and migrates its schema; fails when the server cannot be reached. */
+  static async connect (url: string, options: CatalogOptions = {}): Promise<PgCatalog> {
+    if (!isCatalogUrl(url)) throw new TypeError(`The catalog must be a postgres:// URL (got ${JSON.stringify(redactUrl(url))}).`)
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      query_timeout: QUERY_TIMEOUT_MS,
+      idleTimeoutMillis: 30_000,
+      allowExitOnIdle: true,
+      types
+    })
+    // An idle connection the server closed (a restart): the pool drops it; the next request opens another.
+    pool.on('error', () => {})
+    const catalog = new PgCatalog(pool)
+    try {
+      const client = await pool.connect()
+      try {
+        await migrate(client)
+      } finally {
+        client.release()
+      }
+    } catch (err) {
+      await pool.end().catch(() => {})
+      if (isUnavailable(err)) throw new Error(`The catalog ${redactUrl(url)} cannot be reached: ${(err as Error).message}`, { cause: err })
+      throw err
+    }
+    return catalog
+  }
+
+  /** Runs one statement. */
+  async query<R extends pg.QueryResultRow = any> (what: string, text: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, params)
+    } catch (err) {
+      throw catalogError(err, what)
+    }
+  }
+
+  /** Runs `fn` with one connection of the pool. */
+  async withClient<T> (what: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (err) {
+      throw catalogError(err, what)
+    }
+    let broken: unknown
+    try {
+      return await fn(client)
+    } catch (err) {
+      if (isUnavailable(err)) broken = err
+      throw catalogError(err, what)
+    } finally {
+      // A connection that failed is not handed to the next request.
+      client.release(broken instanceof Error ? broken : undefined)
+    }
+  }
+
+  /** Runs `fn` in one READ COMMITTED transaction (or the given isolation); rolled back when it throws. */
+  async transaction<T> (what: string, fn: (client: pg.PoolClient) => Promise<T>, isolation = 'READ COMMITTED'): Promise<T> {
+    return await this.withClient(what, async client => {
+      await client.query(`BEGIN ISOLATION LEVEL ${isolation}`)
+      try {
+        const result = await fn(client)
+        await client.query('COMMIT')
+        return result
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {})
+        throw err
+      }
+    })
+  }
+
+  /**
+   * Runs `fn` holding the session advisory lock named `name`, shared by
+   * every process using the catalog. With `wait` false, returns undefined at
+   * once when another session holds it. A process that dies loses the lock.
+   */
+  async withLock<T> (what: string, name: string, fn: () => Promise<T>, wait = true): Promise<T | undefined> {
+    return await this.withClient(what, async client => {
+      const lock = wait ? 'SELECT pg_advisory_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got'
+      const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
+      if (!wait && result.rows[0].got !== true) return undefined
+      try {
+        return await fn()
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`fsbucket:${name}`])
+      }
+    })
+  }
+
+  async close (): Promise<void> {
+    await this.pool.end().catch(() => {})
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The documents of a state area (the management API's zones, records,
+ * invites, tokens) as rows of the catalog's `documents` table: a read sees
+ * a whole document, and a transaction is one catalog transaction holding
+ * the area's advisory lock, so a change spanning documents is applied whole
+ * or not at all, and every gateway sees it on its next read.
+ */
+import type pg from 'pg'
+import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
+import type { PgCatalog } from './catalog.js'
+
+export class PgDocuments implements StateDocuments {
+  readonly #catalog: PgCatalog
+  readonly #area: string
+
+  constructor (catalog: PgCatalog, area: string) {
+    this.#catalog = catalog
+    this.#area = area
+  }
+
+  async read<T> (name: string, fallback: T): Promise<T> {
+    const { rows } = await this.#catalog.query<{ value: string }>('reading state', 'SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
+    return rows.length === 0 ? fallback : JSON.parse(rows[0].value) as T
+  }
+
+  async transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R> {
+    return await this.#catalog.transaction('changing state', async client => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`fsbucket:state:${this.#area}`])
+      const tx = new PgTransaction(client, this.#area)
+      const result = await change(tx)
+      await tx.commit()
+      return result
+    })
+  }
+}
+
+/** The documents one change has read; `commit` writes those that changed and deletes those removed. */
+class PgTransaction implements DocumentTransaction {
+  readonly #client: pg.ClientBase
+  readonly #area: string
+  readonly #loaded = new Map<string, { before: string, value: unknown }>()
+  readonly #removed = new Set<string>()
+
+  constructor (client: pg.ClientBase, area: string) {
+    this.#client = client
+    this.#area = area
+  }
+
+  async load<T> (name: string, fallback: T): Promise<T> {
+    const loaded = this.#loaded.get(name)
+    if (loaded !== undefined) return loaded.value as T
+    const { rows } = await this.#client.query<{ value: string }>('SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
+    const value = rows.length === 0 ? fallback : JSON.parse(rows[0].value) as T
+    this.#loaded.set(name, { before: JSON.stringify(value), value })
+    this.#removed.delete(name)
+    return value
+  }
+
+  remove (name: string): void {
+    this.#loaded.delete(name)
+    this.#removed.add(name)
+  }
+
+  async commit (): Promise<void> {
+    for (const [name, { before, value }] of this.#loaded) {
+      const text = JSON.stringify(value)
+      if (text === before) continue
+      await this.#client.query(`INSERT INTO fsbucket.documents (area, name, value) VALUES ($1, $2, $3)
+        ON CONFLICT (area, name) DO UPDATE SET value = excluded.value`, [this.#area, name, text])
+    }
+    for (const name of this.#removed) {
+      await this.#client.query('DELETE FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
+    }
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The registry's storage on a PostgreSQL catalog and a shared data
+ * directory: which buckets exist, their settings documents and the state
+ * areas (documents.ts) are rows of the catalog, shared by every gateway;
+ * the bodies of bucket `name` are files under `<dataDir>/<name>/.fsbucket/`
+ * (the filesystem store's layout, so `migrate` leaves them where they are).
+ *
+ * A bucket is a row of `buckets` naming its store (a row of `stores`); a
+ * bucket deleted and created again gets a new store, so a gateway still
+ * holding the old one writes nowhere (10006). Every question the registry
+ * asks goes to the catalog (no cache), so a bucket created or a domain
+ * attached through one gateway is seen by the next request on every other.
+ */
+import { randomBytes } from 'node:crypto'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { bucketRetired, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { removeTree } from '../fs/blobs.js'
+import { PgCatalog, type CatalogOptions } from './catalog.js'
+import { PgDocuments } from './documents.js'
+import { PgStore } from './store.js'
+
+export interface PgRegistryOptions extends CatalogOptions {
+  /** fsync bodies before a write resolves (default true); the catalog's durability is the server's. */
+  fsync?: boolean
+}
+
+/** The directory of a bucket's bodies and upload parts. */
+export function bodyRoot (dataDir: string, name: string): string {
+  return path.join(dataDir, name, '.fsbucket')
+}
+
+export class PgRegistryStorage implements RegistryStorage {
+  readonly location: string
+  readonly catalog: PgCatalog
+  readonly #fsync: boolean
+
+  private constructor (dataDir: string, catalog: PgCatalog, fsync: boolean) {
+    this.location = dataDir
+    this.catalog = catalog
+    this.#fsync = fsync
+  }
+
+  /** Connects to the catalog at `url` (migrating it) with the bodies in `dataDir` (created when missing). */
+  static async open (dataDir: string, url: string, options: PgRegistryOptions = {}): Promise<PgRegistryStorage> {
+    await fsp.mkdir(dataDir, { recursive: true })
+    const catalog = await PgCatalog.connect(url, options)
+    return new PgRegistryStorage(path.resolve(dataDir), catalog, options.fsync ?? true)
+  }
+
+  async names (): Promise<string[]> {
+    const { rows } = await this.catalog.query<{ name: string }>('listing buckets', 'SELECT name FROM fsbucket.buckets ORDER BY name')
+    return rows.map(r => r.name)
+  }
+
+  async placeExists (name: string): Promise<boolean> {
+    const { rowCount } = await this.catalog.query('reading a bucket', 'SELECT 1 FROM fsbucket.buckets WHERE name = $1', [name])
+    return rowCount === 1
+  }
+
+  async settingsVersion (name: string): Promise<string | null> {
+    const { rows } = await this.catalog.query<{ rev: number }>('reading a bucket',
+      'SELECT rev FROM fsbucket.buckets WHERE name = $1 AND document IS NOT NULL', [name])
+    return rows.length === 0 ? null : String(rows[0].rev)
+  }
+
+  async readSettings (name: string): Promise<SettingsDocument | null> {
+    const { rows } = await this.catalog.query<{ document: string | null }>('reading a bucket',
+      'SELECT document FROM fsbucket.buckets WHERE name = $1', [name])
+    const text = rows[0]?.document ?? null
+    return text === null ? null : JSON.parse(text) as SettingsDocument
+  }
+
+  async writeSettings (name: string, document: SettingsDocument): Promise<void> {
+    await this.catalog.query('writing bucket settings',
+      "UPDATE fsbucket.buckets SET document = $2, rev = nextval('fsbucket.revisions') WHERE name = $1", [name, JSON.stringify(document)])
+  }
+
+  async withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T> {
+    return await this.catalog.withLock('writing bucket settings', `settings:${name}`, critical) as T
+  }
+
+  async createPlace (name: string): Promise<boolean> {
+    const storeId = randomBytes(12).toString('hex')
+    const created = await this.catalog.transaction('creating a bucket', async client => {
+      const inserted = await client.query('INSERT INTO fsbucket.buckets (name, store_id) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, storeId])
+      if (inserted.rowCount === 0) return false
+      await client.query('INSERT INTO fsbucket.stores (id) VALUES ($1)', [storeId])
+      await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
+      return true
+    })
+    if (created) await fsp.mkdir(bodyRoot(this.location, name), { recursive: true })
+    return created
+  }
+
+  async removePlace (name: string): Promise<boolean> {
+    const storeId = await this.catalog.transaction('deleting a bucket', async client => {
+      const { rows } = await client.query<{ store_id: string }>('DELETE FROM fsbucket.buckets WHERE name = $1 RETURNING store_id', [name])
+      if (rows.length === 0) return null
+      const id = rows[0].store_id
+      for (const table of ['objects', 'parts', 'uploads', 'garbage']) {
+        await client.query(`DELETE FROM fsbucket.${table} WHERE store_id = $1`, [id])
+      }
+      await client.query('DELETE FROM fsbucket.stores WHERE id = $1', [id])
+      await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
+      return id
+    })
+    if (storeId === null) return false
+    // Out of the way first, so a bucket of the same name created meanwhile starts in a fresh directory.
+    const trash = path.join(this.location, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
+    await fsp.rename(path.join(this.location, name), trash).catch(() => {})
+    await removeTree(trash)
+    return true
+  }
+
+  async changeToken (): Promise<string | null> {
+    const { rows } = await this.catalog.query<{ rev: number }>('reading the buckets', 'SELECT rev FROM fsbucket.registry')
+    return String(rows[0].rev)
+  }
+
+  async touch (): Promise<void> {
+    await this.catalog.query('writing the buckets', 'UPDATE fsbucket.registry SET rev = rev + 1')
+  }
+
+  async openStore (name: string): Promise<BucketStore> {
+    const { rows } = await this.catalog.query<{ store_id: string }>('opening a bucket', 'SELECT store_id FROM fsbucket.buckets WHERE name = $1', [name])
+    if (rows.length === 0) throw bucketRetired('openBucket') // deleted meanwhile
+    return await PgStore.open(this.catalog, rows[0].store_id, bodyRoot(this.location, name), { fsync: this.#fsync })
+  }
+
+  state (area: string): StateDocuments {
+    if (!/^[a-z]+$/.test(area)) throw new TypeError(`state: the area must be lowercase letters (got ${JSON.stringify(area)}).`)
+    return new PgDocuments(this.catalog, area)
+  }
+
+  async close (): Promise<void> {
+    await this.catalog.close()
+  }
+}

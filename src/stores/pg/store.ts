@@ -1,0 +1,238 @@
+/**
+ * The PostgreSQL store: one bucket store whose catalog rows live in a
+ * PostgreSQL server shared by every gateway, and whose bodies are immutable
+ * files in the store's directory on a shared mount, in the filesystem
+ * store's layout (blobs.ts: `blobs/<vv>/<version>`, `uploads/<id>/<n>.<r>`,
+ * `tmp/`). This module owns objects: head, open, conditional commit,
+ * delete, list, retire; uploads.ts owns multipart uploads, sweeper.ts the
+ * sweep.
+ *
+ * How the port's guarantees hold across hosts:
+ *   - A write is a compare-and-set on the row's `rev` (a number from one
+ *     sequence, never reused): read the row, judge the precondition, then
+ *     INSERT ... ON CONFLICT DO NOTHING (the key was absent) or UPDATE ...
+ *     WHERE rev = <judged rev>. When another gateway wrote in between, no
+ *     row is touched and the write judges again on the new row; so of two
+ *     racing create-only puts exactly one inserts, and no update is lost.
+ *   - The same statement takes the store's row FOR SHARE and requires it
+ *     not retired; retiring takes it FOR UPDATE and then looks for objects,
+ *     so no write is acknowledged into a bucket being deleted.
+ *   - A body is written and fsynced (blobs.ts) before the row naming it
+ *     commits. The body files a write replaces or a delete removes are never
+ *     unlinked by the write: the same statement records them in `garbage`,
+ *     and the sweeper removes them after the grace period, so a read in
+ *     flight on any gateway finishes on the bytes it opened.
+ *   - No row is cached: every read asks the catalog, so a read on one
+ *     gateway sees every write acknowledged by another.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import {
+  bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
+} from '../../bucket/port.js'
+import { storageError } from '../fs/atomic.js'
+import { BlobFiles } from '../fs/blobs.js'
+import { openSegments } from '../fs/readers.js'
+import type { PgCatalog } from './catalog.js'
+import { assembleListPageAsync, pastPrefix, type AsyncPageSource } from './list.js'
+import {
+  FULL_COLUMNS, LIST_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow
+} from './rows.js'
+import { sweepPgStore } from './sweeper.js'
+import { PgUploads } from './uploads.js'
+
+export interface PgStoreOptions {
+  /** fsync bodies and their directories before a write resolves (default true). */
+  fsync?: boolean
+  /** Create the store's row when missing (a store outside any registry); a registry creates it with the bucket. */
+  create?: boolean
+}
+
+/** Locks the store's row against retirement for the statement; empty when the store is retired or gone. */
+export const LIVE_STORE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
+
+export class PgStore implements BucketStore {
+  readonly #catalog: PgCatalog
+  readonly #storeId: string
+  readonly #blobs: BlobFiles
+  readonly #uploads: PgUploads
+  readonly #root: string
+
+  private constructor (catalog: PgCatalog, storeId: string, root: string, fsync: boolean) {
+    this.#catalog = catalog
+    this.#storeId = storeId
+    this.#root = root
+    this.#blobs = new BlobFiles(root, fsync)
+    this.#uploads = new PgUploads(catalog, storeId, this.#blobs)
+  }
+
+  /**
+   * Opens the store `storeId` of the catalog, with its bodies in the
+   * directory `root` (created when missing; the store's row too, with `create`).
+   */
+  static async open (catalog: PgCatalog, storeId: string, root: string, options: PgStoreOptions = {}): Promise<PgStore> {
+    try {
+      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
+    } catch (err) {
+      throw storageError(err, 'creating the bucket directory')
+    }
+    if (options.create === true) {
+      await catalog.query('opening a bucket', 'INSERT INTO fsbucket.stores (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [storeId])
+    }
+    return new PgStore(catalog, storeId, root, options.fsync ?? true)
+  }
+
+  /** True when the store is retired or its bucket deleted. */
+  async #retired (): Promise<boolean> {
+    const { rows } = await this.#catalog.query<{ retired: boolean }>('writing', 'SELECT retired FROM fsbucket.stores WHERE id = $1', [this.#storeId])
+    return rows.length === 0 || rows[0].retired
+  }
+
+  async #row (id: Buffer, what: string): Promise<PgObjectRow | null> {
+    const { rows } = await this.#catalog.query<PgObjectRow>(what, `SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2`, [this.#storeId, id])
+    return rows[0] ?? null
+  }
+
+  async retire (): Promise<boolean> {
+    return await this.#catalog.transaction('deleting a bucket', async client => {
+      const store = await client.query('SELECT retired FROM fsbucket.stores WHERE id = $1 FOR UPDATE', [this.#storeId])
+      if (store.rowCount === 0) return true // deleted already: nothing is stored
+      const any = await client.query('SELECT 1 FROM fsbucket.objects WHERE store_id = $1 LIMIT 1', [this.#storeId])
+      if ((any.rowCount ?? 0) > 0) return false
+      await client.query('UPDATE fsbucket.stores SET retired = true WHERE id = $1', [this.#storeId])
+      return true
+    })
+  }
+
+  async stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody> {
+    try {
+      return await this.#blobs.stage(source, version)
+    } catch (err) {
+      // The bucket's directory is gone (never made again here): deleted through another gateway.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && await this.#retired()) throw bucketRetired()
+      throw err
+    }
+  }
+
+  async head (id: string): Promise<StoredObject | null> {
+    const row = await this.#row(Buffer.from(id, 'utf8'), 'reading an object')
+    return row === null ? null : toObject(row)
+  }
+
+  async open (id: string): Promise<ObjectReader | null> {
+    const idBytes = Buffer.from(id, 'utf8')
+    for (let attempt = 0; ; attempt++) {
+      const row = await this.#row(idBytes, 'reading an object')
+      if (row === null) return null
+      try {
+        return await openSegments(toObject(row), row.segments, file => this.#blobs.abs(file))
+      } catch (err) {
+        // Body files are removed only a grace period after their row was replaced: read the newer row.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw storageError(err, 'reading an object')
+      }
+    }
+  }
+
+  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+    const segment = await this.#blobs.place(body, object.version)
+    const idBytes = Buffer.from(id, 'utf8')
+    const values = [this.#storeId, idBytes, ...objectValues(object, [segment])]
+    // When the catalog fails, the body stays: the row may have committed; if not, the sweeper removes it.
+    for (;;) {
+      const current = await this.#row(idBytes, 'committing a write')
+      if (!precondition(current === null ? null : toObject(current))) {
+        await this.#blobs.removeSegments([segment])
+        return false
+      }
+      let written: number
+      if (current === null) {
+        const result = await this.#catalog.query('committing a write', `WITH live AS (${LIVE_STORE})
+          INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) SELECT $1, $2, ${OBJECT_VALUES} FROM live
+          ON CONFLICT (store_id, id) DO NOTHING`, values)
+        written = result.rowCount ?? 0
+      } else {
+        const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
+          updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE}
+            WHERE store_id = $1 AND id = $2 AND rev = $13 AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+          replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $14 FROM updated, unnest($15::text[]) f)
+          SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0])])
+        written = result.rows[0].n
+      }
+      if (written === 1) return true
+      // Another gateway wrote this key in between (judge again), or the bucket is being deleted.
+      if (await this.#retired()) {
+        await this.#blobs.removeSegments([segment])
+        throw bucketRetired()
+      }
+    }
+  }
+
+  async delete (ids: string[]): Promise<void> {
+    if (ids.length === 0) return
+    await this.#catalog.query('deleting objects', `WITH removed AS (
+        DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) RETURNING segments)
+      INSERT INTO fsbucket.garbage (store_id, file, since)
+        SELECT $1, s->>0, $3 FROM removed, jsonb_array_elements(removed.segments) s`,
+    [this.#storeId, ids.map(id => Buffer.from(id, 'utf8')), Date.now()])
+  }
+
+  async list (query: ListQuery): Promise<ListPage> {
+    const prefix = Buffer.from(query.prefix, 'utf8')
+    const end = pastPrefix(query.prefix)
+    // Below the prefix, "after" means nothing: start at the prefix itself.
+    const from = (after: Uint8Array | undefined): { op: string, start: Buffer } =>
+      after !== undefined && Buffer.compare(after, prefix) >= 0 ? { op: '>', start: Buffer.from(after) } : { op: '>=', start: prefix }
+    const columns = query.withMetadata ? `${LIST_COLUMNS}, http_metadata, custom_metadata` : LIST_COLUMNS
+    const run = async (ask: <R extends object>(text: string, params: unknown[]) => Promise<R[]>): Promise<ListPage> => {
+      const source: AsyncPageSource = {
+        nextId: async after => {
+          const { op, start } = from(after)
+          const rows = await ask<{ id: Buffer }>(`SELECT id FROM fsbucket.objects WHERE store_id = $1 AND id ${op} $2 AND id < $3 ORDER BY id LIMIT 1`, [this.#storeId, start, end])
+          return rows[0]?.id.toString('utf8')
+        },
+        records: async (after, limit) => {
+          const { op, start } = from(after)
+          const rows = await ask<PgObjectRow & { id: Buffer }>(`SELECT ${columns} FROM fsbucket.objects
+            WHERE store_id = $1 AND id ${op} $2 AND id < $3 ORDER BY id LIMIT $4`, [this.#storeId, start, end, limit])
+          return rows.map(row => ({ id: row.id.toString('utf8'), object: toObject(row) }))
+        }
+      }
+      return await assembleListPageAsync(source, query)
+    }
+    if (query.delimiter === undefined) {
+      // One query: a snapshot by itself.
+      return await run(async (text, params) => (await this.#catalog.query('listing objects', text, params)).rows)
+    }
+    return await this.#catalog.transaction('listing objects', async client =>
+      await run(async (text, params) => (await client.query(text, params)).rows), 'REPEATABLE READ READ ONLY')
+  }
+
+  async createUpload (id: string, upload: StoredUpload): Promise<void> {
+    await this.#uploads.create(id, upload)
+  }
+
+  async getUpload (uploadId: string): Promise<StoredUpload | null> {
+    return await this.#uploads.get(uploadId)
+  }
+
+  async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
+    return await this.#uploads.putPart(uploadId, part, body)
+  }
+
+  async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+    return await this.#uploads.complete(uploadId, id, build)
+  }
+
+  async abortUpload (uploadId: string): Promise<void> {
+    await this.#uploads.abort(uploadId)
+  }
+
+  async sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
+    return await sweepPgStore({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, uploads: this.#uploads, root: this.#root }, createdBefore, leftoversBefore)
+  }
+
+  async close (): Promise<void> {
+    // The catalog's connections belong to whoever opened the catalog (the registry storage).
+  }
+}

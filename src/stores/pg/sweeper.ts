@@ -1,0 +1,115 @@
+/**
+ * The sweeper of a PostgreSQL store: aborts uploads created before a time,
+ * removes the body files in `garbage` (replaced or deleted) once they are
+ * older than the grace period, and removes leftovers of interrupted writes
+ * (files no row names and `garbage` does not hold) older than it too. One
+ * sweeper at a time per store, across every gateway: an advisory lock of the
+ * catalog (a gateway that dies loses it). Every step may be repeated.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import type { SweepReport } from '../../bucket/port.js'
+import { removeTree, type BlobFiles } from '../fs/blobs.js'
+import type { PgCatalog } from './catalog.js'
+import type { PgUploads } from './uploads.js'
+
+export interface PgSweepRooms {
+  catalog: PgCatalog
+  storeId: string
+  root: string
+  blobs: BlobFiles
+  uploads: PgUploads
+}
+
+/** Garbage rows removed per statement. */
+const GARBAGE_BATCH = 500
+
+export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
+  const { catalog, storeId } = rooms
+  const report: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
+  const swept = await catalog.withLock('sweeping', `sweep:${storeId}`, async () => {
+    for (const uploadId of await rooms.uploads.expired(createdBefore)) {
+      await rooms.uploads.abort(uploadId)
+      report.abortedUploads++
+    }
+    report.removedLeftovers += await removeGarbage(rooms, leftoversBefore)
+    report.removedLeftovers += await removeOrphans(rooms, leftoversBefore)
+    return true
+  }, false)
+  return swept === undefined ? { abortedUploads: 0, removedLeftovers: 0 } : report
+}
+
+/** Files of `garbage` recorded before `before`: unlinked, then their rows deleted. */
+async function removeGarbage ({ catalog, storeId, blobs }: PgSweepRooms, before: number): Promise<number> {
+  let removed = 0
+  for (;;) {
+    const { rows } = await catalog.query<{ seq: number, file: string }>('sweeping',
+      'SELECT seq, file FROM fsbucket.garbage WHERE store_id = $1 AND since < $2 ORDER BY seq LIMIT $3', [storeId, before, GARBAGE_BATCH])
+    if (rows.length === 0) return removed
+    for (const { file } of rows) await blobs.removeFile(file)
+    await catalog.query('sweeping', 'DELETE FROM fsbucket.garbage WHERE seq = ANY($1::bigint[])', [rows.map(r => r.seq)])
+    removed += rows.length
+    if (rows.length < GARBAGE_BATCH) return removed
+  }
+}
+
+/** Files no row names (and not waiting in `garbage`), older than `before`. */
+async function removeOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: number): Promise<number> {
+  const waiting = new Set((await catalog.query<{ file: string }>('sweeping', 'SELECT file FROM fsbucket.garbage WHERE store_id = $1', [storeId])).rows.map(r => r.file))
+  let removed = 0
+  const sweep = async (dir: string, orphans: (names: string[]) => Promise<Set<string>>): Promise<void> => {
+    const names = (await entries(blobs.abs(dir))).filter(name => !waiting.has(`${dir}/${name}`))
+    if (names.length === 0) return
+    removed += await removeOld(blobs.abs(dir), [...await orphans(names)], before)
+  }
+  await sweep('tmp', async names => new Set(names))
+  await sweep('uploads', async names => {
+    const { rows } = await catalog.query<{ upload_id: string }>('sweeping',
+      'SELECT upload_id FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = ANY($2::text[])', [storeId, names])
+    const live = new Set(rows.map(r => r.upload_id))
+    return new Set(names.filter(n => !live.has(n)))
+  })
+  for (const sub of await entries(blobs.abs('blobs'))) {
+    await sweep(`blobs/${sub}`, async names => {
+      const versions = [...new Set(names.map(n => n.split('.')[0]))]
+      const { rows } = await catalog.query<{ version: string }>('sweeping',
+        'SELECT DISTINCT version FROM fsbucket.objects WHERE store_id = $1 AND version = ANY($2::text[])', [storeId, versions])
+      const live = new Set(rows.map(r => r.version))
+      return new Set(names.filter(n => !live.has(n.split('.')[0])))
+    })
+  }
+  // Part files whose row was replaced while a crash interrupted the cleanup.
+  for (const uploadId of await entries(blobs.abs('uploads'))) {
+    const dir = `uploads/${uploadId}`
+    await sweep(dir, async names => {
+      const { rows } = await catalog.query<{ file: string }>('sweeping',
+        'SELECT file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [storeId, uploadId])
+      const live = new Set(rows.map(r => r.file))
+      return new Set(names.filter(n => !live.has(`${dir}/${n}`)))
+    })
+  }
+  return removed
+}
+
+async function entries (dir: string): Promise<string[]> {
+  try {
+    return await fsp.readdir(dir)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return []
+    throw err
+  }
+}
+
+/** Removes the entries `names` of `dir` changed before `before` (by ctime). */
+async function removeOld (dir: string, names: string[], before: number): Promise<number> {
+  let removed = 0
+  for (const name of names) {
+    const file = path.join(dir, name)
+    const stat = await fsp.stat(file).catch(() => null)
+    if (stat === null || stat.ctimeMs >= before) continue
+    await removeTree(file)
+    removed++
+  }
+  return removed
+}

@@ -1,0 +1,131 @@
+/**
+ * Multipart uploads of the PostgreSQL store: their rows (uploads, parts) in
+ * the catalog, their part files under `uploads/<uploadId>/<n>.<r>` in the
+ * store's directory (blobs.ts), and completion, which hard-links the chosen
+ * parts into blobs/ and commits the object's row in one transaction. Parts
+ * of one upload may arrive through different gateways: each is a row, and
+ * completion reads them all from the catalog.
+ *
+ * Storing a part takes the upload's row FOR SHARE; completing or aborting
+ * takes it FOR UPDATE, so a part is either in the completion or refused.
+ */
+import {
+  bucketRetired, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload
+} from '../../bucket/port.js'
+import type { BlobFiles } from '../fs/blobs.js'
+import type { PgCatalog } from './catalog.js'
+import { OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toUpload, type PgUploadRow, type Segment } from './rows.js'
+
+/** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
+export function isUploadId (uploadId: string): boolean {
+  return typeof uploadId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uploadId)
+}
+
+interface PartRow { part_number: number, etag: string, size: number, file: string }
+
+export class PgUploads {
+  readonly #catalog: PgCatalog
+  readonly #storeId: string
+  readonly #blobs: BlobFiles
+
+  constructor (catalog: PgCatalog, storeId: string, blobs: BlobFiles) {
+    this.#catalog = catalog
+    this.#storeId = storeId
+    this.#blobs = blobs
+  }
+
+  async create (id: string, upload: StoredUpload): Promise<void> {
+    const result = await this.#catalog.query('creating an upload', `WITH live AS (SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE)
+      INSERT INTO fsbucket.uploads (store_id, upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
+      SELECT $1, $2::text, $3::bytea, $4::text, $5::bigint, $6::text, $7::text, $8::text FROM live`,
+    [this.#storeId, upload.uploadId, Buffer.from(id, 'utf8'), upload.key, upload.created, upload.storageClass,
+      JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata)])
+    if (result.rowCount === 0) throw bucketRetired()
+  }
+
+  async get (uploadId: string): Promise<StoredUpload | null> {
+    if (!isUploadId(uploadId)) return null
+    const { rows } = await this.#catalog.query<PgUploadRow>('reading an upload',
+      'SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+    return rows.length === 0 ? null : toUpload(rows[0])
+  }
+
+  async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
+    if (!isUploadId(uploadId)) {
+      await body.discard()
+      return false
+    }
+    const file = await this.#blobs.placePart(body, uploadId, part.partNumber)
+    let replaced: string | undefined
+    let stored = false
+    try {
+      stored = await this.#catalog.transaction('storing a part', async client => {
+        const upload = await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR SHARE', [this.#storeId, uploadId])
+        if (upload.rowCount === 0) return false
+        const old = await client.query<{ file: string }>('SELECT file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number = $3 FOR UPDATE',
+          [this.#storeId, uploadId, part.partNumber])
+        replaced = old.rows[0]?.file
+        await client.query(`INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file) VALUES ($1, $2, $3, $4, $5, $6)
+          ON CONFLICT (store_id, upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file`,
+        [this.#storeId, uploadId, part.partNumber, part.etag, part.size, file])
+        return true
+      })
+    } finally {
+      // Only completion reads part files, and it holds the upload's row: a replaced part can go at once.
+      if (stored && replaced !== undefined) await this.#blobs.removeFile(replaced)
+    }
+    if (!stored) await this.#blobs.removeFile(file)
+    return stored
+  }
+
+  async complete (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+    if (!isUploadId(uploadId)) return null
+    const idBytes = Buffer.from(id, 'utf8')
+    const object = await this.#catalog.transaction('completing an upload', async client => {
+      const uploads = await client.query<PgUploadRow>('SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
+      if (uploads.rowCount === 0) return null
+      const live = await client.query('SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE', [this.#storeId])
+      if (live.rowCount === 0) throw bucketRetired()
+      const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      const rows = new Map(partRows.rows.map(p => [p.part_number, p]))
+      const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
+      const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts)
+      // Linked before the row naming them commits; if it never does, the sweeper removes the links.
+      const segments: Segment[] = await this.#blobs.linkParts(object.version, partNumbers.map(n => {
+        const row = rows.get(n) as PartRow
+        return { file: row.file, size: row.size, partNumber: n }
+      }))
+      const current = await client.query<{ segments: Segment[] }>('SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE', [this.#storeId, idBytes])
+      const values = [this.#storeId, idBytes, ...objectValues(object, segments)]
+      await client.query(`INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)
+        ON CONFLICT (store_id, id) DO UPDATE SET ${OBJECT_UPDATE}`, values)
+      const replaced = current.rows[0]?.segments ?? []
+      if (replaced.length > 0) {
+        await client.query('INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $2 FROM unnest($3::text[]) f',
+          [this.#storeId, Date.now(), replaced.map(s => s[0])])
+      }
+      await client.query('DELETE FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      await client.query('DELETE FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      return object
+    })
+    if (object !== null) await this.#blobs.removeUpload(uploadId)
+    return object
+  }
+
+  async abort (uploadId: string): Promise<void> {
+    if (!isUploadId(uploadId)) return
+    await this.#catalog.transaction('aborting an upload', async client => {
+      await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
+      await client.query('DELETE FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      await client.query('DELETE FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+    })
+    await this.#blobs.removeUpload(uploadId)
+  }
+
+  /** Uploads created before `createdBefore`. */
+  async expired (createdBefore: number): Promise<string[]> {
+    const { rows } = await this.#catalog.query<{ upload_id: string }>('sweeping',
+      'SELECT upload_id FROM fsbucket.uploads WHERE store_id = $1 AND created < $2', [this.#storeId, createdBefore])
+    return rows.map(r => r.upload_id)
+  }
+}

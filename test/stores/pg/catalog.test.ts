@@ -1,0 +1,180 @@
+/**
+ * The PostgreSQL catalog around the store: migrations (once, under several
+ * gateways starting together; a newer schema refused), an unreachable
+ * server, the garbage of replaced bodies and its sweeper (grace period, one
+ * sweeper at a time), retirement, and `fsbucket migrate` importing SQLite
+ * buckets with their bodies left in place.
+ */
+import { existsSync, readdirSync } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import t from 'tap'
+import { buildCli } from '../../../src/cli.js'
+import { openRegistry, type BucketObjectBody } from '../../../src/index.js'
+import { PgCatalog } from '../../../src/stores/pg/catalog.js'
+import { SCHEMA_VERSION } from '../../../src/stores/pg/schema.js'
+import { testdir } from '../../testdir.js'
+import { startPostgres } from './server.js'
+
+const server = await startPostgres()
+t.teardown(async () => { await server.destroy() })
+
+/** A fresh database of the server, so each test migrates from nothing. */
+async function database (name: string): Promise<string> {
+  const admin = await PgCatalog.connect(server.url())
+  await admin.pool.query(`CREATE DATABASE ${name}`)
+  await admin.close()
+  return server.url(name)
+}
+
+t.test('migrations run once when several gateways start at once', async t => {
+  const url = await database('racing')
+  const catalogs = await Promise.all(Array.from({ length: 6 }, async () => await PgCatalog.connect(url)))
+  t.teardown(async () => { await Promise.all(catalogs.map(async c => await c.close())) })
+  const { rows } = await catalogs[0].pool.query('SELECT version FROM fsbucket.migrations ORDER BY version')
+  t.same(rows.map(r => r.version), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1), 'each version applied once')
+  await catalogs[0].pool.query('INSERT INTO fsbucket.migrations (version) VALUES ($1)', [SCHEMA_VERSION + 1])
+  await t.rejects(PgCatalog.connect(url), /schema is version .*Upgrade fsbucket/, 'a catalog of a newer fsbucket is refused')
+})
+
+t.test('a catalog that cannot be reached fails at start with a clear message; a bad URL too', async t => {
+  const port = await new Promise<number>(resolve => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = (s.address() as net.AddressInfo).port; s.close(() => resolve(p)) })
+  })
+  await t.rejects(PgCatalog.connect(`postgres://postgres:secret@127.0.0.1:${port}/x`), /cannot be reached/)
+  await t.rejects(PgCatalog.connect(`postgres://postgres:secret@127.0.0.1:${port}/x`), { message: /\[redacted\]/ }, 'the password is never shown')
+  await t.rejects(PgCatalog.connect('mysql://localhost/x'), TypeError)
+})
+
+t.test('replaced and deleted bodies wait in garbage for the grace period; one sweeper at a time', async t => {
+  const url = await database('sweeping')
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const bucket = (await registry.open('photos'))!
+  const first = await bucket.put('cat', 'one')
+  const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
+  const bodyOf = (version: string): string => path.join(blobs, version.slice(0, 2), version)
+  t.ok(existsSync(bodyOf(first!.version)), 'the body is a file named by its version')
+  const second = await bucket.put('cat', 'two')
+  t.ok(existsSync(bodyOf(first!.version)), 'the replaced body stays while reads may be in flight')
+  t.same(await bucket.sweep({ leftoverGraceMs: 60_000 }), { abortedUploads: 0, removedLeftovers: 0 }, 'not before the grace period')
+  t.ok(existsSync(bodyOf(first!.version)))
+
+  const catalog = await PgCatalog.connect(url)
+  t.teardown(async () => { await catalog.close() })
+  const { rows: [{ store_id: storeId }] } = await catalog.pool.query("SELECT store_id FROM fsbucket.buckets WHERE name = 'photos'")
+  let heldReport
+  await catalog.withLock('test', `sweep:${storeId}`, async () => {
+    heldReport = await bucket.sweep({ leftoverGraceMs: 0 })
+  })
+  t.same(heldReport, { abortedUploads: 0, removedLeftovers: 0 }, 'another sweeper holds the lock: nothing is done')
+  t.ok(existsSync(bodyOf(first!.version)))
+
+  await new Promise(resolve => setTimeout(resolve, 5))
+  const report = await bucket.sweep({ leftoverGraceMs: 0 })
+  t.equal(report.removedLeftovers, 1, 'after the grace period the sweeper removes it')
+  t.notOk(existsSync(bodyOf(first!.version)))
+  t.equal(await ((await bucket.get('cat')) as BucketObjectBody).text(), 'two', 'the current body is untouched')
+  await bucket.delete('cat')
+  t.ok(existsSync(bodyOf(second!.version)), 'a deleted body waits too')
+  await new Promise(resolve => setTimeout(resolve, 5))
+  await bucket.sweep({ leftoverGraceMs: 0 })
+  t.same(readdirSync(path.join(blobs, second!.version.slice(0, 2))).filter(f => f.startsWith(second!.version)), [])
+  const { rows } = await catalog.pool.query('SELECT count(*)::int AS n FROM fsbucket.garbage')
+  t.equal(rows[0].n, 0, 'the garbage rows are gone with their files')
+})
+
+t.test('retiring: a bucket with objects is not deleted; an empty one refuses later writes', async t => {
+  const url = await database('retiring')
+  const dataDir = testdir(t)
+  const one = await openRegistry(dataDir, { catalog: url, fsync: false })
+  const two = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.teardown(async () => { await one.close(); await two.close() })
+  await one.create('docs')
+  const held = (await two.open('docs'))!
+  await held.put('a', 'x')
+  await t.rejects(one.delete('docs'), { code: 10008 })
+  await held.delete('a')
+  await one.delete('docs')
+  await t.rejects(held.put('b', 'y'), { code: 10006 }, 'a handle on another gateway writes nowhere')
+  const files = existsSync(path.join(dataDir, 'docs'))
+    ? readdirSync(path.join(dataDir, 'docs'), { recursive: true, withFileTypes: true }).filter(e => e.isFile())
+    : []
+  t.same(files, [], 'the bodies are removed, and the refused write left none')
+})
+
+t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second run skips them', async t => {
+  const url = await database('imported')
+  const dataDir = testdir(t)
+  const before = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
+  await before.create('site', { public: true })
+  const site = (await before.open('site'))!
+  await site.put('index.html', '<h1>hi</h1>', { httpMetadata: { contentType: 'text/html' }, customMetadata: { by: 'test' } })
+  for (let i = 0; i < 30; i++) await site.put(`assets/${i}`, `asset ${i}`)
+  const upload = await site.createMultipartUpload('big')
+  const part1 = await upload.uploadPart(1, 'a'.repeat(10))
+  const part2 = await upload.uploadPart(2, 'b'.repeat(3))
+  const pending = await site.createMultipartUpload('later')
+  const pendingPart = await pending.uploadPart(1, 'p'.repeat(10))
+  await upload.complete([part1, part2])
+  await before.state('mgmt').transaction(async tx => { (await tx.load<{ n: number }>('zones.json', { n: 0 })).n = 7 })
+  await before.close()
+
+  const lines: string[] = []
+  const log = console.log
+  console.log = (line: string) => { lines.push(line) }
+  try {
+    await buildCli().parseAsync(['node', 'fsbucket', 'migrate', '--from', dataDir, '--catalog', url])
+  } finally {
+    console.log = log
+  }
+  t.match(lines.join('\n'), /site: 32 objects, 1 uploads in progress/)
+
+  const after = await openRegistry(dataDir, { catalog: url, fsync: false, minPartSize: 5 })
+  t.teardown(async () => { await after.close() })
+  const info = await after.info('site')
+  t.equal(info?.settings.public, true, 'settings are imported')
+  const bucket = (await after.open('site'))!
+  const page = await bucket.get('index.html') as BucketObjectBody
+  t.equal(await page!.text(), '<h1>hi</h1>')
+  t.equal(page!.httpMetadata?.contentType, 'text/html')
+  t.same(page!.customMetadata, { by: 'test' })
+  t.equal(await ((await bucket.get('big')) as BucketObjectBody).text(), 'a'.repeat(10) + 'bbb', 'a multipart object reads from its part files')
+  t.equal((await bucket.list({ prefix: 'assets/' })).objects.length, 30)
+  const resumed = bucket.resumeMultipartUpload('later', pending.uploadId)
+  const done = await resumed.complete([pendingPart, await resumed.uploadPart(2, 'q')])
+  t.equal(done.size, 11, 'an upload in progress continues after the import')
+  t.same(await after.state('mgmt').read('zones.json', null), { n: 7 }, 'state documents are imported')
+
+  lines.length = 0
+  console.log = (line: string) => { lines.push(line) }
+  try {
+    await buildCli().parseAsync(['node', 'fsbucket', 'migrate', '--from', dataDir, '--catalog', url])
+  } finally {
+    console.log = log
+  }
+  t.match(lines.join('\n'), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
+})
+
+t.test('the object commands use the catalog FSBUCKET_CATALOG names', async t => {
+  const url = await database('commands')
+  const dataDir = testdir(t)
+  const saved = process.env.FSBUCKET_CATALOG
+  process.env.FSBUCKET_CATALOG = url
+  const write = process.stdout.write
+  process.stdout.write = (() => true) as typeof process.stdout.write
+  try {
+    await buildCli().parseAsync(['node', 'fsbucket', 'mb', 'fsb://made-by-cli', '--data', dataDir])
+  } finally {
+    process.stdout.write = write
+    if (saved === undefined) delete process.env.FSBUCKET_CATALOG
+    else process.env.FSBUCKET_CATALOG = saved
+  }
+  t.equal(process.exitCode ?? 0, 0)
+  const registry = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.teardown(async () => { await registry.close() })
+  t.ok(await registry.info('made-by-cli'), 'the bucket is in the PostgreSQL catalog')
+  t.notOk(existsSync(path.join(dataDir, 'made-by-cli', '.fsbucket', 'catalog.db')), 'not in a SQLite catalog')
+})

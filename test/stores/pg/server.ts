@@ -1,0 +1,92 @@
+/**
+ * A throwaway PostgreSQL server for one test file: Debian's `postgresql`
+ * binaries (`initdb`, `pg_ctl`), a cluster in a temporary directory, trust
+ * authentication on a free loopback port, no fsync (the tests check
+ * behaviour, not the server's durability). Run as the `postgres` user when
+ * the tests run as root, as the server refuses root. When the server cannot
+ * start, `startPostgres` throws with the reason: these tests never skip.
+ */
+import { execFile } from 'node:child_process'
+import { existsSync, readdirSync } from 'node:fs'
+import { chmod, chown, mkdtemp, rm } from 'node:fs/promises'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+export interface PostgresServer {
+  /** postgres://postgres@127.0.0.1:<port>/<database> */
+  url: (database?: string) => string
+  port: number
+  stop: () => Promise<void>
+  start: () => Promise<void>
+  /** Stops the server and removes its directory. */
+  destroy: () => Promise<void>
+}
+
+function binDir (): string {
+  const root = '/usr/lib/postgresql'
+  const versions = existsSync(root) ? readdirSync(root).filter(v => existsSync(path.join(root, v, 'bin', 'pg_ctl'))) : []
+  versions.sort((a, b) => Number(b) - Number(a))
+  if (versions.length === 0) {
+    throw new Error('PostgreSQL is not installed: these tests need Debian\'s postgresql package (apt-get install postgresql; .ci/run installs it).')
+  }
+  return path.join(root, versions[0], 'bin')
+}
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export async function startPostgres (): Promise<PostgresServer> {
+  const bin = binDir()
+  const root = await mkdtemp(path.join(os.tmpdir(), 'fsbucket-pg-'))
+  const data = path.join(root, 'data')
+  const asRoot = process.getuid?.() === 0
+  let uid = 0
+  let gid = 0
+  if (asRoot) {
+    const { stdout } = await run('id', ['-u', 'postgres']).catch(() => {
+      throw new Error('The tests run as root and there is no `postgres` user to run PostgreSQL as (install the postgresql package).')
+    })
+    uid = Number(stdout.trim())
+    gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim())
+    await chown(root, uid, gid)
+  }
+  await chmod(root, 0o700)
+  const as = async (command: string, args: string[]): Promise<void> => {
+    const file = path.join(bin, command)
+    try {
+      if (asRoot) await run('runuser', ['-u', 'postgres', '--', file, ...args], { cwd: root })
+      else await run(file, args, { cwd: root })
+    } catch (err) {
+      const e = err as { stderr?: string, message: string }
+      throw new Error(`PostgreSQL could not start (${command}): ${e.stderr ?? e.message}`)
+    }
+  }
+  await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'])
+  const port = await freePort()
+  const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
+  const start = async (): Promise<void> => { await as('pg_ctl', ['-D', data, '-w', '-t', '60', '-o', options, '-l', path.join(root, 'log'), 'start']) }
+  const stop = async (): Promise<void> => { await as('pg_ctl', ['-D', data, '-w', '-m', 'fast', 'stop']) }
+  await start()
+  return {
+    port,
+    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    start,
+    stop,
+    destroy: async () => {
+      await stop().catch(() => {})
+      await rm(root, { recursive: true, force: true })
+    }
+  }
+}
