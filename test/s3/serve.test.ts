@@ -44,7 +44,6 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
   t.equal(note.secretAccessKey, 'fsbucket-dev-secret')
 
   const s3 = new S3Client({ endpoint: note.endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: note.accessKeyId, secretAccessKey: note.secretAccessKey } })
-  t.teardown(() => s3.destroy())
   const put = await s3.send(new PutObjectCommand({ Bucket: 'default', Key: 'hello.txt', Body: 'through S3' }))
   const read = await fetch(`http://127.0.0.1:${port}/default/hello.txt`)
   t.equal(await read.text(), 'through S3')
@@ -52,6 +51,7 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
   const got = await s3.send(new GetObjectCommand({ Bucket: 'default', Key: 'hello.txt' }))
   t.equal(await got.Body!.transformToString(), 'through S3')
 
+  s3.destroy()
   server.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops both listeners and exits 0')
 })
