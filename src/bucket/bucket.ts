@@ -29,7 +29,8 @@ import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } fro
 import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './port.js'
 import type {
   Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
-  BucketObjectBody, BucketObjects, BucketPutOptions, BucketRange, BucketUploadedPart, BucketValue,
+  BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange, BucketUploadedPart,
+  BucketUploadListOptions, BucketUploads, BucketValue,
   OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
 import { MeasuredBody, valueSource } from './value.js'
@@ -304,6 +305,34 @@ export class BucketEngine implements Bucket {
     return { partNumber: n, etag }
   }
 
+  async listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads> {
+    const opts = optionsObject<BucketUploadListOptions>('listMultipartUploads', options)
+    const limit = parseListLimit(opts.limit)
+    const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
+    let after: { id: string, uploadId: string } | undefined
+    if (opts.keyMarker !== undefined && opts.keyMarker !== '') {
+      // Upload ids are [A-Za-z0-9_-]: '~' sorts after all of them, so a key marker alone skips the key's every upload.
+      after = { id: String(opts.keyMarker).normalize('NFC'), uploadId: opts.uploadIdMarker === undefined || opts.uploadIdMarker === '' ? '~' : String(opts.uploadIdMarker) }
+    }
+    const found = await this.#store.listUploads({ prefix, after, limit: limit + 1 })
+    return {
+      uploads: found.slice(0, limit).map(u => ({ key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass })),
+      truncated: found.length > limit
+    }
+  }
+
+  async listParts (key: string, uploadId: string, options?: BucketPartListOptions): Promise<BucketParts> {
+    keyId('listParts', key)
+    const opts = optionsObject<BucketPartListOptions>('listParts', options)
+    const limit = parseListLimit(opts.limit)
+    const marker = opts.partNumberMarker === undefined ? 0 : Math.trunc(Number(opts.partNumberMarker))
+    if (!Number.isFinite(marker) || marker < 0) throw new RangeError('listParts: partNumberMarker must be a non-negative number.')
+    await this.#liveUpload('listParts', key, uploadId)
+    const found = await this.#store.listParts(uploadId, marker, limit + 1)
+    if (found === null) throw new BucketError('NoSuchUpload', 'listParts')
+    return { parts: found.slice(0, limit), truncated: found.length > limit }
+  }
+
   async abortUpload (key: string, uploadId: string): Promise<void> {
     keyId('abortMultipartUpload', key)
     await this.#store.abortUpload(uploadId)
@@ -414,6 +443,10 @@ class MultipartUpload implements BucketMultipartUpload {
 
   async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
     return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
+  }
+
+  async listParts (options?: BucketPartListOptions): Promise<BucketParts> {
+    return await this.#engine.listParts(this.key, this.uploadId, options)
   }
 }
 

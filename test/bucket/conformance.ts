@@ -25,6 +25,7 @@ import type {
   OpenBucketOptions
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
+import { uploadListingConformance } from './conformance-uploads.js'
 
 /** The engine's options, and `fsync`, which stores without a disk ignore. */
 export type SuiteOptions = OpenBucketOptions & { fsync?: boolean }
@@ -867,4 +868,6 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.equal(mismatches, 0, 'each range reads exactly its bytes')
     t.same(await bytesOf(await bucket.get('parts.bin', { range: { suffix: minPartSize + 1000 } })), whole.subarray(minPartSize), 'a suffix spanning two parts')
   })
+
+  uploadListingConformance(t, fresh)
 }

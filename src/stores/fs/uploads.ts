@@ -4,7 +4,7 @@
  * hard-links the chosen parts into blobs/ and commits the object's row (no
  * byte is copied, so completing 1 GiB takes milliseconds).
  */
-import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload } from '../../bucket/port.js'
+import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload, UploadListQuery } from '../../bucket/port.js'
 import type { BlobFiles } from './blobs.js'
 import { objectRow, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
 import type { Commits } from './commit.js'
@@ -44,6 +44,28 @@ export class Uploads {
     if (!isUploadId(uploadId)) return null
     const row = this.#catalog.sql.upload.get(uploadId)
     return row === undefined ? null : toUpload(row)
+  }
+
+  async list (query: UploadListQuery): Promise<StoredUpload[]> {
+    const prefix = Buffer.from(query.prefix, 'utf8')
+    return this.#catalog.sql.uploadsAfter.all({
+      prefix,
+      prefix_length: prefix.length,
+      // An empty id sorts before every id, and every upload id is above ''.
+      after_id: Buffer.from(query.after?.id ?? '', 'utf8'),
+      after_upload: query.after?.uploadId ?? '',
+      limit: query.limit
+    }).map(toUpload)
+  }
+
+  async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
+    if (!isUploadId(uploadId)) return null
+    const sql = this.#catalog.sql
+    // One read transaction: the upload and its parts as of one moment.
+    return this.#catalog.read(() => {
+      if (sql.upload.get(uploadId) === undefined) return null
+      return sql.partsAfter.all(uploadId, after, limit).map(p => ({ partNumber: p.part_number, etag: p.etag, size: p.size }))
+    })
   }
 
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
