@@ -29,7 +29,7 @@ import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } fro
 import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './port.js'
 import type {
   Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
-  BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange, BucketUploadedPart,
+  BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange, BucketUploadedPart,
   BucketUploadListOptions, BucketUploads, BucketValue,
   OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
@@ -338,8 +338,10 @@ export class BucketEngine implements Bucket {
     await this.#store.abortUpload(uploadId)
   }
 
-  async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
+  async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
     const id = keyId('completeMultipartUpload', key)
+    const conditional = parseConditional(optionsObject<BucketCompleteOptions>('completeMultipartUpload', options).onlyIf, 'completeMultipartUpload')
+    const unconditional = isUnconditional(conditional)
     if (!Array.isArray(uploadedParts)) throw new TypeError('completeMultipartUpload: uploadedParts must be an array.')
     const given = uploadedParts.map(p => {
       if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') {
@@ -354,28 +356,36 @@ export class BucketEngine implements Bucket {
     }
     const minPartSize = this.#minPartSize
     const uploaded = this.#now()
-    const record = await this.#store.completeUpload(uploadId, id, (upload, stored) => {
-      if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
-      const parts: StoredPart[] = given.map(g => {
-        const part = stored.get(g.partNumber)
-        if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
-        return part
+    const refused = new Error('precondition failed')
+    let record: StoredObject | null
+    try {
+      record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
+        if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+        if (!unconditional && judge(conditional, current) !== 'pass') throw refused
+        const parts: StoredPart[] = given.map(g => {
+          const part = stored.get(g.partNumber)
+          if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
+          return part
+        })
+        checkPartSizes(parts, minPartSize)
+        const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
+        const object: StoredObject = {
+          key,
+          version: newVersion(),
+          size: parts.reduce((sum, p) => sum + p.size, 0),
+          etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
+          uploaded,
+          storageClass: upload.storageClass,
+          httpMetadata: upload.httpMetadata,
+          customMetadata: upload.customMetadata,
+          checksums: {}
+        }
+        return { object, partNumbers: parts.map(p => p.partNumber) }
       })
-      checkPartSizes(parts, minPartSize)
-      const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
-      const object: StoredObject = {
-        key,
-        version: newVersion(),
-        size: parts.reduce((sum, p) => sum + p.size, 0),
-        etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
-        uploaded,
-        storageClass: upload.storageClass,
-        httpMetadata: upload.httpMetadata,
-        customMetadata: upload.customMetadata,
-        checksums: {}
-      }
-      return { object, partNumbers: parts.map(p => p.partNumber) }
-    })
+    } catch (err) {
+      if (err === refused) return null
+      throw err
+    }
     if (record === null) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
     return new ObjectMetadata(record)
   }
@@ -441,8 +451,10 @@ class MultipartUpload implements BucketMultipartUpload {
     await this.#engine.abortUpload(this.key, this.uploadId)
   }
 
-  async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
-    return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
+  async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
+  async complete (uploadedParts: BucketUploadedPart[], options: BucketCompleteOptions): Promise<BucketObject | null>
+  async complete (uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
+    return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts, options)
   }
 
   async listParts (options?: BucketPartListOptions): Promise<BucketParts> {

@@ -56,8 +56,12 @@ export interface ObjectReader {
 
 export type Precondition = (current: StoredObject | null) => boolean
 
-/** What `completeUpload` builds from the upload and its stored parts; throws to refuse. */
-export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>) => { object: StoredObject, partNumbers: number[] }
+/**
+ * What `completeUpload` builds from the upload, its stored parts and the
+ * object `id` holds now (null when none), inside the critical section;
+ * throws to refuse, leaving the upload as it was.
+ */
+export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>, current: StoredObject | null) => { object: StoredObject, partNumbers: number[] }
 
 export interface BucketStore {
   /**

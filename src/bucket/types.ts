@@ -127,8 +127,18 @@ export interface BucketMultipartUpload {
   uploadPart (partNumber: number, value: BucketValue): Promise<BucketUploadedPart>
   abort (): Promise<void>
   complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
+  /**
+   * Beyond the binding (for S3's conditional CompleteMultipartUpload): completes
+   * only when `onlyIf` holds for the key's current object, judged in the
+   * same critical section as the commit; null (and the upload kept) otherwise.
+   */
+  complete (uploadedParts: BucketUploadedPart[], options: BucketCompleteOptions): Promise<BucketObject | null>
   /** Beyond the binding (for S3's ListParts): the parts uploaded so far, by part number; 10024 when the upload is gone. */
   listParts (options?: BucketPartListOptions): Promise<BucketParts>
+}
+
+export interface BucketCompleteOptions {
+  onlyIf?: BucketConditional | Headers
 }
 
 /** Options of `listParts`: parts numbered above `partNumberMarker`, at most `limit` (1 to 1,000, default 1,000). */

@@ -11,7 +11,8 @@
  * ListMultipartUploads is not supported (NotImplemented).
  *
  * CompleteMultipartUpload lists parts in ascending order, as S3 requires
- * (InvalidPartOrder otherwise). Part checksums sent with UploadPart are
+ * (InvalidPartOrder otherwise); If-Match / If-None-Match on it are the
+ * binding's `onlyIf`, judged in the commit's critical section. Part checksums sent with UploadPart are
  * verified on the way (payload.ts); the binding stores none for parts, so no
  * composite checksum is answered.
  */
@@ -19,7 +20,7 @@ import type { BucketRange } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
-import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom } from './headers.js'
+import { conditionalFrom, customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom } from './headers.js'
 import { checkKey, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { list, readXmlBody, text } from './xml.js'
 
@@ -88,7 +89,9 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   for (let i = 1; i < parts.length; i++) {
     if (parts[i].partNumber <= parts[i - 1].partNumber) throw new S3Error('InvalidPartOrder')
   }
-  const object = await upload.complete(parts)
+  const onlyIf = conditionalFrom(ctx.request.headers)
+  const object = await upload.complete(parts, onlyIf === undefined ? {} : { onlyIf })
+  if (object === null) throw new S3Error('PreconditionFailed')
   await sendXml(ctx, 200, 'CompleteMultipartUploadResult', {
     Location: `/${ctx.bucketName}/${encodeURIComponent(ctx.key)}`,
     Bucket: ctx.bucketName,

@@ -50,4 +50,21 @@ export function uploadListingConformance (t: Test, fresh: (t: Test, options?: { 
     t.same((await bucket.listMultipartUploads()).uploads.map(u => u.key), ['b/1', 'b/1', 'z\uFFFD', 'z\u{1F600}'], 'completed and aborted uploads are gone')
     await expectCode(t, () => upload.listParts(), 10024, undefined, 'parts of a completed upload')
   })
+
+  t.test('multipart: conditional completion is judged against the current object and keeps a refused upload', async t => {
+    const bucket = await fresh(t, { minPartSize: 5 })
+    const upload = await bucket.createMultipartUpload('guarded')
+    const part = await upload.uploadPart(1, 'first version')
+    t.equal(await upload.complete([part], { onlyIf: { etagMatches: 'no-such-etag' } }), null, 'If-Match on a missing key fails')
+    const created = await upload.complete([part], { onlyIf: new Headers({ 'if-none-match': '*' }) })
+    t.equal(created?.size, 13, 'If-None-Match: * creates')
+
+    const again = await bucket.createMultipartUpload('guarded')
+    const againPart = await again.uploadPart(1, 'second')
+    t.equal(await again.complete([againPart], { onlyIf: { etagDoesNotMatch: '*' } }), null, 'If-None-Match: * refuses an existing key')
+    t.same((await again.listParts()).parts.map(p => p.partNumber), [1], 'the refused upload is kept')
+    const replaced = await again.complete([againPart], { onlyIf: { etagMatches: created!.etag } })
+    t.equal(replaced?.size, 6, 'If-Match with the current etag completes')
+    t.equal((await bucket.head('guarded'))?.etag, replaced?.etag)
+  })
 }

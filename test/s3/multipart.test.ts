@@ -150,3 +150,22 @@ t.test('ListMultipartUploads and ListParts, with pages', async t => {
   await s3.send(new AbortMultipartUploadCommand({ Bucket: 'photos', Key: 'other', UploadId: ids.other }))
   t.same((await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos' }))).Uploads?.map(u => u.Key), ['docs/a', 'docs/b'])
 })
+
+t.test('conditional CompleteMultipartUpload: If-None-Match * and If-Match', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const existing = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'taken', Body: 'already here' }))
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'taken' }))
+  const part = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'taken', UploadId: created.UploadId, PartNumber: 1, Body: 'new bytes' }))
+  const complete = (condition: { IfNoneMatch?: string, IfMatch?: string }): Promise<unknown> => s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'taken', UploadId: created.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] }, ...condition
+  }))
+  const refused = await rejection(complete({ IfNoneMatch: '*' }))
+  t.equal(refused.name, 'PreconditionFailed')
+  t.equal(refused.$metadata.httpStatusCode, 412)
+  const wrong = await rejection(complete({ IfMatch: '"0000"' }))
+  t.equal(wrong.name, 'PreconditionFailed')
+  await complete({ IfMatch: existing.ETag })
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'taken' }))
+  t.equal(await got.Body!.transformToString(), 'new bytes')
+})

@@ -6,7 +6,7 @@
  */
 import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload, UploadListQuery } from '../../bucket/port.js'
 import type { BlobFiles } from './blobs.js'
-import { objectRow, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
+import { objectRow, toRecord, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
 import type { Commits } from './commit.js'
 import type { KeyView } from './view.js'
 
@@ -98,7 +98,8 @@ export class Uploads {
       if (upload === undefined) return null
       const rows = new Map(sql.parts.all(uploadId).map(p => [p.part_number, p]))
       const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
-      const { object, partNumbers } = build(toUpload(upload), parts)
+      const currentRow = sql.head.get(idBytes)
+      const { object, partNumbers } = build(toUpload(upload), parts, currentRow === undefined ? null : toRecord(currentRow))
       const segments = this.#blobs.linkParts(object.version, partNumbers.map(n => {
         const row = rows.get(n) as PartRow
         return { file: row.file, size: row.size, partNumber: n }

@@ -107,7 +107,7 @@ export class MemoryStore implements BucketStore {
   async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
     const upload = this.#uploads.get(uploadId)
     if (upload === undefined) return null
-    const { object, partNumbers } = build(upload.upload, new Map(upload.parts))
+    const { object, partNumbers } = build(upload.upload, new Map(upload.parts), this.#objects.get(id)?.record ?? null)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
     this.#uploads.delete(uploadId)
