@@ -168,6 +168,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
     else if (answer.status >= 500) request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers)
+    // A body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.
+    if (!request.raw.complete) reply.header('connection', 'close')
     if (request.method === 'HEAD') return await reply.send()
     const resource = (request.raw.url ?? '/').split('?')[0]
     return await reply.type('application/xml').send(errorDocument(answer.code, answer.message, { Resource: resource, RequestId: request.s3RequestId }))
