@@ -16,6 +16,7 @@
  * streams chunked uploads through it), and any async iterable of bytes (a
  * Node.js stream) is accepted as a value.
  */
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { evaluateConditional, isUnconditional, parseConditional, type ParsedConditional } from './conditional.js'
@@ -29,10 +30,12 @@ import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } fro
 import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './port.js'
 import type {
   Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
-  BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange, BucketUploadedPart,
-  BucketUploadListOptions, BucketUploads, BucketValue,
-  OpenBucketOptions, SweepOptions, SweepReport
+  BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
+  BucketUploadedPart, BucketUploadListOptions, BucketUploads, BucketValue,
+  BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
+import { checkPartSizes, listPartsPage, listUploadsPage } from './multipart.js'
+import { decideRead } from './read.js'
 import { MeasuredBody, valueSource } from './value.js'
 
 const MiB = 1024 * 1024
@@ -44,6 +47,14 @@ export const DEFAULT_MIN_PART_BYTES = 5 * MiB
 export const MAX_PART_NUMBER = 10_000
 export const MAX_LIST_LIMIT = 1000
 export const MAX_DELETE_KEYS = 1000
+/**
+ * With `include`, a list page stops once the metadata it carries passes this
+ * many bytes (at least one object always comes back): the hosted service
+ * caps the data of one list call the same way, so callers already page on
+ * `truncated`, never on the count. It keeps what a page holds in memory, and
+ * what a slow reader's connection buffers, bounded.
+ */
+export const LIST_METADATA_BUDGET_BYTES = 512 * 1024
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
@@ -64,10 +75,22 @@ function judge (conditional: ParsedConditional, current: StoredObject | null): '
 }
 
 function parseListLimit (limit: unknown): number {
-  if (limit === undefined) return MAX_LIST_LIMIT
+  // -1 is how the hosted runtime's bindings say "no limit given".
+  if (limit === undefined || limit === -1) return MAX_LIST_LIMIT
   const n = Math.trunc(Number(limit))
   if (!Number.isFinite(n) || n < 1 || n > MAX_LIST_LIMIT) throw new BucketError('InvalidMaxKeys', 'list')
   return n
+}
+
+/** What a listed object's key and included metadata weigh (UTF-16 lengths: close enough for a cap). */
+function listedMetadataBytes (key: string, record: { httpMetadata: object, customMetadata: Record<string, string> }, include: Set<ListInclude>): number {
+  let bytes = key.length
+  const add = (values: object): void => {
+    for (const [name, value] of Object.entries(values)) bytes += name.length + String(value).length
+  }
+  if (include.has('customMetadata')) add(record.customMetadata)
+  if (include.has('httpMetadata')) add(record.httpMetadata)
+  return bytes
 }
 
 function parseInclude (include: unknown): Set<ListInclude> {
@@ -113,6 +136,11 @@ function validPartNumber (partNumber: unknown): number {
   return n
 }
 
+/** What a read of the whole object reports as its range (the hosted binding always reports one). */
+function wholeRange (record: StoredObject): ResolvedRange {
+  return { offset: 0, length: record.size }
+}
+
 function unquoteEtag (etag: string): string {
   return etag.startsWith('"') && etag.endsWith('"') && etag.length >= 2 ? etag.slice(1, -1) : etag
 }
@@ -145,7 +173,12 @@ export class BucketEngine implements Bucket {
 
   async head (key: string): Promise<BucketObject | null> {
     const record = await this.#store.head(keyId('head', key))
-    return record === null ? null : new ObjectMetadata(record)
+    return record === null ? null : new ObjectMetadata(record, wholeRange(record))
+  }
+
+  async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
+    const id = keyId('read', key)
+    return await decideRead(this.#store, id, optionsObject<BucketReadOptions>('read', options))
   }
 
   async get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null> {
@@ -162,9 +195,9 @@ export class BucketEngine implements Bucket {
     const record = reader.object
     if (judge(conditional, record) !== 'pass') {
       await reader.close()
-      return new ObjectMetadata(record)
+      return new ObjectMetadata(record, wholeRange(record))
     }
-    let served: ResolvedRange = { offset: 0, length: record.size }
+    let served: ResolvedRange = wholeRange(record)
     if (range !== null) {
       try {
         served = resolveRange(range, record.size, 'get')
@@ -244,13 +277,20 @@ export class BucketEngine implements Bucket {
     const objects: BucketObject[] = []
     const delimitedPrefixes: string[] = []
     let last: string | undefined
+    let metadataBytes = 0
+    let cut = false
     for (const entry of page.entries) {
+      if (withMetadata && metadataBytes >= LIST_METADATA_BUDGET_BYTES) {
+        cut = true
+        break
+      }
       if ('prefix' in entry) {
         delimitedPrefixes.push(entry.prefix)
         last = encodeCursor('p', entry.prefix)
         continue
       }
       const record = entry.object
+      if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
       objects.push(new ObjectMetadata({
         ...record,
         httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
@@ -258,7 +298,7 @@ export class BucketEngine implements Bucket {
       }, undefined, include.has('httpMetadata')))
       last = encodeCursor('k', entry.id)
     }
-    return page.truncated
+    return page.truncated || cut
       ? { objects, truncated: true, cursor: last, delimitedPrefixes }
       : { objects, truncated: false, delimitedPrefixes }
   }
@@ -294,6 +334,7 @@ export class BucketEngine implements Bucket {
   async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue): Promise<BucketUploadedPart> {
     keyId('uploadPart', key)
     const n = validPartNumber(partNumber)
+    if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
     const source = valueSource(value, 'uploadPart')
     await this.#liveUpload('uploadPart', key, uploadId)
     const body = new MeasuredBody(source, ['md5'], MAX_PART_BYTES, 'uploadPart')
@@ -306,35 +347,19 @@ export class BucketEngine implements Bucket {
   }
 
   async listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads> {
-    const opts = optionsObject<BucketUploadListOptions>('listMultipartUploads', options)
-    const limit = parseListLimit(opts.limit)
-    const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
-    let after: { id: string, uploadId: string } | undefined
-    if (opts.keyMarker !== undefined && opts.keyMarker !== '') {
-      // Upload ids are [A-Za-z0-9_-]: '~' sorts after all of them, so a key marker alone skips the key's every upload.
-      after = { id: String(opts.keyMarker).normalize('NFC'), uploadId: opts.uploadIdMarker === undefined || opts.uploadIdMarker === '' ? '~' : String(opts.uploadIdMarker) }
-    }
-    const found = await this.#store.listUploads({ prefix, after, limit: limit + 1 })
-    return {
-      uploads: found.slice(0, limit).map(u => ({ key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass })),
-      truncated: found.length > limit
-    }
+    return await listUploadsPage(this.#store, options)
   }
 
   async listParts (key: string, uploadId: string, options?: BucketPartListOptions): Promise<BucketParts> {
     keyId('listParts', key)
-    const opts = optionsObject<BucketPartListOptions>('listParts', options)
-    const limit = parseListLimit(opts.limit)
-    const marker = opts.partNumberMarker === undefined ? 0 : Math.trunc(Number(opts.partNumberMarker))
-    if (!Number.isFinite(marker) || marker < 0) throw new RangeError('listParts: partNumberMarker must be a non-negative number.')
     await this.#liveUpload('listParts', key, uploadId)
-    const found = await this.#store.listParts(uploadId, marker, limit + 1)
-    if (found === null) throw new BucketError('NoSuchUpload', 'listParts')
-    return { parts: found.slice(0, limit), truncated: found.length > limit }
+    return await listPartsPage(this.#store, uploadId, options)
   }
 
+  /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */
   async abortUpload (key: string, uploadId: string): Promise<void> {
     keyId('abortMultipartUpload', key)
+    await this.#liveUpload('abortMultipartUpload', key, uploadId)
     await this.#store.abortUpload(uploadId)
   }
 
@@ -348,45 +373,45 @@ export class BucketEngine implements Bucket {
         throw new TypeError('completeMultipartUpload: each part must be {partNumber, etag}.')
       }
       return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag) }
-    }).sort((a, b) => a.partNumber - b.partNumber)
+    })
+    // The hosted service takes the parts in ascending order only, as S3 does.
     for (let i = 1; i < given.length; i++) {
       if (given[i].partNumber === given[i - 1].partNumber) {
         throw new BucketError('InvalidPart', 'completeMultipartUpload', `Part ${given[i].partNumber} is listed twice.`)
       }
+      if (given[i].partNumber < given[i - 1].partNumber) {
+        throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The parts must be listed in ascending order of part number.')
+      }
     }
     const minPartSize = this.#minPartSize
     const uploaded = this.#now()
+    // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.
     const refused = new Error('precondition failed')
-    let record: StoredObject | null
-    try {
-      record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
-        if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
-        if (!unconditional && judge(conditional, current) !== 'pass') throw refused
-        const parts: StoredPart[] = given.map(g => {
-          const part = stored.get(g.partNumber)
-          if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
-          return part
-        })
-        checkPartSizes(parts, minPartSize)
-        const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
-        const object: StoredObject = {
-          key,
-          version: newVersion(),
-          size: parts.reduce((sum, p) => sum + p.size, 0),
-          etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
-          uploaded,
-          storageClass: upload.storageClass,
-          httpMetadata: upload.httpMetadata,
-          customMetadata: upload.customMetadata,
-          checksums: {}
-        }
-        return { object, partNumbers: parts.map(p => p.partNumber) }
+    const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
+      if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+      if (!unconditional && judge(conditional, current) !== 'pass') throw refused
+      const parts: StoredPart[] = given.map(g => {
+        const part = stored.get(g.partNumber)
+        if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
+        return part
       })
-    } catch (err) {
-      if (err === refused) return null
-      throw err
-    }
-    if (record === null) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+      checkPartSizes(parts, minPartSize)
+      const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
+      const object: StoredObject = {
+        key,
+        version: newVersion(),
+        size: parts.reduce((sum, p) => sum + p.size, 0),
+        etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
+        uploaded,
+        storageClass: upload.storageClass,
+        httpMetadata: upload.httpMetadata,
+        customMetadata: upload.customMetadata,
+        checksums: {}
+      }
+      return { object, partNumbers: parts.map(p => p.partNumber) }
+    }).catch((err: unknown) => { if (err === refused) return refused; throw err })
+    if (record === refused) return null
+    if (record === null || record instanceof Error) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
     return new ObjectMetadata(record)
   }
 
@@ -415,27 +440,18 @@ export class BucketEngine implements Bucket {
   }
 }
 
-/** Every part but the last at least `minPartSize`, all but the last equal, the last no larger. */
-function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
-  if (parts.length < 2) return
-  const uniform = parts[0].size
-  for (const part of parts.slice(0, -1)) {
-    if (part.size < minPartSize) {
-      throw new BucketError('EntityTooSmall', 'completeMultipartUpload', `Part ${part.partNumber} has ${part.size} bytes; the minimum is ${minPartSize}.`)
-    }
-    if (part.size !== uniform) {
-      throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'All non-trailing parts must have the same length.')
-    }
-  }
-  if (parts[parts.length - 1].size > uniform) {
-    throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The last part must not be larger than the others.')
-  }
-}
-
+/**
+ * A handle on one upload of one key. Every call names the key, so a handle
+ * resumed under another key than the upload's finds no upload (10024).
+ * Aborting again through a handle that already aborted or completed its
+ * upload does nothing, as in the hosted runtime; a store forgets finished
+ * uploads, so through another handle the id is unknown (10024).
+ */
 class MultipartUpload implements BucketMultipartUpload {
   readonly key: string
   readonly uploadId: string
   readonly #engine: BucketEngine
+  #finished = false
 
   constructor (engine: BucketEngine, key: string, uploadId: string) {
     this.#engine = engine
@@ -448,13 +464,17 @@ class MultipartUpload implements BucketMultipartUpload {
   }
 
   async abort (): Promise<void> {
+    if (this.#finished) return
     await this.#engine.abortUpload(this.key, this.uploadId)
+    this.#finished = true
   }
 
   async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
   async complete (uploadedParts: BucketUploadedPart[], options: BucketCompleteOptions): Promise<BucketObject | null>
   async complete (uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
-    return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts, options)
+    const object = await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts, options)
+    if (object !== null) this.#finished = true
+    return object
   }
 
   async listParts (options?: BucketPartListOptions): Promise<BucketParts> {

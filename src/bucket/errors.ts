@@ -1,10 +1,20 @@
 /**
- * The error catalogue: every error the bucket binding raises on purpose.
+ * The error catalogue: every error the engine or a store raises on purpose.
  *
  * Codes and messages follow the hosted service, so a script written against it
  * sees the same `code` here. Each entry also carries the HTTP status a door
  * answers with; doors translate through this table and nowhere else. The
  * README's error table is checked against this module by a test.
+ *
+ * Storage failures (a full disk, a read-only or forbidden data directory,
+ * an I/O error) are entries too, with fsbucket's own codes (109xx): a store
+ * raises them through `storageFailure` (port.ts) with the path involved,
+ * which doors log at `warn` and never show to clients.
+ *
+ * Argument mistakes are `TypeError` / `RangeError`, as the hosted runtime
+ * throws them; the engine throws the subclasses below, so that a door answers
+ * 400 for those and 500 (logged with its stack) for any other exception,
+ * which is a bug and never the client's fault.
  */
 
 export interface ErrorDefinition {
@@ -30,25 +40,72 @@ export const BucketErrors = {
   InvalidBucketName: { code: 10005, status: 400, message: 'The specified bucket name is not valid.' },
   NoSuchBucket: { code: 10006, status: 404, message: 'The specified bucket does not exist.' },
   BucketNotEmpty: { code: 10008, status: 409, message: 'The bucket you tried to delete is not empty.' },
+  // Storage failures (fsbucket's own codes): the request was fine, the storage could not take it.
+  NoSpaceLeft: { code: 10901, status: 507, message: 'There is no space left on the device holding the data.' },
+  QuotaExceeded: { code: 10902, status: 507, message: 'The disk quota of the data directory is exceeded.' },
+  ReadOnlyStorage: { code: 10903, status: 503, message: 'The data directory is on a read-only file system.' },
+  StoragePermissionDenied: { code: 10904, status: 503, message: 'Permission denied in the data directory.' },
+  StorageNotPermitted: { code: 10905, status: 503, message: 'Operation not permitted in the data directory.' },
+  StorageIoError: { code: 10906, status: 500, message: 'An input/output error occurred in the data directory.' },
+  TooManyOpenFiles: { code: 10907, status: 503, message: 'Too many open files; try again later.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors
+
+/** The storage failures of the catalogue. */
+export const storageFailureNames = [
+  'NoSpaceLeft', 'QuotaExceeded', 'ReadOnlyStorage', 'StoragePermissionDenied', 'StorageNotPermitted', 'StorageIoError', 'TooManyOpenFiles'
+] as const satisfies readonly BucketErrorName[]
+
+export type StorageFailureName = typeof storageFailureNames[number]
+
+export interface BucketErrorOptions {
+  /** The underlying error (an operating-system or database error). */
+  cause?: unknown
+  /** The file or directory involved, for the server's log (never shown to clients). */
+  path?: string
+}
 
 /** An error of the catalogue: `code` is typed, the message reads `"<method>: <message> (<code>)"`. */
 export class BucketError extends Error {
   readonly code: number
   readonly status: number
   readonly errorName: BucketErrorName
+  /** For storage failures: the path involved, for the log. */
+  readonly path?: string
 
-  constructor (name: BucketErrorName, method: string, detail?: string) {
+  constructor (name: BucketErrorName, method: string, detail?: string, options: BucketErrorOptions = {}) {
     const def = BucketErrors[name]
     const message = detail === undefined ? def.message : `${def.message} ${detail}`
-    super(`${method}: ${message} (${def.code})`)
+    super(`${method}: ${message} (${def.code})`, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'Error'
     this.code = def.code
     this.status = def.status
     this.errorName = name
+    if (options.path !== undefined) this.path = options.path
   }
+}
+
+/** Whether `err` is a storage failure of the catalogue (logged at warn with its path). */
+export function isStorageFailure (err: unknown): err is BucketError {
+  return err instanceof BucketError && (storageFailureNames as readonly string[]).includes(err.errorName)
+}
+
+const argumentMark = Symbol('argument error')
+
+/** A TypeError the engine throws for an argument of the wrong shape (a 400 at every door). */
+export class ArgumentTypeError extends TypeError {
+  readonly [argumentMark] = true
+}
+
+/** A RangeError the engine throws for an argument out of range (a 400 at every door). */
+export class ArgumentRangeError extends RangeError {
+  readonly [argumentMark] = true
+}
+
+/** Whether `err` is an argument mistake the engine reported (not a bug elsewhere that happens to be a TypeError). */
+export function isArgumentError (err: unknown): err is TypeError | RangeError {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[argumentMark] === true
 }
 
 export function isBucketError (err: unknown): err is BucketError {

@@ -6,10 +6,15 @@
  * frameworks or files.
  */
 export * from './types.js'
-export { BucketError, BucketErrors, isBucketError, errorByCode } from './errors.js'
-export type { ErrorDefinition, BucketErrorName } from './errors.js'
-export { BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_LIST_LIMIT, DEFAULT_UPLOAD_MAX_AGE_MS } from './bucket.js'
-export { parseConditional, evaluateConditional } from './conditional.js'
+export {
+  BucketError, BucketErrors, isBucketError, errorByCode, isArgumentError, isStorageFailure, storageFailureNames, ArgumentTypeError, ArgumentRangeError
+} from './errors.js'
+export type { ErrorDefinition, BucketErrorName, StorageFailureName } from './errors.js'
+export {
+  BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_LIST_LIMIT, MAX_DELETE_KEYS, DEFAULT_MIN_PART_BYTES,
+  DEFAULT_UPLOAD_MAX_AGE_MS
+} from './bucket.js'
+export { parseConditional, evaluateConditional, InvalidConditionalHeader } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'
 export { parseRangeHeader, resolveRange } from './range.js'
 export type { ResolvedRange } from './range.js'

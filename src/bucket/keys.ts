@@ -9,6 +9,7 @@
  * outside the Basic Multilingual Plane, so every comparison goes through
  * `compareIds`.
  */
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 
 /** Largest key, in bytes of UTF-8 (the hosted service's limit). */

@@ -2,6 +2,7 @@
  * The objects a read returns: `BucketObject` (metadata) and
  * `BucketObjectBody` (metadata and value). Built from a store's record.
  */
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { Readable } from 'node:stream'
 import { httpMetadataView, writeHttpHeaders, type HashAlgorithm } from './metadata.js'
 import type { StoredObject } from './port.js'

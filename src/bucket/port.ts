@@ -21,7 +21,7 @@
  * by their UTF-8 bytes.
  */
 import type { Readable } from 'node:stream'
-import { BucketError } from './errors.js'
+import { BucketError, type StorageFailureName } from './errors.js'
 import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
@@ -31,11 +31,44 @@ export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUp
 export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
 export type { BucketSettings } from './settings.js'
 export type { StorageClass, SweepReport } from './types.js'
-export { BucketError, isBucketError } from './errors.js'
+export { BucketError, isBucketError, isStorageFailure, type StorageFailureName } from './errors.js'
 
 /** What a store throws for a write to a retired bucket (10006), in every process. */
 export function bucketRetired (method = 'write'): BucketError {
   return new BucketError('NoSuchBucket', method)
+}
+
+/** Operating-system error codes that are storage failures of the catalogue. */
+const failureOfErrno: Record<string, StorageFailureName> = {
+  ENOSPC: 'NoSpaceLeft',
+  EDQUOT: 'QuotaExceeded',
+  EROFS: 'ReadOnlyStorage',
+  EACCES: 'StoragePermissionDenied',
+  EPERM: 'StorageNotPermitted',
+  EIO: 'StorageIoError',
+  EMFILE: 'TooManyOpenFiles',
+  ENFILE: 'TooManyOpenFiles'
+}
+
+/**
+ * A storage failure of the catalogue, raised by a store while doing `what`
+ * (`"storing a body"`): the message names the operation and the
+ * catalogue's text, never the path, which travels in `path` for the log.
+ */
+export function storageFailure (name: StorageFailureName, what: string, options: { path?: string, cause?: unknown } = {}): BucketError {
+  return new BucketError(name, what, undefined, options)
+}
+
+/**
+ * An operating-system error (`err.code` such as ENOSPC) as the storage
+ * failure of the catalogue; anything else (and errors already in the
+ * catalogue) passes through unchanged.
+ */
+export function storageFailureOf (err: unknown, what: string, path?: string): unknown {
+  const errno = (err as { code?: unknown } | null)?.code
+  const name = typeof errno === 'string' ? failureOfErrno[errno] : undefined
+  if (name === undefined) return err
+  return storageFailure(name, what, { path: path ?? (err as { path?: string }).path, cause: err })
 }
 
 /** A body written aside, waiting for a commit. */

@@ -3,6 +3,7 @@
  * names, host names, and the upload abort age read from a lifecycle
  * document. Pure functions, shared by the registry, its storages and doors.
  */
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import type { StorageClass } from './types.js'
 
 export interface CorsRule {

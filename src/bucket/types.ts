@@ -3,6 +3,8 @@
  * Shapes follow the binding document (`bucket-binding-api.md`).
  */
 
+import type { Readable } from 'node:stream'
+
 export type StorageClass = 'Standard' | 'InfrequentAccess'
 
 export interface BucketHTTPMetadata {
@@ -186,7 +188,49 @@ export interface SweepOptions {
 }
 
 /** The bucket binding. */
+/** Options of `read`, the one read decision every door translates. */
+export interface BucketReadOptions {
+  /** Conditions, as for `get`: a `BucketConditional` or the four conditional request headers. */
+  onlyIf?: BucketConditional | Headers
+  /**
+   * A range object (checked strictly, as for `get`), or the value of a
+   * `Range` header: a header that is not one byte range is ignored (the
+   * whole object is answered); one that cannot be satisfied is
+   * `range-not-satisfiable`, not ignored as `get` ignores it.
+   */
+  range?: BucketRange | string
+  /** false: decide as HEAD does, without opening the body. Default true. */
+  body?: boolean
+}
+
+/** What a read answers; doors map each status onto theirs (404, 412, 304, 416, 200, 206). */
+export type BucketReadOutcome =
+  | { status: 'not-found' }
+  /** A condition other than a not-modified one failed (judged first, RFC 9110 section 13.2.2). */
+  | { status: 'precondition-failed', object: BucketObject }
+  /** If-None-Match matched or the object is not newer than If-Modified-Since. */
+  | { status: 'not-modified', object: BucketObject }
+  /** The range cannot be served from `object.size` bytes (every range of an empty object). */
+  | { status: 'range-not-satisfiable', object: BucketObject }
+  | BucketReadServed
+
+/** A read that serves bytes: the whole object (`found`) or `range` of it (`partial`). */
+export interface BucketReadServed {
+  status: 'found' | 'partial'
+  object: BucketObject
+  /** The bytes served (null for `partial`: the whole object). */
+  range: { offset: number, length: number } | null
+  /** The bytes: already in memory for small objects, else a stream to consume or destroy; null when `body: false`. */
+  body: Buffer | Readable | null
+}
+
 export interface Bucket {
+  /**
+   * The read decision of every door: judges `onlyIf`, then the range, in
+   * RFC 9110 order, and answers one outcome with the body and the values
+   * of its headers. A door only translates it.
+   */
+  read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome>
   head (key: string): Promise<BucketObject | null>
   get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null>
   put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null>

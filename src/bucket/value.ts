@@ -3,6 +3,7 @@
  * that is hashed and measured on the way to the store: the bytes are never
  * held whole in memory.
  */
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { createHash, type Hash } from 'node:crypto'
 import { BucketError } from './errors.js'
 import type { HashAlgorithm } from './metadata.js'

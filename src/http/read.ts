@@ -2,13 +2,10 @@
  * GET and HEAD of an object: (bucket, key, request) → {status, headers, body}.
  * The route only hands the result to the reply.
  *
- * RFC 9110 order: a failed If-Match / If-Unmodified-Since answers 412, then a
- * matching If-None-Match / not-newer If-Modified-Since answers 304, and only
- * then is Range looked at. GET is one binding call, `get(key, {onlyIf, range})`:
- * a failed condition comes back as metadata without a body, and the verdict
- * of `evaluateConditional` tells 412 from 304. Only an unsatisfiable range
- * costs a second call (`head`), to learn the size that the 416's
- * Content-Range must carry and to keep 412/304 ahead of 416.
+ * The decision is the engine's (`bucket.read`, src/bucket/read.ts): it
+ * judges the conditions in RFC 9110 order (412, then 304) and only then the
+ * range, and answers one outcome, which this module translates into a
+ * status, headers and a body. Nothing here judges a condition or a range.
  *
  * Ranges: one `bytes=` range of the forms `a-b`, `a-`, `-n`; a range running
  * past the end is clamped, as is a suffix longer than the object. A header
@@ -20,10 +17,8 @@
  */
 import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
-import {
-  bodyBuffer, bodyStream, evaluateConditional, parseConditional, parseRangeHeader, resolveRange, BucketErrors, isBucketError
-} from '../bucket/index.js'
-import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
+import { BucketErrors } from '../bucket/index.js'
+import type { Bucket, BucketObject } from '../bucket/index.js'
 import { DoorError, DoorErrors, failure, type Envelope } from './errors.js'
 import { conditionalFrom, contentMd5, objectHeaders, responseOverridesFrom } from './object-headers.js'
 
@@ -44,9 +39,7 @@ function notModifiedHeaders (object: BucketObject): Record<string, string> {
   return kept
 }
 
-function conditionFailed (object: BucketObject, onlyIf: Headers): ReadResult {
-  const verdict = evaluateConditional(parseConditional(onlyIf), object)
-  if (verdict === 'not-modified') return { status: 304, headers: notModifiedHeaders(object) }
+function preconditionFailed (object: BucketObject): ReadResult {
   const { code, status, message } = DoorErrors.PreconditionFailed
   return { status, headers: { etag: object.httpEtag }, body: failure(code, message) }
 }
@@ -74,11 +67,6 @@ export function servedHeaders (
   return { status: 206, headers }
 }
 
-function requestedRange (headers: IncomingHttpHeaders): BucketRange | null {
-  const value = headers.range
-  return value === undefined ? null : parseRangeHeader(value)
-}
-
 export async function readObject (
   bucket: Bucket,
   key: string,
@@ -86,47 +74,19 @@ export async function readObject (
   headers: IncomingHttpHeaders,
   query: Record<string, unknown>
 ): Promise<ReadResult> {
-  const onlyIf = conditionalFrom(headers)
-  const range = requestedRange(headers)
-  const overrides = responseOverridesFrom(query)
-
-  if (method === 'HEAD') {
-    const object = await bucket.head(key)
-    if (object === null) throw new DoorError('NoSuchKey')
-    if (onlyIf !== undefined && evaluateConditional(parseConditional(onlyIf), object) !== 'pass') {
-      return conditionFailed(object, onlyIf)
-    }
-    if (range === null) return servedHeaders(object, null, overrides)
-    if (object.size === 0) return unsatisfiable(0)
-    try {
-      return servedHeaders(object, resolveRange(range, object.size), overrides)
-    } catch (err) {
-      if (isBucketError(err) && err.code === BucketErrors.InvalidRange.code) return unsatisfiable(object.size)
-      throw err
+  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(headers), range: headers.range, body: method === 'GET' })
+  switch (outcome.status) {
+    case 'not-found':
+      throw new DoorError('NoSuchKey')
+    case 'precondition-failed':
+      return preconditionFailed(outcome.object)
+    case 'not-modified':
+      return { status: 304, headers: notModifiedHeaders(outcome.object) }
+    case 'range-not-satisfiable':
+      return unsatisfiable(outcome.object.size)
+    default: {
+      const answer = servedHeaders(outcome.object, outcome.range, responseOverridesFrom(query))
+      return outcome.body === null ? answer : { ...answer, body: outcome.body }
     }
   }
-
-  let object: BucketObject | BucketObjectBody | null
-  try {
-    object = await bucket.get(key, { onlyIf, range: range ?? undefined })
-  } catch (err) {
-    if (!(isBucketError(err) && err.code === BucketErrors.InvalidRange.code)) throw err
-    const current = await bucket.head(key)
-    if (current === null) throw new DoorError('NoSuchKey')
-    if (onlyIf !== undefined && evaluateConditional(parseConditional(onlyIf), current) !== 'pass') {
-      return conditionFailed(current, onlyIf)
-    }
-    return unsatisfiable(current.size)
-  }
-  if (object === null) throw new DoorError('NoSuchKey')
-  if (!('body' in object)) return conditionFailed(object, onlyIf ?? new Headers())
-  if (range !== null && object.size === 0) {
-    bodyStream(object).destroy()
-    return unsatisfiable(0)
-  }
-  // Small objects come back already read: one write, no stream machinery.
-  const body = bodyBuffer(object) ?? bodyStream(object)
-  if (range === null) return { ...servedHeaders(object, null, overrides), body }
-  const served = object.range ?? resolveRange(range, object.size)
-  return { ...servedHeaders(object, served, overrides), body }
 }

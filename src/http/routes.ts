@@ -21,14 +21,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, hostName } from '../bucket/index.js'
+import { BucketError, hostName, isBucketError, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject } from './read.js'
-import { matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget } from './target.js'
+import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { readSite } from './website.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry
@@ -37,12 +38,12 @@ export interface GatewayRoutesOptions {
   publicRoutes: PublicRoute[]
   /** Buckets served publicly whatever their settings say (`--public`). */
   publicBuckets: ReadonlySet<string>
+  /** Where a browser's `GET /` (Accept: text/html) is redirected (the web console), or none. */
+  browserHome?: string
 }
 
 /** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
 const maxJsonBytes = 2 * 1024 * 1024
-/** A single put's limit (the binding's); @fastify/multipart needs it as a number. */
-const maxFormFileBytes = 5 * 1024 ** 3 - 5 * 1024 ** 2
 
 const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
 const bucketMethods = 'GET, HEAD, POST, OPTIONS'
@@ -63,7 +64,15 @@ function isIpLiteral (host: string): boolean {
   return host.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
 }
 
+/**
+ * A JSON body must say so: a cross-site page can send `text/plain` or a form
+ * without a preflight, never `application/json`.
+ */
 async function readJsonBody (source: IncomingMessage): Promise<unknown> {
+  const type = (source.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (type !== 'application/json') {
+    throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
+  }
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of source) {
@@ -78,10 +87,20 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** S3 SDKs frame streamed bodies with `Content-Encoding: aws-chunked`; stored as sent, the framing would corrupt the object. */
+function refuseAwsChunked (request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding']
+  const codings = (Array.isArray(encoding) ? encoding.join(',') : encoding ?? '').split(',').map(c => c.trim().toLowerCase())
+  const sha = request.headers['x-amz-content-sha256']
+  if (codings.includes('aws-chunked') || (typeof sha === 'string' && sha.startsWith('STREAMING-'))) {
+    throw new DoorError('UnsupportedEncoding')
+  }
+}
+
 function partNumberFrom (query: Record<string, unknown>): number {
   const raw = queryValue(query, 'partNumber')
-  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > 10_000) {
-    throw new DoorError('InvalidQuery', 'partNumber must be an integer from 1 to 10000.')
+  if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_PART_NUMBER) {
+    throw new DoorError('InvalidQuery', `partNumber must be an integer from 1 to ${MAX_PART_NUMBER}.`)
   }
   return Number(raw)
 }
@@ -115,14 +134,15 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
   await app.register(multipart, {
-    limits: { fileSize: maxFormFileBytes, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
+    limits: { fileSize: MAX_PUT_BYTES, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
   })
 
   app.setErrorHandler(async (err, request, reply) => {
     const answer = errorReply(err)
     // A client that went away mid-body is not a server fault; the binding already discarded its upload.
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
-    else if (answer.status >= 500) request.log.error({ err }, 'request failed')
+    else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, 'storage failure')
+    else if (answer.log === 'error') request.log.error({ err }, 'request failed')
     return await reply.code(answer.status).headers(answer.headers).type('application/json')
       .send(failure(answer.code, answer.message))
   })
@@ -168,14 +188,17 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const allowed = servedPublicly && !['GET', 'HEAD'].includes(method.toUpperCase())
       ? null
       : preflightHeaders(rules, origin, method, Array.isArray(requested) ? requested.join(',') : requested)
-    if (info === null || allowed === null) {
-      throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}${info === null ? ' (no such bucket)' : ''}.`)
-    }
+    // The same answer whether the bucket is missing or private without rules: a preflight needs no credentials, so it must not tell which buckets exist.
+    if (info === null || allowed === null) throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}.`)
     await reply.code(204).headers(allowed).send()
   }
 
-  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string): Promise<void> {
-    const result = await readObject(bucket, key, request.method as 'GET' | 'HEAD', request.headers, request.query as Record<string, unknown>)
+  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, site?: SiteOptions): Promise<void> {
+    const method = request.method as 'GET' | 'HEAD'
+    const query = request.query as Record<string, unknown>
+    const result = site === undefined
+      ? await readObject(bucket, key, method, request.headers, query)
+      : await readSite(bucket, key, site, method, request.headers, query)
     reply.code(result.status).headers(result.headers)
     if (result.body === undefined) return await reply.send()
     if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
@@ -221,7 +244,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     } catch (err) {
       // Busboy reports a malformed form with plain errors that carry no code.
       const known = errorReply(err)
-      if (known.status === 500) throw new DoorError('InvalidForm', (err as Error).message)
+      if (known.status === 500 && !isBucketError(err)) throw new DoorError('InvalidForm', (err as Error).message)
       throw err
     }
     if (stored.length === 0) throw new DoorError('InvalidForm', 'The form has no file part.')
@@ -267,6 +290,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const { bucket, info } = await enter(request, reply, name, 'write')
     switch (`${method} ${action ?? ''}`) {
       case 'PUT ': {
+        refuseAwsChunked(request)
         const object = await bucket.put(key, request.raw, putOptionsFrom(request.headers, info.settings.storageClass))
         if (object === null) {
           const { code, message } = DoorErrors.PreconditionFailed
@@ -287,6 +311,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         return await reply.send(success({ key: upload.key, uploadId: upload.uploadId }))
       }
       case 'PUT mpu-uploadpart': {
+        refuseAwsChunked(request)
         const partNumber = partNumberFrom(query)
         const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
         const part = await upload.uploadPart(partNumber, request.raw)
@@ -305,16 +330,18 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     }
   }
 
-  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string): Promise<void> {
+  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions): Promise<void> {
     if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
     const { bucket } = await enter(request, reply, name, 'public')
-    if (key === '') throw new DoorError('NoSuchKey')
-    return await sendRead(request, reply, bucket, key)
+    return await sendRead(request, reply, bucket, key, site)
   }
 
   async function handleRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed('GET, HEAD')
+    if (options.browserHome !== undefined && /\btext\/html\b/i.test(request.headers.accept ?? '')) {
+      return await reply.code(302).header('location', options.browserHome).header('vary', 'Accept').send()
+    }
     requireCredentials(policy, request.headers.authorization)
     const buckets = await registry.list()
     return await reply.send(success(buckets.map(b => ({ name: b.name, creationDate: b.creationDate }))))
@@ -325,20 +352,30 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     url: '/*',
     exposeHeadRoute: false,
     handler: async (request, reply) => {
-      const target = await resolveTarget(request)
-      switch (target.kind) {
-        case 'root':
-          return await handleRoot(request, reply)
-        case 'bucket':
-          request.logFields = { bucket: target.bucket }
-          return await handleBucket(request, reply, target.bucket)
-        case 'object':
-          request.logFields = { bucket: target.bucket, key: target.key }
-          return await handleObject(request, reply, target.bucket, target.key)
-        case 'public':
-          request.logFields = { bucket: target.bucket, key: target.key }
-          return await handlePublic(request, reply, target.bucket, target.key)
+      try {
+        return await route(request, reply)
+      } catch (err) {
+        // Answered already (408 to an idle body, connection closed): what failed after that is the upload it cut.
+        if (reply.sent) { request.log.debug({ err }, 'failed after its answer'); return }
+        throw err
       }
     }
   })
+
+  async function route (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const target = await resolveTarget(request)
+    switch (target.kind) {
+      case 'root':
+        return await handleRoot(request, reply)
+      case 'bucket':
+        request.logFields = { bucket: target.bucket }
+        return await handleBucket(request, reply, target.bucket)
+      case 'object':
+        request.logFields = { bucket: target.bucket, key: target.key }
+        return await handleObject(request, reply, target.bucket, target.key)
+      case 'public':
+        request.logFields = { bucket: target.bucket, key: target.key }
+        return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite)
+    }
+  }
 }

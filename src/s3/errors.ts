@@ -9,7 +9,7 @@
  * The README's "Error codes of the S3 API" table is checked against this
  * module by test/s3/errors-doc.test.ts.
  */
-import { isBucketError, type BucketErrorName } from '../bucket/index.js'
+import { InvalidConditionalHeader, isBucketError, type BucketErrorName } from '../bucket/index.js'
 
 export interface S3ErrorDefinition {
   readonly status: number
@@ -49,6 +49,7 @@ export const S3Errors = {
   NoSuchUpload: { status: 404, message: 'The specified multipart upload does not exist. The upload ID might not be valid, or the multipart upload might have been aborted or completed.' },
   NotImplemented: { status: 501, message: 'A header or query you provided implies functionality that is not implemented.' },
   PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold' },
+  ServiceUnavailable: { status: 503, message: 'The storage cannot take the request now; try again later.' },
   RequestTimeTooSkewed: { status: 403, message: 'The difference between the request time and the server\'s time is too large.' },
   SignatureDoesNotMatch: { status: 403, message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' },
   XAmzContentSHA256Mismatch: { status: 400, message: 'The provided \'x-amz-content-sha256\' header does not match what was computed.' }
@@ -76,7 +77,15 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   BucketAlreadyExists: 'BucketAlreadyOwnedByYou',
   InvalidBucketName: 'InvalidBucketName',
   NoSuchBucket: 'NoSuchBucket',
-  BucketNotEmpty: 'BucketNotEmpty'
+  BucketNotEmpty: 'BucketNotEmpty',
+  // The storage could not take the request: S3 clients retry 503s; the message names the cause (full disk, read-only, ...).
+  NoSpaceLeft: 'ServiceUnavailable',
+  QuotaExceeded: 'ServiceUnavailable',
+  ReadOnlyStorage: 'ServiceUnavailable',
+  StoragePermissionDenied: 'ServiceUnavailable',
+  StorageNotPermitted: 'ServiceUnavailable',
+  StorageIoError: 'InternalError',
+  TooManyOpenFiles: 'ServiceUnavailable'
 }
 
 /** An error of the S3 door, with the S3 code it answers with. */
@@ -114,7 +123,7 @@ export function s3ErrorReply (err: unknown): S3ErrorReply {
     const code = fromCatalogue[err.errorName]
     return { code, status: S3Errors[code].status, message: err.message, headers: {} }
   }
-  if (err instanceof TypeError || err instanceof RangeError) {
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof InvalidConditionalHeader) {
     return { code: 'InvalidArgument', status: 400, message: err.message, headers: {} }
   }
   const frameworkCode = (err as { code?: unknown } | null)?.code

@@ -1,6 +1,6 @@
 /** Table tests of the HTTP door's pure parts: targets, routes, CORS, auth, headers, error table. */
 import t from 'tap'
-import { BucketError } from '../../src/bucket/index.js'
+import { ArgumentRangeError, ArgumentTypeError, BucketError } from '../../src/bucket/index.js'
 import { requireCredentials, isLoopbackHost } from '../../src/http/auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from '../../src/http/cors.js'
 import { DoorError, errorReply } from '../../src/http/errors.js'
@@ -95,7 +95,7 @@ t.test('credentials', async t => {
   t.throws(() => requireCredentials(policy, 'Bearer righ'), { status: 403, code: 40300 }, 'a prefix of the token is wrong')
   t.doesNotThrow(() => requireCredentials({ token: null, loopbackOnly: true }, undefined), 'no token on loopback: open')
   t.throws(() => requireCredentials({ token: null, loopbackOnly: false }, 'Bearer anything'), { status: 403, code: 40301 })
-  for (const [host, loopback] of [['127.0.0.1', true], ['127.1.2.3', true], ['localhost', true], ['::1', true], ['0.0.0.0', false], ['::', false], ['192.168.1.2', false]] as const) {
+  for (const [host, loopback] of [['127.0.0.1', true], ['127.1.2.3', true], ['localhost', true], ['::1', true], ['0.0.0.0', false], ['::', false], ['192.168.1.2', false], ['[::1]', true], ['::ffff:127.0.0.1', true], ['::ffff:7f00:2', true], ['0:0:0:0:0:0:0:1', true], ['::ffff:10.0.0.1', false], ['127.0.0.1.nip.io', false], ['127.0.0.256', false], ['sub.localhost', true]] as const) {
     t.equal(isLoopbackHost(host), loopback, host)
   }
 })
@@ -159,8 +159,9 @@ t.test('the error table', async t => {
   t.match(errorReply(new BucketError('NoSuchUpload', 'uploadPart')), { status: 404, code: 10024 })
   t.match(errorReply(new BucketError('InvalidObjectName', 'put')), { status: 400, code: 10020, message: 'put: The specified object name is not valid. (10020)' })
   t.match(errorReply(new DoorError('MethodNotAllowed', undefined, { allow: 'GET' })), { status: 405, code: 40500, headers: { allow: 'GET' } })
-  t.match(errorReply(new TypeError('two hashes')), { status: 400, code: 40000, message: 'two hashes' })
-  t.match(errorReply(new RangeError('part number')), { status: 400, code: 40000 })
+  t.match(errorReply(new ArgumentTypeError('two hashes')), { status: 400, code: 40000, message: 'two hashes' })
+  t.match(errorReply(new ArgumentRangeError('part number')), { status: 400, code: 40000 })
+  t.match(errorReply(new TypeError('x is not a function')), { status: 500, code: 10001 }, 'a TypeError the engine did not mark is a bug')
   t.match(errorReply(Object.assign(new Error('x'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })), { status: 415, code: 41500 })
   t.match(errorReply(Object.assign(new Error('x'), { code: 'FST_REQ_FILE_TOO_LARGE' })), { status: 413, code: 41300 })
   t.match(errorReply(new Error('disk on fire')), { status: 500, code: 10001, message: 'We encountered an internal error. Please try again.' }, 'internals are not leaked')

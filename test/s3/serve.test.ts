@@ -37,7 +37,7 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
       const entry = JSON.parse(line) as Record<string, string>
       if (typeof entry.msg === 'string' && entry.msg.startsWith('S3 API')) resolve(entry)
     })
-    setTimeout(() => reject(new Error('no S3 start-up line within 20 s')), 20_000).unref()
+    setTimeout(() => reject(new Error('no S3 start-up line within 60 s')), 60_000).unref()
   })
   t.equal(note.endpoint, `http://127.0.0.1:${s3Port}`)
   t.equal(note.accessKeyId, 'fsbucket-dev')

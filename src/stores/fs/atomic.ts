@@ -4,42 +4,37 @@
  * A reader sees the old file or the new one, never a mix, and after the
  * promise resolves the new one survives a crash (when `fsync` is on).
  *
- * Operating-system errors that a user can act on become typed errors here,
- * at the edge, so callers never parse errno strings.
+ * Operating-system errors that a user can act on become the storage
+ * failures of the engine's catalogue here, at the edge, so callers never
+ * parse errno strings.
  */
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
+import { storageFailure, storageFailureOf, type StorageFailureName } from '../../bucket/port.js'
 
-/** An error of the storage layer with the errno it came from. */
-export class StorageError extends Error {
-  readonly errno: string
-  constructor (errno: string, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.name = 'StorageError'
-    this.errno = errno
+/**
+ * Turns an operating-system or SQLite error into the storage failure of the
+ * engine's catalogue (ENOSPC → 507, EROFS → 503, ...); other errors pass
+ * through. `path` is the file involved, when the error does not name one.
+ */
+export function storageError (err: unknown, what: string, path?: string): unknown {
+  const sqlite = (err as { code?: unknown } | null)?.code
+  if (typeof sqlite === 'string' && sqlite.startsWith('SQLITE_')) {
+    const name = sqliteFailures.find(([prefix]) => sqlite.startsWith(prefix))?.[1]
+    return name === undefined ? err : storageFailure(name, what, { path, cause: err })
   }
+  return storageFailureOf(err, what, path)
 }
 
-const explained: Record<string, string> = {
-  ENOSPC: 'no space left on the device holding the data directory',
-  EROFS: 'the data directory is on a read-only file system',
-  ENAMETOOLONG: 'a file name in the data directory is too long',
-  EMFILE: 'too many open files in this process',
-  ENFILE: 'too many open files on this system',
-  EACCES: 'permission denied in the data directory',
-  EPERM: 'operation not permitted in the data directory',
-  EDQUOT: 'disk quota exceeded'
-}
-
-/** Turns an operating-system error into a StorageError; other errors pass through. */
-export function storageError (err: unknown, what: string): unknown {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code
-  if (code !== undefined && code in explained) {
-    return new StorageError(code, `${what}: ${explained[code]} (${code})`, { cause: err })
-  }
-  return err
-}
+/** SQLite's result codes that are storage failures (extended codes start with these). */
+const sqliteFailures: Array<[string, StorageFailureName]> = [
+  ['SQLITE_FULL', 'NoSpaceLeft'],
+  ['SQLITE_READONLY', 'ReadOnlyStorage'],
+  ['SQLITE_PERM', 'StoragePermissionDenied'],
+  ['SQLITE_IOERR', 'StorageIoError'],
+  ['SQLITE_CANTOPEN', 'StorageIoError']
+]
 
 export function temporaryName (target: string): string {
   return path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`)
@@ -77,7 +72,7 @@ export async function writeFileAtomic (target: string, data: string | Uint8Array
     if (durable) await fsyncDirectory(path.dirname(target))
   } catch (err) {
     await fsp.rm(tmp, { force: true }).catch(() => {})
-    throw storageError(err, `writing ${path.basename(target)}`)
+    throw storageError(err, `writing ${path.basename(target)}`, target)
   }
 }
 
@@ -93,7 +88,7 @@ export async function readJson<T> (file: string, fallback: T): Promise<T> {
     text = await fsp.readFile(file, 'utf8')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fallback
-    throw storageError(err, `reading ${path.basename(file)}`)
+    throw storageError(err, `reading ${path.basename(file)}`, file)
   }
   return JSON.parse(text) as T
 }

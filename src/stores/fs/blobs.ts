@@ -9,10 +9,10 @@
  *   tmp/<random>                a part being received
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants as fsConstants, fsyncSync, linkSync, mkdirSync, openSync, promises as fsp } from 'node:fs'
+import { constants as fsConstants, existsSync, promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
-import type { StagedBody } from '../../bucket/port.js'
+import { BucketError, bucketRetired, type StagedBody } from '../../bucket/port.js'
 import { fsyncDirectory, storageError } from './atomic.js'
 import type { Segment } from './catalog.js'
 
@@ -29,7 +29,38 @@ const FLUSH_EVERY = 16 * 1024 * 1024
 
 /** Where the body of a single put of `version` lives, relative to the store's directory. */
 export function blobFile (version: string): string {
+  checkedVersion(version)
   return `blobs/${version.slice(0, 2)}/${version}`
+}
+
+/** A body file a catalog row may name: a put's body or a part of a completed upload, under blobs/. */
+const bodyFile = /^blobs\/([A-Za-z0-9_-]{2})\/\1[A-Za-z0-9_-]*(\.\d{1,5})?$/
+/** A part file of an upload in progress. */
+const partFile = /^uploads\/[A-Za-z0-9_-]{16,64}\/\d{1,5}\.[0-9a-f]{12}$/
+
+/**
+ * Whether a file name read from the catalog is one this store could have
+ * written. The catalog is the truth, but a forged or corrupt row must never
+ * make the store read or remove a file outside its directory.
+ */
+export function isStoreFile (file: unknown): file is string {
+  return typeof file === 'string' && (bodyFile.test(file) || partFile.test(file))
+}
+
+/** A version names files: only the characters of the engine's versions, nothing that walks a path. */
+function checkedVersion (version: string): string {
+  if (!/^[A-Za-z0-9_-]{8,128}$/.test(version)) throw new Error(`A version that cannot name a file: ${JSON.stringify(version)}.`)
+  return version
+}
+
+/** Whether the body files of a row are those of a single put (which the readable view shows), not parts. */
+export function isSinglePutBody (segments: Segment[]): boolean {
+  return segments.length === 1 && /^blobs\/[0-9a-f]{2}\/[0-9a-f]+$/.test(segments[0][0])
+}
+
+/** What a store answers when a catalog row names a file it could not have written. */
+export function forgedRow (file: string): BucketError {
+  return new BucketError('InternalError', 'reading the catalog', 'A catalog row names a file this store could not have written.', { path: file.slice(0, 200) })
 }
 
 /** Removes a file, ignoring one already gone. */
@@ -52,6 +83,8 @@ export class BlobFiles {
   readonly #root: string
   readonly #fsync: boolean
   readonly #dirs = new Set<string>()
+  /** Set when the store is closed (its bucket deleted, or the process stopping): no more bodies are received. */
+  closed = false
 
   constructor (root: string, fsync: boolean) {
     this.#root = root
@@ -63,10 +96,25 @@ export class BlobFiles {
     return path.join(this.#root, file)
   }
 
-  async #ensureDir (dir: string): Promise<void> {
+  /**
+   * Makes a directory of the store (a `blobs/<vv>` or an upload's), one
+   * level only: when its parent is gone, so is the bucket, and nothing
+   * brings a deleted bucket's directory back.
+   */
+  async #ensureDir (dir: string, remember = true): Promise<void> {
     if (this.#dirs.has(dir)) return
-    await fsp.mkdir(dir, { recursive: true })
-    this.#dirs.add(dir)
+    try {
+      await fsp.mkdir(dir)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    }
+    if (remember) this.#dirs.add(dir)
+  }
+
+  /** The error to report for `err`: a bucket whose directory is gone was deleted (10006); else a storage failure or `err`. */
+  #failure (err: unknown, what: string, path: string): unknown {
+    if (this.closed || ((err as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(this.#root))) return bucketRetired()
+    return storageError(err, what, path)
   }
 
   /**
@@ -82,6 +130,7 @@ export class BlobFiles {
     // A put's body goes where its version belongs (no row names it before
     // the commit, and the sweeper removes it if none ever does); a part's
     // goes to tmp/ until it is placed in its upload.
+    if (this.closed) throw bucketRetired()
     let file: string
     if (version === undefined) {
       file = this.abs(`tmp/${randomBytes(12).toString('hex')}`)
@@ -139,7 +188,7 @@ export class BlobFiles {
       await Promise.allSettled([...inFlight.map(async w => await w.done), flushing, entryDurable])
       await handle?.close().catch(() => {})
       await removeQuietly(file)
-      throw storageError(err, 'storing a body')
+      throw this.#failure(err, 'storing a body', file)
     }
   }
 
@@ -156,7 +205,7 @@ export class BlobFiles {
       if (this.#fsync && !staged.entryDurable) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
-      throw storageError(err, 'storing a body')
+      throw this.#failure(err, 'storing a body', dir)
     }
     return [file, body.size]
   }
@@ -166,47 +215,48 @@ export class BlobFiles {
     const file = `uploads/${uploadId}/${partNumber}.${randomBytes(6).toString('hex')}`
     const dir = path.dirname(this.abs(file))
     try {
-      await fsp.mkdir(dir, { recursive: true })
+      await this.#ensureDir(dir, false) // an upload's directory goes when the upload does
       await fsp.rename((body as Staged).file, this.abs(file))
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
       await body.discard()
-      throw storageError(err, 'storing a part')
+      throw this.#failure(err, 'storing a part', dir)
     }
     return file
   }
 
   /**
-   * Hard-links the chosen parts into blobs/ (synchronously, as the caller
-   * runs inside a write transaction): the object's files exist before the
-   * row naming them commits, and the upload's directory can go once it has.
+   * Hard-links the chosen parts of an upload into blobs/ under `version`
+   * and makes the links durable, before the row naming them commits (no
+   * byte is copied). On failure, the links made so far are removed.
    */
-  linkParts (version: string, parts: Array<{ file: string, size: number, partNumber: number }>): Segment[] {
+  async linkParts (version: string, parts: Array<{ file: string, size: number, partNumber: number }>): Promise<Segment[]> {
     if (parts.length === 0) return []
     const dir = path.dirname(this.abs(blobFile(version)))
-    mkdirSync(dir, { recursive: true })
-    const segments = parts.map((p): Segment => {
-      const file = `${blobFile(version)}.${p.partNumber}`
-      try {
-        linkSync(this.abs(p.file), this.abs(file))
-      } catch (err) {
-        throw storageError(err, 'completing an upload')
+    const segments: Segment[] = []
+    try {
+      await this.#ensureDir(dir)
+      for (const p of parts) {
+        if (!isStoreFile(p.file)) throw forgedRow(p.file)
+        const file = `${blobFile(version)}.${p.partNumber}`
+        await fsp.link(this.abs(p.file), this.abs(file))
+        segments.push([file, p.size])
       }
-      return [file, p.size]
-    })
-    if (this.#fsync) {
-      const fd = openSync(dir, 'r')
-      try { fsyncSync(fd) } finally { closeSync(fd) }
+      if (this.#fsync) await fsyncDirectory(dir)
+    } catch (err) {
+      await this.removeSegments(segments)
+      throw this.#failure(err, 'completing an upload', dir)
     }
     return segments
   }
 
+  /** Removes body files no row names any more (a name this store could not have written is left alone). */
   async removeSegments (segments: Segment[]): Promise<void> {
-    await Promise.all(segments.map(async ([file]) => await removeQuietly(this.abs(file))))
+    await Promise.all(segments.map(async ([file]) => { if (isStoreFile(file)) await removeQuietly(this.abs(file)) }))
   }
 
   async removeFile (file: string): Promise<void> {
-    await removeQuietly(this.abs(file))
+    if (isStoreFile(file)) await removeQuietly(this.abs(file))
   }
 
   async removeUpload (uploadId: string): Promise<void> {

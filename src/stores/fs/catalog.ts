@@ -254,6 +254,8 @@ export class Catalog {
    * serving meanwhile. `fn` must not touch the file system.
    */
   async write<T> (fn: () => T): Promise<T> {
+    // A store closed under a write (its bucket was deleted) takes no more writes.
+    if (!this.#db.open) throw bucketRetired()
     const deadline = Date.now() + WRITE_LOCK_WAIT_MS
     for (let attempt = 0; ; attempt++) {
       try {
@@ -282,11 +284,13 @@ export class Catalog {
 
   /** Runs `fn` in one read transaction: one snapshot for several statements. */
   read<T> (fn: () => T): T {
+    if (!this.#db.open) throw bucketRetired('read')
     return this.#transaction.deferred(fn) as T
   }
 
   /** The current row of `id` (record and body files), from the cache while the catalog is unchanged. */
   lookup (id: string): CachedRow | null {
+    if (!this.#db.open) throw bucketRetired('read')
     this.cache.validate(this.sql.dataVersion.get())
     let row = this.cache.row(id)
     if (row === undefined) {

@@ -13,7 +13,7 @@ import type { Catalog } from './catalog.js'
 
 export class Commits {
   readonly #catalog: Catalog
-  readonly #walFile: string
+  readonly walFile: string
   readonly #fsync: boolean
   /** The catalog's WAL file, opened on the first write, for flushing commits off the event loop. */
   #wal: Promise<FileHandle> | undefined
@@ -23,15 +23,19 @@ export class Commits {
 
   constructor (catalog: Catalog, catalogFile: string, fsync: boolean) {
     this.#catalog = catalog
-    this.#walFile = `${catalogFile}-wal`
+    this.walFile = `${catalogFile}-wal`
     this.#fsync = fsync
   }
 
   /** A write transaction of the catalog, then waits until it is on disk. */
   async commit<T> (fn: () => T): Promise<T> {
-    const result = await this.#catalog.write(fn)
-    await this.durable()
-    return result
+    try {
+      const result = await this.#catalog.write(fn)
+      await this.durable()
+      return result
+    } catch (err) {
+      throw storageError(err, 'committing a write', this.walFile)
+    }
   }
 
   /**
@@ -60,9 +64,9 @@ export class Commits {
   async #startFlush (): Promise<void> {
     const flush = (async () => {
       if (this.#wal === undefined) {
-        const opening = this.#wal = fsp.open(this.#walFile, 'r').then(async handle => {
+        const opening = this.#wal = fsp.open(this.walFile, 'r').then(async handle => {
           // SQLite syncs the directory holding a new WAL only when it syncs the WAL itself.
-          await fsyncDirectory(path.dirname(this.#walFile))
+          await fsyncDirectory(path.dirname(this.walFile))
           return handle
         })
         opening.catch(() => { if (this.#wal === opening) this.#wal = undefined })
@@ -101,15 +105,24 @@ interface Pending<J, O> {
 export class GroupCommit<J, O> {
   readonly #commits: Commits
   readonly #catalog: Catalog
+  readonly #walFile: string
   readonly #apply: (batch: J[]) => O[]
+  readonly #committed: (batch: J[], outcomes: O[]) => void
   readonly #what: string
   readonly #queue: Array<Pending<J, O>> = []
 
-  constructor (catalog: Catalog, commits: Commits, what: string, apply: (batch: J[]) => O[]) {
+  /**
+   * `apply` runs inside the write transaction and touches nothing but the
+   * catalog; `committed` runs right after it (the file-system work that
+   * follows a commit, such as publishing the readable view).
+   */
+  constructor (catalog: Catalog, commits: Commits, what: string, apply: (batch: J[]) => O[], committed: (batch: J[], outcomes: O[]) => void = () => {}) {
     this.#catalog = catalog
     this.#commits = commits
+    this.#walFile = commits.walFile
     this.#what = what
     this.#apply = apply
+    this.#committed = committed
   }
 
   async submit (job: J): Promise<O> {
@@ -121,12 +134,14 @@ export class GroupCommit<J, O> {
 
   async #flush (): Promise<void> {
     const batch = this.#queue.splice(0)
+    const jobs = batch.map(p => p.job)
     let outcomes: O[]
     try {
-      outcomes = await this.#catalog.write(() => this.#apply(batch.map(p => p.job)))
+      outcomes = await this.#catalog.write(() => this.#apply(jobs))
+      this.#committed(jobs, outcomes)
       await this.#commits.durable()
     } catch (err) {
-      for (const pending of batch) pending.reject(storageError(err, this.#what))
+      for (const pending of batch) pending.reject(storageError(err, this.#what, this.#walFile))
       return
     }
     batch.forEach((pending, i) => { pending.resolve(outcomes[i]) })

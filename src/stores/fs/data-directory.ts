@@ -6,6 +6,7 @@
  */
 import { promises as fsp, statSync } from 'node:fs'
 import lockfile from 'proper-lockfile'
+import { storageError } from './atomic.js'
 
 /**
  * Identity of a file's current content (inode, mtime, size), or null when it
@@ -34,12 +35,20 @@ export function isDirectory (dir: string): boolean {
 
 /** Names of the directories directly inside `dir`. */
 export async function subdirectories (dir: string): Promise<string[]> {
-  const entries = await fsp.readdir(dir, { withFileTypes: true })
-  return entries.filter(e => e.isDirectory()).map(e => e.name)
+  try {
+    const entries = await fsp.readdir(dir, { withFileTypes: true })
+    return entries.filter(e => e.isDirectory()).map(e => e.name)
+  } catch (err) {
+    throw storageError(err, 'listing buckets', dir)
+  }
 }
 
 export async function ensureDirectory (dir: string): Promise<void> {
-  await fsp.mkdir(dir, { recursive: true })
+  try {
+    await fsp.mkdir(dir, { recursive: true })
+  } catch (err) {
+    throw storageError(err, 'creating a directory', dir)
+  }
 }
 
 /** Creates `dir` (its parent must exist); false when it exists already. Of two processes creating one name, exactly one wins. */
@@ -49,7 +58,7 @@ export async function createDirectory (dir: string): Promise<boolean> {
     return true
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
-    throw err
+    throw storageError(err, 'creating a directory', dir)
   }
 }
 
@@ -59,7 +68,7 @@ export async function removeTree (dir: string, trash: string): Promise<boolean> 
     await fsp.rename(dir, trash)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
-    throw err
+    throw storageError(err, 'removing a bucket', dir)
   }
   await fsp.rm(trash, { recursive: true, force: true })
   return true
@@ -67,11 +76,16 @@ export async function removeTree (dir: string, trash: string): Promise<boolean> 
 
 /** Runs `critical` holding a lock on `file` shared by every process (stale after ten seconds). */
 export async function withFileLock<T> (file: string, critical: () => Promise<T>): Promise<T> {
-  const release = await lockfile.lock(file, {
-    realpath: false,
-    stale: 10_000,
-    retries: { retries: 50, minTimeout: 5, maxTimeout: 100 }
-  })
+  let release: () => Promise<void>
+  try {
+    release = await lockfile.lock(file, {
+      realpath: false,
+      stale: 10_000,
+      retries: { retries: 50, minTimeout: 5, maxTimeout: 100 }
+    })
+  } catch (err) {
+    throw storageError(err, 'locking a settings file', file)
+  }
   try {
     return await critical()
   } finally {

@@ -8,6 +8,7 @@ import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import type { ObjectReader, StoredObject } from '../../bucket/port.js'
 import { storageError } from './atomic.js'
+import { forgedRow, isStoreFile } from './blobs.js'
 import type { Catalog, Segment } from './catalog.js'
 
 /** Bodies are read (and sent) in chunks of this size: 1 MiB measured ~5% faster than 512 KiB for large GETs. */
@@ -29,6 +30,7 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
     const row = catalog.lookup(id)
     if (row === null) return null
     const { object, segments } = row
+    for (const [file] of segments) if (!isStoreFile(file)) throw forgedRow(file)
     if (object.size <= SMALL_BODY && segments.length === 1) {
       // Small bodies are read at once, synchronously: one system call from
       // the page cache costs less than three trips through the thread pool.
@@ -36,7 +38,7 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
       try {
         bytes ??= readFileSync(abs(segments[0][0]))
       } catch (err) {
-        if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
+        if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object', abs(segments[0][0]))
         catalog.cache.forgetRow(id)
         continue
       }

@@ -112,7 +112,7 @@ export class FsRegistryStorage implements RegistryStorage {
   }
 
   async openStore (name: string): Promise<BucketStore> {
-    return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync })
+    return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync, create: false })
   }
 
   /** `<dataDir>/.<area>/`: a name starting with a dot is never a bucket. */

@@ -45,11 +45,11 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
-import { BlobFiles } from './blobs.js'
+import { BlobFiles, isSinglePutBody } from './blobs.js'
 import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit } from './commit.js'
 import { openReader } from './readers.js'
@@ -64,6 +64,12 @@ const INTERNAL = '.fsbucket'
 export interface FsStoreOptions {
   /** fsync data, directories and the catalog before a write resolves (default true). */
   fsync?: boolean
+  /**
+   * Create the bucket directory when it is missing (default true). The
+   * registry opens existing buckets only: a bucket deleted meanwhile is
+   * then NoSuchBucket rather than brought back.
+   */
+  create?: boolean
 }
 
 interface PutJob {
@@ -90,8 +96,9 @@ export class FsStore implements BucketStore {
     this.#commits = new Commits(catalog, path.join(root, 'catalog.db'), fsync)
     this.#blobs = new BlobFiles(root, fsync)
     this.#view = new KeyView(path.dirname(root))
-    this.#uploads = new Uploads(catalog, this.#commits, this.#blobs, this.#view)
-    this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)))
+    this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
+    this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
+      (batch, outcomes) => { batch.forEach((job, i) => { if (outcomes[i].committed) this.#publish(job.id) }) })
   }
 
   /** Opens (and creates when missing) the store of the bucket directory `dir`. */
@@ -99,16 +106,26 @@ export class FsStore implements BucketStore {
     const root = path.join(path.resolve(dir), INTERNAL)
     const fsync = options.fsync ?? true
     try {
-      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
+      if (options.create ?? true) await fsp.mkdir(root, { recursive: true })
+      else await fsp.mkdir(root).catch(err => { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err })
+      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).catch(err => {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      })))
     } catch (err) {
-      throw storageError(err, 'creating the bucket directory')
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw bucketRetired('open')
+      throw storageError(err, 'creating the bucket directory', root)
     }
-    const release = await lockfile.lock(root, {
-      lockfilePath: path.join(root, 'init.lock'),
-      realpath: false,
-      stale: 10_000,
-      retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
-    })
+    let release: () => Promise<void>
+    try {
+      release = await lockfile.lock(root, {
+        lockfilePath: path.join(root, 'init.lock'),
+        realpath: false,
+        stale: 10_000,
+        retries: { retries: 100, minTimeout: 10, maxTimeout: 200 }
+      })
+    } catch (err) {
+      throw storageError(err, 'opening the bucket', root)
+    }
     try {
       const formatFile = path.join(root, 'format.json')
       const format = await readJson<{ format?: string, version?: number } | null>(formatFile, null)
@@ -117,7 +134,13 @@ export class FsStore implements BucketStore {
       } else if (format.format !== FORMAT || format.version !== FORMAT_VERSION) {
         throw new Error(`${dir}: unsupported bucket format ${String(format.format)} version ${String(format.version)} (this fsbucket reads version ${FORMAT_VERSION}).`)
       }
-      return new FsStore(root, Catalog.open(path.join(root, 'catalog.db'), fsync), fsync)
+      let catalog: Catalog
+      try {
+        catalog = Catalog.open(path.join(root, 'catalog.db'), fsync)
+      } catch (err) {
+        throw storageError(err, 'opening the catalog', path.join(root, 'catalog.db'))
+      }
+      return new FsStore(root, catalog, fsync)
     } finally {
       await release()
     }
@@ -158,23 +181,45 @@ export class FsStore implements BucketStore {
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
     sql.upsert.run(objectRow(idBytes, object, [segment]))
-    if (!this.#view.show(id, this.#blobs.abs(segment[0]))) this.#view.hide(id)
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
+  }
+
+  /**
+   * Makes the view entry of `id` follow its catalog row: the body of a
+   * single put, or nothing. Runs after a commit, never inside one. The row
+   * is read again after the change: when another process committed
+   * meanwhile, the entry is redone for the newer row, so whichever process
+   * publishes last leaves the view matching the catalog.
+   */
+  #publish (id: string): void {
+    if (!this.#view.shows(id)) return
+    const idBytes = Buffer.from(id, 'utf8')
+    const sql = this.#catalog.sql
+    let row = sql.segmentsOf.get(idBytes)
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const segments: Segment[] = row === undefined ? [] : JSON.parse(row.segments)
+      if (!isSinglePutBody(segments) || !this.#view.show(id, this.#blobs.abs(segments[0][0]))) this.#view.hide(id)
+      const after = sql.segmentsOf.get(idBytes)
+      if (after?.segments === row?.segments) return
+      row = after
+    }
   }
 
   async delete (ids: string[]): Promise<void> {
     const sql = this.#catalog.sql
     const removed: Segment[] = []
+    const deleted: string[] = []
     await this.#commits.commit(() => {
       for (const id of ids) {
         const idBytes = Buffer.from(id, 'utf8')
         const row = sql.segmentsOf.get(idBytes)
         if (row === undefined) continue
         sql.deleteObject.run(idBytes)
-        this.#view.hide(id)
+        deleted.push(id)
         removed.push(...JSON.parse(row.segments) as Segment[])
       }
     })
+    for (const id of deleted) this.#publish(id)
     await this.#blobs.removeSegments(removed)
   }
 
@@ -218,6 +263,7 @@ export class FsStore implements BucketStore {
   async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
     const done = await this.#uploads.complete(uploadId, id, build)
     if (done === null) return null
+    this.#publish(id)
     await this.#blobs.removeSegments(done.replaced)
     return done.object
   }
@@ -239,6 +285,7 @@ export class FsStore implements BucketStore {
   }
 
   async close (): Promise<void> {
+    this.#blobs.closed = true
     await this.#commits.close()
     this.#catalog.close()
   }

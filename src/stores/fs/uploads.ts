@@ -8,7 +8,6 @@ import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUploa
 import type { BlobFiles } from './blobs.js'
 import { objectRow, toRecord, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
 import type { Commits } from './commit.js'
-import type { KeyView } from './view.js'
 
 /** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
 export function isUploadId (uploadId: string): boolean {
@@ -19,13 +18,11 @@ export class Uploads {
   readonly #catalog: Catalog
   readonly #commits: Commits
   readonly #blobs: BlobFiles
-  readonly #view: KeyView
 
-  constructor (catalog: Catalog, commits: Commits, blobs: BlobFiles, view: KeyView) {
+  constructor (catalog: Catalog, commits: Commits, blobs: BlobFiles) {
     this.#catalog = catalog
     this.#commits = commits
     this.#blobs = blobs
-    this.#view = view
   }
 
   async create (id: string, upload: StoredUpload): Promise<void> {
@@ -87,34 +84,57 @@ export class Uploads {
     return stored
   }
 
-  /** Completes an upload into the object `id`; returns the object and the body files it replaced. */
+  /**
+   * Completes an upload into the object `id`; returns the object and the
+   * body files it replaced. The parts are read and hard-linked into blobs/
+   * before the write transaction, which then only checks that the upload
+   * and the chosen parts are still those (a part uploaded again meanwhile
+   * starts the completion over) and commits the rows.
+   */
   async complete (uploadId: string, id: string, build: CompleteBuilder): Promise<{ object: StoredObject, replaced: Segment[] } | null> {
     if (!isUploadId(uploadId)) return null
     const idBytes = Buffer.from(id, 'utf8')
     const sql = this.#catalog.sql
-    let replaced: Segment[] = []
-    const object = await this.#commits.commit(() => {
-      const upload = sql.upload.get(uploadId)
-      if (upload === undefined) return null
-      const rows = new Map(sql.parts.all(uploadId).map(p => [p.part_number, p]))
-      const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
-      const currentRow = sql.head.get(idBytes)
-      const { object, partNumbers } = build(toUpload(upload), parts, currentRow === undefined ? null : toRecord(currentRow))
-      const segments = this.#blobs.linkParts(object.version, partNumbers.map(n => {
-        const row = rows.get(n) as PartRow
-        return { file: row.file, size: row.size, partNumber: n }
-      }))
-      const current = sql.segmentsOf.get(idBytes)
-      if (current !== undefined) replaced = JSON.parse(current.segments)
-      sql.upsert.run(objectRow(idBytes, object, segments))
-      this.#view.hide(id)
-      sql.deleteParts.run(uploadId)
-      sql.deleteUpload.run(uploadId)
-      return object
-    })
-    if (object === null) return null
-    await this.#blobs.removeUpload(uploadId)
-    return { object, replaced }
+    for (let attempt = 0; ; attempt++) {
+      const read = this.#catalog.read(() => {
+        const upload = sql.upload.get(uploadId)
+        if (upload === undefined) return null
+        const currentRow = sql.head.get(idBytes)
+        return { upload, rows: new Map(sql.parts.all(uploadId).map(p => [p.part_number, p])), current: currentRow === undefined ? null : toRecord(currentRow) }
+      })
+      if (read === null) return null
+      const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
+      const { object, partNumbers } = build(toUpload(read.upload), parts, read.current)
+      const chosen = partNumbers.map(n => read.rows.get(n) as PartRow)
+      const segments = await this.#blobs.linkParts(object.version, chosen.map(p => ({ file: p.file, size: p.size, partNumber: p.part_number })))
+      let replaced: Segment[] = []
+      let outcome: 'done' | 'gone' | 'changed'
+      try {
+        outcome = await this.#commits.commit(() => {
+          if (sql.upload.get(uploadId) === undefined) return 'gone'
+          if (chosen.some(p => sql.part.get(uploadId, p.part_number)?.file !== p.file)) return 'changed'
+          // `build` judged the key's object as read above: a write to the key since then starts over too.
+          if ((sql.head.get(idBytes)?.version ?? null) !== (read.current?.version ?? null)) return 'changed'
+          const current = sql.segmentsOf.get(idBytes)
+          if (current !== undefined) replaced = JSON.parse(current.segments)
+          sql.upsert.run(objectRow(idBytes, object, segments))
+          sql.deleteParts.run(uploadId)
+          sql.deleteUpload.run(uploadId)
+          return 'done'
+        })
+      } catch (err) {
+        await this.#blobs.removeSegments(segments)
+        throw err
+      }
+      if (outcome === 'done') {
+        await this.#blobs.removeUpload(uploadId)
+        return { object, replaced }
+      }
+      await this.#blobs.removeSegments(segments)
+      if (outcome === 'gone') return null
+      // A part was uploaded again, or the key written, while this completion prepared: start over with things as they are now.
+      if (attempt >= 20) throw new Error('completeMultipartUpload: the parts kept changing while the upload was completed.')
+    }
   }
 
   async abort (uploadId: string): Promise<void> {

@@ -5,23 +5,30 @@
  * open their files with ordinary tools.
  *
  * The view is a convenience, never the truth: reads, lists and conditionals
- * use the catalog and the version-named bodies. It is updated inside the
- * same write transaction that commits a change, so it follows the catalog
- * write for write; after a crash it can be one write ahead of or behind the
- * catalog for the key that was being written. Keys that cannot be shown are
- * simply absent from it:
+ * use the catalog and the version-named bodies. The store publishes a key's
+ * entry right after each commit that changes the key, from the key's
+ * current catalog row (never inside the write transaction, which touches no
+ * file); a publisher that finds the row changed meanwhile by another process
+ * publishes again, so the view follows the catalog write for write. After a
+ * crash it can be one write behind the catalog for the key that was being
+ * written. Keys that cannot be shown are simply absent from it:
  *   - keys with empty, `.` or `..` segments, a leading or trailing `/`,
  *     control characters, or segments longer than 255 bytes;
  *   - keys whose first segment is `.fsbucket` (the store's own directory);
  *   - a key that is also a directory of another key (`a` when `a/b` exists
  *     is shown, `a/b` is then not, or the other way round: first come);
- *   - objects completed from a multipart upload (their bytes are several files).
+ *   - objects completed from a multipart upload (their bytes are several files);
+ *   - a key whose place holds an entry that is not ours (a symbolic link, a
+ *     directory made by hand) or whose path crosses one: the view never
+ *     follows a link, never replaces or removes an entry it did not make,
+ *     and never creates the bucket directory itself (a deleted bucket stays
+ *     deleted).
  * The view's files share their bytes with the stored bodies: editing one in
  * place would change a stored object behind its checksum, so treat the view
  * as read-only and write through the API.
  */
 import { randomBytes } from 'node:crypto'
-import { linkSync, mkdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs'
+import { linkSync, lstatSync, mkdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from 'node:fs'
 import path from 'node:path'
 
 const MAX_SEGMENT_BYTES = 255
@@ -39,6 +46,15 @@ export function viewPath (id: string): string | null {
   return segments.join(path.sep)
 }
 
+/** The entry at `file` without following a link, or null when there is none (or it cannot be looked at). */
+function entryAt (file: string): Stats | null {
+  try {
+    return lstatSync(file, { throwIfNoEntry: false }) ?? null
+  } catch {
+    return null
+  }
+}
+
 export class KeyView {
   readonly #bucketDir: string
 
@@ -46,56 +62,86 @@ export class KeyView {
     this.#bucketDir = bucketDir
   }
 
-  /** Shows `body` (an absolute path) as the key's file; false when the key cannot be shown. */
+  /** Whether the key can have a file in the view at all. */
+  shows (id: string): boolean {
+    return viewPath(id) !== null
+  }
+
+  /**
+   * The directory that holds the key's file, checked component by
+   * component without following links: every component must be a real
+   * directory inside the bucket (with `create`, missing ones are made, one
+   * level at a time, never the bucket directory itself). Null when a
+   * component is a link, a file, or missing: the key is then not in the view.
+   */
+  #parent (relative: string, create: boolean): string | null {
+    if (entryAt(this.#bucketDir)?.isDirectory() !== true) return null // the bucket is gone: never bring it back
+    let dir = this.#bucketDir
+    for (const component of path.dirname(relative).split(path.sep)) {
+      if (component === '.') break
+      dir = path.join(dir, component)
+      let entry = entryAt(dir)
+      if (entry === null && create) {
+        try { mkdirSync(dir) } catch {}
+        entry = entryAt(dir)
+      }
+      if (entry === null || !entry.isDirectory()) return null // missing, a file of another key, or a link (isDirectory is false for links)
+    }
+    return dir
+  }
+
+  /**
+   * Shows `body` (an absolute path) as the key's file; false when the key
+   * cannot be shown. An entry at the key's place that is not ours (a link,
+   * a directory) is left alone and the key is not shown.
+   */
   show (id: string, body: string): boolean {
     const relative = viewPath(id)
     if (relative === null) return false
-    const target = path.join(this.#bucketDir, relative)
-    // A new key: one link, into a directory that usually exists already.
-    const first = linkOrError(body, target)
-    if (first === null) return true
-    if (first === 'ENOENT') {
+    const parent = this.#parent(relative, true)
+    if (parent === null) return false
+    const target = path.join(parent, path.basename(relative))
+    const existing = entryAt(target)
+    if (existing === null) {
       try {
-        mkdirSync(path.dirname(target), { recursive: true })
+        linkSync(body, target)
+        return true
       } catch {
-        return false // a parent is the file of another key
+        return false
       }
-      if (linkOrError(body, target) === null) return true
     }
-    // A key shown already: link beside it, then replace it in one rename.
-    const tmp = path.join(path.dirname(target), `.${randomBytes(8).toString('hex')}.view`)
-    if (linkOrError(body, tmp) !== null) return false
+    if (!existing.isFile()) return false // a link or a directory: not ours
+    // A key shown already: link beside it, then replace it in one rename (rename never follows the target).
+    const tmp = path.join(parent, `.${randomBytes(8).toString('hex')}.view`)
+    try {
+      linkSync(body, tmp)
+    } catch {
+      return false
+    }
     try {
       renameSync(tmp, target)
       return true
     } catch {
       try { unlinkSync(tmp) } catch {}
-      return false // the target is the directory of other keys
+      return false
     }
   }
 
-  /** Removes the key's file, and the directories it leaves empty. */
+  /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */
   hide (id: string): void {
     const relative = viewPath(id)
     if (relative === null) return
-    const target = path.join(this.#bucketDir, relative)
+    const parent = this.#parent(relative, false)
+    if (parent === null) return
+    const target = path.join(parent, path.basename(relative))
+    if (entryAt(target)?.isFile() !== true) return // not shown, a directory of other keys, or not ours
     try {
       unlinkSync(target)
     } catch {
-      return // not shown, or a directory of other keys
+      return
     }
-    for (let dir = path.dirname(target); dir !== this.#bucketDir && dir.startsWith(this.#bucketDir); dir = path.dirname(dir)) {
+    for (let dir = parent; dir !== this.#bucketDir && dir.startsWith(this.#bucketDir + path.sep); dir = path.dirname(dir)) {
       try { rmdirSync(dir) } catch { return }
     }
-  }
-}
-
-/** Hard-links `target` to `body`; null when done, else the error code. */
-function linkOrError (body: string, target: string): string | null {
-  try {
-    linkSync(body, target)
-    return null
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code ?? 'EIO'
   }
 }

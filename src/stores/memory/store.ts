@@ -1,9 +1,10 @@
 /**
  * A store that keeps everything in memory, in one process. It exists so the
- * conformance suite has a second, trivially correct implementation of the
+ * conformance suites have a second, trivially correct implementation of the
  * storage port to run against: a rule that passes here and fails on disk is
  * a storage bug, not a semantics bug. It is also handy for unit tests of
- * doors that need no disk.
+ * doors that need no disk. Like every store, once retired it refuses every
+ * write with 10006 (`bucketRetired`).
  */
 import { Readable } from 'node:stream'
 import {
@@ -53,12 +54,16 @@ export class MemoryStore implements BucketStore {
 
   async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
     this.#refuseRetired()
-    if (!precondition(this.#objects.get(id)?.record ?? null)) return false
+    if (!precondition(this.#objects.get(id)?.record ?? null)) {
+      await body.discard()
+      return false
+    }
     this.#set(id, { record: object, chunks: [(body as MemoryBody).bytes] })
     return true
   }
 
   async delete (ids: string[]): Promise<void> {
+    this.#refuseRetired()
     for (const id of ids) this.#set(id, undefined)
   }
 
@@ -72,13 +77,17 @@ export class MemoryStore implements BucketStore {
     return assembleListPage({
       nextId: after => above(after)[0]?.[1],
       records: (after, limit) => above(after).slice(0, limit)
-        .map(([, id]) => ({ id, object: (this.#objects.get(id) as Entry).record }))
+        .map(([, id]) => {
+          const object = (this.#objects.get(id) as Entry).record
+          return { id, object: query.withMetadata ? object : { ...object, httpMetadata: {}, customMetadata: {} } }
+        })
     }, query)
   }
 
   #retired = false
 
   async retire (): Promise<boolean> {
+    this.#refuseRetired()
     if (this.#objects.size > 0) return false
     this.#retired = true
     return true
@@ -98,16 +107,22 @@ export class MemoryStore implements BucketStore {
   }
 
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
+    this.#refuseRetired()
     const upload = this.#uploads.get(uploadId)
-    if (upload === undefined) return false
+    if (upload === undefined) {
+      await body.discard()
+      return false
+    }
     upload.parts.set(part.partNumber, { ...part, bytes: (body as MemoryBody).bytes })
     return true
   }
 
   async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+    this.#refuseRetired()
     const upload = this.#uploads.get(uploadId)
     if (upload === undefined) return null
-    const { object, partNumbers } = build(upload.upload, new Map(upload.parts), this.#objects.get(id)?.record ?? null)
+    const parts = new Map([...upload.parts].map(([n, { partNumber, etag, size }]) => [n, { partNumber, etag, size }]))
+    const { object, partNumbers } = build(upload.upload, parts, this.#objects.get(id)?.record ?? null)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
     this.#uploads.delete(uploadId)
@@ -115,6 +130,7 @@ export class MemoryStore implements BucketStore {
   }
 
   async abortUpload (uploadId: string): Promise<void> {
+    this.#refuseRetired()
     this.#uploads.delete(uploadId)
   }
 

@@ -1,0 +1,75 @@
+/**
+ * The engine's read decision (`bucket.read`), which every door translates:
+ * a table of requests and their outcomes, run on the memory and the
+ * filesystem store.
+ */
+import { Readable } from 'node:stream'
+import t, { type Test } from 'tap'
+import { BucketEngine, openBucket, type Bucket, type BucketReadOptions, type BucketReadOutcome } from '../../src/index.js'
+import { MemoryStore } from '../../src/stores/memory/store.js'
+import { testdir } from '../testdir.js'
+import { patternBytes } from './conformance.js'
+
+async function bodyOf (outcome: BucketReadOutcome): Promise<Buffer | null> {
+  if (!('body' in outcome) || outcome.body === null) return null
+  if (Buffer.isBuffer(outcome.body)) return outcome.body
+  const chunks: Buffer[] = []
+  for await (const chunk of outcome.body as Readable) chunks.push(Buffer.from(chunk))
+  return Buffer.concat(chunks)
+}
+
+const stores: Array<[string, (t: Test) => Promise<Bucket>]> = [
+  ['memory', async () => new BucketEngine(new MemoryStore())],
+  ['fs', async t => await openBucket(testdir(t), { fsync: false })]
+]
+
+for (const [name, open] of stores) {
+  t.test(`${name}: read outcomes`, async t => {
+    const bucket = await open(t)
+    t.teardown(async () => { await bucket.close() })
+    const ten = Buffer.from('0123456789')
+    const stored = await bucket.put('ten', ten)
+    await bucket.put('empty', '')
+    const large = Buffer.from(patternBytes(200_000, 7))
+    await bucket.put('large', large)
+    const etag = stored!.httpEtag
+    const future = new Date(Date.now() + 3600_000).toUTCString()
+
+    const cases: Array<[string, string, BucketReadOptions, string, Buffer | null, { offset: number, length: number } | null]> = [
+      ['missing', 'nope', {}, 'not-found', null, null],
+      ['whole', 'ten', {}, 'found', ten, null],
+      ['range object', 'ten', { range: { offset: 2, length: 3 } }, 'partial', Buffer.from('234'), { offset: 2, length: 3 }],
+      ['range header', 'ten', { range: 'bytes=2-4' }, 'partial', Buffer.from('234'), { offset: 2, length: 3 }],
+      ['suffix header', 'ten', { range: 'bytes=-3' }, 'partial', Buffer.from('789'), { offset: 7, length: 3 }],
+      ['end past the end is clamped', 'ten', { range: 'bytes=5-999999' }, 'partial', Buffer.from('56789'), { offset: 5, length: 5 }],
+      ['a huge end is clamped', 'ten', { range: `bytes=8-${'9'.repeat(300)}` }, 'partial', Buffer.from('89'), { offset: 8, length: 2 }],
+      ['a huge offset is unsatisfiable', 'ten', { range: `bytes=${'9'.repeat(300)}-` }, 'range-not-satisfiable', null, null],
+      ['an offset past the end is unsatisfiable', 'ten', { range: 'bytes=10-' }, 'range-not-satisfiable', null, null],
+      ['an object range past the end is unsatisfiable', 'ten', { range: { offset: 10 } }, 'range-not-satisfiable', null, null],
+      ['any range of an empty object is unsatisfiable', 'empty', { range: 'bytes=0-' }, 'range-not-satisfiable', null, null],
+      ['several ranges are ignored', 'ten', { range: 'bytes=0-1,4-5' }, 'found', ten, null],
+      ['another unit is ignored', 'ten', { range: 'items=0-1' }, 'found', ten, null],
+      ['If-Match fails', 'ten', { onlyIf: new Headers({ 'if-match': '"other"' }) }, 'precondition-failed', null, null],
+      ['412 comes before 416', 'ten', { onlyIf: { etagMatches: 'other' }, range: 'bytes=50-' }, 'precondition-failed', null, null],
+      ['If-None-Match matches', 'ten', { onlyIf: new Headers({ 'if-none-match': etag }) }, 'not-modified', null, null],
+      ['304 comes before 416', 'ten', { onlyIf: new Headers({ 'if-none-match': etag }), range: 'bytes=50-' }, 'not-modified', null, null],
+      ['412 comes before 304', 'ten', { onlyIf: new Headers({ 'if-match': '"other"', 'if-none-match': etag }) }, 'precondition-failed', null, null],
+      ['not newer than If-Modified-Since', 'ten', { onlyIf: new Headers({ 'if-modified-since': future }) }, 'not-modified', null, null],
+      ['If-Match holds', 'ten', { onlyIf: new Headers({ 'if-match': etag }), range: 'bytes=0-0' }, 'partial', Buffer.from('0'), { offset: 0, length: 1 }],
+      ['a large body', 'large', { range: { offset: 100_000 } }, 'partial', large.subarray(100_000), { offset: 100_000, length: 100_000 }],
+      ['HEAD: no body', 'ten', { body: false }, 'found', null, null],
+      ['HEAD: a range without a body', 'ten', { body: false, range: 'bytes=1-2' }, 'partial', null, { offset: 1, length: 2 }]
+    ]
+    for (const [label, key, options, status, bytes, range] of cases) {
+      const outcome = await bucket.read(key, options)
+      t.equal(outcome.status, status, `${label}: ${status}`)
+      t.same(await bodyOf(outcome), bytes, `${label}: body`)
+      if ('range' in outcome) t.same(outcome.range, range, `${label}: range`)
+      if ('object' in outcome) t.equal(outcome.object.key, key, `${label}: the object's values come along`)
+      if (outcome.status === 'range-not-satisfiable') t.equal(outcome.object.size, key === 'empty' ? 0 : 10, `${label}: the size for Content-Range`)
+      if (outcome.status === 'precondition-failed' || outcome.status === 'not-modified') t.equal(outcome.object.httpEtag, etag)
+    }
+    await t.rejects(bucket.read('ten', { range: { offset: -1 } }), RangeError, 'a bad range object is an argument error')
+    await t.rejects(bucket.read('', {}), { code: 10020 }, 'keys are checked')
+  })
+}
