@@ -27,6 +27,7 @@ export const S3Errors = {
   EntityTooLarge: { status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
   EntityTooSmall: { status: 400, message: 'Your proposed upload is smaller than the minimum allowed object size.' },
   IncompleteBody: { status: 400, message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
+  InsufficientStorage: { status: 507, message: 'There is not enough storage space left to store the object.' },
   InternalError: { status: 500, message: 'We encountered an internal error. Please try again.' },
   InvalidAccessKeyId: { status: 403, message: 'The AWS access key Id you provided does not exist in our records.' },
   InvalidArgument: { status: 400, message: 'Invalid Argument' },
@@ -49,8 +50,8 @@ export const S3Errors = {
   NoSuchUpload: { status: 404, message: 'The specified multipart upload does not exist. The upload ID might not be valid, or the multipart upload might have been aborted or completed.' },
   NotImplemented: { status: 501, message: 'A header or query you provided implies functionality that is not implemented.' },
   PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold' },
-  ServiceUnavailable: { status: 503, message: 'The storage cannot take the request now; try again later.' },
   RequestTimeTooSkewed: { status: 403, message: 'The difference between the request time and the server\'s time is too large.' },
+  ServiceUnavailable: { status: 503, message: 'The storage is unavailable; try again later.' },
   SignatureDoesNotMatch: { status: 403, message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' },
   XAmzContentSHA256Mismatch: { status: 400, message: 'The provided \'x-amz-content-sha256\' header does not match what was computed.' }
 } as const satisfies Record<string, S3ErrorDefinition>
@@ -78,9 +79,8 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   InvalidBucketName: 'InvalidBucketName',
   NoSuchBucket: 'NoSuchBucket',
   BucketNotEmpty: 'BucketNotEmpty',
-  // The storage could not take the request: S3 clients retry 503s; the message names the cause (full disk, read-only, ...).
-  NoSpaceLeft: 'ServiceUnavailable',
-  QuotaExceeded: 'ServiceUnavailable',
+  NoSpaceLeft: 'InsufficientStorage',
+  QuotaExceeded: 'InsufficientStorage',
   ReadOnlyStorage: 'ServiceUnavailable',
   StoragePermissionDenied: 'ServiceUnavailable',
   StorageNotPermitted: 'ServiceUnavailable',
