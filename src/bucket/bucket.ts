@@ -30,9 +30,11 @@ import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } fro
 import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './port.js'
 import type {
   Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
-  BucketObjectBody, BucketObjects, BucketPutOptions, BucketRange, BucketUploadedPart, BucketValue,
+  BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
+  BucketUploadedPart, BucketUploadListOptions, BucketUploads, BucketValue,
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
+import { checkPartSizes, listPartsPage, listUploadsPage } from './multipart.js'
 import { decideRead } from './read.js'
 import { MeasuredBody, valueSource } from './value.js'
 
@@ -344,6 +346,16 @@ export class BucketEngine implements Bucket {
     return { partNumber: n, etag }
   }
 
+  async listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads> {
+    return await listUploadsPage(this.#store, options)
+  }
+
+  async listParts (key: string, uploadId: string, options?: BucketPartListOptions): Promise<BucketParts> {
+    keyId('listParts', key)
+    await this.#liveUpload('listParts', key, uploadId)
+    return await listPartsPage(this.#store, uploadId, options)
+  }
+
   /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */
   async abortUpload (key: string, uploadId: string): Promise<void> {
     keyId('abortMultipartUpload', key)
@@ -351,8 +363,10 @@ export class BucketEngine implements Bucket {
     await this.#store.abortUpload(uploadId)
   }
 
-  async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
+  async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
     const id = keyId('completeMultipartUpload', key)
+    const conditional = parseConditional(optionsObject<BucketCompleteOptions>('completeMultipartUpload', options).onlyIf, 'completeMultipartUpload')
+    const unconditional = isUnconditional(conditional)
     if (!Array.isArray(uploadedParts)) throw new TypeError('completeMultipartUpload: uploadedParts must be an array.')
     const given = uploadedParts.map(p => {
       if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') {
@@ -371,8 +385,11 @@ export class BucketEngine implements Bucket {
     }
     const minPartSize = this.#minPartSize
     const uploaded = this.#now()
-    const record = await this.#store.completeUpload(uploadId, id, (upload, stored) => {
+    // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.
+    const refused = new Error('precondition failed')
+    const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
       if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+      if (!unconditional && judge(conditional, current) !== 'pass') throw refused
       const parts: StoredPart[] = given.map(g => {
         const part = stored.get(g.partNumber)
         if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
@@ -392,8 +409,9 @@ export class BucketEngine implements Bucket {
         checksums: {}
       }
       return { object, partNumbers: parts.map(p => p.partNumber) }
-    })
-    if (record === null) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+    }).catch((err: unknown) => { if (err === refused) return refused; throw err })
+    if (record === refused) return null
+    if (record === null || record instanceof Error) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
     return new ObjectMetadata(record)
   }
 
@@ -419,23 +437,6 @@ export class BucketEngine implements Bucket {
     // A sweep still running would touch files after close returned.
     await Promise.allSettled(this.#sweeping)
     await this.#store.close()
-  }
-}
-
-/** Every part but the last at least `minPartSize`, all but the last equal, the last no larger. */
-function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
-  if (parts.length < 2) return
-  const uniform = parts[0].size
-  for (const part of parts.slice(0, -1)) {
-    if (part.size < minPartSize) {
-      throw new BucketError('EntityTooSmall', 'completeMultipartUpload', `Part ${part.partNumber} has ${part.size} bytes; the minimum is ${minPartSize}.`)
-    }
-    if (part.size !== uniform) {
-      throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'All non-trailing parts must have the same length.')
-    }
-  }
-  if (parts[parts.length - 1].size > uniform) {
-    throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The last part must not be larger than the others.')
   }
 }
 
@@ -468,10 +469,16 @@ class MultipartUpload implements BucketMultipartUpload {
     this.#finished = true
   }
 
-  async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
-    const object = await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
-    this.#finished = true
+  async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
+  async complete (uploadedParts: BucketUploadedPart[], options: BucketCompleteOptions): Promise<BucketObject | null>
+  async complete (uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
+    const object = await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts, options)
+    if (object !== null) this.#finished = true
     return object
+  }
+
+  async listParts (options?: BucketPartListOptions): Promise<BucketParts> {
+    return await this.#engine.listParts(this.key, this.uploadId, options)
   }
 }
 

@@ -22,12 +22,12 @@
  */
 import type { Readable } from 'node:stream'
 import { BucketError, type StorageFailureName } from './errors.js'
-import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload } from './records.js'
+import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
 
 export { assembleListPage, type PageSource } from './list-page.js'
-export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUpload } from './records.js'
+export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
 export type { BucketSettings } from './settings.js'
 export type { StorageClass, SweepReport } from './types.js'
@@ -89,8 +89,12 @@ export interface ObjectReader {
 
 export type Precondition = (current: StoredObject | null) => boolean
 
-/** What `completeUpload` builds from the upload and its stored parts; throws to refuse. */
-export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>) => { object: StoredObject, partNumbers: number[] }
+/**
+ * What `completeUpload` builds from the upload, its stored parts and the
+ * object `id` holds now (null when none), inside the critical section;
+ * throws to refuse, leaving the upload as it was.
+ */
+export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>, current: StoredObject | null) => { object: StoredObject, partNumbers: number[] }
 
 export interface BucketStore {
   /**
@@ -114,6 +118,10 @@ export interface BucketStore {
   /** Completes an upload into the object `id`; null when the upload does not exist. */
   completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null>
   abortUpload (uploadId: string): Promise<void>
+  /** Uploads in progress, in (id bytes, uploadId) order, at most `limit`. */
+  listUploads (query: UploadListQuery): Promise<StoredUpload[]>
+  /** Parts of an upload numbered above `after`, in order, at most `limit`; null when the upload does not exist. */
+  listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null>
 
   /**
    * When no object is stored, marks the store retired (every later write, in

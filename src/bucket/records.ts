@@ -37,6 +37,15 @@ export interface StoredPart {
   size: number
 }
 
+/** Which uploads in progress `listUploads` returns, in (id bytes, uploadId) order. */
+export interface UploadListQuery {
+  /** Only uploads whose key's id starts with this prefix. */
+  prefix: string
+  /** Only uploads after this position: a greater id, or the same id and a greater upload id. */
+  after?: { id: string, uploadId: string }
+  limit: number
+}
+
 export interface ListQuery {
   /** Only ids starting with this prefix. */
   prefix: string

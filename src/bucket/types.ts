@@ -129,6 +129,48 @@ export interface BucketMultipartUpload {
   uploadPart (partNumber: number, value: BucketValue): Promise<BucketUploadedPart>
   abort (): Promise<void>
   complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
+  /**
+   * Beyond the binding (for S3's conditional CompleteMultipartUpload): completes
+   * only when `onlyIf` holds for the key's current object, judged in the
+   * same critical section as the commit; null (and the upload kept) otherwise.
+   */
+  complete (uploadedParts: BucketUploadedPart[], options: BucketCompleteOptions): Promise<BucketObject | null>
+  /** Beyond the binding (for S3's ListParts): the parts uploaded so far, by part number; 10024 when the upload is gone. */
+  listParts (options?: BucketPartListOptions): Promise<BucketParts>
+}
+
+export interface BucketCompleteOptions {
+  onlyIf?: BucketConditional | Headers
+}
+
+/** Options of `listParts`: parts numbered above `partNumberMarker`, at most `limit` (1 to 1,000, default 1,000). */
+export interface BucketPartListOptions {
+  partNumberMarker?: number
+  limit?: number
+}
+
+export interface BucketParts {
+  parts: Array<{ partNumber: number, etag: string, size: number }>
+  truncated: boolean
+}
+
+/**
+ * Options of `listMultipartUploads`: uploads whose key starts with `prefix`,
+ * after `keyMarker` (all of that key's uploads when `uploadIdMarker` is not
+ * given, else those of that key after it), at most `limit` (1 to 1,000,
+ * default 1,000).
+ */
+export interface BucketUploadListOptions {
+  prefix?: string
+  keyMarker?: string
+  uploadIdMarker?: string
+  limit?: number
+}
+
+export interface BucketUploads {
+  /** In UTF-8 byte order of the keys, then by upload id. */
+  uploads: Array<{ key: string, uploadId: string, initiated: Date, storageClass: StorageClass }>
+  truncated: boolean
 }
 
 export interface SweepReport {
@@ -196,6 +238,8 @@ export interface Bucket {
   list (options?: BucketListOptions): Promise<BucketObjects>
   createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload>
   resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload
+  /** Beyond the binding (for S3's ListMultipartUploads): the uploads in progress. */
+  listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads>
   /** Aborts expired uploads and removes leftovers of interrupted writes. */
   sweep (options?: SweepOptions): Promise<SweepReport>
   /**

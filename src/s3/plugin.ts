@@ -47,7 +47,7 @@ declare module 'fastify' {
 const unsupportedBucketResources = [
   'acl', 'policy', 'policyStatus', 'tagging', 'website', 'logging', 'notification', 'replication', 'requestPayment',
   'ownershipControls', 'publicAccessBlock', 'object-lock', 'accelerate', 'analytics', 'inventory', 'metrics',
-  'intelligent-tiering', 'uploads', 'versions', 'encryption'
+  'intelligent-tiering', 'versions', 'encryption'
 ]
 const unsupportedObjectResources = ['acl', 'tagging', 'retention', 'legal-hold', 'torrent', 'restore', 'select', 'attributes']
 
@@ -94,6 +94,7 @@ async function dispatchBucket (ctx: S3Context, method: string): Promise<void> {
       if (has(ctx, 'lifecycle')) return await buckets.getBucketLifecycle(ctx)
       if (has(ctx, 'encryption')) return await buckets.getBucketEncryption(ctx)
       if (has(ctx, 'versioning')) return await buckets.getBucketVersioning(ctx)
+      if (has(ctx, 'uploads')) return await multipart.listMultipartUploads(ctx)
       if (unsupported !== undefined) throw notImplemented(`GET ?${unsupported}`)
       if (ctx.query['list-type'] === '2') return await listObjectsV2(ctx)
       return await listObjectsV1(ctx)
@@ -122,7 +123,7 @@ async function dispatchObject (ctx: S3Context, method: string): Promise<void> {
   const copy = ctx.request.headers['x-amz-copy-source'] !== undefined
   switch (method) {
     case 'GET':
-      if (has(ctx, 'uploadId')) throw notImplemented('ListParts')
+      if (has(ctx, 'uploadId')) return await multipart.listParts(ctx)
       return await objects.getObject(ctx, 'GET')
     case 'HEAD':
       return await objects.getObject(ctx, 'HEAD')
@@ -167,6 +168,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
     else if (answer.status >= 500) request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers)
+    // A body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.
+    if (!request.raw.complete) reply.header('connection', 'close')
     if (request.method === 'HEAD') return await reply.send()
     const resource = (request.raw.url ?? '/').split('?')[0]
     return await reply.type('application/xml').send(errorDocument(answer.code, answer.message, { Resource: resource, RequestId: request.s3RequestId }))

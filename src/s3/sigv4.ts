@@ -96,6 +96,21 @@ class CanonicalSigner extends SignatureV4Base {
 
 const signer = new CanonicalSigner()
 
+/** Signing keys by credential and scope: one HMAC chain per key pair and day, not per request. */
+const signingKeys = new Map<string, Uint8Array>()
+const MAX_SIGNING_KEYS = 256
+
+async function signingKeyFor (accessKeyId: string, secretAccessKey: string, credential: Credential): Promise<Uint8Array> {
+  const cacheKey = [accessKeyId, secretAccessKey, credential.shortDate, credential.region, credential.service].join('\n')
+  let key = signingKeys.get(cacheKey)
+  if (key === undefined) {
+    key = await getSigningKey(NodeSha256, { accessKeyId, secretAccessKey }, credential.shortDate, credential.region, credential.service)
+    if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value as string)
+    signingKeys.set(cacheKey, key)
+  }
+  return key
+}
+
 /** Constant-time comparison of two hex signatures. */
 export function signaturesEqual (a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8')
@@ -285,7 +300,7 @@ export async function verifySignature (
   }
   const canonicalHeaders = getCanonicalHeaders({ headers } as unknown as HttpRequest, undefined, new Set(signedHeaders))
   const scope = createScope(credential.shortDate, credential.region, credential.service)
-  const signingKey = await getSigningKey(NodeSha256, { accessKeyId: credential.accessKeyId, secretAccessKey }, credential.shortDate, credential.region, credential.service)
+  const signingKey = await signingKeyFor(credential.accessKeyId, secretAccessKey, credential)
 
   const queryForSigning = presigned ? { ...query } : query
   if (presigned) delete queryForSigning['X-Amz-Signature']

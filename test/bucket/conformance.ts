@@ -25,6 +25,7 @@ import type {
   OpenBucketOptions
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
+import { uploadListingConformance } from './conformance-uploads.js'
 import { fidelityCases } from './fidelity-cases.js'
 
 /** The engine's options, and `fsync`, which stores without a disk ignore. */
@@ -869,5 +870,6 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.same(await bytesOf(await bucket.get('parts.bin', { range: { suffix: minPartSize + 1000 } })), whole.subarray(minPartSize), 'a suffix spanning two parts')
   })
 
+  uploadListingConformance(t, fresh)
   fidelityCases(t, open)
 }

@@ -8,7 +8,7 @@ import http from 'node:http'
 import type { LookupFunction } from 'node:net'
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import { s3AccessPolicy } from '../../src/s3/index.js'
+import { redactedUrl, s3AccessPolicy, s3StartupNote } from '../../src/s3/index.js'
 import { devCredentials, s3Server } from './fixture.js'
 
 async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
@@ -91,4 +91,20 @@ t.test('virtual-host style: <bucket>.localhost and <bucket>.<--s3-domain>', asyn
   }
   const listed = await client().send(new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'vhost/' }))
   t.same(listed.Contents?.map(c => c.Key), ['vhost/localhost', 'vhost/s3.example.test'], 'the same bucket through path style')
+})
+
+t.test('no secret reaches a log line: presigned URLs are redacted, a configured secret is never printed', async t => {
+  const url = '/photos/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKID%2F20260101%2Fauto%2Fs3%2Faws4_request&X-Amz-Date=20260101T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=abcdef0123'
+  const redacted = redactedUrl(url)
+  t.notMatch(redacted, /abcdef0123/)
+  t.notMatch(redacted, /AKID/)
+  t.match(redacted, /X-Amz-Expires=60/, 'the rest of the URL stays')
+  const [fields, message] = s3StartupNote(s3AccessPolicy(configured, null, true), '127.0.0.1', 8788)
+  t.notMatch(JSON.stringify(fields) + message, /the-real-secret/)
+  t.equal(fields.accessKeyId, configured.accessKeyId)
+  const [dev] = s3StartupNote(s3AccessPolicy(null, null, true), '127.0.0.1', 8788)
+  t.equal(dev.secretAccessKey, 'fsbucket-dev-secret', 'the public development pair is printed whole')
+  const [none, refusal] = s3StartupNote(s3AccessPolicy(null, 'token', true), '::1', 8788)
+  t.equal(none.endpoint, 'http://[::1]:8788')
+  t.match(refusal, /no key pair configured/)
 })

@@ -96,6 +96,14 @@ t.test('a literal x-amz-content-sha256 is verified', async t => {
   t.equal(right.status, 200)
 })
 
+t.test('a refused upload whose body was not read closes its connection, and the server goes on', async t => {
+  const server = await s3Server(t)
+  const answer = await raw(server, 'PUT', '/photos/p?partNumber=1&uploadId=no-such-upload-id-000', { 'content-length': String(4 * 1024 * 1024) }, [Buffer.alloc(4 * 1024 * 1024)])
+  t.equal(answer.status, 404)
+  t.match(answer.body, /<Code>NoSuchUpload<\/Code>/)
+  await stillServing(t, server)
+})
+
 t.test('a key over 1,024 bytes is KeyTooLongError', async t => {
   const server = await s3Server(t)
   try {

@@ -2,7 +2,7 @@
 import t from 'tap'
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand,
-  HeadObjectCommand, S3ServiceException, UploadPartCommand, UploadPartCopyCommand, PutObjectCommand
+  HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, S3ServiceException, UploadPartCommand, UploadPartCopyCommand, PutObjectCommand
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { createHash, randomBytes } from 'node:crypto'
@@ -115,4 +115,57 @@ t.test('part numbers 0 and 10001 are refused and store nothing', async t => {
   }
   const ok = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'p', UploadId: created.UploadId, PartNumber: 10000, Body: 'x' }))
   t.ok(ok.ETag, 'the server still serves; 10000 is allowed')
+})
+
+t.test('ListMultipartUploads and ListParts, with pages', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const ids: Record<string, string> = {}
+  for (const key of ['docs/b', 'docs/a', 'other']) {
+    ids[key] = (await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: key, StorageClass: 'STANDARD_IA' }))).UploadId!
+  }
+  const all = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos' }))
+  t.same(all.Uploads?.map(u => [u.Key, u.UploadId]), [['docs/a', ids['docs/a']], ['docs/b', ids['docs/b']], ['other', ids.other]])
+  t.equal(all.Uploads?.[0].StorageClass, 'STANDARD_IA')
+  t.ok(all.Uploads?.[0].Initiated instanceof Date)
+  t.equal(all.IsTruncated, false)
+  const first = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', MaxUploads: 1 }))
+  t.equal(first.IsTruncated, true)
+  const second = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', MaxUploads: 1, KeyMarker: first.NextKeyMarker, UploadIdMarker: first.NextUploadIdMarker }))
+  t.same(second.Uploads?.map(u => u.Key), ['docs/b'])
+  const docs = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', Prefix: 'docs/' }))
+  t.same(docs.Uploads?.map(u => u.Key), ['docs/a', 'docs/b'])
+
+  const uploadId = ids['docs/a']
+  for (const PartNumber of [2, 1, 3]) await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'docs/a', UploadId: uploadId, PartNumber, Body: `part-${PartNumber}` }))
+  const parts = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'docs/a', UploadId: uploadId }))
+  t.same(parts.Parts?.map(p => [p.PartNumber, p.Size, p.ETag]), [1, 2, 3].map(n => [n, 6, `"${createHash('md5').update(`part-${n}`).digest('hex')}"`]))
+  const page = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'docs/a', UploadId: uploadId, MaxParts: 2 }))
+  t.equal(page.IsTruncated, true)
+  t.equal(page.NextPartNumberMarker, '2')
+  const rest = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'docs/a', UploadId: uploadId, PartNumberMarker: page.NextPartNumberMarker }))
+  t.same(rest.Parts?.map(p => p.PartNumber), [3])
+  const missing = await rejection(s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'docs/a', UploadId: 'nope-nope-nope-nope' })))
+  t.equal(missing.name, 'NoSuchUpload')
+  await s3.send(new AbortMultipartUploadCommand({ Bucket: 'photos', Key: 'other', UploadId: ids.other }))
+  t.same((await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos' }))).Uploads?.map(u => u.Key), ['docs/a', 'docs/b'])
+})
+
+t.test('conditional CompleteMultipartUpload: If-None-Match * and If-Match', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const existing = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'taken', Body: 'already here' }))
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'taken' }))
+  const part = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'taken', UploadId: created.UploadId, PartNumber: 1, Body: 'new bytes' }))
+  const complete = (condition: { IfNoneMatch?: string, IfMatch?: string }): Promise<unknown> => s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'taken', UploadId: created.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] }, ...condition
+  }))
+  const refused = await rejection(complete({ IfNoneMatch: '*' }))
+  t.equal(refused.name, 'PreconditionFailed')
+  t.equal(refused.$metadata.httpStatusCode, 412)
+  const wrong = await rejection(complete({ IfMatch: '"0000"' }))
+  t.equal(wrong.name, 'PreconditionFailed')
+  await complete({ IfMatch: existing.ETag })
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'taken' }))
+  t.equal(await got.Body!.transformToString(), 'new bytes')
 })

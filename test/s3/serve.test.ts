@@ -37,14 +37,13 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
       const entry = JSON.parse(line) as Record<string, string>
       if (typeof entry.msg === 'string' && entry.msg.startsWith('S3 API')) resolve(entry)
     })
-    setTimeout(() => reject(new Error('no S3 start-up line within 20 s')), 20_000).unref()
+    setTimeout(() => reject(new Error('no S3 start-up line within 60 s')), 60_000).unref()
   })
   t.equal(note.endpoint, `http://127.0.0.1:${s3Port}`)
   t.equal(note.accessKeyId, 'fsbucket-dev')
   t.equal(note.secretAccessKey, 'fsbucket-dev-secret')
 
   const s3 = new S3Client({ endpoint: note.endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: note.accessKeyId, secretAccessKey: note.secretAccessKey } })
-  t.teardown(() => s3.destroy())
   const put = await s3.send(new PutObjectCommand({ Bucket: 'default', Key: 'hello.txt', Body: 'through S3' }))
   const read = await fetch(`http://127.0.0.1:${port}/default/hello.txt`)
   t.equal(await read.text(), 'through S3')
@@ -52,6 +51,7 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
   const got = await s3.send(new GetObjectCommand({ Bucket: 'default', Key: 'hello.txt' }))
   t.equal(await got.Body!.transformToString(), 'through S3')
 
+  s3.destroy()
   server.kill('SIGTERM')
   t.equal(await exited, 0, 'SIGTERM stops both listeners and exits 0')
 })

@@ -170,6 +170,8 @@ interface Statements {
   deleteUpload: Statement<[string]>
   part: Statement<[string, number], PartRow>
   parts: Statement<[string], PartRow>
+  uploadsAfter: Statement<{ prefix: Buffer, prefix_length: number, after_id: Buffer, after_upload: string, limit: number }, UploadRow>
+  partsAfter: Statement<[string, number, number], PartRow>
   upsertPart: Statement
   deleteParts: Statement<[string]>
 }
@@ -210,6 +212,10 @@ function statements (db: Database.Database): Statements {
     deleteUpload: prepare<[string]>('DELETE FROM uploads WHERE upload_id = ?'),
     part: prepare<[string, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
     parts: prepare<[string], PartRow>('SELECT * FROM parts WHERE upload_id = ?'),
+    // BLOB and BINARY TEXT comparisons are bytewise: the order is the ids' UTF-8 byte order, then the upload ids'.
+    uploadsAfter: prepare(`SELECT * FROM uploads WHERE substr(id, 1, @prefix_length) = @prefix
+      AND (id > @after_id OR (id = @after_id AND upload_id > @after_upload)) ORDER BY id, upload_id LIMIT @limit`),
+    partsAfter: prepare<[string, number, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?'),
     upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file) VALUES (@upload_id, @part_number, @etag, @size, @file)
       ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file`),
     deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?')

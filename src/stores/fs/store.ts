@@ -46,7 +46,7 @@ import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
   assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
-  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
+  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody } from './blobs.js'
@@ -266,6 +266,14 @@ export class FsStore implements BucketStore {
     this.#publish(id)
     await this.#blobs.removeSegments(done.replaced)
     return done.object
+  }
+
+  async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
+    return await this.#uploads.list(query)
+  }
+
+  async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
+    return await this.#uploads.listParts(uploadId, after, limit)
   }
 
   async abortUpload (uploadId: string): Promise<void> {

@@ -4,9 +4,9 @@
  * hard-links the chosen parts into blobs/ and commits the object's row (no
  * byte is copied, so completing 1 GiB takes milliseconds).
  */
-import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload } from '../../bucket/port.js'
+import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload, UploadListQuery } from '../../bucket/port.js'
 import type { BlobFiles } from './blobs.js'
-import { objectRow, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
+import { objectRow, toRecord, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
 import type { Commits } from './commit.js'
 
 /** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
@@ -43,6 +43,28 @@ export class Uploads {
     return row === undefined ? null : toUpload(row)
   }
 
+  async list (query: UploadListQuery): Promise<StoredUpload[]> {
+    const prefix = Buffer.from(query.prefix, 'utf8')
+    return this.#catalog.sql.uploadsAfter.all({
+      prefix,
+      prefix_length: prefix.length,
+      // An empty id sorts before every id, and every upload id is above ''.
+      after_id: Buffer.from(query.after?.id ?? '', 'utf8'),
+      after_upload: query.after?.uploadId ?? '',
+      limit: query.limit
+    }).map(toUpload)
+  }
+
+  async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
+    if (!isUploadId(uploadId)) return null
+    const sql = this.#catalog.sql
+    // One read transaction: the upload and its parts as of one moment.
+    return this.#catalog.read(() => {
+      if (sql.upload.get(uploadId) === undefined) return null
+      return sql.partsAfter.all(uploadId, after, limit).map(p => ({ partNumber: p.part_number, etag: p.etag, size: p.size }))
+    })
+  }
+
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
     if (!isUploadId(uploadId)) {
       await body.discard()
@@ -76,11 +98,13 @@ export class Uploads {
     for (let attempt = 0; ; attempt++) {
       const read = this.#catalog.read(() => {
         const upload = sql.upload.get(uploadId)
-        return upload === undefined ? null : { upload, rows: new Map(sql.parts.all(uploadId).map(p => [p.part_number, p])) }
+        if (upload === undefined) return null
+        const currentRow = sql.head.get(idBytes)
+        return { upload, rows: new Map(sql.parts.all(uploadId).map(p => [p.part_number, p])), current: currentRow === undefined ? null : toRecord(currentRow) }
       })
       if (read === null) return null
       const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
-      const { object, partNumbers } = build(toUpload(read.upload), parts)
+      const { object, partNumbers } = build(toUpload(read.upload), parts, read.current)
       const chosen = partNumbers.map(n => read.rows.get(n) as PartRow)
       const segments = await this.#blobs.linkParts(object.version, chosen.map(p => ({ file: p.file, size: p.size, partNumber: p.part_number })))
       let replaced: Segment[] = []
@@ -89,6 +113,8 @@ export class Uploads {
         outcome = await this.#commits.commit(() => {
           if (sql.upload.get(uploadId) === undefined) return 'gone'
           if (chosen.some(p => sql.part.get(uploadId, p.part_number)?.file !== p.file)) return 'changed'
+          // `build` judged the key's object as read above: a write to the key since then starts over too.
+          if ((sql.head.get(idBytes)?.version ?? null) !== (read.current?.version ?? null)) return 'changed'
           const current = sql.segmentsOf.get(idBytes)
           if (current !== undefined) replaced = JSON.parse(current.segments)
           sql.upsert.run(objectRow(idBytes, object, segments))
@@ -106,7 +132,7 @@ export class Uploads {
       }
       await this.#blobs.removeSegments(segments)
       if (outcome === 'gone') return null
-      // A part was uploaded again while this completion prepared: start over with the parts as they are now.
+      // A part was uploaded again, or the key written, while this completion prepared: start over with things as they are now.
       if (attempt >= 20) throw new Error('completeMultipartUpload: the parts kept changing while the upload was completed.')
     }
   }

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import {
   assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader,
-  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
+  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 
 class MemoryBody implements StagedBody {
@@ -23,7 +23,7 @@ interface Entry { record: StoredObject, chunks: Buffer[] }
 export class MemoryStore implements BucketStore {
   readonly #objects = new Map<string, Entry>()
   #sorted: Array<[Buffer, string]> | undefined
-  readonly #uploads = new Map<string, { upload: StoredUpload, parts: Map<number, StoredPart & { bytes: Buffer }> }>()
+  readonly #uploads = new Map<string, { id: string, upload: StoredUpload, parts: Map<number, StoredPart & { bytes: Buffer }> }>()
 
   async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
     const chunks: Buffer[] = []
@@ -97,9 +97,9 @@ export class MemoryStore implements BucketStore {
     if (this.#retired) throw bucketRetired()
   }
 
-  async createUpload (_id: string, upload: StoredUpload): Promise<void> {
+  async createUpload (id: string, upload: StoredUpload): Promise<void> {
     this.#refuseRetired()
-    this.#uploads.set(upload.uploadId, { upload, parts: new Map() })
+    this.#uploads.set(upload.uploadId, { id, upload, parts: new Map() })
   }
 
   async getUpload (uploadId: string): Promise<StoredUpload | null> {
@@ -122,7 +122,7 @@ export class MemoryStore implements BucketStore {
     const upload = this.#uploads.get(uploadId)
     if (upload === undefined) return null
     const parts = new Map([...upload.parts].map(([n, { partNumber, etag, size }]) => [n, { partNumber, etag, size }]))
-    const { object, partNumbers } = build(upload.upload, parts)
+    const { object, partNumbers } = build(upload.upload, parts, this.#objects.get(id)?.record ?? null)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
     this.#uploads.delete(uploadId)
@@ -132,6 +132,27 @@ export class MemoryStore implements BucketStore {
   async abortUpload (uploadId: string): Promise<void> {
     this.#refuseRetired()
     this.#uploads.delete(uploadId)
+  }
+
+  async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
+    const position = (id: string, uploadId: string): [Buffer, string] => [Buffer.from(id, 'utf8'), uploadId]
+    const compare = ([a, x]: [Buffer, string], [b, y]: [Buffer, string]): number => Buffer.compare(a, b) || (x < y ? -1 : x > y ? 1 : 0)
+    const after = query.after === undefined ? undefined : position(query.after.id, query.after.uploadId)
+    return [...this.#uploads.values()]
+      .filter(u => u.id.startsWith(query.prefix) && (after === undefined || compare(position(u.id, u.upload.uploadId), after) > 0))
+      .sort((a, b) => compare(position(a.id, a.upload.uploadId), position(b.id, b.upload.uploadId)))
+      .slice(0, query.limit)
+      .map(u => u.upload)
+  }
+
+  async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
+    const upload = this.#uploads.get(uploadId)
+    if (upload === undefined) return null
+    return [...upload.parts.values()]
+      .filter(p => p.partNumber > after)
+      .sort((a, b) => a.partNumber - b.partNumber)
+      .slice(0, limit)
+      .map(({ partNumber, etag, size }) => ({ partNumber, etag, size }))
   }
 
   async sweep (createdBefore: number): Promise<SweepReport> {
