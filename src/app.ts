@@ -16,6 +16,7 @@ import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
 import { orderRoutes, type PublicRoute } from './http/target.js'
 import { managementApi, type ManagementCredentials } from './mgmt/index.js'
+import { consolePath, webConsole } from './console/serve.js'
 
 export interface GatewayConfig {
   dataDir: string
@@ -82,11 +83,16 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     credentials: config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
   })
 
+  // The web console's static files (src/console/serve.ts); `/_console/` is
+  // more specific than the gateway's catch-all, and no bucket can be named so.
+  await app.register(webConsole)
+
   await app.register(gatewayRoutes, {
     registry,
     policy: { token: config.token, loopbackOnly: isLoopbackHost(config.host) },
     publicRoutes: orderRoutes(config.routes),
-    publicBuckets: new Set(config.publicBuckets)
+    publicBuckets: new Set(config.publicBuckets),
+    browserHome: consolePath
   })
 
   if (config.registry === undefined) app.addHook('onClose', async () => { await registry.close() })

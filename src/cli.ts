@@ -5,7 +5,8 @@
  *     fsbucket serve [--data ./data] [--host 127.0.0.1] [--port 8787] [--token T]
  *                    [--public a,b] [--route cdn.localhost=site ...] [--fsync on|off]
  *                    [--log-level info] [--workers N] [--sweep-interval 3600]
- *                    [--default-bucket default]
+ *                    [--default-bucket default] [--s3-port 8788] [--s3-domain s3.example.test ...]
+ *                    [--s3-access-key-id ID --s3-secret-access-key SECRET]
  *     fsbucket bucket create <name> [--public] | list | delete <name>   [--data ./data]
  *     fsbucket sweep [--data ./data]
  *
@@ -13,7 +14,9 @@
  * beats its variable. `serve --workers N` runs N worker processes on one
  * port (node:cluster); the primary creates the first bucket, runs the
  * sweeper and restarts a worker that dies. SIGINT/SIGTERM stop accepting
- * connections, let requests in flight finish, and exit 0.
+ * connections, let requests in flight finish, and exit 0. The S3-compatible
+ * API (src/s3/) listens on its own port in the same processes, over the
+ * same registry (`--s3-port 0` turns it off).
  */
 import cluster from 'node:cluster'
 import { promises as fsp } from 'node:fs'
@@ -25,7 +28,10 @@ import { openRegistry, type BucketRegistry } from './index.js'
 import { buildApp, redactedHeaders } from './app.js'
 import { isLoopbackHost } from './http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from './http/target.js'
+import { consoleUrl } from './console/serve.js'
 import { managementCredentials, registerManagementCommands } from './mgmt/cli.js'
+import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from './s3/index.js'
+import { registerObjectCommands } from './cli/index.js'
 
 export interface ServeOptions {
   data: string
@@ -42,6 +48,10 @@ export interface ServeOptions {
   apiToken?: string
   apiEmail?: string
   apiKey?: string
+  s3Port: number
+  s3Domain: string[]
+  s3AccessKeyId?: string
+  s3SecretAccessKey?: string
 }
 
 function integer (min: number, max: number) {
@@ -135,6 +145,8 @@ async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<v
     management: await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')),
     registry
   })
+  const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host))
+  const s3 = options.s3Port === 0 ? null : await buildS3App({ registry, policy: s3Policy, domains: options.s3Domain, logLevel: options.logLevel })
   if (ownsSweeper) {
     startupNotes(options, app.log as unknown as Logger)
     await ensureFirstBucket(registry, options.defaultBucket, app.log as unknown as Logger)
@@ -145,13 +157,22 @@ async function serveOne (options: ServeOptions, ownsSweeper: boolean): Promise<v
     if (closing) return
     closing = true
     app.log.info({ signal }, 'closing: finishing requests in flight')
-    app.close()
+    Promise.all([app.close(), s3?.close()])
       .then(async () => { await registry.close() })
       .then(() => process.exit(0), err => { app.log.error({ err }, 'close failed'); process.exit(1) })
   }
   process.on('SIGINT', shutdown)
   process.on('SIGTERM', shutdown)
   await app.listen({ host: options.host, port: options.port })
+  if (s3 !== null) {
+    await s3.listen({ host: options.host, port: options.s3Port })
+    if (ownsSweeper) s3.log.info(...s3StartupNote(s3Policy, options.host, options.s3Port))
+  }
+  if (ownsSweeper) {
+    const address = app.server.address()
+    const port = address !== null && typeof address === 'object' ? address.port : options.port
+    app.log.info({ url: consoleUrl(options.host, port) }, `web console: ${consoleUrl(options.host, port)}`)
+  }
 }
 
 /** The cluster primary: first bucket, sweeper, workers, restarts, graceful stop. */
@@ -183,9 +204,14 @@ async function servePrimary (options: ServeOptions): Promise<void> {
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
   let listening = 0
+  const listeners = options.s3Port === 0 ? 1 : 2
   cluster.on('listening', () => {
-    if (++listening === options.workers) {
+    if (++listening === options.workers * listeners) {
       log.info({ host: options.host, port: options.port, workers: options.workers, data: path.resolve(options.data) }, 'serving')
+      if (options.s3Port !== 0) {
+        log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host)), options.host, options.s3Port))
+      }
+      log.info({ url: consoleUrl(options.host, options.port) }, `web console: ${consoleUrl(options.host, options.port)}`)
     }
   })
 }
@@ -211,6 +237,10 @@ export function buildCli (): Command {
     .addOption(new Option('--sweep-interval <seconds>', 'how often expired uploads and leftovers are swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
       .default(3600).argParser(integer(0, 31 * 24 * 3600)))
     .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default('default'))
+    .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(8788).argParser(integer(0, 65535)))
+    .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
+    .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
+    .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
     .action(async (options: ServeOptions) => {
       if (cluster.isWorker) await serveOne(options, false)
       else if (options.workers > 1) await servePrimary(options)
@@ -259,6 +289,7 @@ export function buildCli (): Command {
     })
 
   registerManagementCommands(program, { openRegistry })
+  registerObjectCommands(program, { openRegistry })
   return program
 }
 

@@ -281,7 +281,7 @@ async function main (): Promise<void> {
     for (const workers of [1, 2]) {
       const port = await freePort()
       const data = path.join(root, `data-${workers}`)
-      const child = spawn(process.execPath, [...serve, '--data', data, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+      const child = spawn(process.execPath, [...serve, '--data', data, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench', '--s3-port', '0'], { stdio: 'inherit' })
       children.push(child)
       await waitForPort(port)
       for (const name of ['small.bin', 'big.bin']) {

@@ -28,7 +28,8 @@ import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject } from './read.js'
-import { matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget } from './target.js'
+import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { readSite } from './website.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry
@@ -37,6 +38,8 @@ export interface GatewayRoutesOptions {
   publicRoutes: PublicRoute[]
   /** Buckets served publicly whatever their settings say (`--public`). */
   publicBuckets: ReadonlySet<string>
+  /** Where a browser's `GET /` (Accept: text/html) is redirected (the web console), or none. */
+  browserHome?: string
 }
 
 /** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
@@ -173,8 +176,12 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     await reply.code(204).headers(allowed).send()
   }
 
-  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string): Promise<void> {
-    const result = await readObject(bucket, key, request.method as 'GET' | 'HEAD', request.headers, request.query as Record<string, unknown>)
+  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, site?: SiteOptions): Promise<void> {
+    const method = request.method as 'GET' | 'HEAD'
+    const query = request.query as Record<string, unknown>
+    const result = site === undefined
+      ? await readObject(bucket, key, method, request.headers, query)
+      : await readSite(bucket, key, site, method, request.headers, query)
     reply.code(result.status).headers(result.headers)
     if (result.body === undefined) return await reply.send()
     if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
@@ -304,16 +311,18 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     }
   }
 
-  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string): Promise<void> {
+  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions): Promise<void> {
     if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
     const { bucket } = await enter(request, reply, name, 'public')
-    if (key === '') throw new DoorError('NoSuchKey')
-    return await sendRead(request, reply, bucket, key)
+    return await sendRead(request, reply, bucket, key, site)
   }
 
   async function handleRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed('GET, HEAD')
+    if (options.browserHome !== undefined && /\btext\/html\b/i.test(request.headers.accept ?? '')) {
+      return await reply.code(302).header('location', options.browserHome).header('vary', 'Accept').send()
+    }
     requireCredentials(policy, request.headers.authorization)
     const buckets = await registry.list()
     return await reply.send(success(buckets.map(b => ({ name: b.name, creationDate: b.creationDate }))))
@@ -336,7 +345,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
           return await handleObject(request, reply, target.bucket, target.key)
         case 'public':
           request.logFields = { bucket: target.bucket, key: target.key }
-          return await handlePublic(request, reply, target.bucket, target.key)
+          return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite)
       }
     }
   })

@@ -16,6 +16,17 @@
  * path prefix wins. Custom domains from the registry behave like a host
  * route with no prefix and are consulted after the configured routes.
  *
+ * A route also serves a static site (website.ts): options follow the bucket,
+ * separated by `;`:
+ *
+ *     /docs/=site;index=index.html;error=404.html;listing=on
+ *
+ * `index` names the document answered for a path ending in `/` (default
+ * `index.html`, `off` for none), `error` the key answered with status 404
+ * when nothing else is found (default none), `listing` turns on an HTML
+ * listing of a "directory" without an index document (default off). A path
+ * prefix therefore cannot contain `;` (write `%3B`).
+ *
  * Routing is decided here rather than by Fastify's router because the same
  * path means different things depending on Host and on settings that change
  * while the server runs.
@@ -23,22 +34,66 @@
 import { hostName, isValidBucketName } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 
+/** How a route serves a static site (spec options `index=`, `error=`, `listing=`). */
+export interface SiteOptions {
+  /** Object name answered for `<path>/`, or null for none. */
+  indexDocument: string | null
+  /** Key answered with status 404 when nothing else is found, or null. */
+  errorDocument: string | null
+  /** An HTML listing for `<path>/` when it has no index document. */
+  listing: boolean
+}
+
+/** Routes without options, and custom domains, serve `index.html` and nothing else. */
+export const defaultSite: SiteOptions = Object.freeze({ indexDocument: 'index.html', errorDocument: null, listing: false })
+
 export interface PublicRoute {
   /** Lowercase host name without port, or null for any host. */
   host: string | null
   /** Path prefix starting and ending with `/` ("/" for the whole host). */
   pathPrefix: string
   bucket: string
+  /** Site options given in the spec; `defaultSite` when absent. */
+  site?: SiteOptions
 }
 
 export type RequestTarget =
   | { kind: 'root' }
   | { kind: 'bucket', bucket: string }
   | { kind: 'object', bucket: string, key: string }
-  | { kind: 'public', bucket: string, key: string }
+  | { kind: 'public', bucket: string, key: string, site?: SiteOptions }
 
-/** Parses `host=bucket`, `/prefix/=bucket` or `host/prefix/=bucket`. */
-export function parseRouteSpec (spec: string): PublicRoute {
+/** Longest object name accepted as an index or error document (the binding's key limit). */
+const maxDocumentName = 1024
+
+/** Parses the `;name=value` options that follow a route's bucket. */
+export function parseSiteOptions (spec: string, options: string[]): SiteOptions {
+  const site: SiteOptions = { ...defaultSite }
+  for (const option of options) {
+    const equals = option.indexOf('=')
+    const name = option.slice(0, equals).trim()
+    const value = option.slice(equals + 1).trim()
+    const bad = (why: string): TypeError => new TypeError(`Invalid route "${spec}": ${why}`)
+    if (equals === -1) throw bad(`option "${option}" is not name=value`)
+    if (name === 'index') {
+      if (value === '' || value.includes('/') || value.length > maxDocumentName) throw bad('index must be a file name without "/" (or off)')
+      site.indexDocument = value === 'off' ? null : value
+    } else if (name === 'error') {
+      if (value === '' || value.length > maxDocumentName) throw bad('error must be the key of the error document')
+      site.errorDocument = value
+    } else if (name === 'listing') {
+      if (value !== 'on' && value !== 'off') throw bad('listing must be on or off')
+      site.listing = value === 'on'
+    } else {
+      throw bad(`unknown option "${name}" (index, error, listing)`)
+    }
+  }
+  return site
+}
+
+/** Parses `host=bucket`, `/prefix/=bucket` or `host/prefix/=bucket`, each optionally followed by `;name=value` site options. */
+export function parseRouteSpec (fullSpec: string): PublicRoute {
+  const [spec, ...options] = fullSpec.split(';')
   const equals = spec.lastIndexOf('=')
   const where = spec.slice(0, equals).trim()
   const bucket = spec.slice(equals + 1).trim()
@@ -50,7 +105,9 @@ export function parseRouteSpec (spec: string): PublicRoute {
   let pathPrefix = slash === -1 ? '/' : where.slice(slash)
   if (!pathPrefix.endsWith('/')) pathPrefix += '/'
   if (host !== '' && !/^[a-z0-9.-]+(:\d+)?$/i.test(host)) throw new TypeError(`Invalid route "${spec}": bad host name "${host}"`)
-  return { host: host === '' ? null : hostName(host), pathPrefix, bucket }
+  const route: PublicRoute = { host: host === '' ? null : hostName(host), pathPrefix, bucket }
+  if (options.length > 0) route.site = parseSiteOptions(fullSpec, options)
+  return route
 }
 
 /** Route specs from a comma- or whitespace-separated list (the FSBUCKET_ROUTES form). */
@@ -79,11 +136,12 @@ export function rawPath (url: string): string {
 }
 
 /** A configured public route for (host, path), with the key it names. */
-export function matchPublicRoute (routes: PublicRoute[], host: string, path: string): { bucket: string, key: string } | null {
+export function matchPublicRoute (routes: PublicRoute[], host: string, path: string): { bucket: string, key: string, site?: SiteOptions } | null {
   for (const route of routes) {
     if (route.host !== null && route.host !== host) continue
     if (!path.startsWith(route.pathPrefix)) continue
-    return { bucket: route.bucket, key: decodeOnce(path.slice(route.pathPrefix.length)) }
+    const key = decodeOnce(path.slice(route.pathPrefix.length))
+    return route.site === undefined ? { bucket: route.bucket, key } : { bucket: route.bucket, key, site: route.site }
   }
   return null
 }

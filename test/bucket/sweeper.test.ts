@@ -4,7 +4,7 @@
  * `sweep()`, one a millisecond younger is left alone, completed objects are
  * never touched, and a shorter `uploadMaxAgeMs` is honoured.
  */
-import { stat, writeFile } from 'node:fs/promises'
+import { link, mkdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { openBucket, type Bucket } from '../../src/index.js'
@@ -144,4 +144,27 @@ t.test('close waits for a sweep in progress', async t => {
   await bucket.close()
   t.equal(swept, 20, 'the sweep finished, every upload aborted, before close resolved')
   await sweeping
+})
+
+t.test('a leftover hard-linked to another leftover is removed in the same sweep', async t => {
+  // A completion killed after it linked an upload's parts into blobs/ and
+  // after the upload's row was gone leaves two names of one body. Removing the
+  // first name changes the ctime of the second; the sweep must still judge it old.
+  const dir = path.join(testdir(t), 'bucket')
+  const bucket = await openBucket(dir, { clock: () => new Date(Date.now() - 50) })
+  t.teardown(() => bucket.close())
+  await bucket.put('kept', 'a live object')
+  const upload = path.join(dir, '.fsbucket', 'uploads', 'f'.repeat(32))
+  const blob = path.join(dir, '.fsbucket', 'blobs', 'ee', `${'e'.repeat(32)}.1`)
+  await mkdir(upload, { recursive: true })
+  await mkdir(path.dirname(blob), { recursive: true })
+  await writeFile(path.join(upload, '1'), 'part bytes')
+  await link(path.join(upload, '1'), blob)
+  await new Promise(resolve => setTimeout(resolve, 150))
+
+  const report = await bucket.sweep({ leftoverGraceMs: 0 })
+  t.equal(report.removedLeftovers, 2, 'the orphan upload directory and the orphan segment')
+  await t.rejects(stat(upload), { code: 'ENOENT' }, 'the upload directory is gone')
+  await t.rejects(stat(blob), { code: 'ENOENT' }, 'the segment linked to it is gone too')
+  t.equal(await text(bucket, 'kept'), 'a live object', 'a live object is untouched')
 })

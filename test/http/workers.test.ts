@@ -38,7 +38,7 @@ async function call (port: number, method: string, urlPath: string, body?: strin
 t.test('read-after-write across two worker processes', async t => {
   const dataDir = testdir(t)
   const port = await freePort()
-  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--workers', '2', '--token', token, '--fsync', 'off'], {
+  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--workers', '2', '--token', token, '--fsync', 'off', '--s3-port', '0'], {
     stdio: ['ignore', 'pipe', 'inherit']
   })
   const exited = new Promise<number | null>(resolve => server.once('exit', code => resolve(code)))

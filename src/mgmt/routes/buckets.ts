@@ -1,6 +1,10 @@
 /**
  * Buckets of an account: create, list, read, change the default storage
- * class, delete; and their lifecycle and CORS configurations.
+ * class, delete; their lifecycle and CORS configurations; and public access
+ * (the hosted API's "managed domain" switch, which here turns the bucket's
+ * `public` setting on or off: the gateway then serves GET and HEAD of
+ * `/{bucket}/{key}` without a token. The `domain` answered keeps the hosted
+ * shape, `pub-<bucketId>.r2.dev`; fsbucket does not serve that host).
  *
  * These are the buckets of the data directory, the same ones the gateway
  * serves: the registry does the work. fsbucket has one set of buckets, so
@@ -8,6 +12,7 @@
  * ignored. Deleting a bucket detaches its custom domains.
  */
 import type { FastifyInstance } from 'fastify'
+import { createHash } from 'node:crypto'
 import type { BucketInfo, StorageClass } from '../../bucket/index.js'
 import { detachDomain } from '../changes.js'
 import type { ManagementContext } from '../context.js'
@@ -20,6 +25,12 @@ interface BucketParams { accountId: string, bucketName: string }
 
 function bucketShape (info: BucketInfo): Record<string, unknown> {
   return { name: info.name, creation_date: info.creationDate.toISOString(), storage_class: info.settings.storageClass }
+}
+
+/** The hosted API's managed-domain answer; the bucket id is 32 hex digits, stable for a name. */
+function managedDomainShape (info: BucketInfo): Record<string, unknown> {
+  const bucketId = createHash('md5').update(info.name).digest('hex')
+  return { bucketId, domain: `pub-${bucketId}.r2.dev`, enabled: info.settings.public }
 }
 
 function parseStorageClass (value: unknown): StorageClass | undefined {
@@ -115,6 +126,18 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
     await requireBucket(ctx, request.params.bucketName)
     await ctx.registry.updateSettings(request.params.bucketName, { lifecycle })
     return success({})
+  })
+
+  app.get<{ Params: BucketParams }>(`${base}/:bucketName/domains/managed`, async (request) => {
+    return success(managedDomainShape(await requireBucket(ctx, request.params.bucketName)))
+  })
+
+  app.put<{ Params: BucketParams }>(`${base}/:bucketName/domains/managed`, async (request) => {
+    const enabled = (request.body as { enabled?: unknown } | null)?.enabled
+    if (typeof enabled !== 'boolean') throw new ManagementError('InvalidArgument', 'enabled must be true or false')
+    await requireBucket(ctx, request.params.bucketName)
+    await ctx.registry.updateSettings(request.params.bucketName, { public: enabled })
+    return success(managedDomainShape(await requireBucket(ctx, request.params.bucketName)))
   })
 
   app.get<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {

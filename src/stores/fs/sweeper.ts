@@ -40,19 +40,27 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
       await uploads.abort(uploadId)
       report.abortedUploads++
     }
-    const sweep = async (dir: string, orphan: (name: string) => boolean): Promise<void> => {
-      report.removedLeftovers += await sweepDirectory(blobs.abs(dir), leftoversBefore, orphan)
+    // Every leftover is judged before any is removed: removing one name of a
+    // hard-linked body (an upload's part, a completed object's segment)
+    // changes the ctime of every other name, which would make a leftover
+    // judged later look young and survive this sweep.
+    const doomed: string[] = []
+    const judge = async (dir: string, orphan: (name: string) => boolean): Promise<void> => {
+      doomed.push(...await oldOrphans(blobs.abs(dir), leftoversBefore, orphan))
     }
-    await sweep('tmp', () => true)
-    await sweep('uploads', name => sql.upload.get(name) === undefined)
+    await judge('tmp', () => true)
+    await judge('uploads', name => sql.upload.get(name) === undefined)
     for (const sub of await entries(blobs.abs('blobs'))) {
-      await sweep(`blobs/${sub}`, name => sql.versionExists.get(name.split('.')[0]) === undefined)
+      await judge(`blobs/${sub}`, name => sql.versionExists.get(name.split('.')[0]) === undefined)
     }
     // Parts whose row was replaced while a crash interrupted the cleanup.
     for (const uploadId of await entries(blobs.abs('uploads'))) {
+      if (doomed.includes(blobs.abs(`uploads/${uploadId}`))) continue
       const files = new Set(sql.parts.all(uploadId).map(p => p.file))
-      await sweep(`uploads/${uploadId}`, name => !files.has(`uploads/${uploadId}/${name}`))
+      await judge(`uploads/${uploadId}`, name => !files.has(`uploads/${uploadId}/${name}`))
     }
+    for (const file of doomed) await removeTree(file)
+    report.removedLeftovers += doomed.length
   } finally {
     await release()
   }
@@ -69,16 +77,14 @@ async function entries (dir: string): Promise<string[]> {
   }
 }
 
-/** Removes the entries of `dir` that are `orphan` and older than `before` (by ctime). */
-async function sweepDirectory (dir: string, before: number, orphan: (name: string) => boolean): Promise<number> {
-  let removed = 0
+/** The entries of `dir` that are `orphan` and older than `before` (by ctime), as paths. */
+async function oldOrphans (dir: string, before: number, orphan: (name: string) => boolean): Promise<string[]> {
+  const found: string[] = []
   for (const name of await entries(dir)) {
     if (!orphan(name)) continue
     const file = path.join(dir, name)
     const stat = await fsp.stat(file).catch(() => null)
-    if (stat === null || stat.ctimeMs >= before) continue
-    await removeTree(file)
-    removed++
+    if (stat !== null && stat.ctimeMs < before) found.push(file)
   }
-  return removed
+  return found
 }

@@ -1,0 +1,240 @@
+/**
+ * The S3 benchmark (`npm run bench:s3`): the S3 port against the HTTP routes
+ * of the same server and against s3rver, in the same run, driven by
+ * autocannon over loopback.
+ *
+ *   small GET      1 KiB object, 50 connections (req/s); S3 requests carry a
+ *                  SigV4 Authorization header (signed once: a header
+ *                  signature is valid for 15 minutes)
+ *   small PUT      1 KiB, a new key per request, 50 connections (req/s); S3
+ *                  requests signed beforehand, one per key (UNSIGNED-PAYLOAD)
+ *   1 GiB upload   @aws-sdk/lib-storage, 16 MiB parts, 4 at a time, with the
+ *                  SDK's default CRC32 (MB/s) and the server's peak RSS,
+ *                  beside `md5sum` over the same file
+ *
+ * fsbucket runs as `npm start` runs it (one worker, fsync on); s3rver runs
+ * in its own process. Goals (issue 11): S3 small ops ≥ 0.8× the HTTP routes
+ * and ≥ 5× s3rver; the upload ≥ 0.7× md5sum's rate with the server under
+ * 100 MiB RSS.
+ *
+ * Environment:
+ *   BENCH_SECONDS   length of each autocannon run (default 5)
+ *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
+ *   BENCH_DIR       where the temporary directory goes (default the OS's)
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { createHash, createHmac, randomBytes } from 'node:crypto'
+import { promises as fsp, createReadStream, createWriteStream } from 'node:fs'
+import { createServer } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import autocannon from 'autocannon'
+import { S3Client } from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+import { SignatureV4 } from '@smithy/signature-v4'
+import type { SourceData } from '@smithy/types'
+
+const run = promisify(execFile)
+const here = path.dirname(fileURLToPath(import.meta.url))
+const bin = path.resolve(here, '../../../bin/fsbucket.js')
+const seconds = Number(process.env.BENCH_SECONDS ?? 5)
+const uploadBytes = Number(process.env.BENCH_UPLOAD ?? 1024 ** 3)
+const MiB = 1024 * 1024
+const small = randomBytes(1024)
+const devCredentials = { accessKeyId: 'fsbucket-dev', secretAccessKey: 'fsbucket-dev-secret' }
+const s3rverCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }
+
+function bytes (data: SourceData): Buffer {
+  return typeof data === 'string' ? Buffer.from(data) : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data)
+}
+
+class Sha256 {
+  readonly #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>
+  constructor (secret?: SourceData) { this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret)) }
+  update (data: SourceData): void { this.#hash.update(bytes(data)) }
+  async digest (): Promise<Uint8Array> { return this.#hash.digest() }
+  reset (): void {}
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+async function waitForPort (port: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    try {
+      await (await fetch(`http://127.0.0.1:${port}/`)).arrayBuffer()
+      return
+    } catch {
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+  }
+  throw new Error(`nothing listening on ${port}`)
+}
+
+async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = new Promise(resolve => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  await exited
+}
+
+/** Headers of a SigV4-signed request (UNSIGNED-PAYLOAD), as a client would send them. */
+async function signedHeaders (credentials: typeof devCredentials, method: string, port: number, urlPath: string): Promise<Record<string, string>> {
+  const signer = new SignatureV4({ service: 's3', region: 'us-east-1', credentials, sha256: Sha256, uriEscapePath: false })
+  const signed = await signer.sign({
+    method, protocol: 'http:', hostname: '127.0.0.1', port, path: urlPath, query: {},
+    headers: { host: `127.0.0.1:${port}`, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }
+  })
+  return signed.headers as Record<string, string>
+}
+
+async function cannon (options: Parameters<typeof autocannon>[0]): Promise<number> {
+  const result = await autocannon({ duration: seconds, connections: 50, ...options })
+  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
+    console.error(`  ${options.url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`)
+  }
+  return result.requests.average
+}
+
+async function smallGet (port: number, urlPath: string, credentials: typeof devCredentials | null): Promise<number> {
+  const headers = credentials === null ? {} : await signedHeaders(credentials, 'GET', port, urlPath)
+  return await cannon({ url: `http://127.0.0.1:${port}${urlPath}`, headers })
+}
+
+async function smallPut (port: number, prefix: string, credentials: typeof devCredentials | null): Promise<number> {
+  // Enough pre-signed keys for the run; they are reused (overwritten) past that.
+  const count = credentials === null ? 0 : 40_000
+  const signed: Array<{ path: string, headers: Record<string, string> }> = []
+  for (let i = 0; i < count; i++) {
+    const urlPath = `${prefix}${i}`
+    signed.push({ path: urlPath, headers: await signedHeaders(credentials!, 'PUT', port, urlPath) })
+  }
+  let n = 0
+  return await cannon({
+    url: `http://127.0.0.1:${port}`,
+    requests: [{
+      method: 'PUT',
+      setupRequest: request => {
+        const i = n++
+        if (credentials === null) return { ...request, path: `${prefix}${i}`, body: small }
+        const s = signed[i % signed.length]
+        return { ...request, path: s.path, headers: { ...s.headers, 'content-length': String(small.length) }, body: small }
+      }
+    }]
+  })
+}
+
+async function peakRss (pid: number, work: () => Promise<void>): Promise<number> {
+  let peak = 0
+  const sample = async (): Promise<void> => {
+    const status = await fsp.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '')
+    peak = Math.max(peak, Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0))
+  }
+  const timer = setInterval(() => { void sample() }, 50)
+  try {
+    await work()
+    await sample()
+  } finally {
+    clearInterval(timer)
+  }
+  return peak / 1024
+}
+
+async function upload (port: number, credentials: typeof devCredentials, file: string): Promise<void> {
+  const client = new S3Client({ endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', forcePathStyle: true, credentials })
+  try {
+    await new Upload({ client, params: { Bucket: 'bench', Key: 'big.bin', Body: createReadStream(file) }, partSize: 16 * MiB, queueSize: 4 }).done()
+  } finally {
+    client.destroy()
+  }
+}
+
+async function makeFile (file: string, size: number): Promise<void> {
+  const block = randomBytes(MiB)
+  await pipeline(async function * () {
+    for (let written = 0, n = 0; written < size; n++) {
+      const chunk = Buffer.from(block.subarray(0, Math.min(MiB, size - written)))
+      chunk.writeUInt32LE(n, 0)
+      written += chunk.length
+      yield chunk
+    }
+  }, createWriteStream(file))
+}
+
+async function serveS3rver (port: number, directory: string): Promise<void> {
+  // s3rver ships no types; it is only ever loaded here.
+  const name = 's3rver'
+  const { default: S3rver } = await import(name) as { default: new (options: Record<string, unknown>) => { run: () => Promise<unknown> } }
+  await new S3rver({ port, address: '127.0.0.1', directory, silent: true, configureBuckets: [{ name: 'bench' }] }).run()
+}
+
+async function main (): Promise<void> {
+  if (process.argv[2] === '--s3rver') {
+    await serveS3rver(Number(process.argv[3]), process.argv[4])
+    return
+  }
+  const root = await fsp.mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'fsbucket-bench-s3-'))
+  const children: ChildProcess[] = []
+  try {
+    const [httpPort, s3Port, s3rverPort] = [await freePort(), await freePort(), await freePort()]
+    const fsbucket = spawn(process.execPath, ['--max-semi-space-size=1', bin, 'serve', '--data', path.join(root, 'data'), '--port', String(httpPort),
+      '--s3-port', String(s3Port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+    children.push(fsbucket)
+    await fsp.mkdir(path.join(root, 's3rver'))
+    const s3rver = spawn(process.execPath, [fileURLToPath(import.meta.url), '--s3rver', String(s3rverPort), path.join(root, 's3rver')], { stdio: 'inherit' })
+    children.push(s3rver)
+    await Promise.all([waitForPort(httpPort), waitForPort(s3Port), waitForPort(s3rverPort)])
+    await fetch(`http://127.0.0.1:${httpPort}/bench/small.bin`, { method: 'PUT', body: small })
+    await fetch(`http://127.0.0.1:${s3rverPort}/bench/small.bin`, { method: 'PUT', body: small, headers: await signedHeaders(s3rverCredentials, 'PUT', s3rverPort, '/bench/small.bin') })
+
+    const rows: Array<[string, Record<string, string>]> = []
+    const get = {
+      s3: await smallGet(s3Port, '/bench/small.bin', devCredentials),
+      http: await smallGet(httpPort, '/bench/small.bin', null),
+      s3rver: await smallGet(s3rverPort, '/bench/small.bin', s3rverCredentials)
+    }
+    rows.push(['small GET (req/s)', { 'fsbucket S3': get.s3.toFixed(0), 'HTTP routes': get.http.toFixed(0), s3rver: get.s3rver.toFixed(0), 'S3 / HTTP': (get.s3 / get.http).toFixed(2), 'S3 / s3rver': (get.s3 / get.s3rver).toFixed(1) }])
+    const put = {
+      s3: await smallPut(s3Port, '/bench/put-s3-', devCredentials),
+      http: await smallPut(httpPort, '/bench/put-http-', null),
+      s3rver: await smallPut(s3rverPort, '/bench/put-', s3rverCredentials)
+    }
+    rows.push(['small PUT (req/s)', { 'fsbucket S3': put.s3.toFixed(0), 'HTTP routes': put.http.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': (put.s3 / put.http).toFixed(2), 'S3 / s3rver': (put.s3 / put.s3rver).toFixed(1) }])
+
+    const file = path.join(root, 'upload.bin')
+    await makeFile(file, uploadBytes)
+    let started = performance.now()
+    await run('md5sum', [file])
+    const md5Rate = uploadBytes / MiB / ((performance.now() - started) / 1000)
+    started = performance.now()
+    const rss = await peakRss(fsbucket.pid!, async () => { await upload(s3Port, devCredentials, file) })
+    const uploadRate = uploadBytes / MiB / ((performance.now() - started) / 1000)
+    rows.push([`${(uploadBytes / MiB).toFixed(0)} MiB upload (MB/s)`, { 'fsbucket S3': `${uploadRate.toFixed(0)} (peak RSS ${rss.toFixed(0)} MiB)`, md5sum: md5Rate.toFixed(0), 'S3 / md5sum': (uploadRate / md5Rate).toFixed(2) }])
+
+    const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'md5sum', 'S3 / HTTP', 'S3 / s3rver', 'S3 / md5sum']
+    const lines = [['workload', ...columns], ...rows.map(([name, row]) => [name, ...columns.map(c => row[c] ?? '—')])]
+    const widths = lines[0].map((_, i) => Math.max(...lines.map(l => l[i].length)))
+    const format = (l: string[]): string => `| ${l.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
+    console.log(format(lines[0]))
+    console.log(`|${widths.map(w => '-'.repeat(w + 2)).join('|')}|`)
+    for (const l of lines.slice(1)) console.log(format(l))
+    console.log(`\n${os.cpus().length} cores, ${seconds} s per autocannon run, Node ${process.version}; goals (issue 11): S3 small ops ≥ 0.8× HTTP routes and ≥ 5× s3rver; upload ≥ 0.7× md5sum with peak RSS < 100 MiB.`)
+  } finally {
+    for (const child of children) await stop(child)
+    await fsp.rm(root, { recursive: true, force: true })
+  }
+}
+
+main().catch(err => {
+  console.error(err)
+  process.exit(1)
+})

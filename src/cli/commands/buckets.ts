@@ -1,0 +1,62 @@
+/**
+ * `fsbucket mb fsb://name...` and `fsbucket rb [--force] fsb://name...`:
+ * make and remove buckets. `mb -p` is quiet about a bucket that exists;
+ * `rb --force` first removes every object of the bucket (as `mc rb
+ * --force` does), otherwise a bucket that holds objects is refused.
+ */
+import type { Command } from 'commander'
+import { CliError } from '../errors.js'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
+import { parseLocation, remoteUrl } from '../paths.js'
+import { runSteps, type Step } from '../steps.js'
+import { listAll } from '../transport.js'
+
+function bucketOf (arg: string): string {
+  const location = parseLocation(arg.endsWith('/') ? arg.slice(0, -1) : arg)
+  if (location.kind !== 'remote' || location.key !== '') throw new CliError('expected fsb://<bucket>')
+  return location.bucket
+}
+
+export function registerBuckets (program: Command, wiring: ObjectCommandWiring): void {
+  const mb = program.command('mb')
+    .description('make buckets')
+    .argument('<buckets...>', 'fsb://name')
+    .option('-p, --ignore-existing', 'no error when the bucket exists', false)
+  addCommonOptions(mb)
+  mb.action(async (args: string[], options: { ignoreExisting: boolean }, cmd: Command) => {
+    for (const arg of args) {
+      await runCommand('mb', arg, cmd, wiring, async context => {
+        const name = bucketOf(arg)
+        try {
+          await context.transport.createBucket(name)
+        } catch (err) {
+          if (options.ignoreExisting && (err as { code?: number }).code === 10004) return
+          throw err
+        }
+        context.say(`created bucket ${remoteUrl(name)}`)
+      })
+    }
+  })
+
+  const rb = program.command('rb')
+    .description('remove empty buckets (--force: remove their objects first)')
+    .argument('<buckets...>', 'fsb://name')
+    .option('--force', 'remove every object of the bucket first', false)
+  addCommonOptions(rb)
+  rb.action(async (args: string[], options: { force: boolean }, cmd: Command) => {
+    for (const arg of args) {
+      await runCommand('rb', arg, cmd, wiring, async context => {
+        const name = bucketOf(arg)
+        if (options.force) {
+          const steps: Step[] = []
+          for await (const object of listAll(context.transport, name, '')) steps.push({ kind: 'remove', bucket: name, key: object.key })
+          let failed = false
+          await runSteps({ ...context, report: (target, err) => { failed = true; context.report(target, err) } }, steps)
+          if (failed) return
+        }
+        await context.transport.deleteBucket(name)
+        context.say(`removed bucket ${remoteUrl(name)}`)
+      })
+    }
+  })
+}

@@ -1,0 +1,77 @@
+/**
+ * `fsbucket ls [-r] [fsb://bucket[/prefix]] [--json]`.
+ *
+ * Without a location (or with `fsb://`): the buckets. With one: the keys
+ * under the prefix as given (`fsb://b/ph` lists `photos/...` and `phone`),
+ * grouped at `/` into `prefix/` entries unless `-r`. Like `aws s3 ls`,
+ * names are shown relative to the prefix's last `/`, and as whole keys with
+ * `-r`. Columns: upload time (UTC, to the second), size in bytes, etag,
+ * name; a `prefix/` entry shows PRE in the size column. `--json` prints one
+ * JSON object per line (`type` is `bucket`, `object` or `prefix`) with whole
+ * keys and full-precision times, for scripts.
+ */
+import type { Command } from 'commander'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
+import { parseLocation, scheme } from '../paths.js'
+
+interface LsOptions {
+  recursive: boolean
+  json: boolean
+}
+
+export function formatTime (date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`
+}
+
+function byteOrder (a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+}
+
+export function registerLs (program: Command, wiring: ObjectCommandWiring): void {
+  const command = program.command('ls')
+    .description('list buckets, or the objects and prefixes under fsb://bucket[/prefix]')
+    .argument('[location]', 'fsb://bucket[/prefix]; none for the buckets')
+    .option('-r, --recursive', 'every key under the prefix, not grouped at /', false)
+    .option('--json', 'one JSON object per line', false)
+  addCommonOptions(command)
+  command.action(async (arg: string | undefined, options: LsOptions, cmd: Command) => {
+    await runCommand('ls', arg ?? '', cmd, wiring, async ({ transport }) => {
+      const print = (line: string): void => { process.stdout.write(`${line}\n`) }
+      if (arg === undefined || arg === scheme) {
+        for (const bucket of await transport.listBuckets()) {
+          print(options.json
+            ? JSON.stringify({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() })
+            : `${formatTime(bucket.creationDate)}  ${scheme}${bucket.name}`)
+        }
+        return
+      }
+      const location = parseLocation(arg)
+      if (location.kind !== 'remote') throw new Error('ls lists fsb:// locations')
+      const prefix = location.key
+      const shownFrom = options.recursive ? 0 : prefix.lastIndexOf('/') + 1
+      let cursor: string | undefined
+      do {
+        const page = await transport.list(location.bucket, { prefix, delimiter: options.recursive ? undefined : '/', cursor })
+        const rows: Array<{ name: string, line: string }> = []
+        for (const p of page.prefixes) {
+          rows.push({
+            name: p,
+            line: options.json
+              ? JSON.stringify({ type: 'prefix', prefix: p })
+              : `${' '.repeat(20)}  ${'PRE'.padStart(12)}  ${''.padEnd(32)}  ${p.slice(shownFrom)}`
+          })
+        }
+        for (const o of page.objects) {
+          rows.push({
+            name: o.key,
+            line: options.json
+              ? JSON.stringify({ type: 'object', key: o.key, size: o.size, etag: o.etag, uploaded: o.uploaded.toISOString(), storageClass: o.storageClass })
+              : `${formatTime(o.uploaded)}  ${String(o.size).padStart(12)}  ${o.etag.padEnd(32)}  ${o.key.slice(shownFrom)}`
+          })
+        }
+        for (const row of rows.sort((a, b) => byteOrder(a.name, b.name))) print(row.line)
+        cursor = page.cursor
+      } while (cursor !== undefined)
+    })
+  })
+}

@@ -1,0 +1,143 @@
+/**
+ * `fsbucket mirror [--delete] [--dry-run] SRC DST`: one-way sync of a
+ * directory or prefix to another (local → bucket, bucket → local, bucket →
+ * bucket), like `mc mirror` and `aws s3 sync`.
+ *
+ * A source entry is copied when the destination lacks it or holds other
+ * bytes, judged by size and then etag; a local file's etag is computed from
+ * its bytes only when the sizes agree (for a multipart object, with each
+ * part size that gives its part count, see etag.ts), so a mirror of
+ * unchanged data reads the local files but moves nothing. Between buckets,
+ * etags of different forms (a copy made with another part size) are settled
+ * by reading the destination object. `--delete` removes
+ * destination entries (keys, or regular files) that the source does not
+ * have; `--dry-run` prints the steps and does none. Prefixes are treated as
+ * directories (`fsb://b/site` mirrors the keys under `site/`).
+ */
+import path from 'node:path'
+import type { Command } from 'commander'
+import { CliError } from '../errors.js'
+import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
+import { bytesMatchEtag } from '../etag.js'
+import { fileKind, makeDirectory, readLocal, walkFiles, type LocalFile } from '../local-files.js'
+import { directoryPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
+import { runSteps, type Step } from '../steps.js'
+import { listAll, type StoredObject } from '../transport.js'
+
+interface MirrorOptions extends TransferOptions {
+  delete: boolean
+  dryRun: boolean
+}
+
+type Remote = Extract<Location, { kind: 'remote' }>
+
+/** The local file holds the object's bytes (sizes first, then the bytes hashed in the form of its etag). */
+async function sameFile (file: LocalFile, object: StoredObject, partSize: number): Promise<boolean> {
+  return file.size === object.size && await bytesMatchEtag(readLocal(file.path), file.size, object.etag, partSize)
+}
+
+/**
+ * Two stored objects hold the same bytes. Equal etags say so; etags of two
+ * forms (one object whole, the other from parts, or parts of other sizes)
+ * are settled by reading the destination and hashing it in the source's form.
+ */
+async function sameObject (context: CommandContext, source: StoredObject, destination: { bucket: string, object: StoredObject }, partSize: number): Promise<boolean> {
+  if (source.size !== destination.object.size) return false
+  if (source.etag === destination.object.etag) return true
+  if (!source.etag.includes('-') && !destination.object.etag.includes('-')) return false
+  const { body } = await context.transport.get(destination.bucket, destination.object.key)
+  try {
+    return await bytesMatchEtag(body, source.size, source.etag, partSize)
+  } finally {
+    body.destroy()
+  }
+}
+
+async function remoteEntries (context: CommandContext, location: Remote): Promise<Map<string, StoredObject>> {
+  const prefix = directoryPrefix(location.key)
+  const entries = new Map<string, StoredObject>()
+  for await (const object of listAll(context.transport, location.bucket, prefix)) entries.set(object.key.slice(prefix.length), object)
+  return entries
+}
+
+async function localEntries (dir: string, mustExist: boolean): Promise<Map<string, LocalFile>> {
+  const entries = new Map<string, LocalFile>()
+  const info = await fileKind(dir)
+  if (info === null && !mustExist) return entries
+  if (info === null) throw Object.assign(new Error('no such directory'), { code: 'ENOENT' })
+  if (info.kind !== 'directory') throw new CliError(`${dir} is not a directory`)
+  for await (const file of walkFiles(dir)) entries.set(file.relative, file)
+  return entries
+}
+
+async function plan (context: CommandContext, source: Location, destination: Location, options: MirrorOptions): Promise<Step[]> {
+  const steps: Step[] = []
+  if (source.kind === 'local' && destination.kind === 'remote') {
+    const have = await localEntries(source.path, true)
+    const there = await remoteEntries(context, destination)
+    const prefix = directoryPrefix(destination.key)
+    for (const [relative, file] of have) {
+      const object = there.get(relative)
+      if (object !== undefined && await sameFile(file, object, options.partSize)) continue
+      steps.push({ kind: 'upload', file: file.path, size: file.size, bucket: destination.bucket, key: `${prefix}${relative}` })
+    }
+    if (options.delete) {
+      for (const object of there.values()) {
+        if (!have.has(object.key.slice(prefix.length))) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
+      }
+    }
+    return steps
+  }
+  if (source.kind === 'remote' && destination.kind === 'local') {
+    const have = await remoteEntries(context, source)
+    const there = await localEntries(destination.path, false)
+    for (const [relative, object] of have) {
+      if (localPathFor(destination.path, relative) === null) {
+        context.report(remoteUrl(source.bucket, object.key), new CliError('not a safe local path, skipped'))
+        continue
+      }
+      const file = there.get(relative)
+      if (file !== undefined && await sameFile(file, object, options.partSize)) continue
+      steps.push({ kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')) })
+    }
+    if (options.delete) {
+      for (const [relative, file] of there) if (!have.has(relative)) steps.push({ kind: 'remove-file', file: file.path })
+    }
+    return steps
+  }
+  if (source.kind === 'remote' && destination.kind === 'remote') {
+    const have = await remoteEntries(context, source)
+    const there = await remoteEntries(context, destination)
+    const prefix = directoryPrefix(destination.key)
+    for (const [relative, object] of have) {
+      const existing = there.get(relative)
+      if (existing !== undefined && await sameObject(context, object, { bucket: destination.bucket, object: existing }, options.partSize)) continue
+      steps.push({ kind: 'copy', from: { bucket: source.bucket, object }, bucket: destination.bucket, key: `${prefix}${relative}` })
+    }
+    if (options.delete) {
+      for (const [relative, object] of there) if (!have.has(relative)) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
+    }
+    return steps
+  }
+  throw new CliError('mirror needs an fsb:// location on one side at least, and no -')
+}
+
+export function registerMirror (program: Command, wiring: ObjectCommandWiring): void {
+  const command = program.command('mirror')
+    .description('make DST hold what SRC holds (one way, by size and etag)')
+    .argument('<src>', 'a directory or fsb://bucket[/prefix]')
+    .argument('<dst>', 'a directory or fsb://bucket[/prefix]')
+    .option('--delete', 'remove what DST has and SRC does not', false)
+    .option('--dry-run', 'print what would be done, do nothing', false)
+  addCommonOptions(command)
+  addTransferOptions(command)
+  command.action(async (src: string, dst: string, options: MirrorOptions, cmd: Command) => {
+    await runCommand('mirror', src, cmd, wiring, async context => {
+      const source = parseLocation(src)
+      const destination = parseLocation(dst)
+      const steps = await plan(context, source, destination, options)
+      if (destination.kind === 'local' && !options.dryRun) await makeDirectory(destination.path)
+      await runSteps(context, steps, { transfer: options, dryRun: options.dryRun })
+    })
+  })
+}

@@ -1,0 +1,63 @@
+/**
+ * `fsbucket stat fsb://bucket[/key]... [--json]`: an object's metadata
+ * (size, etag, upload time, storage class, HTTP and custom metadata), or a
+ * bucket's name and creation date.
+ */
+import type { Command } from 'commander'
+import { CliError, fromCode } from '../errors.js'
+import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
+import { parseLocation, remoteUrl } from '../paths.js'
+import { humanBytes } from '../progress.js'
+import { formatTime } from './ls.js'
+
+const httpNames = {
+  contentType: 'content-type',
+  contentLanguage: 'content-language',
+  contentDisposition: 'content-disposition',
+  contentEncoding: 'content-encoding',
+  cacheControl: 'cache-control'
+} as const
+
+export function registerStat (program: Command, wiring: ObjectCommandWiring): void {
+  const command = program.command('stat')
+    .description('show the metadata of objects or buckets')
+    .argument('<locations...>', 'fsb://bucket/key, or fsb://bucket')
+    .option('--json', 'one JSON object per location', false)
+  addCommonOptions(command)
+  command.action(async (args: string[], options: { json: boolean }, cmd: Command) => {
+    for (const arg of args) {
+      await runCommand('stat', arg, cmd, wiring, async ({ transport }) => {
+        const print = (line: string): void => { process.stdout.write(`${line}\n`) }
+        const location = parseLocation(arg)
+        if (location.kind !== 'remote') throw new CliError('stat reads fsb://bucket[/key]')
+        if (location.key === '') {
+          const bucket = (await transport.listBuckets()).find(b => b.name === location.bucket)
+          if (bucket === undefined) throw fromCode(10006, 'no such bucket')
+          if (options.json) print(JSON.stringify({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() }))
+          else print(`bucket:   ${remoteUrl(bucket.name)}\ncreated:  ${formatTime(bucket.creationDate)}`)
+          return
+        }
+        const object = await transport.head(location.bucket, location.key)
+        if (object === null) throw fromCode(10007, 'no such key')
+        if (options.json) {
+          print(JSON.stringify({ type: 'object', ...object, uploaded: object.uploaded.toISOString() }))
+          return
+        }
+        const rows: Array<[string, string]> = [
+          ['key', object.key],
+          ['size', `${object.size} (${humanBytes(object.size)})`],
+          ['etag', object.etag],
+          ['uploaded', formatTime(object.uploaded)],
+          ['storage-class', object.storageClass]
+        ]
+        for (const [field, header] of Object.entries(httpNames)) {
+          const value = object.httpMetadata[field as keyof typeof httpNames]
+          if (value !== undefined) rows.push([header, value])
+        }
+        for (const [name, value] of Object.entries(object.customMetadata)) rows.push([`meta ${name}`, value])
+        const width = Math.max(...rows.map(([label]) => label.length)) + 1
+        for (const [label, value] of rows) print(`${`${label}:`.padEnd(width + 1)}${value}`)
+      })
+    }
+  })
+}

@@ -1,0 +1,155 @@
+/**
+ * What every object command shares: the options common to all of them
+ * (where the buckets are, how to report), the transport they select, and
+ * how a command fails. A command's failure prints one line on stderr,
+ * `fsbucket: <command> <target>: <what went wrong>`, and sets exit code 1;
+ * the stack follows only with `--debug`. Commands over many items (cp -r,
+ * rm -r, mirror) report each failed item the same way and go on with the
+ * rest, then exit 1.
+ */
+import { InvalidArgumentError, Option, type Command } from 'commander'
+import mime from 'mime-types'
+import { describeError } from './errors.js'
+import { Progress } from './progress.js'
+import { LocalTransport } from './transport-local.js'
+import { HttpTransport } from './transport-http.js'
+import type { BucketRegistry } from '../bucket/index.js'
+import type { ObjectTransport, StoredObject, WriteMetadata } from './transport.js'
+import type { Tuning } from './transfer.js'
+
+/** What the composition root gives the commands: how to open the registry of a data directory. */
+export interface ObjectCommandWiring {
+  openRegistry: (dataDir: string) => Promise<BucketRegistry>
+}
+
+export interface CommonOptions {
+  data: string
+  endpoint?: string
+  token?: string
+  quiet: boolean
+  debug: boolean
+}
+
+export interface TransferOptions {
+  contentType?: string
+  cacheControl?: string
+  meta: Record<string, string>
+  partSize: number
+  parallel: number
+}
+
+export interface CommandContext {
+  transport: ObjectTransport
+  progress: Progress
+  quiet: boolean
+  /** A line on stdout (the record of what was done), unless --quiet. */
+  say: (line: string) => void
+  /** Reports one failed item and lets the command go on; the command then exits 1. */
+  report: (target: string, err: unknown) => void
+}
+
+const MiB = 1024 * 1024
+
+/** `8MiB`, `5M`, `16mb`, `1048576` → bytes. */
+export function parseSize (value: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*([kmg]?)(i?b)?$/i.exec(value.trim())
+  if (match === null) throw new InvalidArgumentError('expected a size such as 8MiB, 16M or 5242880')
+  const factor = { '': 1, k: 1024, m: MiB, g: 1024 * MiB }[match[2].toLowerCase() as '' | 'k' | 'm' | 'g']
+  const bytes = Math.floor(Number(match[1]) * factor)
+  if (bytes < 1 || bytes > 5 * 1024 * MiB) throw new InvalidArgumentError('expected a size from 1 byte to 5GiB')
+  return bytes
+}
+
+function parseParallel (value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64) throw new InvalidArgumentError('expected an integer from 1 to 64')
+  return Number(value)
+}
+
+function parseMeta (value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const equals = value.indexOf('=')
+  const name = equals === -1 ? '' : value.slice(0, equals).trim().toLowerCase()
+  // Names travel as `x-meta-<name>` headers over HTTP, so they are header tokens.
+  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new InvalidArgumentError('expected name=value, the name made of letters, digits and -_.')
+  return { ...previous, [name]: value.slice(equals + 1) }
+}
+
+/** The options of every object command. */
+export function addCommonOptions (command: Command): Command {
+  return command
+    .addOption(new Option('-d, --data <dir>', 'data directory (one sub-directory per bucket)').env('FSBUCKET_DATA').default('./data'))
+    .addOption(new Option('-e, --endpoint <url>', 'a running gateway to talk to over HTTP instead of --data').env('FSBUCKET_ENDPOINT'))
+    .addOption(new Option('-t, --token <token>', 'bearer token for --endpoint').env('FSBUCKET_TOKEN'))
+    .option('-q, --quiet', 'print no progress bar and no record of what was done', false)
+    .option('--debug', 'print the stack of an error', false)
+}
+
+/** The options of the commands that write objects. */
+export function addTransferOptions (command: Command): Command {
+  return command
+    .option('--content-type <type>', 'Content-Type to store (default: from the file name)')
+    .option('--cache-control <value>', 'Cache-Control to store')
+    .option('--meta <name=value>', 'custom metadata (repeatable)', parseMeta, {})
+    .addOption(new Option('--part-size <size>', 'objects larger than this go up in parts of this size').default(8 * MiB, '8MiB').argParser(parseSize))
+    .addOption(new Option('--parallel <n>', 'parts or files in flight at once').default(4).argParser(parseParallel))
+}
+
+export function tuningOf (options: TransferOptions): Tuning {
+  return { partSize: options.partSize, parallel: options.parallel }
+}
+
+/**
+ * The metadata an upload stores: flags first, then the source object's (for
+ * copies between buckets), then a type guessed from `name`.
+ */
+export function metadataFor (name: string, options: TransferOptions, source?: StoredObject): WriteMetadata {
+  const httpMetadata = { ...source?.httpMetadata }
+  const guessed = mime.lookup(name)
+  httpMetadata.contentType = options.contentType ?? httpMetadata.contentType ?? (guessed === false ? 'application/octet-stream' : guessed)
+  if (options.cacheControl !== undefined) httpMetadata.cacheControl = options.cacheControl
+  const customMetadata = Object.keys(options.meta).length > 0 ? { ...options.meta } : { ...source?.customMetadata }
+  return { httpMetadata, customMetadata }
+}
+
+/** `--endpoint` (flag or variable) selects HTTP, unless `--data` was given as a flag and the endpoint only by the variable. */
+function transportFor (options: CommonOptions, command: Command, wiring: ObjectCommandWiring): ObjectTransport {
+  const endpoint = options.endpoint
+  const dataFlag = command.getOptionValueSource('data') === 'cli'
+  const endpointFlag = command.getOptionValueSource('endpoint') === 'cli'
+  if (endpoint !== undefined && endpoint !== '' && (endpointFlag || !dataFlag)) return new HttpTransport(endpoint, options.token)
+  return new LocalTransport(options.data, wiring.openRegistry)
+}
+
+/**
+ * Runs one command: opens the transport, runs `work`, closes the transport,
+ * and turns a failure into the one line and exit code 1. `target` names what
+ * the command works on, for that line.
+ */
+export async function runCommand (
+  name: string, target: string, command: Command, wiring: ObjectCommandWiring, work: (context: CommandContext) => Promise<void>
+): Promise<void> {
+  const options = command.opts<CommonOptions>()
+  let failed = false
+  const fail = (what: string, err: unknown): void => {
+    failed = true
+    process.stderr.write(`fsbucket: ${name}${what === '' ? '' : ` ${what}`}: ${describeError(err)}\n`)
+    if (options.debug) process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`)
+  }
+  let transport: ObjectTransport | null = null
+  const progress = Progress.forTerminal(options.quiet)
+  try {
+    transport = transportFor(options, command, wiring)
+    await work({
+      transport,
+      progress,
+      quiet: options.quiet,
+      say: line => { if (!options.quiet) process.stdout.write(`${line}\n`) },
+      report: fail
+    })
+  } catch (err) {
+    fail(target, err)
+  } finally {
+    progress.stop()
+    await transport?.close().catch(err => { fail(target, err) })
+  }
+  if (failed) process.exitCode = 1
+}

@@ -1,0 +1,84 @@
+/**
+ * The user's own files, the only ones the command door touches: what `cp`
+ * and `mirror` read to upload and write when they download, and the walk of
+ * a directory for `-r`. Every node:fs call of src/cli/ is here (the
+ * architecture test allows this one module of the door to touch files);
+ * buckets are reached only through the engine's surface.
+ *
+ * - A walk yields regular files, symbolic links followed to what they name
+ *   (as `cp -r` and `aws s3 cp --recursive` do); sockets, pipes, devices
+ *   and dangling links are skipped.
+ * - A download streams into a temporary file beside the destination,
+ *   renamed over it once complete: an interrupted download never leaves a
+ *   truncated file under the real name, nor a temporary one behind.
+ */
+import { createReadStream, createWriteStream } from 'node:fs'
+import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+import type { Readable, Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { keySuffix } from './paths.js'
+
+export interface LocalFile {
+  path: string
+  /** `/`-separated path under the directory walked. */
+  relative: string
+  size: number
+}
+
+/** What is at `file` (links followed), or null when nothing is. */
+export async function fileKind (file: string): Promise<{ kind: 'file' | 'directory' | 'other', size: number } | null> {
+  const info = await stat(file).catch(() => null)
+  if (info === null) return null
+  return { kind: info.isFile() ? 'file' : info.isDirectory() ? 'directory' : 'other', size: info.size }
+}
+
+/** Regular files under `root`, depth first, each directory's entries in name order. */
+export async function * walkFiles (root: string, relative = ''): AsyncGenerator<LocalFile> {
+  const dir = path.join(root, relative)
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  for (const entry of entries) {
+    const child = path.join(relative, entry.name)
+    const full = path.join(root, child)
+    let isFile = entry.isFile()
+    let isDirectory = entry.isDirectory()
+    let size = -1
+    if (entry.isSymbolicLink() || isFile) {
+      const info = await stat(full).catch(() => null)
+      if (info === null) continue
+      isFile = info.isFile()
+      isDirectory = info.isDirectory()
+      size = info.size
+    }
+    if (isDirectory) yield * walkFiles(root, child)
+    else if (isFile) yield { path: full, relative: keySuffix(child), size }
+  }
+}
+
+/** The bytes of a file, or of `length` bytes from `start`. */
+export function readLocal (file: string, range?: { start: number, length: number }): Readable {
+  return range === undefined ? createReadStream(file) : createReadStream(file, { start: range.start, end: range.start + range.length - 1 })
+}
+
+/** Streams `body` through `through` into `file`, by way of a temporary file renamed over it at the end. */
+export async function writeLocal (file: string, body: Readable, through: Transform): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true })
+  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.fsbucket-${randomBytes(6).toString('hex')}`)
+  try {
+    await pipeline(body, through, createWriteStream(temporary, { flags: 'wx' }))
+    await rename(temporary, file)
+  } catch (err) {
+    body.destroy()
+    await unlink(temporary).catch(() => {})
+    throw err
+  }
+}
+
+export async function makeDirectory (dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true })
+}
+
+export async function removeLocal (file: string): Promise<void> {
+  await unlink(file)
+}

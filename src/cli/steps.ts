@@ -1,0 +1,124 @@
+/**
+ * Steps of the commands that move or remove many things (cp, mirror, rm):
+ * each step is planned first, then run, `--parallel` files at a time, under
+ * one overall progress bar when there are several. A failed step is
+ * reported on its own line and the others go on; the command then exits 1.
+ * Every step done prints one line on stdout, the record of what happened
+ * (`upload: a.txt -> fsb://b/a.txt`), or with `--dry-run` what would happen.
+ */
+import { removeLocal } from './local-files.js'
+import { remoteUrl } from './paths.js'
+import { metadataFor, type CommandContext, type TransferOptions } from './context.js'
+import { copyObject, downloadToFile, uploadFile, type Tuning } from './transfer.js'
+import type { StoredObject } from './transport.js'
+
+export type Step =
+  | { kind: 'upload', file: string, size: number, bucket: string, key: string }
+  | { kind: 'download', bucket: string, object: StoredObject, file: string }
+  | { kind: 'copy', from: { bucket: string, object: StoredObject }, bucket: string, key: string }
+  | { kind: 'remove', bucket: string, key: string }
+  | { kind: 'remove-file', file: string }
+
+export function describeStep (step: Step): string {
+  switch (step.kind) {
+    case 'upload': return `upload: ${step.file} -> ${remoteUrl(step.bucket, step.key)}`
+    case 'download': return `download: ${remoteUrl(step.bucket, step.object.key)} -> ${step.file}`
+    case 'copy': return `copy: ${remoteUrl(step.from.bucket, step.from.object.key)} -> ${remoteUrl(step.bucket, step.key)}`
+    case 'remove': return `remove: ${remoteUrl(step.bucket, step.key)}`
+    case 'remove-file': return `remove: ${step.file}`
+  }
+}
+
+/** What a failure of the step is reported against. */
+function targetOf (step: Step): string {
+  switch (step.kind) {
+    case 'upload': return step.file
+    case 'download': return remoteUrl(step.bucket, step.object.key)
+    case 'copy': return remoteUrl(step.from.bucket, step.from.object.key)
+    case 'remove': return remoteUrl(step.bucket, step.key)
+    case 'remove-file': return step.file
+  }
+}
+
+function sizeOf (step: Step): number {
+  switch (step.kind) {
+    case 'upload': return step.size
+    case 'download': return step.object.size
+    case 'copy': return step.from.object.size
+    default: return 0
+  }
+}
+
+async function runTransfer (context: CommandContext, step: Step, options: TransferOptions, tuning: Tuning): Promise<void> {
+  const tracker = context.progress.track(describeStep(step), sizeOf(step))
+  try {
+    switch (step.kind) {
+      case 'upload':
+        await uploadFile(context.transport, step.bucket, step.key, step.file, step.size, metadataFor(step.file, options), tuning, tracker)
+        break
+      case 'download':
+        await downloadToFile(context.transport, step.bucket, step.object.key, step.file, tracker)
+        break
+      case 'copy':
+        await copyObject(context.transport, step.from, step.bucket, step.key, metadataFor(step.key, options, step.from.object), tuning, tracker)
+        break
+      case 'remove-file':
+        await removeLocal(step.file)
+        break
+      case 'remove':
+        throw new TypeError('removals of keys are batched')
+    }
+  } finally {
+    tracker.end()
+  }
+}
+
+/**
+ * Runs the steps: transfers `parallel` at a time, then the removals of keys
+ * in batches of 1,000 (the store's limit per call).
+ */
+export async function runSteps (
+  context: CommandContext, steps: Step[], settings: { transfer?: TransferOptions, dryRun?: boolean } = {}
+): Promise<void> {
+  const options = settings.transfer ?? { meta: {}, partSize: 8 * 1024 * 1024, parallel: 4 }
+  const tuning: Tuning = { partSize: options.partSize, parallel: options.parallel }
+  if (settings.dryRun === true) {
+    for (const step of steps) context.say(`(dry run) ${describeStep(step)}`)
+    return
+  }
+  const transfers = steps.filter(s => s.kind !== 'remove')
+  if (transfers.length > 1) context.progress.startOverall(transfers.reduce((sum, s) => sum + sizeOf(s), 0), transfers.length)
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < transfers.length) {
+      const step = transfers[next++]
+      try {
+        await runTransfer(context, step, options, tuning)
+        context.say(describeStep(step))
+      } catch (err) {
+        context.report(targetOf(step), err)
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(tuning.parallel, transfers.length) }, worker))
+  context.progress.stop()
+
+  const removals = steps.filter((s): s is Extract<Step, { kind: 'remove' }> => s.kind === 'remove')
+  const byBucket = new Map<string, string[]>()
+  for (const step of removals) {
+    const keys = byBucket.get(step.bucket) ?? []
+    keys.push(step.key)
+    byBucket.set(step.bucket, keys)
+  }
+  for (const [bucket, keys] of byBucket) {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const batch = keys.slice(i, i + 1000)
+      try {
+        await context.transport.delete(bucket, batch)
+        for (const key of batch) context.say(describeStep({ kind: 'remove', bucket, key }))
+      } catch (err) {
+        context.report(remoteUrl(bucket, batch[0]), err)
+      }
+    }
+  }
+}

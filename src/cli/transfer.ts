@@ -1,0 +1,219 @@
+/**
+ * Moving bytes: uploads (a file, or a stream of unknown length such as
+ * stdin), downloads and bucket-to-bucket copies, over any transport.
+ *
+ * Memory stays flat whatever the size. A file larger than the part size
+ * goes up as a multipart upload whose parts are read from the file with
+ * their own ranged streams, `parallel` at a time; a download streams into a
+ * temporary file renamed over the destination once complete (local-files.ts).
+ * A stream of unknown length is cut into parts in memory, so it holds at most
+ * `parallel + 1` parts. A copy between buckets streams each part from a
+ * ranged read into its part upload.
+ *
+ * Parts are all of one size but the last, as the store requires; the size
+ * grows past `--part-size` when an object would otherwise need more than
+ * 10,000 parts. A failed multipart upload is aborted before the error is
+ * reported, and so is every upload in progress when the command is
+ * interrupted (SIGINT, SIGTERM: exit 130 or 143), so none leaves parts
+ * behind for the sweeper.
+ */
+import { Readable, type Writable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { readLocal, writeLocal } from './local-files.js'
+import { counted, countedFrom, type Tracker } from './progress.js'
+import type { ObjectTransport, PartUpload, StoredObject, UploadedPart, WriteMetadata } from './transport.js'
+
+export interface Tuning {
+  /** Objects larger than this go up in parts of this size. */
+  partSize: number
+  /** Parts in flight at once. */
+  parallel: number
+}
+
+/** Most parts one upload may have (the binding's part numbers run 1 to 10,000). */
+const maxParts = 10_000
+const MiB = 1024 * 1024
+
+/** The part size for an object of `size` bytes: the chosen one, or larger to stay within 10,000 parts. */
+export function partSizeFor (size: number, tuning: Tuning): number {
+  const needed = Math.ceil(size / maxParts)
+  return needed <= tuning.partSize ? tuning.partSize : Math.ceil(needed / MiB) * MiB
+}
+
+/** Runs `work(0..count-1)`, `parallel` at a time; the first failure stops new work and is thrown once all in flight settle. */
+async function inPool<T> (count: number, parallel: number, work: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count)
+  let next = 0
+  let failure: { err: unknown } | null = null
+  const worker = async (): Promise<void> => {
+    while (failure === null && next < count) {
+      const index = next++
+      try {
+        results[index] = await work(index)
+      } catch (err) {
+        failure ??= { err }
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker))
+  if (failure !== null) throw (failure as { err: unknown }).err
+  return results
+}
+
+/** Uploads in progress, aborted if the command is interrupted (Ctrl-C, SIGTERM) so that no parts are left behind. */
+const inProgress = new Set<PartUpload>()
+
+function interrupted (signal: NodeJS.Signals): void {
+  const uploads = [...inProgress]
+  inProgress.clear()
+  process.stderr.write(`\nfsbucket: interrupted; aborting ${uploads.length} multipart upload${uploads.length === 1 ? '' : 's'}\n`)
+  Promise.allSettled(uploads.map(async upload => { await upload.abort() }))
+    .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
+}
+
+function track (upload: PartUpload): void {
+  if (inProgress.size === 0) {
+    process.once('SIGINT', interrupted)
+    process.once('SIGTERM', interrupted)
+  }
+  inProgress.add(upload)
+}
+
+function untrack (upload: PartUpload): void {
+  if (!inProgress.delete(upload) || inProgress.size > 0) return
+  process.off('SIGINT', interrupted)
+  process.off('SIGTERM', interrupted)
+}
+
+/** Completes an upload from its parts, or aborts it when a part failed or the command is interrupted. */
+async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<StoredObject> {
+  track(upload)
+  try {
+    let parts: UploadedPart[]
+    try {
+      parts = await send()
+    } catch (err) {
+      await upload.abort().catch(() => {})
+      throw err
+    }
+    return await upload.complete(parts.sort((a, b) => a.partNumber - b.partNumber))
+  } finally {
+    untrack(upload)
+  }
+}
+
+export async function uploadFile (
+  transport: ObjectTransport, bucket: string, key: string, file: string, size: number,
+  metadata: WriteMetadata, tuning: Tuning, tracker: Tracker
+): Promise<StoredObject> {
+  const partSize = partSizeFor(size, tuning)
+  if (size <= partSize) {
+    const body = countedFrom(readLocal(file), tracker)
+    return await transport.put(bucket, key, body, size, metadata)
+  }
+  const upload = await transport.createUpload(bucket, key, metadata)
+  const count = Math.ceil(size / partSize)
+  return await finishUpload(upload, async () => await inPool(count, tuning.parallel, async index => {
+    const start = index * partSize
+    const length = Math.min(partSize, size - start)
+    const body = countedFrom(readLocal(file, { start, length }), tracker)
+    return await upload.uploadPart(index + 1, body, length)
+  }))
+}
+
+/** Cuts a stream into buffers of `size` bytes (the last may be shorter; an empty stream gives one empty buffer). */
+async function * partsOf (source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
+  let chunks: Buffer[] = []
+  let held = 0
+  let yielded = false
+  for await (const chunk of source) {
+    let rest = chunk
+    while (held + rest.length >= size) {
+      const take = size - held
+      chunks.push(rest.subarray(0, take))
+      yield Buffer.concat(chunks)
+      yielded = true
+      rest = rest.subarray(take)
+      chunks = []
+      held = 0
+    }
+    if (rest.length > 0) {
+      chunks.push(rest)
+      held += rest.length
+    }
+  }
+  if (held > 0 || !yielded) yield Buffer.concat(chunks)
+}
+
+/** Uploads a stream of unknown length: one put when it fits in one part, else a multipart upload. */
+export async function uploadStream (
+  transport: ObjectTransport, bucket: string, key: string, source: Readable,
+  metadata: WriteMetadata, tuning: Tuning, tracker: Tracker
+): Promise<StoredObject> {
+  const parts = partsOf(countedFrom(source, tracker), tuning.partSize)
+  const first = await parts.next()
+  const firstPart = first.done === true ? Buffer.alloc(0) : first.value
+  const second = firstPart.length < tuning.partSize ? { done: true as const, value: undefined } : await parts.next()
+  if (second.done === true) {
+    return await transport.put(bucket, key, Readable.from([firstPart]), firstPart.length, metadata)
+  }
+  const upload = await transport.createUpload(bucket, key, metadata)
+  let partNumber = 0
+  const pending: Buffer[] = [firstPart, second.value]
+  // Workers take the next part in turn; `parts.next()` calls are serialised through `taking`.
+  let taking: Promise<unknown> = Promise.resolve()
+  const take = async (): Promise<{ buffer: Buffer, partNumber: number } | null> => {
+    const turn = taking.then(async () => {
+      const buffer = pending.shift() ?? (await (async () => { const r = await parts.next(); return r.done === true ? undefined : r.value })())
+      return buffer === undefined ? null : { buffer, partNumber: ++partNumber }
+    })
+    taking = turn.catch(() => {})
+    return await turn
+  }
+  return await finishUpload(upload, async () => {
+    const done: UploadedPart[] = []
+    await Promise.all(Array.from({ length: tuning.parallel }, async () => {
+      for (let part = await take(); part !== null; part = await take()) {
+        done.push(await upload.uploadPart(part.partNumber, Readable.from([part.buffer]), part.buffer.length))
+      }
+    }))
+    return done
+  })
+}
+
+/** Streams an object into `file` through a temporary file renamed over it at the end. */
+export async function downloadToFile (
+  transport: ObjectTransport, bucket: string, key: string, file: string, tracker: Tracker
+): Promise<void> {
+  const { body } = await transport.get(bucket, key)
+  await writeLocal(file, body, counted(tracker))
+}
+
+/** Streams an object to a stream (stdout), which is left open. */
+export async function downloadToStream (
+  transport: ObjectTransport, bucket: string, key: string, out: Writable, tracker: Tracker
+): Promise<void> {
+  const { body } = await transport.get(bucket, key)
+  await pipeline(body, counted(tracker), out, { end: false })
+}
+
+/** Copies a stored object to another key (of any bucket), in ranged parts when it is large. */
+export async function copyObject (
+  transport: ObjectTransport, source: { bucket: string, object: StoredObject }, bucket: string, key: string,
+  metadata: WriteMetadata, tuning: Tuning, tracker: Tracker
+): Promise<StoredObject> {
+  const size = source.object.size
+  const partSize = partSizeFor(size, tuning)
+  if (size <= partSize) {
+    const { body } = await transport.get(source.bucket, source.object.key)
+    return await transport.put(bucket, key, countedFrom(body, tracker), size, metadata)
+  }
+  const upload = await transport.createUpload(bucket, key, metadata)
+  const count = Math.ceil(size / partSize)
+  return await finishUpload(upload, async () => await inPool(count, tuning.parallel, async index => {
+    const offset = index * partSize
+    const length = Math.min(partSize, size - offset)
+    const { body } = await transport.get(source.bucket, source.object.key, { offset, length })
+    return await upload.uploadPart(index + 1, countedFrom(body, tracker), length)
+  }))
+}

@@ -1,0 +1,133 @@
+/**
+ * How the console talks to the server: the gateway's public HTTP routes
+ * (buckets at `/`, objects at `/{bucket}/{key}`) and the management API
+ * under `/client/v4`. Nothing private: any client could do the same.
+ *
+ * The token, when the server asks for one, lives in sessionStorage (gone
+ * when the tab closes) and goes out as `Authorization: Bearer`. The
+ * management API wants credentials even on a server without a token (it
+ * then accepts any), so it gets a placeholder in that case. JSON bodies are
+ * always sent as `application/json`.
+ */
+
+const tokenKey = 'fsbucket-console-token'
+/** The hosted API's account id is not checked by fsbucket. */
+const account = 'local'
+
+export const tokens = {
+  get (): string | null { return sessionStorage.getItem(tokenKey) },
+  set (token: string): void { sessionStorage.setItem(tokenKey, token) },
+  clear (): void { sessionStorage.removeItem(tokenKey) }
+}
+
+export class ApiError extends Error {
+  constructor (readonly status: number, readonly code: number | null, message: string) {
+    super(message)
+  }
+}
+
+interface Envelope<T> {
+  success: boolean
+  errors: Array<{ code: number, message: string }>
+  result: T
+  result_info?: Record<string, unknown>
+}
+
+export function authHeaders (): Record<string, string> {
+  const token = tokens.get()
+  return token === null ? {} : { authorization: `Bearer ${token}` }
+}
+
+async function failure (response: Response): Promise<ApiError> {
+  let code: number | null = null
+  let message = `${response.status} ${response.statusText}`
+  try {
+    const body = await response.json() as Envelope<unknown>
+    if (body.errors?.[0] !== undefined) {
+      code = body.errors[0].code
+      message = body.errors[0].message
+    }
+  } catch {}
+  return new ApiError(response.status, code, message)
+}
+
+async function call<T> (url: string, init: RequestInit, headers: Record<string, string>): Promise<Envelope<T>> {
+  const response = await fetch(url, { ...init, headers: { accept: 'application/json', ...headers, ...(init.headers as Record<string, string> | undefined) } })
+  if (!response.ok) throw await failure(response)
+  if (response.status === 204) return { success: true, errors: [], result: null as T }
+  return await response.json() as Envelope<T>
+}
+
+export function jsonBody (value: unknown): RequestInit {
+  return { body: JSON.stringify(value), headers: { 'content-type': 'application/json' } }
+}
+
+/** A gateway route (`/`, `/{bucket}...`). */
+export async function gateway<T> (path: string, init: RequestInit = {}): Promise<Envelope<T>> {
+  return await call<T>(path, init, authHeaders())
+}
+
+/** A management API route under `/client/v4/accounts/{account}/r2/buckets`. */
+export async function management<T> (path: string, init: RequestInit = {}): Promise<Envelope<T>> {
+  const token = tokens.get() ?? 'console'
+  return await call<T>(`/client/v4/accounts/${account}/r2/buckets${path}`, init, { authorization: `Bearer ${token}` })
+}
+
+/**
+ * The URL path of an object: each key segment percent-encoded, so `/` stays
+ * a separator and `#`, `?`, `%`, spaces and non-ASCII are data. A key with a
+ * `.` or `..` segment is encoded whole (`%2F` for `/`), since URLs collapse
+ * dot segments; the gateway decodes the path once either way.
+ */
+export function objectPath (bucket: string, key: string): string {
+  const segments = key.split('/')
+  const encoded = segments.some(s => s === '.' || s === '..')
+    ? encodeURIComponent(key)
+    : segments.map(encodeURIComponent).join('/')
+  return `/${encodeURIComponent(bucket)}/${encoded}`
+}
+
+export interface StoredObject {
+  key: string
+  size: number
+  etag: string
+  uploaded: string
+  httpMetadata: Record<string, string | undefined>
+  customMetadata: Record<string, string>
+  checksums: Record<string, string>
+  storageClass: string
+}
+
+export interface Listing {
+  objects: StoredObject[]
+  cursor: string | null
+  truncated: boolean
+  folders: string[]
+}
+
+export async function listObjects (bucket: string, prefix: string, cursor: string | null, limit: number): Promise<Listing> {
+  const query = new URLSearchParams({ prefix, delimiter: '/', limit: String(limit), include: 'httpMetadata,customMetadata' })
+  if (cursor !== null) query.set('cursor', cursor)
+  const answer = await gateway<StoredObject[]>(`/${encodeURIComponent(bucket)}?${query.toString()}`)
+  const info = answer.result_info as { cursor: string | null, truncated: boolean, delimitedPrefixes: string[] }
+  return { objects: answer.result, cursor: info.cursor, truncated: info.truncated, folders: info.delimitedPrefixes }
+}
+
+export interface BucketSummary { name: string, creation_date: string, storage_class: string }
+
+export async function listBuckets (): Promise<BucketSummary[]> {
+  const buckets: BucketSummary[] = []
+  let cursor = ''
+  do {
+    const query = new URLSearchParams({ per_page: '1000' })
+    if (cursor !== '') query.set('cursor', cursor)
+    const answer = await management<{ buckets: BucketSummary[] }>(`?${query.toString()}`)
+    buckets.push(...answer.result.buckets)
+    cursor = String(answer.result_info?.cursor ?? '')
+  } while (cursor !== '')
+  return buckets
+}
+
+export async function isPublic (bucket: string): Promise<boolean> {
+  return (await management<{ enabled: boolean }>(`/${encodeURIComponent(bucket)}/domains/managed`)).result.enabled
+}

@@ -1,0 +1,67 @@
+/**
+ * The bucket list: name, creation date, public or private; create a bucket
+ * and delete an empty one (with confirmation), through the management API.
+ */
+import { isPublic, jsonBody, listBuckets, management } from './api.js'
+import { confirmDialog, formatDate, h, replace } from './dom.js'
+import { objectsHash } from './objects.js'
+
+export async function renderBuckets (root: HTMLElement): Promise<void> {
+  const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
+  const rows = h('tbody')
+  const name = h('input', { id: 'new-bucket', required: true, pattern: '[a-z0-9][a-z0-9-]{1,61}[a-z0-9]', autocomplete: 'off', 'aria-describedby': 'bucket-rule' })
+
+  async function load (): Promise<void> {
+    const buckets = await listBuckets()
+    const publics = await Promise.all(buckets.map(async b => await isPublic(b.name).catch(() => false)))
+    replace(rows, ...buckets.map((bucket, i) => {
+      const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete bucket ${bucket.name}` }, 'Delete')
+      remove.addEventListener('click', () => {
+        void (async () => {
+          if (!await confirmDialog(`Delete the bucket ${bucket.name}?`, ['Only an empty bucket can be deleted.'], 'Delete bucket')) return
+          try {
+            await management(`/${encodeURIComponent(bucket.name)}`, { method: 'DELETE' })
+            status.textContent = `Deleted the bucket ${bucket.name}.`
+            await load()
+          } catch (err) {
+            status.textContent = `Delete failed: ${(err as Error).message}`
+          }
+        })()
+      })
+      return h('tr', { 'data-bucket': bucket.name },
+        h('td', {}, h('a', { href: objectsHash(bucket.name, '') }, bucket.name)),
+        h('td', {}, formatDate(bucket.creation_date)),
+        h('td', {}, publics[i] ? h('span', { class: 'badge' }, 'public') : h('span', { class: 'badge private' }, 'private')),
+        h('td', {}, h('a', { href: `#/settings?${new URLSearchParams({ bucket: bucket.name }).toString()}` }, 'Settings'), ' ', remove))
+    }))
+    if (buckets.length === 0) replace(rows, h('tr', {}, h('td', { colspan: 4, class: 'empty' }, 'No bucket yet: create one.')))
+  }
+
+  const create = h('form', { class: 'create' },
+    h('label', { for: 'new-bucket' }, 'New bucket'), name,
+    h('button', { type: 'submit' }, 'Create bucket'),
+    h('span', { id: 'bucket-rule', class: 'hint' }, '3 to 63 lowercase letters, digits and hyphens.'))
+  create.addEventListener('submit', event => {
+    event.preventDefault()
+    void (async () => {
+      try {
+        await management('', { method: 'POST', ...jsonBody({ name: name.value }) })
+        status.textContent = `Created the bucket ${name.value}.`
+        name.value = ''
+        await load()
+      } catch (err) {
+        status.textContent = `Create failed: ${(err as Error).message}`
+      }
+    })()
+  })
+
+  replace(root,
+    h('h2', {}, 'Buckets'),
+    create,
+    h('table', { class: 'buckets' },
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col' }, 'Access'), h('th', { scope: 'col' }, 'Actions'))),
+      rows),
+    status)
+  await load()
+}

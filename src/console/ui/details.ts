@@ -1,0 +1,88 @@
+/**
+ * The details of one object: size, etag, upload time, HTTP and custom
+ * metadata, checksums, a download link, the public link when the bucket is
+ * public, and delete. Everything shown is text (untrusted); links are built
+ * with `objectPath`.
+ */
+import { authHeaders, gateway, objectPath, tokens, type StoredObject } from './api.js'
+import { confirmDialog, formatDate, formatSize, h } from './dom.js'
+
+function lastSegment (key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1) || 'download'
+}
+
+/**
+ * A download link. A plain link streams the object straight to disk; when
+ * the read needs the bearer token (a private bucket on a server with a
+ * token), the click fetches it with the header and hands the browser a blob
+ * instead, since a link cannot carry a header.
+ */
+export function downloadLink (bucket: string, key: string, publicBucket: boolean, label: string): HTMLAnchorElement {
+  const link = h('a', { href: objectPath(bucket, key), download: lastSegment(key), class: 'download' }, label)
+  link.addEventListener('click', event => {
+    if (publicBucket || tokens.get() === null || link.dataset.blob === 'yes') return
+    event.preventDefault()
+    void (async () => {
+      const response = await fetch(objectPath(bucket, key), { headers: authHeaders() })
+      if (!response.ok) return
+      const url = URL.createObjectURL(await response.blob())
+      const blobLink = h('a', { href: url, download: lastSegment(key), 'data-blob': 'yes' })
+      document.body.appendChild(blobLink)
+      blobLink.click()
+      blobLink.remove()
+      setTimeout(() => { URL.revokeObjectURL(url) }, 60_000)
+    })()
+  })
+  return link
+}
+
+function entries (title: string, values: Record<string, string | undefined>): HTMLElement | null {
+  const shown = Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')
+  if (shown.length === 0) return null
+  return h('section', { class: 'meta' }, h('h3', {}, title),
+    h('dl', {}, ...shown.flatMap(([name, value]) => [h('dt', {}, name), h('dd', {}, value)])))
+}
+
+export function renderDetails (bucket: string, object: StoredObject, publicBucket: boolean, onDeleted: () => void, onClose: () => void): HTMLElement {
+  const publicUrl = `${location.origin}${objectPath(bucket, object.key)}`
+  const status = h('p', { role: 'status', class: 'status' })
+  const copy = h('button', { type: 'button' }, 'Copy link')
+  const publicInput = h('input', { type: 'text', readonly: true, value: publicUrl, id: 'public-link', class: 'public-link' })
+  copy.addEventListener('click', () => {
+    publicInput.select()
+    navigator.clipboard.writeText(publicUrl).then(() => { status.textContent = 'Link copied.' },
+      () => { status.textContent = 'Select the link and copy it.' })
+  })
+  const remove = h('button', { type: 'button', class: 'danger' }, 'Delete')
+  remove.addEventListener('click', () => {
+    void (async () => {
+      if (!await confirmDialog('Delete this object?', [object.key], 'Delete')) return
+      try {
+        await gateway(objectPath(bucket, object.key), { method: 'DELETE' })
+        onDeleted()
+      } catch (err) {
+        status.textContent = `Delete failed: ${(err as Error).message}`
+      }
+    })()
+  })
+  const http = object.httpMetadata ?? {}
+  return h('aside', { class: 'details', 'aria-labelledby': 'details-title' },
+    h('div', { class: 'details-head' },
+      h('h2', { id: 'details-title', tabindex: -1 }, 'Object details'),
+      h('button', { type: 'button', class: 'close', 'aria-label': 'Close details', onclick: onClose }, '×')),
+    h('p', { class: 'key', 'data-testid': 'details-key' }, object.key),
+    h('dl', {},
+      h('dt', {}, 'Size'), h('dd', { 'data-testid': 'details-size' }, `${formatSize(object.size)} (${object.size.toLocaleString('en')} bytes)`),
+      h('dt', {}, 'ETag'), h('dd', { 'data-testid': 'details-etag' }, object.etag),
+      h('dt', {}, 'Uploaded'), h('dd', {}, formatDate(object.uploaded)),
+      h('dt', {}, 'Content type'), h('dd', { 'data-testid': 'details-type' }, http.contentType ?? '(from the key\'s extension)'),
+      h('dt', {}, 'Storage class'), h('dd', {}, object.storageClass)),
+    entries('HTTP metadata', { 'Content-Language': http.contentLanguage, 'Content-Disposition': http.contentDisposition, 'Content-Encoding': http.contentEncoding, 'Cache-Control': http.cacheControl, Expires: http.cacheExpiry }),
+    entries('Custom metadata', object.customMetadata ?? {}),
+    entries('Checksums', object.checksums ?? {}),
+    h('div', { class: 'actions' }, downloadLink(bucket, object.key, publicBucket, 'Download'), remove),
+    publicBucket
+      ? h('div', { class: 'field' }, h('label', { for: 'public-link' }, 'Public link'), h('div', { class: 'inline' }, publicInput, copy))
+      : h('p', { class: 'hint' }, 'The bucket is private: its links work only for clients allowed to read it. Make it public in the bucket settings to share links.'),
+    status)
+}

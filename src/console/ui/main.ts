@@ -1,0 +1,85 @@
+/**
+ * The web console's entry point: checks whether the server wants a token
+ * (asking for it before anything about the buckets shows), then draws the
+ * view the location hash names: `#/` buckets, `#/objects?bucket=&prefix=`
+ * the object browser, `#/settings?bucket=` a bucket's settings.
+ */
+import './console.css'
+import { ApiError, gateway, tokens } from './api.js'
+import { renderBuckets } from './buckets.js'
+import { h, replace } from './dom.js'
+import { renderObjects } from './objects.js'
+import { renderSettings } from './settings.js'
+
+const main = document.getElementById('main') as HTMLElement
+const session = document.getElementById('session') as HTMLElement
+
+/** Token errors of the gateway (40100 none, 40300 wrong) and of the management API (9106, 9109, 10000). */
+function needsToken (err: unknown): boolean {
+  return err instanceof ApiError && (err.status === 401 || [40300, 9109, 10000].includes(err.code ?? 0))
+}
+
+function showSession (): void {
+  if (tokens.get() === null) return replace(session)
+  const signOut = h('button', { type: 'button' }, 'Forget token')
+  signOut.addEventListener('click', () => {
+    tokens.clear()
+    location.hash = '#/'
+    void start()
+  })
+  replace(session, signOut)
+}
+
+function showTokenPrompt (rejected: boolean): void {
+  const input = h('input', { id: 'token', type: 'password', required: true, autocomplete: 'current-password' })
+  const form = h('form', { class: 'token-prompt', 'aria-labelledby': 'token-title' },
+    h('h2', { id: 'token-title' }, 'This server needs a token'),
+    h('p', {}, 'Enter the token the server was started with (--token or FSBUCKET_TOKEN). It is kept in this tab only.'),
+    rejected ? h('p', { role: 'alert', class: 'error' }, 'The token was not accepted.') : null,
+    h('div', { class: 'field' }, h('label', { for: 'token' }, 'Token'), input),
+    h('button', { type: 'submit' }, 'Continue'))
+  form.addEventListener('submit', event => {
+    event.preventDefault()
+    tokens.set(input.value.trim())
+    void start()
+  })
+  replace(main, form)
+  input.focus()
+}
+
+async function route (): Promise<void> {
+  const [view, rawQuery] = location.hash.replace(/^#/, '').split('?')
+  const query = new URLSearchParams(rawQuery ?? '')
+  const bucket = query.get('bucket')
+  try {
+    if (view === '/objects' && bucket !== null) await renderObjects(main, bucket, query.get('prefix') ?? '')
+    else if (view === '/settings' && bucket !== null) await renderSettings(main, bucket)
+    else await renderBuckets(main)
+  } catch (err) {
+    if (needsToken(err)) return showTokenPrompt(tokens.get() !== null)
+    replace(main, h('p', { role: 'alert', class: 'error' }, `Something went wrong: ${(err as Error).message}`),
+      h('p', {}, h('a', { href: '#/' }, 'Back to the buckets')))
+  }
+}
+
+/** Asks the server whether we may list buckets before showing anything. */
+async function start (): Promise<void> {
+  showSession()
+  try {
+    await gateway('/')
+  } catch (err) {
+    if (needsToken(err)) {
+      const rejected = tokens.get() !== null
+      tokens.clear()
+      showSession()
+      return showTokenPrompt(rejected)
+    }
+    replace(main, h('p', { role: 'alert', class: 'error' }, (err as Error).message))
+    return
+  }
+  showSession()
+  await route()
+}
+
+window.addEventListener('hashchange', () => { void route() })
+void start()

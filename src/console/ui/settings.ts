@@ -1,0 +1,72 @@
+/**
+ * Settings of one bucket, read and changed through the management API:
+ * public access (the managed-domain switch), default storage class, CORS
+ * rules and lifecycle rules (as the API's JSON, edited in place).
+ */
+import { ApiError, jsonBody, management } from './api.js'
+import { h, replace } from './dom.js'
+import { objectsHash } from './objects.js'
+
+function jsonEditor (id: string, label: string, value: unknown): { field: HTMLElement, area: HTMLTextAreaElement } {
+  const area = h('textarea', { id, rows: 10, spellcheck: 'false', class: 'json' })
+  area.value = JSON.stringify(value, null, 2)
+  return { field: h('div', { class: 'field' }, h('label', { for: id }, label), area), area }
+}
+
+export async function renderSettings (root: HTMLElement, bucket: string): Promise<void> {
+  const path = `/${encodeURIComponent(bucket)}`
+  const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
+  const [info, managed, lifecycle, cors] = await Promise.all([
+    management<{ storage_class: string }>(path),
+    management<{ enabled: boolean }>(`${path}/domains/managed`),
+    management<unknown>(`${path}/lifecycle`),
+    management<unknown>(`${path}/cors`).then(a => a.result, (err: unknown) => {
+      if (err instanceof ApiError && err.status === 404) return { rules: [] }
+      throw err
+    })
+  ])
+  const run = (what: string, action: () => Promise<unknown>): void => {
+    void action().then(() => { status.textContent = `${what}: saved.` },
+      (err: unknown) => { status.textContent = `${what}: ${(err as Error).message}` })
+  }
+
+  const publicBox = h('input', { type: 'checkbox', id: 'public' })
+  publicBox.checked = managed.result.enabled
+  publicBox.addEventListener('change', () => {
+    run('Public access', async () => await management(`${path}/domains/managed`, { method: 'PUT', ...jsonBody({ enabled: publicBox.checked }) }))
+  })
+
+  const storageClass = h('select', { id: 'storage-class' },
+    h('option', { value: 'Standard' }, 'Standard'), h('option', { value: 'InfrequentAccess' }, 'Infrequent Access'))
+  storageClass.value = info.result.storage_class
+  storageClass.addEventListener('change', () => {
+    run('Storage class', async () => await management(path, { method: 'PATCH', headers: { 'cf-r2-storage-class': storageClass.value } }))
+  })
+
+  const corsEditor = jsonEditor('cors', 'CORS rules (JSON)', cors)
+  const saveCors = h('button', { type: 'button' }, 'Save CORS rules')
+  saveCors.addEventListener('click', () => {
+    run('CORS rules', async () => {
+      const value = JSON.parse(corsEditor.area.value) as { rules?: unknown[] }
+      if (Array.isArray(value.rules) && value.rules.length === 0) return await management(`${path}/cors`, { method: 'DELETE' })
+      return await management(`${path}/cors`, { method: 'PUT', ...jsonBody(value) })
+    })
+  })
+  const lifecycleEditor = jsonEditor('lifecycle', 'Lifecycle rules (JSON)', lifecycle.result)
+  const saveLifecycle = h('button', { type: 'button' }, 'Save lifecycle rules')
+  saveLifecycle.addEventListener('click', () => {
+    run('Lifecycle rules', async () => await management(`${path}/lifecycle`, { method: 'PUT', ...jsonBody(JSON.parse(lifecycleEditor.area.value)) }))
+  })
+
+  replace(root,
+    h('nav', { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' }, h('ol', {},
+      h('li', {}, h('a', { href: '#/' }, 'Buckets')),
+      h('li', {}, h('a', { href: objectsHash(bucket, '') }, bucket)),
+      h('li', {}, h('span', { 'aria-current': 'page' }, 'Settings')))),
+    h('h2', {}, `Settings of ${bucket}`),
+    h('div', { class: 'field inline' }, publicBox, h('label', { for: 'public' }, 'Public: anyone may read objects without a token')),
+    h('div', { class: 'field' }, h('label', { for: 'storage-class' }, 'Default storage class'), storageClass),
+    corsEditor.field, saveCors,
+    lifecycleEditor.field, saveLifecycle,
+    status)
+}

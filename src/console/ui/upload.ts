@@ -1,0 +1,143 @@
+/**
+ * Uploads, one progress bar per file. A file up to `multipartThreshold` is
+ * one PUT; a bigger one is a multipart upload through the gateway's
+ * `?action=mpu-*` routes, `parallelParts` parts in flight at once, parts of
+ * one size (the last may be smaller) as the binding requires. Progress comes
+ * from XMLHttpRequest's upload events (fetch reports none). A failed or
+ * cancelled multipart upload is aborted so no staged parts linger.
+ */
+import { authHeaders, ApiError, jsonBody, objectPath } from './api.js'
+import { formatSize, h } from './dom.js'
+
+const MiB = 1024 * 1024
+export const multipartThreshold = 8 * MiB
+/** The binding's smallest part but the last. */
+const minPartSize = 5 * MiB
+const maxParts = 10_000
+const parallelParts = 4
+const parallelFiles = 2
+
+interface Envelope<T> { result: T, errors?: Array<{ code: number, message: string }> }
+
+/** The requests of one file in flight, so that Cancel can stop them. */
+class Transfer {
+  cancelled = false
+  readonly #active = new Set<XMLHttpRequest>()
+  track (xhr: XMLHttpRequest): void {
+    if (this.cancelled) throw new ApiError(0, null, 'cancelled')
+    this.#active.add(xhr)
+    xhr.addEventListener('loadend', () => { this.#active.delete(xhr) })
+  }
+
+  cancel (): void {
+    this.cancelled = true
+    for (const xhr of this.#active) xhr.abort()
+  }
+}
+
+/** One request with upload progress; resolves with the parsed envelope. */
+async function send<T> (method: string, url: string, body: Blob | string | null, headers: Record<string, string>, onProgress: (loaded: number) => void, transfer?: Transfer): Promise<Envelope<T>> {
+  return await new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest()
+    transfer?.track(xhr)
+    xhr.open(method, url)
+    for (const [name, value] of Object.entries({ ...authHeaders(), ...headers })) xhr.setRequestHeader(name, value)
+    xhr.upload.addEventListener('progress', event => { onProgress(event.loaded) })
+    xhr.addEventListener('load', () => {
+      let parsed: Envelope<T> | null = null
+      try { parsed = JSON.parse(xhr.responseText) } catch {}
+      if (xhr.status >= 200 && xhr.status < 300 && parsed !== null) return resolve(parsed)
+      const error = parsed?.errors?.[0]
+      reject(new ApiError(xhr.status, error?.code ?? null, error?.message ?? `${xhr.status} ${xhr.statusText}`))
+    })
+    xhr.addEventListener('error', () => { reject(new ApiError(0, null, 'network error')) })
+    xhr.addEventListener('abort', () => { reject(new ApiError(0, null, 'cancelled')) })
+    xhr.send(body)
+  })
+}
+
+function partSizeFor (size: number): number {
+  return Math.max(minPartSize, Math.ceil(size / maxParts / MiB) * MiB)
+}
+
+async function putWhole (bucket: string, key: string, file: File, onProgress: (loaded: number) => void, transfer: Transfer): Promise<void> {
+  const headers: Record<string, string> = file.type === '' ? {} : { 'content-type': file.type }
+  await send('PUT', objectPath(bucket, key), file, headers, onProgress, transfer)
+}
+
+async function putMultipart (bucket: string, key: string, file: File, onProgress: (loaded: number) => void, transfer: Transfer): Promise<void> {
+  const path = objectPath(bucket, key)
+  const headers: Record<string, string> = file.type === '' ? {} : { 'content-type': file.type }
+  const created = await send<{ uploadId: string }>('POST', `${path}?action=mpu-create`, null, headers, () => {}, transfer)
+  const uploadId = encodeURIComponent(created.result.uploadId)
+  const partSize = partSizeFor(file.size)
+  const count = Math.ceil(file.size / partSize)
+  const loaded = new Array<number>(count).fill(0)
+  const parts: Array<{ partNumber: number, etag: string }> = []
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const index = next++
+      const blob = file.slice(index * partSize, Math.min(file.size, (index + 1) * partSize))
+      const answer = await send<{ partNumber: number, etag: string }>('PUT', `${path}?action=mpu-uploadpart&uploadId=${uploadId}&partNumber=${index + 1}`, blob, {}, bytes => {
+        loaded[index] = bytes
+        onProgress(loaded.reduce((a, b) => a + b, 0))
+      }, transfer)
+      parts[index] = { partNumber: index + 1, etag: answer.result.etag }
+    }
+  }
+  try {
+    await Promise.all(Array.from({ length: Math.min(parallelParts, count) }, worker))
+    const complete = jsonBody({ parts })
+    await send('POST', `${path}?action=mpu-complete&uploadId=${uploadId}`, complete.body as string, { 'content-type': 'application/json' }, () => {}, transfer)
+  } catch (err) {
+    await send('DELETE', `${path}?action=mpu-abort&uploadId=${uploadId}`, null, {}, () => {}).catch(() => {})
+    throw err
+  }
+}
+
+/** Uploads `files` under `prefix`, drawing one row per file into `list`; resolves when all are done. */
+export async function uploadFiles (bucket: string, prefix: string, files: File[], list: HTMLElement): Promise<{ failed: number }> {
+  let failed = 0
+  const queue = files.map(file => {
+    const key = prefix + file.name
+    const bar = h('progress', { max: file.size === 0 ? 1 : file.size, value: 0, 'aria-label': `Upload of ${key}` })
+    const state = h('span', { class: 'upload-state', role: 'status' }, 'waiting')
+    const transfer = new Transfer()
+    const cancel = h('button', { type: 'button', 'aria-label': `Cancel the upload of ${key}` }, 'Cancel')
+    cancel.addEventListener('click', () => { transfer.cancel(); cancel.disabled = true })
+    const row = h('li', { class: 'upload' },
+      h('span', { class: 'upload-name' }, key), h('span', { class: 'upload-size' }, formatSize(file.size)), bar, state, cancel)
+    list.appendChild(row)
+    return { file, key, bar, state, row, transfer, cancel }
+  })
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < queue.length) {
+      const item = queue[next++]
+      if (item.transfer.cancelled) {
+        failed++
+        item.state.textContent = 'cancelled'
+        item.row.classList.add('failed')
+        continue
+      }
+      const multipart = item.file.size > multipartThreshold
+      item.state.textContent = multipart ? 'uploading (multipart)' : 'uploading'
+      const progress = (loaded: number): void => { item.bar.value = Math.min(loaded, item.file.size) }
+      try {
+        if (multipart) await putMultipart(bucket, item.key, item.file, progress, item.transfer)
+        else await putWhole(bucket, item.key, item.file, progress, item.transfer)
+        item.bar.value = item.bar.max
+        item.state.textContent = 'done'
+        item.row.classList.add('done')
+      } catch (err) {
+        failed++
+        item.state.textContent = item.transfer.cancelled ? 'cancelled' : `failed: ${(err as Error).message}`
+        item.row.classList.add('failed')
+      }
+      item.cancel.disabled = true
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(parallelFiles, queue.length) }, worker))
+  return { failed }
+}

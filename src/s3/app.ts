@@ -1,0 +1,53 @@
+/**
+ * Builds the Fastify app of the S3 listener (its own port, the same
+ * registry as the gateway). `cli.ts` listens with it beside the gateway's
+ * app; tests build it and listen on 127.0.0.1, port 0, for the AWS SDK.
+ *
+ * Logging: credentials never reach a log line. The Authorization header is
+ * redacted, and so are the signature and credential of presigned URLs in the
+ * logged URL.
+ */
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import type { BucketRegistry } from '../bucket/index.js'
+import type { S3AccessPolicy } from './auth.js'
+import { s3ErrorReply } from './errors.js'
+import { s3Api } from './plugin.js'
+import { errorDocument } from './xml.js'
+
+export interface S3AppConfig {
+  registry: BucketRegistry
+  policy: S3AccessPolicy
+  /** Extra virtual-host domains (`--s3-domain`); `localhost` is always one. */
+  domains: string[]
+  /** Pino level, or false for no logging (tests). */
+  logLevel: string | false
+}
+
+/** A URL with the values of X-Amz-Signature, X-Amz-Credential and X-Amz-Security-Token replaced. */
+export function redactedUrl (url: string): string {
+  return url.replace(/([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token)=)[^&]*/gi, '$1[redacted]')
+}
+
+export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
+  const options: FastifyServerOptions = {
+    logger: config.logLevel === false
+      ? false
+      : {
+          level: config.logLevel,
+          redact: { paths: ['req.headers.authorization'], censor: '[redacted]' },
+          serializers: {
+            req: (req: { method: string, url: string, hostname?: string }) => ({ method: req.method, url: redactedUrl(req.url), host: req.hostname })
+          }
+        },
+    // Object keys are opaque: never rewrite `//` or a trailing `/`.
+    routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
+    frameworkErrors: (err, _request, rawReply) => {
+      const answer = s3ErrorReply(err)
+      const reply = rawReply as unknown as FastifyReply
+      void reply.code(answer.status).type('application/xml').send(errorDocument(answer.code, answer.message, {}))
+    }
+  }
+  const app = Fastify(options)
+  await app.register(s3Api, { registry: config.registry, policy: config.policy, domains: config.domains })
+  return app
+}

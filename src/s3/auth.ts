@@ -1,0 +1,65 @@
+/**
+ * Who may use the S3 API.
+ *
+ * - Key pairs come from `--s3-access-key-id`/`--s3-secret-access-key`
+ *   (FSBUCKET_S3_ACCESS_KEY_ID / FSBUCKET_S3_SECRET_ACCESS_KEY); every
+ *   signed request must verify against one of them.
+ * - With none configured, a server with no gateway token listening on
+ *   loopback only (a developer's machine) accepts the development pair
+ *   below, printed at start, and also unsigned requests (as the HTTP routes
+ *   accept requests without a token there).
+ * - Otherwise only anonymous GET/HEAD of public buckets' objects and
+ *   listings are answered; everything else is AccessDenied.
+ */
+import type { S3Credential } from './sigv4.js'
+
+/** The documented development pair (README, "S3-compatible API"). */
+export const DEVELOPMENT_CREDENTIAL: Readonly<S3Credential> = Object.freeze({
+  accessKeyId: 'fsbucket-dev',
+  secretAccessKey: 'fsbucket-dev-secret'
+})
+
+export interface S3AccessPolicy {
+  credentials: S3Credential[]
+  /** Unsigned requests may do everything (development mode). */
+  anonymousWrites: boolean
+}
+
+/** The policy from the configured pair (if any), the gateway token and the listening host. */
+export function s3AccessPolicy (configured: S3Credential | null, gatewayToken: string | null, loopbackOnly: boolean): S3AccessPolicy {
+  if (configured !== null) return { credentials: [configured], anonymousWrites: false }
+  if (gatewayToken === null && loopbackOnly) return { credentials: [{ ...DEVELOPMENT_CREDENTIAL }], anonymousWrites: true }
+  return { credentials: [], anonymousWrites: false }
+}
+
+export function secretLookup (policy: S3AccessPolicy): (accessKeyId: string) => string | undefined {
+  const secrets = new Map(policy.credentials.map(c => [c.accessKeyId, c.secretAccessKey]))
+  return accessKeyId => secrets.get(accessKeyId)
+}
+
+/** The configured pair from the serve options; both halves or neither. */
+export function s3CredentialFrom (options: { s3AccessKeyId?: string, s3SecretAccessKey?: string }): S3Credential | null {
+  const { s3AccessKeyId, s3SecretAccessKey } = options
+  if (s3AccessKeyId === undefined && s3SecretAccessKey === undefined) return null
+  if (s3AccessKeyId === undefined || s3SecretAccessKey === undefined || s3AccessKeyId === '' || s3SecretAccessKey === '') {
+    throw new TypeError('--s3-access-key-id and --s3-secret-access-key (FSBUCKET_S3_ACCESS_KEY_ID, FSBUCKET_S3_SECRET_ACCESS_KEY) go together')
+  }
+  return { accessKeyId: s3AccessKeyId, secretAccessKey: s3SecretAccessKey }
+}
+
+/**
+ * The start-up log line of the S3 listener: where it listens and which
+ * credentials work. The development pair is printed whole (it is public);
+ * a configured secret never is.
+ */
+export function s3StartupNote (policy: S3AccessPolicy, host: string, port: number): [Record<string, unknown>, string] {
+  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  if (policy.anonymousWrites) {
+    return [{ endpoint, accessKeyId: DEVELOPMENT_CREDENTIAL.accessKeyId, secretAccessKey: DEVELOPMENT_CREDENTIAL.secretAccessKey, region: 'auto' },
+      'S3 API: development key pair (no token, loopback only)']
+  }
+  if (policy.credentials.length === 0) {
+    return [{ endpoint }, 'S3 API: no key pair configured (set --s3-access-key-id and --s3-secret-access-key); only public buckets can be read']
+  }
+  return [{ endpoint, accessKeyId: policy.credentials[0].accessKeyId }, 'S3 API']
+}

@@ -1,0 +1,165 @@
+/**
+ * S3 request headers → the binding's options, and stored objects → S3
+ * response headers.
+ *
+ * Request side: Content-Type and the other HTTP metadata, `x-amz-meta-*`
+ * (names lowercased, as S3 stores them), `x-amz-storage-class` (STANDARD ⇄
+ * Standard, STANDARD_IA ⇄ InfrequentAccess; other S3 classes are
+ * InvalidStorageClass), the conditional headers (handed to the binding as a
+ * `Headers`, so it judges them), and `aws-chunked` removed from
+ * Content-Encoding: it names the framing of this request, not the object's
+ * encoding.
+ *
+ * Response side: what S3 answers for GET/HEAD, `x-amz-storage-class` only
+ * for classes other than STANDARD (as S3), stored SHA-1/SHA-256 checksums
+ * (base64) when asked with `x-amz-checksum-mode: ENABLED`.
+ *
+ * Header values travel as Latin-1 on the wire; values that are valid UTF-8
+ * are decoded as UTF-8 when stored. Served values that are not printable
+ * ASCII go out as RFC 2047 encoded words, as S3 sends them.
+ */
+import type { IncomingHttpHeaders } from 'node:http'
+import type { BucketHTTPMetadata, BucketObject, StorageClass } from '../bucket/index.js'
+import { S3Error } from './errors.js'
+
+export function single (headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
+function decodeHeaderValue (value: string): string {
+  if (!/[\u0080-\u00ff]/.test(value)) return value
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.from(value, 'latin1'))
+  return text.includes('\ufffd') ? value : text
+}
+
+/**
+ * A stored value → a header value: printable ASCII as is, anything else as
+ * an RFC 2047 encoded word (`=?UTF-8?B?...?=`), which is how S3 answers
+ * non-ASCII metadata.
+ */
+function encodeHeaderValue (value: string): string {
+  if (/^[\t\u0020-\u007e]*$/.test(value)) return value
+  return `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`
+}
+
+const toStorageClass: Record<string, StorageClass> = { STANDARD: 'Standard', STANDARD_IA: 'InfrequentAccess' }
+const fromStorageClass: Record<StorageClass, string> = { Standard: 'STANDARD', InfrequentAccess: 'STANDARD_IA' }
+
+export function s3StorageClass (storageClass: StorageClass): string {
+  return fromStorageClass[storageClass]
+}
+
+export function storageClassFrom (headers: IncomingHttpHeaders): StorageClass | undefined {
+  const value = single(headers, 'x-amz-storage-class')
+  if (value === undefined) return undefined
+  const mapped = toStorageClass[value.trim()]
+  if (mapped === undefined) throw new S3Error('InvalidStorageClass', `The storage class ${value} is not supported; use STANDARD or STANDARD_IA.`)
+  return mapped
+}
+
+/** Content-Encoding without `aws-chunked`, or undefined when nothing else is left. */
+export function storedContentEncoding (value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
+  const kept = value.split(',').map(s => s.trim()).filter(s => s !== '' && s.toLowerCase() !== 'aws-chunked')
+  return kept.length === 0 ? undefined : kept.join(', ')
+}
+
+export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetadata {
+  const metadata: BucketHTTPMetadata = {}
+  const text = (name: string): string | undefined => {
+    const value = single(headers, name)
+    return value === undefined ? undefined : decodeHeaderValue(value)
+  }
+  const contentType = text('content-type')
+  if (contentType !== undefined) metadata.contentType = contentType
+  const contentLanguage = text('content-language')
+  if (contentLanguage !== undefined) metadata.contentLanguage = contentLanguage
+  const contentDisposition = text('content-disposition')
+  if (contentDisposition !== undefined) metadata.contentDisposition = contentDisposition
+  const contentEncoding = storedContentEncoding(text('content-encoding'))
+  if (contentEncoding !== undefined) metadata.contentEncoding = contentEncoding
+  const cacheControl = text('cache-control')
+  if (cacheControl !== undefined) metadata.cacheControl = cacheControl
+  const expires = text('expires')
+  if (expires !== undefined) {
+    const date = new Date(expires)
+    // S3 keeps an unparsable Expires out of the object rather than failing the upload.
+    if (!Number.isNaN(date.getTime())) metadata.cacheExpiry = date
+  }
+  return metadata
+}
+
+export function customMetadataFrom (headers: IncomingHttpHeaders): Record<string, string> {
+  const metadata: Record<string, string> = {}
+  for (const name of Object.keys(headers)) {
+    if (!name.startsWith('x-amz-meta-') || name.length === 'x-amz-meta-'.length) continue
+    metadata[name.slice('x-amz-meta-'.length)] = decodeHeaderValue(single(headers, name) ?? '')
+  }
+  return metadata
+}
+
+/** The conditional headers under their own names, or under `prefix` (x-amz-copy-source-if-*). */
+export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Headers | undefined {
+  let onlyIf: Headers | undefined
+  for (const name of ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']) {
+    const value = single(headers, `${prefix}${name}`)
+    if (value === undefined) continue
+    onlyIf ??= new Headers()
+    onlyIf.set(name, value)
+  }
+  return onlyIf
+}
+
+const overrideParameters: Record<string, string> = {
+  'response-content-type': 'content-type',
+  'response-content-language': 'content-language',
+  'response-content-disposition': 'content-disposition',
+  'response-content-encoding': 'content-encoding',
+  'response-cache-control': 'cache-control',
+  'response-expires': 'expires'
+}
+
+/** The `response-*` query parameters of GetObject. */
+export function responseOverridesFrom (query: Record<string, string | string[]>): Record<string, string> {
+  const overrides: Record<string, string> = {}
+  for (const [parameter, header] of Object.entries(overrideParameters)) {
+    const value = query[parameter]
+    if (typeof value === 'string') overrides[header] = value
+  }
+  return overrides
+}
+
+/** Parts of a multipart object, from its ETag's `-N` suffix; undefined for a single put. */
+export function partsCount (object: BucketObject): number | undefined {
+  const m = /-(\d+)$/.exec(object.etag)
+  return m === null ? undefined : Number(m[1])
+}
+
+/** The headers describing `object` in a GET/HEAD answer (without Content-Length/Range). */
+export function objectHeaders (object: BucketObject, options: { overrides?: Record<string, string>, checksums?: boolean } = {}): Record<string, string> {
+  const headers: Record<string, string> = {
+    etag: object.httpEtag,
+    'last-modified': object.uploaded.toUTCString(),
+    'accept-ranges': 'bytes',
+    'content-type': object.httpMetadata.contentType ?? 'application/octet-stream'
+  }
+  const http = object.httpMetadata
+  if (http.contentLanguage !== undefined) headers['content-language'] = http.contentLanguage
+  if (http.contentDisposition !== undefined) headers['content-disposition'] = http.contentDisposition
+  if (http.contentEncoding !== undefined) headers['content-encoding'] = http.contentEncoding
+  if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
+  if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
+  if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
+  for (const [name, value] of Object.entries(object.customMetadata)) headers[`x-amz-meta-${name.toLowerCase()}`] = value
+  if (options.checksums === true) {
+    const stored = object.checksums.toJSON()
+    for (const algorithm of ['sha1', 'sha256']) {
+      if (stored[algorithm] !== undefined) headers[`x-amz-checksum-${algorithm}`] = Buffer.from(stored[algorithm], 'hex').toString('base64')
+    }
+  }
+  Object.assign(headers, options.overrides ?? {})
+  const safe: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) safe[name] = encodeHeaderValue(value)
+  return safe
+}

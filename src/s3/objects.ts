@@ -1,0 +1,242 @@
+/**
+ * Object operations: PutObject, GetObject, HeadObject, DeleteObject,
+ * DeleteObjects and CopyObject, each one or two binding calls.
+ *
+ * Reads follow the HTTP door's order (RFC 9110, as S3): the binding's `get`
+ * with `{onlyIf, range}` judges the conditions; metadata without a body
+ * means a condition failed, and `evaluateConditional` tells 412 from 304;
+ * an unsatisfiable range costs a `head` to keep 412/304 ahead of 416. A
+ * malformed or multi-range Range header is ignored (the whole object is
+ * served), as S3 does.
+ *
+ * `partNumber` on GET/HEAD: part 1 of an object put in one piece is the
+ * whole object (as S3); parts of multipart objects are not served
+ * (NotImplemented): the binding does not keep part boundaries readable.
+ *
+ * CopyObject (and UploadPartCopy in multipart.ts) is a `get` streamed into a
+ * `put`; `x-amz-copy-source-if-*` are the source read's `onlyIf`.
+ */
+import type { Readable } from 'node:stream'
+import {
+  bodyBuffer, bodyStream, BucketErrors, evaluateConditional, isBucketError, MAX_KEY_BYTES, parseConditional, parseRangeHeader, resolveRange
+} from '../bucket/index.js'
+import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
+import { decodedBody } from './body.js'
+import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
+import { S3Error } from './errors.js'
+import {
+  conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, partsCount, responseOverridesFrom, single, storageClassFrom
+} from './headers.js'
+import { list, readXmlBody, text } from './xml.js'
+
+/** Most keys in one DeleteObjects (S3's limit). */
+const MAX_DELETE_KEYS = 1000
+
+/** KeyTooLongError before any byte is read, as S3 answers it. */
+export function checkKey (key: string): void {
+  if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new S3Error('KeyTooLongError')
+}
+
+/** A part number from the query: 1 to 10,000, else InvalidArgument. */
+export function partNumberFrom (value: string | undefined): number {
+  if (value === undefined || !/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 10_000) {
+    throw new S3Error('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive')
+  }
+  return Number(value)
+}
+
+export async function putObject (ctx: S3Context): Promise<void> {
+  checkKey(ctx.key)
+  const { bucket, info } = await openNamedBucket(ctx)
+  const headers = ctx.request.headers
+  const body = decodedBody(ctx.request.raw, ctx.signature, true)
+  const onlyIf = conditionalFrom(headers)
+  const object = await bucket.put(ctx.key, body.stream, {
+    httpMetadata: httpMetadataFrom(headers),
+    customMetadata: customMetadataFrom(headers),
+    storageClass: storageClassFrom(headers) ?? info.settings.storageClass,
+    ...(onlyIf === undefined ? {} : { onlyIf }),
+    ...body.putChecksum
+  })
+  if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
+  await ctx.reply.code(200).header('etag', object.httpEtag).send()
+}
+
+interface ReadAnswer {
+  status: number
+  headers: Record<string, string>
+  body?: Buffer | Readable
+}
+
+function notModified (object: BucketObject): ReadAnswer {
+  return { status: 304, headers: { etag: object.httpEtag, 'last-modified': object.uploaded.toUTCString() } }
+}
+
+function conditionFailed (object: BucketObject, onlyIf: Headers): ReadAnswer {
+  if (evaluateConditional(parseConditional(onlyIf), object) === 'not-modified') return notModified(object)
+  throw new S3Error('PreconditionFailed', undefined, {})
+}
+
+function unsatisfiable (size: number): never {
+  throw new S3Error('InvalidRange', undefined, { 'content-range': `bytes */${size}` })
+}
+
+function answerHeaders (ctx: S3Context, object: BucketObject, served: { offset: number, length: number } | null): { status: number, headers: Record<string, string> } {
+  const headers = objectHeaders(object, {
+    overrides: responseOverridesFrom(ctx.query),
+    checksums: single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
+  })
+  const parts = partsCount(object)
+  if (param(ctx, 'partNumber') !== undefined && parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
+  if (served === null) {
+    headers['content-length'] = String(object.size)
+    return { status: 200, headers }
+  }
+  headers['content-length'] = String(served.length)
+  headers['content-range'] = `bytes ${served.offset}-${served.offset + served.length - 1}/${object.size}`
+  return { status: 206, headers }
+}
+
+/** GetObject/HeadObject: (bucket, key, request) → status, headers and bytes. */
+async function readObject (ctx: S3Context, bucket: Bucket, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
+  const onlyIf = conditionalFrom(ctx.request.headers)
+  const rangeHeader = single(ctx.request.headers, 'range')
+  const partNumber = param(ctx, 'partNumber')
+  if (partNumber !== undefined) {
+    const n = partNumberFrom(partNumber)
+    if (rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
+    const object = await bucket.head(ctx.key)
+    if (object === null) throw new S3Error('NoSuchKey')
+    if (partsCount(object) !== undefined) throw new S3Error('NotImplemented', 'Reading one part of a multipart object (partNumber) is not supported.')
+    if (n !== 1) throw new S3Error('InvalidPartNumber')
+  }
+  const range: BucketRange | null = rangeHeader === undefined ? null : parseRangeHeader(rangeHeader)
+
+  if (method === 'HEAD') {
+    const object = await bucket.head(ctx.key)
+    if (object === null) throw new S3Error('NoSuchKey')
+    if (onlyIf !== undefined && evaluateConditional(parseConditional(onlyIf), object) !== 'pass') return conditionFailed(object, onlyIf)
+    if (range === null) return answerHeaders(ctx, object, null)
+    try {
+      return answerHeaders(ctx, object, resolveRange(range, object.size))
+    } catch (err) {
+      if (isBucketError(err) && err.code === BucketErrors.InvalidRange.code) unsatisfiable(object.size)
+      throw err
+    }
+  }
+
+  let object: BucketObject | BucketObjectBody | null
+  try {
+    object = await bucket.get(ctx.key, { onlyIf, range: range ?? undefined })
+  } catch (err) {
+    if (!(isBucketError(err) && err.code === BucketErrors.InvalidRange.code)) throw err
+    const current = await bucket.head(ctx.key)
+    if (current === null) throw new S3Error('NoSuchKey')
+    if (onlyIf !== undefined && evaluateConditional(parseConditional(onlyIf), current) !== 'pass') return conditionFailed(current, onlyIf)
+    unsatisfiable(current.size)
+  }
+  if (object === null) throw new S3Error('NoSuchKey')
+  if (!('body' in object)) return conditionFailed(object, onlyIf ?? new Headers())
+  if (range !== null && object.size === 0) {
+    bodyStream(object).destroy()
+    unsatisfiable(0)
+  }
+  const body = bodyBuffer(object) ?? bodyStream(object)
+  if (range === null) return { ...answerHeaders(ctx, object, null), body }
+  return { ...answerHeaders(ctx, object, object.range ?? resolveRange(range, object.size)), body }
+}
+
+export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promise<void> {
+  checkKey(ctx.key)
+  const { bucket } = await openNamedBucket(ctx)
+  const answer = await readObject(ctx, bucket, method)
+  ctx.reply.code(answer.status).headers(answer.headers)
+  await ctx.reply.send(answer.body)
+}
+
+export async function deleteObject (ctx: S3Context): Promise<void> {
+  checkKey(ctx.key)
+  const { bucket } = await openNamedBucket(ctx)
+  await bucket.delete(ctx.key)
+  await ctx.reply.code(204).send()
+}
+
+function validKey (key: string): boolean {
+  return key.length > 0 && Buffer.byteLength(key, 'utf8') <= MAX_KEY_BYTES && key.isWellFormed()
+}
+
+export async function deleteObjects (ctx: S3Context): Promise<void> {
+  const { bucket } = await openNamedBucket(ctx)
+  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, false).stream, 'Delete')
+  const objects = list(document, 'Object')
+  if (objects.length === 0 || objects.length > MAX_DELETE_KEYS) {
+    throw new S3Error('MalformedXML', `A Delete names 1 to ${MAX_DELETE_KEYS} objects.`)
+  }
+  const quiet = text(document, 'Quiet')?.trim().toLowerCase() === 'true'
+  const keys: string[] = []
+  const errors: Array<Record<string, string>> = []
+  for (const entry of objects) {
+    const key = text(entry, 'Key')
+    if (key === undefined) throw new S3Error('MalformedXML', 'Every Object of a Delete has a Key.')
+    if (validKey(key)) keys.push(key)
+    else errors.push({ Key: key, Code: 'KeyTooLongError', Message: 'Your key is too long' })
+  }
+  if (keys.length > 0) await bucket.delete(keys)
+  await sendXml(ctx, 200, 'DeleteResult', {
+    ...(quiet ? {} : { Deleted: keys.map(Key => ({ Key })) }),
+    ...(errors.length === 0 ? {} : { Error: errors })
+  })
+}
+
+/** `x-amz-copy-source`: `[/]bucket/key[?versionId=...]`, percent-encoded. */
+export function copySourceFrom (ctx: S3Context): { bucket: string, key: string } {
+  const raw = single(ctx.request.headers, 'x-amz-copy-source') ?? ''
+  const withoutVersion = raw.replace(/\?versionId=[^&]*$/, '')
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(withoutVersion)
+  } catch {
+    throw new S3Error('InvalidArgument', 'x-amz-copy-source has malformed percent-encoding.')
+  }
+  const path = decoded.startsWith('/') ? decoded.slice(1) : decoded
+  const slash = path.indexOf('/')
+  if (slash <= 0 || slash === path.length - 1) throw new S3Error('InvalidArgument', 'Copy Source must mention the source bucket and key: sourcebucket/sourcekey')
+  return { bucket: path.slice(0, slash), key: path.slice(slash + 1) }
+}
+
+/** The copy source read with its `x-amz-copy-source-if-*` conditions (and a range for UploadPartCopy). */
+export async function readCopySource (ctx: S3Context, range?: BucketRange): Promise<BucketObjectBody> {
+  const source = copySourceFrom(ctx)
+  checkKey(source.key)
+  const { bucket } = await openNamedBucket(ctx, source.bucket)
+  const onlyIf = conditionalFrom(ctx.request.headers, 'x-amz-copy-source-')
+  const object = await bucket.get(source.key, { onlyIf, range })
+  if (object === null) throw new S3Error('NoSuchKey')
+  if (!('body' in object)) throw new S3Error('PreconditionFailed', undefined, {})
+  return object
+}
+
+export function sourceBytes (object: BucketObjectBody): Buffer | Readable {
+  return bodyBuffer(object) ?? bodyStream(object)
+}
+
+export async function copyObject (ctx: S3Context): Promise<void> {
+  checkKey(ctx.key)
+  const headers = ctx.request.headers
+  const directive = (single(headers, 'x-amz-metadata-directive') ?? 'COPY').toUpperCase()
+  if (directive !== 'COPY' && directive !== 'REPLACE') throw new S3Error('InvalidArgument', 'Unknown metadata directive.')
+  const storageClass = storageClassFrom(headers)
+  const source = copySourceFrom(ctx)
+  if (source.bucket === ctx.bucketName && source.key === ctx.key && directive === 'COPY' && storageClass === undefined) {
+    throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
+  }
+  const { bucket } = await openNamedBucket(ctx)
+  const object = await readCopySource(ctx)
+  const copied = await bucket.put(ctx.key, sourceBytes(object), {
+    httpMetadata: directive === 'COPY' ? object.httpMetadata : httpMetadataFrom(headers),
+    customMetadata: directive === 'COPY' ? object.customMetadata : customMetadataFrom(headers),
+    storageClass: storageClass ?? object.storageClass
+  })
+  if (copied === null) throw new S3Error('PreconditionFailed', undefined, {})
+  await sendXml(ctx, 200, 'CopyObjectResult', { LastModified: copied.uploaded.toISOString(), ETag: copied.httpEtag })
+}

@@ -1,0 +1,230 @@
+/**
+ * The S3-compatible API as one Fastify plugin over the bucket registry.
+ *
+ * One catch-all route: the Host header and the path say which bucket and
+ * key a request names (path style `/<bucket>/<key>`, or virtual-host style
+ * `<bucket>.localhost` and `<bucket>.<domain>` for each configured S3
+ * domain); the method and the query's sub-resources (`?uploads`,
+ * `?uploadId`, `?cors`, `?delete`, `list-type=2`, ...) say which operation.
+ * CORS preflights are answered from the bucket's rules without a signature
+ * (cors.ts); the signature of every other request is verified before
+ * anything else (sigv4.ts); request bodies
+ * stream into the binding (body.ts); every error leaves through one handler
+ * as S3's XML error document, and every answer carries `x-amz-request-id`.
+ *
+ * Content-type parsers are replaced by one that hands the raw request to the
+ * handler, so bodies are never buffered by the framework. Node answers
+ * `Expect: 100-continue` itself before the body is read.
+ */
+import { randomBytes } from 'node:crypto'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { hostName, type BucketRegistry } from '../bucket/index.js'
+import { secretLookup, type S3AccessPolicy } from './auth.js'
+import * as buckets from './buckets.js'
+import { has, type S3Context } from './context.js'
+import { corsAnswerHeaders, matchingCorsRule, preflightAnswerHeaders, requestedHeaders } from './cors.js'
+import { S3Error, s3ErrorReply } from './errors.js'
+import { listObjectsV1, listObjectsV2 } from './listing.js'
+import * as multipart from './multipart.js'
+import * as objects from './objects.js'
+import { authenticationKind, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
+import { errorDocument } from './xml.js'
+
+export interface S3ApiOptions {
+  registry: BucketRegistry
+  policy: S3AccessPolicy
+  /** Domains whose sub-domains name buckets (virtual-host style); `localhost` is always one. */
+  domains: string[]
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    s3RequestId: string
+  }
+}
+
+/** Sub-resources S3 has and this server does not (answered NotImplemented). */
+const unsupportedBucketResources = [
+  'acl', 'policy', 'policyStatus', 'tagging', 'website', 'logging', 'notification', 'replication', 'requestPayment',
+  'ownershipControls', 'publicAccessBlock', 'object-lock', 'accelerate', 'analytics', 'inventory', 'metrics',
+  'intelligent-tiering', 'uploads', 'versions', 'encryption'
+]
+const unsupportedObjectResources = ['acl', 'tagging', 'retention', 'legal-hold', 'torrent', 'restore', 'select', 'attributes']
+
+interface Target {
+  bucket: string
+  key: string
+}
+
+/** The bucket and key a request names; bucket '' is the service (ListBuckets). */
+export function resolveTarget (host: string, rawPath: string, domains: string[]): Target {
+  const name = hostName(host)
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(rawPath)
+  } catch {
+    throw new S3Error('InvalidArgument', 'The path has malformed percent-encoding.')
+  }
+  for (const domain of domains) {
+    if (name.endsWith(`.${domain}`) && name.length > domain.length + 1) {
+      return { bucket: name.slice(0, -domain.length - 1), key: decoded.slice(1) }
+    }
+  }
+  const path = decoded.slice(1)
+  const slash = path.indexOf('/')
+  if (slash === -1) return { bucket: path, key: '' }
+  return { bucket: path.slice(0, slash), key: path.slice(slash + 1) }
+}
+
+function notImplemented (what: string): S3Error {
+  return new S3Error('NotImplemented', `${what} is not supported by this server.`)
+}
+
+async function dispatchService (ctx: S3Context, method: string): Promise<void> {
+  if (method === 'GET') return await buckets.listBuckets(ctx)
+  throw new S3Error('MethodNotAllowed')
+}
+
+async function dispatchBucket (ctx: S3Context, method: string): Promise<void> {
+  const unsupported = unsupportedBucketResources.find(r => has(ctx, r))
+  switch (method) {
+    case 'GET':
+      if (has(ctx, 'location')) return await buckets.getBucketLocation(ctx)
+      if (has(ctx, 'cors')) return await buckets.getBucketCors(ctx)
+      if (has(ctx, 'lifecycle')) return await buckets.getBucketLifecycle(ctx)
+      if (has(ctx, 'encryption')) return await buckets.getBucketEncryption(ctx)
+      if (has(ctx, 'versioning')) return await buckets.getBucketVersioning(ctx)
+      if (unsupported !== undefined) throw notImplemented(`GET ?${unsupported}`)
+      if (ctx.query['list-type'] === '2') return await listObjectsV2(ctx)
+      return await listObjectsV1(ctx)
+    case 'HEAD':
+      return await buckets.headBucket(ctx)
+    case 'PUT':
+      if (has(ctx, 'cors')) return await buckets.putBucketCors(ctx)
+      if (has(ctx, 'lifecycle')) return await buckets.putBucketLifecycle(ctx)
+      if (unsupported !== undefined || has(ctx, 'versioning')) throw notImplemented(`PUT ?${unsupported ?? 'versioning'}`)
+      return await buckets.createBucket(ctx)
+    case 'DELETE':
+      if (has(ctx, 'cors')) return await buckets.deleteBucketCors(ctx)
+      if (has(ctx, 'lifecycle')) return await buckets.deleteBucketLifecycle(ctx)
+      if (unsupported !== undefined) throw notImplemented(`DELETE ?${unsupported}`)
+      return await buckets.deleteBucket(ctx)
+    case 'POST':
+      if (has(ctx, 'delete')) return await objects.deleteObjects(ctx)
+      throw notImplemented('POST on a bucket (browser form uploads)')
+  }
+  throw new S3Error('MethodNotAllowed')
+}
+
+async function dispatchObject (ctx: S3Context, method: string): Promise<void> {
+  const unsupported = unsupportedObjectResources.find(r => has(ctx, r))
+  if (unsupported !== undefined) throw notImplemented(`?${unsupported} on an object`)
+  const copy = ctx.request.headers['x-amz-copy-source'] !== undefined
+  switch (method) {
+    case 'GET':
+      if (has(ctx, 'uploadId')) throw notImplemented('ListParts')
+      return await objects.getObject(ctx, 'GET')
+    case 'HEAD':
+      return await objects.getObject(ctx, 'HEAD')
+    case 'PUT':
+      if (has(ctx, 'uploadId') || has(ctx, 'partNumber')) return copy ? await multipart.uploadPartCopy(ctx) : await multipart.uploadPart(ctx)
+      return copy ? await objects.copyObject(ctx) : await objects.putObject(ctx)
+    case 'DELETE':
+      if (has(ctx, 'uploadId')) return await multipart.abortMultipartUpload(ctx)
+      return await objects.deleteObject(ctx)
+    case 'POST':
+      if (has(ctx, 'uploads')) return await multipart.createMultipartUpload(ctx)
+      if (has(ctx, 'uploadId')) return await multipart.completeMultipartUpload(ctx)
+      throw notImplemented('This POST on an object')
+  }
+  throw new S3Error('MethodNotAllowed')
+}
+
+/** Anonymous requests a public bucket answers: reads of objects and listings. */
+function anonymousRead (method: string, target: Target, query: Record<string, string | string[]>): boolean {
+  if (method !== 'GET' && method !== 'HEAD') return false
+  if (target.key !== '') return query.uploadId === undefined
+  return Object.keys(query).every(name => ['list-type', 'prefix', 'delimiter', 'max-keys', 'continuation-token', 'start-after', 'encoding-type', 'fetch-owner', 'marker'].includes(name))
+}
+
+export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promise<void> {
+  const { registry, policy } = options
+  const domains = [...new Set(['localhost', ...options.domains.map(d => hostName(d))])]
+  const secretOf = secretLookup(policy)
+
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+  app.decorateRequest('s3RequestId', '')
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.s3RequestId = randomBytes(8).toString('hex').toUpperCase()
+    reply.header('x-amz-request-id', request.s3RequestId)
+    reply.header('x-amz-id-2', request.s3RequestId)
+  })
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const answer = s3ErrorReply(err)
+    if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
+    else if (answer.status >= 500) request.log.error({ err }, 'request failed')
+    reply.code(answer.status).headers(answer.headers)
+    if (request.method === 'HEAD') return await reply.send()
+    const resource = (request.raw.url ?? '/').split('?')[0]
+    return await reply.type('application/xml').send(errorDocument(answer.code, answer.message, { Resource: resource, RequestId: request.s3RequestId }))
+  })
+
+  async function authenticate (request: FastifyRequest, target: Target, query: Record<string, string | string[]>, rawPath: string, rawQuery: string): Promise<VerifiedSignature | null> {
+    const signed = { method: request.method, rawPath, rawQuery, headers: request.headers }
+    const kind = authenticationKind(signed, query)
+    if (kind !== 'anonymous') return await verifySignature(signed, query, secretOf)
+    if (policy.anonymousWrites) return null
+    if (target.bucket !== '' && anonymousRead(request.method, target, query)) {
+      const info = await registry.info(target.bucket)
+      if (info?.settings.public === true) return null
+    }
+    throw new S3Error('AccessDenied', policy.credentials.length === 0
+      ? 'Access Denied: this server has no S3 key pair; start it with --s3-access-key-id and --s3-secret-access-key.'
+      : undefined)
+  }
+
+  /** A CORS preflight: no signature, the bucket's rules decide. */
+  async function preflight (request: FastifyRequest, reply: FastifyReply, target: Target): Promise<void> {
+    const origin = request.headers.origin
+    const method = request.headers['access-control-request-method']
+    if (target.bucket === '' || origin === undefined || typeof method !== 'string') {
+      throw new S3Error('InvalidRequest', 'A CORS preflight needs a bucket, Origin and Access-Control-Request-Method.')
+    }
+    const info = await registry.info(target.bucket)
+    if (info === null) throw new S3Error('NoSuchBucket')
+    const headers = requestedHeaders(request.headers['access-control-request-headers'])
+    const rule = matchingCorsRule(info.settings.cors, origin, method, headers)
+    if (rule === undefined) {
+      throw new S3Error('AccessForbidden', info.settings.cors === null ? 'CORSResponse: CORS is not enabled for this bucket.' : undefined)
+    }
+    await reply.code(200).headers(preflightAnswerHeaders(rule, origin, headers)).send()
+  }
+
+  app.route({
+    method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
+    url: '/*',
+    exposeHeadRoute: false,
+    handler: async (request, reply) => {
+      const url = request.raw.url ?? '/'
+      const question = url.indexOf('?')
+      const rawPath = question === -1 ? url : url.slice(0, question)
+      const rawQuery = question === -1 ? '' : url.slice(question + 1)
+      const query = parseRawQuery(rawQuery)
+      const target = resolveTarget(request.headers.host ?? '', rawPath, domains)
+      const origin = request.headers.origin
+      if (request.method === 'OPTIONS') return await preflight(request, reply, target)
+      if (origin !== undefined && target.bucket !== '') {
+        const rule = matchingCorsRule((await registry.info(target.bucket))?.settings.cors ?? null, origin, request.method)
+        if (rule !== undefined) reply.headers(corsAnswerHeaders(rule, origin))
+      }
+      const signature = await authenticate(request, target, query, rawPath, rawQuery)
+      const ctx: S3Context = { request, reply, registry, query, signature, bucketName: target.bucket, key: target.key }
+      if (target.bucket === '') return await dispatchService(ctx, request.method)
+      if (target.key === '') return await dispatchBucket(ctx, request.method)
+      return await dispatchObject(ctx, request.method)
+    }
+  })
+}

@@ -1,0 +1,302 @@
+/**
+ * AWS Signature Version 4, verified: the `Authorization` header and
+ * presigned URLs (`X-Amz-Signature` in the query).
+ *
+ * The canonical request, the string to sign and the signing key come from
+ * @smithy/signature-v4 (the AWS SDK's own signer), so the server computes
+ * exactly what the SDKs compute; this module only reads the request's
+ * pieces out of the wire form and compares. Signatures are compared in
+ * constant time.
+ *
+ * What is checked, as S3 does:
+ *   - the access key is known (InvalidAccessKeyId), the scope's service is
+ *     `s3` and its date is the request's date (AuthorizationHeaderMalformed);
+ *   - header auth: the request time (X-Amz-Date or Date) is within 15 minutes
+ *     of the server's clock (RequestTimeTooSkewed), and x-amz-content-sha256
+ *     is present (its value is signed as given; payload.ts verifies it);
+ *   - presigned: X-Amz-Expires is 1 to 604,800 seconds and not past
+ *     (AccessDenied "Request has expired"); other query parameters (checksum
+ *     ones, response-* overrides) are signed like any other;
+ *   - `host` is among the signed headers.
+ * Any region is accepted (`auto`, `us-east-1`, ...): the signature covers the
+ * one the client chose.
+ *
+ * The canonical URI is the path as it came on the wire (S3 clients do not
+ * encode twice); when that does not verify, the path re-encoded the AWS way
+ * from its decoded form is tried, for clients that send `~` or `!` raw.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import type { IncomingHttpHeaders } from 'node:http'
+import { SignatureV4Base, createScope, getCanonicalHeaders, getSigningKey } from '@smithy/signature-v4'
+import type { HttpRequest, SourceData } from '@smithy/types'
+import { S3Error } from './errors.js'
+
+export const ALGORITHM = 'AWS4-HMAC-SHA256'
+export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD'
+/** Largest clock difference accepted for header auth (S3's). */
+const MAX_SKEW_MS = 15 * 60 * 1000
+/** Longest presigned URL lifetime (S3's: 7 days). */
+const MAX_EXPIRES_SECONDS = 604_800
+
+export interface S3Credential {
+  accessKeyId: string
+  secretAccessKey: string
+}
+
+/** What a verified request carries on to the payload decoder (chunk signatures chain from it). */
+export interface VerifiedSignature {
+  accessKeyId: string
+  /** x-amz-content-sha256 as sent (header auth), or UNSIGNED-PAYLOAD (presigned). */
+  payloadHash: string
+  longDate: string
+  scope: string
+  signingKey: Uint8Array
+  signature: string
+}
+
+/** SHA-256 and HMAC-SHA256 over node:crypto, in the shape the smithy signer asks for. */
+class NodeSha256 {
+  readonly #secret: SourceData | undefined
+  #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>
+
+  constructor (secret?: SourceData) {
+    this.#secret = secret
+    this.#hash = this.#fresh()
+  }
+
+  #fresh (): ReturnType<typeof createHash> | ReturnType<typeof createHmac> {
+    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', toBytes(this.#secret))
+  }
+
+  update (data: SourceData): void { this.#hash.update(toBytes(data)) }
+  async digest (): Promise<Uint8Array> { return this.#hash.digest() }
+  reset (): void { this.#hash = this.#fresh() }
+}
+
+function toBytes (data: SourceData): Buffer {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8')
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  return Buffer.from(data)
+}
+
+/** The smithy signer's canonical request and string to sign, opened up for verification. */
+class CanonicalSigner extends SignatureV4Base {
+  constructor () {
+    super({ service: 's3', region: 'us-east-1', credentials: { accessKeyId: '', secretAccessKey: '' }, sha256: NodeSha256, uriEscapePath: false, applyChecksum: false })
+  }
+
+  canonicalRequest (request: HttpRequest, canonicalHeaders: Record<string, string>, payloadHash: string): string {
+    return this.createCanonicalRequest(request, canonicalHeaders, payloadHash)
+  }
+
+  async stringToSign (longDate: string, scope: string, canonicalRequest: string): Promise<string> {
+    return await this.createStringToSign(longDate, scope, canonicalRequest, ALGORITHM)
+  }
+}
+
+const signer = new CanonicalSigner()
+
+/** Constant-time comparison of two hex signatures. */
+export function signaturesEqual (a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8')
+  const y = Buffer.from(b, 'utf8')
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+export function hmacHex (key: Uint8Array, text: string): string {
+  return createHmac('sha256', key).update(text, 'utf8').digest('hex')
+}
+
+/** `20260101T000000Z` → Date, or null. */
+function parseAmzDate (value: string): Date | null {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value)
+  if (m === null) return null
+  const ms = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6])
+  return Number.isNaN(ms) ? null : new Date(ms)
+}
+
+function formatAmzDate (date: Date): string {
+  return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
+}
+
+/** Splits a raw query string into decoded parameters (repeated names become arrays). */
+export function parseRawQuery (raw: string): Record<string, string | string[]> {
+  const query: Record<string, string | string[]> = {}
+  if (raw === '') return query
+  for (const part of raw.split('&')) {
+    if (part === '') continue
+    const eq = part.indexOf('=')
+    const name = decodeComponent(eq === -1 ? part : part.slice(0, eq))
+    const value = eq === -1 ? '' : decodeComponent(part.slice(eq + 1))
+    const previous = query[name]
+    if (previous === undefined) query[name] = value
+    else query[name] = Array.isArray(previous) ? [...previous, value] : [previous, value]
+  }
+  return query
+}
+
+function decodeComponent (text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    throw new S3Error('InvalidArgument', 'The query string has malformed percent-encoding.')
+  }
+}
+
+/** A path re-encoded the AWS way: every byte but unreserved characters and `/` percent-encoded. */
+function awsEncodePath (path: string): string {
+  let decoded: string
+  try {
+    decoded = decodeURIComponent(path)
+  } catch {
+    return path
+  }
+  return decoded.split('/').map(segment => encodeURIComponent(segment).replace(/[!'()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)).join('/')
+}
+
+interface Credential {
+  accessKeyId: string
+  shortDate: string
+  region: string
+  service: string
+}
+
+function parseCredential (value: string, error: 'AuthorizationHeaderMalformed' | 'AuthorizationQueryParametersError'): Credential {
+  const parts = value.split('/')
+  if (parts.length !== 5 || parts[4] !== 'aws4_request' || !/^\d{8}$/.test(parts[1])) {
+    throw new S3Error(error, 'The Credential is not <access key>/<yyyymmdd>/<region>/s3/aws4_request.')
+  }
+  if (parts[3] !== 's3') throw new S3Error(error, `The credential scope's service must be s3 (got ${parts[3]}).`)
+  return { accessKeyId: parts[0], shortDate: parts[1], region: parts[2], service: parts[3] }
+}
+
+export interface SignedRequest {
+  method: string
+  /** The path as it came on the wire (before `?`). */
+  rawPath: string
+  /** The raw query string (after `?`), or ''. */
+  rawQuery: string
+  headers: IncomingHttpHeaders
+}
+
+/** How the request says it is authenticated. */
+export function authenticationKind (request: SignedRequest, query: Record<string, string | string[]>): 'header' | 'query' | 'anonymous' {
+  if (request.headers.authorization !== undefined) return 'header'
+  if (query['X-Amz-Signature'] !== undefined || query['X-Amz-Algorithm'] !== undefined) return 'query'
+  return 'anonymous'
+}
+
+function single (value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+/**
+ * Verifies a signed request against the known credentials; returns what the
+ * payload decoder needs, or throws the S3 error a client would see.
+ */
+export async function verifySignature (
+  request: SignedRequest,
+  query: Record<string, string | string[]>,
+  secretOf: (accessKeyId: string) => string | undefined,
+  now: Date = new Date()
+): Promise<VerifiedSignature> {
+  const presigned = request.headers.authorization === undefined
+  let credential: Credential
+  let signedHeaders: string[]
+  let given: string
+  let longDate: string
+  let payloadHash: string
+  const malformed = presigned ? 'AuthorizationQueryParametersError' : 'AuthorizationHeaderMalformed'
+
+  if (!presigned) {
+    const header = single(request.headers.authorization) ?? ''
+    if (!header.startsWith(`${ALGORITHM} `)) {
+      throw new S3Error('InvalidArgument', `Only ${ALGORITHM} (Signature Version 4) authorization is supported.`)
+    }
+    const fields = new Map<string, string>()
+    for (const item of header.slice(ALGORITHM.length + 1).split(',')) {
+      const eq = item.indexOf('=')
+      if (eq > 0) fields.set(item.slice(0, eq).trim(), item.slice(eq + 1).trim())
+    }
+    const credentialField = fields.get('Credential')
+    const signedField = fields.get('SignedHeaders')
+    const signatureField = fields.get('Signature')
+    if (credentialField === undefined || signedField === undefined || signatureField === undefined) {
+      throw new S3Error(malformed, 'The Authorization header needs Credential, SignedHeaders and Signature.')
+    }
+    credential = parseCredential(credentialField, malformed)
+    signedHeaders = signedField.split(';')
+    given = signatureField
+    const amzDate = single(request.headers['x-amz-date'])
+    let date: Date | null
+    if (amzDate !== undefined) {
+      date = parseAmzDate(amzDate)
+    } else {
+      const httpDate = single(request.headers.date)
+      const ms = httpDate === undefined ? NaN : Date.parse(httpDate)
+      date = Number.isNaN(ms) ? null : new Date(ms)
+    }
+    if (date === null) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header')
+    longDate = amzDate ?? formatAmzDate(date)
+    if (Math.abs(now.getTime() - date.getTime()) > MAX_SKEW_MS) {
+      throw new S3Error('RequestTimeTooSkewed', undefined, {})
+    }
+    const sha = single(request.headers['x-amz-content-sha256'])
+    if (sha === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256')
+    payloadHash = sha
+  } else {
+    const algorithm = single(query['X-Amz-Algorithm'])
+    const credentialField = single(query['X-Amz-Credential'])
+    const dateField = single(query['X-Amz-Date'])
+    const expiresField = single(query['X-Amz-Expires'])
+    const signedField = single(query['X-Amz-SignedHeaders'])
+    const signatureField = single(query['X-Amz-Signature'])
+    if (algorithm !== ALGORITHM) throw new S3Error(malformed, `X-Amz-Algorithm must be ${ALGORITHM}.`)
+    if (credentialField === undefined || dateField === undefined || expiresField === undefined ||
+        signedField === undefined || signatureField === undefined) {
+      throw new S3Error(malformed, 'A presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.')
+    }
+    credential = parseCredential(credentialField, malformed)
+    signedHeaders = signedField.split(';')
+    given = signatureField
+    const date = parseAmzDate(dateField)
+    if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
+    if (!/^\d+$/.test(expiresField) || Number(expiresField) < 1 || Number(expiresField) > MAX_EXPIRES_SECONDS) {
+      throw new S3Error(malformed, `X-Amz-Expires must be from 1 to ${MAX_EXPIRES_SECONDS} seconds.`)
+    }
+    if (date.getTime() - now.getTime() > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet')
+    if (now.getTime() > date.getTime() + Number(expiresField) * 1000) throw new S3Error('AccessDenied', 'Request has expired')
+    longDate = dateField
+    payloadHash = single(query['X-Amz-Content-Sha256']) ?? UNSIGNED_PAYLOAD
+  }
+
+  if (longDate.slice(0, 8) !== credential.shortDate) {
+    throw new S3Error(malformed, `The credential date ${credential.shortDate} is not the request's date ${longDate.slice(0, 8)}.`)
+  }
+  if (!signedHeaders.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
+  const secretAccessKey = secretOf(credential.accessKeyId)
+  if (secretAccessKey === undefined) throw new S3Error('InvalidAccessKeyId')
+
+  const headers: Record<string, string> = {}
+  for (const name of signedHeaders) {
+    const value = request.headers[name]
+    if (value === undefined) throw new S3Error('SignatureDoesNotMatch', `The signed header ${name} is missing.`)
+    headers[name] = Array.isArray(value) ? value.join(',') : value
+  }
+  const canonicalHeaders = getCanonicalHeaders({ headers } as unknown as HttpRequest, undefined, new Set(signedHeaders))
+  const scope = createScope(credential.shortDate, credential.region, credential.service)
+  const signingKey = await getSigningKey(NodeSha256, { accessKeyId: credential.accessKeyId, secretAccessKey }, credential.shortDate, credential.region, credential.service)
+
+  const queryForSigning = presigned ? { ...query } : query
+  if (presigned) delete queryForSigning['X-Amz-Signature']
+  for (const path of new Set([request.rawPath, awsEncodePath(request.rawPath)])) {
+    const httpRequest = { method: request.method, path, query: queryForSigning, headers, protocol: 'http:', hostname: '' } as unknown as HttpRequest
+    const canonical = signer.canonicalRequest(httpRequest, canonicalHeaders, payloadHash)
+    const stringToSign = await signer.stringToSign(longDate, scope, canonical)
+    const expected = hmacHex(signingKey, stringToSign)
+    if (signaturesEqual(expected, given)) {
+      return { accessKeyId: credential.accessKeyId, payloadHash, longDate, scope, signingKey, signature: given }
+    }
+  }
+  throw new S3Error('SignatureDoesNotMatch')
+}

@@ -1,0 +1,94 @@
+/**
+ * How the object commands fail: one line on stderr naming the command and
+ * its target, exit code 1, a stack only with --debug; keys that cannot be
+ * local paths are skipped, never written outside the destination; the
+ * transport chosen by flags and variables; --version.
+ */
+import t from 'tap'
+import { promises as fsp } from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { openRegistry } from '../../src/index.js'
+import { httpCli, localCli, root, runBin, token } from './fixture.js'
+
+t.test('over the library', async t => {
+  const cli = await localCli(t)
+  const { run, work, dataDir } = cli
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const odd = await registry.open('photos')
+  await odd!.put('ok/a.txt', 'a')
+  await odd!.put('ok/../../escape.txt', 'evil')
+  await odd!.put('ok//double', 'x')
+  await registry.close()
+  await fsp.mkdir(path.join(work, 'dir'))
+  await fsp.writeFile(path.join(work, 'a.txt'), 'a')
+
+  const cases: Array<[string[], string]> = [
+    [['cat', 'fsb://photos/missing'], 'fsbucket: cat fsb://photos/missing: no such key\n'],
+    [['cat', 'fsb://nobucket/x'], 'fsbucket: cat fsb://nobucket/x: no such bucket\n'],
+    [['stat', 'fsb://photos/missing'], 'fsbucket: stat fsb://photos/missing: no such key\n'],
+    [['cp', 'missing.txt', 'fsb://photos/x'], 'fsbucket: cp missing.txt: no such file or directory\n'],
+    [['cp', 'dir', 'fsb://photos/'], 'fsbucket: cp dir: is a directory (use -r)\n'],
+    [['cp', 'a.txt', 'b.txt'], 'fsbucket: cp a.txt: copy needs an fsb:// location on one side at least (and - only opposite one)\n'],
+    [['cp', 'fsb://photos', 'here'], 'fsbucket: cp fsb://photos: fsb://photos names a bucket, not a key (use -r to copy its objects)\n'],
+    [['mb', 'fsb://Bad_Name'], 'fsbucket: mb fsb://Bad_Name: invalid bucket name (3 to 63 lowercase letters, digits and hyphens)\n'],
+    [['ls', 'fsb://nobucket'], 'fsbucket: ls fsb://nobucket: no such bucket\n']
+  ]
+  for (const [args, line] of cases) {
+    const result = await run(args)
+    t.equal(result.stderr, line, args.join(' '))
+    t.equal(result.code, 1, `${args.join(' ')} exits 1`)
+    t.equal(result.out, '', 'nothing on stdout')
+  }
+
+  const debug = await run(['cat', '--debug', 'fsb://photos/missing'])
+  t.match(debug.stderr, /^fsbucket: cat fsb:\/\/photos\/missing: no such key\n.*\n\s+at /, '--debug adds the stack')
+
+  const badSize = await run(['cp', '--part-size', '5x', 'a.txt', 'fsb://photos/a'])
+  t.equal(badSize.code, 1)
+  t.match(badSize.stderr, /option '--part-size <size>' argument '5x' is invalid\. expected a size such as 8MiB/)
+
+  const unsafe = await run(['cp', '-r', 'fsb://photos/ok', 'out'])
+  t.equal(unsafe.code, 1, 'a skipped key fails the command')
+  t.same(unsafe.stderr.trim().split('\n').sort(), [
+    'fsbucket: cp fsb://photos/ok/../../escape.txt: not a safe local path, skipped',
+    'fsbucket: cp fsb://photos/ok//double: not a safe local path, skipped'
+  ])
+  t.equal(unsafe.out, 'download: fsb://photos/ok/a.txt -> out/a.txt\n', 'the other keys are copied')
+  await t.rejects(fsp.stat(path.join(work, 'escape.txt')), 'nothing written outside the destination')
+  await t.rejects(fsp.stat(path.join(work, '..', 'escape.txt')))
+
+  const noData = await runBin(['ls', '--data', 'nowhere'], { cwd: work })
+  t.equal(noData.stderr, 'fsbucket: ls: no data directory nowhere (set --data or FSBUCKET_DATA, or --endpoint for a server)\n')
+  await t.rejects(fsp.stat(path.join(work, 'nowhere')), 'a mistyped --data is not created')
+
+  const version = await runBin(['--version'], { cwd: work })
+  const pkg = JSON.parse(await fsp.readFile(path.join(root, 'package.json'), 'utf8')) as { version: string }
+  t.equal(version.out, `${pkg.version}\n`)
+})
+
+t.test('over HTTP', async t => {
+  const cli = await httpCli(t)
+  const endpoint = cli.flags[cli.flags.indexOf('--endpoint') + 1]
+  t.equal((await cli.run(['mb', 'fsb://photos'])).code, 0)
+
+  const wrong = await runBin(['ls', 'fsb://photos', '--endpoint', endpoint, '--token', 'wrong'], { cwd: cli.work })
+  t.equal(wrong.stderr, 'fsbucket: ls fsb://photos: the server refused the token\n')
+  t.equal(wrong.code, 1)
+  const none = await runBin(['ls', 'fsb://photos', '--endpoint', endpoint], { cwd: cli.work })
+  t.equal(none.stderr, 'fsbucket: ls fsb://photos: the server needs a token (--token or FSBUCKET_TOKEN)\n')
+
+  const server = net.createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as net.AddressInfo).port
+  await new Promise(resolve => server.close(resolve))
+  const closed = await runBin(['ls', '--endpoint', `http://user:secret@127.0.0.1:${port}`], { cwd: cli.work })
+  t.equal(closed.stderr, `fsbucket: ls: cannot reach http://127.0.0.1:${port}: ECONNREFUSED\n`, 'no password of the URL in the line')
+
+  const fromEnv = await runBin(['ls'], { cwd: cli.work, env: { FSBUCKET_ENDPOINT: endpoint, FSBUCKET_TOKEN: token } })
+  t.match(fromEnv.out, /fsb:\/\/photos\n$/, 'FSBUCKET_ENDPOINT and FSBUCKET_TOKEN select the server')
+  const dataFlag = await runBin(['ls', '--data', cli.work], { cwd: cli.work, env: { FSBUCKET_ENDPOINT: `http://127.0.0.1:${port}` } })
+  t.equal(dataFlag.code, 0, '--data given as a flag beats FSBUCKET_ENDPOINT')
+  t.equal(dataFlag.out, '', 'the scratch directory has no buckets')
+})

@@ -1,0 +1,89 @@
+/** The pure parts of the object commands, by tables: locations, local paths of keys, sizes, part sizes, etags. */
+import t from 'tap'
+import { createHash } from 'node:crypto'
+import path from 'node:path'
+import { parseSize } from '../../src/cli/context.js'
+import { bytesMatchEtag } from '../../src/cli/etag.js'
+import { describeError, fromCode } from '../../src/cli/errors.js'
+import { directoryPrefix, keyBaseName, localPathFor, parseLocation } from '../../src/cli/paths.js'
+import { partSizeFor } from '../../src/cli/transfer.js'
+
+const MiB = 1024 * 1024
+
+t.test('parseLocation', async t => {
+  t.same(parseLocation('fsb://photos/a/b.jpg'), { kind: 'remote', bucket: 'photos', key: 'a/b.jpg' })
+  t.same(parseLocation('fsb://photos'), { kind: 'remote', bucket: 'photos', key: '' })
+  t.same(parseLocation('fsb://photos/'), { kind: 'remote', bucket: 'photos', key: '' })
+  t.same(parseLocation('fsb://photos/a//b/../c'), { kind: 'remote', bucket: 'photos', key: 'a//b/../c' }, 'keys are opaque')
+  t.same(parseLocation('-'), { kind: 'stdio' })
+  t.same(parseLocation('./fsb://x'), { kind: 'local', path: './fsb://x' })
+  t.throws(() => parseLocation('fsb://'), /no bucket named/)
+  t.throws(() => parseLocation('fsb:///key'), /no bucket named/)
+})
+
+t.test('localPathFor keeps every key inside the directory', async t => {
+  const dir = path.resolve('/tmp/out')
+  const table: Array<[string, string | null]> = [
+    ['a.txt', path.join(dir, 'a.txt')],
+    ['a/b/c.txt', path.join(dir, 'a', 'b', 'c.txt')],
+    ['..', null],
+    ['../x', null],
+    ['a/../../x', null],
+    ['a/./b', null],
+    ['a//b', null],
+    ['/etc/passwd', null],
+    ['a/', null],
+    ['', null],
+    ['a\0b', null],
+    ['..a/b..', path.join(dir, '..a', 'b..')]
+  ]
+  for (const [key, expected] of table) t.equal(localPathFor(dir, key), expected, JSON.stringify(key))
+})
+
+t.test('prefixes and names', async t => {
+  t.equal(directoryPrefix(''), '')
+  t.equal(directoryPrefix('photos'), 'photos/')
+  t.equal(directoryPrefix('photos/'), 'photos/')
+  t.equal(keyBaseName('a/b/c.jpg'), 'c.jpg')
+  t.equal(keyBaseName('c.jpg'), 'c.jpg')
+  t.equal(keyBaseName('a/b/'), 'b')
+})
+
+t.test('parseSize', async t => {
+  const table: Array<[string, number]> = [
+    ['5242880', 5 * MiB], ['5MiB', 5 * MiB], ['5M', 5 * MiB], ['5mb', 5 * MiB], ['64KiB', 64 * 1024], ['1GiB', 1024 * MiB], ['1.5MiB', 1.5 * MiB]
+  ]
+  for (const [text, bytes] of table) t.equal(parseSize(text), bytes, text)
+  for (const bad of ['', 'five', '5 parsecs', '-1', '0', '6GiB']) t.throws(() => parseSize(bad), /expected a size/, JSON.stringify(bad))
+})
+
+t.test('partSizeFor stays within 10,000 parts', async t => {
+  const tuning = { partSize: 8 * MiB, parallel: 4 }
+  t.equal(partSizeFor(40 * MiB, tuning), 8 * MiB)
+  t.equal(partSizeFor(10_000 * 8 * MiB, tuning), 8 * MiB)
+  const huge = 5 * 1024 * 1024 * MiB // 5 TiB
+  const size = partSizeFor(huge, tuning)
+  t.ok(Math.ceil(huge / size) <= 10_000)
+  t.equal(size % MiB, 0, 'whole MiB')
+})
+
+t.test('bytesMatchEtag', async t => {
+  const data = Buffer.alloc(11 * MiB, 7)
+  const md5 = (b: Buffer): Buffer => createHash('md5').update(b).digest()
+  const chunks = async function * (): AsyncGenerator<Buffer> {
+    for (let i = 0; i < data.length; i += 100_000) yield data.subarray(i, i + 100_000)
+  }
+  t.ok(await bytesMatchEtag(chunks(), data.length, md5(data).toString('hex'), 8 * MiB))
+  const parts = [md5(data.subarray(0, 5 * MiB)), md5(data.subarray(5 * MiB, 10 * MiB)), md5(data.subarray(10 * MiB))]
+  const etag = `${md5(Buffer.concat(parts)).toString('hex')}-3`
+  t.ok(await bytesMatchEtag(chunks(), data.length, etag, 8 * MiB), 'parts of 5 MiB found though 8 MiB is ours')
+  t.notOk(await bytesMatchEtag(chunks(), data.length, etag.replace(/^./, c => c === '0' ? '1' : '0'), 8 * MiB))
+  t.notOk(await bytesMatchEtag(chunks(), data.length, `${'0'.repeat(32)}-9999`, 8 * MiB), 'no part size gives that count')
+})
+
+t.test('describeError', async t => {
+  t.equal(describeError(fromCode(10007, 'x')), 'no such key')
+  t.equal(describeError(fromCode(99999, 'something else (99999)')), 'something else (99999)')
+  t.equal(describeError(Object.assign(new Error('x'), { code: 10006 })), 'no such bucket')
+  t.equal(describeError(Object.assign(new Error('x'), { code: 'ENOENT', path: 'a.txt' })), 'no such file or directory: a.txt')
+})

@@ -1,0 +1,257 @@
+/**
+ * The web console in a real headless Chromium against a listening gateway:
+ * the redirect from `/`, the CSP, browsing with breadcrumbs and folders,
+ * details, keys that look like HTML or carry `#`, `?`, `%`, spaces and
+ * non-ASCII (shown as text, with working links), upload by picker (12 MiB,
+ * as a multipart upload) and by drop, download (bytes compared), delete
+ * with confirmation, bucket create/delete and settings. `FSBUCKET_SCREENSHOT`
+ * names a PNG file to save the object browser to.
+ */
+import t from 'tap'
+import { createHash, randomBytes } from 'node:crypto'
+import { promises as fsp } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { BucketObjectBody } from '../../src/bucket/index.js'
+import { browser, listeningGateway } from './browser.js'
+
+const md5 = (data: Buffer): string => createHash('md5').update(data).digest('hex')
+
+const trickyKeys = [
+  'tricky/<img src=x onerror=alert(1)>',
+  'tricky/a#b?c=%41 d.txt',
+  'tricky/ünïcødé 文件.txt'
+]
+
+// One browser for the file; each test has its own gateway (its own origin).
+const context = await browser(t)
+
+t.test('the console, without a token (loopback)', async t => {
+  const { base, registry } = await listeningGateway(t, null)
+  const page = await context.newPage()
+  const dialogs: string[] = []
+  const pageErrors: string[] = []
+  page.on('pageerror', err => { pageErrors.push(err.message) })
+  page.on('dialog', dialog => { dialogs.push(dialog.message()); void dialog.dismiss() })
+
+  const photos = await registry.open('photos')
+  if (photos === null) throw new Error('no bucket')
+  await photos.put('docs/readme.txt', 'read me', { customMetadata: { owner: '<b>bold</b> ü' }, sha256: createHash('sha256').update('read me').digest('hex') })
+  await photos.put('docs/guide/intro.md', '# intro')
+  for (const key of trickyKeys) await photos.put(key, `body of ${key}`)
+
+  await t.test('GET / from a browser lands on the console, served under a strict CSP', async t => {
+    const response = await page.goto(`${base}/`)
+    t.equal(new URL(page.url()).pathname, '/_console/')
+    const csp = response?.headers()['content-security-policy'] ?? ''
+    t.match(csp, /script-src 'self'/)
+    t.match(csp, /style-src 'self'/)
+    t.notMatch(csp, /unsafe-inline|unsafe-eval|\*/, 'no inline or remote code')
+    t.equal(response?.headers()['cache-control'], 'no-cache')
+    await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
+    const injected = await page.evaluate(async () => {
+      const script = document.createElement('script')
+      script.textContent = 'window.inlineRan = true'
+      document.body.appendChild(script)
+      await new Promise(resolve => setTimeout(resolve, 50))
+      return (window as unknown as { inlineRan?: boolean }).inlineRan === true
+    })
+    t.equal(injected, false, 'the CSP blocks an inline script')
+  })
+
+  await t.test('browse: folders, breadcrumbs, details', async t => {
+    await page.getByRole('link', { name: 'photos', exact: true }).click()
+    await page.getByRole('link', { name: 'docs/' }).click()
+    await page.getByRole('link', { name: 'guide/' }).click()
+    const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' })
+    t.same(await crumbs.getByRole('listitem').allTextContents(), ['Buckets', 'photos', 'docs', 'guide'])
+    t.equal(await crumbs.locator('[aria-current="page"]').textContent(), 'guide')
+    await page.getByRole('button', { name: 'intro.md', exact: true }).waitFor()
+    await crumbs.getByRole('link', { name: 'docs' }).click()
+    await page.getByRole('button', { name: 'readme.txt', exact: true }).click()
+    const details = page.locator('aside.details')
+    t.equal(await details.getByTestId('details-key').textContent(), 'docs/readme.txt')
+    t.match(await details.getByTestId('details-size').textContent(), /7 bytes/)
+    t.equal(await details.getByTestId('details-etag').textContent(), md5(Buffer.from('read me')))
+    t.match(await details.textContent(), /owner<b>bold<\/b> ü/, 'custom metadata, as text')
+    t.match(await details.textContent(), createHash('sha256').update('read me').digest('hex'), 'the checksum')
+    t.equal(await details.locator('b').count(), 0, 'no markup from metadata')
+  })
+
+  await t.test('pages of 100, search by prefix, keyboard', async t => {
+    for (let i = 0; i < 105; i++) await photos.put(`many/${String(i).padStart(3, '0')}.txt`, String(i))
+    await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=many%2F`)
+    await page.getByRole('button', { name: '000.txt', exact: true }).waitFor()
+    t.equal(await page.locator('tr.object').count(), 100)
+    await page.getByRole('button', { name: 'Next page', exact: true }).click()
+    await page.getByRole('button', { name: '104.txt', exact: true }).waitFor()
+    t.equal(await page.locator('tr.object').count(), 5)
+    t.ok(await page.getByRole('button', { name: 'Next page', exact: true }).isDisabled(), 'no page after the last')
+    await page.getByRole('button', { name: 'Previous page', exact: true }).click()
+    await page.getByRole('button', { name: '000.txt', exact: true }).waitFor()
+
+    await page.getByLabel('Search in many/').fill('10')
+    await page.getByRole('button', { name: '104.txt', exact: true }).waitFor()
+    t.same(await page.locator('tr.object').evaluateAll(rows => rows.map(r => r.getAttribute('data-key'))),
+      ['many/100.txt', 'many/101.txt', 'many/102.txt', 'many/103.txt', 'many/104.txt'], 'keys starting with many/10')
+
+    await page.getByRole('button', { name: '102.txt', exact: true }).focus()
+    await page.keyboard.press('Enter')
+    t.equal(await page.getByTestId('details-key').textContent(), 'many/102.txt', 'Enter opens the details')
+    await page.keyboard.press('Tab')
+    t.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Close details', 'focus moved into the details')
+    await photos.delete(Array.from({ length: 105 }, (_, i) => `many/${String(i).padStart(3, '0')}.txt`))
+  })
+
+  await t.test('untrusted keys render as text, with working links', async t => {
+    await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=tricky%2F`)
+    const rows = page.locator('tr.object')
+    await page.locator('tr.object[data-key^="tricky/"]').first().waitFor()
+    t.same((await rows.evaluateAll(rs => rs.map(r => r.getAttribute('data-key')))).sort(), [...trickyKeys].sort())
+    for (const key of trickyKeys) {
+      const name = key.slice('tricky/'.length)
+      t.equal(await page.getByRole('button', { name, exact: true }).textContent(), name, `${name} shown as typed`)
+      const href = await page.locator(`tr.object[data-key="${key.replace(/"/g, '\\"')}"] a.download`).getAttribute('href')
+      const body = await page.evaluate(async (url: string) => await (await fetch(url)).text(), href ?? '')
+      t.equal(body, `body of ${key}`, `the link of ${name} reads it`)
+    }
+    t.equal(await page.locator('main img').count(), 0, 'no <img> made from a key')
+    t.same(dialogs, [], 'no script ran')
+  })
+
+  await t.test('upload 12 MiB by the picker (multipart) and a file by drop; download; delete', async t => {
+    await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=up%2F`)
+    await page.getByText('No objects here yet').waitFor()
+    // A file on disk: the browser reads it itself (a buffer would cross the DevTools protocol, slowly).
+    const big = randomBytes(12 * 1024 * 1024)
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'fsbucket-console-'))
+    t.teardown(async () => { await fsp.rm(dir, { recursive: true, force: true }) })
+    await fsp.writeFile(path.join(dir, 'big file.bin'), big)
+    await page.setInputFiles('#file-picker', path.join(dir, 'big file.bin'))
+    const state = page.locator('li.upload').filter({ hasText: 'up/big file.bin' }).locator('.upload-state')
+    await page.locator('li.upload.done').waitFor({ timeout: 30_000 })
+    t.equal(await state.textContent(), 'done')
+    const progress = page.locator('li.upload progress')
+    t.equal(await progress.evaluate(p => (p as HTMLProgressElement).value), big.length, 'the progress bar is full')
+    const stored = await photos.head('up/big file.bin')
+    t.equal(stored?.size, big.length)
+    t.match(stored?.etag, /-3$/, 'stored as a multipart upload of three parts')
+
+    const dropped = await page.evaluateHandle(() => {
+      const transfer = new DataTransfer()
+      transfer.items.add(new File(['dropped bytes'], 'dropped.txt', { type: 'text/plain' }))
+      return transfer
+    })
+    await page.dispatchEvent('.dropzone', 'drop', { dataTransfer: dropped })
+    await page.getByRole('button', { name: 'dropped.txt', exact: true }).waitFor()
+    const droppedObject = await photos.get('up/dropped.txt') as BucketObjectBody | null
+    t.equal(droppedObject?.size, 13)
+    t.equal(await droppedObject?.text(), 'dropped bytes')
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.locator('tr.object[data-key="up/big file.bin"] a.download').click()
+    ])
+    t.equal(download.suggestedFilename(), 'big file.bin')
+    t.equal(md5(await fsp.readFile(await download.path())), md5(big), 'downloaded bytes are the uploaded ones')
+
+    await page.getByRole('checkbox', { name: 'Select up/big file.bin' }).check()
+    await page.getByRole('checkbox', { name: 'Select up/dropped.txt' }).check()
+    await page.getByRole('button', { name: 'Delete selected (2)', exact: true }).click()
+    const confirm = page.getByRole('dialog')
+    t.match(await confirm.textContent(), /up\/big file\.bin/)
+    await confirm.getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByText('No objects here yet').waitFor()
+    t.equal(await photos.head('up/big file.bin'), null)
+    t.equal(await photos.head('up/dropped.txt'), null)
+    if (process.env.FSBUCKET_SCREENSHOT !== undefined) {
+      await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=docs%2F`)
+      await page.getByRole('button', { name: 'readme.txt', exact: true }).click()
+      await page.screenshot({ path: process.env.FSBUCKET_SCREENSHOT, fullPage: true })
+    }
+  })
+
+  await t.test('cancel a multipart upload: its parts stop and the upload is aborted', async t => {
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'fsbucket-console-'))
+    t.teardown(async () => { await fsp.rm(dir, { recursive: true, force: true }) })
+    await fsp.writeFile(path.join(dir, 'stalled.bin'), randomBytes(9 * 1024 * 1024))
+    // Parts never reach the server until the test lets them (it never does).
+    const held: Array<() => void> = []
+    await page.route(/action=mpu-uploadpart/, async route => { await new Promise<void>(resolve => held.push(resolve)); await route.abort().catch(() => {}) })
+    const aborted = page.waitForRequest(request => request.url().includes('action=mpu-abort') && request.method() === 'DELETE')
+    await page.setInputFiles('#file-picker', path.join(dir, 'stalled.bin'))
+    await page.getByText('uploading (multipart)').waitFor()
+    await page.getByRole('button', { name: 'Cancel the upload of up/stalled.bin', exact: true }).click()
+    t.equal((await (await aborted).response())?.status(), 204, 'the server aborted the upload')
+    await page.locator('li.upload.failed .upload-state', { hasText: 'cancelled' }).waitFor()
+    for (const release of held) release()
+    await page.unroute(/action=mpu-uploadpart/)
+    t.equal(await photos.head('up/stalled.bin'), null, 'nothing stored')
+  })
+
+  await t.test('buckets: create, make public, delete', async t => {
+    await page.goto(`${base}/_console/#/`)
+    await page.getByLabel('New bucket').fill('made-here')
+    await page.getByRole('button', { name: 'Create bucket', exact: true }).click()
+    await page.getByRole('link', { name: 'made-here', exact: true }).waitFor()
+    t.ok(await registry.info('made-here'), 'created')
+    await page.locator('tr[data-bucket="made-here"]').getByRole('link', { name: 'Settings' }).click()
+    await page.getByLabel(/^Public/).check()
+    await page.getByText('Public access: saved.').waitFor()
+    t.equal((await registry.info('made-here'))?.settings.public, true, 'public through the management API')
+    await page.getByLabel('CORS rules (JSON)').fill(JSON.stringify({ rules: [{ allowed: { origins: ['https://app.example'], methods: ['GET'] } }] }))
+    await page.getByRole('button', { name: 'Save CORS rules', exact: true }).click()
+    await page.getByText('CORS rules: saved.').waitFor()
+    t.same((await registry.info('made-here'))?.settings.cors, [{ allowedOrigins: ['https://app.example'], allowedMethods: ['GET'] }])
+    await page.getByLabel('CORS rules (JSON)').fill('{"rules": [{"allowed": {}}]}')
+    await page.getByRole('button', { name: 'Save CORS rules', exact: true }).click()
+    t.match(await page.getByText(/^CORS rules: .*allowed\.origins/).textContent(), /must be an array|required|empty/, 'the API\'s refusal is shown')
+    const lifecycle = { rules: [{ id: 'abort-1h', enabled: true, conditions: { prefix: '' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 3600 } } }] }
+    await page.getByLabel('Lifecycle rules (JSON)').fill(JSON.stringify(lifecycle))
+    await page.getByRole('button', { name: 'Save lifecycle rules', exact: true }).click()
+    await page.getByText('Lifecycle rules: saved.').waitFor()
+    t.same((await registry.info('made-here'))?.settings.lifecycle, lifecycle)
+    await page.goto(`${base}/_console/#/`)
+    t.equal(await page.locator('tr[data-bucket="made-here"] .badge').textContent(), 'public')
+    await page.getByRole('button', { name: 'Delete bucket made-here', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket', exact: true }).click()
+    await page.getByText('Deleted the bucket made-here.').waitFor()
+    t.equal(await registry.info('made-here'), null, 'deleted')
+  })
+
+  t.same(pageErrors, [], 'no script error on any page')
+})
+
+t.test('the console asks for the token before showing anything', async t => {
+  const token = 'console-test-token'
+  const { base } = await listeningGateway(t, token)
+  const page = await context.newPage()
+  await page.goto(`${base}/_console/`)
+  await page.getByLabel('Token', { exact: true }).waitFor()
+  t.notMatch(await page.locator('body').textContent(), /photos/, 'no bucket shows before the token')
+
+  await page.getByLabel('Token', { exact: true }).fill('wrong')
+  await page.getByRole('button', { name: 'Continue', exact: true }).click()
+  await page.getByText('The token was not accepted.').waitFor()
+  t.equal(await page.evaluate(() => sessionStorage.length), 0, 'a refused token is not kept')
+
+  await page.getByLabel('Token', { exact: true }).fill(token)
+  await page.getByRole('button', { name: 'Continue', exact: true }).click()
+  await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
+  t.equal(await page.evaluate(() => Object.values(sessionStorage).join()), token, 'kept in sessionStorage')
+
+  // Writes and private reads carry the token: an upload and a download of a private object.
+  await page.getByRole('link', { name: 'photos', exact: true }).click()
+  await page.setInputFiles('#file-picker', { name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('private note') })
+  await page.getByRole('button', { name: 'note.txt', exact: true }).waitFor()
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator('tr.object[data-key="note.txt"] a.download').click()
+  ])
+  t.equal(await fsp.readFile(await download.path(), 'utf8'), 'private note', 'downloaded with the token')
+
+  await page.reload()
+  await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
+  await page.getByRole('button', { name: 'Forget token', exact: true }).click()
+  await page.getByLabel('Token', { exact: true }).waitFor()
+})

@@ -1,0 +1,94 @@
+/**
+ * Signatures over a real socket: SDK-signed requests, presigned GET/PUT used
+ * with plain fetch, expiry, tampering, wrong secrets and unknown keys,
+ * anonymous access, and virtual-host style addressing.
+ */
+import t from 'tap'
+import http from 'node:http'
+import type { LookupFunction } from 'node:net'
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import { s3AccessPolicy } from '../../src/s3/index.js'
+import { devCredentials, s3Server } from './fixture.js'
+
+async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await promise
+  } catch (err) {
+    return err as S3ServiceException
+  }
+  throw new Error('expected a rejection')
+}
+
+const configured = { accessKeyId: 'AKIDTESTTEST', secretAccessKey: 'the-real-secret' }
+
+t.test('a configured pair: signed requests verify, wrong secrets and unknown keys do not', async t => {
+  const { client } = await s3Server(t, { policy: s3AccessPolicy(configured, 'token', true) })
+  await client({ credentials: configured }).send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'v' }))
+  const wrong = await rejection(client({ credentials: { ...configured, secretAccessKey: 'guess' } }).send(new GetObjectCommand({ Bucket: 'photos', Key: 'k' })))
+  t.equal(wrong.name, 'SignatureDoesNotMatch')
+  t.equal(wrong.$metadata.httpStatusCode, 403)
+  const unknown = await rejection(client({ credentials: devCredentials }).send(new GetObjectCommand({ Bucket: 'photos', Key: 'k' })))
+  t.equal(unknown.name, 'InvalidAccessKeyId', 'the development pair is off once a pair is configured')
+  const regionUs = await client({ credentials: configured, region: 'us-east-1' }).send(new GetObjectCommand({ Bucket: 'photos', Key: 'k' }))
+  t.equal(await regionUs.Body!.transformToString(), 'v', 'any region verifies')
+})
+
+t.test('anonymous requests: refused without the development mode, public buckets readable', async t => {
+  const { endpoint, registry, client } = await s3Server(t, { policy: s3AccessPolicy(configured, null, false) })
+  await client({ credentials: configured }).send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'v' }))
+  const put = await fetch(`${endpoint}/photos/anon`, { method: 'PUT', body: 'x' })
+  t.equal(put.status, 403)
+  t.match(await put.text(), /<Code>AccessDenied<\/Code>/)
+  t.ok(put.headers.get('x-amz-request-id'), 'every answer has a request id')
+  t.equal((await fetch(`${endpoint}/photos/k`)).status, 403, 'a private bucket is not readable')
+  await registry.updateSettings('photos', { public: true })
+  const got = await fetch(`${endpoint}/photos/k`)
+  t.equal(got.status, 200)
+  t.equal(await got.text(), 'v')
+  t.equal((await fetch(`${endpoint}/photos?list-type=2`)).status, 200, 'listing a public bucket')
+  t.equal((await fetch(`${endpoint}/photos/k`, { method: 'DELETE' })).status, 403, 'writes are still refused')
+})
+
+t.test('presigned GET and PUT work with plain fetch; expired and tampered ones do not', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const putUrl = await getSignedUrl(s3, new PutObjectCommand({ Bucket: 'photos', Key: 'dir/pre signed.txt', ContentType: 'text/plain' }), { expiresIn: 60 })
+  const put = await fetch(putUrl, { method: 'PUT', body: 'uploaded by url', headers: { 'content-type': 'text/plain' } })
+  t.equal(put.status, 200)
+  const getUrl = await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'photos', Key: 'dir/pre signed.txt', ResponseContentDisposition: 'attachment; filename="x.txt"' }), { expiresIn: 60 })
+  const got = await fetch(getUrl)
+  t.equal(got.status, 200)
+  t.equal(await got.text(), 'uploaded by url')
+  t.equal(got.headers.get('content-disposition'), 'attachment; filename="x.txt"')
+
+  const tampered = await fetch(getUrl.replace('response-content-disposition=', 'response-content-disposition=x'))
+  t.equal(tampered.status, 403)
+  t.match(await tampered.text(), /<Code>SignatureDoesNotMatch<\/Code>/)
+  const otherKey = await fetch(getUrl.replace('pre%20signed', 'pre%20signeD'))
+  t.equal(otherKey.status, 403)
+
+  const expiredUrl = await getSignedUrl(s3, new GetObjectCommand({ Bucket: 'photos', Key: 'dir/pre signed.txt' }), { expiresIn: 1, signingDate: new Date(Date.now() - 10_000) })
+  const expired = await fetch(expiredUrl)
+  t.equal(expired.status, 403)
+  t.match(await expired.text(), /<Code>AccessDenied<\/Code><Message>Request has expired<\/Message>/)
+})
+
+t.test('virtual-host style: <bucket>.localhost and <bucket>.<--s3-domain>', async t => {
+  const { port, client } = await s3Server(t, { domains: ['s3.example.test'] })
+  // Every host name resolves to the test server.
+  const lookup = ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }])
+    else callback(null, '127.0.0.1', 4)
+  }) as unknown as LookupFunction
+  const httpAgent = new http.Agent({ lookup })
+  t.teardown(() => httpAgent.destroy())
+  for (const host of ['localhost', 's3.example.test']) {
+    const s3 = client({ endpoint: `http://${host}:${port}`, forcePathStyle: false, requestHandler: { httpAgent } })
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `vhost/${host}`, Body: host }))
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: `vhost/${host}` }))
+    t.equal(await got.Body!.transformToString(), host)
+  }
+  const listed = await client().send(new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'vhost/' }))
+  t.same(listed.Contents?.map(c => c.Key), ['vhost/localhost', 'vhost/s3.example.test'], 'the same bucket through path style')
+})

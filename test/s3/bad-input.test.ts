@@ -1,0 +1,148 @@
+/**
+ * Bad input over a real socket: each a clear S3 error, nothing stored, and
+ * the server still serving afterwards.
+ */
+import t, { type Test } from 'tap'
+import http from 'node:http'
+import { HeadObjectCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3'
+import { SignatureV4 } from '@smithy/signature-v4'
+import { createHash, createHmac } from 'node:crypto'
+import zlib from 'node:zlib'
+import type { SourceData } from '@smithy/types'
+import { devCredentials, s3Server, type S3Server } from './fixture.js'
+
+interface Answer { status: number, headers: http.IncomingHttpHeaders, body: string }
+
+/** One raw request; `body` chunks are written with a pause between them. */
+async function raw (server: S3Server, method: string, path: string, headers: Record<string, string>, body: Array<string | Buffer> = []): Promise<Answer> {
+  return await new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port: server.port, method, path, headers }, response => {
+      const chunks: Buffer[] = []
+      response.on('data', chunk => chunks.push(chunk))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString() }))
+    })
+    request.on('error', reject)
+    for (const chunk of body) request.write(chunk)
+    request.end()
+  })
+}
+
+async function stored (server: S3Server, key: string): Promise<boolean> {
+  return (await (await server.registry.open('photos'))!.head(key)) !== null
+}
+
+async function stillServing (t: Test, server: S3Server): Promise<void> {
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'alive', Body: 'yes' }))
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'alive' }))).ContentLength, 3, 'the server still serves')
+}
+
+t.test('malformed XML bodies are MalformedXML', async t => {
+  const server = await s3Server(t)
+  const entities = '<?xml version="1.0"?><!DOCTYPE Delete [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><Delete><Object><Key>&b;</Key></Object></Delete>'
+  for (const body of ['<Delete><Object><Key>a</Key></Object>', 'not xml at all', '', '<Other/>', entities]) {
+    const answer = await raw(server, 'POST', '/photos?delete', { 'content-type': 'application/xml' }, [body])
+    t.equal(answer.status, 400, JSON.stringify(body))
+    t.match(answer.body, /<Code>MalformedXML<\/Code>/)
+  }
+  const refs = await raw(server, 'POST', '/photos?delete', {}, ['<Delete><Object><Key>a&#34;b&#x26;c</Key></Object></Delete>'])
+  t.match(refs.body, /<Key>a&quot;b&amp;c<\/Key>/, 'numeric character references are decoded')
+  const complete = await raw(server, 'POST', '/photos/k?uploadId=abc', {}, ['<CompleteMultipartUpload><Part>'])
+  t.match(complete.body, /<Code>MalformedXML<\/Code>/)
+  await stillServing(t, server)
+})
+
+t.test('a truncated aws-chunked body stores nothing', async t => {
+  const server = await s3Server(t)
+  const headers = { 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '10' }
+  const cut = await raw(server, 'PUT', '/photos/cut', headers, ['a\r\n01234'])
+  t.equal(cut.status, 400)
+  t.match(cut.body, /<Code>IncompleteBody<\/Code>/)
+  t.notOk(await stored(server, 'cut'), 'nothing stored')
+  const whole = await raw(server, 'PUT', '/photos/whole', { ...headers, 'x-amz-trailer': 'x-amz-checksum-crc32' },
+    ['a\r\n0123456789\r\n', '0\r\nx-amz-checksum-crc32:', `${crc32Base64('0123456789')}\r\n\r\n`])
+  t.equal(whole.status, 200, 'the same framing, complete, is stored')
+  const badCrc = await raw(server, 'PUT', '/photos/bad-crc', { ...headers, 'x-amz-trailer': 'x-amz-checksum-crc32' },
+    ['a\r\n0123456789\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n'])
+  t.equal(badCrc.status, 400)
+  t.match(badCrc.body, /<Code>BadDigest<\/Code>/)
+  t.notOk(await stored(server, 'bad-crc'))
+  await stillServing(t, server)
+})
+
+t.test('a chunk signature that does not verify stores nothing', async t => {
+  const server = await s3Server(t)
+  const host = `127.0.0.1:${server.port}`
+  const signer = new SignatureV4({ service: 's3', region: 'auto', credentials: devCredentials, sha256: Sha256, uriEscapePath: false })
+  const signed = await signer.sign({
+    method: 'PUT', protocol: 'http:', hostname: '127.0.0.1', port: server.port, path: '/photos/forged', query: {},
+    headers: { host, 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '5' }
+  })
+  const answer = await raw(server, 'PUT', '/photos/forged', signed.headers as Record<string, string>,
+    [`5;chunk-signature=${'0'.repeat(64)}\r\nhello\r\n0;chunk-signature=${'0'.repeat(64)}\r\n\r\n`])
+  t.equal(answer.status, 403)
+  t.match(answer.body, /<Code>SignatureDoesNotMatch<\/Code>/)
+  t.notOk(await stored(server, 'forged'))
+  await stillServing(t, server)
+})
+
+t.test('a literal x-amz-content-sha256 is verified', async t => {
+  const server = await s3Server(t)
+  const answer = await raw(server, 'PUT', '/photos/sha', { 'x-amz-content-sha256': createHash('sha256').update('other').digest('hex') }, ['bytes'])
+  t.equal(answer.status, 400)
+  t.match(answer.body, /<Code>XAmzContentSHA256Mismatch<\/Code>/)
+  t.notOk(await stored(server, 'sha'))
+  const right = await raw(server, 'PUT', '/photos/sha', { 'x-amz-content-sha256': createHash('sha256').update('bytes').digest('hex') }, ['bytes'])
+  t.equal(right.status, 200)
+})
+
+t.test('a key over 1,024 bytes is KeyTooLongError', async t => {
+  const server = await s3Server(t)
+  try {
+    await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'k'.repeat(1025), Body: 'x' }))
+    t.fail('accepted')
+  } catch (err) {
+    t.equal((err as S3ServiceException).name, 'KeyTooLongError')
+  }
+  await stillServing(t, server)
+})
+
+t.test('Expect: 100-continue is answered before the body; HEAD errors have no body', async t => {
+  const server = await s3Server(t)
+  const status = await new Promise<number>((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port: server.port, method: 'PUT', path: '/photos/continued', headers: { expect: '100-continue', 'content-length': '4' } })
+    request.on('continue', () => request.end('body'))
+    request.on('response', response => { response.resume(); resolve(response.statusCode ?? 0) })
+    request.on('error', reject)
+  })
+  t.equal(status, 200)
+  t.ok(await stored(server, 'continued'))
+  const head = await raw(server, 'HEAD', '/photos/missing', {})
+  t.equal(head.status, 404)
+  t.equal(head.body, '')
+  const unsupported = await raw(server, 'GET', '/photos?acl', {})
+  t.equal(unsupported.status, 501)
+  t.match(unsupported.body, /<Code>NotImplemented<\/Code>/)
+})
+
+function crc32Base64 (text: string): string {
+  const crc = Buffer.alloc(4)
+  crc.writeUInt32BE(zlib.crc32(text))
+  return crc.toString('base64')
+}
+
+function bytes (data: SourceData): Buffer {
+  return typeof data === 'string' ? Buffer.from(data) : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data)
+}
+
+/** SHA-256 / HMAC for the smithy signer, over node:crypto. */
+class Sha256 {
+  readonly #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>
+  constructor (secret?: SourceData) {
+    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret))
+  }
+
+  update (data: SourceData): void { this.#hash.update(bytes(data)) }
+  async digest (): Promise<Uint8Array> { return this.#hash.digest() }
+  reset (): void {}
+}

@@ -1,0 +1,166 @@
+/** Bucket operations and listings through the AWS SDK v3 over a real socket. */
+import t from 'tap'
+import {
+  CreateBucketCommand, DeleteBucketCommand, DeleteBucketCorsCommand, DeleteBucketLifecycleCommand, GetBucketCorsCommand,
+  GetBucketEncryptionCommand, GetBucketLifecycleConfigurationCommand, GetBucketLocationCommand, HeadBucketCommand,
+  ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand,
+  PutObjectCommand, S3ServiceException, paginateListObjectsV2
+} from '@aws-sdk/client-s3'
+import { s3Server } from './fixture.js'
+
+async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await promise
+  } catch (err) {
+    return err as S3ServiceException
+  }
+  throw new Error('expected a rejection')
+}
+
+t.test('create, list, head, locate, delete buckets', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  await s3.send(new CreateBucketCommand({ Bucket: 'fresh' }))
+  t.ok(await registry.info('fresh'), 'the registry has it')
+  const again = await rejection(s3.send(new CreateBucketCommand({ Bucket: 'fresh' })))
+  t.equal(again.name, 'BucketAlreadyOwnedByYou')
+  const invalid = await rejection(s3.send(new CreateBucketCommand({ Bucket: 'Not_Valid' })))
+  t.equal(invalid.name, 'InvalidBucketName')
+  const listed = await s3.send(new ListBucketsCommand({}))
+  t.same(listed.Buckets?.map(b => b.Name), ['fresh', 'photos'])
+  t.ok(listed.Buckets?.[0].CreationDate instanceof Date)
+  await s3.send(new HeadBucketCommand({ Bucket: 'fresh' }))
+  const missing = await rejection(s3.send(new HeadBucketCommand({ Bucket: 'nothere' })))
+  t.equal(missing.$metadata.httpStatusCode, 404)
+  const location = await s3.send(new GetBucketLocationCommand({ Bucket: 'fresh' }))
+  t.equal(location.LocationConstraint, 'auto', 'the region the request was signed for')
+  await s3.send(new PutObjectCommand({ Bucket: 'fresh', Key: 'k', Body: 'v' }))
+  const notEmpty = await rejection(s3.send(new DeleteBucketCommand({ Bucket: 'fresh' })))
+  t.equal(notEmpty.name, 'BucketNotEmpty')
+  t.equal(notEmpty.$metadata.httpStatusCode, 409)
+  const noBucket = await rejection(s3.send(new PutObjectCommand({ Bucket: 'nothere', Key: 'k', Body: 'v' })))
+  t.equal(noBucket.name, 'NoSuchBucket')
+  await s3.send(new DeleteBucketCommand({ Bucket: 'photos' }))
+  t.equal(await registry.info('photos'), null)
+})
+
+t.test('CORS, lifecycle and encryption map onto the bucket settings', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  const noCors = await rejection(s3.send(new GetBucketCorsCommand({ Bucket: 'photos' })))
+  t.equal(noCors.name, 'NoSuchCORSConfiguration')
+  await s3.send(new PutBucketCorsCommand({
+    Bucket: 'photos',
+    CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://app.example'], AllowedMethods: ['GET', 'PUT'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 600 }] }
+  }))
+  t.same((await registry.info('photos'))?.settings.cors, [{ allowedOrigins: ['https://app.example'], allowedMethods: ['GET', 'PUT'], allowedHeaders: ['*'], exposeHeaders: ['ETag'], maxAgeSeconds: 600 }])
+  const cors = await s3.send(new GetBucketCorsCommand({ Bucket: 'photos' }))
+  t.same(cors.CORSRules?.[0].AllowedMethods, ['GET', 'PUT'])
+  t.equal(cors.CORSRules?.[0].MaxAgeSeconds, 600)
+  await s3.send(new DeleteBucketCorsCommand({ Bucket: 'photos' }))
+  t.equal((await registry.info('photos'))?.settings.cors, null)
+
+  await s3.send(new PutBucketLifecycleConfigurationCommand({
+    Bucket: 'photos',
+    LifecycleConfiguration: {
+      Rules: [{ ID: 'abort-2d', Status: 'Enabled', Filter: { Prefix: '' }, AbortIncompleteMultipartUpload: { DaysAfterInitiation: 2 }, Expiration: { Days: 30 } }]
+    }
+  }))
+  const stored = (await registry.info('photos'))?.settings.lifecycle as { rules: Array<Record<string, unknown>> }
+  t.same(stored.rules[0], {
+    id: 'abort-2d',
+    enabled: true,
+    conditions: { prefix: '' },
+    deleteObjectsTransition: { condition: { type: 'Age', maxAge: 30 * 86400 } },
+    abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 2 * 86400 } }
+  }, 'stored in the management API\'s shape, which the sweeper reads')
+  const lifecycle = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'photos' }))
+  t.equal(lifecycle.Rules?.[0].AbortIncompleteMultipartUpload?.DaysAfterInitiation, 2)
+  t.equal(lifecycle.Rules?.[0].Expiration?.Days, 30)
+  await s3.send(new DeleteBucketLifecycleCommand({ Bucket: 'photos' }))
+  const noLifecycle = await rejection(s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'photos' })))
+  t.equal(noLifecycle.name, 'NoSuchLifecycleConfiguration')
+
+  const encryption = await s3.send(new GetBucketEncryptionCommand({ Bucket: 'photos' }))
+  t.equal(encryption.ServerSideEncryptionConfiguration?.Rules?.[0].ApplyServerSideEncryptionByDefault?.SSEAlgorithm, 'AES256')
+})
+
+t.test('ListObjectsV2: prefix, delimiter, pages, start-after, byte order, url encoding', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const keys = ['a/1', 'a/2', 'a/b/3', 'b', 'c d+e', 'z\u{1F600}', 'z\uFFFD']
+  for (const key of keys) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: key }))
+  const all = await s3.send(new ListObjectsV2Command({ Bucket: 'photos' }))
+  t.same(all.Contents?.map(c => c.Key), ['a/1', 'a/2', 'a/b/3', 'b', 'c d+e', 'z\uFFFD', 'z\u{1F600}'], 'UTF-8 byte order')
+  t.equal(all.KeyCount, 7)
+  t.equal(all.Contents?.[0].Size, 3)
+  t.equal(all.Contents?.[0].StorageClass, 'STANDARD')
+  const rolled = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', Delimiter: '/' }))
+  t.same(rolled.CommonPrefixes?.map(p => p.Prefix), ['a/'])
+  t.same(rolled.Contents?.map(c => c.Key), ['b', 'c d+e', 'z\uFFFD', 'z\u{1F600}'])
+  const inA = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'a/', Delimiter: '/' }))
+  t.same(inA.Contents?.map(c => c.Key), ['a/1', 'a/2'])
+  t.same(inA.CommonPrefixes?.map(p => p.Prefix), ['a/b/'])
+  const pages: string[][] = []
+  for await (const page of paginateListObjectsV2({ client: s3, pageSize: 2 }, { Bucket: 'photos', Delimiter: '/' })) {
+    pages.push([...(page.CommonPrefixes ?? []).map(p => p.Prefix!), ...(page.Contents ?? []).map(c => c.Key!)])
+  }
+  t.same(pages, [['a/', 'b'], ['c d+e', 'z\uFFFD'], ['z\u{1F600}']])
+  const after = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', StartAfter: 'b' }))
+  t.same(after.Contents?.map(c => c.Key), ['c d+e', 'z\uFFFD', 'z\u{1F600}'])
+  const encoded = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'c', EncodingType: 'url' }))
+  t.same(encoded.Contents?.map(c => c.Key), ['c%20d%2Be'])
+  t.equal(encoded.EncodingType, 'url')
+  const none = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', MaxKeys: 0 }))
+  t.equal(none.KeyCount, 0)
+  t.equal(none.IsTruncated, false)
+  const owned = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', FetchOwner: true, MaxKeys: 1 }))
+  t.equal(owned.Contents?.[0].Owner?.ID, 'fsbucket')
+  const badToken = await rejection(s3.send(new ListObjectsV2Command({ Bucket: 'photos', ContinuationToken: 'garbage!' })))
+  t.equal(badToken.name, 'InvalidArgument')
+})
+
+t.test('ListObjects (V1): marker and NextMarker never repeat a common prefix', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  for (const key of ['a/1', 'a/2', 'b/1', 'c', 'd/1']) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: key }))
+  const seen: string[] = []
+  let marker: string | undefined
+  for (let i = 0; i < 10; i++) {
+    const page = await s3.send(new ListObjectsCommand({ Bucket: 'photos', Delimiter: '/', MaxKeys: 1, Marker: marker }))
+    seen.push(...(page.CommonPrefixes ?? []).map(p => p.Prefix!), ...(page.Contents ?? []).map(c => c.Key!))
+    if (page.IsTruncated !== true) break
+    marker = page.NextMarker
+  }
+  t.same(seen, ['a/', 'b/', 'c', 'd/'])
+  const flat = await s3.send(new ListObjectsCommand({ Bucket: 'photos', Marker: 'b/1' }))
+  t.same(flat.Contents?.map(c => c.Key), ['c', 'd/1'])
+  t.equal(flat.IsTruncated, false)
+})
+
+t.test('CORS on the S3 port: preflights and answers follow the bucket rules', async t => {
+  const { client, endpoint } = await s3Server(t)
+  const preflight = async (origin: string, method: string, headers = 'content-type'): Promise<Response> => await fetch(`${endpoint}/photos/upload.txt`, {
+    method: 'OPTIONS', headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': headers }
+  })
+  const off = await preflight('https://app.example', 'PUT')
+  t.equal(off.status, 403)
+  t.match(await off.text(), /<Code>AccessForbidden<\/Code>/)
+  await client().send(new PutBucketCorsCommand({
+    Bucket: 'photos',
+    CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://*.example'], AllowedMethods: ['PUT', 'GET'], AllowedHeaders: ['content-type', 'x-amz-*'], ExposeHeaders: ['ETag'], MaxAgeSeconds: 60 }] }
+  }))
+  const allowed = await preflight('https://app.example', 'PUT', 'content-type, x-amz-meta-a')
+  t.equal(allowed.status, 200)
+  t.equal(allowed.headers.get('access-control-allow-origin'), 'https://app.example')
+  t.equal(allowed.headers.get('access-control-allow-methods'), 'PUT, GET')
+  t.equal(allowed.headers.get('access-control-allow-headers'), 'content-type, x-amz-meta-a')
+  t.equal(allowed.headers.get('access-control-max-age'), '60')
+  t.equal((await preflight('https://other.test', 'PUT')).status, 403, 'another origin')
+  t.equal((await preflight('https://app.example', 'DELETE')).status, 403, 'another method')
+  t.equal((await preflight('https://app.example', 'PUT', 'authorization')).status, 403, 'a header not allowed')
+  const put = await fetch(`${endpoint}/photos/upload.txt`, { method: 'PUT', body: 'x', headers: { origin: 'https://app.example' } })
+  t.equal(put.status, 200)
+  t.equal(put.headers.get('access-control-allow-origin'), 'https://app.example')
+  t.equal(put.headers.get('access-control-expose-headers'), 'ETag')
+})

@@ -1,0 +1,50 @@
+/**
+ * An S3 listener on 127.0.0.1 (port 0) over a fresh data directory, and an
+ * AWS SDK client pointed at it. Bucket `photos` exists; multipart parts may
+ * be as small as 5 bytes.
+ */
+import type { AddressInfo } from 'node:net'
+import type { Test } from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
+import { openRegistry, type BucketRegistry } from '../../src/index.js'
+import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy, type S3AccessPolicy } from '../../src/s3/index.js'
+import { testdir } from '../testdir.js'
+
+export interface S3Server {
+  app: FastifyInstance
+  registry: BucketRegistry
+  dataDir: string
+  endpoint: string
+  port: number
+  client: (config?: Partial<S3ClientConfig>) => S3Client
+}
+
+export const devCredentials = { accessKeyId: DEVELOPMENT_CREDENTIAL.accessKeyId, secretAccessKey: DEVELOPMENT_CREDENTIAL.secretAccessKey }
+
+export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, domains?: string[] } = {}): Promise<S3Server> {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
+  await registry.create('photos')
+  const app = await buildS3App({
+    registry,
+    policy: options.policy ?? s3AccessPolicy(null, null, true),
+    domains: options.domains ?? [],
+    logLevel: false
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as AddressInfo).port
+  const endpoint = `http://127.0.0.1:${port}`
+  const clients: S3Client[] = []
+  t.teardown(async () => {
+    for (const c of clients) c.destroy()
+    await app.close()
+    await registry.close()
+  })
+  const client = (config: Partial<S3ClientConfig> = {}): S3Client => {
+    const c = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: devCredentials, maxAttempts: 1, ...config })
+    clients.push(c)
+    return c
+  }
+  return { app, registry, dataDir, endpoint, port, client }
+}

@@ -1,0 +1,118 @@
+/** Multipart uploads through the AWS SDK v3 and lib-storage, and with the binding on the other end. */
+import t from 'tap'
+import {
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand,
+  HeadObjectCommand, S3ServiceException, UploadPartCommand, UploadPartCopyCommand, PutObjectCommand
+} from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+import { createHash, randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
+import { s3Server } from './fixture.js'
+
+async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await promise
+  } catch (err) {
+    return err as S3ServiceException
+  }
+  throw new Error('expected a rejection')
+}
+
+function md5OfMd5s (parts: Buffer[]): string {
+  const joined = Buffer.concat(parts.map(p => createHash('md5').update(p).digest()))
+  return `"${createHash('md5').update(joined).digest('hex')}-${parts.length}"`
+}
+
+t.test('lib-storage uploads a stream in parts; bytes and ETag as S3', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const partSize = 5 * 1024 * 1024
+  const data = randomBytes(partSize * 2 + 12345)
+  const upload = new Upload({
+    client: s3,
+    params: { Bucket: 'photos', Key: 'big.bin', Body: Readable.from([data.subarray(0, 3_000_000), data.subarray(3_000_000)]), ContentType: 'application/x-test', Metadata: { from: 'lib-storage' } },
+    partSize,
+    queueSize: 2
+  })
+  const done = await upload.done()
+  const parts = [data.subarray(0, partSize), data.subarray(partSize, 2 * partSize), data.subarray(2 * partSize)]
+  t.equal(done.ETag, md5OfMd5s(parts))
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'big.bin' }))
+  t.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(data), 'same bytes')
+  t.equal(got.ContentType, 'application/x-test')
+  t.same(got.Metadata, { from: 'lib-storage' })
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'big.bin' }))
+  t.equal(head.ContentLength, data.length)
+})
+
+t.test('create, upload parts (one copied), complete; errors of completion', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'source', Body: 'abcdefghijklmnopqrstuvwxyz' }))
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'joined', ContentType: 'text/plain', StorageClass: 'STANDARD_IA' }))
+  const uploadId = created.UploadId!
+  const p1 = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'joined', UploadId: uploadId, PartNumber: 1, Body: 'hello' }))
+  const p2 = await s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'joined', UploadId: uploadId, PartNumber: 2, CopySource: 'photos/source', CopySourceRange: 'bytes=0-4' }))
+  const p3 = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'joined', UploadId: uploadId, PartNumber: 3, Body: 'xyz' }))
+  const outOfOrder = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'joined', UploadId: uploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 2, ETag: p2.CopyPartResult!.ETag }, { PartNumber: 1, ETag: p1.ETag }] }
+  })))
+  t.equal(outOfOrder.name, 'InvalidPartOrder')
+  const wrongEtag = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'joined', UploadId: uploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }] }
+  })))
+  t.equal(wrongEtag.name, 'InvalidPart')
+  const done = await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'joined', UploadId: uploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag }, { PartNumber: 2, ETag: p2.CopyPartResult!.ETag }, { PartNumber: 3, ETag: p3.ETag }] }
+  }))
+  t.equal(done.ETag, md5OfMd5s([Buffer.from('hello'), Buffer.from('abcde'), Buffer.from('xyz')]))
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'joined' }))
+  t.equal(await got.Body!.transformToString(), 'helloabcdexyz')
+  t.equal(got.StorageClass, 'STANDARD_IA')
+  t.equal(got.ContentType, 'text/plain')
+  const part = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'joined', PartNumber: 2 })))
+  t.equal(part.name, 'NotImplemented', 'parts of multipart objects are not served')
+  const gone = await rejection(s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'joined', UploadId: uploadId, PartNumber: 4, Body: 'late' })))
+  t.equal(gone.name, 'NoSuchUpload')
+  t.equal((await (await registry.open('photos'))!.head('joined'))?.storageClass, 'InfrequentAccess')
+})
+
+t.test('an upload started through the binding completes through S3, and the other way round; abort', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  const bucket = (await registry.open('photos'))!
+  const fromBinding = await bucket.createMultipartUpload('mixed')
+  const bound = await fromBinding.uploadPart(1, 'first')
+  const viaS3 = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'mixed', UploadId: fromBinding.uploadId, PartNumber: 2, Body: 'last' }))
+  await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'mixed', UploadId: fromBinding.uploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: `"${bound.etag}"` }, { PartNumber: 2, ETag: viaS3.ETag }] }
+  }))
+  t.equal(await (await bucket.get('mixed') as { text: () => Promise<string> }).text(), 'firstlast')
+
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'back' }))
+  const resumed = bucket.resumeMultipartUpload('back', created.UploadId!)
+  const part = await resumed.uploadPart(1, 'through the binding')
+  const object = await resumed.complete([part])
+  t.equal(object.size, 19)
+
+  const toAbort = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'dropped' }))
+  await s3.send(new AbortMultipartUploadCommand({ Bucket: 'photos', Key: 'dropped', UploadId: toAbort.UploadId }))
+  const aborted = await rejection(s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'dropped', UploadId: toAbort.UploadId, PartNumber: 1, Body: 'x' })))
+  t.equal(aborted.name, 'NoSuchUpload')
+})
+
+t.test('part numbers 0 and 10001 are refused and store nothing', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'p' }))
+  for (const PartNumber of [0, 10001]) {
+    const err = await rejection(s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'p', UploadId: created.UploadId, PartNumber, Body: 'x' })))
+    t.equal(err.name, 'InvalidArgument', `part ${PartNumber}`)
+    t.equal(err.$metadata.httpStatusCode, 400)
+  }
+  const ok = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'p', UploadId: created.UploadId, PartNumber: 10000, Body: 'x' }))
+  t.ok(ok.ETag, 'the server still serves; 10000 is allowed')
+})

@@ -1,0 +1,130 @@
+/** PutObject, GetObject, HeadObject, DeleteObject(s), CopyObject through the AWS SDK v3 over a real socket. */
+import t from 'tap'
+import {
+  CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3ServiceException
+} from '@aws-sdk/client-s3'
+import { createHash } from 'node:crypto'
+import { Readable } from 'node:stream'
+import { s3Server } from './fixture.js'
+
+async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await promise
+  } catch (err) {
+    return err as S3ServiceException
+  }
+  throw new Error('expected a rejection')
+}
+
+t.test('put then get: bytes, metadata, ETag; the default streamed upload (CRC32 trailer) is decoded', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  const body = Buffer.from('hello, S3 world\n'.repeat(1000))
+  const put = await s3.send(new PutObjectCommand({
+    Bucket: 'photos', Key: 'dir/hello.txt', Body: Readable.from([body.subarray(0, 5000), body.subarray(5000)]), ContentLength: body.length,
+    ContentType: 'text/plain', Metadata: { city: 'Zürich' }, CacheControl: 'max-age=60'
+  }))
+  t.equal(put.ETag, `"${createHash('md5').update(body).digest('hex')}"`)
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'dir/hello.txt' }))
+  t.same(Buffer.from(await got.Body!.transformToByteArray()), body, 'same bytes')
+  t.equal(got.ContentType, 'text/plain')
+  t.equal(got.CacheControl, 'max-age=60')
+  t.same(got.Metadata, { city: `=?UTF-8?B?${Buffer.from('Zürich').toString('base64')}?=` }, 'non-ASCII metadata comes back RFC 2047-encoded, as from S3')
+  t.equal(got.ETag, put.ETag)
+  const stored = await (await registry.open('photos'))!.head('dir/hello.txt')
+  t.equal(stored?.size, body.length, 'the binding sees the decoded bytes')
+  t.same(stored?.customMetadata, { city: 'Zürich' })
+  t.equal(stored?.httpMetadata.contentEncoding, undefined, 'aws-chunked is not stored as a Content-Encoding')
+})
+
+t.test('head, range, conditionals', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'a', Body: '0123456789' }))
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'a' }))
+  t.equal(head.ContentLength, 10)
+  t.equal(head.ETag, put.ETag)
+  const ranged = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'a', Range: 'bytes=2-4' }))
+  t.equal(await ranged.Body!.transformToString(), '234')
+  t.equal(ranged.ContentRange, 'bytes 2-4/10')
+  const suffix = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'a', Range: 'bytes=-3' }))
+  t.equal(await suffix.Body!.transformToString(), '789')
+  const bad = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'a', Range: 'bytes=20-30' })))
+  t.equal(bad.name, 'InvalidRange')
+  t.equal(bad.$metadata.httpStatusCode, 416)
+  const failed = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'a', IfMatch: '"nope"' })))
+  t.equal(failed.name, 'PreconditionFailed')
+  const notModified = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'a', IfNoneMatch: put.ETag })))
+  t.equal(notModified.$metadata.httpStatusCode, 304)
+  const overridden = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'a', ResponseContentType: 'text/x-test', ResponseContentDisposition: 'attachment' }))
+  t.equal(overridden.ContentType, 'text/x-test')
+  t.equal(overridden.ContentDisposition, 'attachment')
+  const part1 = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'a', PartNumber: 1 }))
+  t.equal(await part1.Body!.transformToString(), '0123456789', 'part 1 of a single put is the object')
+  const missing = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'missing' })))
+  t.equal(missing.name, 'NoSuchKey')
+  const headMissing = await rejection(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'missing' })))
+  t.equal(headMissing.$metadata.httpStatusCode, 404)
+})
+
+t.test('conditional put: If-None-Match * and If-Match', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const first = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'once', Body: 'one', IfNoneMatch: '*' }))
+  const again = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'once', Body: 'two', IfNoneMatch: '*' })))
+  t.equal(again.name, 'PreconditionFailed')
+  t.equal(again.$metadata.httpStatusCode, 412)
+  const wrong = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'once', Body: 'two', IfMatch: '"0000"' })))
+  t.equal(wrong.name, 'PreconditionFailed')
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'once', Body: 'three', IfMatch: first.ETag }))
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'once' }))
+  t.equal(await got.Body!.transformToString(), 'three')
+})
+
+t.test('checksums: sha256 stored and returned, a wrong one is BadDigest and stores nothing', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const body = 'checked bytes'
+  const sha256 = createHash('sha256').update(body).digest('base64')
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'c', Body: body, ChecksumSHA256: sha256 }))
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'c', ChecksumMode: 'ENABLED' }))
+  t.equal(got.ChecksumSHA256, sha256)
+  await got.Body!.transformToString()
+  const wrong = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'd', Body: body, ChecksumSHA256: createHash('sha256').update('other').digest('base64') })))
+  t.equal(wrong.name, 'BadDigest')
+  const md5 = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'd', Body: body, ContentMD5: createHash('md5').update('other').digest('base64') })))
+  t.equal(md5.name, 'BadDigest')
+  const missing = await rejection(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'd' })))
+  t.equal(missing.$metadata.httpStatusCode, 404, 'nothing stored')
+  for (const ChecksumAlgorithm of ['SHA1', 'SHA256', 'CRC32', 'CRC32C', 'CRC64NVME'] as const) {
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `sum-${ChecksumAlgorithm}`, Body: Readable.from([Buffer.from(body)]), ContentLength: body.length, ChecksumAlgorithm }))
+    t.ok(put.ETag, `a trailing ${ChecksumAlgorithm} verifies`)
+  }
+  const crc32c = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'd', Body: body, ChecksumCRC32C: 'AAAAAA==' })))
+  t.equal(crc32c.name, 'BadDigest', 'a wrong CRC32C header')
+})
+
+t.test('delete, delete many (quiet or not), copy with REPLACE and COPY', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  for (const key of ['x/1', 'x/2', 'x/3']) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: key, ContentType: 'text/plain', Metadata: { k: key } }))
+  await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'x/1' }))
+  await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'never-there' }))
+  const deleted = await s3.send(new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Objects: [{ Key: 'x/2' }, { Key: 'ghost' }] } }))
+  t.same(deleted.Deleted?.map(d => d.Key), ['x/2', 'ghost'])
+  const copied = await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'copy', CopySource: 'photos/x/3' }))
+  const copy = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'copy' }))
+  t.equal(await copy.Body!.transformToString(), 'x/3')
+  t.same(copy.Metadata, { k: 'x/3' }, 'COPY keeps the metadata')
+  t.equal(copy.ETag, copied.CopyObjectResult?.ETag)
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'copy2', CopySource: '/photos/x%2F3', MetadataDirective: 'REPLACE', Metadata: { n: '1' }, ContentType: 'text/x-new' }))
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'copy2' }))
+  t.same(head.Metadata, { n: '1' })
+  t.equal(head.ContentType, 'text/x-new')
+  const refused = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'copy3', CopySource: 'photos/x/3', CopySourceIfMatch: '"nope"' })))
+  t.equal(refused.name, 'PreconditionFailed')
+  const self = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'copy', CopySource: 'photos/copy' })))
+  t.equal(self.name, 'InvalidRequest')
+  const quiet = await s3.send(new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Quiet: true, Objects: [{ Key: 'copy' }, { Key: 'copy2' }] } }))
+  t.equal(quiet.Deleted, undefined)
+})

@@ -1,0 +1,57 @@
+/**
+ * `fsbucket serve` starts the S3 listener beside the gateway, in every
+ * worker process, over the same data directory; its start-up line says
+ * where it listens and prints the development key pair on loopback.
+ */
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createInterface } from 'node:readline'
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { testdir } from '../testdir.js'
+
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the objects', async t => {
+  const dataDir = testdir(t)
+  const port = await freePort()
+  const s3Port = await freePort()
+  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--s3-port', String(s3Port), '--workers', '2', '--fsync', 'off'], {
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const exited = new Promise<number | null>(resolve => server.once('exit', code => resolve(code)))
+  t.teardown(() => { if (server.exitCode === null) server.kill('SIGKILL') })
+  const note = await new Promise<Record<string, string>>((resolve, reject) => {
+    const lines = createInterface({ input: server.stdout! })
+    lines.on('line', line => {
+      const entry = JSON.parse(line) as Record<string, string>
+      if (typeof entry.msg === 'string' && entry.msg.startsWith('S3 API')) resolve(entry)
+    })
+    setTimeout(() => reject(new Error('no S3 start-up line within 20 s')), 20_000).unref()
+  })
+  t.equal(note.endpoint, `http://127.0.0.1:${s3Port}`)
+  t.equal(note.accessKeyId, 'fsbucket-dev')
+  t.equal(note.secretAccessKey, 'fsbucket-dev-secret')
+
+  const s3 = new S3Client({ endpoint: note.endpoint, region: 'auto', forcePathStyle: true, credentials: { accessKeyId: note.accessKeyId, secretAccessKey: note.secretAccessKey } })
+  t.teardown(() => s3.destroy())
+  const put = await s3.send(new PutObjectCommand({ Bucket: 'default', Key: 'hello.txt', Body: 'through S3' }))
+  const read = await fetch(`http://127.0.0.1:${port}/default/hello.txt`)
+  t.equal(await read.text(), 'through S3')
+  t.equal(read.headers.get('etag'), put.ETag)
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'default', Key: 'hello.txt' }))
+  t.equal(await got.Body!.transformToString(), 'through S3')
+
+  server.kill('SIGTERM')
+  t.equal(await exited, 0, 'SIGTERM stops both listeners and exits 0')
+})

@@ -1,0 +1,177 @@
+/**
+ * SigV4 verification and the aws-chunked decoder against the worked
+ * examples of the S3 documentation ("Authenticating Requests", "Transferring
+ * Payload in Multiple Chunks", "Signature calculations for trailing
+ * headers"): signatures computed by AWS, not by this code.
+ */
+import t from 'tap'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { IncomingHttpHeaders } from 'node:http'
+import { S3Error } from '../../src/s3/errors.js'
+import { AwsChunkedDecoder, payloadMode } from '../../src/s3/payload.js'
+import { parseRawQuery, verifySignature, type VerifiedSignature } from '../../src/s3/sigv4.js'
+
+const ACCESS_KEY = 'AKIAIOSFODNN7EXAMPLE'
+const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'
+const secretOf = (id: string): string | undefined => id === ACCESS_KEY ? SECRET : undefined
+const DOC_TIME = new Date('2013-05-24T00:00:00Z')
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
+
+function authorization (signedHeaders: string, signature: string): string {
+  return `AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/20130524/us-east-1/s3/aws4_request,SignedHeaders=${signedHeaders},Signature=${signature}`
+}
+
+async function verify (method: string, url: string, headers: IncomingHttpHeaders, now = DOC_TIME): Promise<VerifiedSignature> {
+  const q = url.indexOf('?')
+  const rawQuery = q === -1 ? '' : url.slice(q + 1)
+  const query = parseRawQuery(rawQuery)
+  return await verifySignature({ method, rawPath: q === -1 ? url : url.slice(0, q), rawQuery, headers }, query, secretOf, now)
+}
+
+async function code (promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise
+  } catch (err) {
+    if (err instanceof S3Error) return err.code
+    throw err
+  }
+  return 'no error'
+}
+
+const getObjectHeaders = (): IncomingHttpHeaders => ({
+  host: 'examplebucket.s3.amazonaws.com',
+  range: 'bytes=0-9',
+  'x-amz-content-sha256': EMPTY_SHA256,
+  'x-amz-date': '20130524T000000Z',
+  authorization: authorization('host;range;x-amz-content-sha256;x-amz-date', 'f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41')
+})
+
+t.test('the documented GET Object header signature verifies; tampering does not', async t => {
+  const verified = await verify('GET', '/test.txt', getObjectHeaders())
+  t.equal(verified.accessKeyId, ACCESS_KEY)
+  t.equal(await code(verify('GET', '/test.txt', { ...getObjectHeaders(), range: 'bytes=0-10' })), 'SignatureDoesNotMatch', 'a signed header changed')
+  t.equal(await code(verify('GET', '/test2.txt', getObjectHeaders())), 'SignatureDoesNotMatch', 'another path')
+  t.equal(await code(verify('DELETE', '/test.txt', getObjectHeaders())), 'SignatureDoesNotMatch', 'another method')
+  t.equal(await code(verify('GET', '/test.txt?x=1', getObjectHeaders())), 'SignatureDoesNotMatch', 'a query parameter added')
+  const unknown = getObjectHeaders()
+  unknown.authorization = (unknown.authorization as string).replace(ACCESS_KEY, 'AKIDUNKNOWN')
+  t.equal(await code(verify('GET', '/test.txt', unknown)), 'InvalidAccessKeyId')
+  t.equal(await code(verify('GET', '/test.txt', getObjectHeaders(), new Date(DOC_TIME.getTime() + 16 * 60_000))), 'RequestTimeTooSkewed')
+  t.equal(await code(verify('GET', '/test.txt', { ...getObjectHeaders(), 'x-amz-content-sha256': undefined })), 'InvalidRequest', 'x-amz-content-sha256 is required')
+  const unhosted = getObjectHeaders()
+  unhosted.authorization = authorization('range;x-amz-content-sha256;x-amz-date', 'f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41')
+  t.equal(await code(verify('GET', '/test.txt', unhosted)), 'AuthorizationHeaderMalformed', 'host must be signed')
+})
+
+t.test('the documented presigned URL verifies until it expires; a tampered query does not', async t => {
+  const url = '/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404'
+  const headers = { host: 'examplebucket.s3.amazonaws.com' }
+  const verified = await verify('GET', url, headers, new Date(DOC_TIME.getTime() + 3600_000))
+  t.equal(verified.payloadHash, 'UNSIGNED-PAYLOAD')
+  t.equal(await code(verify('GET', url, headers, new Date(DOC_TIME.getTime() + 86_401_000))), 'AccessDenied', 'expired')
+  t.equal(await code(verify('GET', url.replace('X-Amz-Expires=86400', 'X-Amz-Expires=86401'), headers)), 'SignatureDoesNotMatch', 'a longer lifetime')
+  t.equal(await code(verify('GET', url.replace('X-Amz-Expires=86400', 'X-Amz-Expires=604801'), headers)), 'AuthorizationQueryParametersError', 'over seven days')
+  t.equal(await code(verify('GET', url.replace('test.txt', 'other.txt'), headers)), 'SignatureDoesNotMatch')
+})
+
+/** The documented chunked body: 65,536 and 1,024 bytes of `a`, signatures as published. */
+function chunkedBody (signatures: string[], trailer = ''): Buffer {
+  return Buffer.concat([
+    Buffer.from(`10000;chunk-signature=${signatures[0]}\r\n`), Buffer.alloc(65_536, 'a'),
+    Buffer.from(`\r\n400;chunk-signature=${signatures[1]}\r\n`), Buffer.alloc(1024, 'a'),
+    Buffer.from(`\r\n0;chunk-signature=${signatures[2]}\r\n${trailer}\r\n`)
+  ])
+}
+
+const plainSignatures = [
+  'ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648',
+  '0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497',
+  'b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9'
+]
+
+function chunkedHeaders (): IncomingHttpHeaders {
+  return {
+    host: 's3.amazonaws.com',
+    'content-encoding': 'aws-chunked',
+    'content-length': '66824',
+    'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD',
+    'x-amz-date': '20130524T000000Z',
+    'x-amz-decoded-content-length': '66560',
+    'x-amz-storage-class': 'REDUCED_REDUNDANCY',
+    authorization: authorization('content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class',
+      '4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9')
+  }
+}
+
+/** Feeds `body` in small fragments (so chunk headers straddle reads) and collects the output. */
+async function decode (decoder: AwsChunkedDecoder, body: Buffer, fragment = 997): Promise<Buffer> {
+  const pieces: Buffer[] = []
+  for (let i = 0; i < body.length; i += fragment) pieces.push(body.subarray(i, i + fragment))
+  const out: Buffer[] = []
+  await pipeline(Readable.from(pieces), decoder, async function * (source) {
+    for await (const chunk of source) out.push(chunk as Buffer)
+  })
+  return Buffer.concat(out)
+}
+
+t.test('the documented signed chunked upload decodes; a changed byte, a bad signature or a cut body fail', async t => {
+  const verified = await verify('PUT', '/examplebucket/chunkObject.txt', chunkedHeaders())
+  t.same(payloadMode(verified.payloadHash), { kind: 'chunked', signed: true, trailer: false })
+  const body = chunkedBody(plainSignatures)
+  t.equal(body.length, 66_824, 'the documented Content-Length')
+  const decoded = await decode(new AwsChunkedDecoder(verified, 66_560), body)
+  t.ok(decoded.equals(Buffer.alloc(66_560, 'a')))
+
+  const flipped = Buffer.from(body)
+  flipped[60_000] = 'b'.charCodeAt(0)
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), flipped)), 'SignatureDoesNotMatch', 'a changed data byte')
+  const badSignature = chunkedBody([plainSignatures[0], plainSignatures[1].replace('0055', '0056'), plainSignatures[2]])
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), badSignature)), 'SignatureDoesNotMatch', 'a wrong chunk signature')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), body.subarray(0, 40_000))), 'IncompleteBody', 'a truncated body')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_561), body)), 'IncompleteBody', 'a wrong decoded length')
+})
+
+t.test('the documented signed upload with a trailer decodes and its trailer signature is checked', async t => {
+  const headers: IncomingHttpHeaders = {
+    host: 's3.amazonaws.com',
+    'content-encoding': 'aws-chunked',
+    'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER',
+    'x-amz-date': '20130524T000000Z',
+    'x-amz-decoded-content-length': '66560',
+    'x-amz-storage-class': 'REDUCED_REDUNDANCY',
+    'x-amz-trailer': 'x-amz-checksum-crc32c',
+    authorization: authorization('content-encoding;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class;x-amz-trailer',
+      '106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e')
+  }
+  const verified = await verify('PUT', '/examplebucket/chunkObject.txt', headers)
+  const signatures = [
+    'b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2',
+    '1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7',
+    '2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992'
+  ]
+  const trailer = 'x-amz-checksum-crc32c:sOO8/Q==\r\nx-amz-trailer-signature:d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435\r\n'
+  const decoder = new AwsChunkedDecoder(verified, 66_560)
+  t.equal((await decode(decoder, chunkedBody(signatures, trailer), 4096)).length, 66_560)
+  t.equal(decoder.trailers.get('x-amz-checksum-crc32c'), 'sOO8/Q==')
+  const tampered = trailer.replace('sOO8/Q==', 'sOO8/R==')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), chunkedBody(signatures, tampered))), 'SignatureDoesNotMatch', 'a changed trailer')
+})
+
+t.test('unsigned chunks with a trailer decode', async t => {
+  const decoder = new AwsChunkedDecoder(null, 3)
+  const out = await decode(decoder, Buffer.from('3\r\nabc\r\n0\r\nx-amz-checksum-crc32:NSRBwg==\r\n\r\n'), 2)
+  t.equal(out.toString(), 'abc')
+  t.equal(decoder.trailers.get('x-amz-checksum-crc32'), 'NSRBwg==')
+  t.equal(await code(decode(new AwsChunkedDecoder(null, undefined), Buffer.from('zz\r\nabc\r\n'))), 'IncompleteBody', 'a size that is not hex')
+  t.equal(await code(decode(new AwsChunkedDecoder(null, undefined), Buffer.from('3\r\nabcd\r\n0\r\n\r\n'))), 'IncompleteBody', 'a chunk longer than announced')
+})
+
+t.test('payload modes', async t => {
+  t.same(payloadMode(undefined), { kind: 'plain' })
+  t.same(payloadMode('UNSIGNED-PAYLOAD'), { kind: 'plain' })
+  t.same(payloadMode('STREAMING-UNSIGNED-PAYLOAD-TRAILER'), { kind: 'chunked', signed: false, trailer: true })
+  t.same(payloadMode(EMPTY_SHA256.toUpperCase()), { kind: 'sha256', hex: EMPTY_SHA256 })
+  t.throws(() => payloadMode('STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD'), { code: 'NotImplemented' })
+  t.throws(() => payloadMode('nonsense'), { code: 'InvalidArgument' })
+})
