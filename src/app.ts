@@ -4,13 +4,24 @@
  * `/client/v4`. `cli.ts` (the composition root) listens with it; tests call
  * `buildApp` and drive it with `app.inject`.
  *
- * Logging: one line per request (http/request-log.ts). The
- * Authorization header (and the management API's X-Auth-Key) is redacted
- * wherever a request object is logged, so a token never reaches a log line.
+ * Logging: one line per request (http/request-log.ts), through the logger
+ * of http/logger.ts, which redacts every credential header at every level.
+ * Request ids are random UUIDs, so they are unique across workers.
+ *
+ * Below the routes, for both doors: the requests of one connection take
+ * effect in order, idle clients time out (http/connection.ts), and a server
+ * without credentials on loopback refuses foreign hosts and cross-site
+ * writes (http/site-guard.ts).
  */
+import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import type { DestinationStream } from 'pino'
 import { openRegistry, type BucketRegistry } from './index.js'
 import { isLoopbackHost } from './http/auth.js'
+import { answerClientError } from './http/client-error.js'
+import { inConnectionOrder, onIdleConnection } from './http/connection.js'
+import { createLogger } from './http/logger.js'
+import { guardSite } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
@@ -31,6 +42,10 @@ export interface GatewayConfig {
   fsync: boolean
   /** Pino level, or false for no logging at all (tests). */
   logLevel: string | false
+  /** Where log lines go (tests); stdout otherwise. */
+  logDestination?: DestinationStream
+  /** Seconds a connection may send and receive nothing (`--idle-timeout`); also the headers' deadline. Default 60. */
+  idleTimeout?: number
   /** Smallest multipart part but the last (tests lower it). */
   minPartSize?: number
   /** An already opened registry (tests and the CLI share one); opened from dataDir otherwise. */
@@ -39,21 +54,19 @@ export interface GatewayConfig {
   management?: ManagementCredentials
 }
 
-export const redactedHeaders = ['req.headers.authorization', 'req.headers["x-auth-key"]']
-
-export function loggerOptions (level: string | false): FastifyServerOptions['logger'] {
-  if (level === false) return false
-  return {
-    level,
-    redact: { paths: redactedHeaders, censor: '[redacted]' }
-  }
-}
+export const defaultIdleTimeout = 60
 
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
   const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize })
+  const idleMs = (config.idleTimeout ?? defaultIdleTimeout) * 1000
   const options: FastifyServerOptions = {
-    logger: loggerOptions(config.logLevel),
+    ...(config.logLevel === false
+      ? { logger: false }
+      : { loggerInstance: createLogger({ level: config.logLevel, destination: config.logDestination }) }),
     logController: new RequestLog(),
+    genReqId: () => randomUUID(),
+    connectionTimeout: idleMs,
+    clientErrorHandler: answerClientError,
     // Object keys are opaque: never rewrite `//` or a trailing `/` (Fastify 5 leaves `;` alone by default).
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
     frameworkErrors: (err, _request, rawReply) => {
@@ -63,8 +76,31 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     }
   }
   const app = Fastify(options)
+  app.server.headersTimeout = idleMs
+  // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
+  Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)) })
+  app.server.on('timeout', onIdleConnection)
 
   app.decorateRequest('logFields', null)
+  app.addHook('onRequest', inConnectionOrder)
+
+  const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
+  const gatewayOpen = config.token === null && isLoopbackHost(config.host)
+  const managementOpen = management.open === true && management.tokens.length + management.keys.length === 0
+  if (gatewayOpen || managementOpen) {
+    const routeHosts = new Set(config.routes.flatMap(r => r.host === null ? [] : [r.host]))
+    const guard = { routeHosts, isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null }
+    app.addHook('onRequest', async (request, reply) => {
+      const isManagement = /^\/client\/v4(\/|\?|$)/.test(request.url)
+      if (!(isManagement ? managementOpen : gatewayOpen)) return
+      try {
+        await guardSite(request.method, request.headers, guard)
+      } catch (err) {
+        const answer = errorReply(err)
+        return await reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
+      }
+    })
+  }
 
   app.setNotFoundHandler(async (request, reply) => {
     const err = app.supportedMethods.includes(request.method)
@@ -80,7 +116,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   await app.register(managementApi, {
     prefix: '/client/v4',
     registry,
-    credentials: config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
+    credentials: management
   })
 
   // The web console's static files (src/console/serve.ts); `/_console/` is

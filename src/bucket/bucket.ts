@@ -45,6 +45,14 @@ export const DEFAULT_MIN_PART_BYTES = 5 * MiB
 export const MAX_PART_NUMBER = 10_000
 export const MAX_LIST_LIMIT = 1000
 export const MAX_DELETE_KEYS = 1000
+/**
+ * With `include`, a list page stops once the metadata it carries passes this
+ * many bytes (at least one object always comes back): the hosted service
+ * caps the data of one list call the same way, so callers already page on
+ * `truncated`, never on the count. It keeps what a page holds in memory, and
+ * what a slow reader's connection buffers, bounded.
+ */
+export const LIST_METADATA_BUDGET_BYTES = 512 * 1024
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
@@ -65,10 +73,22 @@ function judge (conditional: ParsedConditional, current: StoredObject | null): '
 }
 
 function parseListLimit (limit: unknown): number {
-  if (limit === undefined) return MAX_LIST_LIMIT
+  // -1 is how the hosted runtime's bindings say "no limit given".
+  if (limit === undefined || limit === -1) return MAX_LIST_LIMIT
   const n = Math.trunc(Number(limit))
   if (!Number.isFinite(n) || n < 1 || n > MAX_LIST_LIMIT) throw new BucketError('InvalidMaxKeys', 'list')
   return n
+}
+
+/** What a listed object's key and included metadata weigh (UTF-16 lengths: close enough for a cap). */
+function listedMetadataBytes (key: string, record: { httpMetadata: object, customMetadata: Record<string, string> }, include: Set<ListInclude>): number {
+  let bytes = key.length
+  const add = (values: object): void => {
+    for (const [name, value] of Object.entries(values)) bytes += name.length + String(value).length
+  }
+  if (include.has('customMetadata')) add(record.customMetadata)
+  if (include.has('httpMetadata')) add(record.httpMetadata)
+  return bytes
 }
 
 function parseInclude (include: unknown): Set<ListInclude> {
@@ -114,6 +134,11 @@ function validPartNumber (partNumber: unknown): number {
   return n
 }
 
+/** What a read of the whole object reports as its range (the hosted binding always reports one). */
+function wholeRange (record: StoredObject): ResolvedRange {
+  return { offset: 0, length: record.size }
+}
+
 function unquoteEtag (etag: string): string {
   return etag.startsWith('"') && etag.endsWith('"') && etag.length >= 2 ? etag.slice(1, -1) : etag
 }
@@ -146,7 +171,7 @@ export class BucketEngine implements Bucket {
 
   async head (key: string): Promise<BucketObject | null> {
     const record = await this.#store.head(keyId('head', key))
-    return record === null ? null : new ObjectMetadata(record)
+    return record === null ? null : new ObjectMetadata(record, wholeRange(record))
   }
 
   async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
@@ -168,9 +193,9 @@ export class BucketEngine implements Bucket {
     const record = reader.object
     if (judge(conditional, record) !== 'pass') {
       await reader.close()
-      return new ObjectMetadata(record)
+      return new ObjectMetadata(record, wholeRange(record))
     }
-    let served: ResolvedRange = { offset: 0, length: record.size }
+    let served: ResolvedRange = wholeRange(record)
     if (range !== null) {
       try {
         served = resolveRange(range, record.size, 'get')
@@ -250,13 +275,20 @@ export class BucketEngine implements Bucket {
     const objects: BucketObject[] = []
     const delimitedPrefixes: string[] = []
     let last: string | undefined
+    let metadataBytes = 0
+    let cut = false
     for (const entry of page.entries) {
+      if (withMetadata && metadataBytes >= LIST_METADATA_BUDGET_BYTES) {
+        cut = true
+        break
+      }
       if ('prefix' in entry) {
         delimitedPrefixes.push(entry.prefix)
         last = encodeCursor('p', entry.prefix)
         continue
       }
       const record = entry.object
+      if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
       objects.push(new ObjectMetadata({
         ...record,
         httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
@@ -264,7 +296,7 @@ export class BucketEngine implements Bucket {
       }, undefined, include.has('httpMetadata')))
       last = encodeCursor('k', entry.id)
     }
-    return page.truncated
+    return page.truncated || cut
       ? { objects, truncated: true, cursor: last, delimitedPrefixes }
       : { objects, truncated: false, delimitedPrefixes }
   }
@@ -300,6 +332,7 @@ export class BucketEngine implements Bucket {
   async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue): Promise<BucketUploadedPart> {
     keyId('uploadPart', key)
     const n = validPartNumber(partNumber)
+    if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
     const source = valueSource(value, 'uploadPart')
     await this.#liveUpload('uploadPart', key, uploadId)
     const body = new MeasuredBody(source, ['md5'], MAX_PART_BYTES, 'uploadPart')
@@ -311,8 +344,10 @@ export class BucketEngine implements Bucket {
     return { partNumber: n, etag }
   }
 
+  /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */
   async abortUpload (key: string, uploadId: string): Promise<void> {
     keyId('abortMultipartUpload', key)
+    await this.#liveUpload('abortMultipartUpload', key, uploadId)
     await this.#store.abortUpload(uploadId)
   }
 
@@ -324,10 +359,14 @@ export class BucketEngine implements Bucket {
         throw new TypeError('completeMultipartUpload: each part must be {partNumber, etag}.')
       }
       return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag) }
-    }).sort((a, b) => a.partNumber - b.partNumber)
+    })
+    // The hosted service takes the parts in ascending order only, as S3 does.
     for (let i = 1; i < given.length; i++) {
       if (given[i].partNumber === given[i - 1].partNumber) {
         throw new BucketError('InvalidPart', 'completeMultipartUpload', `Part ${given[i].partNumber} is listed twice.`)
+      }
+      if (given[i].partNumber < given[i - 1].partNumber) {
+        throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The parts must be listed in ascending order of part number.')
       }
     }
     const minPartSize = this.#minPartSize
@@ -400,10 +439,18 @@ function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
   }
 }
 
+/**
+ * A handle on one upload of one key. Every call names the key, so a handle
+ * resumed under another key than the upload's finds no upload (10024).
+ * Aborting again through a handle that already aborted or completed its
+ * upload does nothing, as in the hosted runtime; a store forgets finished
+ * uploads, so through another handle the id is unknown (10024).
+ */
 class MultipartUpload implements BucketMultipartUpload {
   readonly key: string
   readonly uploadId: string
   readonly #engine: BucketEngine
+  #finished = false
 
   constructor (engine: BucketEngine, key: string, uploadId: string) {
     this.#engine = engine
@@ -416,11 +463,15 @@ class MultipartUpload implements BucketMultipartUpload {
   }
 
   async abort (): Promise<void> {
+    if (this.#finished) return
     await this.#engine.abortUpload(this.key, this.uploadId)
+    this.#finished = true
   }
 
   async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject> {
-    return await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
+    const object = await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts)
+    this.#finished = true
+    return object
   }
 }
 

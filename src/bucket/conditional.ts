@@ -17,6 +17,15 @@
  *     to the second before comparing. Divergence from RFC 9110: an
  *     If-Unmodified-Since equal to the object's own Last-Modified fails here
  *     (RFC 9110 would pass it), because the service compares strictly.
+ *
+ * Argument checks, as the hosted binding makes them:
+ *   - in a `BucketConditional`, an etag is compared literally: one wrapped in
+ *     double quotes is a TypeError, and `W/"E"` is just a string that no etag
+ *     equals; the dates must be `Date` objects (a string is a TypeError), and
+ *     an invalid Date makes its condition fail rather than throw;
+ *   - in a `Headers`, an If-Match / If-None-Match holding no quoted etag and
+ *     no `*` is an Error ("Invalid ETag in if-match header"); unquoted
+ *     elements of a list that has a quoted one are ignored.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 
@@ -38,6 +47,18 @@ export interface ParsedConditional {
 
 export type ConditionalOutcome = 'pass' | 'precondition-failed' | 'not-modified'
 
+/**
+ * An If-Match / If-None-Match header of an `onlyIf` Headers that holds no
+ * etag: a plain Error in the hosted runtime (no catalogue code), a class of
+ * its own here so that a door can tell the client's mistake from a fault.
+ */
+export class InvalidConditionalHeader extends Error {
+  constructor (header: 'if-match' | 'if-none-match') {
+    super(`Invalid ETag in ${header} header`)
+    this.name = 'Error'
+  }
+}
+
 /** Parses an If-Match / If-None-Match header value: `*` or a list of (weak) etags. */
 export function parseEtagHeader (value: string): EtagList | undefined {
   const trimmed = value.trim()
@@ -54,6 +75,18 @@ export function parseEtagHeader (value: string): EtagList | undefined {
   return list.length === 0 ? undefined : list
 }
 
+/** The header form of `onlyIf`: a list without a single usable etag is refused. */
+function strictEtagHeader (value: string | null, header: 'if-match' | 'if-none-match'): EtagList | undefined {
+  if (value === null) return undefined
+  const list: EtagCondition[] = []
+  for (const match of value.matchAll(/(W\/)?"([^"]*)"|[^,\s]+/g)) {
+    if (match[2] !== undefined) list.push({ etag: match[2], weak: match[1] !== undefined })
+    else if (match[0].includes('*')) return '*' // a wildcard outside quotes overrides the list
+  }
+  if (list.length === 0) throw new InvalidConditionalHeader(header)
+  return list
+}
+
 function parseHttpDate (value: string | null): Date | undefined {
   if (value === null) return undefined
   const ms = Date.parse(value)
@@ -66,17 +99,17 @@ function conditionalEtag (method: string, name: string, value: unknown): EtagLis
   if (typeof value !== 'string') throw new TypeError(`${method}: onlyIf.${name} must be a string.`)
   const trimmed = value.trim()
   if (trimmed === '*') return '*'
-  if (trimmed.startsWith('"') || trimmed.startsWith('W/"')) {
-    throw new TypeError(`${method}: onlyIf.${name} must be an etag without quotes (got ${value}).`)
+  if (trimmed.startsWith('"')) {
+    throw new TypeError(`${method}: Conditional ETag should not be wrapped in quotes (${value}).`)
   }
   return [{ etag: trimmed, weak: false }]
 }
 
 function conditionalDate (method: string, name: string, value: unknown): Date | undefined {
   if (value === undefined) return undefined
-  const date = value instanceof Date ? value : new Date(value as string)
-  if (Number.isNaN(date.getTime())) throw new TypeError(`${method}: onlyIf.${name} must be a valid Date.`)
-  return date
+  if (!(value instanceof Date)) throw new TypeError(`${method}: onlyIf.${name} must be a Date.`)
+  // An invalid Date compares false with every instant, so its condition fails.
+  return value
 }
 
 /** Parses `onlyIf` (a BucketConditional or a Headers object). */
@@ -86,8 +119,8 @@ export function parseConditional (onlyIf: unknown, method = 'get'): ParsedCondit
     const ifMatch = onlyIf.get('if-match')
     const ifNoneMatch = onlyIf.get('if-none-match')
     return {
-      etagMatches: ifMatch === null ? undefined : parseEtagHeader(ifMatch),
-      etagDoesNotMatch: ifNoneMatch === null ? undefined : parseEtagHeader(ifNoneMatch),
+      etagMatches: strictEtagHeader(ifMatch, 'if-match'),
+      etagDoesNotMatch: strictEtagHeader(ifNoneMatch, 'if-none-match'),
       uploadedBefore: parseHttpDate(onlyIf.get('if-unmodified-since')),
       uploadedAfter: parseHttpDate(onlyIf.get('if-modified-since')),
       secondsGranularity: true

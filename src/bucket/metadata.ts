@@ -2,6 +2,11 @@
  * Metadata given with a write: HTTP metadata (an object or a Headers),
  * custom metadata, storage class and checksums. Pure validation, shared by
  * `put` and `createMultipartUpload`.
+ *
+ * As the hosted binding does: `httpMetadata.cacheExpiry` must be a Date (a
+ * string is a TypeError); an `Expires` header that is not a date is stored
+ * as the epoch (1970-01-01) rather than refused; `customMetadata: null` is a
+ * TypeError (leave it out to store none).
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
@@ -39,7 +44,7 @@ export function parseHttpMetadata (method: string, input: unknown): StoredHttpMe
     const expires = input.get('expires')
     if (expires !== null) {
       const ms = Date.parse(expires)
-      if (!Number.isNaN(ms)) out.cacheExpiry = ms
+      out.cacheExpiry = Number.isNaN(ms) ? 0 : ms
     }
     return out
   }
@@ -49,7 +54,8 @@ export function parseHttpMetadata (method: string, input: unknown): StoredHttpMe
     if (m[field] !== undefined) out[field] = String(m[field])
   }
   if (m.cacheExpiry !== undefined) {
-    const date = m.cacheExpiry instanceof Date ? m.cacheExpiry : new Date(m.cacheExpiry as string)
+    const date = m.cacheExpiry
+    if (!(date instanceof Date)) throw new TypeError(`${method}: httpMetadata.cacheExpiry must be a Date.`)
     if (Number.isNaN(date.getTime())) throw new TypeError(`${method}: httpMetadata.cacheExpiry must be a valid Date.`)
     out.cacheExpiry = date.getTime()
   }
@@ -72,8 +78,8 @@ export function writeHttpHeaders (stored: StoredHttpMetadata, headers: Headers):
 
 /** Validates custom metadata; values are stringified as the runtime does. */
 export function parseCustomMetadata (method: string, input: unknown): Record<string, string> {
-  if (input === undefined || input === null) return {}
-  if (typeof input !== 'object') throw new TypeError(`${method}: customMetadata must be an object.`)
+  if (input === undefined) return {}
+  if (input === null || typeof input !== 'object') throw new TypeError(`${method}: customMetadata must be an object.`)
   const out: Record<string, string> = {}
   let bytes = 0
   for (const [k, v] of Object.entries(input as Record<string, unknown>)) {

@@ -8,6 +8,10 @@
  * the end is clamped. A `Range` header that is invalid, asks for several
  * ranges or cannot be satisfied is ignored and the whole object is served:
  * the header form is best effort, the object form is strict.
+ *
+ * The object form's numbers must be whole: a fractional offset, length or
+ * suffix is a RangeError, as in the hosted runtime. An empty object
+ * (`range: {}`) asks for nothing in particular and gets the whole object.
  */
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
@@ -28,12 +32,22 @@ export function parseRangeHeader (value: string | null | undefined): BucketRange
   if (match === null) return null
   const [, first, last] = match
   if (first === '' && last === '') return null
-  if (first === '') return { suffix: Number(last) }
-  const offset = Number(first)
+  if (first === '') return { suffix: headerNumber(last) }
+  const offset = headerNumber(first)
   if (last === '') return { offset }
-  const end = Number(last)
-  if (end < offset) return null
-  return { offset, length: end - offset + 1 }
+  if (BigInt(last) < BigInt(first)) return null
+  return { offset, length: headerNumber(last) - offset + 1 }
+}
+
+/**
+ * A header's digits as a number no object size can reach: any count of
+ * digits is allowed, and a value past Number.MAX_SAFE_INTEGER (which is past
+ * every object's end) is held there rather than becoming Infinity, so that
+ * an offset that large is unsatisfiable and an end that large is clamped.
+ */
+function headerNumber (digits: string): number {
+  const n = Number(digits)
+  return n > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : n
 }
 
 function rangeNumber (method: string, name: string, value: unknown): number | undefined {
@@ -44,11 +58,12 @@ function rangeNumber (method: string, name: string, value: unknown): number | un
   }
   if (n < 0) throw new RangeError(`${method}: range ${name} must not be negative.`)
   if (!Number.isFinite(n)) throw new RangeError(`${method}: range ${name} must be finite.`)
-  return Math.trunc(n)
+  if (!Number.isInteger(n)) throw new RangeError(`${method}: range ${name} must be a whole number (got ${n}).`)
+  return n
 }
 
-/** Checks the shape of a `BucketRange` given as an object. */
-export function validateRange (method: string, range: unknown): BucketRange {
+/** Checks the shape of a `BucketRange` given as an object; null for `{}` (the whole object). */
+export function validateRange (method: string, range: unknown): BucketRange | null {
   if (range === null || typeof range !== 'object') {
     throw new TypeError(`${method}: range must be an object with offset, length or suffix.`)
   }
@@ -62,9 +77,7 @@ export function validateRange (method: string, range: unknown): BucketRange {
     }
     return { suffix }
   }
-  if (offset === undefined && length === undefined) {
-    throw new TypeError(`${method}: range needs an offset, a length or a suffix.`)
-  }
+  if (offset === undefined && length === undefined) return null
   if (offset === undefined) return { length: length as number }
   return length === undefined ? { offset } : { offset, length }
 }

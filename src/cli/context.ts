@@ -119,6 +119,18 @@ function transportFor (options: CommonOptions, command: Command, wiring: ObjectC
   return new LocalTransport(options.data, wiring.openRegistry)
 }
 
+let watchingStdout = false
+
+/** A reader that went away (`fsbucket cat ... | head`) ends the command quietly, as it ends `cat`. */
+function endQuietlyOnClosedStdout (): void {
+  if (watchingStdout) return
+  watchingStdout = true
+  process.stdout.on('error', err => {
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    throw err
+  })
+}
+
 /**
  * Runs one command: opens the transport, runs `work`, closes the transport,
  * and turns a failure into the one line and exit code 1. `target` names what
@@ -128,6 +140,7 @@ export async function runCommand (
   name: string, target: string, command: Command, wiring: ObjectCommandWiring, work: (context: CommandContext) => Promise<void>
 ): Promise<void> {
   const options = command.opts<CommonOptions>()
+  endQuietlyOnClosedStdout()
   let failed = false
   const fail = (what: string, err: unknown): void => {
     failed = true

@@ -30,9 +30,4 @@ export function registerObjectCommands (program: Command, wiring: ObjectCommandW
   registerRm(program, wiring)
   registerBuckets(program, wiring)
   registerMirror(program, wiring)
-  // A reader that went away (`fsbucket cat ... | head`) ends the command quietly.
-  process.stdout.on('error', err => {
-    if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(process.exitCode ?? 0)
-    throw err
-  })
 }

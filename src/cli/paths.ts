@@ -47,6 +47,11 @@ export function directoryPrefix (prefix: string): string {
   return prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`
 }
 
+/** An empty object whose key ends in `/`: the folder some tools make; a download has nothing to write for it. */
+export function isFolderMarker (object: { key: string, size: number }): boolean {
+  return object.key.endsWith('/') && object.size === 0
+}
+
 /** The last segment of a key (what a copy to a directory names the file). */
 export function keyBaseName (key: string): string {
   const trimmed = key.endsWith('/') ? key.slice(0, -1) : key

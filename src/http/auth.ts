@@ -14,6 +14,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { DoorError } from './errors.js'
+import { isLoopbackName } from './site-guard.js'
 
 export interface AccessPolicy {
   /** The bearer token, or null when none is configured. */
@@ -22,10 +23,10 @@ export interface AccessPolicy {
   loopbackOnly: boolean
 }
 
-const loopbackHosts = new Set(['localhost', '::1', '[::1]', 'ip6-localhost'])
-
+/** Whether a listen address (`--host`) is loopback only: `localhost`, 127.0.0.0/8, `::1`, `::ffff:127.x` (through node:net). */
 export function isLoopbackHost (host: string): boolean {
-  return loopbackHosts.has(host.toLowerCase()) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  const lower = host.trim().toLowerCase()
+  return lower === 'ip6-localhost' || isLoopbackName(lower)
 }
 
 function digest (value: string): Buffer {

@@ -9,16 +9,16 @@
  * raised by Fastify and @fastify/multipart are mapped onto these codes by
  * their `code` property, never by their message. Argument mistakes the binding
  * reports as TypeError/RangeError (two checksums in one put, a part number out
- * of range; marked by the engine, see `isArgumentError`) are the client's
- * fault: 400 with `InvalidArgument`. Any other exception is a bug: 500,
- * logged with its stack. Storage failures of the catalogue (a full disk:
+ * of range; marked by the engine, see `isArgumentError`), and an If-Match /
+ * If-None-Match holding no etag, are the client's fault: 400 with
+ * `InvalidArgument`. Any other exception is a bug: 500, logged with its stack. Storage failures of the catalogue (a full disk:
  * 507, a read-only or forbidden data directory: 503) are logged at warn with
  * the path involved, which the client never sees.
  *
  * Every error answers with the envelope
  * `{success: false, errors: [{code, message}], messages: [], result: null}`.
  */
-import { BucketErrors, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
+import { BucketErrors, InvalidConditionalHeader, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
 import type { ErrorDefinition } from '../bucket/index.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
@@ -32,10 +32,16 @@ export const DoorErrors = {
   InvalidQuery: { code: 40004, status: 400, message: 'A query parameter is not valid.' },
   InvalidForm: { code: 40005, status: 400, message: 'The multipart form is not valid.' },
   InvalidAction: { code: 40006, status: 400, message: 'Unknown or missing action for this method.' },
+  InvalidRequest: { code: 40007, status: 400, message: 'The request is not valid HTTP.' },
   MissingToken: { code: 40100, status: 401, message: 'Authentication required: send Authorization: Bearer <token>.' },
   InvalidToken: { code: 40300, status: 403, message: 'The token is not valid.' },
   WritesRefused: { code: 40301, status: 403, message: 'This server has no token configured and does not listen on loopback only, so it refuses writes and private reads. Start it with --token.' },
   CorsRefused: { code: 40302, status: 403, message: 'CORS preflight refused by the bucket\'s CORS rules.' },
+  CrossSiteRequest: { code: 40303, status: 403, message: 'This server has no credentials configured, so it refuses requests that change something unless they come from its own origin.' },
+  RequestTimeout: { code: 40800, status: 408, message: 'The request body sent nothing for too long (--idle-timeout).' },
+  HeadersTooLarge: { code: 43100, status: 431, message: 'The request headers are too large (16 KiB in all).' },
+  UnsupportedEncoding: { code: 41501, status: 415, message: 'Content-Encoding: aws-chunked bodies are not accepted on these routes: send the object\'s bytes as they are.' },
+  ForeignHost: { code: 42100, status: 421, message: 'This server has no credentials configured, so it answers only to loopback host names, its routes and its buckets\' custom domains.' },
   NoSuchKey: { code: 10007, status: 404, message: 'The specified key does not exist.' },
   NoSuchRoute: { code: 40400, status: 404, message: 'No route for this URL.' },
   MethodNotAllowed: { code: 40500, status: 405, message: 'The method is not allowed on this resource.' },
@@ -99,7 +105,7 @@ export function errorReply (err: unknown): ErrorReply {
   }
   if (isStorageFailure(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: 'warn', path: err.path }
   if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: err.status >= 500 ? 'error' : null }
-  if (isArgumentError(err)) {
+  if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
     return { status: 400, code: DoorErrors.InvalidArgument.code, message: err.message, headers: {}, log: null }
   }
   const frameworkCode = (err as { code?: unknown } | null)?.code

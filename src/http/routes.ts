@@ -64,7 +64,15 @@ function isIpLiteral (host: string): boolean {
   return host.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
 }
 
+/**
+ * A JSON body must say so: a cross-site page can send `text/plain` or a form
+ * without a preflight, never `application/json`.
+ */
 async function readJsonBody (source: IncomingMessage): Promise<unknown> {
+  const type = (source.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (type !== 'application/json') {
+    throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
+  }
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of source) {
@@ -76,6 +84,16 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'))
   } catch {
     throw new DoorError('InvalidJson')
+  }
+}
+
+/** S3 SDKs frame streamed bodies with `Content-Encoding: aws-chunked`; stored as sent, the framing would corrupt the object. */
+function refuseAwsChunked (request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding']
+  const codings = (Array.isArray(encoding) ? encoding.join(',') : encoding ?? '').split(',').map(c => c.trim().toLowerCase())
+  const sha = request.headers['x-amz-content-sha256']
+  if (codings.includes('aws-chunked') || (typeof sha === 'string' && sha.startsWith('STREAMING-'))) {
+    throw new DoorError('UnsupportedEncoding')
   }
 }
 
@@ -170,9 +188,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const allowed = servedPublicly && !['GET', 'HEAD'].includes(method.toUpperCase())
       ? null
       : preflightHeaders(rules, origin, method, Array.isArray(requested) ? requested.join(',') : requested)
-    if (info === null || allowed === null) {
-      throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}${info === null ? ' (no such bucket)' : ''}.`)
-    }
+    // The same answer whether the bucket is missing or private without rules: a preflight needs no credentials, so it must not tell which buckets exist.
+    if (info === null || allowed === null) throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}.`)
     await reply.code(204).headers(allowed).send()
   }
 
@@ -273,6 +290,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const { bucket, info } = await enter(request, reply, name, 'write')
     switch (`${method} ${action ?? ''}`) {
       case 'PUT ': {
+        refuseAwsChunked(request)
         const object = await bucket.put(key, request.raw, putOptionsFrom(request.headers, info.settings.storageClass))
         if (object === null) {
           const { code, message } = DoorErrors.PreconditionFailed
@@ -293,6 +311,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         return await reply.send(success({ key: upload.key, uploadId: upload.uploadId }))
       }
       case 'PUT mpu-uploadpart': {
+        refuseAwsChunked(request)
         const partNumber = partNumberFrom(query)
         const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
         const part = await upload.uploadPart(partNumber, request.raw)
@@ -333,20 +352,30 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     url: '/*',
     exposeHeadRoute: false,
     handler: async (request, reply) => {
-      const target = await resolveTarget(request)
-      switch (target.kind) {
-        case 'root':
-          return await handleRoot(request, reply)
-        case 'bucket':
-          request.logFields = { bucket: target.bucket }
-          return await handleBucket(request, reply, target.bucket)
-        case 'object':
-          request.logFields = { bucket: target.bucket, key: target.key }
-          return await handleObject(request, reply, target.bucket, target.key)
-        case 'public':
-          request.logFields = { bucket: target.bucket, key: target.key }
-          return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite)
+      try {
+        return await route(request, reply)
+      } catch (err) {
+        // Answered already (408 to an idle body, connection closed): what failed after that is the upload it cut.
+        if (reply.sent) { request.log.debug({ err }, 'failed after its answer'); return }
+        throw err
       }
     }
   })
+
+  async function route (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const target = await resolveTarget(request)
+    switch (target.kind) {
+      case 'root':
+        return await handleRoot(request, reply)
+      case 'bucket':
+        request.logFields = { bucket: target.bucket }
+        return await handleBucket(request, reply, target.bucket)
+      case 'object':
+        request.logFields = { bucket: target.bucket, key: target.key }
+        return await handleObject(request, reply, target.bucket, target.key)
+      case 'public':
+        request.logFields = { bucket: target.bucket, key: target.key }
+        return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite)
+    }
+  }
 }

@@ -10,6 +10,12 @@
  * Secrets are compared in constant time (over SHA-256 digests, so lengths
  * leak nothing either) and never appear in an error message or a log line.
  *
+ * A token that is well formed but unknown answers as the hosted API does:
+ * 10000 "Authentication error" on the account's resources (`/accounts/...`,
+ * which is what makes wrangler print its authentication error), 1000
+ * "Invalid API Token" on `/user/tokens/verify`, 9109 "Invalid access token"
+ * elsewhere.
+ *
  * With no credentials configured, `open` decides: the composition root sets
  * it while the server listens on loopback only, and then any well-formed
  * credentials are accepted; otherwise every request is refused (10000).
@@ -56,8 +62,16 @@ function anyMatches<T> (configured: T[], matches: (candidate: T) => boolean): bo
 const tokenFormat = /^[\x21-\x7e]{1,1024}$/
 const emailFormat = /^[^\s@]+@[^\s@]+$/
 
+/** How the hosted API names a wrong token, by the path it was sent to. */
+function wrongTokenError (url: string): ManagementError {
+  const path = url.split('?')[0]
+  if (/\/user\/tokens\/verify\/?$/.test(path)) return new ManagementError('InvalidApiToken')
+  if (/\/accounts(\/|$)/.test(path)) return new ManagementError('AuthenticationError')
+  return new ManagementError('InvalidAccessToken')
+}
+
 /** Throws the ManagementError the request deserves, or returns when its credentials are good. */
-export function authenticate (headers: Headers, credentials: ManagementCredentials): void {
+export function authenticate (headers: Headers, credentials: ManagementCredentials, url = ''): void {
   const authorization = header(headers, 'authorization')
   const email = header(headers, 'x-auth-email')
   const key = header(headers, 'x-auth-key')
@@ -72,7 +86,9 @@ export function authenticate (headers: Headers, credentials: ManagementCredentia
       if (credentials.open === true) return
       throw new ManagementError('AuthenticationError')
     }
-    if (!anyMatches(credentials.tokens, t => sameSecret(match[1], t))) throw new ManagementError('InvalidAccessToken')
+    if (!anyMatches(credentials.tokens, t => sameSecret(match[1], t))) {
+      throw wrongTokenError(url)
+    }
     return
   }
 

@@ -4,12 +4,14 @@
  * name; the plugin's error handler is the only place that writes them out.
  *
  * Codes follow the hosted API where its code for a condition is known
- * (9106, 6003, 9109, 10000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
- * 9000, 9003..9007, 9021, and the bucket codes 10004..10008, 10059). Where the
+ * (9106, 6003, 9109, 10000, 1000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
+ * 9000, 9003..9007, 9021, and the bucket codes 10004..10008, 10012, 10020,
+ * 10037, 10059, 100100). Where the
  * hosted API's code is not known, the code is fsbucket's own and the README
  * says so.
  *
- * Statuses: 400 for validation and duplicates, 401/403 for credentials, 404
+ * Statuses: 400 for validation, duplicates and missing credentials (as the
+ * hosted API answers 9106), 403 for wrong credentials, 404
  * for unknown resources. Two bucket conditions keep the 409 of the bucket
  * catalogue (a bucket that exists, a bucket that is not empty); those answers
  * carry `x-should-retry: false`, because the official SDK otherwise retries
@@ -30,7 +32,7 @@ export type ManagementErrorDefinition = ErrorDefinition
 
 export const ManagementErrors = {
   // Credentials
-  MissingAuthHeaders: { code: 9106, status: 401, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' },
+  MissingAuthHeaders: { code: 9106, status: 400, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' },
   InvalidRequestHeaders: { code: 6003, status: 400, message: 'Invalid request headers' },
   InvalidAccessToken: { code: 9109, status: 403, message: 'Invalid access token' },
   AuthenticationError: { code: 10000, status: 403, message: 'Authentication error' },
@@ -39,6 +41,9 @@ export const ManagementErrors = {
   MalformedJson: { code: 6007, status: 400, message: 'Malformed JSON in request body' },
   InvalidQuery: { code: 1198, status: 400, message: 'Invalid query parameter' },
   InvalidRequestBody: { code: 1199, status: 400, message: 'Invalid request body' },
+  // Accounts, the user and its tokens
+  AccountNotFound: { code: 7003, status: 404, message: 'Could not route to the account, perhaps your object identifier is invalid?' },
+  InvalidApiToken: { code: 1000, status: 401, message: 'Invalid API Token' },
   // Zones
   ZoneNotFound: { code: 7003, status: 404, message: 'Could not route to the zone, perhaps your object identifier is invalid?' },
   ZoneAlreadyExists: { code: 1061, status: 400, message: 'The zone already exists' },
@@ -70,6 +75,11 @@ export const ManagementErrors = {
   BucketNotEmpty: { code: 10008, status: 409, message: 'The bucket you tried to delete is not empty.' },
   InvalidArgument: { code: 10040, status: 400, message: 'Invalid argument.' },
   NoCorsConfiguration: { code: 10059, status: 404, message: 'The CORS configuration does not exist.' },
+  NoSuchKey: { code: 10007, status: 404, message: 'The specified key does not exist.' },
+  InvalidObjectName: { code: 10020, status: 400, message: 'The specified object name is not valid.' },
+  EntityTooLarge: { code: 100100, status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
+  BadDigest: { code: 10037, status: 400, message: 'The provided checksum does not match the data.' },
+  MetadataTooLarge: { code: 10012, status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
   // Custom domains of buckets
   DomainNotInZone: { code: 10071, status: 400, message: 'The domain is not in the given zone.' },
   DomainAlreadyAttached: { code: 10072, status: 400, message: 'The domain is already attached to a bucket.' },
@@ -118,7 +128,11 @@ const fromBucketCode: Record<number, ManagementErrorName> = {
   10004: 'BucketAlreadyExists',
   10005: 'InvalidBucketName',
   10006: 'NoSuchBucket',
-  10008: 'BucketNotEmpty'
+  10008: 'BucketNotEmpty',
+  10012: 'MetadataTooLarge',
+  10020: 'InvalidObjectName',
+  10037: 'BadDigest',
+  100100: 'EntityTooLarge'
 }
 
 /** Any thrown value → the ManagementError the client sees. */

@@ -9,7 +9,11 @@
  *
  * JSON bodies are parsed here rather than by Fastify's default parser so
  * that a malformed body answers the service's 6007, and an empty body with
- * a JSON content type (some clients send one on DELETE) is no body.
+ * a JSON content type (some clients send one on DELETE) is no body. A body
+ * sent as `text/plain` or without a content type is read as JSON too, as the
+ * hosted API does: wrangler posts JSON strings through fetch, which labels
+ * them `text/plain`. The object routes (routes/r2-objects.ts) take their
+ * bodies raw, in a scope of their own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { isStorageFailure, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
@@ -17,11 +21,15 @@ import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'
 import { isRetriedBySdk, ManagementError, toManagementError } from './errors.js'
+import { registerAccountRoutes } from './routes/accounts.js'
 import { registerBucketRoutes } from './routes/buckets.js'
 import { registerCertificatePackRoutes } from './routes/certificate-packs.js'
 import { registerDnsRecordRoutes } from './routes/dns-records.js'
 import { registerDomainRoutes } from './routes/domains.js'
+import { registerGraphqlRoute } from './routes/graphql.js'
 import { registerInviteRoutes } from './routes/invites.js'
+import { registerObjectRoutes } from './routes/r2-objects.js'
+import { registerUserRoutes } from './routes/user.js'
 import { registerZoneRoutes } from './routes/zones.js'
 import { ManagementStore } from './store.js'
 
@@ -52,19 +60,21 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
     now: options.clock ?? (() => new Date())
   }
 
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = (body as string).trim()
-    if (text === '') { done(null, undefined); return }
-    try {
-      done(null, JSON.parse(text))
-    } catch {
-      done(new ManagementError('MalformedJson'), undefined)
-    }
-  })
+  app.removeContentTypeParser(['application/json', 'text/plain'])
+  for (const type of ['application/json', 'text/plain', '*']) {
+    app.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => {
+      const text = (body as string).trim()
+      if (text === '') { done(null, undefined); return }
+      try {
+        done(null, JSON.parse(text))
+      } catch {
+        done(new ManagementError('MalformedJson'), undefined)
+      }
+    })
+  }
 
   app.addHook('onRequest', async (request) => {
-    authenticate(request.headers, options.credentials)
+    authenticate(request.headers, options.credentials, request.url)
   })
 
   app.setErrorHandler((error: FastifyError | ManagementError, request, reply) => {
@@ -82,6 +92,14 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   })
 
   app.setNotFoundHandler(async (_request, reply) => await send(reply, new ManagementError('NoRoute')))
+  // Everything under the prefix is this API's, whatever the method: without
+  // these, an unknown path would fall through to the gateway's catch-all and
+  // name an object of a bucket called "client".
+  // It answers before any body is parsed, so the body's type cannot change the answer.
+  const noRoute = async (_request: unknown, reply: FastifyReply): Promise<FastifyReply> => await send(reply, new ManagementError('NoRoute'))
+  for (const url of ['/', '/*']) {
+    app.route({ method: app.supportedMethods, url, exposeHeadRoute: false, onRequest: noRoute, handler: noRoute })
+  }
 
   registerZoneRoutes(app, ctx)
   registerDnsRecordRoutes(app, ctx)
@@ -89,4 +107,8 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   registerInviteRoutes(app, ctx)
   registerBucketRoutes(app, ctx)
   registerDomainRoutes(app, ctx)
+  registerAccountRoutes(app, ctx)
+  registerUserRoutes(app, ctx)
+  registerGraphqlRoute(app, ctx)
+  await app.register(registerObjectRoutes, { ctx })
 }

@@ -9,7 +9,7 @@
  * The README's "Error codes of the S3 API" table is checked against this
  * module by test/s3/errors-doc.test.ts.
  */
-import { isArgumentError, isBucketError, type BucketErrorName } from '../bucket/index.js'
+import { InvalidConditionalHeader, isArgumentError, isBucketError, type BucketErrorName } from '../bucket/index.js'
 
 export interface S3ErrorDefinition {
   readonly status: number
@@ -26,8 +26,8 @@ export const S3Errors = {
   BucketNotEmpty: { status: 409, message: 'The bucket you tried to delete is not empty.' },
   EntityTooLarge: { status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
   EntityTooSmall: { status: 400, message: 'Your proposed upload is smaller than the minimum allowed object size.' },
-  InsufficientStorage: { status: 507, message: 'There is not enough space left to store the object.' },
   IncompleteBody: { status: 400, message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
+  InsufficientStorage: { status: 507, message: 'There is not enough storage space left to store the object.' },
   InternalError: { status: 500, message: 'We encountered an internal error. Please try again.' },
   InvalidAccessKeyId: { status: 403, message: 'The AWS access key Id you provided does not exist in our records.' },
   InvalidArgument: { status: 400, message: 'Invalid Argument' },
@@ -51,7 +51,7 @@ export const S3Errors = {
   NotImplemented: { status: 501, message: 'A header or query you provided implies functionality that is not implemented.' },
   PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold' },
   RequestTimeTooSkewed: { status: 403, message: 'The difference between the request time and the server\'s time is too large.' },
-  ServiceUnavailable: { status: 503, message: 'Service is unable to handle request.' },
+  ServiceUnavailable: { status: 503, message: 'The storage is unavailable; try again later.' },
   SignatureDoesNotMatch: { status: 403, message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' },
   XAmzContentSHA256Mismatch: { status: 400, message: 'The provided \'x-amz-content-sha256\' header does not match what was computed.' }
 } as const satisfies Record<string, S3ErrorDefinition>
@@ -124,7 +124,7 @@ export function s3ErrorReply (err: unknown): S3ErrorReply {
     return { code, status: S3Errors[code].status, message: err.message, headers: {} }
   }
   // Only the engine's marked argument errors are the client's; any other TypeError is a bug (500).
-  if (isArgumentError(err)) {
+  if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
     return { code: 'InvalidArgument', status: 400, message: err.message, headers: {} }
   }
   const frameworkCode = (err as { code?: unknown } | null)?.code

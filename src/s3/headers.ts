@@ -99,6 +99,18 @@ export function customMetadataFrom (headers: IncomingHttpHeaders): Record<string
   return metadata
 }
 
+/**
+ * S3 takes an etag in If-Match / If-None-Match with or without its quotes;
+ * the binding's Headers form wants them (an unquoted one is an Error there),
+ * so bare etags are quoted on the way in.
+ */
+function quoteBareEtags (value: string): string {
+  return value.split(',').map(item => {
+    const etag = item.trim()
+    return etag === '' || etag === '*' || etag.startsWith('"') || etag.startsWith('W/"') ? etag : `"${etag}"`
+  }).join(', ')
+}
+
 /** The conditional headers under their own names, or under `prefix` (x-amz-copy-source-if-*). */
 export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Headers | undefined {
   let onlyIf: Headers | undefined
@@ -106,7 +118,7 @@ export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Hea
     const value = single(headers, `${prefix}${name}`)
     if (value === undefined) continue
     onlyIf ??= new Headers()
-    onlyIf.set(name, value)
+    onlyIf.set(name, name.endsWith('match') ? quoteBareEtags(value) : value)
   }
   return onlyIf
 }

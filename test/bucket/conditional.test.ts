@@ -17,10 +17,17 @@ t.test('parseEtagHeader', async t => {
 
 t.test('parseConditional rejects quoted etags and bad dates in a BucketConditional', async t => {
   t.throws(() => parseConditional({ etagMatches: '"abc"' }), TypeError)
-  t.throws(() => parseConditional({ etagDoesNotMatch: 'W/"abc"' }), TypeError)
-  t.throws(() => parseConditional({ uploadedBefore: new Date('nope') }), TypeError)
+  t.same(parseConditional({ etagDoesNotMatch: 'W/"abc"' }).etagDoesNotMatch, [{ etag: 'W/"abc"', weak: false }], 'W/ is compared literally')
+  t.throws(() => parseConditional({ uploadedBefore: '2026-01-01T00:00:00Z' }), TypeError)
+  t.throws(() => parseConditional({ uploadedAfter: Date.now() }), TypeError)
   t.throws(() => parseConditional('etag'), TypeError)
   t.same(parseConditional({ etagMatches: '*' }).etagMatches, '*')
+})
+
+t.test('an If-Match / If-None-Match without a quoted etag is an Error', async t => {
+  for (const [header, value] of [['if-match', 'abc'], ['if-none-match', 'abc, def'], ['if-match', ''], ['if-none-match', '"unclosed']]) {
+    t.throws(() => parseConditional(new Headers({ [header]: value })), { name: 'Error', message: `Invalid ETag in ${header} header` }, `${header}: ${value}`)
+  }
 })
 
 t.test('evaluateConditional', async t => {
@@ -51,7 +58,13 @@ t.test('evaluateConditional', async t => {
     ['If-Modified-Since equal to Last-Modified is not modified', h({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:10 GMT' }), object, 'not-modified'],
     ['If-Modified-Since earlier passes', h({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:09 GMT' }), object, 'pass'],
     ['invalid date header is ignored', h({ 'if-modified-since': 'yesterday-ish' }), object, 'pass'],
-    ['If-Range is ignored', h({ 'if-range': '"nope"' }), object, 'pass']
+    ['If-Range is ignored', h({ 'if-range': '"nope"' }), object, 'pass'],
+    ['invalid uploadedBefore fails', { uploadedBefore: new Date('nope') }, object, 'precondition-failed'],
+    ['invalid uploadedAfter fails', { uploadedAfter: new Date('nope') }, object, 'not-modified'],
+    ['etagMatches W/ is literal', { etagMatches: 'W/"abc"' }, object, 'precondition-failed'],
+    ['If-Match: unquoted elements of a list are ignored', h({ 'if-match': 'xyz, "abc"' }), object, 'pass'],
+    ['If-None-Match: * outside quotes wins', h({ 'if-none-match': '"x", *' }), object, 'not-modified'],
+    ['If-Match: * inside quotes is an etag', h({ 'if-match': '"a*"' }), object, 'precondition-failed']
   ]
   for (const [name, onlyIf, current, expected] of table) {
     t.equal(evaluateConditional(parseConditional(onlyIf), current), expected, name)

@@ -24,14 +24,16 @@ t.test('validateRange', async t => {
   t.same(validateRange('get', { offset: 3 }), { offset: 3 })
   t.same(validateRange('get', { length: 3 }), { length: 3 })
   t.same(validateRange('get', { suffix: 4 }), { suffix: 4 })
-  t.same(validateRange('get', { offset: 1.7 }), { offset: 1 }, 'fractions are truncated')
+  t.equal(validateRange('get', {}), null, 'an empty range asks for the whole object')
   const bad: Array<[unknown, ErrorConstructor]> = [
     [{ offset: -1 }, RangeError],
     [{ length: -1 }, RangeError],
     [{ suffix: -2 }, RangeError],
     [{ suffix: 2, offset: 1 }, TypeError],
     [{ suffix: 2, length: 1 }, TypeError],
-    [{}, TypeError],
+    [{ offset: 1.7 }, RangeError],
+    [{ length: 0.5 }, RangeError],
+    [{ suffix: 2.25 }, RangeError],
     [{ offset: 'x' }, TypeError],
     ['bytes=0-1', TypeError]
   ]

@@ -9,7 +9,11 @@ import { promises as fsp } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { openRegistry } from '../../src/index.js'
-import { httpCli, localCli, root, runBin, token } from './fixture.js'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { bin, cleanEnv, httpCli, localCli, root, runBin, token } from './fixture.js'
+
+const exec = promisify(execFile)
 
 t.test('over the library', async t => {
   const cli = await localCli(t)
@@ -20,6 +24,8 @@ t.test('over the library', async t => {
   await odd!.put('ok/a.txt', 'a')
   await odd!.put('ok/../../escape.txt', 'evil')
   await odd!.put('ok//double', 'x')
+  await odd!.put('ok/folder/', '')
+  await odd!.put('large.bin', Buffer.alloc(4 * 1024 * 1024, 1))
   await registry.close()
   await fsp.mkdir(path.join(work, 'dir'))
   await fsp.writeFile(path.join(work, 'a.txt'), 'a')
@@ -51,13 +57,17 @@ t.test('over the library', async t => {
 
   const unsafe = await run(['cp', '-r', 'fsb://photos/ok', 'out'])
   t.equal(unsafe.code, 1, 'a skipped key fails the command')
-  t.same(unsafe.stderr.trim().split('\n').sort(), [
+  t.same(unsafe.stderr.trim().split('\n').sort(), [ // and the folder marker ok/folder/ is skipped without a word
     'fsbucket: cp fsb://photos/ok/../../escape.txt: not a safe local path, skipped',
     'fsbucket: cp fsb://photos/ok//double: not a safe local path, skipped'
   ])
   t.equal(unsafe.out, 'download: fsb://photos/ok/a.txt -> out/a.txt\n', 'the other keys are copied')
   await t.rejects(fsp.stat(path.join(work, 'escape.txt')), 'nothing written outside the destination')
   await t.rejects(fsp.stat(path.join(work, '..', 'escape.txt')))
+
+  const head = await exec('bash', ['-c', `'${process.execPath}' '${bin}' cat fsb://photos/large.bin --data '${dataDir}' | head -c 10; echo " rc=\${PIPESTATUS[0]}"`], { cwd: work, env: cleanEnv() })
+  t.equal(head.stdout, `${'\u0001'.repeat(10)} rc=0\n`, 'cat into a reader that goes away (| head) ends quietly')
+  t.equal(head.stderr, '')
 
   const noData = await runBin(['ls', '--data', 'nowhere'], { cwd: work })
   t.equal(noData.stderr, 'fsbucket: ls: no data directory nowhere (set --data or FSBUCKET_DATA, or --endpoint for a server)\n')

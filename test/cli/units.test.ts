@@ -5,7 +5,7 @@ import path from 'node:path'
 import { parseSize } from '../../src/cli/context.js'
 import { bytesMatchEtag } from '../../src/cli/etag.js'
 import { describeError, fromCode } from '../../src/cli/errors.js'
-import { directoryPrefix, keyBaseName, localPathFor, parseLocation } from '../../src/cli/paths.js'
+import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation } from '../../src/cli/paths.js'
 import { partSizeFor } from '../../src/cli/transfer.js'
 
 const MiB = 1024 * 1024
@@ -47,6 +47,9 @@ t.test('prefixes and names', async t => {
   t.equal(keyBaseName('a/b/c.jpg'), 'c.jpg')
   t.equal(keyBaseName('c.jpg'), 'c.jpg')
   t.equal(keyBaseName('a/b/'), 'b')
+  t.ok(isFolderMarker({ key: 'a/b/', size: 0 }))
+  t.notOk(isFolderMarker({ key: 'a/b/', size: 1 }), 'an object with bytes is not a marker')
+  t.notOk(isFolderMarker({ key: 'a/b', size: 0 }))
 })
 
 t.test('parseSize', async t => {

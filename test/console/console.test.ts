@@ -64,6 +64,7 @@ t.test('the console, without a token (loopback)', async t => {
     await page.getByRole('link', { name: 'docs/' }).click()
     await page.getByRole('link', { name: 'guide/' }).click()
     const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' })
+    await crumbs.locator('[aria-current="page"]', { hasText: 'guide' }).waitFor()
     t.same(await crumbs.getByRole('listitem').allTextContents(), ['Buckets', 'photos', 'docs', 'guide'])
     t.equal(await crumbs.locator('[aria-current="page"]').textContent(), 'guide')
     await page.getByRole('button', { name: 'intro.md', exact: true }).waitFor()
@@ -116,6 +117,19 @@ t.test('the console, without a token (loopback)', async t => {
       t.equal(body, `body of ${key}`, `the link of ${name} reads it`)
     }
     t.equal(await page.locator('main img').count(), 0, 'no <img> made from a key')
+
+    // On a public bucket the details offer the object's public link.
+    await registry.updateSettings('photos', { public: true })
+    await page.reload()
+    await page.getByRole('button', { name: trickyKeys[1].slice('tricky/'.length), exact: true }).click()
+    const link = await page.getByLabel('Public link').inputValue()
+    t.equal(link, `${base}/photos/tricky/a%23b%3Fc%3D%2541%20d.txt`, 'each segment percent-encoded')
+    t.equal(await (await fetch(link)).text(), `body of ${trickyKeys[1]}`, 'the public link reads the object')
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base })
+    await page.getByRole('button', { name: 'Copy link', exact: true }).click()
+    await page.getByText('Link copied.').waitFor()
+    t.equal(await page.evaluate(async () => await navigator.clipboard.readText()), link, 'Copy link puts it on the clipboard')
+    await registry.updateSettings('photos', { public: false })
     t.same(dialogs, [], 'no script ran')
   })
 
@@ -213,6 +227,10 @@ t.test('the console, without a token (loopback)', async t => {
     t.same((await registry.info('made-here'))?.settings.lifecycle, lifecycle)
     await page.goto(`${base}/_console/#/`)
     t.equal(await page.locator('tr[data-bucket="made-here"] .badge').textContent(), 'public')
+    await page.getByRole('button', { name: 'Delete bucket photos', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket', exact: true }).click()
+    await page.getByText(/^Delete failed: .*not empty/i).waitFor()
+    t.ok(await registry.info('photos'), 'a bucket with objects stays, and the page says why')
     await page.getByRole('button', { name: 'Delete bucket made-here', exact: true }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket', exact: true }).click()
     await page.getByText('Deleted the bucket made-here.').waitFor()

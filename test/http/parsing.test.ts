@@ -95,7 +95,7 @@ t.test('credentials', async t => {
   t.throws(() => requireCredentials(policy, 'Bearer righ'), { status: 403, code: 40300 }, 'a prefix of the token is wrong')
   t.doesNotThrow(() => requireCredentials({ token: null, loopbackOnly: true }, undefined), 'no token on loopback: open')
   t.throws(() => requireCredentials({ token: null, loopbackOnly: false }, 'Bearer anything'), { status: 403, code: 40301 })
-  for (const [host, loopback] of [['127.0.0.1', true], ['127.1.2.3', true], ['localhost', true], ['::1', true], ['0.0.0.0', false], ['::', false], ['192.168.1.2', false]] as const) {
+  for (const [host, loopback] of [['127.0.0.1', true], ['127.1.2.3', true], ['localhost', true], ['::1', true], ['0.0.0.0', false], ['::', false], ['192.168.1.2', false], ['[::1]', true], ['::ffff:127.0.0.1', true], ['::ffff:7f00:2', true], ['0:0:0:0:0:0:0:1', true], ['::ffff:10.0.0.1', false], ['127.0.0.1.nip.io', false], ['127.0.0.256', false], ['sub.localhost', true]] as const) {
     t.equal(isLoopbackHost(host), loopback, host)
   }
 })

@@ -23,7 +23,7 @@ t.test('authentication outcomes', async t => {
   const table: Array<[string, Record<string, string>, string]> = [
     ['good token', { authorization: 'Bearer secret-token' }, 'ok'],
     ['good key pair', { 'x-auth-email': 'ME@example.test', 'x-auth-key': 'a'.repeat(37) }, 'ok'],
-    ['nothing', {}, '401 9106'],
+    ['nothing', {}, '400 9106'],
     ['wrong token', { authorization: 'Bearer other-token' }, '403 9109'],
     ['not a bearer', { authorization: 'Basic abc' }, '400 6003 6111'],
     ['bearer without token', { authorization: 'Bearer ' }, '400 6003 6111'],
@@ -36,10 +36,29 @@ t.test('authentication outcomes', async t => {
   for (const [what, headers, want] of table) t.equal(outcome(headers), want, what)
 })
 
+t.test('a wrong token answers as the hosted API does: 10000 on an account, 1000 on verify, 9109 elsewhere', async t => {
+  const credentials = { tokens: ['secret-token'], keys: [] }
+  const wrong = { authorization: 'Bearer other-token' }
+  const at = (url: string): string => {
+    try {
+      authenticate(wrong, credentials, url)
+      return 'ok'
+    } catch (err) {
+      return `${(err as ManagementError).status} ${(err as ManagementError).code}`
+    }
+  }
+  t.equal(at('/client/v4/accounts/abc/r2/buckets'), '403 10000')
+  t.equal(at('/client/v4/accounts?page=1'), '403 10000')
+  t.equal(at('/client/v4/zones'), '403 9109')
+  t.equal(at('/client/v4/user/tokens/verify'), '401 1000', 'verifying a wrong token: Invalid API Token')
+  t.equal(at('/client/v4/user'), '403 9109')
+  t.equal(at('/client/v4/zones?name=accounts/x'), '403 9109', 'only the path counts')
+})
+
 t.test('with no credentials configured, only an open (loopback) server accepts requests', async t => {
   t.equal(outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [] }), '403 10000')
   t.equal(outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [], open: true }), 'ok')
-  t.equal(outcome({}, { tokens: [], keys: [], open: true }), '401 9106', 'credentials must still be sent')
+  t.equal(outcome({}, { tokens: [], keys: [], open: true }), '400 9106', 'credentials must still be sent')
 })
 
 t.test('credentials come from flags, the environment and the data directory', async t => {
@@ -57,15 +76,15 @@ t.test('credentials come from flags, the environment and the data directory', as
 t.test('every route is behind authentication, and errors use the envelope', async t => {
   const { app } = await buildApp(t)
   const missing = await call(app, 'GET', '/zones', undefined, {})
-  t.equal(missing.status, 401)
+  t.equal(missing.status, 400, 'no credentials: 400, as the hosted API answers')
   t.same(missing.body, { success: false, errors: [{ code: 9106, message: 'Missing X-Auth-Key, X-Auth-Email or Authorization headers' }], messages: [], result: null })
   const malformed = await call(app, 'GET', '/zones', undefined, { authorization: 'Token x' })
   t.same(malformed.body.errors, [{ code: 6003, message: 'Invalid request headers', error_chain: [{ code: 6111, message: 'Invalid format for Authorization header' }] }])
   const wrong = await call(app, 'GET', '/accounts/x/r2/buckets', undefined, { authorization: 'Bearer nope' })
   t.equal(wrong.status, 403)
-  t.equal(wrong.body.errors[0].code, 9109)
+  t.equal(wrong.body.errors[0].code, 10000, 'a wrong token on an account path is an authentication error')
   t.notMatch(JSON.stringify(wrong.body), 'nope', 'the token is not echoed')
   const unknownPath = await call(app, 'GET', '/nowhere', undefined, {})
-  t.equal(unknownPath.status, 401, 'unknown paths are not revealed before authentication')
+  t.equal(unknownPath.status, 400, 'unknown paths are not revealed before authentication')
   t.equal((await call(app, 'GET', '/zones', undefined, { authorization: `Bearer ${token}` })).status, 200)
 })

@@ -177,6 +177,43 @@ t.test('buckets: create, list, get, delete; conflicts are not retried', async t 
   t.same((await client.r2.buckets.cors.get('logs', { account_id: accountId })).rules, [{ allowed: { origins: ['*'], methods: ['GET'] } }])
 })
 
+t.test('user, token, accounts and memberships through the SDK', async t => {
+  const { client, port } = await server(t)
+  const user = await client.user.get() as { id: string, email: string }
+  t.match(user, { id: /^[0-9a-f]{32}$/, email: 'user@fsbucket.invalid' })
+  const verified = await client.user.tokens.verify()
+  t.equal(verified.status, 'active', 'the token is active')
+  const accounts = []
+  for await (const account of client.accounts.list()) accounts.push(account)
+  t.equal(accounts.length, 1, 'auto-pagination stops after the one account')
+  t.equal(accounts[0].name, 'fsbucket')
+  t.equal((await client.accounts.get({ account_id: accounts[0].id })).id, accounts[0].id)
+  const memberships = []
+  for await (const membership of client.memberships.list()) memberships.push(membership)
+  t.equal(memberships.length, 1)
+  t.equal(memberships[0].account?.id, accounts[0].id)
+  t.equal(memberships[0].status, 'accepted')
+  const wrong = new Cloudflare({ apiToken: 'wrong-token', baseURL: `http://127.0.0.1:${port}/client/v4`, maxRetries: 0 })
+  t.type(await rejection(wrong.user.tokens.verify()), Cloudflare.AuthenticationError, 'verifying a wrong token: the SDK\'s authentication error (401)')
+})
+
+t.test('R2 objects through the SDK: upload, get, list with auto-pagination, delete', async t => {
+  const { client } = await server(t)
+  await client.r2.buckets.create({ account_id: accountId, name: 'sdk-objects' })
+  const params = { account_id: accountId, bucket_name: 'sdk-objects' }
+  const uploaded = await client.r2.buckets.objects.upload('notes/one.txt', 'first object', params)
+  t.match(uploaded, { key: 'notes/one.txt', size: '12', storage_class: 'Standard', etag: /^[0-9a-f]{32}$/ })
+  for (let i = 0; i < 4; i++) await client.r2.buckets.objects.upload(`many/${i}`, `object ${i}`, params)
+  const got = await client.r2.buckets.objects.get('notes/one.txt', params)
+  t.equal(await got.text(), 'first object', 'get answers the bytes')
+  const keys: string[] = []
+  for await (const object of client.r2.buckets.objects.list('sdk-objects', { account_id: accountId, per_page: 2 })) keys.push(object.key ?? '')
+  t.same(keys, ['many/0', 'many/1', 'many/2', 'many/3', 'notes/one.txt'], 'the SDK follows the cursor across pages')
+  t.same(await client.r2.buckets.objects.delete('notes/one.txt', params), { key: 'notes/one.txt' })
+  const missing = await rejection(client.r2.buckets.objects.get('notes/one.txt', params))
+  t.type(missing, Cloudflare.NotFoundError, 'a deleted object is not found')
+})
+
 t.test('wrong credentials raise the SDK’s authentication errors', async t => {
   const { port } = await server(t)
   const wrong = new Cloudflare({ apiToken: 'wrong-token', baseURL: `http://127.0.0.1:${port}/client/v4` })

@@ -14,7 +14,7 @@ import type { Command } from 'commander'
 import { CliError, fromCode } from '../errors.js'
 import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { fileKind, walkFiles } from '../local-files.js'
-import { directoryPrefix, keyBaseName, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
+import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { downloadToStream, uploadStream } from '../transfer.js'
 import { listAll, type ObjectTransport, type StoredObject } from '../transport.js'
@@ -44,6 +44,7 @@ async function stepsFromPrefix (
   const prefix = directoryPrefix(source.key)
   const steps: Step[] = []
   for await (const object of listAll(context.transport, source.bucket, prefix)) {
+    if (isFolderMarker(object)) continue
     const step = toStep(object, object.key.slice(prefix.length))
     if (step === null) context.report(remoteUrl(source.bucket, object.key), new CliError('not a safe local path, skipped'))
     else steps.push(step)

@@ -20,7 +20,7 @@ import { CliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { bytesMatchEtag } from '../etag.js'
 import { fileKind, makeDirectory, readLocal, walkFiles, type LocalFile } from '../local-files.js'
-import { directoryPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
+import { directoryPrefix, isFolderMarker, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll, type StoredObject } from '../transport.js'
 
@@ -92,6 +92,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     const have = await remoteEntries(context, source)
     const there = await localEntries(destination.path, false)
     for (const [relative, object] of have) {
+      if (isFolderMarker(object)) continue
       if (localPathFor(destination.path, relative) === null) {
         context.report(remoteUrl(source.bucket, object.key), new CliError('not a safe local path, skipped'))
         continue

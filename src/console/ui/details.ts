@@ -50,8 +50,13 @@ export function renderDetails (bucket: string, object: StoredObject, publicBucke
   const publicInput = h('input', { type: 'text', readonly: true, value: publicUrl, id: 'public-link', class: 'public-link' })
   copy.addEventListener('click', () => {
     publicInput.select()
+    // The Clipboard API exists only in secure contexts (https, localhost); elsewhere the link stays selected.
+    if (navigator.clipboard === undefined) {
+      status.textContent = 'The link is selected: copy it with Ctrl+C.'
+      return
+    }
     navigator.clipboard.writeText(publicUrl).then(() => { status.textContent = 'Link copied.' },
-      () => { status.textContent = 'Select the link and copy it.' })
+      () => { status.textContent = 'The link is selected: copy it with Ctrl+C.' })
   })
   const remove = h('button', { type: 'button', class: 'danger' }, 'Delete')
   remove.addEventListener('click', () => {

@@ -1,0 +1,84 @@
+/**
+ * What keeps a hostile web page out of a server that runs without
+ * credentials on loopback (no token; or a management API with none).
+ *
+ * A page the user visits can make the browser send requests to
+ * 127.0.0.1: simple ones (a form POST, `text/plain` bodies) need no CORS
+ * preflight, and a DNS rebinding attack makes the attacker's own host name
+ * resolve to 127.0.0.1 so that even its reads look same-origin. So, in that
+ * mode only:
+ *
+ * - `Host` must be a loopback name (`localhost`, `*.localhost`, or an IP
+ *   literal in 127.0.0.0/8, `::1` or `::ffff:127.0.0.0/104`, judged by
+ *   `node:net`, not by matching strings), a configured route host, or a
+ *   bucket's custom domain. Anything else answers 421: a rebound name is
+ *   none of those.
+ * - A request that may change something (any method but GET, HEAD and
+ *   OPTIONS) must come from the server's own origin: an `Origin` header, when
+ *   sent, must be `http://<Host>`, and `Sec-Fetch-Site`, when sent, must be
+ *   `same-origin` or `none` (typed by the user). Otherwise 403. Browsers send
+ *   `Origin` on every such request, so a page on another origin (another
+ *   port of localhost included) is refused; a page served by the gateway
+ *   itself, and clients that are not browsers, pass.
+ */
+import { BlockList, isIP } from 'node:net'
+import type { IncomingHttpHeaders } from 'node:http'
+import { hostName } from '../bucket/index.js'
+import { DoorError } from './errors.js'
+
+const loopback = new BlockList()
+loopback.addSubnet('127.0.0.0', 8, 'ipv4')
+loopback.addAddress('::1', 'ipv6')
+// IPv4-mapped addresses (::ffff:127.0.0.1) are matched by BlockList through the IPv4 rule.
+
+/** True for an IP address (without brackets) of the loopback ranges. */
+export function isLoopbackAddress (address: string): boolean {
+  const family = isIP(address)
+  if (family === 0) return false
+  return loopback.check(address, family === 6 ? 'ipv6' : 'ipv4')
+}
+
+/** True for a host name (as `hostName` gives it) that names this machine's loopback interface. */
+export function isLoopbackName (host: string): boolean {
+  if (host === 'localhost' || host.endsWith('.localhost')) return true
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
+  return isLoopbackAddress(bare)
+}
+
+export interface SiteGuardOptions {
+  /** Host names of the configured public routes. */
+  routeHosts: ReadonlySet<string>
+  /** Whether a host is some bucket's custom domain (read at request time: domains change while serving). */
+  isCustomDomain: (host: string) => Promise<boolean>
+}
+
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+function single (value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** The server's own origin as a browser spells it, from the Host header. */
+function ownOrigin (host: string): string {
+  const lower = host.trim().toLowerCase()
+  return `http://${lower.endsWith(':80') ? lower.slice(0, -3) : lower}`
+}
+
+/** Throws the DoorError a request deserves in credential-free mode, or returns when it may proceed. */
+export async function guardSite (method: string, headers: IncomingHttpHeaders, options: SiteGuardOptions): Promise<void> {
+  const rawHost = headers.host ?? ''
+  const host = hostName(rawHost)
+  // HTTP/1.0 clients may omit Host; browsers never do.
+  if (host !== '' && !isLoopbackName(host) && !options.routeHosts.has(host) && !await options.isCustomDomain(host)) {
+    throw new DoorError('ForeignHost', `Host "${host}" is not one of them.`)
+  }
+  if (safeMethods.has(method)) return
+  const fetchSite = single(headers['sec-fetch-site'])
+  if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
+    throw new DoorError('CrossSiteRequest', `Sec-Fetch-Site: ${fetchSite}.`)
+  }
+  const origin = single(headers.origin)
+  if (origin !== undefined && origin.toLowerCase() !== ownOrigin(rawHost)) {
+    throw new DoorError('CrossSiteRequest', 'The Origin is not this server\'s own.')
+  }
+}

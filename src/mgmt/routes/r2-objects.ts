@@ -1,0 +1,168 @@
+/**
+ * Objects of a bucket through the account's API:
+ * `/accounts/{account_id}/r2/buckets/{bucket}/objects/{key}` (GET, PUT,
+ * DELETE), what `wrangler r2 object get|put|delete --remote` calls, and
+ * `.../objects` (GET), the listing the official SDK pages through with
+ * `result_info.cursor`.
+ *
+ * Every object goes through the bucket binding (`registry.open`), never
+ * through files. GET answers the bytes themselves with the object's HTTP
+ * metadata as headers; PUT streams the request body into `put` (bounded
+ * memory, whatever the size) and, like DELETE, answers the JSON envelope:
+ * wrangler treats a bodiless answer (a 204) as a failure. The answers'
+ * shapes are the SDK's: PUT `{key, version, size (a string), etag,
+ * uploaded, storage_class}`, DELETE `{key}`. PUT takes the
+ * object's HTTP metadata from Content-Type, Content-Language,
+ * Content-Disposition, Content-Encoding, Cache-Control and Expires (the
+ * binding's Headers form, so an Expires that is not a date is stored as the
+ * epoch), and its storage class from `cf-r2-storage-class`.
+ *
+ * These routes live in a scope of their own, whose only body parser hands
+ * the raw request stream over: an object's bytes are not JSON, whatever
+ * their Content-Type says.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import {
+  bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, type Bucket, type BucketObject, type StorageClass
+} from '../../bucket/index.js'
+import type { ManagementContext } from '../context.js'
+import { success } from '../envelope.js'
+import { ManagementError } from '../errors.js'
+
+interface ObjectParams { accountId: string, bucketName: string, '*': string }
+
+/** Request headers that become the object's HTTP metadata. */
+const metadataHeaders = ['content-type', 'content-language', 'content-disposition', 'content-encoding', 'cache-control', 'expires'] as const
+
+async function openBucket (ctx: ManagementContext, name: string): Promise<Bucket> {
+  const bucket = await ctx.registry.open(name)
+  if (bucket === null) throw new ManagementError('NoSuchBucket')
+  return bucket
+}
+
+function storageClassFrom (value: string | string[] | undefined): StorageClass | undefined {
+  if (value === undefined) return undefined
+  if (value !== 'Standard' && value !== 'InfrequentAccess') throw new ManagementError('InvalidArgument', 'cf-r2-storage-class must be Standard or InfrequentAccess')
+  return value
+}
+
+/** The binding's argument errors are the client's: 10040 rather than a 500. */
+async function asClientError<T> (call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (err) {
+    if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
+      throw new ManagementError('InvalidArgument', err.message)
+    }
+    throw err
+  }
+}
+
+/** An uploaded object, as the upload answers it (the size is a string there). */
+function uploadedShape (object: BucketObject): Record<string, unknown> {
+  return {
+    key: object.key,
+    version: object.version,
+    size: String(object.size),
+    etag: object.etag,
+    uploaded: object.uploaded.toISOString(),
+    storage_class: object.storageClass
+  }
+}
+
+/** A listed object. */
+function listedShape (object: BucketObject): Record<string, unknown> {
+  const http = object.httpMetadata
+  return {
+    key: object.key,
+    etag: object.etag,
+    size: object.size,
+    last_modified: object.uploaded.toISOString(),
+    storage_class: object.storageClass,
+    http_metadata: {
+      ...http,
+      ...(http.cacheExpiry === undefined ? {} : { cacheExpiry: http.cacheExpiry.toISOString() })
+    },
+    custom_metadata: object.customMetadata
+  }
+}
+
+function firstValue (query: Record<string, string | string[] | undefined>, key: string): string | undefined {
+  const value = query[key]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** `per_page` outside 1–1000 is clamped, as the other lists of this API clamp theirs. */
+function perPage (raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 1000
+  if (!/^\d+$/.test(raw)) throw new ManagementError('InvalidQuery', 'per_page must be a positive integer')
+  return Math.min(1000, Math.max(1, Number(raw)))
+}
+
+async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Promise<FastifyReply> {
+  const object = await asClientError(async () => await bucket.get(key))
+  if (object === null || !('body' in object)) throw new ManagementError('NoSuchKey')
+  const headers = new Headers()
+  object.writeHttpMetadata(headers)
+  headers.forEach((value, name) => { reply.header(name, value) })
+  if (!headers.has('content-type')) reply.header('content-type', 'application/octet-stream')
+  reply.header('etag', object.httpEtag)
+  reply.header('last-modified', object.uploaded.toUTCString())
+  reply.header('content-length', object.size)
+  reply.header('cf-r2-storage-class', object.storageClass)
+  return await reply.send(bodyBuffer(object) ?? bodyStream(object))
+}
+
+export async function registerObjectRoutes (app: FastifyInstance, options: { ctx: ManagementContext }): Promise<void> {
+  const { ctx } = options
+  const path = '/accounts/:accountId/r2/buckets/:bucketName/objects/*'
+
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+
+  app.get<{ Params: Omit<ObjectParams, '*'> }>('/accounts/:accountId/r2/buckets/:bucketName/objects', async (request) => {
+    const query = request.query as Record<string, string | string[] | undefined>
+    const limit = perPage(firstValue(query, 'per_page'))
+    const bucket = await openBucket(ctx, request.params.bucketName)
+    const page = await asClientError(async () => await bucket.list({
+      limit,
+      prefix: firstValue(query, 'prefix'),
+      delimiter: firstValue(query, 'delimiter'),
+      startAfter: firstValue(query, 'start_after'),
+      cursor: firstValue(query, 'cursor'),
+      include: ['httpMetadata', 'customMetadata']
+    }))
+    return success(page.objects.map(listedShape), {
+      cursor: page.truncated ? page.cursor : '',
+      is_truncated: page.truncated,
+      per_page: limit,
+      delimited: page.delimitedPrefixes
+    })
+  })
+
+  app.get<{ Params: ObjectParams }>(path, async (request, reply) => {
+    const bucket = await openBucket(ctx, request.params.bucketName)
+    return await sendObject(reply, bucket, request.params['*'])
+  })
+
+  app.put<{ Params: ObjectParams }>(path, async (request) => {
+    const storageClass = storageClassFrom(request.headers['cf-r2-storage-class'])
+    const httpMetadata = new Headers()
+    for (const name of metadataHeaders) {
+      const value = request.headers[name]
+      if (typeof value === 'string') httpMetadata.set(name, value)
+    }
+    const bucket = await openBucket(ctx, request.params.bucketName)
+    const body = request.body as IncomingMessage | undefined
+    const put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass }))
+    if (put === null) throw new ManagementError('InternalError')
+    return success(uploadedShape(put))
+  })
+
+  app.delete<{ Params: ObjectParams }>(path, async (request) => {
+    const bucket = await openBucket(ctx, request.params.bucketName)
+    await asClientError(async () => { await bucket.delete(request.params['*']) })
+    return success({ key: request.params['*'] })
+  })
+}

@@ -1,0 +1,81 @@
+/**
+ * Checks made before `serve` opens anything: every directory the server
+ * will write in is writable. Without this, an unwritable data directory or
+ * bucket shows up only as requests that hang on a lock and then fail; with
+ * it, the server refuses to start with one line naming the path and why.
+ *
+ * Writability is tested by doing: a probe file is created and removed in
+ * the data directory, in each bucket directory and in each of the bucket's
+ * internal directories (`.fsbucket/` and those directly below it), and the
+ * files there must open for writing. Permission bits alone would say
+ * nothing to root, and nothing about a read-only mount.
+ */
+import { constants, promises as fsp } from 'node:fs'
+import path from 'node:path'
+
+/** A start-up failure: its message is the one line `serve` prints before exiting. */
+export class StartupError extends Error {}
+
+const reasons: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  ENOTDIR: 'not a directory',
+  ENOENT: 'does not exist',
+  EEXIST: 'exists and is not a directory'
+}
+
+function why (err: unknown): string {
+  const code = (err as NodeJS.ErrnoException).code ?? ''
+  return reasons[code] === undefined ? (err as Error).message : `${reasons[code]} (${code})`
+}
+
+async function probeDirectory (dir: string, what: string): Promise<void> {
+  const probe = path.join(dir, `.fsbucket-write-probe-${process.pid}`)
+  try {
+    await fsp.writeFile(probe, '')
+    await fsp.rm(probe, { force: true })
+  } catch (err) {
+    throw new StartupError(`cannot write in ${what} ${dir}: ${why(err)}`)
+  }
+}
+
+async function probeFiles (dir: string, what: string): Promise<string[]> {
+  const subdirectories: string[] = []
+  for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) { subdirectories.push(full); continue }
+    if (!entry.isFile()) continue
+    try {
+      await (await fsp.open(full, constants.O_WRONLY | constants.O_APPEND)).close()
+    } catch (err) {
+      throw new StartupError(`cannot write ${what} file ${full}: ${why(err)}`)
+    }
+  }
+  return subdirectories
+}
+
+/** Throws a StartupError naming the first path the server could not write. */
+export async function checkWritable (dataDir: string): Promise<void> {
+  const root = path.resolve(dataDir)
+  try {
+    await fsp.mkdir(root, { recursive: true })
+  } catch (err) {
+    throw new StartupError(`cannot create the data directory ${root}: ${why(err)}`)
+  }
+  await probeDirectory(root, 'the data directory')
+  for (const entry of await fsp.readdir(root, { withFileTypes: true })) {
+    if (entry.isDirectory() && entry.name === '.mgmt') await probeDirectory(path.join(root, entry.name), 'the management API\'s state directory')
+    if (!entry.isDirectory() || entry.name.startsWith('.')) continue
+    const bucket = path.join(root, entry.name)
+    const what = `bucket "${entry.name}":`
+    await probeDirectory(bucket, what)
+    const internal = path.join(bucket, '.fsbucket')
+    const exists = await fsp.stat(internal).then(s => s.isDirectory(), () => false)
+    if (!exists) continue
+    await probeDirectory(internal, what)
+    for (const dir of await probeFiles(internal, what)) await probeDirectory(dir, what)
+  }
+}

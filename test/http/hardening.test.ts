@@ -1,0 +1,172 @@
+/**
+ * Holes of the HTTP door, closed: cross-site writes and DNS rebinding in the
+ * credential-free loopback mode, the management API's prefix, huge range
+ * numbers, body parser errors, aws-chunked bodies, and preflights that must
+ * not tell private buckets from missing ones.
+ */
+import t from 'tap'
+import { auth, gateway, token } from './gateway-fixture.js'
+
+function errorCode (res: { json: () => unknown }): number | undefined {
+  return (res.json() as { errors?: Array<{ code: number }> }).errors?.[0]?.code
+}
+
+const host = '127.0.0.1:8787'
+
+t.test('huge range numbers: an offset past the end is 416, an end past the end is clamped', async t => {
+  const { app } = await gateway(t)
+  await app.inject({ method: 'PUT', url: '/photos/ten', headers: auth, payload: '0123456789' })
+  const huge = '9'.repeat(400)
+  const get = async (range: string): Promise<{ statusCode: number, body: string, headers: Record<string, unknown> }> =>
+    await app.inject({ method: 'GET', url: '/photos/ten', headers: { ...auth, range } })
+
+  const past = await get(`bytes=${huge}-`)
+  t.equal(past.statusCode, 416, 'offset of 400 digits')
+  t.equal(past.headers['content-range'], 'bytes */10')
+  t.equal((await get(`bytes=${huge}-${huge}`)).statusCode, 416, 'offset and end of 400 digits')
+  t.equal((await get('bytes=10-99999999999999999999')).statusCode, 416, 'offset just past the end, end beyond 2^53')
+
+  const clamped = await get(`bytes=2-${huge}`)
+  t.equal(clamped.statusCode, 206)
+  t.equal(clamped.headers['content-range'], 'bytes 2-9/10')
+  t.equal(clamped.body, '23456789')
+
+  const suffix = await get(`bytes=-${huge}`)
+  t.equal(suffix.statusCode, 206, 'a suffix longer than the object is the whole object')
+  t.equal(suffix.headers['content-range'], 'bytes 0-9/10')
+
+  const backwards = await get(`bytes=${huge}9-${huge}`)
+  t.equal(backwards.statusCode, 200, 'an end before the offset is not a valid range: whole object')
+})
+
+t.test('everything under /client/v4 is the management API', async t => {
+  const { app, registry } = await gateway(t)
+  await registry.create('client')
+  for (const [method, url] of [['PUT', '/client/v4/obj'], ['GET', '/client/v4/obj'], ['DELETE', '/client/v4/x/y'], ['POST', '/client/v4'], ['GET', '/client/v4/'], ['PATCH', '/client/v4/accounts/a/r2/buckets']] as const) {
+    const res = await app.inject({ method, url, headers: auth, payload: method === 'PUT' ? 'planted' : undefined })
+    t.equal(res.statusCode, 404, `${method} ${url}`)
+    t.same(res.json(), { success: false, errors: [{ code: 7000, message: 'No route for that URI' }], messages: [], result: null })
+  }
+  const listed = await app.inject({ method: 'GET', url: '/client', headers: auth })
+  t.equal(listed.statusCode, 200, 'the bucket named client stays reachable on its own path')
+  t.same((listed.json() as { result: unknown[] }).result, [], 'and received nothing')
+  t.equal((await app.inject({ method: 'PUT', url: '/client/x', headers: auth, payload: 'ok' })).statusCode, 200, 'other keys of it work')
+})
+
+t.test('preflights answer the same for a missing bucket and a private one', async t => {
+  const { app } = await gateway(t)
+  const preflight = async (url: string): Promise<{ statusCode: number, body: string }> => await app.inject({
+    method: 'OPTIONS', url, headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' }
+  })
+  for (const [a, b] of [['/photos/k', '/nosuch/k'], ['/photos', '/nosuch']]) {
+    const real = await preflight(a)
+    const missing = await preflight(b)
+    t.equal(real.statusCode, 403)
+    t.equal(missing.statusCode, real.statusCode, `${a} vs ${b}: status`)
+    t.equal(missing.body, real.body, `${a} vs ${b}: body`)
+  }
+})
+
+t.test('aws-chunked bodies are refused, never stored with their framing', async t => {
+  const { app } = await gateway(t)
+  const framed = '5;chunk-signature=abc\r\nhello\r\n0;chunk-signature=def\r\n\r\n'
+  for (const headers of [{ 'content-encoding': 'aws-chunked' }, { 'content-encoding': 'gzip, AWS-Chunked' }, { 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' }]) {
+    const res = await app.inject({ method: 'PUT', url: '/photos/chunked', headers: { ...auth, ...headers }, payload: framed })
+    t.equal(res.statusCode, 415, JSON.stringify(headers))
+    t.equal(errorCode(res), 41501)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/photos/chunked', headers: auth })).statusCode, 404, 'nothing stored')
+
+  const create = await app.inject({ method: 'POST', url: '/photos/big?action=mpu-create', headers: auth })
+  const { uploadId } = (create.json() as { result: { uploadId: string } }).result
+  const part = await app.inject({ method: 'PUT', url: `/photos/big?action=mpu-uploadpart&uploadId=${encodeURIComponent(uploadId)}&partNumber=1`, headers: { ...auth, 'content-encoding': 'aws-chunked' }, payload: framed })
+  t.equal(errorCode(part), 41501, 'a part too')
+  const plain = await app.inject({ method: 'PUT', url: '/photos/gz', headers: { ...auth, 'content-encoding': 'gzip' }, payload: 'x' })
+  t.equal(plain.statusCode, 200, 'other encodings are stored as metadata, as before')
+})
+
+t.test('body parser errors answer in the envelope with a code', async t => {
+  const { app } = await gateway(t)
+  const notJson = await app.inject({ method: 'POST', url: '/photos?delete', headers: { ...auth, 'content-type': 'text/plain' }, payload: '{"keys": ["a"]}' })
+  t.equal(notJson.statusCode, 415)
+  t.equal(errorCode(notJson), 41500, 'a JSON body must say application/json')
+  const complete = await app.inject({ method: 'POST', url: '/photos/k?action=mpu-complete&uploadId=x', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, payload: '{"parts": []}' })
+  t.equal(errorCode(complete), 41500, 'mpu-complete too')
+  const badJson = await app.inject({ method: 'POST', url: '/photos?delete', headers: { ...auth, 'content-type': 'application/json; charset=utf-8' }, payload: '{"keys": [' })
+  t.equal(errorCode(badJson), 40002)
+  const badForm = await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=zz' }, payload: '--zz\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nunterminated' })
+  t.equal(badForm.statusCode, 400)
+  t.equal(errorCode(badForm), 40005)
+  const noBoundary = await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data' }, payload: 'x' })
+  t.equal(noBoundary.statusCode, 400)
+  t.equal(errorCode(noBoundary), 40005)
+  const mgmtBadJson = await app.inject({ method: 'POST', url: '/client/v4/accounts/a/r2/buckets', headers: { ...auth, 'content-type': 'application/json' }, payload: '{' })
+  t.equal(mgmtBadJson.statusCode, 400)
+  t.equal(errorCode(mgmtBadJson), 6007, 'the management API answers its own code')
+})
+
+t.test('no token on loopback: cross-site writes are refused, same-origin ones work', async t => {
+  const { app } = await gateway(t, { token: null })
+  await app.inject({ method: 'PUT', url: '/photos/keep', headers: { host }, payload: 'precious' })
+  const attacks = [
+    { method: 'POST', url: '/photos?delete', headers: { host, origin: 'https://evil.example', 'content-type': 'text/plain' }, payload: '{"keys": ["keep"]}' },
+    { method: 'POST', url: '/photos?delete', headers: { host, origin: 'http://localhost:3000', 'content-type': 'application/json' }, payload: '{"keys": ["keep"]}' },
+    { method: 'POST', url: '/photos?delete', headers: { host, origin: 'null', 'content-type': 'application/json' }, payload: '{"keys": ["keep"]}' },
+    { method: 'DELETE', url: '/photos/keep', headers: { host, 'sec-fetch-site': 'cross-site' } },
+    { method: 'DELETE', url: '/photos/keep', headers: { host, 'sec-fetch-site': 'same-site', origin: `http://${host}` } },
+    { method: 'PUT', url: '/photos/keep', headers: { host, origin: 'https://evil.example' }, payload: 'planted' },
+    {
+      method: 'POST',
+      url: '/photos',
+      headers: { host, origin: 'https://evil.example', 'content-type': 'multipart/form-data; boundary=b' },
+      payload: '--b\r\nContent-Disposition: form-data; name="key"\r\n\r\nkeep\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\nplanted\r\n--b--\r\n'
+    }
+  ] as const
+  for (const attack of attacks) {
+    const res = await app.inject(attack)
+    t.equal(res.statusCode, 403, `${attack.method} ${JSON.stringify(attack.headers)}`)
+    t.equal(errorCode(res), 40303)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/photos/keep', headers: { host } })).body, 'precious', 'the object survived every attempt')
+
+  const sameOrigin = await app.inject({ method: 'PUT', url: '/photos/new', headers: { host, origin: `http://${host}`, 'sec-fetch-site': 'same-origin' }, payload: 'from the console' })
+  t.equal(sameOrigin.statusCode, 200, 'a page of the server itself may write')
+  const typed = await app.inject({ method: 'DELETE', url: '/photos/new', headers: { host: 'localhost:80', origin: 'http://localhost', 'sec-fetch-site': 'none' } })
+  t.equal(typed.statusCode, 204, 'the default port is the same origin')
+  const cli = await app.inject({ method: 'POST', url: '/photos?delete', headers: { host, 'content-type': 'application/json' }, payload: '{"keys": ["keep"]}' })
+  t.equal(cli.statusCode, 200, 'clients that are not browsers send no Origin and pass')
+  const reads = await app.inject({ method: 'GET', url: '/photos', headers: { host, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } })
+  t.equal(reads.statusCode, 200, 'reads are not refused (the browser keeps their answers from the page: no CORS headers)')
+})
+
+t.test('no token on loopback: a Host that is not ours is refused (DNS rebinding)', async t => {
+  const { app } = await gateway(t, { token: null, routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }] })
+  for (const name of ['evil.example', 'evil.example:8787', '127.0.0.1.nip.io', 'localhost.evil.example', '10.0.0.1', '[::ffff:10.0.0.1]']) {
+    const res = await app.inject({ method: 'GET', url: '/photos', headers: { host: name } })
+    t.equal(res.statusCode, 421, name)
+    t.equal(errorCode(res), 42100)
+    const mgmt = await app.inject({ method: 'GET', url: '/client/v4/accounts/a/r2/buckets', headers: { host: name, authorization: 'Bearer anything' } })
+    t.equal(mgmt.statusCode, 421, `${name}, management API`)
+  }
+  for (const name of ['127.0.0.1:8787', '127.3.2.1', 'localhost:8787', 'LOCALHOST', 'app.localhost:8787', '[::1]:8787', '[::ffff:127.0.0.1]', 'cdn.example']) {
+    const res = await app.inject({ method: 'GET', url: '/photos', headers: { host: name } })
+    t.not(res.statusCode, 421, name)
+  }
+})
+
+t.test('the management API, open on loopback, refuses cross-site writes too', async t => {
+  const { app } = await gateway(t, { token: null })
+  const headers = { host, authorization: 'Bearer anything', 'content-type': 'application/json' }
+  const attack = await app.inject({ method: 'POST', url: '/client/v4/accounts/a/r2/buckets', headers: { ...headers, origin: 'https://evil.example' }, payload: '{"name": "planted"}' })
+  t.equal(attack.statusCode, 403)
+  t.equal(errorCode(attack), 40303)
+  const own = await app.inject({ method: 'POST', url: '/client/v4/accounts/a/r2/buckets', headers, payload: '{"name": "wanted"}' })
+  t.equal(own.statusCode, 200)
+})
+
+t.test('with a token, the guard stays out of the way', async t => {
+  const { app } = await gateway(t)
+  const res = await app.inject({ method: 'PUT', url: '/photos/x', headers: { ...auth, host: 'files.example.com', origin: 'https://app.example.com' }, payload: 'ok' })
+  t.equal(res.statusCode, 200)
+  t.equal(token.length > 0, true)
+})

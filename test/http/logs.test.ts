@@ -1,0 +1,87 @@
+/**
+ * Log lines: no secret at any level (trace included), unique request ids,
+ * one `pid`, readable on a terminal and JSON otherwise.
+ */
+import t from 'tap'
+import { execFileSync } from 'node:child_process'
+import { connect } from 'node:net'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { gateway, token } from './gateway-fixture.js'
+
+function collector (): { stream: Writable, text: () => string } {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  return { stream, text: () => lines.join('') }
+}
+
+t.test('no secret reaches a log line, even at trace', async t => {
+  const logs = collector()
+  const secrets = {
+    mgmtToken: 'MGMT-TOKEN-SECRET-1', mgmtKey: 'MGMT-KEY-SECRET-2', malformed: 'MALFORMED-SECRET-3', raw: 'RAW-SECRET-4',
+    cookie: 'COOKIE-SECRET-5', packet: 'PACKET-SECRET-6', wrongKey: 'WRONG-KEY-SECRET-7'
+  }
+  const { app } = await gateway(t, {
+    logLevel: 'trace',
+    logDestination: logs.stream,
+    management: { tokens: [secrets.mgmtToken], keys: [{ email: 'ops@example.com', key: secrets.mgmtKey }] }
+  })
+  const form = '--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello\r\n--b--\r\n'
+  const requests = [
+    { method: 'POST', url: '/photos', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=b', cookie: `s=${secrets.cookie}` }, payload: form },
+    { method: 'PUT', url: '/photos/x', headers: { authorization: `Bearer ${token}` }, payload: 'x' },
+    { method: 'PUT', url: '/photos/y', headers: { authorization: `Bearer ${secrets.malformed} and more` }, payload: 'y' },
+    { method: 'GET', url: '/photos/y', headers: { authorization: secrets.raw } },
+    { method: 'GET', url: '/client/v4/accounts/a/r2/buckets', headers: { authorization: `Bearer ${secrets.mgmtToken}` } },
+    { method: 'GET', url: '/client/v4/accounts/a/r2/buckets', headers: { authorization: `Bearer ${secrets.malformed} x` } },
+    { method: 'GET', url: '/client/v4/accounts/a/r2/buckets', headers: { 'x-auth-email': 'ops@example.com', 'x-auth-key': secrets.mgmtKey } },
+    { method: 'GET', url: '/client/v4/accounts/a/r2/buckets', headers: { 'x-auth-email': 'ops@example.com', 'x-auth-key': secrets.wrongKey } },
+    { method: 'GET', url: '/client/v4/accounts/a/r2/buckets', headers: { 'x-auth-email': 'bad', 'x-auth-key': `${secrets.wrongKey} \u0001` } }
+  ] as const
+  for (const request of requests) await app.inject(request)
+
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as { port: number }
+  await new Promise<void>(resolve => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`GET /photos HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secrets.packet}\r\nBad Header Line\r\n\r\n`)
+    })
+    socket.on('data', () => {})
+    socket.on('close', () => resolve())
+    socket.on('error', () => resolve())
+  })
+
+  const text = logs.text()
+  t.match(text, /Providing options to busboy/, 'trace lines were written (the multipart plugin\'s included)')
+  t.match(text, /"busboyOptions":\{[^\n]*"authorization":"\[redacted\]"/, 'the headers it logs are redacted')
+  t.match(text, /"msg":"client error"/, 'the malformed request was logged')
+  for (const [name, secret] of [['gateway token', token], ...Object.entries(secrets)]) {
+    t.notOk(text.includes(secret), `${name} is in no line`)
+  }
+})
+
+t.test('request ids are UUIDs, unique; each line has one pid', async t => {
+  const logs = collector()
+  const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream })
+  for (let i = 0; i < 5; i++) await app.inject({ method: 'GET', url: '/site/none' })
+  const lines = logs.text().trim().split('\n')
+  const ids = lines.map(line => (JSON.parse(line) as { reqId?: string }).reqId)
+  t.equal(ids.length, 5)
+  for (const id of ids) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  t.equal(new Set(ids).size, 5, 'unique')
+  for (const line of lines) t.equal(line.match(/"pid":/g)?.length, 1, 'one pid field')
+})
+
+const loggerModule = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/http/logger.js')
+
+t.test('readable lines on a terminal, JSON lines otherwise', async t => {
+  const script = `import(${JSON.stringify(loggerModule)}).then(m => m.createLogger({ level: 'info' }).info({ bucket: 'b' }, 'hello there'))`
+  const piped = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })
+  t.match(JSON.parse(piped), { msg: 'hello there', bucket: 'b', level: 30 }, 'JSON when stdout is a pipe')
+  const command = `${JSON.stringify(process.execPath)} -e ${JSON.stringify(script).replace(/\$/g, '\\$')}`
+  const onTty = execFileSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' })
+  t.match(onTty, /INFO/, 'a level word')
+  t.match(onTty, /hello there/)
+  t.notOk(onTty.trim().startsWith('{'), 'not JSON on a terminal')
+})

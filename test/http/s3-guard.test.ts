@@ -1,0 +1,44 @@
+/**
+ * The S3 port in development mode (unsigned requests accepted) refuses
+ * cross-site writes and foreign Host names, as the gateway does, in S3's XML.
+ */
+import t from 'tap'
+import { openRegistry } from '../../src/index.js'
+import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
+import { guardS3Site, underDomains } from '../../src/server/s3-guard.js'
+import { testdir } from '../testdir.js'
+
+t.test('cross-site writes and foreign hosts are refused on an open S3 port', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos')
+  const policy = s3AccessPolicy(null, null, true)
+  t.ok(policy.anonymousWrites, 'development mode')
+  const s3 = await buildS3App({ registry, policy, domains: ['s3.example.test'], logLevel: false })
+  guardS3Site(s3, { routeHosts: new Set(), isCustomDomain: async host => underDomains(host, ['s3.example.test']) })
+  t.teardown(async () => { await s3.close(); await registry.close() })
+
+  const put = await s3.inject({ method: 'PUT', url: '/photos/keep', headers: { host: '127.0.0.1:8788' }, payload: 'precious' })
+  t.equal(put.statusCode, 200, 'a program (no Origin) may write unsigned')
+
+  const deleteBody = '<Delete><Object><Key>keep</Key></Object></Delete>'
+  const crossSite = await s3.inject({ method: 'POST', url: '/photos?delete', headers: { host: '127.0.0.1:8788', origin: 'https://evil.example', 'content-type': 'text/plain' }, payload: deleteBody })
+  t.equal(crossSite.statusCode, 403)
+  t.match(crossSite.body, /<Code>AccessDenied<\/Code>/)
+  const fetchSite = await s3.inject({ method: 'DELETE', url: '/photos/keep', headers: { host: 'localhost:8788', 'sec-fetch-site': 'cross-site' } })
+  t.equal(fetchSite.statusCode, 403)
+  const rebound = await s3.inject({ method: 'GET', url: '/photos/keep', headers: { host: 'evil.example:8788' } })
+  t.equal(rebound.statusCode, 403, 'a rebound host name')
+  t.match(rebound.body, /evil\.example/, 'the message names it')
+  t.notMatch(rebound.body, /<Message>[^<]*<script/, 'escaped')
+  const escaped = await s3.inject({ method: 'GET', url: '/photos/keep', headers: { host: 'a<b>.example' } })
+  t.notMatch(escaped.body, /a<b>/, 'a Host with markup is escaped')
+
+  const get = await s3.inject({ method: 'GET', url: '/photos/keep', headers: { host: '127.0.0.1:8788' } })
+  t.equal(get.body, 'precious', 'the object survived')
+  for (const host of ['photos.localhost:8788', 'photos.s3.example.test', 's3.example.test']) {
+    const res = await s3.inject({ method: 'GET', url: host.startsWith('photos.') ? '/keep' : '/photos/keep', headers: { host } })
+    t.equal(res.statusCode, 200, `${host} is the server's own`)
+  }
+  const sameOrigin = await s3.inject({ method: 'DELETE', url: '/photos/keep', headers: { host: '127.0.0.1:8788', origin: 'http://127.0.0.1:8788' } })
+  t.equal(sameOrigin.statusCode, 204, 'same origin may write')
+})

@@ -1,0 +1,105 @@
+/**
+ * What only a real socket shows: pipelined requests take effect in order,
+ * a stalled body answers 408 and stores nothing, headers have a deadline.
+ */
+import t from 'tap'
+import { connect, type Socket } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { auth, gateway, token } from './gateway-fixture.js'
+
+async function listening (app: FastifyInstance): Promise<number> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  return (app.server.address() as { port: number }).port
+}
+
+async function open (port: number): Promise<Socket> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket))
+    socket.once('error', reject)
+  })
+}
+
+/** Everything the server sends until it closes the connection or `until` holds (ms: give up). */
+async function received (socket: Socket, until: (text: string) => boolean, ms = 10_000): Promise<{ text: string, closed: boolean }> {
+  return await new Promise(resolve => {
+    let text = ''
+    let closed = false
+    const done = (): void => { clearTimeout(timer); socket.removeAllListeners('data'); resolve({ text, closed }) }
+    const timer = setTimeout(done, ms)
+    socket.on('data', chunk => { text += chunk.toString('latin1'); if (until(text)) done() })
+    socket.once('close', () => { closed = true; done() })
+  })
+}
+
+function statuses (text: string): number[] {
+  return [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(m => Number(m[1]))
+}
+
+const authLine = `Authorization: Bearer ${token}\r\n`
+
+t.test('pipelined PUT then DELETE of one key: the object ends deleted', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  for (let round = 0; round < 20; round++) {
+    const socket = await open(port)
+    const body = `body of round ${round}`.repeat(200)
+    socket.write(
+      `PUT /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: ${body.length}\r\n\r\n${body}` +
+      `DELETE /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n` +
+      `GET /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Connection: close\r\n\r\n`)
+    const { text } = await received(socket, s => statuses(s).length === 3 && s.endsWith('}'))
+    socket.destroy()
+    t.same(statuses(text), [200, 204, 404], `round ${round}: answers in order, and the GET after the DELETE finds nothing`)
+    const after = await app.inject({ method: 'GET', url: '/photos/k', headers: auth })
+    if (after.statusCode !== 404) t.fail(`round ${round}: the object survived its DELETE`)
+  }
+})
+
+t.test('a body that stops arriving answers 408 after the idle timeout, and nothing is stored', async t => {
+  const { app } = await gateway(t, { idleTimeout: 1 })
+  const port = await listening(app)
+  const socket = await open(port)
+  const started = Date.now()
+  socket.write(`PUT /photos/stalled HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 1000\r\n\r\n` + 'x'.repeat(100))
+  const { text, closed } = await received(socket, () => false, 8000)
+  const elapsed = Date.now() - started
+  t.match(text, /^HTTP\/1\.1 408 /, 'answered 408')
+  t.match(text, /"code":40800/, 'in the envelope')
+  t.ok(closed, 'and the connection closed')
+  t.ok(elapsed >= 900 && elapsed < 6000, `after about a second (${elapsed} ms)`)
+  t.equal((await app.inject({ method: 'GET', url: '/photos/stalled', headers: auth })).statusCode, 404, 'nothing stored')
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/later', headers: auth, payload: 'fine' })).statusCode, 200, 'later writes work')
+})
+
+t.test('a slow body that keeps sending is not cut', async t => {
+  const { app } = await gateway(t, { idleTimeout: 1 })
+  const port = await listening(app)
+  const socket = await open(port)
+  socket.write(`PUT /photos/slow HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 6\r\nConnection: close\r\n\r\n`)
+  for (let i = 0; i < 6; i++) {
+    await new Promise(resolve => setTimeout(resolve, 400))
+    socket.write('s')
+  }
+  const { text } = await received(socket, () => false)
+  t.same(statuses(text), [200], '2.4 s of trickle, never 1 s of silence')
+})
+
+t.test('headers must arrive within the idle timeout, even when they trickle', async t => {
+  const { app } = await gateway(t, { idleTimeout: 1 })
+  const port = await listening(app)
+  const silent = await open(port)
+  silent.write('GET /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n')
+  const quiet = await received(silent, () => false, 8000)
+  t.ok(quiet.closed, 'a connection that stops mid-headers is closed')
+
+  const slowloris = await open(port)
+  let sent = 0
+  const header = `GET /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n${'X-Pad: 1\r\n'.repeat(100)}`
+  const drip = setInterval(() => { if (sent < header.length && !slowloris.destroyed) slowloris.write(header[sent++]) }, 100)
+  const started = Date.now()
+  const dripped = await received(slowloris, () => false, 10_000)
+  clearInterval(drip)
+  t.ok(dripped.closed, 'headers sent one byte every 100 ms are cut off')
+  t.match(dripped.text, /^HTTP\/1\.1 408 /, 'with 408')
+  t.ok(Date.now() - started < 4000, `within the deadline and a check period (${Date.now() - started} ms)`)
+})

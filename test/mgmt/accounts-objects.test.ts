@@ -1,0 +1,162 @@
+/**
+ * The endpoints Cloudflare's tools call besides zones and buckets: accounts,
+ * memberships, the user and its token, the account's R2 object endpoints,
+ * the storage-metrics GraphQL query, and JSON bodies without a JSON content
+ * type. In process, with app.inject.
+ */
+import t from 'tap'
+import { createInvite, ManagementStore } from '../../src/mgmt/index.js'
+import { accountId, auth, buildApp, call } from './helpers.js'
+
+const keyPair = { 'x-auth-email': 'user@example.test', 'x-auth-key': 'k'.repeat(37) }
+
+t.test('accounts: the local account, then accepted invites, paged with result_info', async t => {
+  const { app, registry } = await buildApp(t)
+  const first = await call(app, 'GET', '/accounts')
+  t.equal(first.status, 200)
+  t.equal(first.body.result.length, 1, 'one account of its own')
+  const local = first.body.result[0]
+  t.match(local, { id: /^[0-9a-f]{32}$/, name: 'fsbucket', type: 'standard' })
+  t.same(first.body.result_info, { page: 1, per_page: 20, count: 1, total_count: 1, total_pages: 1 })
+  t.equal((await call(app, 'GET', '/accounts')).body.result[0].id, local.id, 'the same id every time')
+
+  const store = new ManagementStore(registry.state('mgmt'))
+  const names = ['Team A', 'Team B', 'Team C', 'Team D', 'Team E', 'Team F']
+  for (const [i, name] of names.entries()) {
+    const invite = await createInvite(store, { email: 'user@example.test', accountId: `${i}`.repeat(32), accountName: name, roles: ['Administrator'] })
+    if (i < 5) t.equal((await call(app, 'PATCH', `/user/invites/${invite.id}`, { status: 'accepted' })).status, 200)
+  }
+  const page1 = await call(app, 'GET', '/accounts?per_page=5&page=1')
+  t.same(page1.body.result_info, { page: 1, per_page: 5, count: 5, total_count: 6, total_pages: 2 }, 'accepted invites add accounts; a pending one does not')
+  const page2 = await call(app, 'GET', '/accounts?per_page=5&page=2')
+  t.same(page2.body.result.map((a: { name: string }) => a.name), ['Team E'])
+  t.same((await call(app, 'GET', '/accounts?name=Team%20B')).body.result.map((a: { name: string }) => a.name), ['Team B'], 'name filter')
+
+  t.equal((await call(app, 'GET', `/accounts/${local.id}`)).body.result.name, 'fsbucket', 'GET /accounts/{id}')
+  t.equal((await call(app, 'GET', `/accounts/${'1'.repeat(32)}`)).body.result.name, 'Team B')
+  const unknown = await call(app, 'GET', `/accounts/${'f'.repeat(32)}`)
+  t.equal(unknown.status, 404)
+  t.equal(unknown.body.errors[0].code, 7003)
+
+  const memberships = await call(app, 'GET', '/memberships')
+  t.equal(memberships.body.result.length, 6)
+  t.equal(memberships.body.result_info.total_count, 6)
+  t.match(memberships.body.result[0], { account: { id: local.id }, status: 'accepted', roles: ['Super Administrator - All Privileges'] })
+  t.match(memberships.body.result[1], { account: { name: 'Team A' }, roles: ['Administrator'] })
+  t.same((await call(app, 'GET', '/memberships?account.name=Team%20C')).body.result.map((m: any) => m.account.name), ['Team C'])
+})
+
+t.test('the user and its token', async t => {
+  const { app } = await buildApp(t)
+  const byToken = await call(app, 'GET', '/user')
+  t.equal(byToken.status, 200)
+  t.match(byToken.body.result, { id: /^[0-9a-f]{32}$/, email: 'user@fsbucket.invalid', suspended: false })
+  t.equal((await call(app, 'GET', '/user', undefined, keyPair)).body.result.email, 'user@example.test', 'with the key pair, the key\'s email')
+
+  const verified = await call(app, 'GET', '/user/tokens/verify')
+  t.same(verified.body.result, { id: verified.body.result.id, status: 'active' })
+  t.match(verified.body.result.id, /^[0-9a-f]{32}$/)
+  const noToken = await call(app, 'GET', '/user/tokens/verify', undefined, keyPair)
+  t.equal(noToken.status, 401, 'the key pair has no token to verify')
+  t.equal(noToken.body.errors[0].code, 1000)
+  const wrong = await call(app, 'GET', '/user/tokens/verify', undefined, { authorization: 'Bearer wrong-token' })
+  t.equal(wrong.status, 401)
+  t.equal(wrong.body.errors[0].code, 1000, 'a wrong token: Invalid API Token')
+  t.notMatch(JSON.stringify(wrong.body), 'wrong-token', 'the token is not echoed')
+})
+
+t.test('JSON bodies sent as text/plain or without a content type', async t => {
+  const { app } = await buildApp(t)
+  for (const [name, headers] of [['plain', { 'content-type': 'text/plain;charset=UTF-8' }], ['none', {}]] as const) {
+    const res = await app.inject({ method: 'POST', url: `/client/v4/accounts/${accountId}/r2/buckets`, headers: { ...auth, ...headers }, payload: Buffer.from(JSON.stringify({ name: `typed-${name}` })) })
+    t.equal(res.statusCode, 200, `${name}: created`)
+    t.equal(res.json().result.name, `typed-${name}`)
+  }
+  const bad = await app.inject({ method: 'POST', url: `/client/v4/accounts/${accountId}/r2/buckets`, headers: { ...auth, 'content-type': 'text/plain' }, payload: 'not json' })
+  t.equal(bad.statusCode, 400)
+  t.equal(bad.json().errors[0].code, 6007, 'malformed JSON is still 6007')
+})
+
+t.test('objects through the account\'s API', async t => {
+  const { app, registry } = await buildApp(t)
+  await registry.create('things')
+  const url = (key: string, bucket = 'things'): string => `/client/v4/accounts/${accountId}/r2/buckets/${bucket}/objects/${key}`
+
+  const put = await app.inject({ method: 'PUT', url: url('docs/a.json'), headers: { ...auth, 'content-type': 'application/json', 'cache-control': 'max-age=5', 'cf-r2-storage-class': 'InfrequentAccess' }, payload: '{"not": "parsed"' })
+  t.equal(put.statusCode, 200)
+  t.match(put.json(), { success: true, result: { key: 'docs/a.json', size: '16', storage_class: 'InfrequentAccess', etag: /^[0-9a-f]{32}$/, version: /^[0-9a-f]{32}$/ } }, 'the envelope describes the object')
+  const bucket = await registry.open('things')
+  const stored = await bucket?.get('docs/a.json')
+  t.equal(stored !== null && stored !== undefined && 'body' in stored ? await stored.text() : null, '{"not": "parsed"', 'the bytes, not parsed as JSON, through the binding')
+
+  const got = await app.inject({ method: 'GET', url: url('docs/a.json'), headers: auth })
+  t.equal(got.statusCode, 200)
+  t.equal(got.body, '{"not": "parsed"')
+  t.equal(got.headers['content-type'], 'application/json')
+  t.equal(got.headers['cache-control'], 'max-age=5')
+  t.equal(got.headers.etag, `"${put.json().result.etag as string}"`)
+  t.equal(got.headers['content-length'], '16')
+
+  const expires = await app.inject({ method: 'PUT', url: url('e'), headers: { ...auth, expires: 'whenever' }, payload: 'x' })
+  t.equal(expires.statusCode, 200)
+  t.equal((await app.inject({ method: 'GET', url: url('e'), headers: auth })).headers.expires, 'Thu, 01 Jan 1970 00:00:00 GMT', 'an Expires that is not a date is the epoch, as the binding stores it')
+  const empty = await app.inject({ method: 'PUT', url: url('empty'), headers: auth })
+  t.equal(empty.json().result.size, '0', 'a PUT without a body stores an empty object')
+
+  const listed = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects?per_page=2`, headers: auth })
+  t.same(listed.json().result.map((o: { key: string }) => o.key), ['docs/a.json', 'e'], 'a page of the listing')
+  t.match(listed.json().result[0], { size: 16, storage_class: 'InfrequentAccess', http_metadata: { contentType: 'application/json', cacheControl: 'max-age=5' }, custom_metadata: {} })
+  t.match(listed.json().result_info, { is_truncated: true, per_page: 2, cursor: /.+/ })
+  const rest = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects?per_page=2&cursor=${String(listed.json().result_info.cursor)}`, headers: auth })
+  t.same(rest.json().result.map((o: { key: string }) => o.key), ['empty'], 'the cursor gives the rest')
+  t.equal(rest.json().result_info.cursor, '', 'and no further cursor')
+  const grouped = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects?delimiter=/`, headers: auth })
+  t.same(grouped.json().result_info.delimited, ['docs/'], 'delimited prefixes')
+  const badCursor = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects?cursor=nonsense`, headers: auth })
+  t.equal(badCursor.json().errors[0].code, 10040, 'a cursor not returned by the listing')
+  t.equal((await app.inject({ method: 'GET', url: url('empty'), headers: auth })).headers['content-type'], 'application/octet-stream', 'no content type: application/octet-stream')
+
+  const deleted = await app.inject({ method: 'DELETE', url: url('docs/a.json'), headers: auth })
+  t.equal(deleted.statusCode, 200, 'DELETE answers 200, never a bodiless 204')
+  t.same(deleted.json(), { success: true, errors: [], messages: [], result: { key: 'docs/a.json' } })
+  t.equal((await app.inject({ method: 'DELETE', url: url('docs/a.json'), headers: auth })).statusCode, 200, 'deleting a missing key succeeds')
+
+  const missing = await app.inject({ method: 'GET', url: url('docs/a.json'), headers: auth })
+  t.equal(missing.statusCode, 404)
+  t.equal(missing.json().errors[0].code, 10007)
+  const noBucket = await app.inject({ method: 'PUT', url: url('x', 'nope'), headers: auth, payload: 'x' })
+  t.equal(noBucket.statusCode, 404)
+  t.equal(noBucket.json().errors[0].code, 10006)
+  const badClass = await app.inject({ method: 'PUT', url: url('x'), headers: { ...auth, 'cf-r2-storage-class': 'Glacier' }, payload: 'x' })
+  t.equal(badClass.json().errors[0].code, 10040)
+  const badKey = await app.inject({ method: 'PUT', url: url('k'.repeat(1100)), headers: auth, payload: 'x' })
+  t.equal(badKey.statusCode, 400)
+  t.equal(badKey.json().errors[0].code, 10020, 'a key over 1024 bytes')
+  const unauthenticated = await app.inject({ method: 'PUT', url: url('x'), payload: 'x' })
+  t.equal(unauthenticated.json().errors[0].code, 9106, 'objects need credentials too')
+  t.equal(await (await registry.open('things'))?.head('x'), null, 'nothing stored by refused requests')
+})
+
+t.test('graphql: the storage metrics of a bucket', async t => {
+  const { app, registry } = await buildApp(t)
+  await registry.create('measured')
+  const bucket = await registry.open('measured')
+  await bucket?.put('a', '12345', { customMetadata: { k: 'vv' } })
+  await bucket?.put('bb', '1234567890')
+  const query = 'query getR2StorageMetrics($accountTag: String, $filter: R2StorageAdaptiveGroupsFilter_InputObject) { viewer { accounts(filter: { accountTag: $accountTag }) { r2StorageAdaptiveGroups(limit: 1, filter: $filter) { max { objectCount payloadSize metadataSize } } } } }'
+  const res = await call(app, 'POST', '/graphql', { query, variables: { accountTag: accountId, filter: { bucketName: 'measured' } } })
+  t.equal(res.status, 200)
+  t.same(res.body.data.viewer.accounts[0].r2StorageAdaptiveGroups[0].max, { objectCount: 2, payloadSize: 15, metadataSize: 1 + 2 + 1 + 2 }, 'objects, bytes, and key plus custom metadata bytes')
+  const none = await call(app, 'POST', '/graphql', { query, variables: { filter: { bucketName: 'no-such-bucket' } } })
+  t.same(none.body.data.viewer.accounts[0].r2StorageAdaptiveGroups, [], 'no groups for a missing bucket')
+  const other = await call(app, 'POST', '/graphql', { query: '{ viewer { zones { zoneTag } } }' })
+  t.equal(other.body.data, null)
+  t.match(other.body.errors[0].message, /r2StorageAdaptiveGroups/, 'another query says what is answered')
+})
+
+t.test('an unknown path under the prefix answers 7000', async t => {
+  const { app } = await buildApp(t)
+  const res = await call(app, 'GET', '/user/nothing/here')
+  t.equal(res.status, 404)
+  t.equal(res.body.errors[0].code, 7000)
+})
