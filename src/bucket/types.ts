@@ -187,7 +187,6 @@ export interface SweepOptions {
   leftoverGraceMs?: number
 }
 
-/** The bucket binding. */
 /** Options of `read`, the one read decision every door translates. */
 export interface BucketReadOptions {
   /** Conditions, as for `get`: a `BucketConditional` or the four conditional request headers. */
@@ -224,6 +223,7 @@ export interface BucketReadServed {
   body: Buffer | Readable | null
 }
 
+/** The bucket binding. */
 export interface Bucket {
   /**
    * The read decision of every door: judges `onlyIf`, then the range, in

@@ -9,7 +9,7 @@
  * The README's "Error codes of the S3 API" table is checked against this
  * module by test/s3/errors-doc.test.ts.
  */
-import { InvalidConditionalHeader, isBucketError, type BucketErrorName } from '../bucket/index.js'
+import { InvalidConditionalHeader, isArgumentError, isBucketError, type BucketErrorName } from '../bucket/index.js'
 
 export interface S3ErrorDefinition {
   readonly status: number
@@ -124,7 +124,8 @@ export function s3ErrorReply (err: unknown): S3ErrorReply {
     const code = fromCatalogue[err.errorName]
     return { code, status: S3Errors[code].status, message: err.message, headers: {} }
   }
-  if (err instanceof TypeError || err instanceof RangeError || err instanceof InvalidConditionalHeader) {
+  // Only the engine's marked argument errors are the client's; any other TypeError is a bug (500).
+  if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
     return { code: 'InvalidArgument', status: 400, message: err.message, headers: {} }
   }
   const frameworkCode = (err as { code?: unknown } | null)?.code

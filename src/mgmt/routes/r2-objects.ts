@@ -24,7 +24,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import {
-  bodyBuffer, bodyStream, InvalidConditionalHeader, type Bucket, type BucketObject, type StorageClass
+  bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, type Bucket, type BucketObject, type StorageClass
 } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
@@ -52,7 +52,7 @@ async function asClientError<T> (call: () => Promise<T>): Promise<T> {
   try {
     return await call()
   } catch (err) {
-    if (err instanceof TypeError || err instanceof RangeError || err instanceof InvalidConditionalHeader) {
+    if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
       throw new ManagementError('InvalidArgument', err.message)
     }
     throw err

@@ -11,6 +11,23 @@ import path from 'node:path'
 import { fsyncDirectory, storageError } from './atomic.js'
 import type { Catalog } from './catalog.js'
 
+/** Errors of writes whose transaction did not take effect (rolled back, or never started). */
+const rolledBack = new WeakSet<object>()
+
+function markRolledBack (err: unknown): unknown {
+  if (typeof err === 'object' && err !== null) rolledBack.add(err)
+  return err
+}
+
+/**
+ * Whether a failed write left the catalog as it was: then the files
+ * prepared for it can go at once. A write that failed only while being
+ * flushed did take effect (readers see it), so its files must stay.
+ */
+export function wasRolledBack (err: unknown): boolean {
+  return typeof err === 'object' && err !== null && rolledBack.has(err)
+}
+
 export class Commits {
   readonly #catalog: Catalog
   readonly walFile: string
@@ -29,13 +46,18 @@ export class Commits {
 
   /** A write transaction of the catalog, then waits until it is on disk. */
   async commit<T> (fn: () => T): Promise<T> {
+    let result: T
     try {
-      const result = await this.#catalog.write(fn)
+      result = await this.#catalog.write(fn)
+    } catch (err) {
+      throw markRolledBack(storageError(err, 'committing a write', this.walFile))
+    }
+    try {
       await this.durable()
-      return result
     } catch (err) {
       throw storageError(err, 'committing a write', this.walFile)
     }
+    return result
   }
 
   /**
@@ -138,6 +160,11 @@ export class GroupCommit<J, O> {
     let outcomes: O[]
     try {
       outcomes = await this.#catalog.write(() => this.#apply(jobs))
+    } catch (err) {
+      for (const pending of batch) pending.reject(markRolledBack(storageError(err, this.#what, this.#walFile)))
+      return
+    }
+    try {
       this.#committed(jobs, outcomes)
       await this.#commits.durable()
     } catch (err) {

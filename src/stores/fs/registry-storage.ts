@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import type { BucketStore, RegistryStorage, SettingsDocument, StateDocuments } from '../../bucket/port.js'
+import { BucketError, isBucketError, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
 import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
@@ -80,14 +80,28 @@ export class FsRegistryStorage implements RegistryStorage {
     return dir
   }
 
+  /** Runs `work` on bucket `name`; a bucket whose directory vanished meanwhile (deleted) is NoSuchBucket, not a storage failure. */
+  async #onBucket<T> (name: string, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work()
+    } catch (err) {
+      if (!isBucketError(err) && !this.placeExists(name)) throw new BucketError('NoSuchBucket', 'settings')
+      throw err
+    }
+  }
+
   async writeSettings (name: string, document: SettingsDocument): Promise<void> {
-    await this.#ensureInternal(name)
-    await writeJsonAtomic(this.#settingsFile(name), document, { fsync: this.#fsync })
+    await this.#onBucket(name, async () => {
+      await this.#ensureInternal(name)
+      await writeJsonAtomic(this.#settingsFile(name), document, { fsync: this.#fsync })
+    })
   }
 
   async withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T> {
-    await this.#ensureInternal(name)
-    return await withFileLock(this.#settingsFile(name), critical)
+    return await this.#onBucket(name, async () => {
+      await this.#ensureInternal(name)
+      return await withFileLock(this.#settingsFile(name), critical)
+    })
   }
 
   async createPlace (name: string): Promise<boolean> {

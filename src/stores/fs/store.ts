@@ -41,21 +41,29 @@
  *   - proper-lockfile guards what SQLite cannot: creating the store (the
  *     switch to WAL mode) and one sweeper at a time per bucket.
  */
-import { promises as fsp } from 'node:fs'
+import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, bucketRetired, isBucketError, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody } from './blobs.js'
 import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
-import { Commits, GroupCommit } from './commit.js'
+import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { openReader } from './readers.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
 import { KeyView } from './view.js'
+
+/**
+ * A file of this size is kept in the store's directory so that a deletion
+ * can free space on a full disk: SQLite needs a little room (WAL pages) to
+ * write even a deletion, so a delete refused for a full disk removes the
+ * spare and tries again, then the deleted bodies free far more.
+ */
+const SPARE_BYTES = 1024 * 1024
 
 export const FORMAT = 'fsbucket-bucket'
 export const FORMAT_VERSION = 1
@@ -103,6 +111,16 @@ export class FsStore implements BucketStore {
 
   /** Opens (and creates when missing) the store of the bucket directory `dir`. */
   static async open (dir: string, options: FsStoreOptions = {}): Promise<FsStore> {
+    try {
+      return await FsStore.#open(dir, options)
+    } catch (err) {
+      // The bucket was deleted while it was being opened: that is NoSuchBucket, not a storage failure.
+      if (!existsSync(path.join(path.resolve(dir), INTERNAL))) throw bucketRetired('open')
+      throw err
+    }
+  }
+
+  static async #open (dir: string, options: FsStoreOptions): Promise<FsStore> {
     const root = path.join(path.resolve(dir), INTERNAL)
     const fsync = options.fsync ?? true
     try {
@@ -140,7 +158,9 @@ export class FsStore implements BucketStore {
       } catch (err) {
         throw storageError(err, 'opening the catalog', path.join(root, 'catalog.db'))
       }
-      return new FsStore(root, catalog, fsync)
+      const store = new FsStore(root, catalog, fsync)
+      await store.#reserveSpare()
+      return store
     } finally {
       await release()
     }
@@ -169,7 +189,15 @@ export class FsStore implements BucketStore {
 
   async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
     const segment = await this.#blobs.place(body, object.version)
-    const { committed, replaced } = await this.#puts.submit({ id, object, segment, precondition })
+    let outcome: PutOutcome
+    try {
+      outcome = await this.#puts.submit({ id, object, segment, precondition })
+    } catch (err) {
+      // Nothing half-stored stays: a body no row names goes at once (not only at the next sweep).
+      if (wasRolledBack(err)) await this.#blobs.removeSegments([segment])
+      throw err
+    }
+    const { committed, replaced } = outcome
     await this.#blobs.removeSegments(committed ? replaced : [segment])
     return committed
   }
@@ -205,7 +233,36 @@ export class FsStore implements BucketStore {
     }
   }
 
+  get #spareFile (): string {
+    return path.join(this.#root, 'spare')
+  }
+
+  /** Makes the spare file when it is missing; best effort (on a full disk there is no room for it, and that is fine). */
+  async #reserveSpare (): Promise<void> {
+    let handle: Awaited<ReturnType<typeof fsp.open>> | undefined
+    try {
+      handle = await fsp.open(this.#spareFile, 'wx')
+      await handle.write(Buffer.alloc(SPARE_BYTES))
+      await handle.close()
+    } catch (err) {
+      await handle?.close().catch(() => {})
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await fsp.rm(this.#spareFile, { force: true }).catch(() => {})
+    }
+  }
+
   async delete (ids: string[]): Promise<void> {
+    try {
+      await this.#deleteRows(ids)
+    } catch (err) {
+      if (!isBucketError(err) || (err.errorName !== 'NoSpaceLeft' && err.errorName !== 'QuotaExceeded')) throw err
+      // The disk is full: free the spare so that SQLite can write the deletion, which then frees the bodies.
+      await fsp.rm(this.#spareFile, { force: true })
+      await this.#deleteRows(ids)
+      void this.#reserveSpare()
+    }
+  }
+
+  async #deleteRows (ids: string[]): Promise<void> {
     const sql = this.#catalog.sql
     const removed: Segment[] = []
     const deleted: string[] = []

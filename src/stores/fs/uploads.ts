@@ -7,7 +7,7 @@
 import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload, UploadListQuery } from '../../bucket/port.js'
 import type { BlobFiles } from './blobs.js'
 import { objectRow, toRecord, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
-import type { Commits } from './commit.js'
+import { wasRolledBack, type Commits } from './commit.js'
 
 /** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
 export function isUploadId (uploadId: string): boolean {
@@ -73,12 +73,18 @@ export class Uploads {
     const file = await this.#blobs.placePart(body, uploadId, part.partNumber)
     const sql = this.#catalog.sql
     let replaced: string | undefined
-    const stored = await this.#commits.commit(() => {
-      if (sql.upload.get(uploadId) === undefined) return false
-      replaced = sql.part.get(uploadId, part.partNumber)?.file
-      sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file })
-      return true
-    })
+    let stored: boolean
+    try {
+      stored = await this.#commits.commit(() => {
+        if (sql.upload.get(uploadId) === undefined) return false
+        replaced = sql.part.get(uploadId, part.partNumber)?.file
+        sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file })
+        return true
+      })
+    } catch (err) {
+      if (wasRolledBack(err)) await this.#blobs.removeFile(file)
+      throw err
+    }
     if (!stored) await this.#blobs.removeFile(file)
     else if (replaced !== undefined) await this.#blobs.removeFile(replaced)
     return stored
@@ -123,7 +129,7 @@ export class Uploads {
           return 'done'
         })
       } catch (err) {
-        await this.#blobs.removeSegments(segments)
+        if (wasRolledBack(err)) await this.#blobs.removeSegments(segments)
         throw err
       }
       if (outcome === 'done') {
