@@ -29,7 +29,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
   bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type Precondition,
-  type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport
+  type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
 import { BlobFiles } from '../fs/blobs.js'
@@ -226,6 +226,14 @@ export class PgStore implements BucketStore {
 
   async abortUpload (uploadId: string): Promise<void> {
     await this.#uploads.abort(uploadId)
+  }
+
+  async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
+    return await this.#uploads.list(query)
+  }
+
+  async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
+    return await this.#uploads.listParts(uploadId, after, limit)
   }
 
   async sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport> {

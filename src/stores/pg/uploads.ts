@@ -10,11 +10,11 @@
  * takes it FOR UPDATE, so a part is either in the completion or refused.
  */
 import {
-  bucketRetired, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload
+  bucketRetired, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
 } from '../../bucket/port.js'
 import type { BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
-import { OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toUpload, type PgUploadRow, type Segment } from './rows.js'
+import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, toUpload, type PgObjectRow, type PgUploadRow, type Segment } from './rows.js'
 
 /** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
 export function isUploadId (uploadId: string): boolean {
@@ -89,13 +89,14 @@ export class PgUploads {
       const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       const rows = new Map(partRows.rows.map(p => [p.part_number, p]))
       const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
-      const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts)
+      // The key's current object is locked before the build judges it (a conditional completion).
+      const current = await client.query<PgObjectRow>(`SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE`, [this.#storeId, idBytes])
+      const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts, current.rows[0] === undefined ? null : toObject(current.rows[0]))
       // Linked before the row naming them commits; if it never does, the sweeper removes the links.
       const segments: Segment[] = await this.#blobs.linkParts(object.version, partNumbers.map(n => {
         const row = rows.get(n) as PartRow
         return { file: row.file, size: row.size, partNumber: n }
       }))
-      const current = await client.query<{ segments: Segment[] }>('SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE', [this.#storeId, idBytes])
       const values = [this.#storeId, idBytes, ...objectValues(object, segments)]
       await client.query(`INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)
         ON CONFLICT (store_id, id) DO UPDATE SET ${OBJECT_UPDATE}`, values)
@@ -110,6 +111,31 @@ export class PgUploads {
     })
     if (object !== null) await this.#blobs.removeUpload(uploadId)
     return object
+  }
+
+  /** Uploads in progress, in (id bytes, upload id) order; bytea compares bytewise, upload ids in the C collation. */
+  async list (query: UploadListQuery): Promise<StoredUpload[]> {
+    const prefix = Buffer.from(query.prefix, 'utf8')
+    const after = query.after === undefined ? null : query.after
+    const { rows } = await this.#catalog.query<PgUploadRow>('listing uploads',
+      `SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND substring(id FROM 1 FOR $2) = $3
+        AND ($4::bytea IS NULL OR (id, upload_id COLLATE "C") > ($4::bytea, $5::text COLLATE "C"))
+        ORDER BY id, upload_id COLLATE "C" LIMIT $6`,
+      [this.#storeId, prefix.length, prefix, after === null ? null : Buffer.from(after.id, 'utf8'), after?.uploadId ?? null, query.limit])
+    return rows.map(toUpload)
+  }
+
+  /** Parts numbered above `after`, in order; null when the upload does not exist. */
+  async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
+    if (!isUploadId(uploadId)) return null
+    return await this.#catalog.transaction('listing parts', async client => {
+      const upload = await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      if (upload.rowCount === 0) return null
+      const { rows } = await client.query<{ part_number: number, etag: string, size: string | number }>(
+        'SELECT part_number, etag, size FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number > $3 ORDER BY part_number LIMIT $4',
+        [this.#storeId, uploadId, after, limit])
+      return rows.map(r => ({ partNumber: r.part_number, etag: r.etag, size: Number(r.size) }))
+    }, 'REPEATABLE READ')
   }
 
   async abort (uploadId: string): Promise<void> {
