@@ -69,6 +69,22 @@ export async function removeQuietly (file: string): Promise<void> {
 }
 
 /** Removes a directory and what it holds, ignoring one already gone. */
+/** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
+export function isUploadId (uploadId: string): boolean {
+  return typeof uploadId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uploadId)
+}
+
+/** The names in `dir`; none when it is missing. */
+export async function entries (dir: string): Promise<string[]> {
+  try {
+    return await fsp.readdir(dir)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return []
+    throw err
+  }
+}
+
 export async function removeTree (dir: string): Promise<void> {
   await fsp.rm(dir, { force: true, recursive: true }).catch(() => {})
 }

@@ -8,7 +8,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import type { SweepReport } from '../../bucket/port.js'
-import { removeTree, type BlobFiles } from './blobs.js'
+import { entries, removeTree, type BlobFiles } from './blobs.js'
 import type { Catalog } from './catalog.js'
 import type { Uploads } from './uploads.js'
 
@@ -65,16 +65,6 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
     await release()
   }
   return report
-}
-
-async function entries (dir: string): Promise<string[]> {
-  try {
-    return await fsp.readdir(dir)
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return []
-    throw err
-  }
 }
 
 /** The entries of `dir` that are `orphan` and older than `before` (by ctime), as paths. */

@@ -5,14 +5,9 @@
  * byte is copied, so completing 1 GiB takes milliseconds).
  */
 import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload, UploadListQuery } from '../../bucket/port.js'
-import type { BlobFiles } from './blobs.js'
+import { isUploadId, type BlobFiles } from './blobs.js'
 import { objectRow, toRecord, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
 import { wasRolledBack, type Commits } from './commit.js'
-
-/** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
-export function isUploadId (uploadId: string): boolean {
-  return typeof uploadId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uploadId)
-}
 
 export class Uploads {
   readonly #catalog: Catalog

@@ -9,7 +9,7 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import type { SweepReport } from '../../bucket/port.js'
-import { removeTree, type BlobFiles } from '../fs/blobs.js'
+import { entries, removeTree, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
 import type { PgUploads } from './uploads.js'
 
@@ -89,16 +89,6 @@ async function removeOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before:
     })
   }
   return removed
-}
-
-async function entries (dir: string): Promise<string[]> {
-  try {
-    return await fsp.readdir(dir)
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return []
-    throw err
-  }
 }
 
 /** Removes the entries `names` of `dir` changed before `before` (by ctime). */

@@ -12,14 +12,9 @@
 import {
   bucketRetired, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
 } from '../../bucket/port.js'
-import type { BlobFiles } from '../fs/blobs.js'
+import { isUploadId, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
 import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, toUpload, type PgObjectRow, type PgUploadRow, type Segment } from './rows.js'
-
-/** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
-export function isUploadId (uploadId: string): boolean {
-  return typeof uploadId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uploadId)
-}
 
 interface PartRow { part_number: number, etag: string, size: number, file: string }
 
