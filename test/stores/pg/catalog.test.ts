@@ -2,8 +2,8 @@
  * The PostgreSQL catalog around the store: migrations (once, under several
  * gateways starting together; a newer schema refused), an unreachable
  * server, the garbage of replaced bodies and its sweeper (grace period, one
- * sweeper at a time, hard-linked leftovers in one sweep), retirement, and `fsbucket migrate` importing SQLite
- * buckets with their bodies left in place.
+ * sweeper at a time, hard-linked leftovers in one sweep), retirement, and
+ * `fsbucket migrate` importing SQLite buckets with their bodies left in place.
  */
 import { existsSync, readdirSync } from 'node:fs'
 import { link, mkdir, writeFile } from 'node:fs/promises'
