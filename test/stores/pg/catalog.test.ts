@@ -87,6 +87,27 @@ t.test('replaced and deleted bodies wait in garbage for the grace period; one sw
   t.equal(rows[0].n, 0, 'the garbage rows are gone with their files')
 })
 
+t.test('racing unconditional puts of one key on two gateways: each replaced body goes to garbage once, the live one never', async t => {
+  const url = await database('racing_puts')
+  const dataDir = testdir(t)
+  const gateways = await Promise.all([0, 1].map(async () => await openRegistry(dataDir, { catalog: url, fsync: false })))
+  t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
+  await gateways[0].create('race')
+  const buckets = await Promise.all(gateways.map(async g => (await g.open('race'))!))
+  const values = Array.from({ length: 40 }, (_, i) => `value ${i}`)
+  await Promise.all(values.map(async (value, i) => await buckets[i % 2].put('key', value)))
+  const catalog = await PgCatalog.connect(url)
+  t.teardown(async () => { await catalog.close() })
+  const { rows } = await catalog.pool.query('SELECT count(*)::int AS n, count(DISTINCT file)::int AS files FROM fsbucket.garbage')
+  t.same(rows[0], { n: 39, files: 39 }, 'every body but the last is garbage, each once')
+  await new Promise(resolve => setTimeout(resolve, 5))
+  await buckets[0].sweep({ leftoverGraceMs: 0 })
+  const stored = await ((await buckets[1].get('key')) as BucketObjectBody).text()
+  t.ok(values.includes(stored), 'the live body survives the sweep')
+  const files = readdirSync(path.join(dataDir, 'race', '.fsbucket', 'blobs'), { recursive: true, withFileTypes: true }).filter(e => e.isFile())
+  t.equal(files.length, 1, 'one body file is left: the live one')
+})
+
 t.test('a leftover hard-linked to another leftover is removed in the same sweep', async t => {
   // A completion killed after it linked an upload's parts into blobs/ and
   // after the upload's row was gone leaves two names of one body. Removing the
