@@ -27,7 +27,7 @@ import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
 
 export { assembleListPage, type PageSource } from './list-page.js'
-export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
+export type { ListEntry, ListPage, ListQuery, MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
 export type { BucketSettings } from './settings.js'
 export type { StorageClass, SweepReport } from './types.js'
@@ -69,6 +69,16 @@ export function storageFailureOf (err: unknown, what: string, path?: string): un
   const name = typeof errno === 'string' ? failureOfErrno[errno] : undefined
   if (name === undefined) return err
   return storageFailure(name, what, { path: path ?? (err as { path?: string }).path, cause: err })
+}
+
+/** A part's checksums as the JSON text a store keeps beside it, null when it has none. */
+export function partChecksumsText (part: StoredPart): string | null {
+  return part.checksums === undefined || Object.keys(part.checksums).length === 0 ? null : JSON.stringify(part.checksums)
+}
+
+/** A part's checksums from that text (rows written before parts kept checksums have none). */
+export function partChecksumsFrom (text: string | null | undefined): NonNullable<StoredPart['checksums']> {
+  return text === null || text === undefined ? {} : JSON.parse(text)
 }
 
 /** A body written aside, waiting for a commit. */

@@ -46,6 +46,7 @@ CREATE TABLE IF NOT EXISTS parts (
   etag TEXT NOT NULL,
   size INTEGER NOT NULL,
   file TEXT NOT NULL,
+  checksums TEXT,
   PRIMARY KEY (upload_id, part_number)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bucket_state (
@@ -80,7 +81,7 @@ export interface UploadRow {
   custom_metadata: string
 }
 
-export interface PartRow { part_number: number, etag: string, size: number, file: string }
+export interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
 
 /** A list query's row: the list columns, then (with metadata) the two metadata columns. */
 export type ListRow = [id: Buffer, key: string, version: string, size: number, etag: string, uploaded: number,
@@ -216,8 +217,8 @@ function statements (db: Database.Database): Statements {
     uploadsAfter: prepare(`SELECT * FROM uploads WHERE substr(id, 1, @prefix_length) = @prefix
       AND (id > @after_id OR (id = @after_id AND upload_id > @after_upload)) ORDER BY id, upload_id LIMIT @limit`),
     partsAfter: prepare<[string, number, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?'),
-    upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file) VALUES (@upload_id, @part_number, @etag, @size, @file)
-      ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file`),
+    upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file, checksums) VALUES (@upload_id, @part_number, @etag, @size, @file, @checksums)
+      ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums`),
     deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?')
   }
 }
@@ -243,6 +244,9 @@ export class Catalog {
     // the thread pool, before a write resolves (see commit.ts).
     db.pragma(`synchronous = ${fsync ? 'NORMAL' : 'OFF'}`)
     db.exec(schema)
+    // Catalogs made before parts kept their checksums gain the column (NULL: none).
+    const partColumns = db.pragma('table_info(parts)') as Array<{ name: string }>
+    if (!partColumns.some(c => c.name === 'checksums')) db.exec('ALTER TABLE parts ADD COLUMN checksums TEXT')
     return new Catalog(db)
   }
 
