@@ -337,7 +337,7 @@ export class BucketEngine implements Bucket {
     if (!await this.#store.putPart(uploadId, { partNumber: n, etag, size: body.size, checksums }, staged)) {
       throw new BucketError('NoSuchUpload', 'uploadPart')
     }
-    return { partNumber: n, etag }
+    return Object.keys(checksums).length === 0 ? { partNumber: n, etag } : { partNumber: n, etag, checksums }
   }
 
   async listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads> {

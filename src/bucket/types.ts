@@ -106,7 +106,11 @@ export interface BucketListOptions {
 export interface BucketUploadedPart {
   partNumber: number
   etag: string
-  /** Beyond the binding: checksums the part must have been uploaded with (hex or bytes); InvalidPart otherwise. */
+  /**
+   * Beyond the binding: the part's checksums (hex) as `uploadPart` returns
+   * them when given one; handed to `complete`, checksums the part must have
+   * been uploaded with (hex or bytes), InvalidPart otherwise.
+   */
   checksums?: Partial<Record<BucketChecksumAlgorithm, ChecksumInput>>
 }
 
