@@ -122,20 +122,60 @@ function pageOptions<T extends { limit?: number }> (method: string, options: unk
   return { ...opts, limit }
 }
 
-/** One page of the uploads in progress (`listMultipartUploads`). */
+type ListedUpload = BucketUploads['uploads'][number]
+
+function listed (u: StoredUpload): ListedUpload {
+  return { key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass }
+}
+
+/**
+ * One page of the uploads in progress (`listMultipartUploads`). With a
+ * delimiter, keys holding it after the prefix are rolled up into their
+ * delimited prefix (up to and including the first delimiter), each prefix
+ * once, counted in `limit` as an upload is, as S3's CommonPrefixes; a key
+ * marker that is such a prefix resumes after all of its keys.
+ */
 export async function listUploadsPage (store: BucketStore, options: unknown): Promise<BucketUploads> {
   const opts = pageOptions<BucketUploadListOptions>('listMultipartUploads', options)
   const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
+  const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
+  const keyMarker = opts.keyMarker === undefined || opts.keyMarker === '' ? undefined : String(opts.keyMarker).normalize('NFC')
   let after: { id: string, uploadId: string } | undefined
-  if (opts.keyMarker !== undefined && opts.keyMarker !== '') {
+  if (keyMarker !== undefined) {
     // Upload ids are [A-Za-z0-9_-]: '~' sorts after all of them, so a key marker alone skips the key's every upload.
     const uploadId = opts.uploadIdMarker === undefined || opts.uploadIdMarker === '' ? '~' : String(opts.uploadIdMarker)
-    after = { id: String(opts.keyMarker).normalize('NFC'), uploadId }
+    after = { id: keyMarker, uploadId }
   }
-  const found = await store.listUploads({ prefix, after, limit: opts.limit + 1 })
-  return {
-    uploads: found.slice(0, opts.limit).map(u => ({ key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass })),
-    truncated: found.length > opts.limit
+  if (delimiter === undefined) {
+    const found = await store.listUploads({ prefix, after, limit: opts.limit + 1 })
+    return { uploads: found.slice(0, opts.limit).map(listed), truncated: found.length > opts.limit }
+  }
+
+  const rolledUp = (id: string): string | undefined => {
+    if (!id.startsWith(prefix)) return undefined
+    const at = id.indexOf(delimiter, prefix.length)
+    return at === -1 ? undefined : id.slice(0, at + delimiter.length)
+  }
+  const uploads: ListedUpload[] = []
+  const delimitedPrefixes: string[] = []
+  // The last prefix rolled up: its keys are skipped (a marker that is a prefix counts as one).
+  let skipping = keyMarker !== undefined && rolledUp(keyMarker) === keyMarker ? keyMarker : undefined
+  for (;;) {
+    const batch = await store.listUploads({ prefix, after, limit: opts.limit + 1 })
+    for (const upload of batch) {
+      const id = upload.key.normalize('NFC')
+      after = { id, uploadId: upload.uploadId }
+      if (skipping !== undefined && id.startsWith(skipping)) continue
+      if (uploads.length + delimitedPrefixes.length === opts.limit) return { uploads, delimitedPrefixes, truncated: true }
+      const common = rolledUp(id)
+      if (common === undefined) {
+        uploads.push(listed(upload))
+      } else {
+        delimitedPrefixes.push(common)
+        skipping = common
+      }
+    }
+    if (batch.length <= opts.limit) return { uploads, delimitedPrefixes, truncated: false }
   }
 }
 

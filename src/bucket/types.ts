@@ -210,6 +210,8 @@ export interface BucketParts {
  */
 export interface BucketUploadListOptions {
   prefix?: string
+  /** Roll keys holding this after the prefix up into `delimitedPrefixes` (S3's CommonPrefixes). */
+  delimiter?: string
   keyMarker?: string
   uploadIdMarker?: string
   limit?: number
@@ -218,6 +220,8 @@ export interface BucketUploadListOptions {
 export interface BucketUploads {
   /** In UTF-8 byte order of the keys, then by upload id. */
   uploads: Array<{ key: string, uploadId: string, initiated: Date, storageClass: StorageClass }>
+  /** With a delimiter: the prefixes rolled up, in order, each once. */
+  delimitedPrefixes?: string[]
   truncated: boolean
 }
 

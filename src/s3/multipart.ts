@@ -22,7 +22,7 @@
  * CreateMultipartUpload are checked and echoed there, not kept with the
  * upload: a completion takes its type from its own x-amz-checksum-type.
  */
-import type { BucketChecksumAlgorithm, BucketRange } from '../bucket/index.js'
+import { compareIds, type BucketChecksumAlgorithm, type BucketRange } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -181,25 +181,35 @@ function maxFrom (ctx: S3Context, name: string): number {
 }
 
 export async function listMultipartUploads (ctx: S3Context): Promise<void> {
-  if (param(ctx, 'delimiter') !== undefined && param(ctx, 'delimiter') !== '') throw new S3Error('NotImplemented', 'ListMultipartUploads with a delimiter is not supported.')
   const encoding = param(ctx, 'encoding-type')
   if (encoding !== undefined && encoding !== 'url') throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request')
   const encode = encoding === 'url' ? encodeURIComponent : (value: string) => value
   const { bucket } = await openNamedBucket(ctx)
   const limit = maxFrom(ctx, 'max-uploads')
   const prefix = param(ctx, 'prefix') ?? ''
+  const delimiter = param(ctx, 'delimiter') ?? ''
   const keyMarker = param(ctx, 'key-marker') ?? ''
   const uploadIdMarker = keyMarker === '' ? '' : param(ctx, 'upload-id-marker') ?? ''
   const listed = limit === 0
-    ? { uploads: [], truncated: false }
-    : await bucket.listMultipartUploads({ prefix, keyMarker, uploadIdMarker, limit })
-  const last = listed.uploads.at(-1)
+    ? { uploads: [], delimitedPrefixes: [], truncated: false }
+    : await bucket.listMultipartUploads({ prefix, delimiter, keyMarker, uploadIdMarker, limit })
+  const prefixes = listed.delimitedPrefixes ?? []
+  // The page ends with its last upload or its last prefix, whichever comes later in key order.
+  const lastUpload = listed.uploads.at(-1)
+  const lastPrefix = prefixes.at(-1)
+  const endsWithPrefix = lastPrefix !== undefined && (lastUpload === undefined || compareIds(lastPrefix, lastUpload.key.normalize('NFC')) > 0)
+  const next = !listed.truncated
+    ? {}
+    : endsWithPrefix
+      ? { NextKeyMarker: encode(lastPrefix) }
+      : lastUpload === undefined ? {} : { NextKeyMarker: encode(lastUpload.key), NextUploadIdMarker: lastUpload.uploadId }
   await sendXml(ctx, 200, 'ListMultipartUploadsResult', {
     Bucket: ctx.bucketName,
     KeyMarker: encode(keyMarker),
     UploadIdMarker: uploadIdMarker,
-    ...(listed.truncated && last !== undefined ? { NextKeyMarker: encode(last.key), NextUploadIdMarker: last.uploadId } : {}),
+    ...next,
     Prefix: encode(prefix),
+    ...(delimiter === '' ? {} : { Delimiter: encode(delimiter) }),
     MaxUploads: limit,
     IsTruncated: listed.truncated,
     ...(encoding === undefined ? {} : { EncodingType: 'url' }),
@@ -214,7 +224,8 @@ export async function listMultipartUploads (ctx: S3Context): Promise<void> {
             StorageClass: s3StorageClass(u.storageClass),
             Initiated: u.initiated.toISOString()
           }))
-        })
+        }),
+    ...(prefixes.length === 0 ? {} : { CommonPrefixes: prefixes.map(p => ({ Prefix: encode(p) })) })
   })
 }
 

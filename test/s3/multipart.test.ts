@@ -137,6 +137,12 @@ t.test('ListMultipartUploads and ListParts, with pages', async t => {
   t.same(second.Uploads?.map(u => u.Key), ['docs/b'])
   const docs = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', Prefix: 'docs/' }))
   t.same(docs.Uploads?.map(u => u.Key), ['docs/a', 'docs/b'])
+  const rolled = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', Delimiter: '/' }))
+  t.same([rolled.Uploads?.map(u => u.Key), rolled.CommonPrefixes?.map(p => p.Prefix), rolled.Delimiter], [['other'], ['docs/'], '/'], 'CommonPrefixes with a delimiter')
+  const rolledPage = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', Delimiter: '/', MaxUploads: 1 }))
+  t.same([rolledPage.Uploads, rolledPage.CommonPrefixes?.map(p => p.Prefix), rolledPage.IsTruncated, rolledPage.NextKeyMarker], [undefined, ['docs/'], true, 'docs/'])
+  const rolledRest = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', Delimiter: '/', KeyMarker: rolledPage.NextKeyMarker }))
+  t.same([rolledRest.Uploads?.map(u => u.Key), rolledRest.CommonPrefixes, rolledRest.IsTruncated], [['other'], undefined, false], 'the next page starts after the prefix\'s keys')
 
   const uploadId = ids['docs/a']
   for (const PartNumber of [2, 1, 3]) await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'docs/a', UploadId: uploadId, PartNumber, Body: `part-${PartNumber}` }))
