@@ -26,7 +26,8 @@ import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, Uploa
 import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
 
-export { assembleListPage, type PageSource } from './list-page.js'
+export { assembleListPage, assembleListPageAsync, type AsyncPageSource, type PageSource } from './list-page.js'
+export { pastPrefix } from './keys.js'
 export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
 export type { BucketSettings } from './settings.js'
@@ -108,7 +109,7 @@ export interface BucketStore {
   /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */
   commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
   delete (ids: string[]): Promise<void>
-  /** One page, as `assembleListPage` (list-page.ts) defines it. */
+  /** One page, as `assembleListPage` (list-page.ts) defines it; `assembleListPageAsync` for a store whose seeks are awaited. */
   list (query: ListQuery): Promise<ListPage>
 
   createUpload (id: string, upload: StoredUpload): Promise<void>

@@ -28,14 +28,13 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  assembleListPageAsync, bucketRetired, pastPrefix, type AsyncPageSource, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
 import { BlobFiles } from '../fs/blobs.js'
 import { openSegments } from '../fs/readers.js'
 import type { PgCatalog } from './catalog.js'
-import { assembleListPageAsync, pastPrefix, type AsyncPageSource } from './list.js'
 import {
   FULL_COLUMNS, LIST_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow
 } from './rows.js'
