@@ -32,6 +32,8 @@
  *   BENCH_SECONDS   length of each autocannon run (default 5)
  *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
+ *   BENCH_ONLY      workloads to run, comma-separated names as in the table
+ *                   (e.g. `small PUT,304`; default all)
  *   FSBUCKET_NODE_FLAGS  Node flags of the servers (default the bin's and
  *                   `npm start`'s `--max-semi-space-size=1`; empty for none)
  */
@@ -55,6 +57,10 @@ const serve = [...(process.env.FSBUCKET_NODE_FLAGS ?? '--max-semi-space-size=1')
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const uploadBytes = Number(process.env.BENCH_UPLOAD ?? 1024 ** 3)
 const MiB = 1024 * 1024
+const WORKLOADS = ['small GET', '304', 'Range GET', '64 MiB GET', 'small PUT', 'list page', '1 GiB upload']
+const only = new Set((process.env.BENCH_ONLY ?? WORKLOADS.join(',')).split(',').map(s => s.trim()))
+/** Whether `workload` is one this run measures. */
+const measures = (workload: string): boolean => only.has(workload)
 
 async function freePort (): Promise<number> {
   const server = createServer()
@@ -285,7 +291,7 @@ async function main (): Promise<void> {
     await makeFile(path.join(files, 'small.bin'), 1024)
     await makeFile(path.join(files, 'big.bin'), 64 * MiB)
     const uploadFile = path.join(root, 'upload.bin')
-    await makeFile(uploadFile, uploadBytes)
+    if (measures('1 GiB upload')) await makeFile(uploadFile, uploadBytes)
 
     // Servers: fsbucket with one and two workers (separate data directories), nginx, bare Fastify.
     const columns: Column[] = []
@@ -334,28 +340,28 @@ async function main (): Promise<void> {
     for (const column of columns) {
       const url = (name: string): string => `http://127.0.0.1:${column.port}/bench/${name}`
       console.error(`${column.name}:`)
-      if (column.does.has('small GET')) {
+      if (column.does.has('small GET') && measures('small GET')) {
         const probe = await fetch(url('small.bin'))
         if (probe.status !== 200) throw new Error(`${column.name} answers ${probe.status} to GET small.bin`)
         const r = await cannon({ url: url('small.bin'), connections: 50 })
         record('small GET', column.name, { value: r.requests.average, unit: 'req/s' })
       }
-      if (column.does.has('304')) {
+      if (column.does.has('304') && measures('304')) {
         const etag = (await fetch(url('small.bin'))).headers.get('etag') ?? ''
         const probe = await fetch(url('small.bin'), { headers: { 'if-none-match': etag } })
         if (probe.status !== 304) console.error(`  ${column.name} answers ${probe.status} to a matching If-None-Match`)
         const r = await cannon({ url: url('small.bin'), connections: 50, headers: { 'if-none-match': etag } })
         record('304', column.name, { value: r.requests.average, unit: 'req/s', note: `answers ${probe.status}` })
       }
-      if (column.does.has('Range GET')) {
+      if (column.does.has('Range GET') && measures('Range GET')) {
         const { seconds: taken } = await curlBatch(url('big.bin'), 400, 10, ['-r', `${8 * MiB}-${9 * MiB - 1}`], root)
         record('Range GET', column.name, { value: 400 / taken, unit: 'req/s' })
       }
-      if (column.does.has('64 MiB GET')) {
+      if (column.does.has('64 MiB GET') && measures('64 MiB GET')) {
         const { seconds: taken, bytes } = await curlBatch(url('big.bin'), 24, 4, [], root)
         record('64 MiB GET', column.name, { value: bytes / MiB / taken, unit: 'MB/s' })
       }
-      if (column.does.has('small PUT')) {
+      if (column.does.has('small PUT') && measures('small PUT')) {
         let n = 0
         const body = Buffer.alloc(1024, 120)
         const r = await cannon({
@@ -368,14 +374,14 @@ async function main (): Promise<void> {
           record('small PUT', 'raw disk', { value: await rawDurableWrites(path.join(root, 'raw-puts'), seconds), unit: 'files/s', note: 'create+fdatasync+rename+dir fsync' })
         }
       }
-      if (column.does.has('list page')) {
+      if (column.does.has('list page') && measures('list page')) {
         const r = await cannon({ url: `http://127.0.0.1:${column.port}/bench?limit=1000`, connections: 10 })
         record('list page', column.name, { value: r.requests.average, unit: 'req/s', note: `p50 ${r.latency.p50} ms` })
       }
     }
 
     // The 1 GiB upload: a fresh one-worker server, so its peak RSS is the upload's.
-    {
+    if (measures('1 GiB upload')) {
       const port = await freePort()
       const child = spawn(process.execPath, [...serve, '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
       children.push(child)

@@ -113,7 +113,7 @@ export class FsStore implements BucketStore {
     this.#view = new KeyView(path.dirname(root))
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
-      (batch, outcomes) => { batch.forEach((job, i) => { if (outcomes[i].committed) this.#publish(job.id) }) })
+      async (batch, outcomes) => { await Promise.all(batch.map(async (job, i) => { if (outcomes[i].committed) await this.#publish(job.id) })) })
   }
 
   /** Opens (and creates when missing) the store of the bucket directory `dir`. */
@@ -236,12 +236,13 @@ export class FsStore implements BucketStore {
    * Makes the view entry of `id` follow its catalog row: the body of a
    * single put (linked, or written out from the row for a body kept in it),
    * or nothing. Runs after a commit, never inside one, while the commit's
-   * flush is under way. The row is read again after the change: when
+   * flush is under way (a written-out body is written on the thread pool,
+   * beside that flush). The row is read again after the change: when
    * another process committed meanwhile, the entry is redone for the newer
    * row, so whichever process publishes last leaves the view matching the
    * catalog.
    */
-  #publish (id: string): void {
+  async #publish (id: string): Promise<void> {
     if (!this.#view.shows(id)) return
     const idBytes = Buffer.from(id, 'utf8')
     const sql = this.#catalog.sql
@@ -249,7 +250,7 @@ export class FsStore implements BucketStore {
     for (let attempt = 0; attempt < 8; attempt++) {
       const segments: Segment[] = row === undefined ? [] : JSON.parse(row.segments)
       const shown = row?.body != null
-        ? this.#view.write(id, row.body)
+        ? await this.#view.write(id, row.body)
         : isSinglePutBody(segments) && this.#view.show(id, this.#blobs.abs(segments[0][0]))
       if (!shown) this.#view.hide(id)
       const now = sql.versionOf.get(idBytes)
@@ -301,7 +302,7 @@ export class FsStore implements BucketStore {
         removed.push(...JSON.parse(row.segments) as Segment[])
       }
     })
-    for (const id of deleted) this.#publish(id)
+    for (const id of deleted) await this.#publish(id)
     await this.#blobs.removeSegments(removed)
   }
 
@@ -345,7 +346,7 @@ export class FsStore implements BucketStore {
   async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
     const done = await this.#uploads.complete(uploadId, id, build)
     if (done === null) return null
-    this.#publish(id)
+    await this.#publish(id)
     await this.#blobs.removeSegments(done.replaced)
     return done.object
   }

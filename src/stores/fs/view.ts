@@ -32,7 +32,7 @@
  * object.)
  */
 import { randomBytes } from 'node:crypto'
-import { linkSync, lstatSync, mkdirSync, renameSync, rmdirSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
+import { linkSync, lstatSync, mkdirSync, promises as fsp, renameSync, rmdirSync, unlinkSync, type Stats } from 'node:fs'
 import path from 'node:path'
 
 const MAX_SEGMENT_BYTES = 255
@@ -122,9 +122,11 @@ export class KeyView {
   /**
    * Shows `bytes` as the key's file, written out as a new plain file that
    * replaces the entry in one rename (a reader of the view never sees half
-   * of it); false when the key cannot be shown, as for `show`.
+   * of it); false when the key cannot be shown, as for `show`. The file is
+   * created and written on the thread pool: creating a file is the
+   * costliest step of the view, and the event loop goes on meanwhile.
    */
-  write (id: string, bytes: Uint8Array): boolean {
+  async write (id: string, bytes: Uint8Array): Promise<boolean> {
     const relative = viewPath(id)
     if (relative === null) return false
     const parent = this.#parent(relative, true)
@@ -132,7 +134,15 @@ export class KeyView {
     const target = path.join(parent, path.basename(relative))
     const existing = entryAt(target)
     if (existing !== null && !existing.isFile()) return false // a link or a directory: not ours
-    return this.#replace(parent, target, tmp => { writeFileSync(tmp, bytes, { flag: 'wx', mode: 0o644 }) })
+    const tmp = path.join(parent, `.${randomBytes(8).toString('hex')}.view`)
+    try {
+      await fsp.writeFile(tmp, bytes, { flag: 'wx', mode: 0o644 })
+      await fsp.rename(tmp, target)
+      return true
+    } catch {
+      await fsp.unlink(tmp).catch(() => {})
+      return false
+    }
   }
 
   /** Makes a new entry beside `target` with `make`, then renames it over `target`; false (and nothing left behind) on failure. */
