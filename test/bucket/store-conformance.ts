@@ -102,7 +102,7 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
     const store = await fresh(t, dir)
     const other = sut.supports.sharedHandles ? await fresh(t, dir) : store
     // Sizes on both sides of any threshold under which a store keeps a body with its record.
-    const sizes = [1024, 300 * 1024, 0, 32 * 1024, 32 * 1024 + 1, 5, 128 * 1024, 64 * 1024, 17]
+    const sizes = [1024, 300 * 1024, 0, 16 * 1024, 16 * 1024 + 1, 5, 128 * 1024, 32 * 1024, 64 * 1024, 17]
     for (const [n, size] of sizes.entries()) {
       const bytes = Buffer.from(patternBytes(size, n + 10))
       t.equal(await put(store, 'k', bytes), true)

@@ -27,7 +27,7 @@ async function main (): Promise<void> {
     const roll = random()
     if (roll < 0.55) {
       // Half small (a body kept in the catalog row), half up to three parts' worth (a body file): overwrites change layout.
-      const body = payload(label, 1 + Math.floor(random() * (random() < 0.5 ? 24 * 1024 : 3 * partSize)))
+      const body = payload(label, 1 + Math.floor(random() * (random() < 0.5 ? 20 * 1024 : 3 * partSize)))
       say(`begin put ${key} ${label}`)
       await bucket.put(key, body, { customMetadata: { label } })
     } else if (roll < 0.75) {
