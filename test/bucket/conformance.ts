@@ -26,6 +26,7 @@ import type {
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 import { checksumConformance } from './conformance-checksums.js'
+import { copyConformance } from './conformance-copy.js'
 import { uploadListingConformance } from './conformance-uploads.js'
 import { fidelityCases } from './fidelity-cases.js'
 
@@ -873,5 +874,6 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
 
   uploadListingConformance(t, fresh)
   checksumConformance(t, open)
+  copyConformance(t, fresh)
   fidelityCases(t, open)
 }

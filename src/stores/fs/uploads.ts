@@ -56,7 +56,7 @@ export class Uploads {
     // One read transaction: the upload and its parts as of one moment.
     return this.#catalog.read(() => {
       if (sql.upload.get(uploadId) === undefined) return null
-      return sql.partsAfter.all(uploadId, after, limit).map(p => ({ partNumber: p.part_number, etag: p.etag, size: p.size, checksums: partChecksumsFrom(p.checksums) }))
+      return sql.partsAfter.all(uploadId, after, limit).map(p => ({ partNumber: p.part_number, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }))
     })
   }
 
@@ -104,7 +104,7 @@ export class Uploads {
         return { upload, rows: new Map(sql.parts.all(uploadId).map(p => [p.part_number, p])), current: currentRow === undefined ? null : toRecord(currentRow) }
       })
       if (read === null) return null
-      const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, checksums: partChecksumsFrom(p.checksums) }]))
+      const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
       const { object, partNumbers } = build(toUpload(read.upload), parts, read.current)
       const chosen = partNumbers.map(n => read.rows.get(n) as PartRow)
       const segments = await this.#blobs.linkParts(object.version, chosen.map(p => ({ file: p.file, size: p.size, partNumber: p.part_number })))
