@@ -308,7 +308,8 @@ export class FsStore implements BucketStore {
 
   /**
    * A copy hard-links the source's body files under the copy's version
-   * (outside any transaction; no byte is copied), then one write
+   * (outside any transaction; no byte is copied; a body kept in the row is
+   * copied with the row inside the transaction), then one write
    * transaction checks that the source row is still the one linked from and
    * judges the destination. A source replaced or deleted in between (its
    * files are unlinked at once, so the link may fail) is read again.
@@ -326,9 +327,11 @@ export class FsStore implements BucketStore {
       const source = toRecord(row)
       const object = build(source)
       if (object === null) return { status: 'source-refused', source }
+      // A body kept in the row is copied with the row; body files are linked.
+      const inline = row.inline === 1
       let segments: Segment[]
       try {
-        segments = await this.#blobs.linkSegments(object.version, JSON.parse(row.segments))
+        segments = inline ? [] : await this.#blobs.linkSegments(object.version, JSON.parse(row.segments))
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 20) continue
         throw err
@@ -338,9 +341,11 @@ export class FsStore implements BucketStore {
       try {
         outcome = await this.#commits.commit((): CopyOutcome | 'source changed' => {
           if (sql.head.get(fromBytes)?.version !== source.version) return 'source changed'
+          const body = inline ? sql.inlineBody.get(fromBytes, source.version)?.body ?? null : null
+          if (inline && body === null) return 'source changed'
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
-          sql.upsert.run(objectRow(toBytes, object, segments))
+          sql.upsert.run(objectRow(toBytes, object, segments, body))
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
         })
@@ -349,7 +354,7 @@ export class FsStore implements BucketStore {
         throw err
       }
       if (outcome !== 'source changed' && outcome.status === 'copied') {
-        this.#publish(toId)
+        await this.#publish(toId)
         await this.#blobs.removeSegments(replaced)
         return outcome
       }
