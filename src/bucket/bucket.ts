@@ -17,26 +17,27 @@
  * Node.js stream) is accepted as a value.
  */
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { evaluateConditional, isUnconditional, parseConditional, type ParsedConditional } from './conditional.js'
+import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError } from './errors.js'
-import { keyId, pastPrefix } from './keys.js'
-import {
-  parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass, type HashAlgorithm
-} from './metadata.js'
+import { keyId } from './keys.js'
+import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import { ALWAYS, type BucketStore, type StoredObject, type StoredPart, type StoredUpload } from './port.js'
+import { ALWAYS, type BucketStore, type StoredObject, type StoredUpload } from './port.js'
 import type {
-  Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
+  Bucket, BucketCopyOptions, BucketCopyOutcome, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
-  BucketUploadedPart, BucketUploadListOptions, BucketUploads, BucketValue,
+  BucketUploadedPart, BucketUploadListOptions, BucketUploadPartOptions, BucketUploads, BucketValue,
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
-import { checkPartSizes, listPartsPage, listUploadsPage } from './multipart.js'
+import { copyObject } from './copy.js'
+import { listObjects } from './listing.js'
+import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER } from './multipart.js'
+export { MAX_PART_NUMBER } from './multipart.js'
 import { decideRead } from './read.js'
-import { MeasuredBody, valueSource } from './value.js'
+import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
 
 const MiB = 1024 * 1024
 /** Largest single put: 5 GiB minus 5 MiB (the hosted service's limit). */
@@ -44,21 +45,9 @@ export const MAX_PUT_BYTES = 5 * 1024 * MiB - 5 * MiB
 /** Largest part (the hosted service's limit). */
 export const MAX_PART_BYTES = 5 * 1024 * MiB - 5 * MiB
 export const DEFAULT_MIN_PART_BYTES = 5 * MiB
-export const MAX_PART_NUMBER = 10_000
-export const MAX_LIST_LIMIT = 1000
 export const MAX_DELETE_KEYS = 1000
-/**
- * With `include`, a list page stops once the metadata it carries passes this
- * many bytes (at least one object always comes back): the hosted service
- * caps the data of one list call the same way, so callers already page on
- * `truncated`, never on the count. It keeps what a page holds in memory, and
- * what a slow reader's connection buffers, bounded.
- */
-export const LIST_METADATA_BUDGET_BYTES = 512 * 1024
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
-
-type ListInclude = 'httpMetadata' | 'customMetadata'
 
 function newVersion (): string {
   return randomBytes(16).toString('hex')
@@ -68,63 +57,6 @@ function optionsObject<T> (method: string, options: unknown): Partial<T> {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
   return options as Partial<T>
-}
-
-function judge (conditional: ParsedConditional, current: StoredObject | null): 'pass' | 'precondition-failed' | 'not-modified' {
-  return evaluateConditional(conditional, current === null ? null : { etag: current.etag, uploaded: new Date(current.uploaded) })
-}
-
-function parseListLimit (limit: unknown): number {
-  // -1 is how the hosted runtime's bindings say "no limit given".
-  if (limit === undefined || limit === -1) return MAX_LIST_LIMIT
-  const n = Math.trunc(Number(limit))
-  if (!Number.isFinite(n) || n < 1 || n > MAX_LIST_LIMIT) throw new BucketError('InvalidMaxKeys', 'list')
-  return n
-}
-
-/** What a listed object's key and included metadata weigh (UTF-16 lengths: close enough for a cap). */
-function listedMetadataBytes (key: string, record: { httpMetadata: object, customMetadata: Record<string, string> }, include: Set<ListInclude>): number {
-  let bytes = key.length
-  const add = (values: object): void => {
-    for (const [name, value] of Object.entries(values)) bytes += name.length + String(value).length
-  }
-  if (include.has('customMetadata')) add(record.customMetadata)
-  if (include.has('httpMetadata')) add(record.httpMetadata)
-  return bytes
-}
-
-function parseInclude (include: unknown): Set<ListInclude> {
-  if (include === undefined) return new Set()
-  if (!Array.isArray(include)) throw new TypeError('list: include must be an array.')
-  for (const item of include) {
-    if (item !== 'httpMetadata' && item !== 'customMetadata') {
-      throw new TypeError(`list: include may contain "httpMetadata" and "customMetadata" only (got ${String(item)}).`)
-    }
-  }
-  return new Set(include as ListInclude[])
-}
-
-/** Cursors are opaque: `k` + the last key returned, or `p` + the last delimited prefix. */
-function encodeCursor (kind: 'k' | 'p', id: string): string {
-  return Buffer.from(kind + id, 'utf8').toString('base64url')
-}
-
-function decodeCursor (cursor: unknown): Uint8Array | undefined {
-  if (cursor === undefined || cursor === '') return undefined
-  if (typeof cursor !== 'string') throw new TypeError('list: cursor must be a string.')
-  const text = Buffer.from(cursor, 'base64url').toString('utf8')
-  const kind = text[0]
-  if ((kind !== 'k' && kind !== 'p') || encodeCursor(kind, text.slice(1)) !== cursor) {
-    throw new TypeError('list: cursor is not a cursor returned by list.')
-  }
-  const id = text.slice(1)
-  return kind === 'k' ? Buffer.from(id, 'utf8') : pastPrefix(id)
-}
-
-function laterBound (a: Uint8Array | undefined, b: Uint8Array | undefined): Uint8Array | undefined {
-  if (a === undefined) return b
-  if (b === undefined) return a
-  return Buffer.compare(a, b) >= 0 ? a : b
 }
 
 function validPartNumber (partNumber: unknown): number {
@@ -193,7 +125,7 @@ export class BucketEngine implements Bucket {
     const reader = await this.#store.open(id)
     if (reader === null) return null
     const record = reader.object
-    if (judge(conditional, record) !== 'pass') {
+    if (judgeRecord(conditional, record) !== 'pass') {
       await reader.close()
       return new ObjectMetadata(record, wholeRange(record))
     }
@@ -226,18 +158,12 @@ export class BucketEngine implements Bucket {
     const source = valueSource(value, 'put')
 
     const unconditional = isUnconditional(conditional)
-    if (!unconditional && judge(conditional, await this.#store.head(id)) !== 'pass') return null
+    if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
 
-    const algorithms: HashAlgorithm[] = checksum === null || checksum.algorithm === 'md5' ? ['md5'] : ['md5', checksum.algorithm]
-    const body = new MeasuredBody(source, algorithms, MAX_PUT_BYTES, 'put')
+    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PUT_BYTES, 'put')
     const version = newVersion()
     const staged = await this.#store.stage(body, version)
-    const digests = body.digests
-    if (checksum !== null && digests[checksum.algorithm] !== checksum.hex) {
-      await staged.discard()
-      throw new BucketError('BadDigest', 'put',
-        `The ${checksum.algorithm} you provided was ${checksum.hex}; the ${checksum.algorithm} of the data received is ${digests[checksum.algorithm] ?? ''}.`)
-    }
+    const digests = await verifiedDigests('put', body, checksum, staged)
     const record: StoredObject = {
       key,
       version,
@@ -250,7 +176,7 @@ export class BucketEngine implements Bucket {
       checksums: digests
     }
     const committed = await this.#store.commit(id, record, staged,
-      unconditional ? ALWAYS : current => judge(conditional, current) === 'pass')
+      unconditional ? ALWAYS : current => judgeRecord(conditional, current) === 'pass')
     return committed ? new ObjectMetadata(record) : null
   }
 
@@ -264,43 +190,11 @@ export class BucketEngine implements Bucket {
   }
 
   async list (options?: BucketListOptions): Promise<BucketObjects> {
-    const opts = optionsObject<BucketListOptions>('list', options)
-    const limit = parseListLimit(opts.limit)
-    const include = parseInclude(opts.include)
-    const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
-    const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
-    const startAfter = opts.startAfter === undefined ? undefined : Buffer.from(String(opts.startAfter).normalize('NFC'), 'utf8')
-    const after = laterBound(decodeCursor(opts.cursor), startAfter)
-    const withMetadata = include.size > 0
+    return await listObjects(this.#store, optionsObject<BucketListOptions>('list', options))
+  }
 
-    const page = await this.#store.list({ prefix, delimiter, after, limit, withMetadata })
-    const objects: BucketObject[] = []
-    const delimitedPrefixes: string[] = []
-    let last: string | undefined
-    let metadataBytes = 0
-    let cut = false
-    for (const entry of page.entries) {
-      if (withMetadata && metadataBytes >= LIST_METADATA_BUDGET_BYTES) {
-        cut = true
-        break
-      }
-      if ('prefix' in entry) {
-        delimitedPrefixes.push(entry.prefix)
-        last = encodeCursor('p', entry.prefix)
-        continue
-      }
-      const record = entry.object
-      if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
-      objects.push(new ObjectMetadata({
-        ...record,
-        httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
-        customMetadata: include.has('customMetadata') ? record.customMetadata : {}
-      }, undefined, include.has('httpMetadata')))
-      last = encodeCursor('k', entry.id)
-    }
-    return page.truncated || cut
-      ? { objects, truncated: true, cursor: last, delimitedPrefixes }
-      : { objects, truncated: false, delimitedPrefixes }
+  async copy (sourceKey: string, key: string, options?: BucketCopyOptions): Promise<BucketCopyOutcome> {
+    return await copyObject(this.#store, sourceKey, key, optionsObject<BucketCopyOptions>('copy', options), { now: this.#now(), version: newVersion() })
   }
 
   async createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload> {
@@ -331,19 +225,21 @@ export class BucketEngine implements Bucket {
     return upload
   }
 
-  async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue): Promise<BucketUploadedPart> {
+  async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
     keyId('uploadPart', key)
     const n = validPartNumber(partNumber)
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
+    const checksum = parseChecksumOption('uploadPart', optionsObject<BucketUploadPartOptions>('uploadPart', options))
     const source = valueSource(value, 'uploadPart')
     await this.#liveUpload('uploadPart', key, uploadId)
-    const body = new MeasuredBody(source, ['md5'], MAX_PART_BYTES, 'uploadPart')
+    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PART_BYTES, 'uploadPart')
     const staged = await this.#store.stage(body)
-    const etag = body.digests.md5 as string
-    if (!await this.#store.putPart(uploadId, { partNumber: n, etag, size: body.size }, staged)) {
+    const { md5: etag, ...checksums } = await verifiedDigests('uploadPart', body, checksum, staged)
+    if (etag === undefined) throw new Error('uploadPart: the MD5 of the part was not computed.')
+    if (!await this.#store.putPart(uploadId, { partNumber: n, etag, size: body.size, checksums }, staged)) {
       throw new BucketError('NoSuchUpload', 'uploadPart')
     }
-    return { partNumber: n, etag }
+    return Object.keys(checksums).length === 0 ? { partNumber: n, etag } : { partNumber: n, etag, checksums }
   }
 
   async listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads> {
@@ -364,54 +260,39 @@ export class BucketEngine implements Bucket {
   }
 
   async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
-    const id = keyId('completeMultipartUpload', key)
-    const conditional = parseConditional(optionsObject<BucketCompleteOptions>('completeMultipartUpload', options).onlyIf, 'completeMultipartUpload')
+    const method = 'completeMultipartUpload'
+    const id = keyId(method, key)
+    const opts = optionsObject<BucketCompleteOptions>(method, options)
+    const conditional = parseConditional(opts.onlyIf, method)
     const unconditional = isUnconditional(conditional)
-    if (!Array.isArray(uploadedParts)) throw new TypeError('completeMultipartUpload: uploadedParts must be an array.')
-    const given = uploadedParts.map(p => {
-      if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') {
-        throw new TypeError('completeMultipartUpload: each part must be {partNumber, etag}.')
-      }
-      return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag) }
+    if (!Array.isArray(uploadedParts)) throw new TypeError(`${method}: uploadedParts must be an array.`)
+    const named = uploadedParts.map(p => {
+      if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') throw new TypeError(`${method}: each part must be {partNumber, etag}.`)
+      return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag), checksums: checksumsHex(method, p.checksums) }
     })
     // The hosted service takes the parts in ascending order only, as S3 does.
-    for (let i = 1; i < given.length; i++) {
-      if (given[i].partNumber === given[i - 1].partNumber) {
-        throw new BucketError('InvalidPart', 'completeMultipartUpload', `Part ${given[i].partNumber} is listed twice.`)
-      }
-      if (given[i].partNumber < given[i - 1].partNumber) {
-        throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The parts must be listed in ascending order of part number.')
+    for (let i = 1; i < named.length; i++) {
+      if (named[i].partNumber === named[i - 1].partNumber) throw new BucketError('InvalidPart', method, `Part ${named[i].partNumber} is listed twice.`)
+      if (named[i].partNumber < named[i - 1].partNumber) {
+        throw new BucketError('InvalidPartOrder', method, 'The parts must be listed in ascending order of part number.')
       }
     }
-    const minPartSize = this.#minPartSize
-    const uploaded = this.#now()
+    if (opts.checksumType !== undefined && opts.checksumType !== 'COMPOSITE' && opts.checksumType !== 'FULL_OBJECT') {
+      throw new TypeError(`${method}: checksumType must be "COMPOSITE" or "FULL_OBJECT".`)
+    }
+    const request = {
+      key, version: newVersion(), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum)
+    }
     // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.
     const refused = new Error('precondition failed')
     const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
-      if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
-      if (!unconditional && judge(conditional, current) !== 'pass') throw refused
-      const parts: StoredPart[] = given.map(g => {
-        const part = stored.get(g.partNumber)
-        if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
-        return part
-      })
-      checkPartSizes(parts, minPartSize)
-      const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
-      const object: StoredObject = {
-        key,
-        version: newVersion(),
-        size: parts.reduce((sum, p) => sum + p.size, 0),
-        etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
-        uploaded,
-        storageClass: upload.storageClass,
-        httpMetadata: upload.httpMetadata,
-        customMetadata: upload.customMetadata,
-        checksums: {}
-      }
-      return { object, partNumbers: parts.map(p => p.partNumber) }
+      if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', method)
+      if (!unconditional && judgeRecord(conditional, current) !== 'pass') throw refused
+      const object = completedObject(upload, stored, named, request)
+      return { object, partNumbers: named.map(p => p.partNumber) }
     }).catch((err: unknown) => { if (err === refused) return refused; throw err })
     if (record === refused) return null
-    if (record === null || record instanceof Error) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+    if (record === null || record instanceof Error) throw new BucketError('NoSuchUpload', method)
     return new ObjectMetadata(record)
   }
 
@@ -459,8 +340,8 @@ class MultipartUpload implements BucketMultipartUpload {
     this.uploadId = uploadId
   }
 
-  async uploadPart (partNumber: number, value: BucketValue): Promise<BucketUploadedPart> {
-    return await this.#engine.uploadPart(this.key, this.uploadId, partNumber, value)
+  async uploadPart (partNumber: number, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
+    return await this.#engine.uploadPart(this.key, this.uploadId, partNumber, value, options)
   }
 
   async abort (): Promise<void> {

@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream'
 import {
-  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 
@@ -67,6 +67,18 @@ export class MemoryStore implements BucketStore {
     for (const id of ids) this.#set(id, undefined)
   }
 
+  /** One synchronous step, so atomic: the copy shares the source's buffers (they are never changed in place). */
+  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
+    this.#refuseRetired()
+    const source = this.#objects.get(fromId)
+    if (source === undefined) return { status: 'no-source' }
+    const object = build(source.record)
+    if (object === null) return { status: 'source-refused', source: source.record }
+    if (!precondition(this.#objects.get(toId)?.record ?? null)) return { status: 'refused' }
+    this.#set(toId, { record: object, chunks: source.chunks })
+    return { status: 'copied', object }
+  }
+
   async list (query: ListQuery): Promise<ListPage> {
     this.#sorted ??= [...this.#objects.keys()].map((id): [Buffer, string] => [Buffer.from(id, 'utf8'), id])
       .sort((a, b) => Buffer.compare(a[0], b[0]))
@@ -121,7 +133,7 @@ export class MemoryStore implements BucketStore {
     this.#refuseRetired()
     const upload = this.#uploads.get(uploadId)
     if (upload === undefined) return null
-    const parts = new Map([...upload.parts].map(([n, { partNumber, etag, size }]) => [n, { partNumber, etag, size }]))
+    const parts = new Map([...upload.parts].map(([n, { bytes: _bytes, ...part }]) => [n, structuredClone(part)]))
     const { object, partNumbers } = build(upload.upload, parts, this.#objects.get(id)?.record ?? null)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
@@ -152,7 +164,7 @@ export class MemoryStore implements BucketStore {
       .filter(p => p.partNumber > after)
       .sort((a, b) => a.partNumber - b.partNumber)
       .slice(0, limit)
-      .map(({ partNumber, etag, size }) => ({ partNumber, etag, size }))
+      .map(({ bytes: _bytes, ...part }) => structuredClone(part))
   }
 
   async sweep (createdBefore: number): Promise<SweepReport> {
