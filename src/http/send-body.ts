@@ -30,12 +30,15 @@ export async function sendRecycling (reply: FastifyReply, stream: RecyclingStrea
     res.writeHead(reply.statusCode)
   }
   await new Promise<void>((resolve, reject) => {
-    const done = (): void => {
+    const detach = (): void => {
       stream.off('data', onData)
       stream.off('end', onEnd)
       stream.off('error', onError)
       res.off('drain', onDrain)
       res.off('close', onClose)
+    }
+    const done = (): void => {
+      detach()
       resolve()
     }
     const onData = (chunk: Buffer): void => {
@@ -55,7 +58,7 @@ export async function sendRecycling (reply: FastifyReply, stream: RecyclingStrea
         done()
         return
       }
-      done()
+      detach()
       reject(err)
     }
     const onDrain = (): void => { stream.resume() }
