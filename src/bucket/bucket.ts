@@ -19,9 +19,9 @@
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { evaluateConditional, isUnconditional, parseConditional, type ParsedConditional } from './conditional.js'
+import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError } from './errors.js'
-import { keyId, pastPrefix } from './keys.js'
+import { keyId } from './keys.js'
 import {
   parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass, type HashAlgorithm
 } from './metadata.js'
@@ -29,11 +29,13 @@ import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
 import { ALWAYS, type BucketStore, type StoredObject, type StoredPart, type StoredUpload } from './port.js'
 import type {
-  Bucket, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
+  Bucket, BucketCopyOptions, BucketCopyOutcome, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
   BucketUploadedPart, BucketUploadListOptions, BucketUploads, BucketValue,
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
+import { copyObject } from './copy.js'
+import { listObjects } from './listing.js'
 import { checkPartSizes, listPartsPage, listUploadsPage } from './multipart.js'
 import { decideRead } from './read.js'
 import { MeasuredBody, valueSource } from './value.js'
@@ -45,20 +47,9 @@ export const MAX_PUT_BYTES = 5 * 1024 * MiB - 5 * MiB
 export const MAX_PART_BYTES = 5 * 1024 * MiB - 5 * MiB
 export const DEFAULT_MIN_PART_BYTES = 5 * MiB
 export const MAX_PART_NUMBER = 10_000
-export const MAX_LIST_LIMIT = 1000
 export const MAX_DELETE_KEYS = 1000
-/**
- * With `include`, a list page stops once the metadata it carries passes this
- * many bytes (at least one object always comes back): the hosted service
- * caps the data of one list call the same way, so callers already page on
- * `truncated`, never on the count. It keeps what a page holds in memory, and
- * what a slow reader's connection buffers, bounded.
- */
-export const LIST_METADATA_BUDGET_BYTES = 512 * 1024
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
-
-type ListInclude = 'httpMetadata' | 'customMetadata'
 
 function newVersion (): string {
   return randomBytes(16).toString('hex')
@@ -68,63 +59,6 @@ function optionsObject<T> (method: string, options: unknown): Partial<T> {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
   return options as Partial<T>
-}
-
-function judge (conditional: ParsedConditional, current: StoredObject | null): 'pass' | 'precondition-failed' | 'not-modified' {
-  return evaluateConditional(conditional, current === null ? null : { etag: current.etag, uploaded: new Date(current.uploaded) })
-}
-
-function parseListLimit (limit: unknown): number {
-  // -1 is how the hosted runtime's bindings say "no limit given".
-  if (limit === undefined || limit === -1) return MAX_LIST_LIMIT
-  const n = Math.trunc(Number(limit))
-  if (!Number.isFinite(n) || n < 1 || n > MAX_LIST_LIMIT) throw new BucketError('InvalidMaxKeys', 'list')
-  return n
-}
-
-/** What a listed object's key and included metadata weigh (UTF-16 lengths: close enough for a cap). */
-function listedMetadataBytes (key: string, record: { httpMetadata: object, customMetadata: Record<string, string> }, include: Set<ListInclude>): number {
-  let bytes = key.length
-  const add = (values: object): void => {
-    for (const [name, value] of Object.entries(values)) bytes += name.length + String(value).length
-  }
-  if (include.has('customMetadata')) add(record.customMetadata)
-  if (include.has('httpMetadata')) add(record.httpMetadata)
-  return bytes
-}
-
-function parseInclude (include: unknown): Set<ListInclude> {
-  if (include === undefined) return new Set()
-  if (!Array.isArray(include)) throw new TypeError('list: include must be an array.')
-  for (const item of include) {
-    if (item !== 'httpMetadata' && item !== 'customMetadata') {
-      throw new TypeError(`list: include may contain "httpMetadata" and "customMetadata" only (got ${String(item)}).`)
-    }
-  }
-  return new Set(include as ListInclude[])
-}
-
-/** Cursors are opaque: `k` + the last key returned, or `p` + the last delimited prefix. */
-function encodeCursor (kind: 'k' | 'p', id: string): string {
-  return Buffer.from(kind + id, 'utf8').toString('base64url')
-}
-
-function decodeCursor (cursor: unknown): Uint8Array | undefined {
-  if (cursor === undefined || cursor === '') return undefined
-  if (typeof cursor !== 'string') throw new TypeError('list: cursor must be a string.')
-  const text = Buffer.from(cursor, 'base64url').toString('utf8')
-  const kind = text[0]
-  if ((kind !== 'k' && kind !== 'p') || encodeCursor(kind, text.slice(1)) !== cursor) {
-    throw new TypeError('list: cursor is not a cursor returned by list.')
-  }
-  const id = text.slice(1)
-  return kind === 'k' ? Buffer.from(id, 'utf8') : pastPrefix(id)
-}
-
-function laterBound (a: Uint8Array | undefined, b: Uint8Array | undefined): Uint8Array | undefined {
-  if (a === undefined) return b
-  if (b === undefined) return a
-  return Buffer.compare(a, b) >= 0 ? a : b
 }
 
 function validPartNumber (partNumber: unknown): number {
@@ -193,7 +127,7 @@ export class BucketEngine implements Bucket {
     const reader = await this.#store.open(id)
     if (reader === null) return null
     const record = reader.object
-    if (judge(conditional, record) !== 'pass') {
+    if (judgeRecord(conditional, record) !== 'pass') {
       await reader.close()
       return new ObjectMetadata(record, wholeRange(record))
     }
@@ -226,7 +160,7 @@ export class BucketEngine implements Bucket {
     const source = valueSource(value, 'put')
 
     const unconditional = isUnconditional(conditional)
-    if (!unconditional && judge(conditional, await this.#store.head(id)) !== 'pass') return null
+    if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
 
     const algorithms: HashAlgorithm[] = checksum === null || checksum.algorithm === 'md5' ? ['md5'] : ['md5', checksum.algorithm]
     const body = new MeasuredBody(source, algorithms, MAX_PUT_BYTES, 'put')
@@ -250,7 +184,7 @@ export class BucketEngine implements Bucket {
       checksums: digests
     }
     const committed = await this.#store.commit(id, record, staged,
-      unconditional ? ALWAYS : current => judge(conditional, current) === 'pass')
+      unconditional ? ALWAYS : current => judgeRecord(conditional, current) === 'pass')
     return committed ? new ObjectMetadata(record) : null
   }
 
@@ -264,43 +198,11 @@ export class BucketEngine implements Bucket {
   }
 
   async list (options?: BucketListOptions): Promise<BucketObjects> {
-    const opts = optionsObject<BucketListOptions>('list', options)
-    const limit = parseListLimit(opts.limit)
-    const include = parseInclude(opts.include)
-    const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
-    const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
-    const startAfter = opts.startAfter === undefined ? undefined : Buffer.from(String(opts.startAfter).normalize('NFC'), 'utf8')
-    const after = laterBound(decodeCursor(opts.cursor), startAfter)
-    const withMetadata = include.size > 0
+    return await listObjects(this.#store, optionsObject<BucketListOptions>('list', options))
+  }
 
-    const page = await this.#store.list({ prefix, delimiter, after, limit, withMetadata })
-    const objects: BucketObject[] = []
-    const delimitedPrefixes: string[] = []
-    let last: string | undefined
-    let metadataBytes = 0
-    let cut = false
-    for (const entry of page.entries) {
-      if (withMetadata && metadataBytes >= LIST_METADATA_BUDGET_BYTES) {
-        cut = true
-        break
-      }
-      if ('prefix' in entry) {
-        delimitedPrefixes.push(entry.prefix)
-        last = encodeCursor('p', entry.prefix)
-        continue
-      }
-      const record = entry.object
-      if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
-      objects.push(new ObjectMetadata({
-        ...record,
-        httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
-        customMetadata: include.has('customMetadata') ? record.customMetadata : {}
-      }, undefined, include.has('httpMetadata')))
-      last = encodeCursor('k', entry.id)
-    }
-    return page.truncated || cut
-      ? { objects, truncated: true, cursor: last, delimitedPrefixes }
-      : { objects, truncated: false, delimitedPrefixes }
+  async copy (sourceKey: string, key: string, options?: BucketCopyOptions): Promise<BucketCopyOutcome> {
+    return await copyObject(this.#store, sourceKey, key, optionsObject<BucketCopyOptions>('copy', options), { now: this.#now(), version: newVersion() })
   }
 
   async createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload> {
@@ -389,7 +291,7 @@ export class BucketEngine implements Bucket {
     const refused = new Error('precondition failed')
     const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
       if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
-      if (!unconditional && judge(conditional, current) !== 'pass') throw refused
+      if (!unconditional && judgeRecord(conditional, current) !== 'pass') throw refused
       const parts: StoredPart[] = given.map(g => {
         const part = stored.get(g.partNumber)
         if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')

@@ -175,3 +175,8 @@ export function evaluateConditional (c: ParsedConditional, object: { etag: strin
   }
   return 'pass'
 }
+
+/** `evaluateConditional` against a stored record (its upload time in milliseconds), or null for none. */
+export function judgeRecord (c: ParsedConditional, record: { etag: string, uploaded: number } | null): ConditionalOutcome {
+  return evaluateConditional(c, record === null ? null : { etag: record.etag, uploaded: new Date(record.uploaded) })
+}

@@ -11,9 +11,10 @@ export {
 } from './errors.js'
 export type { ErrorDefinition, BucketErrorName, StorageFailureName } from './errors.js'
 export {
-  BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_LIST_LIMIT, MAX_DELETE_KEYS, DEFAULT_MIN_PART_BYTES,
+  BucketEngine, bodyBuffer, bodyStream, MAX_PUT_BYTES, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_DELETE_KEYS, DEFAULT_MIN_PART_BYTES,
   DEFAULT_UPLOAD_MAX_AGE_MS
 } from './bucket.js'
+export { MAX_LIST_LIMIT } from './listing.js'
 export { parseConditional, evaluateConditional, InvalidConditionalHeader } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'
 export { parseRangeHeader, resolveRange } from './range.js'

@@ -26,7 +26,8 @@ import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, Uploa
 import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
 
-export { assembleListPage, type PageSource } from './list-page.js'
+export { assembleListPage, assembleListPageAsync, type AsyncPageSource, type PageSource } from './list-page.js'
+export { pastPrefix } from './keys.js'
 export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
 export type { BucketSettings } from './settings.js'
@@ -122,6 +123,23 @@ export const ALWAYS: Precondition = () => true
  */
 export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPart>, current: StoredObject | null) => { object: StoredObject, partNumbers: number[] }
 
+/**
+ * What `copy` makes of the source object, inside the critical section: the
+ * record of the copy (the source's size and bytes, a new version), or null
+ * to refuse (the source's condition failed).
+ */
+export type CopyBuilder = (source: StoredObject) => StoredObject | null
+
+/** What a store's `copy` did. */
+export type CopyOutcome =
+  | { status: 'copied', object: StoredObject }
+  /** No object at the source id. */
+  | { status: 'no-source' }
+  /** The builder refused the source. */
+  | { status: 'source-refused', source: StoredObject }
+  /** The destination's precondition failed. */
+  | { status: 'refused' }
+
 export interface BucketStore {
   /**
    * Receives a body. `version`, when given, is the version the body will be
@@ -134,7 +152,17 @@ export interface BucketStore {
   /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */
   commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
   delete (ids: string[]): Promise<void>
-  /** One page, as `assembleListPage` (list-page.ts) defines it. */
+  /**
+   * Copies the object of `fromId` to `toId` without its bytes passing
+   * through the engine (shared, hard-linked or reflinked, never streamed).
+   * Atomic as `commit`: the source record `build` judges, the bytes of the
+   * copy and the precondition's judgement of `toId` all belong to one
+   * instant, so a copy racing a delete of its source either copies the
+   * object as it was or finds no source, and never leaves a record without
+   * its bytes. `fromId` and `toId` may be the same (a metadata change).
+   */
+  copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome>
+  /** One page, as `assembleListPage` (list-page.ts) defines it; `assembleListPageAsync` for a store whose seeks are awaited. */
   list (query: ListQuery): Promise<ListPage>
 
   createUpload (id: string, upload: StoredUpload): Promise<void>

@@ -42,6 +42,30 @@ export interface BucketGetOptions {
   range?: BucketRange | Headers
 }
 
+/** Options of `copy`. */
+export interface BucketCopyOptions {
+  /** Conditions on the object at the destination key, as for `put`. */
+  onlyIf?: BucketConditional | Headers
+  /** Conditions on the source object, as for `get` (S3's x-amz-copy-source-if-*). */
+  sourceOnlyIf?: BucketConditional | Headers
+  /** Replaces the source's HTTP metadata when given; otherwise the copy keeps it. */
+  httpMetadata?: BucketHTTPMetadata | Headers
+  /** Replaces the source's custom metadata when given; otherwise the copy keeps it. */
+  customMetadata?: Record<string, string>
+  /** The copy's storage class; the source's when not given. */
+  storageClass?: StorageClass
+}
+
+/** What a copy answers. */
+export type BucketCopyOutcome =
+  | { status: 'copied', object: BucketObject }
+  /** No object at the source key. */
+  | { status: 'not-found' }
+  /** A condition of `sourceOnlyIf` failed. */
+  | { status: 'source-precondition-failed', source: BucketObject }
+  /** A condition of `onlyIf` failed against the destination's object. */
+  | { status: 'precondition-failed' }
+
 export type ChecksumInput = ArrayBuffer | ArrayBufferView | string
 
 export interface BucketPutOptions {
@@ -235,6 +259,13 @@ export interface Bucket {
   get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null>
   put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null>
   delete (keys: string | string[]): Promise<void>
+  /**
+   * Beyond the binding (for S3's CopyObject): copies the object at
+   * `sourceKey` to `key` in this bucket, its bytes shared by the store
+   * (never read and written again), atomically: a copy racing a delete of
+   * its source copies the object as it was or answers `not-found`.
+   */
+  copy (sourceKey: string, key: string, options?: BucketCopyOptions): Promise<BucketCopyOutcome>
   list (options?: BucketListOptions): Promise<BucketObjects>
   createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload>
   resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload

@@ -13,8 +13,10 @@
  * whole object (as S3); parts of multipart objects are not served
  * (NotImplemented): the binding does not keep part boundaries readable.
  *
- * CopyObject (and UploadPartCopy in multipart.ts) is a `get` streamed into a
- * `put`; `x-amz-copy-source-if-*` are the source read's `onlyIf`.
+ * CopyObject within one bucket is the binding's `copy` (the store shares the
+ * bytes; `x-amz-copy-source-if-*` are its `sourceOnlyIf`). Between buckets,
+ * and for UploadPartCopy (multipart.ts), it is a `get` streamed into a
+ * `put`, the conditions being the source read's `onlyIf`.
  */
 import type { Readable } from 'node:stream'
 import {
@@ -231,6 +233,19 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
   }
   const { bucket } = await openNamedBucket(ctx)
+  if (source.bucket === ctx.bucketName) {
+    // Within one bucket the store shares the bytes: nothing is read or written again.
+    checkKey(source.key)
+    const outcome = await bucket.copy(source.key, ctx.key, {
+      sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
+      ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
+      storageClass
+    })
+    if (outcome.status === 'not-found') throw new S3Error('NoSuchKey')
+    if (outcome.status !== 'copied') throw new S3Error('PreconditionFailed', undefined, {})
+    await sendXml(ctx, 200, 'CopyObjectResult', { LastModified: outcome.object.uploaded.toISOString(), ETag: outcome.object.httpEtag })
+    return
+  }
   const object = await readCopySource(ctx)
   const copied = await bucket.put(ctx.key, sourceBytes(object), {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : httpMetadataFrom(headers),

@@ -25,6 +25,7 @@ import type {
   OpenBucketOptions
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
+import { copyConformance } from './conformance-copy.js'
 import { uploadListingConformance } from './conformance-uploads.js'
 import { fidelityCases } from './fidelity-cases.js'
 
@@ -871,5 +872,6 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
   })
 
   uploadListingConformance(t, fresh)
+  copyConformance(t, fresh)
   fidelityCases(t, open)
 }

@@ -1,7 +1,7 @@
 /**
- * Crash safety (issue 2, section 3.1): a child process writing in a loop
- * (children/crash-writer.ts) is killed with SIGKILL at random moments, again
- * and again, on the same bucket directory.
+ * Crash safety (issue 2, section 3.1): a child process writing, deleting
+ * and copying in a loop (children/crash-writer.ts) is killed with SIGKILL
+ * at random moments, again and again, on the same bucket directory.
  *
  * After every kill each key must read as exactly the object the writer last
  * acknowledged or the one it was writing when killed (or nothing, for a
@@ -120,14 +120,21 @@ t.test(`a writer killed ${kills} times leaves every key whole`, async t => {
   for (let round = 0; round < kills; round++) {
     const { acknowledged, inFlight } = await runAndKill(dir, round + 1)
     acknowledgedTotal += acknowledged.length
-    for (const { op, key, label } of acknowledged) current.set(key, op === 'delete' ? null : label)
+    for (const { op, key, label } of acknowledged) {
+      // A copy names its source: the key reads as the source did, or stays as it was when there was none.
+      if (op === 'copy') current.set(key, current.get(label) ?? current.get(key) ?? null)
+      else current.set(key, op === 'delete' ? null : label)
+    }
+    const copiedFrom = inFlight?.op === 'copy' ? current.get(inFlight.label) ?? null : null
     if (inFlight !== undefined) killedMidOperation++
 
     const present: string[] = []
     for (const key of crashKeys) {
       const seen = await observe(t, bucket, key)
       const allowed = [current.get(key) ?? null]
-      if (inFlight?.key === key) allowed.push(inFlight.op === 'delete' ? null : inFlight.label)
+      if (inFlight?.key === key && inFlight.op === 'copy') {
+        if (copiedFrom !== null) allowed.push(copiedFrom)
+      } else if (inFlight?.key === key) allowed.push(inFlight.op === 'delete' ? null : inFlight.label)
       if (!allowed.includes(seen)) {
         t.fail(`round ${round}: ${key} reads as ${String(seen)}, expected one of ${allowed.map(String).join(' | ')}`)
       }

@@ -3,7 +3,7 @@
  * with a delimiter, each prefix costs one seek however many keys it groups.
  */
 import t from 'tap'
-import { assembleListPage, type PageSource } from '../../src/bucket/list-page.js'
+import { assembleListPage, assembleListPageAsync, type AsyncPageSource, type PageSource } from '../../src/bucket/list-page.js'
 import type { StoredObject } from '../../src/bucket/port.js'
 
 function countingSource (ids: string[]): PageSource & { rowsRead: number, seeks: number } {
@@ -52,4 +52,37 @@ t.test('without a delimiter one read fills the page', async t => {
   t.ok(page.truncated)
   t.equal(source.seeks, 1)
   t.equal(source.rowsRead, 1001, 'one extra row tells whether more remain')
+})
+
+/** The same source, answering each seek after a turn of the event loop, as a catalog server would. */
+function awaited (source: PageSource): AsyncPageSource {
+  const later = async <T> (value: T): Promise<T> => await new Promise(resolve => setImmediate(() => resolve(value)))
+  return {
+    nextId: async after => await later(source.nextId(after)),
+    records: async (after, limit) => await later(source.records(after, limit))
+  }
+}
+
+t.test('an awaited source gives the same pages with the same seeks', async t => {
+  const ids = ['a', 'b/1', 'b/2', 'c', 'd/x/y', 'e', 'é', 'f/', ...keys.slice(0, 3000)]
+  const queries = [
+    { prefix: '', delimiter: '/', limit: 3, withMetadata: false },
+    { prefix: '', delimiter: '/', limit: 1000, withMetadata: false },
+    { prefix: 'dir001/', delimiter: '/', limit: 7, withMetadata: false, after: Buffer.from('dir001/f3') },
+    { prefix: '', limit: 50, withMetadata: false },
+    { prefix: 'dir00', limit: 2000, withMetadata: false }
+  ]
+  for (const query of queries) {
+    const sync = countingSource(ids)
+    const async = countingSource(ids)
+    const expected = assembleListPage(sync, query)
+    t.same(await assembleListPageAsync(awaited(async), query), expected, JSON.stringify(query))
+    t.equal(async.seeks, sync.seeks, 'as many seeks')
+    t.equal(async.rowsRead, sync.rowsRead, 'as many rows read')
+  }
+  const slow = countingSource(keys)
+  const page = await assembleListPageAsync(awaited(slow), { prefix: '', delimiter: '/', limit: 100, withMetadata: false })
+  t.same(page.entries[99], { prefix: 'dir099/' })
+  t.ok(page.truncated)
+  t.ok(slow.seeks <= 102, `${slow.seeks} seeks`)
 })

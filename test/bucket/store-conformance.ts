@@ -6,6 +6,7 @@
  * opens. It checks the port's three guarantees (atomic conditional commit,
  * invisible staged bodies, pinned readers), lists, uploads, retirement and
  * the sweeper, against the port alone, with no engine in between.
+ * store-conformance-copy.ts adds the tests of `copy`.
  */
 import { Readable } from 'node:stream'
 import type { Test } from 'tap'
@@ -27,10 +28,10 @@ export interface StoreUnderTest {
   }
 }
 
-const always: Precondition = () => true
-const absent: Precondition = current => current === null
+export const always: Precondition = () => true
+export const absent: Precondition = current => current === null
 
-function record (key: string, size: number, etag = `etag-${key}-${size}`, version = `${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`.padEnd(32, '0').slice(0, 32)): StoredObject {
+export function record (key: string, size: number, etag = `etag-${key}-${size}`, version = `${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`.padEnd(32, '0').slice(0, 32)): StoredObject {
   return {
     key,
     version,
@@ -44,29 +45,29 @@ function record (key: string, size: number, etag = `etag-${key}-${size}`, versio
   }
 }
 
-async function read (readable: Readable): Promise<Buffer> {
+export async function read (readable: Readable): Promise<Buffer> {
   const chunks: Buffer[] = []
   for await (const chunk of readable) chunks.push(Buffer.from(chunk))
   return Buffer.concat(chunks)
 }
 
-function chunksOf (bytes: Uint8Array): AsyncIterable<Uint8Array> {
+export function chunksOf (bytes: Uint8Array): AsyncIterable<Uint8Array> {
   return Readable.from([bytes.subarray(0, Math.floor(bytes.length / 2)), bytes.subarray(Math.floor(bytes.length / 2))])
 }
 
 /** Stages and commits `bytes` as `id`; the commit's answer. */
-async function put (store: BucketStore, id: string, bytes: Uint8Array, precondition: Precondition = always, object = record(id, bytes.length)): Promise<boolean> {
+export async function put (store: BucketStore, id: string, bytes: Uint8Array, precondition: Precondition = always, object = record(id, bytes.length)): Promise<boolean> {
   const staged = await store.stage(chunksOf(bytes), object.version)
   return await store.commit(id, object, staged, precondition)
 }
 
-async function bytesOf (store: BucketStore, id: string): Promise<Buffer | null> {
+export async function bytesOf (store: BucketStore, id: string): Promise<Buffer | null> {
   const reader = await store.open(id)
   if (reader === null) return null
   return await read(reader.stream(0, reader.object.size))
 }
 
-async function code (promise: Promise<unknown>): Promise<unknown> {
+export async function code (promise: Promise<unknown>): Promise<unknown> {
   try {
     await promise
     return 'resolved'
@@ -126,7 +127,9 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
     t.equal(await put(store, 'k', Buffer.from('first'), current => { seen.push(current); return current === null }), true)
     const first = await store.head('k')
     t.equal(await put(store, 'k', Buffer.from('second'), current => { seen.push(current); return current?.etag === 'nope' }), false)
-    t.same(seen, [null, first])
+    // A store may judge again on a fresher read (one that guessed the record first); every judgment saw the record as it was.
+    t.same(seen[0], null)
+    t.ok(seen.length >= 2 && seen.slice(1).every(record => JSON.stringify(record) === JSON.stringify(first)), 'the refused commit was judged on the current record')
     t.same(await store.head('k'), first)
     t.same(await bytesOf(store, 'k'), Buffer.from('first'))
     t.equal(await put(store, 'k', Buffer.from('third'), current => current?.etag === first?.etag), true)

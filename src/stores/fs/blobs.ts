@@ -1,8 +1,9 @@
 /**
  * Body files of a bucket's filesystem store: receiving a body to disk
  * (staging), placing it where its version belongs, hard-linking the parts of
- * a completed upload, and removing files no row names any more. Bodies are
- * immutable files named by version; only the catalog says which are live.
+ * a completed upload or the body files of a copied object, and removing
+ * files no row names any more. Bodies are immutable files named by version;
+ * only the catalog says which are live.
  *
  *   blobs/<vv>/<version>        body of a single put (vv = first two hex digits)
  *   blobs/<vv>/<version>.<n>    part n of a completed multipart object
@@ -247,21 +248,35 @@ export class BlobFiles {
    * byte is copied). On failure, the links made so far are removed.
    */
   async linkParts (version: string, parts: Array<{ file: string, size: number, partNumber: number }>): Promise<Segment[]> {
-    if (parts.length === 0) return []
+    return await this.#link(version, parts.map(p => [p.file, `.${p.partNumber}`, p.size]), 'completing an upload')
+  }
+
+  /**
+   * Hard-links the body files of a row (a copy's source) under `version`,
+   * each keeping its part suffix, durable before the row naming them
+   * commits. A source file that is gone (its row was replaced meanwhile)
+   * fails with ENOENT, unchanged, so the caller reads the row again.
+   */
+  async linkSegments (version: string, segments: Segment[]): Promise<Segment[]> {
+    return await this.#link(version, segments.map(([file, size]) => [file, /\.\d+$/.exec(file)?.[0] ?? '', size]), 'copying an object')
+  }
+
+  async #link (version: string, sources: Array<[file: string, suffix: string, size: number]>, what: string): Promise<Segment[]> {
+    if (sources.length === 0) return []
     const dir = path.dirname(this.abs(blobFile(version)))
     const segments: Segment[] = []
     try {
       await this.#ensureDir(dir)
-      for (const p of parts) {
-        if (!isStoreFile(p.file)) throw forgedRow(p.file)
-        const file = `${blobFile(version)}.${p.partNumber}`
-        await fsp.link(this.abs(p.file), this.abs(file))
-        segments.push([file, p.size])
+      for (const [from, suffix, size] of sources) {
+        if (!isStoreFile(from)) throw forgedRow(from)
+        const file = `${blobFile(version)}${suffix}`
+        await fsp.link(this.abs(from), this.abs(file))
+        segments.push([file, size])
       }
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
       await this.removeSegments(segments)
-      throw this.#failure(err, 'completing an upload', dir)
+      throw this.#failure(err, what, dir)
     }
     return segments
   }

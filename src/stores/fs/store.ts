@@ -47,7 +47,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, bucketRetired, isBucketError, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, bucketRetired, isBucketError, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -304,6 +304,63 @@ export class FsStore implements BucketStore {
     })
     for (const id of deleted) await this.#publish(id)
     await this.#blobs.removeSegments(removed)
+  }
+
+  /**
+   * A copy hard-links the source's body files under the copy's version
+   * (outside any transaction; no byte is copied; a body kept in the row is
+   * copied with the row inside the transaction), then one write
+   * transaction checks that the source row is still the one linked from and
+   * judges the destination. A source replaced or deleted in between (its
+   * files are unlinked at once, so the link may fail) is read again.
+   */
+  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
+    const sql = this.#catalog.sql
+    const fromBytes = Buffer.from(fromId, 'utf8')
+    const toBytes = Buffer.from(toId, 'utf8')
+    for (let attempt = 0; ; attempt++) {
+      const row = sql.head.get(fromBytes)
+      if (row === undefined) {
+        if (sql.retired.get() !== undefined) throw bucketRetired()
+        return { status: 'no-source' }
+      }
+      const source = toRecord(row)
+      const object = build(source)
+      if (object === null) return { status: 'source-refused', source }
+      // A body kept in the row is copied with the row; body files are linked.
+      const inline = row.inline === 1
+      let segments: Segment[]
+      try {
+        segments = inline ? [] : await this.#blobs.linkSegments(object.version, JSON.parse(row.segments))
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 20) continue
+        throw err
+      }
+      let replaced: Segment[] = []
+      let outcome: CopyOutcome | 'source changed'
+      try {
+        outcome = await this.#commits.commit((): CopyOutcome | 'source changed' => {
+          if (sql.head.get(fromBytes)?.version !== source.version) return 'source changed'
+          const body = inline ? sql.inlineBody.get(fromBytes, source.version)?.body ?? null : null
+          if (inline && body === null) return 'source changed'
+          const current = sql.head.get(toBytes)
+          if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
+          sql.upsert.run(objectRow(toBytes, object, segments, body))
+          replaced = current === undefined ? [] : JSON.parse(current.segments)
+          return { status: 'copied', object }
+        })
+      } catch (err) {
+        if (wasRolledBack(err)) await this.#blobs.removeSegments(segments)
+        throw err
+      }
+      if (outcome !== 'source changed' && outcome.status === 'copied') {
+        await this.#publish(toId)
+        await this.#blobs.removeSegments(replaced)
+        return outcome
+      }
+      await this.#blobs.removeSegments(segments)
+      if (outcome !== 'source changed') return outcome
+    }
   }
 
   async list (query: ListQuery): Promise<ListPage> {

@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream'
 import {
-  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 
@@ -65,6 +65,18 @@ export class MemoryStore implements BucketStore {
   async delete (ids: string[]): Promise<void> {
     this.#refuseRetired()
     for (const id of ids) this.#set(id, undefined)
+  }
+
+  /** One synchronous step, so atomic: the copy shares the source's buffers (they are never changed in place). */
+  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
+    this.#refuseRetired()
+    const source = this.#objects.get(fromId)
+    if (source === undefined) return { status: 'no-source' }
+    const object = build(source.record)
+    if (object === null) return { status: 'source-refused', source: source.record }
+    if (!precondition(this.#objects.get(toId)?.record ?? null)) return { status: 'refused' }
+    this.#set(toId, { record: object, chunks: source.chunks })
+    return { status: 'copied', object }
   }
 
   async list (query: ListQuery): Promise<ListPage> {

@@ -4,8 +4,8 @@
  * files in the store's directory on a shared mount, in the filesystem
  * store's layout (blobs.ts: `blobs/<vv>/<version>`, `uploads/<id>/<n>.<r>`,
  * `tmp/`). This module owns objects: head, open, conditional commit,
- * delete, list, retire; uploads.ts owns multipart uploads, sweeper.ts the
- * sweep.
+ * delete, list, retire; uploads.ts owns multipart uploads, copy.ts copies,
+ * sweeper.ts the sweep.
  *
  * How the port's guarantees hold across hosts:
  *   - A conditional write is a compare-and-set on the row's `rev` (a
@@ -31,14 +31,14 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, bucketRetired, type BucketStore, type CompleteBuilder, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  ALWAYS, assembleListPageAsync, bucketRetired, pastPrefix, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
 import { BlobFiles } from '../fs/blobs.js'
 import { openSegments } from '../fs/readers.js'
 import type { PgCatalog } from './catalog.js'
-import { assembleListPageAsync, pastPrefix, type AsyncPageSource } from './list.js'
+import { copyPgObject } from './copy.js'
 import {
   FULL_COLUMNS, LIST_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow
 } from './rows.js'
@@ -126,8 +126,9 @@ export class PgStore implements BucketStore {
 
   async retire (): Promise<boolean> {
     return await this.#catalog.transaction('deleting a bucket', async client => {
-      const store = await client.query('SELECT retired FROM fsbucket.stores WHERE id = $1 FOR UPDATE', [this.#storeId])
+      const store = await client.query<{ retired: boolean }>('SELECT retired FROM fsbucket.stores WHERE id = $1 FOR UPDATE', [this.#storeId])
       if (store.rowCount === 0) return true // deleted already: nothing is stored
+      if (store.rows[0].retired) throw bucketRetired('retire')
       const any = await client.query('SELECT 1 FROM fsbucket.objects WHERE store_id = $1 LIMIT 1', [this.#storeId])
       if ((any.rowCount ?? 0) > 0) return false
       await client.query('UPDATE fsbucket.stores SET retired = true WHERE id = $1', [this.#storeId])
@@ -236,11 +237,18 @@ export class PgStore implements BucketStore {
 
   async delete (ids: string[]): Promise<void> {
     if (ids.length === 0) return
-    await this.#catalog.query('deleting objects', `WITH removed AS (
-        DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) RETURNING segments)
-      INSERT INTO fsbucket.garbage (store_id, file, since)
-        SELECT $1, s->>0, $3 FROM removed, jsonb_array_elements(removed.segments) s`,
+    const { rows } = await this.#catalog.query<{ n: number }>('deleting objects', `WITH live AS (${LIVE_STORE}),
+      removed AS (DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) AND EXISTS (SELECT 1 FROM live) RETURNING segments),
+      garbage AS (INSERT INTO fsbucket.garbage (store_id, file, since)
+        SELECT $1, s->>0, $3 FROM removed, jsonb_array_elements(removed.segments) s)
+      SELECT count(*)::int AS n FROM removed`,
     [this.#storeId, ids.map(id => Buffer.from(id, 'utf8')), Date.now()])
+    // Nothing removed: none of the ids is stored, or the bucket is retired (a delete is a write, refused there too).
+    if (rows[0].n === 0 && await this.#retired()) throw bucketRetired('delete')
+  }
+
+  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
+    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, liveStore: LIVE_STORE }, fromId, toId, build, precondition)
   }
 
   async list (query: ListQuery): Promise<ListPage> {

@@ -16,6 +16,9 @@ import { isUploadId, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
 import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, toUpload, type PgObjectRow, type PgUploadRow, type Segment } from './rows.js'
 
+/** Locks the store's row against retirement for the transaction; empty when the store is retired or gone. */
+const LIVE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
+
 interface PartRow { part_number: number, etag: string, size: number, file: string }
 
 export class PgUploads {
@@ -30,7 +33,7 @@ export class PgUploads {
   }
 
   async create (id: string, upload: StoredUpload): Promise<void> {
-    const result = await this.#catalog.query('creating an upload', `WITH live AS (SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE)
+    const result = await this.#catalog.query('creating an upload', `WITH live AS (${LIVE})
       INSERT INTO fsbucket.uploads (store_id, upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
       SELECT $1, $2::text, $3::bytea, $4::text, $5::bigint, $6::text, $7::text, $8::text FROM live`,
     [this.#storeId, upload.uploadId, Buffer.from(id, 'utf8'), upload.key, upload.created, upload.storageClass,
@@ -57,6 +60,7 @@ export class PgUploads {
       stored = await this.#catalog.transaction('storing a part', async client => {
         const upload = await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR SHARE', [this.#storeId, uploadId])
         if (upload.rowCount === 0) return false
+        if ((await client.query(LIVE, [this.#storeId])).rowCount === 0) throw bucketRetired()
         const old = await client.query<{ file: string }>('SELECT file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number = $3 FOR UPDATE',
           [this.#storeId, uploadId, part.partNumber])
         replaced = old.rows[0]?.file
@@ -79,8 +83,7 @@ export class PgUploads {
     const object = await this.#catalog.transaction('completing an upload', async client => {
       const uploads = await client.query<PgUploadRow>('SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
       if (uploads.rowCount === 0) return null
-      const live = await client.query('SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE', [this.#storeId])
-      if (live.rowCount === 0) throw bucketRetired()
+      if ((await client.query(LIVE, [this.#storeId])).rowCount === 0) throw bucketRetired()
       const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       const rows = new Map(partRows.rows.map(p => [p.part_number, p]))
       const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
@@ -136,6 +139,7 @@ export class PgUploads {
   async abort (uploadId: string): Promise<void> {
     if (!isUploadId(uploadId)) return
     await this.#catalog.transaction('aborting an upload', async client => {
+      if ((await client.query(LIVE, [this.#storeId])).rowCount === 0) throw bucketRetired()
       await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
       await client.query('DELETE FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       await client.query('DELETE FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])

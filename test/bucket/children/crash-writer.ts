@@ -1,9 +1,11 @@
 /**
- * A child process for the crash test: writes, overwrites, deletes and
- * completes multipart uploads on a few keys, in a loop, until it is killed.
+ * A child process for the crash test: writes, overwrites, deletes, copies
+ * and completes multipart uploads on a few keys, in a loop, until it is
+ * killed.
  *
  * It reports on stdout, one line each: `ready` once the bucket is open,
- * `begin <op> <key> <label>` before an operation and `done` after it
+ * `begin <op> <key> <label>` before an operation (a copy names its source
+ * key as the label) and `done` after it
  * resolved. Pipes are written synchronously on Linux, so what the parent
  * read is what happened before the kill.
  */
@@ -30,9 +32,14 @@ async function main (): Promise<void> {
       const body = payload(label, 1 + Math.floor(random() * (random() < 0.5 ? 20 * 1024 : 3 * partSize)))
       say(`begin put ${key} ${label}`)
       await bucket.put(key, body, { customMetadata: { label } })
-    } else if (roll < 0.75) {
+    } else if (roll < 0.7) {
       say(`begin delete ${key} ${label}`)
       await bucket.delete(key)
+    } else if (roll < 0.82) {
+      const others = crashKeys.filter(k => k !== key)
+      const source = others[Math.floor(random() * others.length)] as string
+      say(`begin copy ${key} ${source}`)
+      await bucket.copy(source, key)
     } else {
       const body = payload(label, partSize * (1 + Math.floor(random() * 3)) + Math.floor(random() * partSize))
       say(`begin multipart ${key} ${label}`)
