@@ -27,7 +27,7 @@ import {
 } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import type { BucketStore, StoredObject, StoredPart, StoredUpload } from './port.js'
+import { ALWAYS, type BucketStore, type StoredObject, type StoredPart, type StoredUpload } from './port.js'
 import type {
   Bucket, BucketCopyOptions, BucketCopyOutcome, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
@@ -184,7 +184,7 @@ export class BucketEngine implements Bucket {
       checksums: digests
     }
     const committed = await this.#store.commit(id, record, staged,
-      current => unconditional || judgeRecord(conditional, current) === 'pass')
+      unconditional ? ALWAYS : current => judgeRecord(conditional, current) === 'pass')
     return committed ? new ObjectMetadata(record) : null
   }
 

@@ -91,6 +91,13 @@ export interface ObjectReader {
 export type Precondition = (current: StoredObject | null) => boolean
 
 /**
+ * The precondition of an unconditional write: it holds whatever is stored,
+ * so a store may replace the record without reading it first (one
+ * statement instead of a read and a write, where that saves a round trip).
+ */
+export const ALWAYS: Precondition = () => true
+
+/**
  * What `completeUpload` builds from the upload, its stored parts and the
  * object `id` holds now (null when none), inside the critical section;
  * throws to refuse, leaving the upload as it was.

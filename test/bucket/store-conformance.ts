@@ -100,11 +100,13 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
 
   t.test(`${sut.name}: the precondition sees the current record; a refused commit changes nothing`, async t => {
     const store = await fresh(t)
-    const seen: Array<StoredObject | null> = []
-    t.equal(await put(store, 'k', Buffer.from('first'), current => { seen.push(current); return current === null }), true)
+    // A store may judge a guess first and judge again on the row as it is: the last judgement counts.
+    let seen: StoredObject | null | undefined
+    t.equal(await put(store, 'k', Buffer.from('first'), current => { seen = current; return current === null }), true)
+    t.equal(seen, null)
     const first = await store.head('k')
-    t.equal(await put(store, 'k', Buffer.from('second'), current => { seen.push(current); return current?.etag === 'nope' }), false)
-    t.same(seen, [null, first])
+    t.equal(await put(store, 'k', Buffer.from('second'), current => { seen = current; return current?.etag === 'nope' }), false)
+    t.same(seen, first)
     t.same(await store.head('k'), first)
     t.same(await bytesOf(store, 'k'), Buffer.from('first'))
     t.equal(await put(store, 'k', Buffer.from('third'), current => current?.etag === first?.etag), true)

@@ -5,7 +5,14 @@
  * of "the server cannot be reached" into the catalogue's 10908
  * (CatalogUnavailable, HTTP 503): a request fails fast instead of hanging,
  * and the pool reconnects on its own once the server is back.
+ *
+ * A lock never takes more than one connection: the statements run while it
+ * is held go to the connection holding it, and the callers of one lock in
+ * this process wait their turn here, not each on a connection of its own.
+ * (Waiters each holding a connection while the holder needs one more is how
+ * a burst of settings updates would otherwise exhaust the pool and stall.)
  */
+import { AsyncLocalStorage } from 'node:async_hooks'
 import pg from 'pg'
 import { BucketError } from '../../bucket/port.js'
 import { migrate } from './schema.js'
@@ -58,11 +65,23 @@ export interface CatalogOptions {
   maxConnections?: number
 }
 
+/** The connection a lock holds, for the statements run while it is held. */
+interface Holder { client: pg.PoolClient, held: boolean }
+
 export class PgCatalog {
   readonly pool: pg.Pool
+  readonly #holder = new AsyncLocalStorage<Holder>()
+  /** Per lock name, the end of the queue of this process's callers. */
+  readonly #turns = new Map<string, Promise<void>>()
 
   private constructor (pool: pg.Pool) {
     this.pool = pool
+  }
+
+  /** The connection of the lock the caller runs under, while it is held. */
+  #held (): pg.PoolClient | undefined {
+    const holder = this.#holder.getStore()
+    return holder?.held === true ? holder.client : undefined
   }
 
   /** Connects to the catalog at `url` and migrates its schema; fails when the server cannot be reached. */
@@ -98,14 +117,22 @@ export class PgCatalog {
   /** Runs one statement. */
   async query<R extends pg.QueryResultRow = any> (what: string, text: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
     try {
-      return await this.pool.query<R>(text, params)
+      return await (this.#held() ?? this.pool).query<R>(text, params)
     } catch (err) {
       throw catalogError(err, what)
     }
   }
 
-  /** Runs `fn` with one connection of the pool. */
+  /** Runs `fn` with one connection of the pool (the lock's, under a lock: `fn` must not run statements of its own beside it then). */
   async withClient<T> (what: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const held = this.#held()
+    if (held !== undefined) {
+      try {
+        return await fn(held)
+      } catch (err) {
+        throw catalogError(err, what)
+      }
+    }
     let client: pg.PoolClient
     try {
       client = await this.pool.connect()
@@ -142,19 +169,34 @@ export class PgCatalog {
   /**
    * Runs `fn` holding the session advisory lock named `name`, shared by
    * every process using the catalog. With `wait` false, returns undefined at
-   * once when another session holds it. A process that dies loses the lock.
+   * once when another session (or another caller in this process) holds it.
+   * A process that dies loses the lock. The statements `fn` runs through
+   * this catalog go to the connection holding the lock.
    */
   async withLock<T> (what: string, name: string, fn: () => Promise<T>, wait = true): Promise<T | undefined> {
-    return await this.withClient(what, async client => {
-      const lock = wait ? 'SELECT pg_advisory_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got'
-      const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
-      if (!wait && result.rows[0].got !== true) return undefined
-      try {
-        return await fn()
-      } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`fsbucket:${name}`])
-      }
-    })
+    if (!wait && this.#turns.has(name)) return undefined
+    const before = this.#turns.get(name)
+    let done = (): void => {}
+    const mine = new Promise<void>(resolve => { done = resolve })
+    this.#turns.set(name, mine)
+    try {
+      await before
+      return await this.withClient(what, async client => {
+        const lock = wait ? 'SELECT pg_advisory_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got'
+        const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
+        if (!wait && result.rows[0].got !== true) return undefined
+        const holder: Holder = { client, held: true }
+        try {
+          return await this.#holder.run(holder, fn)
+        } finally {
+          holder.held = false
+          await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`fsbucket:${name}`])
+        }
+      })
+    } finally {
+      if (this.#turns.get(name) === mine) this.#turns.delete(name)
+      done()
+    }
   }
 
   async close (): Promise<void> {

@@ -8,12 +8,15 @@
  * sweeper.ts the sweep.
  *
  * How the port's guarantees hold across hosts:
- *   - A write is a compare-and-set on the row's `rev` (a number from one
- *     sequence, never reused): read the row, judge the precondition, then
- *     INSERT ... ON CONFLICT DO NOTHING (the key was absent) or UPDATE ...
- *     WHERE rev = <judged rev>. When another gateway wrote in between, no
- *     row is touched and the write judges again on the new row; so of two
- *     racing create-only puts exactly one inserts, and no update is lost.
+ *   - A conditional write is a compare-and-set on the row's `rev` (a
+ *     number from one sequence, never reused): judge the precondition on
+ *     the row (the one read just before, when the engine read it, else
+ *     read now), then INSERT ... ON CONFLICT DO NOTHING (the key was
+ *     absent) or UPDATE ... WHERE rev = <judged rev>. When another gateway
+ *     wrote in between, no row is touched and the write judges again on
+ *     the row as it is; so of two racing create-only puts exactly one
+ *     inserts, and no update is lost. An unconditional write is one
+ *     statement that locks the current row, then replaces or inserts it.
  *   - The same statement takes the store's row FOR SHARE and requires it
  *     not retired; retiring takes it FOR UPDATE and then looks for objects,
  *     so no write is acknowledged into a bucket being deleted.
@@ -28,7 +31,8 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  assembleListPageAsync, bucketRetired, pastPrefix, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  ALWAYS, assembleListPageAsync, bucketRetired, pastPrefix, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
+  type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
@@ -49,6 +53,32 @@ export interface PgStoreOptions {
   create?: boolean
 }
 
+/** Rows kept as guesses for the conditional writes that follow a read. */
+const RECENT_ROWS = 64
+
+/**
+ * The rows this process read last, by id (the oldest forgotten first): a
+ * conditional put reads the key's row before receiving the body, and its
+ * commit judges that row and writes only if it is still the key's (same
+ * rev), in one statement. A guess that turned stale costs a second look,
+ * never a wrong answer.
+ */
+class RecentRows {
+  readonly #rows = new Map<string, PgObjectRow | null>()
+
+  remember (id: string, row: PgObjectRow | null): void {
+    this.#rows.delete(id)
+    this.#rows.set(id, row)
+    if (this.#rows.size > RECENT_ROWS) this.#rows.delete(this.#rows.keys().next().value as string)
+  }
+
+  take (id: string): PgObjectRow | null | undefined {
+    const row = this.#rows.get(id)
+    this.#rows.delete(id)
+    return row
+  }
+}
+
 /** Locks the store's row against retirement for the statement; empty when the store is retired or gone. */
 export const LIVE_STORE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
 
@@ -58,6 +88,7 @@ export class PgStore implements BucketStore {
   readonly #blobs: BlobFiles
   readonly #uploads: PgUploads
   readonly #root: string
+  readonly #seen = new RecentRows()
 
   private constructor (catalog: PgCatalog, storeId: string, root: string, fsync: boolean) {
     this.#catalog = catalog
@@ -118,6 +149,7 @@ export class PgStore implements BucketStore {
 
   async head (id: string): Promise<StoredObject | null> {
     const row = await this.#row(Buffer.from(id, 'utf8'), 'reading an object')
+    this.#seen.remember(id, row)
     return row === null ? null : toObject(row)
   }
 
@@ -139,26 +171,23 @@ export class PgStore implements BucketStore {
     const segment = await this.#blobs.place(body, object.version)
     const idBytes = Buffer.from(id, 'utf8')
     const values = [this.#storeId, idBytes, ...objectValues(object, [segment])]
+    // The row this process read last for the key (a conditional put heads it first): a guess, checked by the write.
+    let current = precondition === ALWAYS ? undefined : this.#seen.take(id)
     // When the catalog fails, the body stays: the row may have committed; if not, the sweeper removes it.
     for (;;) {
-      const current = await this.#row(idBytes, 'committing a write')
-      if (!precondition(current === null ? null : toObject(current))) {
-        await this.#blobs.removeSegments([segment])
-        return false
-      }
       let written: number
-      if (current === null) {
-        const result = await this.#catalog.query('committing a write', `WITH live AS (${LIVE_STORE})
-          INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) SELECT $1, $2, ${OBJECT_VALUES} FROM live
-          ON CONFLICT (store_id, id) DO NOTHING`, values)
-        written = result.rowCount ?? 0
+      if (precondition === ALWAYS) {
+        written = await this.#replace(values)
       } else {
-        const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
-          updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE}
-            WHERE store_id = $1 AND id = $2 AND rev = $13 AND EXISTS (SELECT 1 FROM live) RETURNING 1),
-          replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $14 FROM updated, unnest($15::text[]) f)
-          SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0])])
-        written = result.rows[0].n
+        const guessed = current !== undefined
+        if (current === undefined) current = await this.#row(idBytes, 'committing a write')
+        if (!precondition(current === null ? null : toObject(current))) {
+          if (guessed) { current = undefined; continue } // judged on a guess: judge again on the row as it is
+          await this.#blobs.removeSegments([segment])
+          return false
+        }
+        written = current === null ? await this.#insert(values) : await this.#update(values, current)
+        current = undefined
       }
       if (written === 1) return true
       // Another gateway wrote this key in between (judge again), or the bucket is being deleted.
@@ -167,6 +196,44 @@ export class PgStore implements BucketStore {
         throw bucketRetired()
       }
     }
+  }
+
+  /** Inserts the row when the key holds none; 0 when it does (or the store is retired). */
+  async #insert (values: unknown[]): Promise<number> {
+    const result = await this.#catalog.query('committing a write', `WITH live AS (${LIVE_STORE})
+      INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) SELECT $1, $2, ${OBJECT_VALUES} FROM live
+      ON CONFLICT (store_id, id) DO NOTHING`, values)
+    return result.rowCount ?? 0
+  }
+
+  /** Replaces the row `current` when it is still the key's (same rev); 0 otherwise. Its body files go to `garbage`. */
+  async #update (values: unknown[], current: PgObjectRow): Promise<number> {
+    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
+      updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE}
+        WHERE store_id = $1 AND id = $2 AND rev = $13 AND EXISTS (SELECT 1 FROM live) RETURNING 1),
+      replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $14 FROM updated, unnest($15::text[]) f)
+      SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0])])
+    return result.rows[0].n
+  }
+
+  /**
+   * Writes the row whatever the key holds, in one statement: the current row
+   * is locked first (so its body files, sent to `garbage`, are the ones
+   * replaced), then updated, or the row inserted when there was none. 0 when
+   * another gateway inserted the key since the statement's snapshot, or the
+   * store is retired.
+   */
+  async #replace (values: unknown[]): Promise<number> {
+    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
+      prior AS (SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE),
+      updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE} FROM prior
+        WHERE store_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM live) RETURNING prior.segments AS before),
+      inserted AS (INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) SELECT $1, $2, ${OBJECT_VALUES} FROM live
+        WHERE NOT EXISTS (SELECT 1 FROM prior) ON CONFLICT (store_id, id) DO NOTHING RETURNING 1),
+      replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since)
+        SELECT $1, s->>0, $13 FROM updated, jsonb_array_elements(updated.before) s)
+      SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now()])
+    return result.rows[0].n
   }
 
   async delete (ids: string[]): Promise<void> {

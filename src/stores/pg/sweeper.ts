@@ -2,9 +2,10 @@
  * The sweeper of a PostgreSQL store: aborts uploads created before a time,
  * removes the body files in `garbage` (replaced or deleted) once they are
  * older than the grace period, and removes leftovers of interrupted writes
- * (files no row names and `garbage` does not hold) older than it too. One
- * sweeper at a time per store, across every gateway: an advisory lock of the
- * catalog (a gateway that dies loses it). Every step may be repeated.
+ * (files no row names and `garbage` does not hold) older than it too, all
+ * judged before any file is removed. One sweeper at a time per store, across
+ * every gateway: an advisory lock of the catalog (a gateway that dies loses
+ * it). Every step may be repeated.
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -28,12 +29,18 @@ export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, 
   const { catalog, storeId } = rooms
   const report: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
   const swept = await catalog.withLock('sweeping', `sweep:${storeId}`, async () => {
+    // Every leftover is judged before any file is removed: removing one name
+    // of a hard-linked body (an upload's part, a completed object's segment)
+    // changes the ctime of every other name, which would make a leftover
+    // judged later look young and survive this sweep.
+    const doomed = await oldOrphans(rooms, leftoversBefore)
     for (const uploadId of await rooms.uploads.expired(createdBefore)) {
       await rooms.uploads.abort(uploadId)
       report.abortedUploads++
     }
     report.removedLeftovers += await removeGarbage(rooms, leftoversBefore)
-    report.removedLeftovers += await removeOrphans(rooms, leftoversBefore)
+    for (const file of doomed) await removeTree(file)
+    report.removedLeftovers += doomed.length
     return true
   }, false)
   return swept === undefined ? { abortedUploads: 0, removedLeftovers: 0 } : report
@@ -53,24 +60,24 @@ async function removeGarbage ({ catalog, storeId, blobs }: PgSweepRooms, before:
   }
 }
 
-/** Files no row names (and not waiting in `garbage`), older than `before`. */
-async function removeOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: number): Promise<number> {
+/** Absolute paths of the files no row names (and not waiting in `garbage`) changed before `before`. */
+async function oldOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: number): Promise<string[]> {
   const waiting = new Set((await catalog.query<{ file: string }>('sweeping', 'SELECT file FROM fsbucket.garbage WHERE store_id = $1', [storeId])).rows.map(r => r.file))
-  let removed = 0
-  const sweep = async (dir: string, orphans: (names: string[]) => Promise<Set<string>>): Promise<void> => {
+  const doomed: string[] = []
+  const judge = async (dir: string, orphans: (names: string[]) => Promise<Set<string>>): Promise<void> => {
     const names = (await entries(blobs.abs(dir))).filter(name => !waiting.has(`${dir}/${name}`))
     if (names.length === 0) return
-    removed += await removeOld(blobs.abs(dir), [...await orphans(names)], before)
+    doomed.push(...await changedBefore(blobs.abs(dir), [...await orphans(names)], before))
   }
-  await sweep('tmp', async names => new Set(names))
-  await sweep('uploads', async names => {
+  await judge('tmp', async names => new Set(names))
+  await judge('uploads', async names => {
     const { rows } = await catalog.query<{ upload_id: string }>('sweeping',
       'SELECT upload_id FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = ANY($2::text[])', [storeId, names])
     const live = new Set(rows.map(r => r.upload_id))
     return new Set(names.filter(n => !live.has(n)))
   })
   for (const sub of await entries(blobs.abs('blobs'))) {
-    await sweep(`blobs/${sub}`, async names => {
+    await judge(`blobs/${sub}`, async names => {
       const versions = [...new Set(names.map(n => n.split('.')[0]))]
       const { rows } = await catalog.query<{ version: string }>('sweeping',
         'SELECT DISTINCT version FROM fsbucket.objects WHERE store_id = $1 AND version = ANY($2::text[])', [storeId, versions])
@@ -81,25 +88,24 @@ async function removeOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before:
   // Part files whose row was replaced while a crash interrupted the cleanup.
   for (const uploadId of await entries(blobs.abs('uploads'))) {
     const dir = `uploads/${uploadId}`
-    await sweep(dir, async names => {
+    if (doomed.includes(blobs.abs(dir))) continue
+    await judge(dir, async names => {
       const { rows } = await catalog.query<{ file: string }>('sweeping',
         'SELECT file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [storeId, uploadId])
       const live = new Set(rows.map(r => r.file))
       return new Set(names.filter(n => !live.has(`${dir}/${n}`)))
     })
   }
-  return removed
+  return doomed
 }
 
-/** Removes the entries `names` of `dir` changed before `before` (by ctime). */
-async function removeOld (dir: string, names: string[], before: number): Promise<number> {
-  let removed = 0
+/** The entries `names` of `dir` changed before `before` (by ctime), as absolute paths. */
+async function changedBefore (dir: string, names: string[], before: number): Promise<string[]> {
+  const found: string[] = []
   for (const name of names) {
     const file = path.join(dir, name)
     const stat = await fsp.stat(file).catch(() => null)
-    if (stat === null || stat.ctimeMs >= before) continue
-    await removeTree(file)
-    removed++
+    if (stat !== null && stat.ctimeMs < before) found.push(file)
   }
-  return removed
+  return found
 }

@@ -2,10 +2,11 @@
  * The PostgreSQL catalog around the store: migrations (once, under several
  * gateways starting together; a newer schema refused), an unreachable
  * server, the garbage of replaced bodies and its sweeper (grace period, one
- * sweeper at a time), retirement, and `fsbucket migrate` importing SQLite
- * buckets with their bodies left in place.
+ * sweeper at a time, hard-linked leftovers in one sweep), retirement, and
+ * `fsbucket migrate` importing SQLite buckets with their bodies left in place.
  */
 import { existsSync, readdirSync } from 'node:fs'
+import { link, mkdir, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
 import t from 'tap'
@@ -84,6 +85,54 @@ t.test('replaced and deleted bodies wait in garbage for the grace period; one sw
   t.same(readdirSync(path.join(blobs, second!.version.slice(0, 2))).filter(f => f.startsWith(second!.version)), [])
   const { rows } = await catalog.pool.query('SELECT count(*)::int AS n FROM fsbucket.garbage')
   t.equal(rows[0].n, 0, 'the garbage rows are gone with their files')
+})
+
+t.test('racing unconditional puts of one key on two gateways: each replaced body goes to garbage once, the live one never', async t => {
+  const url = await database('racing_puts')
+  const dataDir = testdir(t)
+  const gateways = await Promise.all([0, 1].map(async () => await openRegistry(dataDir, { catalog: url, fsync: false })))
+  t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
+  await gateways[0].create('race')
+  const buckets = await Promise.all(gateways.map(async g => (await g.open('race'))!))
+  const values = Array.from({ length: 40 }, (_, i) => `value ${i}`)
+  await Promise.all(values.map(async (value, i) => await buckets[i % 2].put('key', value)))
+  const catalog = await PgCatalog.connect(url)
+  t.teardown(async () => { await catalog.close() })
+  const { rows } = await catalog.pool.query('SELECT count(*)::int AS n, count(DISTINCT file)::int AS files FROM fsbucket.garbage')
+  t.same(rows[0], { n: 39, files: 39 }, 'every body but the last is garbage, each once')
+  await new Promise(resolve => setTimeout(resolve, 5))
+  await buckets[0].sweep({ leftoverGraceMs: 0 })
+  const stored = await ((await buckets[1].get('key')) as BucketObjectBody).text()
+  t.ok(values.includes(stored), 'the live body survives the sweep')
+  const files = readdirSync(path.join(dataDir, 'race', '.fsbucket', 'blobs'), { recursive: true, withFileTypes: true }).filter(e => e.isFile())
+  t.equal(files.length, 1, 'one body file is left: the live one')
+})
+
+t.test('a leftover hard-linked to another leftover is removed in the same sweep', async t => {
+  // A completion killed after it linked an upload's parts into blobs/ and
+  // after the upload's row was gone leaves two names of one body. Removing the
+  // first name changes the ctime of the second; the sweep must still judge it old.
+  const url = await database('linked')
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const bucket = (await registry.open('photos'))!
+  await bucket.put('kept', 'a live object')
+  const root = path.join(dataDir, 'photos', '.fsbucket')
+  const upload = path.join(root, 'uploads', 'f'.repeat(32))
+  const blob = path.join(root, 'blobs', 'ee', `${'e'.repeat(32)}.1`)
+  await mkdir(upload, { recursive: true })
+  await mkdir(path.dirname(blob), { recursive: true })
+  await writeFile(path.join(upload, '1.0123456789ab'), 'part bytes')
+  await link(path.join(upload, '1.0123456789ab'), blob)
+  await new Promise(resolve => setTimeout(resolve, 150))
+
+  const report = await bucket.sweep({ leftoverGraceMs: 0 })
+  t.equal(report.removedLeftovers, 2, 'the orphan upload directory and the orphan segment')
+  t.notOk(existsSync(upload), 'the upload directory is gone')
+  t.notOk(existsSync(blob), 'the segment linked to it is gone too')
+  t.equal(await ((await bucket.get('kept')) as BucketObjectBody).text(), 'a live object', 'a live object is untouched')
 })
 
 t.test('retiring: a bucket with objects is not deleted; an empty one refuses later writes', async t => {

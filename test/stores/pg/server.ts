@@ -2,9 +2,11 @@
  * A throwaway PostgreSQL server for one test file: Debian's `postgresql`
  * binaries (`initdb`, `pg_ctl`), a cluster in a temporary directory, trust
  * authentication on a free loopback port, no fsync (the tests check
- * behaviour, not the server's durability). Run as the `postgres` user when
- * the tests run as root, as the server refuses root. When the server cannot
- * start, `startPostgres` throws with the reason: these tests never skip.
+ * behaviour, not the server's durability; the benchmark asks for `durable`:
+ * the server's defaults, fsync and synchronous commit). Run as the
+ * `postgres` user when the tests run as root, as the server refuses root.
+ * When the server cannot start, `startPostgres` throws with the reason:
+ * these tests never skip.
  */
 import { execFile } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
@@ -47,7 +49,14 @@ async function freePort (): Promise<number> {
   })
 }
 
-export async function startPostgres (): Promise<PostgresServer> {
+export interface PostgresOptions {
+  /** Keep the server's durability (fsync, synchronous commit, full pages): for measurements, not tests. */
+  durable?: boolean
+  /** Extra `-c name=value` settings. */
+  settings?: Record<string, string>
+}
+
+export async function startPostgres (options: PostgresOptions = {}): Promise<PostgresServer> {
   const bin = binDir()
   const root = await mkdtemp(path.join(os.tmpdir(), 'fsbucket-pg-'))
   const data = path.join(root, 'data')
@@ -75,8 +84,16 @@ export async function startPostgres (): Promise<PostgresServer> {
   }
   await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'])
   const port = await freePort()
-  const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
-  const start = async (): Promise<void> => { await as('pg_ctl', ['-D', data, '-w', '-t', '60', '-o', options, '-l', path.join(root, 'log'), 'start']) }
+  const settings: Record<string, string> = {
+    listen_addresses: '127.0.0.1',
+    port: String(port),
+    unix_socket_directories: root,
+    max_connections: '200',
+    ...(options.durable === true ? {} : { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' }),
+    ...options.settings
+  }
+  const flags = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(' ')
+  const start = async (): Promise<void> => { await as('pg_ctl', ['-D', data, '-w', '-t', '60', '-o', flags, '-l', path.join(root, 'log'), 'start']) }
   const stop = async (): Promise<void> => { await as('pg_ctl', ['-D', data, '-w', '-m', 'fast', 'stop']) }
   await start()
   return {

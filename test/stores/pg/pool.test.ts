@@ -1,0 +1,65 @@
+/**
+ * The PostgreSQL catalog's connection pool under bursts: many concurrent
+ * bucket-settings updates (what the management API's PUTs of CORS, public
+ * access and the rest turn into), more at once than the pool has
+ * connections, through two gateways, finish without exhausting the pool or
+ * stalling, lose no update, and leave the pool serving other requests
+ * meanwhile. A lock held on one connection while its holder waits for
+ * another would stall here until the pool's wait runs out (10908).
+ */
+import t from 'tap'
+import { createRegistry } from '../../../src/bucket/index.js'
+import { PgCatalog } from '../../../src/stores/pg/catalog.js'
+import { PgRegistryStorage } from '../../../src/stores/pg/registry-storage.js'
+import { testdir } from '../../testdir.js'
+import { startPostgres } from './server.js'
+
+const server = await startPostgres()
+t.teardown(async () => { await server.destroy() })
+
+/** Connections each gateway's pool may open: far fewer than the updates in flight. */
+const POOL = 3
+
+t.test('a burst of settings updates, beyond the pool size, through two gateways', async t => {
+  const dataDir = testdir(t)
+  const gateways = await Promise.all([0, 1].map(async () =>
+    createRegistry(await PgRegistryStorage.open(dataDir, server.url(), { fsync: false, maxConnections: POOL }))))
+  t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
+  const [a, b] = gateways
+  await a.create('burst')
+  await a.create('other')
+
+  const started = Date.now()
+  const updates: Array<Promise<unknown>> = []
+  for (let i = 0; i < 40; i++) {
+    const gateway = i % 2 === 0 ? a : b
+    const name = i % 4 < 3 ? 'burst' : 'other'
+    // Each update changes a field of its own, so a lost update shows in the final settings.
+    updates.push(gateway.updateSettings(name, { domains: [`d${i}.example`] }).then(async () =>
+      await gateway.updateSettings(name, i % 3 === 0 ? { public: true } : { storageClass: 'InfrequentAccess' })))
+    updates.push(gateway.info(name), gateway.list())
+  }
+  const results = await Promise.allSettled(updates)
+  const failed = results.filter(r => r.status === 'rejected')
+  t.same(failed.map(r => String((r as PromiseRejectedResult).reason)), [], 'every update and every read succeeded')
+  t.ok(Date.now() - started < 4_000, `done in ${Date.now() - started} ms, before a stalled request would time out`)
+
+  for (const gateway of gateways) {
+    const burst = await gateway.info('burst')
+    t.equal(burst?.settings.public, true, 'public, set by some updates, is kept')
+    t.equal(burst?.settings.storageClass, 'InfrequentAccess', 'the storage class, set by others, is kept')
+    t.equal(burst?.settings.domains.length, 1)
+  }
+
+  // The pools are whole: a lock taken now is granted and its statements run.
+  const catalog = await PgCatalog.connect(server.url(), { maxConnections: 1 })
+  t.teardown(async () => { await catalog.close() })
+  const inside = await catalog.withLock('test', 'one-connection', async () =>
+    (await catalog.query<{ n: number }>('test', 'SELECT 1 AS n')).rows[0].n)
+  t.equal(inside, 1, 'with a pool of one connection, a statement under a lock runs on the lock\'s connection')
+  const [first, second] = await Promise.all([
+    catalog.withLock('test', 'busy', async () => { await new Promise(resolve => setTimeout(resolve, 50)); return 'held' }, false),
+    catalog.withLock('test', 'busy', async () => 'also held', false)
+  ])
+  t.same([first, second], ['held', undefined], 'without waiting, a lock this process holds is refused at once')
+})
