@@ -10,7 +10,8 @@
  * Response side: ETag, Last-Modified, Accept-Ranges, the stored HTTP
  * metadata, `x-meta-*`, `x-storage-class` and the stored checksums, with a
  * Content-Type from the key's extension when none was stored. `response-*`
- * query parameters override the stored metadata in that response only.
+ * query parameters (read by the engine's `responseOverridesFrom`) override
+ * the stored metadata in that response only.
  *
  * Header values travel as Latin-1 on the wire. Values that are valid UTF-8
  * (curl sends UTF-8 as is) are decoded as UTF-8 when stored (the engine's
@@ -94,25 +95,6 @@ export function putOptionsFrom (headers: IncomingHttpHeaders, defaultStorageClas
     if (value !== undefined) options[algorithm] = value.trim().toLowerCase()
   }
   return options
-}
-
-/** The `response-*` query parameters that override stored metadata in one response. */
-const overrideParameters: Record<string, string> = {
-  'response-content-type': 'content-type',
-  'response-content-language': 'content-language',
-  'response-content-disposition': 'content-disposition',
-  'response-content-encoding': 'content-encoding',
-  'response-cache-control': 'cache-control',
-  'response-expires': 'expires'
-}
-
-export function responseOverridesFrom (query: Record<string, unknown>): Record<string, string> {
-  const overrides: Record<string, string> = {}
-  for (const [parameter, header] of Object.entries(overrideParameters)) {
-    const value = query[parameter]
-    if (typeof value === 'string') overrides[header] = value
-  }
-  return overrides
 }
 
 /**

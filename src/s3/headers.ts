@@ -16,8 +16,8 @@
  *
  * Header values travel as Latin-1 on the wire; values that are valid UTF-8
  * are decoded as UTF-8 when stored (the engine's request-metadata.ts, shared
- * with the HTTP routes). Served values that are not printable
- * ASCII go out as RFC 2047 encoded words, as S3 sends them.
+ * with the HTTP routes). Served values that are not printable ASCII go out
+ * as RFC 2047 encoded words, as S3 sends them.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
@@ -96,25 +96,6 @@ export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Hea
     onlyIf.set(name, name.endsWith('match') ? quoteBareEtags(value) : value)
   }
   return onlyIf
-}
-
-const overrideParameters: Record<string, string> = {
-  'response-content-type': 'content-type',
-  'response-content-language': 'content-language',
-  'response-content-disposition': 'content-disposition',
-  'response-content-encoding': 'content-encoding',
-  'response-cache-control': 'cache-control',
-  'response-expires': 'expires'
-}
-
-/** The `response-*` query parameters of GetObject. */
-export function responseOverridesFrom (query: Record<string, string | string[]>): Record<string, string> {
-  const overrides: Record<string, string> = {}
-  for (const [parameter, header] of Object.entries(overrideParameters)) {
-    const value = query[parameter]
-    if (typeof value === 'string') overrides[header] = value
-  }
-  return overrides
 }
 
 /** Parts of a multipart object, from its ETag's `-N` suffix; undefined for a single put. */

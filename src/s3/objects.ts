@@ -20,14 +20,15 @@
  */
 import type { Readable } from 'node:stream'
 import {
-  bodyBuffer, bodyStream, BucketErrors, evaluateConditional, isBucketError, MAX_KEY_BYTES, parseConditional, parseRangeHeader, resolveRange
+  bodyBuffer, bodyStream, BucketErrors, evaluateConditional, isBucketError, MAX_KEY_BYTES, parseConditional, parseRangeHeader, resolveRange,
+  responseOverridesFrom
 } from '../bucket/index.js'
 import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
-  conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, partsCount, responseOverridesFrom, single, storageClassFrom
+  conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, partsCount, single, storageClassFrom
 } from './headers.js'
 import { list, readXmlBody, text } from './xml.js'
 
