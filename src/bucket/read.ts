@@ -35,7 +35,6 @@ function conditionVerdict (onlyIf: unknown, record: StoredObject): 'pass' | 'pre
   return evaluateConditional(conditional, { etag: record.etag, uploaded: new Date(record.uploaded) })
 }
 
-/** Decides the read of `id` in `store` (the engine has validated the key). */
 /** The part number a read asks for, or undefined. */
 function requestedPart (options: BucketReadOptions): number | undefined {
   const n = options.partNumber
@@ -60,6 +59,7 @@ function partRange (record: StoredObject, n: number): { range: ResolvedRange | n
   return { range: { offset, length }, parts: layout.parts }
 }
 
+/** Decides the read of `id` in `store` (the engine has validated the key). */
 export async function decideRead (store: BucketStore, id: string, options: BucketReadOptions): Promise<BucketReadOutcome> {
   const partNumber = requestedPart(options)
   const range = requestedRange(options.range)
@@ -77,7 +77,13 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   let served: ResolvedRange | null = null
   let partsCount: number | undefined
   if (partNumber !== undefined) {
-    const part = partRange(record, partNumber)
+    let part: ReturnType<typeof partRange>
+    try {
+      part = partRange(record, partNumber)
+    } catch (err) {
+      await reader?.close()
+      throw err
+    }
     partsCount = part.parts
     if (part.range === 'past-end') {
       await reader?.close()

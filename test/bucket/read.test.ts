@@ -73,3 +73,25 @@ for (const [name, open] of stores) {
     await t.rejects(bucket.read('', {}), { code: 10020 }, 'keys are checked')
   })
 }
+
+t.test('a multipart object without its part layout (completed by an older version) is not read by part, and its bytes are released', async t => {
+  const store = new MemoryStore()
+  const bucket = new BucketEngine(store)
+  t.teardown(async () => { await bucket.close() })
+  const staged = await store.stage((async function * () { yield Buffer.from('abcdef') })())
+  const record = {
+    key: 'old', version: 'v1', size: 6, etag: '0123456789abcdef0123456789abcdef-2', uploaded: 0, storageClass: 'Standard' as const,
+    httpMetadata: {}, customMetadata: {}, checksums: {}
+  }
+  t.ok(await store.commit('old', record, staged, () => true))
+  let closed = 0
+  const open = store.open.bind(store)
+  store.open = async id => {
+    const reader = await open(id)
+    if (reader === null) return null
+    return { object: reader.object, bytes: reader.bytes, stream: (o, l) => reader.stream(o, l), close: async () => { closed++; await reader.close() } }
+  }
+  await t.rejects(bucket.read('old', { partNumber: 1 }), RangeError, 'an argument error saying so')
+  t.equal(closed, 1, 'the opened reader was closed')
+  t.equal((await bucket.read('old')).status, 'found', 'a whole read still works')
+})
