@@ -7,7 +7,6 @@
 import { BucketEngine, createRegistry, type Bucket, type BucketRegistry, type OpenBucketOptions, type RegistryOptions } from './bucket/index.js'
 import { FsRegistryStorage } from './stores/fs/registry-storage.js'
 import { FsStore, type FsStoreOptions } from './stores/fs/store.js'
-import { PgRegistryStorage } from './stores/pg/registry-storage.js'
 
 export * from './bucket/index.js'
 export { MemoryStore } from './stores/memory/store.js'
@@ -33,6 +32,8 @@ export type OpenFsRegistryOptions = RegistryOptions & FsStoreOptions & { catalog
 /** Opens the registry of the buckets in the data directory `dataDir` (created when missing). */
 export async function openRegistry (dataDir: string, options: OpenFsRegistryOptions = {}): Promise<BucketRegistry> {
   if (options.catalog !== undefined && options.catalog !== '') {
+    // Loaded only when asked for: the PostgreSQL client weighs on every process's memory.
+    const { PgRegistryStorage } = await import('./stores/pg/registry-storage.js')
     return createRegistry(await PgRegistryStorage.open(dataDir, options.catalog, { fsync: options.fsync }), options)
   }
   return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync }), options)
