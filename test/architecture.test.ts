@@ -10,7 +10,9 @@
  *     (what cp and mirror upload and download), never a store's;
  *   - stores (src/stores/<name>) import only the port of the engine, and
  *     never a door or another store (but the PostgreSQL store keeps its
- *     bodies with the filesystem store's body-file modules);
+ *     bodies with the filesystem store's body-file modules); modules
+ *     directly in src/stores/ (rows.ts) are shared by every store and
+ *     import only the port;
  *   - only the composition roots (src/index.ts, src/app.ts, src/cli.ts,
  *     src/server/) wire stores to doors;
  *   - no import cycles, no source file over 500 lines.
@@ -55,6 +57,7 @@ export function layerOf (file: string): string {
   if (file.startsWith('src/bucket/')) return 'engine'
   if (roots.has(file) || file.startsWith('src/server/')) return 'root'
   const [, top, second] = file.split('/')
+  if (top === 'stores' && second?.endsWith('.ts') === true) return 'stores-shared'
   if (top === 'stores' && second !== undefined) return `store:${second}`
   if (doors.includes(top)) return `door:${top}`
   return 'other'
@@ -71,19 +74,25 @@ export function violation (file: string, specifier: string): string | null {
     if (/^(fastify|@fastify\/)/.test(target)) return 'the engine never imports a web framework'
     return null
   }
+  if (from === 'stores-shared') {
+    if (target.startsWith('src/') && target !== 'src/bucket/port.ts') return 'a module shared by the stores imports the port only'
+    if (fileSystem.test(target)) return 'a module shared by the stores never touches files'
+    return null
+  }
   if (to === 'engine' && from !== 'root' && !from.startsWith('store:') && target !== 'src/bucket/index.ts') {
     return 'doors use src/bucket/index.ts only'
   }
   if (from.startsWith('store:')) {
     if (to === 'engine' && target !== 'src/bucket/port.ts' && target !== 'src/bucket/index.ts') return 'stores use src/bucket/port.ts only'
     if (to.startsWith('door:')) return 'a store never imports a door'
+    if (to === 'stores-shared') return null
     if (from === 'store:pg' && bodyFiles.has(target)) return null
     if (to.startsWith('store:') && to !== from) return 'a store never imports another store'
     if (to === 'root') return 'a store never imports a composition root'
     return null
   }
   if (from.startsWith('door:')) {
-    if (to.startsWith('store:')) return 'a door never imports a store'
+    if (to.startsWith('store:') || to === 'stores-shared') return 'a door never imports a store'
     if (to.startsWith('door:') && to !== from) return 'doors never import each other'
     if (to === 'root') return 'a door never imports a composition root'
     if (fileSystem.test(target) && !(userFiles.has(file) && /^node:fs/.test(target))) return 'doors never touch files'
@@ -114,6 +123,13 @@ t.test('the rules themselves', async t => {
   t.equal(violation('src/stores/pg/store.ts', '../fs/blobs.js'), null, 'the PostgreSQL store shares the body files')
   t.not(violation('src/stores/pg/store.ts', '../fs/catalog.js'), null, 'but not the SQLite catalog')
   t.not(violation('src/stores/fs/x.ts', '../../http/errors.js'), null, 'a store importing a door')
+  t.equal(violation('src/stores/fs/catalog.ts', '../rows.js'), null, 'a store importing a module shared by the stores')
+  t.equal(violation('src/stores/pg/rows.ts', '../rows.js'), null)
+  t.equal(violation('src/stores/rows.ts', '../bucket/port.js'), null, 'the shared module on the port')
+  t.not(violation('src/stores/rows.ts', './fs/catalog.js'), null, 'the shared module importing a store')
+  t.not(violation('src/stores/rows.ts', '../bucket/index.js'), null, 'the shared module past the port')
+  t.not(violation('src/stores/rows.ts', 'node:fs'), null, 'the shared module touching files')
+  t.not(violation('src/http/routes.ts', '../stores/rows.js'), null, 'a door importing the stores\' shared module')
   t.equal(violation('src/index.ts', './stores/fs/store.js'), null, 'roots wire stores')
   t.equal(violation('src/app.ts', './http/routes.js'), null)
 })

@@ -26,7 +26,8 @@ export interface StoredHttpMetadata {
   cacheExpiry?: number
 }
 
-const headerFields = [
+/** The HTTP metadata fields held as text, and their header names. */
+export const headerFields = [
   ['contentType', 'content-type'],
   ['contentLanguage', 'content-language'],
   ['contentDisposition', 'content-disposition'],

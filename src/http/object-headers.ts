@@ -10,14 +10,17 @@
  * Response side: ETag, Last-Modified, Accept-Ranges, the stored HTTP
  * metadata, `x-meta-*`, `x-storage-class` and the stored checksums, with a
  * Content-Type from the key's extension when none was stored. `response-*`
- * query parameters override the stored metadata in that response only.
+ * query parameters (read by the engine's `responseOverridesFrom`) override
+ * the stored metadata in that response only.
  *
  * Header values travel as Latin-1 on the wire. Values that are valid UTF-8
- * (curl sends UTF-8 as is) are decoded as UTF-8 when stored and encoded back
- * when served, so `x-meta-city: Zürich` round-trips.
+ * (curl sends UTF-8 as is) are decoded as UTF-8 when stored (the engine's
+ * request-metadata.ts, shared with the S3 door) and encoded back when
+ * served, so `x-meta-city: Zürich` round-trips.
  */
 import mime from 'mime-types'
 import type { IncomingHttpHeaders } from 'node:http'
+import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
 import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, StorageClass } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 
@@ -27,14 +30,6 @@ const checksumHeaders = ['sha1', 'sha256', 'sha384', 'sha512'] as const
 function single (headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name]
   return Array.isArray(value) ? value.join(', ') : value
-}
-
-/** A header value as received (Latin-1 per byte) → the string the client meant. */
-export function decodeHeaderValue (value: string): string {
-  if (!/[\u0080-\u00ff]/.test(value)) return value
-  const bytes = Buffer.from(value, 'latin1')
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes)
-  return text.includes('\ufffd') ? value : text
 }
 
 /** A string → a value Node will put in a header (UTF-8 bytes as Latin-1); null if it cannot travel. */
@@ -57,40 +52,15 @@ export function conditionalFrom (headers: IncomingHttpHeaders): Headers | undefi
   return onlyIf
 }
 
-function parseHttpDate (value: string, header: string): Date {
-  const date = new Date(value)
-  if (Number.isNaN(date.getTime())) throw new DoorError('InvalidHeader', `${header} is not an HTTP date.`)
-  return date
-}
-
+/** The HTTP metadata of the request (the engine's mapping); an Expires that is not an HTTP date is refused. */
 export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetadata {
-  const metadata: BucketHTTPMetadata = {}
-  const text = (name: string): string | undefined => {
-    const value = single(headers, name)
-    return value === undefined ? undefined : decodeHeaderValue(value)
-  }
-  const contentType = text('content-type')
-  if (contentType !== undefined) metadata.contentType = contentType
-  const contentLanguage = text('content-language')
-  if (contentLanguage !== undefined) metadata.contentLanguage = contentLanguage
-  const contentDisposition = text('content-disposition')
-  if (contentDisposition !== undefined) metadata.contentDisposition = contentDisposition
-  const contentEncoding = text('content-encoding')
-  if (contentEncoding !== undefined) metadata.contentEncoding = contentEncoding
-  const cacheControl = text('cache-control')
-  if (cacheControl !== undefined) metadata.cacheControl = cacheControl
-  const expires = text('expires')
-  if (expires !== undefined) metadata.cacheExpiry = parseHttpDate(expires, 'Expires')
+  const { metadata, invalidExpires } = httpMetadataOfHeaders(headers)
+  if (invalidExpires !== undefined) throw new DoorError('InvalidHeader', 'Expires is not an HTTP date.')
   return metadata
 }
 
 export function customMetadataFrom (headers: IncomingHttpHeaders): Record<string, string> {
-  const metadata: Record<string, string> = {}
-  for (const name of Object.keys(headers)) {
-    if (!name.startsWith('x-meta-') || name.length === 'x-meta-'.length) continue
-    metadata[name.slice('x-meta-'.length)] = decodeHeaderValue(single(headers, name) ?? '')
-  }
-  return metadata
+  return customMetadataOfHeaders(headers, 'x-meta-')
 }
 
 export function storageClassFrom (headers: IncomingHttpHeaders): StorageClass | undefined {
@@ -125,25 +95,6 @@ export function putOptionsFrom (headers: IncomingHttpHeaders, defaultStorageClas
     if (value !== undefined) options[algorithm] = value.trim().toLowerCase()
   }
   return options
-}
-
-/** The `response-*` query parameters that override stored metadata in one response. */
-const overrideParameters: Record<string, string> = {
-  'response-content-type': 'content-type',
-  'response-content-language': 'content-language',
-  'response-content-disposition': 'content-disposition',
-  'response-content-encoding': 'content-encoding',
-  'response-cache-control': 'cache-control',
-  'response-expires': 'expires'
-}
-
-export function responseOverridesFrom (query: Record<string, unknown>): Record<string, string> {
-  const overrides: Record<string, string> = {}
-  for (const [parameter, header] of Object.entries(overrideParameters)) {
-    const value = query[parameter]
-    if (typeof value === 'string') overrides[header] = value
-  }
-  return overrides
 }
 
 /**

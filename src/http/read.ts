@@ -17,10 +17,10 @@
  */
 import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
-import { BucketErrors } from '../bucket/index.js'
+import { BucketErrors, responseOverridesFrom } from '../bucket/index.js'
 import type { Bucket, BucketObject } from '../bucket/index.js'
 import { DoorError, DoorErrors, failure, type Envelope } from './errors.js'
-import { conditionalFrom, contentMd5, objectHeaders, responseOverridesFrom } from './object-headers.js'
+import { conditionalFrom, contentMd5, objectHeaders } from './object-headers.js'
 
 export interface ReadResult {
   status: number

@@ -16,22 +16,18 @@
  * when asked with `x-amz-checksum-mode: ENABLED`.
  *
  * Header values travel as Latin-1 on the wire; values that are valid UTF-8
- * are decoded as UTF-8 when stored. Served values that are not printable
- * ASCII go out as RFC 2047 encoded words, as S3 sends them.
+ * are decoded as UTF-8 when stored (the engine's request-metadata.ts, shared
+ * with the HTTP routes). Served values that are not printable ASCII go out
+ * as RFC 2047 encoded words, as S3 sends them.
  */
 import type { IncomingHttpHeaders } from 'node:http'
+import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
 import type { BucketHTTPMetadata, BucketObject, StorageClass } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 
 export function single (headers: IncomingHttpHeaders, name: string): string | undefined {
   const value = headers[name]
   return Array.isArray(value) ? value.join(', ') : value
-}
-
-function decodeHeaderValue (value: string): string {
-  if (!/[\u0080-\u00ff]/.test(value)) return value
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.from(value, 'latin1'))
-  return text.includes('\ufffd') ? value : text
 }
 
 /**
@@ -66,38 +62,17 @@ export function storedContentEncoding (value: string | undefined): string | unde
   return kept.length === 0 ? undefined : kept.join(', ')
 }
 
+/** The HTTP metadata of the request (the engine's mapping), without `aws-chunked`; an unparsable Expires is left out, as S3 does. */
 export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetadata {
-  const metadata: BucketHTTPMetadata = {}
-  const text = (name: string): string | undefined => {
-    const value = single(headers, name)
-    return value === undefined ? undefined : decodeHeaderValue(value)
-  }
-  const contentType = text('content-type')
-  if (contentType !== undefined) metadata.contentType = contentType
-  const contentLanguage = text('content-language')
-  if (contentLanguage !== undefined) metadata.contentLanguage = contentLanguage
-  const contentDisposition = text('content-disposition')
-  if (contentDisposition !== undefined) metadata.contentDisposition = contentDisposition
-  const contentEncoding = storedContentEncoding(text('content-encoding'))
-  if (contentEncoding !== undefined) metadata.contentEncoding = contentEncoding
-  const cacheControl = text('cache-control')
-  if (cacheControl !== undefined) metadata.cacheControl = cacheControl
-  const expires = text('expires')
-  if (expires !== undefined) {
-    const date = new Date(expires)
-    // S3 keeps an unparsable Expires out of the object rather than failing the upload.
-    if (!Number.isNaN(date.getTime())) metadata.cacheExpiry = date
-  }
+  const { metadata } = httpMetadataOfHeaders(headers)
+  const contentEncoding = storedContentEncoding(metadata.contentEncoding)
+  if (contentEncoding === undefined) delete metadata.contentEncoding
+  else metadata.contentEncoding = contentEncoding
   return metadata
 }
 
 export function customMetadataFrom (headers: IncomingHttpHeaders): Record<string, string> {
-  const metadata: Record<string, string> = {}
-  for (const name of Object.keys(headers)) {
-    if (!name.startsWith('x-amz-meta-') || name.length === 'x-amz-meta-'.length) continue
-    metadata[name.slice('x-amz-meta-'.length)] = decodeHeaderValue(single(headers, name) ?? '')
-  }
-  return metadata
+  return customMetadataOfHeaders(headers, 'x-amz-meta-')
 }
 
 /**
@@ -122,25 +97,6 @@ export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Hea
     onlyIf.set(name, name.endsWith('match') ? quoteBareEtags(value) : value)
   }
   return onlyIf
-}
-
-const overrideParameters: Record<string, string> = {
-  'response-content-type': 'content-type',
-  'response-content-language': 'content-language',
-  'response-content-disposition': 'content-disposition',
-  'response-content-encoding': 'content-encoding',
-  'response-cache-control': 'cache-control',
-  'response-expires': 'expires'
-}
-
-/** The `response-*` query parameters of GetObject. */
-export function responseOverridesFrom (query: Record<string, string | string[]>): Record<string, string> {
-  const overrides: Record<string, string> = {}
-  for (const [parameter, header] of Object.entries(overrideParameters)) {
-    const value = query[parameter]
-    if (typeof value === 'string') overrides[header] = value
-  }
-  return overrides
 }
 
 const s3ChecksumAlgorithms = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const

@@ -15,13 +15,13 @@
  * `put`, the conditions being the source read's `onlyIf`.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, MAX_KEY_BYTES } from '../bucket/index.js'
+import { bodyBuffer, bodyStream, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
 import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
-  checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, responseOverridesFrom, single, storageClassFrom
+  checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom
 } from './headers.js'
 import { list, readXmlBody, text } from './xml.js'
 

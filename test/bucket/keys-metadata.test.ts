@@ -1,6 +1,7 @@
 import t from 'tap'
 import { compareIds, keyId, pastPrefix } from '../../src/bucket/keys.js'
 import { parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from '../../src/bucket/metadata.js'
+import { customMetadataOfHeaders, decodeHeaderValue, httpMetadataOfHeaders } from '../../src/bucket/request-metadata.js'
 
 t.test('keyId', async t => {
   t.equal(keyId('put', 'a/b'), 'a/b')
@@ -51,4 +52,31 @@ t.test('storage class and checksums', async t => {
   t.throws(() => parseChecksumOption('put', { md5: 'a'.repeat(32), sha1: 'a'.repeat(40) }), TypeError, 'one algorithm per put')
   t.throws(() => parseChecksumOption('put', { sha256: 'abcd' }), TypeError, 'wrong length')
   t.throws(() => parseChecksumOption('put', { sha256: 'z'.repeat(64) }), TypeError, 'not hex')
+})
+
+t.test('request headers → metadata, the mapping every door shares', async t => {
+  const latin1 = (text: string): string => Buffer.from(text, 'utf8').toString('latin1')
+  const { metadata, invalidExpires } = httpMetadataOfHeaders({
+    'content-type': 'text/plain',
+    'content-language': latin1('français'),
+    'content-disposition': 'attachment',
+    'content-encoding': 'gzip',
+    'cache-control': ['no-cache', 'private'],
+    expires: 'Wed, 21 Oct 2015 07:28:00 GMT',
+    'x-other': 'ignored'
+  })
+  t.same(metadata, {
+    contentType: 'text/plain',
+    contentLanguage: 'français',
+    contentDisposition: 'attachment',
+    contentEncoding: 'gzip',
+    cacheControl: 'no-cache, private',
+    cacheExpiry: new Date('2015-10-21T07:28:00Z')
+  })
+  t.equal(invalidExpires, undefined)
+  t.same(httpMetadataOfHeaders({ expires: 'soon' }), { metadata: {}, invalidExpires: 'soon' }, 'an Expires that is not a date is reported, not stored')
+  t.same(httpMetadataOfHeaders({}), { metadata: {} })
+  t.same(customMetadataOfHeaders({ 'x-meta-city': latin1('Zürich'), 'x-meta-': 'no name', 'x-amz-meta-a': 'b', other: 'c' }, 'x-meta-'), { city: 'Zürich' })
+  t.same(customMetadataOfHeaders({ 'x-amz-meta-a': 'b', 'x-meta-c': 'd' }, 'x-amz-meta-'), { a: 'b' })
+  t.equal(decodeHeaderValue('caf\u00e9'), 'caf\u00e9', 'Latin-1 that is not UTF-8 stays as sent')
 })

@@ -123,13 +123,13 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
 
   t.test(`${sut.name}: the precondition sees the current record; a refused commit changes nothing`, async t => {
     const store = await fresh(t)
-    const seen: Array<StoredObject | null> = []
-    t.equal(await put(store, 'k', Buffer.from('first'), current => { seen.push(current); return current === null }), true)
+    // A store may judge a guess first and judge again on the row as it is: the last judgement counts.
+    let seen: StoredObject | null | undefined
+    t.equal(await put(store, 'k', Buffer.from('first'), current => { seen = current; return current === null }), true)
+    t.equal(seen, null)
     const first = await store.head('k')
-    t.equal(await put(store, 'k', Buffer.from('second'), current => { seen.push(current); return current?.etag === 'nope' }), false)
-    // A store may judge again on a fresher read (one that guessed the record first); every judgment saw the record as it was.
-    t.same(seen[0], null)
-    t.ok(seen.length >= 2 && seen.slice(1).every(record => JSON.stringify(record) === JSON.stringify(first)), 'the refused commit was judged on the current record')
+    t.equal(await put(store, 'k', Buffer.from('second'), current => { seen = current; return current?.etag === 'nope' }), false)
+    t.same(seen, first)
     t.same(await store.head('k'), first)
     t.same(await bytesOf(store, 'k'), Buffer.from('first'))
     t.equal(await put(store, 'k', Buffer.from('third'), current => current?.etag === first?.etag), true)

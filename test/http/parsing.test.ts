@@ -1,11 +1,11 @@
 /** Table tests of the HTTP door's pure parts: targets, routes, CORS, auth, headers, error table. */
 import t from 'tap'
-import { ArgumentRangeError, ArgumentTypeError, BucketError } from '../../src/bucket/index.js'
+import { ArgumentRangeError, ArgumentTypeError, BucketError, decodeHeaderValue, responseOverridesFrom } from '../../src/bucket/index.js'
 import { requireCredentials, isLoopbackHost } from '../../src/http/auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from '../../src/http/cors.js'
 import { DoorError, errorReply } from '../../src/http/errors.js'
 import {
-  customMetadataFrom, decodeHeaderValue, encodeHeaderValue, httpMetadataFrom, putOptionsFrom, responseOverridesFrom
+  customMetadataFrom, encodeHeaderValue, httpMetadataFrom, putOptionsFrom
 } from '../../src/http/object-headers.js'
 import { matchPublicRoute, orderRoutes, parseRouteList, parseRouteSpec, pathStyleTarget, rawPath } from '../../src/http/target.js'
 

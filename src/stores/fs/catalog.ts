@@ -11,7 +11,8 @@
  * Catalogs made before that column existed get it when opened (see `open`).
  */
 import Database from 'better-sqlite3'
-import { bucketRetired, type StoredObject, type StoredUpload } from '../../bucket/port.js'
+import { bucketRetired, type StoredObject } from '../../bucket/port.js'
+import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
 
 /** How long a write waits for another process's write transaction (and reads for a recovery) to end. */
@@ -61,15 +62,8 @@ CREATE TABLE IF NOT EXISTS bucket_state (
 /** A body file and its size, relative to the store's directory. */
 export type Segment = [file: string, size: number]
 
-export interface ObjectRow {
+export interface ObjectRow extends ObjectColumns {
   id: Buffer
-  key: string
-  version: string
-  size: number
-  etag: string
-  uploaded: number
-  storage_class: string
-  checksums: string
   http_metadata: string
   custom_metadata: string
   segments: string
@@ -77,14 +71,7 @@ export interface ObjectRow {
   inline: number
 }
 
-export interface UploadRow {
-  upload_id: string
-  key: string
-  created: number
-  storage_class: string
-  http_metadata: string
-  custom_metadata: string
-}
+export type UploadRow = UploadColumns
 
 export interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
 
@@ -92,19 +79,7 @@ export interface PartRow { part_number: number, etag: string, size: number, file
 export type ListRow = [id: Buffer, key: string, version: string, size: number, etag: string, uploaded: number,
   storageClass: string, checksums: string, httpMetadata?: string, customMetadata?: string]
 
-export function toRecord (row: ObjectRow): StoredObject {
-  return {
-    key: row.key,
-    version: row.version,
-    size: row.size,
-    etag: row.etag,
-    uploaded: row.uploaded,
-    storageClass: row.storage_class as StoredObject['storageClass'],
-    checksums: JSON.parse(row.checksums),
-    httpMetadata: JSON.parse(row.http_metadata),
-    customMetadata: JSON.parse(row.custom_metadata)
-  }
-}
+export { recordOfRow as toRecord, uploadOfRow as toUpload } from '../rows.js'
 
 export function fromListRow (row: ListRow): StoredObject {
   return {
@@ -120,33 +95,9 @@ export function fromListRow (row: ListRow): StoredObject {
   }
 }
 
-export function toUpload (row: UploadRow): StoredUpload {
-  return {
-    uploadId: row.upload_id,
-    key: row.key,
-    created: row.created,
-    storageClass: row.storage_class as StoredUpload['storageClass'],
-    httpMetadata: JSON.parse(row.http_metadata),
-    customMetadata: JSON.parse(row.custom_metadata)
-  }
-}
-
 /** The named parameters of the `upsert` statement: body files, or (`body`) the bytes kept in the row. */
 export function objectRow (id: Buffer, object: StoredObject, segments: Segment[], body: Buffer | null = null): Record<string, unknown> {
-  return {
-    id,
-    key: object.key,
-    version: object.version,
-    size: object.size,
-    etag: object.etag,
-    uploaded: object.uploaded,
-    storage_class: object.storageClass,
-    checksums: JSON.stringify(object.checksums),
-    http_metadata: JSON.stringify(object.httpMetadata),
-    custom_metadata: JSON.stringify(object.customMetadata),
-    segments: JSON.stringify(segments),
-    body
-  }
+  return { id, ...rowOfRecord(object), segments: JSON.stringify(segments), body }
 }
 
 /** A prepared statement, typed by its parameters and rows. */
@@ -316,7 +267,7 @@ export class Catalog {
     let row = this.cache.row(id)
     if (row === undefined) {
       const found = this.sql.head.get(Buffer.from(id, 'utf8'))
-      row = found === undefined ? null : { object: toRecord(found), segments: JSON.parse(found.segments), inline: found.inline === 1 }
+      row = found === undefined ? null : { object: recordOfRow(found), segments: JSON.parse(found.segments), inline: found.inline === 1 }
       this.cache.setRow(id, row)
     }
     return row

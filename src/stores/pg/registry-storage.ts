@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { bucketRetired, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { BucketError, bucketRetired, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { removeTree } from '../fs/blobs.js'
 import { PgCatalog, type CatalogOptions } from './catalog.js'
 import { PgDocuments } from './documents.js'
@@ -72,8 +72,10 @@ export class PgRegistryStorage implements RegistryStorage {
   }
 
   async writeSettings (name: string, document: SettingsDocument): Promise<void> {
-    await this.catalog.query('writing bucket settings',
+    const { rowCount } = await this.catalog.query('writing bucket settings',
       "UPDATE fsbucket.buckets SET document = $2, rev = nextval('fsbucket.revisions') WHERE name = $1", [name, JSON.stringify(document)])
+    // The bucket was deleted meanwhile (through any gateway): as on the data directory, NoSuchBucket.
+    if (rowCount === 0) throw new BucketError('NoSuchBucket', 'settings')
   }
 
   async withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T> {

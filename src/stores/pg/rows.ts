@@ -1,70 +1,33 @@
 /**
  * Rows of the PostgreSQL catalog and the records they hold: the columns of
  * an object row, and the conversions between rows and the port's records.
- * The JSON columns hold the same text as the SQLite catalog's, so `migrate`
- * copies them as they are.
+ * The conversions themselves are src/stores/rows.ts, shared with the
+ * SQLite catalog (the same columns and JSON text, so `migrate` copies them
+ * as they are).
  */
-import type { StoredObject, StoredUpload } from '../../bucket/port.js'
+import type { StoredObject } from '../../bucket/port.js'
+import { rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 
 /** A body file (relative to the store's directory) and its size, as the filesystem store names them. */
 export type Segment = [file: string, size: number]
 
-export interface PgObjectRow {
-  key: string
-  version: string
-  size: number
-  etag: string
-  uploaded: number
-  storage_class: string
-  checksums: string
-  http_metadata?: string
-  custom_metadata?: string
+export interface PgObjectRow extends ObjectColumns {
   segments: Segment[]
   rev: number
 }
 
-export interface PgUploadRow {
-  upload_id: string
-  key: string
-  created: number
-  storage_class: string
-  http_metadata: string
-  custom_metadata: string
-}
+export type PgUploadRow = UploadColumns
 
 export const LIST_COLUMNS = 'id, key, version, size, etag, uploaded, storage_class, checksums'
 export const FULL_COLUMNS = `${LIST_COLUMNS}, http_metadata, custom_metadata, segments, rev`
 
-export function toObject (row: PgObjectRow): StoredObject {
-  return {
-    key: row.key,
-    version: row.version,
-    size: row.size,
-    etag: row.etag,
-    uploaded: row.uploaded,
-    storageClass: row.storage_class as StoredObject['storageClass'],
-    checksums: JSON.parse(row.checksums),
-    httpMetadata: row.http_metadata === undefined ? {} : JSON.parse(row.http_metadata),
-    customMetadata: row.custom_metadata === undefined ? {} : JSON.parse(row.custom_metadata)
-  }
-}
-
-export function toUpload (row: PgUploadRow): StoredUpload {
-  return {
-    uploadId: row.upload_id,
-    key: row.key,
-    created: row.created,
-    storageClass: row.storage_class as StoredUpload['storageClass'],
-    httpMetadata: JSON.parse(row.http_metadata),
-    customMetadata: JSON.parse(row.custom_metadata)
-  }
-}
+export { recordOfRow as toObject, uploadOfRow as toUpload } from '../rows.js'
 
 /** The values of an object row after (store_id, id), in the order of OBJECT_VALUES. */
 export function objectValues (object: StoredObject, segments: Segment[]): unknown[] {
+  const row = rowOfRecord(object)
   return [
-    object.key, object.version, object.size, object.etag, object.uploaded, object.storageClass,
-    JSON.stringify(object.checksums), JSON.stringify(object.httpMetadata), JSON.stringify(object.customMetadata),
+    row.key, row.version, row.size, row.etag, row.uploaded, row.storage_class, row.checksums, row.http_metadata, row.custom_metadata,
     JSON.stringify(segments)
   ]
 }

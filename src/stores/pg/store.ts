@@ -31,7 +31,8 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, assembleListPageAsync, bucketRetired, pastPrefix, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  ALWAYS, assembleListPageAsync, bucketRetired, pastPrefix, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
+  type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'

@@ -1,0 +1,76 @@
+/**
+ * A request's headers → the metadata a write stores, once for every door
+ * that takes metadata as headers (the HTTP routes, the S3 API): the HTTP
+ * metadata (Content-Type, Content-Language, Content-Disposition,
+ * Content-Encoding, Cache-Control, Expires) and custom metadata under a
+ * door's prefix (`x-meta-`, `x-amz-meta-`); and the `response-*` query
+ * parameters that override the stored metadata in one response.
+ *
+ * Header values travel as Latin-1 on the wire. Values that are valid UTF-8
+ * (curl and the SDKs send UTF-8 as is) are decoded as UTF-8, so
+ * `x-meta-city: Zürich` is stored as written. An Expires that is not a
+ * date is not stored; it is reported, and each door answers as its
+ * protocol does (the HTTP routes refuse it, S3 ignores it).
+ */
+import { headerFields } from './metadata.js'
+import type { BucketHTTPMetadata } from './types.js'
+
+/** Request headers as Node.js gives them (names lowercased). */
+export type RequestHeaders = Record<string, string | string[] | undefined>
+
+function single (headers: RequestHeaders, name: string): string | undefined {
+  const value = headers[name]
+  return Array.isArray(value) ? value.join(', ') : value
+}
+
+/** A header value as received (Latin-1 per byte) → the string the client meant. */
+export function decodeHeaderValue (value: string): string {
+  if (!/[\u0080-\u00ff]/.test(value)) return value
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.from(value, 'latin1'))
+  return text.includes('\ufffd') ? value : text
+}
+
+/** The HTTP metadata of a request's headers; `invalidExpires` holds an Expires that is not a date (then not in `metadata`). */
+export function httpMetadataOfHeaders (headers: RequestHeaders): { metadata: BucketHTTPMetadata, invalidExpires?: string } {
+  const metadata: BucketHTTPMetadata = {}
+  for (const [field, header] of headerFields) {
+    const value = single(headers, header)
+    if (value !== undefined) metadata[field] = decodeHeaderValue(value)
+  }
+  const expires = single(headers, 'expires')
+  if (expires === undefined) return { metadata }
+  const date = new Date(decodeHeaderValue(expires))
+  if (Number.isNaN(date.getTime())) return { metadata, invalidExpires: expires }
+  metadata.cacheExpiry = date
+  return { metadata }
+}
+
+/** The custom metadata of a request's headers: each `<prefix><name>` header (a name after the prefix required). */
+export function customMetadataOfHeaders (headers: RequestHeaders, prefix: string): Record<string, string> {
+  const metadata: Record<string, string> = {}
+  for (const name of Object.keys(headers)) {
+    if (!name.startsWith(prefix) || name.length === prefix.length) continue
+    metadata[name.slice(prefix.length)] = decodeHeaderValue(single(headers, name) ?? '')
+  }
+  return metadata
+}
+
+/** The `response-*` query parameters (S3's, which the HTTP routes take too) and the headers they override. */
+const overrideParameters: Record<string, string> = {
+  'response-content-type': 'content-type',
+  'response-content-language': 'content-language',
+  'response-content-disposition': 'content-disposition',
+  'response-content-encoding': 'content-encoding',
+  'response-cache-control': 'cache-control',
+  'response-expires': 'expires'
+}
+
+/** The headers a request's `response-*` query parameters override, by header name. */
+export function responseOverridesFrom (query: Record<string, unknown>): Record<string, string> {
+  const overrides: Record<string, string> = {}
+  for (const [parameter, header] of Object.entries(overrideParameters)) {
+    const value = query[parameter]
+    if (typeof value === 'string') overrides[header] = value
+  }
+  return overrides
+}

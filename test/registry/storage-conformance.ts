@@ -1,0 +1,201 @@
+/**
+ * The conformance suite of the port's `RegistryStorage`: the same tests run
+ * against every registry storage (the data directory's, PostgreSQL's).
+ * Each subtest opens fresh storage, and a second handle on the same place
+ * (as another process or gateway opens it) where the guarantee is shared:
+ * places and their races, settings documents (versions, whole reads, the
+ * settings lock), the change token, the stores a storage opens, and the
+ * state documents' transactions.
+ */
+import { Readable } from 'node:stream'
+import type { Test } from 'tap'
+import type { RegistryStorage, SettingsDocument } from '../../src/bucket/port.js'
+
+export interface RegistryStorageUnderTest {
+  name: string
+  /** Fresh storage for the subtest, and a function opening a second handle on the same place; closed at the subtest's end. */
+  open: (t: Test) => Promise<{ storage: RegistryStorage, another: () => Promise<RegistryStorage> }>
+}
+
+function settings (n: number, padding = 0): SettingsDocument {
+  return { format: 1, creationDate: new Date(1_700_000_000_000 + n).toISOString(), settings: { publicRead: n % 2 === 0, corsRules: [], note: 'x'.repeat(padding) } as never }
+}
+
+/** The names of places a registry would take for buckets (a storage may also list its own dot-directories). */
+async function bucketNames (storage: RegistryStorage): Promise<string[]> {
+  return (await storage.names()).filter(name => !name.startsWith('.')).sort()
+}
+
+async function code (promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise
+    return 'resolved'
+  } catch (err) {
+    return (err as { code?: unknown }).code
+  }
+}
+
+const tick = async (): Promise<void> => await new Promise(resolve => setImmediate(resolve))
+
+export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTest): void {
+  t.test(`${sut.name}: places are created once, listed, and removed at once`, async t => {
+    const { storage } = await sut.open(t)
+    t.same(await bucketNames(storage), [])
+    t.equal(await storage.placeExists('alpha'), false)
+    t.equal(await storage.createPlace('alpha'), true)
+    t.equal(await storage.createPlace('alpha'), false, 'a second creation finds it')
+    t.equal(await storage.createPlace('beta'), true)
+    t.equal(await storage.placeExists('alpha'), true)
+    t.same(await bucketNames(storage), ['alpha', 'beta'])
+    t.equal(await storage.removePlace('alpha'), true)
+    t.equal(await storage.removePlace('alpha'), false, 'gone already')
+    t.equal(await storage.placeExists('alpha'), false)
+    t.same(await bucketNames(storage), ['beta'])
+    t.equal(await storage.createPlace('alpha'), true, 'the name can be taken again')
+    t.equal(await storage.readSettings('alpha'), null, 'with no settings of the removed place')
+  })
+
+  t.test(`${sut.name}: of racing creators of one place exactly one wins, across handles`, async t => {
+    const { storage, another } = await sut.open(t)
+    const other = await another()
+    const outcomes = await Promise.all(Array.from({ length: 8 }, async (_, i) => await (i % 2 === 0 ? storage : other).createPlace('race')))
+    t.equal(outcomes.filter(Boolean).length, 1)
+    t.equal(await other.placeExists('race'), true)
+    const removals = await Promise.all([storage.removePlace('race'), other.removePlace('race')])
+    t.same(removals.filter(Boolean).length, 1, 'and of racing removers exactly one')
+  })
+
+  t.test(`${sut.name}: settings documents: read as written, versions move with each write`, async t => {
+    const { storage, another } = await sut.open(t)
+    await storage.createPlace('b')
+    t.equal(await storage.readSettings('b'), null)
+    t.equal(await storage.settingsVersion('b'), null, 'no version without a document')
+    await storage.writeSettings('b', settings(1))
+    t.same(await storage.readSettings('b'), settings(1))
+    const first = await storage.settingsVersion('b')
+    t.type(first, 'string')
+    t.equal(await storage.settingsVersion('b'), first, 'stable while nothing is written')
+    const other = await another()
+    await other.writeSettings('b', settings(2))
+    t.same(await storage.readSettings('b'), settings(2), 'a write through another handle is read at once')
+    const second = await storage.settingsVersion('b')
+    t.not(second, first)
+    await storage.writeSettings('b', settings(2))
+    t.not(await storage.settingsVersion('b'), second, 'even a write of the same document moves it')
+    t.equal(await code(storage.writeSettings('ghost', settings(1))), 10006, 'no settings for a place that does not exist')
+  })
+
+  t.test(`${sut.name}: a reader sees a whole settings document while writers replace it`, async t => {
+    const { storage, another } = await sut.open(t)
+    await storage.createPlace('b')
+    const documents = Array.from({ length: 12 }, (_, i) => settings(i, 20_000 + i * 997))
+    await storage.writeSettings('b', documents[0])
+    const other = await another()
+    let writing = true
+    const seen: Array<SettingsDocument | null> = []
+    const reader = (async () => {
+      while (writing) {
+        seen.push(await other.readSettings('b'))
+        await tick()
+      }
+    })()
+    for (const document of documents.slice(1)) await storage.writeSettings('b', document)
+    writing = false
+    await reader
+    const whole = seen.every(doc => documents.some(d => JSON.stringify(d) === JSON.stringify(doc)))
+    t.ok(whole, `${seen.length} reads, each one of the documents written`)
+  })
+
+  t.test(`${sut.name}: the settings lock serializes read-modify-writes across handles`, async t => {
+    const { storage, another } = await sut.open(t)
+    const other = await another()
+    await storage.createPlace('b')
+    await storage.writeSettings('b', settings(0))
+    let inside = 0
+    let most = 0
+    await Promise.all(Array.from({ length: 8 }, async (_, i) => {
+      await (i % 2 === 0 ? storage : other).withSettingsLock('b', async () => {
+        inside++
+        most = Math.max(most, inside)
+        const current = await storage.readSettings('b') as SettingsDocument
+        await tick()
+        await storage.writeSettings('b', { ...current, creationDate: new Date(Date.parse(current.creationDate) + 1).toISOString() })
+        inside--
+      })
+    }))
+    t.equal(most, 1, 'one holder at a time')
+    t.equal((await storage.readSettings('b'))?.creationDate, new Date(1_700_000_000_008).toISOString(), 'no increment lost')
+    t.equal(await storage.withSettingsLock('b', async () => 'result'), 'result')
+    await t.rejects(storage.withSettingsLock('b', async () => { throw new Error('refused') }), /refused/)
+    t.equal(await other.withSettingsLock('b', async () => 'free again'), 'free again', 'a throwing holder releases the lock')
+  })
+
+  t.test(`${sut.name}: the change token moves when a place comes or goes, and on touch`, async t => {
+    const { storage, another } = await sut.open(t)
+    const other = await another()
+    const tokens = [await storage.changeToken()]
+    t.equal(await storage.changeToken(), tokens[0], 'stable while nothing changes')
+    await other.createPlace('b')
+    tokens.push(await storage.changeToken())
+    await other.touch()
+    tokens.push(await storage.changeToken())
+    await other.removePlace('b')
+    tokens.push(await storage.changeToken())
+    for (let i = 1; i < tokens.length; i++) t.not(tokens[i], tokens[i - 1], `change ${i} is seen through the other handle`)
+  })
+
+  t.test(`${sut.name}: the stores it opens share a bucket's objects across handles`, async t => {
+    const { storage, another } = await sut.open(t)
+    await storage.createPlace('b')
+    const one = await storage.openStore('b')
+    const two = await (await another()).openStore('b')
+    t.teardown(async () => { await one.close(); await two.close() })
+    const object = {
+      key: 'k', version: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', size: 5, etag: 'e', uploaded: 1, storageClass: 'Standard' as const, httpMetadata: {}, customMetadata: {}, checksums: {}
+    }
+    const staged = await one.stage(Readable.from([Buffer.from('bytes')]), object.version)
+    t.equal(await one.commit('k', object, staged, () => true), true)
+    t.same(await two.head('k'), object)
+    await two.delete(['k'])
+    t.equal(await one.head('k'), null)
+  })
+
+  t.test(`${sut.name}: state documents: whole reads, transactions applied whole or not at all`, async t => {
+    const { storage, another } = await sut.open(t)
+    const state = storage.state('mgmt')
+    const other = (await another()).state('mgmt')
+    t.same(await state.read('zones.json', { zones: [] }), { zones: [] }, 'the fallback when missing')
+    await state.transaction(async tx => {
+      const zones = await tx.load<{ zones: string[] }>('zones.json', { zones: [] })
+      zones.zones.push('one')
+      const record = await tx.load<{ n: number }>('records/one.json', { n: 0 })
+      record.n = 1
+    })
+    t.same(await other.read('zones.json', null), { zones: ['one'] }, 'read through another handle')
+    t.same(await other.read('records/one.json', null), { n: 1 })
+    await t.rejects(state.transaction(async tx => {
+      (await tx.load<{ zones: string[] }>('zones.json', { zones: [] })).zones.push('two')
+      tx.remove('records/one.json')
+      throw new Error('changed my mind')
+    }), /changed my mind/)
+    t.same(await state.read('zones.json', null), { zones: ['one'] }, 'a failed transaction writes nothing')
+    t.same(await state.read('records/one.json', null), { n: 1 }, 'and removes nothing')
+    await other.transaction(async tx => { tx.remove('records/one.json') })
+    t.equal(await state.read('records/one.json', null), null, 'removed')
+    t.same(await storage.state('other').read('zones.json', 'none'), 'none', 'areas are separate')
+    t.throws(() => storage.state('Bad-Area'), TypeError)
+  })
+
+  t.test(`${sut.name}: concurrent state transactions lose no change, across handles`, async t => {
+    const { storage, another } = await sut.open(t)
+    const states = [storage.state('mgmt'), (await another()).state('mgmt')]
+    await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+      await states[i % 2].transaction(async tx => {
+        const counter = await tx.load<{ n: number }>('counter.json', { n: 0 })
+        await tick()
+        counter.n++
+      })
+    }))
+    t.same(await storage.state('mgmt').read('counter.json', null), { n: 10 })
+  })
+}
