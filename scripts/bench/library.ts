@@ -26,6 +26,9 @@
  *                    same bytes to and from a plain file. Goal: < 150 MiB.
  *   multipart        completing an upload of 1 GiB in 10 parts; baseline:
  *                    concatenating the same part files with fs. Goal: < 2 s.
+ *   scale            the bucket of BENCH_KEYS keys (scale.ts): the catalog's
+ *                    size on disk, the time to open it (beside an empty
+ *                    bucket), list pages from a fresh handle.
  *   pg               the PostgreSQL column (postgres.ts): small durable puts,
  *                    gets and heads and list pages with the catalog in a
  *                    throwaway PostgreSQL beside SQLite, and two HTTP
@@ -39,7 +42,7 @@
  *   BENCH_KEYS      keys of the larger list bucket (default 1000000)
  *   BENCH_STREAM    bytes of the streaming and multipart runs (default 1 GiB)
  *   BENCH_SECONDS   length of one round of a 1 KiB measurement (default 1)
- *   BENCH_ONLY      sections to run, comma-separated: small,large,list,rss,multipart,pg
+ *   BENCH_ONLY      sections to run, comma-separated: small,large,list,scale,rss,multipart,pg
  *   PG_SQLITE_KEYS  keys of the SQLite bucket the PostgreSQL list pages are set beside (default BENCH_KEYS)
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
  */
@@ -53,6 +56,7 @@ import { fileURLToPath } from 'node:url'
 import { bodyStream, openBucket, type Bucket, type BucketObjectBody, type BucketUploadedPart } from '../../src/index.js'
 import { discardingSink, generatedBytes, GiB, KiB, MiB } from './generated-bytes.js'
 import { postgresColumn } from './postgres.js'
+import { catalogScale } from './scale.js'
 
 const MB = 1e6
 
@@ -67,7 +71,7 @@ function envNumber (name: string, fallback: number): number {
 const KEYS = Math.round(envNumber('BENCH_KEYS', 1_000_000))
 const STREAM_BYTES = Math.round(envNumber('BENCH_STREAM', GiB))
 const ROUND_SECONDS = envNumber('BENCH_SECONDS', 1)
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'small,large,list,rss,multipart,pg').split(',').map(s => s.trim()))
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'small,large,list,scale,rss,multipart,pg').split(',').map(s => s.trim()))
 const LARGE_BYTES = 64 * MiB
 const SMALL_BYTES = KiB
 const ROUNDS = 3
@@ -542,6 +546,7 @@ try {
   await section('rss', async () => await streamingMemory(work))
   await section('multipart', async () => await multipart(work))
   await section('list', async () => await listPages(work))
+  await section('scale', async () => await catalogScale(work, KEYS, { row, progress, fmt, verdict, listKey, digitsFor, fill, timePages, mulberry32 }))
   await section('pg', async () => await postgresColumn(work, {
     row, progress, fmt, verdict, opsPerSecond, interleaved, roundSeconds: ROUND_SECONDS, keys: KEYS, listKey, digitsFor, fill, timePages, mulberry32
   }))

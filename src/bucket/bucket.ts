@@ -17,28 +17,27 @@
  * Node.js stream) is accepted as a value.
  */
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError } from './errors.js'
 import { keyId } from './keys.js'
-import {
-  parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass, type HashAlgorithm
-} from './metadata.js'
+import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import { ALWAYS, type BucketStore, type StoredObject, type StoredPart, type StoredUpload } from './port.js'
+import { ALWAYS, type BucketStore, type StoredObject, type StoredUpload } from './port.js'
 import type {
   Bucket, BucketCopyOptions, BucketCopyOutcome, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
-  BucketUploadedPart, BucketUploadListOptions, BucketUploads, BucketValue,
+  BucketUploadedPart, BucketUploadListOptions, BucketUploadPartOptions, BucketUploads, BucketValue,
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
 import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
-import { checkPartSizes, listPartsPage, listUploadsPage } from './multipart.js'
+import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER } from './multipart.js'
+export { MAX_PART_NUMBER } from './multipart.js'
 import { decideRead } from './read.js'
-import { MeasuredBody, valueSource } from './value.js'
+import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
 
 const MiB = 1024 * 1024
 /** Largest single put: 5 GiB minus 5 MiB (the hosted service's limit). */
@@ -46,7 +45,6 @@ export const MAX_PUT_BYTES = 5 * 1024 * MiB - 5 * MiB
 /** Largest part (the hosted service's limit). */
 export const MAX_PART_BYTES = 5 * 1024 * MiB - 5 * MiB
 export const DEFAULT_MIN_PART_BYTES = 5 * MiB
-export const MAX_PART_NUMBER = 10_000
 export const MAX_DELETE_KEYS = 1000
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
@@ -162,16 +160,10 @@ export class BucketEngine implements Bucket {
     const unconditional = isUnconditional(conditional)
     if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
 
-    const algorithms: HashAlgorithm[] = checksum === null || checksum.algorithm === 'md5' ? ['md5'] : ['md5', checksum.algorithm]
-    const body = new MeasuredBody(source, algorithms, MAX_PUT_BYTES, 'put')
+    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PUT_BYTES, 'put')
     const version = newVersion()
     const staged = await this.#store.stage(body, version)
-    const digests = body.digests
-    if (checksum !== null && digests[checksum.algorithm] !== checksum.hex) {
-      await staged.discard()
-      throw new BucketError('BadDigest', 'put',
-        `The ${checksum.algorithm} you provided was ${checksum.hex}; the ${checksum.algorithm} of the data received is ${digests[checksum.algorithm] ?? ''}.`)
-    }
+    const digests = await verifiedDigests('put', body, checksum, staged)
     const record: StoredObject = {
       key,
       version,
@@ -233,19 +225,21 @@ export class BucketEngine implements Bucket {
     return upload
   }
 
-  async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue): Promise<BucketUploadedPart> {
+  async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
     keyId('uploadPart', key)
     const n = validPartNumber(partNumber)
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
+    const checksum = parseChecksumOption('uploadPart', optionsObject<BucketUploadPartOptions>('uploadPart', options))
     const source = valueSource(value, 'uploadPart')
     await this.#liveUpload('uploadPart', key, uploadId)
-    const body = new MeasuredBody(source, ['md5'], MAX_PART_BYTES, 'uploadPart')
+    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PART_BYTES, 'uploadPart')
     const staged = await this.#store.stage(body)
-    const etag = body.digests.md5 as string
-    if (!await this.#store.putPart(uploadId, { partNumber: n, etag, size: body.size }, staged)) {
+    const { md5: etag, ...checksums } = await verifiedDigests('uploadPart', body, checksum, staged)
+    if (etag === undefined) throw new Error('uploadPart: the MD5 of the part was not computed.')
+    if (!await this.#store.putPart(uploadId, { partNumber: n, etag, size: body.size, checksums }, staged)) {
       throw new BucketError('NoSuchUpload', 'uploadPart')
     }
-    return { partNumber: n, etag }
+    return Object.keys(checksums).length === 0 ? { partNumber: n, etag } : { partNumber: n, etag, checksums }
   }
 
   async listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads> {
@@ -266,54 +260,39 @@ export class BucketEngine implements Bucket {
   }
 
   async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
-    const id = keyId('completeMultipartUpload', key)
-    const conditional = parseConditional(optionsObject<BucketCompleteOptions>('completeMultipartUpload', options).onlyIf, 'completeMultipartUpload')
+    const method = 'completeMultipartUpload'
+    const id = keyId(method, key)
+    const opts = optionsObject<BucketCompleteOptions>(method, options)
+    const conditional = parseConditional(opts.onlyIf, method)
     const unconditional = isUnconditional(conditional)
-    if (!Array.isArray(uploadedParts)) throw new TypeError('completeMultipartUpload: uploadedParts must be an array.')
-    const given = uploadedParts.map(p => {
-      if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') {
-        throw new TypeError('completeMultipartUpload: each part must be {partNumber, etag}.')
-      }
-      return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag) }
+    if (!Array.isArray(uploadedParts)) throw new TypeError(`${method}: uploadedParts must be an array.`)
+    const named = uploadedParts.map(p => {
+      if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') throw new TypeError(`${method}: each part must be {partNumber, etag}.`)
+      return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag), checksums: checksumsHex(method, p.checksums) }
     })
     // The hosted service takes the parts in ascending order only, as S3 does.
-    for (let i = 1; i < given.length; i++) {
-      if (given[i].partNumber === given[i - 1].partNumber) {
-        throw new BucketError('InvalidPart', 'completeMultipartUpload', `Part ${given[i].partNumber} is listed twice.`)
-      }
-      if (given[i].partNumber < given[i - 1].partNumber) {
-        throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The parts must be listed in ascending order of part number.')
+    for (let i = 1; i < named.length; i++) {
+      if (named[i].partNumber === named[i - 1].partNumber) throw new BucketError('InvalidPart', method, `Part ${named[i].partNumber} is listed twice.`)
+      if (named[i].partNumber < named[i - 1].partNumber) {
+        throw new BucketError('InvalidPartOrder', method, 'The parts must be listed in ascending order of part number.')
       }
     }
-    const minPartSize = this.#minPartSize
-    const uploaded = this.#now()
+    if (opts.checksumType !== undefined && opts.checksumType !== 'COMPOSITE' && opts.checksumType !== 'FULL_OBJECT') {
+      throw new TypeError(`${method}: checksumType must be "COMPOSITE" or "FULL_OBJECT".`)
+    }
+    const request = {
+      key, version: newVersion(), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum)
+    }
     // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.
     const refused = new Error('precondition failed')
     const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
-      if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+      if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', method)
       if (!unconditional && judgeRecord(conditional, current) !== 'pass') throw refused
-      const parts: StoredPart[] = given.map(g => {
-        const part = stored.get(g.partNumber)
-        if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', 'completeMultipartUpload')
-        return part
-      })
-      checkPartSizes(parts, minPartSize)
-      const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
-      const object: StoredObject = {
-        key,
-        version: newVersion(),
-        size: parts.reduce((sum, p) => sum + p.size, 0),
-        etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
-        uploaded,
-        storageClass: upload.storageClass,
-        httpMetadata: upload.httpMetadata,
-        customMetadata: upload.customMetadata,
-        checksums: {}
-      }
-      return { object, partNumbers: parts.map(p => p.partNumber) }
+      const object = completedObject(upload, stored, named, request)
+      return { object, partNumbers: named.map(p => p.partNumber) }
     }).catch((err: unknown) => { if (err === refused) return refused; throw err })
     if (record === refused) return null
-    if (record === null || record instanceof Error) throw new BucketError('NoSuchUpload', 'completeMultipartUpload')
+    if (record === null || record instanceof Error) throw new BucketError('NoSuchUpload', method)
     return new ObjectMetadata(record)
   }
 
@@ -361,8 +340,8 @@ class MultipartUpload implements BucketMultipartUpload {
     this.uploadId = uploadId
   }
 
-  async uploadPart (partNumber: number, value: BucketValue): Promise<BucketUploadedPart> {
-    return await this.#engine.uploadPart(this.key, this.uploadId, partNumber, value)
+  async uploadPart (partNumber: number, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
+    return await this.#engine.uploadPart(this.key, this.uploadId, partNumber, value, options)
   }
 
   async abort (): Promise<void> {

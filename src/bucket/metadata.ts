@@ -11,6 +11,7 @@
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import type { BucketHTTPMetadata, StorageClass } from './types.js'
+import { digestBytes, hashAlgorithms, type HashAlgorithm } from './checksums.js'
 
 /** Custom metadata limit, keys and values counted in UTF-8 bytes (the hosted service's limit). */
 export const MAX_CUSTOM_METADATA_BYTES = 2048
@@ -98,18 +99,13 @@ export function parseStorageClass (method: string, input: unknown): StorageClass
   throw new TypeError(`${method}: storageClass must be "Standard" or "InfrequentAccess" (got ${String(input)}).`)
 }
 
-export const hashAlgorithms = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'] as const
-export type HashAlgorithm = typeof hashAlgorithms[number]
+export { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 
-const digestBytes: Record<HashAlgorithm, number> = { md5: 16, sha1: 20, sha256: 32, sha384: 48, sha512: 64 }
+/** A checksum given with a write: its value now, or a function giving it once the body has been read. */
+export type ChecksumOption = { algorithm: HashAlgorithm, hex: string } | { algorithm: HashAlgorithm, later: () => unknown }
 
-/** The checksum a put asks to verify: at most one algorithm, hex or bytes of the right length. */
-export function parseChecksumOption (method: string, options: Record<string, unknown>): { algorithm: HashAlgorithm, hex: string } | null {
-  const given = hashAlgorithms.filter(a => options[a] !== undefined)
-  if (given.length === 0) return null
-  if (given.length > 1) throw new TypeError(`${method}: you cannot specify multiple hashing algorithms.`)
-  const algorithm = given[0]
-  const value = options[algorithm]
+/** A checksum value (hex string or bytes) as lowercase hex of the algorithm's length; TypeError otherwise. */
+export function checksumHex (method: string, algorithm: HashAlgorithm, value: unknown): string {
   let hex: string
   if (typeof value === 'string') {
     hex = value.toLowerCase()
@@ -124,5 +120,38 @@ export function parseChecksumOption (method: string, options: Record<string, unk
   if (hex.length !== digestBytes[algorithm] * 2) {
     throw new TypeError(`${method}: ${algorithm} should be ${digestBytes[algorithm]} bytes long (got ${hex.length / 2}).`)
   }
-  return { algorithm, hex }
+  return hex
+}
+
+/**
+ * The checksum a write asks to verify: at most one algorithm. Beyond the
+ * binding: the CRCs (crc32, crc32c, crc64nvme), and a function as the value,
+ * called once the body has been read (for checksums that travel after the
+ * body, as S3's trailers do); what it throws fails the write.
+ */
+export function parseChecksumOption (method: string, options: Record<string, unknown>): ChecksumOption | null {
+  const given = hashAlgorithms.filter(a => options[a] !== undefined)
+  if (given.length === 0) return null
+  if (given.length > 1) throw new TypeError(`${method}: you cannot specify multiple hashing algorithms.`)
+  const algorithm = given[0]
+  const value = options[algorithm]
+  if (typeof value === 'function') return { algorithm, later: value as () => unknown }
+  return { algorithm, hex: checksumHex(method, algorithm, value) }
+}
+
+/** The hex value a checksum option expects, calling a deferred one (after the body was read). */
+export function expectedChecksumHex (method: string, option: ChecksumOption): string {
+  return 'hex' in option ? option.hex : checksumHex(method, option.algorithm, option.later())
+}
+
+/** Checksums given as `{algorithm: hex or bytes}` (a completion's), as hex; TypeError for an unknown algorithm. */
+export function checksumsHex (method: string, input: unknown): Partial<Record<HashAlgorithm, string>> {
+  if (input === undefined || input === null) return {}
+  if (typeof input !== 'object') throw new TypeError(`${method}: checksums must be an object.`)
+  const out: Partial<Record<HashAlgorithm, string>> = {}
+  for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
+    if (!(hashAlgorithms as readonly string[]).includes(name)) throw new TypeError(`${method}: ${name} is not a checksum algorithm.`)
+    out[name as HashAlgorithm] = checksumHex(method, name as HashAlgorithm, value)
+  }
+  return out
 }

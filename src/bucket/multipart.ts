@@ -4,12 +4,24 @@
  * parts. The listings go beyond the binding (S3's ListMultipartUploads and
  * ListParts need them): uploads come in the UTF-8 byte order of their keys,
  * then by upload id; parts by number; pages of 1 to 1,000.
+ *
+ * The completed object's record: its `md5-of-md5s-N` ETag, its part layout
+ * (for reads of one part), and, when every chosen part was uploaded with a
+ * checksum of one algorithm, the object's checksum made from theirs as S3
+ * makes it: COMPOSITE (`<algorithm over the part checksums>-N`, S3's default
+ * for SHA-1, SHA-256, CRC32 and CRC32C) or FULL_OBJECT (the CRC of the whole
+ * object, combined from the parts' CRCs; the only form for CRC64NVME).
  */
+import { createHash } from 'node:crypto'
+import { combineCrcs, compositeOf, isCrc, type HashAlgorithm } from './checksums.js'
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
-import type { BucketStore, StoredPart } from './port.js'
+import type { MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload } from './records.js'
+import type { BucketStore } from './port.js'
 import type { BucketPartListOptions, BucketParts, BucketUploadListOptions, BucketUploads } from './types.js'
 
 const MAX_PAGE = 1000
+export const MAX_PART_NUMBER = 10_000
 
 /** Every part but the last at least `minPartSize`, all but the last equal, the last no larger. */
 export function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
@@ -28,6 +40,80 @@ export function checkPartSizes (parts: StoredPart[], minPartSize: number): void 
   }
 }
 
+/** A part a completion names: number, etag without quotes, and the hex checksums it must have. */
+export interface NamedPart {
+  partNumber: number
+  etag: string
+  checksums: Partial<Record<HashAlgorithm, string>>
+}
+
+export interface CompletionRequest {
+  key: string
+  version: string
+  uploaded: number
+  minPartSize: number
+  checksumType?: 'COMPOSITE' | 'FULL_OBJECT'
+  /** Hex checksums of the whole object the completion must produce. */
+  expected: Partial<Record<HashAlgorithm, string>>
+}
+
+const method = 'completeMultipartUpload'
+
+/** The algorithm every chosen part has a checksum of, if any. */
+function commonAlgorithm (parts: StoredPart[]): HashAlgorithm | undefined {
+  const first = Object.keys(parts[0]?.checksums ?? {}) as HashAlgorithm[]
+  return first.find(a => parts.every(p => p.checksums?.[a] !== undefined))
+}
+
+/** The object a completion commits, from the upload and its stored parts; throws to refuse. */
+export function completedObject (upload: StoredUpload, stored: Map<number, StoredPart>, named: NamedPart[], request: CompletionRequest): StoredObject {
+  const parts: StoredPart[] = named.map(g => {
+    const part = stored.get(g.partNumber)
+    if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', method)
+    for (const [algorithm, hex] of Object.entries(g.checksums)) {
+      if (part.checksums?.[algorithm as HashAlgorithm] !== hex) {
+        throw new BucketError('InvalidPart', method, `Part ${part.partNumber} was not uploaded with that ${algorithm} checksum.`)
+      }
+    }
+    return part
+  })
+  checkPartSizes(parts, request.minPartSize)
+  const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
+  const layout: MultipartLayout = { parts: parts.length, partSize: parts[0]?.size ?? 0 }
+  const checksums: StoredChecksums = { multipart: layout }
+  const algorithm = commonAlgorithm(parts)
+  if (algorithm !== undefined) {
+    const type = request.checksumType ?? (algorithm === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE')
+    const values = parts.map(p => Buffer.from(p.checksums?.[algorithm] as string, 'hex'))
+    if (type === 'FULL_OBJECT') {
+      if (!isCrc(algorithm)) throw new TypeError(`${method}: the FULL_OBJECT checksum type needs a CRC; the parts have ${algorithm}.`)
+      checksums[algorithm] = combineCrcs(algorithm, values.map((crc, i) => ({ crc, size: parts[i].size }))).toString('hex')
+    } else {
+      if (algorithm === 'crc64nvme') throw new TypeError(`${method}: crc64nvme has no COMPOSITE checksum type; use FULL_OBJECT.`)
+      layout.composite = { algorithm, hex: compositeOf(algorithm, values).toString('hex') }
+    }
+  } else if (request.checksumType !== undefined) {
+    throw new TypeError(`${method}: a checksum type needs every part uploaded with a checksum of one algorithm.`)
+  }
+  for (const [name, hex] of Object.entries(request.expected)) {
+    const actual = checksums[name as HashAlgorithm]
+    if (actual !== hex) {
+      throw new BucketError('BadDigest', method, `The ${name} you provided was ${hex}; the object's is ${actual ?? 'not known (its parts carry no such checksum)'}.`)
+    }
+  }
+  return {
+    key: request.key,
+    version: request.version,
+    size: parts.reduce((sum, p) => sum + p.size, 0),
+    etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
+    uploaded: request.uploaded,
+    storageClass: upload.storageClass,
+    httpMetadata: upload.httpMetadata,
+    customMetadata: upload.customMetadata,
+    checksums
+  }
+}
+
 function pageOptions<T extends { limit?: number }> (method: string, options: unknown): Partial<T> & { limit: number } {
   if (options !== undefined && options !== null && typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
   const opts = (options ?? {}) as Partial<T>
@@ -36,20 +122,60 @@ function pageOptions<T extends { limit?: number }> (method: string, options: unk
   return { ...opts, limit }
 }
 
-/** One page of the uploads in progress (`listMultipartUploads`). */
+type ListedUpload = BucketUploads['uploads'][number]
+
+function listed (u: StoredUpload): ListedUpload {
+  return { key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass }
+}
+
+/**
+ * One page of the uploads in progress (`listMultipartUploads`). With a
+ * delimiter, keys holding it after the prefix are rolled up into their
+ * delimited prefix (up to and including the first delimiter), each prefix
+ * once, counted in `limit` as an upload is, as S3's CommonPrefixes; a key
+ * marker that is such a prefix resumes after all of its keys.
+ */
 export async function listUploadsPage (store: BucketStore, options: unknown): Promise<BucketUploads> {
   const opts = pageOptions<BucketUploadListOptions>('listMultipartUploads', options)
   const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
+  const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
+  const keyMarker = opts.keyMarker === undefined || opts.keyMarker === '' ? undefined : String(opts.keyMarker).normalize('NFC')
   let after: { id: string, uploadId: string } | undefined
-  if (opts.keyMarker !== undefined && opts.keyMarker !== '') {
+  if (keyMarker !== undefined) {
     // Upload ids are [A-Za-z0-9_-]: '~' sorts after all of them, so a key marker alone skips the key's every upload.
     const uploadId = opts.uploadIdMarker === undefined || opts.uploadIdMarker === '' ? '~' : String(opts.uploadIdMarker)
-    after = { id: String(opts.keyMarker).normalize('NFC'), uploadId }
+    after = { id: keyMarker, uploadId }
   }
-  const found = await store.listUploads({ prefix, after, limit: opts.limit + 1 })
-  return {
-    uploads: found.slice(0, opts.limit).map(u => ({ key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass })),
-    truncated: found.length > opts.limit
+  if (delimiter === undefined) {
+    const found = await store.listUploads({ prefix, after, limit: opts.limit + 1 })
+    return { uploads: found.slice(0, opts.limit).map(listed), truncated: found.length > opts.limit }
+  }
+
+  const rolledUp = (id: string): string | undefined => {
+    if (!id.startsWith(prefix)) return undefined
+    const at = id.indexOf(delimiter, prefix.length)
+    return at === -1 ? undefined : id.slice(0, at + delimiter.length)
+  }
+  const uploads: ListedUpload[] = []
+  const delimitedPrefixes: string[] = []
+  // The last prefix rolled up: its keys are skipped (a marker that is a prefix counts as one).
+  let skipping = keyMarker !== undefined && rolledUp(keyMarker) === keyMarker ? keyMarker : undefined
+  for (;;) {
+    const batch = await store.listUploads({ prefix, after, limit: opts.limit + 1 })
+    for (const upload of batch) {
+      const id = upload.key.normalize('NFC')
+      after = { id, uploadId: upload.uploadId }
+      if (skipping !== undefined && id.startsWith(skipping)) continue
+      if (uploads.length + delimitedPrefixes.length === opts.limit) return { uploads, delimitedPrefixes, truncated: true }
+      const common = rolledUp(id)
+      if (common === undefined) {
+        uploads.push(listed(upload))
+      } else {
+        delimitedPrefixes.push(common)
+        skipping = common
+      }
+    }
+    if (batch.length <= opts.limit) return { uploads, delimitedPrefixes, truncated: false }
   }
 }
 
@@ -60,5 +186,6 @@ export async function listPartsPage (store: BucketStore, uploadId: string, optio
   if (!Number.isFinite(marker) || marker < 0) throw new RangeError('listParts: partNumberMarker must be a non-negative number.')
   const found = await store.listParts(uploadId, marker, opts.limit + 1)
   if (found === null) throw new BucketError('NoSuchUpload', 'listParts')
-  return { parts: found.slice(0, opts.limit), truncated: found.length > opts.limit }
+  const parts = found.slice(0, opts.limit).map(p => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, checksums: { ...p.checksums } }))
+  return { parts, truncated: found.length > opts.limit }
 }

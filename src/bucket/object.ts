@@ -4,18 +4,17 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { Readable } from 'node:stream'
-import { httpMetadataView, writeHttpHeaders, type HashAlgorithm } from './metadata.js'
-import type { StoredObject } from './port.js'
-import type { BucketChecksums, BucketHTTPMetadata, BucketObject, BucketObjectBody, StorageClass } from './types.js'
+import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
+import { httpMetadataView, writeHttpHeaders } from './metadata.js'
+import type { StoredChecksums, StoredObject } from './port.js'
+import type { BucketChecksums, BucketCompositeChecksum, BucketHTTPMetadata, BucketObject, BucketObjectBody, StorageClass } from './types.js'
 
 class Checksums implements BucketChecksums {
-  readonly #hex: Partial<Record<HashAlgorithm, string>>
-  constructor (hex: Partial<Record<HashAlgorithm, string>>) { this.#hex = hex }
+  readonly #stored: StoredChecksums
+  constructor (stored: StoredChecksums) { this.#stored = stored }
   #bytes (algorithm: HashAlgorithm): ArrayBuffer | undefined {
-    const hex = this.#hex[algorithm]
-    if (hex === undefined) return undefined
-    const buf = Buffer.from(hex, 'hex')
-    return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
+    const hex = this.#stored[algorithm]
+    return hex === undefined ? undefined : hexBuffer(hex)
   }
 
   get md5 (): ArrayBuffer | undefined { return this.#bytes('md5') }
@@ -23,7 +22,28 @@ class Checksums implements BucketChecksums {
   get sha256 (): ArrayBuffer | undefined { return this.#bytes('sha256') }
   get sha384 (): ArrayBuffer | undefined { return this.#bytes('sha384') }
   get sha512 (): ArrayBuffer | undefined { return this.#bytes('sha512') }
-  toJSON (): Record<string, string> { return { ...this.#hex } as Record<string, string> }
+  get crc32 (): ArrayBuffer | undefined { return this.#bytes('crc32') }
+  get crc32c (): ArrayBuffer | undefined { return this.#bytes('crc32c') }
+  get crc64nvme (): ArrayBuffer | undefined { return this.#bytes('crc64nvme') }
+  get composite (): BucketCompositeChecksum | undefined {
+    const layout = this.#stored.multipart
+    if (layout?.composite === undefined) return undefined
+    return { algorithm: layout.composite.algorithm, value: hexBuffer(layout.composite.hex), parts: layout.parts }
+  }
+
+  toJSON (): Record<string, string> {
+    const out: Record<string, string> = {}
+    for (const algorithm of hashAlgorithms) {
+      const hex = this.#stored[algorithm]
+      if (hex !== undefined) out[algorithm] = hex
+    }
+    return out
+  }
+}
+
+function hexBuffer (hex: string): ArrayBuffer {
+  const buf = Buffer.from(hex, 'hex')
+  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
 }
 
 export class ObjectMetadata implements BucketObject {

@@ -28,7 +28,7 @@ import type { SweepReport } from './types.js'
 
 export { assembleListPage, assembleListPageAsync, type AsyncPageSource, type PageSource } from './list-page.js'
 export { pastPrefix } from './keys.js'
-export type { ListEntry, ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
+export type { ListEntry, ListPage, ListQuery, MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
 export type { BucketSettings } from './settings.js'
 export type { StorageClass, SweepReport } from './types.js'
@@ -70,6 +70,16 @@ export function storageFailureOf (err: unknown, what: string, path?: string): un
   const name = typeof errno === 'string' ? failureOfErrno[errno] : undefined
   if (name === undefined) return err
   return storageFailure(name, what, { path: path ?? (err as { path?: string }).path, cause: err })
+}
+
+/** A part's checksums as the JSON text a store keeps beside it, null when it has none. */
+export function partChecksumsText (part: StoredPart): string | null {
+  return part.checksums === undefined || Object.keys(part.checksums).length === 0 ? null : JSON.stringify(part.checksums)
+}
+
+/** A part's `checksums` field from that text: none for NULL (rows written before parts kept checksums). */
+export function partChecksumsFrom (text: string | null | undefined): Pick<StoredPart, 'checksums'> {
+  return text === null || text === undefined ? {} : { checksums: JSON.parse(text) }
 }
 
 /** A body written aside, waiting for a commit. */

@@ -6,9 +6,18 @@
  * then the range (RFC 9110 sections 13.2.2 and 14.2). The HTTP door turns
  * the outcome into 404/412/304/416/200/206, an S3 door into its XML, a
  * console into a page; none of them judges a condition or a range again.
+ *
+ * `partNumber` (S3's) is a range the engine derives from the object's part
+ * layout: part N of a multipart object is `partSize` bytes from
+ * `(N - 1) * partSize` (the last part, the rest); an object put whole has
+ * one part, all of it, served as a whole read. A part past the last is
+ * `range-not-satisfiable`. Objects completed before part layouts were kept
+ * cannot be read by part (an argument error says so).
  */
 import { evaluateConditional, parseConditional } from './conditional.js'
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isBucketError } from './errors.js'
+import { MAX_PART_NUMBER } from './multipart.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore, StoredObject } from './port.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
@@ -27,7 +36,32 @@ function conditionVerdict (onlyIf: unknown, record: StoredObject): 'pass' | 'pre
 }
 
 /** Decides the read of `id` in `store` (the engine has validated the key). */
+/** The part number a read asks for, or undefined. */
+function requestedPart (options: BucketReadOptions): number | undefined {
+  const n = options.partNumber
+  if (n === undefined) return undefined
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_PART_NUMBER) {
+    throw new RangeError(`read: partNumber must be an integer from 1 to ${MAX_PART_NUMBER} (got ${String(n)}).`)
+  }
+  if (options.range !== undefined && options.range !== null) throw new TypeError('read: give a range or a partNumber, not both.')
+  return n
+}
+
+/** Part `n` of `record` as a range (null: the whole object), or 'past-end'; and a multipart object's part count. */
+function partRange (record: StoredObject, n: number): { range: ResolvedRange | null | 'past-end', parts?: number } {
+  const layout = record.checksums.multipart
+  if (layout === undefined) {
+    if (/-\d+$/.test(record.etag)) throw new RangeError('read: this multipart object was completed without its part layout; it cannot be read by part.')
+    return { range: n === 1 ? null : 'past-end' }
+  }
+  if (n > layout.parts) return { range: 'past-end', parts: layout.parts }
+  const offset = (n - 1) * layout.partSize
+  const length = n < layout.parts ? layout.partSize : record.size - offset
+  return { range: { offset, length }, parts: layout.parts }
+}
+
 export async function decideRead (store: BucketStore, id: string, options: BucketReadOptions): Promise<BucketReadOutcome> {
+  const partNumber = requestedPart(options)
   const range = requestedRange(options.range)
   const withBody = options.body !== false
   // Conditions are parsed before the store is asked, so a malformed one costs no read.
@@ -41,7 +75,16 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
     return { status: verdict, object: new ObjectMetadata(record) }
   }
   let served: ResolvedRange | null = null
-  if (range !== null) {
+  let partsCount: number | undefined
+  if (partNumber !== undefined) {
+    const part = partRange(record, partNumber)
+    partsCount = part.parts
+    if (part.range === 'past-end') {
+      await reader?.close()
+      return { status: 'range-not-satisfiable', object: new ObjectMetadata(record) }
+    }
+    served = part.range
+  } else if (range !== null) {
     try {
       served = resolveRange(range, record.size, 'read')
     } catch (err) {
@@ -52,9 +95,10 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   }
   const status = served === null ? 'found' : 'partial'
   const object = new ObjectMetadata(record, served ?? undefined)
-  if (reader === null) return { status, object, range: served, body: null }
+  const parts = partsCount === undefined ? {} : { partsCount }
+  if (reader === null) return { status, object, range: served, body: null, ...parts }
   const { offset, length } = served ?? { offset: 0, length: record.size }
   // Small bodies come back already read (a copy: the store may share its bytes with a cache): one write, no stream.
   const bytes = reader.bytes?.subarray(offset, offset + length)
-  return { status, object, range: served, body: bytes !== undefined ? Buffer.from(bytes) : reader.stream(offset, length) }
+  return { status, object, range: served, body: bytes !== undefined ? Buffer.from(bytes) : reader.stream(offset, length), ...parts }
 }

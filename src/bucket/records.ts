@@ -17,8 +17,24 @@ export interface StoredObject {
   storageClass: StorageClass
   httpMetadata: StoredHttpMetadata
   customMetadata: Record<string, string>
-  /** Hex digests, by algorithm. */
-  checksums: Partial<Record<HashAlgorithm, string>>
+  checksums: StoredChecksums
+}
+
+/**
+ * Hex checksums of the whole object, by algorithm; for a completed
+ * multipart upload, also its part layout and composite checksum. Stores
+ * keep the record as it is (as JSON: a field added here needs no column),
+ * and rows written before a field existed simply lack it.
+ */
+export type StoredChecksums = Partial<Record<HashAlgorithm, string>> & { multipart?: MultipartLayout }
+
+export interface MultipartLayout {
+  /** How many parts the object was completed from. */
+  parts: number
+  /** The size of every part but the last (which is no larger). */
+  partSize: number
+  /** S3's composite checksum: `algorithm` over the parts' checksums, hex. */
+  composite?: { algorithm: HashAlgorithm, hex: string }
 }
 
 export interface StoredUpload {
@@ -35,6 +51,8 @@ export interface StoredPart {
   partNumber: number
   etag: string
   size: number
+  /** Hex checksums the part was uploaded with, beside its MD5 (the etag); absent or empty when none. */
+  checksums?: Partial<Record<HashAlgorithm, string>>
 }
 
 /** Which uploads in progress `listUploads` returns, in (id bytes, uploadId) order. */

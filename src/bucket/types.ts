@@ -22,7 +22,25 @@ export interface BucketChecksums {
   readonly sha256?: ArrayBuffer
   readonly sha384?: ArrayBuffer
   readonly sha512?: ArrayBuffer
+  /** Beyond the binding: the CRCs an S3 client sent with the object (of the whole object). */
+  readonly crc32?: ArrayBuffer
+  readonly crc32c?: ArrayBuffer
+  readonly crc64nvme?: ArrayBuffer
+  /**
+   * Beyond the binding: S3's composite checksum of a multipart object (the
+   * algorithm over its parts' checksums, written `<base64>-<parts>`).
+   */
+  readonly composite?: BucketCompositeChecksum
+  /** The stored digests, hex by algorithm (the composite one left out). */
   toJSON (): Record<string, string>
+}
+
+export type BucketChecksumAlgorithm = 'md5' | 'sha1' | 'sha256' | 'sha384' | 'sha512' | 'crc32' | 'crc32c' | 'crc64nvme'
+
+export interface BucketCompositeChecksum {
+  algorithm: BucketChecksumAlgorithm
+  value: ArrayBuffer
+  parts: number
 }
 
 export type BucketRange =
@@ -72,13 +90,27 @@ export interface BucketPutOptions {
   onlyIf?: BucketConditional | Headers
   httpMetadata?: BucketHTTPMetadata | Headers
   customMetadata?: Record<string, string>
-  md5?: ChecksumInput
-  sha1?: ChecksumInput
-  sha256?: ChecksumInput
-  sha384?: ChecksumInput
-  sha512?: ChecksumInput
+  md5?: ChecksumInput | DeferredChecksum
+  sha1?: ChecksumInput | DeferredChecksum
+  sha256?: ChecksumInput | DeferredChecksum
+  sha384?: ChecksumInput | DeferredChecksum
+  sha512?: ChecksumInput | DeferredChecksum
+  /** Beyond the binding: CRCs, verified and stored as the digests are; and any value may be deferred. */
+  crc32?: ChecksumInput | DeferredChecksum
+  crc32c?: ChecksumInput | DeferredChecksum
+  crc64nvme?: ChecksumInput | DeferredChecksum
   storageClass?: StorageClass
 }
+
+/**
+ * Beyond the binding: a checksum value may also be a function returning it,
+ * called once the body has been read (S3 sends checksums in trailers, after
+ * the body); what it throws fails the write.
+ */
+export type DeferredChecksum = () => ChecksumInput
+
+/** Beyond the binding: options of `uploadPart`, one checksum of the part to verify and keep. */
+export type BucketUploadPartOptions = Partial<Record<BucketChecksumAlgorithm, ChecksumInput | DeferredChecksum>>
 
 export interface BucketMultipartOptions {
   httpMetadata?: BucketHTTPMetadata | Headers
@@ -98,6 +130,12 @@ export interface BucketListOptions {
 export interface BucketUploadedPart {
   partNumber: number
   etag: string
+  /**
+   * Beyond the binding: the part's checksums (hex) as `uploadPart` returns
+   * them when given one; handed to `complete`, checksums the part must have
+   * been uploaded with (hex or bytes), InvalidPart otherwise.
+   */
+  checksums?: Partial<Record<BucketChecksumAlgorithm, ChecksumInput>>
 }
 
 /**
@@ -150,7 +188,7 @@ export interface BucketObjects {
 export interface BucketMultipartUpload {
   readonly key: string
   readonly uploadId: string
-  uploadPart (partNumber: number, value: BucketValue): Promise<BucketUploadedPart>
+  uploadPart (partNumber: number, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart>
   abort (): Promise<void>
   complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
   /**
@@ -165,6 +203,15 @@ export interface BucketMultipartUpload {
 
 export interface BucketCompleteOptions {
   onlyIf?: BucketConditional | Headers
+  /**
+   * How the object's checksum is made from its parts' checksums (when every
+   * part has one of the same algorithm): COMPOSITE (the default; not for
+   * crc64nvme) or FULL_OBJECT (the CRC of the whole object; CRCs only, and
+   * the default for crc64nvme).
+   */
+  checksumType?: 'COMPOSITE' | 'FULL_OBJECT'
+  /** The whole object's checksum the completion must produce (a FULL_OBJECT one); BadDigest otherwise. */
+  checksum?: Partial<Record<BucketChecksumAlgorithm, ChecksumInput>>
 }
 
 /** Options of `listParts`: parts numbered above `partNumberMarker`, at most `limit` (1 to 1,000, default 1,000). */
@@ -174,7 +221,8 @@ export interface BucketPartListOptions {
 }
 
 export interface BucketParts {
-  parts: Array<{ partNumber: number, etag: string, size: number }>
+  /** `checksums`: hex by algorithm, those the part was uploaded with (not its MD5, which is the etag). */
+  parts: Array<{ partNumber: number, etag: string, size: number, checksums: Partial<Record<BucketChecksumAlgorithm, string>> }>
   truncated: boolean
 }
 
@@ -186,6 +234,8 @@ export interface BucketParts {
  */
 export interface BucketUploadListOptions {
   prefix?: string
+  /** Roll keys holding this after the prefix up into `delimitedPrefixes` (S3's CommonPrefixes). */
+  delimiter?: string
   keyMarker?: string
   uploadIdMarker?: string
   limit?: number
@@ -194,6 +244,8 @@ export interface BucketUploadListOptions {
 export interface BucketUploads {
   /** In UTF-8 byte order of the keys, then by upload id. */
   uploads: Array<{ key: string, uploadId: string, initiated: Date, storageClass: StorageClass }>
+  /** With a delimiter: the prefixes rolled up, in order, each once. */
+  delimitedPrefixes?: string[]
   truncated: boolean
 }
 
@@ -224,6 +276,13 @@ export interface BucketReadOptions {
   range?: BucketRange | string
   /** false: decide as HEAD does, without opening the body. Default true. */
   body?: boolean
+  /**
+   * Beyond the binding (S3's `partNumber`): read part N of a multipart
+   * object (part 1 of an object put whole is all of it), served as a range
+   * (`partial`); not with `range`. A part past the last is
+   * `range-not-satisfiable`.
+   */
+  partNumber?: number
 }
 
 /** What a read answers; doors map each status onto theirs (404, 412, 304, 416, 200, 206). */
@@ -245,6 +304,8 @@ export interface BucketReadServed {
   range: { offset: number, length: number } | null
   /** The bytes: already in memory for small objects, else a stream to consume or destroy; null when `body: false`. */
   body: Buffer | Readable | null
+  /** With `partNumber`, for a multipart object: how many parts it has. */
+  partsCount?: number
 }
 
 /** The bucket binding. */

@@ -4,9 +4,10 @@
  * held whole in memory.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { createHash, type Hash } from 'node:crypto'
 import { BucketError } from './errors.js'
-import type { HashAlgorithm } from './metadata.js'
+import { runningChecksum, type HashAlgorithm, type RunningChecksum } from './checksums.js'
+import { expectedChecksumHex, type ChecksumOption } from './metadata.js'
+import type { StagedBody } from './port.js'
 
 function isAsyncIterable (value: unknown): value is AsyncIterable<unknown> {
   return value !== null && typeof value === 'object' && Symbol.asyncIterator in value
@@ -33,18 +34,18 @@ export function valueSource (value: unknown, method: string): AsyncIterable<Uint
   throw new TypeError(`${method}: the value must be a ReadableStream, ArrayBuffer, ArrayBufferView, string, Blob or null.`)
 }
 
-/** Hashes and counts the bytes flowing through `source`; `digests` is complete once the stream is. */
+/** Hashes and counts the bytes flowing through `source`; `digests()` once the stream is complete. */
 export class MeasuredBody implements AsyncIterable<Uint8Array> {
   size = 0
-  readonly #hashes: Array<[HashAlgorithm, Hash]>
+  readonly #checksums: Array<[HashAlgorithm, RunningChecksum]>
   readonly #source: AsyncIterable<Uint8Array>
   readonly #maxSize: number
   readonly #method: string
-  #digests: Partial<Record<HashAlgorithm, string>> | undefined
+  #digests: Promise<Partial<Record<HashAlgorithm, string>>> | undefined
 
   constructor (source: AsyncIterable<Uint8Array>, algorithms: HashAlgorithm[], maxSize: number, method: string) {
     this.#source = source
-    this.#hashes = algorithms.map(a => [a, createHash(a)])
+    this.#checksums = [...new Set(algorithms)].map(a => [a, runningChecksum(a)])
     this.#maxSize = maxSize
     this.#method = method
   }
@@ -53,13 +54,35 @@ export class MeasuredBody implements AsyncIterable<Uint8Array> {
     for await (const chunk of this.#source) {
       this.size += chunk.byteLength
       if (this.size > this.#maxSize) throw new BucketError('EntityTooLarge', this.#method)
-      for (const [, hash] of this.#hashes) hash.update(chunk)
+      for (const [, running] of this.#checksums) running.update(chunk)
       yield chunk
     }
   }
 
-  get digests (): Partial<Record<HashAlgorithm, string>> {
-    this.#digests ??= Object.fromEntries(this.#hashes.map(([a, h]) => [a, h.digest('hex')]))
-    return this.#digests
+  /** Hex digests by algorithm. */
+  async digests (): Promise<Partial<Record<HashAlgorithm, string>>> {
+    this.#digests ??= Promise.all(this.#checksums.map(async ([a, running]) => [a, (await running.digest()).toString('hex')] as const))
+      .then(entries => Object.fromEntries(entries))
+    return await this.#digests
+  }
+}
+
+/**
+ * The digests of a body once staged, after checking the one a write was
+ * given (BadDigest otherwise); on a failure the staged body is discarded.
+ */
+export async function verifiedDigests (method: string, body: MeasuredBody, checksum: ChecksumOption | null, staged: StagedBody): Promise<Partial<Record<HashAlgorithm, string>>> {
+  try {
+    const digests = await body.digests()
+    if (checksum === null) return digests
+    const expected = expectedChecksumHex(method, checksum)
+    const actual = digests[checksum.algorithm]
+    if (actual !== expected) {
+      throw new BucketError('BadDigest', method, `The ${checksum.algorithm} you provided was ${expected}; the ${checksum.algorithm} of the data received is ${actual ?? ''}.`)
+    }
+    return digests
+  } catch (err) {
+    await staged.discard()
+    throw err
   }
 }

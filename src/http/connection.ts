@@ -16,6 +16,10 @@
  * is the slow one, committing a large write, and its answer must not lie).
  * The headers of a request must arrive within the same time (Node's
  * `headersTimeout`; the client-error handler answers 408).
+ *
+ * The S3 listener gets the same two promises: the composition root hands
+ * `inConnectionOrder` and `idleConnectionListener` (with the S3 answer) to
+ * it, so both ports keep them the same way.
  */
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -57,16 +61,30 @@ export async function inConnectionOrder (request: FastifyRequest, reply: Fastify
   await earlier
 }
 
-/** The server's 'timeout' listener (Node's socket inactivity timer, set to the idle timeout). */
-export function onIdleConnection (socket: Socket): void {
-  const reply = connections.get(socket)?.pending[0]
-  if (reply === undefined || reply.raw.headersSent || reply.request.raw.complete) {
-    if (reply === undefined || reply.raw.headersSent) socket.destroy()
-    return
-  }
-  const { code, status, message } = DoorErrors.RequestTimeout
-  const body = JSON.stringify(failure(code, message))
-  reply.hijack()
-  reply.raw.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
-  reply.raw.end(body, () => { socket.destroy() })
+/** What a request whose body stopped arriving is answered before its connection closes. */
+export interface IdleAnswer {
+  status: number
+  contentType: string
+  body: string
 }
+
+/** A server's 'timeout' listener (Node's socket inactivity timer, set to the idle timeout) answering `answer`. */
+export function idleConnectionListener (answer: IdleAnswer): (socket: Socket) => void {
+  return socket => {
+    const reply = connections.get(socket)?.pending[0]
+    if (reply === undefined || reply.raw.headersSent || reply.request.raw.complete) {
+      if (reply === undefined || reply.raw.headersSent) socket.destroy()
+      return
+    }
+    reply.hijack()
+    reply.raw.writeHead(answer.status, { 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body), connection: 'close' })
+    reply.raw.end(answer.body, () => { socket.destroy() })
+  }
+}
+
+/** The gateway's 'timeout' listener: 408 with code 40800. */
+export const onIdleConnection = idleConnectionListener({
+  status: DoorErrors.RequestTimeout.status,
+  contentType: 'application/json; charset=utf-8',
+  body: JSON.stringify(failure(DoorErrors.RequestTimeout.code, DoorErrors.RequestTimeout.message))
+})

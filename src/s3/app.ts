@@ -7,10 +7,11 @@
  * redacted, and so are the signature and credential of presigned URLs in the
  * logged URL.
  */
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
+import type { Socket } from 'node:net'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type onRequestAsyncHookHandler } from 'fastify'
 import type { BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
-import { s3ErrorReply } from './errors.js'
+import { S3Errors, s3ErrorReply } from './errors.js'
 import { s3Api } from './plugin.js'
 import { errorDocument } from './xml.js'
 
@@ -21,6 +22,23 @@ export interface S3AppConfig {
   domains: string[]
   /** Pino level, or false for no logging (tests). */
   logLevel: string | false
+  /** The connection promises of the gateway's port, handed over by the composition root; none when absent. */
+  connections?: S3Connections
+}
+
+/**
+ * Idle timeout and request order on one connection, as the HTTP port keeps
+ * them (src/http/connection.ts, wired here by the composition root): a body
+ * that stops arriving for `idleTimeoutMs` is answered RequestTimeout and its
+ * connection closed (the partial upload is discarded: nothing stored), and
+ * requests pipelined on one connection take effect in the order sent.
+ */
+export interface S3Connections {
+  idleTimeoutMs: number
+  /** An onRequest hook holding a request until the connection's earlier ones are answered. */
+  inConnectionOrder: onRequestAsyncHookHandler
+  /** Makes the server's 'timeout' listener from what a stalled request is answered. */
+  idleListener: (answer: { status: number, contentType: string, body: string }) => (socket: Socket) => void
 }
 
 /** A URL with the values of X-Amz-Signature, X-Amz-Credential and X-Amz-Security-Token replaced. */
@@ -29,7 +47,7 @@ export function redactedUrl (url: string): string {
 }
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
-  const options: FastifyServerOptions = {
+  const options: FastifyServerOptions & { connectionTimeout?: number } = {
     logger: config.logLevel === false
       ? false
       : {
@@ -47,7 +65,18 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       void reply.code(answer.status).type('application/xml').send(errorDocument(answer.code, answer.message, {}))
     }
   }
+  const connections = config.connections
+  if (connections !== undefined) options.connectionTimeout = connections.idleTimeoutMs
   const app = Fastify(options)
+  if (connections !== undefined) {
+    const ms = connections.idleTimeoutMs
+    app.server.headersTimeout = ms
+    // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
+    Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, ms / 4)) })
+    const { status, message } = S3Errors.RequestTimeout
+    app.server.on('timeout', connections.idleListener({ status, contentType: 'application/xml', body: errorDocument('RequestTimeout', message, {}) }))
+    app.addHook('onRequest', connections.inConnectionOrder)
+  }
   await app.register(s3Api, { registry: config.registry, policy: config.policy, domains: config.domains })
   return app
 }

@@ -3,25 +3,43 @@
  * aws-chunked framing removed and the checksums the request names verified
  * on the way (payload.ts), all streaming.
  *
- * For PutObject, one checksum given in a header (x-amz-checksum-sha256, else
- * -sha1, else Content-MD5) is handed to the binding instead, which verifies
- * and stores it (so GetObject can return it); the door checks the others.
+ * For PutObject and UploadPart, one checksum is handed to the binding,
+ * which verifies it and keeps it with the object or part (so GetObject and
+ * ListParts return it): an x-amz-checksum-* from a header (its value now) or
+ * a trailer (a function the binding calls once the body has been read),
+ * else Content-MD5. The door checks the others itself.
  */
 import type { IncomingMessage } from 'node:http'
 import { pipeline, type Readable } from 'node:stream'
-import type { BucketPutOptions } from '../bucket/index.js'
+import type { BucketUploadPartOptions } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 import { single } from './headers.js'
-import { AwsChunkedDecoder, ChecksumVerifier, payloadMode, requestedChecksums, type ExpectedChecksum } from './payload.js'
+import { AwsChunkedDecoder, ChecksumVerifier, checksumAlgorithms, payloadMode, requestedChecksums, type ChecksumAlgorithm, type ExpectedChecksum } from './payload.js'
 import type { VerifiedSignature } from './sigv4.js'
 
 export interface DecodedBody {
   stream: Readable
-  /** Checksum options for `put` (empty unless `forPut`). */
-  putChecksum: Pick<BucketPutOptions, 'md5' | 'sha1' | 'sha256'>
+  /** The checksum option for `put` / `uploadPart` (empty unless the body is an object's). */
+  checksum: BucketUploadPartOptions
+  /** The x-amz-checksum-* algorithm handed to the binding, if any. */
+  algorithm?: ChecksumAlgorithm
 }
 
-export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature | null, forPut: boolean): DecodedBody {
+/** The check the binding takes over: the first x-amz-checksum-*, else Content-MD5. */
+function handedCheck (checks: ExpectedChecksum[]): ExpectedChecksum | undefined {
+  const fromRequest = checks.filter(c => c.error === 'BadDigest')
+  return fromRequest.find(c => checksumAlgorithms.includes(c.algorithm as ChecksumAlgorithm)) ?? fromRequest.find(c => c.algorithm === 'md5')
+}
+
+/**
+ * What the body is: an object's or part's bytes (`object`: a checksum is
+ * handed to the binding), an XML document (`document`), or a
+ * CompleteMultipartUpload document, whose x-amz-checksum-* headers describe
+ * the completed object, not the document (`completion`).
+ */
+export type BodyUse = 'object' | 'document' | 'completion'
+
+export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature | null, use: BodyUse): DecodedBody {
   const headers = raw.headers
   const mode = payloadMode(single(headers, 'x-amz-content-sha256'))
   const stages: NodeJS.ReadWriteStream[] = []
@@ -35,26 +53,23 @@ export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature 
   } else if (single(headers, 'x-amz-trailer') !== undefined) {
     throw new S3Error('InvalidRequest', 'x-amz-trailer needs an aws-chunked body (x-amz-content-sha256: STREAMING-...-TRAILER).')
   }
-  let checks: ExpectedChecksum[] = requestedChecksums(headers, () => decoder?.trailers)
+  let checks: ExpectedChecksum[] = requestedChecksums(headers, () => decoder?.trailers, use !== 'completion')
   if (mode.kind === 'sha256') checks.push({ algorithm: 'sha256', expected: () => Buffer.from(mode.hex, 'hex').toString('base64'), error: 'XAmzContentSHA256Mismatch' })
 
-  const putChecksum: DecodedBody['putChecksum'] = {}
-  if (forPut) {
-    const fromHeader = (algorithm: string): ExpectedChecksum | undefined => checks.find(c =>
-      c.algorithm === algorithm && c.error === 'BadDigest' && single(headers, algorithm === 'md5' ? 'content-md5' : `x-amz-checksum-${algorithm}`) !== undefined)
-    const handed = fromHeader('sha256') ?? fromHeader('sha1') ?? fromHeader('md5')
-    if (handed !== undefined) {
-      const bytes = Buffer.from(handed.expected() ?? '', 'base64')
-      const value = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer
-      if (handed.algorithm === 'sha256') putChecksum.sha256 = value
-      else if (handed.algorithm === 'sha1') putChecksum.sha1 = value
-      else putChecksum.md5 = value
-      checks = checks.filter(c => c !== handed)
+  const checksum: BucketUploadPartOptions = {}
+  const handed = use === 'object' ? handedCheck(checks) : undefined
+  if (handed !== undefined) {
+    checks = checks.filter(c => c !== handed)
+    checksum[handed.algorithm] = () => {
+      const value = handed.expected()
+      if (value === undefined) throw new S3Error('IncompleteBody', `The ${handed.algorithm} checksum announced in x-amz-trailer never arrived.`)
+      return Buffer.from(value, 'base64')
     }
   }
+  const algorithm = handed !== undefined && handed.algorithm !== 'md5' ? handed.algorithm : undefined
   if (checks.length > 0) stages.push(new ChecksumVerifier(checks))
-  if (stages.length === 0) return { stream: raw, putChecksum }
+  if (stages.length === 0) return { stream: raw, checksum, algorithm }
   // Errors travel down the chain to the last stream, which the binding reads.
   const stream = (pipeline as unknown as (...streams: unknown[]) => Readable)(raw, ...stages, () => {})
-  return { stream, putChecksum }
+  return { stream, checksum, algorithm }
 }

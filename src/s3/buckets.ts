@@ -37,7 +37,7 @@ export async function createBucket (ctx: S3Context): Promise<void> {
   // The body, when there is one, is a CreateBucketConfiguration whose location is any region.
   const length = Number(ctx.request.headers['content-length'] ?? 0)
   if (length > 0 || ctx.request.headers['transfer-encoding'] !== undefined) {
-    await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, false).stream, 'CreateBucketConfiguration')
+    await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'CreateBucketConfiguration')
   }
   await ctx.registry.create(ctx.bucketName)
   await ctx.reply.code(200).header('location', `/${ctx.bucketName}`).send()
@@ -96,7 +96,7 @@ const corsMethods = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD']
 
 export async function putBucketCors (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
-  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, false).stream, 'CORSConfiguration')
+  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'CORSConfiguration')
   const rules = list(document, 'CORSRule').map(rule => {
     const stored: CorsRule & { id?: string } = { allowedOrigins: strings(rule, 'AllowedOrigin'), allowedMethods: strings(rule, 'AllowedMethod') }
     if (stored.allowedOrigins.length === 0 || stored.allowedMethods.length === 0) {
@@ -145,7 +145,7 @@ function conditionXml (condition: Condition): Record<string, unknown> {
 
 export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
-  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, false).stream, 'LifecycleConfiguration')
+  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'LifecycleConfiguration')
   const ids = new Set<string>()
   const rules = list(document, 'Rule').map((rule, i) => {
     const id = text(rule, 'ID')?.trim() || `rule-${i + 1}`

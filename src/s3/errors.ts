@@ -50,6 +50,7 @@ export const S3Errors = {
   NoSuchUpload: { status: 404, message: 'The specified multipart upload does not exist. The upload ID might not be valid, or the multipart upload might have been aborted or completed.' },
   NotImplemented: { status: 501, message: 'A header or query you provided implies functionality that is not implemented.' },
   PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold' },
+  RequestTimeout: { status: 400, message: 'Your socket connection to the server was not read from or written to within the timeout period.' },
   RequestTimeTooSkewed: { status: 403, message: 'The difference between the request time and the server\'s time is too large.' },
   ServiceUnavailable: { status: 503, message: 'The storage is unavailable; try again later.' },
   SignatureDoesNotMatch: { status: 403, message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' },

@@ -11,8 +11,9 @@
  * encoding.
  *
  * Response side: what S3 answers for GET/HEAD, `x-amz-storage-class` only
- * for classes other than STANDARD (as S3), stored SHA-1/SHA-256 checksums
- * (base64) when asked with `x-amz-checksum-mode: ENABLED`.
+ * for classes other than STANDARD (as S3), the stored checksums (CRC32,
+ * CRC32C, CRC64NVME, SHA-1, SHA-256 in base64, with x-amz-checksum-type)
+ * when asked with `x-amz-checksum-mode: ENABLED`.
  *
  * Header values travel as Latin-1 on the wire; values that are valid UTF-8
  * are decoded as UTF-8 when stored (the engine's request-metadata.ts, shared
@@ -98,10 +99,28 @@ export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Hea
   return onlyIf
 }
 
-/** Parts of a multipart object, from its ETag's `-N` suffix; undefined for a single put. */
-export function partsCount (object: BucketObject): number | undefined {
-  const m = /-(\d+)$/.exec(object.etag)
-  return m === null ? undefined : Number(m[1])
+const s3ChecksumAlgorithms = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const
+
+/**
+ * x-amz-checksum-<algorithm> and x-amz-checksum-type of an object: a
+ * multipart object's composite checksum (`<base64>-<parts>`, COMPOSITE), or
+ * the stored checksums of the whole object (FULL_OBJECT). MD5 is the ETag's.
+ */
+export function checksumHeaders (object: BucketObject): Record<string, string> {
+  const composite = object.checksums.composite
+  if (composite !== undefined) {
+    return {
+      [`x-amz-checksum-${composite.algorithm}`]: `${Buffer.from(composite.value).toString('base64')}-${composite.parts}`,
+      'x-amz-checksum-type': 'COMPOSITE'
+    }
+  }
+  const headers: Record<string, string> = {}
+  const stored = object.checksums.toJSON()
+  for (const algorithm of s3ChecksumAlgorithms) {
+    if (stored[algorithm] !== undefined) headers[`x-amz-checksum-${algorithm}`] = Buffer.from(stored[algorithm], 'hex').toString('base64')
+  }
+  if (Object.keys(headers).length > 0) headers['x-amz-checksum-type'] = 'FULL_OBJECT'
+  return headers
 }
 
 /** The headers describing `object` in a GET/HEAD answer (without Content-Length/Range). */
@@ -120,12 +139,7 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
   if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
   for (const [name, value] of Object.entries(object.customMetadata)) headers[`x-amz-meta-${name.toLowerCase()}`] = value
-  if (options.checksums === true) {
-    const stored = object.checksums.toJSON()
-    for (const algorithm of ['sha1', 'sha256']) {
-      if (stored[algorithm] !== undefined) headers[`x-amz-checksum-${algorithm}`] = Buffer.from(stored[algorithm], 'hex').toString('base64')
-    }
-  }
+  if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})
   const safe: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) safe[name] = encodeHeaderValue(value)

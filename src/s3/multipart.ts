@@ -7,22 +7,50 @@
  * `md5-of-md5s-N`.
  *
  * ListMultipartUploads and ListParts page through the binding's
- * `listMultipartUploads` and `upload.listParts`; a delimiter in
- * ListMultipartUploads is not supported (NotImplemented).
+ * `listMultipartUploads` and `upload.listParts`.
  *
  * CompleteMultipartUpload lists parts in ascending order, as S3 requires
  * (InvalidPartOrder otherwise); If-Match / If-None-Match on it are the
- * binding's `onlyIf`, judged in the commit's critical section. Part checksums sent with UploadPart are
- * verified on the way (payload.ts); the binding stores none for parts, so no
- * composite checksum is answered.
+ * binding's `onlyIf`, judged in the commit's critical section.
+ *
+ * Checksums: a part's x-amz-checksum-* (header or trailer) is verified and
+ * kept by the binding, echoed by UploadPart and listed by ListParts; the
+ * Checksum* of each Part in CompleteMultipartUpload must be the part's
+ * (InvalidPart), and the binding makes the object's checksum from the
+ * parts' (COMPOSITE `<base64>-N`, or FULL_OBJECT with x-amz-checksum-type;
+ * CRC64NVME is always FULL_OBJECT, as S3). The algorithm and type named at
+ * CreateMultipartUpload are checked and echoed there, not kept with the
+ * upload: a completion takes its type from its own x-amz-checksum-type.
  */
-import type { BucketRange } from '../bucket/index.js'
+import { compareIds, type BucketChecksumAlgorithm, type BucketRange } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { conditionalFrom, customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom } from './headers.js'
 import { checkKey, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { list, readXmlBody, text } from './xml.js'
+
+const checksumElements: Record<string, BucketChecksumAlgorithm> = {
+  ChecksumCRC32: 'crc32', ChecksumCRC32C: 'crc32c', ChecksumCRC64NVME: 'crc64nvme', ChecksumSHA1: 'sha1', ChecksumSHA256: 'sha256'
+}
+
+/** Hex checksums → the Checksum* elements of a part or an object (a composite one as `<base64>-N`). */
+function checksumElementsOf (checksums: Record<string, string>, parts?: number): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [element, algorithm] of Object.entries(checksumElements)) {
+    const hex = checksums[algorithm]
+    if (hex !== undefined) out[element] = Buffer.from(hex, 'hex').toString('base64') + (parts === undefined ? '' : `-${parts}`)
+  }
+  return out
+}
+
+/** x-amz-checksum-type: COMPOSITE or FULL_OBJECT, or undefined. */
+function checksumTypeFrom (ctx: S3Context): 'COMPOSITE' | 'FULL_OBJECT' | undefined {
+  const value = single(ctx.request.headers, 'x-amz-checksum-type')?.trim().toUpperCase()
+  if (value === undefined) return undefined
+  if (value !== 'COMPOSITE' && value !== 'FULL_OBJECT') throw new S3Error('InvalidRequest', 'Value for x-amz-checksum-type header is invalid.')
+  return value
+}
 
 function uploadIdFrom (ctx: S3Context): string {
   const uploadId = param(ctx, 'uploadId')
@@ -34,11 +62,24 @@ export async function createMultipartUpload (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const { bucket, info } = await openNamedBucket(ctx)
   const headers = ctx.request.headers
+  const algorithm = single(headers, 'x-amz-checksum-algorithm')?.trim().toUpperCase()
+  if (algorithm !== undefined && !['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'].includes(algorithm)) {
+    throw new S3Error('InvalidRequest', 'Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]')
+  }
+  const type = checksumTypeFrom(ctx)
+  if (type !== undefined && algorithm === undefined) throw new S3Error('InvalidRequest', 'The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.')
+  if ((type === 'COMPOSITE' && algorithm === 'CRC64NVME') || (type === 'FULL_OBJECT' && (algorithm === 'SHA1' || algorithm === 'SHA256'))) {
+    throw new S3Error('InvalidRequest', `The ${type} checksum type cannot be used with the ${algorithm} checksum algorithm.`)
+  }
   const upload = await bucket.createMultipartUpload(ctx.key, {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
     storageClass: storageClassFrom(headers) ?? info.settings.storageClass
   })
+  if (algorithm !== undefined) {
+    ctx.reply.header('x-amz-checksum-algorithm', algorithm)
+    ctx.reply.header('x-amz-checksum-type', type ?? (algorithm === 'CRC64NVME' ? 'FULL_OBJECT' : 'COMPOSITE'))
+  }
   await sendXml(ctx, 200, 'InitiateMultipartUploadResult', { Bucket: ctx.bucketName, Key: upload.key, UploadId: upload.uploadId })
 }
 
@@ -47,8 +88,13 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const partNumber = partNumberFrom(param(ctx, 'partNumber'))
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
-  const part = await upload.uploadPart(partNumber, decodedBody(ctx.request.raw, ctx.signature, false).stream)
-  await ctx.reply.code(200).header('etag', `"${part.etag}"`).send()
+  const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
+  const part = await upload.uploadPart(partNumber, body.stream, body.checksum)
+  ctx.reply.code(200).header('etag', `"${part.etag}"`)
+  for (const [element, value] of Object.entries(checksumElementsOf((part.checksums ?? {}) as Record<string, string>))) {
+    ctx.reply.header(`x-amz-checksum-${checksumElements[element]}`, value)
+  }
+  await ctx.reply.send()
 }
 
 /** `x-amz-copy-source-range: bytes=first-last`, both required (S3's form). */
@@ -76,27 +122,46 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
-  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, false).stream, 'CompleteMultipartUpload')
+  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'completion').stream, 'CompleteMultipartUpload')
   const parts = list(document, 'Part').map(part => {
     const number = text(part, 'PartNumber')
     const etag = text(part, 'ETag')
     if (number === undefined || etag === undefined || !/^\d+$/.test(number.trim())) {
       throw new S3Error('MalformedXML', 'Every Part has a PartNumber and an ETag.')
     }
-    return { partNumber: Number(number.trim()), etag: etag.trim() }
+    const checksums: Partial<Record<BucketChecksumAlgorithm, Buffer>> = {}
+    for (const [element, algorithm] of Object.entries(checksumElements)) {
+      const value = text(part, element)?.trim()
+      if (value !== undefined && value !== '') checksums[algorithm] = Buffer.from(value, 'base64')
+    }
+    return { partNumber: Number(number.trim()), etag: etag.trim(), checksums }
   })
   if (parts.length === 0) throw new S3Error('MalformedXML', 'You must specify at least one part')
   for (let i = 1; i < parts.length; i++) {
     if (parts[i].partNumber <= parts[i - 1].partNumber) throw new S3Error('InvalidPartOrder')
   }
   const onlyIf = conditionalFrom(ctx.request.headers)
-  const object = await upload.complete(parts, onlyIf === undefined ? {} : { onlyIf })
+  // A whole-object checksum in a header is what a FULL_OBJECT completion must produce.
+  const checksum: Partial<Record<BucketChecksumAlgorithm, Buffer>> = {}
+  for (const algorithm of Object.values(checksumElements)) {
+    const value = single(ctx.request.headers, `x-amz-checksum-${algorithm}`)?.trim()
+    if (value !== undefined && !value.includes('-')) checksum[algorithm] = Buffer.from(value, 'base64')
+  }
+  // Without x-amz-checksum-type, a whole-object checksum says the type is FULL_OBJECT.
+  const checksumType = checksumTypeFrom(ctx) ?? (Object.keys(checksum).length > 0 ? 'FULL_OBJECT' : undefined)
+  const object = await upload.complete(parts, { ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }), checksum })
   if (object === null) throw new S3Error('PreconditionFailed')
+  const composite = object.checksums.composite
+  const checksums = composite === undefined
+    ? checksumElementsOf(object.checksums.toJSON())
+    : checksumElementsOf({ [composite.algorithm]: Buffer.from(composite.value).toString('hex') }, composite.parts)
   await sendXml(ctx, 200, 'CompleteMultipartUploadResult', {
     Location: `/${ctx.bucketName}/${encodeURIComponent(ctx.key)}`,
     Bucket: ctx.bucketName,
     Key: object.key,
-    ETag: object.httpEtag
+    ETag: object.httpEtag,
+    ...checksums,
+    ...(Object.keys(checksums).length === 0 ? {} : { ChecksumType: composite === undefined ? 'FULL_OBJECT' : 'COMPOSITE' })
   })
 }
 
@@ -116,25 +181,35 @@ function maxFrom (ctx: S3Context, name: string): number {
 }
 
 export async function listMultipartUploads (ctx: S3Context): Promise<void> {
-  if (param(ctx, 'delimiter') !== undefined && param(ctx, 'delimiter') !== '') throw new S3Error('NotImplemented', 'ListMultipartUploads with a delimiter is not supported.')
   const encoding = param(ctx, 'encoding-type')
   if (encoding !== undefined && encoding !== 'url') throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request')
   const encode = encoding === 'url' ? encodeURIComponent : (value: string) => value
   const { bucket } = await openNamedBucket(ctx)
   const limit = maxFrom(ctx, 'max-uploads')
   const prefix = param(ctx, 'prefix') ?? ''
+  const delimiter = param(ctx, 'delimiter') ?? ''
   const keyMarker = param(ctx, 'key-marker') ?? ''
   const uploadIdMarker = keyMarker === '' ? '' : param(ctx, 'upload-id-marker') ?? ''
   const listed = limit === 0
-    ? { uploads: [], truncated: false }
-    : await bucket.listMultipartUploads({ prefix, keyMarker, uploadIdMarker, limit })
-  const last = listed.uploads.at(-1)
+    ? { uploads: [], delimitedPrefixes: [], truncated: false }
+    : await bucket.listMultipartUploads({ prefix, delimiter, keyMarker, uploadIdMarker, limit })
+  const prefixes = listed.delimitedPrefixes ?? []
+  // The page ends with its last upload or its last prefix, whichever comes later in key order.
+  const lastUpload = listed.uploads.at(-1)
+  const lastPrefix = prefixes.at(-1)
+  const endsWithPrefix = lastPrefix !== undefined && (lastUpload === undefined || compareIds(lastPrefix, lastUpload.key.normalize('NFC')) > 0)
+  const next = !listed.truncated
+    ? {}
+    : endsWithPrefix
+      ? { NextKeyMarker: encode(lastPrefix) }
+      : lastUpload === undefined ? {} : { NextKeyMarker: encode(lastUpload.key), NextUploadIdMarker: lastUpload.uploadId }
   await sendXml(ctx, 200, 'ListMultipartUploadsResult', {
     Bucket: ctx.bucketName,
     KeyMarker: encode(keyMarker),
     UploadIdMarker: uploadIdMarker,
-    ...(listed.truncated && last !== undefined ? { NextKeyMarker: encode(last.key), NextUploadIdMarker: last.uploadId } : {}),
+    ...next,
     Prefix: encode(prefix),
+    ...(delimiter === '' ? {} : { Delimiter: encode(delimiter) }),
     MaxUploads: limit,
     IsTruncated: listed.truncated,
     ...(encoding === undefined ? {} : { EncodingType: 'url' }),
@@ -149,7 +224,8 @@ export async function listMultipartUploads (ctx: S3Context): Promise<void> {
             StorageClass: s3StorageClass(u.storageClass),
             Initiated: u.initiated.toISOString()
           }))
-        })
+        }),
+    ...(prefixes.length === 0 ? {} : { CommonPrefixes: prefixes.map(p => ({ Prefix: encode(p) })) })
   })
 }
 
@@ -174,6 +250,6 @@ export async function listParts (ctx: S3Context): Promise<void> {
     IsTruncated: truncated,
     Initiator: OWNER,
     Owner: OWNER,
-    ...(parts.length === 0 ? {} : { Part: parts.map(p => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"`, Size: p.size })) })
+    ...(parts.length === 0 ? {} : { Part: parts.map(p => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"`, Size: p.size, ...checksumElementsOf(p.checksums) })) })
   })
 }

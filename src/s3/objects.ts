@@ -2,16 +2,12 @@
  * Object operations: PutObject, GetObject, HeadObject, DeleteObject,
  * DeleteObjects and CopyObject, each one or two binding calls.
  *
- * Reads follow the HTTP door's order (RFC 9110, as S3): the binding's `get`
- * with `{onlyIf, range}` judges the conditions; metadata without a body
- * means a condition failed, and `evaluateConditional` tells 412 from 304;
- * an unsatisfiable range costs a `head` to keep 412/304 ahead of 416. A
- * malformed or multi-range Range header is ignored (the whole object is
- * served), as S3 does.
- *
- * `partNumber` on GET/HEAD: part 1 of an object put in one piece is the
- * whole object (as S3); parts of multipart objects are not served
- * (NotImplemented): the binding does not keep part boundaries readable.
+ * Reads are the engine's read decision (`bucket.read`), translated: it
+ * judges the conditions, then the range or the part (RFC 9110 order: 412,
+ * 304, then 416). A malformed or multi-range Range header is ignored (the
+ * whole object is served), as S3 does. `partNumber` on GET/HEAD is a part
+ * of a multipart object (206, Content-Range, x-amz-mp-parts-count); part 1
+ * of an object put in one piece is the whole object, as S3 answers it.
  *
  * CopyObject within one bucket is the binding's `copy` (the store shares the
  * bytes; `x-amz-copy-source-if-*` are its `sourceOnlyIf`). Between buckets,
@@ -19,16 +15,13 @@
  * `put`, the conditions being the source read's `onlyIf`.
  */
 import type { Readable } from 'node:stream'
-import {
-  bodyBuffer, bodyStream, BucketErrors, evaluateConditional, isBucketError, MAX_KEY_BYTES, parseConditional, parseRangeHeader, resolveRange,
-  responseOverridesFrom
-} from '../bucket/index.js'
+import { bodyBuffer, bodyStream, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
 import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
-  conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, partsCount, single, storageClassFrom
+  checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom
 } from './headers.js'
 import { list, readXmlBody, text } from './xml.js'
 
@@ -52,17 +45,19 @@ export async function putObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const { bucket, info } = await openNamedBucket(ctx)
   const headers = ctx.request.headers
-  const body = decodedBody(ctx.request.raw, ctx.signature, true)
+  const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const onlyIf = conditionalFrom(headers)
   const object = await bucket.put(ctx.key, body.stream, {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
     storageClass: storageClassFrom(headers) ?? info.settings.storageClass,
     ...(onlyIf === undefined ? {} : { onlyIf }),
-    ...body.putChecksum
+    ...body.checksum
   })
   if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
-  await ctx.reply.code(200).header('etag', object.httpEtag).send()
+  ctx.reply.code(200).header('etag', object.httpEtag)
+  if (body.algorithm !== undefined) ctx.reply.headers(checksumHeaders(object))
+  await ctx.reply.send()
 }
 
 interface ReadAnswer {
@@ -75,22 +70,17 @@ function notModified (object: BucketObject): ReadAnswer {
   return { status: 304, headers: { etag: object.httpEtag, 'last-modified': object.uploaded.toUTCString() } }
 }
 
-function conditionFailed (object: BucketObject, onlyIf: Headers): ReadAnswer {
-  if (evaluateConditional(parseConditional(onlyIf), object) === 'not-modified') return notModified(object)
-  throw new S3Error('PreconditionFailed', undefined, {})
-}
-
 function unsatisfiable (size: number): never {
   throw new S3Error('InvalidRange', undefined, { 'content-range': `bytes */${size}` })
 }
 
-function answerHeaders (ctx: S3Context, object: BucketObject, served: { offset: number, length: number } | null): { status: number, headers: Record<string, string> } {
+function answerHeaders (ctx: S3Context, object: BucketObject, served: { offset: number, length: number } | null, parts: number | undefined): { status: number, headers: Record<string, string> } {
+  // Checksums describe the whole object: a range or a part is answered without them.
   const headers = objectHeaders(object, {
     overrides: responseOverridesFrom(ctx.query),
-    checksums: single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
+    checksums: served === null && single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
   })
-  const parts = partsCount(object)
-  if (param(ctx, 'partNumber') !== undefined && parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
+  if (parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
   if (served === null) {
     headers['content-length'] = String(object.size)
     return { status: 200, headers }
@@ -100,53 +90,23 @@ function answerHeaders (ctx: S3Context, object: BucketObject, served: { offset: 
   return { status: 206, headers }
 }
 
-/** GetObject/HeadObject: (bucket, key, request) → status, headers and bytes. */
+/** GetObject/HeadObject: the engine's read decision (conditions, then the range or part), translated. */
 async function readObject (ctx: S3Context, bucket: Bucket, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
-  const onlyIf = conditionalFrom(ctx.request.headers)
   const rangeHeader = single(ctx.request.headers, 'range')
-  const partNumber = param(ctx, 'partNumber')
-  if (partNumber !== undefined) {
-    const n = partNumberFrom(partNumber)
-    if (rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
-    const object = await bucket.head(ctx.key)
-    if (object === null) throw new S3Error('NoSuchKey')
-    if (partsCount(object) !== undefined) throw new S3Error('NotImplemented', 'Reading one part of a multipart object (partNumber) is not supported.')
-    if (n !== 1) throw new S3Error('InvalidPartNumber')
+  const partParameter = param(ctx, 'partNumber')
+  const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
+  if (partNumber !== undefined && rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
+  const outcome = await bucket.read(ctx.key, { onlyIf: conditionalFrom(ctx.request.headers), range: rangeHeader, partNumber, body: method === 'GET' })
+  switch (outcome.status) {
+    case 'not-found': throw new S3Error('NoSuchKey')
+    case 'precondition-failed': throw new S3Error('PreconditionFailed', undefined, {})
+    case 'not-modified': return notModified(outcome.object)
+    case 'range-not-satisfiable':
+      if (partNumber !== undefined) throw new S3Error('InvalidPartNumber')
+      return unsatisfiable(outcome.object.size)
   }
-  const range: BucketRange | null = rangeHeader === undefined ? null : parseRangeHeader(rangeHeader)
-
-  if (method === 'HEAD') {
-    const object = await bucket.head(ctx.key)
-    if (object === null) throw new S3Error('NoSuchKey')
-    if (onlyIf !== undefined && evaluateConditional(parseConditional(onlyIf), object) !== 'pass') return conditionFailed(object, onlyIf)
-    if (range === null) return answerHeaders(ctx, object, null)
-    try {
-      return answerHeaders(ctx, object, resolveRange(range, object.size))
-    } catch (err) {
-      if (isBucketError(err) && err.code === BucketErrors.InvalidRange.code) unsatisfiable(object.size)
-      throw err
-    }
-  }
-
-  let object: BucketObject | BucketObjectBody | null
-  try {
-    object = await bucket.get(ctx.key, { onlyIf, range: range ?? undefined })
-  } catch (err) {
-    if (!(isBucketError(err) && err.code === BucketErrors.InvalidRange.code)) throw err
-    const current = await bucket.head(ctx.key)
-    if (current === null) throw new S3Error('NoSuchKey')
-    if (onlyIf !== undefined && evaluateConditional(parseConditional(onlyIf), current) !== 'pass') return conditionFailed(current, onlyIf)
-    unsatisfiable(current.size)
-  }
-  if (object === null) throw new S3Error('NoSuchKey')
-  if (!('body' in object)) return conditionFailed(object, onlyIf ?? new Headers())
-  if (range !== null && object.size === 0) {
-    bodyStream(object).destroy()
-    unsatisfiable(0)
-  }
-  const body = bodyBuffer(object) ?? bodyStream(object)
-  if (range === null) return { ...answerHeaders(ctx, object, null), body }
-  return { ...answerHeaders(ctx, object, object.range ?? resolveRange(range, object.size)), body }
+  const answer = answerHeaders(ctx, outcome.object, outcome.range, outcome.partsCount)
+  return outcome.body === null ? answer : { ...answer, body: outcome.body }
 }
 
 export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promise<void> {
@@ -170,7 +130,7 @@ function validKey (key: string): boolean {
 
 export async function deleteObjects (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
-  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, false).stream, 'Delete')
+  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'Delete')
   const objects = list(document, 'Object')
   if (objects.length === 0 || objects.length > MAX_DELETE_KEYS) {
     throw new S3Error('MalformedXML', `A Delete names 1 to ${MAX_DELETE_KEYS} objects.`)

@@ -11,11 +11,10 @@
  *     every chunk signature, and the trailer's, is verified against the
  *     signature chain started by the request's own signature;
  *   - checksums: Content-MD5 and x-amz-checksum-{crc32,crc32c,crc64nvme,
- *     sha1,sha256} from headers or trailers are computed on the way
- *     (`ChecksumVerifier`) and compared at the end (BadDigest). CRC32 is
- *     Node's zlib.crc32; CRC32C and CRC64NVME are the AWS SDK's own
- *     implementations (@aws-crypto/crc32c, @aws-sdk/crc64-nvme), so the
- *     server computes what the clients compute.
+ *     sha1,sha256} from headers or trailers: the one the object keeps is
+ *     handed to the binding, which computes, verifies and stores it
+ *     (body.ts); any other is computed on the way (`ChecksumVerifier`, with
+ *     the engine's implementations) and compared at the end (BadDigest).
  *
  * A failure raises from the stream, so the binding's `put`/`uploadPart`
  * that reads it discards what it had staged: nothing is stored. Bytes of a
@@ -25,9 +24,7 @@
 import { createHash, type Hash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { Transform, type TransformCallback } from 'node:stream'
-import zlib from 'node:zlib'
-import { Crc32c } from '@aws-crypto/crc32c'
-import { Crc64Nvme } from '@aws-sdk/crc64-nvme'
+import { runningChecksum, type RunningChecksum } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 import { hmacHex, signaturesEqual, UNSIGNED_PAYLOAD, type VerifiedSignature } from './sigv4.js'
 
@@ -223,38 +220,6 @@ export class AwsChunkedDecoder extends Transform {
 export type ChecksumAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme' | 'sha1' | 'sha256'
 export const checksumAlgorithms: ChecksumAlgorithm[] = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256']
 
-interface Running {
-  update: (data: Buffer) => void
-  base64: () => Promise<string>
-}
-
-function uint32Base64 (value: number): string {
-  const b = Buffer.alloc(4)
-  b.writeUInt32BE(value >>> 0)
-  return b.toString('base64')
-}
-
-function running (algorithm: ChecksumAlgorithm | 'md5'): Running {
-  switch (algorithm) {
-    case 'crc32': {
-      let crc = 0
-      return { update: data => { crc = zlib.crc32(data, crc) }, base64: async () => uint32Base64(crc) }
-    }
-    case 'crc32c': {
-      const crc = new Crc32c()
-      return { update: data => { crc.update(data) }, base64: async () => uint32Base64(crc.digest()) }
-    }
-    case 'crc64nvme': {
-      const crc = new Crc64Nvme()
-      return { update: data => { crc.update(data) }, base64: async () => Buffer.from(await crc.digest()).toString('base64') }
-    }
-    default: {
-      const hash = createHash(algorithm)
-      return { update: data => hash.update(data), base64: async () => hash.digest('base64') }
-    }
-  }
-}
-
 /** A checksum to check: the expected base64 value now (header) or later (trailer). */
 export interface ExpectedChecksum {
   algorithm: ChecksumAlgorithm | 'md5'
@@ -265,11 +230,11 @@ export interface ExpectedChecksum {
 
 /** Passes bytes through, computing checksums, and fails at the end when one differs. */
 export class ChecksumVerifier extends Transform {
-  readonly #checks: Array<{ check: ExpectedChecksum, running: Running }>
+  readonly #checks: Array<{ check: ExpectedChecksum, running: RunningChecksum }>
 
   constructor (checks: ExpectedChecksum[]) {
     super()
-    this.#checks = checks.map(check => ({ check, running: running(check.algorithm) }))
+    this.#checks = checks.map(check => ({ check, running: runningChecksum(check.algorithm) }))
   }
 
   override _transform (chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
@@ -285,7 +250,7 @@ export class ChecksumVerifier extends Transform {
     for (const { check, running } of this.#checks) {
       const expected = check.expected()
       if (expected === undefined) throw new S3Error('IncompleteBody', `The ${check.algorithm} checksum announced in x-amz-trailer never arrived.`)
-      const actual = await running.base64()
+      const actual = (await running.digest()).toString('base64')
       if (actual !== expected) throw new S3Error(check.error, `The ${check.algorithm} you specified was ${expected}; the data received has ${actual}.`)
     }
   }
@@ -303,15 +268,15 @@ function isBase64Of (value: string, bytes: number): boolean {
 
 const digestBytes: Record<ChecksumAlgorithm | 'md5', number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32, md5: 16 }
 
-/** The checksums a request asks to be verified, from its headers and x-amz-trailer. */
-export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () => Map<string, string> | undefined): ExpectedChecksum[] {
+/** The checksums a request asks to be verified, from its headers (x-amz-checksum-* unless `checksumHeaders` is false) and x-amz-trailer. */
+export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () => Map<string, string> | undefined, checksumHeaders = true): ExpectedChecksum[] {
   const checks: ExpectedChecksum[] = []
   const md5 = single(headers, 'content-md5')
   if (md5 !== undefined) {
     if (!isBase64Of(md5.trim(), 16)) throw new S3Error('InvalidDigest')
     checks.push({ algorithm: 'md5', expected: () => md5.trim(), error: 'BadDigest' })
   }
-  for (const algorithm of checksumAlgorithms) {
+  for (const algorithm of checksumHeaders ? checksumAlgorithms : []) {
     const value = single(headers, `x-amz-checksum-${algorithm}`)
     if (value === undefined) continue
     if (!isBase64Of(value.trim(), digestBytes[algorithm])) throw new S3Error('InvalidDigest', `x-amz-checksum-${algorithm} is not a base64 ${algorithm} value.`)

@@ -4,6 +4,9 @@
  * stay where they are: the PostgreSQL store reads them in the same layout
  * (`<dataDir>/<name>/.fsbucket/blobs/...`), so the import copies rows only.
  * It composes the two stores, hence its place among the composition roots.
+ * A small body kept in its SQLite row (format 2) is written out, durably,
+ * as the body file of its version first: the PostgreSQL store keeps every
+ * body in a file.
  *
  * What is imported: each bucket's settings document, objects, uploads in
  * progress and their parts, and the documents of the state areas
@@ -17,6 +20,8 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { isValidBucketName } from '../bucket/index.js'
+import { fsyncDirectory } from '../stores/fs/atomic.js'
+import { blobFile } from '../stores/fs/blobs.js'
 import type { ObjectRow, PartRow, UploadRow } from '../stores/fs/catalog.js'
 import { PgCatalog } from '../stores/pg/catalog.js'
 import { bodyRoot } from '../stores/pg/registry-storage.js'
@@ -93,10 +98,20 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
         objects += batch.length
         batch = []
       }
-      for (const row of db.prepare('SELECT * FROM objects').iterate() as IterableIterator<ObjectRow>) {
-        batch.push(row)
+      const hasBodies = (db.pragma('table_info(objects)') as Array<{ name: string }>).some(c => c.name === 'body')
+      const written = new Set<string>()
+      for (const row of db.prepare(`SELECT *${hasBodies ? '' : ', NULL AS body'} FROM objects`).iterate() as IterableIterator<ObjectRow & { body: Buffer | null }>) {
+        const { body, ...fields } = row
+        if (body !== null) {
+          const file = blobFile(row.version)
+          await writeBody(path.join(internal, file), body)
+          written.add(path.dirname(path.join(internal, file)))
+          fields.segments = JSON.stringify([[file, body.byteLength]])
+        }
+        batch.push(fields)
         if (batch.length === BATCH) await flush()
       }
+      for (const dir of written) await fsyncDirectory(dir)
       await flush()
       const uploads = db.prepare('SELECT * FROM uploads').all() as Array<UploadRow & { id: Buffer }>
       for (const u of uploads) {
@@ -111,6 +126,18 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
     })
   } finally {
     db?.close()
+  }
+}
+
+/** Writes a body file and flushes it (its directory is flushed once all are written). */
+async function writeBody (file: string, bytes: Buffer): Promise<void> {
+  await fsp.mkdir(path.dirname(file), { recursive: true })
+  const handle = await fsp.open(file, 'w', 0o644)
+  try {
+    await handle.writeFile(bytes)
+    await handle.datasync()
+  } finally {
+    await handle.close()
   }
 }
 

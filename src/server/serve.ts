@@ -36,6 +36,7 @@ import { createLogger } from '../http/logger.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { managementCredentials } from '../mgmt/cli.js'
 import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
+import { idleConnectionListener, inConnectionOrder } from '../http/connection.js'
 import { checkWritable, StartupError } from './preflight.js'
 import { guardS3Site, underDomains } from './s3-guard.js'
 
@@ -195,7 +196,16 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     registry
   })
   const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host))
-  const s3 = options.s3Port === 0 ? null : await buildS3App({ registry, policy: s3Policy, domains: options.s3Domain, logLevel: options.logLevel })
+  const s3 = options.s3Port === 0
+    ? null
+    : await buildS3App({
+      registry,
+      policy: s3Policy,
+      domains: options.s3Domain,
+      logLevel: options.logLevel,
+      // The gateway port's connection promises (idle timeout, request order), kept the same way.
+      connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener }
+    })
   if (s3 !== null && s3Policy.anonymousWrites) {
     guardS3Site(s3, {
       routeHosts: new Set(),

@@ -51,6 +51,24 @@ export function uploadListingConformance (t: Test, fresh: (t: Test, options?: { 
     await expectCode(t, () => upload.listParts(), 10024, undefined, 'parts of a completed upload')
   })
 
+  t.test('multipart: listing uploads with a delimiter rolls keys up into prefixes', async t => {
+    const bucket = await fresh(t)
+    for (const key of ['a/1', 'a/2', 'a/2', 'b', 'c/d/e', 'c/x', 'd']) await bucket.createMultipartUpload(key)
+    const all = await bucket.listMultipartUploads({ delimiter: '/' })
+    t.same(all.uploads.map(u => u.key), ['b', 'd'])
+    t.same(all.delimitedPrefixes, ['a/', 'c/'], 'each prefix once')
+    t.equal(all.truncated, false)
+    const first = await bucket.listMultipartUploads({ delimiter: '/', limit: 2 })
+    t.same([first.uploads.map(u => u.key), first.delimitedPrefixes, first.truncated], [['b'], ['a/'], true], 'a prefix counts as an entry')
+    const second = await bucket.listMultipartUploads({ delimiter: '/', limit: 2, keyMarker: 'b' })
+    t.same([second.uploads.map(u => u.key), second.delimitedPrefixes, second.truncated], [['d'], ['c/'], false])
+    const afterPrefix = await bucket.listMultipartUploads({ delimiter: '/', keyMarker: 'a/' })
+    t.same([afterPrefix.uploads.map(u => u.key), afterPrefix.delimitedPrefixes], [['b', 'd'], ['c/']], 'a marker that is a prefix resumes after its keys')
+    const nested = await bucket.listMultipartUploads({ delimiter: '/', prefix: 'c/' })
+    t.same([nested.uploads.map(u => u.key), nested.delimitedPrefixes], [['c/x'], ['c/d/']], 'the delimiter is looked for after the prefix')
+    t.equal((await bucket.listMultipartUploads()).delimitedPrefixes, undefined, 'without a delimiter, no prefixes')
+  })
+
   t.test('multipart: conditional completion is judged against the current object and keeps a refused upload', async t => {
     const bucket = await fresh(t, { minPartSize: 5 })
     const upload = await bucket.createMultipartUpload('guarded')

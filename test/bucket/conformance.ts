@@ -25,6 +25,7 @@ import type {
   OpenBucketOptions
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
+import { checksumConformance } from './conformance-checksums.js'
 import { copyConformance } from './conformance-copy.js'
 import { uploadListingConformance } from './conformance-uploads.js'
 import { fidelityCases } from './fidelity-cases.js'
@@ -872,6 +873,7 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
   })
 
   uploadListingConformance(t, fresh)
+  checksumConformance(t, open)
   copyConformance(t, fresh)
   fidelityCases(t, open)
 }

@@ -65,7 +65,7 @@ const inUploads = (file: string): boolean => file.includes(`${path.sep}uploads${
 const isWal = (file: string): boolean => file.endsWith('-wal')
 const always = (): boolean => true
 
-type Step = [name: string, operation: 'put' | 'part' | 'complete', fn: string, where: (file: string) => boolean, kind: 'fs' | 'sqlite']
+type Step = [name: string, operation: 'put' | 'small put' | 'part' | 'complete', fn: string, where: (file: string) => boolean, kind: 'fs' | 'sqlite']
 const steps: Step[] = [
   ['put: opening the body file', 'put', 'open', inBlobs, 'fs'],
   ['put: writing the body', 'put', 'writev', inBlobs, 'fs'],
@@ -73,6 +73,9 @@ const steps: Step[] = [
   ['put: flushing its directory', 'put', 'sync', inBlobs, 'fs'],
   ['put: committing the row', 'put', 'commit', always, 'sqlite'],
   ['put: flushing the catalog', 'put', 'datasync', isWal, 'fs'],
+  // A small body goes in its catalog row: the commit and the catalog's flush are its only steps.
+  ['small put: committing the row', 'small put', 'commit', always, 'sqlite'],
+  ['small put: flushing the catalog', 'small put', 'datasync', isWal, 'fs'],
   ['part: opening the part file', 'part', 'open', inTmp, 'fs'],
   ['part: writing the part', 'part', 'writev', inTmp, 'fs'],
   ['part: placing it in its upload', 'part', 'rename', inUploads, 'fs'],
@@ -120,18 +123,20 @@ t.test('faults at every write step', async t => {
         let parts: BucketUploadedPart[] = []
         if (operation === 'complete') parts = [await upload.uploadPart(1, 'part one '), await upload.uploadPart(2, 'part two')]
         const large = 'x'.repeat(300_000)
+        const small = 'y'.repeat(1000)
+        const written = operation === 'small put' ? small : large
 
         fault = { fn, where, code }
-        const attempt = operation === 'put'
-          ? bucket.put('k', large)
+        const attempt = operation === 'put' || operation === 'small put'
+          ? bucket.put('k', written)
           : operation === 'part' ? upload.uploadPart(1, large) : upload.complete(parts)
         const err = await attempt.then(() => null, (e: unknown) => e as { code?: unknown, message: string })
         fault = null
         t.equal(err?.code, expected, `answers ${expected}: ${err?.message ?? 'no error'}`)
 
-        if (operation === 'put') {
+        if (operation === 'put' || operation === 'small put') {
           const now = await text(bucket, 'k')
-          if (label.endsWith('flushing the catalog')) t.ok(now === 'old' || now === large, 'the old object or the whole new one')
+          if (label.endsWith('flushing the catalog')) t.ok(now === 'old' || now === written, 'the old object or the whole new one')
           else t.equal(now, 'old', 'the old object stays, whole')
         }
         if (operation === 'complete') t.equal(await bucket.head('m'), null, 'no object from a failed completion')
@@ -143,7 +148,7 @@ t.test('faults at every write step', async t => {
         // Later writes succeed, and the sweeper leaves only live files.
         await bucket.put('later', 'written after the fault')
         t.equal(await text(bucket, 'later'), 'written after the fault')
-        if (operation !== 'put') {
+        if (operation !== 'put' && operation !== 'small put') {
           const done = await upload.complete(operation === 'complete' ? parts : [await upload.uploadPart(1, 'retried part')])
           t.equal(await text(bucket, 'm'), operation === 'complete' ? 'part one part two' : 'retried part', `the upload completes after the fault (${done.size} bytes)`)
         }

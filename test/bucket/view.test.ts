@@ -37,3 +37,21 @@ t.test('the view follows puts, overwrites and deletes', async t => {
   await upload.complete([part])
   t.same((await readdir(dir)).filter(name => name === 'big.bin'), [], 'multipart objects are not shown')
 })
+
+t.test('the view follows a key whose body moves between its catalog row and a file', async t => {
+  const dir = testdir(t)
+  const bucket = await openBucket(dir, { fsync: true })
+  t.teardown(async () => await bucket.close())
+  const file = path.join(dir, 'notes', 'n.txt')
+  const small = 'kept in the catalog row'
+  const large = 'a body file '.repeat(20_000)
+  await bucket.put('notes/n.txt', small)
+  t.equal(await readFile(file, 'utf8'), small, 'a small body is written out as a plain file')
+  await bucket.put('notes/n.txt', large)
+  t.equal(await readFile(file, 'utf8'), large, 'then replaced by the link to the body file')
+  await bucket.put('notes/n.txt', small + '!')
+  t.equal(await readFile(file, 'utf8'), small + '!', 'then by a plain file again')
+  t.same((await readdir(path.join(dir, 'notes'))), ['n.txt'], 'no temporary file left beside it')
+  await bucket.delete('notes/n.txt')
+  t.same((await readdir(dir)).filter(name => !name.startsWith('.')), [], 'a delete removes it')
+})

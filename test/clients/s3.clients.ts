@@ -3,9 +3,10 @@
  * from Debian's packages (awscli, rclone, s3cmd) and boto3
  * (python3-boto3), each against a server on 127.0.0.1 over a fresh data
  * directory, with the real 5 MiB smallest part. A client that is not
- * installed is skipped with a note (`apt-get install awscli rclone s3cmd
- * python3-boto3`). Not part of `npm test`: it needs those packages and
- * moves tens of MiB.
+ * installed is skipped with a note naming its package and
+ * `scripts/install-clients.sh` (which installs all four); the version of each
+ * client found is printed. Not part of `npm test`: it needs those packages
+ * and moves tens of MiB.
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
@@ -27,6 +28,21 @@ async function installed (command: string): Promise<boolean> {
     return true
   } catch {
     return false
+  }
+}
+
+/** Why a client's test is skipped, or false when it is installed. */
+function missing (found: boolean, what: string, pkg: string): string | false {
+  return found ? false : `${what} is not installed: run scripts/install-clients.sh (or apt-get install ${pkg})`
+}
+
+/** The first line a version command prints, or why there is none. */
+async function versionOf (command: string, args: string[]): Promise<string> {
+  try {
+    const { stdout, stderr } = await run(command, args)
+    return (stdout.trim() === '' ? stderr : stdout).trim().split('\n')[0]
+  } catch (err) {
+    return `unknown (${(err as Error).message.split('\n')[0]})`
   }
 }
 
@@ -65,7 +81,11 @@ t.test('real S3 clients', async t => {
     return object === null || !('body' in object) ? null : sha256(Buffer.from(await object.arrayBuffer()))
   }
 
-  t.test('awscli: s3 cp, ls, sync', { skip: !await installed('aws') && 'awscli is not installed' }, async t => {
+  if (await installed('aws')) t.comment(`awscli: ${await versionOf('aws', ['--version'])}`)
+  if (await installed('rclone')) t.comment(`rclone: ${await versionOf('rclone', ['version'])}`)
+  if (await installed('s3cmd')) t.comment(`s3cmd: ${await versionOf('s3cmd', ['--version'])}`)
+
+  t.test('awscli: s3 cp, ls, sync', { skip: missing(await installed('aws'), 'awscli', 'awscli') }, async t => {
     const aws = async (...args: string[]): Promise<string> => (await run('aws', ['--endpoint-url', endpoint, ...args], { env, maxBuffer: 1 << 24 })).stdout
     await aws('s3', 'cp', bigFile, 's3://clients/aws/big.bin')
     t.equal(await storedSha('aws/big.bin'), sha256(big), 'multipart upload stored the bytes')
@@ -80,7 +100,7 @@ t.test('real S3 clients', async t => {
     t.equal(again.trim(), '', 'a second sync has nothing to do')
   })
 
-  t.test('rclone: copy and check', { skip: !await installed('rclone') && 'rclone is not installed' }, async t => {
+  t.test('rclone: copy and check', { skip: missing(await installed('rclone'), 'rclone', 'rclone') }, async t => {
     const rcloneEnv = {
       ...env,
       RCLONE_CONFIG: path.join(work, 'rclone.conf'),
@@ -99,7 +119,7 @@ t.test('real S3 clients', async t => {
     t.match(checked.stderr, /0 differences found/)
   })
 
-  t.test('s3cmd: put, get, ls', { skip: !await installed('s3cmd') && 's3cmd is not installed' }, async t => {
+  t.test('s3cmd: put, get, ls', { skip: missing(await installed('s3cmd'), 's3cmd', 's3cmd') }, async t => {
     const host = endpoint.replace('http://', '')
     const config = path.join(work, 's3cfg')
     await writeFile(config, [
@@ -123,7 +143,8 @@ t.test('real S3 clients', async t => {
   } catch {
     boto3 = false
   }
-  t.test('boto3: upload_fileobj and download_fileobj with multipart', { skip: !boto3 && 'python3-boto3 is not installed' }, async t => {
+  if (boto3) t.comment(`boto3: ${await versionOf('python3', ['-c', 'import boto3, sys; print(boto3.__version__, sys.executable)'])}`)
+  t.test('boto3: upload_fileobj and download_fileobj with multipart', { skip: missing(boto3, 'boto3 (for python3)', 'python3-boto3') }, async t => {
     const script = `
 import boto3, hashlib, io, sys
 from boto3.s3.transfer import TransferConfig

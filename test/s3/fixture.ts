@@ -8,7 +8,7 @@ import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
 import { openRegistry, type BucketRegistry } from '../../src/index.js'
-import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy, type S3AccessPolicy } from '../../src/s3/index.js'
+import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy, type S3AccessPolicy, type S3Connections } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
 
 export interface S3Server {
@@ -22,7 +22,7 @@ export interface S3Server {
 
 export const devCredentials = { accessKeyId: DEVELOPMENT_CREDENTIAL.accessKeyId, secretAccessKey: DEVELOPMENT_CREDENTIAL.secretAccessKey }
 
-export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, domains?: string[] } = {}): Promise<S3Server> {
+export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, domains?: string[], connections?: S3Connections } = {}): Promise<S3Server> {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
   await registry.create('photos')
@@ -30,7 +30,8 @@ export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, dom
     registry,
     policy: options.policy ?? s3AccessPolicy(null, null, true),
     domains: options.domains ?? [],
-    logLevel: false
+    logLevel: false,
+    ...(options.connections === undefined ? {} : { connections: options.connections })
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as AddressInfo).port

@@ -6,7 +6,9 @@
  *
  * Ids are the UTF-8 bytes of the NFC key, stored as BLOBs so SQLite orders
  * them by memcmp, which is the order the service lists in. A row names the
- * body files of its object (`segments`, relative to the store's directory).
+ * body files of its object (`segments`, relative to the store's directory),
+ * or holds a small body itself (`body`, see inline.ts; NULL for file bodies).
+ * Catalogs made before that column existed get it when opened (see `open`).
  */
 import Database from 'better-sqlite3'
 import { bucketRetired, type StoredObject } from '../../bucket/port.js'
@@ -28,7 +30,8 @@ CREATE TABLE IF NOT EXISTS objects (
   checksums TEXT NOT NULL,
   http_metadata TEXT NOT NULL,
   custom_metadata TEXT NOT NULL,
-  segments TEXT NOT NULL
+  segments TEXT NOT NULL,
+  body BLOB
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS objects_by_version ON objects (version);
 CREATE TABLE IF NOT EXISTS uploads (
@@ -47,6 +50,7 @@ CREATE TABLE IF NOT EXISTS parts (
   etag TEXT NOT NULL,
   size INTEGER NOT NULL,
   file TEXT NOT NULL,
+  checksums TEXT,
   PRIMARY KEY (upload_id, part_number)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bucket_state (
@@ -63,11 +67,13 @@ export interface ObjectRow extends ObjectColumns {
   http_metadata: string
   custom_metadata: string
   segments: string
+  /** 1 when the body is in the row's `body` column (the column itself is read only by `inlineBody`). */
+  inline: number
 }
 
 export type UploadRow = UploadColumns
 
-export interface PartRow { part_number: number, etag: string, size: number, file: string }
+export interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
 
 /** A list query's row: the list columns, then (with metadata) the two metadata columns. */
 export type ListRow = [id: Buffer, key: string, version: string, size: number, etag: string, uploaded: number,
@@ -89,9 +95,9 @@ export function fromListRow (row: ListRow): StoredObject {
   }
 }
 
-/** The named parameters of the `upsert` statement. */
-export function objectRow (id: Buffer, object: StoredObject, segments: Segment[]): Record<string, unknown> {
-  return { id, ...rowOfRecord(object), segments: JSON.stringify(segments) }
+/** The named parameters of the `upsert` statement: body files, or (`body`) the bytes kept in the row. */
+export function objectRow (id: Buffer, object: StoredObject, segments: Segment[], body: Buffer | null = null): Record<string, unknown> {
+  return { id, ...rowOfRecord(object), segments: JSON.stringify(segments), body }
 }
 
 /** A prepared statement, typed by its parameters and rows. */
@@ -105,6 +111,9 @@ interface Statements {
   busyWait: Statement
   upsert: Statement
   segmentsOf: Statement<[Buffer], { segments: string }>
+  viewOf: Statement<[Buffer], { version: string, segments: string, body: Buffer | null }>
+  inlineBody: Statement<[Buffer, string], { body: Buffer | null }>
+  versionOf: Statement<[Buffer], string>
   deleteObject: Statement<[Buffer]>
   listFrom: Statement<[Buffer, Buffer, number], ListRow>
   listAfter: Statement<[Buffer, Buffer, number], ListRow>
@@ -136,16 +145,21 @@ function statements (db: Database.Database): Statements {
   const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums'
   const fullColumns = `${listColumns}, http_metadata, custom_metadata`
   return {
-    head: prepare<[Buffer], ObjectRow>('SELECT * FROM objects WHERE id = ?'),
+    // Rows are read without the body kept in them: only a reader wants it (inlineBody).
+    head: prepare<[Buffer], ObjectRow>(`SELECT id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
+      body IS NOT NULL AS inline FROM objects WHERE id = ?`),
     dataVersion: pluck<number>('PRAGMA data_version'),
     busyNoWait: prepare('PRAGMA busy_timeout = 0'),
     busyWait: prepare(`PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}`),
-    upsert: prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments)
-      VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments)
+    upsert: prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments, body)
+      VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments, @body)
       ON CONFLICT (id) DO UPDATE SET key = excluded.key, version = excluded.version, size = excluded.size, etag = excluded.etag,
         uploaded = excluded.uploaded, storage_class = excluded.storage_class, checksums = excluded.checksums,
-        http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments`),
+        http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments, body = excluded.body`),
     segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
+    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>('SELECT version, segments, body FROM objects WHERE id = ?'),
+    inlineBody: prepare<[Buffer, string], { body: Buffer | null }>('SELECT body FROM objects WHERE id = ? AND version = ?'),
+    versionOf: db.prepare<[Buffer], string>('SELECT version FROM objects WHERE id = ?').pluck() as Statement<[Buffer], string>,
     deleteObject: prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),
     listFrom: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`),
     listAfter: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT ?`),
@@ -168,8 +182,8 @@ function statements (db: Database.Database): Statements {
     uploadsAfter: prepare(`SELECT * FROM uploads WHERE substr(id, 1, @prefix_length) = @prefix
       AND (id > @after_id OR (id = @after_id AND upload_id > @after_upload)) ORDER BY id, upload_id LIMIT @limit`),
     partsAfter: prepare<[string, number, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?'),
-    upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file) VALUES (@upload_id, @part_number, @etag, @size, @file)
-      ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file`),
+    upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file, checksums) VALUES (@upload_id, @part_number, @etag, @size, @file, @checksums)
+      ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums`),
     deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?')
   }
 }
@@ -195,6 +209,12 @@ export class Catalog {
     // the thread pool, before a write resolves (see commit.ts).
     db.pragma(`synchronous = ${fsync ? 'NORMAL' : 'OFF'}`)
     db.exec(schema)
+    // A catalog of format 1 has no body column: add it (NULL in every old row: their bodies are files).
+    const columns = db.pragma('table_info(objects)') as Array<{ name: string }>
+    if (!columns.some(column => column.name === 'body')) db.exec('ALTER TABLE objects ADD COLUMN body BLOB')
+    // Catalogs made before parts kept their checksums gain the column (NULL: none).
+    const partColumns = db.pragma('table_info(parts)') as Array<{ name: string }>
+    if (!partColumns.some(c => c.name === 'checksums')) db.exec('ALTER TABLE parts ADD COLUMN checksums TEXT')
     return new Catalog(db)
   }
 
@@ -247,7 +267,7 @@ export class Catalog {
     let row = this.cache.row(id)
     if (row === undefined) {
       const found = this.sql.head.get(Buffer.from(id, 'utf8'))
-      row = found === undefined ? null : { object: recordOfRow(found), segments: JSON.parse(found.segments) }
+      row = found === undefined ? null : { object: recordOfRow(found), segments: JSON.parse(found.segments), inline: found.inline === 1 }
       this.cache.setRow(id, row)
     }
     return row

@@ -129,16 +129,17 @@ export class GroupCommit<J, O> {
   readonly #catalog: Catalog
   readonly #walFile: string
   readonly #apply: (batch: J[]) => O[]
-  readonly #committed: (batch: J[], outcomes: O[]) => void
+  readonly #committed: (batch: J[], outcomes: O[]) => void | Promise<void>
   readonly #what: string
   readonly #queue: Array<Pending<J, O>> = []
 
   /**
    * `apply` runs inside the write transaction and touches nothing but the
    * catalog; `committed` runs right after it (the file-system work that
-   * follows a commit, such as publishing the readable view).
+   * follows a commit, such as publishing the readable view), beside the
+   * flush: the batch resolves when both are done.
    */
-  constructor (catalog: Catalog, commits: Commits, what: string, apply: (batch: J[]) => O[], committed: (batch: J[], outcomes: O[]) => void = () => {}) {
+  constructor (catalog: Catalog, commits: Commits, what: string, apply: (batch: J[]) => O[], committed: (batch: J[], outcomes: O[]) => void | Promise<void> = () => {}) {
     this.#catalog = catalog
     this.#commits = commits
     this.#walFile = commits.walFile
@@ -165,8 +166,7 @@ export class GroupCommit<J, O> {
       return
     }
     try {
-      this.#committed(jobs, outcomes)
-      await this.#commits.durable()
+      await Promise.all([this.#committed(jobs, outcomes), this.#commits.durable()])
     } catch (err) {
       for (const pending of batch) pending.reject(storageError(err, this.#what, this.#walFile))
       return

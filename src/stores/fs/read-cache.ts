@@ -13,10 +13,12 @@
  */
 import type { StoredObject } from '../../bucket/port.js'
 
-/** A row as the store keeps it: the record and the body files it names. */
+/** A row as the store keeps it: the record and the body files it names, or whether the row holds the body itself. */
 export interface CachedRow {
   object: StoredObject
   segments: Array<[file: string, size: number]>
+  /** The body is in the catalog row (read by version when asked for, then kept with the other small bodies). */
+  inline?: boolean
 }
 
 export interface ReadCacheLimits {

@@ -1,8 +1,8 @@
 /**
  * Readers of a bucket's filesystem store: opening the body files a catalog
  * row names (pinning them against a concurrent overwrite or delete), small
- * bodies read whole and cached by version, and the byte-range stream across
- * the files of an object.
+ * bodies read whole (from their file or their catalog row) and cached by
+ * version, and the byte-range stream across the files of an object.
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -31,6 +31,21 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
     const row = catalog.lookup(id)
     if (row === null) return null
     const { object, segments } = row
+    if (row.inline === true) {
+      // The body is in the row: read by version, so a row replaced since the lookup is read again.
+      let bytes = catalog.cache.body(object.version)
+      if (bytes === undefined) {
+        const found = catalog.sql.inlineBody.get(Buffer.from(id, 'utf8'), object.version)?.body ?? null
+        if (found === null) {
+          if (attempt >= 20) throw new Error('The object kept changing while it was being read.')
+          catalog.cache.forgetRow(id)
+          continue
+        }
+        bytes = found
+        catalog.cache.setBody(object.version, bytes)
+      }
+      return new BytesReader(object, bytes)
+    }
     for (const [file] of segments) if (!isStoreFile(file)) throw forgedRow(file)
     if (object.size <= SMALL_BODY && segments.length === 1) {
       // Small bodies are read at once, synchronously: one system call from

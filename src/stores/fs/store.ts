@@ -1,11 +1,12 @@
 /**
- * The filesystem store: one bucket in one directory. On-disk format 1.
+ * The filesystem store: one bucket in one directory. On-disk format 2
+ * (format 1, the same without bodies in catalog rows, is upgraded on open).
  * This module composes the rooms: catalog.ts (SQLite), blobs.ts (body
  * files), view.ts (the readable view), uploads.ts, sweeper.ts, commit.ts
  * (group commit and WAL flush), readers.ts and read-cache.ts.
  *
- *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 1}
- *   <bucket>/.fsbucket/catalog.db          SQLite (WAL): the object index and the commit point
+ *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 2}
+ *   <bucket>/.fsbucket/catalog.db          SQLite (WAL): the object index, small bodies, the commit point
  *   <bucket>/.fsbucket/tmp/                parts being received; never referenced
  *   <bucket>/.fsbucket/blobs/<vv>/<version>        body of a single put (vv = first two hex digits)
  *   <bucket>/.fsbucket/blobs/<vv>/<version>.<n>    part n of a completed multipart object
@@ -13,7 +14,8 @@
  *
  * Why this shape:
  *   - Bodies are immutable files named by version; the catalog row of a key
- *     names the body files of its current version. Replacing an object is
+ *     names the body files of its current version, or holds a small body
+ *     itself (inline.ts: one WAL append instead of a file). Replacing an object is
  *     "stream into blobs/ under the new version, fsync it and its directory,
  *     then commit one row": a crash at any instant leaves the old row (and its
  *     bytes) or the new row (and its bytes), never a mix. Files that no row
@@ -52,6 +54,7 @@ import { readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody } from './blobs.js'
 import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
+import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
 import { openReader } from './readers.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
@@ -66,7 +69,9 @@ import { KeyView } from './view.js'
 const SPARE_BYTES = 1024 * 1024
 
 export const FORMAT = 'fsbucket-bucket'
-export const FORMAT_VERSION = 1
+export const FORMAT_VERSION = 2
+/** Format 1 is format 2 without the catalog's body column; the catalog adds it when opened. */
+const UPGRADABLE_VERSIONS = [1]
 const INTERNAL = '.fsbucket'
 
 export interface FsStoreOptions {
@@ -83,7 +88,9 @@ export interface FsStoreOptions {
 interface PutJob {
   id: string
   object: StoredObject
-  segment: Segment
+  /** The body file, or null when the body goes in the row (`inline`). */
+  segment: Segment | null
+  inline: Buffer | null
   precondition: Precondition
 }
 
@@ -106,7 +113,7 @@ export class FsStore implements BucketStore {
     this.#view = new KeyView(path.dirname(root))
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
-      (batch, outcomes) => { batch.forEach((job, i) => { if (outcomes[i].committed) this.#publish(job.id) }) })
+      async (batch, outcomes) => { await Promise.all(batch.map(async (job, i) => { if (outcomes[i].committed) await this.#publish(job.id) })) })
   }
 
   /** Opens (and creates when missing) the store of the bucket directory `dir`. */
@@ -149,7 +156,7 @@ export class FsStore implements BucketStore {
       const format = await readJson<{ format?: string, version?: number } | null>(formatFile, null)
       if (format === null) {
         await writeJsonAtomic(formatFile, { format: FORMAT, version: FORMAT_VERSION }, { fsync })
-      } else if (format.format !== FORMAT || format.version !== FORMAT_VERSION) {
+      } else if (format.format !== FORMAT || (format.version !== FORMAT_VERSION && !UPGRADABLE_VERSIONS.includes(format.version as number))) {
         throw new Error(`${dir}: unsupported bucket format ${String(format.format)} version ${String(format.version)} (this fsbucket reads version ${FORMAT_VERSION}).`)
       }
       let catalog: Catalog
@@ -157,6 +164,15 @@ export class FsStore implements BucketStore {
         catalog = Catalog.open(path.join(root, 'catalog.db'), fsync)
       } catch (err) {
         throw storageError(err, 'opening the catalog', path.join(root, 'catalog.db'))
+      }
+      // The catalog is upgraded (see Catalog.open) before the format says so: a crash between the two upgrades it again, harmlessly.
+      if (format !== null && format.version !== FORMAT_VERSION) {
+        try {
+          await writeJsonAtomic(formatFile, { format: FORMAT, version: FORMAT_VERSION }, { fsync })
+        } catch (err) {
+          catalog.close()
+          throw err
+        }
       }
       const store = new FsStore(root, catalog, fsync)
       await store.#reserveSpare()
@@ -176,7 +192,9 @@ export class FsStore implements BucketStore {
   }
 
   async stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody> {
-    return await this.#blobs.stage(source, version)
+    // A put's small body goes in its row; parts are always files (they are linked into the object when it completes).
+    if (version === undefined) return await this.#blobs.stage(source)
+    return await stageInlineOrFile(source, INLINE_MAX_BYTES, async rest => await this.#blobs.stage(rest, version))
   }
 
   async head (id: string): Promise<StoredObject | null> {
@@ -188,48 +206,56 @@ export class FsStore implements BucketStore {
   }
 
   async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
-    const segment = await this.#blobs.place(body, object.version)
+    const inline = body instanceof InlineBody ? body.bytes : null
+    const segment = inline === null ? await this.#blobs.place(body, object.version) : null
+    const own = segment === null ? [] : [segment]
     let outcome: PutOutcome
     try {
-      outcome = await this.#puts.submit({ id, object, segment, precondition })
+      outcome = await this.#puts.submit({ id, object, segment, inline, precondition })
     } catch (err) {
       // Nothing half-stored stays: a body no row names goes at once (not only at the next sweep).
-      if (wasRolledBack(err)) await this.#blobs.removeSegments([segment])
+      if (wasRolledBack(err)) await this.#blobs.removeSegments(own)
       throw err
     }
     const { committed, replaced } = outcome
-    await this.#blobs.removeSegments(committed ? replaced : [segment])
+    await this.#blobs.removeSegments(committed ? replaced : own)
     return committed
   }
 
   /** One put of a group commit, inside the write transaction. */
-  #applyPut ({ id, object, segment, precondition }: PutJob): PutOutcome {
+  #applyPut ({ id, object, segment, inline, precondition }: PutJob): PutOutcome {
     const sql = this.#catalog.sql
     const idBytes = Buffer.from(id, 'utf8')
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
-    sql.upsert.run(objectRow(idBytes, object, [segment]))
+    sql.upsert.run(objectRow(idBytes, object, segment === null ? [] : [segment], inline))
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
   }
 
   /**
    * Makes the view entry of `id` follow its catalog row: the body of a
-   * single put, or nothing. Runs after a commit, never inside one. The row
-   * is read again after the change: when another process committed
-   * meanwhile, the entry is redone for the newer row, so whichever process
-   * publishes last leaves the view matching the catalog.
+   * single put (linked, or written out from the row for a body kept in it),
+   * or nothing. Runs after a commit, never inside one, while the commit's
+   * flush is under way (a written-out body is written on the thread pool,
+   * beside that flush). The row is read again after the change: when
+   * another process committed meanwhile, the entry is redone for the newer
+   * row, so whichever process publishes last leaves the view matching the
+   * catalog.
    */
-  #publish (id: string): void {
+  async #publish (id: string): Promise<void> {
     if (!this.#view.shows(id)) return
     const idBytes = Buffer.from(id, 'utf8')
     const sql = this.#catalog.sql
-    let row = sql.segmentsOf.get(idBytes)
+    let row = sql.viewOf.get(idBytes)
     for (let attempt = 0; attempt < 8; attempt++) {
       const segments: Segment[] = row === undefined ? [] : JSON.parse(row.segments)
-      if (!isSinglePutBody(segments) || !this.#view.show(id, this.#blobs.abs(segments[0][0]))) this.#view.hide(id)
-      const after = sql.segmentsOf.get(idBytes)
-      if (after?.segments === row?.segments) return
-      row = after
+      const shown = row?.body != null
+        ? await this.#view.write(id, row.body)
+        : isSinglePutBody(segments) && this.#view.show(id, this.#blobs.abs(segments[0][0]))
+      if (!shown) this.#view.hide(id)
+      const now = sql.versionOf.get(idBytes)
+      if (now === row?.version) return
+      row = sql.viewOf.get(idBytes)
     }
   }
 
@@ -276,13 +302,14 @@ export class FsStore implements BucketStore {
         removed.push(...JSON.parse(row.segments) as Segment[])
       }
     })
-    for (const id of deleted) this.#publish(id)
+    for (const id of deleted) await this.#publish(id)
     await this.#blobs.removeSegments(removed)
   }
 
   /**
    * A copy hard-links the source's body files under the copy's version
-   * (outside any transaction; no byte is copied), then one write
+   * (outside any transaction; no byte is copied; a body kept in the row is
+   * copied with the row inside the transaction), then one write
    * transaction checks that the source row is still the one linked from and
    * judges the destination. A source replaced or deleted in between (its
    * files are unlinked at once, so the link may fail) is read again.
@@ -300,9 +327,11 @@ export class FsStore implements BucketStore {
       const source = toRecord(row)
       const object = build(source)
       if (object === null) return { status: 'source-refused', source }
+      // A body kept in the row is copied with the row; body files are linked.
+      const inline = row.inline === 1
       let segments: Segment[]
       try {
-        segments = await this.#blobs.linkSegments(object.version, JSON.parse(row.segments))
+        segments = inline ? [] : await this.#blobs.linkSegments(object.version, JSON.parse(row.segments))
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 20) continue
         throw err
@@ -312,9 +341,11 @@ export class FsStore implements BucketStore {
       try {
         outcome = await this.#commits.commit((): CopyOutcome | 'source changed' => {
           if (sql.head.get(fromBytes)?.version !== source.version) return 'source changed'
+          const body = inline ? sql.inlineBody.get(fromBytes, source.version)?.body ?? null : null
+          if (inline && body === null) return 'source changed'
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
-          sql.upsert.run(objectRow(toBytes, object, segments))
+          sql.upsert.run(objectRow(toBytes, object, segments, body))
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
         })
@@ -323,7 +354,7 @@ export class FsStore implements BucketStore {
         throw err
       }
       if (outcome !== 'source changed' && outcome.status === 'copied') {
-        this.#publish(toId)
+        await this.#publish(toId)
         await this.#blobs.removeSegments(replaced)
         return outcome
       }
@@ -372,7 +403,7 @@ export class FsStore implements BucketStore {
   async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
     const done = await this.#uploads.complete(uploadId, id, build)
     if (done === null) return null
-    this.#publish(id)
+    await this.#publish(id)
     await this.#blobs.removeSegments(done.replaced)
     return done.object
   }

@@ -4,7 +4,7 @@
  * hard-links the chosen parts into blobs/ and commits the object's row (no
  * byte is copied, so completing 1 GiB takes milliseconds).
  */
-import type { CompleteBuilder, StagedBody, StoredObject, StoredPart, StoredUpload, UploadListQuery } from '../../bucket/port.js'
+import { partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from './blobs.js'
 import { objectRow, toRecord, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
 import { wasRolledBack, type Commits } from './commit.js'
@@ -56,7 +56,7 @@ export class Uploads {
     // One read transaction: the upload and its parts as of one moment.
     return this.#catalog.read(() => {
       if (sql.upload.get(uploadId) === undefined) return null
-      return sql.partsAfter.all(uploadId, after, limit).map(p => ({ partNumber: p.part_number, etag: p.etag, size: p.size }))
+      return sql.partsAfter.all(uploadId, after, limit).map(p => ({ partNumber: p.part_number, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }))
     })
   }
 
@@ -73,7 +73,7 @@ export class Uploads {
       stored = await this.#commits.commit(() => {
         if (sql.upload.get(uploadId) === undefined) return false
         replaced = sql.part.get(uploadId, part.partNumber)?.file
-        sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file })
+        sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file, checksums: partChecksumsText(part) })
         return true
       })
     } catch (err) {
@@ -104,7 +104,7 @@ export class Uploads {
         return { upload, rows: new Map(sql.parts.all(uploadId).map(p => [p.part_number, p])), current: currentRow === undefined ? null : toRecord(currentRow) }
       })
       if (read === null) return null
-      const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
+      const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
       const { object, partNumbers } = build(toUpload(read.upload), parts, read.current)
       const chosen = partNumbers.map(n => read.rows.get(n) as PartRow)
       const segments = await this.#blobs.linkParts(object.version, chosen.map(p => ({ file: p.file, size: p.size, partNumber: p.part_number })))

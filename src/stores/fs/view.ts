@@ -1,8 +1,9 @@
 /**
  * The readable view of a bucket: for every key that is a plain,
  * filesystem-safe path, a hard link at `<bucket>/<key>` to the body of the
- * key's current version, so a person can look inside the data directory and
- * open their files with ordinary tools.
+ * key's current version (or, for a small body kept in its catalog row, a
+ * plain file written with its bytes), so a person can look inside the data
+ * directory and open their files with ordinary tools.
  *
  * The view is a convenience, never the truth: reads, lists and conditionals
  * use the catalog and the version-named bodies. The store publishes a key's
@@ -25,10 +26,13 @@
  *     deleted).
  * The view's files share their bytes with the stored bodies: editing one in
  * place would change a stored object behind its checksum, so treat the view
- * as read-only and write through the API.
+ * as read-only and write through the API. (A written-out copy of a small
+ * body shares nothing, and is not flushed: after a power cut it can be
+ * short or empty until the key is written again; the catalog holds the
+ * object.)
  */
 import { randomBytes } from 'node:crypto'
-import { linkSync, lstatSync, mkdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from 'node:fs'
+import { linkSync, lstatSync, mkdirSync, promises as fsp, renameSync, rmdirSync, unlinkSync, type Stats } from 'node:fs'
 import path from 'node:path'
 
 const MAX_SEGMENT_BYTES = 255
@@ -112,13 +116,40 @@ export class KeyView {
     }
     if (!existing.isFile()) return false // a link or a directory: not ours
     // A key shown already: link beside it, then replace it in one rename (rename never follows the target).
+    return this.#replace(parent, target, tmp => { linkSync(body, tmp) })
+  }
+
+  /**
+   * Shows `bytes` as the key's file, written out as a new plain file that
+   * replaces the entry in one rename (a reader of the view never sees half
+   * of it); false when the key cannot be shown, as for `show`. The file is
+   * created and written on the thread pool: creating a file is the
+   * costliest step of the view, and the event loop goes on meanwhile.
+   */
+  async write (id: string, bytes: Uint8Array): Promise<boolean> {
+    const relative = viewPath(id)
+    if (relative === null) return false
+    const parent = this.#parent(relative, true)
+    if (parent === null) return false
+    const target = path.join(parent, path.basename(relative))
+    const existing = entryAt(target)
+    if (existing !== null && !existing.isFile()) return false // a link or a directory: not ours
     const tmp = path.join(parent, `.${randomBytes(8).toString('hex')}.view`)
     try {
-      linkSync(body, tmp)
+      await fsp.writeFile(tmp, bytes, { flag: 'wx', mode: 0o644 })
+      await fsp.rename(tmp, target)
+      return true
     } catch {
+      await fsp.unlink(tmp).catch(() => {})
       return false
     }
+  }
+
+  /** Makes a new entry beside `target` with `make`, then renames it over `target`; false (and nothing left behind) on failure. */
+  #replace (parent: string, target: string, make: (tmp: string) => void): boolean {
+    const tmp = path.join(parent, `.${randomBytes(8).toString('hex')}.view`)
     try {
+      make(tmp)
       renameSync(tmp, target)
       return true
     } catch {

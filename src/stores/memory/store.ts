@@ -133,7 +133,7 @@ export class MemoryStore implements BucketStore {
     this.#refuseRetired()
     const upload = this.#uploads.get(uploadId)
     if (upload === undefined) return null
-    const parts = new Map([...upload.parts].map(([n, { partNumber, etag, size }]) => [n, { partNumber, etag, size }]))
+    const parts = new Map([...upload.parts].map(([n, { bytes: _bytes, ...part }]) => [n, structuredClone(part)]))
     const { object, partNumbers } = build(upload.upload, parts, this.#objects.get(id)?.record ?? null)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
@@ -164,7 +164,7 @@ export class MemoryStore implements BucketStore {
       .filter(p => p.partNumber > after)
       .sort((a, b) => a.partNumber - b.partNumber)
       .slice(0, limit)
-      .map(({ partNumber, etag, size }) => ({ partNumber, etag, size }))
+      .map(({ bytes: _bytes, ...part }) => structuredClone(part))
   }
 
   async sweep (createdBefore: number): Promise<SweepReport> {

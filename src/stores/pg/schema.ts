@@ -90,6 +90,11 @@ CREATE TABLE fsbucket.documents (
   PRIMARY KEY (area, name)
 );
 `
+  },
+  {
+    // A part's checksums (JSON, hex by algorithm) beside its MD5; NULL for parts stored before.
+    version: 2,
+    sql: 'ALTER TABLE fsbucket.parts ADD COLUMN checksums text'
   }
 ]
 

@@ -10,7 +10,7 @@
  * takes it FOR UPDATE, so a part is either in the completion or refused.
  */
 import {
-  bucketRetired, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
+  bucketRetired, partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
 } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
@@ -19,7 +19,7 @@ import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, to
 /** Locks the store's row against retirement for the transaction; empty when the store is retired or gone. */
 const LIVE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
 
-interface PartRow { part_number: number, etag: string, size: number, file: string }
+interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
 
 export class PgUploads {
   readonly #catalog: PgCatalog
@@ -64,9 +64,9 @@ export class PgUploads {
         const old = await client.query<{ file: string }>('SELECT file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number = $3 FOR UPDATE',
           [this.#storeId, uploadId, part.partNumber])
         replaced = old.rows[0]?.file
-        await client.query(`INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file) VALUES ($1, $2, $3, $4, $5, $6)
-          ON CONFLICT (store_id, upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file`,
-        [this.#storeId, uploadId, part.partNumber, part.etag, part.size, file])
+        await client.query(`INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file, checksums) VALUES ($1, $2, $3, $4, $5, $6, $7)
+          ON CONFLICT (store_id, upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums`,
+        [this.#storeId, uploadId, part.partNumber, part.etag, part.size, file, partChecksumsText(part)])
         return true
       })
     } finally {
@@ -84,9 +84,9 @@ export class PgUploads {
       const uploads = await client.query<PgUploadRow>('SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
       if (uploads.rowCount === 0) return null
       if ((await client.query(LIVE, [this.#storeId])).rowCount === 0) throw bucketRetired()
-      const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file, checksums FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       const rows = new Map(partRows.rows.map(p => [p.part_number, p]))
-      const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size }]))
+      const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
       // The key's current object is locked before the build judges it (a conditional completion).
       const current = await client.query<PgObjectRow>(`SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE`, [this.#storeId, idBytes])
       const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts, current.rows[0] === undefined ? null : toObject(current.rows[0]))
@@ -129,10 +129,10 @@ export class PgUploads {
     return await this.#catalog.transaction('listing parts', async client => {
       const upload = await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       if (upload.rowCount === 0) return null
-      const { rows } = await client.query<{ part_number: number, etag: string, size: string | number }>(
-        'SELECT part_number, etag, size FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number > $3 ORDER BY part_number LIMIT $4',
+      const { rows } = await client.query<{ part_number: number, etag: string, size: string | number, checksums: string | null }>(
+        'SELECT part_number, etag, size, checksums FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number > $3 ORDER BY part_number LIMIT $4',
         [this.#storeId, uploadId, after, limit])
-      return rows.map(r => ({ partNumber: r.part_number, etag: r.etag, size: Number(r.size) }))
+      return rows.map(r => ({ partNumber: r.part_number, etag: r.etag, size: Number(r.size), ...partChecksumsFrom(r.checksums) }))
     }, 'REPEATABLE READ')
   }
 

@@ -28,7 +28,8 @@ async function main (): Promise<void> {
     const label = `crash ${key} ${seed} ${n}`
     const roll = random()
     if (roll < 0.55) {
-      const body = payload(label, 1 + Math.floor(random() * 3 * partSize))
+      // Half small (a body kept in the catalog row), half up to three parts' worth (a body file): overwrites change layout.
+      const body = payload(label, 1 + Math.floor(random() * (random() < 0.5 ? 20 * 1024 : 3 * partSize)))
       say(`begin put ${key} ${label}`)
       await bucket.put(key, body, { customMetadata: { label } })
     } else if (roll < 0.7) {

@@ -1,0 +1,168 @@
+/**
+ * Conformance cases of the checksums beyond the binding's digests: the
+ * CRCs (crc32, crc32c, crc64nvme) verified, stored and read back, deferred
+ * checksums (S3's trailers), part checksums, the checksum of a completed
+ * multipart object (COMPOSITE and FULL_OBJECT), and reads by part number.
+ * Part of `bucketConformance`: every store runs them, read back through a
+ * second handle on the same place.
+ */
+import { createHash } from 'node:crypto'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { Crc64Nvme } from '@aws-sdk/crc64-nvme'
+import type { Test } from 'tap'
+import type { Readable } from 'node:stream'
+import type { Bucket, BucketObject, BucketReadServed, BucketUploadedPart } from '../../src/bucket/index.js'
+import { testdir } from '../testdir.js'
+import { expectCode, patternBytes } from './conformance.js'
+
+type Open = (dir: string, options?: { minPartSize?: number }) => Promise<Bucket>
+
+/** The check value of each CRC: the CRC of the ASCII digits "123456789" (the catalogues' test vectors). */
+const CHECK = { crc32: 'cbf43926', crc32c: 'e3069283', crc64nvme: 'ae8b14860a799888' } as const
+
+function crc32Hex (data: Uint8Array): string {
+  return zlib.crc32(data).toString(16).padStart(8, '0')
+}
+
+async function crc64Hex (data: Uint8Array): Promise<string> {
+  const crc = new Crc64Nvme()
+  crc.update(data)
+  return Buffer.from(await crc.digest()).toString('hex')
+}
+
+function hex (buffer: ArrayBuffer | undefined): string | undefined {
+  return buffer === undefined ? undefined : Buffer.from(buffer).toString('hex')
+}
+
+export function checksumConformance (t: Test, open: Open): void {
+  async function place (tt: Test, options?: { minPartSize?: number }): Promise<{ bucket: Bucket, reopen: () => Promise<Bucket> }> {
+    const dir = path.join(testdir(tt), 'bucket')
+    const bucket = await open(dir, options)
+    tt.teardown(() => bucket.close())
+    return {
+      bucket,
+      // A second handle on the same place: it reads what the store kept, not what the first handle holds.
+      reopen: async () => {
+        const again = await open(dir, options)
+        tt.teardown(() => again.close())
+        return again
+      }
+    }
+  }
+
+  t.test('checksums: CRCs are verified, stored beside the MD5, and a second handle reads them', async t => {
+    const { bucket, reopen } = await place(t)
+    for (const [algorithm, value] of Object.entries(CHECK)) {
+      const put = await bucket.put(`crc/${algorithm}`, '123456789', { [algorithm]: value })
+      t.equal(hex(put?.checksums[algorithm as keyof typeof CHECK]), value, `${algorithm}: put returns it`)
+    }
+    const bytes = Buffer.from(CHECK.crc32c, 'hex')
+    await bucket.put('crc/bytes', '123456789', { crc32c: bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + 4) })
+    await expectCode(t, () => bucket.put('crc/wrong', '123456789', { crc32: '00000000' }), 10037, 'put', 'a CRC that does not match')
+    t.equal(await bucket.head('crc/wrong'), null, 'nothing stored')
+    await t.rejects(bucket.put('crc/short', '123456789', { crc64nvme: 'abcd' }), TypeError, 'a CRC of the wrong length')
+    await t.rejects(bucket.put('crc/two', '123456789', { crc32: CHECK.crc32, sha1: 'f7c3bc1d808e04732adf679965ccc34ca7ae3441' }), TypeError, 'two algorithms')
+
+    const again = await reopen()
+    for (const [algorithm, value] of Object.entries(CHECK)) {
+      const head = await again.head(`crc/${algorithm}`)
+      t.equal(hex(head?.checksums[algorithm as keyof typeof CHECK]), value, `${algorithm}: head through another handle`)
+      t.same(head?.checksums.toJSON(), { md5: createHash('md5').update('123456789').digest('hex'), [algorithm]: value }, `${algorithm}: toJSON has the MD5 and it`)
+      t.equal(head?.checksums.composite, undefined)
+    }
+    t.equal(hex((await again.head('crc/bytes'))?.checksums.crc32c), CHECK.crc32c, 'given as bytes')
+  })
+
+  t.test('checksums: a deferred value is asked once the body has been read', async t => {
+    const { bucket } = await place(t)
+    let asked = 0
+    const put = await bucket.put('late', '123456789', { crc32: () => { asked++; return CHECK.crc32 } })
+    t.equal(asked, 1)
+    t.equal(hex(put?.checksums.crc32), CHECK.crc32)
+    await expectCode(t, () => bucket.put('late-wrong', '123456789', { sha256: () => '00'.repeat(32) }), 10037, 'put')
+    await t.rejects(bucket.put('late-throws', '123456789', { crc32c: () => { throw new Error('trailer never came') } }), /trailer never came/, 'what it throws fails the put')
+    t.equal(await bucket.head('late-wrong'), null)
+    t.equal(await bucket.head('late-throws'), null)
+  })
+
+  t.test('checksums: parts keep theirs; a completion checks them and builds the object\'s', async t => {
+    const { bucket, reopen } = await place(t, { minPartSize: 5 })
+    const data = [patternBytes(8, 1), patternBytes(8, 2), patternBytes(3, 3)]
+    const whole = Buffer.concat(data)
+
+    // COMPOSITE crc32: the CRC32 of the concatenated part CRC32s, -3.
+    const composite = await bucket.createMultipartUpload('composite')
+    const parts: BucketUploadedPart[] = []
+    for (const [i, bytes] of data.entries()) parts.push(await composite.uploadPart(i + 1, bytes, { crc32: crc32Hex(bytes) }))
+    await expectCode(t, () => composite.uploadPart(4, data[0], { crc32: '00000000' }), 10037, 'uploadPart', 'a part whose CRC does not match')
+    const listed = await composite.listParts()
+    t.same(listed.parts.map(p => p.checksums), data.map(bytes => ({ crc32: crc32Hex(bytes) })), 'listParts has each part\'s CRC32')
+    await expectCode(t, () => composite.complete([parts[0], { ...parts[1], checksums: { crc32: '00000000' } }, parts[2]]), 10025, 'completeMultipartUpload',
+      'a named part checksum that is not the part\'s')
+    const done = await composite.complete(parts.map((p, i) => ({ ...p, checksums: { crc32: crc32Hex(data[i]) } })))
+    const expected = crc32Hex(Buffer.concat(data.map(bytes => Buffer.from(crc32Hex(bytes), 'hex'))))
+    t.same(done.checksums.composite === undefined ? undefined : { ...done.checksums.composite, value: hex(done.checksums.composite.value) },
+      { algorithm: 'crc32', value: expected, parts: 3 }, 'the composite CRC32 of the parts')
+    t.equal(done.checksums.crc32, undefined, 'no whole-object CRC32 claimed')
+
+    // FULL_OBJECT crc64nvme (its only type): the CRC of the whole object, from the parts'.
+    const full = await bucket.createMultipartUpload('full')
+    const fullParts: BucketUploadedPart[] = []
+    for (const [i, bytes] of data.entries()) fullParts.push(await full.uploadPart(i + 1, bytes, { crc64nvme: await crc64Hex(bytes) }))
+    await t.rejects(full.complete(fullParts, { checksumType: 'COMPOSITE' }), TypeError, 'crc64nvme has no composite type')
+    await expectCode(t, () => full.complete(fullParts, { checksum: { crc64nvme: '00'.repeat(8) } }), 10037, 'completeMultipartUpload', 'a whole-object checksum that does not match')
+    const fullDone = await full.complete(fullParts, { checksum: { crc64nvme: await crc64Hex(whole) } }) as BucketObject
+    t.equal(hex(fullDone.checksums.crc64nvme), await crc64Hex(whole), 'the CRC64NVME of the whole object')
+
+    // FULL_OBJECT crc32 when asked; SHA-256 parts cannot make one.
+    const asked = await bucket.createMultipartUpload('full32')
+    const askedParts: BucketUploadedPart[] = []
+    for (const [i, bytes] of data.entries()) askedParts.push(await asked.uploadPart(i + 1, bytes, { crc32: crc32Hex(bytes) }))
+    t.equal(hex((await asked.complete(askedParts, { checksumType: 'FULL_OBJECT' }) as BucketObject).checksums.crc32), crc32Hex(whole))
+    const sha = await bucket.createMultipartUpload('sha')
+    const shaPart = await sha.uploadPart(1, data[0], { sha256: createHash('sha256').update(data[0]).digest('hex') })
+    await t.rejects(sha.complete([shaPart], { checksumType: 'FULL_OBJECT' }), TypeError, 'FULL_OBJECT needs a CRC')
+    t.equal((await sha.complete([shaPart])).checksums.composite?.algorithm, 'sha256')
+
+    // Parts without a common algorithm: no object checksum.
+    const mixed = await bucket.createMultipartUpload('mixed')
+    const mixedParts = [await mixed.uploadPart(1, data[0], { crc32: crc32Hex(data[0]) }), await mixed.uploadPart(2, data[2])]
+    const mixedDone = await mixed.complete(mixedParts)
+    t.equal(mixedDone.checksums.composite, undefined)
+    t.same(mixedDone.checksums.toJSON(), {}, 'no checksum claimed')
+
+    const again = await reopen()
+    const head = await again.head('composite')
+    t.equal(hex(head?.checksums.composite?.value), expected, 'the composite checksum is kept')
+    t.equal(hex((await again.head('full'))?.checksums.crc64nvme), await crc64Hex(whole), 'and the full-object one')
+  })
+
+  t.test('reads by part number serve each part of a multipart object', async t => {
+    const { bucket, reopen } = await place(t, { minPartSize: 5 })
+    const data = [patternBytes(7, 4), patternBytes(7, 5), patternBytes(2, 6)]
+    const upload = await bucket.createMultipartUpload('parts')
+    const parts: BucketUploadedPart[] = []
+    for (const [i, bytes] of data.entries()) parts.push(await upload.uploadPart(i + 1, bytes))
+    await upload.complete(parts)
+    await bucket.put('single', 'one piece')
+    const again = await reopen()
+    for (const [i, bytes] of data.entries()) {
+      const read = await again.read('parts', { partNumber: i + 1 }) as BucketReadServed
+      t.equal(read.status, 'partial', `part ${i + 1}`)
+      t.same(read.range, { offset: i * 7, length: bytes.length })
+      t.equal(read.partsCount, 3)
+      const body = Buffer.isBuffer(read.body) ? read.body : Buffer.concat(await (read.body as Readable).toArray())
+      t.same([...body], [...bytes], `part ${i + 1}'s bytes`)
+    }
+    const head = await again.read('parts', { partNumber: 3, body: false }) as BucketReadServed
+    t.same([head.status, head.range, head.partsCount, head.body], ['partial', { offset: 14, length: 2 }, 3, null], 'a HEAD of the last part')
+    t.equal((await again.read('parts', { partNumber: 4 })).status, 'range-not-satisfiable', 'a part past the last')
+    const single = await again.read('single', { partNumber: 1, body: false }) as BucketReadServed
+    t.same([single.status, single.range, single.partsCount], ['found', null, undefined], 'part 1 of an object put whole is all of it')
+    t.equal((await again.read('single', { partNumber: 2 })).status, 'range-not-satisfiable')
+    t.equal((await again.read('parts', { partNumber: 1, onlyIf: { etagMatches: 'other' } })).status, 'precondition-failed', 'conditions first')
+    await t.rejects(again.read('parts', { partNumber: 0 }), RangeError)
+    await t.rejects(again.read('parts', { partNumber: 1, range: 'bytes=0-1' }), TypeError, 'not with a range')
+  })
+}

@@ -1,0 +1,154 @@
+/**
+ * Checksums through the S3 API with the AWS SDK v3: x-amz-checksum-* on
+ * PutObject (header and trailer) stored and returned by GetObject /
+ * HeadObject with ChecksumMode ENABLED; per-part checksums (UploadPart,
+ * ListParts, CompleteMultipartUpload) and the completed object's COMPOSITE
+ * or FULL_OBJECT checksum; reads of one part (`partNumber`).
+ */
+import t from 'tap'
+import {
+  ChecksumAlgorithm, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand,
+  ListPartsCommand, PutObjectCommand, S3ServiceException, UploadPartCommand, type S3Client
+} from '@aws-sdk/client-s3'
+import { Upload } from '@aws-sdk/lib-storage'
+import { Crc64Nvme } from '@aws-sdk/crc64-nvme'
+import { createHash, randomBytes } from 'node:crypto'
+import zlib from 'node:zlib'
+import { s3Server } from './fixture.js'
+
+async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await promise
+  } catch (err) {
+    return err as S3ServiceException
+  }
+  throw new Error('expected a rejection')
+}
+
+function crc32 (data: Uint8Array): Buffer {
+  const b = Buffer.alloc(4)
+  b.writeUInt32BE(zlib.crc32(data))
+  return b
+}
+
+async function crc64 (data: Uint8Array): Promise<Buffer> {
+  const crc = new Crc64Nvme()
+  crc.update(data)
+  return Buffer.from(await crc.digest())
+}
+
+const b64 = (b: Buffer): string => b.toString('base64')
+
+async function uploadParts (s3: S3Client, key: string, algorithm: ChecksumAlgorithm, parts: Buffer[], type?: 'COMPOSITE' | 'FULL_OBJECT'): Promise<{ uploadId: string, etags: string[], checksums: Array<string | undefined> }> {
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: key, ChecksumAlgorithm: algorithm, ...(type === undefined ? {} : { ChecksumType: type }) }))
+  const etags: string[] = []
+  const checksums: Array<string | undefined> = []
+  for (const [i, body] of parts.entries()) {
+    const part = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: key, UploadId: created.UploadId, PartNumber: i + 1, Body: body, ChecksumAlgorithm: algorithm }))
+    etags.push(part.ETag!)
+    checksums.push(part.ChecksumCRC32 ?? part.ChecksumCRC64NVME ?? part.ChecksumSHA256)
+  }
+  return { uploadId: created.UploadId!, etags, checksums }
+}
+
+t.test('PutObject checksums are stored and returned with ChecksumMode ENABLED', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const body = Buffer.from('123456789')
+  for (const algorithm of [ChecksumAlgorithm.CRC32, ChecksumAlgorithm.CRC32C, ChecksumAlgorithm.CRC64NVME, ChecksumAlgorithm.SHA1, ChecksumAlgorithm.SHA256]) {
+    await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: `sum/${algorithm}`, Body: body, ChecksumAlgorithm: algorithm }))
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: `sum/${algorithm}`, ChecksumMode: 'ENABLED' }))
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: `sum/${algorithm}`, ChecksumMode: 'ENABLED' }))
+    t.equal(await got.Body!.transformToString(), '123456789', `${algorithm}: the SDK validated the returned checksum`)
+    t.equal(head.ChecksumType, 'FULL_OBJECT')
+    const field = `Checksum${algorithm}` as 'ChecksumCRC32'
+    t.equal(got[field], head[field], `${algorithm}: GET and HEAD agree`)
+    t.ok(typeof head[field] === 'string' && head[field] !== '', `${algorithm}: returned`)
+  }
+  const expected = { CRC32: 'y/Q5Jg==', CRC32C: '4waSgw==', CRC64NVME: 'rosUhgp5mIg=' }
+  for (const [algorithm, value] of Object.entries(expected)) {
+    const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: `sum/${algorithm}`, ChecksumMode: 'ENABLED' }))
+    t.equal(head[`Checksum${algorithm}` as 'ChecksumCRC32'], value, `${algorithm}: the catalogue's check value`)
+  }
+  const quiet = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'sum/CRC32' }))
+  t.equal(quiet.ChecksumCRC32, undefined, 'not without ChecksumMode')
+  const ranged = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'sum/CRC32', ChecksumMode: 'ENABLED', Range: 'bytes=0-3' }))
+  t.equal(await ranged.Body!.transformToString(), '1234')
+  t.equal(ranged.ChecksumCRC32, undefined, 'a range is answered without the whole object\'s checksum')
+
+  const wrong = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'sum/wrong', Body: body, ChecksumCRC32C: 'AAAAAA==' })))
+  t.equal(wrong.name, 'BadDigest')
+  t.equal((await rejection(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'sum/wrong' })))).$metadata.httpStatusCode, 404, 'nothing stored')
+})
+
+t.test('multipart: part checksums, COMPOSITE and FULL_OBJECT object checksums, reads by part', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const parts = [randomBytes(5 * 1024 * 1024), randomBytes(5 * 1024 * 1024), randomBytes(1000)]
+  const whole = Buffer.concat(parts)
+
+  const composite = await uploadParts(s3, 'composite', ChecksumAlgorithm.CRC32, parts)
+  t.same(composite.checksums, parts.map(p => b64(crc32(p))), 'UploadPart echoes each part\'s CRC32')
+  const listed = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'composite', UploadId: composite.uploadId }))
+  t.same(listed.Parts?.map(p => p.ChecksumCRC32), composite.checksums, 'ListParts lists them')
+  const bad = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'composite', UploadId: composite.uploadId,
+    MultipartUpload: { Parts: composite.etags.map((ETag, i) => ({ PartNumber: i + 1, ETag, ChecksumCRC32: i === 1 ? 'AAAAAA==' : composite.checksums[i] })) }
+  })))
+  t.equal(bad.name, 'InvalidPart', 'a part checksum that is not the part\'s')
+  const done = await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'composite', UploadId: composite.uploadId,
+    MultipartUpload: { Parts: composite.etags.map((ETag, i) => ({ PartNumber: i + 1, ETag, ChecksumCRC32: composite.checksums[i] })) }
+  }))
+  const expected = `${b64(crc32(Buffer.concat(parts.map(crc32))))}-3`
+  t.equal(done.ChecksumCRC32, expected, 'the CRC32 of the part CRC32s, -3')
+  t.equal(done.ChecksumType, 'COMPOSITE')
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'composite', ChecksumMode: 'ENABLED' }))
+  t.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(whole))
+  t.equal(got.ChecksumCRC32, expected)
+  t.equal(got.ChecksumType, 'COMPOSITE')
+
+  for (const [i, bytes] of parts.entries()) {
+    const part = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'composite', PartNumber: i + 1 }))
+    t.ok(Buffer.from(await part.Body!.transformToByteArray()).equals(bytes), `part ${i + 1}'s bytes`)
+    t.equal(part.PartsCount, 3)
+    t.equal(part.$metadata.httpStatusCode, 206)
+    t.equal(part.ContentRange, `bytes ${i * 5 * 1024 * 1024}-${i * 5 * 1024 * 1024 + bytes.length - 1}/${whole.length}`)
+  }
+  const headPart = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'composite', PartNumber: 3 }))
+  t.same([headPart.ContentLength, headPart.PartsCount], [1000, 3], 'HEAD of one part')
+  const past = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'composite', PartNumber: 4 })))
+  t.same([past.name, past.$metadata.httpStatusCode], ['InvalidPartNumber', 416], 'a part past the last')
+
+  const full = await uploadParts(s3, 'full', ChecksumAlgorithm.CRC64NVME, parts, 'FULL_OBJECT')
+  const fullDone = await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'full', UploadId: full.uploadId, ChecksumType: 'FULL_OBJECT', ChecksumCRC64NVME: b64(await crc64(whole)),
+    MultipartUpload: { Parts: full.etags.map((ETag, i) => ({ PartNumber: i + 1, ETag, ChecksumCRC64NVME: full.checksums[i] })) }
+  }))
+  t.equal(fullDone.ChecksumCRC64NVME, b64(await crc64(whole)), 'the CRC64NVME of the whole object, from the parts\'')
+  t.equal(fullDone.ChecksumType, 'FULL_OBJECT')
+  const fullGot = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'full', ChecksumMode: 'ENABLED' }))
+  t.ok(Buffer.from(await fullGot.Body!.transformToByteArray()).equals(whole), 'the SDK validated the whole-object CRC64NVME')
+  t.equal(fullGot.ChecksumType, 'FULL_OBJECT')
+
+  const wrongFull = await uploadParts(s3, 'wrong-full', ChecksumAlgorithm.CRC32, parts.slice(2), 'FULL_OBJECT')
+  const wrong = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'wrong-full', UploadId: wrongFull.uploadId, ChecksumType: 'FULL_OBJECT', ChecksumCRC32: 'AAAAAA==',
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: wrongFull.etags[0] }] }
+  })))
+  t.equal(wrong.name, 'BadDigest', 'a whole-object checksum the parts do not make')
+  const refused = await rejection(s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'x', ChecksumAlgorithm: 'CRC64NVME', ChecksumType: 'COMPOSITE' })))
+  t.equal(refused.name, 'InvalidRequest', 'CRC64NVME has no COMPOSITE type')
+})
+
+t.test('lib-storage with its default checksum: the object gets a composite CRC32', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const data = randomBytes(11 * 1024 * 1024)
+  await new Upload({ client: s3, params: { Bucket: 'photos', Key: 'lib.bin', Body: data }, partSize: 5 * 1024 * 1024, queueSize: 2 }).done()
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'lib.bin', ChecksumMode: 'ENABLED' }))
+  const parts = [data.subarray(0, 5 << 20), data.subarray(5 << 20, 10 << 20), data.subarray(10 << 20)]
+  t.equal(head.ChecksumCRC32, `${b64(crc32(Buffer.concat(parts.map(crc32))))}-3`)
+  t.equal(head.ChecksumType, 'COMPOSITE')
+  t.equal(createHash('md5').update(data).digest('hex').length, 32)
+})

@@ -1,0 +1,72 @@
+/**
+ * The S3 listener's connection promises, over real sockets, wired as the
+ * server wires them: requests pipelined on one connection take effect in
+ * order; a body that stops arriving is answered RequestTimeout after the
+ * idle timeout, the connection closed, and nothing stored.
+ */
+import t from 'tap'
+import { connect, type Socket } from 'node:net'
+import { idleConnectionListener, inConnectionOrder } from '../../src/http/connection.js'
+import { s3Server } from './fixture.js'
+
+async function open (port: number): Promise<Socket> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket))
+    socket.once('error', reject)
+  })
+}
+
+/** Everything the server sends until it closes the connection or `until` holds (ms: give up). */
+async function received (socket: Socket, until: (text: string) => boolean, ms = 10_000): Promise<{ text: string, closed: boolean }> {
+  return await new Promise(resolve => {
+    let text = ''
+    let closed = false
+    const done = (): void => { clearTimeout(timer); socket.removeAllListeners('data'); resolve({ text, closed }) }
+    const timer = setTimeout(done, ms)
+    socket.on('data', chunk => { text += chunk.toString('latin1'); if (until(text)) done() })
+    socket.once('close', () => { closed = true; done() })
+  })
+}
+
+function statuses (text: string): number[] {
+  return [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(m => Number(m[1]))
+}
+
+const connections = (seconds: number): { idleTimeoutMs: number, inConnectionOrder: typeof inConnectionOrder, idleListener: typeof idleConnectionListener } =>
+  ({ idleTimeoutMs: seconds * 1000, inConnectionOrder, idleListener: idleConnectionListener })
+
+t.test('pipelined PutObject then DeleteObject of one key: the object ends deleted', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const bucket = (await registry.open('photos'))!
+  for (let round = 0; round < 20; round++) {
+    const socket = await open(port)
+    const body = `body of round ${round}`.repeat(200)
+    socket.write(
+      `PUT /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
+      'DELETE /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' +
+      'HEAD /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n')
+    const { text } = await received(socket, s => statuses(s).length === 3)
+    socket.destroy()
+    t.same(statuses(text), [200, 204, 404], `round ${round}: answers in order, and the HEAD after the DELETE finds nothing`)
+    if (await bucket.head('k') !== null) t.fail(`round ${round}: the object survived its DELETE`)
+  }
+})
+
+t.test('a body that stops arriving is answered RequestTimeout after the idle timeout; nothing stored', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(1) })
+  const bucket = (await registry.open('photos'))!
+  const socket = await open(port)
+  const started = Date.now()
+  socket.write('PUT /photos/stalled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n' + 'x'.repeat(100))
+  const { text, closed } = await received(socket, () => false, 8000)
+  const elapsed = Date.now() - started
+  t.match(text, /^HTTP\/1\.1 400 /, 'answered 400, as S3')
+  t.match(text, /<Code>RequestTimeout<\/Code>/, 'with the S3 error RequestTimeout')
+  t.match(text, /content-type: application\/xml/i)
+  t.ok(closed, 'and the connection closed')
+  t.ok(elapsed >= 900 && elapsed < 6000, `after about a second (${elapsed} ms)`)
+  t.equal(await bucket.head('stalled'), null, 'nothing stored')
+  const later = await open(port)
+  later.write('PUT /photos/later HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\nfine')
+  t.same(statuses((await received(later, () => false)).text), [200], 'later writes work')
+})
