@@ -20,7 +20,7 @@
  * Records are addressed by *id* (the NFC form of the key); `list` orders ids
  * by their UTF-8 bytes.
  */
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { BucketError, type StorageFailureName } from './errors.js'
 import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 import type { BucketSettings } from './settings.js'
@@ -92,10 +92,29 @@ export interface ObjectReader {
   readonly object: StoredObject
   /** The whole body, when the store already holds it in memory (small objects). */
   readonly bytes?: Buffer
-  /** Streams `length` bytes from `offset`; may be called once. */
+  /**
+   * Streams `length` bytes from `offset`; may be called once. The stream may
+   * offer `recycle(chunk)` (see `RecyclingStream`): a consumer done with a
+   * chunk hands it back, and the store reads the next bytes into it.
+   */
   stream (offset: number, length: number): Readable
   /** Releases the pinned bytes when no stream is wanted. */
   close (): Promise<void>
+}
+
+/**
+ * A body stream whose chunks may be handed back: a consumer that has
+ * finished with a chunk (written to a socket, the write completed) calls
+ * `recycle(chunk)` and must not touch the chunk again. Consumers that keep
+ * chunks never call it.
+ */
+export interface RecyclingStream extends Readable {
+  recycle: (chunk: Uint8Array) => void
+}
+
+/** Whether `stream` takes its chunks back (see RecyclingStream). */
+export function isRecyclingStream (stream: unknown): stream is RecyclingStream {
+  return stream instanceof Readable && typeof (stream as Partial<RecyclingStream>).recycle === 'function'
 }
 
 export type Precondition = (current: StoredObject | null) => boolean

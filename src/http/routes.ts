@@ -21,13 +21,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, hostName, isBucketError, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, hostName, isBucketError, isRecyclingStream, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject } from './read.js'
+import { sendRecycling } from './send-body.js'
 import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { readSite } from './website.js'
 
@@ -202,6 +203,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     reply.code(result.status).headers(result.headers)
     if (result.body === undefined) return await reply.send()
     if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
+    if (isRecyclingStream(result.body)) return await sendRecycling(reply, result.body)
     return await reply.send(result.body)
   }
 

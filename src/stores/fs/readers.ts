@@ -16,6 +16,30 @@ import type { Catalog, Segment } from './catalog.js'
 const READ_CHUNK = 1024 * 1024
 /** Bodies up to this size are read whole when opened. */
 const SMALL_BODY = 64 * 1024
+/** Read buffers kept for reuse, at most (READ_CHUNK each). */
+const SPARE_CHUNKS = 16
+
+/**
+ * Read buffers handed back by consumers that are done with them (see
+ * `recycle`). A fresh 1 MiB buffer costs the kernel page faults on every
+ * read into it, several times the copy itself; a reused one costs the copy
+ * alone. Only buffers this module lent, each once, come back.
+ */
+const spareChunks: Buffer[] = []
+const lentChunks = new WeakSet<ArrayBufferLike>()
+
+function takeChunk (): Buffer {
+  const chunk = spareChunks.pop() ?? Buffer.allocUnsafeSlow(READ_CHUNK)
+  lentChunks.add(chunk.buffer)
+  return chunk
+}
+
+function recycleChunk (chunk: Uint8Array): void {
+  const memory = chunk.buffer
+  if (!lentChunks.has(memory)) return
+  lentChunks.delete(memory)
+  if (spareChunks.length < SPARE_CHUNKS) spareChunks.push(Buffer.from(memory, 0, READ_CHUNK))
+}
 
 function isMissing (err: unknown): boolean {
   return (err as NodeJS.ErrnoException).code === 'ENOENT'
@@ -139,6 +163,9 @@ class FileReader implements ObjectReader {
 /**
  * A byte range across the body files of an object (one file, or the parts of
  * a multipart object), read in chunks as the consumer asks for them.
+ * A consumer that is done with a chunk (it was written to a socket and the
+ * write completed) may hand it back with `recycle`: the next reads go into
+ * it. A consumer that keeps chunks simply never does.
  *
  * The reads are synchronous: from the page cache, one `read` on the event
  * loop costs less than a trip through the thread pool for every chunk, and
@@ -175,7 +202,8 @@ class SegmentStream extends Readable {
         return
       }
       const want = Math.min(READ_CHUNK, this.#segments[this.#index][1] - this.#position, this.#remaining)
-      const buffer = Buffer.allocUnsafe(want)
+      // Whole chunks come from the spares; a short one gets a buffer of its size (a consumer may keep it).
+      const buffer = want === READ_CHUNK ? takeChunk() : Buffer.allocUnsafe(want)
       const read = readSync(this.#fds[this.#index], buffer, 0, want, this.#position)
       if (read === 0) throw new Error('An object file is shorter than its catalog entry.')
       this.#position += read
@@ -185,6 +213,11 @@ class SegmentStream extends Readable {
     } catch (err) {
       this.destroy(err as Error)
     }
+  }
+
+  /** Hands back a chunk of this stream once its consumer is done with it (see the class's comment). */
+  recycle (chunk: Uint8Array): void {
+    recycleChunk(chunk)
   }
 
   override _destroy (err: Error | null, callback: (err?: Error | null) => void): void {

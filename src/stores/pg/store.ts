@@ -43,6 +43,7 @@ import { copyPgObject } from './copy.js'
 import {
   FULL_COLUMNS, LIST_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow
 } from './rows.js'
+import { skipScanNextId } from './skip-scan.js'
 import { sweepPgStore } from './sweeper.js'
 import { PgUploads } from './uploads.js'
 
@@ -261,11 +262,8 @@ export class PgStore implements BucketStore {
     const columns = query.withMetadata ? `${LIST_COLUMNS}, http_metadata, custom_metadata` : LIST_COLUMNS
     const run = async (ask: <R extends object>(text: string, params: unknown[]) => Promise<R[]>): Promise<ListPage> => {
       const source: AsyncPageSource = {
-        nextId: async after => {
-          const { op, start } = from(after)
-          const rows = await ask<{ id: Buffer }>(`SELECT id FROM fsbucket.objects WHERE store_id = $1 AND id ${op} $2 AND id < $3 ORDER BY id LIMIT 1`, [this.#storeId, start, end])
-          return rows[0]?.id.toString('utf8')
-        },
+        // Only a page with a delimiter seeks ids one at a time (skip-scan.ts walks many seeks per statement).
+        nextId: skipScanNextId(ask, { storeId: this.#storeId, prefix, end, delimiter: query.delimiter ?? '' }),
         records: async (after, limit) => {
           const { op, start } = from(after)
           const rows = await ask<PgObjectRow & { id: Buffer }>(`SELECT ${columns} FROM fsbucket.objects
