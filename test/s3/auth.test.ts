@@ -6,19 +6,10 @@
 import t from 'tap'
 import http from 'node:http'
 import type { LookupFunction } from 'node:net'
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3'
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { redactedUrl, s3AccessPolicy, s3StartupNote } from '../../src/s3/index.js'
-import { devCredentials, s3Server } from './fixture.js'
-
-async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise
-  } catch (err) {
-    return err as S3ServiceException
-  }
-  throw new Error('expected a rejection')
-}
+import { devCredentials, rejection, s3Server } from './fixture.js'
 
 const configured = { accessKeyId: 'AKIDTESTTEST', secretAccessKey: 'the-real-secret' }
 

@@ -4,18 +4,9 @@ import {
   CreateBucketCommand, DeleteBucketCommand, DeleteBucketCorsCommand, DeleteBucketLifecycleCommand, GetBucketCorsCommand,
   GetBucketEncryptionCommand, GetBucketLifecycleConfigurationCommand, GetBucketLocationCommand, HeadBucketCommand,
   ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand,
-  PutObjectCommand, S3ServiceException, paginateListObjectsV2
+  PutObjectCommand, paginateListObjectsV2
 } from '@aws-sdk/client-s3'
-import { s3Server } from './fixture.js'
-
-async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise
-  } catch (err) {
-    return err as S3ServiceException
-  }
-  throw new Error('expected a rejection')
-}
+import { rejection, s3Server } from './fixture.js'
 
 t.test('create, list, head, locate, delete buckets', async t => {
   const { client, registry } = await s3Server(t)

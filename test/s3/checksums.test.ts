@@ -8,22 +8,13 @@
 import t from 'tap'
 import {
   ChecksumAlgorithm, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand,
-  ListPartsCommand, PutObjectCommand, S3ServiceException, UploadPartCommand, type S3Client
+  ListPartsCommand, PutObjectCommand, UploadPartCommand, type S3Client
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { Crc64Nvme } from '@aws-sdk/crc64-nvme'
 import { createHash, randomBytes } from 'node:crypto'
 import zlib from 'node:zlib'
-import { s3Server } from './fixture.js'
-
-async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise
-  } catch (err) {
-    return err as S3ServiceException
-  }
-  throw new Error('expected a rejection')
-}
+import { rejection, s3Server } from './fixture.js'
 
 function crc32 (data: Uint8Array): Buffer {
   const b = Buffer.alloc(4)

@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { S3Client, type S3ClientConfig } from '@aws-sdk/client-s3'
+import { S3Client, type S3ClientConfig, type S3ServiceException } from '@aws-sdk/client-s3'
 import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy, type S3AccessPolicy, type S3Connections } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
@@ -48,4 +48,14 @@ export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, dom
     return c
   }
   return { app, registry, dataDir, endpoint, port, client }
+}
+
+/** The S3 error a request fails with; throws when it succeeds. */
+export async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
+  try {
+    await promise
+  } catch (err) {
+    return err as S3ServiceException
+  }
+  throw new Error('expected a rejection')
 }

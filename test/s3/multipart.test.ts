@@ -2,21 +2,12 @@
 import t from 'tap'
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand,
-  HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, S3ServiceException, UploadPartCommand, UploadPartCopyCommand, PutObjectCommand
+  HeadObjectCommand, ListMultipartUploadsCommand, ListPartsCommand, UploadPartCommand, UploadPartCopyCommand, PutObjectCommand
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { s3Server } from './fixture.js'
-
-async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise
-  } catch (err) {
-    return err as S3ServiceException
-  }
-  throw new Error('expected a rejection')
-}
+import { rejection, s3Server } from './fixture.js'
 
 function md5OfMd5s (parts: Buffer[]): string {
   const joined = Buffer.concat(parts.map(p => createHash('md5').update(p).digest()))

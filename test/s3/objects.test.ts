@@ -1,20 +1,11 @@
 /** PutObject, GetObject, HeadObject, DeleteObject(s), CopyObject through the AWS SDK v3 over a real socket. */
 import t from 'tap'
 import {
-  CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3ServiceException
+  CopyObjectCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand
 } from '@aws-sdk/client-s3'
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { s3Server } from './fixture.js'
-
-async function rejection (promise: Promise<unknown>): Promise<S3ServiceException> {
-  try {
-    await promise
-  } catch (err) {
-    return err as S3ServiceException
-  }
-  throw new Error('expected a rejection')
-}
+import { rejection, s3Server } from './fixture.js'
 
 t.test('put then get: bytes, metadata, ETag; the default streamed upload (CRC32 trailer) is decoded', async t => {
   const { client, registry } = await s3Server(t)

@@ -71,6 +71,14 @@ export class KeyView {
     return viewPath(id) !== null
   }
 
+  /** Where the key's file goes: its checked directory (`#parent`) and path; null when the key is not in the view. */
+  #place (id: string, create: boolean): { parent: string, target: string } | null {
+    const relative = viewPath(id)
+    if (relative === null) return null
+    const parent = this.#parent(relative, create)
+    return parent === null ? null : { parent, target: path.join(parent, path.basename(relative)) }
+  }
+
   /**
    * The directory that holds the key's file, checked component by
    * component without following links: every component must be a real
@@ -100,11 +108,9 @@ export class KeyView {
    * a directory) is left alone and the key is not shown.
    */
   show (id: string, body: string): boolean {
-    const relative = viewPath(id)
-    if (relative === null) return false
-    const parent = this.#parent(relative, true)
-    if (parent === null) return false
-    const target = path.join(parent, path.basename(relative))
+    const place = this.#place(id, true)
+    if (place === null) return false
+    const { parent, target } = place
     const existing = entryAt(target)
     if (existing === null) {
       try {
@@ -127,11 +133,9 @@ export class KeyView {
    * costliest step of the view, and the event loop goes on meanwhile.
    */
   async write (id: string, bytes: Uint8Array): Promise<boolean> {
-    const relative = viewPath(id)
-    if (relative === null) return false
-    const parent = this.#parent(relative, true)
-    if (parent === null) return false
-    const target = path.join(parent, path.basename(relative))
+    const place = this.#place(id, true)
+    if (place === null) return false
+    const { parent, target } = place
     const existing = entryAt(target)
     if (existing !== null && !existing.isFile()) return false // a link or a directory: not ours
     const tmp = path.join(parent, `.${randomBytes(8).toString('hex')}.view`)
@@ -160,11 +164,9 @@ export class KeyView {
 
   /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */
   hide (id: string): void {
-    const relative = viewPath(id)
-    if (relative === null) return
-    const parent = this.#parent(relative, false)
-    if (parent === null) return
-    const target = path.join(parent, path.basename(relative))
+    const place = this.#place(id, false)
+    if (place === null) return
+    const { parent, target } = place
     if (entryAt(target)?.isFile() !== true) return // not shown, a directory of other keys, or not ours
     try {
       unlinkSync(target)
