@@ -3,36 +3,13 @@
  * a stalled body answers 408 and stores nothing, headers have a deadline.
  */
 import t from 'tap'
-import { connect, type Socket } from 'node:net'
+import { open, received, statuses } from '../raw-socket.js'
 import type { FastifyInstance } from 'fastify'
 import { auth, gateway, token } from './gateway-fixture.js'
 
 async function listening (app: FastifyInstance): Promise<number> {
   await app.listen({ host: '127.0.0.1', port: 0 })
   return (app.server.address() as { port: number }).port
-}
-
-async function open (port: number): Promise<Socket> {
-  return await new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(socket))
-    socket.once('error', reject)
-  })
-}
-
-/** Everything the server sends until it closes the connection or `until` holds (ms: give up). */
-async function received (socket: Socket, until: (text: string) => boolean, ms = 10_000): Promise<{ text: string, closed: boolean }> {
-  return await new Promise(resolve => {
-    let text = ''
-    let closed = false
-    const done = (): void => { clearTimeout(timer); socket.removeAllListeners('data'); resolve({ text, closed }) }
-    const timer = setTimeout(done, ms)
-    socket.on('data', chunk => { text += chunk.toString('latin1'); if (until(text)) done() })
-    socket.once('close', () => { closed = true; done() })
-  })
-}
-
-function statuses (text: string): number[] {
-  return [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(m => Number(m[1]))
 }
 
 const authLine = `Authorization: Bearer ${token}\r\n`

@@ -5,32 +5,9 @@
  * idle timeout, the connection closed, and nothing stored.
  */
 import t from 'tap'
-import { connect, type Socket } from 'node:net'
+import { open, received, statuses } from '../raw-socket.js'
 import { idleConnectionListener, inConnectionOrder } from '../../src/http/connection.js'
 import { s3Server } from './fixture.js'
-
-async function open (port: number): Promise<Socket> {
-  return await new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => resolve(socket))
-    socket.once('error', reject)
-  })
-}
-
-/** Everything the server sends until it closes the connection or `until` holds (ms: give up). */
-async function received (socket: Socket, until: (text: string) => boolean, ms = 10_000): Promise<{ text: string, closed: boolean }> {
-  return await new Promise(resolve => {
-    let text = ''
-    let closed = false
-    const done = (): void => { clearTimeout(timer); socket.removeAllListeners('data'); resolve({ text, closed }) }
-    const timer = setTimeout(done, ms)
-    socket.on('data', chunk => { text += chunk.toString('latin1'); if (until(text)) done() })
-    socket.once('close', () => { closed = true; done() })
-  })
-}
-
-function statuses (text: string): number[] {
-  return [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(m => Number(m[1]))
-}
 
 const connections = (seconds: number): { idleTimeoutMs: number, inConnectionOrder: typeof inConnectionOrder, idleListener: typeof idleConnectionListener } =>
   ({ idleTimeoutMs: seconds * 1000, inConnectionOrder, idleListener: idleConnectionListener })

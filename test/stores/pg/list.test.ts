@@ -9,14 +9,13 @@
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import pg from 'pg'
 import t from 'tap'
 import { BucketEngine, type Bucket } from '../../../src/bucket/index.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgStore } from '../../../src/stores/pg/store.js'
 import { MemoryStore } from '../../../src/stores/memory/store.js'
 import { testdir } from '../../testdir.js'
-import { startPostgres } from './server.js'
+import { countStatements, startPostgres } from './server.js'
 
 const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
@@ -71,18 +70,14 @@ t.test('a page of many common prefixes takes a few statements', async t => {
     for (let f = 0; f < 3; f++) await bucket.put(`dir${String(d).padStart(3, '0')}/file${f}`, 'x')
   }
   await bucket.put('top', 'x')
-  let statements = 0
-  const query = pg.Client.prototype.query
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    statements++
-    return (query as (...a: unknown[]) => unknown).apply(this, args)
-  } as typeof query
+  const counter = countStatements()
   let page
   try {
     page = await bucket.list({ delimiter: '/', limit: 1000 })
   } finally {
-    pg.Client.prototype.query = query
+    counter.restore()
   }
+  const statements = counter.count
   t.equal(page.delimitedPrefixes.length, 300)
   t.same(page.objects.map(o => o.key), ['top'])
   t.ok(statements <= 10, `${statements} statements for 300 prefixes and an object`)

@@ -8,11 +8,10 @@
  * the other's next request.
  */
 import type { AddressInfo } from 'node:net'
-import pg from 'pg'
 import t from 'tap'
 import { buildApp } from '../../../src/app.js'
 import { testdir } from '../../testdir.js'
-import { startPostgres } from './server.js'
+import { countStatements, startPostgres } from './server.js'
 
 const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
@@ -20,13 +19,8 @@ t.teardown(async () => { await server.destroy() })
 const TOKEN = 'round-trip-token'
 const ACCOUNT = '/client/v4/accounts/023e105f4ecef8ad9ca31a8372d0c353/r2/buckets'
 
-let statements = 0
-const query = pg.Client.prototype.query
-pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  statements++
-  return (query as (...a: unknown[]) => unknown).apply(this, args)
-} as typeof query
-t.teardown(() => { pg.Client.prototype.query = query })
+const counter = countStatements()
+t.teardown(counter.restore)
 
 interface Answer { status: number, text: string, etag: string | null }
 
@@ -37,9 +31,9 @@ async function call (base: string, method: string, path: string, body?: string, 
 
 /** The answer to one request and the statements it took. */
 async function counted (base: string, method: string, path: string, body?: string, headers?: Record<string, string>): Promise<Answer & { statements: number }> {
-  const before = statements
+  const before = counter.count
   const answer = await call(base, method, path, body, headers)
-  return { ...answer, statements: statements - before }
+  return { ...answer, statements: counter.count - before }
 }
 
 const dataDir = testdir(t)

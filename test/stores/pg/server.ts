@@ -15,6 +15,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import pg from 'pg'
 
 const run = promisify(execFile)
 
@@ -106,4 +107,15 @@ export async function startPostgres (options: PostgresOptions = {}): Promise<Pos
       await rm(root, { recursive: true, force: true })
     }
   }
+}
+
+/** Counts the statements every pg client of this process sends, until `restore`. */
+export function countStatements (): { readonly count: number, restore: () => void } {
+  const query = pg.Client.prototype.query
+  let count = 0
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    count++
+    return (query as (...a: unknown[]) => unknown).apply(this, args)
+  } as typeof query
+  return { get count () { return count }, restore: () => { pg.Client.prototype.query = query } }
 }
