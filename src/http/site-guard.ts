@@ -38,11 +38,18 @@ export function isLoopbackAddress (address: string): boolean {
   return loopback.check(address, family === 6 ? 'ipv6' : 'ipv4')
 }
 
+/** Host names already judged (a few per server: every request names one); bounded, so foreign names cannot grow it. */
+const judged = new Map<string, boolean>()
+
 /** True for a host name (as `hostName` gives it) that names this machine's loopback interface. */
 export function isLoopbackName (host: string): boolean {
-  if (host === 'localhost' || host.endsWith('.localhost')) return true
+  const known = judged.get(host)
+  if (known !== undefined) return known
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host
-  return isLoopbackAddress(bare)
+  const answer = host === 'localhost' || host.endsWith('.localhost') || isLoopbackAddress(bare)
+  if (judged.size >= 64) judged.clear()
+  judged.set(host, answer)
+  return answer
 }
 
 export interface SiteGuardOptions {

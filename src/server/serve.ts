@@ -29,7 +29,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { BucketRegistry } from '../bucket/index.js'
-import { openRegistry } from '../index.js'
+import { openRegistry, shareChecksWithinTurns } from '../index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { createLogger } from '../http/logger.js'
@@ -178,6 +178,23 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
   }
 }
 
+/**
+ * Requests arrive through the event loop here, so the stores may share one
+ * look at the catalogs and settings per turn (stores/fs/turn.ts), as long
+ * as one poll returns every ready connection: libuv takes 1,024 events per
+ * poll, and some descriptors are not connections.
+ */
+function shareLooksWhileFewConnections (servers: Array<FastifyInstance | null>): void {
+  let open = 0
+  for (const server of servers) {
+    server?.server.on('connection', (socket: { once: (event: 'close', listener: () => void) => void }) => {
+      open++
+      socket.once('close', () => { open-- })
+    })
+  }
+  shareChecksWithinTurns(() => open < 900)
+}
+
 /** One server process: alone (`--workers 1`), or a worker of the primary below. */
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
   const serving = handleShutdown(options, inWorker)
@@ -219,6 +236,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
   }
   if (!serving(app, s3, registry)) return
+  shareLooksWhileFewConnections([app, s3])
   let port = options.port
   try {
     await app.listen({ host: options.host, port: options.port })

@@ -1,11 +1,13 @@
 /**
  * `fsbucket serve --workers 2`: two processes on one port over one data
- * directory. A write answered by one worker is read by the other at once, and
- * SIGTERM stops both and exits 0.
+ * directory. A write answered by one worker is read by the other at once,
+ * also while both are busy serving other connections (then each worker
+ * shares one look at the catalog among the requests of a turn of its event
+ * loop), and SIGTERM stops both and exits 0.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { createServer, request } from 'node:http'
+import { Agent, createServer, request } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
@@ -23,9 +25,11 @@ async function freePort (): Promise<number> {
 }
 
 /** One request on a fresh connection, so that successive requests may land on different workers. */
-async function call (port: number, method: string, urlPath: string, body?: string): Promise<{ status: number, body: string }> {
+async function call (port: number, method: string, urlPath: string, body?: string, agent?: Agent): Promise<{ status: number, body: string }> {
   return await new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path: urlPath, agent: false, headers: { authorization: `Bearer ${token}`, connection: 'close' } }, res => {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` }
+    if (agent === undefined) headers.connection = 'close'
+    const req = request({ host: '127.0.0.1', port, method, path: urlPath, agent: agent ?? false, headers }, res => {
       const chunks: Buffer[] = []
       res.on('data', chunk => chunks.push(chunk))
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
@@ -65,6 +69,36 @@ t.test('read-after-write across two worker processes', async t => {
   }
   t.pass('every read saw the write before it')
   t.equal(requestPids.size, 2, 'both workers answered requests')
+
+  // Busy workers: 16 keep-alive connections read another key without pause.
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 })
+  await call(port, 'PUT', '/default/busy', 'busy', agent)
+  let busy = true
+  let served = 0
+  const readers = Array.from({ length: 16 }, async () => {
+    while (busy) {
+      await call(port, 'GET', '/default/busy', undefined, agent)
+      served++
+    }
+  })
+  for (let i = 0; i < 40; i++) {
+    const key = `/default/loaded-${i % 3}`
+    if (i % 4 === 3) {
+      t.equal((await call(port, 'DELETE', key)).status, 204)
+      const gone = await call(port, 'GET', key)
+      if (gone.status !== 404) t.fail(`round ${i}: a deleted key read ${gone.status}`)
+      continue
+    }
+    const value = `loaded-${i}-${Math.random()}`
+    t.equal((await call(port, 'PUT', key, value)).status, 200)
+    const get = await call(port, 'GET', key)
+    if (get.body !== value) t.fail(`round ${i} under load: read ${get.body}, wrote ${value}`)
+  }
+  busy = false
+  await Promise.all(readers)
+  agent.destroy()
+  t.ok(served > 100, `the busy readers were served meanwhile (${served} reads)`)
+  t.pass('under load too, every read saw the write or delete before it')
 
   server.kill('SIGTERM')
   t.equal(await exited, 0, 'graceful stop exits 0')

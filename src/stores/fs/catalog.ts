@@ -14,6 +14,7 @@ import Database from 'better-sqlite3'
 import { bucketRetired, type StoredObject } from '../../bucket/port.js'
 import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
+import { currentTurn } from './turn.js'
 
 /** How long a write waits for another process's write transaction (and reads for a recovery) to end. */
 export const WRITE_LOCK_WAIT_MS = 30_000
@@ -194,6 +195,8 @@ export class Catalog {
   readonly cache = new ReadCache()
   readonly #db: Database.Database
   readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>
+  /** The turn of the event loop in which the data version was last looked at (see turn.ts). */
+  #checkedTurn = -1
 
   private constructor (db: Database.Database) {
     this.#db = db
@@ -263,7 +266,11 @@ export class Catalog {
   /** The current row of `id` (record and body files), from the cache while the catalog is unchanged. */
   lookup (id: string): CachedRow | null {
     if (!this.#db.open) throw bucketRetired('read')
-    this.cache.validate(this.sql.dataVersion.get())
+    const turn = currentTurn()
+    if (this.#checkedTurn !== turn) {
+      this.cache.validate(this.sql.dataVersion.get())
+      this.#checkedTurn = turn
+    }
     let row = this.cache.row(id)
     if (row === undefined) {
       const found = this.sql.head.get(Buffer.from(id, 'utf8'))

@@ -19,6 +19,7 @@ import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
 } from './data-directory.js'
 import { JsonDirectory } from './json-directory.js'
+import { TurnMemo } from './turn.js'
 import { FsStore } from './store.js'
 
 export interface FsRegistryOptions {
@@ -29,6 +30,8 @@ export interface FsRegistryOptions {
 export class FsRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly #fsync: boolean
+  /** Fingerprints of settings files and of the change stamp, looked at once per turn (turn.ts). */
+  readonly #fingerprints = new TurnMemo<string | null>()
 
   private constructor (dataDir: string, fsync: boolean) {
     this.location = dataDir
@@ -62,7 +65,8 @@ export class FsRegistryStorage implements RegistryStorage {
   }
 
   settingsVersion (name: string): string | null {
-    return fingerprint(this.#settingsFile(name))
+    const file = this.#settingsFile(name)
+    return this.#fingerprints.get(file, () => fingerprint(file))
   }
 
   async readSettings (name: string): Promise<SettingsDocument | null> {
@@ -93,7 +97,11 @@ export class FsRegistryStorage implements RegistryStorage {
   async writeSettings (name: string, document: SettingsDocument): Promise<void> {
     await this.#onBucket(name, async () => {
       await this.#ensureInternal(name)
-      await writeJsonAtomic(this.#settingsFile(name), document, { fsync: this.#fsync })
+      try {
+        await writeJsonAtomic(this.#settingsFile(name), document, { fsync: this.#fsync })
+      } finally {
+        this.#fingerprints.forget()
+      }
     })
   }
 
@@ -106,23 +114,35 @@ export class FsRegistryStorage implements RegistryStorage {
 
   async createPlace (name: string): Promise<boolean> {
     await ensureDirectory(this.location)
-    return await createDirectory(this.#bucketDir(name))
+    try {
+      return await createDirectory(this.#bucketDir(name))
+    } finally {
+      this.#fingerprints.forget()
+    }
   }
 
   async removePlace (name: string): Promise<boolean> {
     const trash = path.join(this.location, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
-    return await removeTree(this.#bucketDir(name), trash)
+    try {
+      return await removeTree(this.#bucketDir(name), trash)
+    } finally {
+      this.#fingerprints.forget()
+    }
   }
 
   changeToken (): string | null {
-    const dir = fingerprint(this.location)
+    const dir = this.#fingerprints.get(this.location, () => fingerprint(this.location))
     if (dir === null) return null
-    return `${dir}/${fingerprint(this.#stampFile) ?? '-'}`
+    return `${dir}/${this.#fingerprints.get(this.#stampFile, () => fingerprint(this.#stampFile)) ?? '-'}`
   }
 
   async touch (): Promise<void> {
     await ensureDirectory(path.dirname(this.#stampFile))
-    await writeJsonAtomic(this.#stampFile, { changed: randomBytes(8).toString('hex') }, { fsync: false })
+    try {
+      await writeJsonAtomic(this.#stampFile, { changed: randomBytes(8).toString('hex') }, { fsync: false })
+    } finally {
+      this.#fingerprints.forget()
+    }
   }
 
   async openStore (name: string): Promise<BucketStore> {
