@@ -32,9 +32,10 @@ import type {
   BucketUploadedPart, BucketUploadListOptions, BucketUploadPartOptions, BucketUploads, BucketValue,
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
+import type { HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
-import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER } from './multipart.js'
+import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 export { MAX_PART_NUMBER } from './multipart.js'
 import { decideRead } from './read.js'
 import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
@@ -206,7 +207,8 @@ export class BucketEngine implements Bucket {
       created: this.#now(),
       httpMetadata: parseHttpMetadata('createMultipartUpload', opts.httpMetadata),
       customMetadata: parseCustomMetadata('createMultipartUpload', opts.customMetadata),
-      storageClass: parseStorageClass('createMultipartUpload', opts.storageClass)
+      storageClass: parseStorageClass('createMultipartUpload', opts.storageClass),
+      ...uploadChecksumOption(opts)
     }
     await this.#store.createUpload(id, upload)
     return new MultipartUpload(this, key, upload.uploadId)
@@ -229,10 +231,13 @@ export class BucketEngine implements Bucket {
     keyId('uploadPart', key)
     const n = validPartNumber(partNumber)
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
-    const checksum = parseChecksumOption('uploadPart', optionsObject<BucketUploadPartOptions>('uploadPart', options))
+    const opts = optionsObject<BucketUploadPartOptions>('uploadPart', options)
+    const checksum = parseChecksumOption('uploadPart', opts)
     const source = valueSource(value, 'uploadPart')
-    await this.#liveUpload('uploadPart', key, uploadId)
-    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PART_BYTES, 'uploadPart')
+    const upload = await this.#liveUpload('uploadPart', key, uploadId)
+    const computed = partChecksumAlgorithm(upload, checksum?.algorithm, opts.copied === true)
+    const algorithms: HashAlgorithm[] = ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...(computed === undefined ? [] : [computed])]
+    const body = new MeasuredBody(source, algorithms, MAX_PART_BYTES, 'uploadPart')
     const staged = await this.#store.stage(body)
     const { md5: etag, ...checksums } = await verifiedDigests('uploadPart', body, checksum, staged)
     if (etag === undefined) throw new Error('uploadPart: the MD5 of the part was not computed.')
@@ -248,8 +253,8 @@ export class BucketEngine implements Bucket {
 
   async listParts (key: string, uploadId: string, options?: BucketPartListOptions): Promise<BucketParts> {
     keyId('listParts', key)
-    await this.#liveUpload('listParts', key, uploadId)
-    return await listPartsPage(this.#store, uploadId, options)
+    const upload = await this.#liveUpload('listParts', key, uploadId)
+    return await listPartsPage(this.#store, upload, options)
   }
 
   /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */

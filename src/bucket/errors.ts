@@ -106,6 +106,15 @@ export class ArgumentRangeError extends RangeError {
   readonly [argumentMark] = true
 }
 
+/**
+ * An argument that contradicts the checksum algorithm or type a multipart
+ * upload was created with (a part without that checksum or with another, a
+ * completion naming another type or leaving a part's checksum out): a 400
+ * like every argument error, that an S3 door answers as S3 does
+ * (InvalidRequest).
+ */
+export class UploadChecksumError extends ArgumentTypeError {}
+
 /** Whether `err` is an argument mistake the engine reported (not a bug elsewhere that happens to be a TypeError). */
 export function isArgumentError (err: unknown): err is TypeError | RangeError {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[argumentMark] === true

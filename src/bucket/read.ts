@@ -12,7 +12,8 @@
  * `(N - 1) * partSize` (the last part, the rest); an object put whole has
  * one part, all of it, served as a whole read. A part past the last is
  * `range-not-satisfiable`. Objects completed before part layouts were kept
- * cannot be read by part (an argument error says so).
+ * cannot be read by part (an argument error says so). A part read carries
+ * the part's checksum where S3 answers one (`partChecksum`).
  */
 import { evaluateConditional, parseConditional } from './conditional.js'
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
@@ -21,7 +22,8 @@ import { MAX_PART_NUMBER } from './multipart.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore, StoredObject } from './port.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import type { BucketRange, BucketReadOptions, BucketReadOutcome } from './types.js'
+import type { BucketRange, BucketReadOptions, BucketReadOutcome, BucketReadServed } from './types.js'
+import { crcAlgorithms, digestBytes } from './checksums.js'
 
 /** The range a read asks for: a header value (lenient), an object (strict), or none. */
 function requestedRange (range: unknown): BucketRange | null {
@@ -44,6 +46,27 @@ function requestedPart (options: BucketReadOptions): number | undefined {
   }
   if (options.range !== undefined && options.range !== null) throw new TypeError('read: give a range or a partNumber, not both.')
   return n
+}
+
+/**
+ * The checksum S3 answers for part `n` of a multipart object: the part's own
+ * for a COMPOSITE object (kept in its layout), the object's for the only
+ * part of a FULL_OBJECT one; none otherwise (a FULL_OBJECT object of several
+ * parts, or one completed before part checksums were kept).
+ */
+function partChecksum (record: StoredObject, n: number): BucketReadServed['partChecksum'] {
+  const layout = record.checksums.multipart
+  if (layout === undefined) return undefined
+  const composite = layout.composite
+  if (composite !== undefined) {
+    if (layout.partChecksums === undefined) return undefined
+    const width = digestBytes[composite.algorithm]
+    const value = Buffer.from(layout.partChecksums, 'base64').subarray((n - 1) * width, n * width)
+    return value.length === width ? { algorithm: composite.algorithm, value, type: 'COMPOSITE' } : undefined
+  }
+  if (layout.parts !== 1) return undefined
+  const algorithm = crcAlgorithms.find(a => record.checksums[a] !== undefined)
+  return algorithm === undefined ? undefined : { algorithm, value: Buffer.from(record.checksums[algorithm] as string, 'hex'), type: 'FULL_OBJECT' }
 }
 
 /** Part `n` of `record` as a range (null: the whole object), or 'past-end'; and a multipart object's part count. */
@@ -76,6 +99,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   }
   let served: ResolvedRange | null = null
   let partsCount: number | undefined
+  let checksumOfPart: BucketReadServed['partChecksum']
   if (partNumber !== undefined) {
     let part: ReturnType<typeof partRange>
     try {
@@ -90,6 +114,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
       return { status: 'range-not-satisfiable', object: new ObjectMetadata(record) }
     }
     served = part.range
+    checksumOfPart = partChecksum(record, partNumber)
   } else if (range !== null) {
     try {
       served = resolveRange(range, record.size, 'read')
@@ -101,7 +126,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   }
   const status = served === null ? 'found' : 'partial'
   const object = new ObjectMetadata(record, served ?? undefined)
-  const parts = partsCount === undefined ? {} : { partsCount }
+  const parts = { ...(partsCount === undefined ? {} : { partsCount }), ...(checksumOfPart === undefined ? {} : { partChecksum: checksumOfPart }) }
   if (reader === null) return { status, object, range: served, body: null, ...parts }
   const { offset, length } = served ?? { offset: 0, length: record.size }
   // Small bodies come back already read (a copy: the store may share its bytes with a cache): one write, no stream.

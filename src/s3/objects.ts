@@ -16,7 +16,7 @@
  */
 import type { Readable } from 'node:stream'
 import { bodyBuffer, bodyStream, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
-import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
+import type { Bucket, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -74,12 +74,15 @@ function unsatisfiable (size: number): never {
   throw new S3Error('InvalidRange', undefined, { 'content-range': `bytes */${size}` })
 }
 
-function answerHeaders (ctx: S3Context, object: BucketObject, served: { offset: number, length: number } | null, parts: number | undefined): { status: number, headers: Record<string, string> } {
-  // Checksums describe the whole object: a range or a part is answered without them.
-  const headers = objectHeaders(object, {
-    overrides: responseOverridesFrom(ctx.query),
-    checksums: served === null && single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
-  })
+function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: number, headers: Record<string, string> } {
+  const { object, range: served, partsCount: parts, partChecksum } = outcome
+  const checksumsAsked = single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
+  // The whole object's checksums describe it whole: a range is answered without them, a part with its own if kept.
+  const headers = objectHeaders(object, { overrides: responseOverridesFrom(ctx.query), checksums: served === null && checksumsAsked })
+  if (checksumsAsked && partChecksum !== undefined) {
+    headers[`x-amz-checksum-${partChecksum.algorithm}`] = Buffer.from(partChecksum.value).toString('base64')
+    headers['x-amz-checksum-type'] = partChecksum.type
+  }
   if (parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
   if (served === null) {
     headers['content-length'] = String(object.size)
@@ -105,7 +108,7 @@ async function readObject (ctx: S3Context, bucket: Bucket, method: 'GET' | 'HEAD
       if (partNumber !== undefined) throw new S3Error('InvalidPartNumber')
       return unsatisfiable(outcome.object.size)
   }
-  const answer = answerHeaders(ctx, outcome.object, outcome.range, outcome.partsCount)
+  const answer = answerHeaders(ctx, outcome)
   return outcome.body === null ? answer : { ...answer, body: outcome.body }
 }
 
