@@ -32,7 +32,7 @@ import type {
   BucketUploadedPart, BucketUploadListOptions, BucketUploadPartOptions, BucketUploads, BucketValue,
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
-import type { HashAlgorithm } from './checksums.js'
+import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
 import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
@@ -58,6 +58,15 @@ function optionsObject<T> (method: string, options: unknown): Partial<T> {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
   return options as Partial<T>
+}
+
+/** `computeChecksums` of a put: known algorithms only. */
+function computedChecksums (algorithms: unknown): HashAlgorithm[] {
+  if (algorithms === undefined) return []
+  if (!Array.isArray(algorithms) || !algorithms.every(a => (hashAlgorithms as readonly unknown[]).includes(a))) {
+    throw new TypeError(`put: computeChecksums must list checksum algorithms (${hashAlgorithms.join(', ')}).`)
+  }
+  return algorithms as HashAlgorithm[]
 }
 
 function validPartNumber (partNumber: unknown): number {
@@ -161,7 +170,8 @@ export class BucketEngine implements Bucket {
     const unconditional = isUnconditional(conditional)
     if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
 
-    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PUT_BYTES, 'put')
+    const computed = computedChecksums(opts.computeChecksums)
+    const body = new MeasuredBody(source, ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...computed], MAX_PUT_BYTES, 'put')
     const version = newVersion()
     const staged = await this.#store.stage(body, version)
     const digests = await verifiedDigests('put', body, checksum, staged)

@@ -72,6 +72,12 @@ export interface BucketCopyOptions {
   customMetadata?: Record<string, string>
   /** The copy's storage class; the source's when not given. */
   storageClass?: StorageClass
+  /**
+   * Beyond S3's CopyObject (x-amz-checksum-algorithm): the checksum the copy
+   * carries, computed over the bytes when the source has none of it; the
+   * source's checksums when not given.
+   */
+  checksumAlgorithm?: BucketChecksumAlgorithm
 }
 
 /** What a copy answers. */
@@ -100,6 +106,12 @@ export interface BucketPutOptions {
   crc32c?: ChecksumInput | DeferredChecksum
   crc64nvme?: ChecksumInput | DeferredChecksum
   storageClass?: StorageClass
+  /**
+   * Beyond the binding: checksums to compute over the bytes as they stream
+   * and keep with the object, with no value to verify (S3's copies between
+   * buckets).
+   */
+  computeChecksums?: BucketChecksumAlgorithm[]
 }
 
 /**

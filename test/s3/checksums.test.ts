@@ -5,11 +5,12 @@
  * ListParts, CompleteMultipartUpload) and the completed object's COMPOSITE
  * or FULL_OBJECT checksum; reads of one part (`partNumber`) with the part's
  * checksum; the algorithm and type of CreateMultipartUpload kept with the
- * upload and followed by UploadPart, UploadPartCopy and the completion.
+ * upload and followed by UploadPart, UploadPartCopy and the completion;
+ * the checksums and ETag of CopyObject, within a bucket and between buckets.
  */
 import t from 'tap'
 import {
-  ChecksumAlgorithm, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand,
+  ChecksumAlgorithm, CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand,
   ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, UploadPartCommand, UploadPartCopyCommand, type S3Client
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
@@ -205,4 +206,33 @@ t.test('CreateMultipartUpload\'s algorithm and type are kept: ListParts answers 
   t.equal(got.ChecksumCRC32C, fullDone.ChecksumCRC32C)
   const fullPart = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'full-kept', PartNumber: 1, ChecksumMode: 'ENABLED' }))
   t.equal(fullPart.ChecksumCRC32C, undefined, 'a part of a FULL_OBJECT object of several parts answers no checksum, as S3')
+})
+
+t.test('CopyObject: the checksum asked for (or the source\'s) computed and answered; a multipart source copies to a single-part object', async t => {
+  const { client, registry } = await s3Server(t)
+  await registry.create('archive')
+  const s3 = client()
+  const data = randomBytes(6 * 1024 * 1024)
+  await new Upload({ client: s3, params: { Bucket: 'photos', Key: 'multi', Body: data }, partSize: 5 * 1024 * 1024 }).done()
+  const source = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'multi' }))
+  t.match(source.ETag, /-2"$/, 'a multipart source')
+  const md5 = `"${createHash('md5').update(data).digest('hex')}"`
+  const sha = createHash('sha256').update(data).digest('base64')
+
+  for (const bucket of ['photos', 'archive']) {
+    const copied = await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy', CopySource: 'photos/multi', ChecksumAlgorithm: 'SHA256' }))
+    t.equal(copied.CopyObjectResult?.ETag, md5, `${bucket}: the copy's ETag is the MD5 of its bytes, as S3's CopyObject`)
+    t.same([copied.CopyObjectResult?.ChecksumSHA256, copied.CopyObjectResult?.ChecksumType], [sha, 'FULL_OBJECT'], `${bucket}: the SHA-256 asked for, in the result`)
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'copy', ChecksumMode: 'ENABLED' }))
+    t.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(data), `${bucket}: the bytes (the SDK validated the stored SHA-256)`)
+    t.same([got.ETag, got.ChecksumSHA256, got.PartsCount], [md5, sha, undefined], `${bucket}: stored with the copy`)
+  }
+  // Without x-amz-checksum-algorithm, the source's algorithm: its composite CRC32 becomes the copy's whole-object CRC32.
+  const plain = await s3.send(new CopyObjectCommand({ Bucket: 'archive', Key: 'plain', CopySource: 'photos/multi' }))
+  t.same([plain.CopyObjectResult?.ChecksumCRC32, plain.CopyObjectResult?.ChecksumType], [b64(crc32(data)), 'FULL_OBJECT'])
+  const small = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'small', Body: 'small', ChecksumAlgorithm: 'CRC32C' }))
+  const within = await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'small-copy', CopySource: 'photos/small' }))
+  t.same([within.CopyObjectResult?.ETag, within.CopyObjectResult?.ChecksumCRC32C], [small.ETag, small.ChecksumCRC32C], 'a single-part source within a bucket: its ETag and checksum kept')
+  const bad = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x', CopySource: 'photos/small', ChecksumAlgorithm: 'MD5' as 'CRC32' })))
+  t.same([bad.name, bad.$metadata.httpStatusCode], ['InvalidRequest', 400], 'an algorithm S3 does not have')
 })
