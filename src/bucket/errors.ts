@@ -50,6 +50,8 @@ export const BucketErrors = {
   TooManyOpenFiles: { code: 10907, status: 503, message: 'Too many open files; try again later.' },
   // A store whose catalog is a server (PostgreSQL) that cannot be reached: retry later.
   CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
+  // A copy whose source was replaced (or removed from under it) at every attempt: retry later.
+  CopySourceContended: { code: 10909, status: 503, message: 'The copy source kept changing while it was copied. Please try again.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors

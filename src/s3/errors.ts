@@ -87,7 +87,8 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   StorageNotPermitted: 'ServiceUnavailable',
   StorageIoError: 'InternalError',
   TooManyOpenFiles: 'ServiceUnavailable',
-  CatalogUnavailable: 'ServiceUnavailable'
+  CatalogUnavailable: 'ServiceUnavailable',
+  CopySourceContended: 'ServiceUnavailable'
 }
 
 /** An error of the S3 door, with the S3 code it answers with. */
