@@ -11,8 +11,10 @@
  * layout: part N of a multipart object is `partSize` bytes from
  * `(N - 1) * partSize` (the last part, the rest); an object put whole has
  * one part, all of it, served as a whole read. A part past the last is
- * `range-not-satisfiable`. Objects completed before part layouts were kept
- * cannot be read by part (an argument error says so). A part read carries
+ * `range-not-satisfiable`. For objects completed before part layouts were
+ * kept, the store derives the layout from the part bodies it keeps
+ * (`derivePartLayout`, fs and PostgreSQL); where it cannot, they cannot be
+ * read by part (an argument error says so). A part read carries
  * the part's checksum where S3 answers one (`partChecksum`).
  */
 import { evaluateConditional, parseConditional } from './conditional.js'
@@ -82,6 +84,12 @@ function partRange (record: StoredObject, n: number): { range: ResolvedRange | n
   return { range: { offset, length }, parts: layout.parts }
 }
 
+/** `record` with the part layout its store derives from its part bodies, when it can. */
+async function withDerivedLayout (store: BucketStore, id: string, record: StoredObject): Promise<StoredObject> {
+  const layout = await store.derivePartLayout?.(id, record.version) ?? null
+  return layout === null ? record : { ...record, checksums: { ...record.checksums, multipart: layout } }
+}
+
 /** Decides the read of `id` in `store` (the engine has validated the key). */
 export async function decideRead (store: BucketStore, id: string, options: BucketReadOptions): Promise<BucketReadOutcome> {
   const partNumber = requestedPart(options)
@@ -90,13 +98,17 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   // Conditions are parsed before the store is asked, so a malformed one costs no read.
   parseConditional(options.onlyIf, 'read')
   const reader = withBody ? await store.open(id) : null
-  const record = withBody ? reader?.object ?? null : await store.head(id)
-  if (record === null) return { status: 'not-found' }
-  const verdict = conditionVerdict(options.onlyIf, record)
+  const found = withBody ? reader?.object ?? null : await store.head(id)
+  if (found === null) return { status: 'not-found' }
+  const verdict = conditionVerdict(options.onlyIf, found)
   if (verdict !== 'pass') {
     await reader?.close()
-    return { status: verdict, object: new ObjectMetadata(record) }
+    return { status: verdict, object: new ObjectMetadata(found) }
   }
+  // A multipart object completed before records kept part layouts: the store may derive it from its part bodies.
+  const record = partNumber !== undefined && found.checksums.multipart === undefined && /-\d+$/.test(found.etag) && store.derivePartLayout !== undefined
+    ? await withDerivedLayout(store, id, found).catch(async (err: unknown) => { await reader?.close(); throw err })
+    : found
   let served: ResolvedRange | null = null
   let partsCount: number | undefined
   let checksumOfPart: BucketReadServed['partChecksum']

@@ -47,7 +47,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketRetired, isBucketError, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -205,6 +205,13 @@ export class FsStore implements BucketStore {
 
   async open (id: string): Promise<ObjectReader | null> {
     return openReader(this.#catalog, file => this.#blobs.abs(file), id)
+  }
+
+  /** A completed upload's row names one body file per part, with its size: the layout follows from them. */
+  async derivePartLayout (id: string, version: string): Promise<MultipartLayout | null> {
+    const row = this.#catalog.sql.head.get(Buffer.from(id, 'utf8'))
+    if (row === undefined || row.version !== version) return null
+    return partLayoutOfSizes(row.etag, (JSON.parse(row.segments) as Segment[]).map(([, size]) => size))
   }
 
   async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
