@@ -30,6 +30,8 @@
  *
  * Environment:
  *   BENCH_SECONDS   length of each autocannon run (default 5)
+ *   BENCH_WARMUP    seconds of the same load before each autocannon run,
+ *                   not measured (default 1), for every column alike
  *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
  *   BENCH_ONLY      workloads to run, comma-separated names as in the table
@@ -219,7 +221,11 @@ interface Measured { value: number, unit: string, note?: string }
 
 type Row = Record<string, Measured | null>
 
+/** Seconds of load sent, and not measured, before each measured run: every server is measured warm (a JIT compiles its hot paths in the first second or two). */
+const warmUpSeconds = Number(process.env.BENCH_WARMUP ?? 1)
+
 async function cannon (options: Parameters<typeof autocannon>[0]): Promise<Awaited<ReturnType<typeof autocannon>>> {
+  if (warmUpSeconds > 0) await autocannon({ ...options, duration: warmUpSeconds })
   const result = await autocannon({ duration: seconds, ...options })
   if (result.errors > 0 || result.timeouts > 0) console.error(`  ${options.url}: ${result.errors} errors, ${result.timeouts} timeouts`)
   return result

@@ -19,6 +19,8 @@
  *
  * Environment:
  *   BENCH_SECONDS   length of each autocannon run (default 5)
+ *   BENCH_WARMUP    seconds of the same load before each run, not measured (default 1)
+ *   BENCH_ROUNDS    rounds of the small-op rows, alternating the servers; medians kept (default 3)
  *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
  */
@@ -42,6 +44,24 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, '../../../bin/fsbucket.js')
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const uploadBytes = Number(process.env.BENCH_UPLOAD ?? 1024 ** 3)
+/** Seconds of load before each measured run, not measured: every server is measured warm. */
+const warmUpSeconds = Number(process.env.BENCH_WARMUP ?? 1)
+/** The small-op rows alternate the three servers this many times and keep each one's median. */
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
+
+function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)]
+}
+
+/** Runs each measure `rounds` times, alternating them, and returns each one's median. */
+async function alternated<K extends string> (measures: Record<K, () => Promise<number>>): Promise<Record<K, number>> {
+  const results = Object.fromEntries(Object.keys(measures).map(k => [k, [] as number[]])) as Record<K, number[]>
+  for (let round = 0; round < rounds; round++) {
+    for (const key of Object.keys(measures) as K[]) results[key].push(await measures[key]())
+  }
+  return Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v as number[])])) as Record<K, number>
+}
 const MiB = 1024 * 1024
 const small = randomBytes(1024)
 const devCredentials = { accessKeyId: 'fsbucket-dev', secretAccessKey: 'fsbucket-dev-secret' }
@@ -98,6 +118,7 @@ async function signedHeaders (credentials: typeof devCredentials, method: string
 }
 
 async function cannon (options: Parameters<typeof autocannon>[0]): Promise<number> {
+  if (warmUpSeconds > 0) await autocannon({ connections: 50, ...options, duration: warmUpSeconds })
   const result = await autocannon({ duration: seconds, connections: 50, ...options })
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
     console.error(`  ${options.url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`)
@@ -111,7 +132,11 @@ async function smallGet (port: number, urlPath: string, credentials: typeof devC
   return await cannon({ url: `http://127.0.0.1:${port}${urlPath}`, headers })
 }
 
-async function smallPut (port: number, prefix: string, credentials: typeof devCredentials | null): Promise<number> {
+let putRuns = 0
+
+async function smallPut (port: number, keyPrefix: string, credentials: typeof devCredentials | null): Promise<number> {
+  // Every run writes new keys, as the first did.
+  const prefix = `${keyPrefix}${putRuns++}-`
   // Enough pre-signed keys for the run; they are reused (overwritten) past that.
   const count = credentials === null ? 0 : 40_000
   const signed: Array<{ path: string, headers: Record<string, string> }> = []
@@ -198,17 +223,17 @@ async function main (): Promise<void> {
     await fetch(`http://127.0.0.1:${s3rverPort}/bench/small.bin`, { method: 'PUT', body: small, headers: await signedHeaders(s3rverCredentials, 'PUT', s3rverPort, '/bench/small.bin') })
 
     const rows: Array<[string, Record<string, string>]> = []
-    const get = {
-      s3: await smallGet(s3Port, '/bench/small.bin', devCredentials),
-      http: await smallGet(httpPort, '/bench/small.bin', null),
-      s3rver: await smallGet(s3rverPort, '/bench/small.bin', s3rverCredentials)
-    }
+    const get = await alternated({
+      s3: async () => await smallGet(s3Port, '/bench/small.bin', devCredentials),
+      http: async () => await smallGet(httpPort, '/bench/small.bin', null),
+      s3rver: async () => await smallGet(s3rverPort, '/bench/small.bin', s3rverCredentials)
+    })
     rows.push(['small GET (req/s)', { 'fsbucket S3': get.s3.toFixed(0), 'HTTP routes': get.http.toFixed(0), s3rver: get.s3rver.toFixed(0), 'S3 / HTTP': (get.s3 / get.http).toFixed(2), 'S3 / s3rver': (get.s3 / get.s3rver).toFixed(1) }])
-    const put = {
-      s3: await smallPut(s3Port, '/bench/put-s3-', devCredentials),
-      http: await smallPut(httpPort, '/bench/put-http-', null),
-      s3rver: await smallPut(s3rverPort, '/bench/put-', s3rverCredentials)
-    }
+    const put = await alternated({
+      s3: async () => await smallPut(s3Port, '/bench/put-s3-', devCredentials),
+      http: async () => await smallPut(httpPort, '/bench/put-http-', null),
+      s3rver: async () => await smallPut(s3rverPort, '/bench/put-', s3rverCredentials)
+    })
     rows.push(['small PUT (req/s)', { 'fsbucket S3': put.s3.toFixed(0), 'HTTP routes': put.http.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': (put.s3 / put.http).toFixed(2), 'S3 / s3rver': (put.s3 / put.s3rver).toFixed(1) }])
 
     const file = path.join(root, 'upload.bin')

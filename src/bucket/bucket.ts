@@ -17,7 +17,6 @@
  * Node.js stream) is accepted as a value.
  */
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError } from './errors.js'
@@ -37,6 +36,7 @@ import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
 import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 export { MAX_PART_NUMBER } from './multipart.js'
+import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
 import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
 
@@ -51,7 +51,7 @@ export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
 function newVersion (): string {
-  return randomBytes(16).toString('hex')
+  return randomHex(16)
 }
 
 function optionsObject<T> (method: string, options: unknown): Partial<T> {
@@ -212,7 +212,7 @@ export class BucketEngine implements Bucket {
     const id = keyId('createMultipartUpload', key)
     const opts = optionsObject<BucketMultipartOptions>('createMultipartUpload', options)
     const upload: StoredUpload = {
-      uploadId: randomBytes(24).toString('base64url'),
+      uploadId: randomBase64url(24),
       key,
       created: this.#now(),
       httpMetadata: parseHttpMetadata('createMultipartUpload', opts.httpMetadata),

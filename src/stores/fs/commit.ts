@@ -166,7 +166,9 @@ export class GroupCommit<J, O> {
       return
     }
     try {
-      await Promise.all([this.#committed(jobs, outcomes), this.#commits.durable()])
+      // The flush starts first: the work after the commit runs while the disk flushes.
+      const flushed = this.#commits.durable()
+      await Promise.all([(async () => { await this.#committed(jobs, outcomes) })(), flushed])
     } catch (err) {
       for (const pending of batch) pending.reject(storageError(err, this.#what, this.#walFile))
       return

@@ -52,7 +52,7 @@ import {
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody } from './blobs.js'
-import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
+import { Catalog, fromListRow, objectRow, toRecord, type Segment, type ViewRow } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
 import { openReader } from './readers.js'
@@ -115,7 +115,11 @@ export class FsStore implements BucketStore {
     this.#view = new KeyView(path.dirname(root))
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
-      async (batch, outcomes) => { await Promise.all(batch.map(async (job, i) => { if (outcomes[i].committed) await this.#publish(job.id) })) })
+      (batch, outcomes) => {
+        batch.forEach((job, i) => {
+          if (outcomes[i].committed) this.#publish(job.id, { version: job.object.version, segments: JSON.stringify(job.segment === null ? [] : [job.segment]), body: job.inline })
+        })
+      })
   }
 
   /** Opens (and creates when missing) the store of the bucket directory `dir`. */
@@ -245,21 +249,21 @@ export class FsStore implements BucketStore {
    * Makes the view entry of `id` follow its catalog row: the body of a
    * single put (linked, or written out from the row for a body kept in it),
    * or nothing. Runs after a commit, never inside one, while the commit's
-   * flush is under way (a written-out body is written on the thread pool,
-   * beside that flush). The row is read again after the change: when
+   * flush is under way on the thread pool; `committed` is the row the
+   * commit wrote, when the caller has it. The row is read again after the change: when
    * another process committed meanwhile, the entry is redone for the newer
    * row, so whichever process publishes last leaves the view matching the
    * catalog.
    */
-  async #publish (id: string): Promise<void> {
+  #publish (id: string, committed?: ViewRow): void {
     if (!this.#view.shows(id)) return
     const idBytes = Buffer.from(id, 'utf8')
     const sql = this.#catalog.sql
-    let row = sql.viewOf.get(idBytes)
+    let row = committed ?? sql.viewOf.get(idBytes)
     for (let attempt = 0; attempt < 8; attempt++) {
       const segments: Segment[] = row === undefined ? [] : JSON.parse(row.segments)
       const shown = row?.body != null
-        ? await this.#view.write(id, row.body)
+        ? this.#view.write(id, row.body)
         : isSinglePutBody(segments) && this.#view.show(id, this.#blobs.abs(segments[0][0]))
       if (!shown) this.#view.hide(id)
       const now = sql.versionOf.get(idBytes)
@@ -311,7 +315,7 @@ export class FsStore implements BucketStore {
         removed.push(...JSON.parse(row.segments) as Segment[])
       }
     })
-    for (const id of deleted) await this.#publish(id)
+    for (const id of deleted) this.#publish(id)
     await this.#blobs.removeSegments(removed)
   }
 
@@ -367,7 +371,7 @@ export class FsStore implements BucketStore {
         throw err
       }
       if (outcome !== 'source changed' && outcome.status === 'copied') {
-        await this.#publish(toId)
+        this.#publish(toId)
         await this.#blobs.removeSegments(replaced)
         return outcome
       }
@@ -417,7 +421,7 @@ export class FsStore implements BucketStore {
   async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
     const done = await this.#uploads.complete(uploadId, id, build)
     if (done === null) return null
-    await this.#publish(id)
+    this.#publish(id)
     await this.#blobs.removeSegments(done.replaced)
     return done.object
   }
