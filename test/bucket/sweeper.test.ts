@@ -120,7 +120,7 @@ t.test('sweep removes the readable view\'s temporary files a crash left, once pa
   // What a publisher killed between making its temporary name and renaming it leaves: a link to a body, or a written copy.
   const linked = path.join(dir, 'photos', '2024', '.0123456789abcdef.view')
   await link(path.join(dir, 'photos', '2024', 'a.txt'), linked)
-  const written = path.join(dir, '.fedcba9876543210.view')
+  const written = path.join(dir, '.fedcba987654z1.view') // a process tag and a base-36 counter
   await writeFile(written, 'a small body')
   // Not the view's: other names, and the store's own directory.
   const mine = path.join(dir, 'photos', 'notes.view')

@@ -4,9 +4,10 @@
  * names) once they are older than a grace period. One sweeper at a time per
  * bucket, across processes (proper-lockfile); every step may be repeated.
  *
- * Leftovers include the readable view's temporary files (`.<16 hex>.view`,
- * view.ts), which a crash between their creation and their rename leaves
- * beside the key's place: the whole view is walked for them (never through
+ * Leftovers include the readable view's temporary files
+ * (`.<process tag><counter>.view`, view.ts), which a crash between their
+ * creation and their rename leaves beside the key's place: the whole view
+ * is walked for them (never through
  * a symbolic link, never into `.fsbucket`), and only regular files of
  * exactly that name, older than the grace period by ctime (linking a body
  * under a temporary name sets it), are removed.
@@ -87,8 +88,8 @@ async function oldOrphans (dir: string, before: number, orphan: (name: string) =
   return found
 }
 
-/** A temporary name of the readable view (view.ts): a dot, 16 hex digits, `.view`. */
-const VIEW_TEMPORARY = /^\.[0-9a-f]{16}\.view$/
+/** A temporary name of the readable view (view.ts): a dot, a 12-hex-digit process tag, a base-36 counter, `.view` (16 hex digits before). */
+const VIEW_TEMPORARY = /^\.[0-9a-f]{12}[0-9a-z]{1,13}\.view$/
 
 /** The view's temporary files under `viewRoot` older than `before` (by ctime), as paths; one directory open at a time. */
 async function oldViewTemporaries (viewRoot: string, before: number): Promise<string[]> {
