@@ -11,6 +11,10 @@
  * makes it: COMPOSITE (`<algorithm over the part checksums>-N`, S3's default
  * for SHA-1, SHA-256, CRC32 and CRC32C) or FULL_OBJECT (the CRC of the whole
  * object, combined from the parts' CRCs; the only form for CRC64NVME).
+ *
+ * An upload created with a checksum algorithm (and type) keeps them, and
+ * its parts and completion are held to them as S3 holds them; a COMPOSITE
+ * object keeps its parts' checksums in its layout, for reads of one part.
  */
 import { createHash } from 'node:crypto'
 import { combineCrcs, compositeOf, isCrc, type HashAlgorithm } from './checksums.js'
