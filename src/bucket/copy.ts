@@ -69,22 +69,19 @@ export async function copyObject (
     storageClass: storageClass ?? source.storageClass
   })
 
-  const head = await store.head(fromId)
-  if (head === null || !needsBytes(head, algorithm)) {
-    const build: CopyBuilder = source => {
-      if (judgeRecord(sourceConditional, source) !== 'pass') return null
-      // Replaced by a multipart object since the look above: its bytes must be read after all.
-      if (needsBytes(source, algorithm)) throw rewriteNeeded
-      return copyOf(source)
-    }
-    const outcome = await store.copy(fromId, toId, build, destination).catch((err: unknown) => { if (err === rewriteNeeded) return null; throw err })
-    if (outcome !== null) {
-      switch (outcome.status) {
-        case 'copied': return { status: 'copied', object: new ObjectMetadata(outcome.object) }
-        case 'no-source': return { status: 'not-found' }
-        case 'source-refused': return { status: 'source-precondition-failed', source: new ObjectMetadata(outcome.source) }
-        case 'refused': return { status: 'precondition-failed' }
-      }
+  // The store's copy first (no look beforehand: one round trip for the common case); a source whose bytes must be read refuses it.
+  const build: CopyBuilder = source => {
+    if (judgeRecord(sourceConditional, source) !== 'pass') return null
+    if (needsBytes(source, algorithm)) throw rewriteNeeded
+    return copyOf(source)
+  }
+  const outcome = await store.copy(fromId, toId, build, destination).catch((err: unknown) => { if (err === rewriteNeeded) return null; throw err })
+  if (outcome !== null) {
+    switch (outcome.status) {
+      case 'copied': return { status: 'copied', object: new ObjectMetadata(outcome.object) }
+      case 'no-source': return { status: 'not-found' }
+      case 'source-refused': return { status: 'source-precondition-failed', source: new ObjectMetadata(outcome.source) }
+      case 'refused': return { status: 'precondition-failed' }
     }
   }
 
