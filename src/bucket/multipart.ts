@@ -17,7 +17,7 @@
  * object keeps its parts' checksums in its layout, for reads of one part.
  */
 import { createHash } from 'node:crypto'
-import { combineCrcs, compositeOf, isCrc, type HashAlgorithm } from './checksums.js'
+import { combineCrcs, compositeOf, digestBytes, isCrc, type HashAlgorithm } from './checksums.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError, UploadChecksumError } from './errors.js'
 import type { MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadChecksum } from './records.js'
@@ -26,6 +26,14 @@ import type { BucketMultipartOptions, BucketPartListOptions, BucketParts, Bucket
 
 const MAX_PAGE = 1000
 export const MAX_PART_NUMBER = 10_000
+/**
+ * Most bytes of part checksums a COMPOSITE object keeps in its record (4 KiB
+ * as base64: 768 CRC32 or CRC32C parts, 153 SHA-1, 96 SHA-256): records are
+ * read whole by lists and kept by read caches, so a 10,000-part object must
+ * not make them hundreds of kilobytes. Beyond it, reads of one part answer
+ * no checksum.
+ */
+export const MAX_KEPT_PART_CHECKSUM_BYTES = 3072
 
 /** Every part but the last at least `minPartSize`, all but the last equal, the last no larger. */
 export function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
@@ -150,8 +158,8 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
     } else {
       if (algorithm === 'crc64nvme') throw new TypeError(`${method}: crc64nvme has no COMPOSITE checksum type; use FULL_OBJECT.`)
       layout.composite = { algorithm, hex: compositeOf(algorithm, values).toString('hex') }
-      // Kept for reads of one part, which S3 answers with that part's checksum.
-      layout.partChecksums = Buffer.concat(values).toString('base64')
+      // Kept for reads of one part, which S3 answers with that part's checksum, when small enough to ride in every copy of the record.
+      if (values.length * digestBytes[algorithm] <= MAX_KEPT_PART_CHECKSUM_BYTES) layout.partChecksums = Buffer.concat(values).toString('base64')
     }
   } else if (checksumType !== undefined) {
     throw new TypeError(`${method}: a checksum type needs every part uploaded with a checksum of one algorithm.`)
