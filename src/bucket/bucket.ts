@@ -31,9 +31,10 @@ import type {
   BucketUploadedPart, BucketUploadListOptions, BucketUploadPartOptions, BucketUploads, BucketValue,
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
+import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
-import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER } from './multipart.js'
+import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 export { MAX_PART_NUMBER } from './multipart.js'
 import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
@@ -57,6 +58,15 @@ function optionsObject<T> (method: string, options: unknown): Partial<T> {
   if (options === undefined || options === null) return {}
   if (typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
   return options as Partial<T>
+}
+
+/** `computeChecksums` of a put: known algorithms only. */
+function computedChecksums (algorithms: unknown): HashAlgorithm[] {
+  if (algorithms === undefined) return []
+  if (!Array.isArray(algorithms) || !algorithms.every(a => (hashAlgorithms as readonly unknown[]).includes(a))) {
+    throw new TypeError(`put: computeChecksums must list checksum algorithms (${hashAlgorithms.join(', ')}).`)
+  }
+  return algorithms as HashAlgorithm[]
 }
 
 function validPartNumber (partNumber: unknown): number {
@@ -160,7 +170,8 @@ export class BucketEngine implements Bucket {
     const unconditional = isUnconditional(conditional)
     if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
 
-    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PUT_BYTES, 'put')
+    const computed = computedChecksums(opts.computeChecksums)
+    const body = new MeasuredBody(source, ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...computed], MAX_PUT_BYTES, 'put')
     const version = newVersion()
     const staged = await this.#store.stage(body, version)
     const digests = await verifiedDigests('put', body, checksum, staged)
@@ -206,7 +217,8 @@ export class BucketEngine implements Bucket {
       created: this.#now(),
       httpMetadata: parseHttpMetadata('createMultipartUpload', opts.httpMetadata),
       customMetadata: parseCustomMetadata('createMultipartUpload', opts.customMetadata),
-      storageClass: parseStorageClass('createMultipartUpload', opts.storageClass)
+      storageClass: parseStorageClass('createMultipartUpload', opts.storageClass),
+      ...uploadChecksumOption(opts)
     }
     await this.#store.createUpload(id, upload)
     return new MultipartUpload(this, key, upload.uploadId)
@@ -229,10 +241,13 @@ export class BucketEngine implements Bucket {
     keyId('uploadPart', key)
     const n = validPartNumber(partNumber)
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
-    const checksum = parseChecksumOption('uploadPart', optionsObject<BucketUploadPartOptions>('uploadPart', options))
+    const opts = optionsObject<BucketUploadPartOptions>('uploadPart', options)
+    const checksum = parseChecksumOption('uploadPart', opts)
     const source = valueSource(value, 'uploadPart')
-    await this.#liveUpload('uploadPart', key, uploadId)
-    const body = new MeasuredBody(source, checksum === null ? ['md5'] : ['md5', checksum.algorithm], MAX_PART_BYTES, 'uploadPart')
+    const upload = await this.#liveUpload('uploadPart', key, uploadId)
+    const computed = partChecksumAlgorithm(upload, checksum?.algorithm, opts.copied === true)
+    const algorithms: HashAlgorithm[] = ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...(computed === undefined ? [] : [computed])]
+    const body = new MeasuredBody(source, algorithms, MAX_PART_BYTES, 'uploadPart')
     const staged = await this.#store.stage(body)
     const { md5: etag, ...checksums } = await verifiedDigests('uploadPart', body, checksum, staged)
     if (etag === undefined) throw new Error('uploadPart: the MD5 of the part was not computed.')
@@ -248,8 +263,8 @@ export class BucketEngine implements Bucket {
 
   async listParts (key: string, uploadId: string, options?: BucketPartListOptions): Promise<BucketParts> {
     keyId('listParts', key)
-    await this.#liveUpload('listParts', key, uploadId)
-    return await listPartsPage(this.#store, uploadId, options)
+    const upload = await this.#liveUpload('listParts', key, uploadId)
+    return await listPartsPage(this.#store, upload, options)
   }
 
   /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */

@@ -5,15 +5,43 @@
  * shares the bytes and commits, judging the source's conditions and the
  * destination's inside its critical section (port.ts, `copy`).
  *
- * A copy keeps the source's etag, a multipart object's `<md5>-<parts>`
- * included: the bytes are not read, so no new digest exists.
+ * A copy is a single-part object, as S3's CopyObject makes it: its ETag is
+ * the MD5 of its bytes. A multipart source's `<md5-of-md5s>-<parts>` is not,
+ * and a checksum asked for (`checksumAlgorithm`, S3's
+ * x-amz-checksum-algorithm) may not be among the source's: then the bytes
+ * are read from the source as it was when opened and written again (staged
+ * and committed as a put is), the digests computed as they stream. The
+ * source's conditions are judged on that same record, the destination's in
+ * the commit's critical section.
  */
+import { Readable } from 'node:stream'
+import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
+import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { keyId } from './keys.js'
 import { parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectMetadata } from './object.js'
-import type { BucketStore, CopyBuilder } from './port.js'
+import { ALWAYS, type BucketStore, type CopyBuilder, type StoredObject } from './port.js'
 import type { BucketCopyOptions, BucketCopyOutcome } from './types.js'
+import { MeasuredBody } from './value.js'
+
+/** Largest copy, as the largest put (S3's CopyObject limit is 5 GiB). */
+const MAX_COPY_BYTES = 5 * 1024 * 1024 * 1024 - 5 * 1024 * 1024
+
+/** Whether the copy of `source` needs its bytes read: a multipart source, or a checksum it does not have. */
+function needsBytes (source: StoredObject, algorithm: HashAlgorithm | undefined): boolean {
+  return source.checksums.multipart !== undefined || /-\d+$/.test(source.etag) || (algorithm !== undefined && source.checksums[algorithm] === undefined)
+}
+
+/** The checksums a copy made from the bytes carries: the one asked for, else every one the source had (a composite as a whole-object one). */
+function copiedAlgorithms (source: StoredObject, algorithm: HashAlgorithm | undefined): HashAlgorithm[] {
+  if (algorithm !== undefined) return ['md5', algorithm]
+  const had = hashAlgorithms.filter(a => source.checksums[a] !== undefined)
+  const composite = source.checksums.multipart?.composite?.algorithm
+  return [...new Set<HashAlgorithm>(['md5', ...had, ...(composite === undefined ? [] : [composite])])]
+}
+
+const rewriteNeeded = new Error('the copy needs its bytes read')
 
 export async function copyObject (
   store: BucketStore, sourceKey: string, key: string, opts: Partial<BucketCopyOptions>, fresh: { now: number, version: string }
@@ -25,24 +53,58 @@ export async function copyObject (
   const httpMetadata = opts.httpMetadata === undefined ? undefined : parseHttpMetadata('copy', opts.httpMetadata)
   const customMetadata = opts.customMetadata === undefined ? undefined : parseCustomMetadata('copy', opts.customMetadata)
   const storageClass = opts.storageClass === undefined ? undefined : parseStorageClass('copy', opts.storageClass)
-  const unconditional = isUnconditional(conditional)
-
-  const build: CopyBuilder = source => judgeRecord(sourceConditional, source) !== 'pass'
-    ? null
-    : {
-        ...source,
-        key,
-        version: fresh.version,
-        uploaded: fresh.now,
-        httpMetadata: httpMetadata ?? source.httpMetadata,
-        customMetadata: customMetadata ?? source.customMetadata,
-        storageClass: storageClass ?? source.storageClass
-      }
-  const outcome = await store.copy(fromId, toId, build, current => unconditional || judgeRecord(conditional, current) === 'pass')
-  switch (outcome.status) {
-    case 'copied': return { status: 'copied', object: new ObjectMetadata(outcome.object) }
-    case 'no-source': return { status: 'not-found' }
-    case 'source-refused': return { status: 'source-precondition-failed', source: new ObjectMetadata(outcome.source) }
-    case 'refused': return { status: 'precondition-failed' }
+  const algorithm = opts.checksumAlgorithm
+  if (algorithm !== undefined && !(hashAlgorithms as readonly string[]).includes(algorithm)) {
+    throw new TypeError(`copy: ${String(algorithm)} is not a checksum algorithm.`)
   }
+  const unconditional = isUnconditional(conditional)
+  const destination = unconditional ? ALWAYS : (current: StoredObject | null) => judgeRecord(conditional, current) === 'pass'
+  const copyOf = (source: StoredObject): StoredObject => ({
+    ...source,
+    key,
+    version: fresh.version,
+    uploaded: fresh.now,
+    httpMetadata: httpMetadata ?? source.httpMetadata,
+    customMetadata: customMetadata ?? source.customMetadata,
+    storageClass: storageClass ?? source.storageClass
+  })
+
+  const head = await store.head(fromId)
+  if (head === null || !needsBytes(head, algorithm)) {
+    const build: CopyBuilder = source => {
+      if (judgeRecord(sourceConditional, source) !== 'pass') return null
+      // Replaced by a multipart object since the look above: its bytes must be read after all.
+      if (needsBytes(source, algorithm)) throw rewriteNeeded
+      return copyOf(source)
+    }
+    const outcome = await store.copy(fromId, toId, build, destination).catch((err: unknown) => { if (err === rewriteNeeded) return null; throw err })
+    if (outcome !== null) {
+      switch (outcome.status) {
+        case 'copied': return { status: 'copied', object: new ObjectMetadata(outcome.object) }
+        case 'no-source': return { status: 'not-found' }
+        case 'source-refused': return { status: 'source-precondition-failed', source: new ObjectMetadata(outcome.source) }
+        case 'refused': return { status: 'precondition-failed' }
+      }
+    }
+  }
+
+  // The bytes are read from the source as it was when opened, and written again.
+  const reader = await store.open(fromId)
+  if (reader === null) return { status: 'not-found' }
+  const source = reader.object
+  if (judgeRecord(sourceConditional, source) !== 'pass') {
+    await reader.close()
+    return { status: 'source-precondition-failed', source: new ObjectMetadata(source) }
+  }
+  if (!unconditional && !destination(await store.head(toId))) {
+    await reader.close()
+    return { status: 'precondition-failed' }
+  }
+  const bytes = reader.bytes !== undefined ? Readable.from([reader.bytes]) : reader.stream(0, source.size)
+  const body = new MeasuredBody(bytes, copiedAlgorithms(source, algorithm), MAX_COPY_BYTES, 'copy')
+  const staged = await store.stage(body, fresh.version)
+  const digests = await body.digests()
+  const record: StoredObject = { ...copyOf(source), size: body.size, etag: digests.md5 as string, checksums: digests }
+  if (!await store.commit(toId, record, staged, destination)) return { status: 'precondition-failed' }
+  return { status: 'copied', object: new ObjectMetadata(record) }
 }

@@ -50,6 +50,8 @@ export const BucketErrors = {
   TooManyOpenFiles: { code: 10907, status: 503, message: 'Too many open files; try again later.' },
   // A store whose catalog is a server (PostgreSQL) that cannot be reached: retry later.
   CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
+  // A copy whose source was replaced (or removed from under it) at every attempt: retry later.
+  CopySourceContended: { code: 10909, status: 503, message: 'The copy source kept changing while it was copied. Please try again.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors
@@ -105,6 +107,15 @@ export class ArgumentTypeError extends TypeError {
 export class ArgumentRangeError extends RangeError {
   readonly [argumentMark] = true
 }
+
+/**
+ * An argument that contradicts the checksum algorithm or type a multipart
+ * upload was created with (a part without that checksum or with another, a
+ * completion naming another type or leaving a part's checksum out): a 400
+ * like every argument error, that an S3 door answers as S3 does
+ * (InvalidRequest).
+ */
+export class UploadChecksumError extends ArgumentTypeError {}
 
 /** Whether `err` is an argument mistake the engine reported (not a bug elsewhere that happens to be a TypeError). */
 export function isArgumentError (err: unknown): err is TypeError | RangeError {

@@ -11,14 +11,18 @@
  * makes it: COMPOSITE (`<algorithm over the part checksums>-N`, S3's default
  * for SHA-1, SHA-256, CRC32 and CRC32C) or FULL_OBJECT (the CRC of the whole
  * object, combined from the parts' CRCs; the only form for CRC64NVME).
+ *
+ * An upload created with a checksum algorithm (and type) keeps them, and
+ * its parts and completion are held to them as S3 holds them; a COMPOSITE
+ * object keeps its parts' checksums in its layout, for reads of one part.
  */
 import { createHash } from 'node:crypto'
 import { combineCrcs, compositeOf, isCrc, type HashAlgorithm } from './checksums.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { BucketError } from './errors.js'
-import type { MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload } from './records.js'
+import { BucketError, UploadChecksumError } from './errors.js'
+import type { MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadChecksum } from './records.js'
 import type { BucketStore } from './port.js'
-import type { BucketPartListOptions, BucketParts, BucketUploadListOptions, BucketUploads } from './types.js'
+import type { BucketMultipartOptions, BucketPartListOptions, BucketParts, BucketUploadListOptions, BucketUploads } from './types.js'
 
 const MAX_PAGE = 1000
 export const MAX_PART_NUMBER = 10_000
@@ -38,6 +42,47 @@ export function checkPartSizes (parts: StoredPart[], minPartSize: number): void 
   if (parts[parts.length - 1].size > uniform) {
     throw new BucketError('InvalidPartOrder', 'completeMultipartUpload', 'The last part must not be larger than the others.')
   }
+}
+
+const uploadAlgorithms: ReadonlyArray<UploadChecksum['algorithm']> = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256']
+
+/** The checksum algorithm and type `createMultipartUpload` keeps with the upload (S3's rules of combination). */
+export function uploadChecksumOption (opts: Partial<BucketMultipartOptions>): { checksum?: UploadChecksum } {
+  const method = 'createMultipartUpload'
+  const { checksumAlgorithm: algorithm, checksumType: type } = opts
+  if (algorithm === undefined) {
+    if (type !== undefined) throw new TypeError(`${method}: a checksumType needs a checksumAlgorithm.`)
+    return {}
+  }
+  if (!uploadAlgorithms.includes(algorithm)) throw new TypeError(`${method}: checksumAlgorithm must be one of ${uploadAlgorithms.join(', ')}.`)
+  if (type !== undefined && type !== 'COMPOSITE' && type !== 'FULL_OBJECT') throw new TypeError(`${method}: checksumType must be "COMPOSITE" or "FULL_OBJECT".`)
+  const chosen = type ?? (algorithm === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE')
+  if ((chosen === 'COMPOSITE' && algorithm === 'crc64nvme') || (chosen === 'FULL_OBJECT' && !isCrc(algorithm))) {
+    throw new TypeError(`${method}: the ${chosen} checksum type cannot be used with the ${algorithm} checksum algorithm.`)
+  }
+  return { checksum: { algorithm, type: chosen } }
+}
+
+/**
+ * The checksum a part of `upload` must carry, as S3 has it: none asked of an
+ * upload created without an algorithm; else a checksum sent with the part
+ * must be of the upload's algorithm, and a part sent without one gets it
+ * computed when the upload is FULL_OBJECT or the part is copied from stored
+ * bytes (a COMPOSITE upload's part must bring its own). Returns the
+ * algorithm to compute beside the one given, if any.
+ */
+export function partChecksumAlgorithm (upload: StoredUpload, given: HashAlgorithm | undefined, copied: boolean): HashAlgorithm | undefined {
+  const kept = upload.checksum
+  const sent = given === 'md5' ? undefined : given // Content-MD5 is the ETag's check, not a checksum of the part's kind
+  if (kept === undefined) return undefined
+  if (sent !== undefined) {
+    if (sent !== kept.algorithm) throw new UploadChecksumError(`uploadPart: Checksum Type mismatch occurred, expected checksum Type: ${kept.algorithm}, actual checksum Type: ${sent}`)
+    return undefined
+  }
+  if (kept.type === 'COMPOSITE' && !copied) {
+    throw new UploadChecksumError(`uploadPart: Checksum Type mismatch occurred, expected checksum Type: ${kept.algorithm}, actual checksum Type: null`)
+  }
+  return kept.algorithm
 }
 
 /** A part a completion names: number, etag without quotes, and the hex checksums it must have. */
@@ -67,6 +112,20 @@ function commonAlgorithm (parts: StoredPart[]): HashAlgorithm | undefined {
 
 /** The object a completion commits, from the upload and its stored parts; throws to refuse. */
 export function completedObject (upload: StoredUpload, stored: Map<number, StoredPart>, named: NamedPart[], request: CompletionRequest): StoredObject {
+  const kept = upload.checksum
+  // Without a type named (here or at creation), a whole-object checksum to match says FULL_OBJECT.
+  const checksumType = request.checksumType ?? (kept === undefined && Object.keys(request.expected).length > 0 ? 'FULL_OBJECT' : undefined)
+  if (kept !== undefined) {
+    if (checksumType !== undefined && checksumType !== kept.type) {
+      throw new UploadChecksumError(`${method}: The upload was created using the ${kept.type} checksum mode. The complete request must use the same checksum mode.`)
+    }
+    if (kept.type === 'COMPOSITE') {
+      const missing = named.find(g => g.checksums[kept.algorithm] === undefined)
+      if (missing !== undefined) {
+        throw new UploadChecksumError(`${method}: The upload was created using a ${kept.algorithm} checksum. The complete request must include the checksum for each part. It was missing for part ${missing.partNumber} in the request.`)
+      }
+    }
+  }
   const parts: StoredPart[] = named.map(g => {
     const part = stored.get(g.partNumber)
     if (part === undefined || part.etag !== g.etag) throw new BucketError('InvalidPart', method)
@@ -81,9 +140,9 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
   const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
   const layout: MultipartLayout = { parts: parts.length, partSize: parts[0]?.size ?? 0 }
   const checksums: StoredChecksums = { multipart: layout }
-  const algorithm = commonAlgorithm(parts)
+  const algorithm = kept !== undefined && parts.every(p => p.checksums?.[kept.algorithm] !== undefined) ? kept.algorithm : commonAlgorithm(parts)
   if (algorithm !== undefined) {
-    const type = request.checksumType ?? (algorithm === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE')
+    const type = checksumType ?? kept?.type ?? (algorithm === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE')
     const values = parts.map(p => Buffer.from(p.checksums?.[algorithm] as string, 'hex'))
     if (type === 'FULL_OBJECT') {
       if (!isCrc(algorithm)) throw new TypeError(`${method}: the FULL_OBJECT checksum type needs a CRC; the parts have ${algorithm}.`)
@@ -91,8 +150,10 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
     } else {
       if (algorithm === 'crc64nvme') throw new TypeError(`${method}: crc64nvme has no COMPOSITE checksum type; use FULL_OBJECT.`)
       layout.composite = { algorithm, hex: compositeOf(algorithm, values).toString('hex') }
+      // Kept for reads of one part, which S3 answers with that part's checksum.
+      layout.partChecksums = Buffer.concat(values).toString('base64')
     }
-  } else if (request.checksumType !== undefined) {
+  } else if (checksumType !== undefined) {
     throw new TypeError(`${method}: a checksum type needs every part uploaded with a checksum of one algorithm.`)
   }
   for (const [name, hex] of Object.entries(request.expected)) {
@@ -125,7 +186,7 @@ function pageOptions<T extends { limit?: number }> (method: string, options: unk
 type ListedUpload = BucketUploads['uploads'][number]
 
 function listed (u: StoredUpload): ListedUpload {
-  return { key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass }
+  return { key: u.key, uploadId: u.uploadId, initiated: new Date(u.created), storageClass: u.storageClass, ...(u.checksum === undefined ? {} : { checksum: { ...u.checksum } }) }
 }
 
 /**
@@ -180,12 +241,13 @@ export async function listUploadsPage (store: BucketStore, options: unknown): Pr
 }
 
 /** One page of an upload's parts (`upload.listParts`); the caller checked the upload belongs to its key. */
-export async function listPartsPage (store: BucketStore, uploadId: string, options: unknown): Promise<BucketParts> {
+export async function listPartsPage (store: BucketStore, upload: StoredUpload, options: unknown): Promise<BucketParts> {
+  const uploadId = upload.uploadId
   const opts = pageOptions<BucketPartListOptions>('listParts', options)
   const marker = opts.partNumberMarker === undefined ? 0 : Math.trunc(Number(opts.partNumberMarker))
   if (!Number.isFinite(marker) || marker < 0) throw new RangeError('listParts: partNumberMarker must be a non-negative number.')
   const found = await store.listParts(uploadId, marker, opts.limit + 1)
   if (found === null) throw new BucketError('NoSuchUpload', 'listParts')
   const parts = found.slice(0, opts.limit).map(p => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, checksums: { ...p.checksums } }))
-  return { parts, truncated: found.length > opts.limit }
+  return { parts, truncated: found.length > opts.limit, ...(upload.checksum === undefined ? {} : { checksum: { ...upload.checksum } }) }
 }

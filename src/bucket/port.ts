@@ -22,7 +22,7 @@
  */
 import { Readable } from 'node:stream'
 import { BucketError, type StorageFailureName } from './errors.js'
-import type { ListPage, ListQuery, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
+import type { ListPage, ListQuery, MultipartLayout, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
 
@@ -70,6 +70,20 @@ export function storageFailureOf (err: unknown, what: string, path?: string): un
   const name = typeof errno === 'string' ? failureOfErrno[errno] : undefined
   if (name === undefined) return err
   return storageFailure(name, what, { path: path ?? (err as { path?: string }).path, cause: err })
+}
+
+/**
+ * The part layout of a multipart object completed before records kept one,
+ * from the sizes of the part bodies a store keeps in order (one per part):
+ * null unless there is one size per part of the `<md5>-<parts>` etag, all
+ * but the last equal and the last no larger (what a completion accepts).
+ */
+export function partLayoutOfSizes (etag: string, sizes: number[]): MultipartLayout | null {
+  const parts = Number(/-(\d+)$/.exec(etag)?.[1] ?? 0)
+  if (parts === 0 || sizes.length !== parts) return null
+  const partSize = sizes[0]
+  if (sizes.slice(0, -1).some(size => size !== partSize) || sizes[sizes.length - 1] > partSize) return null
+  return { parts, partSize }
 }
 
 /** A part's checksums as the JSON text a store keeps beside it, null when it has none. */
@@ -172,6 +186,12 @@ export interface BucketStore {
    * its bytes. `fromId` and `toId` may be the same (a metadata change).
    */
   copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome>
+  /**
+   * Optional: the part layout of the multipart object `version` of `id`
+   * completed before records kept one (`partLayoutOfSizes` of its part
+   * bodies); null when the store cannot tell or the version is not current.
+   */
+  derivePartLayout? (id: string, version: string): Promise<MultipartLayout | null>
   /** One page, as `assembleListPage` (list-page.ts) defines it; `assembleListPageAsync` for a store whose seeks are awaited. */
   list (query: ListQuery): Promise<ListPage>
 

@@ -11,8 +11,11 @@
  * layout: part N of a multipart object is `partSize` bytes from
  * `(N - 1) * partSize` (the last part, the rest); an object put whole has
  * one part, all of it, served as a whole read. A part past the last is
- * `range-not-satisfiable`. Objects completed before part layouts were kept
- * cannot be read by part (an argument error says so).
+ * `range-not-satisfiable`. For objects completed before part layouts were
+ * kept, the store derives the layout from the part bodies it keeps
+ * (`derivePartLayout`, fs and PostgreSQL); where it cannot, they cannot be
+ * read by part (an argument error says so). A part read carries
+ * the part's checksum where S3 answers one (`partChecksum`).
  */
 import { evaluateConditional, parseConditional } from './conditional.js'
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
@@ -21,7 +24,8 @@ import { MAX_PART_NUMBER } from './multipart.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore, StoredObject } from './port.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import type { BucketRange, BucketReadOptions, BucketReadOutcome } from './types.js'
+import type { BucketRange, BucketReadOptions, BucketReadOutcome, BucketReadServed } from './types.js'
+import { crcAlgorithms, digestBytes } from './checksums.js'
 
 /** The range a read asks for: a header value (lenient), an object (strict), or none. */
 function requestedRange (range: unknown): BucketRange | null {
@@ -46,6 +50,27 @@ function requestedPart (options: BucketReadOptions): number | undefined {
   return n
 }
 
+/**
+ * The checksum S3 answers for part `n` of a multipart object: the part's own
+ * for a COMPOSITE object (kept in its layout), the object's for the only
+ * part of a FULL_OBJECT one; none otherwise (a FULL_OBJECT object of several
+ * parts, or one completed before part checksums were kept).
+ */
+function partChecksum (record: StoredObject, n: number): BucketReadServed['partChecksum'] {
+  const layout = record.checksums.multipart
+  if (layout === undefined) return undefined
+  const composite = layout.composite
+  if (composite !== undefined) {
+    if (layout.partChecksums === undefined) return undefined
+    const width = digestBytes[composite.algorithm]
+    const value = Buffer.from(layout.partChecksums, 'base64').subarray((n - 1) * width, n * width)
+    return value.length === width ? { algorithm: composite.algorithm, value, type: 'COMPOSITE' } : undefined
+  }
+  if (layout.parts !== 1) return undefined
+  const algorithm = crcAlgorithms.find(a => record.checksums[a] !== undefined)
+  return algorithm === undefined ? undefined : { algorithm, value: Buffer.from(record.checksums[algorithm] as string, 'hex'), type: 'FULL_OBJECT' }
+}
+
 /** Part `n` of `record` as a range (null: the whole object), or 'past-end'; and a multipart object's part count. */
 function partRange (record: StoredObject, n: number): { range: ResolvedRange | null | 'past-end', parts?: number } {
   const layout = record.checksums.multipart
@@ -59,6 +84,12 @@ function partRange (record: StoredObject, n: number): { range: ResolvedRange | n
   return { range: { offset, length }, parts: layout.parts }
 }
 
+/** `record` with the part layout its store derives from its part bodies, when it can. */
+async function withDerivedLayout (store: BucketStore, id: string, record: StoredObject): Promise<StoredObject> {
+  const layout = await store.derivePartLayout?.(id, record.version) ?? null
+  return layout === null ? record : { ...record, checksums: { ...record.checksums, multipart: layout } }
+}
+
 /** Decides the read of `id` in `store` (the engine has validated the key). */
 export async function decideRead (store: BucketStore, id: string, options: BucketReadOptions): Promise<BucketReadOutcome> {
   const partNumber = requestedPart(options)
@@ -67,15 +98,20 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   // Conditions are parsed before the store is asked, so a malformed one costs no read.
   parseConditional(options.onlyIf, 'read')
   const reader = withBody ? await store.open(id) : null
-  const record = withBody ? reader?.object ?? null : await store.head(id)
-  if (record === null) return { status: 'not-found' }
-  const verdict = conditionVerdict(options.onlyIf, record)
+  const found = withBody ? reader?.object ?? null : await store.head(id)
+  if (found === null) return { status: 'not-found' }
+  const verdict = conditionVerdict(options.onlyIf, found)
   if (verdict !== 'pass') {
     await reader?.close()
-    return { status: verdict, object: new ObjectMetadata(record) }
+    return { status: verdict, object: new ObjectMetadata(found) }
   }
+  // A multipart object completed before records kept part layouts: the store may derive it from its part bodies.
+  const record = partNumber !== undefined && found.checksums.multipart === undefined && /-\d+$/.test(found.etag) && store.derivePartLayout !== undefined
+    ? await withDerivedLayout(store, id, found).catch(async (err: unknown) => { await reader?.close(); throw err })
+    : found
   let served: ResolvedRange | null = null
   let partsCount: number | undefined
+  let checksumOfPart: BucketReadServed['partChecksum']
   if (partNumber !== undefined) {
     let part: ReturnType<typeof partRange>
     try {
@@ -90,6 +126,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
       return { status: 'range-not-satisfiable', object: new ObjectMetadata(record) }
     }
     served = part.range
+    checksumOfPart = partChecksum(record, partNumber)
   } else if (range !== null) {
     try {
       served = resolveRange(range, record.size, 'read')
@@ -101,7 +138,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   }
   const status = served === null ? 'found' : 'partial'
   const object = new ObjectMetadata(record, served ?? undefined)
-  const parts = partsCount === undefined ? {} : { partsCount }
+  const parts = { ...(partsCount === undefined ? {} : { partsCount }), ...(checksumOfPart === undefined ? {} : { partChecksum: checksumOfPart }) }
   if (reader === null) return { status, object, range: served, body: null, ...parts }
   const { offset, length } = served ?? { offset: 0, length: record.size }
   // Small bodies come back already read (a copy: the store may share its bytes with a cache): one write, no stream.

@@ -35,6 +35,8 @@ export interface MultipartLayout {
   partSize: number
   /** S3's composite checksum: `algorithm` over the parts' checksums, hex. */
   composite?: { algorithm: HashAlgorithm, hex: string }
+  /** For a composite checksum: the parts' own checksums of its algorithm, concatenated (base64), for reads of one part. */
+  partChecksums?: string
 }
 
 export interface StoredUpload {
@@ -45,6 +47,18 @@ export interface StoredUpload {
   httpMetadata: StoredHttpMetadata
   customMetadata: Record<string, string>
   storageClass: StorageClass
+  /**
+   * The checksum algorithm and type the upload was created with (S3's
+   * CreateMultipartUpload); absent for none, and in rows written before
+   * uploads kept them.
+   */
+  checksum?: UploadChecksum
+}
+
+/** S3's checksum of a multipart upload: the parts' algorithm and how the object's is made from theirs. */
+export interface UploadChecksum {
+  algorithm: 'crc32' | 'crc32c' | 'crc64nvme' | 'sha1' | 'sha256'
+  type: 'COMPOSITE' | 'FULL_OBJECT'
 }
 
 export interface StoredPart {

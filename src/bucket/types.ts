@@ -72,6 +72,12 @@ export interface BucketCopyOptions {
   customMetadata?: Record<string, string>
   /** The copy's storage class; the source's when not given. */
   storageClass?: StorageClass
+  /**
+   * Beyond S3's CopyObject (x-amz-checksum-algorithm): the checksum the copy
+   * carries, computed over the bytes when the source has none of it; the
+   * source's checksums when not given.
+   */
+  checksumAlgorithm?: BucketChecksumAlgorithm
 }
 
 /** What a copy answers. */
@@ -100,6 +106,12 @@ export interface BucketPutOptions {
   crc32c?: ChecksumInput | DeferredChecksum
   crc64nvme?: ChecksumInput | DeferredChecksum
   storageClass?: StorageClass
+  /**
+   * Beyond the binding: checksums to compute over the bytes as they stream
+   * and keep with the object, with no value to verify (S3's copies between
+   * buckets).
+   */
+  computeChecksums?: BucketChecksumAlgorithm[]
 }
 
 /**
@@ -110,12 +122,31 @@ export interface BucketPutOptions {
 export type DeferredChecksum = () => ChecksumInput
 
 /** Beyond the binding: options of `uploadPart`, one checksum of the part to verify and keep. */
-export type BucketUploadPartOptions = Partial<Record<BucketChecksumAlgorithm, ChecksumInput | DeferredChecksum>>
+export type BucketUploadPartOptions = Partial<Record<BucketChecksumAlgorithm, ChecksumInput | DeferredChecksum>> & {
+  /**
+   * The part is bytes already stored (S3's UploadPartCopy): the checksum of
+   * the upload's algorithm, if it has one, is computed over them instead of
+   * being required.
+   */
+  copied?: boolean
+}
+
+/** Beyond the binding: the S3 checksum algorithms a multipart upload can be created with. */
+export type BucketUploadChecksumAlgorithm = 'crc32' | 'crc32c' | 'crc64nvme' | 'sha1' | 'sha256'
 
 export interface BucketMultipartOptions {
   httpMetadata?: BucketHTTPMetadata | Headers
   customMetadata?: Record<string, string>
   storageClass?: StorageClass
+  /**
+   * Beyond the binding (S3's CreateMultipartUpload): every part carries a
+   * checksum of this algorithm (one sent with it, verified; else, for a
+   * FULL_OBJECT upload or a copied part, one computed), and the completed
+   * object's checksum is made from theirs as `checksumType` says.
+   */
+  checksumAlgorithm?: BucketUploadChecksumAlgorithm
+  /** With `checksumAlgorithm`: COMPOSITE (the default; not for crc64nvme) or FULL_OBJECT (CRCs only; the default for crc64nvme). */
+  checksumType?: 'COMPOSITE' | 'FULL_OBJECT'
 }
 
 export interface BucketListOptions {
@@ -224,6 +255,8 @@ export interface BucketParts {
   /** `checksums`: hex by algorithm, those the part was uploaded with (not its MD5, which is the etag). */
   parts: Array<{ partNumber: number, etag: string, size: number, checksums: Partial<Record<BucketChecksumAlgorithm, string>> }>
   truncated: boolean
+  /** The checksum algorithm and type the upload was created with, if any. */
+  checksum?: { algorithm: BucketUploadChecksumAlgorithm, type: 'COMPOSITE' | 'FULL_OBJECT' }
 }
 
 /**
@@ -243,7 +276,7 @@ export interface BucketUploadListOptions {
 
 export interface BucketUploads {
   /** In UTF-8 byte order of the keys, then by upload id. */
-  uploads: Array<{ key: string, uploadId: string, initiated: Date, storageClass: StorageClass }>
+  uploads: Array<{ key: string, uploadId: string, initiated: Date, storageClass: StorageClass, checksum?: { algorithm: BucketUploadChecksumAlgorithm, type: 'COMPOSITE' | 'FULL_OBJECT' } }>
   /** With a delimiter: the prefixes rolled up, in order, each once. */
   delimitedPrefixes?: string[]
   truncated: boolean
@@ -306,6 +339,12 @@ export interface BucketReadServed {
   body: Buffer | Readable | null
   /** With `partNumber`, for a multipart object: how many parts it has. */
   partsCount?: number
+  /**
+   * With `partNumber`, for a multipart object: the part's own checksum when
+   * the object keeps it (S3's answer to a part read with checksums asked:
+   * a COMPOSITE object's part, or the only part of a FULL_OBJECT one).
+   */
+  partChecksum?: { algorithm: BucketChecksumAlgorithm, value: Uint8Array, type: 'COMPOSITE' | 'FULL_OBJECT' }
 }
 
 /** The bucket binding. */

@@ -9,7 +9,7 @@
  * The README's "Error codes of the S3 API" table is checked against this
  * module by test/s3/errors-doc.test.ts.
  */
-import { InvalidConditionalHeader, isArgumentError, isBucketError, type BucketErrorName } from '../bucket/index.js'
+import { InvalidConditionalHeader, isArgumentError, isBucketError, UploadChecksumError, type BucketErrorName } from '../bucket/index.js'
 
 export interface S3ErrorDefinition {
   readonly status: number
@@ -87,7 +87,8 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   StorageNotPermitted: 'ServiceUnavailable',
   StorageIoError: 'InternalError',
   TooManyOpenFiles: 'ServiceUnavailable',
-  CatalogUnavailable: 'ServiceUnavailable'
+  CatalogUnavailable: 'ServiceUnavailable',
+  CopySourceContended: 'ServiceUnavailable'
 }
 
 /** An error of the S3 door, with the S3 code it answers with. */
@@ -125,6 +126,8 @@ export function s3ErrorReply (err: unknown): S3ErrorReply {
     const code = fromCatalogue[err.errorName]
     return { code, status: S3Errors[code].status, message: err.message, headers: {} }
   }
+  // A part or completion at odds with its upload's checksum: S3 answers InvalidRequest.
+  if (err instanceof UploadChecksumError) return { code: 'InvalidRequest', status: 400, message: err.message, headers: {} }
   // Only the engine's marked argument errors are the client's; any other TypeError is a bug (500).
   if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
     return { code: 'InvalidArgument', status: 400, message: err.message, headers: {} }

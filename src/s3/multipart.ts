@@ -17,12 +17,14 @@
  * kept by the binding, echoed by UploadPart and listed by ListParts; the
  * Checksum* of each Part in CompleteMultipartUpload must be the part's
  * (InvalidPart), and the binding makes the object's checksum from the
- * parts' (COMPOSITE `<base64>-N`, or FULL_OBJECT with x-amz-checksum-type;
- * CRC64NVME is always FULL_OBJECT, as S3). The algorithm and type named at
- * CreateMultipartUpload are checked and echoed there, not kept with the
- * upload: a completion takes its type from its own x-amz-checksum-type.
+ * parts' (COMPOSITE `<base64>-N`, or FULL_OBJECT; CRC64NVME is always
+ * FULL_OBJECT, as S3). The algorithm and type named at CreateMultipartUpload
+ * are kept with the upload by the binding, which holds its parts and its
+ * completion to them as S3 does (InvalidRequest otherwise); ListParts and
+ * ListMultipartUploads answer them, and a completion without
+ * x-amz-checksum-type takes the upload's.
  */
-import { compareIds, type BucketChecksumAlgorithm, type BucketRange } from '../bucket/index.js'
+import { compareIds, type BucketChecksumAlgorithm, type BucketRange, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -74,7 +76,9 @@ export async function createMultipartUpload (ctx: S3Context): Promise<void> {
   const upload = await bucket.createMultipartUpload(ctx.key, {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
-    storageClass: storageClassFrom(headers) ?? info.settings.storageClass
+    storageClass: storageClassFrom(headers) ?? info.settings.storageClass,
+    ...(algorithm === undefined ? {} : { checksumAlgorithm: algorithm.toLowerCase() as BucketUploadChecksumAlgorithm }),
+    ...(type === undefined ? {} : { checksumType: type })
   })
   if (algorithm !== undefined) {
     ctx.reply.header('x-amz-checksum-algorithm', algorithm)
@@ -114,8 +118,13 @@ export async function uploadPartCopy (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const source = await readCopySource(ctx, range)
-  const part = await upload.uploadPart(partNumber, sourceBytes(source))
-  await sendXml(ctx, 200, 'CopyPartResult', { LastModified: source.uploaded.toISOString(), ETag: `"${part.etag}"` })
+  // The engine computes the upload's checksum, if it was created with one, over the copied bytes.
+  const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true })
+  await sendXml(ctx, 200, 'CopyPartResult', {
+    LastModified: source.uploaded.toISOString(),
+    ETag: `"${part.etag}"`,
+    ...checksumElementsOf((part.checksums ?? {}) as Record<string, string>)
+  })
 }
 
 export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
@@ -147,8 +156,8 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
     const value = single(ctx.request.headers, `x-amz-checksum-${algorithm}`)?.trim()
     if (value !== undefined && !value.includes('-')) checksum[algorithm] = Buffer.from(value, 'base64')
   }
-  // Without x-amz-checksum-type, a whole-object checksum says the type is FULL_OBJECT.
-  const checksumType = checksumTypeFrom(ctx) ?? (Object.keys(checksum).length > 0 ? 'FULL_OBJECT' : undefined)
+  // Without x-amz-checksum-type, the binding takes the upload's type (or FULL_OBJECT for a whole-object checksum).
+  const checksumType = checksumTypeFrom(ctx)
   const object = await upload.complete(parts, { ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }), checksum })
   if (object === null) throw new S3Error('PreconditionFailed')
   const composite = object.checksums.composite
@@ -222,7 +231,8 @@ export async function listMultipartUploads (ctx: S3Context): Promise<void> {
             Initiator: OWNER,
             Owner: OWNER,
             StorageClass: s3StorageClass(u.storageClass),
-            Initiated: u.initiated.toISOString()
+            Initiated: u.initiated.toISOString(),
+            ...(u.checksum === undefined ? {} : { ChecksumAlgorithm: u.checksum.algorithm.toUpperCase(), ChecksumType: u.checksum.type })
           }))
         }),
     ...(prefixes.length === 0 ? {} : { CommonPrefixes: prefixes.map(p => ({ Prefix: encode(p) })) })
@@ -250,6 +260,7 @@ export async function listParts (ctx: S3Context): Promise<void> {
     IsTruncated: truncated,
     Initiator: OWNER,
     Owner: OWNER,
-    ...(parts.length === 0 ? {} : { Part: parts.map(p => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"`, Size: p.size, ...checksumElementsOf(p.checksums) })) })
+    ...(parts.length === 0 ? {} : { Part: parts.map(p => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"`, Size: p.size, ...checksumElementsOf(p.checksums) })) }),
+    ...(listed.checksum === undefined ? {} : { ChecksumAlgorithm: listed.checksum.algorithm.toUpperCase(), ChecksumType: listed.checksum.type })
   })
 }

@@ -10,13 +10,18 @@
  * of an object put in one piece is the whole object, as S3 answers it.
  *
  * CopyObject within one bucket is the binding's `copy` (the store shares the
- * bytes; `x-amz-copy-source-if-*` are its `sourceOnlyIf`). Between buckets,
- * and for UploadPartCopy (multipart.ts), it is a `get` streamed into a
- * `put`, the conditions being the source read's `onlyIf`.
+ * bytes, unless the source is multipart or lacks the checksum asked for:
+ * then the binding reads them again, the copy being a single-part object
+ * whose ETag is the MD5 of its bytes, as S3 makes it; `x-amz-copy-source-if-*`
+ * are its `sourceOnlyIf`). Between buckets, and for UploadPartCopy
+ * (multipart.ts), it is a `get` streamed into a `put`, the conditions being
+ * the source read's `onlyIf`, the checksum (x-amz-checksum-algorithm, else
+ * the source's) computed by the binding as the bytes stream; the result
+ * answers it.
  */
 import type { Readable } from 'node:stream'
 import { bodyBuffer, bodyStream, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
-import type { Bucket, BucketObject, BucketObjectBody, BucketRange } from '../bucket/index.js'
+import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -74,12 +79,15 @@ function unsatisfiable (size: number): never {
   throw new S3Error('InvalidRange', undefined, { 'content-range': `bytes */${size}` })
 }
 
-function answerHeaders (ctx: S3Context, object: BucketObject, served: { offset: number, length: number } | null, parts: number | undefined): { status: number, headers: Record<string, string> } {
-  // Checksums describe the whole object: a range or a part is answered without them.
-  const headers = objectHeaders(object, {
-    overrides: responseOverridesFrom(ctx.query),
-    checksums: served === null && single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
-  })
+function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: number, headers: Record<string, string> } {
+  const { object, range: served, partsCount: parts, partChecksum } = outcome
+  const checksumsAsked = single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
+  // The whole object's checksums describe it whole: a range is answered without them, a part with its own if kept.
+  const headers = objectHeaders(object, { overrides: responseOverridesFrom(ctx.query), checksums: served === null && checksumsAsked })
+  if (checksumsAsked && partChecksum !== undefined) {
+    headers[`x-amz-checksum-${partChecksum.algorithm}`] = Buffer.from(partChecksum.value).toString('base64')
+    headers['x-amz-checksum-type'] = partChecksum.type
+  }
   if (parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
   if (served === null) {
     headers['content-length'] = String(object.size)
@@ -105,7 +113,7 @@ async function readObject (ctx: S3Context, bucket: Bucket, method: 'GET' | 'HEAD
       if (partNumber !== undefined) throw new S3Error('InvalidPartNumber')
       return unsatisfiable(outcome.object.size)
   }
-  const answer = answerHeaders(ctx, outcome.object, outcome.range, outcome.partsCount)
+  const answer = answerHeaders(ctx, outcome)
   return outcome.body === null ? answer : { ...answer, body: outcome.body }
 }
 
@@ -193,26 +201,60 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   if (source.bucket === ctx.bucketName && source.key === ctx.key && directive === 'COPY' && storageClass === undefined) {
     throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
   }
+  const checksumAlgorithm = copyChecksumAlgorithmFrom(single(headers, 'x-amz-checksum-algorithm'))
   const { bucket } = await openNamedBucket(ctx)
   if (source.bucket === ctx.bucketName) {
-    // Within one bucket the store shares the bytes: nothing is read or written again.
+    // Within one bucket the binding's copy: the bytes shared, or read again for a multipart source or a checksum the source lacks.
     checkKey(source.key)
     const outcome = await bucket.copy(source.key, ctx.key, {
       sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
       ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
-      storageClass
+      storageClass,
+      ...(checksumAlgorithm === undefined ? {} : { checksumAlgorithm })
     })
     if (outcome.status === 'not-found') throw new S3Error('NoSuchKey')
     if (outcome.status !== 'copied') throw new S3Error('PreconditionFailed', undefined, {})
-    await sendXml(ctx, 200, 'CopyObjectResult', { LastModified: outcome.object.uploaded.toISOString(), ETag: outcome.object.httpEtag })
+    await sendXml(ctx, 200, 'CopyObjectResult', copyResult(outcome.object, checksumAlgorithm))
     return
   }
   const object = await readCopySource(ctx)
+  // The copy's checksum: the one asked for, else those of the source (a composite one as a whole-object one), computed as the bytes stream.
+  const composite = object.checksums.composite?.algorithm
+  const computeChecksums = checksumAlgorithm !== undefined
+    ? [checksumAlgorithm]
+    : [...Object.keys(object.checksums.toJSON()), ...(composite === undefined ? [] : [composite])] as BucketChecksumAlgorithm[]
   const copied = await bucket.put(ctx.key, sourceBytes(object), {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : httpMetadataFrom(headers),
     customMetadata: directive === 'COPY' ? object.customMetadata : customMetadataFrom(headers),
-    storageClass: storageClass ?? object.storageClass
+    storageClass: storageClass ?? object.storageClass,
+    computeChecksums
   })
   if (copied === null) throw new S3Error('PreconditionFailed', undefined, {})
-  await sendXml(ctx, 200, 'CopyObjectResult', { LastModified: copied.uploaded.toISOString(), ETag: copied.httpEtag })
+  await sendXml(ctx, 200, 'CopyObjectResult', copyResult(copied, checksumAlgorithm))
+}
+
+const s3ChecksumAlgorithms = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const
+
+/** x-amz-checksum-algorithm of a CopyObject: one of S3's, or InvalidRequest. */
+function copyChecksumAlgorithmFrom (value: string | undefined): BucketChecksumAlgorithm | undefined {
+  if (value === undefined) return undefined
+  const algorithm = value.trim().toLowerCase()
+  if (!(s3ChecksumAlgorithms as readonly string[]).includes(algorithm)) {
+    throw new S3Error('InvalidRequest', 'Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]')
+  }
+  return algorithm as BucketChecksumAlgorithm
+}
+
+/** CopyObjectResult: the copy's time and ETag, and its checksum (the one asked for, else the first it has), FULL_OBJECT as S3's copies are. */
+function copyResult (copy: BucketObject, asked: BucketChecksumAlgorithm | undefined): Record<string, string> {
+  const stored = copy.checksums.toJSON() as Partial<Record<BucketChecksumAlgorithm, string>>
+  const algorithm = asked ?? s3ChecksumAlgorithms.find(a => stored[a] !== undefined)
+  const hex = algorithm === undefined ? undefined : stored[algorithm]
+  return {
+    LastModified: copy.uploaded.toISOString(),
+    ETag: copy.httpEtag,
+    ...(algorithm === undefined || hex === undefined
+      ? {}
+      : { [`Checksum${algorithm.toUpperCase()}`]: Buffer.from(hex, 'hex').toString('base64'), ChecksumType: 'FULL_OBJECT' })
+  }
 }

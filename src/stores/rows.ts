@@ -27,6 +27,8 @@ export interface UploadColumns {
   storage_class: string
   http_metadata: string
   custom_metadata: string
+  /** The upload's checksum algorithm and type (JSON); NULL or absent (rows written before the column) for none. */
+  checksum?: string | null
 }
 
 export function recordOfRow (row: ObjectColumns): StoredObject {
@@ -65,6 +67,12 @@ export function uploadOfRow (row: UploadColumns): StoredUpload {
     created: row.created,
     storageClass: row.storage_class as StoredUpload['storageClass'],
     httpMetadata: JSON.parse(row.http_metadata),
-    customMetadata: JSON.parse(row.custom_metadata)
+    customMetadata: JSON.parse(row.custom_metadata),
+    ...(row.checksum === null || row.checksum === undefined ? {} : { checksum: JSON.parse(row.checksum) })
   }
+}
+
+/** The `checksum` column of an upload row. */
+export function uploadChecksumText (upload: StoredUpload): string | null {
+  return upload.checksum === undefined ? null : JSON.stringify(upload.checksum)
 }

@@ -138,6 +138,64 @@ export function checksumConformance (t: Test, open: Open): void {
     t.equal(hex((await again.head('full'))?.checksums.crc64nvme), await crc64Hex(whole), 'and the full-object one')
   })
 
+  t.test('checksums: an upload keeps the algorithm and type it was created with; parts and completion follow them', async t => {
+    const { bucket, reopen } = await place(t, { minPartSize: 5 })
+    const data = [patternBytes(8, 7), patternBytes(8, 8), patternBytes(3, 9)]
+    const whole = Buffer.concat(data)
+    const sha = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
+
+    await t.rejects(bucket.createMultipartUpload('x', { checksumAlgorithm: 'crc64nvme', checksumType: 'COMPOSITE' }), TypeError, 'crc64nvme has no COMPOSITE type')
+    await t.rejects(bucket.createMultipartUpload('x', { checksumAlgorithm: 'sha256', checksumType: 'FULL_OBJECT' }), TypeError, 'FULL_OBJECT needs a CRC')
+    await t.rejects(bucket.createMultipartUpload('x', { checksumType: 'FULL_OBJECT' }), TypeError, 'a type needs an algorithm')
+
+    // COMPOSITE sha256: a part must bring its sha256; a copied part gets it computed.
+    const composite = await bucket.createMultipartUpload('kept-composite', { checksumAlgorithm: 'sha256' })
+    const again = await reopen()
+    const resumed = again.resumeMultipartUpload('kept-composite', composite.uploadId)
+    t.same((await resumed.listParts()).checksum, { algorithm: 'sha256', type: 'COMPOSITE' }, 'a second handle reads the kept algorithm and type')
+    const listedUpload = (await again.listMultipartUploads({ prefix: 'kept-composite' })).uploads[0]
+    t.same(listedUpload.checksum, { algorithm: 'sha256', type: 'COMPOSITE' }, 'and so does the list of uploads')
+    await t.rejects(resumed.uploadPart(1, data[0]), { name: 'TypeError', message: /expected checksum Type: sha256, actual checksum Type: null/ }, 'a part without its checksum')
+    await t.rejects(resumed.uploadPart(1, data[0], { crc32: crc32Hex(data[0]) }), { message: /expected checksum Type: sha256, actual checksum Type: crc32/ }, 'a part with another algorithm')
+    const parts = [
+      await resumed.uploadPart(1, data[0], { sha256: sha(data[0]) }),
+      await resumed.uploadPart(2, data[1], { copied: true }),
+      await resumed.uploadPart(3, data[2], { sha256: sha(data[2]), copied: true })
+    ]
+    t.same(parts.map(p => p.checksums), data.map(bytes => ({ sha256: sha(bytes) })), 'every part has its sha256 (the copied one computed)')
+    await t.rejects(resumed.complete(parts.map(p => ({ partNumber: p.partNumber, etag: p.etag }))), { message: /must include the checksum for each part. It was missing for part 1/ },
+      'a completion leaving the parts\' checksums out')
+    await t.rejects(resumed.complete(parts, { checksumType: 'FULL_OBJECT' }), { message: /created using the COMPOSITE checksum mode/ }, 'a completion naming another type')
+    const done = await resumed.complete(parts)
+    const compositeHex = sha(Buffer.concat(data.map(bytes => Buffer.from(sha(bytes), 'hex'))))
+    t.same([done.checksums.composite?.algorithm, hex(done.checksums.composite?.value)], ['sha256', compositeHex], 'the composite sha256')
+    for (const [i, bytes] of data.entries()) {
+      const read = await (await reopen()).read('kept-composite', { partNumber: i + 1, body: false }) as BucketReadServed
+      t.same(read.partChecksum === undefined ? undefined : { ...read.partChecksum, value: Buffer.from(read.partChecksum.value).toString('hex') },
+        { algorithm: 'sha256', value: sha(bytes), type: 'COMPOSITE' }, `a read of part ${i + 1} carries that part's sha256`)
+    }
+
+    // FULL_OBJECT crc32: a part without a checksum gets its CRC32 computed; the completion needs no type.
+    const full = await bucket.createMultipartUpload('kept-full', { checksumAlgorithm: 'crc32', checksumType: 'FULL_OBJECT' })
+    const fullParts = [await full.uploadPart(1, data[0]), await full.uploadPart(2, data[1], { crc32: crc32Hex(data[1]) }), await full.uploadPart(3, data[2])]
+    t.same(fullParts.map(p => p.checksums), data.map(bytes => ({ crc32: crc32Hex(bytes) })), 'each part\'s CRC32, computed where not sent')
+    const fullDone = await full.complete(fullParts.map(p => ({ partNumber: p.partNumber, etag: p.etag })))
+    t.equal(hex(fullDone.checksums.crc32), crc32Hex(whole), 'the whole object\'s CRC32, the kept type')
+    t.equal(fullDone.checksums.composite, undefined)
+    const fullPart = await (await reopen()).read('kept-full', { partNumber: 2, body: false }) as BucketReadServed
+    t.equal(fullPart.partChecksum, undefined, 'a part of a FULL_OBJECT object of several parts: no checksum, as S3')
+    const one = await bucket.createMultipartUpload('kept-one', { checksumAlgorithm: 'crc32c', checksumType: 'FULL_OBJECT' })
+    await one.complete([await one.uploadPart(1, data[2])])
+    const onlyPart = await (await reopen()).read('kept-one', { partNumber: 1, body: false }) as BucketReadServed
+    t.same([onlyPart.partChecksum?.algorithm, onlyPart.partChecksum?.type], ['crc32c', 'FULL_OBJECT'], 'the only part of a FULL_OBJECT object: the object\'s')
+
+    // Without an algorithm, nothing changes: parts with or without checksums, as before.
+    const plain = await bucket.createMultipartUpload('plain')
+    t.equal((await plain.listParts()).checksum, undefined, 'an upload without an algorithm keeps none')
+    const plainParts = [await plain.uploadPart(1, data[2]), await plain.uploadPart(2, data[2], { copied: true })]
+    t.same(plainParts.map(p => p.checksums), [undefined, undefined], 'and computes none')
+  })
+
   t.test('reads by part number serve each part of a multipart object', async t => {
     const { bucket, reopen } = await place(t, { minPartSize: 5 })
     const data = [patternBytes(7, 4), patternBytes(7, 5), patternBytes(2, 6)]

@@ -40,15 +40,40 @@ export function copyConformance (t: Test, fresh: (t: Test, options?: { minPartSi
     t.equal((await bucket.head('src'))?.etag, md5Hex(bytes))
   })
 
-  t.test('copy: a multipart source keeps its bytes and its etag', async t => {
+  t.test('copy: a multipart source makes a single-part copy, its etag the MD5 of the bytes (as S3\'s CopyObject)', async t => {
     const bucket = await fresh(t, { minPartSize: 5 })
-    const upload = await bucket.createMultipartUpload('multi')
-    const parts = [await upload.uploadPart(1, 'first part'), await upload.uploadPart(2, 'second')]
+    const upload = await bucket.createMultipartUpload('multi', { customMetadata: { m: '1' } })
+    const parts = [await upload.uploadPart(1, 'first part', { crc32c: 'bf64cc69' }), await upload.uploadPart(2, 'second', { crc32c: '7afd9428' })]
     const completed = await upload.complete(parts)
+    t.match(completed.etag, /-2$/)
     const outcome = await bucket.copy('multi', 'copy')
-    t.equal((outcome as { object: BucketObject }).object.etag, completed.etag)
+    const copied = (outcome as { object: BucketObject }).object
+    t.equal(copied.etag, md5Hex('first partsecond'), 'the MD5 of the bytes, no part count')
+    t.same(copied.customMetadata, { m: '1' }, 'metadata kept')
+    t.equal(copied.checksums.composite, undefined, 'no composite checksum: one part')
+    const again = await bucket.head('copy')
+    t.equal(again?.etag, md5Hex('first partsecond'), 'as stored')
+    t.ok(again?.checksums.crc32c !== undefined, 'the composite\'s algorithm as a whole-object checksum')
     const got = await bucket.get('copy', { range: { offset: 8, length: 6 } })
     t.equal(await (got as { text: () => Promise<string> }).text(), 'rtseco')
+    const part = await bucket.read('copy', { partNumber: 2 })
+    t.equal(part.status, 'range-not-satisfiable', 'a single-part object has no part 2')
+    const failed = await bucket.copy('multi', 'copy2', { sourceOnlyIf: { etagMatches: 'nope' } })
+    t.equal(failed.status, 'source-precondition-failed', 'source conditions judged on the bytes\' record')
+    t.same(await bucket.copy('multi', 'copy', { onlyIf: { etagDoesNotMatch: '*' } }), { status: 'precondition-failed' }, 'and the destination\'s')
+    t.equal(await bucket.head('copy2'), null)
+  })
+
+  t.test('copy: a checksum asked for is computed over the bytes when the source lacks it', async t => {
+    const bucket = await fresh(t)
+    await bucket.put('src', '123456789', { crc32: 'cbf43926' })
+    const kept = (await bucket.copy('src', 'same', { checksumAlgorithm: 'crc32' })) as { object: BucketObject }
+    t.equal(Buffer.from(kept.object.checksums.crc32 as ArrayBuffer).toString('hex'), 'cbf43926', 'one the source has: kept')
+    const asked = (await bucket.copy('src', 'other', { checksumAlgorithm: 'crc32c' })) as { object: BucketObject }
+    t.equal(Buffer.from(asked.object.checksums.crc32c as ArrayBuffer).toString('hex'), 'e3069283', 'one it lacks: computed')
+    t.equal(asked.object.etag, md5Hex('123456789'))
+    t.equal(Buffer.from((await bucket.head('other'))?.checksums.crc32c as ArrayBuffer).toString('hex'), 'e3069283', 'and stored')
+    await t.rejects(bucket.copy('src', 'x', { checksumAlgorithm: 'md4' as 'md5' }), TypeError)
   })
 
   t.test('copy: conditions on the source and on the destination', async t => {

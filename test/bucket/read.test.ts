@@ -95,3 +95,29 @@ t.test('a multipart object without its part layout (completed by an older versio
   t.equal(closed, 1, 'the opened reader was closed')
   t.equal((await bucket.read('old')).status, 'found', 'a whole read still works')
 })
+
+t.test('fs: a multipart object stored without its part layout is read by part from the layout of its part bodies', async t => {
+  const dir = testdir(t)
+  const first = await openBucket(dir, { fsync: false, minPartSize: 5 })
+  const upload = await first.createMultipartUpload('old')
+  const data = [patternBytes(9, 1), patternBytes(9, 2), patternBytes(4, 3)]
+  const parts = []
+  for (const [i, bytes] of data.entries()) parts.push(await upload.uploadPart(i + 1, bytes))
+  await upload.complete(parts)
+  await first.close()
+  // As an older version stored it: no layout in the record.
+  const { default: Database } = await import('better-sqlite3')
+  const db = new Database(`${dir}/.fsbucket/catalog.db`)
+  db.prepare("UPDATE objects SET checksums = json_remove(checksums, '$.multipart')").run()
+  t.equal(JSON.parse((db.prepare('SELECT checksums FROM objects').get() as { checksums: string }).checksums).multipart, undefined, 'an old record')
+  db.close()
+
+  const bucket = await openBucket(dir, { fsync: false, minPartSize: 5 })
+  t.teardown(async () => { await bucket.close() })
+  for (const [i, bytes] of data.entries()) {
+    const outcome = await bucket.read('old', { partNumber: i + 1 })
+    t.same(outcome.status === 'partial' ? [outcome.range, outcome.partsCount] : outcome.status, [{ offset: i * 9, length: bytes.length }, 3], `part ${i + 1}'s range`)
+    t.same(await bodyOf(outcome), bytes, `part ${i + 1}'s bytes`)
+  }
+  t.equal((await bucket.read('old', { partNumber: 4 })).status, 'range-not-satisfiable', 'a part past the last')
+})

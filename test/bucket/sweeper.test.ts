@@ -112,6 +112,34 @@ t.test('sweep removes leftovers of interrupted writes once they are past the gra
   t.equal(await text(bucket, 'kept'), 'a stored object', 'stored objects are untouched')
 })
 
+t.test('sweep removes the readable view\'s temporary files a crash left, once past the grace period, and nothing else of the view', async t => {
+  const dir = path.join(testdir(t), 'bucket')
+  const bucket = await openBucket(dir)
+  t.teardown(() => bucket.close())
+  await bucket.put('photos/2024/a.txt', 'shown in the view')
+  // What a publisher killed between making its temporary name and renaming it leaves: a link to a body, or a written copy.
+  const linked = path.join(dir, 'photos', '2024', '.0123456789abcdef.view')
+  await link(path.join(dir, 'photos', '2024', 'a.txt'), linked)
+  const written = path.join(dir, '.fedcba987654z1.view') // a process tag and a base-36 counter
+  await writeFile(written, 'a small body')
+  // Not the view's: other names, and the store's own directory.
+  const mine = path.join(dir, 'photos', 'notes.view')
+  await writeFile(mine, 'a person\'s file')
+  const inside = path.join(dir, '.fsbucket', '.00112233445566ff.view')
+  await writeFile(inside, 'not the view')
+
+  t.equal((await bucket.sweep()).removedLeftovers, 0, 'fresh temporaries are kept: a live publisher may still rename them')
+  t.ok(await exists(linked))
+  const swept = await bucket.sweep({ leftoverGraceMs: 0 })
+  t.notOk(await exists(linked), 'a temporary link deep in the view is removed')
+  t.notOk(await exists(written), 'and a temporary written copy at its top')
+  t.equal(swept.removedLeftovers, 2, 'both counted')
+  t.ok(await exists(mine), 'other files of the view stay')
+  t.ok(await exists(inside), 'nothing inside .fsbucket is taken for the view')
+  t.ok(await exists(path.join(dir, 'photos', '2024', 'a.txt')), 'the view\'s entry stays')
+  t.equal(await text(bucket, 'photos/2024/a.txt'), 'shown in the view', 'and the object')
+})
+
 async function exists (file: string): Promise<boolean> {
   return await stat(file).then(() => true, () => false)
 }

@@ -3,12 +3,15 @@
  * PutObject (header and trailer) stored and returned by GetObject /
  * HeadObject with ChecksumMode ENABLED; per-part checksums (UploadPart,
  * ListParts, CompleteMultipartUpload) and the completed object's COMPOSITE
- * or FULL_OBJECT checksum; reads of one part (`partNumber`).
+ * or FULL_OBJECT checksum; reads of one part (`partNumber`) with the part's
+ * checksum; the algorithm and type of CreateMultipartUpload kept with the
+ * upload and followed by UploadPart, UploadPartCopy and the completion;
+ * the checksums and ETag of CopyObject, within a bucket and between buckets.
  */
 import t from 'tap'
 import {
-  ChecksumAlgorithm, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand,
-  ListPartsCommand, PutObjectCommand, UploadPartCommand, type S3Client
+  ChecksumAlgorithm, CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand,
+  ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, UploadPartCommand, UploadPartCopyCommand, type S3Client
 } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { Crc64Nvme } from '@aws-sdk/crc64-nvme'
@@ -142,4 +145,94 @@ t.test('lib-storage with its default checksum: the object gets a composite CRC32
   t.equal(head.ChecksumCRC32, `${b64(crc32(Buffer.concat(parts.map(crc32))))}-3`)
   t.equal(head.ChecksumType, 'COMPOSITE')
   t.equal(createHash('md5').update(data).digest('hex').length, 32)
+})
+
+t.test('CreateMultipartUpload\'s algorithm and type are kept: ListParts answers them, parts and completion follow them', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  // A client that sends no checksum of its own unless asked.
+  const bare = client({ requestChecksumCalculation: 'WHEN_REQUIRED' })
+  const parts = [randomBytes(5 * 1024 * 1024), randomBytes(1000)]
+  const sha = (b: Buffer): string => createHash('sha256').update(b).digest('base64')
+
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'kept', ChecksumAlgorithm: 'SHA256' }))
+  const UploadId = created.UploadId!
+  const listed = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'kept', UploadId }))
+  t.same([listed.ChecksumAlgorithm, listed.ChecksumType], ['SHA256', 'COMPOSITE'], 'ListParts answers the kept algorithm and type')
+  const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos', Prefix: 'kept' }))
+  t.same([uploads.Uploads?.[0].ChecksumAlgorithm, uploads.Uploads?.[0].ChecksumType], ['SHA256', 'COMPOSITE'], 'so does ListMultipartUploads')
+  const none = await rejection(bare.send(new UploadPartCommand({ Bucket: 'photos', Key: 'kept', UploadId, PartNumber: 1, Body: parts[0] })))
+  t.same([none.name, none.$metadata.httpStatusCode], ['InvalidRequest', 400], 'a part of a COMPOSITE upload without its checksum')
+  t.match(none.message, /expected checksum Type: sha256, actual checksum Type: null/)
+  const other = await rejection(s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'kept', UploadId, PartNumber: 1, Body: parts[0], ChecksumAlgorithm: 'CRC32' })))
+  t.same([other.name, other.$metadata.httpStatusCode], ['InvalidRequest', 400], 'a part with another algorithm\'s checksum')
+  const first = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'kept', UploadId, PartNumber: 1, Body: parts[0], ChecksumAlgorithm: 'SHA256' }))
+  t.equal(first.ChecksumSHA256, sha(parts[0]))
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'source', Body: parts[1] }))
+  const copied = await s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'kept', UploadId, PartNumber: 2, CopySource: 'photos/source' }))
+  t.equal(copied.CopyPartResult?.ChecksumSHA256, sha(parts[1]), 'UploadPartCopy answers the SHA-256 computed over the copied bytes')
+  const missing = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'kept', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: first.ETag }, { PartNumber: 2, ETag: copied.CopyPartResult?.ETag }] }
+  })))
+  t.same([missing.name, missing.$metadata.httpStatusCode], ['InvalidRequest', 400], 'a completion without the parts\' checksums')
+  t.match(missing.message, /missing for part 1/)
+  const done = await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'kept', UploadId,
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: first.ETag, ChecksumSHA256: sha(parts[0]) }, { PartNumber: 2, ETag: copied.CopyPartResult?.ETag, ChecksumSHA256: sha(parts[1]) }] }
+  }))
+  const composite = createHash('sha256').update(Buffer.concat(parts.map(p => createHash('sha256').update(p).digest()))).digest('base64')
+  t.same([done.ChecksumSHA256, done.ChecksumType], [`${composite}-2`, 'COMPOSITE'])
+  for (const [i, bytes] of parts.entries()) {
+    const part = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'kept', PartNumber: i + 1, ChecksumMode: 'ENABLED' }))
+    t.ok(Buffer.from(await part.Body!.transformToByteArray()).equals(bytes), `part ${i + 1}'s bytes`)
+    t.same([part.ChecksumSHA256, part.ChecksumType], [sha(bytes), 'COMPOSITE'], `GetObject of part ${i + 1} answers that part's SHA-256`)
+  }
+  const headPart = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'kept', PartNumber: 2, ChecksumMode: 'ENABLED' }))
+  t.equal(headPart.ChecksumSHA256, sha(parts[1]), 'and so does HeadObject')
+
+  // FULL_OBJECT CRC32C: a part sent without a checksum gets its CRC32C; the completion takes the kept type.
+  const full = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'full-kept', ChecksumAlgorithm: 'CRC32C', ChecksumType: 'FULL_OBJECT' }))
+  const fullParts = []
+  for (const [i, bytes] of parts.entries()) {
+    fullParts.push(await bare.send(new UploadPartCommand({ Bucket: 'photos', Key: 'full-kept', UploadId: full.UploadId, PartNumber: i + 1, Body: bytes })))
+  }
+  t.ok(fullParts.every(p => typeof p.ChecksumCRC32C === 'string'), 'each part answers the CRC32C computed for it')
+  const fullDone = await bare.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'full-kept', UploadId: full.UploadId, MultipartUpload: { Parts: fullParts.map((p, i) => ({ PartNumber: i + 1, ETag: p.ETag })) }
+  }))
+  t.equal(fullDone.ChecksumType, 'FULL_OBJECT', 'a completion without x-amz-checksum-type uses the kept type')
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'full-kept', ChecksumMode: 'ENABLED' }))
+  t.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(Buffer.concat(parts)), 'the SDK validated the whole-object CRC32C')
+  t.equal(got.ChecksumCRC32C, fullDone.ChecksumCRC32C)
+  const fullPart = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'full-kept', PartNumber: 1, ChecksumMode: 'ENABLED' }))
+  t.equal(fullPart.ChecksumCRC32C, undefined, 'a part of a FULL_OBJECT object of several parts answers no checksum, as S3')
+})
+
+t.test('CopyObject: the checksum asked for (or the source\'s) computed and answered; a multipart source copies to a single-part object', async t => {
+  const { client, registry } = await s3Server(t)
+  await registry.create('archive')
+  const s3 = client()
+  const data = randomBytes(6 * 1024 * 1024)
+  await new Upload({ client: s3, params: { Bucket: 'photos', Key: 'multi', Body: data }, partSize: 5 * 1024 * 1024 }).done()
+  const source = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'multi' }))
+  t.match(source.ETag, /-2"$/, 'a multipart source')
+  const md5 = `"${createHash('md5').update(data).digest('hex')}"`
+  const sha = createHash('sha256').update(data).digest('base64')
+
+  for (const bucket of ['photos', 'archive']) {
+    const copied = await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'copy', CopySource: 'photos/multi', ChecksumAlgorithm: 'SHA256' }))
+    t.equal(copied.CopyObjectResult?.ETag, md5, `${bucket}: the copy's ETag is the MD5 of its bytes, as S3's CopyObject`)
+    t.same([copied.CopyObjectResult?.ChecksumSHA256, copied.CopyObjectResult?.ChecksumType], [sha, 'FULL_OBJECT'], `${bucket}: the SHA-256 asked for, in the result`)
+    const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: 'copy', ChecksumMode: 'ENABLED' }))
+    t.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(data), `${bucket}: the bytes (the SDK validated the stored SHA-256)`)
+    t.same([got.ETag, got.ChecksumSHA256, got.PartsCount], [md5, sha, undefined], `${bucket}: stored with the copy`)
+  }
+  // Without x-amz-checksum-algorithm, the source's algorithm: its composite CRC32 becomes the copy's whole-object CRC32.
+  const plain = await s3.send(new CopyObjectCommand({ Bucket: 'archive', Key: 'plain', CopySource: 'photos/multi' }))
+  t.same([plain.CopyObjectResult?.ChecksumCRC32, plain.CopyObjectResult?.ChecksumType], [b64(crc32(data)), 'FULL_OBJECT'])
+  const small = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'small', Body: 'small', ChecksumAlgorithm: 'CRC32C' }))
+  const within = await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'small-copy', CopySource: 'photos/small' }))
+  t.same([within.CopyObjectResult?.ETag, within.CopyObjectResult?.ChecksumCRC32C], [small.ETag, small.ChecksumCRC32C], 'a single-part source within a bucket: its ETag and checksum kept')
+  const bad = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x', CopySource: 'photos/small', ChecksumAlgorithm: 'MD5' as 'CRC32' })))
+  t.same([bad.name, bad.$metadata.httpStatusCode], ['InvalidRequest', 400], 'an algorithm S3 does not have')
 })

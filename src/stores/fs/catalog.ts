@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS uploads (
   created INTEGER NOT NULL,
   storage_class TEXT NOT NULL,
   http_metadata TEXT NOT NULL,
-  custom_metadata TEXT NOT NULL
+  custom_metadata TEXT NOT NULL,
+  checksum TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS uploads_by_created ON uploads (created);
 CREATE TABLE IF NOT EXISTS parts (
@@ -83,7 +84,7 @@ export interface PartRow { part_number: number, etag: string, size: number, file
 export type ListRow = [id: Buffer, key: string, version: string, size: number, etag: string, uploaded: number,
   storageClass: string, checksums: string, httpMetadata?: string, customMetadata?: string]
 
-export { recordOfRow as toRecord, uploadOfRow as toUpload } from '../rows.js'
+export { recordOfRow as toRecord, uploadChecksumText, uploadOfRow as toUpload } from '../rows.js'
 
 export function fromListRow (row: ListRow): StoredObject {
   return {
@@ -175,8 +176,8 @@ function statements (db: Database.Database): Statements {
     retire: prepare("INSERT OR REPLACE INTO bucket_state (name, value) VALUES ('retired', 'yes')"),
     anyObject: prepare<[], { one: number }>('SELECT 1 AS one FROM objects LIMIT 1'),
     versionExists: prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE version = ?'),
-    insertUpload: prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
-      VALUES (@upload_id, @id, @key, @created, @storage_class, @http_metadata, @custom_metadata)`),
+    insertUpload: prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata, checksum)
+      VALUES (@upload_id, @id, @key, @created, @storage_class, @http_metadata, @custom_metadata, @checksum)`),
     upload: prepare<[string], UploadRow>('SELECT * FROM uploads WHERE upload_id = ?'),
     expiredUploads: prepare<[number], { upload_id: string }>('SELECT upload_id FROM uploads WHERE created < ?'),
     deleteUpload: prepare<[string]>('DELETE FROM uploads WHERE upload_id = ?'),
@@ -221,6 +222,9 @@ export class Catalog {
     // Catalogs made before parts kept their checksums gain the column (NULL: none).
     const partColumns = db.pragma('table_info(parts)') as Array<{ name: string }>
     if (!partColumns.some(c => c.name === 'checksums')) db.exec('ALTER TABLE parts ADD COLUMN checksums TEXT')
+    // And those made before uploads kept their checksum algorithm and type (NULL: none).
+    const uploadColumns = db.pragma('table_info(uploads)') as Array<{ name: string }>
+    if (!uploadColumns.some(c => c.name === 'checksum')) db.exec('ALTER TABLE uploads ADD COLUMN checksum TEXT')
     return new Catalog(db)
   }
 

@@ -47,7 +47,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, bucketRetired, isBucketError, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -73,6 +73,8 @@ export const FORMAT_VERSION = 2
 /** Format 1 is format 2 without the catalog's body column; the catalog adds it when opened. */
 const UPGRADABLE_VERSIONS = [1]
 const INTERNAL = '.fsbucket'
+/** Attempts of a copy whose source keeps being replaced under it, before 10909 (CopySourceContended). */
+const MAX_COPY_ATTEMPTS = 20
 
 export interface FsStoreOptions {
   /** fsync data, directories and the catalog before a write resolves (default true). */
@@ -209,6 +211,13 @@ export class FsStore implements BucketStore {
     return openReader(this.#catalog, file => this.#blobs.abs(file), id)
   }
 
+  /** A completed upload's row names one body file per part, with its size: the layout follows from them. */
+  async derivePartLayout (id: string, version: string): Promise<MultipartLayout | null> {
+    const row = this.#catalog.sql.head.get(Buffer.from(id, 'utf8'))
+    if (row === undefined || row.version !== version) return null
+    return partLayoutOfSizes(row.etag, (JSON.parse(row.segments) as Segment[]).map(([, size]) => size))
+  }
+
   async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
     const inline = body instanceof InlineBody ? body.bytes : null
     const segment = inline === null ? await this.#blobs.place(body, object.version) : null
@@ -316,7 +325,9 @@ export class FsStore implements BucketStore {
    * copied with the row inside the transaction), then one write
    * transaction checks that the source row is still the one linked from and
    * judges the destination. A source replaced or deleted in between (its
-   * files are unlinked at once, so the link may fail) is read again.
+   * files are unlinked at once, so the link may fail) is read again, up to
+   * MAX_COPY_ATTEMPTS times; then the copy fails with 10909
+   * (CopySourceContended, 503: try again), never a raw file-system error.
    */
   async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
     const sql = this.#catalog.sql
@@ -337,8 +348,10 @@ export class FsStore implements BucketStore {
       try {
         segments = inline ? [] : await this.#blobs.linkSegments(object.version, JSON.parse(row.segments))
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 20) continue
-        throw err
+        // The source's files were unlinked under the link: it was replaced or deleted; look again.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+        if (attempt + 1 >= MAX_COPY_ATTEMPTS) throw new BucketError('CopySourceContended', 'copy', undefined, { cause: err })
+        continue
       }
       let replaced: Segment[] = []
       let outcome: CopyOutcome | 'source changed'
@@ -364,6 +377,7 @@ export class FsStore implements BucketStore {
       }
       await this.#blobs.removeSegments(segments)
       if (outcome !== 'source changed') return outcome
+      if (attempt + 1 >= MAX_COPY_ATTEMPTS) throw new BucketError('CopySourceContended', 'copy')
     }
   }
 

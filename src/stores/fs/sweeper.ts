@@ -3,6 +3,14 @@
  * a time, and removes leftovers of interrupted writes (files no catalog row
  * names) once they are older than a grace period. One sweeper at a time per
  * bucket, across processes (proper-lockfile); every step may be repeated.
+ *
+ * Leftovers include the readable view's temporary files
+ * (`.<process tag><counter>.view`, view.ts), which a crash between their
+ * creation and their rename leaves beside the key's place: the whole view
+ * is walked for them (never through
+ * a symbolic link, never into `.fsbucket`), and only regular files of
+ * exactly that name, older than the grace period by ctime (linking a body
+ * under a temporary name sets it), are removed.
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -59,6 +67,7 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
       const files = new Set(sql.parts.all(uploadId).map(p => p.file))
       await judge(`uploads/${uploadId}`, name => !files.has(`uploads/${uploadId}/${name}`))
     }
+    doomed.push(...await oldViewTemporaries(path.dirname(root), leftoversBefore))
     for (const file of doomed) await removeTree(file)
     report.removedLeftovers += doomed.length
   } finally {
@@ -75,6 +84,30 @@ async function oldOrphans (dir: string, before: number, orphan: (name: string) =
     const file = path.join(dir, name)
     const stat = await fsp.stat(file).catch(() => null)
     if (stat !== null && stat.ctimeMs < before) found.push(file)
+  }
+  return found
+}
+
+/** A temporary name of the readable view (view.ts): a dot, a 12-hex-digit process tag, a base-36 counter, `.view` (16 hex digits before). */
+const VIEW_TEMPORARY = /^\.[0-9a-f]{12}[0-9a-z]{1,13}\.view$/
+
+/** The view's temporary files under `viewRoot` older than `before` (by ctime), as paths; one directory open at a time. */
+async function oldViewTemporaries (viewRoot: string, before: number): Promise<string[]> {
+  const found: string[] = []
+  const pending = [viewRoot]
+  for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+    const listing = await fsp.opendir(dir).catch(() => null)
+    if (listing === null) continue
+    for await (const entry of listing) {
+      const file = path.join(dir, entry.name)
+      // Dirents do not follow links: a symbolic link is neither a directory nor a file here.
+      if (entry.isDirectory()) {
+        if (!(dir === viewRoot && entry.name === '.fsbucket')) pending.push(file)
+      } else if (entry.isFile() && VIEW_TEMPORARY.test(entry.name)) {
+        const stat = await fsp.lstat(file).catch(() => null)
+        if (stat !== null && stat.isFile() && stat.ctimeMs < before) found.push(file)
+      }
+    }
   }
   return found
 }

@@ -6,7 +6,7 @@
  */
 import { partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from './blobs.js'
-import { objectRow, toRecord, toUpload, type Catalog, type PartRow, type Segment } from './catalog.js'
+import { objectRow, toRecord, toUpload, uploadChecksumText, type Catalog, type PartRow, type Segment } from './catalog.js'
 import { wasRolledBack, type Commits } from './commit.js'
 
 export class Uploads {
@@ -28,7 +28,8 @@ export class Uploads {
       created: upload.created,
       storage_class: upload.storageClass,
       http_metadata: JSON.stringify(upload.httpMetadata),
-      custom_metadata: JSON.stringify(upload.customMetadata)
+      custom_metadata: JSON.stringify(upload.customMetadata),
+      checksum: uploadChecksumText(upload)
     }))
   }
 

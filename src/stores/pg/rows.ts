@@ -21,7 +21,7 @@ export type PgUploadRow = UploadColumns
 export const LIST_COLUMNS = 'id, key, version, size, etag, uploaded, storage_class, checksums'
 export const FULL_COLUMNS = `${LIST_COLUMNS}, http_metadata, custom_metadata, segments, rev`
 
-export { recordOfRow as toObject, uploadOfRow as toUpload } from '../rows.js'
+export { recordOfRow as toObject, uploadChecksumText, uploadOfRow as toUpload } from '../rows.js'
 
 /** The values of an object row after (store_id, id), in the order of OBJECT_VALUES. */
 export function objectValues (object: StoredObject, segments: Segment[]): unknown[] {

@@ -95,6 +95,11 @@ CREATE TABLE fsbucket.documents (
     // A part's checksums (JSON, hex by algorithm) beside its MD5; NULL for parts stored before.
     version: 2,
     sql: 'ALTER TABLE fsbucket.parts ADD COLUMN checksums text'
+  },
+  {
+    // An upload's checksum algorithm and type (JSON); NULL for none and for uploads created before.
+    version: 3,
+    sql: 'ALTER TABLE fsbucket.uploads ADD COLUMN checksum text'
   }
 ]
 

@@ -31,7 +31,7 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, assembleListPageAsync, bucketRetired, pastPrefix, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
+  ALWAYS, assembleListPageAsync, bucketRetired, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
   type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
@@ -152,6 +152,13 @@ export class PgStore implements BucketStore {
     const row = await this.#row(Buffer.from(id, 'utf8'), 'reading an object')
     this.#seen.remember(id, row)
     return row === null ? null : toObject(row)
+  }
+
+  /** A completed upload's row names one body file per part, with its size: the layout follows from them. */
+  async derivePartLayout (id: string, version: string): Promise<MultipartLayout | null> {
+    const row = await this.#row(Buffer.from(id, 'utf8'), 'reading an object')
+    if (row === null || row.version !== version) return null
+    return partLayoutOfSizes(row.etag, row.segments.map(([, size]) => size))
   }
 
   async open (id: string): Promise<ObjectReader | null> {

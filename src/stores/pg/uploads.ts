@@ -14,7 +14,7 @@ import {
 } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
-import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, toUpload, type PgObjectRow, type PgUploadRow, type Segment } from './rows.js'
+import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, toUpload, uploadChecksumText, type PgObjectRow, type PgUploadRow, type Segment } from './rows.js'
 
 /** Locks the store's row against retirement for the transaction; empty when the store is retired or gone. */
 const LIVE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
@@ -34,10 +34,10 @@ export class PgUploads {
 
   async create (id: string, upload: StoredUpload): Promise<void> {
     const result = await this.#catalog.query('creating an upload', `WITH live AS (${LIVE})
-      INSERT INTO fsbucket.uploads (store_id, upload_id, id, key, created, storage_class, http_metadata, custom_metadata)
-      SELECT $1, $2::text, $3::bytea, $4::text, $5::bigint, $6::text, $7::text, $8::text FROM live`,
+      INSERT INTO fsbucket.uploads (store_id, upload_id, id, key, created, storage_class, http_metadata, custom_metadata, checksum)
+      SELECT $1, $2::text, $3::bytea, $4::text, $5::bigint, $6::text, $7::text, $8::text, $9::text FROM live`,
     [this.#storeId, upload.uploadId, Buffer.from(id, 'utf8'), upload.key, upload.created, upload.storageClass,
-      JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata)])
+      JSON.stringify(upload.httpMetadata), JSON.stringify(upload.customMetadata), uploadChecksumText(upload)])
     if (result.rowCount === 0) throw bucketRetired()
   }
 

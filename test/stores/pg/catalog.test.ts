@@ -165,8 +165,8 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   const upload = await site.createMultipartUpload('big')
   const part1 = await upload.uploadPart(1, 'a'.repeat(10))
   const part2 = await upload.uploadPart(2, 'b'.repeat(3))
-  const pending = await site.createMultipartUpload('later')
-  const pendingPart = await pending.uploadPart(1, 'p'.repeat(10))
+  const pending = await site.createMultipartUpload('later', { checksumAlgorithm: 'crc32' })
+  const pendingPart = await pending.uploadPart(1, 'p'.repeat(10), { crc32: '175c4288' })
   await upload.complete([part1, part2])
   await before.state('mgmt').transaction(async tx => { (await tx.load<{ n: number }>('zones.json', { n: 0 })).n = 7 })
   await before.close()
@@ -193,8 +193,12 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   t.equal(await ((await bucket.get('big')) as BucketObjectBody).text(), 'a'.repeat(10) + 'bbb', 'a multipart object reads from its part files')
   t.equal((await bucket.list({ prefix: 'assets/' })).objects.length, 30)
   const resumed = bucket.resumeMultipartUpload('later', pending.uploadId)
-  const done = await resumed.complete([pendingPart, await resumed.uploadPart(2, 'q')])
+  const listedParts = await resumed.listParts()
+  t.same([listedParts.checksum, listedParts.parts[0].checksums], [{ algorithm: 'crc32', type: 'COMPOSITE' }, { crc32: '175c4288' }],
+    'an upload\'s checksum algorithm and its parts\' checksums are imported')
+  const done = await resumed.complete([pendingPart, await resumed.uploadPart(2, 'q', { crc32: 'f500ae27' })])
   t.equal(done.size, 11, 'an upload in progress continues after the import')
+  t.equal(done.checksums.composite?.algorithm, 'crc32')
   t.same(await after.state('mgmt').read('zones.json', null), { n: 7 }, 'state documents are imported')
 
   lines.length = 0
@@ -205,6 +209,29 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
     console.log = log
   }
   t.match(lines.join('\n'), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
+})
+
+t.test('a multipart object stored without its part layout is read by part from its part bodies; uploads from before the checksum column read as none', async t => {
+  const url = await database('layouts')
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { catalog: url, fsync: false, minPartSize: 5 })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const bucket = (await registry.open('photos'))!
+  const upload = await bucket.createMultipartUpload('old')
+  const parts = [await upload.uploadPart(1, 'a'.repeat(8)), await upload.uploadPart(2, 'b'.repeat(8)), await upload.uploadPart(3, 'c'.repeat(2))]
+  await upload.complete(parts)
+  const pending = await bucket.createMultipartUpload('pending')
+  const admin = await PgCatalog.connect(url)
+  t.teardown(async () => { await admin.close() })
+  await admin.pool.query("UPDATE fsbucket.objects SET checksums = (checksums::jsonb - 'multipart')::text, rev = nextval('fsbucket.revisions')")
+  await admin.pool.query('UPDATE fsbucket.uploads SET checksum = NULL')
+  const reread = (await registry.open('photos'))!
+  for (const [i, bytes] of ['a'.repeat(8), 'b'.repeat(8), 'cc'].entries()) {
+    const outcome = await reread.read('old', { partNumber: i + 1 })
+    t.same(outcome.status === 'partial' ? [outcome.range, outcome.partsCount] : outcome.status, [{ offset: i * 8, length: bytes.length }, 3], `part ${i + 1}`)
+  }
+  t.equal((await reread.resumeMultipartUpload('pending', pending.uploadId).listParts()).checksum, undefined, 'an upload row without a checksum has none')
 })
 
 t.test('the object commands use the catalog FSBUCKET_CATALOG names', async t => {
