@@ -20,7 +20,7 @@ import { openRegistry, type BucketRegistry } from './index.js'
 import { isLoopbackHost } from './http/auth.js'
 import { answerClientError } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
-import { createLogger } from './http/logger.js'
+import { createLogger, lazyChildLogger } from './http/logger.js'
 import { guardSite } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
@@ -66,6 +66,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       ? { logger: false }
       : { loggerInstance: createLogger({ level: config.logLevel, destination: config.logDestination }) }),
     logController: new RequestLog(),
+    childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
     genReqId: () => randomUUID(),
     connectionTimeout: idleMs,
     clientErrorHandler: answerClientError,

@@ -9,8 +9,10 @@
  *   small PUT      1 KiB, a new key per request, 50 connections (req/s); S3
  *                  requests signed beforehand, one per key (UNSIGNED-PAYLOAD)
  *   1 GiB upload   @aws-sdk/lib-storage, 16 MiB parts, 4 at a time, with the
- *                  SDK's default CRC32 (MB/s) and the server's peak RSS,
- *                  beside `md5sum` over the same file
+ *                  SDK's default CRC32 (MB/s) and the peak RSS of a fresh
+ *                  server (started for the upload alone), beside `md5sum`
+ *                  over the same file and `dd conv=fdatasync` writing it
+ *                  (the disk, as durable as the upload)
  *
  * fsbucket runs as `npm start` runs it (one worker, fsync on); s3rver runs
  * in its own process. Goals (issue 11): S3 small ops ≥ 0.8× the HTTP routes
@@ -212,9 +214,13 @@ async function main (): Promise<void> {
   const children: ChildProcess[] = []
   try {
     const [httpPort, s3Port, s3rverPort] = [await freePort(), await freePort(), await freePort()]
-    const fsbucket = spawn(process.execPath, ['--max-semi-space-size=1', bin, 'serve', '--data', path.join(root, 'data'), '--port', String(httpPort),
-      '--s3-port', String(s3Port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
-    children.push(fsbucket)
+    const startFsbucket = (data: string, ports: [number, number]): ChildProcess => {
+      const child = spawn(process.execPath, ['--max-semi-space-size=1', bin, 'serve', '--data', path.join(root, data), '--port', String(ports[0]),
+        '--s3-port', String(ports[1]), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+      children.push(child)
+      return child
+    }
+    const fsbucket = startFsbucket('data', [httpPort, s3Port])
     await fsp.mkdir(path.join(root, 's3rver'))
     const s3rver = spawn(process.execPath, [fileURLToPath(import.meta.url), '--s3rver', String(s3rverPort), path.join(root, 's3rver')], { stdio: 'inherit' })
     children.push(s3rver)
@@ -241,12 +247,28 @@ async function main (): Promise<void> {
     let started = performance.now()
     await run('md5sum', [file])
     const md5Rate = uploadBytes / MiB / ((performance.now() - started) / 1000)
+    // The upload gets a fresh server, so that its peak RSS is the upload's, not what the small-op runs left in the heap.
+    await stop(fsbucket)
+    const uploadPorts: [number, number] = [await freePort(), await freePort()]
+    const uploader = startFsbucket('data-upload', uploadPorts)
+    await Promise.all(uploadPorts.map(async port => await waitForPort(port)))
     started = performance.now()
-    const rss = await peakRss(fsbucket.pid!, async () => { await upload(s3Port, devCredentials, file) })
+    const rss = await peakRss(uploader.pid!, async () => { await upload(uploadPorts[1], devCredentials, file) })
     const uploadRate = uploadBytes / MiB / ((performance.now() - started) / 1000)
-    rows.push([`${(uploadBytes / MiB).toFixed(0)} MiB upload (MB/s)`, { 'fsbucket S3': `${uploadRate.toFixed(0)} (peak RSS ${rss.toFixed(0)} MiB)`, md5sum: md5Rate.toFixed(0), 'S3 / md5sum': (uploadRate / md5Rate).toFixed(2) }])
+    // The disk with the same durability: what a durable upload cannot beat.
+    started = performance.now()
+    await run('dd', [`if=${file}`, `of=${path.join(root, 'dd.out')}`, 'bs=1M', 'conv=fdatasync'])
+    const diskRate = uploadBytes / MiB / ((performance.now() - started) / 1000)
+    await fsp.rm(path.join(root, 'dd.out'), { force: true })
+    rows.push([`${(uploadBytes / MiB).toFixed(0)} MiB upload (MB/s)`, {
+      'fsbucket S3': `${uploadRate.toFixed(0)} (peak RSS ${rss.toFixed(0)} MiB)`,
+      md5sum: md5Rate.toFixed(0),
+      'raw disk': diskRate.toFixed(0),
+      'S3 / md5sum': (uploadRate / md5Rate).toFixed(2),
+      'S3 / disk': (uploadRate / diskRate).toFixed(2)
+    }])
 
-    const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'md5sum', 'S3 / HTTP', 'S3 / s3rver', 'S3 / md5sum']
+    const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'md5sum', 'raw disk', 'S3 / HTTP', 'S3 / s3rver', 'S3 / md5sum', 'S3 / disk']
     const lines = [['workload', ...columns], ...rows.map(([name, row]) => [name, ...columns.map(c => row[c] ?? '—')])]
     const widths = lines[0].map((_, i) => Math.max(...lines.map(l => l[i].length)))
     const format = (l: string[]): string => `| ${l.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`

@@ -20,7 +20,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { BucketErrors, responseOverridesFrom } from '../bucket/index.js'
 import type { Bucket, BucketObject } from '../bucket/index.js'
 import { DoorError, DoorErrors, failure, type Envelope } from './errors.js'
-import { conditionalFrom, contentMd5, objectHeaders } from './object-headers.js'
+import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders } from './object-headers.js'
 
 export interface ReadResult {
   status: number
@@ -29,13 +29,13 @@ export interface ReadResult {
   body?: Buffer | Readable | Envelope<null>
 }
 
-/** Headers a 304 keeps (RFC 9110 section 15.4.5). */
+/** Headers a 304 keeps (RFC 9110 section 15.4.5): those of `objectHeaders` it names, made alone. */
 function notModifiedHeaders (object: BucketObject): Record<string, string> {
-  const all = objectHeaders(object)
-  const kept: Record<string, string> = {}
-  for (const name of ['etag', 'last-modified', 'cache-control', 'expires']) {
-    if (all[name] !== undefined) kept[name] = all[name]
-  }
+  const kept: Record<string, string> = { etag: object.httpEtag, 'last-modified': object.uploaded.toUTCString() }
+  const { cacheControl, cacheExpiry } = object.httpMetadata
+  const control = cacheControl === undefined ? null : encodeHeaderValue(cacheControl)
+  if (control !== null) kept['cache-control'] = control
+  if (cacheExpiry !== undefined) kept.expires = cacheExpiry.toUTCString()
   return kept
 }
 

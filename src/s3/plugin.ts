@@ -16,9 +16,8 @@
  * handler, so bodies are never buffered by the framework. Node answers
  * `Expect: 100-continue` itself before the body is read.
  */
-import { randomBytes } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { hostName, type BucketRegistry } from '../bucket/index.js'
+import { hostName, randomHex, type BucketRegistry } from '../bucket/index.js'
 import { secretLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import { has, type S3Context } from './context.js'
@@ -158,7 +157,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   app.decorateRequest('s3RequestId', '')
 
   app.addHook('onRequest', async (request, reply) => {
-    request.s3RequestId = randomBytes(8).toString('hex').toUpperCase()
+    request.s3RequestId = randomHex(8).toUpperCase()
     reply.header('x-amz-request-id', request.s3RequestId)
     reply.header('x-amz-id-2', request.s3RequestId)
   })

@@ -89,8 +89,9 @@ class CanonicalSigner extends SignatureV4Base {
     return this.createCanonicalRequest(request, canonicalHeaders, payloadHash)
   }
 
-  async stringToSign (longDate: string, scope: string, canonicalRequest: string): Promise<string> {
-    return await this.createStringToSign(longDate, scope, canonicalRequest, ALGORITHM)
+  /** The string to sign (the same as the signer's `createStringToSign`, hashed in one call rather than through its async hash interface). */
+  stringToSign (longDate: string, scope: string, canonicalRequest: string): string {
+    return `${ALGORITHM}\n${longDate}\n${scope}\n${createHash('sha256').update(canonicalRequest, 'utf8').digest('hex')}`
   }
 }
 
@@ -304,10 +305,12 @@ export async function verifySignature (
 
   const queryForSigning = presigned ? { ...query } : query
   if (presigned) delete queryForSigning['X-Amz-Signature']
-  for (const path of new Set([request.rawPath, awsEncodePath(request.rawPath)])) {
-    const httpRequest = { method: request.method, path, query: queryForSigning, headers, protocol: 'http:', hostname: '' } as unknown as HttpRequest
+  // The path as sent, then (only when that fails) re-encoded the AWS way.
+  for (const path of [request.rawPath, null]) {
+    if (path === null && awsEncodePath(request.rawPath) === request.rawPath) break
+    const httpRequest = { method: request.method, path: path ?? awsEncodePath(request.rawPath), query: queryForSigning, headers, protocol: 'http:', hostname: '' } as unknown as HttpRequest
     const canonical = signer.canonicalRequest(httpRequest, canonicalHeaders, payloadHash)
-    const stringToSign = await signer.stringToSign(longDate, scope, canonical)
+    const stringToSign = signer.stringToSign(longDate, scope, canonical)
     const expected = hmacHex(signingKey, stringToSign)
     if (signaturesEqual(expected, given)) {
       return { accessKeyId: credential.accessKeyId, payloadHash, longDate, scope, signingKey, signature: given }

@@ -216,6 +216,27 @@ t.test('conditional reads in RFC 9110 order', async t => {
   }
 })
 
+t.test('a 304 keeps ETag, Last-Modified, Cache-Control and Expires, and no other object header', async t => {
+  const { app } = await gateway(t)
+  const expires = 'Wed, 21 Oct 2037 07:28:00 GMT'
+  const put = await app.inject({
+    method: 'PUT',
+    url: '/photos/cached',
+    headers: { ...auth, 'cache-control': 'max-age=60', expires, 'content-type': 'text/plain', 'x-meta-owner': 'ann' },
+    payload: 'cached body'
+  })
+  const etag = put.headers.etag as string
+  const full = await app.inject({ method: 'GET', url: '/photos/cached', headers: auth })
+  const res = await app.inject({ method: 'GET', url: '/photos/cached', headers: { ...auth, 'if-none-match': etag } })
+  t.equal(res.statusCode, 304)
+  t.equal(res.headers.etag, etag)
+  t.equal(res.headers['last-modified'], full.headers['last-modified'])
+  t.equal(res.headers['cache-control'], 'max-age=60')
+  t.equal(res.headers.expires, expires)
+  t.equal(res.headers['content-type'], undefined, 'no Content-Type')
+  t.equal(res.headers['x-meta-owner'], undefined, 'no custom metadata')
+})
+
 t.test('conditional puts', async t => {
   const { app } = await gateway(t)
   const create = { ...auth, 'if-none-match': '*' }

@@ -175,3 +175,27 @@ t.test('payload modes', async t => {
   t.throws(() => payloadMode('STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD'), { code: 'NotImplemented' })
   t.throws(() => payloadMode('nonsense'), { code: 'InvalidArgument' })
 })
+
+t.test('a path sent with characters a signer percent-encodes verifies through its AWS encoding', async t => {
+  const { SignatureV4 } = await import('@smithy/signature-v4')
+  const { createHash, createHmac } = await import('node:crypto')
+  const bytes = (d: unknown): Buffer => typeof d === 'string' ? Buffer.from(d) : Buffer.from(d as Uint8Array)
+  class Sha256 {
+    readonly #hash
+    constructor (secret?: unknown) { this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret)) }
+    update (data: unknown): void { this.#hash.update(bytes(data)) }
+    async digest (): Promise<Uint8Array> { return this.#hash.digest() }
+    reset (): void {}
+  }
+  const signer = new SignatureV4({ credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }, region: 'us-east-1', service: 's3', sha256: Sha256, uriEscapePath: false })
+  const now = new Date()
+  const sign = async (signedPath: string): Promise<IncomingHttpHeaders> => (await signer.sign(
+    { method: 'GET', protocol: 'http:', hostname: 'localhost', path: signedPath, query: {}, headers: { host: 'localhost', 'x-amz-content-sha256': EMPTY_SHA256 } },
+    { signingDate: now })).headers as IncomingHttpHeaders
+  const encoded = await sign('/bucket/a%28b%29%21')
+  t.equal((await verify('GET', '/bucket/a%28b%29%21', encoded, now)).accessKeyId, ACCESS_KEY, 'sent as signed')
+  t.equal((await verify('GET', '/bucket/a(b)!', encoded, now)).accessKeyId, ACCESS_KEY, 'sent raw, signed encoded')
+  t.equal(await code(verify('GET', '/bucket/a(c)!', encoded, now)), 'SignatureDoesNotMatch', 'another path still fails')
+  const plain = await sign('/bucket/plain')
+  t.equal((await verify('GET', '/bucket/plain', plain, now)).accessKeyId, ACCESS_KEY, 'a path with nothing to encode')
+})

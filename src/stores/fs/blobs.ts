@@ -19,8 +19,15 @@ import type { Segment } from './catalog.js'
 
 /** Size of the writes a received body is gathered into. */
 const WRITE_BATCH = 1024 * 1024
-/** Bytes of a received body that may be on their way to the disk at once. */
+/**
+ * Bytes of received bodies that may be on their way to the disk at once,
+ * in this process: one body alone may use all of it; several received
+ * together (the parts of a multipart upload sent side by side) share it,
+ * so the memory a process holds for writes does not grow with the number
+ * of bodies arriving. A body always keeps one write of its own in flight.
+ */
 const MAX_IN_FLIGHT = 8 * 1024 * 1024
+let inFlightInProcess = 0
 /**
  * With fsync on, received bytes are flushed in the background this often:
  * more often costs the disk more device flushes, less often leaves more for
@@ -137,7 +144,7 @@ export class BlobFiles {
   /**
    * Receives a body (into blobs/ under its version, or tmp/ for a part).
    * Chunks are gathered into writes of about 1 MiB at explicit offsets; up
-   * to 8 MiB of them are on their way to the disk while the next chunks are
+   * to 8 MiB of them (in the process) are on their way to the disk while the next chunks are
    * received and hashed, so the network, the hash and the disk work side by
    * side. With fsync on, a flush of what is written starts every 16 MiB, so
    * the final fsync only waits for the tail; a put's directory entry is made
@@ -171,14 +178,16 @@ export class BlobFiles {
       let position = 0
       let unflushed = 0
       const send = async (): Promise<void> => {
-        const done = writeChunks(target, batch, position)
+        const bytes = batchBytes
+        inFlightInProcess += bytes
+        const done = writeChunks(target, batch, position).finally(() => { inFlightInProcess -= bytes })
         done.catch(() => {}) // observed below, when it is awaited
-        inFlight.push({ bytes: batchBytes, done })
+        inFlight.push({ bytes, done })
         position += batchBytes
         unflushed += batchBytes
         batch = []
         batchBytes = 0
-        while (inFlight.reduce((sum, w) => sum + w.bytes, 0) > MAX_IN_FLIGHT) await inFlight.shift()?.done
+        while (inFlight.length > 1 && inFlightInProcess > MAX_IN_FLIGHT) await inFlight.shift()?.done
         if (this.#fsync && unflushed >= FLUSH_EVERY) {
           unflushed = 0
           await flushing
