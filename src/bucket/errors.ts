@@ -109,11 +109,10 @@ export class ArgumentRangeError extends RangeError {
 }
 
 /**
- * An argument that contradicts the checksum algorithm or type a multipart
- * upload was created with (a part without that checksum or with another, a
- * completion naming another type or leaving a part's checksum out): a 400
- * like every argument error, that an S3 door answers as S3 does
- * (InvalidRequest).
+ * An argument that contradicts the checksum algorithm a multipart upload
+ * was created with (a part without that checksum or with another, a
+ * completion leaving a part's checksum out): a 400 like every argument
+ * error, that an S3 door answers as S3 does (InvalidRequest).
  */
 export class UploadChecksumError extends ArgumentTypeError {}
 

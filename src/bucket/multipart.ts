@@ -125,7 +125,8 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
   const checksumType = request.checksumType ?? (kept === undefined && Object.keys(request.expected).length > 0 ? 'FULL_OBJECT' : undefined)
   if (kept !== undefined) {
     if (checksumType !== undefined && checksumType !== kept.type) {
-      throw new UploadChecksumError(`${method}: The upload was created using the ${kept.type} checksum mode. The complete request must use the same checksum mode.`)
+      // S3 documents BadDigest for a completion whose checksum type is not the upload's.
+      throw new BucketError('BadDigest', method, `The upload was created with the ${kept.type} checksum type; the completion names ${checksumType}.`)
     }
     if (kept.type === 'COMPOSITE') {
       const missing = named.find(g => g.checksums[kept.algorithm] === undefined)

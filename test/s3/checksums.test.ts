@@ -176,6 +176,11 @@ t.test('CreateMultipartUpload\'s algorithm and type are kept: ListParts answers 
   })))
   t.same([missing.name, missing.$metadata.httpStatusCode], ['InvalidRequest', 400], 'a completion without the parts\' checksums')
   t.match(missing.message, /missing for part 1/)
+  const otherType = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'kept', UploadId, ChecksumType: 'FULL_OBJECT',
+    MultipartUpload: { Parts: [{ PartNumber: 1, ETag: first.ETag, ChecksumSHA256: sha(parts[0]) }, { PartNumber: 2, ETag: copied.CopyPartResult?.ETag, ChecksumSHA256: sha(parts[1]) }] }
+  })))
+  t.same([otherType.name, otherType.$metadata.httpStatusCode], ['BadDigest', 400], 'a completion naming another checksum type, as S3 documents')
   const done = await s3.send(new CompleteMultipartUploadCommand({
     Bucket: 'photos', Key: 'kept', UploadId,
     MultipartUpload: { Parts: [{ PartNumber: 1, ETag: first.ETag, ChecksumSHA256: sha(parts[0]) }, { PartNumber: 2, ETag: copied.CopyPartResult?.ETag, ChecksumSHA256: sha(parts[1]) }] }
