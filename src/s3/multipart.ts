@@ -20,7 +20,7 @@
  * parts' (COMPOSITE `<base64>-N`, or FULL_OBJECT; CRC64NVME is always
  * FULL_OBJECT, as S3). The algorithm and type named at CreateMultipartUpload
  * are kept with the upload by the binding, which holds its parts and its
- * completion to them as S3 does (InvalidRequest otherwise); ListParts and
+ * completion to them as S3 does (InvalidRequest, BadDigest); ListParts and
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
