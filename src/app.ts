@@ -21,7 +21,7 @@ import { isLoopbackHost } from './http/auth.js'
 import { answerClientError } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
 import { createLogger, lazyChildLogger } from './http/logger.js'
-import { guardSite } from './http/site-guard.js'
+import { siteGuardHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
@@ -93,16 +93,12 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   if (gatewayOpen || managementOpen) {
     const routeHosts = new Set(config.routes.flatMap(r => r.host === null ? [] : [r.host]))
     const guard = { routeHosts, isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null }
-    app.addHook('onRequest', async (request, reply) => {
-      const isManagement = /^\/client\/v4(\/|\?|$)/.test(request.url)
-      if (!(isManagement ? managementOpen : gatewayOpen)) return
-      try {
-        await guardSite(request.method, request.headers, guard)
-      } catch (err) {
+    app.addHook('onRequest', siteGuardHook(guard,
+      request => /^\/client\/v4(\/|\?|$)/.test(request.url) ? managementOpen : gatewayOpen,
+      (reply, err) => {
         const answer = errorReply(err)
-        return await reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
-      }
-    })
+        void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
+      }))
   }
 
   app.setNotFoundHandler(async (request, reply) => {

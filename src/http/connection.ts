@@ -25,40 +25,45 @@ import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DoorErrors, failure } from './errors.js'
 
-interface ConnectionState {
-  /** Settles when the latest request of the connection has been answered. */
-  tail: Promise<void>
-  /** Requests not yet answered, oldest first. */
-  pending: FastifyReply[]
+interface Pending {
+  reply: FastifyReply
+  /** Lets the request start; absent once it has started. */
+  start?: () => void
 }
 
-const connections = new WeakMap<Socket, ConnectionState>()
+/** The requests of a connection not yet answered, oldest first: the first is the one running. */
+const connections = new WeakMap<Socket, Pending[]>()
 
-function answered (reply: FastifyReply): Promise<void> {
-  return new Promise(resolve => {
-    reply.raw.once('finish', resolve)
-    reply.raw.once('close', resolve)
-  })
-}
-
-/** An onRequest hook: waits until the connection's earlier requests have been answered. */
-export async function inConnectionOrder (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+/**
+ * An onRequest hook: lets a request start when the requests before it on
+ * its connection have been answered. Callback-style and with one listener
+ * per request, because it runs for every request.
+ */
+export function inConnectionOrder (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const socket = request.raw.socket
-  let state = connections.get(socket)
-  if (state === undefined) {
-    state = { tail: Promise.resolve(), pending: [] }
-    connections.set(socket, state)
+  let pending = connections.get(socket)
+  if (pending === undefined) {
+    pending = []
+    connections.set(socket, pending)
   }
-  const earlier = state.tail
-  const done = answered(reply)
-  const own = state
-  own.pending.push(reply)
-  own.tail = done
-  void done.then(() => {
-    const at = own.pending.indexOf(reply)
-    if (at !== -1) own.pending.splice(at, 1)
+  const queue = pending
+  const own: Pending = { reply }
+  queue.push(own)
+  // 'close' follows the end of every answer, and a connection's end.
+  reply.raw.once('close', () => {
+    const at = queue.indexOf(own)
+    if (at === -1) return
+    queue.splice(at, 1)
+    if (at !== 0) return
+    const next = queue[0]
+    const start = next?.start
+    if (start !== undefined) {
+      next.start = undefined
+      start()
+    }
   })
-  await earlier
+  if (queue.length === 1) done()
+  else own.start = done
 }
 
 /** What a request whose body stopped arriving is answered before its connection closes. */
@@ -71,7 +76,7 @@ export interface IdleAnswer {
 /** A server's 'timeout' listener (Node's socket inactivity timer, set to the idle timeout) answering `answer`. */
 export function idleConnectionListener (answer: IdleAnswer): (socket: Socket) => void {
   return socket => {
-    const reply = connections.get(socket)?.pending[0]
+    const reply = connections.get(socket)?.[0]?.reply
     if (reply === undefined || reply.raw.headersSent || reply.request.raw.complete) {
       if (reply === undefined || reply.raw.headersSent) socket.destroy()
       return

@@ -26,6 +26,8 @@ export class RequestLog extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // Below the info level a request's line is not even made.
+    if (error == null && (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return
     const fields = request.logFields
     const length = reply.getHeader('content-length')
     const line = {

@@ -23,6 +23,7 @@
  */
 import { BlockList, isIP } from 'node:net'
 import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { hostName } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 
@@ -71,21 +72,50 @@ function ownOrigin (host: string): string {
   return `http://${lower.endsWith(':80') ? lower.slice(0, -3) : lower}`
 }
 
-/** Throws the DoorError a request deserves in credential-free mode, or returns when it may proceed. */
-export async function guardSite (method: string, headers: IncomingHttpHeaders, options: SiteGuardOptions): Promise<void> {
-  const rawHost = headers.host ?? ''
-  const host = hostName(rawHost)
-  // HTTP/1.0 clients may omit Host; browsers never do.
-  if (host !== '' && !isLoopbackName(host) && !options.routeHosts.has(host) && !await options.isCustomDomain(host)) {
-    throw new DoorError('ForeignHost', `Host "${host}" is not one of them.`)
-  }
-  if (safeMethods.has(method)) return
+/** The refusal of a request whose Host is acceptable: one that may change something must come from the server's own origin. */
+function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string): DoorError | null {
+  if (safeMethods.has(method)) return null
   const fetchSite = single(headers['sec-fetch-site'])
   if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
-    throw new DoorError('CrossSiteRequest', `Sec-Fetch-Site: ${fetchSite}.`)
+    return new DoorError('CrossSiteRequest', `Sec-Fetch-Site: ${fetchSite}.`)
   }
   const origin = single(headers.origin)
   if (origin !== undefined && origin.toLowerCase() !== ownOrigin(rawHost)) {
-    throw new DoorError('CrossSiteRequest', 'The Origin is not this server\'s own.')
+    return new DoorError('CrossSiteRequest', 'The Origin is not this server\'s own.')
+  }
+  return null
+}
+
+/**
+ * The DoorError a request deserves in credential-free mode, or null when it
+ * may proceed; a promise of either only when its Host must be looked up
+ * among the custom domains (a loopback or route host is judged at once).
+ */
+export function siteVerdict (method: string, headers: IncomingHttpHeaders, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
+  const rawHost = headers.host ?? ''
+  const host = hostName(rawHost)
+  // HTTP/1.0 clients may omit Host; browsers never do.
+  if (host === '' || isLoopbackName(host) || options.routeHosts.has(host)) return originVerdict(method, headers, rawHost)
+  return options.isCustomDomain(host).then(known => known
+    ? originVerdict(method, headers, rawHost)
+    : new DoorError('ForeignHost', `Host "${host}" is not one of them.`))
+}
+
+/**
+ * The guard as an onRequest hook, for the requests `applies` selects;
+ * `refuse` answers a refusal in the door's own form. Callback-style: it runs
+ * for every request and decides most of them at once.
+ */
+export function siteGuardHook (options: SiteGuardOptions, applies: (request: FastifyRequest) => boolean,
+  refuse: (reply: FastifyReply, err: DoorError) => void): onRequestHookHandler {
+  return (request, reply, done) => {
+    if (!applies(request)) {
+      done()
+      return
+    }
+    const verdict = siteVerdict(request.method, request.headers, options)
+    if (verdict === null) done()
+    else if (verdict instanceof DoorError) refuse(reply, verdict)
+    else verdict.then(v => { if (v === null) done(); else refuse(reply, v) }, (err: Error) => { done(err) })
   }
 }

@@ -8,7 +8,7 @@
  * logged URL.
  */
 import type { Socket } from 'node:net'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type onRequestAsyncHookHandler } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
 import type { BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply } from './errors.js'
@@ -36,7 +36,7 @@ export interface S3AppConfig {
 export interface S3Connections {
   idleTimeoutMs: number
   /** An onRequest hook holding a request until the connection's earlier ones are answered. */
-  inConnectionOrder: onRequestAsyncHookHandler
+  inConnectionOrder: onRequestHookHandler
   /** Makes the server's 'timeout' listener from what a stalled request is answered. */
   idleListener: (answer: { status: number, contentType: string, body: string }) => (socket: Socket) => void
 }

@@ -9,7 +9,7 @@
  * server's own.
  */
 import type { FastifyInstance } from 'fastify'
-import { guardSite, type SiteGuardOptions } from '../http/site-guard.js'
+import { siteGuardHook, type SiteGuardOptions } from '../http/site-guard.js'
 
 function xmlText (text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
@@ -24,12 +24,8 @@ export function underDomains (host: string, domains: string[]): boolean {
 }
 
 export function guardS3Site (s3: FastifyInstance, guard: SiteGuardOptions): void {
-  s3.addHook('onRequest', async (request, reply) => {
-    try {
-      await guardSite(request.method, request.headers, guard)
-    } catch (err) {
-      const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${xmlText((err as Error).message)}</Message></Error>`
-      return await reply.code(403).type('application/xml').send(body)
-    }
-  })
+  s3.addHook('onRequest', siteGuardHook(guard, () => true, (reply, err) => {
+    const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${xmlText(err.message)}</Message></Error>`
+    void reply.code(403).type('application/xml').send(body)
+  }))
 }
