@@ -24,6 +24,8 @@ export interface S3AppConfig {
   logLevel: string | false
   /** The connection promises of the gateway's port, handed over by the composition root; none when absent. */
   connections?: S3Connections
+  /** How a request's logger is made (the gateway's, handed over by the composition root); Fastify's own when absent. */
+  childLoggerFactory?: FastifyServerOptions['childLoggerFactory']
 }
 
 /**
@@ -57,6 +59,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
             req: (req: { method: string, url: string, hostname?: string }) => ({ method: req.method, url: redactedUrl(req.url), host: req.hostname })
           }
         },
+    ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
     frameworkErrors: (err, _request, rawReply) => {

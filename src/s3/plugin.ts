@@ -156,10 +156,11 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
   app.decorateRequest('s3RequestId', '')
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     request.s3RequestId = randomHex(8).toUpperCase()
     reply.header('x-amz-request-id', request.s3RequestId)
     reply.header('x-amz-id-2', request.s3RequestId)
+    done()
   })
 
   app.setErrorHandler(async (err, request, reply) => {

@@ -25,14 +25,14 @@
 import cluster from 'node:cluster'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { openRegistry, shareChecksWithinTurns } from '../index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
-import { createLogger } from '../http/logger.js'
+import { createLogger, lazyChildLogger } from '../http/logger.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { managementCredentials } from '../mgmt/cli.js'
 import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
@@ -221,7 +221,8 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
       domains: options.s3Domain,
       logLevel: options.logLevel,
       // The gateway port's connection promises (idle timeout, request order), kept the same way.
-      connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener }
+      connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener },
+      childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
     })
   if (s3 !== null && s3Policy.anonymousWrites) {
     guardS3Site(s3, {
