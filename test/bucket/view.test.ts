@@ -55,3 +55,23 @@ t.test('the view follows a key whose body moves between its catalog row and a fi
   await bucket.delete('notes/n.txt')
   t.same((await readdir(dir)).filter(name => !name.startsWith('.')), [], 'a delete removes it')
 })
+
+t.test('a view entry is made in the scratch directory and renamed into place; without one, beside its place', async t => {
+  const { KeyView } = await import('../../src/stores/fs/view.js')
+  const { mkdir } = await import('node:fs/promises')
+  const bucketDir = testdir(t)
+  const scratch = path.join(bucketDir, '.fsbucket', 'tmp')
+  await mkdir(scratch, { recursive: true })
+  const view = new KeyView(bucketDir, scratch)
+  t.ok(view.write('docs/a.txt', Buffer.from('one')), 'shown')
+  t.equal(await readFile(path.join(bucketDir, 'docs', 'a.txt'), 'utf8'), 'one')
+  t.ok(view.write('docs/a.txt', Buffer.from('two')), 'replaced')
+  t.equal(await readFile(path.join(bucketDir, 'docs', 'a.txt'), 'utf8'), 'two')
+  t.same(await readdir(path.join(bucketDir, 'docs')), ['a.txt'], 'no temporary entry beside the key')
+  t.same(await readdir(scratch), [], 'none left in the scratch directory')
+
+  const unusable = new KeyView(bucketDir, path.join(bucketDir, 'no-such-scratch'))
+  t.ok(unusable.write('docs/b.txt', Buffer.from('three')), 'a scratch directory that cannot serve: made beside its place')
+  t.equal(await readFile(path.join(bucketDir, 'docs', 'b.txt'), 'utf8'), 'three')
+  t.same((await readdir(path.join(bucketDir, 'docs'))).sort(), ['a.txt', 'b.txt'], 'and nothing else left there')
+})

@@ -69,9 +69,11 @@ function entryAt (file: string): Stats | null {
 
 export class KeyView {
   readonly #bucketDir: string
+  readonly #scratchDir: string | undefined
 
-  constructor (bucketDir: string) {
+  constructor (bucketDir: string, scratchDir?: string) {
     this.#bucketDir = bucketDir
+    this.#scratchDir = scratchDir
   }
 
   /** Whether the key can have a file in the view at all. */
@@ -130,7 +132,7 @@ export class KeyView {
     }
     if (!existing.isFile()) return false // a link or a directory: not ours
     // A key shown already: link beside it, then replace it in one rename (rename never follows the target).
-    return this.#replace(parent, target, tmp => { linkSync(body, tmp) })
+    return this.#replaceEntry(parent, target, tmp => { linkSync(body, tmp) })
   }
 
   /**
@@ -148,12 +150,25 @@ export class KeyView {
     const { parent, target } = place
     const existing = entryAt(target)
     if (existing !== null && !existing.isFile()) return false // a link or a directory: not ours
-    return this.#replace(parent, target, tmp => { writeFileSync(tmp, bytes, { flag: 'wx', mode: 0o644 }) })
+    return this.#replaceEntry(parent, target, tmp => { writeFileSync(tmp, bytes, { flag: 'wx', mode: 0o644 }) })
   }
 
-  /** Makes a new entry beside `target` with `make`, then renames it over `target`; false (and nothing left behind) on failure. */
-  #replace (parent: string, target: string, make: (tmp: string) => void): boolean {
-    const tmp = temporaryEntry(parent)
+  /**
+   * Makes a new entry with `make` and renames it over `target`. The entry is
+   * made in the store's scratch directory when there is one: a directory
+   * holding many keys is slow to add a name to (creating a file there cost
+   * a small put more than all its other file work), and the rename then adds
+   * the only new name to it. Where the scratch directory cannot serve (a
+   * rename across file systems), the entry is made beside `target`.
+   */
+  #replaceEntry (parent: string, target: string, make: (tmp: string) => void): boolean {
+    if (this.#scratchDir !== undefined && this.#replace(this.#scratchDir, target, make)) return true
+    return this.#replace(parent, target, make)
+  }
+
+  /** Makes a new entry in `dir` with `make`, then renames it over `target`; false (and nothing left behind) on failure. */
+  #replace (dir: string, target: string, make: (tmp: string) => void): boolean {
+    const tmp = temporaryEntry(dir)
     try {
       make(tmp)
       renameSync(tmp, target)
