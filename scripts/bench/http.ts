@@ -30,6 +30,9 @@
  *
  * Environment:
  *   BENCH_SECONDS   length of each autocannon run (default 5)
+ *   BENCH_ROUNDS    rounds of the autocannon rows (small GET, 304, small
+ *                   PUT and its raw-disk baseline), each server in turn in
+ *                   every round; the table shows each cell's median (default 1)
  *   BENCH_WARMUP    seconds of the same load before each autocannon run,
  *                   not measured (default 1), for every column alike
  *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
@@ -63,6 +66,9 @@ const WORKLOADS = ['small GET', '304', 'Range GET', '64 MiB GET', 'small PUT', '
 const only = new Set((process.env.BENCH_ONLY ?? WORKLOADS.join(',')).split(',').map(s => s.trim()))
 /** Whether `workload` is one this run measures. */
 const measures = (workload: string): boolean => only.has(workload)
+const measuresWorkload = measures
+/** Rounds of the autocannon rows, every server in turn in each; the table shows medians. */
+const roundCount = Number(process.env.BENCH_ROUNDS ?? 1)
 
 async function freePort (): Promise<number> {
   const server = createServer()
@@ -336,16 +342,24 @@ async function main (): Promise<void> {
     }
 
     const rows = new Map<string, Row>()
+    /** Every round's measure of a cell; the table shows the median. */
+    const rounds = new Map<string, Measured[]>()
     const record = (workload: string, column: string, measured: Measured | null): void => {
       const row = rows.get(workload) ?? {}
-      row[column] = measured
+      const cell = `${workload}\u0000${column}`
+      const taken = [...(rounds.get(cell) ?? []), ...(measured === null ? [] : [measured])]
+      rounds.set(cell, taken)
+      row[column] = taken.length === 0 ? null : [...taken].sort((a, b) => a.value - b.value)[Math.floor(taken.length / 2)]
       rows.set(workload, row)
       if (measured !== null) console.error(`  ${workload} / ${column}: ${measured.value.toFixed(1)} ${measured.unit}${measured.note === undefined ? '' : ` (${measured.note})`}`)
     }
 
-    for (const column of columns) {
+    for (let round = 0; round < roundCount; round++) for (const column of columns) {
+      // Later rounds repeat the autocannon rows only (the others are long and steady).
+      const again = round > 0
+      const measures = (workload: string): boolean => measuresWorkload(workload) && (!again || ['small GET', '304', 'small PUT'].includes(workload))
       const url = (name: string): string => `http://127.0.0.1:${column.port}/bench/${name}`
-      console.error(`${column.name}:`)
+      console.error(`${column.name}${roundCount > 1 ? ` (round ${round + 1} of ${roundCount})` : ''}:`)
       if (column.does.has('small GET') && measures('small GET')) {
         const probe = await fetch(url('small.bin'))
         if (probe.status !== 200) throw new Error(`${column.name} answers ${probe.status} to GET small.bin`)
