@@ -66,9 +66,9 @@ const WORKLOADS = ['small GET', '304', 'Range GET', '64 MiB GET', 'small PUT', '
 const only = new Set((process.env.BENCH_ONLY ?? WORKLOADS.join(',')).split(',').map(s => s.trim()))
 /** Whether `workload` is one this run measures. */
 const measures = (workload: string): boolean => only.has(workload)
-const measuresWorkload = measures
 /** Rounds of the autocannon rows, every server in turn in each; the table shows medians. */
 const roundCount = Number(process.env.BENCH_ROUNDS ?? 1)
+const repeatedRows = new Set(['small GET', '304', 'small PUT'])
 
 async function freePort (): Promise<number> {
   const server = createServer()
@@ -356,32 +356,31 @@ async function main (): Promise<void> {
 
     for (let round = 0; round < roundCount; round++) for (const column of columns) {
       // Later rounds repeat the autocannon rows only (the others are long and steady).
-      const again = round > 0
-      const measures = (workload: string): boolean => measuresWorkload(workload) && (!again || ['small GET', '304', 'small PUT'].includes(workload))
+      const inRound = (workload: string): boolean => measures(workload) && (round === 0 || repeatedRows.has(workload))
       const url = (name: string): string => `http://127.0.0.1:${column.port}/bench/${name}`
       console.error(`${column.name}${roundCount > 1 ? ` (round ${round + 1} of ${roundCount})` : ''}:`)
-      if (column.does.has('small GET') && measures('small GET')) {
+      if (column.does.has('small GET') && inRound('small GET')) {
         const probe = await fetch(url('small.bin'))
         if (probe.status !== 200) throw new Error(`${column.name} answers ${probe.status} to GET small.bin`)
         const r = await cannon({ url: url('small.bin'), connections: 50 })
         record('small GET', column.name, { value: r.requests.average, unit: 'req/s' })
       }
-      if (column.does.has('304') && measures('304')) {
+      if (column.does.has('304') && inRound('304')) {
         const etag = (await fetch(url('small.bin'))).headers.get('etag') ?? ''
         const probe = await fetch(url('small.bin'), { headers: { 'if-none-match': etag } })
         if (probe.status !== 304) console.error(`  ${column.name} answers ${probe.status} to a matching If-None-Match`)
         const r = await cannon({ url: url('small.bin'), connections: 50, headers: { 'if-none-match': etag } })
         record('304', column.name, { value: r.requests.average, unit: 'req/s', note: `answers ${probe.status}` })
       }
-      if (column.does.has('Range GET') && measures('Range GET')) {
+      if (column.does.has('Range GET') && inRound('Range GET')) {
         const { seconds: taken } = await curlBatch(url('big.bin'), 400, 10, ['-r', `${8 * MiB}-${9 * MiB - 1}`], root)
         record('Range GET', column.name, { value: 400 / taken, unit: 'req/s' })
       }
-      if (column.does.has('64 MiB GET') && measures('64 MiB GET')) {
+      if (column.does.has('64 MiB GET') && inRound('64 MiB GET')) {
         const { seconds: taken, bytes } = await curlBatch(url('big.bin'), 24, 4, [], root)
         record('64 MiB GET', column.name, { value: bytes / MiB / taken, unit: 'MB/s' })
       }
-      if (column.does.has('small PUT') && measures('small PUT')) {
+      if (column.does.has('small PUT') && inRound('small PUT')) {
         let n = 0
         const body = Buffer.alloc(1024, 120)
         const r = await cannon({
@@ -394,7 +393,7 @@ async function main (): Promise<void> {
           record('small PUT', 'raw disk', { value: await rawDurableWrites(path.join(root, 'raw-puts'), seconds), unit: 'files/s', note: 'create+fdatasync+rename+dir fsync' })
         }
       }
-      if (column.does.has('list page') && measures('list page')) {
+      if (column.does.has('list page') && inRound('list page')) {
         const r = await cannon({ url: `http://127.0.0.1:${column.port}/bench?limit=1000`, connections: 10 })
         record('list page', column.name, { value: r.requests.average, unit: 'req/s', note: `p50 ${r.latency.p50} ms` })
       }

@@ -21,7 +21,7 @@ import { ArgumentTypeError as TypeError } from './errors.js' // argument errors,
 import { keyId } from './keys.js'
 import { parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectMetadata } from './object.js'
-import { ALWAYS, type BucketStore, type CopyBuilder, type StoredObject } from './port.js'
+import { ALWAYS, type BucketStore, type CopyBuilder, type StagedBody, type StoredObject } from './port.js'
 import type { BucketCopyOptions, BucketCopyOutcome } from './types.js'
 import { MeasuredBody } from './value.js'
 
@@ -97,9 +97,18 @@ export async function copyObject (
     await reader.close()
     return { status: 'precondition-failed' }
   }
-  const bytes = reader.bytes !== undefined ? Readable.from([reader.bytes]) : reader.stream(0, source.size)
+  const held = reader.bytes
+  if (held !== undefined) await reader.close()
+  const bytes = held !== undefined ? Readable.from([held]) : reader.stream(0, source.size)
   const body = new MeasuredBody(bytes, copiedAlgorithms(source, algorithm), MAX_COPY_BYTES, 'copy')
-  const staged = await store.stage(body, fresh.version)
+  let staged: StagedBody
+  try {
+    staged = await store.stage(body, fresh.version)
+  } catch (err) {
+    // A store that failed before reading all of it leaves the source's files open otherwise.
+    bytes.destroy()
+    throw err
+  }
   const digests = await body.digests()
   const record: StoredObject = { ...copyOf(source), size: body.size, etag: digests.md5 as string, checksums: digests }
   if (!await store.commit(toId, record, staged, destination)) return { status: 'precondition-failed' }

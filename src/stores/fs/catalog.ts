@@ -75,9 +75,6 @@ export interface ObjectRow extends ObjectColumns {
 
 export type UploadRow = UploadColumns
 
-/** What the readable view needs of a row: its version, body files (JSON) and inline body. */
-export interface ViewRow { version: string, segments: string, body: Buffer | null }
-
 export interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
 
 /** A list query's row: the list columns, then (with metadata) the two metadata columns. */
@@ -116,7 +113,7 @@ interface Statements {
   busyWait: Statement
   upsert: Statement
   segmentsOf: Statement<[Buffer], { segments: string }>
-  viewOf: Statement<[Buffer], ViewRow>
+  viewOf: Statement<[Buffer], { version: string, segments: string, body: Buffer | null }>
   inlineBody: Statement<[Buffer, string], { body: Buffer | null }>
   versionOf: Statement<[Buffer], string>
   deleteObject: Statement<[Buffer]>
@@ -162,7 +159,7 @@ function statements (db: Database.Database): Statements {
         uploaded = excluded.uploaded, storage_class = excluded.storage_class, checksums = excluded.checksums,
         http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments, body = excluded.body`),
     segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
-    viewOf: prepare<[Buffer], ViewRow>('SELECT version, segments, body FROM objects WHERE id = ?'),
+    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>('SELECT version, segments, body FROM objects WHERE id = ?'),
     inlineBody: prepare<[Buffer, string], { body: Buffer | null }>('SELECT body FROM objects WHERE id = ? AND version = ?'),
     versionOf: db.prepare<[Buffer], string>('SELECT version FROM objects WHERE id = ?').pluck() as Statement<[Buffer], string>,
     deleteObject: prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),

@@ -52,7 +52,7 @@ import {
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody } from './blobs.js'
-import { Catalog, fromListRow, objectRow, toRecord, type Segment, type ViewRow } from './catalog.js'
+import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
 import { openReader } from './readers.js'
@@ -98,6 +98,9 @@ interface PutJob {
 
 interface PutOutcome { committed: boolean, replaced: Segment[] }
 
+/** What the readable view is made from: a row's version, body files and the body it holds. */
+interface PublishedRow { version: string, segments: Segment[], body: Buffer | null }
+
 export class FsStore implements BucketStore {
   readonly #root: string
   readonly #catalog: Catalog
@@ -117,7 +120,7 @@ export class FsStore implements BucketStore {
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
       (batch, outcomes) => {
         batch.forEach((job, i) => {
-          if (outcomes[i].committed) this.#publish(job.id, { version: job.object.version, segments: JSON.stringify(job.segment === null ? [] : [job.segment]), body: job.inline })
+          if (outcomes[i].committed) this.#publish(job.id, { version: job.object.version, segments: job.segment === null ? [] : [job.segment], body: job.inline })
         })
       })
   }
@@ -255,20 +258,24 @@ export class FsStore implements BucketStore {
    * row, so whichever process publishes last leaves the view matching the
    * catalog.
    */
-  #publish (id: string, committed?: ViewRow): void {
+  #publish (id: string, committed?: PublishedRow): void {
     if (!this.#view.shows(id)) return
     const idBytes = Buffer.from(id, 'utf8')
     const sql = this.#catalog.sql
-    let row = committed ?? sql.viewOf.get(idBytes)
+    const current = (): PublishedRow | undefined => {
+      const found = sql.viewOf.get(idBytes)
+      return found === undefined ? undefined : { version: found.version, segments: JSON.parse(found.segments), body: found.body }
+    }
+    let row = committed ?? current()
     for (let attempt = 0; attempt < 8; attempt++) {
-      const segments: Segment[] = row === undefined ? [] : JSON.parse(row.segments)
+      const segments = row?.segments ?? []
       const shown = row?.body != null
         ? this.#view.write(id, row.body)
         : isSinglePutBody(segments) && this.#view.show(id, this.#blobs.abs(segments[0][0]))
       if (!shown) this.#view.hide(id)
       const now = sql.versionOf.get(idBytes)
       if (now === row?.version) return
-      row = sql.viewOf.get(idBytes)
+      row = current()
     }
   }
 
