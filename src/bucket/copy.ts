@@ -19,6 +19,7 @@ import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { keyId } from './keys.js'
+import { isMultipartRecord } from './multipart.js'
 import { parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectMetadata } from './object.js'
 import { ALWAYS, type BucketStore, type CopyBuilder, type StagedBody, type StoredObject } from './port.js'
@@ -30,7 +31,7 @@ const MAX_COPY_BYTES = 5 * 1024 * 1024 * 1024 - 5 * 1024 * 1024
 
 /** Whether the copy of `source` needs its bytes read: a multipart source, or a checksum it does not have. */
 function needsBytes (source: StoredObject, algorithm: HashAlgorithm | undefined): boolean {
-  return source.checksums.multipart !== undefined || /-\d+$/.test(source.etag) || (algorithm !== undefined && source.checksums[algorithm] === undefined)
+  return isMultipartRecord(source) || (algorithm !== undefined && source.checksums[algorithm] === undefined)
 }
 
 /** The checksums a copy made from the bytes carries: the one asked for, else every one the source had (a composite as a whole-object one). */

@@ -35,6 +35,11 @@ export const MAX_PART_NUMBER = 10_000
  */
 export const MAX_KEPT_PART_CHECKSUM_BYTES = 3072
 
+/** Whether `record` is a completed multipart object: its etag is `<md5 of md5s>-<parts>`, whether or not its part layout was kept. */
+export function isMultipartRecord (record: StoredObject): boolean {
+  return record.checksums.multipart !== undefined || /-\d+$/.test(record.etag)
+}
+
 /** Every part but the last at least `minPartSize`, all but the last equal, the last no larger. */
 export function checkPartSizes (parts: StoredPart[], minPartSize: number): void {
   if (parts.length < 2) return

@@ -20,7 +20,7 @@
 import { evaluateConditional, parseConditional } from './conditional.js'
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isBucketError } from './errors.js'
-import { MAX_PART_NUMBER } from './multipart.js'
+import { isMultipartRecord, MAX_PART_NUMBER } from './multipart.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore, StoredObject } from './port.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
@@ -75,7 +75,7 @@ function partChecksum (record: StoredObject, n: number): BucketReadServed['partC
 function partRange (record: StoredObject, n: number): { range: ResolvedRange | null | 'past-end', parts?: number } {
   const layout = record.checksums.multipart
   if (layout === undefined) {
-    if (/-\d+$/.test(record.etag)) throw new RangeError('read: this multipart object was completed without its part layout; it cannot be read by part.')
+    if (isMultipartRecord(record)) throw new RangeError('read: this multipart object was completed without its part layout; it cannot be read by part.')
     return { range: n === 1 ? null : 'past-end' }
   }
   if (n > layout.parts) return { range: 'past-end', parts: layout.parts }
@@ -106,7 +106,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
     return { status: verdict, object: new ObjectMetadata(found) }
   }
   // A multipart object completed before records kept part layouts: the store may derive it from its part bodies.
-  const record = partNumber !== undefined && found.checksums.multipart === undefined && /-\d+$/.test(found.etag) && store.derivePartLayout !== undefined
+  const record = partNumber !== undefined && found.checksums.multipart === undefined && isMultipartRecord(found) && store.derivePartLayout !== undefined
     ? await withDerivedLayout(store, id, found).catch(async (err: unknown) => { await reader?.close(); throw err })
     : found
   let served: ResolvedRange | null = null
