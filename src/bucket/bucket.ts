@@ -60,11 +60,11 @@ function optionsObject<T> (method: string, options: unknown): Partial<T> {
   return options as Partial<T>
 }
 
-/** `computeChecksums` of a put: known algorithms only. */
-function computedChecksums (algorithms: unknown): HashAlgorithm[] {
+/** Checksums to compute (a put's `computeChecksums`, a part's `defaultChecksum`): known algorithms only. */
+function computedChecksums (algorithms: unknown, method = 'put'): HashAlgorithm[] {
   if (algorithms === undefined) return []
   if (!Array.isArray(algorithms) || !algorithms.every(a => (hashAlgorithms as readonly unknown[]).includes(a))) {
-    throw new TypeError(`put: computeChecksums must list checksum algorithms (${hashAlgorithms.join(', ')}).`)
+    throw new TypeError(`${method}: checksums to compute must be checksum algorithms (${hashAlgorithms.join(', ')}).`)
   }
   return algorithms as HashAlgorithm[]
 }
@@ -245,7 +245,8 @@ export class BucketEngine implements Bucket {
     const checksum = parseChecksumOption('uploadPart', opts)
     const source = valueSource(value, 'uploadPart')
     const upload = await this.#liveUpload('uploadPart', key, uploadId)
-    const computed = partChecksumAlgorithm(upload, checksum?.algorithm, opts.copied === true)
+    const fallback = opts.defaultChecksum === undefined ? undefined : computedChecksums([opts.defaultChecksum], 'uploadPart')[0]
+    const computed = partChecksumAlgorithm(upload, checksum?.algorithm, opts.copied === true, fallback)
     const algorithms: HashAlgorithm[] = ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...(computed === undefined ? [] : [computed])]
     const body = new MeasuredBody(source, algorithms, MAX_PART_BYTES, 'uploadPart')
     const staged = await this.#store.stage(body)

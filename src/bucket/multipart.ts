@@ -81,13 +81,14 @@ export function uploadChecksumOption (opts: Partial<BucketMultipartOptions>): { 
  * upload created without an algorithm; else a checksum sent with the part
  * must be of the upload's algorithm, and a part sent without one gets it
  * computed when the upload is FULL_OBJECT or the part is copied from stored
- * bytes (a COMPOSITE upload's part must bring its own). Returns the
- * algorithm to compute beside the one given, if any.
+ * bytes (a COMPOSITE upload's part must bring its own). A part of an
+ * upload without an algorithm that brings none gets `fallback`, if given.
+ * Returns the algorithm to compute beside the one given, if any.
  */
-export function partChecksumAlgorithm (upload: StoredUpload, given: HashAlgorithm | undefined, copied: boolean): HashAlgorithm | undefined {
+export function partChecksumAlgorithm (upload: StoredUpload, given: HashAlgorithm | undefined, copied: boolean, fallback?: HashAlgorithm): HashAlgorithm | undefined {
   const kept = upload.checksum
   const sent = given === 'md5' ? undefined : given // Content-MD5 is the ETag's check, not a checksum of the part's kind
-  if (kept === undefined) return undefined
+  if (kept === undefined) return sent === undefined ? fallback : undefined
   if (sent !== undefined) {
     if (sent !== kept.algorithm) throw new UploadChecksumError(`uploadPart: Checksum Type mismatch occurred, expected checksum Type: ${kept.algorithm}, actual checksum Type: ${sent}`)
     return undefined

@@ -129,6 +129,11 @@ export type BucketUploadPartOptions = Partial<Record<BucketChecksumAlgorithm, Ch
    * being required.
    */
   copied?: boolean
+  /**
+   * Computed over the part and kept when neither the part nor its upload
+   * carries a checksum (S3 adds CRC64NVME to what arrives without one).
+   */
+  defaultChecksum?: BucketChecksumAlgorithm
 }
 
 /** Beyond the binding: the S3 checksum algorithms a multipart upload can be created with. */

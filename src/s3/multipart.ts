@@ -25,7 +25,7 @@
  * x-amz-checksum-type takes the upload's.
  */
 import { compareIds, type BucketChecksumAlgorithm, type BucketRange, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
-import { decodedBody } from './body.js'
+import { decodedBody, defaultChecksum } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { conditionalFrom, customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom } from './headers.js'
@@ -93,7 +93,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
-  const part = await upload.uploadPart(partNumber, body.stream, body.checksum)
+  const part = await upload.uploadPart(partNumber, body.stream, { ...body.checksum, ...(body.algorithm === undefined ? { defaultChecksum } : {}) })
   ctx.reply.code(200).header('etag', `"${part.etag}"`)
   for (const [element, value] of Object.entries(checksumElementsOf((part.checksums ?? {}) as Record<string, string>))) {
     ctx.reply.header(`x-amz-checksum-${checksumElements[element]}`, value)

@@ -22,7 +22,7 @@
 import type { Readable } from 'node:stream'
 import { bodyBuffer, bodyStream, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
-import { decodedBody } from './body.js'
+import { decodedBody, defaultChecksum } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
@@ -57,11 +57,11 @@ export async function putObject (ctx: S3Context): Promise<void> {
     customMetadata: customMetadataFrom(headers),
     storageClass: storageClassFrom(headers) ?? info.settings.storageClass,
     ...(onlyIf === undefined ? {} : { onlyIf }),
-    ...body.checksum
+    ...body.checksum,
+    ...(body.algorithm === undefined ? { computeChecksums: [defaultChecksum] } : {})
   })
   if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
-  ctx.reply.code(200).header('etag', object.httpEtag)
-  if (body.algorithm !== undefined) ctx.reply.headers(checksumHeaders(object))
+  ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object))
   await ctx.reply.send()
 }
 

@@ -213,6 +213,38 @@ t.test('CreateMultipartUpload\'s algorithm and type are kept: ListParts answers 
   t.equal(fullPart.ChecksumCRC32C, undefined, 'a part of a FULL_OBJECT object of several parts answers no checksum, as S3')
 })
 
+t.test('what arrives without a checksum gets a CRC64NVME, as S3 adds it', async t => {
+  const { client } = await s3Server(t)
+  const bare = client({ requestChecksumCalculation: 'WHEN_REQUIRED' })
+  const body = randomBytes(70_000)
+  const put = await bare.send(new PutObjectCommand({ Bucket: 'photos', Key: 'plain', Body: body }))
+  t.same([put.ChecksumCRC64NVME, put.ChecksumType], [b64(await crc64(body)), 'FULL_OBJECT'], 'PutObject answers the CRC64NVME it added')
+  const head = await bare.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'plain', ChecksumMode: 'ENABLED' }))
+  t.same([head.ChecksumCRC64NVME, head.ChecksumType, head.ChecksumCRC32], [b64(await crc64(body)), 'FULL_OBJECT', undefined], 'and HeadObject returns it, alone')
+  const md5Only = await bare.send(new PutObjectCommand({ Bucket: 'photos', Key: 'md5', Body: body, ContentMD5: createHash('md5').update(body).digest('base64') }))
+  t.equal(md5Only.ChecksumCRC64NVME, b64(await crc64(body)), 'Content-MD5 alone is no checksum of S3\'s kinds: the CRC64NVME is added too')
+  const sent = await bare.send(new PutObjectCommand({ Bucket: 'photos', Key: 'sent', Body: body, ChecksumCRC32: b64(crc32(body)) }))
+  t.same([sent.ChecksumCRC32, sent.ChecksumCRC64NVME], [b64(crc32(body)), undefined], 'a sent checksum is kept instead')
+
+  // Multipart: each part sent bare gets its CRC64NVME, the object their FULL_OBJECT combination.
+  const parts = [randomBytes(5 * 1024 * 1024), randomBytes(12_345)]
+  const created = await bare.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'mp' }))
+  const uploaded = []
+  for (const [i, bytes] of parts.entries()) {
+    uploaded.push(await bare.send(new UploadPartCommand({ Bucket: 'photos', Key: 'mp', UploadId: created.UploadId, PartNumber: i + 1, Body: bytes })))
+    t.equal(uploaded[i].ChecksumCRC64NVME, b64(await crc64(bytes)), `part ${i + 1} answers its CRC64NVME`)
+  }
+  const listed = await bare.send(new ListPartsCommand({ Bucket: 'photos', Key: 'mp', UploadId: created.UploadId }))
+  t.same(listed.Parts?.map(p => p.ChecksumCRC64NVME), uploaded.map(p => p.ChecksumCRC64NVME), 'ListParts lists them')
+  const done = await bare.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'mp', UploadId: created.UploadId, MultipartUpload: { Parts: uploaded.map((p, i) => ({ PartNumber: i + 1, ETag: p.ETag })) }
+  }))
+  t.same([done.ChecksumCRC64NVME, done.ChecksumType], [b64(await crc64(Buffer.concat(parts))), 'FULL_OBJECT'], 'the object\'s CRC64NVME, combined from the parts\'')
+  const got = await client().send(new GetObjectCommand({ Bucket: 'photos', Key: 'mp', ChecksumMode: 'ENABLED' }))
+  t.ok(Buffer.from(await got.Body!.transformToByteArray()).equals(Buffer.concat(parts)), 'the SDK validated it on the way back')
+  t.equal(got.ChecksumCRC64NVME, done.ChecksumCRC64NVME)
+})
+
 t.test('CopyObject: the checksum asked for (or the source\'s) computed and answered; a multipart source copies to a single-part object', async t => {
   const { client, registry } = await s3Server(t)
   await registry.create('archive')
