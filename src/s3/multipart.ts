@@ -118,8 +118,8 @@ export async function uploadPartCopy (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const source = await readCopySource(ctx, range)
-  // The engine computes the upload's checksum, if it was created with one, over the copied bytes.
-  const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true })
+  // The engine computes the upload's checksum over the copied bytes (the default one for an upload created without).
+  const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true, defaultChecksum })
   await sendXml(ctx, 200, 'CopyPartResult', {
     LastModified: source.uploaded.toISOString(),
     ETag: `"${part.etag}"`,

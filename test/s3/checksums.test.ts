@@ -234,7 +234,9 @@ t.test('what arrives without a checksum gets a CRC64NVME, as S3 adds it', async 
     uploaded.push(await bare.send(new UploadPartCommand({ Bucket: 'photos', Key: 'mp', UploadId: created.UploadId, PartNumber: i + 1, Body: bytes })))
     t.equal(uploaded[i].ChecksumCRC64NVME, b64(await crc64(bytes)), `part ${i + 1} answers its CRC64NVME`)
   }
-  const listed = await bare.send(new ListPartsCommand({ Bucket: 'photos', Key: 'mp', UploadId: created.UploadId }))
+  const copiedPart = await bare.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'mp', UploadId: created.UploadId, PartNumber: 3, CopySource: 'photos/plain' }))
+  t.equal(copiedPart.CopyPartResult?.ChecksumCRC64NVME, b64(await crc64(body)), 'a copied part gets its CRC64NVME too')
+  const listed = await bare.send(new ListPartsCommand({ Bucket: 'photos', Key: 'mp', UploadId: created.UploadId, MaxParts: 2 }))
   t.same(listed.Parts?.map(p => p.ChecksumCRC64NVME), uploaded.map(p => p.ChecksumCRC64NVME), 'ListParts lists them')
   const done = await bare.send(new CompleteMultipartUploadCommand({
     Bucket: 'photos', Key: 'mp', UploadId: created.UploadId, MultipartUpload: { Parts: uploaded.map((p, i) => ({ PartNumber: i + 1, ETag: p.ETag })) }
