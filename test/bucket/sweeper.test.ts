@@ -140,6 +140,34 @@ t.test('sweep removes the readable view\'s temporary files a crash left, once pa
   t.equal(await text(bucket, 'photos/2024/a.txt'), 'shown in the view', 'and the object')
 })
 
+t.test('sweeps walk the view only while its marker says temporaries may be beside keys (and once for a store never walked)', async t => {
+  const dir = path.join(testdir(t), 'bucket')
+  const bucket = await openBucket(dir)
+  t.teardown(() => bucket.close())
+  await bucket.put('docs/a.txt', 'shown')
+  const marker = path.join(dir, '.fsbucket', 'view-strays')
+  const stamp = path.join(dir, '.fsbucket', 'view-walked')
+  t.notOk(await exists(marker), 'puts through the scratch directory leave no marker')
+  await bucket.sweep({ leftoverGraceMs: 0 })
+  t.ok(await exists(stamp), 'the first sweep walks the view and says so')
+
+  // A temporary beside a key with no marker (as by hand): later sweeps do not walk for it.
+  const unmarked = path.join(dir, 'docs', '.0123456789abz1.view')
+  await writeFile(unmarked, 'x')
+  t.equal((await bucket.sweep({ leftoverGraceMs: 0 })).removedLeftovers, 0, 'not walked: a sweep costs nothing per key')
+  t.ok(await exists(unmarked))
+
+  // What the view does before making a temporary beside a key: touch the marker.
+  await writeFile(marker, '')
+  t.equal((await bucket.sweep({ leftoverGraceMs: 60_000 })).removedLeftovers, 0, 'a young temporary is kept')
+  t.ok(await exists(marker), 'and so is the marker, for the sweep that will find it old')
+  await new Promise(resolve => setTimeout(resolve, 1100))
+  t.equal((await bucket.sweep({ leftoverGraceMs: 0 })).removedLeftovers, 1, 'marked: the view is walked and the temporary removed')
+  t.notOk(await exists(unmarked))
+  t.notOk(await exists(marker), 'a walk that left nothing behind removes the marker')
+  t.equal(await text(bucket, 'docs/a.txt'), 'shown')
+})
+
 async function exists (file: string): Promise<boolean> {
   return await stat(file).then(() => true, () => false)
 }

@@ -115,7 +115,7 @@ export class FsStore implements BucketStore {
     this.#catalog = catalog
     this.#commits = new Commits(catalog, path.join(root, 'catalog.db'), fsync)
     this.#blobs = new BlobFiles(root, fsync)
-    this.#view = new KeyView(path.dirname(root), path.join(root, 'tmp'))
+    this.#view = new KeyView(path.dirname(root), root)
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
       (batch, outcomes) => {

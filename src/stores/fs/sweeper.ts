@@ -5,12 +5,17 @@
  * bucket, across processes (proper-lockfile); every step may be repeated.
  *
  * Leftovers include the readable view's temporary files
- * (`.<process tag><counter>.view`, view.ts), which a crash between their
- * creation and their rename leaves beside the key's place: the whole view
- * is walked for them (never through
- * a symbolic link, never into `.fsbucket`), and only regular files of
- * exactly that name, older than the grace period by ctime (linking a body
- * under a temporary name sets it), are removed.
+ * (`.<process tag><counter>.view`, view.ts). They are made in the store's
+ * `tmp/`, swept with the rest; only where `tmp/` cannot serve are they made
+ * beside the key's place, and the view then touches a marker first
+ * (`view-strays`). The sweeper walks the whole view only while that marker
+ * is there, and once for a store no sweep has walked yet (crashes of
+ * versions that made every temporary beside its key): a sweep's cost does
+ * not grow with the number of keys. A walk never follows a symbolic link
+ * or enters `.fsbucket`, and removes only regular files of exactly that
+ * name, older than the grace period by ctime (linking a body under a
+ * temporary name sets it). The marker is removed after a walk that leaves
+ * no temporary behind and began after the marker was last touched.
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -19,6 +24,7 @@ import type { SweepReport } from '../../bucket/port.js'
 import { entries, removeTree, type BlobFiles } from './blobs.js'
 import type { Catalog } from './catalog.js'
 import type { Uploads } from './uploads.js'
+import { VIEW_STRAYS_MARKER } from './view.js'
 
 export interface SweepRooms {
   root: string
@@ -67,9 +73,11 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
       const files = new Set(sql.parts.all(uploadId).map(p => p.file))
       await judge(`uploads/${uploadId}`, name => !files.has(`uploads/${uploadId}/${name}`))
     }
-    doomed.push(...await oldViewTemporaries(path.dirname(root), leftoversBefore))
+    const view = await viewSweep(root, leftoversBefore)
+    doomed.push(...view.old)
     for (const file of doomed) await removeTree(file)
     report.removedLeftovers += doomed.length
+    await view.done()
   } finally {
     await release()
   }
@@ -91,9 +99,40 @@ async function oldOrphans (dir: string, before: number, orphan: (name: string) =
 /** A temporary name of the readable view (view.ts): a dot, a 12-hex-digit process tag, a base-36 counter, `.view` (16 hex digits before). */
 const VIEW_TEMPORARY = /^\.[0-9a-f]{12}[0-9a-z]{1,13}\.view$/
 
-/** The view's temporary files under `viewRoot` older than `before` (by ctime), as paths; one directory open at a time. */
-async function oldViewTemporaries (viewRoot: string, before: number): Promise<string[]> {
+/** Written once the view of a store has been walked: later sweeps walk it only when the marker asks. */
+const VIEW_WALKED = 'view-walked'
+
+/**
+ * The view's temporaries to remove (when a walk is due), and what to do with
+ * the marker once they are gone.
+ */
+async function viewSweep (root: string, before: number): Promise<{ old: string[], done: () => Promise<void> }> {
+  const marker = path.join(root, VIEW_STRAYS_MARKER)
+  const stamp = path.join(root, VIEW_WALKED)
+  const marked = await fsp.stat(marker).then(() => true, () => false)
+  const walked = await fsp.stat(stamp).then(() => true, () => false)
+  if (!marked && walked) return { old: [], done: async () => {} }
+  const started = Date.now()
+  const { old, young } = await viewTemporaries(path.dirname(root), before)
+  return {
+    old,
+    done: async () => {
+      if (young > 0) {
+        await fsp.writeFile(marker, '') // walk again when they are old enough
+      } else if (marked) {
+        // A temporary made while this walk ran touched the marker after it began: keep it then.
+        const touched = await fsp.stat(marker).then(s => s.mtimeMs, () => -Infinity)
+        if (touched < started - 1000) await fsp.rm(marker, { force: true })
+      }
+      if (!walked) await fsp.writeFile(stamp, '')
+    }
+  }
+}
+
+/** The view's temporary files under `viewRoot`: those older than `before` (by ctime), as paths, and how many are younger; one directory open at a time. */
+async function viewTemporaries (viewRoot: string, before: number): Promise<{ old: string[], young: number }> {
   const found: string[] = []
+  let young = 0
   const pending = [viewRoot]
   for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
     const listing = await fsp.opendir(dir).catch(() => null)
@@ -105,9 +144,11 @@ async function oldViewTemporaries (viewRoot: string, before: number): Promise<st
         if (!(dir === viewRoot && entry.name === '.fsbucket')) pending.push(file)
       } else if (entry.isFile() && VIEW_TEMPORARY.test(entry.name)) {
         const stat = await fsp.lstat(file).catch(() => null)
-        if (stat !== null && stat.isFile() && stat.ctimeMs < before) found.push(file)
+        if (stat === null || !stat.isFile()) continue
+        if (stat.ctimeMs < before) found.push(file)
+        else young++
       }
     }
   }
-  return found
+  return { old: found, young }
 }

@@ -45,6 +45,14 @@ function temporaryEntry (parent: string): string {
   return path.join(parent, `.${processTag}${(temporaries++).toString(36)}.view`)
 }
 
+/**
+ * The file, in the store's directory, whose presence says that the view may
+ * hold temporaries beside keys (made where the scratch directory could not
+ * serve): the sweeper walks the view for them only then. Touched at every
+ * such temporary, before it is made.
+ */
+export const VIEW_STRAYS_MARKER = 'view-strays'
+
 /** The view path of a key relative to the bucket directory, or null when the key cannot be shown. */
 export function viewPath (id: string): string | null {
   const segments = id.split('/')
@@ -70,10 +78,13 @@ function entryAt (file: string): Stats | null {
 export class KeyView {
   readonly #bucketDir: string
   readonly #scratchDir: string | undefined
+  readonly #strays: string | undefined
 
-  constructor (bucketDir: string, scratchDir?: string) {
+  /** `storeDir`: where the scratch directory (`tmp`) and the marker of temporaries beside keys are. */
+  constructor (bucketDir: string, storeDir?: string) {
     this.#bucketDir = bucketDir
-    this.#scratchDir = scratchDir
+    this.#scratchDir = storeDir === undefined ? undefined : path.join(storeDir, 'tmp')
+    this.#strays = storeDir === undefined ? undefined : path.join(storeDir, VIEW_STRAYS_MARKER)
   }
 
   /** Whether the key can have a file in the view at all. */
@@ -159,10 +170,14 @@ export class KeyView {
    * holding many keys is slow to add a name to (creating a file there cost
    * a small put more than all its other file work), and the rename then adds
    * the only new name to it. Where the scratch directory cannot serve (a
-   * rename across file systems), the entry is made beside `target`.
+   * rename across file systems), the entry is made beside `target`, and
+   * the marker that sends the sweeper through the view is touched first.
    */
   #replaceEntry (parent: string, target: string, make: (tmp: string) => void): boolean {
     if (this.#scratchDir !== undefined && this.#replace(this.#scratchDir, target, make)) return true
+    if (this.#strays !== undefined) {
+      try { writeFileSync(this.#strays, '') } catch {}
+    }
     return this.#replace(parent, target, make)
   }
 
