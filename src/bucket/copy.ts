@@ -34,12 +34,19 @@ function needsBytes (source: StoredObject, algorithm: HashAlgorithm | undefined)
   return isMultipartRecord(source) || (algorithm !== undefined && source.checksums[algorithm] === undefined)
 }
 
-/** The checksums a copy made from the bytes carries: the one asked for, else every one the source had (a composite as a whole-object one). */
-function copiedAlgorithms (source: StoredObject, algorithm: HashAlgorithm | undefined): HashAlgorithm[] {
-  if (algorithm !== undefined) return ['md5', algorithm]
+/**
+ * The checksums a copy made from the bytes carries (S3's CopyObject): the
+ * one asked for, else every one the source had, a composite one as a
+ * whole-object one. Also the rule of the S3 door's copies between buckets.
+ */
+export function copiedChecksums<A extends HashAlgorithm> (had: A[], composite: A | undefined, asked: A | undefined): A[] {
+  if (asked !== undefined) return [asked]
+  return [...new Set([...had, ...(composite === undefined ? [] : [composite])])]
+}
+
+function copiedAlgorithms (source: StoredObject, asked: HashAlgorithm | undefined): HashAlgorithm[] {
   const had = hashAlgorithms.filter(a => source.checksums[a] !== undefined)
-  const composite = source.checksums.multipart?.composite?.algorithm
-  return [...new Set<HashAlgorithm>(['md5', ...had, ...(composite === undefined ? [] : [composite])])]
+  return [...new Set<HashAlgorithm>(['md5', ...copiedChecksums(had, source.checksums.multipart?.composite?.algorithm, asked)])]
 }
 
 const rewriteNeeded = new Error('the copy needs its bytes read')

@@ -20,7 +20,7 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
+import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
@@ -218,11 +218,9 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     return
   }
   const object = await readCopySource(ctx)
-  // The copy's checksum: the one asked for, else those of the source (a composite one as a whole-object one), computed as the bytes stream.
-  const composite = object.checksums.composite?.algorithm
-  const computeChecksums = checksumAlgorithm !== undefined
-    ? [checksumAlgorithm]
-    : [...Object.keys(object.checksums.toJSON()), ...(composite === undefined ? [] : [composite])] as BucketChecksumAlgorithm[]
+  // The copy's checksums, as the binding's copy chooses them, computed as the bytes stream.
+  const had = Object.keys(object.checksums.toJSON()) as BucketChecksumAlgorithm[]
+  const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
   const copied = await bucket.put(ctx.key, sourceBytes(object), {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : httpMetadataFrom(headers),
     customMetadata: directive === 'COPY' ? object.customMetadata : customMetadataFrom(headers),
