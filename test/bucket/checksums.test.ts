@@ -1,0 +1,65 @@
+/**
+ * The engine's running CRCs: the catalogue check values, checksums computed
+ * side by side keeping their own state (one WebAssembly instance serves
+ * them all), a checksum started before the WebAssembly is ready, and a
+ * package that CommonJS can still require (no top-level await).
+ */
+import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import t from 'tap'
+import { Crc64Nvme } from '@aws-sdk/crc64-nvme'
+import { runningChecksum } from '../../src/bucket/checksums.js'
+
+const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src')
+
+async function whole (algorithm: 'crc32c' | 'crc64nvme', data: Uint8Array): Promise<string> {
+  const running = runningChecksum(algorithm)
+  running.update(data)
+  return (await running.digest()).toString('hex')
+}
+
+t.test('the catalogue check values of "123456789"', async t => {
+  const data = Buffer.from('123456789')
+  t.equal(await whole('crc32c', data), 'e3069283')
+  t.equal(await whole('crc64nvme', data), 'ae8b14860a799888')
+  t.equal(await whole('crc64nvme', Buffer.alloc(0)), '0000000000000000', 'nothing at all')
+})
+
+t.test('checksums computed side by side keep their own state', async t => {
+  const a = randomBytes(300_000)
+  const b = randomBytes(300_000)
+  const ra = runningChecksum('crc64nvme')
+  const rb = runningChecksum('crc64nvme')
+  const rc = runningChecksum('crc32c')
+  for (let offset = 0; offset < a.length; offset += 7_001) {
+    ra.update(a.subarray(offset, offset + 7_001))
+    rb.update(b.subarray(offset, offset + 7_001))
+    rc.update(a.subarray(offset, offset + 7_001))
+  }
+  const reference = async (data: Buffer): Promise<string> => {
+    const crc = new Crc64Nvme()
+    crc.update(data)
+    return Buffer.from(await crc.digest()).toString('hex')
+  }
+  t.equal((await ra.digest()).toString('hex'), await reference(a))
+  t.equal((await rb.digest()).toString('hex'), await reference(b))
+  t.equal((await rc.digest()).toString('hex'), await whole('crc32c', a), 'in pieces as in one piece')
+})
+
+t.test('a checksum started as the module loads, before its WebAssembly is ready, is right', async t => {
+  const module = pathToFileURL(path.join(dist, 'bucket', 'checksums.js')).href
+  const script = `
+    const { runningChecksum } = await import(${JSON.stringify(module)})
+    const r = runningChecksum('crc64nvme')
+    r.update(Buffer.from('1234'))
+    r.update(Buffer.from('56789'))
+    console.log((await r.digest()).toString('hex'))`
+  t.equal(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim(), 'ae8b14860a799888')
+})
+
+t.test('CommonJS can require the package where Node can require ES modules', { skip: (process.features as { require_module?: boolean }).require_module !== true && 'this Node cannot require ES modules' }, async t => {
+  const script = `const fsbucket = require(${JSON.stringify(path.join(dist, 'index.js'))}); console.log(typeof fsbucket.openBucket)`
+  t.equal(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim(), 'function', 'no top-level await in its graph')
+})
