@@ -77,7 +77,8 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
     doomed.push(...view.old)
     for (const file of doomed) await removeTree(file)
     report.removedLeftovers += doomed.length
-    await view.done()
+    // Best effort: a marker or stamp not written only means another walk.
+    await view.done().catch(() => {})
   } finally {
     await release()
   }
