@@ -243,9 +243,9 @@ export class BucketEngine implements Bucket {
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
     const opts = optionsObject<BucketUploadPartOptions>('uploadPart', options)
     const checksum = parseChecksumOption('uploadPart', opts)
+    const fallback = opts.defaultChecksum === undefined ? undefined : computedChecksums([opts.defaultChecksum], 'uploadPart')[0]
     const source = valueSource(value, 'uploadPart')
     const upload = await this.#liveUpload('uploadPart', key, uploadId)
-    const fallback = opts.defaultChecksum === undefined ? undefined : computedChecksums([opts.defaultChecksum], 'uploadPart')[0]
     const computed = partChecksumAlgorithm(upload, checksum?.algorithm, opts.copied === true, fallback)
     const algorithms: HashAlgorithm[] = ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...(computed === undefined ? [] : [computed])]
     const body = new MeasuredBody(source, algorithms, MAX_PART_BYTES, 'uploadPart')

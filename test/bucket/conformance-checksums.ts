@@ -196,6 +196,26 @@ export function checksumConformance (t: Test, open: Open): void {
     t.same(plainParts.map(p => p.checksums), [undefined, undefined], 'and computes none')
   })
 
+  t.test('checksums: a part\'s defaultChecksum applies only where neither it nor its upload names an algorithm', async t => {
+    const { bucket, reopen } = await place(t, { minPartSize: 5 })
+    const data = [patternBytes(8, 3), patternBytes(5, 4)]
+    const bare = await bucket.createMultipartUpload('bare')
+    const parts = [
+      await bare.uploadPart(1, data[0], { defaultChecksum: 'crc64nvme' }),
+      await bare.uploadPart(2, data[1], { defaultChecksum: 'crc64nvme', copied: true })
+    ]
+    t.same(parts.map(p => p.checksums), [{ crc64nvme: await crc64Hex(data[0]) }, { crc64nvme: await crc64Hex(data[1]) }], 'computed for a bare part, copied or not')
+    const listed = await (await reopen()).resumeMultipartUpload('bare', bare.uploadId).listParts()
+    t.same(listed.parts.map(p => p.checksums), parts.map(p => p.checksums), 'and kept (a second handle lists them)')
+    const done = await bare.complete(parts.map(p => ({ partNumber: p.partNumber, etag: p.etag })))
+    t.equal(hex(done.checksums.crc64nvme), await crc64Hex(Buffer.concat(data)), 'the object gets their FULL_OBJECT combination')
+    const sent = await (await bucket.createMultipartUpload('sent')).uploadPart(1, data[0], { crc32: crc32Hex(data[0]), defaultChecksum: 'crc64nvme' })
+    t.same(sent.checksums, { crc32: crc32Hex(data[0]) }, 'a part that brings a checksum keeps only its own')
+    const kept = await bucket.createMultipartUpload('kept', { checksumAlgorithm: 'crc32c', checksumType: 'FULL_OBJECT' })
+    t.same(Object.keys((await kept.uploadPart(1, data[0], { defaultChecksum: 'crc64nvme' })).checksums ?? {}), ['crc32c'], 'an upload\'s own algorithm wins')
+    await t.rejects(kept.uploadPart(2, data[0], { defaultChecksum: 'crc7' as 'crc32' }), TypeError, 'an unknown algorithm is refused')
+  })
+
   t.test('reads by part number serve each part of a multipart object', async t => {
     const { bucket, reopen } = await place(t, { minPartSize: 5 })
     const data = [patternBytes(7, 4), patternBytes(7, 5), patternBytes(2, 6)]
