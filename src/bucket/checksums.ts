@@ -14,7 +14,8 @@
  * Implementations, chosen by a benchmark on Node.js 20 (64 MiB in 64 KiB
  * chunks, one core): CRC32 is node:zlib's `crc32` (native, ~1.2-2.5 GB/s;
  * Node >= 20.15); CRC32C and CRC64NVME are hash-wasm's WebAssembly ones
- * (~1.5 and ~1.2 GB/s, three times the AWS SDK's JavaScript ones).
+ * (~1.5 and ~1.2 GB/s, three times the AWS SDK's JavaScript ones), with
+ * byte-at-a-time tables where WebAssembly cannot run.
  */
 import { createHash } from 'node:crypto'
 import zlib from 'node:zlib'
@@ -49,47 +50,114 @@ function uint32Bytes (value: number): Buffer {
   return b
 }
 
+/** A CRC being computed, synchronously. */
+interface CrcRun {
+  update: (data: Uint8Array) => void
+  digest: () => Buffer
+}
+type CrcMakers = Record<'crc32c' | 'crc64nvme', () => CrcRun>
+
 /**
  * One WebAssembly instance per CRC serves every running checksum of the
  * process: each keeps its own few bytes of state and loads them around its
  * synchronous update (making an instance costs ~250 µs, a load ~0.1 µs).
- * The instances are made when the module loads, without a top-level await
- * (which would keep CommonJS callers from requiring the package): a
- * checksum started in the first moments keeps copies of its bytes until
- * they are ready.
  */
-let wasmCrcs: Record<'crc32c' | 'crc64nvme', IHasher> | undefined
-const wasmReady = Promise.all([createCRC32(0x82f63b78), createCRC64('9a6c9329ac4bc9b5')])
-  .then(([crc32c, crc64nvme]) => { wasmCrcs = { crc32c, crc64nvme } })
-wasmReady.catch(() => {}) // a failure is thrown by the digests that need them
-
-function wasmRunning (algorithm: 'crc32c' | 'crc64nvme'): RunningChecksum {
-  let state: Uint8Array | undefined
-  let early: Uint8Array[] | undefined
-  const apply = (hashers: NonNullable<typeof wasmCrcs>, data: Uint8Array): void => {
-    const hasher = hashers[algorithm]
-    state = (state === undefined ? hasher.init() : hasher.load(state)).update(data).save()
+function webAssemblyRun (hasher: IHasher): () => CrcRun {
+  return () => {
+    let state = hasher.init().save()
+    return {
+      update: data => { state = hasher.load(state).update(data).save() },
+      digest: () => Buffer.from(hasher.load(state).digest('binary'))
+    }
   }
-  const settle = (hashers: NonNullable<typeof wasmCrcs>): void => {
-    if (early === undefined) return
-    for (const data of early) apply(hashers, data)
-    early = undefined
+}
+
+/** Reflected CRC tables, one byte at a time: the fallback where WebAssembly cannot run (`node --jitless`), and short composites. */
+const CRC32C_TABLE = new Uint32Array(256)
+const CRC64_TABLE_LO = new Uint32Array(256)
+const CRC64_TABLE_HI = new Uint32Array(256)
+for (let i = 0; i < 256; i++) {
+  let c = i
+  let lo = i
+  let hi = 0
+  for (let k = 0; k < 8; k++) {
+    c = (c & 1) !== 0 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1
+    const carry = lo & 1
+    lo = ((lo >>> 1) | (hi << 31)) >>> 0
+    hi = hi >>> 1
+    if (carry !== 0) {
+      lo = (lo ^ 0xac4bc9b5) >>> 0
+      hi = (hi ^ 0x9a6c9329) >>> 0
+    }
+  }
+  CRC32C_TABLE[i] = c >>> 0
+  CRC64_TABLE_LO[i] = lo
+  CRC64_TABLE_HI[i] = hi
+}
+
+/** Advances a CRC32C register (not inverted at either end) over `data`. */
+function crc32cRegister (crc: number, data: Uint8Array): number {
+  for (const byte of data) crc = CRC32C_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8)
+  return crc
+}
+
+const tableRuns: CrcMakers = {
+  crc32c: () => {
+    let crc = 0xffffffff
+    return { update: data => { crc = crc32cRegister(crc, data) }, digest: () => uint32Bytes(~crc) }
+  },
+  crc64nvme: () => {
+    let lo = 0xffffffff
+    let hi = 0xffffffff
+    return {
+      update: data => {
+        for (const byte of data) {
+          const i = (lo ^ byte) & 0xff
+          lo = ((lo >>> 8) | (hi << 24)) ^ CRC64_TABLE_LO[i]
+          hi = (hi >>> 8) ^ CRC64_TABLE_HI[i]
+        }
+      },
+      digest: () => Buffer.concat([uint32Bytes(~hi), uint32Bytes(~lo)])
+    }
+  }
+}
+
+/**
+ * The CRC implementations in use: the WebAssembly ones once made (at module
+ * load, without a top-level await, which would keep CommonJS callers from
+ * requiring the package), the tables where they cannot be made.
+ */
+let crcRuns: CrcMakers | undefined
+const crcRunsSettled = Promise.all([createCRC32(0x82f63b78), createCRC64('9a6c9329ac4bc9b5')]).then(
+  ([crc32c, crc64nvme]) => { crcRuns = { crc32c: webAssemblyRun(crc32c), crc64nvme: webAssemblyRun(crc64nvme) } },
+  () => { crcRuns = tableRuns }
+)
+
+/** Which CRC32C / CRC64NVME implementation runs: still loading, WebAssembly, or the tables. */
+export function crcImplementation (): 'loading' | 'webassembly' | 'tables' {
+  return crcRuns === undefined ? 'loading' : crcRuns === tableRuns ? 'tables' : 'webassembly'
+}
+
+/** A running CRC32C or CRC64NVME; one started while the implementation loads keeps copies of its bytes until it is known. */
+function crcRunning (algorithm: 'crc32c' | 'crc64nvme'): RunningChecksum {
+  let run: CrcRun | undefined
+  let early: Uint8Array[] = []
+  const started = (runs: CrcMakers): CrcRun => {
+    if (run === undefined) {
+      run = runs[algorithm]()
+      for (const data of early) run.update(data)
+      early = []
+    }
+    return run
   }
   return {
     update: data => {
-      if (wasmCrcs === undefined) {
-        (early ??= []).push(Buffer.from(data))
-        return
-      }
-      settle(wasmCrcs)
-      apply(wasmCrcs, data)
+      if (crcRuns === undefined) early.push(Buffer.from(data))
+      else started(crcRuns).update(data)
     },
     digest: async () => {
-      await wasmReady
-      const hashers = wasmCrcs as NonNullable<typeof wasmCrcs>
-      settle(hashers)
-      const hasher = hashers[algorithm]
-      return Buffer.from((state === undefined ? hasher.init() : hasher.load(state)).digest('binary'))
+      await crcRunsSettled
+      return started(crcRuns as CrcMakers).digest()
     }
   }
 }
@@ -102,7 +170,7 @@ export function runningChecksum (algorithm: HashAlgorithm): RunningChecksum {
     }
     case 'crc32c':
     case 'crc64nvme':
-      return wasmRunning(algorithm)
+      return crcRunning(algorithm)
     default: {
       const hash = createHash(algorithm)
       return { update: data => { hash.update(data) }, digest: async () => hash.digest() }
@@ -169,23 +237,6 @@ export function combineCrcs (algorithm: CrcAlgorithm, pieces: Array<{ crc: Buffe
 }
 
 
-let crc32cTable: Uint32Array | undefined
-
-/** CRC32C of a short input in one synchronous call (composite checksums, inside a store's critical section). */
-function crc32cSync (data: Uint8Array): number {
-  if (crc32cTable === undefined) {
-    crc32cTable = new Uint32Array(256)
-    for (let i = 0; i < 256; i++) {
-      let c = i
-      for (let k = 0; k < 8; k++) c = (c & 1) !== 0 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1
-      crc32cTable[i] = c >>> 0
-    }
-  }
-  let crc = 0xffffffff
-  for (const byte of data) crc = crc32cTable[(crc ^ byte) & 0xff] ^ (crc >>> 8)
-  return (crc ^ 0xffffffff) >>> 0
-}
-
 /**
  * S3's composite checksum of parts: the algorithm over their raw checksums,
  * concatenated (synchronous; CRC64NVME has no composite form).
@@ -194,7 +245,7 @@ export function compositeOf (algorithm: Exclude<HashAlgorithm, 'crc64nvme'>, par
   const data = Buffer.concat(partChecksums)
   switch (algorithm) {
     case 'crc32': return uint32Bytes(zlib.crc32(data))
-    case 'crc32c': return uint32Bytes(crc32cSync(data))
+    case 'crc32c': return uint32Bytes(~crc32cRegister(0xffffffff, data))
     default: return createHash(algorithm).update(data).digest()
   }
 }

@@ -48,15 +48,35 @@ t.test('checksums computed side by side keep their own state', async t => {
   t.equal((await rc.digest()).toString('hex'), await whole('crc32c', a), 'in pieces as in one piece')
 })
 
+const checksumsModule = pathToFileURL(path.join(dist, 'bucket', 'checksums.js')).href
+
 t.test('a checksum started as the module loads, before its WebAssembly is ready, is right', async t => {
-  const module = pathToFileURL(path.join(dist, 'bucket', 'checksums.js')).href
   const script = `
-    const { runningChecksum } = await import(${JSON.stringify(module)})
+    const { runningChecksum, crcImplementation } = await import(${JSON.stringify(checksumsModule)})
+    const before = crcImplementation()
     const r = runningChecksum('crc64nvme')
     r.update(Buffer.from('1234'))
     r.update(Buffer.from('56789'))
-    console.log((await r.digest()).toString('hex'))`
-  t.equal(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim(), 'ae8b14860a799888')
+    console.log(before, (await r.digest()).toString('hex'), crcImplementation())`
+  t.equal(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }).trim(), 'loading ae8b14860a799888 webassembly',
+    'started while loading, finished by the WebAssembly')
+})
+
+t.test('where WebAssembly cannot run (node --jitless), the tables compute the same CRCs', async t => {
+  const data = Buffer.from(Array.from({ length: 100_003 }, (_, i) => (i * 7919) % 251))
+  const script = `
+    const { runningChecksum, checksumOf, crcImplementation } = await import(${JSON.stringify(checksumsModule)})
+    const data = Buffer.from(Array.from({ length: 100_003 }, (_, i) => (i * 7919) % 251))
+    const out = []
+    for (const algorithm of ['crc32c', 'crc64nvme']) {
+      out.push((await checksumOf(algorithm, Buffer.from('123456789'))).toString('hex'))
+      const r = runningChecksum(algorithm)
+      for (let offset = 0; offset < data.length; offset += 4_099) r.update(data.subarray(offset, offset + 4_099))
+      out.push((await r.digest()).toString('hex'))
+    }
+    console.log(crcImplementation(), ...out)`
+  const expected = ['tables', 'e3069283', await whole('crc32c', data), 'ae8b14860a799888', await whole('crc64nvme', data)].join(' ')
+  t.equal(execFileSync(process.execPath, ['--jitless', '--input-type=module', '-e', script], { encoding: 'utf8' }).trim(), expected)
 })
 
 t.test('CommonJS can require the package where Node can require ES modules', { skip: (process.features as { require_module?: boolean }).require_module !== true && 'this Node cannot require ES modules' }, async t => {
