@@ -34,7 +34,7 @@ import type {
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
-import { completedObject, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
+import { completedObject, defaultPartChecksum, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 export { MAX_PART_NUMBER } from './multipart.js'
 import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
@@ -60,11 +60,11 @@ function optionsObject<T> (method: string, options: unknown): Partial<T> {
   return options as Partial<T>
 }
 
-/** Checksums to compute (a put's `computeChecksums`, a part's `defaultChecksum`): known algorithms only. */
-function computedChecksums (algorithms: unknown, method = 'put'): HashAlgorithm[] {
+/** `computeChecksums` of a put: known algorithms only. */
+function computedChecksums (algorithms: unknown): HashAlgorithm[] {
   if (algorithms === undefined) return []
   if (!Array.isArray(algorithms) || !algorithms.every(a => (hashAlgorithms as readonly unknown[]).includes(a))) {
-    throw new TypeError(`${method}: checksums to compute must be checksum algorithms (${hashAlgorithms.join(', ')}).`)
+    throw new TypeError(`put: computeChecksums must list checksum algorithms (${hashAlgorithms.join(', ')}).`)
   }
   return algorithms as HashAlgorithm[]
 }
@@ -243,7 +243,7 @@ export class BucketEngine implements Bucket {
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
     const opts = optionsObject<BucketUploadPartOptions>('uploadPart', options)
     const checksum = parseChecksumOption('uploadPart', opts)
-    const fallback = opts.defaultChecksum === undefined ? undefined : computedChecksums([opts.defaultChecksum], 'uploadPart')[0]
+    const fallback = defaultPartChecksum(opts.defaultChecksum)
     const source = valueSource(value, 'uploadPart')
     const upload = await this.#liveUpload('uploadPart', key, uploadId)
     const computed = partChecksumAlgorithm(upload, checksum?.algorithm, opts.copied === true, fallback)

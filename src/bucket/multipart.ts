@@ -59,6 +59,13 @@ export function checkPartSizes (parts: StoredPart[], minPartSize: number): void 
 
 const uploadAlgorithms: ReadonlyArray<UploadChecksum['algorithm']> = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256']
 
+/** A part's `defaultChecksum`: one of the algorithms an upload can have, else a TypeError. */
+export function defaultPartChecksum (value: unknown): UploadChecksum['algorithm'] | undefined {
+  if (value === undefined) return undefined
+  if (!(uploadAlgorithms as readonly unknown[]).includes(value)) throw new TypeError(`uploadPart: defaultChecksum must be one of ${uploadAlgorithms.join(', ')}.`)
+  return value as UploadChecksum['algorithm']
+}
+
 /** The checksum algorithm and type `createMultipartUpload` keeps with the upload (S3's rules of combination). */
 export function uploadChecksumOption (opts: Partial<BucketMultipartOptions>): { checksum?: UploadChecksum } {
   const method = 'createMultipartUpload'

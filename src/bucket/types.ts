@@ -133,7 +133,7 @@ export type BucketUploadPartOptions = Partial<Record<BucketChecksumAlgorithm, Ch
    * Computed over the part and kept when neither the part nor its upload
    * carries a checksum (S3 adds CRC64NVME to what arrives without one).
    */
-  defaultChecksum?: BucketChecksumAlgorithm
+  defaultChecksum?: BucketUploadChecksumAlgorithm
 }
 
 /** Beyond the binding: the S3 checksum algorithms a multipart upload can be created with. */

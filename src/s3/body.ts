@@ -11,14 +11,14 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { pipeline, type Readable } from 'node:stream'
-import type { BucketChecksumAlgorithm, BucketUploadPartOptions } from '../bucket/index.js'
+import type { BucketUploadChecksumAlgorithm, BucketUploadPartOptions } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 import { single } from './headers.js'
 import { AwsChunkedDecoder, ChecksumVerifier, checksumAlgorithms, payloadMode, requestedChecksums, type ChecksumAlgorithm, type ExpectedChecksum } from './payload.js'
 import type { VerifiedSignature } from './sigv4.js'
 
 /** What S3 adds to an object or part that arrives without an x-amz-checksum-*. */
-export const defaultChecksum: BucketChecksumAlgorithm = 'crc64nvme'
+export const defaultChecksum: BucketUploadChecksumAlgorithm = 'crc64nvme'
 
 export interface DecodedBody {
   stream: Readable

@@ -214,6 +214,8 @@ export function checksumConformance (t: Test, open: Open): void {
     const kept = await bucket.createMultipartUpload('kept', { checksumAlgorithm: 'crc32c', checksumType: 'FULL_OBJECT' })
     t.same(Object.keys((await kept.uploadPart(1, data[0], { defaultChecksum: 'crc64nvme' })).checksums ?? {}), ['crc32c'], 'an upload\'s own algorithm wins')
     await t.rejects(kept.uploadPart(2, data[0], { defaultChecksum: 'crc7' as 'crc32' }), TypeError, 'an unknown algorithm is refused')
+    await t.rejects(bucket.createMultipartUpload('other').then(async u => await u.uploadPart(1, data[0], { defaultChecksum: 'sha512' as 'sha256' })),
+      { name: 'TypeError', message: /must be one of crc32, crc32c, crc64nvme, sha1, sha256/ }, 'and so is one no upload can have')
   })
 
   t.test('reads by part number serve each part of a multipart object', async t => {

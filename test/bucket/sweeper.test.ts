@@ -160,11 +160,13 @@ t.test('sweeps walk the view only while its marker says temporaries may be besid
   // What the view does before making a temporary beside a key: touch the marker.
   await writeFile(marker, '')
   t.equal((await bucket.sweep({ leftoverGraceMs: 60_000 })).removedLeftovers, 0, 'a young temporary is kept')
-  t.ok(await exists(marker), 'and so is the marker, for the sweep that will find it old')
-  await new Promise(resolve => setTimeout(resolve, 1100))
-  t.equal((await bucket.sweep({ leftoverGraceMs: 0 })).removedLeftovers, 1, 'marked: the view is walked and the temporary removed')
+  t.notOk(await exists(marker), 'the sweep claimed the marker (a temporary made from then on makes a new one)')
+  t.ok(await exists(`${marker}.walking`), 'and keeps the claim while a temporary is left, for the sweep that will find it old')
+  t.equal((await bucket.sweep({ leftoverGraceMs: 0 })).removedLeftovers, 1, 'still marked: the view is walked and the temporary removed')
   t.notOk(await exists(unmarked))
-  t.notOk(await exists(marker), 'a walk that left nothing behind removes the marker')
+  t.notOk(await exists(`${marker}.walking`), 'a walk that read everything and left nothing behind drops the claim')
+  t.notOk(await exists(marker))
+  t.equal((await bucket.sweep({ leftoverGraceMs: 0 })).removedLeftovers, 0, 'and the next sweep does not walk')
   t.equal(await text(bucket, 'docs/a.txt'), 'shown')
 })
 

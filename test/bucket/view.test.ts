@@ -79,4 +79,9 @@ t.test('a view entry is made in the scratch directory and renamed into place; wi
   t.equal(await readFile(path.join(bucketDir, 'docs', 'b.txt'), 'utf8'), 'three')
   t.same((await readdir(path.join(bucketDir, 'docs'))).sort(), ['a.txt', 'b.txt'], 'and nothing else left there')
   t.same(await readdir(otherStore), ['view-strays'], 'the marker that sends the sweeper through the view is made')
+
+  const unmarkable = path.join(bucketDir, 'unmarkable-store')
+  await mkdir(path.join(unmarkable, 'view-strays'), { recursive: true }) // a directory where the marker file goes
+  t.notOk(new KeyView(bucketDir, unmarkable).write('docs/c.txt', Buffer.from('four')), 'no marker can be made: the key is not shown')
+  t.same((await readdir(path.join(bucketDir, 'docs'))).sort(), ['a.txt', 'b.txt'], 'and no temporary is left beside its place')
 })

@@ -9,13 +9,13 @@
  * `tmp/`, swept with the rest; only where `tmp/` cannot serve are they made
  * beside the key's place, and the view then touches a marker first
  * (`view-strays`). The sweeper walks the whole view only while that marker
- * is there, and once for a store no sweep has walked yet (crashes of
- * versions that made every temporary beside its key): a sweep's cost does
- * not grow with the number of keys. A walk never follows a symbolic link
- * or enters `.fsbucket`, and removes only regular files of exactly that
- * name, older than the grace period by ctime (linking a body under a
- * temporary name sets it). The marker is removed after a walk that leaves
- * no temporary behind and began after the marker was last touched.
+ * is there, and until one has walked it cleanly (crashes of versions that
+ * made every temporary beside its key): a sweep's cost does not grow with
+ * the number of keys. A walk never follows a symbolic link or enters
+ * `.fsbucket`, and removes only regular files of exactly that name, older
+ * than the grace period by ctime (linking a body under a temporary name
+ * sets it). The marker goes only after a walk that read everything and
+ * left no temporary behind (`viewSweep`).
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -100,43 +100,54 @@ async function oldOrphans (dir: string, before: number, orphan: (name: string) =
 /** A temporary name of the readable view (view.ts): a dot, a 12-hex-digit process tag, a base-36 counter, `.view` (16 hex digits before). */
 const VIEW_TEMPORARY = /^\.[0-9a-f]{12}[0-9a-z]{1,13}\.view$/
 
-/** Written once the view of a store has been walked: later sweeps walk it only when the marker asks. */
+/** Written once the view of a store has been walked cleanly: later sweeps walk it only when a marker asks. */
 const VIEW_WALKED = 'view-walked'
 
 /**
- * The view's temporaries to remove (when a walk is due), and what to do with
- * the marker once they are gone.
+ * The view's temporaries to remove (when a walk is due), and what to do
+ * once they are gone. A sweep first claims the marker by renaming it to
+ * `<marker>.walking`: a temporary made beside a key from then on makes a new
+ * marker. The claimed one is removed (and the stamp written) only after a
+ * clean walk: every directory read, every temporary old enough and removed.
+ * Otherwise it stays, and the next sweep walks again.
  */
 async function viewSweep (root: string, before: number): Promise<{ old: string[], done: () => Promise<void> }> {
   const marker = path.join(root, VIEW_STRAYS_MARKER)
+  const claimed = `${marker}.walking`
   const stamp = path.join(root, VIEW_WALKED)
-  const marked = await fsp.stat(marker).then(() => true, () => false)
-  const walked = await fsp.stat(stamp).then(() => true, () => false)
-  if (!marked && walked) return { old: [], done: async () => {} }
-  const started = Date.now()
-  const { old, young } = await viewTemporaries(path.dirname(root), before)
+  await fsp.rename(marker, claimed).catch(() => {})
+  const exists = async (file: string): Promise<boolean> => await fsp.lstat(file).then(() => true, () => false)
+  const walked = await exists(stamp)
+  if (walked && !await exists(claimed)) return { old: [], done: async () => {} }
+  const { old, young, unread } = await viewTemporaries(path.dirname(root), before)
   return {
     old,
     done: async () => {
-      if (young > 0) {
-        await fsp.writeFile(marker, '') // walk again when they are old enough
-      } else if (marked) {
-        // A temporary made while this walk ran touched the marker after it began: keep it then.
-        const touched = await fsp.stat(marker).then(s => s.mtimeMs, () => -Infinity)
-        if (touched < started - 1000) await fsp.rm(marker, { force: true })
-      }
+      if (young > 0 || unread > 0) return
+      for (const file of old) if (await exists(file)) return
+      await fsp.rm(claimed, { force: true })
       if (!walked) await fsp.writeFile(stamp, '')
     }
   }
 }
 
-/** The view's temporary files under `viewRoot`: those older than `before` (by ctime), as paths, and how many are younger; one directory open at a time. */
-async function viewTemporaries (viewRoot: string, before: number): Promise<{ old: string[], young: number }> {
+/**
+ * The view's temporary files under `viewRoot`: those older than `before`
+ * (by ctime), as paths, how many are younger, and how many directories or
+ * entries could not be read (a directory gone meanwhile is no failure); one
+ * directory open at a time.
+ */
+async function viewTemporaries (viewRoot: string, before: number): Promise<{ old: string[], young: number, unread: number }> {
   const found: string[] = []
   let young = 0
+  let unread = 0
+  const failed = (err: NodeJS.ErrnoException): null => {
+    if (err.code !== 'ENOENT') unread++
+    return null
+  }
   const pending = [viewRoot]
   for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
-    const listing = await fsp.opendir(dir).catch(() => null)
+    const listing = await fsp.opendir(dir).catch(failed)
     if (listing === null) continue
     for await (const entry of listing) {
       const file = path.join(dir, entry.name)
@@ -144,12 +155,12 @@ async function viewTemporaries (viewRoot: string, before: number): Promise<{ old
       if (entry.isDirectory()) {
         if (!(dir === viewRoot && entry.name === '.fsbucket')) pending.push(file)
       } else if (entry.isFile() && VIEW_TEMPORARY.test(entry.name)) {
-        const stat = await fsp.lstat(file).catch(() => null)
+        const stat = await fsp.lstat(file).catch(failed)
         if (stat === null || !stat.isFile()) continue
         if (stat.ctimeMs < before) found.push(file)
         else young++
       }
     }
   }
-  return { old: found, young }
+  return { old: found, young, unread }
 }

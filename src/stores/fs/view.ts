@@ -49,7 +49,8 @@ function temporaryEntry (parent: string): string {
  * The file, in the store's directory, whose presence says that the view may
  * hold temporaries beside keys (made where the scratch directory could not
  * serve): the sweeper walks the view for them only then. Touched at every
- * such temporary, before it is made.
+ * such temporary, before it is made; a sweep claims it by renaming it to
+ * `view-strays.walking`.
  */
 export const VIEW_STRAYS_MARKER = 'view-strays'
 
@@ -176,7 +177,11 @@ export class KeyView {
   #replaceEntry (parent: string, target: string, make: (tmp: string) => void): boolean {
     if (this.#scratchDir !== undefined && this.#replace(this.#scratchDir, target, make)) return true
     if (this.#strays !== undefined) {
-      try { writeFileSync(this.#strays, '') } catch {}
+      try {
+        writeFileSync(this.#strays, '')
+      } catch {
+        return false // no marker, no temporary beside the key: the sweeper would never look for it
+      }
     }
     return this.#replace(parent, target, make)
   }
