@@ -19,6 +19,15 @@ class Clock {
   read = (): Date => new Date(this.now)
 }
 
+/** A bucket in the test's directory holding `key`, closed at the test's end. */
+async function bucketWith (t: Test, key: string, text: string): Promise<{ dir: string, bucket: Bucket }> {
+  const dir = path.join(testdir(t), 'bucket')
+  const bucket = await openBucket(dir)
+  t.teardown(() => bucket.close())
+  await bucket.put(key, text)
+  return { dir, bucket }
+}
+
 async function expectNoSuchUpload (t: Test, call: () => Promise<unknown>, message: string): Promise<void> {
   try {
     await call()
@@ -94,10 +103,7 @@ t.test('uploadMaxAgeMs is honoured, from the bucket options and from sweep', asy
 })
 
 t.test('sweep removes leftovers of interrupted writes once they are past the grace period', async t => {
-  const dir = path.join(testdir(t), 'bucket')
-  const bucket = await openBucket(dir)
-  t.teardown(() => bucket.close())
-  await bucket.put('kept', 'a stored object')
+  const { dir, bucket } = await bucketWith(t, 'kept', 'a stored object')
   // What a writer killed mid-body leaves behind: a temporary file nobody names.
   const leftover = path.join(dir, '.fsbucket', 'tmp', 'interrupted-write')
   await writeFile(leftover, 'half a body')
@@ -113,10 +119,7 @@ t.test('sweep removes leftovers of interrupted writes once they are past the gra
 })
 
 t.test('sweep removes the readable view\'s temporary files a crash left, once past the grace period, and nothing else of the view', async t => {
-  const dir = path.join(testdir(t), 'bucket')
-  const bucket = await openBucket(dir)
-  t.teardown(() => bucket.close())
-  await bucket.put('photos/2024/a.txt', 'shown in the view')
+  const { dir, bucket } = await bucketWith(t, 'photos/2024/a.txt', 'shown in the view')
   // What a publisher killed between making its temporary name and renaming it leaves: a link to a body, or a written copy.
   const linked = path.join(dir, 'photos', '2024', '.0123456789abcdef.view')
   await link(path.join(dir, 'photos', '2024', 'a.txt'), linked)
@@ -141,10 +144,7 @@ t.test('sweep removes the readable view\'s temporary files a crash left, once pa
 })
 
 t.test('sweeps walk the view only while its marker says temporaries may be beside keys (and once for a store never walked)', async t => {
-  const dir = path.join(testdir(t), 'bucket')
-  const bucket = await openBucket(dir)
-  t.teardown(() => bucket.close())
-  await bucket.put('docs/a.txt', 'shown')
+  const { dir, bucket } = await bucketWith(t, 'docs/a.txt', 'shown')
   const marker = path.join(dir, '.fsbucket', 'view-strays')
   const stamp = path.join(dir, '.fsbucket', 'view-walked')
   t.notOk(await exists(marker), 'puts through the scratch directory leave no marker')
