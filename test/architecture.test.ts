@@ -25,7 +25,7 @@ import t from 'tap'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 const MAX_LINES = 500
-const fileSystem = /^(node:fs|fs|node:fs\/promises|fs\/promises|fs-extra|proper-lockfile|better-sqlite3)$/
+const fileSystem = /^(node:fs|fs|node:fs\/promises|fs\/promises|fs-extra|proper-lockfile|better-sqlite3(-node20)?)$/
 const doors = ['http', 'mgmt', 's3', 'cli', 'console']
 const roots = new Set(['src/index.ts', 'src/app.ts', 'src/cli.ts'])
 /** The filesystem store's body-file modules, which the PostgreSQL store shares. */

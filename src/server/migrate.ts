@@ -18,11 +18,11 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import Database from 'better-sqlite3'
 import { isValidBucketName } from '../bucket/index.js'
 import { fsyncDirectory } from '../stores/fs/atomic.js'
 import { blobFile } from '../stores/fs/blobs.js'
 import type { ObjectRow, PartRow, UploadRow } from '../stores/fs/catalog.js'
+import { Database } from '../stores/fs/sqlite.js'
 import { PgCatalog } from '../stores/pg/catalog.js'
 import { bodyRoot } from '../stores/pg/registry-storage.js'
 

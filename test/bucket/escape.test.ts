@@ -7,10 +7,10 @@
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import Database from 'better-sqlite3'
 import t from 'tap'
 import { auth, gateway } from '../http/gateway-fixture.js'
 import { testdir } from '../testdir.js'
+import { Database } from '../../src/stores/fs/sqlite.js'
 
 function outsideTree (t: Parameters<typeof testdir>[0]): { dir: string, file: string } {
   const dir = testdir(t) + '-outside'

@@ -6,10 +6,10 @@
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import Database from 'better-sqlite3'
 import t from 'tap'
 import { openBucket } from '../../src/index.js'
 import { testdir } from '../testdir.js'
+import { Database } from '../../src/stores/fs/sqlite.js'
 
 t.test('a format 1 bucket reads, takes small and large writes, and is upgraded', async t => {
   const dir = testdir(t)

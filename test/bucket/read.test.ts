@@ -106,7 +106,7 @@ t.test('fs: a multipart object stored without its part layout is read by part fr
   await upload.complete(parts)
   await first.close()
   // As an older version stored it: no layout in the record.
-  const { default: Database } = await import('better-sqlite3')
+  const { Database } = await import('../../src/stores/fs/sqlite.js')
   const db = new Database(`${dir}/.fsbucket/catalog.db`)
   db.prepare("UPDATE objects SET checksums = json_remove(checksums, '$.multipart')").run()
   t.equal(JSON.parse((db.prepare('SELECT checksums FROM objects').get() as { checksums: string }).checksums).multipart, undefined, 'an old record')

@@ -6,10 +6,10 @@
  * `uploads`): its uploads read as having none.
  */
 import path from 'node:path'
-import Database from 'better-sqlite3'
 import t from 'tap'
 import { openBucket } from '../../src/index.js'
 import { testdir } from '../testdir.js'
+import { Database } from '../../src/stores/fs/sqlite.js'
 
 t.test('a catalog without part checksums gains them, old parts reading as none', async t => {
   const dir = path.join(testdir(t), 'bucket')

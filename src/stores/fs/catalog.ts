@@ -10,10 +10,11 @@
  * or holds a small body itself (`body`, see inline.ts; NULL for file bodies).
  * Catalogs made before that column existed get it when opened (see `open`).
  */
-import Database from 'better-sqlite3'
+import type BetterSqlite3 from 'better-sqlite3'
 import { bucketRetired, type StoredObject } from '../../bucket/port.js'
 import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
+import { Database } from './sqlite.js'
 import { currentTurn } from './turn.js'
 
 /** How long a write waits for another process's write transaction (and reads for a recovery) to end. */
@@ -103,7 +104,7 @@ export function objectRow (id: Buffer, object: StoredObject, segments: Segment[]
 }
 
 /** A prepared statement, typed by its parameters and rows. */
-type Statement<P extends unknown[] | {} = unknown[], R = unknown> = Database.Statement<P, R>
+type Statement<P extends unknown[] | {} = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>
 
 /** The catalog's prepared statements. */
 interface Statements {
@@ -139,7 +140,7 @@ interface Statements {
   deleteParts: Statement<[string]>
 }
 
-function statements (db: Database.Database): Statements {
+function statements (db: BetterSqlite3.Database): Statements {
   const prepare = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql)
   const raw = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).raw() as Statement<P, R>
   const pluck = <R>(sql: string): Statement<[], R> => db.prepare<[], R>(sql).pluck() as Statement<[], R>
@@ -194,12 +195,12 @@ export class Catalog {
   readonly sql: Statements
   /** Rows recently read, and small bodies (see read-cache.ts). */
   readonly cache = new ReadCache()
-  readonly #db: Database.Database
-  readonly #transaction: Database.Transaction<(fn: () => unknown) => unknown>
+  readonly #db: BetterSqlite3.Database
+  readonly #transaction: BetterSqlite3.Transaction<(fn: () => unknown) => unknown>
   /** The turn of the event loop in which the data version was last looked at (see turn.ts). */
   #checkedTurn = -1
 
-  private constructor (db: Database.Database) {
+  private constructor (db: BetterSqlite3.Database) {
     this.#db = db
     this.#transaction = db.transaction((fn: () => unknown) => fn())
     this.sql = statements(db)
