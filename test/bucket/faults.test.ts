@@ -13,7 +13,7 @@
 import { existsSync, promises as fsp, readdirSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { BucketEngine, type Bucket, type BucketUploadedPart } from '../../src/index.js'
+import { BucketEngine, openBucket, type Bucket, type BucketUploadedPart } from '../../src/index.js'
 import { Catalog } from '../../src/stores/fs/catalog.js'
 import { FsStore } from '../../src/stores/fs/store.js'
 import { testdir } from '../testdir.js'
@@ -179,4 +179,35 @@ t.test('a deletion on a full disk frees the spare file and succeeds', async t =>
   t.same(await orphans(bucket, path.join(dir, '.fsbucket')), [], 'and freed the body')
   await new Promise(resolve => setTimeout(resolve, 50))
   t.ok(existsSync(spare), 'the spare is made again once there is room')
+})
+
+t.test('a damaged catalog answers the I/O error (10906), never an unknown one', async t => {
+  const dir = path.join(testdir(t), 'damaged')
+  const catalog = path.join(dir, '.fsbucket', 'catalog.db')
+  const fill = async (): Promise<void> => {
+    const bucket = await openBucket(dir)
+    for (let i = 0; i < 50; i++) await bucket.put(`k${i}`, 'v'.repeat(3000))
+    await bucket.close()
+    for (const suffix of ['-wal', '-shm']) await fsp.rm(catalog + suffix, { force: true })
+  }
+  await fill()
+  // Pages past the first overwritten: SQLite reads it as malformed (SQLITE_CORRUPT).
+  const bytes = await fsp.readFile(catalog)
+  await fsp.writeFile(catalog, bytes.fill(0x55, 4096))
+  const damaged = await openBucket(dir)
+  t.teardown(() => damaged.close())
+  const ops: Array<[string, () => Promise<unknown>]> = [
+    ['get', async () => await damaged.get('k1')],
+    ['head', async () => await damaged.head('k1')],
+    ['list', async () => await damaged.list()],
+    ['put', async () => await damaged.put('new', 'v')],
+    ['listMultipartUploads', async () => await damaged.listMultipartUploads()]
+  ]
+  for (const [name, op] of ops) await t.rejects(op(), { code: 10906 }, name)
+
+  // A file that is not SQLite's at all (SQLITE_NOTADB): the bucket does not open.
+  await fsp.rm(path.dirname(path.dirname(catalog)), { recursive: true })
+  await fill()
+  await fsp.writeFile(catalog, Buffer.alloc(8192, 7))
+  await t.rejects(openBucket(dir), { code: 10906 }, 'open')
 })

@@ -33,7 +33,10 @@ const sqliteFailures: Array<[string, StorageFailureName]> = [
   ['SQLITE_READONLY', 'ReadOnlyStorage'],
   ['SQLITE_PERM', 'StoragePermissionDenied'],
   ['SQLITE_IOERR', 'StorageIoError'],
-  ['SQLITE_CANTOPEN', 'StorageIoError']
+  ['SQLITE_CANTOPEN', 'StorageIoError'],
+  // A catalog file damaged on disk, or replaced by something that is not SQLite's.
+  ['SQLITE_CORRUPT', 'StorageIoError'],
+  ['SQLITE_NOTADB', 'StorageIoError']
 ]
 
 export function temporaryName (target: string): string {

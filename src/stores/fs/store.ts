@@ -207,16 +207,16 @@ export class FsStore implements BucketStore {
   }
 
   async head (id: string): Promise<StoredObject | null> {
-    return this.#catalog.lookup(id)?.object ?? null
+    return await catalogRead(() => this.#catalog.lookup(id)?.object ?? null)
   }
 
   async open (id: string): Promise<ObjectReader | null> {
-    return openReader(this.#catalog, file => this.#blobs.abs(file), id)
+    return await catalogRead(async () => await openReader(this.#catalog, file => this.#blobs.abs(file), id))
   }
 
   /** A completed upload's row names one body file per part, with its size: the layout follows from them. */
   async derivePartLayout (id: string, version: string): Promise<MultipartLayout | null> {
-    const row = this.#catalog.sql.head.get(Buffer.from(id, 'utf8'))
+    const row = await catalogRead(() => this.#catalog.sql.head.get(Buffer.from(id, 'utf8')))
     if (row === undefined || row.version !== version) return null
     return partLayoutOfSizes(row.etag, (JSON.parse(row.segments) as Segment[]).map(([, size]) => size))
   }
@@ -410,7 +410,7 @@ export class FsStore implements BucketStore {
       }
     }
     // One read transaction: the page is one snapshot, and the seeks share its lock.
-    return this.#catalog.read(() => assembleListPage(source, query))
+    return await catalogRead(() => this.#catalog.read(() => assembleListPage(source, query)))
   }
 
   async createUpload (id: string, upload: StoredUpload): Promise<void> {
@@ -418,7 +418,7 @@ export class FsStore implements BucketStore {
   }
 
   async getUpload (uploadId: string): Promise<StoredUpload | null> {
-    return await this.#uploads.get(uploadId)
+    return await catalogRead(async () => await this.#uploads.get(uploadId))
   }
 
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
@@ -434,11 +434,11 @@ export class FsStore implements BucketStore {
   }
 
   async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
-    return await this.#uploads.list(query)
+    return await catalogRead(async () => await this.#uploads.list(query))
   }
 
   async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
-    return await this.#uploads.listParts(uploadId, after, limit)
+    return await catalogRead(async () => await this.#uploads.listParts(uploadId, after, limit))
   }
 
   async abortUpload (uploadId: string): Promise<void> {
@@ -453,5 +453,20 @@ export class FsStore implements BucketStore {
     this.#blobs.closed = true
     await this.#commits.close()
     this.#catalog.close()
+  }
+}
+
+/**
+ * A read whose SQLite statement failed (an I/O error, a catalog file
+ * damaged or replaced by something else) answers the catalogue's storage
+ * failure instead of an unknown error; the body files' own errors are
+ * already translated where they are read.
+ */
+async function catalogRead<T> (fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code
+    throw typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog') : err
   }
 }
