@@ -27,7 +27,11 @@ function load (): { Database: typeof BetterSqlite3, module: string } {
   const failures: string[] = []
   for (const module of candidates) {
     try {
-      return { Database: require(module) as typeof BetterSqlite3, module }
+      const Database = require(module) as typeof BetterSqlite3
+      // The addon itself loads with the first database: open one now, so
+      // that a build whose binary cannot load here is passed over.
+      new Database(':memory:').close()
+      return { Database, module }
     } catch (err) {
       failures.push(`${module}: ${(err as Error).message.split('\n')[0]}`)
     }
