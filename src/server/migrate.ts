@@ -4,7 +4,7 @@
  * stay where they are: the PostgreSQL store reads them in the same layout
  * (`<dataDir>/<name>/.fsbucket/blobs/...`), so the import copies rows only.
  * It composes the two stores, hence its place among the composition roots.
- * A small body kept in its SQLite row (format 2) is written out, durably,
+ * A small body kept in the SQLite catalog (formats 2 and 3) is written out, durably,
  * as the body file of its version first: the PostgreSQL store keeps every
  * body in a file.
  *
@@ -98,9 +98,12 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
         objects += batch.length
         batch = []
       }
-      const hasBodies = (db.pragma('table_info(objects)') as Array<{ name: string }>).some(c => c.name === 'body')
+      // Small bodies are in `bodies` (format 3), in the row's own column (format 2, and rows not written since), or nowhere (format 1).
+      const columns = new Set((db.pragma('table_info(objects)') as Array<{ name: string }>).map(c => c.name))
+      const body = columns.has('body_ref') ? 'coalesce(body, (SELECT bytes FROM bodies WHERE ref = objects.body_ref))' : columns.has('body') ? 'body' : 'NULL'
       const written = new Set<string>()
-      for (const row of db.prepare(`SELECT *${hasBodies ? '' : ', NULL AS body'} FROM objects`).iterate() as IterableIterator<ObjectRow & { body: Buffer | null }>) {
+      for (const row of db.prepare(`SELECT id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
+        ${body} AS body FROM objects`).iterate() as IterableIterator<ObjectRow & { body: Buffer | null }>) {
         const { body, ...fields } = row
         if (body !== null) {
           const file = blobFile(row.version)

@@ -61,7 +61,7 @@ t.test('a forged catalog row cannot read or remove a file outside the store', as
   const relative = path.relative(path.join(dataDir, 'photos', '.fsbucket'), outside.file)
   const db = new Database(path.join(dataDir, 'photos', '.fsbucket', 'catalog.db'))
   // The row names the outside file as its body file (and keeps no body of its own, as a large object's row).
-  db.prepare('UPDATE objects SET segments = ?, size = ?, body = NULL').run(JSON.stringify([[relative, 36]]), 36)
+  db.prepare('UPDATE objects SET segments = ?, size = ?, body = NULL, body_ref = NULL').run(JSON.stringify([[relative, 36]]), 36)
   db.close()
   await registry.close() // forget cached rows, as a restart would
 

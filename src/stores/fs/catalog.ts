@@ -7,8 +7,19 @@
  * Ids are the UTF-8 bytes of the NFC key, stored as BLOBs so SQLite orders
  * them by memcmp, which is the order the service lists in. A row names the
  * body files of its object (`segments`, relative to the store's directory),
- * or holds a small body itself (`body`, see inline.ts; NULL for file bodies).
- * Catalogs made before that column existed get it when opened (see `open`).
+ * or names a small body kept in the catalog (`body_ref`, a row of `bodies`;
+ * see inline.ts; NULL for file bodies). Older catalogs are brought up to
+ * this shape when opened (see `open`).
+ *
+ * Small bodies have a table of their own because `objects` is keyed by the
+ * id (WITHOUT ROWID), and such a table keeps only about a thousand bytes of
+ * a row in its B-tree page: a 1 KiB body in the row went to an overflow page
+ * of its own, 4 KiB of catalog (and of WAL, and of checkpoint) per object.
+ * `bodies` is a rowid table, whose pages hold rows of up to about 4 KiB and
+ * fill in insertion order, three 1 KiB bodies to a page. Triggers delete a
+ * body with the row that names it (replaced or deleted), so no path can
+ * leave one behind. Rows written by format 2 keep their bodies in the
+ * row's own `body` column, read as before until the key is written again.
  */
 import type BetterSqlite3 from 'better-sqlite3'
 import { bucketRetired, type StoredObject } from '../../bucket/port.js'
@@ -33,9 +44,14 @@ CREATE TABLE IF NOT EXISTS objects (
   http_metadata TEXT NOT NULL,
   custom_metadata TEXT NOT NULL,
   segments TEXT NOT NULL,
-  body BLOB
+  body BLOB,
+  body_ref INTEGER
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS objects_by_version ON objects (version);
+CREATE TABLE IF NOT EXISTS bodies (
+  ref INTEGER PRIMARY KEY,
+  bytes BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS uploads (
   upload_id TEXT PRIMARY KEY,
   id BLOB NOT NULL,
@@ -62,6 +78,19 @@ CREATE TABLE IF NOT EXISTS bucket_state (
 ) WITHOUT ROWID;
 `
 
+/** A body kept in `bodies` goes with the row that names it: when the row names another (or none), and when it is deleted. */
+const bodyTriggers = `
+CREATE TRIGGER IF NOT EXISTS objects_body_replaced AFTER UPDATE OF body_ref ON objects
+  WHEN old.body_ref IS NOT NULL AND old.body_ref IS NOT new.body_ref
+  BEGIN DELETE FROM bodies WHERE ref = old.body_ref; END;
+CREATE TRIGGER IF NOT EXISTS objects_body_deleted AFTER DELETE ON objects
+  WHEN old.body_ref IS NOT NULL
+  BEGIN DELETE FROM bodies WHERE ref = old.body_ref; END;
+`
+
+/** A row's small body: in `bodies`, or (rows of format 2) in the row itself. */
+const BODY = 'coalesce(body, (SELECT bytes FROM bodies WHERE ref = objects.body_ref))'
+
 /** A body file and its size, relative to the store's directory. */
 export type Segment = [file: string, size: number]
 
@@ -70,7 +99,7 @@ export interface ObjectRow extends ObjectColumns {
   http_metadata: string
   custom_metadata: string
   segments: string
-  /** 1 when the body is in the row's `body` column (the column itself is read only by `inlineBody`). */
+  /** 1 when the body is kept in the catalog (its bytes are read only by `inlineBody`). */
   inline: number
 }
 
@@ -98,11 +127,6 @@ export function fromListRow (row: ListRow): StoredObject {
   }
 }
 
-/** The named parameters of the `upsert` statement: body files, or (`body`) the bytes kept in the row. */
-export function objectRow (id: Buffer, object: StoredObject, segments: Segment[], body: Buffer | null = null): Record<string, unknown> {
-  return { id, ...rowOfRecord(object), segments: JSON.stringify(segments), body }
-}
-
 /** A prepared statement, typed by its parameters and rows. */
 type Statement<P extends unknown[] | {} = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>
 
@@ -113,6 +137,7 @@ interface Statements {
   busyNoWait: Statement
   busyWait: Statement
   upsert: Statement
+  insertBody: Statement<[Buffer]>
   segmentsOf: Statement<[Buffer], { segments: string }>
   viewOf: Statement<[Buffer], { version: string, segments: string, body: Buffer | null }>
   inlineBody: Statement<[Buffer, string], { body: Buffer | null }>
@@ -150,18 +175,20 @@ function statements (db: BetterSqlite3.Database): Statements {
   return {
     // Rows are read without the body kept in them: only a reader wants it (inlineBody).
     head: prepare<[Buffer], ObjectRow>(`SELECT id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
-      body IS NOT NULL AS inline FROM objects WHERE id = ?`),
+      (body_ref IS NOT NULL OR body IS NOT NULL) AS inline FROM objects WHERE id = ?`),
     dataVersion: pluck<number>('PRAGMA data_version'),
     busyNoWait: prepare('PRAGMA busy_timeout = 0'),
     busyWait: prepare(`PRAGMA busy_timeout = ${WRITE_LOCK_WAIT_MS}`),
-    upsert: prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments, body)
-      VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments, @body)
+    upsert: prepare(`INSERT INTO objects (id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments, body_ref)
+      VALUES (@id, @key, @version, @size, @etag, @uploaded, @storage_class, @checksums, @http_metadata, @custom_metadata, @segments, @body_ref)
       ON CONFLICT (id) DO UPDATE SET key = excluded.key, version = excluded.version, size = excluded.size, etag = excluded.etag,
         uploaded = excluded.uploaded, storage_class = excluded.storage_class, checksums = excluded.checksums,
-        http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments, body = excluded.body`),
+        http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments,
+        body = NULL, body_ref = excluded.body_ref`),
+    insertBody: prepare<[Buffer]>('INSERT INTO bodies (bytes) VALUES (?)'),
     segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
-    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>('SELECT version, segments, body FROM objects WHERE id = ?'),
-    inlineBody: prepare<[Buffer, string], { body: Buffer | null }>('SELECT body FROM objects WHERE id = ? AND version = ?'),
+    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>(`SELECT version, segments, ${BODY} AS body FROM objects WHERE id = ?`),
+    inlineBody: prepare<[Buffer, string], { body: Buffer | null }>(`SELECT ${BODY} AS body FROM objects WHERE id = ? AND version = ?`),
     versionOf: db.prepare<[Buffer], string>('SELECT version FROM objects WHERE id = ?').pluck() as Statement<[Buffer], string>,
     deleteObject: prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),
     listFrom: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`),
@@ -214,9 +241,11 @@ export class Catalog {
     // the thread pool, before a write resolves (see commit.ts).
     db.pragma(`synchronous = ${fsync ? 'NORMAL' : 'OFF'}`)
     db.exec(schema)
-    // A catalog of format 1 has no body column: add it (NULL in every old row: their bodies are files).
+    // A catalog of format 1 has no body column, one of format 2 no body_ref: add them (NULL in every old row).
     const columns = db.pragma('table_info(objects)') as Array<{ name: string }>
     if (!columns.some(column => column.name === 'body')) db.exec('ALTER TABLE objects ADD COLUMN body BLOB')
+    if (!columns.some(column => column.name === 'body_ref')) db.exec('ALTER TABLE objects ADD COLUMN body_ref INTEGER')
+    db.exec(bodyTriggers)
     // Catalogs made before parts kept their checksums gain the column (NULL: none).
     const partColumns = db.pragma('table_info(parts)') as Array<{ name: string }>
     if (!partColumns.some(c => c.name === 'checksums')) db.exec('ALTER TABLE parts ADD COLUMN checksums TEXT')
@@ -260,6 +289,16 @@ export class Catalog {
       // This connection's own commits do not move its data version.
       this.cache.clearRows()
     }
+  }
+
+  /**
+   * Writes the row of `id`, inside `write`: its body files, or `body` kept
+   * in the catalog. The row it replaces lets go of its own kept body (see
+   * the triggers).
+   */
+  putRow (id: Buffer, object: StoredObject, segments: Segment[], body: Buffer | null = null): void {
+    const bodyRef = body === null ? null : this.sql.insertBody.run(body).lastInsertRowid
+    this.sql.upsert.run({ id, ...rowOfRecord(object), segments: JSON.stringify(segments), body_ref: bodyRef })
   }
 
   /** Runs `fn` in one read transaction: one snapshot for several statements. */

@@ -1,5 +1,5 @@
 /**
- * Small bodies kept in the catalog row (the `body` column) rather than in a
+ * Small bodies kept in the catalog (the `bodies` table) rather than in a
  * file of their own: what a put of a small object costs is then one WAL
  * append, made durable by the flush that group commit shares among every
  * write of the moment, instead of a file creation and two fsyncs (the file

@@ -1,11 +1,12 @@
 /**
- * The filesystem store: one bucket in one directory. On-disk format 2
- * (format 1, the same without bodies in catalog rows, is upgraded on open).
+ * The filesystem store: one bucket in one directory. On-disk format 3
+ * (formats 1 and 2, with no small bodies in the catalog or with them in the
+ * object rows, are upgraded on open).
  * This module composes the rooms: catalog.ts (SQLite), blobs.ts (body
  * files), view.ts (the readable view), uploads.ts, sweeper.ts, commit.ts
  * (group commit and WAL flush), readers.ts and read-cache.ts.
  *
- *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 2}
+ *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 3}
  *   <bucket>/.fsbucket/catalog.db          SQLite (WAL): the object index, small bodies, the commit point
  *   <bucket>/.fsbucket/tmp/                parts being received; never referenced
  *   <bucket>/.fsbucket/blobs/<vv>/<version>        body of a single put (vv = first two hex digits)
@@ -14,8 +15,8 @@
  *
  * Why this shape:
  *   - Bodies are immutable files named by version; the catalog row of a key
- *     names the body files of its current version, or holds a small body
- *     itself (inline.ts: one WAL append instead of a file). Replacing an object is
+ *     names the body files of its current version, or a small body kept in
+ *     the catalog (inline.ts: one WAL append instead of a file). Replacing an object is
  *     "stream into blobs/ under the new version, fsync it and its directory,
  *     then commit one row": a crash at any instant leaves the old row (and its
  *     bytes) or the new row (and its bytes), never a mix. Files that no row
@@ -39,7 +40,7 @@
  *     commits a row naming them: no byte is copied, so completing 1 GiB takes
  *     milliseconds.
  *   - Keys that read like paths also appear as ordinary files under
- *     <bucket>/ (hard links to their bodies): see key-view.ts.
+ *     <bucket>/ (hard links to their bodies): see view.ts.
  *   - proper-lockfile guards what SQLite cannot: creating the store (the
  *     switch to WAL mode) and one sweeper at a time per bucket.
  */
@@ -52,7 +53,7 @@ import {
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody } from './blobs.js'
-import { Catalog, fromListRow, objectRow, toRecord, type Segment } from './catalog.js'
+import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
 import { openReader } from './readers.js'
@@ -69,9 +70,13 @@ import { KeyView } from './view.js'
 const SPARE_BYTES = 1024 * 1024
 
 export const FORMAT = 'fsbucket-bucket'
-export const FORMAT_VERSION = 2
-/** Format 1 is format 2 without the catalog's body column; the catalog adds it when opened. */
-const UPGRADABLE_VERSIONS = [1]
+export const FORMAT_VERSION = 3
+/**
+ * Format 1 is format 3 without small bodies in the catalog, format 2 keeps
+ * them in the object rows rather than in `bodies`: the catalog adds what
+ * they lack when opened, and reads the bodies of format 2 where they are.
+ */
+const UPGRADABLE_VERSIONS = [1, 2]
 const INTERNAL = '.fsbucket'
 /** Attempts of a copy whose source keeps being replaced under it, before 10909 (CopySourceContended). */
 const MAX_COPY_ATTEMPTS = 20
@@ -244,7 +249,7 @@ export class FsStore implements BucketStore {
     const idBytes = Buffer.from(id, 'utf8')
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
-    sql.upsert.run(objectRow(idBytes, object, segment === null ? [] : [segment], inline))
+    this.#catalog.putRow(idBytes, object, segment === null ? [] : [segment], inline)
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
   }
 
@@ -369,7 +374,7 @@ export class FsStore implements BucketStore {
           if (inline && body === null) return 'source changed'
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
-          sql.upsert.run(objectRow(toBytes, object, segments, body))
+          this.#catalog.putRow(toBytes, object, segments, body)
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
         })

@@ -6,7 +6,7 @@
  */
 import { partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from './blobs.js'
-import { objectRow, toRecord, toUpload, uploadChecksumText, type Catalog, type PartRow, type Segment } from './catalog.js'
+import { toRecord, toUpload, uploadChecksumText, type Catalog, type PartRow, type Segment } from './catalog.js'
 import { wasRolledBack, type Commits } from './commit.js'
 
 export class Uploads {
@@ -119,7 +119,7 @@ export class Uploads {
           if ((sql.head.get(idBytes)?.version ?? null) !== (read.current?.version ?? null)) return 'changed'
           const current = sql.segmentsOf.get(idBytes)
           if (current !== undefined) replaced = JSON.parse(current.segments)
-          sql.upsert.run(objectRow(idBytes, object, segments))
+          this.#catalog.putRow(idBytes, object, segments)
           sql.deleteParts.run(uploadId)
           sql.deleteUpload.run(uploadId)
           return 'done'
