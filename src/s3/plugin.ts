@@ -17,7 +17,7 @@
  * `Expect: 100-continue` itself before the body is read.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { hostName, randomHex, type BucketRegistry } from '../bucket/index.js'
+import { hostName, isStorageFailure, randomHex, type BucketRegistry } from '../bucket/index.js'
 import { secretLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import { has, type S3Context } from './context.js'
@@ -166,6 +166,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   app.setErrorHandler(async (err, request, reply) => {
     const answer = s3ErrorReply(err)
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
+    // The disk's failures (full, read-only, I/O) are the operator's to see, with the path, as the HTTP door logs them; faults are errors.
+    else if (isStorageFailure(err)) request.log.warn({ err, path: err.path }, 'storage failure')
     else if (answer.status >= 500) request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers)
     // A body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.

@@ -154,3 +154,39 @@ class Sha256 {
   async digest (): Promise<Uint8Array> { return this.#hash.digest() }
   reset (): void {}
 }
+
+t.test('a failing disk answers InternalError and is logged as a storage failure at warn, with its path, as the HTTP door does', async t => {
+  const { promises: fsp } = await import('node:fs')
+  const path = await import('node:path')
+  const { Writable } = await import('node:stream')
+  const { default: pino } = await import('pino')
+  const { GetObjectCommand } = await import('@aws-sdk/client-s3')
+  const { openRegistry } = await import('../../src/index.js')
+  const { buildS3App, s3AccessPolicy } = await import('../../src/s3/index.js')
+  const { testdir } = await import('../testdir.js')
+  const dataDir = testdir(t)
+  const before = await openRegistry(dataDir, { fsync: false })
+  await before.create('photos')
+  const bucket = (await before.open('photos'))!
+  for (let i = 0; i < 50; i++) await bucket.put(`k${i}`, 'v'.repeat(3000))
+  await before.close()
+  const catalog = path.join(dataDir, 'photos', '.fsbucket', 'catalog.db')
+  for (const suffix of ['-wal', '-shm']) await fsp.rm(catalog + suffix, { force: true })
+  await fsp.writeFile(catalog, (await fsp.readFile(catalog)).fill(0x55, 4096)) // SQLITE_CORRUPT past the first page
+
+  const lines: Array<{ level: number, msg: string, path?: string }> = []
+  const capture = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } }))
+  const registry = await openRegistry(dataDir, { fsync: false })
+  const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', childLoggerFactory: (_logger, bindings) => capture.child(bindings) })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { S3Client } = await import('@aws-sdk/client-s3')
+  const client = new S3Client({ endpoint: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, region: 'auto', forcePathStyle: true, credentials: devCredentials, maxAttempts: 1 })
+  t.teardown(async () => { client.destroy(); await app.close(); await registry.close() })
+  const failed = await client.send(new GetObjectCommand({ Bucket: 'photos', Key: 'k1' })).then(() => null, (err: S3ServiceException) => err)
+  t.equal(failed?.name, 'InternalError')
+  t.equal(failed?.$metadata.httpStatusCode, 500)
+  const failure = lines.find(l => l.msg === 'storage failure')
+  t.equal(failure?.level, 40, 'logged at warn')
+  t.equal(failure?.path, catalog, 'with the path of the failing file')
+  t.notOk(lines.some(l => l.level >= 50), 'nothing at error level')
+})

@@ -212,16 +212,16 @@ export class FsStore implements BucketStore {
   }
 
   async head (id: string): Promise<StoredObject | null> {
-    return await catalogRead(() => this.#catalog.lookup(id)?.object ?? null)
+    return await this.#catalogRead(() => this.#catalog.lookup(id)?.object ?? null)
   }
 
   async open (id: string): Promise<ObjectReader | null> {
-    return await catalogRead(async () => await openReader(this.#catalog, file => this.#blobs.abs(file), id))
+    return await this.#catalogRead(async () => await openReader(this.#catalog, file => this.#blobs.abs(file), id))
   }
 
   /** A completed upload's row names one body file per part, with its size: the layout follows from them. */
   async derivePartLayout (id: string, version: string): Promise<MultipartLayout | null> {
-    const row = await catalogRead(() => this.#catalog.sql.head.get(Buffer.from(id, 'utf8')))
+    const row = await this.#catalogRead(() => this.#catalog.sql.head.get(Buffer.from(id, 'utf8')))
     if (row === undefined || row.version !== version) return null
     return partLayoutOfSizes(row.etag, (JSON.parse(row.segments) as Segment[]).map(([, size]) => size))
   }
@@ -281,6 +281,22 @@ export class FsStore implements BucketStore {
       const now = sql.versionOf.get(idBytes)
       if (now === row?.version) return
       row = current()
+    }
+  }
+
+  /**
+   * A read whose SQLite statement failed (an I/O error, a catalog file
+   * damaged or replaced by something else) answers the catalogue's storage
+   * failure, naming the catalog file for the log, instead of an unknown
+   * error; the body files' own errors are already translated where they
+   * are read.
+   */
+  async #catalogRead<T> (fn: () => T | Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code
+      throw typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog', path.join(this.#root, 'catalog.db')) : err
     }
   }
 
@@ -415,7 +431,7 @@ export class FsStore implements BucketStore {
       }
     }
     // One read transaction: the page is one snapshot, and the seeks share its lock.
-    return await catalogRead(() => this.#catalog.read(() => assembleListPage(source, query)))
+    return await this.#catalogRead(() => this.#catalog.read(() => assembleListPage(source, query)))
   }
 
   async createUpload (id: string, upload: StoredUpload): Promise<void> {
@@ -423,7 +439,7 @@ export class FsStore implements BucketStore {
   }
 
   async getUpload (uploadId: string): Promise<StoredUpload | null> {
-    return await catalogRead(async () => await this.#uploads.get(uploadId))
+    return await this.#catalogRead(async () => await this.#uploads.get(uploadId))
   }
 
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
@@ -439,11 +455,11 @@ export class FsStore implements BucketStore {
   }
 
   async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
-    return await catalogRead(async () => await this.#uploads.list(query))
+    return await this.#catalogRead(async () => await this.#uploads.list(query))
   }
 
   async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
-    return await catalogRead(async () => await this.#uploads.listParts(uploadId, after, limit))
+    return await this.#catalogRead(async () => await this.#uploads.listParts(uploadId, after, limit))
   }
 
   async abortUpload (uploadId: string): Promise<void> {
@@ -461,17 +477,3 @@ export class FsStore implements BucketStore {
   }
 }
 
-/**
- * A read whose SQLite statement failed (an I/O error, a catalog file
- * damaged or replaced by something else) answers the catalogue's storage
- * failure instead of an unknown error; the body files' own errors are
- * already translated where they are read.
- */
-async function catalogRead<T> (fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (err) {
-    const code = (err as { code?: unknown } | null)?.code
-    throw typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog') : err
-  }
-}
