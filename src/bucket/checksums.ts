@@ -18,8 +18,16 @@
  * byte-at-a-time tables where WebAssembly cannot run.
  */
 import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
 import zlib from 'node:zlib'
-import { createCRC32, createCRC64, type IHasher } from 'hash-wasm'
+import type { createCRC32 as CreateCRC32, createCRC64 as CreateCRC64, IHasher } from 'hash-wasm'
+
+// hash-wasm's builds of one algorithm each: its main entry embeds every
+// algorithm's WebAssembly, which cost a server about 7 MiB of memory once
+// loaded and its two CRCs made (these two builds: 0.3 MiB).
+const require = createRequire(import.meta.url)
+const { createCRC32 } = require('hash-wasm/dist/crc32.umd.min.js') as { createCRC32: typeof CreateCRC32 }
+const { createCRC64 } = require('hash-wasm/dist/crc64.umd.min.js') as { createCRC64: typeof CreateCRC64 }
 
 /** The digests of the hosted binding (its `checksums` surface). */
 export const bindingHashAlgorithms = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'] as const
