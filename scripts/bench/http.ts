@@ -149,6 +149,8 @@ async function serveS3rver (port: number, dir: string): Promise<void> {
  * so deleting thousands here slowed every row that creates files after it.
  */
 let rawRuns = 0
+/** Small PUT runs so far: each writes under a prefix of its own. */
+let putRuns = 0
 
 async function rawDurableWrites (dir: string, durationSeconds: number): Promise<number> {
   await fsp.mkdir(path.join(dir, 'tmp'), { recursive: true })
@@ -386,12 +388,14 @@ async function main (): Promise<void> {
         record('64 MiB GET', column.name, { value: bytes / MiB / taken, unit: 'MB/s' })
       }
       if (column.does.has('small PUT') && inRound('small PUT')) {
+        // Distinct keys in every run, under a prefix of its own (its warm-up included): the same keys again would measure overwrites.
+        const prefix = `/bench/put/${putRuns++}-`
         let n = 0
         const body = Buffer.alloc(1024, 120)
         const r = await cannon({
           url: url('small.bin'),
           connections: 50,
-          requests: [{ method: 'PUT', body, setupRequest: request => ({ ...request, path: `/bench/put/${process.pid}-${n++}` }) }]
+          requests: [{ method: 'PUT', body, setupRequest: request => ({ ...request, path: `${prefix}${n++}` }) }]
         })
         record('small PUT', column.name, { value: r.requests.average, unit: 'req/s', note: `${r.non2xx} non-2xx` })
         if (column.name === 'fsbucket w1') {
