@@ -21,7 +21,7 @@ import path from 'node:path'
 import { isValidBucketName } from '../bucket/index.js'
 import { fsyncDirectory } from '../stores/fs/atomic.js'
 import { blobFile } from '../stores/fs/blobs.js'
-import type { ObjectRow, PartRow, UploadRow } from '../stores/fs/catalog.js'
+import { KEPT_BODY, type ObjectRow, type PartRow, type UploadRow } from '../stores/fs/catalog.js'
 import { Database } from '../stores/fs/sqlite.js'
 import { PgCatalog } from '../stores/pg/catalog.js'
 import { bodyRoot } from '../stores/pg/registry-storage.js'
@@ -100,7 +100,7 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
       }
       // Small bodies are in `bodies` (format 3), in the row's own column (format 2, and rows not written since), or nowhere (format 1).
       const columns = new Set((db.pragma('table_info(objects)') as Array<{ name: string }>).map(c => c.name))
-      const body = columns.has('body_ref') ? 'coalesce(body, (SELECT bytes FROM bodies WHERE ref = objects.body_ref))' : columns.has('body') ? 'body' : 'NULL'
+      const body = columns.has('body_ref') ? KEPT_BODY : columns.has('body') ? 'body' : 'NULL'
       const written = new Set<string>()
       for (const row of db.prepare(`SELECT id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
         ${body} AS body FROM objects`).iterate() as IterableIterator<ObjectRow & { body: Buffer | null }>) {

@@ -4,12 +4,19 @@
  */
 import t, { type Test } from 'tap'
 import http from 'node:http'
-import { HeadObjectCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3'
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
 import { SignatureV4 } from '@smithy/signature-v4'
 import { createHash, createHmac } from 'node:crypto'
 import zlib from 'node:zlib'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { Writable } from 'node:stream'
+import pino from 'pino'
 import type { SourceData } from '@smithy/types'
 import { devCredentials, s3Server, type S3Server } from './fixture.js'
+import { openRegistry } from '../../src/index.js'
+import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
+import { testdir } from '../testdir.js'
 
 interface Answer { status: number, headers: http.IncomingHttpHeaders, body: string }
 
@@ -156,14 +163,6 @@ class Sha256 {
 }
 
 t.test('a failing disk answers InternalError and is logged as a storage failure at warn, with its path, as the HTTP door does', async t => {
-  const { promises: fsp } = await import('node:fs')
-  const path = await import('node:path')
-  const { Writable } = await import('node:stream')
-  const { default: pino } = await import('pino')
-  const { GetObjectCommand } = await import('@aws-sdk/client-s3')
-  const { openRegistry } = await import('../../src/index.js')
-  const { buildS3App, s3AccessPolicy } = await import('../../src/s3/index.js')
-  const { testdir } = await import('../testdir.js')
   const dataDir = testdir(t)
   const before = await openRegistry(dataDir, { fsync: false })
   await before.create('photos')
@@ -179,7 +178,6 @@ t.test('a failing disk answers InternalError and is logged as a storage failure 
   const registry = await openRegistry(dataDir, { fsync: false })
   const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', childLoggerFactory: (_logger, bindings) => capture.child(bindings) })
   await app.listen({ host: '127.0.0.1', port: 0 })
-  const { S3Client } = await import('@aws-sdk/client-s3')
   const client = new S3Client({ endpoint: `http://127.0.0.1:${(app.server.address() as { port: number }).port}`, region: 'auto', forcePathStyle: true, credentials: devCredentials, maxAttempts: 1 })
   t.teardown(async () => { client.destroy(); await app.close(); await registry.close() })
   const failed = await client.send(new GetObjectCommand({ Bucket: 'photos', Key: 'k1' })).then(() => null, (err: S3ServiceException) => err)

@@ -88,8 +88,8 @@ CREATE TRIGGER IF NOT EXISTS objects_body_deleted AFTER DELETE ON objects
   BEGIN DELETE FROM bodies WHERE ref = old.body_ref; END;
 `
 
-/** A row's small body: in `bodies`, or (rows of format 2) in the row itself. */
-const BODY = 'coalesce(body, (SELECT bytes FROM bodies WHERE ref = objects.body_ref))'
+/** A row's small body: in `bodies`, or (rows of format 2) in the row itself (`fsbucket migrate` reads it too). */
+export const KEPT_BODY = 'coalesce(body, (SELECT bytes FROM bodies WHERE ref = objects.body_ref))'
 
 /** A body file and its size, relative to the store's directory. */
 export type Segment = [file: string, size: number]
@@ -187,8 +187,8 @@ function statements (db: BetterSqlite3.Database): Statements {
         body = NULL, body_ref = excluded.body_ref`),
     insertBody: prepare<[Buffer]>('INSERT INTO bodies (bytes) VALUES (?)'),
     segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
-    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>(`SELECT version, segments, ${BODY} AS body FROM objects WHERE id = ?`),
-    inlineBody: prepare<[Buffer, string], { body: Buffer | null }>(`SELECT ${BODY} AS body FROM objects WHERE id = ? AND version = ?`),
+    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>(`SELECT version, segments, ${KEPT_BODY} AS body FROM objects WHERE id = ?`),
+    inlineBody: prepare<[Buffer, string], { body: Buffer | null }>(`SELECT ${KEPT_BODY} AS body FROM objects WHERE id = ? AND version = ?`),
     versionOf: db.prepare<[Buffer], string>('SELECT version FROM objects WHERE id = ?').pluck() as Statement<[Buffer], string>,
     deleteObject: prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),
     listFrom: raw<[Buffer, Buffer, number], ListRow>(`SELECT ${listColumns} FROM objects WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`),
