@@ -24,6 +24,7 @@ import { parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './met
 import { ObjectMetadata } from './object.js'
 import { ALWAYS, type BucketStore, type CopyBuilder, type StagedBody, type StoredObject } from './port.js'
 import type { BucketCopyOptions, BucketCopyOutcome } from './types.js'
+import { withFields } from './records.js'
 import { MeasuredBody } from './value.js'
 
 /** Largest copy, as the largest put (S3's CopyObject limit is 5 GiB). */
@@ -67,14 +68,13 @@ export async function copyObject (
   }
   const unconditional = isUnconditional(conditional)
   const destination = unconditional ? ALWAYS : (current: StoredObject | null) => judgeRecord(conditional, current) === 'pass'
-  const copyOf = (source: StoredObject): StoredObject => ({
-    ...source,
+  const copyOf = (source: StoredObject): StoredObject => withFields(source, {
     key,
     version: fresh.version,
     uploaded: fresh.now,
-    httpMetadata: httpMetadata ?? source.httpMetadata,
-    customMetadata: customMetadata ?? source.customMetadata,
-    storageClass: storageClass ?? source.storageClass
+    httpMetadata,
+    customMetadata,
+    storageClass
   })
 
   // The store's copy first (no look beforehand: one round trip for the common case); a source whose bytes must be read refuses it.
@@ -118,7 +118,7 @@ export async function copyObject (
     throw err
   }
   const digests = await body.digests()
-  const record: StoredObject = { ...copyOf(source), size: body.size, etag: digests.md5 as string, checksums: digests }
+  const record = withFields(copyOf(source), { size: body.size, etag: digests.md5 as string, checksums: digests })
   if (!await store.commit(toId, record, staged, destination)) return { status: 'precondition-failed' }
   return { status: 'copied', object: new ObjectMetadata(record) }
 }

@@ -9,6 +9,7 @@ import { BucketError } from './errors.js'
 import { pastPrefix } from './keys.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore } from './port.js'
+import { withFields } from './records.js'
 import type { BucketListOptions, BucketObject, BucketObjects } from './types.js'
 
 export const MAX_LIST_LIMIT = 1000
@@ -104,11 +105,10 @@ export async function listObjects (store: BucketStore, opts: Partial<BucketListO
     }
     const record = entry.object
     if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
-    objects.push(new ObjectMetadata({
-      ...record,
+    objects.push(new ObjectMetadata(withFields(record, {
       httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
       customMetadata: include.has('customMetadata') ? record.customMetadata : {}
-    }, undefined, include.has('httpMetadata')))
+    }), undefined, include.has('httpMetadata')))
     last = encodeCursor('k', entry.id)
   }
   return page.truncated || cut

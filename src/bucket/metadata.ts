@@ -66,7 +66,7 @@ export function parseHttpMetadata (method: string, input: unknown): StoredHttpMe
 
 export function httpMetadataView (stored: StoredHttpMetadata): BucketHTTPMetadata {
   const { cacheExpiry, ...rest } = stored
-  return cacheExpiry === undefined ? { ...rest } : { ...rest, cacheExpiry: new Date(cacheExpiry) }
+  return cacheExpiry === undefined ? { ...rest } : Object.assign(rest, { cacheExpiry: new Date(cacheExpiry) })
 }
 
 /** Writes stored HTTP metadata as response headers. */

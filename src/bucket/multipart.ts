@@ -202,7 +202,7 @@ function pageOptions<T extends { limit?: number }> (method: string, options: unk
   const opts = (options ?? {}) as Partial<T>
   const limit = opts.limit === undefined ? MAX_PAGE : Math.trunc(Number(opts.limit))
   if (!Number.isFinite(limit) || limit < 1 || limit > MAX_PAGE) throw new BucketError('InvalidMaxKeys', method)
-  return { ...opts, limit }
+  return Object.assign({}, opts, { limit })
 }
 
 type ListedUpload = BucketUploads['uploads'][number]

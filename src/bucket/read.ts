@@ -24,6 +24,7 @@ import { isMultipartRecord, MAX_PART_NUMBER } from './multipart.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore, StoredObject } from './port.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
+import { withFields } from './records.js'
 import type { BucketRange, BucketReadOptions, BucketReadOutcome, BucketReadServed } from './types.js'
 import { crcAlgorithms, digestBytes } from './checksums.js'
 
@@ -87,7 +88,7 @@ function partRange (record: StoredObject, n: number): { range: ResolvedRange | n
 /** `record` with the part layout its store derives from its part bodies, when it can. */
 async function withDerivedLayout (store: BucketStore, id: string, record: StoredObject): Promise<StoredObject> {
   const layout = await store.derivePartLayout?.(id, record.version) ?? null
-  return layout === null ? record : { ...record, checksums: { ...record.checksums, multipart: layout } }
+  return layout === null ? record : withFields(record, { checksums: Object.assign({}, record.checksums, { multipart: layout }) })
 }
 
 /** Decides the read of `id` in `store` (the engine has validated the key). */
@@ -138,10 +139,15 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   }
   const status = served === null ? 'found' : 'partial'
   const object = new ObjectMetadata(record, served ?? undefined)
-  const parts = { ...(partsCount === undefined ? {} : { partsCount }), ...(checksumOfPart === undefined ? {} : { partChecksum: checksumOfPart }) }
-  if (reader === null) return { status, object, range: served, body: null, ...parts }
-  const { offset, length } = served ?? { offset: 0, length: record.size }
-  // Small bodies come back already read (a copy: the store may share its bytes with a cache): one write, no stream.
-  const bytes = reader.bytes?.subarray(offset, offset + length)
-  return { status, object, range: served, body: bytes !== undefined ? Buffer.from(bytes) : reader.stream(offset, length), ...parts }
+  let body: BucketReadServed['body'] = null
+  if (reader !== null) {
+    const { offset, length } = served ?? { offset: 0, length: record.size }
+    // Small bodies come back already read (a copy: the store may share its bytes with a cache): one write, no stream.
+    const bytes = reader.bytes?.subarray(offset, offset + length)
+    body = bytes !== undefined ? Buffer.from(bytes) : reader.stream(offset, length)
+  }
+  const outcome: BucketReadServed = { status, object, range: served, body }
+  if (partsCount !== undefined) outcome.partsCount = partsCount
+  if (checksumOfPart !== undefined) outcome.partChecksum = checksumOfPart
+  return outcome
 }

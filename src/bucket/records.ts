@@ -21,6 +21,26 @@ export interface StoredObject {
 }
 
 /**
+ * `record` with some of its fields replaced, as a new record. Written out
+ * field by field, not as `{ ...record, ...changes }`: on Node 20, an object
+ * that starts with a spread and then gets more properties is given a new
+ * hidden class every time (about 1 µs each), which a listing pays per object.
+ */
+export function withFields (record: StoredObject, changes: Partial<StoredObject>): StoredObject {
+  return {
+    key: changes.key ?? record.key,
+    version: changes.version ?? record.version,
+    size: changes.size ?? record.size,
+    etag: changes.etag ?? record.etag,
+    uploaded: changes.uploaded ?? record.uploaded,
+    storageClass: changes.storageClass ?? record.storageClass,
+    httpMetadata: changes.httpMetadata ?? record.httpMetadata,
+    customMetadata: changes.customMetadata ?? record.customMetadata,
+    checksums: changes.checksums ?? record.checksums
+  }
+}
+
+/**
  * Hex checksums of the whole object, by algorithm; for a completed
  * multipart upload, also its part layout and composite checksum. Stores
  * keep the record as it is (as JSON: a field added here needs no column),

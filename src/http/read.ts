@@ -86,7 +86,7 @@ export async function readObject (
       return unsatisfiable(outcome.object.size)
     default: {
       const answer = servedHeaders(outcome.object, outcome.range, responseOverridesFrom(query))
-      return outcome.body === null ? answer : { ...answer, body: outcome.body }
+      return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
     }
   }
 }

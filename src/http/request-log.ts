@@ -39,7 +39,7 @@ export class RequestLog extends LogController {
       bytes: fields?.bytes ?? (length === undefined ? 0 : Number(length)),
       ms: Math.round(reply.elapsedTime * 100) / 100
     }
-    if (error != null) request.log.error({ ...line, err: error }, 'request')
+    if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')
   }
 }

@@ -236,7 +236,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
           continue
         }
         const key = fields.key ?? `${fields.prefix ?? ''}${part.filename}`
-        request.logFields = { ...request.logFields, key }
+        request.logFields = { bucket: request.logFields?.bucket, key }
         const object = await bucket.put(key, part.file, {
           httpMetadata: { contentType: part.mimetype },
           storageClass: info.settings.storageClass
@@ -298,7 +298,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
           const { code, message } = DoorErrors.PreconditionFailed
           return await reply.code(412).send(failure(code, message))
         }
-        request.logFields = { ...request.logFields, bytes: object.size }
+        request.logFields = { bucket: request.logFields?.bucket, key: request.logFields?.key, bytes: object.size }
         return await reply.header('etag', object.httpEtag).send(success(object))
       }
       case 'DELETE ':

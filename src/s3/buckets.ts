@@ -189,7 +189,7 @@ export async function getBucketLifecycle (ctx: S3Context): Promise<void> {
       Status: rule.enabled === false ? 'Disabled' : 'Enabled',
       ...(rule.deleteObjectsTransition === undefined ? {} : { Expiration: conditionXml(rule.deleteObjectsTransition.condition) }),
       ...(Array.isArray(rule.storageClassTransitions) && rule.storageClassTransitions.length > 0
-        ? { Transition: rule.storageClassTransitions.map((t: { condition: Condition }) => ({ ...conditionXml(t.condition), StorageClass: 'STANDARD_IA' })) }
+        ? { Transition: rule.storageClassTransitions.map((t: { condition: Condition }) => Object.assign(conditionXml(t.condition), { StorageClass: 'STANDARD_IA' })) }
         : {}),
       ...(rule.abortMultipartUploadsTransition === undefined
         ? {}

@@ -93,7 +93,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
-  const part = await upload.uploadPart(partNumber, body.stream, { ...body.checksum, ...(body.algorithm === undefined ? { defaultChecksum } : {}) })
+  const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}))
   ctx.reply.code(200).header('etag', `"${part.etag}"`)
   for (const [element, value] of Object.entries(checksumElementsOf((part.checksums ?? {}) as Record<string, string>))) {
     ctx.reply.header(`x-amz-checksum-${checksumElements[element]}`, value)
@@ -158,7 +158,7 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   }
   // Without x-amz-checksum-type, the binding takes the upload's type (or FULL_OBJECT for a whole-object checksum).
   const checksumType = checksumTypeFrom(ctx)
-  const object = await upload.complete(parts, { ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }), checksum })
+  const object = await upload.complete(parts, { checksum, ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }) })
   if (object === null) throw new S3Error('PreconditionFailed')
   const composite = object.checksums.composite
   const checksums = composite === undefined

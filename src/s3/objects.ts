@@ -114,7 +114,7 @@ async function readObject (ctx: S3Context, bucket: Bucket, method: 'GET' | 'HEAD
       return unsatisfiable(outcome.object.size)
   }
   const answer = answerHeaders(ctx, outcome)
-  return outcome.body === null ? answer : { ...answer, body: outcome.body }
+  return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
 }
 
 export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promise<void> {

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import {
   assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
-  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
+  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
 class MemoryBody implements StagedBody {
@@ -91,7 +91,7 @@ export class MemoryStore implements BucketStore {
       records: (after, limit) => above(after).slice(0, limit)
         .map(([, id]) => {
           const object = (this.#objects.get(id) as Entry).record
-          return { id, object: query.withMetadata ? object : { ...object, httpMetadata: {}, customMetadata: {} } }
+          return { id, object: query.withMetadata ? object : withFields(object, { httpMetadata: {}, customMetadata: {} }) }
         })
     }, query)
   }
@@ -125,7 +125,7 @@ export class MemoryStore implements BucketStore {
       await body.discard()
       return false
     }
-    upload.parts.set(part.partNumber, { ...part, bytes: (body as MemoryBody).bytes })
+    upload.parts.set(part.partNumber, Object.assign({}, part, { bytes: (body as MemoryBody).bytes }))
     return true
   }
 
