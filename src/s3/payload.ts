@@ -26,7 +26,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { Transform, type TransformCallback } from 'node:stream'
 import { runningChecksum, type RunningChecksum } from '../bucket/index.js'
 import { S3Error } from './errors.js'
-import { hmacHex, signaturesEqual, UNSIGNED_PAYLOAD, type VerifiedSignature } from './sigv4.js'
+import { hmacHex, sha256Hex, signaturesEqual, UNSIGNED_PAYLOAD, type VerifiedSignature } from './sigv4.js'
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 /** Longest chunk header or trailer line (a 64-hex signature and a size fit many times over). */
@@ -50,10 +50,6 @@ export function payloadMode (contentSha256: string | undefined): PayloadMode {
   if (/^[0-9a-f]{64}$/i.test(contentSha256)) return { kind: 'sha256', hex: contentSha256.toLowerCase() }
   if (contentSha256.startsWith('STREAMING-')) throw new S3Error('NotImplemented', `x-amz-content-sha256 ${contentSha256} is not supported.`)
   throw new S3Error('InvalidArgument', 'x-amz-content-sha256 must be UNSIGNED-PAYLOAD, a SHA-256 in hex or a STREAMING-* mode.')
-}
-
-function sha256Hex (data: Uint8Array | string): string {
-  return createHash('sha256').update(data).digest('hex')
 }
 
 /**

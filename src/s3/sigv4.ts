@@ -25,6 +25,7 @@
  * encode twice); when that does not verify, the path re-encoded the AWS way
  * from its decoded form is tried, for clients that send `~` or `!` raw.
  */
+import * as crypto from 'node:crypto'
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { SignatureV4Base, createScope, getCanonicalHeaders, getSigningKey } from '@smithy/signature-v4'
@@ -91,7 +92,7 @@ class CanonicalSigner extends SignatureV4Base {
 
   /** The string to sign (the same as the signer's `createStringToSign`, hashed in one call rather than through its async hash interface). */
   stringToSign (longDate: string, scope: string, canonicalRequest: string): string {
-    return `${ALGORITHM}\n${longDate}\n${scope}\n${createHash('sha256').update(canonicalRequest, 'utf8').digest('hex')}`
+    return `${ALGORITHM}\n${longDate}\n${scope}\n${sha256Hex(canonicalRequest)}`
   }
 }
 
@@ -111,6 +112,15 @@ async function signingKeyFor (accessKeyId: string, secretAccessKey: string, cred
   }
   return key
 }
+
+/**
+ * SHA-256 in hex. Node's one-call `crypto.hash` (Node 20.12 and later) takes
+ * a third of `createHash`'s time on a canonical request; older Node 20
+ * releases lack it.
+ */
+export const sha256Hex: (data: string | Uint8Array) => string = typeof crypto.hash === 'function'
+  ? data => crypto.hash('sha256', data, 'hex')
+  : data => createHash('sha256').update(data).digest('hex')
 
 /** Constant-time comparison of two hex signatures. */
 export function signaturesEqual (a: string, b: string): boolean {
