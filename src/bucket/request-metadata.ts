@@ -65,10 +65,12 @@ const overrideParameters: Record<string, string> = {
   'response-expires': 'expires'
 }
 
+const overridePairs = Object.entries(overrideParameters)
+
 /** The headers a request's `response-*` query parameters override, by header name. */
 export function responseOverridesFrom (query: Record<string, unknown>): Record<string, string> {
   const overrides: Record<string, string> = {}
-  for (const [parameter, header] of Object.entries(overrideParameters)) {
+  for (const [parameter, header] of overridePairs) {
     const value = query[parameter]
     if (typeof value === 'string') overrides[header] = value
   }

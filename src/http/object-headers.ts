@@ -115,15 +115,16 @@ export function objectHeaders (object: BucketObject, overrides: Record<string, s
   if (http.contentEncoding !== undefined) headers['content-encoding'] = http.contentEncoding
   if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
-  for (const [name, value] of Object.entries(object.customMetadata)) headers[`x-meta-${name.toLowerCase()}`] = value
+  const custom = object.customMetadata
+  for (const name in custom) headers[`x-meta-${name.toLowerCase()}`] = custom[name]
   const checksums = object.checksums.toJSON()
   for (const algorithm of checksumHeaders) {
     if (checksums[algorithm] !== undefined) headers[`x-checksum-${algorithm}`] = checksums[algorithm]
   }
   Object.assign(headers, overrides)
   const safe: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    const encoded = encodeHeaderValue(value)
+  for (const name in headers) {
+    const encoded = encodeHeaderValue(headers[name])
     if (encoded !== null) safe[name] = encoded
   }
   return safe

@@ -48,8 +48,9 @@ export class FsRegistryStorage implements RegistryStorage {
     return path.join(this.location, name)
   }
 
+  /** Joined by hand: it runs on every request, and the registry only ever passes valid bucket names (no separators, no dots). */
   #settingsFile (name: string): string {
-    return path.join(this.location, name, '.fsbucket', 'settings.json')
+    return `${this.location}${path.sep}${name}${path.sep}.fsbucket${path.sep}settings.json`
   }
 
   get #stampFile (): string {

@@ -114,6 +114,8 @@ export class FsStore implements BucketStore {
   readonly #view: KeyView
   readonly #uploads: Uploads
   readonly #puts: GroupCommit<PutJob, PutOutcome>
+  /** A body file's name → its path. */
+  readonly #abs = (file: string): string => this.#blobs.abs(file)
 
   private constructor (root: string, catalog: Catalog, fsync: boolean) {
     this.#root = root
@@ -212,16 +214,16 @@ export class FsStore implements BucketStore {
   }
 
   async head (id: string): Promise<StoredObject | null> {
-    return await this.#catalogRead(() => this.#catalog.lookup(id)?.object ?? null)
+    return this.#catalogRead(() => this.#catalog.lookup(id)?.object ?? null)
   }
 
   async open (id: string): Promise<ObjectReader | null> {
-    return await this.#catalogRead(async () => await openReader(this.#catalog, file => this.#blobs.abs(file), id))
+    return this.#catalogRead(() => openReader(this.#catalog, this.#abs, id))
   }
 
   /** A completed upload's row names one body file per part, with its size: the layout follows from them. */
   async derivePartLayout (id: string, version: string): Promise<MultipartLayout | null> {
-    const row = await this.#catalogRead(() => this.#catalog.sql.head.get(Buffer.from(id, 'utf8')))
+    const row = this.#catalogRead(() => this.#catalog.sql.head.get(Buffer.from(id, 'utf8')))
     if (row === undefined || row.version !== version) return null
     return partLayoutOfSizes(row.etag, (JSON.parse(row.segments) as Segment[]).map(([, size]) => size))
   }
@@ -291,13 +293,26 @@ export class FsStore implements BucketStore {
    * error; the body files' own errors are already translated where they
    * are read.
    */
-  async #catalogRead<T> (fn: () => T | Promise<T>): Promise<T> {
+  #catalogRead<T> (fn: () => T): T {
+    try {
+      return fn()
+    } catch (err) {
+      throw this.#catalogFailure(err)
+    }
+  }
+
+  /** `#catalogRead` of a read that resolves later (the uploads' rooms). */
+  async #catalogReadLater<T> (fn: () => Promise<T>): Promise<T> {
     try {
       return await fn()
     } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code
-      throw typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog', path.join(this.#root, 'catalog.db')) : err
+      throw this.#catalogFailure(err)
     }
+  }
+
+  #catalogFailure (err: unknown): unknown {
+    const code = (err as { code?: unknown } | null)?.code
+    return typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog', path.join(this.#root, 'catalog.db')) : err
   }
 
   get #spareFile (): string {
@@ -431,7 +446,7 @@ export class FsStore implements BucketStore {
       }
     }
     // One read transaction: the page is one snapshot, and the seeks share its lock.
-    return await this.#catalogRead(() => this.#catalog.read(() => assembleListPage(source, query)))
+    return this.#catalogRead(() => this.#catalog.read(() => assembleListPage(source, query)))
   }
 
   async createUpload (id: string, upload: StoredUpload): Promise<void> {
@@ -439,7 +454,7 @@ export class FsStore implements BucketStore {
   }
 
   async getUpload (uploadId: string): Promise<StoredUpload | null> {
-    return await this.#catalogRead(async () => await this.#uploads.get(uploadId))
+    return await this.#catalogReadLater(async () => await this.#uploads.get(uploadId))
   }
 
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
@@ -455,11 +470,11 @@ export class FsStore implements BucketStore {
   }
 
   async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
-    return await this.#catalogRead(async () => await this.#uploads.list(query))
+    return await this.#catalogReadLater(async () => await this.#uploads.list(query))
   }
 
   async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
-    return await this.#catalogRead(async () => await this.#uploads.listParts(uploadId, after, limit))
+    return await this.#catalogReadLater(async () => await this.#uploads.listParts(uploadId, after, limit))
   }
 
   async abortUpload (uploadId: string): Promise<void> {
