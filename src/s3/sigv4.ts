@@ -102,14 +102,15 @@ const signer = new CanonicalSigner()
 const signingKeys = new Map<string, Uint8Array>()
 const MAX_SIGNING_KEYS = 256
 
-async function signingKeyFor (accessKeyId: string, secretAccessKey: string, credential: Credential): Promise<Uint8Array> {
-  const cacheKey = [accessKeyId, secretAccessKey, credential.shortDate, credential.region, credential.service].join('\n')
-  let key = signingKeys.get(cacheKey)
-  if (key === undefined) {
-    key = await getSigningKey(NodeSha256, { accessKeyId, secretAccessKey }, credential.shortDate, credential.region, credential.service)
-    if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value as string)
-    signingKeys.set(cacheKey, key)
-  }
+function signingKeyCacheKey (accessKeyId: string, secretAccessKey: string, credential: Credential): string {
+  return `${accessKeyId}\n${secretAccessKey}\n${credential.shortDate}\n${credential.region}\n${credential.service}`
+}
+
+/** The signing key of a scope not seen lately (the known ones are taken from `signingKeys` without a wait). */
+async function newSigningKey (cacheKey: string, accessKeyId: string, secretAccessKey: string, credential: Credential): Promise<Uint8Array> {
+  const key = await getSigningKey(NodeSha256, { accessKeyId, secretAccessKey }, credential.shortDate, credential.region, credential.service)
+  if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value as string)
+  signingKeys.set(cacheKey, key)
   return key
 }
 
@@ -311,7 +312,8 @@ export async function verifySignature (
   }
   const canonicalHeaders = getCanonicalHeaders({ headers } as unknown as HttpRequest, undefined, new Set(signedHeaders))
   const scope = createScope(credential.shortDate, credential.region, credential.service)
-  const signingKey = await signingKeyFor(credential.accessKeyId, secretAccessKey, credential)
+  const cacheKey = signingKeyCacheKey(credential.accessKeyId, secretAccessKey, credential)
+  const signingKey = signingKeys.get(cacheKey) ?? await newSigningKey(cacheKey, credential.accessKeyId, secretAccessKey, credential)
 
   const queryForSigning = presigned ? { ...query } : query
   if (presigned) delete queryForSigning['X-Amz-Signature']
