@@ -73,6 +73,21 @@ t.test('request ids are UUIDs, unique; each line has one pid', async t => {
   for (const line of lines) t.equal(line.match(/"pid":/g)?.length, 1, 'one pid field')
 })
 
+t.test('a request\'s line names its bucket, key, status and bytes', async t => {
+  const logs = collector()
+  const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream })
+  const auth = { authorization: `Bearer ${token}` }
+  await app.inject({ method: 'PUT', url: '/photos/cat.txt', headers: auth, payload: 'hello' })
+  await app.inject({ method: 'GET', url: '/photos/cat.txt', headers: auth })
+  const form = '--b\r\nContent-Disposition: form-data; name="file"; filename="dog.txt"\r\n\r\nwoof\r\n--b--\r\n'
+  await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=b' }, payload: form })
+  const lines = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request')
+  t.match(lines[0], { method: 'PUT', bucket: 'photos', key: 'cat.txt', status: 200, bytes: 5 }, 'a put: the bytes stored')
+  t.match(lines[1], { method: 'GET', bucket: 'photos', key: 'cat.txt', status: 200, bytes: 5 }, 'a get: the bytes sent')
+  t.match(lines[2], { method: 'POST', bucket: 'photos', key: 'dog.txt', status: 200 }, 'a form: the key of its file')
+  t.equal(lines.length, 3)
+})
+
 const loggerModule = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/http/logger.js')
 
 t.test('readable lines on a terminal, JSON lines otherwise', async t => {
