@@ -138,10 +138,11 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
   if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
-  for (const [name, value] of Object.entries(object.customMetadata)) headers[`x-amz-meta-${name.toLowerCase()}`] = value
+  const custom = object.customMetadata
+  for (const name in custom) headers[`x-amz-meta-${name.toLowerCase()}`] = custom[name]
   if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})
   const safe: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) safe[name] = encodeHeaderValue(value)
+  for (const name in headers) safe[name] = encodeHeaderValue(headers[name])
   return safe
 }
