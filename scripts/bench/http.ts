@@ -54,6 +54,7 @@ import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
 import S3rver from 's3rver'
+import { ratioText } from './ratio.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -440,7 +441,7 @@ function printTable (rows: Map<string, Row>, columnNames: string[]): void {
   const cell = (m: Measured | null | undefined): string =>
     m == null ? '—' : `${m.value >= 100 ? m.value.toFixed(0) : m.value.toFixed(1)} ${m.unit}${m.note === undefined ? '' : ` (${m.note})`}`
   const ratio = (a: Measured | null | undefined, b: Measured | null | undefined): string =>
-    a == null || b == null || b.value === 0 ? '—' : `${(a.value / b.value).toFixed(2)}×`
+    a == null || b == null || b.value === 0 ? '—' : `${ratioText(a.value, b.value)}×`
   const header = ['workload', ...columnNames, 'w1 / nginx', 'w2 / nginx', 'w1 / bare', 'w1 / md5sum', 'w1 / disk', 'w2 / disk', 'w2 / s3rver']
   const lines = [header]
   for (const [workload, row] of rows) {

@@ -40,6 +40,7 @@ import { S3Client } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { SignatureV4 } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
+import { ratioText } from './ratio.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -234,13 +235,13 @@ async function main (): Promise<void> {
       http: async () => await smallGet(httpPort, '/bench/small.bin', null),
       s3rver: async () => await smallGet(s3rverPort, '/bench/small.bin', s3rverCredentials)
     })
-    rows.push(['small GET (req/s)', { 'fsbucket S3': get.s3.toFixed(0), 'HTTP routes': get.http.toFixed(0), s3rver: get.s3rver.toFixed(0), 'S3 / HTTP': (get.s3 / get.http).toFixed(2), 'S3 / s3rver': (get.s3 / get.s3rver).toFixed(1) }])
+    rows.push(['small GET (req/s)', { 'fsbucket S3': get.s3.toFixed(0), 'HTTP routes': get.http.toFixed(0), s3rver: get.s3rver.toFixed(0), 'S3 / HTTP': ratioText(get.s3, get.http), 'S3 / s3rver': ratioText(get.s3, get.s3rver, 1) }])
     const put = await alternated({
       s3: async () => await smallPut(s3Port, '/bench/put-s3-', devCredentials),
       http: async () => await smallPut(httpPort, '/bench/put-http-', null),
       s3rver: async () => await smallPut(s3rverPort, '/bench/put-', s3rverCredentials)
     })
-    rows.push(['small PUT (req/s)', { 'fsbucket S3': put.s3.toFixed(0), 'HTTP routes': put.http.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': (put.s3 / put.http).toFixed(2), 'S3 / s3rver': (put.s3 / put.s3rver).toFixed(1) }])
+    rows.push(['small PUT (req/s)', { 'fsbucket S3': put.s3.toFixed(0), 'HTTP routes': put.http.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': ratioText(put.s3, put.http), 'S3 / s3rver': ratioText(put.s3, put.s3rver, 1) }])
 
     const file = path.join(root, 'upload.bin')
     await makeFile(file, uploadBytes)
@@ -264,8 +265,8 @@ async function main (): Promise<void> {
       'fsbucket S3': `${uploadRate.toFixed(0)} (peak RSS ${rss.toFixed(0)} MiB)`,
       md5sum: md5Rate.toFixed(0),
       'raw disk': diskRate.toFixed(0),
-      'S3 / md5sum': (uploadRate / md5Rate).toFixed(2),
-      'S3 / disk': (uploadRate / diskRate).toFixed(2)
+      'S3 / md5sum': ratioText(uploadRate, md5Rate),
+      'S3 / disk': ratioText(uploadRate, diskRate)
     }])
 
     const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'md5sum', 'raw disk', 'S3 / HTTP', 'S3 / s3rver', 'S3 / md5sum', 'S3 / disk']

@@ -1,0 +1,9 @@
+/**
+ * A ratio as the bench tables print it: rounded down, not to the nearest,
+ * because each is read against a goal (0.497 of nginx must not print as
+ * the 0.50 the goal asks for).
+ */
+export function ratioText (a: number, b: number, digits = 2): string {
+  const scale = 10 ** digits
+  return (Math.floor((a / b) * scale) / scale).toFixed(digits)
+}
