@@ -5,5 +5,6 @@
  */
 export function ratioText (a: number, b: number, digits = 2): string {
   const scale = 10 ** digits
-  return (Math.floor((a / b) * scale) / scale).toFixed(digits)
+  // The epsilon keeps a ratio like 29/100 (28.999... hundredths in binary) at 0.29.
+  return (Math.floor((a / b) * scale + 1e-9) / scale).toFixed(digits)
 }
