@@ -297,23 +297,11 @@ export class FsStore implements BucketStore {
     try {
       return fn()
     } catch (err) {
-      throw this.#catalogFailure(err)
+      const code = (err as { code?: unknown } | null)?.code
+      throw typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog', path.join(this.#root, 'catalog.db')) : err
     }
   }
 
-  /** `#catalogRead` of a read that resolves later (the uploads' rooms). */
-  async #catalogReadLater<T> (fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn()
-    } catch (err) {
-      throw this.#catalogFailure(err)
-    }
-  }
-
-  #catalogFailure (err: unknown): unknown {
-    const code = (err as { code?: unknown } | null)?.code
-    return typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog', path.join(this.#root, 'catalog.db')) : err
-  }
 
   get #spareFile (): string {
     return path.join(this.#root, 'spare')
@@ -454,7 +442,7 @@ export class FsStore implements BucketStore {
   }
 
   async getUpload (uploadId: string): Promise<StoredUpload | null> {
-    return await this.#catalogReadLater(async () => await this.#uploads.get(uploadId))
+    return this.#catalogRead(() => this.#uploads.get(uploadId))
   }
 
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
@@ -470,11 +458,11 @@ export class FsStore implements BucketStore {
   }
 
   async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
-    return await this.#catalogReadLater(async () => await this.#uploads.list(query))
+    return this.#catalogRead(() => this.#uploads.list(query))
   }
 
   async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
-    return await this.#catalogReadLater(async () => await this.#uploads.listParts(uploadId, after, limit))
+    return this.#catalogRead(() => this.#uploads.listParts(uploadId, after, limit))
   }
 
   async abortUpload (uploadId: string): Promise<void> {

@@ -33,13 +33,13 @@ export class Uploads {
     }))
   }
 
-  async get (uploadId: string): Promise<StoredUpload | null> {
+  get (uploadId: string): StoredUpload | null {
     if (!isUploadId(uploadId)) return null
     const row = this.#catalog.sql.upload.get(uploadId)
     return row === undefined ? null : toUpload(row)
   }
 
-  async list (query: UploadListQuery): Promise<StoredUpload[]> {
+  list (query: UploadListQuery): StoredUpload[] {
     const prefix = Buffer.from(query.prefix, 'utf8')
     return this.#catalog.sql.uploadsAfter.all({
       prefix,
@@ -51,7 +51,7 @@ export class Uploads {
     }).map(toUpload)
   }
 
-  async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
+  listParts (uploadId: string, after: number, limit: number): StoredPart[] | null {
     if (!isUploadId(uploadId)) return null
     const sql = this.#catalog.sql
     // One read transaction: the upload and its parts as of one moment.
