@@ -45,7 +45,6 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { promises as fsp, createReadStream, createWriteStream, existsSync } from 'node:fs'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
@@ -54,6 +53,7 @@ import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
 import S3rver from 's3rver'
+import { freePort, stop, waitForPort } from './processes.js'
 import { ratioText } from './ratio.js'
 
 const run = promisify(execFile)
@@ -71,35 +71,6 @@ const measures = (workload: string): boolean => only.has(workload)
 /** Rounds of the autocannon rows, every server in turn in each; the table shows medians. */
 const roundCount = Number(process.env.BENCH_ROUNDS ?? 1)
 const repeatedRows = new Set(['small GET', '304', 'small PUT'])
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
-
-async function waitForPort (port: number, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/`)
-      await res.arrayBuffer()
-      return
-    } catch {
-      await new Promise(resolve => setTimeout(resolve, 100))
-    }
-  }
-  throw new Error(`nothing listening on ${port}`)
-}
-
-async function stop (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
-}
 
 /** Writes `bytes` of pseudo-random data (a 1 MiB random block repeated with a counter). */
 async function makeFile (file: string, bytes: number): Promise<void> {

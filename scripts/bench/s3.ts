@@ -29,7 +29,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import { promises as fsp, createReadStream, createWriteStream } from 'node:fs'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { pipeline } from 'node:stream/promises'
@@ -40,6 +39,7 @@ import { S3Client } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { SignatureV4 } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
+import { freePort, stop, waitForPort } from './processes.js'
 import { ratioText } from './ratio.js'
 
 const run = promisify(execFile)
@@ -80,34 +80,6 @@ class Sha256 {
   update (data: SourceData): void { this.#hash.update(bytes(data)) }
   async digest (): Promise<Uint8Array> { return this.#hash.digest() }
   reset (): void {}
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
-
-async function waitForPort (port: number, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    try {
-      await (await fetch(`http://127.0.0.1:${port}/`)).arrayBuffer()
-      return
-    } catch {
-      await new Promise(resolve => setTimeout(resolve, 100))
-    }
-  }
-  throw new Error(`nothing listening on ${port}`)
-}
-
-async function stop (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
 }
 
 /** Headers of a SigV4-signed request (UNSIGNED-PAYLOAD), as a client would send them. */

@@ -7,22 +7,12 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { Agent, createServer, request } from 'node:http'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { Agent, request } from 'node:http'
 import { createInterface } from 'node:readline'
 import { testdir } from '../testdir.js'
+import { bin, freePort } from './serve-process.js'
 
-const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
 const token = 'workers-token'
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
 
 /** One request on a fresh connection, so that successive requests may land on different workers. */
 async function call (port: number, method: string, urlPath: string, body?: string, agent?: Agent): Promise<{ status: number, body: string }> {

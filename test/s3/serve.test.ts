@@ -5,22 +5,10 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:http'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { testdir } from '../testdir.js'
-
-const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
+import { bin, freePort } from '../http/serve-process.js'
 
 t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the objects', async t => {
   const dataDir = testdir(t)

@@ -85,13 +85,9 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
       catalog.cache.setBody(object.version, bytes)
       return new BytesReader(object, bytes)
     }
-    // Opened synchronously, like the reads (see SegmentStream): from the dentry cache it is one system call.
-    const fds: number[] = []
     try {
-      for (const [file] of segments) fds.push(openSync(abs(file), 'r'))
-      return new FileReader(object, segments, fds)
+      return openFileReader(object, segments, abs)
     } catch (err) {
-      fds.forEach(closeQuietly)
       if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
       catalog.cache.forgetRow(id)
     }
@@ -106,6 +102,16 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
  */
 export async function openSegments (object: StoredObject, segments: Segment[], abs: (file: string) => string): Promise<ObjectReader> {
   if (object.size <= SMALL_BODY && segments.length === 1) return new BytesReader(object, await readFile(abs(segments[0][0])))
+  return openFileReader(object, segments, abs)
+}
+
+/**
+ * A reader of the body files `segments`, every file opened at once and
+ * synchronously, like SegmentStream's reads: from the dentry cache an open
+ * is one system call. Throws the operating system's error, with nothing
+ * left open.
+ */
+function openFileReader (object: StoredObject, segments: Segment[], abs: (file: string) => string): FileReader {
   const fds: number[] = []
   try {
     for (const [file] of segments) fds.push(openSync(abs(file), 'r'))

@@ -11,11 +11,11 @@
 import { execFile } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { chmod, chown, mkdtemp, rm } from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
+import { freePort } from '../../http/serve-process.js'
 
 const run = promisify(execFile)
 
@@ -37,17 +37,6 @@ function binDir (): string {
     throw new Error('PostgreSQL is not installed: these tests need Debian\'s postgresql package (apt-get install postgresql; .ci/run installs it).')
   }
   return path.join(root, versions[0], 'bin')
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 export interface PostgresOptions {
