@@ -99,7 +99,7 @@ export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<
   }
   if (patch.cors !== undefined) {
     if (patch.cors !== null && !(Array.isArray(patch.cors) && patch.cors.every(isCorsRule))) {
-      throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}')
+      throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}: strings of printable ASCII, one * at most in an origin, maxAgeSeconds a whole number of seconds')
     }
     out.cors = patch.cors
   }
@@ -111,12 +111,17 @@ function isStringArray (value: unknown): value is string[] {
   return Array.isArray(value) && value.every(v => typeof v === 'string')
 }
 
+/** Origins, methods and header names go out in response headers: printable ASCII only (a CR or LF could never be sent). */
+function isHeaderTextArray (value: unknown): value is string[] {
+  return isStringArray(value) && value.every(v => /^[\x20-\x7e]*$/.test(v))
+}
+
 function isCorsRule (rule: unknown): rule is CorsRule {
   const r = rule as CorsRule
   return typeof r === 'object' && r !== null &&
-    isStringArray(r.allowedOrigins) && isStringArray(r.allowedMethods) &&
-    (r.allowedHeaders === undefined || isStringArray(r.allowedHeaders)) &&
-    (r.exposeHeaders === undefined || isStringArray(r.exposeHeaders)) &&
-    (r.maxAgeSeconds === undefined || (typeof r.maxAgeSeconds === 'number' && r.maxAgeSeconds >= 0))
+    isHeaderTextArray(r.allowedOrigins) && r.allowedOrigins.every(o => o.split('*').length <= 2) && isHeaderTextArray(r.allowedMethods) &&
+    (r.allowedHeaders === undefined || isHeaderTextArray(r.allowedHeaders)) &&
+    (r.exposeHeaders === undefined || isHeaderTextArray(r.exposeHeaders)) &&
+    (r.maxAgeSeconds === undefined || (Number.isInteger(r.maxAgeSeconds) && r.maxAgeSeconds >= 0 && r.maxAgeSeconds <= 2 ** 31 - 1))
 }
 

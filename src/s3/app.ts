@@ -7,9 +7,10 @@
  * redacted, and so are the signature and credential of presigned URLs in the
  * logged URL.
  */
+import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
-import type { BucketRegistry } from '../bucket/index.js'
+import { randomHex, type BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply } from './errors.js'
 import { s3Api } from './plugin.js'
@@ -43,9 +44,53 @@ export interface S3Connections {
   idleListener: (answer: { status: number, contentType: string, body: string }) => (socket: Socket) => void
 }
 
-/** A URL with the values of X-Amz-Signature, X-Amz-Credential and X-Amz-Security-Token replaced. */
+/** Query parameters whose values are credentials, by their decoded names in lowercase. */
+const secretParameters = new Set(['x-amz-signature', 'x-amz-credential', 'x-amz-security-token'])
+
+function decodedName (name: string): string {
+  try {
+    return decodeURIComponent(name).toLowerCase()
+  } catch {
+    return name.toLowerCase()
+  }
+}
+
+/**
+ * A URL with the values of X-Amz-Signature, X-Amz-Credential and
+ * X-Amz-Security-Token replaced, however their names are percent-encoded
+ * (the query is read decoded, so `X-Amz-Signatur%65` is the signature too).
+ */
 export function redactedUrl (url: string): string {
-  return url.replace(/([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token)=)[^&]*/gi, '$1[redacted]')
+  const question = url.indexOf('?')
+  if (question === -1) return url
+  const parameters = url.slice(question + 1).split('&').map(part => {
+    const eq = part.indexOf('=')
+    const name = eq === -1 ? part : part.slice(0, eq)
+    return secretParameters.has(decodedName(name)) ? `${name}=[redacted]` : part
+  })
+  return `${url.slice(0, question)}?${parameters.join('&')}`
+}
+
+/**
+ * Answers to requests Node's HTTP parser refuses before any route runs, as
+ * S3's XML with a request id. Fastify's default handler would answer JSON
+ * and log the request's raw bytes, its Authorization header included; this
+ * one logs the parser's error code only.
+ */
+function answerClientError (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? 'RequestTimeout'
+    : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
+  const { status, message } = S3Errors[code]
+  this.log.debug({ code: err.code }, 'client error')
+  if (socket.writable) {
+    const requestId = randomHex(8).toUpperCase()
+    const body = errorDocument(code, message, { RequestId: requestId })
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/xml\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nx-amz-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
@@ -62,10 +107,13 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
+    clientErrorHandler: answerClientError,
     frameworkErrors: (err, _request, rawReply) => {
       const answer = s3ErrorReply(err)
       const reply = rawReply as unknown as FastifyReply
-      void reply.code(answer.status).type('application/xml').send(errorDocument(answer.code, answer.message, {}))
+      const requestId = randomHex(8).toUpperCase()
+      void reply.code(answer.status).header('x-amz-request-id', requestId).type('application/xml')
+        .send(errorDocument(answer.code, answer.message, { RequestId: requestId }))
     }
   }
   const connections = config.connections

@@ -33,7 +33,15 @@ export async function listBuckets (ctx: S3Context): Promise<void> {
   })
 }
 
+/** Names S3 keeps for its own uses (InvalidBucketName there), refused here too so that a bucket made here can be made there. */
+const reservedPrefixes = ['xn--', 'sthree-', 'amzn-s3-demo-']
+const reservedSuffixes = ['-s3alias', '--ol-s3', '.mrap', '--x-s3', '--table-s3']
+
 export async function createBucket (ctx: S3Context): Promise<void> {
+  const name = ctx.bucketName
+  if (reservedPrefixes.some(p => name.startsWith(p)) || reservedSuffixes.some(s => name.endsWith(s))) {
+    throw new S3Error('InvalidBucketName', `The bucket name ${name} has a prefix or suffix S3 reserves.`)
+  }
   // The body, when there is one, is a CreateBucketConfiguration whose location is any region.
   const length = Number(ctx.request.headers['content-length'] ?? 0)
   if (length > 0 || ctx.request.headers['transfer-encoding'] !== undefined) {
@@ -93,11 +101,15 @@ export async function getBucketCors (ctx: S3Context): Promise<void> {
 }
 
 const corsMethods = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD']
+/** Most rules in a CORS configuration (S3's). */
+const MAX_CORS_RULES = 100
 
 export async function putBucketCors (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
   const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'CORSConfiguration')
-  const rules = list(document, 'CORSRule').map(rule => {
+  const documentRules = list(document, 'CORSRule')
+  if (documentRules.length > MAX_CORS_RULES) throw new S3Error('InvalidRequest', `A CORS configuration has at most ${MAX_CORS_RULES} rules.`)
+  const rules = documentRules.map(rule => {
     const stored: CorsRule & { id?: string } = { allowedOrigins: strings(rule, 'AllowedOrigin'), allowedMethods: strings(rule, 'AllowedMethod') }
     if (stored.allowedOrigins.length === 0 || stored.allowedMethods.length === 0) {
       throw new S3Error('MalformedXML', 'Every CORSRule has at least one AllowedOrigin and one AllowedMethod.')
@@ -130,13 +142,38 @@ export async function deleteBucketCors (ctx: S3Context): Promise<void> {
 
 type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
-/** `<Days>` or `<Date>` of an Expiration or Transition → the management API's condition. */
+/** Most rules in a lifecycle configuration, and the longest rule ID (S3's). */
+const MAX_LIFECYCLE_RULES = 1000
+const MAX_RULE_ID_LENGTH = 255
+
+/** A whole number of days: MalformedXML when not a number, InvalidArgument when not positive. */
+function daysFrom (value: string, what: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
+  const days = Number(value)
+  if (days < 1) throw new S3Error('InvalidArgument', `${what} must be a positive integer.`)
+  return days
+}
+
+/** `<Days>` or `<Date>` (ISO 8601, at midnight UTC, as S3 asks) of an Expiration or Transition → the management API's condition. */
 function conditionFrom (element: unknown, where: string): Condition {
   const days = text(element, 'Days')?.trim()
   const date = text(element, 'Date')?.trim()
-  if (days !== undefined && /^\d+$/.test(days) && Number(days) > 0) return { type: 'Age', maxAge: Number(days) * DAY_SECONDS }
-  if (date !== undefined && !Number.isNaN(Date.parse(date))) return { type: 'Date', date: new Date(date).toISOString() }
-  throw new S3Error('MalformedXML', `${where} needs a positive Days or a Date.`)
+  if ((days === undefined) === (date === undefined)) throw new S3Error('MalformedXML', `${where} needs Days or a Date, one of them.`)
+  if (days !== undefined) return { type: 'Age', maxAge: daysFrom(days, `'Days' for ${where}`) * DAY_SECONDS }
+  const midnight = /^(\d{4}-\d{2}-\d{2})(?:T00:00:00(?:\.0+)?(?:Z|[+-]00:?00))?$/.exec(date ?? '')
+  const parsed = midnight === null ? NaN : Date.parse(`${midnight[1]}T00:00:00Z`)
+  if (Number.isNaN(parsed) || new Date(parsed).toISOString().slice(0, 10) !== midnight?.[1]) {
+    throw new S3Error('InvalidArgument', `'Date' of ${where} must be an ISO 8601 date at midnight GMT.`)
+  }
+  return { type: 'Date', date: new Date(parsed).toISOString() }
+}
+
+/** The rule's Prefix (in a Filter or, the older form, beside it); filters this server cannot apply are NotImplemented, never widened to the whole bucket. */
+function rulePrefix (rule: Record<string, unknown>): string {
+  const filter = rule.Filter as Record<string, unknown> | undefined
+  const unsupported = ['Tag', 'And', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan'].find(name => filter?.[name] !== undefined)
+  if (unsupported !== undefined) throw new S3Error('NotImplemented', `Lifecycle filters by ${unsupported} are not supported by this server; filter by Prefix.`)
+  return text(filter, 'Prefix') ?? text(rule, 'Prefix') ?? ''
 }
 
 function conditionXml (condition: Condition): Record<string, unknown> {
@@ -147,22 +184,26 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
   const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'LifecycleConfiguration')
   const ids = new Set<string>()
-  const rules = list(document, 'Rule').map((rule, i) => {
+  const documentRules = list(document, 'Rule') as Array<Record<string, unknown>>
+  if (documentRules.length > MAX_LIFECYCLE_RULES) throw new S3Error('InvalidRequest', `A lifecycle configuration has at most ${MAX_LIFECYCLE_RULES} rules.`)
+  const rules = documentRules.map((rule, i) => {
     const id = text(rule, 'ID')?.trim() || `rule-${i + 1}`
+    if (id.length > MAX_RULE_ID_LENGTH) throw new S3Error('InvalidArgument', `A rule ID is at most ${MAX_RULE_ID_LENGTH} characters.`)
     if (ids.has(id)) throw new S3Error('InvalidArgument', `Rule ID ${id} is used twice.`)
     ids.add(id)
     const status = text(rule, 'Status')?.trim()
     if (status !== 'Enabled' && status !== 'Disabled') throw new S3Error('MalformedXML', 'Every Rule has a Status of Enabled or Disabled.')
-    const filter = (rule as Record<string, unknown>).Filter
-    const prefix = text(filter, 'Prefix') ?? text(rule, 'Prefix') ?? ''
-    const stored: Record<string, unknown> = { id, enabled: status === 'Enabled', conditions: { prefix } }
-    const expiration = (rule as Record<string, unknown>).Expiration
+    // Versions are never kept here: actions on noncurrent versions or delete markers could not do what they say.
+    const versioned = ['NoncurrentVersionExpiration', 'NoncurrentVersionTransition'].find(name => rule[name] !== undefined) ??
+      (text(rule.Expiration, 'ExpiredObjectDeleteMarker') === undefined ? undefined : 'ExpiredObjectDeleteMarker')
+    if (versioned !== undefined) throw new S3Error('NotImplemented', `${versioned}: versioning is not supported by this server.`)
+    const stored: Record<string, unknown> = { id, enabled: status === 'Enabled', conditions: { prefix: rulePrefix(rule) } }
+    const expiration = rule.Expiration
     if (expiration !== undefined) stored.deleteObjectsTransition = { condition: conditionFrom(expiration, 'Expiration') }
-    const abort = (rule as Record<string, unknown>).AbortIncompleteMultipartUpload
+    const abort = rule.AbortIncompleteMultipartUpload
     if (abort !== undefined) {
-      const days = text(abort, 'DaysAfterInitiation')?.trim()
-      if (days === undefined || !/^\d+$/.test(days) || Number(days) < 1) throw new S3Error('MalformedXML', 'DaysAfterInitiation must be a positive integer.')
-      stored.abortMultipartUploadsTransition = { condition: { type: 'Age', maxAge: Number(days) * DAY_SECONDS } }
+      const days = daysFrom(text(abort, 'DaysAfterInitiation')?.trim() ?? '', 'DaysAfterInitiation')
+      stored.abortMultipartUploadsTransition = { condition: { type: 'Age', maxAge: days * DAY_SECONDS } }
     }
     const transitions = list(rule, 'Transition')
     if (transitions.length > 0) {
@@ -170,6 +211,9 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
         if (text(t, 'StorageClass')?.trim() !== 'STANDARD_IA') throw new S3Error('InvalidStorageClass', 'Transitions may only go to STANDARD_IA.')
         return { storageClass: 'InfrequentAccess', condition: conditionFrom(t, 'Transition') }
       })
+    }
+    if (expiration === undefined && abort === undefined && transitions.length === 0) {
+      throw new S3Error('InvalidRequest', 'At least one action needs to be specified in a rule.')
     }
     return stored
   })

@@ -39,6 +39,7 @@ export const S3Errors = {
   InvalidRange: { status: 416, message: 'The requested range is not satisfiable' },
   InvalidRequest: { status: 400, message: 'Invalid Request' },
   InvalidStorageClass: { status: 400, message: 'The storage class you specified is not valid' },
+  InvalidToken: { status: 400, message: 'The provided token is malformed or otherwise invalid.' },
   KeyTooLongError: { status: 400, message: 'Your key is too long' },
   MalformedXML: { status: 400, message: 'The XML you provided was not well-formed or did not validate against our published schema' },
   MetadataTooLarge: { status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
@@ -50,6 +51,7 @@ export const S3Errors = {
   NoSuchUpload: { status: 404, message: 'The specified multipart upload does not exist. The upload ID might not be valid, or the multipart upload might have been aborted or completed.' },
   NotImplemented: { status: 501, message: 'A header or query you provided implies functionality that is not implemented.' },
   PreconditionFailed: { status: 412, message: 'At least one of the pre-conditions you specified did not hold' },
+  RequestHeaderSectionTooLarge: { status: 400, message: 'Your request header section exceeds the maximum allowed size.' },
   RequestTimeout: { status: 400, message: 'Your socket connection to the server was not read from or written to within the timeout period.' },
   RequestTimeTooSkewed: { status: 403, message: 'The difference between the request time and the server\'s time is too large.' },
   ServiceUnavailable: { status: 503, message: 'The storage is unavailable; try again later.' },
@@ -91,17 +93,23 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   CopySourceContended: 'ServiceUnavailable'
 }
 
-/** An error of the S3 door, with the S3 code it answers with. */
+/**
+ * An error of the S3 door, with the S3 code it answers with; `fields` are
+ * elements of the error document beyond Code and Message (S3's
+ * `HeadersNotSigned`, for one).
+ */
 export class S3Error extends Error {
   readonly code: S3ErrorCode
   readonly status: number
   readonly headers: Record<string, string>
+  readonly fields: Record<string, string>
 
-  constructor (code: S3ErrorCode, detail?: string, headers: Record<string, string> = {}) {
+  constructor (code: S3ErrorCode, detail?: string, headers: Record<string, string> = {}, fields: Record<string, string> = {}) {
     super(detail ?? S3Errors[code].message)
     this.code = code
     this.status = S3Errors[code].status
     this.headers = headers
+    this.fields = fields
   }
 }
 
@@ -110,6 +118,7 @@ export interface S3ErrorReply {
   status: number
   message: string
   headers: Record<string, string>
+  fields: Record<string, string>
 }
 
 /** Fastify's framework errors the client caused, by their `code`. */
@@ -121,21 +130,21 @@ const frameworkErrors: Record<string, S3ErrorCode> = {
 
 /** The one translation of a thrown error into the door's answer. */
 export function s3ErrorReply (err: unknown): S3ErrorReply {
-  if (err instanceof S3Error) return { code: err.code, status: err.status, message: err.message, headers: err.headers }
+  if (err instanceof S3Error) return { code: err.code, status: err.status, message: err.message, headers: err.headers, fields: err.fields }
   if (isBucketError(err)) {
     const code = fromCatalogue[err.errorName]
-    return { code, status: S3Errors[code].status, message: err.message, headers: {} }
+    return { code, status: S3Errors[code].status, message: err.message, headers: {}, fields: {} }
   }
   // A part or completion at odds with its upload's checksum: S3 answers InvalidRequest.
-  if (err instanceof UploadChecksumError) return { code: 'InvalidRequest', status: 400, message: err.message, headers: {} }
+  if (err instanceof UploadChecksumError) return { code: 'InvalidRequest', status: 400, message: err.message, headers: {}, fields: {} }
   // Only the engine's marked argument errors are the client's; any other TypeError is a bug (500).
   if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
-    return { code: 'InvalidArgument', status: 400, message: err.message, headers: {} }
+    return { code: 'InvalidArgument', status: 400, message: err.message, headers: {}, fields: {} }
   }
   const frameworkCode = (err as { code?: unknown } | null)?.code
   if (typeof frameworkCode === 'string' && frameworkCode in frameworkErrors) {
     const code = frameworkErrors[frameworkCode]
-    return { code, status: S3Errors[code].status, message: S3Errors[code].message, headers: {} }
+    return { code, status: S3Errors[code].status, message: S3Errors[code].message, headers: {}, fields: {} }
   }
-  return { code: 'InternalError', status: 500, message: S3Errors.InternalError.message, headers: {} }
+  return { code: 'InternalError', status: 500, message: S3Errors.InternalError.message, headers: {}, fields: {} }
 }

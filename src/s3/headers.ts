@@ -40,6 +40,31 @@ function encodeHeaderValue (value: string): string {
   return `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`
 }
 
+/**
+ * Headers asking for what this server does not do: encryption with the
+ * client's key (SSE-C) or KMS, and Object Lock. Acting on the rest of such
+ * a request would store plaintext a client believes encrypted, or a
+ * deletable object it believes locked: NotImplemented instead, as for the
+ * sub-resources. `x-amz-server-side-encryption: AES256` (SSE-S3, the
+ * default GetBucketEncryption answers) is accepted.
+ */
+export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
+  for (const name in headers) {
+    if (!name.startsWith('x-amz-')) continue
+    if (name.includes('server-side-encryption-customer-') || name.startsWith('x-amz-server-side-encryption-aws-kms') ||
+        name === 'x-amz-server-side-encryption-context' || name === 'x-amz-server-side-encryption-bucket-key-enabled') {
+      throw new S3Error('NotImplemented', `${name}: SSE-C and SSE-KMS are not supported by this server; objects are stored unencrypted.`)
+    }
+    if (name.startsWith('x-amz-object-lock-') || (name === 'x-amz-bucket-object-lock-enabled' && single(headers, name)?.trim().toLowerCase() === 'true')) {
+      throw new S3Error('NotImplemented', `${name}: Object Lock is not supported by this server.`)
+    }
+  }
+  const sse = single(headers, 'x-amz-server-side-encryption')?.trim()
+  if (sse === undefined || sse === 'AES256') return
+  if (sse.startsWith('aws:kms')) throw new S3Error('NotImplemented', 'SSE-KMS is not supported by this server; objects are stored unencrypted.')
+  throw new S3Error('InvalidArgument', `The encryption method specified is not supported: ${sse}.`)
+}
+
 const toStorageClass: Record<string, StorageClass> = { STANDARD: 'Standard', STANDARD_IA: 'InfrequentAccess' }
 const fromStorageClass: Record<StorageClass, string> = { Standard: 'STANDARD', InfrequentAccess: 'STANDARD_IA' }
 
@@ -87,10 +112,28 @@ function quoteBareEtags (value: string): string {
   }).join(', ')
 }
 
-/** The conditional headers under their own names, or under `prefix` (x-amz-copy-source-if-*). */
-export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Headers | undefined {
+const readConditions = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
+const writeConditions = ['if-match', 'if-none-match']
+
+/**
+ * The conditions of a write (PutObject, CopyObject's destination,
+ * CompleteMultipartUpload) as S3 takes them: If-Match, and If-None-Match
+ * with `*` only (an etag there is NotImplemented, as S3 answers it).
+ * If-Modified-Since and If-Unmodified-Since are ignored on writes, as S3
+ * ignores them.
+ */
+export function writeConditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
+  const noneMatch = single(headers, 'if-none-match')
+  if (noneMatch !== undefined && noneMatch.trim() !== '*') {
+    throw new S3Error('NotImplemented', 'If-None-Match on a write takes * only (write only if no object has the key).')
+  }
+  return conditionalFrom(headers, '', writeConditions)
+}
+
+/** The conditional headers of a read under their own names, or under `prefix` (x-amz-copy-source-if-*). */
+export function conditionalFrom (headers: IncomingHttpHeaders, prefix = '', names = readConditions): Headers | undefined {
   let onlyIf: Headers | undefined
-  for (const name of ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']) {
+  for (const name of names) {
     const value = single(headers, `${prefix}${name}`)
     if (value === undefined) continue
     onlyIf ??= new Headers()

@@ -24,11 +24,11 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { compareIds, type BucketChecksumAlgorithm, type BucketRange, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { bodyStream, compareIds, type BucketChecksumAlgorithm, type BucketRange, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { decodedBody, defaultChecksum } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
-import { conditionalFrom, customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom } from './headers.js'
+import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
 import { checkKey, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { list, readXmlBody, text } from './xml.js'
 
@@ -102,7 +102,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
 }
 
 /** `x-amz-copy-source-range: bytes=first-last`, both required (S3's form). */
-function copyRangeFrom (value: string | undefined): BucketRange | undefined {
+function copyRangeFrom (value: string | undefined): { offset: number, length: number } | undefined {
   if (value === undefined) return undefined
   const m = /^bytes=(\d+)-(\d+)$/.exec(value.trim())
   if (m === null || Number(m[2]) < Number(m[1])) {
@@ -118,6 +118,11 @@ export async function uploadPartCopy (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const source = await readCopySource(ctx, range)
+  if (range !== undefined && range.offset + range.length > source.size) {
+    // The engine would serve what there is; S3 refuses a range past the source's end.
+    bodyStream(source).destroy()
+    throw new S3Error('InvalidArgument', `Range specified is not valid for source object of size: ${source.size}`)
+  }
   // The engine computes the upload's checksum over the copied bytes (the default one for an upload created without).
   const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true, defaultChecksum })
   await sendXml(ctx, 200, 'CopyPartResult', {
@@ -149,7 +154,7 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   for (let i = 1; i < parts.length; i++) {
     if (parts[i].partNumber <= parts[i - 1].partNumber) throw new S3Error('InvalidPartOrder')
   }
-  const onlyIf = conditionalFrom(ctx.request.headers)
+  const onlyIf = writeConditionalFrom(ctx.request.headers)
   // A whole-object checksum in a header is what a FULL_OBJECT completion must produce.
   const checksum: Partial<Record<BucketChecksumAlgorithm, Buffer>> = {}
   for (const algorithm of Object.values(checksumElements)) {

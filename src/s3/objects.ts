@@ -26,9 +26,9 @@ import { decodedBody, defaultChecksum } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
-  checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom
+  checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
 } from './headers.js'
-import { list, readXmlBody, text } from './xml.js'
+import { list, readXmlBody, text, textOnly } from './xml.js'
 
 /** Most keys in one DeleteObjects (S3's limit). */
 const MAX_DELETE_KEYS = 1000
@@ -51,7 +51,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
   const { bucket, info } = await openNamedBucket(ctx)
   const headers = ctx.request.headers
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
-  const onlyIf = conditionalFrom(headers)
+  const onlyIf = writeConditionalFrom(headers)
   const object = await bucket.put(ctx.key, body.stream, {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
@@ -133,7 +133,7 @@ export async function deleteObject (ctx: S3Context): Promise<void> {
 }
 
 function validKey (key: string): boolean {
-  return key.length > 0 && Buffer.byteLength(key, 'utf8') <= MAX_KEY_BYTES && key.isWellFormed()
+  return Buffer.byteLength(key, 'utf8') <= MAX_KEY_BYTES && key.isWellFormed()
 }
 
 export async function deleteObjects (ctx: S3Context): Promise<void> {
@@ -147,8 +147,8 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
   const keys: string[] = []
   const errors: Array<Record<string, string>> = []
   for (const entry of objects) {
-    const key = text(entry, 'Key')
-    if (key === undefined) throw new S3Error('MalformedXML', 'Every Object of a Delete has a Key.')
+    const key = textOnly(entry, 'Key')
+    if (key === undefined || key === '') throw new S3Error('MalformedXML', 'Every Object of a Delete has a Key.')
     if (validKey(key)) keys.push(key)
     else errors.push({ Key: key, Code: 'KeyTooLongError', Message: 'Your key is too long' })
   }
@@ -162,6 +162,9 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
 /** `x-amz-copy-source`: `[/]bucket/key[?versionId=...]`, percent-encoded. */
 export function copySourceFrom (ctx: S3Context): { bucket: string, key: string } {
   const raw = single(ctx.request.headers, 'x-amz-copy-source') ?? ''
+  const version = /\?versionId=([^&]*)$/.exec(raw)?.[1]
+  // Versions are not kept: `null` (S3's name for the one version of an unversioned object) is the object itself.
+  if (version !== undefined && version !== 'null') throw new S3Error('InvalidArgument', 'Invalid version id specified')
   const withoutVersion = raw.replace(/\?versionId=[^&]*$/, '')
   let decoded: string
   try {
@@ -202,11 +205,14 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
   }
   const checksumAlgorithm = copyChecksumAlgorithmFrom(single(headers, 'x-amz-checksum-algorithm'))
+  // If-Match / If-None-Match: * judge the object the copy would replace.
+  const onlyIf = writeConditionalFrom(headers)
   const { bucket } = await openNamedBucket(ctx)
   if (source.bucket === ctx.bucketName) {
     // Within one bucket the binding's copy: the bytes shared, or read again for a multipart source or a checksum the source lacks.
     checkKey(source.key)
     const outcome = await bucket.copy(source.key, ctx.key, {
+      onlyIf,
       sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
       ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
       storageClass,
@@ -225,7 +231,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : httpMetadataFrom(headers),
     customMetadata: directive === 'COPY' ? object.customMetadata : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
-    computeChecksums
+    computeChecksums,
+    onlyIf
   })
   if (copied === null) throw new S3Error('PreconditionFailed', undefined, {})
   await sendXml(ctx, 200, 'CopyObjectResult', copyResult(copied, checksumAlgorithm))

@@ -288,5 +288,21 @@ export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () =
       checks.push({ algorithm: algorithm as ChecksumAlgorithm, expected: () => trailers()?.get(name), error: 'BadDigest' })
     }
   }
+  if (checksumHeaders) checkAnnouncedAlgorithm(headers, checks.filter(c => c.algorithm !== 'md5').map(c => c.algorithm))
   return checks
+}
+
+/**
+ * One x-amz-checksum-* per request (header or trailer), and the algorithm
+ * x-amz-sdk-checksum-algorithm announces is the one sent, as S3 checks.
+ */
+function checkAnnouncedAlgorithm (headers: IncomingHttpHeaders, sent: string[]): void {
+  if (sent.length > 1) throw new S3Error('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.')
+  const announced = single(headers, 'x-amz-sdk-checksum-algorithm')?.trim().toLowerCase()
+  if (announced === undefined) return
+  if (!checksumAlgorithms.includes(announced as ChecksumAlgorithm)) throw new S3Error('InvalidRequest', 'Value for x-amz-sdk-checksum-algorithm header is invalid.')
+  if (sent.length === 0) {
+    throw new S3Error('InvalidRequest', 'x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* or x-amz-trailer headers were found.')
+  }
+  if (sent[0] !== announced) throw new S3Error('InvalidRequest', `x-amz-sdk-checksum-algorithm says ${announced}; the checksum sent is ${sent[0]}.`)
 }

@@ -23,6 +23,7 @@ import * as buckets from './buckets.js'
 import { has, type S3Context } from './context.js'
 import { corsAnswerHeaders, matchingCorsRule, preflightAnswerHeaders, requestedHeaders } from './cors.js'
 import { S3Error, s3ErrorReply } from './errors.js'
+import { refuseUnsupportedHeaders } from './headers.js'
 import { listObjectsV1, listObjectsV2 } from './listing.js'
 import * as multipart from './multipart.js'
 import * as objects from './objects.js'
@@ -119,6 +120,8 @@ async function dispatchBucket (ctx: S3Context, method: string): Promise<void> {
 async function dispatchObject (ctx: S3Context, method: string): Promise<void> {
   const unsupported = unsupportedObjectResources.find(r => has(ctx, r))
   if (unsupported !== undefined) throw notImplemented(`?${unsupported} on an object`)
+  // Versions are not kept: `null` names the one version an object has, any other id none.
+  if (has(ctx, 'versionId') && ctx.query.versionId !== 'null') throw new S3Error('InvalidArgument', 'Invalid version id specified')
   const copy = ctx.request.headers['x-amz-copy-source'] !== undefined
   switch (method) {
     case 'GET':
@@ -165,17 +168,23 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
 
   app.setErrorHandler(async (err, request, reply) => {
     const answer = s3ErrorReply(err)
-    if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
+    // The socket, not the request stream: a request whose body was read whole counts as destroyed too.
+    if (request.raw.socket?.destroyed !== false) request.log.debug({ err }, 'client went away')
     // The disk's failures (full, read-only, I/O) are the operator's to see, with the path, as the HTTP door logs them; faults are errors.
     else if (isStorageFailure(err)) request.log.warn({ err, path: err.path }, 'storage failure')
-    else if (answer.status >= 500) request.log.error({ err }, 'request failed')
+    // The door's own answers (NotImplemented included) are decisions, not faults.
+    else if (answer.status >= 500 && !(err instanceof S3Error)) request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers)
     // A body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.
     if (!request.raw.complete) reply.header('connection', 'close')
     if (request.method === 'HEAD') return await reply.send()
     const resource = (request.raw.url ?? '/').split('?')[0]
-    return await reply.type('application/xml').send(errorDocument(answer.code, answer.message, { Resource: resource, RequestId: request.s3RequestId }))
+    return await reply.type('application/xml')
+      .send(errorDocument(answer.code, answer.message, { Resource: resource, RequestId: request.s3RequestId, ...answer.fields }))
   })
+
+  // Methods S3 has no operation for (PATCH, TRACE, ...) answer its XML, with a request id, like the rest.
+  app.setNotFoundHandler(async request => { throw new S3Error('MethodNotAllowed', `${request.method} is not an S3 operation.`) })
 
   async function authenticate (request: FastifyRequest, target: Target, query: Record<string, string | string[]>, rawPath: string, rawQuery: string): Promise<VerifiedSignature | null> {
     const signed = { method: request.method, rawPath, rawQuery, headers: request.headers }
@@ -226,6 +235,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
         if (rule !== undefined) reply.headers(corsAnswerHeaders(rule, origin))
       }
       const signature = await authenticate(request, target, query, rawPath, rawQuery)
+      refuseUnsupportedHeaders(request.headers)
       const ctx: S3Context = { request, reply, registry, query, signature, bucketName: target.bucket, key: target.key }
       if (target.bucket === '') return await dispatchService(ctx, request.method)
       if (target.key === '') return await dispatchBucket(ctx, request.method)

@@ -17,7 +17,9 @@
  *   - presigned: X-Amz-Expires is 1 to 604,800 seconds and not past
  *     (AccessDenied "Request has expired"); other query parameters (checksum
  *     ones, response-* overrides) are signed like any other;
- *   - `host` is among the signed headers.
+ *   - `host` is among the signed headers, and so is every `x-amz-*` header
+ *     sent but `x-amz-content-sha256` (AccessDenied, HeadersNotSigned);
+ *   - no session token (InvalidToken): this server has key pairs only.
  * Any region is accepted (`auto`, `us-east-1`, ...): the signature covers the
  * one the client chose.
  *
@@ -218,6 +220,24 @@ function single (value: string | string[] | undefined): string | undefined {
 }
 
 /**
+ * S3 acts only on `x-amz-*` headers the signature covers: one added to a
+ * signed request or to a presigned URL's request (`x-amz-copy-source` on a
+ * presigned PUT would turn it into a copy from another bucket) is
+ * AccessDenied, naming the headers in `HeadersNotSigned`, as S3 answers.
+ * `x-amz-content-sha256` is exempt: the canonical request carries the
+ * payload hash whether or not the header is signed.
+ */
+function refuseUnsignedAmzHeaders (headers: IncomingHttpHeaders, signedHeaders: string[]): void {
+  let unsigned: string[] | undefined
+  for (const name in headers) {
+    if (name.startsWith('x-amz-') && name !== 'x-amz-content-sha256' && !signedHeaders.includes(name)) (unsigned ??= []).push(name)
+  }
+  if (unsigned !== undefined) {
+    throw new S3Error('AccessDenied', 'There were headers present in the request which were not signed', {}, { HeadersNotSigned: unsigned.join(', ') })
+  }
+}
+
+/**
  * Verifies a signed request against the known credentials; returns what the
  * payload decoder needs, or throws the S3 error a client would see.
  */
@@ -228,6 +248,9 @@ export async function verifySignature (
   now: Date = new Date()
 ): Promise<VerifiedSignature> {
   const presigned = request.headers.authorization === undefined
+  if (request.headers['x-amz-security-token'] !== undefined || query['X-Amz-Security-Token'] !== undefined) {
+    throw new S3Error('InvalidToken', 'Session tokens (temporary credentials) are not supported by this server; sign with a key pair it knows.')
+  }
   let credential: Credential
   let signedHeaders: string[]
   let given: string
@@ -325,6 +348,7 @@ export async function verifySignature (
     const stringToSign = signer.stringToSign(longDate, scope, canonical)
     const expected = hmacHex(signingKey, stringToSign)
     if (signaturesEqual(expected, given)) {
+      refuseUnsignedAmzHeaders(request.headers, signedHeaders)
       return { accessKeyId: credential.accessKeyId, payloadHash, longDate, scope, signingKey, signature: given }
     }
   }

@@ -50,8 +50,14 @@ t.test('settings patches are checked', async t => {
   t.same(validateSettingsPatch({ cors: null }), { cors: null })
   const bad: Array<Record<string, unknown>> = [
     { public: 'yes' }, { storageClass: 'Glacier' }, { domains: 'x' }, { domains: [''] },
-    { cors: [{ allowedOrigins: '*' }] }, { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], maxAgeSeconds: -1 }] }
+    { cors: [{ allowedOrigins: '*' }] }, { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], maxAgeSeconds: -1 }] },
+    // Values that could never go out in a response header (every answer to an Origin would fail).
+    { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], exposeHeaders: ['ETag\r\nX-Injected: 1'] }] },
+    { cors: [{ allowedOrigins: ['https://a.test\n'], allowedMethods: ['GET'] }] },
+    { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], maxAgeSeconds: 1e23 }] },
+    { cors: [{ allowedOrigins: ['https://*.*.test'], allowedMethods: ['GET'] }] }
   ]
+  t.ok(validateSettingsPatch({ cors: [{ allowedOrigins: ['https://a.test'], allowedMethods: ['GET'], exposeHeaders: ['ETag'], maxAgeSeconds: 600 }] }).cors)
   for (const patch of bad) t.throws(() => validateSettingsPatch(patch as any), TypeError, JSON.stringify(patch))
 })
 

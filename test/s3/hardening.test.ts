@@ -1,0 +1,301 @@
+/**
+ * Requests S3 refuses and a lenient server would act on: unsigned x-amz-*
+ * headers, encryption and Object Lock it cannot honour, conditions on the
+ * object a copy replaces, lifecycle filters it cannot apply, XML that is not
+ * well-formed. Each answer is S3's, and nothing is stored or changed.
+ */
+import t from 'tap'
+import http from 'node:http'
+import { Writable } from 'node:stream'
+import pino from 'pino'
+import {
+  CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, UploadPartCopyCommand
+} from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import { openRegistry, type BucketObjectBody } from '../../src/index.js'
+import { buildS3App, redactedUrl, s3AccessPolicy } from '../../src/s3/index.js'
+import { testdir } from '../testdir.js'
+import { devCredentials, rejection, s3Server, type S3Server } from './fixture.js'
+
+interface Answer { status: number, headers: http.IncomingHttpHeaders, body: string }
+
+async function raw (server: S3Server, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
+  return await new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port: server.port, method, path, headers }, response => {
+      const chunks: Buffer[] = []
+      response.on('data', chunk => chunks.push(chunk))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString() }))
+    })
+    request.on('error', reject)
+    request.end(body)
+  })
+}
+
+async function bodyOf (server: S3Server, key: string): Promise<string | null> {
+  const object = await (await server.registry.open('photos'))!.get(key)
+  return object === null ? null : await (object as BucketObjectBody).text()
+}
+
+t.test('an x-amz-* header the signature does not cover is AccessDenied, naming it', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy(devCredentials, null, true) })
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'private/payroll.csv', Body: 'salaries' }))
+  // A presigned upload URL handed to a user: adding x-amz-copy-source would make it a copy of any object.
+  const url = new URL(await getSignedUrl(s3, new PutObjectCommand({ Bucket: 'photos', Key: 'uploads/avatar.png' }), { expiresIn: 60 }))
+  const copy = await raw(server, 'PUT', url.pathname + url.search, { 'x-amz-copy-source': 'photos/private/payroll.csv' })
+  t.equal(copy.status, 403)
+  t.match(copy.body, /<Code>AccessDenied<\/Code>/)
+  t.match(copy.body, /<HeadersNotSigned>x-amz-copy-source<\/HeadersNotSigned>/)
+  t.equal(await bodyOf(server, 'uploads/avatar.png'), null, 'nothing copied')
+  const meta = await raw(server, 'PUT', url.pathname + url.search, { 'x-amz-meta-owner': 'mallory', 'x-amz-storage-class': 'STANDARD_IA' }, 'png')
+  t.equal(meta.status, 403)
+  t.match(meta.body, /<HeadersNotSigned>x-amz-meta-owner, x-amz-storage-class<\/HeadersNotSigned>/)
+  t.equal(await bodyOf(server, 'uploads/avatar.png'), null, 'nothing stored')
+  // The URL as issued works, with an unsigned x-amz-content-sha256 too (it only names the payload's form).
+  const upload = await raw(server, 'PUT', url.pathname + url.search, { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, 'png')
+  t.equal(upload.status, 200)
+  t.equal(await bodyOf(server, 'uploads/avatar.png'), 'png')
+})
+
+t.test('a session token is InvalidToken: this server has key pairs only', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy(devCredentials, null, true) })
+  const s3 = server.client({ credentials: { ...devCredentials, sessionToken: 'FwoGZXIvYXdzEJr' } })
+  const refused = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'v' })))
+  t.equal(refused.name, 'InvalidToken')
+  t.equal(refused.$metadata.httpStatusCode, 400)
+  t.equal(await bodyOf(server, 'k'), null)
+})
+
+t.test('SSE-C, SSE-KMS and Object Lock are NotImplemented, never silently ignored', async t => {
+  const server = await s3Server(t)
+  const cases: Array<[string, Record<string, string>]> = [
+    ['sse-c', {
+      'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+      'x-amz-server-side-encryption-customer-key': Buffer.alloc(32, 7).toString('base64'),
+      'x-amz-server-side-encryption-customer-key-md5': 'OxsIifGJE1dp5BRHXCEUhQ=='
+    }],
+    ['kms', { 'x-amz-server-side-encryption': 'aws:kms' }],
+    ['kms-key', { 'x-amz-server-side-encryption-aws-kms-key-id': 'arn:aws:kms:us-east-1:1:key/x' }],
+    ['lock', { 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '2099-01-01T00:00:00Z' }],
+    ['hold', { 'x-amz-object-lock-legal-hold': 'ON' }]
+  ]
+  for (const [key, headers] of cases) {
+    const answer = await raw(server, 'PUT', `/photos/${key}`, headers, 'secret')
+    t.equal(answer.status, 501, key)
+    t.match(answer.body, /<Code>NotImplemented<\/Code>/, key)
+    t.equal(await bodyOf(server, key), null, `${key}: nothing stored`)
+  }
+  const upload = await raw(server, 'POST', '/photos/mpu?uploads', { 'x-amz-server-side-encryption-customer-algorithm': 'AES256' })
+  t.equal(upload.status, 501, 'nor an upload started with them')
+  const lockedBucket = await raw(server, 'PUT', '/locked', { 'x-amz-bucket-object-lock-enabled': 'true' })
+  t.equal(lockedBucket.status, 501)
+  t.equal(await server.registry.info('locked'), null, 'no bucket made')
+  const bogus = await raw(server, 'PUT', '/photos/bogus', { 'x-amz-server-side-encryption': 'rot13' }, 'x')
+  t.equal(bogus.status, 400)
+  t.match(bogus.body, /<Code>InvalidArgument<\/Code>/)
+  const sseS3 = await raw(server, 'PUT', '/photos/aes', { 'x-amz-server-side-encryption': 'AES256' }, 'x')
+  t.equal(sseS3.status, 200, 'AES256 (SSE-S3, the answered default) is accepted')
+})
+
+t.test('CopyObject judges If-None-Match: * and If-Match against the object it would replace', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'precious', Body: 'PRECIOUS' }))
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'other', Body: 'other' }))
+  await server.registry.create('elsewhere')
+  for (const source of ['photos/other', 'elsewhere/x']) {
+    if (source.startsWith('elsewhere')) await s3.send(new PutObjectCommand({ Bucket: 'elsewhere', Key: 'x', Body: 'other' }))
+    const absent = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'precious', CopySource: source, IfNoneMatch: '*' })))
+    t.equal(absent.name, 'PreconditionFailed', `${source}: If-None-Match: *`)
+    const stale = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'precious', CopySource: source, IfMatch: '"0000"' })))
+    t.equal(stale.name, 'PreconditionFailed', `${source}: If-Match`)
+    t.equal(await bodyOf(server, 'precious'), 'PRECIOUS', `${source}: the destination is unchanged`)
+  }
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'fresh', CopySource: 'photos/other', IfNoneMatch: '*' }))
+  t.equal(await bodyOf(server, 'fresh'), 'other', 'a copy to a free key goes through')
+})
+
+t.test('write conditions as S3 takes them: If-None-Match with * only, the date conditions ignored', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  const { ETag } = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'one' }))
+  const etag = await raw(server, 'PUT', '/photos/k', { 'if-none-match': ETag! }, 'two')
+  t.equal(etag.status, 501)
+  t.match(etag.body, /<Code>NotImplemented<\/Code>/)
+  t.equal(await bodyOf(server, 'k'), 'one')
+  const dated = await raw(server, 'PUT', '/photos/k', { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' }, 'three')
+  t.equal(dated.status, 200, 'If-Unmodified-Since is not a write condition')
+  t.equal(await bodyOf(server, 'k'), 'three')
+})
+
+t.test('UploadPartCopy with a range past the source\'s end is InvalidArgument, no part stored', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'src', Body: 'twelve bytes' }))
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'dst' }))
+  const past = await rejection(s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'dst', UploadId, PartNumber: 1, CopySource: 'photos/src', CopySourceRange: 'bytes=4-100' })))
+  t.equal(past.name, 'InvalidArgument')
+  t.match(past.message, /size: 12/)
+  const parts = await (await server.registry.open('photos'))!.resumeMultipartUpload('dst', UploadId!).listParts()
+  t.same(parts.parts.map(p => p.partNumber), [], 'no part')
+  const within = await s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'dst', UploadId, PartNumber: 1, CopySource: 'photos/src', CopySourceRange: 'bytes=4-11' }))
+  t.ok(within.CopyPartResult?.ETag)
+})
+
+t.test('a version id other than null names no version: InvalidArgument', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'v', Body: 'current' }))
+  const copy = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'w', CopySource: 'photos/v?versionId=abc' })))
+  t.equal(copy.name, 'InvalidArgument')
+  t.equal(await bodyOf(server, 'w'), null)
+  const read = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'v', VersionId: 'abc' })))
+  t.equal(read.name, 'InvalidArgument')
+  const nullVersion = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'v', VersionId: 'null' }))
+  t.equal(await nullVersion.Body?.transformToString(), 'current', 'null is the one version')
+})
+
+t.test('lifecycle rules this server cannot apply are refused, never widened to the whole bucket', async t => {
+  const server = await s3Server(t)
+  const rule = (inner: string): string => `<LifecycleConfiguration><Rule><ID>r</ID>${inner}</Rule></LifecycleConfiguration>`
+  const abort = '<AbortIncompleteMultipartUpload><DaysAfterInitiation>1</DaysAfterInitiation></AbortIncompleteMultipartUpload>'
+  const cases: Array<[string, number, string]> = [
+    [rule(`<Filter><Tag><Key>tmp</Key><Value>yes</Value></Tag></Filter><Status>Enabled</Status>${abort}`), 501, 'NotImplemented'],
+    [rule(`<Filter><And><Prefix>logs/</Prefix><ObjectSizeGreaterThan>10</ObjectSizeGreaterThan></And></Filter><Status>Enabled</Status>${abort}`), 501, 'NotImplemented'],
+    [rule('<Filter><Prefix>a/</Prefix></Filter><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration>'), 501, 'NotImplemented'],
+    [rule('<Filter><Prefix>a/</Prefix></Filter><Status>Enabled</Status>'), 400, 'InvalidRequest'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Days>0</Days></Expiration>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Date>1</Date></Expiration>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Date>2030-01-01T12:00:00Z</Date></Expiration>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Days>99999999999999999999999</Days></Expiration>'), 400, 'MalformedXML'],
+    [`<LifecycleConfiguration><Rule><ID>${'i'.repeat(256)}</ID><Filter/><Status>Enabled</Status>${abort}</Rule></LifecycleConfiguration>`, 400, 'InvalidArgument']
+  ]
+  for (const [body, status, code] of cases) {
+    const answer = await raw(server, 'PUT', '/photos?lifecycle', {}, body)
+    t.equal(answer.status, status, body)
+    t.match(answer.body, `<Code>${code}</Code>`, body)
+  }
+  t.equal((await server.registry.info('photos'))?.settings.lifecycle, null, 'nothing stored')
+  const midnight = await raw(server, 'PUT', '/photos?lifecycle', {}, rule('<Filter><Prefix>tmp/</Prefix></Filter><Status>Enabled</Status><Expiration><Date>2030-01-01T00:00:00.000Z</Date></Expiration>'))
+  t.equal(midnight.status, 200, 'a date at midnight UTC and a prefix are taken')
+})
+
+t.test('CORS rules whose values could not go out in a header are refused when written', async t => {
+  const server = await s3Server(t)
+  const crlf = '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><ExposeHeader>ETag&#13;&#10;X-Injected: 1</ExposeHeader></CORSRule></CORSConfiguration>'
+  const answer = await raw(server, 'PUT', '/photos?cors', {}, crlf)
+  t.equal(answer.status, 400)
+  t.equal((await server.registry.info('photos'))?.settings.cors, null)
+  const wildcards = await raw(server, 'PUT', '/photos?cors', {}, '<CORSConfiguration><CORSRule><AllowedOrigin>https://*.*.test</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule></CORSConfiguration>')
+  t.equal(wildcards.status, 400, 'one * per origin')
+  const many = `<CORSConfiguration>${'<CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule>'.repeat(101)}</CORSConfiguration>`
+  t.equal((await raw(server, 'PUT', '/photos?cors', {}, many)).status, 400, '100 rules at most')
+  t.equal((await raw(server, 'GET', '/photos/none', { origin: 'https://a.test' })).status, 404, 'reads with an Origin still answer')
+})
+
+t.test('XML that is not well-formed UTF-8 XML is MalformedXML, and deletes nothing', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: '\ufffd', Body: 'replacement character' }))
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'a', Body: 'a' }))
+  const bodies: Array<string | Buffer> = [
+    Buffer.concat([Buffer.from('<Delete><Object><Key>'), Buffer.from([0xff]), Buffer.from('</Key></Object></Delete>')]),
+    `<Delete><Object><Key>a</Key></Object>${'<x>'.repeat(101)}${'</x>'.repeat(101)}</Delete>`,
+    '<Delete><Object><Key>a</Key></Object><__proto__/></Delete>',
+    '<Delete><Object><Key>a&foo;</Key></Object></Delete>',
+    '<Delete><Object><Key>a&#0;</Key></Object></Delete>',
+    '<Delete><Object><Key>a&nbsp;</Key></Object></Delete>',
+    '<Delete><Object><Key/></Object></Delete>',
+    '<Delete><Object><Key><b>a</b></Key></Object></Delete>',
+    '<Delete><Object><Key>a</Key><Key>b</Key></Object></Delete>'
+  ]
+  for (const body of bodies) {
+    const answer = await raw(server, 'POST', '/photos?delete', {}, body)
+    t.equal(answer.status, 400, String(body))
+    t.match(answer.body, /<Code>MalformedXML<\/Code>/, String(body))
+  }
+  t.equal(await bodyOf(server, '\ufffd'), 'replacement character', 'the U+FFFD key is kept')
+  t.equal(await bodyOf(server, 'a'), 'a')
+  const cdata = await raw(server, 'POST', '/photos?delete', {}, '<Delete><Object><Key><![CDATA[a]]></Key></Object><!-- a & b --></Delete>')
+  t.equal(cdata.status, 200, 'CDATA and comments are XML too')
+  t.equal(await bodyOf(server, 'a'), null)
+})
+
+t.test('listings write control characters in keys as character references', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'line\r\nbreak', Body: 'x' }))
+  const page = await raw(server, 'GET', '/photos?list-type=2')
+  t.match(page.body, '<Key>line&#13;\nbreak</Key>')
+  const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'photos' }))
+  t.same(listed.Contents?.map(c => c.Key), ['line\r\nbreak'], 'the SDK reads the key back whole')
+})
+
+t.test('S3 answers every method, and the parser\'s refusals, as XML with a request id', async t => {
+  const server = await s3Server(t)
+  for (const method of ['PATCH', 'PROPFIND']) {
+    const answer = await raw(server, method, '/photos/k')
+    t.equal(answer.status, 405, method)
+    t.match(answer.body, /<Code>MethodNotAllowed<\/Code>/, method)
+    t.ok(answer.headers['x-amz-request-id'], `${method}: a request id`)
+  }
+  const large = await raw(server, 'GET', '/photos/k', { 'x-big': 'v'.repeat(20_000) })
+  t.equal(large.status, 400)
+  t.match(large.body, /<Code>RequestHeaderSectionTooLarge<\/Code>/)
+  t.ok(large.headers['x-amz-request-id'])
+})
+
+t.test('several checksums, or an announced algorithm not sent, are InvalidRequest', async t => {
+  const server = await s3Server(t)
+  const crc32 = 'NhCmhg==' // CRC32 of "hello"
+  const sha1 = 'qvTGHdzF6KLavt4PO0gs2a6pQ00='
+  const both = await raw(server, 'PUT', '/photos/c', { 'x-amz-checksum-crc32': crc32, 'x-amz-checksum-sha1': sha1 }, 'hello')
+  t.equal(both.status, 400)
+  t.match(both.body, /<Code>InvalidRequest<\/Code>/)
+  const announced = await raw(server, 'PUT', '/photos/c', { 'x-amz-sdk-checksum-algorithm': 'CRC32C' }, 'hello')
+  t.equal(announced.status, 400)
+  const bogus = await raw(server, 'PUT', '/photos/c', { 'x-amz-sdk-checksum-algorithm': 'ROT13', 'x-amz-checksum-crc32': crc32 }, 'hello')
+  t.equal(bogus.status, 400)
+  t.equal(await bodyOf(server, 'c'), null)
+  const one = await raw(server, 'PUT', '/photos/c', { 'x-amz-sdk-checksum-algorithm': 'CRC32', 'x-amz-checksum-crc32': crc32 }, 'hello')
+  t.equal(one.status, 200)
+})
+
+t.test('bucket names S3 reserves are InvalidBucketName', async t => {
+  const server = await s3Server(t)
+  for (const name of ['xn--abc', 'sthree-x', 'abc-s3alias', 'abc--ol-s3']) {
+    const answer = await raw(server, 'PUT', `/${name}`)
+    t.equal(answer.status, 400, name)
+    t.match(answer.body, /<Code>InvalidBucketName<\/Code>/, name)
+    t.equal(await server.registry.info(name), null)
+  }
+})
+
+t.test('presigned credentials are redacted from logs however their names are encoded', async t => {
+  const url = '/photos/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credentia%6C=AKIDSECRET%2F20260101&X-Amz-Signatur%65=feedbeef99&x-amz-security-token=tok3n'
+  const redacted = redactedUrl(url)
+  t.notMatch(redacted, /AKIDSECRET|feedbeef99|tok3n/)
+  t.match(redacted, 'X-Amz-Algorithm=AWS4-HMAC-SHA256')
+})
+
+t.test('a fault after the body was read is logged at error; the door\'s own refusals are not', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const lines: Array<{ level: number, msg: string }> = []
+  const capture = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } }))
+  const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', childLoggerFactory: (_logger, bindings) => capture.child(bindings) })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const endpoint = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: devCredentials, maxAttempts: 1 })
+  t.teardown(async () => { client.destroy(); await app.close(); await registry.close() })
+  const bucket = (await registry.open('photos'))!
+  bucket.delete = async () => { throw new Error('a fault in the engine') }
+  const failed = await fetch(`${endpoint}/photos?delete`, { method: 'POST', body: '<Delete><Object><Key>a</Key></Object></Delete>' })
+  t.equal(failed.status, 500)
+  t.ok(lines.some(l => l.level === 50 && l.msg === 'request failed'), 'the fault is logged at error')
+  lines.length = 0
+  const refused = await fetch(`${endpoint}/photos/k`, { method: 'PUT', body: 'x', headers: { 'x-amz-content-sha256': 'STREAMING-UNKNOWN' } })
+  t.equal(refused.status, 501)
+  t.notOk(lines.some(l => l.level >= 50), 'NotImplemented is not an error of the server')
+})
