@@ -10,9 +10,13 @@
  *
  * - `Host` must be a loopback name (`localhost`, `*.localhost`, or an IP
  *   literal in 127.0.0.0/8, `::1` or `::ffff:127.0.0.0/104`, judged by
- *   `node:net`, not by matching strings), a configured route host, or a
- *   bucket's custom domain. Anything else answers 421: a rebound name is
- *   none of those.
+ *   `node:net`, not by matching strings), one of the door's own names (the
+ *   S3 port's `--s3-domain`), a configured route host, or a bucket's custom
+ *   domain. Anything else answers 421: a rebound name is none of those.
+ * - A route host or a custom domain serves its public bucket, read-only:
+ *   GET, HEAD and OPTIONS, never the management API or the console. Whoever
+ *   controls such a name's DNS could rebind it to this machine, so it gets
+ *   no more than the public reads it was made for (421 otherwise).
  * - A request that may change something (any method but GET, HEAD and
  *   OPTIONS) must come from the server's own origin: an `Origin` header, when
  *   sent, must be `http://<Host>`, and `Sec-Fetch-Site`, when sent, must be
@@ -58,7 +62,12 @@ export interface SiteGuardOptions {
   routeHosts: ReadonlySet<string>
   /** Whether a host is some bucket's custom domain (read at request time: domains change while serving). */
   isCustomDomain: (host: string) => Promise<boolean>
+  /** Host names the door answers as fully as loopback ones (the S3 port's virtual-host domains); none by default. */
+  isOwnHost?: (host: string) => boolean
 }
+
+/** Paths a public host never reaches: the management API and the web console. */
+const privatePaths = /^\/(?:client\/v4|_console)(?:[/?]|$)/
 
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS'])
 
@@ -91,14 +100,21 @@ function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: s
  * may proceed; a promise of either only when its Host must be looked up
  * among the custom domains (a loopback or route host is judged at once).
  */
-export function siteVerdict (method: string, headers: IncomingHttpHeaders, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
+export function siteVerdict (method: string, url: string, headers: IncomingHttpHeaders, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
   const rawHost = headers.host ?? ''
   const host = hostName(rawHost)
   // HTTP/1.0 clients may omit Host; browsers never do.
-  if (host === '' || isLoopbackName(host) || options.routeHosts.has(host)) return originVerdict(method, headers, rawHost)
+  if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost)
+  if (options.routeHosts.has(host)) return publicVerdict(method, url, host)
   return options.isCustomDomain(host).then(known => known
-    ? originVerdict(method, headers, rawHost)
+    ? publicVerdict(method, url, host)
     : new DoorError('ForeignHost', `Host "${host}" is not one of them.`))
+}
+
+/** A public host's requests: reads of what it serves, nothing else. */
+function publicVerdict (method: string, url: string, host: string): DoorError | null {
+  if (safeMethods.has(method) && !privatePaths.test(url)) return null
+  return new DoorError('ForeignHost', `Host "${host}" serves its public bucket only (GET, HEAD, OPTIONS).`)
 }
 
 /**
@@ -113,7 +129,7 @@ export function siteGuardHook (options: SiteGuardOptions, applies: (request: Fas
       done()
       return
     }
-    const verdict = siteVerdict(request.method, request.headers, options)
+    const verdict = siteVerdict(request.method, request.url, request.headers, options)
     if (verdict === null) done()
     else if (verdict instanceof DoorError) refuse(reply, verdict)
     else verdict.then(v => { if (v === null) done(); else refuse(reply, v) }, (err: Error) => { done(err) })

@@ -225,9 +225,11 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
       childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
     })
   if (s3 !== null && s3Policy.anonymousWrites) {
+    // The S3 port's own names are its virtual-host domains; the gateway's custom domains are not its.
     guardS3Site(s3, {
       routeHosts: new Set(),
-      isCustomDomain: async host => underDomains(host, options.s3Domain) || await registry.bucketForDomain(host) !== null
+      isCustomDomain: async () => false,
+      isOwnHost: host => underDomains(host, options.s3Domain)
     })
   }
   const log = app.log as unknown as Logger

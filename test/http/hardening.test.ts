@@ -154,6 +154,33 @@ t.test('no token on loopback: a Host that is not ours is refused (DNS rebinding)
   }
 })
 
+t.test('no token on loopback: a route host or custom domain serves its public bucket read-only, nothing else', async t => {
+  const { app, registry } = await gateway(t, { token: null, routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }] })
+  await registry.updateSettings('photos', { domains: ['files.example'] })
+  await (await registry.open('photos'))!.put('keep', 'precious')
+  await (await registry.open('site'))!.put('index.html', 'home')
+  // Whoever controls such a name's DNS can point it at this machine: a page there is "same origin".
+  for (const name of ['files.example', 'cdn.example']) {
+    const origin = `http://${name}`
+    const writes = [
+      { method: 'PUT' as const, url: '/keep', headers: { host: name, origin }, payload: 'planted' },
+      { method: 'DELETE' as const, url: '/keep', headers: { host: name, origin } },
+      { method: 'PUT' as const, url: '/client/v4/accounts/a/r2/buckets/photos/domains/managed', headers: { host: name, origin, authorization: 'Bearer x', 'content-type': 'application/json' }, payload: '{"enabled": true}' },
+      { method: 'GET' as const, url: '/client/v4/accounts/a/r2/buckets', headers: { host: name, authorization: 'Bearer x' } },
+      { method: 'GET' as const, url: '/_console/', headers: { host: name } }
+    ]
+    for (const request of writes) {
+      const res = await app.inject(request)
+      t.equal(res.statusCode, 421, `${name}: ${request.method} ${request.url}`)
+      t.equal(errorCode(res), 42100)
+    }
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/keep', headers: { host: 'files.example' } })).body, 'precious', 'the custom domain serves its bucket')
+  t.equal((await app.inject({ method: 'GET', url: '/index.html', headers: { host: 'cdn.example' } })).body, 'home', 'the route serves its bucket')
+  t.equal((await registry.info('photos'))?.settings.public, false, 'still private')
+  t.equal(await (await (await registry.open('photos'))!.get('keep') as { text: () => Promise<string> }).text(), 'precious')
+})
+
 t.test('the management API, open on loopback, refuses cross-site writes too', async t => {
   const { app } = await gateway(t, { token: null })
   const headers = { host, authorization: 'Bearer anything', 'content-type': 'application/json' }

@@ -14,7 +14,7 @@ t.test('cross-site writes and foreign hosts are refused on an open S3 port', asy
   const policy = s3AccessPolicy(null, null, true)
   t.ok(policy.anonymousWrites, 'development mode')
   const s3 = await buildS3App({ registry, policy, domains: ['s3.example.test'], logLevel: false })
-  guardS3Site(s3, { routeHosts: new Set(), isCustomDomain: async host => underDomains(host, ['s3.example.test']) })
+  guardS3Site(s3, { routeHosts: new Set(), isCustomDomain: async () => false, isOwnHost: host => underDomains(host, ['s3.example.test']) })
   t.teardown(async () => { await s3.close(); await registry.close() })
 
   const put = await s3.inject({ method: 'PUT', url: '/photos/keep', headers: { host: '127.0.0.1:8788' }, payload: 'precious' })
@@ -39,6 +39,8 @@ t.test('cross-site writes and foreign hosts are refused on an open S3 port', asy
     const res = await s3.inject({ method: 'GET', url: host.startsWith('photos.') ? '/keep' : '/photos/keep', headers: { host } })
     t.equal(res.statusCode, 200, `${host} is the server's own`)
   }
+  const ownDomain = await s3.inject({ method: 'PUT', url: '/other', headers: { host: 'photos.s3.example.test', origin: 'http://photos.s3.example.test' }, payload: 'v' })
+  t.equal(ownDomain.statusCode, 200, 'the virtual-host domains are the server\'s own, for writes too')
   const sameOrigin = await s3.inject({ method: 'DELETE', url: '/photos/keep', headers: { host: '127.0.0.1:8788', origin: 'http://127.0.0.1:8788' } })
   t.equal(sameOrigin.statusCode, 204, 'same origin may write')
 })
