@@ -10,6 +10,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
+import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from './errors.js'
 
 function errorFor (code: string | undefined): DoorErrorName {
@@ -23,10 +24,18 @@ export function answerClientError (this: FastifyInstance, err: NodeJS.ErrnoExcep
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const { code, status, message } = DoorErrors[errorFor(err.code)]
   this.log.debug({ code: err.code }, 'client error')
-  if (socket.writable) {
-    const body = JSON.stringify(failure(code, message))
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
-  }
-  socket.destroy()
+  const body = JSON.stringify(failure(code, message))
+  answerLast(socket, `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+}
+
+/**
+ * Writes a parser refusal after the answers of the requests pipelined
+ * before it (they were whole and take effect), then closes the connection.
+ */
+export function answerLast (socket: Socket, answer: string): void {
+  whenAnswered(socket, () => {
+    if (socket.writable) socket.write(answer)
+    socket.destroy()
+  })
 }

@@ -33,6 +33,24 @@ interface Pending {
 
 /** The requests of a connection not yet answered, oldest first: the first is the one running. */
 const connections = new WeakMap<Socket, Pending[]>()
+/** What waits for a connection's requests to be answered (see `whenAnswered`). */
+const waiting = new WeakMap<Socket, Array<() => void>>()
+
+/**
+ * Runs `then` once every request of the socket's connection has been
+ * answered, at once when none is pending. The answer to a malformed
+ * request pipelined behind a good one waits so: the good one takes effect
+ * and is answered first, and its client is never told it failed.
+ */
+export function whenAnswered (socket: Socket, then: () => void): void {
+  if ((connections.get(socket)?.length ?? 0) === 0) {
+    then()
+    return
+  }
+  const list = waiting.get(socket)
+  if (list === undefined) waiting.set(socket, [then])
+  else list.push(then)
+}
 
 /**
  * An onRequest hook: lets a request start when the requests before it on
@@ -54,6 +72,14 @@ export function inConnectionOrder (request: FastifyRequest, reply: FastifyReply,
     const at = queue.indexOf(own)
     if (at === -1) return
     queue.splice(at, 1)
+    if (queue.length === 0) {
+      const then = waiting.get(socket)
+      if (then !== undefined) {
+        waiting.delete(socket)
+        for (const run of then) run()
+      }
+      return
+    }
     if (at !== 0) return
     const next = queue[0]
     const start = next?.start

@@ -42,6 +42,8 @@ export interface S3Connections {
   inConnectionOrder: onRequestHookHandler
   /** Makes the server's 'timeout' listener from what a stalled request is answered. */
   idleListener: (answer: { status: number, contentType: string, body: string }) => (socket: Socket) => void
+  /** Runs a function once the connection's requests have all been answered (the parser's refusals wait for them). */
+  whenAnswered: (socket: Socket, then: () => void) => void
 }
 
 /** Query parameters whose values are credentials, by their decoded names in lowercase. */
@@ -77,20 +79,25 @@ export function redactedUrl (url: string): string {
  * and log the request's raw bytes, its Authorization header included; this
  * one logs the parser's error code only.
  */
-function answerClientError (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return
-  const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-    ? 'RequestTimeout'
-    : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
-  const { status, message } = S3Errors[code]
-  this.log.debug({ code: err.code }, 'client error')
-  if (socket.writable) {
+function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
+  return function (err, socket) {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return
+    const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? 'RequestTimeout'
+      : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
+    const { status, message } = S3Errors[code]
+    this.log.debug({ code: err.code }, 'client error')
     const requestId = randomHex(8).toUpperCase()
     const body = errorDocument(code, message, { RequestId: requestId })
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/xml\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nx-amz-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
+    // After the answers of the requests pipelined before it: they were whole and take effect.
+    whenAnswered(socket, () => {
+      if (socket.writable) {
+        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/xml\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nx-amz-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
+      }
+      socket.destroy()
+    })
   }
-  socket.destroy()
 }
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
@@ -107,7 +114,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorHandler(config.connections?.whenAnswered ?? ((_socket, then) => { then() })),
     frameworkErrors: (err, _request, rawReply) => {
       const answer = s3ErrorReply(err)
       const reply = rawReply as unknown as FastifyReply

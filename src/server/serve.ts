@@ -36,7 +36,7 @@ import { createLogger, lazyChildLogger } from '../http/logger.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { managementCredentials } from '../mgmt/cli.js'
 import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
-import { idleConnectionListener, inConnectionOrder } from '../http/connection.js'
+import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../http/connection.js'
 import { checkWritable, StartupError } from './preflight.js'
 import { guardS3Site, underDomains } from './s3-guard.js'
 
@@ -221,7 +221,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
       domains: options.s3Domain,
       logLevel: options.logLevel,
       // The gateway port's connection promises (idle timeout, request order), kept the same way.
-      connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener },
+      connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
       childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
     })
   if (s3 !== null && s3Policy.anonymousWrites) {

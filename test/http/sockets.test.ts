@@ -32,6 +32,19 @@ t.test('pipelined PUT then DELETE of one key: the object ends deleted', async t 
   }
 })
 
+t.test('a malformed request pipelined behind a PUT is refused after the PUT is answered', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  for (let round = 0; round < 10; round++) {
+    const socket = await open(port)
+    socket.write(`PUT /photos/p${round} HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 5\r\n\r\nhello` + 'GARBAGE\r\n\r\n')
+    const { text } = await received(socket, () => false)
+    t.same(statuses(text), [200, 400], `round ${round}: the PUT's own answer, then the refusal`)
+    const stored = await app.inject({ method: 'GET', url: `/photos/p${round}`, headers: auth })
+    t.equal(stored.body, 'hello', `round ${round}: stored, as its answer said`)
+  }
+})
+
 t.test('a body that stops arriving answers 408 after the idle timeout, and nothing is stored', async t => {
   const { app } = await gateway(t, { idleTimeout: 1 })
   const port = await listening(app)

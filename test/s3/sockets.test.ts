@@ -6,11 +6,12 @@
  */
 import t from 'tap'
 import { open, received, statuses } from '../raw-socket.js'
-import { idleConnectionListener, inConnectionOrder } from '../../src/http/connection.js'
+import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/http/connection.js'
+import type { S3Connections } from '../../src/s3/index.js'
 import { s3Server } from './fixture.js'
 
-const connections = (seconds: number): { idleTimeoutMs: number, inConnectionOrder: typeof inConnectionOrder, idleListener: typeof idleConnectionListener } =>
-  ({ idleTimeoutMs: seconds * 1000, inConnectionOrder, idleListener: idleConnectionListener })
+const connections = (seconds: number): S3Connections =>
+  ({ idleTimeoutMs: seconds * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered })
 
 t.test('pipelined PutObject then DeleteObject of one key: the object ends deleted', async t => {
   const { port, registry } = await s3Server(t, { connections: connections(60) })
@@ -26,6 +27,19 @@ t.test('pipelined PutObject then DeleteObject of one key: the object ends delete
     socket.destroy()
     t.same(statuses(text), [200, 204, 404], `round ${round}: answers in order, and the HEAD after the DELETE finds nothing`)
     if (await bucket.head('k') !== null) t.fail(`round ${round}: the object survived its DELETE`)
+  }
+})
+
+t.test('a malformed request pipelined behind a PutObject is refused after the PutObject is answered', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const bucket = (await registry.open('photos'))!
+  for (let round = 0; round < 10; round++) {
+    const socket = await open(port)
+    socket.write(`PUT /photos/p${round} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello` + 'GARBAGE\r\n\r\n')
+    const { text } = await received(socket, () => false)
+    t.same(statuses(text), [200, 400], `round ${round}: the PutObject's own answer, then the refusal`)
+    t.match(text, /<Code>InvalidRequest<\/Code>/)
+    t.not(await bucket.head(`p${round}`), null, `round ${round}: stored, as its answer said`)
   }
 })
 
