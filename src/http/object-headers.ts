@@ -21,7 +21,7 @@
 import mime from 'mime-types'
 import type { IncomingHttpHeaders } from 'node:http'
 import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
-import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, StorageClass } from '../bucket/index.js'
+import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 
 const conditionalHeaders = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since'] as const
@@ -88,13 +88,24 @@ export function putOptionsFrom (headers: IncomingHttpHeaders, defaultStorageClas
   }
   const onlyIf = conditionalFrom(headers)
   if (onlyIf !== undefined) options.onlyIf = onlyIf
+  addChecksums(options, headers)
+  return options
+}
+
+/** The checksums a part's request carries (Content-MD5, x-checksum-sha*), for the binding to verify as for a put. */
+export function partOptionsFrom (headers: IncomingHttpHeaders): BucketUploadPartOptions {
+  const options: BucketUploadPartOptions = {}
+  addChecksums(options, headers)
+  return options
+}
+
+function addChecksums (options: BucketPutOptions | BucketUploadPartOptions, headers: IncomingHttpHeaders): void {
   const md5 = single(headers, 'content-md5')
   if (md5 !== undefined) options.md5 = md5From(md5)
   for (const algorithm of checksumHeaders) {
     const value = single(headers, `x-checksum-${algorithm}`)
     if (value !== undefined) options[algorithm] = value.trim().toLowerCase()
   }
-  return options
 }
 
 /**

@@ -26,7 +26,7 @@ import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
-import { customMetadataFrom, httpMetadataFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
+import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject } from './read.js'
 import { sendRecycling } from './send-body.js'
 import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
@@ -302,6 +302,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         return await reply.header('etag', object.httpEtag).send(success(object))
       }
       case 'DELETE ':
+        // The binding's delete takes no conditions; ignoring them would delete what the client meant to keep.
+        if (conditionalFrom(request.headers) !== undefined) throw new DoorError('ConditionalDelete')
         await bucket.delete(key)
         return await reply.code(204).send()
       case 'POST mpu-create': {
@@ -316,7 +318,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         refuseAwsChunked(request)
         const partNumber = partNumberFrom(query)
         const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
-        const part = await upload.uploadPart(partNumber, request.raw)
+        const part = await upload.uploadPart(partNumber, request.raw, partOptionsFrom(request.headers))
         return await reply.header('etag', `"${part.etag}"`).send(success(part))
       }
       case 'POST mpu-complete': {

@@ -76,6 +76,7 @@ export const ManagementErrors = {
   InvalidArgument: { code: 10040, status: 400, message: 'Invalid argument.' },
   NoCorsConfiguration: { code: 10059, status: 404, message: 'The CORS configuration does not exist.' },
   NoSuchKey: { code: 10007, status: 404, message: 'The specified key does not exist.' },
+  PreconditionFailed: { code: 10031, status: 412, message: 'At least one of the pre-conditions you specified did not hold.' },
   InvalidObjectName: { code: 10020, status: 400, message: 'The specified object name is not valid.' },
   EntityTooLarge: { code: 100100, status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
   BadDigest: { code: 10037, status: 400, message: 'The provided checksum does not match the data.' },

@@ -197,3 +197,28 @@ t.test('with a token, the guard stays out of the way', async t => {
   t.equal(res.statusCode, 200)
   t.equal(token.length > 0, true)
 })
+
+t.test('a DELETE with conditions is refused, nothing deleted; a part\'s Content-MD5 and x-checksum-* are verified', async t => {
+  const { app, registry } = await gateway(t)
+  await app.inject({ method: 'PUT', url: '/photos/a.txt', headers: auth, payload: 'keep me' })
+  for (const [name, value] of [['if-match', '"nope"'], ['if-none-match', '*'], ['if-unmodified-since', 'Thu, 01 Jan 1970 00:00:00 GMT']]) {
+    const res = await app.inject({ method: 'DELETE', url: '/photos/a.txt', headers: { ...auth, [name]: value } })
+    t.equal(res.statusCode, 501, name)
+    t.equal(errorCode(res), 50100, name)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/photos/a.txt', headers: auth })).body, 'keep me', 'nothing deleted')
+
+  const created = await app.inject({ method: 'POST', url: '/photos/big?action=mpu-create', headers: auth })
+  const uploadId = created.json().result.uploadId as string
+  const part = (headers: Record<string, string>): Promise<{ statusCode: number, json: () => any }> =>
+    app.inject({ method: 'PUT', url: `/photos/big?action=mpu-uploadpart&uploadId=${uploadId}&partNumber=1`, headers: { ...auth, ...headers }, payload: 'part bytes' })
+  const wrongMd5 = await part({ 'content-md5': Buffer.alloc(16).toString('base64') })
+  t.equal(wrongMd5.statusCode, 400)
+  t.equal(errorCode(wrongMd5), 10037)
+  const malformed = await part({ 'x-checksum-sha1': '00' })
+  t.equal(malformed.statusCode, 400)
+  const upload = (await registry.open('photos'))!.resumeMultipartUpload('big', uploadId)
+  t.same((await upload.listParts()).parts, [], 'no part stored')
+  const md5 = (await import('node:crypto')).createHash('md5').update('part bytes').digest('base64')
+  t.equal((await part({ 'content-md5': md5 })).statusCode, 200, 'the right digest is taken')
+})

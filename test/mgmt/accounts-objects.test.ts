@@ -137,6 +137,36 @@ t.test('objects through the account\'s API', async t => {
   t.equal(await (await registry.open('things'))?.head('x'), null, 'nothing stored by refused requests')
 })
 
+t.test('an object PUT through the account\'s API verifies Content-MD5, keeps its conditions and refuses aws-chunked framing', async t => {
+  const { app, registry } = await buildApp(t)
+  await registry.create('things')
+  const url = `/client/v4/accounts/${accountId}/r2/buckets/things/objects/k`
+  t.equal((await app.inject({ method: 'PUT', url, headers: auth, payload: 'first' })).statusCode, 200)
+  const text = async (): Promise<string | null> => {
+    const object = await (await registry.open('things'))!.get('k')
+    return object !== null && 'body' in object ? await object.text() : null
+  }
+  const wrongMd5 = await app.inject({ method: 'PUT', url, headers: { ...auth, 'content-md5': Buffer.alloc(16).toString('base64') }, payload: 'second' })
+  t.equal(wrongMd5.statusCode, 400)
+  t.equal(wrongMd5.json().errors[0].code, 10037)
+  const badMd5 = await app.inject({ method: 'PUT', url, headers: { ...auth, 'content-md5': 'nope' }, payload: 'second' })
+  t.equal(badMd5.json().errors[0].code, 10040)
+  const exists = await app.inject({ method: 'PUT', url, headers: { ...auth, 'if-none-match': '*' }, payload: 'second' })
+  t.equal(exists.statusCode, 412)
+  t.equal(exists.json().errors[0].code, 10031)
+  const stale = await app.inject({ method: 'PUT', url, headers: { ...auth, 'if-match': '"00000000000000000000000000000000"' }, payload: 'second' })
+  t.equal(stale.statusCode, 412)
+  const framed = await app.inject({ method: 'PUT', url, headers: { ...auth, 'content-encoding': 'aws-chunked' }, payload: '6;chunk-signature=x\r\nsecond\r\n0\r\n\r\n' })
+  t.equal(framed.statusCode, 400)
+  t.equal(framed.json().errors[0].code, 10040)
+  t.equal(await text(), 'first', 'nothing refused was stored')
+  const right = await app.inject({ method: 'PUT', url, headers: { ...auth, 'content-md5': Buffer.from('a7d6ad9d3a8e3ce5de2f9b3c5ff8a0f5', 'hex').toString('base64') }, payload: 'x' })
+  t.equal(right.statusCode, 400, 'a digest of other bytes')
+  const md5 = (await import('node:crypto')).createHash('md5').update('second').digest('base64')
+  t.equal((await app.inject({ method: 'PUT', url, headers: { ...auth, 'content-md5': md5 }, payload: 'second' })).statusCode, 200)
+  t.equal(await text(), 'second')
+})
+
 t.test('graphql: the storage metrics of a bucket', async t => {
   const { app, registry } = await buildApp(t)
   await registry.create('measured')

@@ -15,7 +15,10 @@
  * object's HTTP metadata from Content-Type, Content-Language,
  * Content-Disposition, Content-Encoding, Cache-Control and Expires (the
  * binding's Headers form, so an Expires that is not a date is stored as the
- * epoch), and its storage class from `cf-r2-storage-class`.
+ * epoch), and its storage class from `cf-r2-storage-class`; it verifies a
+ * Content-MD5 (10037), writes only if `If-Match` / `If-None-Match` hold
+ * (10031, 412), and refuses an `aws-chunked` body, whose framing would be
+ * stored as the object's bytes (10040).
  *
  * These routes live in a scope of their own, whose only body parser hands
  * the raw request stream over: an object's bytes are not JSON, whatever
@@ -39,6 +42,27 @@ async function openBucket (ctx: ManagementContext, name: string): Promise<Bucket
   const bucket = await ctx.registry.open(name)
   if (bucket === null) throw new ManagementError('NoSuchBucket')
   return bucket
+}
+
+/** Content-MD5 (base64 of 16 bytes) as the binding's `md5` option. */
+function md5From (value: string | string[] | undefined): ArrayBuffer | undefined {
+  if (value === undefined) return undefined
+  const text = (Array.isArray(value) ? value.join(',') : value).trim()
+  const bytes = Buffer.from(text, 'base64')
+  if (bytes.length !== 16 || !/^[A-Za-z0-9+/]{22}={0,2}$/.test(text)) throw new ManagementError('InvalidArgument', 'Content-MD5 must be the base64 of a 16-byte MD5 digest')
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer
+}
+
+/** If-Match and If-None-Match, as the binding's Headers form (it parses lists, `*` and weak etags). */
+function conditionsFrom (headers: Record<string, string | string[] | undefined>): Headers | undefined {
+  let onlyIf: Headers | undefined
+  for (const name of ['if-match', 'if-none-match']) {
+    const value = headers[name]
+    if (value === undefined) continue
+    onlyIf ??= new Headers()
+    onlyIf.set(name, Array.isArray(value) ? value.join(', ') : value)
+  }
+  return onlyIf
 }
 
 function storageClassFrom (value: string | string[] | undefined): StorageClass | undefined {
@@ -147,7 +171,13 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
   })
 
   app.put<{ Params: ObjectParams }>(path, async (request) => {
+    const encoding = request.headers['content-encoding']
+    if ((Array.isArray(encoding) ? encoding.join(',') : encoding ?? '').split(',').some(c => c.trim().toLowerCase() === 'aws-chunked')) {
+      throw new ManagementError('InvalidArgument', 'Content-Encoding: aws-chunked is not accepted: send the object\'s bytes as they are')
+    }
     const storageClass = storageClassFrom(request.headers['cf-r2-storage-class'])
+    const md5 = md5From(request.headers['content-md5'])
+    const onlyIf = conditionsFrom(request.headers)
     const httpMetadata = new Headers()
     for (const name of metadataHeaders) {
       const value = request.headers[name]
@@ -155,8 +185,8 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     }
     const bucket = await openBucket(ctx, request.params.bucketName)
     const body = request.body as IncomingMessage | undefined
-    const put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass }))
-    if (put === null) throw new ManagementError('InternalError')
+    const put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass, md5, onlyIf }))
+    if (put === null) throw new ManagementError('PreconditionFailed')
     return success(uploadedShape(put))
   })
 
