@@ -28,6 +28,7 @@
  *     elements of a list that has a quoted one are ignored.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
+import { parseHttpDate } from './http-date.js'
 
 export interface EtagCondition {
   etag: string
@@ -87,11 +88,9 @@ function strictEtagHeader (value: string | null, header: 'if-match' | 'if-none-m
   return list
 }
 
-function parseHttpDate (value: string | null): Date | undefined {
-  if (value === null) return undefined
-  const ms = Date.parse(value)
-  // An invalid date is ignored, as RFC 9110 asks of recipients.
-  return Number.isNaN(ms) ? undefined : new Date(ms)
+/** A conditional header's date; one that is not an HTTP-date is ignored, as RFC 9110 asks of recipients. */
+function headerDate (value: string | null): Date | undefined {
+  return value === null ? undefined : parseHttpDate(value)
 }
 
 function conditionalEtag (method: string, name: string, value: unknown): EtagList | undefined {
@@ -121,8 +120,8 @@ export function parseConditional (onlyIf: unknown, method = 'get'): ParsedCondit
     return {
       etagMatches: strictEtagHeader(ifMatch, 'if-match'),
       etagDoesNotMatch: strictEtagHeader(ifNoneMatch, 'if-none-match'),
-      uploadedBefore: parseHttpDate(onlyIf.get('if-unmodified-since')),
-      uploadedAfter: parseHttpDate(onlyIf.get('if-modified-since')),
+      uploadedBefore: headerDate(onlyIf.get('if-unmodified-since')),
+      uploadedAfter: headerDate(onlyIf.get('if-modified-since')),
       secondsGranularity: true
     }
   }

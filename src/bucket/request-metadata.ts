@@ -12,6 +12,7 @@
  * date is not stored; it is reported, and each door answers as its
  * protocol does (the HTTP routes refuse it, S3 ignores it).
  */
+import { parseHttpDate } from './http-date.js'
 import { headerFields } from './metadata.js'
 import type { BucketHTTPMetadata } from './types.js'
 
@@ -39,8 +40,8 @@ export function httpMetadataOfHeaders (headers: RequestHeaders): { metadata: Buc
   }
   const expires = single(headers, 'expires')
   if (expires === undefined) return { metadata }
-  const date = new Date(decodeHeaderValue(expires))
-  if (Number.isNaN(date.getTime())) return { metadata, invalidExpires: expires }
+  const date = parseHttpDate(decodeHeaderValue(expires))
+  if (date === undefined) return { metadata, invalidExpires: expires }
   metadata.cacheExpiry = date
   return { metadata }
 }

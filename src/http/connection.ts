@@ -40,10 +40,14 @@ const waiting = new WeakMap<Socket, Array<() => void>>()
  * Runs `then` once every request of the socket's connection has been
  * answered, at once when none is pending. The answer to a malformed
  * request pipelined behind a good one waits so: the good one takes effect
- * and is answered first, and its client is never told it failed.
+ * and is answered first, and its client is never told it failed. A request
+ * whose body has not fully arrived never will (the parser failed on the
+ * connection's bytes, or the client went away): then `then` runs at once,
+ * and the request fails with its connection, storing nothing.
  */
 export function whenAnswered (socket: Socket, then: () => void): void {
-  if ((connections.get(socket)?.length ?? 0) === 0) {
+  const pending = connections.get(socket)
+  if (pending === undefined || pending.length === 0 || pending.some(p => !p.reply.request.raw.complete)) {
     then()
     return
   }
