@@ -60,6 +60,13 @@ export function parseSize (value: string): number {
   return bytes
 }
 
+/** `--part-size`: a size the store takes for every part but the last (5 MiB at least), else the upload could never complete. */
+export function parsePartSize (value: string): number {
+  const bytes = parseSize(value)
+  if (bytes < 5 * MiB) throw new InvalidArgumentError('expected a part size from 5MiB (the smallest part the store takes) to 5GiB')
+  return bytes
+}
+
 function parseParallel (value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 64) throw new InvalidArgumentError('expected an integer from 1 to 64')
   return Number(value)
@@ -89,7 +96,7 @@ export function addTransferOptions (command: Command): Command {
     .option('--content-type <type>', 'Content-Type to store (default: from the file name)')
     .option('--cache-control <value>', 'Cache-Control to store')
     .option('--meta <name=value>', 'custom metadata (repeatable)', parseMeta, {})
-    .addOption(new Option('--part-size <size>', 'objects larger than this go up in parts of this size').default(8 * MiB, '8MiB').argParser(parseSize))
+    .addOption(new Option('--part-size <size>', 'objects larger than this go up in parts of this size').default(8 * MiB, '8MiB').argParser(parsePartSize))
     .addOption(new Option('--parallel <n>', 'parts or files in flight at once').default(4).argParser(parseParallel))
 }
 

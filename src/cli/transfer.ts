@@ -85,18 +85,16 @@ function untrack (upload: PartUpload): void {
   process.off('SIGTERM', interrupted)
 }
 
-/** Completes an upload from its parts, or aborts it when a part failed or the command is interrupted. */
+/** Completes an upload from its parts, or aborts it when a part or the completion failed, or the command is interrupted. */
 async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<StoredObject> {
   track(upload)
   try {
-    let parts: UploadedPart[]
-    try {
-      parts = await send()
-    } catch (err) {
-      await upload.abort().catch(() => {})
-      throw err
-    }
+    const parts = await send()
     return await upload.complete(parts.sort((a, b) => a.partNumber - b.partNumber))
+  } catch (err) {
+    // The command gives up on this upload: its parts must not wait for the sweeper.
+    await upload.abort().catch(() => {})
+    throw err
   } finally {
     untrack(upload)
   }

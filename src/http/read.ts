@@ -67,6 +67,14 @@ export function servedHeaders (
   return { status: 206, headers }
 }
 
+/** The `response-*` overrides; one given twice is a query mistake (40004), not silently dropped. */
+function overridesOf (query: Record<string, unknown>): Record<string, string> {
+  for (const name in query) {
+    if (name.startsWith('response-') && Array.isArray(query[name])) throw new DoorError('InvalidQuery', `"${name}" given more than once.`)
+  }
+  return responseOverridesFrom(query)
+}
+
 export async function readObject (
   bucket: Bucket,
   key: string,
@@ -85,7 +93,7 @@ export async function readObject (
     case 'range-not-satisfiable':
       return unsatisfiable(outcome.object.size)
     default: {
-      const answer = servedHeaders(outcome.object, outcome.range, responseOverridesFrom(query))
+      const answer = servedHeaders(outcome.object, outcome.range, overridesOf(query))
       return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
     }
   }

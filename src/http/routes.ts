@@ -265,7 +265,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
       }
       case 'POST': {
         const { bucket, info } = await enter(request, reply, name, 'write')
-        if (query.delete !== undefined) {
+        if (queryValue(query, 'delete') !== undefined) {
           const keys = keysFrom(await readJsonBody(request.raw))
           await bucket.delete(keys)
           return await reply.send(success({ deleted: keys }))

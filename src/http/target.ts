@@ -132,7 +132,11 @@ function decodeOnce (raw: string): string {
 /** The path of a request URL, still percent-encoded. */
 export function rawPath (url: string): string {
   const query = url.indexOf('?')
-  return query === -1 ? url : url.slice(0, query)
+  const path = query === -1 ? url : url.slice(0, query)
+  if (path.startsWith('/')) return path
+  // The absolute form (`GET http://host/bucket/key`, RFC 9112 3.2.2), which proxies send: its path.
+  const absolute = /^https?:\/\/[^/]*/i.exec(path)
+  return absolute === null ? path : path.slice(absolute[0].length) || '/'
 }
 
 /** A configured public route for (host, path), with the key it names. */

@@ -5,7 +5,7 @@
  * that was not stored through fsbucket; a forged catalog row naming a file
  * outside the store is refused. Driven over HTTP (app.inject).
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { auth, gateway } from '../http/gateway-fixture.js'
@@ -71,4 +71,53 @@ t.test('a forged catalog row cannot read or remove a file outside the store', as
   t.equal((await app.inject({ method: 'PUT', url: '/photos/victim', headers: auth, payload: 'replaced' })).statusCode, 200)
   t.equal((await app.inject({ method: 'DELETE', url: '/photos/victim', headers: auth })).statusCode, 204)
   t.equal(readFileSync(outside.file, 'utf8'), 'outside, not stored through fsbucket', 'replacing the row removed nothing outside')
+})
+
+t.test('a body file replaced by a link is not read through it', async t => {
+  const { app, dataDir, registry } = await gateway(t)
+  const outside = outsideTree(t)
+  for (const [key, bytes] of [['large', 'L'.repeat(100_000)], ['small', 'S'.repeat(20_000)]] as const) {
+    t.equal((await app.inject({ method: 'PUT', url: `/photos/${key}`, headers: auth, payload: bytes })).statusCode, 200)
+  }
+  await registry.close() // no cached bodies
+  const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
+  for (const dir of readdirSync(blobs)) {
+    for (const name of readdirSync(path.join(blobs, dir))) {
+      const file = path.join(blobs, dir, name)
+      rmSync(file)
+      symlinkSync(outside.file, file)
+    }
+  }
+  for (const key of ['large', 'small']) {
+    const res = await app.inject({ method: 'GET', url: `/photos/${key}`, headers: auth })
+    t.equal(res.statusCode, 500, key)
+    t.notMatch(res.body, /outside, not stored/, `${key}: the outside file is not served`)
+  }
+})
+
+t.test('links planted as a bucket\'s directory or the store\'s own directories are never written through', async t => {
+  const { app, dataDir, registry } = await gateway(t)
+  const outside = outsideTree(t)
+  symlinkSync(outside.dir, path.join(dataDir, 'linked'))
+  const put = await app.inject({ method: 'PUT', url: '/linked/k', headers: auth, payload: 'x' })
+  t.equal(put.statusCode, 404, 'a linked directory is no bucket')
+  t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
+
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/first', headers: auth, payload: 'x'.repeat(20_000) })).statusCode, 200)
+  await registry.close()
+  const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
+  for (const dir of readdirSync(blobs)) rmSync(path.join(blobs, dir), { recursive: true })
+  // Every two-letter directory a new version could need, planted as a link.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  for (const a of alphabet) for (const b of alphabet) symlinkSync(outside.dir, path.join(blobs, a + b))
+  const large = await app.inject({ method: 'PUT', url: '/photos/large', headers: auth, payload: 'y'.repeat(100_000) })
+  t.equal(large.statusCode, 500, 'refused, not written through the link')
+  t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
+  rmSync(blobs, { recursive: true })
+  symlinkSync(outside.dir, blobs)
+  await registry.close()
+  const again = await app.inject({ method: 'PUT', url: '/photos/again', headers: auth, payload: 'z'.repeat(100_000) })
+  t.equal(again.statusCode, 500, 'a linked blobs/ keeps the bucket from opening')
+  t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
+  t.ok(lstatSync(blobs).isSymbolicLink())
 })

@@ -2,7 +2,7 @@
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
-import { parseSize } from '../../src/cli/context.js'
+import { parsePartSize, parseSize } from '../../src/cli/context.js'
 import { bytesMatchEtag } from '../../src/cli/etag.js'
 import { describeError, fromCode } from '../../src/cli/errors.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation } from '../../src/cli/paths.js'
@@ -58,6 +58,12 @@ t.test('parseSize', async t => {
   ]
   for (const [text, bytes] of table) t.equal(parseSize(text), bytes, text)
   for (const bad of ['', 'five', '5 parsecs', '-1', '0', '6GiB']) t.throws(() => parseSize(bad), /expected a size/, JSON.stringify(bad))
+})
+
+t.test('parsePartSize: 5 MiB at least, the smallest part the store takes', async t => {
+  t.equal(parsePartSize('5MiB'), 5 * MiB)
+  t.equal(parsePartSize('1GiB'), 1024 * MiB)
+  for (const bad of ['1MiB', '1', '4.9MiB']) t.throws(() => parsePartSize(bad), /expected a part size from 5MiB/, bad)
 })
 
 t.test('partSizeFor stays within 10,000 parts', async t => {

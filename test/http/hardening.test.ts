@@ -222,3 +222,15 @@ t.test('a DELETE with conditions is refused, nothing deleted; a part\'s Content-
   const md5 = (await import('node:crypto')).createHash('md5').update('part bytes').digest('base64')
   t.equal((await part({ 'content-md5': md5 })).statusCode, 200, 'the right digest is taken')
 })
+
+t.test('a repeated ?delete or response-* parameter is 40004; an absolute-form target is read by its path', async t => {
+  const { app } = await gateway(t)
+  await app.inject({ method: 'PUT', url: '/photos/a.txt', headers: auth, payload: 'kept' })
+  const twice = await app.inject({ method: 'POST', url: '/photos?delete&delete', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"keys": ["a.txt"]}' })
+  t.equal(twice.statusCode, 400)
+  t.equal(errorCode(twice), 40004)
+  const overrides = await app.inject({ method: 'GET', url: '/photos/a.txt?response-content-type=a/b&response-content-type=c/d', headers: auth })
+  t.equal(overrides.statusCode, 400)
+  t.equal(errorCode(overrides), 40004)
+  t.equal((await app.inject({ method: 'GET', url: '/photos/a.txt', headers: auth })).body, 'kept', 'nothing deleted')
+})

@@ -93,3 +93,14 @@ t.test('headers must arrive within the idle timeout, even when they trickle', as
   t.match(dripped.text, /^HTTP\/1\.1 408 /, 'with 408')
   t.ok(Date.now() - started < 4000, `within the deadline and a check period (${Date.now() - started} ms)`)
 })
+
+t.test('a request target in absolute form (RFC 9112 3.2.2) names the same object', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  await app.inject({ method: 'PUT', url: '/photos/abs.txt', headers: auth, payload: 'absolute' })
+  const socket = await open(port)
+  socket.write(`GET http://127.0.0.1:${port}/photos/abs.txt HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${authLine}Connection: close\r\n\r\n`)
+  const { text } = await received(socket, () => false)
+  t.same(statuses(text), [200])
+  t.match(text, /absolute$/)
+})

@@ -41,6 +41,11 @@ let inFlightInProcess = 0
  */
 const FLUSH_EVERY = 16 * 1024 * 1024
 
+/** A store directory that is something else (a symbolic link planted there): never written through. */
+export function notOurDirectory (dir: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${dir} is not a directory of the store (a symbolic link?): it is not written through.`), { code: 'ENOTDIR' })
+}
+
 /** Where the body of a single put of `version` lives, relative to the store's directory. */
 export function blobFile (version: string): string {
   checkedVersion(version)
@@ -137,8 +142,28 @@ export class BlobFiles {
       await fsp.mkdir(dir)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      // One found there must be a directory itself: a planted link would take bodies outside the data directory.
+      if (!(await fsp.lstat(dir)).isDirectory()) throw notOurDirectory(dir)
     }
     if (remember) this.#dirs.add(dir)
+  }
+
+  /**
+   * Creates a new body file. A directory of blobs/ removed from outside
+   * (the store never removes one) is made again, rather than every put of
+   * its versions failing until the process restarts.
+   */
+  async #create (file: string): Promise<FileHandle> {
+    const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL
+    try {
+      return await fsp.open(file, flags, 0o644)
+    } catch (err) {
+      const dir = path.dirname(file)
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !this.#dirs.has(dir)) throw err
+      this.#dirs.delete(dir)
+      await this.#ensureDir(dir)
+      return await fsp.open(file, flags, 0o644)
+    }
   }
 
   /** The error to report for `err`: a bucket whose directory is gone was deleted (10006); else a storage failure or `err`. */
@@ -174,7 +199,7 @@ export class BlobFiles {
     let entryDurable: Promise<void> | undefined
     let size = 0
     try {
-      const target = handle = await fsp.open(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644)
+      const target = handle = await this.#create(file)
       if (version !== undefined && this.#fsync) {
         entryDurable = fsyncDirectory(path.dirname(file))
         entryDurable.catch(() => {}) // observed below, when it is awaited

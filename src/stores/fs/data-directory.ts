@@ -4,7 +4,7 @@
  * bucket's directory, and a lock around a read-modify-write of a settings
  * file. Kept here so that only src/persist knows node:fs and proper-lockfile.
  */
-import { promises as fsp, statSync } from 'node:fs'
+import { promises as fsp, lstatSync, statSync } from 'node:fs'
 import lockfile from 'proper-lockfile'
 import { storageError } from './atomic.js'
 
@@ -25,9 +25,11 @@ export function fingerprint (file: string): string | null {
   }
 }
 
+/** Whether `dir` is a directory itself, not a link to one. */
 export function isDirectory (dir: string): boolean {
   try {
-    return statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false
+    // lstat: a symbolic link planted as a bucket's directory is not one (it would lead outside the data directory).
+    return lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? false
   } catch {
     return false
   }

@@ -4,13 +4,34 @@
  * bodies read whole (from their file or their catalog row) and cached by
  * version, and the byte-range stream across the files of an object.
  */
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { closeSync, constants as fsConstants, openSync, readFileSync, readSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import type { ObjectReader, StoredObject } from '../../bucket/port.js'
 import { storageError } from './atomic.js'
 import { forgedRow, isStoreFile } from './blobs.js'
 import type { Catalog, Segment } from './catalog.js'
+
+/** Body files are opened without following a symbolic link: one planted in their place is never read through (ELOOP). */
+const READ_BODY = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW
+
+function readBody (file: string): Buffer {
+  const fd = openSync(file, READ_BODY)
+  try {
+    return readFileSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+async function readBodyAsync (file: string): Promise<Buffer> {
+  const handle = await open(file, READ_BODY)
+  try {
+    return await handle.readFile()
+  } finally {
+    await handle.close()
+  }
+}
 
 /** Bodies are read (and sent) in chunks of this size: 1 MiB measured ~5% faster than 512 KiB for large GETs. */
 const READ_CHUNK = 1024 * 1024
@@ -76,7 +97,7 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
       // the page cache costs less than three trips through the thread pool.
       let bytes = catalog.cache.body(object.version)
       try {
-        bytes ??= readFileSync(abs(segments[0][0]))
+        bytes ??= readBody(abs(segments[0][0]))
       } catch (err) {
         if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object', abs(segments[0][0]))
         catalog.cache.forgetRow(id)
@@ -101,7 +122,7 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
  * meanwhile (ENOENT) and read its row again.
  */
 export async function openSegments (object: StoredObject, segments: Segment[], abs: (file: string) => string): Promise<ObjectReader> {
-  if (object.size <= SMALL_BODY && segments.length === 1) return new BytesReader(object, await readFile(abs(segments[0][0])))
+  if (object.size <= SMALL_BODY && segments.length === 1) return new BytesReader(object, await readBodyAsync(abs(segments[0][0])))
   return openFileReader(object, segments, abs)
 }
 
@@ -114,7 +135,7 @@ export async function openSegments (object: StoredObject, segments: Segment[], a
 function openFileReader (object: StoredObject, segments: Segment[], abs: (file: string) => string): FileReader {
   const fds: number[] = []
   try {
-    for (const [file] of segments) fds.push(openSync(abs(file), 'r'))
+    for (const [file] of segments) fds.push(openSync(abs(file), READ_BODY))
     return new FileReader(object, segments, fds)
   } catch (err) {
     fds.forEach(closeQuietly)

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import { BucketError, isBucketError, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { BucketError, bucketRetired, isBucketError, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
 import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
@@ -147,6 +147,8 @@ export class FsRegistryStorage implements RegistryStorage {
   }
 
   async openStore (name: string): Promise<BucketStore> {
+    // A link planted as the bucket's directory would put its catalog and bodies outside the data directory.
+    if (!this.placeExists(name)) throw bucketRetired('open')
     return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync, create: false })
   }
 

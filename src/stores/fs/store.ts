@@ -52,7 +52,7 @@ import {
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
-import { BlobFiles, isSinglePutBody } from './blobs.js'
+import { BlobFiles, isSinglePutBody, notOurDirectory } from './blobs.js'
 import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
@@ -152,6 +152,10 @@ export class FsStore implements BucketStore {
       await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).catch(err => {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
       })))
+      // The store's own directories must be directories, not links leading outside the data directory.
+      for (const own of [root, ...['tmp', 'blobs', 'uploads'].map(sub => path.join(root, sub))]) {
+        if (!(await fsp.lstat(own)).isDirectory()) throw notOurDirectory(own)
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw bucketRetired('open')
       throw storageError(err, 'creating the bucket directory', root)

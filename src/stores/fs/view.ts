@@ -144,7 +144,7 @@ export class KeyView {
     }
     if (!existing.isFile()) return false // a link or a directory: not ours
     // A key shown already: link beside it, then replace it in one rename (rename never follows the target).
-    return this.#replaceEntry(parent, target, tmp => { linkSync(body, tmp) })
+    return this.#replaceEntry(parent, target, tmp => { linkSync(body, tmp) }, true)
   }
 
   /**
@@ -174,8 +174,8 @@ export class KeyView {
    * rename across file systems), the entry is made beside `target`, and
    * the marker that sends the sweeper through the view is touched first.
    */
-  #replaceEntry (parent: string, target: string, make: (tmp: string) => void): boolean {
-    if (this.#scratchDir !== undefined && this.#replace(this.#scratchDir, target, make)) return true
+  #replaceEntry (parent: string, target: string, make: (tmp: string) => void, link = false): boolean {
+    if (this.#scratchDir !== undefined && this.#replace(this.#scratchDir, target, make, link)) return true
     if (this.#strays !== undefined) {
       try {
         writeFileSync(this.#strays, '')
@@ -183,15 +183,24 @@ export class KeyView {
         return false // no marker, no temporary beside the key: the sweeper would never look for it
       }
     }
-    return this.#replace(parent, target, make)
+    return this.#replace(parent, target, make, link)
   }
 
-  /** Makes a new entry in `dir` with `make`, then renames it over `target`; false (and nothing left behind) on failure. */
-  #replace (dir: string, target: string, make: (tmp: string) => void): boolean {
+  /**
+   * Makes a new entry in `dir` with `make`, then renames it over `target`;
+   * false (and nothing left behind) on failure. A `link` to the body
+   * `target` already links (another process published the same version)
+   * is the same file: rename then succeeds and leaves both names, so the
+   * temporary one is removed after it.
+   */
+  #replace (dir: string, target: string, make: (tmp: string) => void, link = false): boolean {
     const tmp = temporaryEntry(dir)
     try {
       make(tmp)
       renameSync(tmp, target)
+      if (link) {
+        try { unlinkSync(tmp) } catch {}
+      }
       return true
     } catch {
       try { unlinkSync(tmp) } catch {}
