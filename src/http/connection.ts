@@ -15,12 +15,15 @@
  * is cut; a request whose body has fully arrived is left alone (the server
  * is the slow one, committing a large write, and its answer must not lie).
  * The headers of a request must arrive within the same time (Node's
- * `headersTimeout`; the client-error handler answers 408).
+ * `headersTimeout`, which the client-error handler answers 408; headers
+ * that stop arriving altogether meet the idle timer first, which answers
+ * them the same way). An idle kept-alive connection is closed quietly.
  *
  * The S3 listener gets the same two promises: the composition root hands
  * `inConnectionOrder` and `idleConnectionListener` (with the S3 answer) to
  * it, so both ports keep them the same way.
  */
+import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DoorErrors, failure } from './errors.js'
@@ -35,6 +38,8 @@ interface Pending {
 const connections = new WeakMap<Socket, Pending[]>()
 /** What waits for a connection's requests to be answered (see `whenAnswered`). */
 const waiting = new WeakMap<Socket, Array<() => void>>()
+/** Bytes a connection had received when its last answer ended: more at the idle timeout are a request's headers that stopped. */
+const answeredAt = new WeakMap<Socket, number>()
 
 /**
  * Runs `then` once every request of the socket's connection has been
@@ -77,6 +82,7 @@ export function inConnectionOrder (request: FastifyRequest, reply: FastifyReply,
     if (at === -1) return
     queue.splice(at, 1)
     if (queue.length === 0) {
+      answeredAt.set(socket, socket.bytesRead)
       const then = waiting.get(socket)
       if (then !== undefined) {
         waiting.delete(socket)
@@ -107,8 +113,17 @@ export interface IdleAnswer {
 export function idleConnectionListener (answer: IdleAnswer): (socket: Socket) => void {
   return socket => {
     const reply = connections.get(socket)?.[0]?.reply
-    if (reply === undefined || reply.raw.headersSent || reply.request.raw.complete) {
-      if (reply === undefined || reply.raw.headersSent) socket.destroy()
+    if (reply === undefined) {
+      // No request: an idle kept-alive connection closes quietly; headers that stopped arriving are answered first.
+      if (socket.bytesRead > (answeredAt.get(socket) ?? 0) && socket.writable) {
+        socket.write(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\nContent-Type: ${answer.contentType}\r\n` +
+          `Content-Length: ${Buffer.byteLength(answer.body)}\r\nConnection: close\r\n\r\n${answer.body}`)
+      }
+      socket.destroy()
+      return
+    }
+    if (reply.raw.headersSent || reply.request.raw.complete) {
+      if (reply.raw.headersSent) socket.destroy()
       return
     }
     reply.hijack()

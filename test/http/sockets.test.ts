@@ -81,6 +81,13 @@ t.test('headers must arrive within the idle timeout, even when they trickle', as
   silent.write('GET /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n')
   const quiet = await received(silent, () => false, 8000)
   t.ok(quiet.closed, 'a connection that stops mid-headers is closed')
+  t.match(quiet.text, /^HTTP\/1\.1 408 /, 'after a 408, as the README promises')
+  t.match(quiet.text, /"code":40800/)
+
+  const kept = await open(port)
+  kept.write(`GET /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n`)
+  const idle = await received(kept, () => false, 8000)
+  t.same(statuses(idle.text), [200], 'an idle kept-alive connection after its answer is closed quietly')
 
   const slowloris = await open(port)
   let sent = 0
