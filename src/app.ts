@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
+import { deferContinue } from './bucket/index.js'
 import { openRegistry, type BucketRegistry } from './index.js'
 import { isLoopbackHost } from './http/auth.js'
 import { answerClientError } from './http/client-error.js'
@@ -79,6 +80,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     }
   }
   const app = Fastify(options)
+  // The 100 of Expect: 100-continue waits until a handler asks for the body, after access and size are judged.
+  deferContinue(app.server)
   app.server.headersTimeout = idleMs
   // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
   Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)) })

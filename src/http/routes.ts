@@ -6,8 +6,9 @@
  * Bodies stream: every content-type parser of this scope is replaced by one
  * that hands the raw request to the handler, so an object PUT or a part
  * flows from the socket into `put`/`uploadPart` with no body limit and no
- * buffering (chunked bodies and `Expect: 100-continue` included; Node answers
- * the 100 itself). A client that disconnects mid-body makes the request
+ * buffering (chunked bodies and `Expect: 100-continue` included: the 100 is
+ * sent by `continueBody` just before the body is read, so a request refused
+ * for its access or its size never gets one). A client that disconnects mid-body makes the request
  * stream fail, and the binding discards what it had staged. Only the two
  * small JSON bodies (bulk delete, multipart complete) are read whole, up to
  * 1 MiB. `multipart/form-data` POSTs go through @fastify/multipart, each file
@@ -21,7 +22,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, hostName, isBucketError, isRecyclingStream, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, continueBody, hostName, isBucketError, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -74,6 +75,7 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   if (type !== 'application/json') {
     throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
   }
+  continueBody(source)
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of source) {
@@ -86,6 +88,12 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   } catch {
     throw new DoorError('InvalidJson')
   }
+}
+
+/** EntityTooLarge (100100) for a body whose Content-Length is over `limit`, before it is asked for. */
+function refuseOversized (request: FastifyRequest, limit: number, method: string): void {
+  const length = request.headers['content-length']
+  if (length !== undefined && /^\d+$/.test(length) && Number(length) > limit) throw new BucketError('EntityTooLarge', method)
 }
 
 /** S3 SDKs frame streamed bodies with `Content-Encoding: aws-chunked`; stored as sent, the framing would corrupt the object. */
@@ -229,6 +237,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, info: BucketInfo): Promise<void> {
     const fields: Record<string, string> = {}
     const stored: unknown[] = []
+    continueBody(request.raw)
     try {
       for await (const part of request.parts()) {
         if (part.type === 'field') {
@@ -293,7 +302,10 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     switch (`${method} ${action ?? ''}`) {
       case 'PUT ': {
         refuseAwsChunked(request)
-        const object = await bucket.put(key, request.raw, putOptionsFrom(request.headers, info.settings.storageClass))
+        const options = putOptionsFrom(request.headers, info.settings.storageClass)
+        refuseOversized(request, MAX_PUT_BYTES, 'put')
+        continueBody(request.raw)
+        const object = await bucket.put(key, request.raw, options)
         if (object === null) {
           const { code, message } = DoorErrors.PreconditionFailed
           return await reply.code(412).send(failure(code, message))
@@ -318,7 +330,10 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         refuseAwsChunked(request)
         const partNumber = partNumberFrom(query)
         const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
-        const part = await upload.uploadPart(partNumber, request.raw, partOptionsFrom(request.headers))
+        const options = partOptionsFrom(request.headers)
+        refuseOversized(request, MAX_PART_BYTES, 'uploadPart')
+        continueBody(request.raw)
+        const part = await upload.uploadPart(partNumber, request.raw, options)
         return await reply.header('etag', `"${part.etag}"`).send(success(part))
       }
       case 'POST mpu-complete': {

@@ -16,7 +16,7 @@
  * bodies raw, in a scope of their own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { isStorageFailure, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
+import { continueBody, isStorageFailure, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'
@@ -75,6 +75,11 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
 
   app.addHook('onRequest', async (request) => {
     authenticate(request.headers, options.credentials, request.url)
+  })
+  // Bodies here are parsed before the handler runs: an authenticated request's Expect: 100-continue is answered now.
+  app.addHook('preParsing', async (request, _reply, payload) => {
+    continueBody(request.raw)
+    return payload
   })
 
   app.setErrorHandler((error: FastifyError | ManagementError, request, reply) => {

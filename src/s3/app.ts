@@ -10,7 +10,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
-import { randomHex, type BucketRegistry } from '../bucket/index.js'
+import { deferContinue, randomHex, type BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply } from './errors.js'
 import { s3Api } from './plugin.js'
@@ -126,6 +126,8 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   const connections = config.connections
   if (connections !== undefined) options.connectionTimeout = connections.idleTimeoutMs
   const app = Fastify(options)
+  // The 100 of Expect: 100-continue waits until a handler reads the body (decodedBody), after the signature and the checks.
+  deferContinue(app.server)
   if (connections !== undefined) {
     const ms = connections.idleTimeoutMs
     app.server.headersTimeout = ms

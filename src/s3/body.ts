@@ -11,11 +11,22 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { pipeline, type Readable } from 'node:stream'
-import type { BucketUploadChecksumAlgorithm, BucketUploadPartOptions } from '../bucket/index.js'
+import { continueBody, type BucketUploadChecksumAlgorithm, type BucketUploadPartOptions } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 import { single } from './headers.js'
 import { AwsChunkedDecoder, ChecksumVerifier, checksumAlgorithms, payloadMode, requestedChecksums, type ChecksumAlgorithm, type ExpectedChecksum } from './payload.js'
 import type { VerifiedSignature } from './sigv4.js'
+
+/**
+ * EntityTooLarge for a body announced over `limit` bytes (its decoded length
+ * for aws-chunked), answered before the body is asked for.
+ */
+export function refuseOversized (headers: IncomingMessage['headers'], limit: number): void {
+  const declared = single(headers, 'x-amz-decoded-content-length') ?? single(headers, 'content-length')
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
+    throw new S3Error('EntityTooLarge', `Your proposed upload exceeds the maximum allowed size of ${limit} bytes.`)
+  }
+}
 
 /** What S3 adds to an object or part that arrives without an x-amz-checksum-*. */
 export const defaultChecksum: BucketUploadChecksumAlgorithm = 'crc64nvme'
@@ -44,6 +55,8 @@ export type BodyUse = 'object' | 'document' | 'completion'
 
 export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature | null, use: BodyUse): DecodedBody {
   const headers = raw.headers
+  // Everything that could refuse the request before its body has been judged: now the client may send it.
+  continueBody(raw)
   const mode = payloadMode(single(headers, 'x-amz-content-sha256'))
   const stages: NodeJS.ReadWriteStream[] = []
   let decoder: AwsChunkedDecoder | undefined

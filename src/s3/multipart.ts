@@ -24,8 +24,8 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, type BucketChecksumAlgorithm, type BucketRange, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
-import { decodedBody, defaultChecksum } from './body.js'
+import { bodyStream, compareIds, MAX_PART_BYTES, type BucketChecksumAlgorithm, type BucketRange, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
@@ -92,6 +92,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const partNumber = partNumberFrom(param(ctx, 'partNumber'))
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
+  refuseOversized(ctx.request.headers, MAX_PART_BYTES)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}))
   ctx.reply.code(200).header('etag', `"${part.etag}"`)

@@ -20,9 +20,9 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, responseOverridesFrom } from '../bucket/index.js'
+import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, MAX_PUT_BYTES, responseOverridesFrom } from '../bucket/index.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
-import { decodedBody, defaultChecksum } from './body.js'
+import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
@@ -50,6 +50,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const { bucket, info } = await openNamedBucket(ctx)
   const headers = ctx.request.headers
+  refuseOversized(headers, MAX_PUT_BYTES)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const onlyIf = writeConditionalFrom(headers)
   const object = await bucket.put(ctx.key, body.stream, {

@@ -13,8 +13,9 @@
  * as S3's XML error document, and every answer carries `x-amz-request-id`.
  *
  * Content-type parsers are replaced by one that hands the raw request to the
- * handler, so bodies are never buffered by the framework. Node answers
- * `Expect: 100-continue` itself before the body is read.
+ * handler, so bodies are never buffered by the framework. The 100 of
+ * `Expect: 100-continue` is sent when a handler reads the body (body.ts),
+ * after the signature and the checks: a refused request never gets one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { hostName, isStorageFailure, randomHex, type BucketRegistry } from '../bucket/index.js'

@@ -111,3 +111,31 @@ t.test('a request target in absolute form (RFC 9112 3.2.2) names the same object
   t.same(statuses(text), [200])
   t.match(text, /absolute$/)
 })
+
+t.test('Expect: 100-continue is answered once access and size are judged: a refused request never gets the 100', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  const ask = async (head: string): Promise<string> => {
+    const socket = await open(port)
+    socket.write(head)
+    const { text } = await received(socket, s => /^HTTP\/1\.1 [2-5]\d\d /m.test(s), 5000)
+    socket.destroy()
+    return text
+  }
+  const noToken = await ask('PUT /photos/c HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n')
+  t.match(noToken, /^HTTP\/1\.1 401 /, 'no token: the final answer at once')
+  t.notMatch(noToken, /100 Continue/)
+  const tooLarge = await ask(`PUT /photos/c HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: 100-continue\r\nContent-Length: ${6 * 1024 ** 3}\r\n\r\n`)
+  t.match(tooLarge, /^HTTP\/1\.1 400 /, 'over the size limit: refused before the body')
+  t.match(tooLarge, /"code":100100/)
+  t.notMatch(tooLarge, /100 Continue/)
+
+  const socket = await open(port)
+  socket.write(`PUT /photos/c HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n`)
+  const first = await received(socket, s => s.includes('100 Continue'), 5000)
+  t.match(first.text, /^HTTP\/1\.1 100 Continue/, 'an accepted PUT gets the 100')
+  socket.write('hello')
+  const { text } = await received(socket, () => false)
+  t.match(text, /HTTP\/1\.1 200 /, 'and stores the body')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/c', headers: auth })).body, 'hello')
+})

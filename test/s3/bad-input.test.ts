@@ -140,6 +140,44 @@ t.test('Expect: 100-continue is answered before the body; HEAD errors have no bo
   t.match(unsupported.body, /<Code>NotImplemented<\/Code>/)
 })
 
+t.test('Expect: 100-continue waits for the signature and the size: a refused request never gets the 100', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy(devCredentials, null, true) })
+  const ask = async (headers: Record<string, string>): Promise<{ continued: boolean, status: number, body: string }> => await new Promise((resolve, reject) => {
+    let continued = false
+    const request = http.request({ host: '127.0.0.1', port: server.port, method: 'PUT', path: '/photos/expected', headers: { expect: '100-continue', ...headers } })
+    request.on('continue', () => { continued = true; request.end('body') })
+    request.on('response', response => {
+      const chunks: Buffer[] = []
+      response.on('data', chunk => chunks.push(chunk))
+      response.on('end', () => resolve({ continued, status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString() }))
+    })
+    request.on('error', reject)
+  })
+  const unsigned = await ask({ 'content-length': '4' })
+  t.equal(unsigned.status, 403)
+  t.notOk(unsigned.continued, 'no 100 for a request without a signature')
+  const huge = await ask({ 'content-length': String(6 * 1024 ** 3), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' })
+  t.notOk(huge.continued)
+  t.equal(await stored(server, 'expected'), false, 'nothing stored')
+  const signer = new SignatureV4({ service: 's3', region: 'auto', credentials: devCredentials, sha256: Sha256, uriEscapePath: false })
+  const host = `127.0.0.1:${server.port}`
+  const signed = await signer.sign({
+    method: 'PUT', protocol: 'http:', hostname: '127.0.0.1', port: server.port, path: '/photos/expected', query: {},
+    headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'content-length': String(6 * 1024 ** 3) }
+  })
+  const tooLarge = await ask(signed.headers as Record<string, string>)
+  t.equal(tooLarge.status, 400)
+  t.match(tooLarge.body, /<Code>EntityTooLarge<\/Code>/)
+  t.notOk(tooLarge.continued, 'no 100 for a body over the limit')
+  const fine = await signer.sign({
+    method: 'PUT', protocol: 'http:', hostname: '127.0.0.1', port: server.port, path: '/photos/expected', query: {},
+    headers: { host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'content-length': '4' }
+  })
+  const accepted = await ask(fine.headers as Record<string, string>)
+  t.ok(accepted.continued, 'a signed request of a fitting size gets the 100')
+  t.equal(accepted.status, 200)
+})
+
 function crc32Base64 (text: string): string {
   const crc = Buffer.alloc(4)
   crc.writeUInt32BE(zlib.crc32(text))
