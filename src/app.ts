@@ -9,7 +9,9 @@
  * Request ids are random UUIDs, so they are unique across workers.
  *
  * Below the routes, for both doors: the requests of one connection take
- * effect in order, idle clients time out (http/connection.ts), and a server
+ * effect in order, idle clients time out (http/connection.ts), requests
+ * Node would refuse with an empty body (no Host, an unmet Expect) are
+ * answered in the envelope (http/client-error.ts), and a server
  * without credentials on loopback refuses foreign hosts and cross-site
  * writes (http/site-guard.ts).
  */
@@ -17,9 +19,9 @@ import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
 import { deferContinue } from './bucket/index.js'
-import { openRegistry, type BucketRegistry } from './index.js'
+import { BucketError, openRegistry, type BucketRegistry } from './index.js'
 import { isLoopbackHost } from './http/auth.js'
-import { answerClientError } from './http/client-error.js'
+import { answerClientError, expectationListener, requireHost } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
 import { createLogger, lazyChildLogger } from './http/logger.js'
 import { siteGuardHook } from './http/site-guard.js'
@@ -28,7 +30,7 @@ import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
 import { orderRoutes, type PublicRoute } from './http/target.js'
 import { managementApi, type ManagementCredentials } from './mgmt/index.js'
-import { consolePath, webConsole } from './console/serve.js'
+import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
 
 export interface GatewayConfig {
   dataDir: string
@@ -84,11 +86,14 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   deferContinue(app.server)
   app.server.headersTimeout = idleMs
   // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
-  Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)) })
+  // Node's own refusal of a request without Host has an empty body: requireHost answers it in the envelope.
+  Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)), requireHostHeader: false })
   app.server.on('timeout', onIdleConnection)
+  app.server.on('checkExpectation', expectationListener(app.log))
 
   app.decorateRequest('logFields', null)
   app.addHook('onRequest', inConnectionOrder)
+  app.addHook('onRequest', requireHost)
 
   const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
   const gatewayOpen = config.token === null && isLoopbackHost(config.host)
@@ -123,7 +128,20 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
 
   // The web console's static files (src/console/serve.ts); `/_console/` is
   // more specific than the gateway's catch-all, and no bucket can be named so.
-  await app.register(webConsole)
+  // What it refuses is answered here, in the gateway's envelope.
+  const consoleErrors: Record<ConsoleRefusal, () => Error> = {
+    NoSuchFile: () => new DoorError('NoSuchRoute'),
+    PreconditionFailed: () => new DoorError('PreconditionFailed'),
+    RangeNotSatisfiable: () => new BucketError('InvalidRange', 'get')
+  }
+  await app.register(webConsole, {
+    refuse: async (reply, refusal) => {
+      const err = typeof refusal === 'string' ? consoleErrors[refusal]() : refusal.fault
+      const answer = errorReply(err)
+      if (answer.log !== null) reply.log.error({ err }, 'console request failed')
+      return await reply.code(answer.status).headers(answer.headers).type('application/json').send(failure(answer.code, answer.message))
+    }
+  })
 
   await app.register(gatewayRoutes, {
     registry,

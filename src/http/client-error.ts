@@ -3,13 +3,19 @@
  * (malformed request lines or headers, headers over 16 KiB, headers that did
  * not arrive within the headers timeout), in the door's JSON envelope.
  *
+ * Two refusals Node would make itself with an empty body are made here in
+ * the envelope too, closing the connection as Node does: an HTTP/1.1
+ * request without `Host` (400, code 40007; app.ts turns Node's own check
+ * off) and an `Expect` other than 100-continue (417, code 41700, answered
+ * before the body is read; Node answers 100-continue itself).
+ *
  * Fastify's default handler logs the parser's error with its `rawPacket`,
  * the request's raw bytes, Authorization header included; this one logs the
  * error's code only.
  */
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from './errors.js'
 
@@ -38,4 +44,35 @@ export function answerLast (socket: Socket, answer: string): void {
     if (socket.writable) socket.write(answer)
     socket.destroy()
   })
+}
+
+/**
+ * An onRequest hook: an HTTP/1.1 request without `Host` (RFC 9112 3.2) is
+ * answered 400 (40007) in the envelope, and its connection closed.
+ * Callback-style, because it runs for every request.
+ */
+export function requireHost (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+  if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') {
+    done()
+    return
+  }
+  const { code, status, message } = DoorErrors.InvalidRequest
+  void reply.code(status).header('connection', 'close').type('application/json')
+    .send(failure(code, `${message} An HTTP/1.1 request must have a Host header.`))
+}
+
+/**
+ * The server's 'checkExpectation' listener (Node emits it for an `Expect`
+ * other than 100-continue): 417 (41700) in the envelope, the body unread,
+ * and the connection closed after the answer (Node writes it after the
+ * answers of the requests pipelined before it).
+ */
+export function expectationListener (log: FastifyBaseLogger): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    log.debug({ expect: request.headers.expect }, 'expectation refused')
+    const { code, status, message } = DoorErrors.ExpectationFailed
+    const body = JSON.stringify(failure(code, message))
+    response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
+    response.end(body)
+  }
 }

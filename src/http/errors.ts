@@ -48,6 +48,7 @@ export const DoorErrors = {
   PreconditionFailed: { code: 41200, status: 412, message: 'At least one of the preconditions you specified did not hold.' },
   BodyTooLarge: { code: 41300, status: 413, message: 'The request body is too large.' },
   UnsupportedMediaType: { code: 41500, status: 415, message: 'The request body has an unsupported content type.' },
+  ExpectationFailed: { code: 41700, status: 417, message: 'The Expect header cannot be met: this server supports only Expect: 100-continue.' },
   ConditionalDelete: { code: 50100, status: 501, message: 'DELETE does not take If-Match, If-None-Match, If-Modified-Since or If-Unmodified-Since here: nothing was deleted.' },
   InternalError: { code: BucketErrors.InternalError.code, status: 500, message: BucketErrors.InternalError.message }
 } as const satisfies Record<string, DoorErrorDefinition>

@@ -12,7 +12,8 @@
  * stream fail, and the binding discards what it had staged. Only the two
  * small JSON bodies (bulk delete, multipart complete) are read whole, up to
  * 1 MiB. `multipart/form-data` POSTs go through @fastify/multipart, each file
- * streamed into its own `put`.
+ * streamed into its own `put`; a form that fails after storing some files
+ * answers the error with those files in `result.stored` (they stay stored).
  *
  * One catch-all route decides what a URL names (see target.ts), because
  * public routes and custom domains make the same path mean different things
@@ -64,6 +65,38 @@ function queryValue (query: Record<string, unknown>, name: string): string | und
 /** IP literals are never custom domains; skipping them keeps the registry off the hot path. */
 function isIpLiteral (host: string): boolean {
   return host.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
+}
+
+/**
+ * The quality (RFC 9110 12.4.2) an `Accept` header gives to each media
+ * range it lists, lower-cased and without parameters other than `q`; a
+ * range with a malformed `q` is left out, and a range listed twice keeps
+ * its higher quality.
+ */
+function acceptedRanges (accept: string): Map<string, number> {
+  const ranges = new Map<string, number>()
+  for (const element of accept.split(',')) {
+    const [range, ...params] = element.split(';').map(s => s.trim().toLowerCase())
+    if (!/^[^/\s]+\/[^/\s]+$/.test(range)) continue
+    const q = params.find(p => /^q\s*=/.test(p))?.replace(/^q\s*=\s*/, '') ?? '1'
+    if (!/^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(q)) continue
+    ranges.set(range, Math.max(ranges.get(range) ?? 0, Number(q)))
+  }
+  return ranges
+}
+
+/**
+ * Whether a client asks for an HTML page rather than JSON: its `Accept`
+ * names `text/html` itself with a quality above 0 (`q=0` means "not
+ * acceptable"), and no lower than the quality it gives JSON (through
+ * `application/json`, `application/*` or `*\/*`, the most specific). A
+ * wildcard alone (curl's `*\/*`) is no browser.
+ */
+function wantsHtml (accept: string | undefined): boolean {
+  const ranges = acceptedRanges(accept ?? '')
+  const html = ranges.get('text/html') ?? 0
+  const json = ranges.get('application/json') ?? ranges.get('application/*') ?? ranges.get('*/*') ?? 0
+  return html > 0 && html >= json
 }
 
 /**
@@ -137,6 +170,26 @@ function keysFrom (body: unknown): string[] {
   return keys
 }
 
+/**
+ * A form upload that failed after it had stored some of its files (they
+ * stay stored: each file is its own put). Answered as its `cause` would be,
+ * the message followed by `detail`, with `result: {stored}`.
+ */
+class FormUploadError extends Error {
+  constructor (cause: unknown, readonly stored: unknown[], readonly detail: string) {
+    super(detail, { cause })
+  }
+}
+
+/** Says which file part failed (1-based among the file parts, null between parts) and which keys were stored before it. */
+function storedBeforeFailure (keys: string[], failedPart: number | null): string {
+  const shown = keys.slice(0, 10).map(k => JSON.stringify(k)).join(', ')
+  const more = keys.length > 10 ? `, and ${keys.length - 10} more` : ''
+  const part = failedPart === null ? '' : `The form's file part ${failedPart} was not stored; `
+  const files = `${keys.length} ${keys.length === 1 ? 'file' : 'files'} stored before it: ${shown}${more} (result.stored).`
+  return part === '' ? files.charAt(0).toUpperCase() + files.slice(1) : part + files
+}
+
 export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoutesOptions): Promise<void> {
   const { registry, policy, publicRoutes, publicBuckets } = options
 
@@ -146,14 +199,17 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     limits: { fileSize: MAX_PUT_BYTES, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
   })
 
-  app.setErrorHandler(async (err, request, reply) => {
+  app.setErrorHandler(async (thrown, request, reply) => {
+    const partial = thrown instanceof FormUploadError ? thrown : null
+    const err = partial === null ? thrown : partial.cause
     const answer = errorReply(err)
     // A client that went away mid-body is not a server fault; the binding already discarded its upload.
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
     else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, 'storage failure')
     else if (answer.log === 'error') request.log.error({ err }, 'request failed')
-    return await reply.code(answer.status).headers(answer.headers).type('application/json')
-      .send(failure(answer.code, answer.message))
+    reply.code(answer.status).headers(answer.headers).type('application/json')
+    if (partial === null) return await reply.send(failure(answer.code, answer.message))
+    return await reply.send({ ...failure(answer.code, `${answer.message.replace(/\.?$/, '.')} ${partial.detail}`), result: { stored: partial.stored } })
   })
 
   async function resolveTarget (request: FastifyRequest): Promise<RequestTarget> {
@@ -237,6 +293,9 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, info: BucketInfo): Promise<void> {
     const fields: Record<string, string> = {}
     const stored: unknown[] = []
+    const keys: string[] = []
+    let files = 0
+    let storing = false
     continueBody(request.raw)
     try {
       for await (const part of request.parts()) {
@@ -244,19 +303,25 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
           fields[part.fieldname] = String(part.value)
           continue
         }
+        files++
+        storing = true
         const key = fields.key ?? `${fields.prefix ?? ''}${part.filename}`
         request.logFields = { bucket: request.logFields?.bucket, key }
         const object = await bucket.put(key, part.file, {
           httpMetadata: { contentType: part.mimetype },
           storageClass: info.settings.storageClass
         })
+        storing = false
         stored.push(object)
+        keys.push(key)
       }
     } catch (err) {
       // Busboy reports a malformed form with plain errors that carry no code.
       const known = errorReply(err)
-      if (known.status === 500 && !isBucketError(err)) throw new DoorError('InvalidForm', (err as Error).message)
-      throw err
+      const failed = known.status === 500 && !isBucketError(err) ? new DoorError('InvalidForm', (err as Error).message) : err
+      // Each file was its own put: those stored before the failure stay, and the answer says which.
+      if (stored.length === 0) throw failed
+      throw new FormUploadError(failed, stored, storedBeforeFailure(keys, storing ? files : null))
     }
     if (stored.length === 0) throw new DoorError('InvalidForm', 'The form has no file part.')
     return await reply.send(success(stored))
@@ -358,8 +423,9 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
 
   async function handleRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed('GET, HEAD')
-    if (options.browserHome !== undefined && /\btext\/html\b/i.test(request.headers.accept ?? '')) {
-      return await reply.code(302).header('location', options.browserHome).header('vary', 'Accept').send()
+    if (options.browserHome !== undefined) {
+      reply.header('vary', 'Accept')
+      if (wantsHtml(request.headers.accept)) return await reply.code(302).header('location', options.browserHome).send()
     }
     requireCredentials(policy, request.headers.authorization)
     const buckets = await registry.list()

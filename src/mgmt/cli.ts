@@ -6,15 +6,17 @@
  *   `managementCredentials` merges them with `<data>/.mgmt/credentials.json`
  *   and the gateway's own token, which the management API accepts too.
  * - `invite create` / `invite list`: the API shows no way to create an
- *   invite, so invites for `PATCH /user/invites/{id}` are made here.
+ *   invite, so invites for `PATCH /user/invites/{id}` are made here. Bad
+ *   values (`--days` outside 1–365, an `--account` that is not an account
+ *   id) are refused as commander refuses any bad option value.
  * - `zone create` / `zone list`: a local stack can be set up without a client.
  */
-import { Command, Option } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
 import { loadCredentials, type ManagementCredentials } from './auth.js'
-import { createInvite } from './invites.js'
+import { createInvite, isValidInviteDays, maxInviteDays } from './invites.js'
 import { ManagementStore } from './store.js'
-import { newId } from './context.js'
+import { idFormat, newId } from './context.js'
 import { ManagementError } from './errors.js'
 import { parseZoneName } from './validate/names.js'
 
@@ -35,6 +37,19 @@ export async function managementCredentials (options: ManagementServeOptions, lo
 
 function dataOption (): Option {
   return new Option('-d, --data <dir>', 'data directory').env('FSBUCKET_DATA').default('./data')
+}
+
+/** `--account`: an account id in the service's form, as the API names accounts. */
+function accountId (value: string): string {
+  if (!idFormat.test(value)) throw new InvalidArgumentError('expected an account id of 32 lowercase hex digits')
+  return value
+}
+
+/** `--days`: how long an invite lasts, a whole number of days from 1 to 365. */
+function inviteDays (value: string): number {
+  const days = /^\d+$/.test(value) ? Number(value) : Number.NaN
+  if (!isValidInviteDays(days)) throw new InvalidArgumentError(`expected a whole number of days from 1 to ${maxInviteDays}`)
+  return days
 }
 
 /** Runs `action` on the management state of the data directory `dataDir`. */
@@ -74,18 +89,18 @@ export function registerManagementCommands (program: Command, wiring: Management
     .description('create a pending invite')
     .addOption(dataOption())
     .requiredOption('--email <email>', 'email of the invited user')
-    .requiredOption('--account <id>', 'account id the invite is for')
+    .requiredOption('--account <id>', 'account id the invite is for (32 lowercase hex digits)', accountId)
     .option('--account-name <name>', 'account name shown in the invite')
     .option('--role <role...>', 'roles granted on acceptance', ['Administrator'])
-    .option('--days <n>', 'days until the invite expires', '7')
-    .action(async (options: { data: string, email: string, account: string, accountName?: string, role: string[], days: string }) => {
+    .option('--days <n>', `days until the invite expires (1 to ${maxInviteDays})`, inviteDays, 7)
+    .action(async (options: { data: string, email: string, account: string, accountName?: string, role: string[], days: number }) => {
       await run(async () => {
         const created = await withStore(wiring, options.data, async store => await createInvite(store, {
           email: options.email,
           accountId: options.account,
           accountName: options.accountName,
           roles: options.role,
-          validDays: Number(options.days)
+          validDays: options.days
         }))
         console.log(created.id)
       })

@@ -5,9 +5,11 @@
  *
  * fsbucket has one local user: every invite in the data directory is that
  * user's. An invite past `expires_on` reads as `expired` and can no longer
- * be answered.
+ * be answered. An invite is for an account id in the service's form (32
+ * lowercase hex digits, as `/accounts/{id}` will name it once accepted) and
+ * lasts a whole number of days from 1 to `maxInviteDays`.
  */
-import { newId } from './context.js'
+import { idFormat, newId } from './context.js'
 import { timestamp } from './envelope.js'
 import { ManagementError } from './errors.js'
 import type { Invite, ManagementStore } from './store.js'
@@ -18,16 +20,25 @@ export interface InviteRequest {
   accountName?: string
   roles?: string[]
   invitedBy?: string
-  /** Days until the invite expires (default 7, as the service's invites). */
+  /** Days until the invite expires: 1 to `maxInviteDays` (default 7, as the service's invites). */
   validDays?: number
+}
+
+/** The longest an invite lasts, in days. */
+export const maxInviteDays = 365
+
+/** Whether `days` is a lifetime an invite may have: a whole number of days from 1 to `maxInviteDays`. */
+export function isValidInviteDays (days: number): boolean {
+  return Number.isInteger(days) && days >= 1 && days <= maxInviteDays
 }
 
 const emailFormat = /^[^\s@]+@[^\s@]+$/
 
 export async function createInvite (store: ManagementStore, request: InviteRequest, now: Date = new Date()): Promise<Invite> {
   if (!emailFormat.test(request.email)) throw new ManagementError('InvalidRequestBody', 'email must be an email address')
-  if (request.accountId === '') throw new ManagementError('InvalidRequestBody', 'account id is required')
+  if (!idFormat.test(request.accountId)) throw new ManagementError('InvalidRequestBody', 'account id must be 32 lowercase hex digits')
   const days = request.validDays ?? 7
+  if (!isValidInviteDays(days)) throw new ManagementError('InvalidRequestBody', `an invite lasts a whole number of days from 1 to ${maxInviteDays}`)
   const invite: Invite = {
     id: newId(),
     invited_member_id: null,

@@ -5,25 +5,39 @@
  * `name.startswith`) and arrays as repeated keys (`type=A&type=AAAA`), which
  * arrive here as a flat object whose values are strings or string arrays.
  *
- * - `page` starts at 1; a page past the end answers an empty `result` (the
- *   SDK's auto-pagination stops only on an empty page).
- * - `per_page` outside the endpoint's range is clamped to it, as several
- *   well-known clients ask for more than a list allows.
+ * - `page` is an integer from 1 to `maxPage`; a page past the end answers an
+ *   empty `result` (the SDK's auto-pagination stops only on an empty page).
+ * - `per_page` is a positive integer; outside the endpoint's range it is
+ *   clamped to it, as several well-known clients ask for more than a list
+ *   allows.
+ * - A parameter that takes one value (`page`, `per_page`, `order`, a cursor,
+ *   ...) given twice is refused: nothing says which one the client meant.
  * - Repeated values of one filter are alternatives (any of them); `match=any`
  *   makes the filters alternatives too, `match=all` (default) requires all.
+ *
+ * Every list of the API, paged or cursor-based, reads its query with
+ * `single`, `values`, `pageNumber` and `perPage`, so a malformed value is
+ * 1198 on all of them alike (a cursor is checked by the list that made it).
  */
 import { ManagementError } from './errors.js'
 
 export type QueryValue = string | string[] | undefined
 export type Query = Record<string, QueryValue>
 
-export interface ListSpec {
-  /** Attributes `order` accepts. */
-  orders: readonly string[]
+/** The range of a list's `per_page`, and its value when none is asked for. */
+export interface PageSize {
   defaultPerPage: number
   minPerPage: number
   maxPerPage: number
 }
+
+export interface ListSpec extends PageSize {
+  /** Attributes `order` accepts. */
+  orders: readonly string[]
+}
+
+/** The highest `page` answered: far beyond any list's last page, and echoed exactly. */
+export const maxPage = 1_000_000
 
 export interface ListQuery {
   page: number
@@ -41,9 +55,11 @@ export interface ResultInfo {
   total_pages: number
 }
 
-function single (query: Query, key: string): string | undefined {
+/** The value of a parameter that takes one; given more than once, 1198. */
+export function single (query: Query, key: string): string | undefined {
   const value = query[key]
-  return Array.isArray(value) ? value[value.length - 1] : value
+  if (Array.isArray(value)) throw new ManagementError('InvalidQuery', `${key} given more than once`)
+  return value
 }
 
 /** Every value given for `key` (repeated keys become several). */
@@ -60,10 +76,21 @@ function positiveInteger (query: Query, key: string): number | undefined {
   return Number(raw)
 }
 
-export function parseListQuery (query: Query, spec: ListSpec): ListQuery {
+/** `page`: an integer from 1 to `maxPage`, 1 when absent. */
+export function pageNumber (query: Query): number {
   const page = positiveInteger(query, 'page') ?? 1
-  const asked = positiveInteger(query, 'per_page') ?? spec.defaultPerPage
-  const perPage = Math.min(spec.maxPerPage, Math.max(spec.minPerPage, asked))
+  if (page > maxPage) throw new ManagementError('InvalidQuery', `page must be an integer from 1 to ${maxPage}`)
+  return page
+}
+
+/** `per_page`: a positive integer, clamped into the list's range; the list's default when absent. */
+export function perPage (query: Query, size: PageSize): number {
+  const asked = positiveInteger(query, 'per_page') ?? size.defaultPerPage
+  return Math.min(size.maxPerPage, Math.max(size.minPerPage, asked))
+}
+
+export function parseListQuery (query: Query, spec: ListSpec): ListQuery {
+  const page = pageNumber(query)
   const order = single(query, 'order')
   if (order !== undefined && !spec.orders.includes(order)) {
     throw new ManagementError('InvalidQuery', `order must be one of ${spec.orders.join(', ')}`)
@@ -72,7 +99,7 @@ export function parseListQuery (query: Query, spec: ListSpec): ListQuery {
   if (direction !== 'asc' && direction !== 'desc') throw new ManagementError('InvalidQuery', 'direction must be asc or desc')
   const match = (single(query, 'match') ?? 'all').toLowerCase()
   if (match !== 'all' && match !== 'any') throw new ManagementError('InvalidQuery', 'match must be any or all')
-  return { page, perPage, order, direction, match }
+  return { page, perPage: perPage(query, spec), order, direction, match }
 }
 
 /** A filter on one attribute; several values of one filter are alternatives. */

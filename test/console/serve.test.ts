@@ -8,6 +8,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { auth, gateway } from '../http/gateway-fixture.js'
+import { open, received, statuses } from '../raw-socket.js'
 import { consolePolicy, consoleRoot, consoleUrl } from '../../src/console/serve.js'
 
 t.test('the console URL printed at start-up', async t => {
@@ -55,6 +56,65 @@ t.test('static files under /_console/', async t => {
   }
   const escape = await app.inject({ method: 'GET', url: '/_console/..%2f..%2fpackage.json' })
   t.equal(escape.statusCode, 404, 'no file outside the console\'s directory')
+})
+
+t.test('what is no console file answers the gateway\'s 404 in the envelope, whatever the path or the body', async t => {
+  const { app } = await gateway(t)
+  const notFound = (what: string, answer: { statusCode: number, body: string, headers: Record<string, unknown> }): void => {
+    t.equal(answer.statusCode, 404, what)
+    t.match(answer.headers['content-type'], /^application\/json/, `${what}: JSON`)
+    t.same(JSON.parse(answer.body), { success: false, errors: [{ code: 40400, message: 'No route for this URL.' }], messages: [], result: null }, `${what}: the envelope`)
+    t.equal(answer.headers['content-security-policy'], consolePolicy, `${what}: with the console's headers`)
+  }
+  for (const url of ['/_console/%00', '/_console//', '/_console/a%00.js', '/_console/.env', '/_console/index.html/', '/_console/%5c..%5c..%5cpackage.json']) {
+    notFound(`GET ${url}`, await app.inject({ method: 'GET', url }))
+  }
+  for (const [method, type, payload] of [
+    ['PUT', 'text/plain', 'hello'], ['POST', 'application/json', '{'], ['POST', 'application/json', '{}'], ['PATCH', 'application/xml', '<x/>'],
+    ['DELETE', 'application/json', 'nope'], ['OPTIONS', 'text/plain', 'x'], ['POST', 'multipart/form-data; boundary=b', '--b\r\n'], ['QUERY', 'text/plain', 'x'], ['TRACE', undefined, undefined]
+  ] as const) {
+    const headers = type === undefined ? auth : { ...auth, 'content-type': type }
+    notFound(`${method} with ${type ?? 'no body'}`, await app.inject({ method: method as 'GET', url: '/_console/index.html', headers, payload }))
+  }
+  for (const method of ['PUT', 'POST', 'DELETE'] as const) {
+    notFound(`${method} /_console`, await app.inject({ method, url: '/_console', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'x' }))
+  }
+
+  // app.inject resolves dot segments (`..`, `%2e%2e`) before the router sees them; a socket does not.
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  for (const target of ['/_console/../x', '/_console/../../package.json', '/_console/%2e%2e/x', '/_console/a/%2E%2E/%2e%2e/package.json', '/_console/%00', '/_console//', '/_console/..\\x']) {
+    const socket = await open(port)
+    socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`)
+    const { text } = await received(socket, () => false)
+    t.same(statuses(text), [404], `GET ${target} over a socket`)
+    t.match(text, /\{"success":false,"errors":\[\{"code":40400,/, `GET ${target}: the envelope`)
+  }
+})
+
+t.test('console files: a failed condition or a bad range answers in the envelope', async t => {
+  const { app } = await gateway(t)
+  const failed = await app.inject({ method: 'GET', url: '/_console/index.html', headers: { 'if-match': '"nope"' } })
+  t.equal(failed.statusCode, 412)
+  t.equal(failed.json().errors[0].code, 41200)
+  const range = await app.inject({ method: 'GET', url: '/_console/index.html', headers: { range: 'bytes=99999999-' } })
+  t.equal(range.statusCode, 416)
+  t.equal(range.json().errors[0].code, 10039)
+  t.match(range.headers['content-range'], /^bytes \*\/\d+$/)
+  t.equal((await app.inject({ method: 'GET', url: '/_console/index.html', headers: { range: 'bytes=0-3' } })).body, '<!do', 'a good range still works')
+})
+
+t.test('GET / with text/html at q=0 is not a browser', async t => {
+  const { app } = await gateway(t)
+  for (const accept of ['text/html;q=0, application/json', 'application/json, text/html; q=0.0', 'TEXT/HTML;Q=0,*/*', 'application/json;q=0.9, text/html;q=0.5', 'text/*, application/json', 'text/htmlx']) {
+    const res = await app.inject({ method: 'GET', url: '/', headers: { ...auth, accept } })
+    t.equal(res.statusCode, 200, `Accept: ${accept}`)
+    t.equal(res.headers.vary, 'Accept', 'the answer depends on Accept')
+  }
+  for (const accept of ['text/html', 'text/html;q=0.5, */*;q=0.1', 'application/json;q=0.9, text/html', 'text/html;level=1;q=0.001', 'application/xhtml+xml, text/html ; q=1']) {
+    const res = await app.inject({ method: 'GET', url: '/', headers: { accept } })
+    t.equal(res.statusCode, 302, `Accept: ${accept}`)
+  }
 })
 
 t.test('GET / redirects browsers to the console; other clients get the bucket list', async t => {

@@ -352,6 +352,40 @@ t.test('multipart/form-data uploads', async t => {
   t.equal((await app.inject({ method: 'HEAD', url: '/photos/a', headers: auth })).statusCode, 404, 'nothing stored from a broken form')
 })
 
+t.test('a form that fails after storing files says which ones were stored', async t => {
+  const { app } = await gateway(t)
+  const boundary = 'fsbucketboundary'
+  const headers = { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }
+  const long = 'n'.repeat(1025)
+  const res = await app.inject({
+    method: 'POST', url: '/photos', headers,
+    payload: formBody(boundary, [
+      { name: 'file', value: 'ONE', filename: 'ok1.txt' },
+      { name: 'file', value: 'TWO', filename: 'ok2.txt' },
+      { name: 'file', value: 'LONG', filename: long },
+      { name: 'file', value: 'NEVER', filename: 'after.txt' }
+    ])
+  })
+  t.equal(res.statusCode, 400, res.body)
+  const body = envelope(res)
+  t.equal(body.success, false)
+  t.equal(body.errors[0].code, 10020, 'the failure of the third file')
+  t.match(body.errors[0].message, /file part 3/, 'the message names the part that failed')
+  t.match(body.errors[0].message, /2 files stored before it: "ok1\.txt", "ok2\.txt"/, 'and the files stored before it')
+  t.same(body.result.stored.map((o: any) => o.key), ['ok1.txt', 'ok2.txt'], 'result.stored: the objects stored before the failure')
+  t.equal(body.result.stored[0].size, 3)
+  t.equal((await app.inject({ method: 'GET', url: '/photos/ok1.txt', headers: auth })).body, 'ONE', 'they are readable')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/ok2.txt', headers: auth })).body, 'TWO')
+  t.equal((await app.inject({ method: 'HEAD', url: '/photos/after.txt', headers: auth })).statusCode, 404, 'nothing after the failure is stored')
+
+  const first = await app.inject({
+    method: 'POST', url: '/photos', headers,
+    payload: formBody(boundary, [{ name: 'file', value: 'LONG', filename: long }, { name: 'file', value: 'X', filename: 'x.txt' }])
+  })
+  t.equal(errorCode(first), 10020, 'a failure before anything was stored: result is null, as for any error')
+  t.notMatch(envelope(first).errors[0].message, /stored before/)
+})
+
 t.test('multipart uploads through ?action=mpu-*', async t => {
   const { app } = await gateway(t)
   const create = await app.inject({ method: 'POST', url: '/photos/big.bin?action=mpu-create', headers: { ...auth, 'content-type': 'application/x-big', 'x-meta-origin': 'test' } })

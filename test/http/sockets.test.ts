@@ -139,3 +139,47 @@ t.test('Expect: 100-continue is answered once access and size are judged: a refu
   t.match(text, /HTTP\/1\.1 200 /, 'and stores the body')
   t.equal((await app.inject({ method: 'GET', url: '/photos/c', headers: auth })).body, 'hello')
 })
+
+t.test('an HTTP/1.1 request without Host is refused in the envelope (40007) and the connection closed', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  const socket = await open(port)
+  socket.write(`PUT /photos/hostless HTTP/1.1\r\n${authLine}Content-Length: 5\r\n\r\nhello`)
+  const { text, closed } = await received(socket, () => false)
+  t.same(statuses(text), [400])
+  t.match(text, /\r\ncontent-type: application\/json/i)
+  t.match(text, /"code":40007/, 'in the envelope')
+  t.match(text, /Host/, 'saying what is missing')
+  t.ok(closed, 'and the connection closed')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/hostless', headers: auth })).statusCode, 404, 'nothing stored')
+
+  const old = await open(port)
+  old.write('GET /site HTTP/1.0\r\n\r\n')
+  t.same(statuses((await received(old, () => false)).text.replace(/^HTTP\/1\.0/, 'HTTP/1.1')), [200], 'HTTP/1.0 needs no Host')
+})
+
+t.test('an expectation other than 100-continue answers 417 in the envelope and closes the connection', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  const socket = await open(port)
+  socket.write(`PUT /photos/expected HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: 200-ok\r\nContent-Length: 5\r\n\r\nhello`)
+  const { text, closed } = await received(socket, () => false)
+  t.same(statuses(text), [417])
+  t.match(text, /\r\ncontent-type: application\/json/i)
+  t.match(text, /"code":41700/, 'in the envelope')
+  t.ok(closed, 'and the connection closed, its body unread')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/expected', headers: auth })).statusCode, 404, 'nothing stored')
+
+  const pipelined = await open(port)
+  pipelined.write(`PUT /photos/first HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 5\r\n\r\nfirst` +
+    `PUT /photos/second HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: something\r\nContent-Length: 6\r\n\r\nsecond`)
+  t.same(statuses((await received(pipelined, () => false)).text), [200, 417], 'after the answers of the requests before it')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/first', headers: auth })).body, 'first')
+
+  const go = await open(port)
+  go.write(`PUT /photos/continued HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n`)
+  const interim = await received(go, s => s.includes('100 Continue'))
+  t.match(interim.text, /^HTTP\/1\.1 100 Continue/, '100-continue is still answered')
+  go.write('hello')
+  t.same(statuses((await received(go, () => false)).text), [200])
+})

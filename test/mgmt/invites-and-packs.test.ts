@@ -46,6 +46,25 @@ t.test('invites are listed, accepted or rejected once, and expire', async t => {
   t.equal((await call(app, 'PATCH', `/user/invites/${third.id}`, { status: 'accepted' })).body.errors[0].code, 1005)
 })
 
+t.test('an invite is for an account id, for 1 to 365 whole days', async t => {
+  const { registry } = await buildApp(t)
+  const store = new ManagementStore(registry.state('mgmt'))
+  const refused = async (request: Partial<Parameters<typeof createInvite>[1]>): Promise<unknown> => {
+    try {
+      await createInvite(store, { email: 'me@example.test', accountId, ...request })
+      return null
+    } catch (err) {
+      return (err as { code?: number }).code
+    }
+  }
+  for (const id of ['../../x', '', accountId.toUpperCase(), `${accountId}0`]) t.equal(await refused({ accountId: id }), 1199, `account ${JSON.stringify(id)}`)
+  for (const days of [0, -1, 1.5, 366, Number.NaN, 1e20]) t.equal(await refused({ validDays: days }), 1199, `${days} days`)
+  t.same(await store.invites(), [], 'nothing stored')
+  const now = new Date('2025-03-01T10:00:00.000Z')
+  const longest = await createInvite(store, { email: 'me@example.test', accountId, validDays: 365 }, now)
+  t.equal(longest.expires_on, '2026-03-01T10:00:00.000000Z')
+})
+
 t.test('state survives a restart', async t => {
   const dir = testdir(t)
   const before = await buildApp(t, { dir })

@@ -100,7 +100,9 @@ t.test('list queries', async t => {
   t.same(parseListQuery({}, spec), { page: 1, perPage: 20, order: undefined, direction: 'asc', match: 'all' })
   t.same(parseListQuery({ page: '3', per_page: '1000', direction: 'DESC', match: 'any', order: 'name' }, spec), { page: 3, perPage: 50, order: 'name', direction: 'desc', match: 'any' })
   t.equal(parseListQuery({ per_page: '1' }, spec).perPage, 5)
-  for (const query of [{ page: '0' }, { page: '-1' }, { page: 'x' }, { per_page: '2.5' }, { order: 'size' }, { direction: 'up' }, { match: 'some' }]) {
+  t.equal(parseListQuery({ page: '1000000' }, spec).page, 1000000, 'the highest page')
+  t.equal(parseListQuery({ per_page: '99999999999999999999' }, spec).perPage, 50, 'a huge per_page is clamped')
+  for (const query of [{ page: '0' }, { page: '-1' }, { page: 'x' }, { page: '1000001' }, { page: '99999999999999999999' }, { page: ['1', '2'] }, { per_page: '0' }, { per_page: '2.5' }, { per_page: ['5', '50'] }, { order: 'size' }, { order: ['name', 'name'] }, { direction: 'up' }, { match: 'some' }]) {
     t.equal(codeOf(() => parseListQuery(query, spec)), 1198, JSON.stringify(query))
   }
   t.same(paginate([1, 2, 3, 4, 5, 6, 7], { page: 2, perPage: 3 }), { result: [4, 5, 6], resultInfo: { page: 2, per_page: 3, count: 3, total_count: 7, total_pages: 3 } })

@@ -13,12 +13,12 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { createHash } from 'node:crypto'
-import type { BucketInfo, StorageClass } from '../../bucket/index.js'
+import { isValidBucketName, type BucketInfo, type StorageClass } from '../../bucket/index.js'
 import { detachDomain } from '../changes.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
-import type { Query } from '../query.js'
+import { perPage, single, type Query } from '../query.js'
 import { corsFromApi, corsToApi, defaultLifecycle, parseLifecycle, type StoredCorsRule } from '../validate/bucket-config.js'
 
 interface BucketParams { accountId: string, bucketName: string }
@@ -50,41 +50,45 @@ function encodeCursor (name: string): string {
   return Buffer.from(name, 'utf8').toString('base64url')
 }
 
+/**
+ * The name a cursor carries. Only what `encodeCursor` makes is one: a
+ * bucket name, written exactly so; anything else is 10040, as the object
+ * listing answers a cursor it never returned. The bucket named may have
+ * gone since: the listing goes on after its name.
+ */
 function decodeCursor (cursor: string): string {
-  return Buffer.from(cursor, 'base64url').toString('utf8')
+  const name = Buffer.from(cursor, 'base64url').toString('utf8')
+  if (!isValidBucketName(name) || encodeCursor(name) !== cursor) throw new ManagementError('InvalidArgument', 'cursor is not a cursor returned by the bucket list')
+  return name
 }
 
-function firstValue (query: Query, key: string): string | undefined {
-  const value = query[key]
-  return Array.isArray(value) ? value[0] : value
-}
+/** The bucket list's `per_page`: 1–1000, default 20. */
+const bucketPageSize = { defaultPerPage: 20, minPerPage: 1, maxPerPage: 1000 }
 
 export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementContext): void {
   const base = '/accounts/:accountId/r2/buckets'
 
   app.get<{ Params: BucketParams }>(base, async (request) => {
     const query = request.query as Query
-    const perPageRaw = firstValue(query, 'per_page')
-    if (perPageRaw !== undefined && !/^\d+$/.test(perPageRaw)) throw new ManagementError('InvalidQuery', 'per_page must be a positive integer')
-    const perPage = Math.min(1000, Math.max(1, Number(perPageRaw ?? 20)))
-    const direction = (firstValue(query, 'direction') ?? 'asc').toLowerCase()
+    const limit = perPage(query, bucketPageSize)
+    const direction = (single(query, 'direction') ?? 'asc').toLowerCase()
     if (direction !== 'asc' && direction !== 'desc') throw new ManagementError('InvalidQuery', 'direction must be asc or desc')
-    const order = firstValue(query, 'order')
+    const order = single(query, 'order')
     if (order !== undefined && order !== 'name') throw new ManagementError('InvalidQuery', 'order must be name')
-    const contains = firstValue(query, 'name_contains')
-    const startAfter = firstValue(query, 'start_after')
-    const cursor = firstValue(query, 'cursor')
+    const contains = single(query, 'name_contains')
+    const startAfter = single(query, 'start_after')
+    const cursor = single(query, 'cursor')
     const after = cursor !== undefined && cursor !== '' ? decodeCursor(cursor) : startAfter
 
     let buckets = await ctx.registry.list()
     if (direction === 'desc') buckets = buckets.reverse()
     if (contains !== undefined) buckets = buckets.filter(b => b.name.includes(contains))
     if (after !== undefined && after !== '') buckets = buckets.filter(b => direction === 'asc' ? b.name > after : b.name < after)
-    const page = buckets.slice(0, perPage)
-    const more = buckets.length > perPage
+    const page = buckets.slice(0, limit)
+    const more = buckets.length > limit
     return success({ buckets: page.map(bucketShape) }, {
       cursor: more ? encodeCursor(page[page.length - 1].name) : '',
-      per_page: perPage
+      per_page: limit
     })
   })
 

@@ -9,14 +9,14 @@ import { requireZone } from '../changes.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
-import { paginate, parseListQuery, type Query } from '../query.js'
+import { paginate, parseListQuery, single, type Query } from '../query.js'
 
 export function registerCertificatePackRoutes (app: FastifyInstance, ctx: ManagementContext): void {
   app.get<{ Params: { zoneId: string } }>('/zones/:zoneId/ssl/certificate_packs', async (request) => {
     const zone = await requireZone(ctx, request.params.zoneId)
     const query = request.query as Query
     const list = parseListQuery(query, { orders: [], defaultPerPage: 20, minPerPage: 5, maxPerPage: 50 })
-    const all = query.status === 'all' || query.ssl_status === 'all'
+    const all = single(query, 'status') === 'all' || single(query, 'ssl_status') === 'all'
     const packs = (await ctx.store.zoneFile(zone.id)).certificatePacks.filter(p => all || p.status === 'active')
     const page = paginate(packs, list)
     return success(page.result, page.resultInfo)

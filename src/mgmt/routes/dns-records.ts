@@ -12,7 +12,7 @@ import { addRecord, requireZone, toRecord, zoneNotFound } from '../changes.js'
 import type { ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
-import { applyFilters, booleanFilters, paginate, parseListQuery, sortBy, textFilters, values, type Predicate, type Query } from '../query.js'
+import { applyFilters, booleanFilters, paginate, parseListQuery, single, sortBy, textFilters, values, type Predicate, type Query } from '../query.js'
 import type { DnsRecord, StoreTransaction, Zone } from '../store.js'
 import { findRecordConflict, validateRecord, type RecordFields } from '../validate/records.js'
 
@@ -45,9 +45,9 @@ function recordFilters (query: Query): Array<Predicate<DnsRecord>> {
   if (types.length > 0) filters.push(r => types.includes(r.type))
   const tags = values(query, 'tag.exact').concat(values(query, 'tag'))
   if (tags.length > 0) filters.push(r => tags.some(t => r.tags.includes(t)))
-  const search = values(query, 'search')
-  if (search.length > 0) {
-    const needle = search[0].toLowerCase()
+  const search = single(query, 'search')
+  if (search !== undefined && search !== '') {
+    const needle = search.toLowerCase()
     filters.push(r => r.name.includes(needle) || r.content.toLowerCase().includes(needle) || (r.comment ?? '').toLowerCase().includes(needle))
   }
   return filters

@@ -32,6 +32,7 @@ import {
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
+import { perPage, single, type Query } from '../query.js'
 
 interface ObjectParams { accountId: string, bucketName: string, '*': string }
 
@@ -112,17 +113,8 @@ function listedShape (object: BucketObject): Record<string, unknown> {
   }
 }
 
-function firstValue (query: Record<string, string | string[] | undefined>, key: string): string | undefined {
-  const value = query[key]
-  return Array.isArray(value) ? value[0] : value
-}
-
-/** `per_page` outside 1–1000 is clamped, as the other lists of this API clamp theirs. */
-function perPage (raw: string | undefined): number {
-  if (raw === undefined || raw === '') return 1000
-  if (!/^\d+$/.test(raw)) throw new ManagementError('InvalidQuery', 'per_page must be a positive integer')
-  return Math.min(1000, Math.max(1, Number(raw)))
-}
+/** The object list's `per_page`: 1–1000, default 1000. */
+const objectPageSize = { defaultPerPage: 1000, minPerPage: 1, maxPerPage: 1000 }
 
 async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Promise<FastifyReply> {
   const object = await asClientError(async () => await bucket.get(key))
@@ -146,15 +138,13 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
 
   app.get<{ Params: Omit<ObjectParams, '*'> }>('/accounts/:accountId/r2/buckets/:bucketName/objects', async (request) => {
-    const query = request.query as Record<string, string | string[] | undefined>
-    const limit = perPage(firstValue(query, 'per_page'))
+    const query = request.query as Query
+    const limit = perPage(query, objectPageSize)
+    const list = { prefix: single(query, 'prefix'), delimiter: single(query, 'delimiter'), startAfter: single(query, 'start_after'), cursor: single(query, 'cursor') }
     const bucket = await openBucket(ctx, request.params.bucketName)
     const page = await asClientError(async () => await bucket.list({
       limit,
-      prefix: firstValue(query, 'prefix'),
-      delimiter: firstValue(query, 'delimiter'),
-      startAfter: firstValue(query, 'start_after'),
-      cursor: firstValue(query, 'cursor'),
+      ...list,
       include: ['httpMetadata', 'customMetadata']
     }))
     return success(page.objects.map(listedShape), {
