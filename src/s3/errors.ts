@@ -133,7 +133,9 @@ export function s3ErrorReply (err: unknown): S3ErrorReply {
   if (err instanceof S3Error) return { code: err.code, status: err.status, message: err.message, headers: err.headers, fields: err.fields }
   if (isBucketError(err)) {
     const code = fromCatalogue[err.errorName]
-    return { code, status: S3Errors[code].status, message: err.message, headers: {}, fields: {} }
+    // The binding's message names its method and catalogue code (`put: ... (10037)`): S3 clients get the sentence alone.
+    const message = err.message.replace(/^[A-Za-z]+: /, '').replace(/ \(\d+\)$/, '')
+    return { code, status: S3Errors[code].status, message, headers: {}, fields: {} }
   }
   // A part or completion at odds with its upload's checksum: S3 answers InvalidRequest.
   if (err instanceof UploadChecksumError) return { code: 'InvalidRequest', status: 400, message: err.message, headers: {}, fields: {} }

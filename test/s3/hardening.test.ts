@@ -299,3 +299,13 @@ t.test('a fault after the body was read is logged at error; the door\'s own refu
   t.equal(refused.status, 501)
   t.notOk(lines.some(l => l.level >= 50), 'NotImplemented is not an error of the server')
 })
+
+t.test('an error of the binding reaches S3 clients as its sentence, without the method and catalogue code', async t => {
+  const server = await s3Server(t)
+  const answer = await raw(server, 'PUT', '/photos/digest', { 'content-md5': Buffer.alloc(16).toString('base64') }, 'bytes')
+  t.equal(answer.status, 400)
+  t.match(answer.body, /<Code>BadDigest<\/Code>/)
+  const message = /<Message>([^<]*)<\/Message>/.exec(answer.body)?.[1] ?? ''
+  t.ok(message.length > 0)
+  t.notMatch(message, /^put: |\(10037\)$/)
+})
