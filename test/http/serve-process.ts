@@ -1,18 +1,12 @@
 /** Runs `fsbucket serve` (or another command) as a child process, for the tests about processes and signals. */
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
-import { createServer, request } from 'node:http'
+import { request } from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
 
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
+export { freePort } from '../../scripts/bench/processes.js'
 
 export interface Served {
   child: ChildProcess

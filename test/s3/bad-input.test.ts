@@ -13,26 +13,10 @@ import path from 'node:path'
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import type { SourceData } from '@smithy/types'
-import { devCredentials, s3Server, type S3Server } from './fixture.js'
+import { devCredentials, raw, s3Server, type S3Server } from './fixture.js'
 import { openRegistry } from '../../src/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
-
-interface Answer { status: number, headers: http.IncomingHttpHeaders, body: string }
-
-/** One raw request; `body` chunks are written with a pause between them. */
-async function raw (server: S3Server, method: string, path: string, headers: Record<string, string>, body: Array<string | Buffer> = []): Promise<Answer> {
-  return await new Promise((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port: server.port, method, path, headers }, response => {
-      const chunks: Buffer[] = []
-      response.on('data', chunk => chunks.push(chunk))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString() }))
-    })
-    request.on('error', reject)
-    for (const chunk of body) request.write(chunk)
-    request.end()
-  })
-}
 
 async function stored (server: S3Server, key: string): Promise<boolean> {
   return (await (await server.registry.open('photos'))!.head(key)) !== null

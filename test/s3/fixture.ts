@@ -3,6 +3,7 @@
  * AWS SDK client pointed at it. Bucket `photos` exists; multipart parts may
  * be as small as 5 bytes.
  */
+import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
@@ -58,4 +59,20 @@ export async function rejection (promise: Promise<unknown>): Promise<S3ServiceEx
     return err as S3ServiceException
   }
   throw new Error('expected a rejection')
+}
+
+export interface RawAnswer { status: number, headers: http.IncomingHttpHeaders, body: string }
+
+/** One request over a socket of its own, headers as given (nothing signed or added); `body` may come in chunks. */
+export async function raw (server: S3Server, method: string, path: string, headers: Record<string, string> = {}, body: string | Buffer | Array<string | Buffer> = []): Promise<RawAnswer> {
+  return await new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port: server.port, method, path, headers }, response => {
+      const chunks: Buffer[] = []
+      response.on('data', chunk => chunks.push(chunk))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString() }))
+    })
+    request.on('error', reject)
+    for (const chunk of Array.isArray(body) ? body : [body]) request.write(chunk)
+    request.end()
+  })
 }

@@ -5,7 +5,6 @@
  * well-formed. Each answer is S3's, and nothing is stored or changed.
  */
 import t from 'tap'
-import http from 'node:http'
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import {
@@ -15,21 +14,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { openRegistry, type BucketObjectBody } from '../../src/index.js'
 import { buildS3App, redactedUrl, s3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
-import { devCredentials, rejection, s3Server, type S3Server } from './fixture.js'
-
-interface Answer { status: number, headers: http.IncomingHttpHeaders, body: string }
-
-async function raw (server: S3Server, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
-  return await new Promise((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port: server.port, method, path, headers }, response => {
-      const chunks: Buffer[] = []
-      response.on('data', chunk => chunks.push(chunk))
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString() }))
-    })
-    request.on('error', reject)
-    request.end(body)
-  })
-}
+import { devCredentials, raw, rejection, s3Server, type S3Server } from './fixture.js'
 
 async function bodyOf (server: S3Server, key: string): Promise<string | null> {
   const object = await (await server.registry.open('photos'))!.get(key)
