@@ -103,7 +103,7 @@ export interface ErrorReply {
 /** The one translation of a thrown error into the door's answer. */
 export function errorReply (err: unknown): ErrorReply {
   if (err instanceof DoorError) {
-    return { status: err.status, code: err.code, message: err.message, headers: err.headers, log: err.status >= 500 ? 'error' : null }
+    return { status: err.status, code: err.code, message: err.message, headers: err.headers, log: err.status >= 500 && err.status !== 501 ? 'error' : null } // 501: a refusal, not a fault
   }
   if (isStorageFailure(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: 'warn', path: err.path }
   if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: err.status >= 500 ? 'error' : null }

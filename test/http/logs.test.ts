@@ -88,6 +88,15 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   t.equal(lines.length, 3)
 })
 
+t.test('a refusal the door decides (a conditional DELETE: 501) is not logged as a fault', async t => {
+  const logs = collector()
+  const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream })
+  const res = await app.inject({ method: 'DELETE', url: '/photos/k', headers: { authorization: `Bearer ${token}`, 'if-match': '"x"' } })
+  t.equal(res.statusCode, 501)
+  const levels = logs.text().trim().split('\n').map(line => (JSON.parse(line) as { level: number }).level)
+  t.notOk(levels.some(level => level >= 50), 'nothing at error level')
+})
+
 const loggerModule = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/http/logger.js')
 
 t.test('readable lines on a terminal, JSON lines otherwise', async t => {
