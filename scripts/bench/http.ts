@@ -53,7 +53,7 @@ import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
 import S3rver from 's3rver'
-import { freePort, stop, waitForPort } from './processes.js'
+import { freePort, serverEnv, stop, waitForPort } from './processes.js'
 import { ratioText } from './ratio.js'
 
 const run = promisify(execFile)
@@ -290,7 +290,7 @@ async function main (): Promise<void> {
     for (const workers of [1, 2]) {
       const port = await freePort()
       const data = path.join(root, `data-${workers}`)
-      const child = spawn(process.execPath, [...serve, '--data', data, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench', '--s3-port', '0'], { stdio: 'inherit' })
+      const child = spawn(process.execPath, [...serve, '--data', data, '--port', String(port), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench', '--s3-port', '0'], { stdio: 'inherit', env: serverEnv })
       children.push(child)
       await waitForPort(port)
       for (const name of ['small.bin', 'big.bin']) {
@@ -383,7 +383,7 @@ async function main (): Promise<void> {
     // The 1 GiB upload: a fresh one-worker server, so its peak RSS is the upload's.
     if (measures('1 GiB upload')) {
       const port = await freePort()
-      const child = spawn(process.execPath, [...serve, '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+      const child = spawn(process.execPath, [...serve, '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit', env: serverEnv })
       children.push(child)
       await waitForPort(port)
       const started = performance.now()

@@ -2,6 +2,13 @@
 import type { ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 
+/**
+ * The environment a fsbucket server runs with here: what `npm start` gives it
+ * (`MALLOC_ARENA_MAX=2`, unless already set), so that the memory measured is
+ * that of the server as users start it.
+ */
+export const serverEnv: NodeJS.ProcessEnv = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2' }
+
 export async function freePort (): Promise<number> {
   const server = createServer()
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))

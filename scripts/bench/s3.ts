@@ -39,7 +39,7 @@ import { S3Client } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { SignatureV4 } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
-import { freePort, stop, waitForPort } from './processes.js'
+import { freePort, serverEnv, stop, waitForPort } from './processes.js'
 import { ratioText } from './ratio.js'
 
 const run = promisify(execFile)
@@ -189,7 +189,7 @@ async function main (): Promise<void> {
     const [httpPort, s3Port, s3rverPort] = [await freePort(), await freePort(), await freePort()]
     const startFsbucket = (data: string, ports: [number, number]): ChildProcess => {
       const child = spawn(process.execPath, ['--max-semi-space-size=1', bin, 'serve', '--data', path.join(root, data), '--port', String(ports[0]),
-        '--s3-port', String(ports[1]), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit' })
+        '--s3-port', String(ports[1]), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit', env: serverEnv })
       children.push(child)
       return child
     }
