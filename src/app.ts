@@ -92,8 +92,10 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   app.server.on('checkExpectation', expectationListener(app.log))
 
   app.decorateRequest('logFields', null)
-  app.addHook('onRequest', inConnectionOrder)
-  app.addHook('onRequest', requireHost)
+  // One hook for every request: the connection's order, then (only when Host is missing) the HTTP/1.1 Host rule.
+  app.addHook('onRequest', (request, reply, done) => {
+    inConnectionOrder(request, reply, request.headers.host !== undefined ? done : () => { requireHost(request, reply, done) })
+  })
 
   const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
   const gatewayOpen = config.token === null && isLoopbackHost(config.host)

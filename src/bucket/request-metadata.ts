@@ -46,6 +46,31 @@ export function httpMetadataOfHeaders (headers: RequestHeaders): { metadata: Buc
   return { metadata }
 }
 
+/** The bytes of a Content-MD5 (the base64 of 16 bytes), or null when the value is not one. */
+export function contentMd5Bytes (value: string): ArrayBuffer | null {
+  const text = value.trim()
+  const bytes = Buffer.from(text, 'base64')
+  if (bytes.length !== 16 || !/^[A-Za-z0-9+/]{22}={0,2}$/.test(text)) return null
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer
+}
+
+/** Whether a request's Content-Encoding names `aws-chunked`: the framing of an S3 SDK's streamed body, never an object's bytes. */
+export function namesAwsChunked (headers: RequestHeaders): boolean {
+  return (single(headers, 'content-encoding') ?? '').split(',').some(coding => coding.trim().toLowerCase() === 'aws-chunked')
+}
+
+/** The request's headers among `names` (conditional ones), in the binding's Headers form, which parses lists, `*` and weak etags; undefined when none was sent. */
+export function conditionalHeadersOf (headers: RequestHeaders, names: readonly string[]): Headers | undefined {
+  let onlyIf: Headers | undefined
+  for (const name of names) {
+    const value = single(headers, name)
+    if (value === undefined) continue
+    onlyIf ??= new Headers()
+    onlyIf.set(name, value)
+  }
+  return onlyIf
+}
+
 /** The custom metadata of a request's headers: each `<prefix><name>` header (a name after the prefix required). */
 export function customMetadataOfHeaders (headers: RequestHeaders, prefix: string): Record<string, string> {
   const metadata: Record<string, string> = {}

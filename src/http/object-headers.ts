@@ -20,7 +20,7 @@
  */
 import mime from 'mime-types'
 import type { IncomingHttpHeaders } from 'node:http'
-import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
+import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
 import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 
@@ -42,14 +42,7 @@ export function encodeHeaderValue (value: string): string | null {
 
 /** Conditional request headers, or undefined when none was sent. */
 export function conditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
-  let onlyIf: Headers | undefined
-  for (const name of conditionalHeaders) {
-    const value = single(headers, name)
-    if (value === undefined) continue
-    onlyIf ??= new Headers()
-    onlyIf.set(name, value)
-  }
-  return onlyIf
+  return conditionalHeadersOf(headers, conditionalHeaders)
 }
 
 /** The HTTP metadata of the request (the engine's mapping); an Expires that is not an HTTP date is refused. */
@@ -72,11 +65,9 @@ export function storageClassFrom (headers: IncomingHttpHeaders): StorageClass | 
 
 /** Content-MD5 (base64 of 16 bytes) as an ArrayBuffer. */
 function md5From (value: string): ArrayBuffer {
-  const bytes = Buffer.from(value.trim(), 'base64')
-  if (bytes.length !== 16 || !/^[A-Za-z0-9+/]{22}={0,2}$/.test(value.trim())) {
-    throw new DoorError('InvalidHeader', 'Content-MD5 must be the base64 of a 16-byte MD5 digest.')
-  }
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)
+  const bytes = contentMd5Bytes(value)
+  if (bytes === null) throw new DoorError('InvalidHeader', 'Content-MD5 must be the base64 of a 16-byte MD5 digest.')
+  return bytes
 }
 
 /** Every put option the request headers carry (checksums, metadata, storage class, conditions). */

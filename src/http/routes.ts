@@ -23,7 +23,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, continueBody, hostName, isBucketError, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, continueBody, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -131,10 +131,8 @@ function refuseOversized (request: FastifyRequest, limit: number, method: string
 
 /** S3 SDKs frame streamed bodies with `Content-Encoding: aws-chunked`; stored as sent, the framing would corrupt the object. */
 function refuseAwsChunked (request: FastifyRequest): void {
-  const encoding = request.headers['content-encoding']
-  const codings = (Array.isArray(encoding) ? encoding.join(',') : encoding ?? '').split(',').map(c => c.trim().toLowerCase())
   const sha = request.headers['x-amz-content-sha256']
-  if (codings.includes('aws-chunked') || (typeof sha === 'string' && sha.startsWith('STREAMING-'))) {
+  if (namesAwsChunked(request.headers) || (typeof sha === 'string' && sha.startsWith('STREAMING-'))) {
     throw new DoorError('UnsupportedEncoding')
   }
 }

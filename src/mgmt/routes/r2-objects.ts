@@ -27,7 +27,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import {
-  bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, type Bucket, type BucketObject, type StorageClass
+  bodyBuffer, bodyStream, conditionalHeadersOf, contentMd5Bytes, InvalidConditionalHeader, isArgumentError, namesAwsChunked, type Bucket, type BucketObject, type StorageClass
 } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
@@ -48,22 +48,9 @@ async function openBucket (ctx: ManagementContext, name: string): Promise<Bucket
 /** Content-MD5 (base64 of 16 bytes) as the binding's `md5` option. */
 function md5From (value: string | string[] | undefined): ArrayBuffer | undefined {
   if (value === undefined) return undefined
-  const text = (Array.isArray(value) ? value.join(',') : value).trim()
-  const bytes = Buffer.from(text, 'base64')
-  if (bytes.length !== 16 || !/^[A-Za-z0-9+/]{22}={0,2}$/.test(text)) throw new ManagementError('InvalidArgument', 'Content-MD5 must be the base64 of a 16-byte MD5 digest')
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length) as ArrayBuffer
-}
-
-/** If-Match and If-None-Match, as the binding's Headers form (it parses lists, `*` and weak etags). */
-function conditionsFrom (headers: Record<string, string | string[] | undefined>): Headers | undefined {
-  let onlyIf: Headers | undefined
-  for (const name of ['if-match', 'if-none-match']) {
-    const value = headers[name]
-    if (value === undefined) continue
-    onlyIf ??= new Headers()
-    onlyIf.set(name, Array.isArray(value) ? value.join(', ') : value)
-  }
-  return onlyIf
+  const bytes = contentMd5Bytes(Array.isArray(value) ? value.join(',') : value)
+  if (bytes === null) throw new ManagementError('InvalidArgument', 'Content-MD5 must be the base64 of a 16-byte MD5 digest')
+  return bytes
 }
 
 function storageClassFrom (value: string | string[] | undefined): StorageClass | undefined {
@@ -161,13 +148,12 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
   })
 
   app.put<{ Params: ObjectParams }>(path, async (request) => {
-    const encoding = request.headers['content-encoding']
-    if ((Array.isArray(encoding) ? encoding.join(',') : encoding ?? '').split(',').some(c => c.trim().toLowerCase() === 'aws-chunked')) {
+    if (namesAwsChunked(request.headers)) {
       throw new ManagementError('InvalidArgument', 'Content-Encoding: aws-chunked is not accepted: send the object\'s bytes as they are')
     }
     const storageClass = storageClassFrom(request.headers['cf-r2-storage-class'])
     const md5 = md5From(request.headers['content-md5'])
-    const onlyIf = conditionsFrom(request.headers)
+    const onlyIf = conditionalHeadersOf(request.headers, ['if-match', 'if-none-match'])
     const httpMetadata = new Headers()
     for (const name of metadataHeaders) {
       const value = request.headers[name]
