@@ -107,17 +107,25 @@ export interface IdleAnswer {
   status: number
   contentType: string
   body: string
+  /** More headers (the S3 port's request id). */
+  headers?: Record<string, string>
 }
 
-/** A server's 'timeout' listener (Node's socket inactivity timer, set to the idle timeout) answering `answer`. */
-export function idleConnectionListener (answer: IdleAnswer): (socket: Socket) => void {
+/**
+ * A server's 'timeout' listener (Node's socket inactivity timer, set to the
+ * idle timeout) answering what `answer` makes for the stalled request (none
+ * when its headers stopped arriving).
+ */
+export function idleConnectionListener (answer: (request?: FastifyRequest) => IdleAnswer): (socket: Socket) => void {
   return socket => {
     const reply = connections.get(socket)?.[0]?.reply
     if (reply === undefined) {
       // No request: an idle kept-alive connection closes quietly; headers that stopped arriving are answered first.
       if (socket.bytesRead > (answeredAt.get(socket) ?? 0) && socket.writable) {
-        socket.write(`HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status] ?? ''}\r\nContent-Type: ${answer.contentType}\r\n` +
-          `Content-Length: ${Buffer.byteLength(answer.body)}\r\nConnection: close\r\n\r\n${answer.body}`)
+        const { status, contentType, body, headers = {} } = answer()
+        const more = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
+        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${contentType}\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\n${more}Connection: close\r\n\r\n${body}`)
       }
       socket.destroy()
       return
@@ -126,15 +134,18 @@ export function idleConnectionListener (answer: IdleAnswer): (socket: Socket) =>
       if (reply.raw.headersSent) socket.destroy()
       return
     }
+    const { status, contentType, body, headers = {} } = answer(reply.request)
     reply.hijack()
-    reply.raw.writeHead(answer.status, { 'content-type': answer.contentType, 'content-length': Buffer.byteLength(answer.body), connection: 'close' })
-    reply.raw.end(answer.body, () => { socket.destroy() })
+    reply.raw.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close' })
+    reply.raw.end(body, () => { socket.destroy() })
   }
 }
 
-/** The gateway's 'timeout' listener: 408 with code 40800. */
-export const onIdleConnection = idleConnectionListener({
+const gatewayIdleAnswer: IdleAnswer = {
   status: DoorErrors.RequestTimeout.status,
   contentType: 'application/json; charset=utf-8',
   body: JSON.stringify(failure(DoorErrors.RequestTimeout.code, DoorErrors.RequestTimeout.message))
-})
+}
+
+/** The gateway's 'timeout' listener: 408 with code 40800. */
+export const onIdleConnection = idleConnectionListener(() => gatewayIdleAnswer)

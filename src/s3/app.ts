@@ -7,12 +7,12 @@
  * redacted, and so are the signature and credential of presigned URLs in the
  * logged URL.
  */
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
 import { deferContinue, randomHex, type BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
-import { S3Errors, s3ErrorReply } from './errors.js'
+import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Api } from './plugin.js'
 import { errorDocument } from './xml.js'
 
@@ -29,6 +29,14 @@ export interface S3AppConfig {
   childLoggerFactory?: FastifyServerOptions['childLoggerFactory']
 }
 
+/** An answer written outside a route, with its headers. */
+export interface BareAnswer {
+  status: number
+  contentType: string
+  body: string
+  headers: Record<string, string>
+}
+
 /**
  * Idle timeout and request order on one connection, as the HTTP port keeps
  * them (src/http/connection.ts, wired here by the composition root): a body
@@ -41,7 +49,7 @@ export interface S3Connections {
   /** An onRequest hook holding a request until the connection's earlier ones are answered. */
   inConnectionOrder: onRequestHookHandler
   /** Makes the server's 'timeout' listener from what a stalled request is answered. */
-  idleListener: (answer: { status: number, contentType: string, body: string }) => (socket: Socket) => void
+  idleListener: (answer: (request?: FastifyRequest) => BareAnswer) => (socket: Socket) => void
   /** Runs a function once the connection's requests have all been answered (the parser's refusals wait for them). */
   whenAnswered: (socket: Socket, then: () => void) => void
 }
@@ -73,6 +81,13 @@ export function redactedUrl (url: string): string {
   return `${url.slice(0, question)}?${parameters.join('&')}`
 }
 
+/** An S3 error written outside a route (a stalled request, an unmet Expect), with a request id. */
+function bareAnswer (code: S3ErrorCode, requestId = randomHex(8).toUpperCase(), message: string = S3Errors[code].message): BareAnswer {
+  const status = S3Errors[code].status
+  const headers = { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId }
+  return { status, contentType: 'application/xml', body: errorDocument(code, message, { RequestId: requestId }), headers }
+}
+
 /**
  * Answers to requests Node's HTTP parser refuses before any route runs, as
  * S3's XML with a request id. Fastify's default handler would answer JSON
@@ -85,15 +100,13 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
     const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? 'RequestTimeout'
       : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
-    const { status, message } = S3Errors[code]
     this.log.debug({ code: err.code }, 'client error')
-    const requestId = randomHex(8).toUpperCase()
-    const body = errorDocument(code, message, { RequestId: requestId })
+    const { status, body, headers } = bareAnswer(code)
     // After the answers of the requests pipelined before it: they were whole and take effect.
     whenAnswered(socket, () => {
       if (socket.writable) {
         socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/xml\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nx-amz-request-id: ${requestId}\r\nConnection: close\r\n\r\n${body}`)
+          `Content-Length: ${Buffer.byteLength(body)}\r\nx-amz-request-id: ${headers['x-amz-request-id']}\r\nConnection: close\r\n\r\n${body}`)
       }
       socket.destroy()
     })
@@ -128,13 +141,19 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   const app = Fastify(options)
   // The 100 of Expect: 100-continue waits until a handler reads the body (decodedBody), after the signature and the checks.
   deferContinue(app.server)
+  // Node's own refusals of a request without Host and of an Expect it cannot meet have empty bodies: these answer S3's XML.
+  Object.assign(app.server, { requireHostHeader: false })
+  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
+    const { status, contentType, body, headers } = bareAnswer('ExpectationFailed')
+    response.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close' })
+    response.end(body)
+  })
   if (connections !== undefined) {
     const ms = connections.idleTimeoutMs
     app.server.headersTimeout = ms
     // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
     Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, ms / 4)) })
-    const { status, message } = S3Errors.RequestTimeout
-    app.server.on('timeout', connections.idleListener({ status, contentType: 'application/xml', body: errorDocument('RequestTimeout', message, {}) }))
+    app.server.on('timeout', connections.idleListener(request => bareAnswer('RequestTimeout', request?.s3RequestId)))
     app.addHook('onRequest', connections.inConnectionOrder)
   }
   await app.register(s3Api, { registry: config.registry, policy: config.policy, domains: config.domains })

@@ -63,8 +63,9 @@ export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature 
   if (mode.kind === 'chunked') {
     if (mode.signed && signature === null) throw new S3Error('AccessDenied', 'A signed aws-chunked body needs a signed request.')
     const decodedLength = single(headers, 'x-amz-decoded-content-length')
-    if (decodedLength !== undefined && !/^\d+$/.test(decodedLength)) throw new S3Error('InvalidArgument', 'x-amz-decoded-content-length must be a number.')
-    decoder = new AwsChunkedDecoder(mode.signed ? signature : null, decodedLength === undefined ? undefined : Number(decodedLength))
+    if (decodedLength === undefined) throw new S3Error('MissingContentLength', 'An aws-chunked body needs x-amz-decoded-content-length.')
+    if (!/^\d+$/.test(decodedLength)) throw new S3Error('InvalidArgument', 'x-amz-decoded-content-length must be a number.')
+    decoder = new AwsChunkedDecoder(mode.signed ? signature : null, Number(decodedLength))
     stages.push(decoder)
   } else if (single(headers, 'x-amz-trailer') !== undefined) {
     throw new S3Error('InvalidRequest', 'x-amz-trailer needs an aws-chunked body (x-amz-content-sha256: STREAMING-...-TRAILER).')

@@ -264,6 +264,13 @@ function isBase64Of (value: string, bytes: number): boolean {
 
 const digestBytes: Record<ChecksumAlgorithm | 'md5', number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32, md5: 16 }
 
+/** A trailer's checksum value, trimmed; InvalidDigest, as for a header, when it is not a base64 value of the algorithm's size. */
+function trailerValue (trailers: Map<string, string> | undefined, name: string, algorithm: ChecksumAlgorithm): string | undefined {
+  const value = trailers?.get(name)?.trim()
+  if (value !== undefined && !isBase64Of(value, digestBytes[algorithm])) throw new S3Error('InvalidDigest', `${name} is not a base64 ${algorithm} value.`)
+  return value
+}
+
 /** The checksums a request asks to be verified, from its headers (x-amz-checksum-* unless `checksumHeaders` is false) and x-amz-trailer. */
 export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () => Map<string, string> | undefined, checksumHeaders = true): ExpectedChecksum[] {
   const checks: ExpectedChecksum[] = []
@@ -285,7 +292,7 @@ export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () =
       if (!name.startsWith('x-amz-checksum-') || !checksumAlgorithms.includes(algorithm as ChecksumAlgorithm)) {
         throw new S3Error('InvalidRequest', `x-amz-trailer names ${name}, which is not a checksum.`)
       }
-      checks.push({ algorithm: algorithm as ChecksumAlgorithm, expected: () => trailers()?.get(name), error: 'BadDigest' })
+      checks.push({ algorithm: algorithm as ChecksumAlgorithm, expected: () => trailerValue(trailers(), name, algorithm as ChecksumAlgorithm), error: 'BadDigest' })
     }
   }
   if (checksumHeaders) checkAnnouncedAlgorithm(headers, checks.filter(c => c.algorithm !== 'md5').map(c => c.algorithm))

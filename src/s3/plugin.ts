@@ -228,6 +228,10 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       const rawPath = question === -1 ? url : url.slice(0, question)
       const rawQuery = question === -1 ? '' : url.slice(question + 1)
       const query = parseRawQuery(rawQuery)
+      if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+        reply.header('connection', 'close')
+        throw new S3Error('InvalidRequest', 'An HTTP/1.1 request must have a Host header.')
+      }
       const target = resolveTarget(request.headers.host ?? '', rawPath, domains)
       const origin = request.headers.origin
       if (request.method === 'OPTIONS') return await preflight(request, reply, target)

@@ -212,6 +212,8 @@ export interface SignedRequest {
 export function authenticationKind (request: SignedRequest, query: Record<string, string | string[]>): 'header' | 'query' | 'anonymous' {
   if (request.headers.authorization !== undefined) return 'header'
   if (query['X-Amz-Signature'] !== undefined || query['X-Amz-Algorithm'] !== undefined) return 'query'
+  // A Signature Version 2 presigned URL: refused as S3 refuses it, not served as anonymous.
+  if (query.AWSAccessKeyId !== undefined && query.Signature !== undefined) return 'query'
   return 'anonymous'
 }
 
@@ -237,6 +239,9 @@ function refuseUnsignedAmzHeaders (headers: IncomingHttpHeaders, signedHeaders: 
   }
 }
 
+/** S3's answer (InvalidRequest) to Signature Version 2 and other schemes. */
+const unsupportedMechanism = `The authorization mechanism you have provided is not supported. Please use ${ALGORITHM}.`
+
 /**
  * Verifies a signed request against the known credentials; returns what the
  * payload decoder needs, or throws the S3 error a client would see.
@@ -260,9 +265,7 @@ export async function verifySignature (
 
   if (!presigned) {
     const header = single(request.headers.authorization) ?? ''
-    if (!header.startsWith(`${ALGORITHM} `)) {
-      throw new S3Error('InvalidArgument', `Only ${ALGORITHM} (Signature Version 4) authorization is supported.`)
-    }
+    if (!header.startsWith(`${ALGORITHM} `)) throw new S3Error('InvalidRequest', unsupportedMechanism)
     const fields = new Map<string, string>()
     for (const item of header.slice(ALGORITHM.length + 1).split(',')) {
       const eq = item.indexOf('=')
@@ -301,6 +304,7 @@ export async function verifySignature (
     const expiresField = single(query['X-Amz-Expires'])
     const signedField = single(query['X-Amz-SignedHeaders'])
     const signatureField = single(query['X-Amz-Signature'])
+    if (algorithm === undefined && query.AWSAccessKeyId !== undefined) throw new S3Error('InvalidRequest', unsupportedMechanism)
     if (algorithm !== ALGORITHM) throw new S3Error(malformed, `X-Amz-Algorithm must be ${ALGORITHM}.`)
     if (credentialField === undefined || dateField === undefined || expiresField === undefined ||
         signedField === undefined || signatureField === undefined) {

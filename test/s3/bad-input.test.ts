@@ -61,6 +61,40 @@ t.test('a truncated aws-chunked body stores nothing', async t => {
   await stillServing(t, server)
 })
 
+t.test('an aws-chunked body without x-amz-decoded-content-length is MissingContentLength; a garbage trailer checksum is InvalidDigest', async t => {
+  const server = await s3Server(t)
+  const framing = { 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'content-encoding': 'aws-chunked' }
+  const body = ['a\r\n0123456789\r\n0\r\n\r\n']
+  const missing = await raw(server, 'PUT', '/photos/no-length', framing, body)
+  t.equal(missing.status, 411)
+  t.match(missing.body, /<Code>MissingContentLength<\/Code>/)
+  t.notOk(await stored(server, 'no-length'), 'nothing stored')
+  for (const value of ['not base64!', 'AAAA', 'AAAAAAAAAAA=']) {
+    const garbage = await raw(server, 'PUT', '/photos/garbage', { ...framing, 'x-amz-decoded-content-length': '10', 'x-amz-trailer': 'x-amz-checksum-crc32' },
+      [`a\r\n0123456789\r\n0\r\nx-amz-checksum-crc32:${value}\r\n\r\n`])
+    t.equal(garbage.status, 400, value)
+    t.match(garbage.body, /<Code>InvalidDigest<\/Code>/, `${value}: InvalidDigest, as for the same value in a header`)
+    t.notOk(await stored(server, 'garbage'))
+  }
+  const part = await raw(server, 'POST', '/photos/mp?uploads')
+  const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(part.body)![1]!
+  const garbagePart = await raw(server, 'PUT', `/photos/mp?uploadId=${uploadId}&partNumber=1`,
+    { ...framing, 'x-amz-decoded-content-length': '10', 'x-amz-trailer': 'x-amz-checksum-sha256' },
+    ['a\r\n0123456789\r\n0\r\nx-amz-checksum-sha256:AAAA\r\n\r\n'])
+  t.match(garbagePart.body, /<Code>InvalidDigest<\/Code>/, 'the same for a part')
+  await stillServing(t, server)
+})
+
+t.test('Signature Version 2, in a header or a presigned URL, is InvalidRequest', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, null, false) })
+  const header = await raw(server, 'GET', '/photos/k', { authorization: 'AWS AKIDEXAMPLE:frJIUN8DYpKDtOLCwo//yllqDzg=', date: new Date().toUTCString() })
+  t.equal(header.status, 400)
+  t.match(header.body, /<Code>InvalidRequest<\/Code><Message>The authorization mechanism you have provided is not supported\. Please use AWS4-HMAC-SHA256\.<\/Message>/)
+  const presigned = await raw(server, 'GET', '/photos/k?AWSAccessKeyId=AKIDEXAMPLE&Expires=2000000000&Signature=abc%3D')
+  t.equal(presigned.status, 400)
+  t.match(presigned.body, /<Code>InvalidRequest<\/Code><Message>The authorization mechanism you have provided is not supported/)
+})
+
 t.test('a chunk signature that does not verify stores nothing', async t => {
   const server = await s3Server(t)
   const host = `127.0.0.1:${server.port}`

@@ -61,3 +61,50 @@ t.test('a body that stops arriving is answered RequestTimeout after the idle tim
   later.write('PUT /photos/later HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\nfine')
   t.same(statuses((await received(later, () => false)).text), [200], 'later writes work')
 })
+
+t.test('the RequestTimeout of a stalled body carries the request id of its request', async t => {
+  const { port } = await s3Server(t, { connections: connections(1) })
+  const socket = await open(port)
+  socket.write('PUT /photos/stalled HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\nxx')
+  const { text } = await received(socket, () => false, 8000)
+  const id = /x-amz-request-id: ([0-9A-F]{16})\r\n/i.exec(text)?.[1]
+  t.ok(id, 'an x-amz-request-id header')
+  t.match(text, `<RequestId>${id ?? 'none'}</RequestId>`, 'the same id in the error document')
+})
+
+t.test('headers that stop arriving are answered RequestTimeout with a request id', async t => {
+  const { port } = await s3Server(t, { connections: connections(1) })
+  const socket = await open(port)
+  socket.write('GET /photos/k HTTP/1.1\r\nHost: 127.0')
+  const { text, closed } = await received(socket, () => false, 8000)
+  t.match(text, /^HTTP\/1\.1 400 /)
+  t.match(text, /<Code>RequestTimeout<\/Code><Message>[^<]+<\/Message><RequestId>[0-9A-F]{16}<\/RequestId>/)
+  t.match(text, /x-amz-request-id: [0-9A-F]{16}\r\n/i)
+  t.ok(closed)
+})
+
+t.test('an HTTP/1.1 request without Host is InvalidRequest in XML, and its connection closed', async t => {
+  const { port } = await s3Server(t, { connections: connections(60) })
+  const socket = await open(port)
+  socket.write('GET /photos/k HTTP/1.1\r\n\r\n')
+  const { text, closed } = await received(socket, () => false)
+  t.match(text, /^HTTP\/1\.1 400 /)
+  t.match(text, /<Code>InvalidRequest<\/Code><Message>An HTTP\/1\.1 request must have a Host header\.<\/Message>/)
+  t.match(text, /x-amz-request-id: [0-9A-F]{16}\r\n/i)
+  t.ok(closed, 'the connection is closed')
+  const old = await open(port)
+  old.write('GET /photos/k HTTP/1.0\r\n\r\n')
+  t.match((await received(old, () => false)).text, /^HTTP\/1\.1 404 [^]*<Code>NoSuchKey<\/Code>/, 'HTTP/1.0 needs no Host')
+})
+
+t.test('an Expect other than 100-continue is ExpectationFailed (417) in XML, the body unread, nothing stored', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const socket = await open(port)
+  socket.write('PUT /photos/expect HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\nContent-Length: 5\r\n\r\n')
+  const { text, closed } = await received(socket, () => false)
+  t.match(text, /^HTTP\/1\.1 417 /)
+  t.match(text, /<Code>ExpectationFailed<\/Code>[^]*<RequestId>[0-9A-F]{16}<\/RequestId>/)
+  t.match(text, /x-amz-request-id: [0-9A-F]{16}\r\n/i)
+  t.ok(closed)
+  t.equal(await (await registry.open('photos'))!.head('expect'), null, 'nothing stored')
+})
