@@ -136,7 +136,7 @@ export function idleConnectionListener (answer: (request?: FastifyRequest) => Id
     }
     const { status, contentType, body, headers = {} } = answer(reply.request)
     reply.hijack()
-    reply.raw.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close' })
+    reply.raw.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close', ...headers })
     reply.raw.end(body, () => { socket.destroy() })
   }
 }

@@ -145,7 +145,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   Object.assign(app.server, { requireHostHeader: false })
   app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
     const { status, contentType, body, headers } = bareAnswer('ExpectationFailed')
-    response.writeHead(status, { ...headers, 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close' })
+    response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close', ...headers })
     response.end(body)
   })
   if (connections !== undefined) {
