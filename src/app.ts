@@ -24,7 +24,7 @@ import { isLoopbackHost } from './http/auth.js'
 import { answerClientError, expectationListener, requireHost } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
 import { createLogger, lazyChildLogger } from './http/logger.js'
-import { siteGuardHook } from './http/site-guard.js'
+import { isManagementUrl, siteGuardHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
@@ -104,7 +104,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     const routeHosts = new Set(config.routes.flatMap(r => r.host === null ? [] : [r.host]))
     const guard = { routeHosts, isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null }
     app.addHook('onRequest', siteGuardHook(guard,
-      request => /^\/client\/v4(\/|\?|$)/.test(request.url) ? managementOpen : gatewayOpen,
+      request => isManagementUrl(request.url) ? managementOpen : gatewayOpen,
       (reply, err) => {
         const answer = errorReply(err)
         void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))

@@ -16,7 +16,8 @@
  * - A route host or a custom domain serves its public bucket, read-only:
  *   GET, HEAD and OPTIONS, never the management API or the console. Whoever
  *   controls such a name's DNS could rebind it to this machine, so it gets
- *   no more than the public reads it was made for (421 otherwise).
+ *   no more than the public reads it was made for (421 otherwise). Paths
+ *   are judged decoded, as the router matches them (`/%63lient/v4`).
  * - A request that may change something (any method but GET, HEAD and
  *   OPTIONS) must come from the server's own origin: an `Origin` header, when
  *   sent, must be `http://<Host>`, and `Sec-Fetch-Site`, when sent, must be
@@ -69,6 +70,27 @@ export interface SiteGuardOptions {
 /** Paths a public host never reaches: the management API and the web console. */
 const privatePaths = /^\/(?:client\/v4|_console)(?:[/?]|$)/
 
+/**
+ * The path as the router matches it: Fastify's router decodes escapes such
+ * as `%63` before it picks a route, so `/%63lient/v4/...` reaches the
+ * management API and must be judged as `/client/v4/...`. Decoding everything
+ * (`%2F` too) can only make a public host refuse more, never less.
+ */
+function routedPath (url: string): string {
+  const query = url.indexOf('?')
+  const path = query === -1 ? url : url.slice(0, query)
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
+}
+
+/** Whether a request URL reaches the management API (`/client/v4`), however its path is escaped. */
+export function isManagementUrl (url: string): boolean {
+  return /^\/client\/v4(?:\/|$)/.test(routedPath(url))
+}
+
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 function single (value: string | string[] | undefined): string | undefined {
@@ -113,7 +135,7 @@ export function siteVerdict (method: string, url: string, headers: IncomingHttpH
 
 /** A public host's requests: reads of what it serves, nothing else. */
 function publicVerdict (method: string, url: string, host: string): DoorError | null {
-  if (safeMethods.has(method) && !privatePaths.test(url)) return null
+  if (safeMethods.has(method) && !privatePaths.test(routedPath(url))) return null
   return new DoorError('ForeignHost', `Host "${host}" serves its public bucket only (GET, HEAD, OPTIONS).`)
 }
 

@@ -234,3 +234,16 @@ t.test('a repeated ?delete or response-* parameter is 40004; an absolute-form ta
   t.equal(errorCode(overrides), 40004)
   t.equal((await app.inject({ method: 'GET', url: '/photos/a.txt', headers: auth })).body, 'kept', 'nothing deleted')
 })
+
+t.test('no token on loopback: a public host cannot reach the management API or the console through an escaped path', async t => {
+  const { app, registry } = await gateway(t, { token: null, routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }] })
+  await registry.updateSettings('photos', { domains: ['files.example'] })
+  await (await registry.open('photos'))!.put('keep', 'precious')
+  for (const name of ['cdn.example', 'files.example']) {
+    for (const url of ['/%63lient/v4/accounts/a/r2/buckets/photos/objects/keep', '/client/v%34/accounts/a/r2/buckets', '/%63lient/v4/user/tokens/verify', '/%5f%63onsole/']) {
+      const res = await app.inject({ method: 'GET', url, headers: { host: name, authorization: 'Bearer x' } })
+      t.equal(res.statusCode, 421, `${name}: GET ${url}`)
+      t.not(res.body, 'precious')
+    }
+  }
+})
