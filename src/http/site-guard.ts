@@ -16,8 +16,9 @@
  * - A route host or a custom domain serves its public bucket, read-only:
  *   GET, HEAD and OPTIONS, never the management API or the console. Whoever
  *   controls such a name's DNS could rebind it to this machine, so it gets
- *   no more than the public reads it was made for (421 otherwise). Paths
- *   are judged decoded, as the router matches them (`/%63lient/v4`).
+ *   no more than the public reads it was made for (421 otherwise). A route
+ *   host under `.localhost` too: its pages are the site's, not the user's.
+ *   Paths are judged decoded, as the router matches them (`/%63lient/v4`).
  * - A request that may change something (any method but GET, HEAD and
  *   OPTIONS) must come from the server's own origin: an `Origin` header, when
  *   sent, must be `http://<Host>`, and `Sec-Fetch-Site`, when sent, must be
@@ -126,8 +127,9 @@ export function siteVerdict (method: string, url: string, headers: IncomingHttpH
   const rawHost = headers.host ?? ''
   const host = hostName(rawHost)
   // HTTP/1.0 clients may omit Host; browsers never do.
-  if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost)
+  // A route host first: one under `.localhost` is loopback too, but it serves a public site, whose pages must not drive the rest.
   if (options.routeHosts.has(host)) return publicVerdict(method, url, host)
+  if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost)
   return options.isCustomDomain(host).then(known => known
     ? publicVerdict(method, url, host)
     : new DoorError('ForeignHost', `Host "${host}" is not one of them.`))

@@ -247,3 +247,23 @@ t.test('no token on loopback: a public host cannot reach the management API or t
     }
   }
 })
+
+t.test('no token on loopback: a route host under .localhost serves its site only, not the console or the management API', async t => {
+  const { app, registry } = await gateway(t, { token: null, routes: [{ host: 'cdn.localhost', pathPrefix: '/', bucket: 'site' }] })
+  await (await registry.open('site'))!.put('index.html', 'home')
+  const name = 'cdn.localhost:8787'
+  const origin = `http://${name}`
+  // A page of the site is "same origin" with its own host: it must not get more than the site.
+  const refused = [
+    { method: 'GET' as const, url: '/_console/', headers: { host: name } },
+    { method: 'GET' as const, url: '/client/v4/accounts/a/r2/buckets', headers: { host: name, authorization: 'Bearer x' } },
+    { method: 'POST' as const, url: '/client/v4/accounts/a/r2/buckets', headers: { host: name, origin, authorization: 'Bearer x', 'content-type': 'application/json' }, payload: '{"name": "planted"}' }
+  ]
+  for (const request of refused) {
+    const res = await app.inject(request)
+    t.equal(res.statusCode, 421, `${request.method} ${request.url}`)
+  }
+  t.equal(await registry.info('planted'), null, 'no bucket was created')
+  t.equal((await app.inject({ method: 'GET', url: '/', headers: { host: name } })).body, 'home', 'the route still serves its site')
+  t.equal((await app.inject({ method: 'GET', url: '/_console/', headers: { host: 'localhost:8787' } })).statusCode, 200, 'the console on localhost itself')
+})
