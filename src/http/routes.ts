@@ -48,6 +48,29 @@ export interface GatewayRoutesOptions {
 /** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
 const maxJsonBytes = 2 * 1024 * 1024
 
+/**
+ * Objects read on the host that also serves the web console and the
+ * management API (path style, and routes bound to no host) share their
+ * origin. An HTML or SVG object there, or any object read with
+ * `?response-content-type=text/html`, would run with the console's rights:
+ * on a credential-free loopback server, every right. So those answers are
+ * sandboxed: their scripts run in an opaque origin, whose requests the site
+ * guard (`Origin: null`) and CORS treat as another site's, and nothing is
+ * sniffed into HTML. PDFs are left out (browsers' viewers refuse a sandbox;
+ * they run no script of the origin anyway). A host route or a custom domain
+ * is an origin of its own and serves its site untouched.
+ */
+const sharedOriginPolicy = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
+
+/** `headers` (a read's own, fresh for each answer), sandboxed. */
+function sandboxed (headers: Record<string, string>): Record<string, string> {
+  headers['x-content-type-options'] = 'nosniff'
+  const pdf = /^\s*application\/pdf\s*(;|$)/i.test(headers['content-type'] ?? '')
+  // A listing page brings a stricter policy of its own.
+  if (headers['content-security-policy'] === undefined && !pdf) headers['content-security-policy'] = sharedOriginPolicy
+  return headers
+}
+
 const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
 const bucketMethods = 'GET, HEAD, POST, OPTIONS'
 const readOnlyMethods = 'GET, HEAD, OPTIONS'
@@ -214,11 +237,13 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const host = hostName(request.headers.host ?? '')
     const path = rawPath(request.raw.url ?? '/')
     const routed = matchPublicRoute(publicRoutes, host, path)
-    if (routed !== null) return { kind: 'public', ...routed }
+    // Host-bound routes come first, so a match on one of them is the one chosen.
+    const ownHost = publicRoutes.some(r => r.host === host && path.startsWith(r.pathPrefix))
+    if (routed !== null) return { kind: 'public', ...routed, ownHost }
     if (host !== '' && !isIpLiteral(host)) {
       const bucket = await registry.bucketForDomain(host)
       const domainRoute = bucket === null ? null : matchPublicRoute([{ host, pathPrefix: '/', bucket }], host, path)
-      if (domainRoute !== null) return { kind: 'public', ...domainRoute }
+      if (domainRoute !== null) return { kind: 'public', ...domainRoute, ownHost: true }
     }
     return pathStyleTarget(path)
   }
@@ -256,13 +281,14 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     await reply.code(204).headers(allowed).send()
   }
 
-  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, site?: SiteOptions): Promise<void> {
+  /** A read's answer; `ownHost`: served on a host of its own (see `sandboxed`). */
+  async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, ownHost: boolean, site?: SiteOptions): Promise<void> {
     const method = request.method as 'GET' | 'HEAD'
     const query = request.query as Record<string, unknown>
     const result = site === undefined
       ? await readObject(bucket, key, method, request.headers, query)
       : await readSite(bucket, key, site, method, request.headers, query)
-    reply.code(result.status).headers(result.headers)
+    reply.code(result.status).headers(ownHost ? result.headers : sandboxed(result.headers))
     if (result.body === undefined) return await reply.send()
     if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
     if (isRecyclingStream(result.body)) return await sendRecycling(reply, result.body)
@@ -356,7 +382,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     if (method === 'OPTIONS') return await preflight(request, reply, name, false)
     if (method === 'GET' || method === 'HEAD') {
       const { bucket } = await enter(request, reply, name, 'read')
-      return await sendRead(request, reply, bucket, key)
+      return await sendRead(request, reply, bucket, key, false)
     }
     if (!['PUT', 'POST', 'DELETE'].includes(method)) throw methodNotAllowed(objectMethods)
 
@@ -412,11 +438,11 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     }
   }
 
-  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions): Promise<void> {
+  async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions, ownHost: boolean): Promise<void> {
     if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
     const { bucket } = await enter(request, reply, name, 'public')
-    return await sendRead(request, reply, bucket, key, site)
+    return await sendRead(request, reply, bucket, key, ownHost, site)
   }
 
   async function handleRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -458,7 +484,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         return await handleObject(request, reply, target.bucket, target.key)
       case 'public':
         request.logFields = { bucket: target.bucket, key: target.key }
-        return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite)
+        return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost === true)
     }
   }
 }

@@ -61,7 +61,8 @@ export type RequestTarget =
   | { kind: 'root' }
   | { kind: 'bucket', bucket: string }
   | { kind: 'object', bucket: string, key: string }
-  | { kind: 'public', bucket: string, key: string, site?: SiteOptions }
+  /** `ownHost`: served on a host of its own (a host route or a custom domain), not the console's. */
+  | { kind: 'public', bucket: string, key: string, site?: SiteOptions, ownHost?: boolean }
 
 /** Longest object name accepted as an index or error document (the binding's key limit). */
 const maxDocumentName = 1024

@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { auth, gateway, token } from './gateway-fixture.js'
+import { parseRouteList } from '../../src/http/target.js'
 
 function errorCode (res: { json: () => unknown }): number | undefined {
   return (res.json() as { errors?: Array<{ code: number }> }).errors?.[0]?.code
@@ -266,4 +267,28 @@ t.test('no token on loopback: a route host under .localhost serves its site only
   t.equal(await registry.info('planted'), null, 'no bucket was created')
   t.equal((await app.inject({ method: 'GET', url: '/', headers: { host: name } })).body, 'home', 'the route still serves its site')
   t.equal((await app.inject({ method: 'GET', url: '/_console/', headers: { host: 'localhost:8787' } })).statusCode, 200, 'the console on localhost itself')
+})
+
+t.test('objects read on the console\'s own host are sandboxed, so their scripts cannot act as the console', async t => {
+  const { app, registry } = await gateway(t, { token: null, routes: parseRouteList('/www/=photos;listing=on;index=off, cdn.example=photos') })
+  await registry.updateSettings('site', { domains: ['files.example'] })
+  const photos = (await registry.open('photos'))!
+  await photos.put('page.html', '<script>fetch("/client/v4/accounts/a/r2/buckets")</script>', { httpMetadata: { contentType: 'text/html' } })
+  await photos.put('note.txt', '<script>alert(1)</script>', { httpMetadata: { contentType: 'text/plain' } })
+  await photos.put('paper.pdf', '%PDF-1.4', { httpMetadata: { contentType: 'application/pdf' } })
+  await (await registry.open('site'))!.put('page.html', '<h1>site</h1>', { httpMetadata: { contentType: 'text/html' } })
+  const read = async (url: string, name = host): Promise<Record<string, unknown>> =>
+    (await app.inject({ method: 'GET', url, headers: { host: name } })).headers
+
+  for (const url of ['/photos/page.html', '/photos/note.txt?response-content-type=text/html', '/www/page.html', '/site/page.html']) {
+    const headers = await read(url)
+    t.match(headers['content-security-policy'], /^sandbox( |$)/, `${url}: sandboxed`)
+    t.notMatch(headers['content-security-policy'], /allow-same-origin/, `${url}: in an opaque origin`)
+    t.equal(headers['x-content-type-options'], 'nosniff', `${url}: not sniffed`)
+  }
+  t.equal((await read('/photos/paper.pdf'))['content-security-policy'], undefined, 'a PDF stays viewable')
+  t.match((await read('/www/'))['content-security-policy'], /^default-src 'none'/, 'a listing keeps its own, stricter policy')
+  // A host of its own is another origin than the console's: its site is served as it is.
+  t.equal((await read('/page.html', 'cdn.example'))['content-security-policy'], undefined, 'host route')
+  t.equal((await read('/page.html', 'files.example'))['content-security-policy'], undefined, 'custom domain')
 })
