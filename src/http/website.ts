@@ -17,7 +17,8 @@
  *   key's own segment with encodeURIComponent, and the page is sent with a
  *   Content-Security-Policy that runs no script at all.
  * - Anything else not found answers the route's error document with status
- *   404 when it has one (and the usual JSON 404 when that is missing too).
+ *   404 when it has one (and the usual JSON 404 when that is missing too);
+ *   so does `<path>/` with listing on when nothing is stored under it.
  *
  * Keys named `.` or `..` (or an empty segment, from `//`) cannot be reached
  * by a relative link, since browsers collapse dot segments; listings show
@@ -72,11 +73,15 @@ function redirectToFolder (key: string): ReadResult {
   return { status: 302, headers: { location: `./${encodeURIComponent(name)}/`, 'cache-control': 'no-cache' } }
 }
 
+/** Whether anything is stored under `prefix` (a folder key ending in `/`). */
+async function hasEntries (bucket: Bucket, prefix: string): Promise<boolean> {
+  const listed = await bucket.list({ prefix, delimiter: '/', limit: 1 })
+  return listed.objects.length > 0 || listed.delimitedPrefixes.length > 0
+}
+
 async function isFolder (bucket: Bucket, key: string, site: SiteOptions): Promise<boolean> {
   if (site.indexDocument !== null && await bucket.head(`${key}/${site.indexDocument}`) !== null) return true
-  if (!site.listing) return false
-  const listed = await bucket.list({ prefix: `${key}/`, delimiter: '/', limit: 1 })
-  return listed.objects.length > 0 || listed.delimitedPrefixes.length > 0
+  return site.listing && await hasEntries(bucket, `${key}/`)
 }
 
 function formatSize (bytes: number): string {
@@ -164,7 +169,9 @@ export async function readSite (
       const index = await readIfExists(bucket, `${key}${site.indexDocument}`, method, headers, query)
       if (index !== null) return index
     }
-    if (site.listing) return await listingPage(bucket, key, method, cursorFrom(query))
+    // A folder with nothing in it is not found, as its path without the slash is: no empty 200 for every made-up path.
+    const cursor = cursorFrom(query)
+    if (site.listing && (key === '' || cursor !== undefined || await hasEntries(bucket, key))) return await listingPage(bucket, key, method, cursor)
     // A key ending in `/` may be an object of its own (not a folder marker the listing replaces).
     const object = key === '' ? null : await readIfExists(bucket, key, method, headers, query)
     return object ?? await notFound(bucket, site, method)

@@ -108,6 +108,11 @@ t.test('a public route serving a site', async t => {
     const head = await get(port, '/files/list/', {}, 'HEAD')
     t.equal(head.status, 200)
     t.equal(head.body, '')
+    for (const path of ['/files/nothing/', '/files/list/nothing/', '/files/%2Fevil.example/']) {
+      const empty = await get(port, path)
+      t.equal(empty.status, 404, `${path}: nothing under it`)
+      t.equal(empty.body, '<h1>not here</h1>', `${path}: the error document`)
+    }
   })
 
   await t.test('a listing pages 1,000 entries at a time', async t => {
