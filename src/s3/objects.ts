@@ -30,6 +30,22 @@ import {
 } from './headers.js'
 import { list, readXmlBody, text, textOnly } from './xml.js'
 
+/**
+ * An object read through this port is sandboxed in a browser: its scripts
+ * run in an opaque origin and nothing is sniffed into HTML. In development
+ * mode the port accepts unsigned requests from its own origin, so an HTML
+ * or SVG object (or one read with `response-content-type=text/html`) would
+ * otherwise act on every bucket through the S3 API. PDFs are left out:
+ * browsers' viewers refuse a sandbox, and run no script of the origin.
+ * SDKs ignore both headers.
+ */
+const sandboxPolicy = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
+
+function sandboxed (headers: Record<string, string>): void {
+  headers['x-content-type-options'] = 'nosniff'
+  if (!/^\s*application\/pdf\s*(;|$)/i.test(headers['content-type'] ?? '')) headers['content-security-policy'] = sandboxPolicy
+}
+
 /** Most keys in one DeleteObjects (S3's limit). */
 const MAX_DELETE_KEYS = 1000
 
@@ -90,6 +106,7 @@ function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: nu
     headers['x-amz-checksum-type'] = partChecksum.type
   }
   if (parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
+  sandboxed(headers)
   if (served === null) {
     headers['content-length'] = String(object.size)
     return { status: 200, headers }

@@ -294,3 +294,21 @@ t.test('an error of the binding reaches S3 clients as its sentence, without the 
   t.ok(message.length > 0)
   t.notMatch(message, /^put: |\(10037\)$/)
 })
+
+t.test('objects are read sandboxed: an HTML object cannot use the development mode\'s unsigned requests from its own origin', async t => {
+  const server = await s3Server(t)
+  const photos = (await server.registry.open('photos'))!
+  await photos.put('page.html', '<script>fetch("/photos/page.html", { method: "DELETE" })</script>', { httpMetadata: { contentType: 'text/html' } })
+  await photos.put('note.txt', '<script>alert(1)</script>', { httpMetadata: { contentType: 'text/plain' } })
+  await photos.put('paper.pdf', '%PDF-1.4', { httpMetadata: { contentType: 'application/pdf' } })
+  for (const path of ['/photos/page.html', '/photos/note.txt?response-content-type=text%2Fhtml']) {
+    const answer = await raw(server, 'GET', path)
+    t.equal(answer.status, 200, path)
+    t.match(answer.headers['content-security-policy'], /^sandbox( |$)/, `${path}: sandboxed`)
+    t.notMatch(answer.headers['content-security-policy'], /allow-same-origin/, `${path}: in an opaque origin`)
+    t.equal(answer.headers['x-content-type-options'], 'nosniff', `${path}: not sniffed`)
+  }
+  const pdf = await raw(server, 'GET', '/photos/paper.pdf')
+  t.equal(pdf.headers['content-security-policy'], undefined, 'a PDF stays viewable')
+  t.equal(pdf.headers['x-content-type-options'], 'nosniff')
+})
