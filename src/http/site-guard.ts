@@ -32,6 +32,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { hostName } from '../bucket/index.js'
 import { DoorError } from './errors.js'
+import { rawPath } from './target.js'
 
 const loopback = new BlockList()
 loopback.addSubnet('127.0.0.0', 8, 'ipv4')
@@ -74,12 +75,13 @@ const privatePaths = /^\/(?:client\/v4|_console)(?:[/?]|$)/
 /**
  * The path as the router matches it: Fastify's router decodes escapes such
  * as `%63` before it picks a route, so `/%63lient/v4/...` reaches the
- * management API and must be judged as `/client/v4/...`. Decoding everything
+ * management API and must be judged as `/client/v4/...`; so is an
+ * absolute-form target (`http://host/client/v4/...`). Decoding everything
  * (`%2F` too) can only make a public host refuse more, never less.
  */
 function routedPath (url: string): string {
-  const query = url.indexOf('?')
-  const path = query === -1 ? url : url.slice(0, query)
+  // The absolute form (`GET http://host/client/v4/...`) is routed by its path too.
+  const path = rawPath(url)
   try {
     return decodeURIComponent(path)
   } catch {

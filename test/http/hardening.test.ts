@@ -5,8 +5,10 @@
  * not tell private buckets from missing ones.
  */
 import t from 'tap'
+import type { AddressInfo } from 'node:net'
 import { auth, gateway, token } from './gateway-fixture.js'
 import { parseRouteList } from '../../src/http/target.js'
+import { open, received, statuses } from '../raw-socket.js'
 
 function errorCode (res: { json: () => unknown }): number | undefined {
   return (res.json() as { errors?: Array<{ code: number }> }).errors?.[0]?.code
@@ -247,6 +249,17 @@ t.test('no token on loopback: a public host cannot reach the management API or t
       t.not(res.body, 'precious')
     }
   }
+})
+
+t.test('no token on loopback: a public host cannot reach the management API through an absolute-form target', async t => {
+  const { app, registry } = await gateway(t, { token: null, routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }] })
+  await (await registry.open('photos'))!.put('keep', 'precious')
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const socket = await open((app.server.address() as AddressInfo).port)
+  socket.end('GET http://cdn.example/client/v4/accounts/a/r2/buckets/photos/objects/keep HTTP/1.1\r\nHost: cdn.example\r\nAuthorization: Bearer x\r\nConnection: close\r\n\r\n')
+  const { text } = await received(socket, () => false)
+  t.same(statuses(text), [421])
+  t.notMatch(text, 'precious')
 })
 
 t.test('no token on loopback: a route host under .localhost serves its site only, not the console or the management API', async t => {
