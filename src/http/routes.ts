@@ -441,6 +441,9 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions, ownHost: boolean): Promise<void> {
     if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
+    // An override would let any link serve any object (an uploaded text or image) as HTML on the site's origin; S3 refuses them to anonymous readers too.
+    const overrides = Object.keys(request.query as Record<string, unknown>).filter(name => name.startsWith('response-'))
+    if (overrides.length > 0) throw new DoorError('InvalidQuery', `A public route takes no response-* overrides (${overrides.join(', ')}).`)
     const { bucket } = await enter(request, reply, name, 'public')
     return await sendRead(request, reply, bucket, key, ownHost, site)
   }

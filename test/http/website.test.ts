@@ -135,6 +135,17 @@ t.test('a public route serving a site', async t => {
     t.equal(home.body, '<h1>home</h1>', 'a host route serves its index document')
   })
 
+  await t.test('no response-* overrides on a public route: no link turns an object into a page of the site', async t => {
+    await photos.put('upload.txt', '<script>alert(document.cookie)</script>', { httpMetadata: { contentType: 'text/plain' } })
+    for (const [path, host] of [['/www/upload.txt?response-content-type=text/html', '127.0.0.1'], ['/upload.txt?response-content-type=text/html', 'docs.localhost'],
+      ['/www/?response-content-disposition=inline', '127.0.0.1']]) {
+      const answer = await get(port, path, { host })
+      t.equal(answer.status, 400, `${host}${path}`)
+      t.equal(JSON.parse(answer.body).errors[0].code, 40004)
+    }
+    t.equal((await get(port, '/www/upload.txt')).headers['content-type'], 'text/plain', 'the object as stored')
+  })
+
   await t.test('custom domains serve index documents', async t => {
     await registry.updateSettings('photos', { domains: ['site.example.test'] })
     const home = await get(port, '/guide/', { host: 'site.example.test' })
