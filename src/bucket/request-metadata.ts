@@ -3,8 +3,9 @@
  * that takes metadata as headers (the HTTP routes, the S3 API): the HTTP
  * metadata (Content-Type, Content-Language, Content-Disposition,
  * Content-Encoding, Cache-Control, Expires) and custom metadata under a
- * door's prefix (`x-meta-`, `x-amz-meta-`); and the `response-*` query
- * parameters that override the stored metadata in one response.
+ * door's prefix (`x-meta-`, `x-amz-meta-`); the `response-*` query
+ * parameters that override the stored metadata in one response; and the
+ * headers that keep a served object from acting as the origin serving it.
  *
  * Header values travel as Latin-1 on the wire. Values that are valid UTF-8
  * (curl and the SDKs send UTF-8 as is) are decoded as UTF-8, so
@@ -101,4 +102,25 @@ export function responseOverridesFrom (query: Record<string, unknown>): Record<s
     if (typeof value === 'string') overrides[header] = value
   }
   return overrides
+}
+
+/** What a sandboxed object's scripts may still do: run, submit forms, open windows and dialogs, download; never as the serving origin. */
+const objectSandbox = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
+
+/**
+ * Adds to a served object's response headers (the read's own, made for this
+ * answer) what keeps it from acting as the origin that serves it, for the
+ * doors whose origin also takes unsigned requests (the console's host, the
+ * S3 port in development mode): `X-Content-Type-Options: nosniff`, and a
+ * Content-Security-Policy sandbox without `allow-same-origin`, so an HTML
+ * or SVG object (or one read with `response-content-type=text/html`) runs in
+ * an opaque origin whose requests are another site's. A policy the answer
+ * has already (a listing page's stricter one) is kept; PDFs get none, since
+ * browsers' viewers refuse a sandbox and run no script of the origin.
+ */
+export function sandboxObjectHeaders (headers: Record<string, string>): Record<string, string> {
+  headers['x-content-type-options'] = 'nosniff'
+  const pdf = /^\s*application\/pdf\s*(;|$)/i.test(headers['content-type'] ?? '')
+  if (headers['content-security-policy'] === undefined && !pdf) headers['content-security-policy'] = objectSandbox
+  return headers
 }

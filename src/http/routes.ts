@@ -23,7 +23,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, continueBody, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, continueBody, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, sandboxObjectHeaders } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -47,29 +47,6 @@ export interface GatewayRoutesOptions {
 
 /** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
 const maxJsonBytes = 2 * 1024 * 1024
-
-/**
- * Objects read on the host that also serves the web console and the
- * management API (path style, and routes bound to no host) share their
- * origin. An HTML or SVG object there, or any object read with
- * `?response-content-type=text/html`, would run with the console's rights:
- * on a credential-free loopback server, every right. So those answers are
- * sandboxed: their scripts run in an opaque origin, whose requests the site
- * guard (`Origin: null`) and CORS treat as another site's, and nothing is
- * sniffed into HTML. PDFs are left out (browsers' viewers refuse a sandbox;
- * they run no script of the origin anyway). A host route or a custom domain
- * is an origin of its own and serves its site untouched.
- */
-const sharedOriginPolicy = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
-
-/** `headers` (a read's own, fresh for each answer), sandboxed. */
-function sandboxed (headers: Record<string, string>): Record<string, string> {
-  headers['x-content-type-options'] = 'nosniff'
-  const pdf = /^\s*application\/pdf\s*(;|$)/i.test(headers['content-type'] ?? '')
-  // A listing page brings a stricter policy of its own.
-  if (headers['content-security-policy'] === undefined && !pdf) headers['content-security-policy'] = sharedOriginPolicy
-  return headers
-}
 
 const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
 const bucketMethods = 'GET, HEAD, POST, OPTIONS'
@@ -281,14 +258,22 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     await reply.code(204).headers(allowed).send()
   }
 
-  /** A read's answer; `ownHost`: served on a host of its own (see `sandboxed`). */
+  /**
+   * A read's answer. Objects read on the host that also serves the web
+   * console and the management API (path style, and routes bound to no host:
+   * not `ownHost`) share their origin: on a credential-free loopback server
+   * an HTML object there would run with every right, so those answers are
+   * sandboxed (`sandboxObjectHeaders`), and the site guard and CORS treat the
+   * sandbox's opaque origin (`Origin: null`) as another site. A host route or
+   * a custom domain is an origin of its own and serves its site untouched.
+   */
   async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, ownHost: boolean, site?: SiteOptions): Promise<void> {
     const method = request.method as 'GET' | 'HEAD'
     const query = request.query as Record<string, unknown>
     const result = site === undefined
       ? await readObject(bucket, key, method, request.headers, query)
       : await readSite(bucket, key, site, method, request.headers, query)
-    reply.code(result.status).headers(ownHost ? result.headers : sandboxed(result.headers))
+    reply.code(result.status).headers(ownHost ? result.headers : sandboxObjectHeaders(result.headers))
     if (result.body === undefined) return await reply.send()
     if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
     if (isRecyclingStream(result.body)) return await sendRecycling(reply, result.body)

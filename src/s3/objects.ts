@@ -20,7 +20,7 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, MAX_PUT_BYTES, responseOverridesFrom } from '../bucket/index.js'
+import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, MAX_PUT_BYTES, responseOverridesFrom, sandboxObjectHeaders } from '../bucket/index.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
@@ -29,22 +29,6 @@ import {
   checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
 } from './headers.js'
 import { list, readXmlBody, text, textOnly } from './xml.js'
-
-/**
- * An object read through this port is sandboxed in a browser: its scripts
- * run in an opaque origin and nothing is sniffed into HTML. In development
- * mode the port accepts unsigned requests from its own origin, so an HTML
- * or SVG object (or one read with `response-content-type=text/html`) would
- * otherwise act on every bucket through the S3 API. PDFs are left out:
- * browsers' viewers refuse a sandbox, and run no script of the origin.
- * SDKs ignore both headers.
- */
-const sandboxPolicy = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
-
-function sandboxed (headers: Record<string, string>): void {
-  headers['x-content-type-options'] = 'nosniff'
-  if (!/^\s*application\/pdf\s*(;|$)/i.test(headers['content-type'] ?? '')) headers['content-security-policy'] = sandboxPolicy
-}
 
 /** Most keys in one DeleteObjects (S3's limit). */
 const MAX_DELETE_KEYS = 1000
@@ -106,7 +90,8 @@ function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: nu
     headers['x-amz-checksum-type'] = partChecksum.type
   }
   if (parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
-  sandboxed(headers)
+  // In development mode this port takes unsigned requests from its own origin: an HTML object must not act as it (SDKs ignore both headers).
+  sandboxObjectHeaders(headers)
   if (served === null) {
     headers['content-length'] = String(object.size)
     return { status: 200, headers }
