@@ -26,6 +26,14 @@
  *   `Origin` on every such request, so a page on another origin (another
  *   port of localhost included) is refused; a page served by the gateway
  *   itself, and clients that are not browsers, pass.
+ * - A read a page could see the answer of (GET or HEAD with an `Origin`:
+ *   `fetch` and XHR send one across origins) must come from a page on a
+ *   loopback name that is not a route host (a development server on another
+ *   port passes), else 403. A bucket's CORS rules, even `*`, would otherwise
+ *   let any site the user visits read every private bucket of this open
+ *   server. Reads without `Origin` (images, scripts, links) pass: their
+ *   bodies stay opaque to the page. Public reads meant for other sites go
+ *   through route hosts and custom domains, which this rule does not touch.
  */
 import { BlockList, isIP } from 'node:net'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -106,9 +114,35 @@ function ownOrigin (host: string): string {
   return `http://${lower.endsWith(':80') ? lower.slice(0, -3) : lower}`
 }
 
-/** The refusal of a request whose Host is acceptable: one that may change something must come from the server's own origin. */
-function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string): DoorError | null {
-  if (safeMethods.has(method)) return null
+/**
+ * Whether a page of `origin` is the user's own: one served on a loopback
+ * name (a development server on another port) that is not a route host.
+ * `null` (a sandboxed object, a local file) is not.
+ */
+function isLocalOrigin (origin: string, routeHosts: ReadonlySet<string>): boolean {
+  let host: string
+  try {
+    const url = new URL(origin)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return false
+    host = url.hostname
+  } catch {
+    return false
+  }
+  return isLoopbackName(host) && !routeHosts.has(host)
+}
+
+/**
+ * The refusal of a request whose Host is acceptable. A read with an
+ * `Origin` (a browser's CORS-mode read, whose body the page could see) must
+ * come from a local page; one that may change something must come from the
+ * server's own origin.
+ */
+function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string, routeHosts: ReadonlySet<string>): DoorError | null {
+  if (safeMethods.has(method)) {
+    const origin = single(headers.origin)
+    if (method === 'OPTIONS' || origin === undefined || isLocalOrigin(origin, routeHosts)) return null
+    return new DoorError('CrossSiteRead', `Origin ${origin}.`)
+  }
   const fetchSite = single(headers['sec-fetch-site'])
   if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
     return new DoorError('CrossSiteRequest', `Sec-Fetch-Site: ${fetchSite}.`)
@@ -131,7 +165,7 @@ export function siteVerdict (method: string, url: string, headers: IncomingHttpH
   // HTTP/1.0 clients may omit Host; browsers never do.
   // A route host first: one under `.localhost` is loopback too, but it serves a public site, whose pages must not drive the rest.
   if (options.routeHosts.has(host)) return publicVerdict(method, url, host)
-  if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost)
+  if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost, options.routeHosts)
   return options.isCustomDomain(host).then(known => known
     ? publicVerdict(method, url, host)
     : new DoorError('ForeignHost', `Host "${host}" is not one of them.`))

@@ -138,8 +138,42 @@ t.test('no token on loopback: cross-site writes are refused, same-origin ones wo
   t.equal(typed.statusCode, 204, 'the default port is the same origin')
   const cli = await app.inject({ method: 'POST', url: '/photos?delete', headers: { host, 'content-type': 'application/json' }, payload: '{"keys": ["keep"]}' })
   t.equal(cli.statusCode, 200, 'clients that are not browsers send no Origin and pass')
-  const reads = await app.inject({ method: 'GET', url: '/photos', headers: { host, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' } })
-  t.equal(reads.statusCode, 200, 'reads are not refused (the browser keeps their answers from the page: no CORS headers)')
+  const embedded = await app.inject({ method: 'GET', url: '/photos', headers: { host, 'sec-fetch-site': 'cross-site' } })
+  t.equal(embedded.statusCode, 200, 'a read without Origin (an image, a link) passes: its body stays opaque to the page')
+})
+
+t.test('no token on loopback: a page of another site cannot read a private bucket, whatever its CORS rules say', async t => {
+  const { app, registry } = await gateway(t, { token: null })
+  await app.inject({ method: 'PUT', url: '/photos/secret', headers: { host }, payload: 'private bytes' })
+  // A rule a developer sets for a local front end, too wide.
+  await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'HEAD'] }] })
+  for (const origin of ['https://evil.example', 'null', 'http://evil.example:8787', 'file://', 'http://127.0.0.1.evil.example']) {
+    for (const url of ['/photos/secret', '/photos', '/']) {
+      const res = await app.inject({ method: 'GET', url, headers: { host, origin } })
+      t.equal(res.statusCode, 403, `GET ${url} from ${origin}`)
+      t.equal(errorCode(res), 40304)
+      t.notMatch(res.body, /private bytes/)
+      t.equal(res.headers['access-control-allow-origin'], undefined, 'no CORS header to read the refusal with either')
+    }
+  }
+  const head = await app.inject({ method: 'HEAD', url: '/photos/secret', headers: { host, origin: 'https://evil.example' } })
+  t.equal(head.statusCode, 403)
+  for (const origin of ['http://localhost:3000', 'http://127.0.0.1:5173', 'https://app.localhost', 'http://[::1]:8080', `http://${host}`]) {
+    const res = await app.inject({ method: 'GET', url: '/photos/secret', headers: { host, origin } })
+    t.equal(res.statusCode, 200, `a local page (${origin}) may read, as its CORS rules allow`)
+    t.equal(res.body, 'private bytes')
+    t.equal(res.headers['access-control-allow-origin'], '*')
+  }
+  const preflight = await app.inject({ method: 'OPTIONS', url: '/photos/secret', headers: { host, origin: 'https://evil.example', 'access-control-request-method': 'GET' } })
+  t.equal(preflight.statusCode, 204, 'a preflight still answers by the rules (it shows no data)')
+})
+
+t.test('no token on loopback: a route host\'s pages are not local pages', async t => {
+  const { app } = await gateway(t, { token: null, routes: [{ host: 'site.localhost', pathPrefix: '/', bucket: 'site' }] })
+  await app.inject({ method: 'PUT', url: '/photos/secret', headers: { host }, payload: 'private bytes' })
+  const res = await app.inject({ method: 'GET', url: '/photos/secret', headers: { host, origin: 'http://site.localhost:8787' } })
+  t.equal(res.statusCode, 403)
+  t.equal(errorCode(res), 40304)
 })
 
 t.test('no token on loopback: a Host that is not ours is refused (DNS rebinding)', async t => {

@@ -44,3 +44,21 @@ t.test('cross-site writes and foreign hosts are refused on an open S3 port', asy
   const sameOrigin = await s3.inject({ method: 'DELETE', url: '/photos/keep', headers: { host: '127.0.0.1:8788', origin: 'http://127.0.0.1:8788' } })
   t.equal(sameOrigin.statusCode, 204, 'same origin may write')
 })
+
+t.test('an open S3 port answers no read to a page of another site, whatever the bucket\'s CORS rules', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: false })
+  guardS3Site(s3, { routeHosts: new Set(), isCustomDomain: async () => false })
+  t.teardown(async () => { await s3.close(); await registry.close() })
+  await s3.inject({ method: 'PUT', url: '/photos/secret', headers: { host: '127.0.0.1:8788' }, payload: 'private bytes' })
+  for (const origin of ['https://evil.example', 'null']) {
+    const res = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: '127.0.0.1:8788', origin } })
+    t.equal(res.statusCode, 403, origin)
+    t.match(res.body, /<Code>AccessDenied<\/Code>/)
+    t.notMatch(res.body, /private bytes/)
+  }
+  const local = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: '127.0.0.1:8788', origin: 'http://localhost:3000' } })
+  t.equal(local.body, 'private bytes', 'a local development page may read')
+  t.equal(local.headers['access-control-allow-origin'], '*')
+})
