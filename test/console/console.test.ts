@@ -247,6 +247,7 @@ t.test('the console asks for the token before showing anything', async t => {
   await page.goto(`${base}/_console/`)
   await page.getByLabel('Token', { exact: true }).waitFor()
   t.notMatch(await page.locator('body').textContent(), /photos/, 'no bucket shows before the token')
+  t.equal(await page.getByLabel('Token', { exact: true }).getAttribute('autocomplete'), 'off', 'the token is not offered to a password manager to keep')
 
   await page.getByLabel('Token', { exact: true }).fill('wrong')
   await page.getByRole('button', { name: 'Continue', exact: true }).click()

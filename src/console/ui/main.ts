@@ -31,7 +31,7 @@ function showSession (): void {
 }
 
 function showTokenPrompt (rejected: boolean): void {
-  const input = h('input', { id: 'token', type: 'password', required: true, autocomplete: 'current-password' })
+  const input = h('input', { id: 'token', type: 'password', required: true, autocomplete: 'off' })
   const form = h('form', { class: 'token-prompt', 'aria-labelledby': 'token-title' },
     h('h2', { id: 'token-title' }, 'This server needs a token'),
     h('p', {}, 'Enter the token the server was started with (--token or FSBUCKET_TOKEN). It is kept in this tab only.'),
