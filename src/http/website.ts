@@ -26,7 +26,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import type { Bucket } from '../bucket/index.js'
+import { MAX_KEY_BYTES, type Bucket } from '../bucket/index.js'
 import { DoorError, DoorErrors } from './errors.js'
 import { readObject, type ReadResult } from './read.js'
 import type { SiteOptions } from './target.js'
@@ -57,8 +57,14 @@ function isNoSuchKey (err: unknown): boolean {
   return err instanceof DoorError && err.code === DoorErrors.NoSuchKey.code
 }
 
+/** Whether `key` could name an object: a longer path is simply not found on a site, not a malformed request. */
+function canBeKey (key: string): boolean {
+  return Buffer.byteLength(key) <= MAX_KEY_BYTES
+}
+
 /** The object's read, or null when there is no such key. */
 async function readIfExists (bucket: Bucket, key: string, method: 'GET' | 'HEAD', headers: IncomingHttpHeaders, query: Record<string, unknown>): Promise<ReadResult | null> {
+  if (!canBeKey(key)) return null
   try {
     return await readObject(bucket, key, method, headers, query)
   } catch (err) {
@@ -75,12 +81,14 @@ function redirectToFolder (key: string): ReadResult {
 
 /** Whether anything is stored under `prefix` (a folder key ending in `/`). */
 async function hasEntries (bucket: Bucket, prefix: string): Promise<boolean> {
+  if (!canBeKey(prefix)) return false
   const listed = await bucket.list({ prefix, delimiter: '/', limit: 1 })
   return listed.objects.length > 0 || listed.delimitedPrefixes.length > 0
 }
 
 async function isFolder (bucket: Bucket, key: string, site: SiteOptions): Promise<boolean> {
-  if (site.indexDocument !== null && await bucket.head(`${key}/${site.indexDocument}`) !== null) return true
+  const index = site.indexDocument === null ? null : `${key}/${site.indexDocument}`
+  if (index !== null && canBeKey(index) && await bucket.head(index) !== null) return true
   return site.listing && await hasEntries(bucket, `${key}/`)
 }
 

@@ -127,6 +127,14 @@ t.test('a public route serving a site', async t => {
     t.notMatch(second.body, /Next page/)
   })
 
+  await t.test('a path too long to be a key is not found: the error document, not a 400', async t => {
+    for (const path of [`/files/${'a/'.repeat(600)}`, `/files/${'a/'.repeat(600)}x`, `/files/${'b'.repeat(1100)}`, `/www/${'a/'.repeat(600)}`]) {
+      const res = await get(port, path)
+      t.equal(res.status, 404, `${path.length} characters`)
+      if (path.startsWith('/files/')) t.equal(res.body, '<h1>not here</h1>', 'the route\'s error document')
+    }
+  })
+
   await t.test('a missing error document falls back to the JSON 404', async t => {
     const answer = await get(port, '/nope', { host: 'docs.localhost' })
     t.equal(answer.status, 404)
