@@ -101,10 +101,15 @@ export class PgCatalog {
     const catalog = new PgCatalog(pool)
     try {
       const client = await pool.connect()
+      // Ended by the server mid-migration: the next statement fails, not the process (see withClient).
+      let broken: Error | undefined
+      const onError = (err: Error): void => { broken ??= err }
+      client.on('error', onError)
       try {
         await migrate(client)
       } finally {
-        client.release()
+        client.off('error', onError)
+        client.release(broken)
       }
     } catch (err) {
       await pool.end().catch(() => {})
@@ -140,12 +145,19 @@ export class PgCatalog {
       throw catalogError(err, what)
     }
     let broken: unknown
+    // The pool listens for errors of idle connections only: one the server
+    // ends while `fn` works between two statements (a restart, a terminated
+    // session) would otherwise be an unhandled 'error' event and end the
+    // process. Its next statement fails (10908) and it is not reused.
+    const onError = (err: Error): void => { broken ??= err }
+    client.on('error', onError)
     try {
       return await fn(client)
     } catch (err) {
-      if (isUnavailable(err)) broken = err
+      if (isUnavailable(err)) broken ??= err
       throw catalogError(err, what)
     } finally {
+      client.off('error', onError)
       // A connection that failed is not handed to the next request.
       client.release(broken instanceof Error ? broken : undefined)
     }
