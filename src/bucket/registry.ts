@@ -94,6 +94,17 @@ interface OpenHandle {
   bucket: Promise<Bucket>
 }
 
+/**
+ * A bucket retired already, by a delete that stopped before removing its
+ * place (the process died, the catalog went away) or by one running now,
+ * holds nothing and refuses writes: the delete goes on, and removing the
+ * place decides which of two racing deletes succeeds.
+ */
+function alreadyRetired (err: unknown): true {
+  if (err instanceof BucketError && err.errorName === 'NoSuchBucket') return true
+  throw err
+}
+
 class Registry implements BucketRegistry {
   readonly #storage: RegistryStorage
   readonly #clock: () => Date
@@ -172,7 +183,7 @@ class Registry implements BucketRegistry {
     // Emptiness is judged and the bucket closed to writes in one critical
     // section of its catalog: a put racing this delete either lands first
     // (and the delete is refused) or fails; it is never acknowledged and lost.
-    if (!await bucket!.retire()) throw new BucketError('BucketNotEmpty', 'deleteBucket')
+    if (!await bucket!.retire().catch(alreadyRetired)) throw new BucketError('BucketNotEmpty', 'deleteBucket')
     await this.#closeHandle(name)
     this.#infos.delete(name)
     if (!await this.#storage.removePlace(name)) throw new BucketError('NoSuchBucket', 'deleteBucket')
