@@ -55,9 +55,18 @@ export function isCatalogUrl (url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url)
 }
 
-/** The URL without its password, for messages and logs. */
+/**
+ * The URL without its password, for messages and logs, whatever its scheme
+ * (a mistyped one is reported too). The password runs to the last `@`: a
+ * URL parser reads `user:p@ss@host` as the password `p@ss`, and one holding
+ * a `/` cannot be told from a path, so this hides too much rather than a
+ * part (a host, when a later parameter holds an `@`). A `password`
+ * parameter (`?password=`) is hidden as well.
+ */
 export function redactUrl (url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*:)[^@/]*@/i, '$1[redacted]@')
+  return url
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:).*@/i, '$1[redacted]@')
+    .replace(/([?&]password=)[^&#]*/gi, '$1[redacted]')
 }
 
 export interface CatalogOptions {
@@ -114,7 +123,8 @@ export class PgCatalog {
     } catch (err) {
       await pool.end().catch(() => {})
       if (isUnavailable(err)) throw new Error(`The catalog ${redactUrl(url)} cannot be reached: ${(err as Error).message}`, { cause: err })
-      throw err
+      // A refused password, a missing database, a malformed URL: say which setting is wrong.
+      throw new Error(`The catalog ${redactUrl(url)} cannot be used: ${(err as Error).message}`, { cause: err })
     }
     return catalog
   }

@@ -3,11 +3,12 @@
  * server ends while a gateway works between two statements (a restart, a
  * failover, a session an operator terminated) fails that request with
  * 10908 and leaves the process running; a bucket delete cut short after
- * its bucket was closed to writes can be run again.
+ * its bucket was closed to writes can be run again; a catalog URL that is
+ * wrong is reported without its password, however the password is written.
  */
 import t from 'tap'
 import { openRegistry } from '../../../src/index.js'
-import { PgCatalog } from '../../../src/stores/pg/catalog.js'
+import { PgCatalog, redactUrl } from '../../../src/stores/pg/catalog.js'
 import { testdir } from '../../testdir.js'
 import { startPostgres } from './server.js'
 
@@ -56,4 +57,26 @@ t.test('a bucket delete cut short after closing the bucket to writes can be run 
   t.same((await registry.list()).map(b => b.name), [], 'the bucket is gone')
   await registry.create('halfgone')
   t.equal((await (await registry.open('halfgone'))!.put('k', 'v'))?.size, 1, 'and its name can be used again')
+})
+
+t.test('a catalog URL is shown without its password, however it is written', async t => {
+  const cases: Array<[string, string]> = [
+    ['postgres://fsb:secret@db:5432/fsb', 'postgres://fsb:[redacted]@db:5432/fsb'],
+    // A URL parser reads the password up to the last @.
+    ['postgres://fsb:p@ss-secret@db/fsb', 'postgres://fsb:[redacted]@db/fsb'],
+    ['postgres://fsb:a/b@secret@db/fsb', 'postgres://fsb:[redacted]@db/fsb'],
+    ['postgresql://db/fsb?user=fsb&password=secret&sslmode=require', 'postgresql://db/fsb?user=fsb&password=[redacted]&sslmode=require'],
+    // A mistyped scheme is reported, the password still hidden.
+    ['postgress://fsb:secret@db/fsb', 'postgress://fsb:[redacted]@db/fsb'],
+    ['mysql://root:secret@db/fsb', 'mysql://root:[redacted]@db/fsb'],
+    ['postgres://db/fsb', 'postgres://db/fsb']
+  ]
+  for (const [url, shown] of cases) t.equal(redactUrl(url), shown, url)
+  await t.rejects(PgCatalog.connect('postgress://fsb:secret@127.0.0.1/x'), { message: /^(?!.*secret).*\[redacted\]/ })
+})
+
+t.test('a catalog that refuses the connection is named in the message, without its password', async t => {
+  const url = server.url('missing').replace('postgres@', 'postgres:secret@')
+  await t.rejects(PgCatalog.connect(url), { message: /^The catalog postgres:\/\/postgres:\[redacted\]@.* cannot be used: database "missing" does not exist$/ })
+  await t.rejects(PgCatalog.connect('postgres://fsb:secret@127.0.0.1:99999/x'), { message: /^(?!.*secret)The catalog .* cannot be used: Invalid URL/ })
 })
