@@ -21,6 +21,16 @@ import { migrate } from './schema.js'
 const CONNECT_TIMEOUT_MS = 5_000
 /** How long a statement may take before the request fails with 10908 (a server that stopped answering). */
 const QUERY_TIMEOUT_MS = 30_000
+/**
+ * How long the server keeps a transaction whose gateway sent nothing more
+ * (`idle_in_transaction_session_timeout`) before ending the session. Between
+ * two statements a gateway links files (completion links every part), so
+ * this is generous; without it, a gateway that froze there (a paused VM, a
+ * stopped process, a network partition the server's TCP does not notice)
+ * keeps its row locks, and every write to those keys through every other
+ * gateway fails with 10908 until the freeze ends.
+ */
+const IDLE_IN_TRANSACTION_MS = 60_000
 
 /** Error codes of a server or network that is down, restarting or unreachable (not of a bad statement). */
 const UNAVAILABLE = new Set([
@@ -72,6 +82,8 @@ export function redactUrl (url: string): string {
 export interface CatalogOptions {
   /** Most connections this process opens (default 10). */
   maxConnections?: number
+  /** How long the server waits on a transaction whose gateway went silent before ending it (default 60 s). */
+  idleInTransactionMs?: number
 }
 
 /** The connection a lock holds, for the statements run while it is held. */
@@ -101,6 +113,7 @@ export class PgCatalog {
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       query_timeout: QUERY_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
       idleTimeoutMillis: 30_000,
       allowExitOnIdle: true,
       types

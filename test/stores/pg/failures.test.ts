@@ -80,3 +80,28 @@ t.test('a catalog that refuses the connection is named in the message, without i
   await t.rejects(PgCatalog.connect(url), { message: /^The catalog postgres:\/\/postgres:\[redacted\]@.* cannot be used: database "missing" does not exist$/ })
   await t.rejects(PgCatalog.connect('postgres://fsb:secret@127.0.0.1:99999/x'), { message: /^(?!.*secret)The catalog .* cannot be used: Invalid URL/ })
 })
+
+t.test('the server ends the transaction of a gateway that froze between two statements, so its row locks do not stall the others', async t => {
+  const frozen = await PgCatalog.connect(server.url(), { idleInTransactionMs: 1000 })
+  const other = await PgCatalog.connect(server.url())
+  t.teardown(async () => { await frozen.close(); await other.close() })
+  await other.query('preparing', 'CREATE TABLE IF NOT EXISTS frozen_rows (id int PRIMARY KEY, n int)')
+  await other.query('preparing', 'INSERT INTO frozen_rows VALUES (1, 0) ON CONFLICT DO NOTHING')
+  let thawed = false
+  let locked = (): void => {}
+  const holding = new Promise<void>(resolve => { locked = resolve })
+  const stuck = frozen.transaction('committing a write', async client => {
+    await client.query('SELECT n FROM frozen_rows WHERE id = 1 FOR UPDATE')
+    locked()
+    // Frozen between two statements (a paused VM): the row stays locked until the server gives up.
+    await new Promise(resolve => setTimeout(resolve, 4000))
+    thawed = true
+    await client.query('UPDATE frozen_rows SET n = n + 1 WHERE id = 1')
+  })
+  await holding
+  const started = Date.now()
+  await other.query('committing a write', 'UPDATE frozen_rows SET n = 100 WHERE id = 1')
+  t.notOk(thawed, `another gateway's write went through while the first was still frozen (${Date.now() - started} ms)`)
+  await t.rejects(stuck, { code: 10908 }, 'the frozen gateway learns its transaction is gone when it resumes')
+  t.equal((await other.query('reading', 'SELECT n FROM frozen_rows WHERE id = 1')).rows[0].n, 100, 'and its write never landed')
+})
