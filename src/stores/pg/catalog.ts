@@ -19,8 +19,15 @@ import { migrate } from './schema.js'
 
 /** How long a request waits for a connection before failing with 10908. */
 const CONNECT_TIMEOUT_MS = 5_000
-/** How long a statement may take before the request fails with 10908 (a server that stopped answering). */
-const QUERY_TIMEOUT_MS = 30_000
+/**
+ * How long a statement may take before the request fails with 10908. The
+ * server cancels it then (`statement_timeout`), so a statement that waited
+ * on a lock cannot still commit after its request was answered "try
+ * again"; the gateway gives up a little later by itself
+ * (QUERY_TIMEOUT_GRACE_MS), for a server that stopped answering at all.
+ */
+const STATEMENT_TIMEOUT_MS = 30_000
+const QUERY_TIMEOUT_GRACE_MS = 5_000
 /**
  * How long the server keeps a transaction whose gateway sent nothing more
  * (`idle_in_transaction_session_timeout`) before ending the session. Between
@@ -36,6 +43,7 @@ const IDLE_IN_TRANSACTION_MS = 60_000
 const UNAVAILABLE = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ENOENT',
   '57P01', '57P02', '57P03', // admin shutdown, crash shutdown, cannot connect now
+  '57014', // canceled: the statement ran past statement_timeout (a lock held elsewhere)
   '08000', '08001', '08003', '08004', '08006', '53300' // connection exceptions, too many connections
 ])
 
@@ -82,6 +90,8 @@ export function redactUrl (url: string): string {
 export interface CatalogOptions {
   /** Most connections this process opens (default 10). */
   maxConnections?: number
+  /** How long a statement may run before the server cancels it (default 30 s). */
+  statementTimeoutMs?: number
   /** How long the server waits on a transaction whose gateway went silent before ending it (default 60 s). */
   idleInTransactionMs?: number
 }
@@ -112,7 +122,8 @@ export class PgCatalog {
       connectionString: url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      query_timeout: QUERY_TIMEOUT_MS,
+      statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
+      query_timeout: (options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS) + QUERY_TIMEOUT_GRACE_MS,
       idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
       idleTimeoutMillis: 30_000,
       allowExitOnIdle: true,

@@ -4,7 +4,9 @@
  * failover, a session an operator terminated) fails that request with
  * 10908 and leaves the process running; a bucket delete cut short after
  * its bucket was closed to writes can be run again; a catalog URL that is
- * wrong is reported without its password, however the password is written.
+ * wrong is reported without its password, however the password is written;
+ * a gateway frozen inside a transaction loses it (and its row locks) after
+ * a while; a statement the gateway stopped waiting for never lands later.
  */
 import t from 'tap'
 import { openRegistry } from '../../../src/index.js'
@@ -104,4 +106,30 @@ t.test('the server ends the transaction of a gateway that froze between two stat
   t.notOk(thawed, `another gateway's write went through while the first was still frozen (${Date.now() - started} ms)`)
   await t.rejects(stuck, { code: 10908 }, 'the frozen gateway learns its transaction is gone when it resumes')
   t.equal((await other.query('reading', 'SELECT n FROM frozen_rows WHERE id = 1')).rows[0].n, 100, 'and its write never landed')
+})
+
+t.test('a statement that waited past its time on a lock is cancelled by the server: the request answered 10908 never lands later', async t => {
+  const catalog = await PgCatalog.connect(server.url(), { statementTimeoutMs: 1000 })
+  const holder = await PgCatalog.connect(server.url())
+  t.teardown(async () => { await catalog.close(); await holder.close() })
+  await holder.query('preparing', 'CREATE TABLE IF NOT EXISTS waited_rows (id int PRIMARY KEY, body text)')
+  await holder.query('preparing', "INSERT INTO waited_rows VALUES (1, 'before') ON CONFLICT (id) DO UPDATE SET body = 'before'")
+  let release = (): void => {}
+  const released = new Promise<void>(resolve => { release = resolve })
+  let locked = (): void => {}
+  const holding = new Promise<void>(resolve => { locked = resolve })
+  // Another gateway (or an operator's session) holds the row for a while.
+  const held = holder.transaction('holding', async client => {
+    await client.query('SELECT 1 FROM waited_rows WHERE id = 1 FOR UPDATE')
+    locked()
+    await released
+  })
+  await holding
+  const started = Date.now()
+  await t.rejects(catalog.query('committing a write', "UPDATE waited_rows SET body = 'answered 503' WHERE id = 1"), { code: 10908 })
+  t.ok(Date.now() - started < 4000, 'answered once the statement timed out')
+  release()
+  await held
+  await new Promise(resolve => setTimeout(resolve, 300))
+  t.equal((await holder.query('reading', 'SELECT body FROM waited_rows WHERE id = 1')).rows[0].body, 'before', 'the refused write did not land once the lock was free')
 })
