@@ -30,6 +30,23 @@ export function bodyRoot (dataDir: string, name: string): string {
   return path.join(dataDir, name, '.fsbucket')
 }
 
+/**
+ * Refuses a data directory that holds the body directory of none of the
+ * catalog's buckets: the shared mount missing (an empty mount point) or
+ * mounted at another path than `--data`. A gateway there would answer 500
+ * to every read and acknowledge writes whose bodies no other gateway can
+ * read. A catalog without buckets yet has nothing to compare.
+ */
+async function checkSharedDirectory (catalog: PgCatalog, dataDir: string): Promise<void> {
+  const { rows } = await catalog.query<{ name: string }>('opening the catalog', 'SELECT name FROM fsbucket.buckets ORDER BY name')
+  for (const { name } of rows) {
+    if ((await fsp.stat(bodyRoot(dataDir, name)).catch(() => null))?.isDirectory() === true) return
+  }
+  if (rows.length === 0) return
+  const names = rows.slice(0, 3).map(r => r.name).join(', ') + (rows.length > 3 ? ', ...' : '')
+  throw new Error(`The data directory ${dataDir} holds none of the catalog's ${rows.length} bucket(s) (${names}): every gateway over one catalog must see the shared body directory at --data. Is it mounted there?`)
+}
+
 export class PgRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly catalog: PgCatalog
@@ -45,6 +62,12 @@ export class PgRegistryStorage implements RegistryStorage {
   static async open (dataDir: string, url: string, options: PgRegistryOptions = {}): Promise<PgRegistryStorage> {
     await fsp.mkdir(dataDir, { recursive: true })
     const catalog = await PgCatalog.connect(url, options)
+    try {
+      await checkSharedDirectory(catalog, path.resolve(dataDir))
+    } catch (err) {
+      await catalog.close()
+      throw err
+    }
     return new PgRegistryStorage(path.resolve(dataDir), catalog, options.fsync ?? true)
   }
 

@@ -9,7 +9,7 @@
  * a while; a statement the gateway stopped waiting for never lands later.
  */
 import t from 'tap'
-import { openRegistry } from '../../../src/index.js'
+import { openRegistry, type BucketObjectBody } from '../../../src/index.js'
 import { PgCatalog, redactUrl } from '../../../src/stores/pg/catalog.js'
 import { testdir } from '../../testdir.js'
 import { startPostgres } from './server.js'
@@ -132,4 +132,22 @@ t.test('a statement that waited past its time on a lock is cancelled by the serv
   await held
   await new Promise(resolve => setTimeout(resolve, 300))
   t.equal((await holder.query('reading', 'SELECT body FROM waited_rows WHERE id = 1')).rows[0].body, 'before', 'the refused write did not land once the lock was free')
+})
+
+t.test('a gateway whose data directory is not the shared one (the mount missing) refuses to start', async t => {
+  const admin = await PgCatalog.connect(server.url())
+  await admin.query('preparing', 'CREATE DATABASE unmounted')
+  await admin.close()
+  const url = server.url('unmounted')
+  const shared = testdir(t)
+  const first = await openRegistry(shared, { catalog: url, fsync: false })
+  t.teardown(async () => { await first.close() })
+  await first.create('photos')
+  await (await first.open('photos'))!.put('cat', 'meow')
+  // An empty mount point: the catalog's buckets are not there.
+  await t.rejects(openRegistry(`${shared}-not-mounted`, { catalog: url, fsync: false }), { message: /holds none of the catalog's 1 bucket\(s\) \(photos\).*Is it mounted there\?/ })
+  const second = await openRegistry(shared, { catalog: url, fsync: false })
+  t.teardown(async () => { await second.close() })
+  const cat = await (await second.open('photos'))!.get('cat') as BucketObjectBody
+  t.equal(await cat.text(), 'meow', 'the shared directory is accepted')
 })
