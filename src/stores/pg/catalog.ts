@@ -218,8 +218,44 @@ export class PgCatalog {
    * once when another session (or another caller in this process) holds it.
    * A process that dies loses the lock. The statements `fn` runs through
    * this catalog go to the connection holding the lock.
+   *
+   * With `scope` 'transaction', `fn` runs in one transaction that holds the
+   * lock (`fn` must not open a transaction of its own then): a gateway that
+   * freezes inside it loses the lock when the server ends the silent
+   * transaction (IDLE_IN_TRANSACTION_MS), where a session lock would stay
+   * held as long as the connection does. For short critical sections (a
+   * settings update); a sweep, long and mostly file work, keeps a session lock.
    */
-  async withLock<T> (what: string, name: string, fn: () => Promise<T>, wait = true): Promise<T | undefined> {
+  async withLock<T> (what: string, name: string, fn: () => Promise<T>, wait = true, scope: 'session' | 'transaction' = 'session'): Promise<T | undefined> {
+    if (scope === 'transaction') {
+      return await this.#inTurn(name, wait, async () => await this.transaction(what, async client => {
+        const lock = wait ? 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got'
+        const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
+        if (!wait && result.rows[0].got !== true) return undefined
+        const holder: Holder = { client, held: true }
+        try {
+          return await this.#holder.run(holder, fn)
+        } finally {
+          holder.held = false // released with the transaction
+        }
+      }))
+    }
+    return await this.#inTurn(name, wait, async () => await this.withClient(what, async client => {
+      const lock = wait ? 'SELECT pg_advisory_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got'
+      const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
+      if (!wait && result.rows[0].got !== true) return undefined
+      const holder: Holder = { client, held: true }
+      try {
+        return await this.#holder.run(holder, fn)
+      } finally {
+        holder.held = false
+        await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`fsbucket:${name}`])
+      }
+    }))
+  }
+
+  /** Runs `take` after this process's earlier callers of the lock `name`; undefined at once, without `wait`, when one is running. */
+  async #inTurn<T> (name: string, wait: boolean, take: () => Promise<T | undefined>): Promise<T | undefined> {
     if (!wait && this.#turns.has(name)) return undefined
     const before = this.#turns.get(name)
     let done = (): void => {}
@@ -227,18 +263,7 @@ export class PgCatalog {
     this.#turns.set(name, mine)
     try {
       await before
-      return await this.withClient(what, async client => {
-        const lock = wait ? 'SELECT pg_advisory_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got'
-        const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
-        if (!wait && result.rows[0].got !== true) return undefined
-        const holder: Holder = { client, held: true }
-        try {
-          return await this.#holder.run(holder, fn)
-        } finally {
-          holder.held = false
-          await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`fsbucket:${name}`])
-        }
-      })
+      return await take()
     } finally {
       if (this.#turns.get(name) === mine) this.#turns.delete(name)
       done()

@@ -102,7 +102,8 @@ export class PgRegistryStorage implements RegistryStorage {
   }
 
   async withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T> {
-    return await this.catalog.withLock('writing bucket settings', `settings:${name}`, critical) as T
+    // In a transaction: a gateway frozen while it holds the lock loses it (catalog.ts).
+    return await this.catalog.withLock('writing bucket settings', `settings:${name}`, critical, true, 'transaction') as T
   }
 
   async createPlace (name: string): Promise<boolean> {

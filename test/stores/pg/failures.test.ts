@@ -5,8 +5,9 @@
  * 10908 and leaves the process running; a bucket delete cut short after
  * its bucket was closed to writes can be run again; a catalog URL that is
  * wrong is reported without its password, however the password is written;
- * a gateway frozen inside a transaction loses it (and its row locks) after
- * a while; a statement the gateway stopped waiting for never lands later.
+ * a gateway frozen inside a transaction or a settings update loses it (and
+ * its locks) after a while; a statement the gateway stopped waiting for
+ * never lands later; a data directory that is not the shared one is refused.
  */
 import t from 'tap'
 import { openRegistry, type BucketObjectBody } from '../../../src/index.js'
@@ -150,4 +151,24 @@ t.test('a gateway whose data directory is not the shared one (the mount missing)
   t.teardown(async () => { await second.close() })
   const cat = await (await second.open('photos'))!.get('cat') as BucketObjectBody
   t.equal(await cat.text(), 'meow', 'the shared directory is accepted')
+})
+
+t.test('a gateway frozen while it updates a bucket\'s settings does not stall the settings updates of the others', async t => {
+  const frozen = await PgCatalog.connect(server.url(), { idleInTransactionMs: 1000 })
+  const other = await PgCatalog.connect(server.url())
+  t.teardown(async () => { await frozen.close(); await other.close() })
+  let thawed = false
+  let locked = (): void => {}
+  const holding = new Promise<void>(resolve => { locked = resolve })
+  const stuck = frozen.withLock('writing bucket settings', 'settings:frozen', async () => {
+    locked()
+    await new Promise(resolve => setTimeout(resolve, 4000)) // a paused VM, inside the critical section
+    thawed = true
+    await frozen.query('writing bucket settings', 'SELECT 1')
+  }, true, 'transaction')
+  await holding
+  const started = Date.now()
+  t.equal(await other.withLock('writing bucket settings', 'settings:frozen', async () => 'updated', true, 'transaction'), 'updated')
+  t.notOk(thawed, `another gateway took the lock while the first was still frozen (${Date.now() - started} ms)`)
+  await t.rejects(stuck, { code: 10908 }, 'the frozen gateway learns it lost the lock when it resumes')
 })
