@@ -227,21 +227,9 @@ export class PgCatalog {
    * settings update); a sweep, long and mostly file work, keeps a session lock.
    */
   async withLock<T> (what: string, name: string, fn: () => Promise<T>, wait = true, scope: 'session' | 'transaction' = 'session'): Promise<T | undefined> {
-    if (scope === 'transaction') {
-      return await this.#inTurn(name, wait, async () => await this.transaction(what, async client => {
-        const lock = wait ? 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got'
-        const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
-        if (!wait && result.rows[0].got !== true) return undefined
-        const holder: Holder = { client, held: true }
-        try {
-          return await this.#holder.run(holder, fn)
-        } finally {
-          holder.held = false // released with the transaction
-        }
-      }))
-    }
-    return await this.#inTurn(name, wait, async () => await this.withClient(what, async client => {
-      const lock = wait ? 'SELECT pg_advisory_lock(hashtextextended($1, 0))' : 'SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS got'
+    const xact = scope === 'transaction' ? '_xact' : ''
+    const locked = async (client: pg.PoolClient): Promise<T | undefined> => {
+      const lock = wait ? `SELECT pg_advisory${xact}_lock(hashtextextended($1, 0))` : `SELECT pg_try_advisory${xact}_lock(hashtextextended($1, 0)) AS got`
       const result = await client.query<{ got?: boolean }>(lock, [`fsbucket:${name}`])
       if (!wait && result.rows[0].got !== true) return undefined
       const holder: Holder = { client, held: true }
@@ -249,9 +237,13 @@ export class PgCatalog {
         return await this.#holder.run(holder, fn)
       } finally {
         holder.held = false
-        await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`fsbucket:${name}`])
+        // A transaction's lock goes with the transaction.
+        if (xact === '') await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`fsbucket:${name}`])
       }
-    }))
+    }
+    return await this.#inTurn(name, wait, async () => scope === 'transaction'
+      ? await this.transaction(what, locked)
+      : await this.withClient(what, locked))
   }
 
   /** Runs `take` after this process's earlier callers of the lock `name`; undefined at once, without `wait`, when one is running. */
