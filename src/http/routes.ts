@@ -214,13 +214,11 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const host = hostName(request.headers.host ?? '')
     const path = rawPath(request.raw.url ?? '/')
     const routed = matchPublicRoute(publicRoutes, host, path)
-    // Host-bound routes come first, so a match on one of them is the one chosen.
-    const ownHost = publicRoutes.some(r => r.host === host && path.startsWith(r.pathPrefix))
-    if (routed !== null) return { kind: 'public', ...routed, ownHost }
+    if (routed !== null) return { kind: 'public', ...routed }
     if (host !== '' && !isIpLiteral(host)) {
       const bucket = await registry.bucketForDomain(host)
       const domainRoute = bucket === null ? null : matchPublicRoute([{ host, pathPrefix: '/', bucket }], host, path)
-      if (domainRoute !== null) return { kind: 'public', ...domainRoute, ownHost: true }
+      if (domainRoute !== null) return { kind: 'public', ...domainRoute }
     }
     return pathStyleTarget(path)
   }
@@ -472,7 +470,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         return await handleObject(request, reply, target.bucket, target.key)
       case 'public':
         request.logFields = { bucket: target.bucket, key: target.key }
-        return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost === true)
+        return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost)
     }
   }
 }

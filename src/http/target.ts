@@ -62,7 +62,7 @@ export type RequestTarget =
   | { kind: 'bucket', bucket: string }
   | { kind: 'object', bucket: string, key: string }
   /** `ownHost`: served on a host of its own (a host route or a custom domain), not the console's. */
-  | { kind: 'public', bucket: string, key: string, site?: SiteOptions, ownHost?: boolean }
+  | { kind: 'public', bucket: string, key: string, ownHost: boolean, site?: SiteOptions }
 
 /** Longest object name accepted as an index or error document (the binding's key limit). */
 const maxDocumentName = 1024
@@ -141,12 +141,13 @@ export function rawPath (url: string): string {
 }
 
 /** A configured public route for (host, path), with the key it names. */
-export function matchPublicRoute (routes: PublicRoute[], host: string, path: string): { bucket: string, key: string, site?: SiteOptions } | null {
+export function matchPublicRoute (routes: PublicRoute[], host: string, path: string): { bucket: string, key: string, ownHost: boolean, site?: SiteOptions } | null {
   for (const route of routes) {
     if (route.host !== null && route.host !== host) continue
     if (!path.startsWith(route.pathPrefix)) continue
     const key = decodeOnce(path.slice(route.pathPrefix.length))
-    return route.site === undefined ? { bucket: route.bucket, key } : { bucket: route.bucket, key, site: route.site }
+    const ownHost = route.host !== null
+    return route.site === undefined ? { bucket: route.bucket, key, ownHost } : { bucket: route.bucket, key, ownHost, site: route.site }
   }
   return null
 }

@@ -44,11 +44,11 @@ t.test('public route specs', async t => {
 t.test('public route matching: host-bound first, longest prefix first', async t => {
   const routes = orderRoutes(parseRouteList('/assets/=any-host, cdn.localhost=cdn, cdn.localhost/img/=images, /assets/deep/=deep'))
   const cases: Array<[string, string, unknown]> = [
-    ['cdn.localhost', '/a/b.css', { bucket: 'cdn', key: 'a/b.css' }],
-    ['cdn.localhost', '/img/x%20y.png', { bucket: 'images', key: 'x y.png' }],
-    ['cdn.localhost', '/assets/x', { bucket: 'cdn', key: 'assets/x' }],
-    ['127.0.0.1', '/assets/app.js', { bucket: 'any-host', key: 'app.js' }],
-    ['127.0.0.1', '/assets/deep/app.js', { bucket: 'deep', key: 'app.js' }],
+    ['cdn.localhost', '/a/b.css', { bucket: 'cdn', key: 'a/b.css', ownHost: true }],
+    ['cdn.localhost', '/img/x%20y.png', { bucket: 'images', key: 'x y.png', ownHost: true }],
+    ['cdn.localhost', '/assets/x', { bucket: 'cdn', key: 'assets/x', ownHost: true }],
+    ['127.0.0.1', '/assets/app.js', { bucket: 'any-host', key: 'app.js', ownHost: false }],
+    ['127.0.0.1', '/assets/deep/app.js', { bucket: 'deep', key: 'app.js', ownHost: false }],
     ['127.0.0.1', '/assets', null],
     ['127.0.0.1', '/photos/a', null]
   ]
