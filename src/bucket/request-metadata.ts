@@ -108,6 +108,24 @@ export function responseOverridesFrom (query: Record<string, unknown>): Record<s
 const objectSandbox = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
 
 /**
+ * Content types a browser shows as data (an image, media, text, a file to
+ * save), never as a page running script. PDFs too: browsers' viewers refuse
+ * a sandbox, and run no script of the origin. `+xml` types (SVG) are pages.
+ */
+const inertTypes = new Set([
+  'application/octet-stream', 'application/json', 'application/pdf', 'application/zip', 'application/gzip', 'application/wasm',
+  'text/plain', 'text/css', 'text/csv', 'text/javascript', 'application/javascript'
+])
+const inertMedia = /^(?:image|audio|video|font)\/[a-z0-9][a-z0-9!#$&^_.-]*$/
+
+function isInertType (contentType: string | undefined): boolean {
+  if (contentType === undefined) return false
+  const semicolon = contentType.indexOf(';')
+  const essence = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase()
+  return inertTypes.has(essence) || inertMedia.test(essence)
+}
+
+/**
  * Adds to a served object's response headers (the read's own, made for this
  * answer) what keeps it from acting as the origin that serves it, for the
  * doors whose origin also takes unsigned requests (the console's host, the
@@ -115,12 +133,14 @@ const objectSandbox = 'sandbox allow-scripts allow-forms allow-popups allow-moda
  * Content-Security-Policy sandbox without `allow-same-origin`, so an HTML
  * or SVG object (or one read with `response-content-type=text/html`) runs in
  * an opaque origin whose requests are another site's. A policy the answer
- * has already (a listing page's stricter one) is kept; PDFs get none, since
- * browsers' viewers refuse a sandbox and run no script of the origin.
+ * has already (a listing page's stricter one) is kept. An object of an inert
+ * type (an image, JSON, text; any type not named there, or not parseable,
+ * is not) is left as it is: it cannot run as a page, and the two headers
+ * would only slow the most common answers.
  */
 export function sandboxObjectHeaders (headers: Record<string, string>): Record<string, string> {
+  if (isInertType(headers['content-type'])) return headers
   headers['x-content-type-options'] = 'nosniff'
-  const pdf = /^\s*application\/pdf\s*(;|$)/i.test(headers['content-type'] ?? '')
-  if (headers['content-security-policy'] === undefined && !pdf) headers['content-security-policy'] = objectSandbox
+  if (headers['content-security-policy'] === undefined) headers['content-security-policy'] = objectSandbox
   return headers
 }

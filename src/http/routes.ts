@@ -260,8 +260,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
    * A read's answer. Objects read on the host that also serves the web
    * console and the management API (path style, and routes bound to no host:
    * not `ownHost`) share their origin: on a credential-free loopback server
-   * an HTML object there would run with every right, so those answers are
-   * sandboxed (`sandboxObjectHeaders`), and the site guard and CORS treat the
+   * an HTML object there would run with every right, so those answers with
+   * a body are sandboxed (`sandboxObjectHeaders`), and the site guard and CORS treat the
    * sandbox's opaque origin (`Origin: null`) as another site. A host route or
    * a custom domain is an origin of its own and serves its site untouched.
    */
@@ -271,7 +271,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const result = site === undefined
       ? await readObject(bucket, key, method, request.headers, query)
       : await readSite(bucket, key, site, method, request.headers, query)
-    reply.code(result.status).headers(ownHost ? result.headers : sandboxObjectHeaders(result.headers))
+    reply.code(result.status).headers(ownHost || result.body === undefined ? result.headers : sandboxObjectHeaders(result.headers))
     if (result.body === undefined) return await reply.send()
     if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
     if (isRecyclingStream(result.body)) return await sendRecycling(reply, result.body)

@@ -334,6 +334,16 @@ t.test('objects read on the console\'s own host are sandboxed, so their scripts 
     t.equal(headers['x-content-type-options'], 'nosniff', `${url}: not sniffed`)
   }
   t.equal((await read('/photos/paper.pdf'))['content-security-policy'], undefined, 'a PDF stays viewable')
+  const text = await read('/photos/note.txt')
+  t.equal(text['content-security-policy'], undefined, 'an inert type (text/plain) needs no sandbox')
+  t.equal(text['x-content-type-options'], undefined)
+  for (const type of ['image/svg+xml', 'application/xhtml+xml', 'text/xml', 'TEXT/HTML; charset=utf-8', 'text/html x', 'image/png, text/html', '']) {
+    const headers = await read(`/photos/note.txt?response-content-type=${encodeURIComponent(type)}`)
+    t.match(headers['content-security-policy'], /^sandbox /, `${JSON.stringify(type)}: sandboxed`)
+  }
+  const notModified = await app.inject({ method: 'GET', url: '/photos/page.html', headers: { host, 'if-none-match': '*' } })
+  t.equal(notModified.statusCode, 304)
+  t.equal(notModified.headers['content-security-policy'], undefined, 'an answer without a body needs none')
   t.match((await read('/www/'))['content-security-policy'], /^default-src 'none'/, 'a listing keeps its own, stricter policy')
   // A host of its own is another origin than the console's: its site is served as it is.
   t.equal((await read('/page.html', 'cdn.example'))['content-security-policy'], undefined, 'host route')

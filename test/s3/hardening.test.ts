@@ -310,5 +310,8 @@ t.test('objects are read sandboxed: an HTML object cannot use the development mo
   }
   const pdf = await raw(server, 'GET', '/photos/paper.pdf')
   t.equal(pdf.headers['content-security-policy'], undefined, 'a PDF stays viewable')
-  t.equal(pdf.headers['x-content-type-options'], 'nosniff')
+  const image = await raw(server, 'GET', '/photos/note.txt?response-content-type=image%2Fpng')
+  t.equal(image.headers['content-security-policy'], undefined, 'an inert type needs no sandbox')
+  const svg = await raw(server, 'GET', '/photos/note.txt?response-content-type=image%2Fsvg%2Bxml')
+  t.match(svg.headers['content-security-policy'], /^sandbox /, 'SVG is a page')
 })
