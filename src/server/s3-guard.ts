@@ -10,10 +10,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { siteGuardHook, type SiteGuardOptions } from '../http/site-guard.js'
-
-function xmlText (text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
-}
+import { errorDocument } from '../s3/index.js'
 
 /** Whether `host` is one of the S3 virtual-host domains or a sub-domain of one. */
 export function underDomains (host: string, domains: string[]): boolean {
@@ -25,7 +22,9 @@ export function underDomains (host: string, domains: string[]): boolean {
 
 export function guardS3Site (s3: FastifyInstance, guard: SiteGuardOptions): void {
   s3.addHook('onRequest', siteGuardHook(guard, () => true, (reply, err) => {
-    const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>${xmlText(err.message)}</Message></Error>`
-    void reply.code(403).type('application/xml').send(body)
+    // The S3 API's own hook has given the request its id (and the x-amz-request-id header) by now.
+    const requestId = reply.request.s3RequestId
+    const fields: Record<string, string> = requestId === undefined || requestId === '' ? {} : { RequestId: requestId }
+    void reply.code(403).type('application/xml').send(errorDocument('AccessDenied', err.message, fields))
   }))
 }

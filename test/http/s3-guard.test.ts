@@ -24,6 +24,7 @@ t.test('cross-site writes and foreign hosts are refused on an open S3 port', asy
   const crossSite = await s3.inject({ method: 'POST', url: '/photos?delete', headers: { host: '127.0.0.1:8788', origin: 'https://evil.example', 'content-type': 'text/plain' }, payload: deleteBody })
   t.equal(crossSite.statusCode, 403)
   t.match(crossSite.body, /<Code>AccessDenied<\/Code>/)
+  t.match(crossSite.body, `<RequestId>${String(crossSite.headers['x-amz-request-id'])}</RequestId>`, 'with the request id of its header')
   const fetchSite = await s3.inject({ method: 'DELETE', url: '/photos/keep', headers: { host: 'localhost:8788', 'sec-fetch-site': 'cross-site' } })
   t.equal(fetchSite.statusCode, 403)
   const rebound = await s3.inject({ method: 'GET', url: '/photos/keep', headers: { host: 'evil.example:8788' } })
