@@ -144,3 +144,14 @@ export function sandboxObjectHeaders (headers: Record<string, string>): Record<s
   if (headers['content-security-policy'] === undefined) headers['content-security-policy'] = objectSandbox
   return headers
 }
+
+/**
+ * Whether a request announces a body over `limit` bytes: its
+ * `x-amz-decoded-content-length` (the bytes an aws-chunked framing holds),
+ * else its Content-Length. Each door refuses such a request before it asks
+ * for the body, so the client is never told to send it.
+ */
+export function declaresBodyOver (headers: RequestHeaders, limit: number): boolean {
+  const declared = single(headers, 'x-amz-decoded-content-length') ?? single(headers, 'content-length')
+  return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit
+}

@@ -23,7 +23,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, continueBody, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, sandboxObjectHeaders } from '../bucket/index.js'
+import { BucketError, continueBody, declaresBodyOver, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, sandboxObjectHeaders } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -123,10 +123,9 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   }
 }
 
-/** EntityTooLarge (100100) for a body whose Content-Length is over `limit`, before it is asked for. */
+/** EntityTooLarge (100100) for a body announced over `limit` bytes, before it is asked for. */
 function refuseOversized (request: FastifyRequest, limit: number, method: string): void {
-  const length = request.headers['content-length']
-  if (length !== undefined && /^\d+$/.test(length) && Number(length) > limit) throw new BucketError('EntityTooLarge', method)
+  if (declaresBodyOver(request.headers, limit)) throw new BucketError('EntityTooLarge', method)
 }
 
 /** S3 SDKs frame streamed bodies with `Content-Encoding: aws-chunked`; stored as sent, the framing would corrupt the object. */

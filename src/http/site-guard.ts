@@ -90,6 +90,8 @@ const privatePaths = /^\/(?:client\/v4|_console)(?:[/?]|$)/
 function routedPath (url: string): string {
   // The absolute form (`GET http://host/client/v4/...`) is routed by its path too.
   const path = rawPath(url)
+  // Every request in credential-free mode comes here (isManagementUrl): most paths have nothing to decode.
+  if (!path.includes('%')) return path
   try {
     return decodeURIComponent(path)
   } catch {

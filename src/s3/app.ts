@@ -82,8 +82,8 @@ export function redactedUrl (url: string): string {
 }
 
 /** An S3 error written outside a route (a stalled request, an unmet Expect), with a request id. */
-function bareAnswer (code: S3ErrorCode, requestId = randomHex(8).toUpperCase(), message: string = S3Errors[code].message): BareAnswer {
-  const status = S3Errors[code].status
+function bareAnswer (code: S3ErrorCode, requestId = randomHex(8).toUpperCase()): BareAnswer {
+  const { status, message } = S3Errors[code]
   const headers = { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId }
   return { status, contentType: 'application/xml', body: errorDocument(code, message, { RequestId: requestId }), headers }
 }

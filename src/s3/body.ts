@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { pipeline, type Readable } from 'node:stream'
-import { continueBody, type BucketUploadChecksumAlgorithm, type BucketUploadPartOptions } from '../bucket/index.js'
+import { continueBody, declaresBodyOver, type BucketUploadChecksumAlgorithm, type BucketUploadPartOptions } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 import { single } from './headers.js'
 import { AwsChunkedDecoder, ChecksumVerifier, checksumAlgorithms, payloadMode, requestedChecksums, type ChecksumAlgorithm, type ExpectedChecksum } from './payload.js'
@@ -22,10 +22,7 @@ import type { VerifiedSignature } from './sigv4.js'
  * for aws-chunked), answered before the body is asked for.
  */
 export function refuseOversized (headers: IncomingMessage['headers'], limit: number): void {
-  const declared = single(headers, 'x-amz-decoded-content-length') ?? single(headers, 'content-length')
-  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
-    throw new S3Error('EntityTooLarge', `Your proposed upload exceeds the maximum allowed size of ${limit} bytes.`)
-  }
+  if (declaresBodyOver(headers, limit)) throw new S3Error('EntityTooLarge', `Your proposed upload exceeds the maximum allowed size of ${limit} bytes.`)
 }
 
 /** What S3 adds to an object or part that arrives without an x-amz-checksum-*. */
