@@ -24,7 +24,7 @@ import { isLoopbackHost } from './http/auth.js'
 import { answerClientError, expectationListener, requireHost } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
 import { createLogger, lazyChildLogger } from './http/logger.js'
-import { isManagementUrl, siteGuardHook } from './http/site-guard.js'
+import { isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
@@ -100,15 +100,14 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
   const gatewayOpen = config.token === null && isLoopbackHost(config.host)
   const managementOpen = management.open === true && management.tokens.length + management.keys.length === 0
+  const routeHosts = new Set(config.routes.flatMap(r => r.host === null ? [] : [r.host]))
+  const guard = { routeHosts, isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null }
+  const refuse = (reply: FastifyReply, err: DoorError): void => {
+    const answer = errorReply(err)
+    void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
+  }
   if (gatewayOpen || managementOpen) {
-    const routeHosts = new Set(config.routes.flatMap(r => r.host === null ? [] : [r.host]))
-    const guard = { routeHosts, isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null }
-    app.addHook('onRequest', siteGuardHook(guard,
-      request => isManagementUrl(request.url) ? managementOpen : gatewayOpen,
-      (reply, err) => {
-        const answer = errorReply(err)
-        void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
-      }))
+    app.addHook('onRequest', siteGuardHook(guard, request => isManagementUrl(request.url) ? managementOpen : gatewayOpen, refuse))
   }
 
   app.setNotFoundHandler(async (request, reply) => {
@@ -119,30 +118,28 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     return await reply.code(answer.status).headers(answer.headers).send(failure(answer.code, answer.message))
   })
 
-  // The management API v4 (src/mgmt/) mounts here, beside the gateway, on the
-  // same registry. Its prefix is more specific than the gateway's catch-all
-  // route, so /client/v4/... never reaches the bucket routes.
-  await app.register(managementApi, {
-    prefix: '/client/v4',
-    registry,
-    credentials: management
-  })
-
-  // The web console's static files (src/console/serve.ts); `/_console/` is
-  // more specific than the gateway's catch-all, and no bucket can be named so.
-  // What it refuses is answered here, in the gateway's envelope.
+  // The management API v4 (src/mgmt/) and the web console (src/console/serve.ts)
+  // mount here, beside the gateway, in a scope that keeps them off route hosts
+  // and custom domains (a site's pages must not share their origin). Their
+  // prefixes are more specific than the gateway's catch-all route, and no
+  // bucket can be named `_console`.
   const consoleErrors: Record<ConsoleRefusal, () => Error> = {
     NoSuchFile: () => new DoorError('NoSuchRoute'),
     PreconditionFailed: () => new DoorError('PreconditionFailed'),
     RangeNotSatisfiable: () => new BucketError('InvalidRange', 'get')
   }
-  await app.register(webConsole, {
-    refuse: async (reply, refusal) => {
-      const err = typeof refusal === 'string' ? consoleErrors[refusal]() : refusal.fault
-      const answer = errorReply(err)
-      if (answer.log !== null) reply.log.error({ err }, 'console request failed')
-      return await reply.code(answer.status).headers(answer.headers).type('application/json').send(failure(answer.code, answer.message))
-    }
+  await app.register(async scope => {
+    scope.addHook('onRequest', siteHostHook(guard, refuse))
+    await scope.register(managementApi, { prefix: '/client/v4', registry, credentials: management })
+    await scope.register(webConsole, {
+      // What the console refuses is answered in the gateway's envelope.
+      refuse: async (reply, refusal) => {
+        const err = typeof refusal === 'string' ? consoleErrors[refusal]() : refusal.fault
+        const answer = errorReply(err)
+        if (answer.log !== null) reply.log.error({ err }, 'console request failed')
+        return await reply.code(answer.status).headers(answer.headers).type('application/json').send(failure(answer.code, answer.message))
+      }
+    })
   })
 
   await app.register(gatewayRoutes, {

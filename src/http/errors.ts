@@ -43,6 +43,7 @@ export const DoorErrors = {
   HeadersTooLarge: { code: 43100, status: 431, message: 'The request headers are too large (16 KiB in all).' },
   UnsupportedEncoding: { code: 41501, status: 415, message: 'Content-Encoding: aws-chunked bodies are not accepted on these routes: send the object\'s bytes as they are.' },
   ForeignHost: { code: 42100, status: 421, message: 'This server has no credentials configured, so it answers only to loopback host names, its routes and its buckets\' custom domains.' },
+  SiteHost: { code: 42101, status: 421, message: 'This host name serves a public bucket\'s site: the management API and the web console answer on the gateway\'s other host names.' },
   NoSuchKey: { code: 10007, status: 404, message: 'The specified key does not exist.' },
   NoSuchRoute: { code: 40400, status: 404, message: 'No route for this URL.' },
   MethodNotAllowed: { code: 40500, status: 405, message: 'The method is not allowed on this resource.' },

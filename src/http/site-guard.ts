@@ -14,7 +14,8 @@
  *   S3 port's `--s3-domain`), a configured route host, or a bucket's custom
  *   domain. Anything else answers 421: a rebound name is none of those.
  * - A route host or a custom domain serves its public bucket, read-only:
- *   GET, HEAD and OPTIONS, never the management API or the console. Whoever
+ *   GET, HEAD and OPTIONS, never the management API or the console (those
+ *   two not with credentials either: `siteHostHook`). Whoever
  *   controls such a name's DNS could rebind it to this machine, so it gets
  *   no more than the public reads it was made for (421 otherwise). A route
  *   host under `.localhost` too: its pages are the site's, not the user's.
@@ -175,8 +176,35 @@ export function siteVerdict (method: string, url: string, headers: IncomingHttpH
 
 /** A public host's requests: reads of what it serves, nothing else. */
 function publicVerdict (method: string, url: string, host: string): DoorError | null {
-  if (safeMethods.has(method) && !privatePaths.test(routedPath(url))) return null
+  if (privatePaths.test(routedPath(url))) return siteHostError(host)
+  if (safeMethods.has(method)) return null
   return new DoorError('ForeignHost', `Host "${host}" serves its public bucket only (GET, HEAD, OPTIONS).`)
+}
+
+function siteHostError (host: string): DoorError {
+  return new DoorError('SiteHost', `Host "${host}" serves a public bucket.`)
+}
+
+/**
+ * The hook of the management API and the console, in every mode: a route
+ * host or a custom domain never serves them. A site's pages (any HTML
+ * object of its bucket) would share their origin with a console opened on
+ * that name, and read its token from the tab.
+ */
+export function siteHostHook (options: Pick<SiteGuardOptions, 'routeHosts' | 'isCustomDomain'>,
+  refuse: (reply: FastifyReply, err: DoorError) => void): onRequestHookHandler {
+  return (request, reply, done) => {
+    const host = hostName(request.headers.host ?? '')
+    if (options.routeHosts.has(host)) {
+      refuse(reply, siteHostError(host))
+      return
+    }
+    if (host === '' || isIP(host.startsWith('[') ? host.slice(1, -1) : host) !== 0) {
+      done()
+      return
+    }
+    options.isCustomDomain(host).then(known => { if (known) refuse(reply, siteHostError(host)); else done() }, (err: Error) => { done(err) })
+  }
 }
 
 /**

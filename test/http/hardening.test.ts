@@ -209,13 +209,39 @@ t.test('no token on loopback: a route host or custom domain serves its public bu
     for (const request of writes) {
       const res = await app.inject(request)
       t.equal(res.statusCode, 421, `${name}: ${request.method} ${request.url}`)
-      t.equal(errorCode(res), 42100)
+      t.equal(errorCode(res), request.url.startsWith('/keep') ? 42100 : 42101)
     }
   }
   t.equal((await app.inject({ method: 'GET', url: '/keep', headers: { host: 'files.example' } })).body, 'precious', 'the custom domain serves its bucket')
   t.equal((await app.inject({ method: 'GET', url: '/index.html', headers: { host: 'cdn.example' } })).body, 'home', 'the route serves its bucket')
   t.equal((await registry.info('photos'))?.settings.public, false, 'still private')
   t.equal(await (await (await registry.open('photos'))!.get('keep') as { text: () => Promise<string> }).text(), 'precious')
+})
+
+t.test('with a token too, a route host or custom domain never serves the management API or the console', async t => {
+  const { app, registry } = await gateway(t, { routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }, { host: 'www.example', pathPrefix: '/assets/', bucket: 'site' }] })
+  await registry.updateSettings('photos', { domains: ['files.example'] })
+  await (await registry.open('site'))!.put('page.html', '<p>site</p>')
+  const { authorization } = auth
+  // A site's HTML would share its origin with a console opened there, and read the token from the tab.
+  for (const name of ['cdn.example', 'www.example', 'files.example', 'FILES.example:8787']) {
+    for (const url of ['/_console/', '/_console/app.js', '/client/v4/accounts/a/r2/buckets', '/%63lient/v4/accounts/a/r2/buckets', '/client/v4/user/tokens/verify']) {
+      const res = await app.inject({ method: 'GET', url, headers: { host: name, authorization } })
+      t.equal(res.statusCode, 421, `${name} ${url}`)
+      t.equal(errorCode(res), 42101, `${name} ${url}`)
+      t.notMatch(res.body, /photos/)
+    }
+    const create = await app.inject({ method: 'POST', url: '/client/v4/accounts/a/r2/buckets', headers: { host: name, authorization, 'content-type': 'application/json' }, payload: '{"name": "planted"}' })
+    t.equal(create.statusCode, 421)
+  }
+  t.equal(await registry.info('planted'), null, 'nothing created')
+  t.equal((await app.inject({ method: 'GET', url: '/assets/page.html', headers: { host: 'www.example' } })).body, '<p>site</p>', 'the site itself is served')
+  // The gateway's own names keep both.
+  for (const name of [host, 'gateway.example']) {
+    const list = await app.inject({ method: 'GET', url: '/client/v4/accounts/a/r2/buckets', headers: { host: name, authorization } })
+    t.equal(list.statusCode, 200, name)
+    t.not((await app.inject({ method: 'GET', url: '/_console/', headers: { host: name } })).statusCode, 421, name)
+  }
 })
 
 t.test('the management API, open on loopback, refuses cross-site writes too', async t => {
