@@ -126,6 +126,13 @@ function isInertType (contentType: string | undefined): boolean {
 }
 
 /**
+ * The `Cache-Control` of an object read that needed credentials, unless the
+ * object has its own: a browser's cache is keyed by URL alone, and would
+ * hand a private body to a later request made without them.
+ */
+export const privateReadCacheControl = 'private, no-store'
+
+/**
  * Adds to a served object's response headers (the read's own, made for this
  * answer) what keeps it from acting as the origin that serves it, for the
  * doors whose origin also takes unsigned requests (the console's host, the

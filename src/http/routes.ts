@@ -23,7 +23,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, continueBody, declaresBodyOver, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, sandboxObjectHeaders } from '../bucket/index.js'
+import { BucketError, continueBody, declaresBodyOver, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, privateReadCacheControl, sandboxObjectHeaders } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -222,14 +222,23 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     return pathStyleTarget(path)
   }
 
-  /** Checks access to a bucket, sets its CORS headers, and opens it. */
+  /**
+   * Checks access to a bucket, sets its CORS headers, and opens it. A
+   * private read made with the token is marked for no cache to keep: a
+   * browser's cache is keyed by URL alone and would hand the body to a
+   * later request without the token (after the console forgets it).
+   */
   async function enter (request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public'): Promise<{ bucket: Bucket, info: BucketInfo }> {
     const info = await registry.info(name)
     const publicRead = access === 'public' ||
       (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
     const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
     reply.headers(corsHeaders(rules, request.headers.origin, request.method))
-    if (!publicRead) requireCredentials(policy, request.headers.authorization)
+    if (!publicRead) {
+      requireCredentials(policy, request.headers.authorization)
+      // Read with the token: no browser keeps it (an object's own Cache-Control, set after this, still wins).
+      if (policy.token !== null && access === 'read') reply.header('cache-control', privateReadCacheControl)
+    }
     const bucket = info === null ? null : await registry.open(name, info)
     if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())
     return { bucket, info }

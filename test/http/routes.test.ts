@@ -602,3 +602,25 @@ t.test('bodies are not limited by Fastify\'s body limit and are not parsed', asy
   t.equal(envelope(put).result.size, big.length)
   t.equal(envelope(put).result.etag, md5Hex(big))
 })
+
+t.test('a private read made with the token is kept by no cache, unless the object says otherwise', async t => {
+  const { app } = await gateway(t)
+  await app.inject({ method: 'PUT', url: '/photos/plain', headers: auth, payload: 'private' })
+  await app.inject({ method: 'PUT', url: '/photos/cached', headers: { ...auth, 'cache-control': 'max-age=60' }, payload: 'private' })
+  await app.inject({ method: 'PUT', url: '/site/page', headers: auth, payload: 'public' })
+  // A browser's cache is keyed by URL alone: a body it kept would answer a later request without the token.
+  for (const method of ['GET', 'HEAD'] as const) {
+    t.equal((await app.inject({ method, url: '/photos/plain', headers: auth })).headers['cache-control'], 'private, no-store', method)
+    t.equal((await app.inject({ method, url: '/photos/cached', headers: auth })).headers['cache-control'], 'max-age=60', `${method}: the object's own wins`)
+    t.equal((await app.inject({ method, url: '/site/page' })).headers['cache-control'], undefined, `${method}: a public read is left to the object`)
+  }
+  const etag = (await app.inject({ method: 'GET', url: '/photos/plain', headers: auth })).headers.etag as string
+  const revalidated = await app.inject({ method: 'GET', url: '/photos/plain', headers: { ...auth, 'if-none-match': etag } })
+  t.equal(revalidated.statusCode, 304)
+  t.equal(revalidated.headers['cache-control'], 'private, no-store')
+  const listing = await app.inject({ method: 'GET', url: '/photos', headers: auth })
+  t.equal(listing.headers['cache-control'], 'private, no-store', 'a private listing too')
+  const { app: open } = await gateway(t, { token: null })
+  await open.inject({ method: 'PUT', url: '/photos/plain', payload: 'open' })
+  t.equal((await open.inject({ method: 'GET', url: '/photos/plain' })).headers['cache-control'], undefined, 'without a token there is nothing to keep private')
+})

@@ -114,7 +114,9 @@ t.test('objects through the account\'s API', async t => {
   t.same(grouped.json().result_info.delimited, ['docs/'], 'delimited prefixes')
   const badCursor = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects?cursor=nonsense`, headers: auth })
   t.equal(badCursor.json().errors[0].code, 10040, 'a cursor not returned by the listing')
-  t.equal((await app.inject({ method: 'GET', url: url('empty'), headers: auth })).headers['content-type'], 'application/octet-stream', 'no content type: application/octet-stream')
+  const plain = await app.inject({ method: 'GET', url: url('empty'), headers: auth })
+  t.equal(plain.headers['content-type'], 'application/octet-stream', 'no content type: application/octet-stream')
+  t.equal(plain.headers['cache-control'], 'private, no-store', 'no Cache-Control of its own: no browser keeps a read made with credentials')
 
   const deleted = await app.inject({ method: 'DELETE', url: url('docs/a.json'), headers: auth })
   t.equal(deleted.statusCode, 200, 'DELETE answers 200, never a bodiless 204')

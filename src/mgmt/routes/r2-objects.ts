@@ -27,7 +27,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import {
-  bodyBuffer, bodyStream, conditionalHeadersOf, contentMd5Bytes, InvalidConditionalHeader, isArgumentError, namesAwsChunked, type Bucket, type BucketObject, type StorageClass
+  bodyBuffer, bodyStream, conditionalHeadersOf, contentMd5Bytes, InvalidConditionalHeader, isArgumentError, namesAwsChunked, privateReadCacheControl, type Bucket, type BucketObject, type StorageClass
 } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
@@ -110,6 +110,8 @@ async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Pr
   object.writeHttpMetadata(headers)
   headers.forEach((value, name) => { reply.header(name, value) })
   if (!headers.has('content-type')) reply.header('content-type', 'application/octet-stream')
+  // Every read here is made with credentials.
+  if (!headers.has('cache-control')) reply.header('cache-control', privateReadCacheControl)
   reply.header('etag', object.httpEtag)
   reply.header('last-modified', object.uploaded.toUTCString())
   reply.header('content-length', object.size)
