@@ -30,11 +30,11 @@ const STATEMENT_TIMEOUT_MS = 30_000
 const QUERY_TIMEOUT_GRACE_MS = 5_000
 /**
  * How long the server keeps a transaction whose gateway sent nothing more
- * (`idle_in_transaction_session_timeout`) before ending the session. Between
- * two statements a gateway links files (completion links every part), so
- * this is generous; without it, a gateway that froze there (a paused VM, a
- * stopped process, a network partition the server's TCP does not notice)
- * keeps its row locks, and every write to those keys through every other
+ * (`idle_in_transaction_session_timeout`) before ending the session. A
+ * gateway that links files between two statements (completion links every
+ * part) says it is alive meanwhile (`busy`). Without the limit, a gateway
+ * that froze there (a paused VM, a stopped process, a network partition the
+ * server's TCP does not notice) keeps its row locks, and every write to those keys through every other
  * gateway fails with 10908 until the freeze ends.
  */
 const IDLE_IN_TRANSACTION_MS = 60_000
@@ -104,9 +104,12 @@ export class PgCatalog {
   readonly #holder = new AsyncLocalStorage<Holder>()
   /** Per lock name, the end of the queue of this process's callers. */
   readonly #turns = new Map<string, Promise<void>>()
+  /** The server's limit on a silent transaction (`idle_in_transaction_session_timeout`). */
+  readonly #idleInTransactionMs: number
 
-  private constructor (pool: pg.Pool) {
+  private constructor (pool: pg.Pool, idleInTransactionMs: number) {
     this.pool = pool
+    this.#idleInTransactionMs = idleInTransactionMs
   }
 
   /** The connection of the lock the caller runs under, while it is held. */
@@ -131,7 +134,7 @@ export class PgCatalog {
     })
     // An idle connection the server closed (a restart): the pool drops it; the next request opens another.
     pool.on('error', () => {})
-    const catalog = new PgCatalog(pool)
+    const catalog = new PgCatalog(pool, options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS)
     try {
       const client = await pool.connect()
       // Ended by the server mid-migration: the next statement fails, not the process (see withClient).
@@ -194,6 +197,25 @@ export class PgCatalog {
       client.off('error', onError)
       // A connection that failed is not handed to the next request.
       client.release(broken instanceof Error ? broken : undefined)
+    }
+  }
+
+  /**
+   * Runs `work`, file work between two statements of a transaction on
+   * `client` (linking an upload's parts, a copy's segments), with a `SELECT 1`
+   * sent every third of the server's limit on silent transactions: the
+   * server then ends only the transactions of gateways that froze, not one
+   * linking thousands of parts on a slow mount. A failed `SELECT 1` is left
+   * for the transaction's next statement to report.
+   */
+  async busy<T> (client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
+    let alive: Promise<unknown> = Promise.resolve()
+    const timer = setInterval(() => { alive = client.query('SELECT 1').catch(() => {}) }, this.#idleInTransactionMs / 3)
+    try {
+      return await work()
+    } finally {
+      clearInterval(timer)
+      await alive
     }
   }
 

@@ -6,12 +6,18 @@
  * its bucket was closed to writes can be run again; a catalog URL that is
  * wrong is reported without its password, however the password is written;
  * a gateway frozen inside a transaction or a settings update loses it (and
- * its locks) after a while; a statement the gateway stopped waiting for
- * never lands later; a data directory that is not the shared one is refused.
+ * its locks) after a while, one still linking files does not; a statement
+ * the gateway stopped waiting for never lands later; a data directory that
+ * is not the shared one is refused.
  */
 import t from 'tap'
 import { openRegistry, type BucketObjectBody } from '../../../src/index.js'
+import { randomBytes } from 'node:crypto'
+import path from 'node:path'
+import { BucketEngine } from '../../../src/bucket/index.js'
+import { BlobFiles } from '../../../src/stores/fs/blobs.js'
 import { PgCatalog, redactUrl } from '../../../src/stores/pg/catalog.js'
+import { PgStore } from '../../../src/stores/pg/store.js'
 import { testdir } from '../../testdir.js'
 import { startPostgres } from './server.js'
 
@@ -107,6 +113,29 @@ t.test('the server ends the transaction of a gateway that froze between two stat
   t.notOk(thawed, `another gateway's write went through while the first was still frozen (${Date.now() - started} ms)`)
   await t.rejects(stuck, { code: 10908 }, 'the frozen gateway learns its transaction is gone when it resumes')
   t.equal((await other.query('reading', 'SELECT n FROM frozen_rows WHERE id = 1')).rows[0].n, 100, 'and its write never landed')
+})
+
+t.test('a completion or a copy that links files for longer than the limit on silent transactions still lands', async t => {
+  // A slow mount: linking thousands of parts can outlast the limit that ends frozen gateways' transactions.
+  const catalog = await PgCatalog.connect(server.url(), { idleInTransactionMs: 1000 })
+  t.teardown(async () => { await catalog.close() })
+  const bucket = new BucketEngine(await PgStore.open(catalog, randomBytes(8).toString('hex'), path.join(testdir(t), '.fsbucket'), { fsync: false, create: true }), { minPartSize: 1 })
+  const link = BlobFiles.prototype.linkParts
+  const linkSegments = BlobFiles.prototype.linkSegments
+  let slowLinks = 0
+  const slowly = async (): Promise<void> => { slowLinks++; await new Promise(resolve => setTimeout(resolve, 2500)) }
+  BlobFiles.prototype.linkParts = async function (...args) { await slowly(); return await link.apply(this, args) }
+  BlobFiles.prototype.linkSegments = async function (...args) { await slowly(); return await linkSegments.apply(this, args) }
+  t.teardown(() => { BlobFiles.prototype.linkParts = link; BlobFiles.prototype.linkSegments = linkSegments })
+  const upload = await bucket.createMultipartUpload('big')
+  const parts = [await upload.uploadPart(1, 'first '), await upload.uploadPart(2, 'second')]
+  const object = await upload.complete(parts)
+  t.equal(object.size, 12)
+  t.equal(await (await bucket.get('big') as BucketObjectBody).text(), 'first second', 'completed, though linking took 2.5 times the limit')
+  await bucket.put('one', 'single body')
+  await bucket.copy('one', 'copy')
+  t.equal(await (await bucket.get('copy') as BucketObjectBody).text(), 'single body', 'a copy that links as long lands too')
+  t.equal(slowLinks, 2, 'both linked slowly')
 })
 
 t.test('a statement that waited past its time on a lock is cancelled by the server: the request answered 10908 never lands later', async t => {
