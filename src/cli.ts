@@ -84,6 +84,8 @@ export function buildCli (): Command {
     .description('serve the buckets of the data directory over HTTP')
     .addOption(dataOption())
     .addOption(catalogOption())
+    .addOption(new Option('--catalog-connections <n>', 'connections each process may open to the --catalog (the primary and every worker)').env('FSBUCKET_CATALOG_CONNECTIONS')
+      .default(10).argParser(integer(1, 1000)))
     .addOption(new Option('-H, --host <address>', 'address to listen on').env('FSBUCKET_HOST').default('127.0.0.1'))
     .addOption(new Option('-p, --port <port>', 'port to listen on').env('FSBUCKET_PORT').default(8787).argParser(integer(0, 65535)))
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads').env('FSBUCKET_TOKEN'))

@@ -26,16 +26,17 @@ export async function openBucket (dir: string, options: OpenFsBucketOptions = {}
  * Options of a registry on a data directory: the registry's, the store's
  * (`fsync`), and `catalog`: absent or empty, a SQLite catalog in each
  * bucket's directory; a `postgres://` URL, one PostgreSQL catalog shared by
- * every gateway (the bodies stay in the data directory).
+ * every gateway (the bodies stay in the data directory), to which this
+ * process opens at most `catalogConnections` connections (default 10).
  */
-export type OpenFsRegistryOptions = RegistryOptions & FsStoreOptions & { catalog?: string }
+export type OpenFsRegistryOptions = RegistryOptions & FsStoreOptions & { catalog?: string, catalogConnections?: number }
 
 /** Opens the registry of the buckets in the data directory `dataDir` (created when missing). */
 export async function openRegistry (dataDir: string, options: OpenFsRegistryOptions = {}): Promise<BucketRegistry> {
   if (options.catalog !== undefined && options.catalog !== '') {
     // Loaded only when asked for: the PostgreSQL client weighs on every process's memory.
     const { PgRegistryStorage } = await import('./stores/pg/registry-storage.js')
-    return createRegistry(await PgRegistryStorage.open(dataDir, options.catalog, { fsync: options.fsync }), options)
+    return createRegistry(await PgRegistryStorage.open(dataDir, options.catalog, { fsync: options.fsync, maxConnections: options.catalogConnections }), options)
   }
   return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync }), options)
 }

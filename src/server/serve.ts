@@ -44,6 +44,8 @@ export interface ServeOptions {
   data: string
   /** A `postgres://` catalog shared by several gateways (`--catalog`); absent: SQLite per bucket. */
   catalog?: string
+  /** Connections each process may open to the catalog (`--catalog-connections`). */
+  catalogConnections?: number
   host: string
   port: number
   token?: string
@@ -199,7 +201,7 @@ function shareLooksWhileFewConnections (servers: Array<FastifyInstance | null>):
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
   const serving = handleShutdown(options, inWorker)
   if (!inWorker) await checkWritable(options.data)
-  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog })
+  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
   const app = await buildApp({
     dataDir: options.data,
     host: options.host,
@@ -266,7 +268,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
   await checkWritable(options.data)
   startupNotes(options, log)
-  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog })
+  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
   await ensureFirstBucket(registry, options.defaultBucket, log)
   if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
 

@@ -5,10 +5,13 @@
  * connections, through two gateways, finish without exhausting the pool or
  * stalling, lose no update, and leave the pool serving other requests
  * meanwhile. A lock held on one connection while its holder waits for
- * another would stall here until the pool's wait runs out (10908).
+ * another would stall here until the pool's wait runs out (10908). And
+ * `--catalog-connections` caps what a process opens.
  */
 import t from 'tap'
 import { createRegistry } from '../../../src/bucket/index.js'
+import { buildCli } from '../../../src/cli.js'
+import { openRegistry } from '../../../src/index.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgRegistryStorage } from '../../../src/stores/pg/registry-storage.js'
 import { testdir } from '../../testdir.js'
@@ -63,4 +66,24 @@ t.test('a burst of settings updates, beyond the pool size, through two gateways'
     catalog.withLock('test', 'busy', async () => 'also held', false)
   ])
   t.same([first, second], ['held', undefined], 'without waiting, a lock this process holds is refused at once')
+})
+
+t.test('--catalog-connections caps the connections a process opens to the catalog', async t => {
+  const serve = buildCli().commands.find(c => c.name() === 'serve')!
+  t.equal(serve.options.find(o => o.long === '--catalog-connections')?.envVar, 'FSBUCKET_CATALOG_CONNECTIONS')
+  const dataDir = testdir(t)
+  const admin = await PgCatalog.connect(server.url(), { maxConnections: 1 })
+  t.teardown(async () => { await admin.close() })
+  await admin.query('preparing', 'CREATE DATABASE capped')
+  const backends = async (): Promise<number> => (await admin.query('counting',
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = \'capped\' AND backend_type = \'client backend\'')).rows[0].n
+  const registry = await openRegistry(dataDir, { catalog: server.url('capped'), fsync: false, catalogConnections: 2 })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('capped')
+  const bucket = (await registry.open('capped'))!
+  // Far more requests at once than the cap: they wait their turn for one of its two connections.
+  await Promise.all(Array.from({ length: 40 }, async (_, i) => { await bucket.put(`k${i}`, `v${i}`) }))
+  t.equal((await bucket.list()).objects.length, 40, 'every write landed')
+  const opened = await backends()
+  t.ok(opened >= 1 && opened <= 2, `${opened} connection(s) opened`)
 })
