@@ -13,9 +13,10 @@
  * the request's raw bytes, Authorization header included; this one logs the
  * error's code only.
  */
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { endWith, rawAnswer, type BareAnswer } from '../bucket/index.js'
 import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from './errors.js'
 
@@ -28,11 +29,13 @@ function errorFor (code: string | undefined): DoorErrorName {
 /** Fastify's `clientErrorHandler` option (called with the instance as `this`). */
 export function answerClientError (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
-  const { code, status, message } = DoorErrors[errorFor(err.code)]
   this.log.debug({ code: err.code }, 'client error')
-  const body = JSON.stringify(failure(code, message))
-  answerLast(socket, `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
-    `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  answerLast(socket, rawAnswer(envelopeAnswer(errorFor(err.code))))
+}
+
+function envelopeAnswer (name: DoorErrorName): BareAnswer {
+  const { code, status, message } = DoorErrors[name]
+  return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(failure(code, message)) }
 }
 
 /**
@@ -70,9 +73,6 @@ export function requireHost (request: FastifyRequest, reply: FastifyReply, done:
 export function expectationListener (log: FastifyBaseLogger): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     log.debug({ expect: request.headers.expect }, 'expectation refused')
-    const { code, status, message } = DoorErrors.ExpectationFailed
-    const body = JSON.stringify(failure(code, message))
-    response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
-    response.end(body)
+    endWith(response, envelopeAnswer('ExpectationFailed'))
   }
 }

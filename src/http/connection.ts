@@ -23,9 +23,9 @@
  * `inConnectionOrder` and `idleConnectionListener` (with the S3 answer) to
  * it, so both ports keep them the same way.
  */
-import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { endWith, rawAnswer, type BareAnswer } from '../bucket/index.js'
 import { DoorErrors, failure } from './errors.js'
 
 interface Pending {
@@ -102,31 +102,17 @@ export function inConnectionOrder (request: FastifyRequest, reply: FastifyReply,
   else own.start = done
 }
 
-/** What a request whose body stopped arriving is answered before its connection closes. */
-export interface IdleAnswer {
-  status: number
-  contentType: string
-  body: string
-  /** More headers (the S3 port's request id). */
-  headers?: Record<string, string>
-}
-
 /**
  * A server's 'timeout' listener (Node's socket inactivity timer, set to the
  * idle timeout) answering what `answer` makes for the stalled request (none
  * when its headers stopped arriving).
  */
-export function idleConnectionListener (answer: (request?: FastifyRequest) => IdleAnswer): (socket: Socket) => void {
+export function idleConnectionListener (answer: (request?: FastifyRequest) => BareAnswer): (socket: Socket) => void {
   return socket => {
     const reply = connections.get(socket)?.[0]?.reply
     if (reply === undefined) {
       // No request: an idle kept-alive connection closes quietly; headers that stopped arriving are answered first.
-      if (socket.bytesRead > (answeredAt.get(socket) ?? 0) && socket.writable) {
-        const { status, contentType, body, headers = {} } = answer()
-        const more = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')
-        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${contentType}\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\n${more}Connection: close\r\n\r\n${body}`)
-      }
+      if (socket.bytesRead > (answeredAt.get(socket) ?? 0) && socket.writable) socket.write(rawAnswer(answer()))
       socket.destroy()
       return
     }
@@ -134,14 +120,13 @@ export function idleConnectionListener (answer: (request?: FastifyRequest) => Id
       if (reply.raw.headersSent) socket.destroy()
       return
     }
-    const { status, contentType, body, headers = {} } = answer(reply.request)
+    const stalled = answer(reply.request)
     reply.hijack()
-    reply.raw.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close', ...headers })
-    reply.raw.end(body, () => { socket.destroy() })
+    endWith(reply.raw, stalled, () => { socket.destroy() })
   }
 }
 
-const gatewayIdleAnswer: IdleAnswer = {
+const gatewayIdleAnswer: BareAnswer = {
   status: DoorErrors.RequestTimeout.status,
   contentType: 'application/json; charset=utf-8',
   body: JSON.stringify(failure(DoorErrors.RequestTimeout.code, DoorErrors.RequestTimeout.message))

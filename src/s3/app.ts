@@ -7,10 +7,10 @@
  * redacted, and so are the signature and credential of presigned URLs in the
  * logged URL.
  */
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
-import { deferContinue, randomHex, type BucketRegistry } from '../bucket/index.js'
+import { deferContinue, endWith, randomHex, rawAnswer, type BareAnswer, type BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Api } from './plugin.js'
@@ -27,14 +27,6 @@ export interface S3AppConfig {
   connections?: S3Connections
   /** How a request's logger is made (the gateway's, handed over by the composition root); Fastify's own when absent. */
   childLoggerFactory?: FastifyServerOptions['childLoggerFactory']
-}
-
-/** An answer written outside a route, with its headers. */
-export interface BareAnswer {
-  status: number
-  contentType: string
-  body: string
-  headers: Record<string, string>
 }
 
 /**
@@ -101,13 +93,9 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
       ? 'RequestTimeout'
       : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
     this.log.debug({ code: err.code }, 'client error')
-    const { status, body, headers } = bareAnswer(code)
     // After the answers of the requests pipelined before it: they were whole and take effect.
     whenAnswered(socket, () => {
-      if (socket.writable) {
-        socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: application/xml\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nx-amz-request-id: ${headers['x-amz-request-id']}\r\nConnection: close\r\n\r\n${body}`)
-      }
+      if (socket.writable) socket.write(rawAnswer(bareAnswer(code)))
       socket.destroy()
     })
   }
@@ -143,11 +131,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   deferContinue(app.server)
   // Node's own refusals of a request without Host and of an Expect it cannot meet have empty bodies: these answer S3's XML.
   Object.assign(app.server, { requireHostHeader: false })
-  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => {
-    const { status, contentType, body, headers } = bareAnswer('ExpectationFailed')
-    response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close', ...headers })
-    response.end(body)
-  })
+  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => { endWith(response, bareAnswer('ExpectationFailed')) })
   if (connections !== undefined) {
     const ms = connections.idleTimeoutMs
     app.server.headersTimeout = ms

@@ -1,0 +1,32 @@
+/**
+ * Answers written outside a route, by either door: a request Node's parser
+ * refused, one whose body or headers stopped arriving, an `Expect` that
+ * cannot be met. Each closes its connection (what follows on it cannot be
+ * trusted to be a request).
+ *
+ * HTTP-level like expect-continue.ts, and kept here for the same reason:
+ * every door makes these answers and none imports another.
+ */
+import { STATUS_CODES, type ServerResponse } from 'node:http'
+
+export interface BareAnswer {
+  status: number
+  contentType: string
+  body: string
+  /** More headers (the S3 port's request id). */
+  headers?: Record<string, string>
+}
+
+/** The answer as the bytes of an HTTP/1.1 response, for a socket no response object owns. */
+export function rawAnswer ({ status, contentType, body, headers = {} }: BareAnswer): string {
+  let more = ''
+  for (const name in headers) more += `${name}: ${headers[name]}\r\n`
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nContent-Type: ${contentType}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n${more}Connection: close\r\n\r\n${body}`
+}
+
+/** The answer through a response object; `then` runs once it is written. */
+export function endWith (response: ServerResponse, { status, contentType, body, headers = {} }: BareAnswer, then?: () => void): void {
+  response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close', ...headers })
+  response.end(body, then)
+}
