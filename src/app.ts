@@ -28,7 +28,7 @@ import { isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
-import { orderRoutes, type PublicRoute } from './http/target.js'
+import { matchPublicRoute, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
 import { managementApi, type ManagementCredentials } from './mgmt/index.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
 
@@ -100,8 +100,12 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
   const gatewayOpen = config.token === null && isLoopbackHost(config.host)
   const managementOpen = management.open === true && management.tokens.length + management.keys.length === 0
-  const routeHosts = new Set(config.routes.flatMap(r => r.host === null ? [] : [r.host]))
-  const guard = { routeHosts, isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null }
+  const routes = orderRoutes(config.routes)
+  const guard = {
+    routeHosts: routeHostsOf(routes),
+    isRouted: (host: string, url: string) => matchPublicRoute(routes, host, rawPath(url)) !== null,
+    isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null
+  }
   const refuse = (reply: FastifyReply, err: DoorError): void => {
     const answer = errorReply(err)
     void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
@@ -145,7 +149,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   await app.register(gatewayRoutes, {
     registry,
     policy: { token: config.token, loopbackOnly: isLoopbackHost(config.host) },
-    publicRoutes: orderRoutes(config.routes),
+    publicRoutes: routes,
     publicBuckets: new Set(config.publicBuckets),
     browserHome: consolePath
   })

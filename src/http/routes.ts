@@ -31,7 +31,7 @@ import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js
 import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject } from './read.js'
 import { sendRecycling } from './send-body.js'
-import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { readSite } from './website.js'
 
 export interface GatewayRoutesOptions {
@@ -189,6 +189,7 @@ function storedBeforeFailure (keys: string[], failedPart: number | null): string
 
 export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoutesOptions): Promise<void> {
   const { registry, policy, publicRoutes, publicBuckets } = options
+  const routeHosts = routeHostsOf(publicRoutes)
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
@@ -441,7 +442,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
 
   async function handleRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed('GET, HEAD')
-    if (options.browserHome !== undefined) {
+    // Not from a route host: the console is not served there.
+    if (options.browserHome !== undefined && !routeHosts.has(hostName(request.headers.host ?? ''))) {
       reply.header('vary', 'Accept')
       if (wantsHtml(request.headers.accept)) return await reply.code(302).header('location', options.browserHome).send()
     }

@@ -14,10 +14,11 @@
  *   S3 port's `--s3-domain`), a configured route host, or a bucket's custom
  *   domain. Anything else answers 421: a rebound name is none of those.
  * - A route host or a custom domain serves its public bucket, read-only:
- *   GET, HEAD and OPTIONS, never the management API or the console (those
- *   two not with credentials either: `siteHostHook`). Whoever
- *   controls such a name's DNS could rebind it to this machine, so it gets
- *   no more than the public reads it was made for (421 otherwise). A route
+ *   GET, HEAD and OPTIONS of the paths its routes serve (no bucket path
+ *   style beside a route bound to a prefix), never the management API or
+ *   the console (those two not with credentials either: `siteHostHook`).
+ *   Whoever controls such a name's DNS could rebind it to this machine, so
+ *   it gets no more than the public reads it was made for (421 otherwise). A route
  *   host under `.localhost` too: its pages are the site's, not the user's.
  *   Paths are judged decoded, as the router matches them (`/%63lient/v4`).
  * - A request that may change something (any method but GET, HEAD and
@@ -72,6 +73,8 @@ export function isLoopbackName (host: string): boolean {
 export interface SiteGuardOptions {
   /** Host names of the configured public routes. */
   routeHosts: ReadonlySet<string>
+  /** Whether one of the public routes serves `url` on `host` (a route host's other paths are not its site); all when absent. */
+  isRouted?: (host: string, url: string) => boolean
   /** Whether a host is some bucket's custom domain (read at request time: domains change while serving). */
   isCustomDomain: (host: string) => Promise<boolean>
   /** Host names the door answers as fully as loopback ones (the S3 port's virtual-host domains); none by default. */
@@ -167,18 +170,22 @@ export function siteVerdict (method: string, url: string, headers: IncomingHttpH
   const host = hostName(rawHost)
   // HTTP/1.0 clients may omit Host; browsers never do.
   // A route host first: one under `.localhost` is loopback too, but it serves a public site, whose pages must not drive the rest.
-  if (options.routeHosts.has(host)) return publicVerdict(method, url, host)
+  if (options.routeHosts.has(host)) return publicVerdict(method, url, host, options.isRouted?.(host, url) ?? true)
   if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost, options.routeHosts)
   return options.isCustomDomain(host).then(known => known
-    ? publicVerdict(method, url, host)
+    ? publicVerdict(method, url, host, true)
     : new DoorError('ForeignHost', `Host "${host}" is not one of them.`))
 }
 
-/** A public host's requests: reads of what it serves, nothing else. */
-function publicVerdict (method: string, url: string, host: string): DoorError | null {
+/**
+ * A public host's requests: reads of what its routes serve, nothing else (a
+ * route host bound to a path prefix would otherwise serve every bucket path
+ * style beside it).
+ */
+function publicVerdict (method: string, url: string, host: string, routed: boolean): DoorError | null {
   if (privatePaths.test(routedPath(url))) return siteHostError(host)
-  if (safeMethods.has(method)) return null
-  return new DoorError('ForeignHost', `Host "${host}" serves its public bucket only (GET, HEAD, OPTIONS).`)
+  if (safeMethods.has(method) && routed) return null
+  return new DoorError('ForeignHost', `Host "${host}" serves its public routes only (GET, HEAD, OPTIONS).`)
 }
 
 function siteHostError (host: string): DoorError {

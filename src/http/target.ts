@@ -140,6 +140,11 @@ export function rawPath (url: string): string {
   return absolute === null ? path : path.slice(absolute[0].length) || '/'
 }
 
+/** The host names the routes are bound to. */
+export function routeHostsOf (routes: PublicRoute[]): Set<string> {
+  return new Set(routes.flatMap(r => r.host === null ? [] : [r.host]))
+}
+
 /** A configured public route for (host, path), with the key it names. */
 export function matchPublicRoute (routes: PublicRoute[], host: string, path: string): { bucket: string, key: string, ownHost: boolean, site?: SiteOptions } | null {
   for (const route of routes) {

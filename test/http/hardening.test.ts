@@ -218,6 +218,31 @@ t.test('no token on loopback: a route host or custom domain serves its public bu
   t.equal(await (await (await registry.open('photos'))!.get('keep') as { text: () => Promise<string> }).text(), 'precious')
 })
 
+t.test('no token on loopback: a route host bound to a path prefix serves that prefix only, no bucket path style beside it', async t => {
+  const { app, registry } = await gateway(t, { token: null, routes: [{ host: 'www.example', pathPrefix: '/assets/', bucket: 'site' }, { host: null, pathPrefix: '/static/', bucket: 'site' }] })
+  await (await registry.open('photos'))!.put('secret', 'private bytes')
+  await (await registry.open('site'))!.put('a.html', 'site page')
+  // A rebound www.example must not reach the private buckets through the paths its route leaves free.
+  for (const url of ['/photos/secret', '/photos', '/', '/site/a.html', '/assets', '/%70hotos/secret']) {
+    for (const method of ['GET', 'HEAD', 'OPTIONS'] as const) {
+      const res = await app.inject({ method, url, headers: { host: 'www.example', origin: 'http://www.example', 'access-control-request-method': 'GET' } })
+      t.equal(res.statusCode, 421, `${method} ${url}`)
+      t.notMatch(res.body, /private bytes|photos/)
+    }
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/assets/a.html', headers: { host: 'www.example' } })).body, 'site page', 'its route serves')
+  t.equal((await app.inject({ method: 'GET', url: '/static/a.html', headers: { host: 'www.example' } })).body, 'site page', 'so does a route bound to no host')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/secret', headers: { host } })).body, 'private bytes', 'the loopback names keep path style')
+})
+
+t.test('a browser on a route host is not sent to the console, which is not served there', async t => {
+  const { app } = await gateway(t, { routes: [{ host: 'www.example', pathPrefix: '/assets/', bucket: 'site' }] })
+  const res = await app.inject({ method: 'GET', url: '/', headers: { host: 'www.example', accept: 'text/html' } })
+  t.not(res.statusCode, 302)
+  t.equal(res.headers.location, undefined)
+  t.equal((await app.inject({ method: 'GET', url: '/', headers: { host, accept: 'text/html' } })).headers.location, '/_console/', 'on the gateway\'s own name it is')
+})
+
 t.test('with a token too, a route host or custom domain never serves the management API or the console', async t => {
   const { app, registry } = await gateway(t, { routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }, { host: 'www.example', pathPrefix: '/assets/', bucket: 'site' }] })
   await registry.updateSettings('photos', { domains: ['files.example'] })

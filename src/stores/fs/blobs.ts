@@ -287,8 +287,8 @@ export class BlobFiles {
    * and makes the links durable, before the row naming them commits (no
    * byte is copied). On failure, the links made so far are removed.
    */
-  async linkParts (version: string, parts: Array<{ file: string, size: number, partNumber: number }>): Promise<Segment[]> {
-    return await this.#link(version, parts.map(p => [p.file, `.${p.partNumber}`, p.size]), 'completing an upload')
+  async linkParts (version: string, parts: Array<{ file: string, size: number, partNumber: number }>, progress?: () => void): Promise<Segment[]> {
+    return await this.#link(version, parts.map(p => [p.file, `.${p.partNumber}`, p.size]), 'completing an upload', progress)
   }
 
   /**
@@ -297,11 +297,12 @@ export class BlobFiles {
    * commits. A source file that is gone (its row was replaced meanwhile)
    * fails with ENOENT, unchanged, so the caller reads the row again.
    */
-  async linkSegments (version: string, segments: Segment[]): Promise<Segment[]> {
-    return await this.#link(version, segments.map(([file, size]) => [file, /\.\d+$/.exec(file)?.[0] ?? '', size]), 'copying an object')
+  async linkSegments (version: string, segments: Segment[], progress?: () => void): Promise<Segment[]> {
+    return await this.#link(version, segments.map(([file, size]) => [file, /\.\d+$/.exec(file)?.[0] ?? '', size]), 'copying an object', progress)
   }
 
-  async #link (version: string, sources: Array<[file: string, suffix: string, size: number]>, what: string): Promise<Segment[]> {
+  /** Links `sources` under `version`; `progress` is called after each link. */
+  async #link (version: string, sources: Array<[file: string, suffix: string, size: number]>, what: string, progress?: () => void): Promise<Segment[]> {
     if (sources.length === 0) return []
     const dir = path.dirname(this.abs(blobFile(version)))
     const segments: Segment[] = []
@@ -312,6 +313,7 @@ export class BlobFiles {
         const file = `${blobFile(version)}${suffix}`
         await fsp.link(this.abs(from), this.abs(file))
         segments.push([file, size])
+        progress?.()
       }
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {

@@ -32,7 +32,8 @@ const QUERY_TIMEOUT_GRACE_MS = 5_000
  * How long the server keeps a transaction whose gateway sent nothing more
  * (`idle_in_transaction_session_timeout`) before ending the session. A
  * gateway that links files between two statements (completion links every
- * part) says it is alive meanwhile (`busy`). Without the limit, a gateway
+ * part) says it is alive meanwhile, as long as the work advances (`busy`).
+ * Without the limit, a gateway
  * that froze there (a paused VM, a stopped process, a network partition the
  * server's TCP does not notice) keeps its row locks, and every write to those keys through every other
  * gateway fails with 10908 until the freeze ends.
@@ -202,17 +203,26 @@ export class PgCatalog {
 
   /**
    * Runs `work`, file work between two statements of a transaction on
-   * `client` (linking an upload's parts, a copy's segments), with a `SELECT 1`
-   * sent every third of the server's limit on silent transactions: the
-   * server then ends only the transactions of gateways that froze, not one
-   * linking thousands of parts on a slow mount. A failed `SELECT 1` is left
-   * for the transaction's next statement to report.
+   * `client` (linking an upload's parts, a copy's segments), which calls
+   * `progress` after each step. A `SELECT 1` goes to the server every third
+   * of its limit on silent transactions when a step was made since the last
+   * one: the server ends the transactions of gateways that froze, or whose
+   * file work hangs (a stuck mount), but not one linking thousands of parts
+   * on a slow mount. A failed `SELECT 1` is the next statement's to report.
    */
-  async busy<T> (client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
+  async busy<T> (client: pg.PoolClient, work: (progress: () => void) => Promise<T>): Promise<T> {
+    let steps = 0
+    let told = 0
     let alive: Promise<unknown> = Promise.resolve()
-    const timer = setInterval(() => { alive = client.query('SELECT 1').catch(() => {}) }, this.#idleInTransactionMs / 3)
+    const timer = this.#idleInTransactionMs > 0
+      ? setInterval(() => {
+        if (steps === told) return
+        told = steps
+        alive = client.query('SELECT 1').catch(() => {})
+      }, this.#idleInTransactionMs / 3)
+      : undefined
     try {
-      return await work()
+      return await work(() => { steps++ })
     } finally {
       clearInterval(timer)
       await alive

@@ -46,7 +46,7 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
         const object = build(source)
         if (object === null) return { status: 'source-refused', source }
         if (!precondition(currentRow === undefined ? null : toObject(currentRow))) return { status: 'refused' }
-        linked = await catalog.busy(client, async () => await blobs.linkSegments(object.version, sourceRow.segments))
+        linked = await catalog.busy(client, async progress => await blobs.linkSegments(object.version, sourceRow.segments, progress))
         const values = [storeId, toBytes, ...objectValues(object, linked)]
         if (currentRow === undefined) {
           const inserted = await client.query(`INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) VALUES ($1, $2, ${OBJECT_VALUES})

@@ -91,10 +91,10 @@ export class PgUploads {
       const current = await client.query<PgObjectRow>(`SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE`, [this.#storeId, idBytes])
       const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts, current.rows[0] === undefined ? null : toObject(current.rows[0]))
       // Linked before the row naming them commits; if it never does, the sweeper removes the links.
-      const segments: Segment[] = await this.#catalog.busy(client, async () => await this.#blobs.linkParts(object.version, partNumbers.map(n => {
+      const segments: Segment[] = await this.#catalog.busy(client, async progress => await this.#blobs.linkParts(object.version, partNumbers.map(n => {
         const row = rows.get(n) as PartRow
         return { file: row.file, size: row.size, partNumber: n }
-      })))
+      }), progress))
       const values = [this.#storeId, idBytes, ...objectValues(object, segments)]
       await client.query(`INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)
         ON CONFLICT (store_id, id) DO UPDATE SET ${OBJECT_UPDATE}`, values)

@@ -10,7 +10,7 @@
  * the gateway stopped waiting for never lands later; a data directory that
  * is not the shared one is refused.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { openRegistry, type BucketObjectBody } from '../../../src/index.js'
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
@@ -115,18 +115,29 @@ t.test('the server ends the transaction of a gateway that froze between two stat
   t.equal((await other.query('reading', 'SELECT n FROM frozen_rows WHERE id = 1')).rows[0].n, 100, 'and its write never landed')
 })
 
+/** Makes every link of part and segment files take `steps` pauses of `ms` first, telling its progress after each when `advancing`. */
+function slowLinks (t: Test, steps: number, ms: number, advancing: boolean): { calls: number } {
+  const seen = { calls: 0 }
+  const { linkParts, linkSegments } = BlobFiles.prototype
+  const slowly = async (progress: (() => void) | undefined): Promise<void> => {
+    seen.calls++
+    for (let i = 0; i < steps; i++) {
+      await new Promise(resolve => setTimeout(resolve, ms))
+      if (advancing) progress?.()
+    }
+  }
+  BlobFiles.prototype.linkParts = async function (version, parts, progress) { await slowly(progress); return await linkParts.call(this, version, parts, progress) }
+  BlobFiles.prototype.linkSegments = async function (version, segments, progress) { await slowly(progress); return await linkSegments.call(this, version, segments, progress) }
+  t.teardown(() => { Object.assign(BlobFiles.prototype, { linkParts, linkSegments }) })
+  return seen
+}
+
 t.test('a completion or a copy that links files for longer than the limit on silent transactions still lands', async t => {
   // A slow mount: linking thousands of parts can outlast the limit that ends frozen gateways' transactions.
   const catalog = await PgCatalog.connect(server.url(), { idleInTransactionMs: 1000 })
   t.teardown(async () => { await catalog.close() })
   const bucket = new BucketEngine(await PgStore.open(catalog, randomBytes(8).toString('hex'), path.join(testdir(t), '.fsbucket'), { fsync: false, create: true }), { minPartSize: 1 })
-  const link = BlobFiles.prototype.linkParts
-  const linkSegments = BlobFiles.prototype.linkSegments
-  let slowLinks = 0
-  const slowly = async (): Promise<void> => { slowLinks++; await new Promise(resolve => setTimeout(resolve, 2500)) }
-  BlobFiles.prototype.linkParts = async function (...args) { await slowly(); return await link.apply(this, args) }
-  BlobFiles.prototype.linkSegments = async function (...args) { await slowly(); return await linkSegments.apply(this, args) }
-  t.teardown(() => { BlobFiles.prototype.linkParts = link; BlobFiles.prototype.linkSegments = linkSegments })
+  const links = slowLinks(t, 10, 250, true)
   const upload = await bucket.createMultipartUpload('big')
   const parts = [await upload.uploadPart(1, 'first '), await upload.uploadPart(2, 'second')]
   const object = await upload.complete(parts)
@@ -135,7 +146,32 @@ t.test('a completion or a copy that links files for longer than the limit on sil
   await bucket.put('one', 'single body')
   await bucket.copy('one', 'copy')
   t.equal(await (await bucket.get('copy') as BucketObjectBody).text(), 'single body', 'a copy that links as long lands too')
-  t.equal(slowLinks, 2, 'both linked slowly')
+  t.equal(links.calls, 2, 'both linked slowly')
+})
+
+t.test('a completion whose linking hangs loses its transaction, and its locks, after the limit', async t => {
+  // A stuck mount: the process runs, but its file work does not advance.
+  const catalog = await PgCatalog.connect(server.url(), { idleInTransactionMs: 1000 })
+  t.teardown(async () => { await catalog.close() })
+  const storeId = randomBytes(8).toString('hex')
+  const root = path.join(testdir(t), '.fsbucket')
+  const bucket = new BucketEngine(await PgStore.open(catalog, storeId, root, { fsync: false, create: true }), { minPartSize: 1 })
+  await bucket.put('big', 'before')
+  const upload = await bucket.createMultipartUpload('big')
+  const parts = [await upload.uploadPart(1, 'first '), await upload.uploadPart(2, 'second')]
+  slowLinks(t, 1, 4000, false)
+  const started = Date.now()
+  const completing = upload.complete(parts)
+  // Another gateway writing the same key waits for the row only until the server ends the hung transaction.
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const other = await PgCatalog.connect(server.url())
+  t.teardown(async () => { await other.close() })
+  const elsewhere = new BucketEngine(await PgStore.open(other, storeId, root, { fsync: false }))
+  await elsewhere.put('big', 'written elsewhere')
+  const waited = Date.now() - started
+  t.ok(waited >= 800 && waited < 3500, `the other write waited for the key's row, then went through before the hang ended (${waited} ms)`)
+  await t.rejects(completing, { code: 10908 }, 'the hung completion fails once it resumes')
+  t.equal(await (await bucket.get('big') as BucketObjectBody).text(), 'written elsewhere')
 })
 
 t.test('a statement that waited past its time on a lock is cancelled by the server: the request answered 10908 never lands later', async t => {
