@@ -6,7 +6,8 @@
  * use it as its own origin. The same Host and Origin rules as the gateway's
  * apply there, answered as S3 answers a refusal: 403 AccessDenied in XML.
  * Virtual-host names under `localhost` and the `--s3-domain` domains are the
- * server's own.
+ * server's own; the gateway's route hosts are not, even under `localhost`,
+ * and a page of theirs is not a local page (it is a public site's).
  */
 import type { FastifyInstance } from 'fastify'
 import { siteGuardHook, type SiteGuardOptions } from '../http/site-guard.js'
@@ -20,7 +21,16 @@ export function underDomains (host: string, domains: string[]): boolean {
   })
 }
 
-export function guardS3Site (s3: FastifyInstance, guard: SiteGuardOptions): void {
+export interface S3GuardOptions {
+  /** The gateway's route hosts: public sites, whose pages are not the user's own, and no names of this port. */
+  routeHosts: ReadonlySet<string>
+  /** The `--s3-domain` domains. */
+  domains: string[]
+}
+
+export function guardS3Site (s3: FastifyInstance, { routeHosts, domains }: S3GuardOptions): void {
+  // No route serves here, and the gateway's custom domains are not this port's: such a Host is refused.
+  const guard: SiteGuardOptions = { routeHosts, isRouted: () => false, isCustomDomain: async () => false, isOwnHost: host => underDomains(host, domains) }
   s3.addHook('onRequest', siteGuardHook(guard, () => true, (reply, err) => {
     // The S3 API's own hook has given the request its id (and the x-amz-request-id header) by now.
     const requestId = reply.request.s3RequestId

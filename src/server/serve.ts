@@ -33,12 +33,12 @@ import { openRegistry, shareChecksWithinTurns } from '../index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { createLogger, lazyChildLogger } from '../http/logger.js'
-import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
+import { parseRouteList, parseRouteSpec, routeHostsOf, type PublicRoute } from '../http/target.js'
 import { managementCredentials } from '../mgmt/cli.js'
 import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
 import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../http/connection.js'
 import { checkWritable, StartupError } from './preflight.js'
-import { guardS3Site, underDomains } from './s3-guard.js'
+import { guardS3Site } from './s3-guard.js'
 
 export interface ServeOptions {
   data: string
@@ -202,12 +202,13 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
   const serving = handleShutdown(options, inWorker)
   if (!inWorker) await checkWritable(options.data)
   const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
+  const routes = await loadRoutes(options.data, options.route)
   const app = await buildApp({
     dataDir: options.data,
     host: options.host,
     token: options.token ?? null,
     publicBuckets: options.public,
-    routes: await loadRoutes(options.data, options.route),
+    routes,
     fsync: options.fsync,
     logLevel: options.logLevel,
     idleTimeout: options.idleTimeout,
@@ -227,12 +228,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
       childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
     })
   if (s3 !== null && s3Policy.anonymousWrites) {
-    // The S3 port's own names are its virtual-host domains; the gateway's custom domains are not its.
-    guardS3Site(s3, {
-      routeHosts: new Set(),
-      isCustomDomain: async () => false,
-      isOwnHost: host => underDomains(host, options.s3Domain)
-    })
+    guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain })
   }
   const log = app.log as unknown as Logger
   if (!inWorker) {

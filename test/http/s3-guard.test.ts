@@ -14,7 +14,7 @@ t.test('cross-site writes and foreign hosts are refused on an open S3 port', asy
   const policy = s3AccessPolicy(null, null, true)
   t.ok(policy.anonymousWrites, 'development mode')
   const s3 = await buildS3App({ registry, policy, domains: ['s3.example.test'], logLevel: false })
-  guardS3Site(s3, { routeHosts: new Set(), isCustomDomain: async () => false, isOwnHost: host => underDomains(host, ['s3.example.test']) })
+  guardS3Site(s3, { routeHosts: new Set(), domains: ['s3.example.test'] })
   t.teardown(async () => { await s3.close(); await registry.close() })
 
   const put = await s3.inject({ method: 'PUT', url: '/photos/keep', headers: { host: '127.0.0.1:8788' }, payload: 'precious' })
@@ -50,7 +50,7 @@ t.test('an open S3 port answers no read to a page of another site, whatever the 
   const registry = await openRegistry(testdir(t), { fsync: false })
   await registry.create('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
   const s3 = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: false })
-  guardS3Site(s3, { routeHosts: new Set(), isCustomDomain: async () => false })
+  guardS3Site(s3, { routeHosts: new Set(['site.localhost']), domains: [] })
   t.teardown(async () => { await s3.close(); await registry.close() })
   await s3.inject({ method: 'PUT', url: '/photos/secret', headers: { host: '127.0.0.1:8788' }, payload: 'private bytes' })
   for (const origin of ['https://evil.example', 'null']) {
@@ -59,6 +59,13 @@ t.test('an open S3 port answers no read to a page of another site, whatever the 
     t.match(res.body, /<Code>AccessDenied<\/Code>/)
     t.notMatch(res.body, /private bytes/)
   }
+  // A gateway's route host under localhost serves a public site: its pages are not the user's.
+  const site = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: '127.0.0.1:8788', origin: 'http://site.localhost:8787' } })
+  t.equal(site.statusCode, 403, 'a page of a route host')
+  t.notMatch(site.body, /private bytes/)
+  const rebound = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: 'site.localhost:8788' } })
+  t.equal(rebound.statusCode, 403, 'nor is a route host one of this port\'s names')
+  t.notMatch(rebound.body, /private bytes/)
   const local = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: '127.0.0.1:8788', origin: 'http://localhost:3000' } })
   t.equal(local.body, 'private bytes', 'a local development page may read')
   t.equal(local.headers['access-control-allow-origin'], '*')

@@ -5,6 +5,7 @@
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
+import http from 'node:http'
 import { createInterface } from 'node:readline'
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { testdir } from '../testdir.js'
@@ -14,7 +15,7 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
   const dataDir = testdir(t)
   const port = await freePort()
   const s3Port = await freePort()
-  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--s3-port', String(s3Port), '--workers', '2', '--fsync', 'off'], {
+  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--s3-port', String(s3Port), '--workers', '2', '--fsync', 'off', '--route', 'site.localhost=default'], {
     stdio: ['ignore', 'pipe', 'inherit']
   })
   const exited = new Promise<number | null>(resolve => server.once('exit', code => resolve(code)))
@@ -38,6 +39,11 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
   t.equal(read.headers.get('etag'), put.ETag)
   const got = await s3.send(new GetObjectCommand({ Bucket: 'default', Key: 'hello.txt' }))
   t.equal(await got.Body!.transformToString(), 'through S3')
+  // The gateway's route host is a public site's name, not one of the S3 port's, even under localhost.
+  const status = await new Promise<number>((resolve, reject) => {
+    http.get({ host: '127.0.0.1', port: s3Port, path: '/default/hello.txt', headers: { host: `site.localhost:${s3Port}` } }, res => { res.resume(); resolve(res.statusCode ?? 0) }).on('error', reject)
+  })
+  t.equal(status, 403, 'a route host is refused on the open S3 port')
 
   s3.destroy()
   server.kill('SIGTERM')
