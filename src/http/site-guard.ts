@@ -18,8 +18,9 @@
  *   style beside a route bound to a prefix), never the management API or
  *   the console (those two not with credentials either: `siteHostHook`).
  *   Whoever controls such a name's DNS could rebind it to this machine, so
- *   it gets no more than the public reads it was made for (421 otherwise). A route
- *   host under `.localhost` too: its pages are the site's, not the user's.
+ *   it gets no more than the public reads it was made for (421 otherwise).
+ *   A route host under `.localhost` too: its pages are the site's, not the
+ *   user's.
  *   Paths are judged decoded, as the router matches them (`/%63lient/v4`).
  * - A request that may change something (any method but GET, HEAD and
  *   OPTIONS) must come from the server's own origin: an `Origin` header, when
@@ -73,8 +74,8 @@ export function isLoopbackName (host: string): boolean {
 export interface SiteGuardOptions {
   /** Host names of the configured public routes. */
   routeHosts: ReadonlySet<string>
-  /** Whether one of the public routes serves `url` on `host` (a route host's other paths are not its site); all when absent. */
-  isRouted?: (host: string, url: string) => boolean
+  /** Whether one of the public routes serves `url` on `host` (a route host's other paths are not its site). */
+  isRouted: (host: string, url: string) => boolean
   /** Whether a host is some bucket's custom domain (read at request time: domains change while serving). */
   isCustomDomain: (host: string) => Promise<boolean>
   /** Host names the door answers as fully as loopback ones (the S3 port's virtual-host domains); none by default. */
@@ -170,7 +171,7 @@ export function siteVerdict (method: string, url: string, headers: IncomingHttpH
   const host = hostName(rawHost)
   // HTTP/1.0 clients may omit Host; browsers never do.
   // A route host first: one under `.localhost` is loopback too, but it serves a public site, whose pages must not drive the rest.
-  if (options.routeHosts.has(host)) return publicVerdict(method, url, host, options.isRouted?.(host, url) ?? true)
+  if (options.routeHosts.has(host)) return publicVerdict(method, url, host, options.isRouted(host, url))
   if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost, options.routeHosts)
   return options.isCustomDomain(host).then(known => known
     ? publicVerdict(method, url, host, true)
