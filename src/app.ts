@@ -24,11 +24,11 @@ import { isLoopbackHost } from './http/auth.js'
 import { answerClientError, expectationListener, requireHost } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
 import { createLogger, lazyChildLogger } from './http/logger.js'
-import { isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
+import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { RequestLog } from './http/request-log.js'
-import { matchPublicRoute, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
+import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
 import { managementApi, type ManagementCredentials } from './mgmt/index.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
 
@@ -103,8 +103,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   const routes = orderRoutes(config.routes)
   const guard = {
     routeHosts: routeHostsOf(routes),
-    isRouted: (host: string, url: string) => matchPublicRoute(routes, host, rawPath(url)) !== null,
-    isCustomDomain: async (host: string) => await registry.bucketForDomain(host) !== null
+    isRouted: (host: string, url: string, customDomain: boolean) => isPublicPath(routes, host, rawPath(url), customDomain),
+    isCustomDomain: customDomainLookup(registry)
   }
   const refuse = (reply: FastifyReply, err: DoorError): void => {
     const answer = errorReply(err)

@@ -31,7 +31,7 @@ import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js
 import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject } from './read.js'
 import { sendRecycling } from './send-body.js'
-import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { defaultSite, matchPublicRoute, mayBeCustomDomain, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { readSite } from './website.js'
 
 export interface GatewayRoutesOptions {
@@ -60,11 +60,6 @@ function queryValue (query: Record<string, unknown>, name: string): string | und
   const value = query[name]
   if (value === undefined || typeof value === 'string') return value
   throw new DoorError('InvalidQuery', `"${name}" given more than once.`)
-}
-
-/** IP literals are never custom domains; skipping them keeps the registry off the hot path. */
-function isIpLiteral (host: string): boolean {
-  return host.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(host)
 }
 
 /**
@@ -215,7 +210,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const path = rawPath(request.raw.url ?? '/')
     const routed = matchPublicRoute(publicRoutes, host, path)
     if (routed !== null) return { kind: 'public', ...routed }
-    if (host !== '' && !isIpLiteral(host)) {
+    if (mayBeCustomDomain(host)) {
       const bucket = await registry.bucketForDomain(host)
       const domainRoute = bucket === null ? null : matchPublicRoute([{ host, pathPrefix: '/', bucket }], host, path)
       if (domainRoute !== null) return { kind: 'public', ...domainRoute }

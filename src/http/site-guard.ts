@@ -19,8 +19,8 @@
  *   the console (those two not with credentials either: `siteHostHook`).
  *   Whoever controls such a name's DNS could rebind it to this machine, so
  *   it gets no more than the public reads it was made for (421 otherwise).
- *   A route host under `.localhost` too: its pages are the site's, not the
- *   user's.
+ *   A route host or a custom domain under `.localhost` too: its pages are
+ *   the site's, not the user's.
  *   Paths are judged decoded, as the router matches them (`/%63lient/v4`).
  * - A request that may change something (any method but GET, HEAD and
  *   OPTIONS) must come from the server's own origin: an `Origin` header, when
@@ -31,8 +31,8 @@
  *   itself, and clients that are not browsers, pass.
  * - A read a page could see the answer of (GET or HEAD with an `Origin`:
  *   `fetch` and XHR send one across origins) must come from a page on a
- *   loopback name that is not a route host (a development server on another
- *   port passes), else 403. A bucket's CORS rules, even `*`, would otherwise
+ *   loopback name that is neither a route host nor a custom domain (a
+ *   development server on another port passes), else 403. A bucket's CORS rules, even `*`, would otherwise
  *   let any site the user visits read every private bucket of this open
  *   server. Reads without `Origin` (images, scripts, links) pass: their
  *   bodies stay opaque to the page. Public reads meant for other sites go
@@ -41,9 +41,9 @@
 import { BlockList, isIP } from 'node:net'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
-import { hostName } from '../bucket/index.js'
+import { hostName, type BucketRegistry } from '../bucket/index.js'
 import { DoorError } from './errors.js'
-import { rawPath } from './target.js'
+import { mayBeCustomDomain, rawPath } from './target.js'
 
 const loopback = new BlockList()
 loopback.addSubnet('127.0.0.0', 8, 'ipv4')
@@ -74,12 +74,21 @@ export function isLoopbackName (host: string): boolean {
 export interface SiteGuardOptions {
   /** Host names of the configured public routes. */
   routeHosts: ReadonlySet<string>
-  /** Whether one of the public routes serves `url` on `host` (a route host's other paths are not its site). */
-  isRouted: (host: string, url: string) => boolean
+  /**
+   * Whether one of the public routes, or the custom domain `host` is
+   * (`customDomain`), serves `url` on `host` here (a route host's other
+   * paths are not its site; a door that serves no site answers false).
+   */
+  isRouted: (host: string, url: string, customDomain: boolean) => boolean
   /** Whether a host is some bucket's custom domain (read at request time: domains change while serving). */
   isCustomDomain: (host: string) => Promise<boolean>
   /** Host names the door answers as fully as loopback ones (the S3 port's virtual-host domains); none by default. */
   isOwnHost?: (host: string) => boolean
+}
+
+/** `isCustomDomain` over a registry, as the gateway's router judges a Host (an IP literal is never one). */
+export function customDomainLookup (registry: Pick<BucketRegistry, 'bucketForDomain'>): (host: string) => Promise<boolean> {
+  return async host => mayBeCustomDomain(host) && await registry.bucketForDomain(host) !== null
 }
 
 /** Paths a public host never reaches: the management API and the web console. */
@@ -123,10 +132,12 @@ function ownOrigin (host: string): string {
 
 /**
  * Whether a page of `origin` is the user's own: one served on a loopback
- * name (a development server on another port) that is not a route host.
- * `null` (a sandboxed object, a local file) is not.
+ * name (a development server on another port) that is not a route host nor
+ * a custom domain (a public site's pages, served untouched there). `null`
+ * (a sandboxed object, a local file) is not. A promise only for a name
+ * that must be looked up among the custom domains.
  */
-function isLocalOrigin (origin: string, routeHosts: ReadonlySet<string>): boolean {
+function isLocalOrigin (origin: string, options: SiteGuardOptions): boolean | Promise<boolean> {
   let host: string
   try {
     const url = new URL(origin)
@@ -135,7 +146,9 @@ function isLocalOrigin (origin: string, routeHosts: ReadonlySet<string>): boolea
   } catch {
     return false
   }
-  return isLoopbackName(host) && !routeHosts.has(host)
+  if (!isLoopbackName(host) || options.routeHosts.has(host)) return false
+  if (!mayBeCustomDomain(host)) return true
+  return options.isCustomDomain(host).then(known => !known)
 }
 
 /**
@@ -144,11 +157,14 @@ function isLocalOrigin (origin: string, routeHosts: ReadonlySet<string>): boolea
  * come from a local page; one that may change something must come from the
  * server's own origin.
  */
-function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string, routeHosts: ReadonlySet<string>): DoorError | null {
+function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
   if (safeMethods.has(method)) {
     const origin = single(headers.origin)
-    if (method === 'OPTIONS' || origin === undefined || isLocalOrigin(origin, routeHosts)) return null
-    return new DoorError('CrossSiteRead', `Origin ${origin}.`)
+    if (method === 'OPTIONS' || origin === undefined) return null
+    const refusal = new DoorError('CrossSiteRead', `Origin ${origin}.`)
+    const local = isLocalOrigin(origin, options)
+    if (typeof local === 'boolean') return local ? null : refusal
+    return local.then(yes => yes ? null : refusal)
   }
   const fetchSite = single(headers['sec-fetch-site'])
   if (fetchSite !== undefined && fetchSite !== 'same-origin' && fetchSite !== 'none') {
@@ -163,19 +179,22 @@ function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: s
 
 /**
  * The DoorError a request deserves in credential-free mode, or null when it
- * may proceed; a promise of either only when its Host must be looked up
- * among the custom domains (a loopback or route host is judged at once).
+ * may proceed; a promise of either only when a name must be looked up
+ * among the custom domains (a route host or an IP literal is judged at once).
  */
 export function siteVerdict (method: string, url: string, headers: IncomingHttpHeaders, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
   const rawHost = headers.host ?? ''
   const host = hostName(rawHost)
-  // HTTP/1.0 clients may omit Host; browsers never do.
+  const foreign = (): DoorError => new DoorError('ForeignHost', `Host "${host}" is not one of them.`)
   // A route host first: one under `.localhost` is loopback too, but it serves a public site, whose pages must not drive the rest.
-  if (options.routeHosts.has(host)) return publicVerdict(method, url, host, options.isRouted(host, url))
-  if (host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true) return originVerdict(method, headers, rawHost, options.routeHosts)
-  return options.isCustomDomain(host).then(known => known
-    ? publicVerdict(method, url, host, true)
-    : new DoorError('ForeignHost', `Host "${host}" is not one of them.`))
+  if (options.routeHosts.has(host)) return publicVerdict(method, url, host, options.isRouted(host, url, false))
+  // HTTP/1.0 clients may omit Host; browsers never do. An IP literal is never a custom domain: judged at once.
+  if (!mayBeCustomDomain(host)) return host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true ? originVerdict(method, headers, rawHost, options) : foreign()
+  // A custom domain before the loopback names and the door's own, as a route host: one under `.localhost` serves a public site too.
+  return options.isCustomDomain(host).then(known => {
+    if (known) return publicVerdict(method, url, host, options.isRouted(host, url, true))
+    return isLoopbackName(host) || options.isOwnHost?.(host) === true ? originVerdict(method, headers, rawHost, options) : foreign()
+  })
 }
 
 /**

@@ -6,11 +6,13 @@
  * use it as its own origin. The same Host and Origin rules as the gateway's
  * apply there, answered as S3 answers a refusal: 403 AccessDenied in XML.
  * Virtual-host names under `localhost` and the `--s3-domain` domains are the
- * server's own; the gateway's route hosts are not, even under `localhost`,
- * and a page of theirs is not a local page (it is a public site's).
+ * server's own; the gateway's route hosts and custom domains are not, even
+ * under `localhost` or one of those domains, and a page of theirs is not a
+ * local page (it is a public site's).
  */
 import type { FastifyInstance } from 'fastify'
-import { siteGuardHook, type SiteGuardOptions } from '../http/site-guard.js'
+import type { BucketRegistry } from '../bucket/index.js'
+import { customDomainLookup, siteGuardHook, type SiteGuardOptions } from '../http/site-guard.js'
 import { errorDocument } from '../s3/index.js'
 
 /** Whether `host` is one of the S3 virtual-host domains or a sub-domain of one. */
@@ -26,11 +28,13 @@ export interface S3GuardOptions {
   routeHosts: ReadonlySet<string>
   /** The `--s3-domain` domains. */
   domains: string[]
+  /** Where the gateway's custom domains are read (public sites too, at request time). */
+  registry: Pick<BucketRegistry, 'bucketForDomain'>
 }
 
-export function guardS3Site (s3: FastifyInstance, { routeHosts, domains }: S3GuardOptions): void {
-  // No route serves here, and the gateway's custom domains are not this port's: such a Host is refused.
-  const guard: SiteGuardOptions = { routeHosts, isRouted: () => false, isCustomDomain: async () => false, isOwnHost: host => underDomains(host, domains) }
+export function guardS3Site (s3: FastifyInstance, { routeHosts, domains, registry }: S3GuardOptions): void {
+  // No route serves here, and the gateway's route hosts and custom domains are not this port's: such a Host is refused.
+  const guard: SiteGuardOptions = { routeHosts, isRouted: () => false, isCustomDomain: customDomainLookup(registry), isOwnHost: host => underDomains(host, domains) }
   s3.addHook('onRequest', siteGuardHook(guard, () => true, (reply, err) => {
     // The S3 API's own hook has given the request its id (and the x-amz-request-id header) by now.
     const requestId = reply.request.s3RequestId

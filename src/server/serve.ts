@@ -228,7 +228,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
       childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
     })
   if (s3 !== null && s3Policy.anonymousWrites) {
-    guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain })
+    guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
   }
   const log = app.log as unknown as Logger
   if (!inWorker) {

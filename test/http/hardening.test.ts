@@ -176,6 +176,42 @@ t.test('no token on loopback: a route host\'s pages are not local pages', async 
   t.equal(errorCode(res), 40304)
 })
 
+t.test('no token on loopback: a custom domain\'s pages are not local pages, even under .localhost', async t => {
+  const { app, registry } = await gateway(t, { token: null })
+  await app.inject({ method: 'PUT', url: '/photos/secret', headers: { host }, payload: 'private bytes' })
+  await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'HEAD'] }] })
+  await registry.updateSettings('site', { domains: ['blog.localhost'] })
+  await (await registry.open('site'))!.put('page.html', '<script>fetch("http://127.0.0.1:8787/photos/secret")</script>', { httpMetadata: { contentType: 'text/html' } })
+  // The site's HTML is served untouched on its own origin: a page there is the site's, not the user's.
+  for (const origin of ['http://blog.localhost:8787', 'http://BLOG.localhost']) {
+    const res = await app.inject({ method: 'GET', url: '/photos/secret', headers: { host, origin } })
+    t.equal(res.statusCode, 403, origin)
+    t.equal(errorCode(res), 40304)
+    t.notMatch(res.body, /private bytes/)
+  }
+  // Like a route host, it serves its public bucket read-only.
+  const write = await app.inject({ method: 'PUT', url: '/page.html', headers: { host: 'blog.localhost:8787', origin: 'http://blog.localhost:8787' }, payload: 'planted' })
+  t.equal(write.statusCode, 421)
+  t.equal(errorCode(write), 42100)
+  t.match((await app.inject({ method: 'GET', url: '/page.html', headers: { host: 'blog.localhost:8787' } })).body, /<script>/, 'its site is served')
+  const local = await app.inject({ method: 'GET', url: '/photos/secret', headers: { host, origin: 'http://app.localhost:3000' } })
+  t.equal(local.body, 'private bytes', 'another local page still may')
+})
+
+t.test('no token on loopback: a custom domain the router never serves (an IP literal) opens no path style to its Host', async t => {
+  const { app, registry } = await gateway(t, { token: null })
+  await app.inject({ method: 'PUT', url: '/photos/secret', headers: { host }, payload: 'private bytes' })
+  await registry.updateSettings('site', { domains: ['10.1.2.3', '999.1.1.1'] })
+  for (const name of ['10.1.2.3', '10.1.2.3:8787', '999.1.1.1']) {
+    for (const url of ['/photos/secret', '/']) {
+      const res = await app.inject({ method: 'GET', url, headers: { host: name } })
+      t.equal(res.statusCode, 421, `${name} ${url}`)
+      t.equal(errorCode(res), 42100)
+      t.notMatch(res.body, /private bytes|photos/)
+    }
+  }
+})
+
 t.test('no token on loopback: a Host that is not ours is refused (DNS rebinding)', async t => {
   const { app } = await gateway(t, { token: null, routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }] })
   for (const name of ['evil.example', 'evil.example:8787', '127.0.0.1.nip.io', 'localhost.evil.example', '10.0.0.1', '[::ffff:10.0.0.1]']) {

@@ -14,7 +14,7 @@ t.test('cross-site writes and foreign hosts are refused on an open S3 port', asy
   const policy = s3AccessPolicy(null, null, true)
   t.ok(policy.anonymousWrites, 'development mode')
   const s3 = await buildS3App({ registry, policy, domains: ['s3.example.test'], logLevel: false })
-  guardS3Site(s3, { routeHosts: new Set(), domains: ['s3.example.test'] })
+  guardS3Site(s3, { routeHosts: new Set(), domains: ['s3.example.test'], registry })
   t.teardown(async () => { await s3.close(); await registry.close() })
 
   const put = await s3.inject({ method: 'PUT', url: '/photos/keep', headers: { host: '127.0.0.1:8788' }, payload: 'precious' })
@@ -50,7 +50,7 @@ t.test('an open S3 port answers no read to a page of another site, whatever the 
   const registry = await openRegistry(testdir(t), { fsync: false })
   await registry.create('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
   const s3 = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: false })
-  guardS3Site(s3, { routeHosts: new Set(['site.localhost']), domains: [] })
+  guardS3Site(s3, { routeHosts: new Set(['site.localhost']), domains: [], registry })
   t.teardown(async () => { await s3.close(); await registry.close() })
   await s3.inject({ method: 'PUT', url: '/photos/secret', headers: { host: '127.0.0.1:8788' }, payload: 'private bytes' })
   for (const origin of ['https://evil.example', 'null']) {
@@ -69,4 +69,31 @@ t.test('an open S3 port answers no read to a page of another site, whatever the 
   const local = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: '127.0.0.1:8788', origin: 'http://localhost:3000' } })
   t.equal(local.body, 'private bytes', 'a local development page may read')
   t.equal(local.headers['access-control-allow-origin'], '*')
+})
+
+t.test('an open S3 port takes the gateway\'s custom domains for public sites, even under localhost or its own domains', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'PUT'] }] })
+  await registry.create('blog')
+  await registry.create('site', { public: true, domains: ['blog.localhost', 'www.s3.example.test', 'files.example'] })
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: ['s3.example.test'], logLevel: false })
+  guardS3Site(s3, { routeHosts: new Set(), domains: ['s3.example.test'], registry })
+  t.teardown(async () => { await s3.close(); await registry.close() })
+  await s3.inject({ method: 'PUT', url: '/photos/secret', headers: { host: '127.0.0.1:8788' }, payload: 'private bytes' })
+  // The gateway serves the site's HTML untouched on that name: its pages are a public site's, not the user's.
+  for (const origin of ['http://blog.localhost:8787', 'http://www.s3.example.test']) {
+    const res = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: '127.0.0.1:8788', origin } })
+    t.equal(res.statusCode, 403, origin)
+    t.notMatch(res.body, /private bytes/)
+  }
+  for (const name of ['blog.localhost:8788', 'www.s3.example.test', 'files.example']) {
+    const read = await s3.inject({ method: 'GET', url: '/photos/secret', headers: { host: name } })
+    t.equal(read.statusCode, 403, `${name} is not one of this port's names`)
+    t.match(read.body, /<Code>AccessDenied<\/Code>/)
+    const write = await s3.inject({ method: 'PUT', url: '/planted', headers: { host: name }, payload: 'x' })
+    t.equal(write.statusCode, 403, `${name}: no write`)
+  }
+  t.equal((await (await registry.open('blog'))!.list()).objects.length, 0, 'nothing planted')
+  const local = await s3.inject({ method: 'GET', url: '/secret', headers: { host: 'photos.localhost:8788', origin: 'http://localhost:3000' } })
+  t.equal(local.body, 'private bytes', 'other names under localhost keep the port\'s rights')
 })
