@@ -443,6 +443,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
       if (wantsHtml(request.headers.accept)) return await reply.code(302).header('location', options.browserHome).send()
     }
     requireCredentials(policy, request.headers.authorization)
+    if (policy.token !== null) reply.header('cache-control', privateReadCacheControl)
     const buckets = await registry.list()
     return await reply.send(success(buckets.map(b => ({ name: b.name, creationDate: b.creationDate }))))
   }

@@ -620,6 +620,7 @@ t.test('a private read made with the token is kept by no cache, unless the objec
   t.equal(revalidated.headers['cache-control'], 'private, no-store')
   const listing = await app.inject({ method: 'GET', url: '/photos', headers: auth })
   t.equal(listing.headers['cache-control'], 'private, no-store', 'a private listing too')
+  t.equal((await app.inject({ method: 'GET', url: '/', headers: auth })).headers['cache-control'], 'private, no-store', 'and the list of buckets')
   const { app: open } = await gateway(t, { token: null })
   await open.inject({ method: 'PUT', url: '/photos/plain', payload: 'open' })
   t.equal((await open.inject({ method: 'GET', url: '/photos/plain' })).headers['cache-control'], undefined, 'without a token there is nothing to keep private')
