@@ -32,9 +32,9 @@
  * - A read a page could see the answer of (GET or HEAD with an `Origin`:
  *   `fetch` and XHR send one across origins) must come from a page on a
  *   loopback name that is neither a route host nor a custom domain (a
- *   development server on another port passes), else 403. A bucket's CORS rules, even `*`, would otherwise
- *   let any site the user visits read every private bucket of this open
- *   server. Reads without `Origin` (images, scripts, links) pass: their
+ *   development server on another port passes), else 403. A bucket's CORS
+ *   rules, even `*`, would otherwise let any site the user visits read
+ *   every private bucket of this open server. Reads without `Origin` (images, scripts, links) pass: their
  *   bodies stay opaque to the page. Public reads meant for other sites go
  *   through route hosts and custom domains, which this rule does not touch.
  */
@@ -226,7 +226,7 @@ export function siteHostHook (options: Pick<SiteGuardOptions, 'routeHosts' | 'is
       refuse(reply, siteHostError(host))
       return
     }
-    if (host === '' || isIP(host.startsWith('[') ? host.slice(1, -1) : host) !== 0) {
+    if (!mayBeCustomDomain(host)) {
       done()
       return
     }

@@ -29,7 +29,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { BucketRegistry } from '../bucket/index.js'
-import { openRegistry, shareChecksWithinTurns } from '../index.js'
+import { openRegistry, shareChecksWithinTurns, type OpenFsRegistryOptions } from '../index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { createLogger, lazyChildLogger } from '../http/logger.js'
@@ -197,11 +197,16 @@ function shareLooksWhileFewConnections (servers: Array<FastifyInstance | null>):
   shareChecksWithinTurns(() => open < 900)
 }
 
+/** The registry's options from the command line (the primary and each worker open their own). */
+function registryOptions (options: ServeOptions): OpenFsRegistryOptions {
+  return { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections }
+}
+
 /** One server process: alone (`--workers 1`), or a worker of the primary below. */
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
   const serving = handleShutdown(options, inWorker)
   if (!inWorker) await checkWritable(options.data)
-  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
+  const registry = await openRegistry(options.data, registryOptions(options))
   const routes = await loadRoutes(options.data, options.route)
   const app = await buildApp({
     dataDir: options.data,
@@ -264,7 +269,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
   await checkWritable(options.data)
   startupNotes(options, log)
-  const registry = await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
+  const registry = await openRegistry(options.data, registryOptions(options))
   await ensureFirstBucket(registry, options.defaultBucket, log)
   if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
 

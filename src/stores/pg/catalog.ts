@@ -33,10 +33,10 @@ const QUERY_TIMEOUT_GRACE_MS = 5_000
  * (`idle_in_transaction_session_timeout`) before ending the session. A
  * gateway that links files between two statements (completion links every
  * part) says it is alive meanwhile, as long as the work advances (`busy`).
- * Without the limit, a gateway
- * that froze there (a paused VM, a stopped process, a network partition the
- * server's TCP does not notice) keeps its row locks, and every write to those keys through every other
- * gateway fails with 10908 until the freeze ends.
+ * Without the limit, a gateway that froze there (a paused VM, a stopped
+ * process, a network partition the server's TCP does not notice) keeps its
+ * row locks, and every write to those keys through every other gateway
+ * fails with 10908 until the freeze ends.
  */
 const IDLE_IN_TRANSACTION_MS = 60_000
 
@@ -122,20 +122,22 @@ export class PgCatalog {
   /** Connects to the catalog at `url` and migrates its schema; fails when the server cannot be reached. */
   static async connect (url: string, options: CatalogOptions = {}): Promise<PgCatalog> {
     if (!isCatalogUrl(url)) throw new TypeError(`The catalog must be a postgres:// URL (got ${JSON.stringify(redactUrl(url))}).`)
+    const statementMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS
+    const idleInTransactionMs = options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS
     const pool = new pg.Pool({
       connectionString: url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      statement_timeout: options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS,
-      query_timeout: (options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS) + QUERY_TIMEOUT_GRACE_MS,
-      idle_in_transaction_session_timeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
+      statement_timeout: statementMs,
+      query_timeout: statementMs + QUERY_TIMEOUT_GRACE_MS,
+      idle_in_transaction_session_timeout: idleInTransactionMs,
       idleTimeoutMillis: 30_000,
       allowExitOnIdle: true,
       types
     })
     // An idle connection the server closed (a restart): the pool drops it; the next request opens another.
     pool.on('error', () => {})
-    const catalog = new PgCatalog(pool, options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS)
+    const catalog = new PgCatalog(pool, idleInTransactionMs)
     try {
       const client = await pool.connect()
       // Ended by the server mid-migration: the next statement fails, not the process (see withClient).
