@@ -73,7 +73,9 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
     })
   }
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
+    // Answers carry account state and token details: no cache keeps them (an object read sets its own).
+    reply.header('cache-control', 'no-store')
     authenticate(request.headers, options.credentials, request.url)
   })
   // Bodies here are parsed before the handler runs: an authenticated request's Expect: 100-continue is answered now.
