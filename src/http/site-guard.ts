@@ -187,7 +187,12 @@ export function siteVerdict (method: string, url: string, headers: IncomingHttpH
   const host = hostName(rawHost)
   const foreign = (): DoorError => new DoorError('ForeignHost', `Host "${host}" is not one of them.`)
   // A route host first: one under `.localhost` is loopback too, but it serves a public site, whose pages must not drive the rest.
-  if (options.routeHosts.has(host)) return publicVerdict(method, url, host, options.isRouted(host, url, false))
+  if (options.routeHosts.has(host)) {
+    const routed = options.isRouted(host, url, false)
+    // As the router: a path no route serves is still the host's if the host is a custom domain too.
+    if (routed || !mayBeCustomDomain(host)) return publicVerdict(method, url, host, routed)
+    return options.isCustomDomain(host).then(known => publicVerdict(method, url, host, known && options.isRouted(host, url, true)))
+  }
   // HTTP/1.0 clients may omit Host; browsers never do. An IP literal is never a custom domain: judged at once.
   if (!mayBeCustomDomain(host)) return host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true ? originVerdict(method, headers, rawHost, options) : foreign()
   // A custom domain before the loopback names and the door's own, as a route host: one under `.localhost` serves a public site too.

@@ -271,6 +271,25 @@ t.test('no token on loopback: a route host bound to a path prefix serves that pr
   t.equal((await app.inject({ method: 'GET', url: '/photos/secret', headers: { host } })).body, 'private bytes', 'the loopback names keep path style')
 })
 
+t.test('no token on loopback: a host both a route host and a custom domain serves what the router serves there, nothing more', async t => {
+  const { app, registry } = await gateway(t, { token: null, routes: [{ host: 'www.example', pathPrefix: '/assets/', bucket: 'site' }] })
+  await registry.create('blog')
+  await registry.updateSettings('blog', { domains: ['www.example'] })
+  await (await registry.open('site'))!.put('a.css', 'route bytes')
+  await (await registry.open('blog'))!.put('post.html', 'domain bytes')
+  await (await registry.open('photos'))!.put('secret', 'private bytes')
+  const get = async (url: string, method: 'GET' | 'PUT' = 'GET'): Promise<{ statusCode: number, body: string }> =>
+    await app.inject({ method, url, headers: { host: 'www.example' }, ...(method === 'PUT' ? { payload: 'planted' } : {}) })
+  t.equal((await get('/assets/a.css')).body, 'route bytes', 'the route first')
+  const post = await get('/post.html')
+  t.equal(post.statusCode, 200, 'the domain\'s other paths, as the router serves them')
+  t.equal(post.body, 'domain bytes')
+  t.equal((await get('/photos/secret')).statusCode, 404, 'a path of the domain\'s bucket, never path style')
+  t.notMatch((await get('/photos/secret')).body, /private bytes/)
+  t.equal((await get('/post.html', 'PUT')).statusCode, 421, 'read-only')
+  t.equal((await get('/_console/')).statusCode, 421)
+})
+
 t.test('a browser on a route host is not sent to the console, which is not served there', async t => {
   const { app } = await gateway(t, { routes: [{ host: 'www.example', pathPrefix: '/assets/', bucket: 'site' }] })
   const res = await app.inject({ method: 'GET', url: '/', headers: { host: 'www.example', accept: 'text/html' } })
