@@ -62,10 +62,9 @@ async function removeGarbage ({ catalog, storeId, blobs }: PgSweepRooms, before:
 
 /** Absolute paths of the files no row names (and not waiting in `garbage`) changed before `before`. */
 async function oldOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: number): Promise<string[]> {
-  const waiting = new Set((await catalog.query<{ file: string }>('sweeping', 'SELECT file FROM fsbucket.garbage WHERE store_id = $1', [storeId])).rows.map(r => r.file))
   const doomed: string[] = []
   const judge = async (dir: string, orphans: (names: string[]) => Promise<Set<string>>): Promise<void> => {
-    const names = (await entries(blobs.abs(dir))).filter(name => !waiting.has(`${dir}/${name}`))
+    const names = await entries(blobs.abs(dir))
     if (names.length === 0) return
     doomed.push(...await changedBefore(blobs.abs(dir), [...await orphans(names)], before))
   }
@@ -96,7 +95,12 @@ async function oldOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: nu
       return new Set(names.filter(n => !live.has(`${dir}/${n}`)))
     })
   }
-  return doomed
+  // Read after the judging: a body replaced or deleted on another gateway
+  // while its directory was judged was no row's any more, and the statement
+  // that replaced it put it in `garbage`, where it waits for its grace period.
+  const { rows } = await catalog.query<{ file: string }>('sweeping', 'SELECT file FROM fsbucket.garbage WHERE store_id = $1', [storeId])
+  const waiting = new Set(rows.map(r => blobs.abs(r.file)))
+  return doomed.filter(file => !waiting.has(file))
 }
 
 /** The entries `names` of `dir` changed before `before` (by ctime), as absolute paths. */

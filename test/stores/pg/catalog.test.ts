@@ -108,6 +108,37 @@ t.test('racing unconditional puts of one key on two gateways: each replaced body
   t.equal(files.length, 1, 'one body file is left: the live one')
 })
 
+t.test('a body replaced on another gateway while a sweep judges the files waits in garbage for its grace period', async t => {
+  const url = await database('sweep_race')
+  const dataDir = testdir(t)
+  const gateways = await Promise.all([0, 1].map(async () => await openRegistry(dataDir, { catalog: url, fsync: false })))
+  t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
+  await gateways[0].create('race')
+  const [sweeping, writing] = await Promise.all(gateways.map(async g => (await g.open('race'))!))
+  const first = await writing.put('cat', 'one')
+  const body = path.join(dataDir, 'race', '.fsbucket', 'blobs', first!.version.slice(0, 2), first!.version)
+  await new Promise(resolve => setTimeout(resolve, 5))
+  // The other gateway replaces the object after the sweep began, just before it looks which versions are live.
+  const query = PgCatalog.prototype.query
+  t.teardown(() => { PgCatalog.prototype.query = query })
+  let replaced = false
+  PgCatalog.prototype.query = async function (this: PgCatalog, what: string, text: string, params?: unknown[]) {
+    if (!replaced && text.includes('SELECT DISTINCT version')) {
+      replaced = true
+      await writing.put('cat', 'two')
+    }
+    return await query.call(this, what, text, params)
+  } as typeof query
+  await sweeping.sweep({ leftoverGraceMs: 0 })
+  t.ok(replaced, 'the object was replaced during the sweep')
+  t.ok(existsSync(body), 'the replaced body stays for reads in flight on other gateways')
+  PgCatalog.prototype.query = query
+  await new Promise(resolve => setTimeout(resolve, 5))
+  await sweeping.sweep({ leftoverGraceMs: 0 })
+  t.notOk(existsSync(body), 'the next sweep after its grace period removes it')
+  t.equal(await ((await sweeping.get('cat')) as BucketObjectBody).text(), 'two')
+})
+
 t.test('a leftover hard-linked to another leftover is removed in the same sweep', async t => {
   // A completion killed after it linked an upload's parts into blobs/ and
   // after the upload's row was gone leaves two names of one body. Removing the
