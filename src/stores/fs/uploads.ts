@@ -4,7 +4,7 @@
  * hard-links the chosen parts into blobs/ and commits the object's row (no
  * byte is copied, so completing 1 GiB takes milliseconds).
  */
-import { partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery } from '../../bucket/port.js'
+import { isBucketError, partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from './blobs.js'
 import { toRecord, toUpload, uploadChecksumText, type Catalog, type PartRow, type Segment } from './catalog.js'
 import { wasRolledBack, type Commits } from './commit.js'
@@ -66,8 +66,15 @@ export class Uploads {
       await body.discard()
       return false
     }
-    const file = await this.#blobs.placePart(body, uploadId, part.partNumber)
     const sql = this.#catalog.sql
+    let file: string
+    try {
+      file = await this.#blobs.placePart(body, uploadId, part.partNumber)
+    } catch (err) {
+      // The upload's directory went with the upload (completed or aborted meanwhile): no such upload, not a storage failure.
+      if (!isBucketError(err) && sql.upload.get(uploadId) === undefined) return false
+      throw err
+    }
     let replaced: string | undefined
     let stored: boolean
     try {
@@ -108,7 +115,14 @@ export class Uploads {
       const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
       const { object, partNumbers } = build(toUpload(read.upload), parts, read.current)
       const chosen = partNumbers.map(n => read.rows.get(n) as PartRow)
-      const segments = await this.#blobs.linkParts(object.version, chosen.map(p => ({ file: p.file, size: p.size, partNumber: p.part_number })))
+      let segments: Segment[]
+      try {
+        segments = await this.#blobs.linkParts(object.version, chosen.map(p => ({ file: p.file, size: p.size, partNumber: p.part_number })))
+      } catch (err) {
+        // A part file went under the link (the upload completed or aborted, or the part uploaded again, meanwhile): look again.
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 20) throw err
+        continue
+      }
       let replaced: Segment[] = []
       let outcome: 'done' | 'gone' | 'changed'
       try {

@@ -10,7 +10,7 @@
  * takes it FOR UPDATE, so a part is either in the completion or refused.
  */
 import {
-  bucketRetired, partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
+  bucketRetired, isBucketError, partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
 } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
@@ -53,7 +53,14 @@ export class PgUploads {
       await body.discard()
       return false
     }
-    const file = await this.#blobs.placePart(body, uploadId, part.partNumber)
+    let file: string
+    try {
+      file = await this.#blobs.placePart(body, uploadId, part.partNumber)
+    } catch (err) {
+      // The upload's directory went with the upload (completed or aborted meanwhile): no such upload, not a storage failure.
+      if (!isBucketError(err) && await this.get(uploadId) === null) return false
+      throw err
+    }
     let replaced: string | undefined
     let stored = false
     try {
