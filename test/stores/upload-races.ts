@@ -3,7 +3,9 @@
  * parts as files (filesystem and PostgreSQL): a part placed while its upload
  * is completed or aborted, whose directory goes with it, and a completion
  * whose parts go while it links them. Each answers NoSuchUpload (10024), as
- * when the upload was gone before, never a bare file-system error.
+ * when the upload was gone before, never a bare file-system error. And a
+ * completion whose key is written while it links the parts: the last
+ * writer wins, as for puts.
  *
  * node:fs's `rename` and `link` are wrapped to run the racing request at
  * the chosen moment.
@@ -64,6 +66,27 @@ export function partPlacementRaces (t: Test, open: OpenStoreBucket): void {
 
 /** For stores whose completion links the parts outside any lock an abort waits for (the filesystem store). */
 export function completionLinkRaces (t: Test, open: OpenStoreBucket): void {
+  t.test('a completion whose key is written while it links the parts, again and again, still completes; a conditional one is judged on the object there now', async t => {
+    const bucket = await open(testdir(t))
+    t.teardown(async () => { await bucket.close() })
+    const upload = await bucket.createMultipartUpload('key')
+    const part = await upload.uploadPart(1, 'only part')
+    const promises = fsp as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+    const link = promises.link
+    t.teardown(() => { promises.link = link })
+    let writes = 0
+    promises.link = async (...args: unknown[]) => {
+      if (String(args[1]).includes(`${path.sep}blobs${path.sep}`)) await bucket.put('key', `written ${++writes}`)
+      return await link(...args)
+    }
+    const guarded = await bucket.put('key', 'before')
+    t.equal(await upload.complete([part], { onlyIf: { etagMatches: guarded!.etag } }), null, 'the object it was conditioned on was replaced meanwhile')
+    const done = await upload.complete([part])
+    t.equal(writes, 2, 'the key was written while each completion linked its part')
+    t.equal(done.size, 9)
+    t.equal(await ((await bucket.get('key')) as BucketObjectBody).text(), 'only part', 'the completion replaced the object written meanwhile')
+  })
+
   t.test('a completion whose upload is aborted while it links the parts is NoSuchUpload', async t => {
     const bucket = await open(testdir(t))
     t.teardown(async () => { await bucket.close() })

@@ -98,7 +98,9 @@ export class Uploads {
    * body files it replaced. The parts are read and hard-linked into blobs/
    * before the write transaction, which then only checks that the upload
    * and the chosen parts are still those (a part uploaded again meanwhile
-   * starts the completion over) and commits the rows.
+   * starts the completion over), builds it again when the key was written
+   * meanwhile (its condition judged on the object the key holds now), and
+   * commits the rows.
    */
   async complete (uploadId: string, id: string, build: CompleteBuilder): Promise<{ object: StoredObject, replaced: Segment[] } | null> {
     if (!isUploadId(uploadId)) return null
@@ -113,8 +115,10 @@ export class Uploads {
       })
       if (read === null) return null
       const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
-      const { object, partNumbers } = build(toUpload(read.upload), parts, read.current)
-      const chosen = partNumbers.map(n => read.rows.get(n) as PartRow)
+      const upload = toUpload(read.upload)
+      const built = build(upload, parts, read.current)
+      let object = built.object
+      const chosen = built.partNumbers.map(n => read.rows.get(n) as PartRow)
       let segments: Segment[]
       try {
         segments = await this.#blobs.linkParts(object.version, chosen.map(p => ({ file: p.file, size: p.size, partNumber: p.part_number })))
@@ -129,9 +133,9 @@ export class Uploads {
         outcome = await this.#commits.commit(() => {
           if (sql.upload.get(uploadId) === undefined) return 'gone'
           if (chosen.some(p => sql.part.get(uploadId, p.part_number)?.file !== p.file)) return 'changed'
-          // `build` judged the key's object as read above: a write to the key since then starts over too.
-          if ((sql.head.get(idBytes)?.version ?? null) !== (read.current?.version ?? null)) return 'changed'
-          const current = sql.segmentsOf.get(idBytes)
+          // `build` judged the key's object as read above: the key written since then, it judges the object there now.
+          const current = sql.head.get(idBytes)
+          if ((current?.version ?? null) !== (read.current?.version ?? null)) object = build(upload, parts, current === undefined ? null : toRecord(current)).object
           if (current !== undefined) replaced = JSON.parse(current.segments)
           this.#catalog.putRow(idBytes, object, segments)
           sql.deleteParts.run(uploadId)
@@ -148,7 +152,7 @@ export class Uploads {
       }
       await this.#blobs.removeSegments(segments)
       if (outcome === 'gone') return null
-      // A part was uploaded again, or the key written, while this completion prepared: start over with things as they are now.
+      // A part was uploaded again while this completion prepared: start over with things as they are now.
       if (attempt >= 20) throw new Error('completeMultipartUpload: the parts kept changing while the upload was completed.')
     }
   }
