@@ -1,10 +1,11 @@
 /**
  * A directory of blobs/ removed from outside is made again by the next put
  * that needs it, rather than every put of its versions failing until the
- * process restarts (the process remembers the directories it made).
+ * process restarts (the process remembers the directories it made); and
+ * a directory it makes is synced in its parent before a body lands in it.
  */
 import t from 'tap'
-import { readdirSync, rmSync } from 'node:fs'
+import { promises as fsp, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import { openBucket } from '../../src/index.js'
 import { testdir } from '../testdir.js'
@@ -24,4 +25,32 @@ t.test('puts go on after blobs/ directories are removed by hand', async t => {
   t.equal(failures, 0, 'every put succeeds')
   const read = await bucket.get('after/299')
   t.equal(read !== null && 'body' in read ? (await read.text()).length : 0, 20_000)
+})
+
+t.test('a directory the store makes is durable in its parent before a body lands in it', async t => {
+  const dir = testdir(t)
+  const bucket = await openBucket(dir, { fsync: true, minPartSize: 1 })
+  t.teardown(async () => { await bucket.close() })
+  const events: string[] = []
+  const promises = fsp as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+  const { mkdir, open } = promises
+  t.teardown(() => { Object.assign(promises, { mkdir, open }) })
+  promises.mkdir = async (...args: unknown[]) => {
+    const made = await mkdir(...args)
+    events.push(`mkdir ${String(args[0])}`)
+    return made
+  }
+  promises.open = async (...args: unknown[]) => {
+    if (args[1] === 'r') events.push(`sync ${String(args[0])}`)
+    return await open(...args)
+  }
+  await bucket.put('big', 'b'.repeat(200_000)) // a file body, in a blobs/ directory made for it
+  const upload = await bucket.createMultipartUpload('m')
+  await upload.uploadPart(1, 'part') // the upload's directory
+  const root = path.join(dir, '.fsbucket')
+  for (const parent of ['blobs', 'uploads']) {
+    const made = events.findIndex(e => e.startsWith(`mkdir ${path.join(root, parent)}${path.sep}`))
+    t.ok(made >= 0, `a directory made under ${parent}/`)
+    t.ok(events.indexOf(`sync ${path.join(root, parent)}`, made) > made, `${parent}/ synced after it`)
+  }
 })

@@ -134,12 +134,15 @@ export class BlobFiles {
   /**
    * Makes a directory of the store (a `blobs/<vv>` or an upload's), one
    * level only: when its parent is gone, so is the bucket, and nothing
-   * brings a deleted bucket's directory back.
+   * brings a deleted bucket's directory back. A directory it makes is
+   * durable in its parent before anything is put in it.
    */
   async #ensureDir (dir: string, remember = true): Promise<void> {
     if (this.#dirs.has(dir)) return
     try {
       await fsp.mkdir(dir)
+      // The new directory's own entry, or a power cut could lose it with the files made durable in it.
+      if (this.#fsync) await fsyncDirectory(path.dirname(dir))
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
       // One found there must be a directory itself: a planted link would take bodies outside the data directory.
