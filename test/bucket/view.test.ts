@@ -11,7 +11,8 @@ t.test('viewPath shows plain keys only', async t => {
     ['a b/%20/ünï', path.join('a b', '%20', 'ünï')],
     ['..', null], ['a/../b', null], ['./a', null], ['a//b', null], ['/a', null], ['a/', null],
     ['a\u0000b', null], ['tab\there', null], ['x'.repeat(256), null], ['x'.repeat(255), 'x'.repeat(255)],
-    ['.fsbucket/catalog.db', null], ['.fsbucket', null]
+    ['.fsbucket/catalog.db', null], ['.fsbucket', null],
+    ['.0123456789ab1.view', null], ['docs/.0123456789abz9.view', null], ['.0123456789ab1.view/x', path.join('.0123456789ab1.view', 'x')]
   ]
   for (const [key, expected] of table) t.equal(viewPath(key), expected, JSON.stringify(key))
 })

@@ -24,7 +24,7 @@ import type { SweepReport } from '../../bucket/port.js'
 import { entries, removeTree, type BlobFiles } from './blobs.js'
 import type { Catalog } from './catalog.js'
 import type { Uploads } from './uploads.js'
-import { VIEW_STRAYS_MARKER } from './view.js'
+import { VIEW_STRAYS_MARKER, VIEW_TEMPORARY } from './view.js'
 
 export interface SweepRooms {
   root: string
@@ -96,9 +96,6 @@ async function oldOrphans (dir: string, before: number, orphan: (name: string) =
   }
   return found
 }
-
-/** A temporary name of the readable view (view.ts): a dot, a 12-hex-digit process tag, a base-36 counter, `.view` (16 hex digits before). */
-const VIEW_TEMPORARY = /^\.[0-9a-f]{12}[0-9a-z]{1,13}\.view$/
 
 /** Written once the view of a store has been walked cleanly: later sweeps walk it only when a marker asks. */
 const VIEW_WALKED = 'view-walked'

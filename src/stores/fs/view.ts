@@ -15,7 +15,8 @@
  * written. Keys that cannot be shown are simply absent from it:
  *   - keys with empty, `.` or `..` segments, a leading or trailing `/`,
  *     control characters, or segments longer than 255 bytes;
- *   - keys whose first segment is `.fsbucket` (the store's own directory);
+ *   - keys whose first segment is `.fsbucket` (the store's own directory),
+ *     or whose last is named like the view's own temporaries;
  *   - a key that is also a directory of another key (`a` when `a/b` exists
  *     is shown, `a/b` is then not, or the other way round: first come);
  *   - objects completed from a multipart upload (their bytes are several files);
@@ -41,6 +42,9 @@ const MAX_SEGMENT_BYTES = 255
 const processTag = randomBytes(6).toString('hex')
 let temporaries = 0
 
+/** A temporary's name (`temporaryEntry`): what the sweeper removes from the view once old. */
+export const VIEW_TEMPORARY = /^\.[0-9a-f]{12}[0-9a-z]{1,13}\.view$/
+
 function temporaryEntry (parent: string): string {
   return path.join(parent, `.${processTag}${(temporaries++).toString(36)}.view`)
 }
@@ -64,6 +68,8 @@ export function viewPath (id: string): string | null {
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(segment)) return null
   }
+  // Named like a temporary, its entry would be swept away as one.
+  if (VIEW_TEMPORARY.test(segments[segments.length - 1])) return null
   return segments.join(path.sep)
 }
 
