@@ -19,17 +19,50 @@
  */
 import type { CorsRule } from '../bucket/index.js'
 import { decodedBody } from './body.js'
-import { OWNER, openNamedBucket, sendXml, signedRegion, type S3Context } from './context.js'
+import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { list, readXmlBody, text } from './xml.js'
 
 const DAY_SECONDS = 86_400
 
+/** S3's range of `max-buckets`, and the page it applies when a paged parameter comes without one. */
+const MAX_BUCKETS = 10_000
+
+/** ListBuckets' continuation token: the last name of the page before, opaque to the client. */
+function bucketsTokenOf (name: string): string {
+  return Buffer.from(name, 'utf8').toString('base64url')
+}
+
+function bucketsTokenName (token: string): string {
+  const name = Buffer.from(token, 'base64url').toString('utf8')
+  if (bucketsTokenOf(name) !== token) throw new S3Error('InvalidArgument', 'The continuation token provided is incorrect')
+  return name
+}
+
+/**
+ * ListBuckets with S3's `prefix`, `max-buckets` (1 to 10,000) and
+ * `continuation-token`, by name. Every bucket answers any region (the
+ * signature's), so `bucket-region` leaves none out.
+ */
 export async function listBuckets (ctx: S3Context): Promise<void> {
-  const buckets = await ctx.registry.list()
+  const prefix = param(ctx, 'prefix')
+  const token = param(ctx, 'continuation-token')
+  const maxText = param(ctx, 'max-buckets')
+  if (maxText !== undefined && (!/^\d{1,5}$/.test(maxText) || Number(maxText) < 1 || Number(maxText) > MAX_BUCKETS)) {
+    throw new S3Error('InvalidArgument', `max-buckets must be an integer from 1 to ${MAX_BUCKETS}.`)
+  }
+  // S3 takes an empty token (its length may be 0) as none.
+  const after = token === undefined || token === '' ? undefined : bucketsTokenName(token)
+  const buckets = (await ctx.registry.list())
+    .filter(b => (prefix === undefined || b.name.startsWith(prefix)) && (after === undefined || b.name > after))
+  const limit = maxText === undefined ? MAX_BUCKETS : Number(maxText)
+  const page = buckets.slice(0, limit)
+  const last = page.at(-1)
   await sendXml(ctx, 200, 'ListAllMyBucketsResult', {
     Owner: OWNER,
-    Buckets: buckets.length === 0 ? '' : { Bucket: buckets.map(b => ({ Name: b.name, CreationDate: b.creationDate.toISOString() })) }
+    Buckets: page.length === 0 ? '' : { Bucket: page.map(b => ({ Name: b.name, CreationDate: b.creationDate.toISOString() })) },
+    ...(buckets.length > limit && last !== undefined ? { ContinuationToken: bucketsTokenOf(last.name) } : {}),
+    ...(prefix === undefined ? {} : { Prefix: prefix })
   })
 }
 

@@ -4,7 +4,7 @@ import {
   CreateBucketCommand, DeleteBucketCommand, DeleteBucketCorsCommand, DeleteBucketLifecycleCommand, GetBucketCorsCommand,
   GetBucketEncryptionCommand, GetBucketLifecycleConfigurationCommand, GetBucketLocationCommand, HeadBucketCommand,
   ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand,
-  PutObjectCommand, paginateListObjectsV2
+  PutObjectCommand, paginateListBuckets, paginateListObjectsV2
 } from '@aws-sdk/client-s3'
 import { rejection, s3Server } from './fixture.js'
 
@@ -33,6 +33,34 @@ t.test('create, list, head, locate, delete buckets', async t => {
   t.equal(noBucket.name, 'NoSuchBucket')
   await s3.send(new DeleteBucketCommand({ Bucket: 'photos' }))
   t.equal(await registry.info('photos'), null)
+})
+
+t.test('ListBuckets: prefix, max-buckets and continuation tokens, as S3 pages them', async t => {
+  const { client, endpoint } = await s3Server(t)
+  const s3 = client()
+  for (const name of ['test-a', 'test-b', 'test-c', 'prod-a']) await s3.send(new CreateBucketCommand({ Bucket: name }))
+  const all = await s3.send(new ListBucketsCommand({}))
+  t.same(all.Buckets?.map(b => b.Name), ['photos', 'prod-a', 'test-a', 'test-b', 'test-c'])
+  t.equal(all.ContinuationToken, undefined)
+  const tests = await s3.send(new ListBucketsCommand({ Prefix: 'test-' }))
+  t.same(tests.Buckets?.map(b => b.Name), ['test-a', 'test-b', 'test-c'], 'only the names with the prefix')
+  t.equal(tests.Prefix, 'test-')
+  const none = await s3.send(new ListBucketsCommand({ Prefix: 'staging-' }))
+  t.same(none.Buckets ?? [], [])
+  const first = await s3.send(new ListBucketsCommand({ Prefix: 'test-', MaxBuckets: 2 }))
+  t.same(first.Buckets?.map(b => b.Name), ['test-a', 'test-b'])
+  t.type(first.ContinuationToken, 'string')
+  const second = await s3.send(new ListBucketsCommand({ Prefix: 'test-', MaxBuckets: 2, ContinuationToken: first.ContinuationToken }))
+  t.same(second.Buckets?.map(b => b.Name), ['test-c'])
+  t.equal(second.ContinuationToken, undefined, 'the last page has no token')
+  const paged: string[] = []
+  for await (const page of paginateListBuckets({ client: s3, pageSize: 1 }, {})) paged.push(...(page.Buckets ?? []).map(b => b.Name ?? ''))
+  t.same(paged, ['photos', 'prod-a', 'test-a', 'test-b', 'test-c'], 'the SDK paginator walks every page once')
+  const zero = await fetch(`${endpoint}/?max-buckets=0`)
+  t.equal(zero.status, 400)
+  t.match(await zero.text(), /<Code>InvalidArgument<\/Code>/)
+  const tampered = await rejection(s3.send(new ListBucketsCommand({ MaxBuckets: 1, ContinuationToken: 'not a token' })))
+  t.equal(tampered.name, 'InvalidArgument')
 })
 
 t.test('CORS, lifecycle and encryption map onto the bucket settings', async t => {
