@@ -147,17 +147,21 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
     throw new S3Error('MalformedXML', `A Delete names 1 to ${MAX_DELETE_KEYS} objects.`)
   }
   const quiet = text(document, 'Quiet')?.trim().toLowerCase() === 'true'
-  const keys: string[] = []
+  const deleted: Array<Record<string, string>> = []
   const errors: Array<Record<string, string>> = []
   for (const entry of objects) {
     const key = textOnly(entry, 'Key')
     if (key === undefined || key === '') throw new S3Error('MalformedXML', 'Every Object of a Delete has a Key.')
-    if (validKey(key)) keys.push(key)
+    const version = textOnly(entry, 'VersionId')
+    const named: Record<string, string> = version === undefined ? {} : { VersionId: version }
+    // As for DeleteObject: versions are not kept, `null` is the object itself and any other id names nothing to delete.
+    if (version !== undefined && version !== 'null') errors.push({ Key: key, ...named, Code: 'InvalidArgument', Message: 'Invalid version id specified' })
+    else if (validKey(key)) deleted.push({ Key: key, ...named })
     else errors.push({ Key: key, Code: 'KeyTooLongError', Message: 'Your key is too long' })
   }
-  if (keys.length > 0) await bucket.delete(keys)
+  if (deleted.length > 0) await bucket.delete(deleted.map(d => d.Key))
   await sendXml(ctx, 200, 'DeleteResult', {
-    ...(quiet ? {} : { Deleted: keys.map(Key => ({ Key })) }),
+    ...(quiet ? {} : { Deleted: deleted }),
     ...(errors.length === 0 ? {} : { Error: errors })
   })
 }

@@ -8,7 +8,7 @@ import t from 'tap'
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import {
-  CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, UploadPartCopyCommand
+  CopyObjectCommand, CreateMultipartUploadCommand, DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, UploadPartCopyCommand
 } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { openRegistry, type BucketObjectBody } from '../../src/index.js'
@@ -138,6 +138,17 @@ t.test('a version id other than null names no version: InvalidArgument', async t
   t.equal(read.name, 'InvalidArgument')
   const nullVersion = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'v', VersionId: 'null' }))
   t.equal(await nullVersion.Body?.transformToString(), 'current', 'null is the one version')
+  const single = await rejection(s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'v', VersionId: 'abc' })))
+  t.equal(single.name, 'InvalidArgument')
+  const many = await s3.send(new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Objects: [{ Key: 'v', VersionId: 'abc' }] } }))
+  t.same(many.Deleted ?? [], [], 'a DeleteObjects entry naming a version deletes nothing, as DeleteObject')
+  t.same(many.Errors?.map(e => [e.Key, e.VersionId, e.Code]), [['v', 'abc', 'InvalidArgument']])
+  t.equal(await bodyOf(server, 'v'), 'current', 'the object is still there')
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'w', Body: 'other' }))
+  const nullDelete = await s3.send(new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Objects: [{ Key: 'v', VersionId: 'null' }, { Key: 'w' }] } }))
+  t.same(nullDelete.Deleted?.map(d => [d.Key, d.VersionId]), [['v', 'null'], ['w', undefined]], 'null is the object itself')
+  t.equal(await bodyOf(server, 'v'), null)
+  t.equal(await bodyOf(server, 'w'), null)
 })
 
 t.test('lifecycle rules this server cannot apply are refused, never widened to the whole bucket', async t => {
