@@ -128,8 +128,23 @@ export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promis
   await ctx.reply.send(answer.body)
 }
 
+/** Conditions a DeleteObject may carry: S3's If-Match (and the time and size of directory buckets), and the other conditional headers, refused by the HTTP routes too. */
+const deleteConditionHeaders = ['if-match', 'x-amz-if-match-last-modified-time', 'x-amz-if-match-size', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
+
+/**
+ * The binding's delete takes no conditions, and a door does not judge them
+ * itself: a conditional DeleteObject, or a DeleteObjects entry carrying an
+ * ETag, LastModifiedTime or Size, is NotImplemented, nothing deleted, rather
+ * than deleting what the client meant to keep (as the HTTP routes refuse it).
+ */
+function refuseConditionalDelete (condition: string | undefined): void {
+  if (condition !== undefined) throw new S3Error('NotImplemented', `Conditional deletes (${condition}) are not supported by this server; nothing was deleted.`)
+}
+
 export async function deleteObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
+  const headers = ctx.request.headers
+  refuseConditionalDelete(deleteConditionHeaders.find(name => headers[name] !== undefined))
   const { bucket } = await openNamedBucket(ctx)
   await bucket.delete(ctx.key)
   await ctx.reply.code(204).send()
@@ -152,6 +167,7 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
   for (const entry of objects) {
     const key = textOnly(entry, 'Key')
     if (key === undefined || key === '') throw new S3Error('MalformedXML', 'Every Object of a Delete has a Key.')
+    refuseConditionalDelete(['ETag', 'LastModifiedTime', 'Size'].find(name => text(entry, name) !== undefined))
     const version = textOnly(entry, 'VersionId')
     const named: Record<string, string> = version === undefined ? {} : { VersionId: version }
     // As for DeleteObject: versions are not kept, `null` is the object itself and any other id names nothing to delete.

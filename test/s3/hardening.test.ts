@@ -127,6 +127,35 @@ t.test('UploadPartCopy with a range past the source\'s end is InvalidArgument, n
   t.ok(within.CopyPartResult?.ETag)
 })
 
+t.test('conditional deletes are NotImplemented and delete nothing, never an unconditional delete', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'keep', Body: 'precious' }))
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'other', Body: 'also kept' }))
+  const stale = await rejection(s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'keep', IfMatch: '"0123456789abcdef0123456789abcdef"' })))
+  t.equal(stale.name, 'NotImplemented', 'If-Match naming another version')
+  t.equal(stale.$metadata.httpStatusCode, 501)
+  t.equal(await bodyOf(server, 'keep'), 'precious', 'nothing deleted')
+  const current = await rejection(s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'keep', IfMatch: put.ETag })))
+  t.equal(current.name, 'NotImplemented', 'If-Match naming the current version is refused alike: the server cannot judge it')
+  t.equal(await bodyOf(server, 'keep'), 'precious')
+  const others: Array<Record<string, string>> = [
+    { 'x-amz-if-match-size': '3' }, { 'x-amz-if-match-last-modified-time': 'Thu, 01 Jan 2099 00:00:00 GMT' }, { 'if-unmodified-since': 'Thu, 01 Jan 2000 00:00:00 GMT' }
+  ]
+  for (const headers of others) {
+    const answer = await raw(server, 'DELETE', '/photos/keep', headers)
+    t.equal(answer.status, 501, Object.keys(headers)[0])
+    t.match(answer.body, /<Code>NotImplemented<\/Code>/)
+  }
+  t.equal(await bodyOf(server, 'keep'), 'precious')
+  const batch = await rejection(s3.send(new DeleteObjectsCommand({ Bucket: 'photos', Delete: { Objects: [{ Key: 'other' }, { Key: 'keep', ETag: '"0123456789abcdef0123456789abcdef"' }] } })))
+  t.equal(batch.name, 'NotImplemented', 'a DeleteObjects entry with an ETag')
+  t.equal(await bodyOf(server, 'keep'), 'precious')
+  t.equal(await bodyOf(server, 'other'), 'also kept', 'nor any other entry of that request')
+  await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 'keep' }))
+  t.equal(await bodyOf(server, 'keep'), null, 'an unconditional delete still deletes')
+})
+
 t.test('a version id other than null names no version: InvalidArgument', async t => {
   const server = await s3Server(t)
   const s3 = server.client()
