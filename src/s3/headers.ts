@@ -46,12 +46,7 @@ function encodeHeaderValue (value: string): string {
  * a request would store plaintext a client believes encrypted, or a
  * deletable object it believes locked: NotImplemented instead, as for the
  * sub-resources. `x-amz-server-side-encryption: AES256` (SSE-S3, the
- * default GetBucketEncryption answers) is accepted. So are ACLs that grant
- * nothing beyond the owner (`x-amz-acl: private` or
- * `bucket-owner-full-control`, what S3 takes with ACLs disabled); any other
- * canned ACL or an `x-amz-grant-*` would leave private what the client
- * believes shared (`--acl public-read`): NotImplemented (the hosted R2
- * implements no ACLs either).
+ * default GetBucketEncryption answers) is accepted.
  */
 export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
   for (const name in headers) {
@@ -63,11 +58,6 @@ export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
     if (name.startsWith('x-amz-object-lock-') || (name === 'x-amz-bucket-object-lock-enabled' && single(headers, name)?.trim().toLowerCase() === 'true')) {
       throw new S3Error('NotImplemented', `${name}: Object Lock is not supported by this server.`)
     }
-    if (name.startsWith('x-amz-grant-')) throw new S3Error('NotImplemented', `${name}: ACLs are not supported by this server; a bucket is public or private as a whole, by its settings.`)
-  }
-  const acl = single(headers, 'x-amz-acl')?.trim()
-  if (acl !== undefined && acl !== 'private' && acl !== 'bucket-owner-full-control') {
-    throw new S3Error('NotImplemented', `x-amz-acl ${acl}: ACLs are not supported by this server; a bucket is public or private as a whole, by its settings.`)
   }
   const sse = single(headers, 'x-amz-server-side-encryption')?.trim()
   if (sse === undefined || sse === 'AES256') return
