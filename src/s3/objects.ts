@@ -176,10 +176,10 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
     else errors.push({ Key: key, Code: 'KeyTooLongError', Message: 'Your key is too long' })
   }
   if (deleted.length > 0) await bucket.delete(deleted.map(d => d.Key))
-  await sendXml(ctx, 200, 'DeleteResult', {
-    ...(quiet ? {} : { Deleted: deleted }),
-    ...(errors.length === 0 ? {} : { Error: errors })
-  })
+  const result: { Deleted?: typeof deleted, Error?: typeof errors } = {}
+  if (!quiet) result.Deleted = deleted
+  if (errors.length > 0) result.Error = errors
+  await sendXml(ctx, 200, 'DeleteResult', result)
 }
 
 /** `x-amz-copy-source`: `[/]bucket/key[?versionId=...]`, percent-encoded. */

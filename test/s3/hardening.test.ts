@@ -82,6 +82,16 @@ t.test('SSE-C, SSE-KMS and Object Lock are NotImplemented, never silently ignore
   t.equal(sseS3.status, 200, 'AES256 (SSE-S3, the answered default) is accepted')
 })
 
+t.test('canned ACLs and grants are accepted and ignored, as the hosted service does: the bucket\'s setting alone makes objects public', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'shared', Body: 'bytes', ACL: 'public-read' }))
+  t.equal(await bodyOf(server, 'shared'), 'bytes', 'stored')
+  const granted = await raw(server, 'PUT', '/photos/granted', { 'x-amz-grant-read': 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }, 'g')
+  t.equal(granted.status, 200)
+  t.equal((await server.registry.info('photos'))?.settings.public, false, 'the bucket stays private')
+})
+
 t.test('CopyObject judges If-None-Match: * and If-Match against the object it would replace', async t => {
   const server = await s3Server(t)
   const s3 = server.client()
