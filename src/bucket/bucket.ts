@@ -34,7 +34,7 @@ import type {
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
-import { completedObject, defaultPartChecksum, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
+import { completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 export { MAX_PART_NUMBER } from './multipart.js'
 import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
@@ -297,7 +297,7 @@ export class BucketEngine implements Bucket {
       throw new TypeError(`${method}: checksumType must be "COMPOSITE" or "FULL_OBJECT".`)
     }
     const request = {
-      key, version: newVersion(), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum)
+      key, version: completionVersion(uploadId, randomHex(8)), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum)
     }
     // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.
     const refused = new Error('precondition failed')
@@ -308,7 +308,13 @@ export class BucketEngine implements Bucket {
       return { object, partNumbers: named.map(p => p.partNumber) }
     }).catch((err: unknown) => { if (err === refused) return refused; throw err })
     if (record === refused) return null
-    if (record === null || record instanceof Error) throw new BucketError('NoSuchUpload', method)
+    if (record === null || record instanceof Error) {
+      if (opts.repeatable === true) {
+        const current = await this.#store.head(id)
+        if (current !== null && completedBefore(current, uploadId, named)) return new ObjectMetadata(current)
+      }
+      throw new BucketError('NoSuchUpload', method)
+    }
     return new ObjectMetadata(record)
   }
 

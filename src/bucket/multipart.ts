@@ -125,6 +125,34 @@ export interface CompletionRequest {
 
 const method = 'completeMultipartUpload'
 
+/**
+ * The version of an object completed from `uploadId`: a tag of the upload
+ * (16 hex digits of its id's SHA-256) and 16 random ones, so a completion
+ * asked again can tell the object it made (`completedBefore`) while two
+ * racing completions still link their parts under names of their own.
+ */
+export function completionVersion (uploadId: string, random: string): string {
+  return `${uploadTag(uploadId)}${random}`
+}
+
+function uploadTag (uploadId: string): string {
+  return createHash('sha256').update(uploadId).digest('hex').slice(0, 16)
+}
+
+/** The ETag of a multipart object: the MD5 of its parts' MD5s, then `-` and their number. */
+function multipartEtag (etags: string[]): string {
+  return `${createHash('md5').update(Buffer.concat(etags.map(etag => Buffer.from(etag, 'hex')))).digest('hex')}-${etags.length}`
+}
+
+/**
+ * Whether `current`, the key's object, is what completing `uploadId` with
+ * `named` made: a completion asked again after it succeeded (its answer
+ * lost) finds the upload gone and its object in place.
+ */
+export function completedBefore (current: StoredObject, uploadId: string, named: NamedPart[]): boolean {
+  return current.version.startsWith(uploadTag(uploadId)) && current.etag === multipartEtag(named.map(p => p.etag))
+}
+
 /** The algorithm every chosen part has a checksum of, if any. */
 function commonAlgorithm (parts: StoredPart[]): HashAlgorithm | undefined {
   const first = Object.keys(parts[0]?.checksums ?? {}) as HashAlgorithm[]
@@ -159,7 +187,6 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
     return part
   })
   checkPartSizes(parts, request.minPartSize)
-  const md5s = Buffer.concat(parts.map(p => Buffer.from(p.etag, 'hex')))
   const layout: MultipartLayout = { parts: parts.length, partSize: parts[0]?.size ?? 0 }
   const checksums: StoredChecksums = { multipart: layout }
   const algorithm = kept !== undefined && parts.every(p => p.checksums?.[kept.algorithm] !== undefined) ? kept.algorithm : commonAlgorithm(parts)
@@ -188,7 +215,7 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
     key: request.key,
     version: request.version,
     size: parts.reduce((sum, p) => sum + p.size, 0),
-    etag: `${createHash('md5').update(md5s).digest('hex')}-${parts.length}`,
+    etag: multipartEtag(parts.map(p => p.etag)),
     uploaded: request.uploaded,
     storageClass: upload.storageClass,
     httpMetadata: upload.httpMetadata,

@@ -248,6 +248,14 @@ export interface BucketCompleteOptions {
   checksumType?: 'COMPOSITE' | 'FULL_OBJECT'
   /** The whole object's checksum the completion must produce (a FULL_OBJECT one); BadDigest otherwise. */
   checksum?: Partial<Record<BucketChecksumAlgorithm, ChecksumInput>>
+  /**
+   * Beyond the binding (S3's CompleteMultipartUpload, which a client
+   * retries when the answer was lost): a completion asked again after it
+   * succeeded answers the object it made, when named with the same parts
+   * and while that object is still the key's. Otherwise (and by default, as
+   * the binding does) the finished upload is unknown: 10024.
+   */
+  repeatable?: boolean
 }
 
 /** Options of `listParts`: parts numbered above `partNumberMarker`, at most `limit` (1 to 1,000, default 1,000). */

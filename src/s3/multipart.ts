@@ -164,7 +164,8 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   }
   // Without x-amz-checksum-type, the binding takes the upload's type (or FULL_OBJECT for a whole-object checksum).
   const checksumType = checksumTypeFrom(ctx)
-  const object = await upload.complete(parts, { checksum, ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }) })
+  // S3 answers a completion asked again (a client retrying a lost answer) with the object it made.
+  const object = await upload.complete(parts, { checksum, repeatable: true, ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }) })
   if (object === null) throw new S3Error('PreconditionFailed')
   const composite = object.checksums.composite
   const checksums = composite === undefined

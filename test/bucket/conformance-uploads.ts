@@ -85,4 +85,19 @@ export function uploadListingConformance (t: Test, fresh: (t: Test, options?: { 
     t.equal(replaced?.size, 6, 'If-Match with the current etag completes')
     t.equal((await bucket.head('guarded'))?.etag, replaced?.etag)
   })
+
+  t.test('multipart: a completion asked again is 10024, or with `repeatable` the object it made while the key holds it', async t => {
+    const bucket = await fresh(t, { minPartSize: 5 })
+    const upload = await bucket.createMultipartUpload('done')
+    const parts = [await upload.uploadPart(1, 'first '), await upload.uploadPart(2, 'second')]
+    const made = await upload.complete(parts)
+    const resumed = bucket.resumeMultipartUpload('done', upload.uploadId)
+    await expectCode(t, async () => await resumed.complete(parts), 10024, undefined, 'the binding forgets a finished upload')
+    const again = await resumed.complete(parts, { repeatable: true })
+    t.same([again?.version, again?.etag, again?.size], [made.version, made.etag, 12], 'the object it made')
+    await expectCode(t, async () => await resumed.complete(parts.slice(0, 1), { repeatable: true }), 10024, undefined, 'named with other parts')
+    await expectCode(t, async () => await bucket.resumeMultipartUpload('other', upload.uploadId).complete(parts, { repeatable: true }), 10024, undefined, 'under another key')
+    await bucket.put('done', 'replaced')
+    await expectCode(t, async () => await resumed.complete(parts, { repeatable: true }), 10024, undefined, 'once the key holds another object')
+  })
 }

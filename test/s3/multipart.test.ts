@@ -72,6 +72,31 @@ t.test('create, upload parts (one copied), complete; errors of completion', asyn
   t.equal((await (await registry.open('photos'))!.head('joined'))?.storageClass, 'InfrequentAccess')
 })
 
+t.test('a completion asked again after it succeeded answers the same object, as S3 does for a client retrying a lost answer', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  const complete = async (uploadId: string, parts: Array<{ PartNumber: number, ETag?: string }>, key = 'retried'): Promise<{ ETag?: string }> =>
+    await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }))
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'retried' }))
+  const p1 = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'retried', UploadId, PartNumber: 1, Body: 'one' }))
+  const parts = [{ PartNumber: 1, ETag: p1.ETag }]
+  const first = await complete(UploadId!, parts)
+  const again = await complete(UploadId!, parts)
+  t.equal(again.ETag, first.ETag, 'the same answer')
+  const version = (await (await registry.open('photos'))!.head('retried'))?.version
+  t.equal((await complete(UploadId!, parts)).ETag, first.ETag)
+  t.equal((await (await registry.open('photos'))!.head('retried'))?.version, version, 'nothing written again')
+
+  const otherParts = await rejection(complete(UploadId!, [{ PartNumber: 1, ETag: '"00000000000000000000000000000000"' }]))
+  t.equal(otherParts.name, 'NoSuchUpload', 'other parts than the completion named: the upload is gone')
+  t.equal((await rejection(complete(UploadId!, parts, 'elsewhere'))).name, 'NoSuchUpload', 'under another key')
+  const other = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'retried' }))
+  t.equal((await rejection(complete(other.UploadId!, parts))).name, 'InvalidPart', 'another upload of the key is not this one')
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'retried', Body: 'overwritten' }))
+  t.equal((await rejection(complete(UploadId!, parts))).name, 'NoSuchUpload', 'once the key holds another object')
+  t.equal(await (await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'retried' }))).Body!.transformToString(), 'overwritten')
+})
+
 t.test('an upload started through the binding completes through S3, and the other way round; abort', async t => {
   const { client, registry } = await s3Server(t)
   const s3 = client()
