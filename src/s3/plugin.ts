@@ -28,7 +28,7 @@ import { refuseUnsupportedHeaders } from './headers.js'
 import { listObjectsV1, listObjectsV2 } from './listing.js'
 import * as multipart from './multipart.js'
 import * as objects from './objects.js'
-import { authenticationKind, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
+import { authenticationKind, hoistQueryHeaders, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
 import { errorDocument } from './xml.js'
 
 export interface S3ApiOptions {
@@ -190,7 +190,11 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   async function authenticate (request: FastifyRequest, target: Target, query: Record<string, string | string[]>, rawPath: string, rawQuery: string): Promise<VerifiedSignature | null> {
     const signed = { method: request.method, rawPath, rawQuery, headers: request.headers }
     const kind = authenticationKind(signed, query)
-    if (kind !== 'anonymous') return await verifySignature(signed, query, secretOf)
+    if (kind !== 'anonymous') {
+      const signature = await verifySignature(signed, query, secretOf)
+      if (kind === 'query') hoistQueryHeaders(request.headers, query)
+      return signature
+    }
     if (policy.anonymousWrites) return null
     if (target.bucket !== '' && anonymousRead(request.method, target, query)) {
       const info = await registry.info(target.bucket)

@@ -217,6 +217,27 @@ export function authenticationKind (request: SignedRequest, query: Record<string
   return 'anonymous'
 }
 
+/** The query parameters that carry a presigned URL's authentication, lower-cased: never headers. */
+const presignParameters = new Set(['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-signedheaders', 'x-amz-signature', 'x-amz-security-token', 'x-amz-content-sha256'])
+
+/**
+ * A presigned request's headers, with those its URL carries: the SDKs move
+ * a request's `x-amz-*` headers into the query when they presign it
+ * (metadata, storage class, checksums: `x-amz-checksum-crc32` of the
+ * body, or of an empty one when the URL was made without it), and S3 acts
+ * on them as headers. The signature covers the query, so they are signed.
+ * Added as a header's raw bytes would read (UTF-8 as Latin-1), unless the
+ * request sends that header itself (signed, or refused as unsigned).
+ */
+export function hoistQueryHeaders (headers: IncomingHttpHeaders, query: Record<string, string | string[]>): void {
+  for (const name in query) {
+    const header = name.toLowerCase()
+    if (!header.startsWith('x-amz-') || presignParameters.has(header) || headers[header] !== undefined) continue
+    const value = query[name]
+    headers[header] = Buffer.from(Array.isArray(value) ? value.join(',') : value, 'utf8').toString('latin1')
+  }
+}
+
 function single (value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
