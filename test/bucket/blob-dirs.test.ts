@@ -2,7 +2,8 @@
  * A directory of blobs/ removed from outside is made again by the next put
  * that needs it, rather than every put of its versions failing until the
  * process restarts (the process remembers the directories it made); and
- * a directory it makes is synced in its parent before a body lands in it.
+ * a directory it makes is synced in its parent before a body lands in it,
+ * a body bound for it while another makes it included.
  */
 import t from 'tap'
 import { promises as fsp, readdirSync, rmSync } from 'node:fs'
@@ -53,4 +54,35 @@ t.test('a directory the store makes is durable in its parent before a body lands
     t.ok(made >= 0, `a directory made under ${parent}/`)
     t.ok(events.indexOf(`sync ${path.join(root, parent)}`, made) > made, `${parent}/ synced after it`)
   }
+})
+
+t.test('a body bound for a directory another is making waits until that directory is durable in its parent', async t => {
+  const dir = testdir(t)
+  const bucket = await openBucket(dir, { fsync: true, minPartSize: 1 })
+  t.teardown(async () => { await bucket.close() })
+  const upload = await bucket.createMultipartUpload('m')
+  const uploads = path.join(dir, '.fsbucket', 'uploads')
+  const events: string[] = []
+  const promises = fsp as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+  const { open, rename } = promises
+  t.teardown(() => { Object.assign(promises, { open, rename }) })
+  promises.open = async (...args: unknown[]) => {
+    const handle = await open(...args) as { sync: () => Promise<void> }
+    if (args[0] === uploads && args[1] === 'r') {
+      const sync = handle.sync.bind(handle)
+      // A slow flush of uploads/: the other part reaches the upload's directory meanwhile.
+      handle.sync = async () => {
+        await new Promise(resolve => setTimeout(resolve, 100))
+        await sync()
+        events.push('uploads/ synced')
+      }
+    }
+    return handle
+  }
+  promises.rename = async (...args: unknown[]) => {
+    if (path.dirname(String(args[1])) === path.join(uploads, upload.uploadId)) events.push('part placed')
+    return await rename(...args)
+  }
+  await Promise.all([upload.uploadPart(1, 'one'), upload.uploadPart(2, 'two')])
+  t.same(events, ['uploads/ synced', 'part placed', 'part placed'], 'neither part lands before the directory\'s entry is durable')
 })

@@ -118,6 +118,8 @@ export class BlobFiles {
   readonly #root: string
   readonly #fsync: boolean
   readonly #dirs = new Set<string>()
+  /** Directories being made, until durable in their parent: one found there (EEXIST) meanwhile is not yet. */
+  readonly #making = new Map<string, Promise<void>>()
   /** Set when the store is closed (its bucket deleted, or the process stopping): no more bodies are received. */
   closed = false
 
@@ -139,6 +141,23 @@ export class BlobFiles {
    */
   async #ensureDir (dir: string, remember = true): Promise<void> {
     if (this.#dirs.has(dir)) return
+    // A body bound for a directory another body is making waits for its parent's sync too.
+    const pending = this.#making.get(dir)
+    if (pending !== undefined) {
+      await pending
+    } else {
+      const making = this.#makeDir(dir)
+      this.#making.set(dir, making)
+      try {
+        await making
+      } finally {
+        this.#making.delete(dir)
+      }
+    }
+    if (remember) this.#dirs.add(dir)
+  }
+
+  async #makeDir (dir: string): Promise<void> {
     try {
       await fsp.mkdir(dir)
       // The new directory's own entry, or a power cut could lose it with the files made durable in it.
@@ -148,7 +167,6 @@ export class BlobFiles {
       // One found there must be a directory itself: a planted link would take bodies outside the data directory.
       if (!(await fsp.lstat(dir)).isDirectory()) throw notOurDirectory(dir)
     }
-    if (remember) this.#dirs.add(dir)
   }
 
   /**
