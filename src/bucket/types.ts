@@ -251,7 +251,7 @@ export interface BucketCompleteOptions {
   /**
    * Beyond the binding (S3's CompleteMultipartUpload, which a client
    * retries when the answer was lost): a completion asked again after it
-   * succeeded answers the object it made, when named with the same parts
+   * succeeded answers the object it made, when its parts carry the same ETags
    * and while that object is still the key's. Otherwise (and by default, as
    * the binding does) the finished upload is unknown: 10024.
    */
