@@ -7,7 +7,9 @@
  *
  * - A walk yields regular files, symbolic links followed to what they name
  *   (as `cp -r` and `aws s3 cp --recursive` do); sockets, pipes, devices
- *   and dangling links are skipped.
+ *   and dangling links are skipped. A file found under a link to a directory
+ *   is marked `throughLink`: it may be anywhere, outside the directory
+ *   walked or a second name of a file inside it, so mirror never removes it.
  * - A download streams into a temporary file beside the destination,
  *   renamed over it once complete: an interrupted download never leaves a
  *   truncated file under the real name, nor a temporary one behind.
@@ -25,6 +27,8 @@ export interface LocalFile {
   /** `/`-separated path under the directory walked. */
   relative: string
   size: number
+  /** Reached through a symbolic link to a directory. */
+  throughLink: boolean
 }
 
 /** What is at `file` (links followed), or null when nothing is. */
@@ -35,7 +39,11 @@ export async function fileKind (file: string): Promise<{ kind: 'file' | 'directo
 }
 
 /** Regular files under `root`, depth first, each directory's entries in name order. */
-export async function * walkFiles (root: string, relative = ''): AsyncGenerator<LocalFile> {
+export async function * walkFiles (root: string): AsyncGenerator<LocalFile> {
+  yield * walkFrom(root, '', false)
+}
+
+async function * walkFrom (root: string, relative: string, throughLink: boolean): AsyncGenerator<LocalFile> {
   const dir = path.join(root, relative)
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   for (const entry of entries) {
@@ -51,8 +59,8 @@ export async function * walkFiles (root: string, relative = ''): AsyncGenerator<
       isDirectory = info.isDirectory()
       size = info.size
     }
-    if (isDirectory) yield * walkFiles(root, child)
-    else if (isFile) yield { path: full, relative: keySuffix(child), size }
+    if (isDirectory) yield * walkFrom(root, child, throughLink || entry.isSymbolicLink())
+    else if (isFile) yield { path: full, relative: keySuffix(child), size, throughLink }
   }
 }
 

@@ -11,7 +11,9 @@
  * etags of different forms (a copy made with another part size) are settled
  * by reading the destination object. `--delete` removes
  * destination entries (keys, or regular files) that the source does not
- * have; `--dry-run` prints the steps and does none. Prefixes are treated as
+ * have, but never a file reached through a link to a directory in a
+ * destination directory (the link's target is not the mirror's to prune);
+ * `--dry-run` prints the steps and does none. Prefixes are treated as
  * directories (`fsb://b/site` mirrors the keys under `site/`).
  */
 import path from 'node:path'
@@ -102,7 +104,8 @@ async function plan (context: CommandContext, source: Location, destination: Loc
       steps.push({ kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')) })
     }
     if (options.delete) {
-      for (const [relative, file] of there) if (!have.has(relative)) steps.push({ kind: 'remove-file', file: file.path })
+      // A file under a link to a directory is not the destination's own: it may live outside it.
+      for (const [relative, file] of there) if (!have.has(relative) && !file.throughLink) steps.push({ kind: 'remove-file', file: file.path })
     }
     return steps
   }
