@@ -59,6 +59,11 @@ export function describeError (err: unknown): string {
       case 'EISDIR': return 'is a directory (use -r)'
       case 'ENOTDIR': return `not a directory${errno.path === undefined ? '' : `: ${errno.path}`}`
       case 'ENOSPC': return 'no space left on the device'
+      case 'ENAMETOOLONG': return `file name too long${errno.path === undefined ? '' : `: ${errno.path}`}`
+      case 'EEXIST':
+        // mkdir -p of a download's directories: a file of that name stands where a directory must go.
+        if (errno.syscall === 'mkdir') return `a file is in the way of a directory${errno.path === undefined ? '' : `: ${errno.path}`}`
+        break
     }
   }
   return err instanceof Error ? err.message : String(err)

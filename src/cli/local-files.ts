@@ -72,13 +72,17 @@ export function readLocal (file: string, range?: { start: number, length: number
 /** Streams `body` through `through` into `file`, by way of a temporary file renamed over it at the end. */
 export async function writeLocal (file: string, body: Readable, through: Transform): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true })
-  const temporary = path.join(path.dirname(file), `.${path.basename(file)}.fsbucket-${randomBytes(6).toString('hex')}`)
+  // Not named after the file: a name near the file system's limit (255 bytes) would leave no room for a suffix.
+  const temporary = path.join(path.dirname(file), `.fsbucket-${randomBytes(6).toString('hex')}.download`)
   try {
     await pipeline(body, through, createWriteStream(temporary, { flags: 'wx' }))
     await rename(temporary, file)
   } catch (err) {
     body.destroy()
     await unlink(temporary).catch(() => {})
+    // The user never named the temporary file: a failure is the destination's.
+    const errno = err as NodeJS.ErrnoException
+    if (errno.path === temporary) errno.path = file
     throw err
   }
 }

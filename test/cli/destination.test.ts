@@ -45,3 +45,33 @@ t.test('mirror --delete never removes files reached through a link to a director
   const again = await run(['mirror', '--delete', 'fsb://site/www', 'out'])
   t.equal(again.out, '', 'and a second run has nothing to do')
 })
+
+t.test('a file whose name is near the 255-byte limit downloads under its name', async t => {
+  const { run, work } = await localCli(t)
+  const name = `${'n'.repeat(246)}.txt` // 250 bytes: a name the file system takes
+  await fsp.writeFile(path.join(work, name), 'long')
+  t.equal((await run(['mb', 'fsb://names'])).code, 0)
+  const up = await run(['cp', name, 'fsb://names/'])
+  t.equal(up.code, 0, up.stderr)
+  await fsp.mkdir(path.join(work, 'back'))
+  const down = await run(['cp', `fsb://names/${name}`, 'back/'])
+  t.equal(down.code, 0, down.stderr)
+  t.equal(down.stderr, '')
+  t.same(await fsp.readdir(path.join(work, 'back')), [name], 'the file, and no temporary one')
+  const mirrored = await run(['mirror', 'fsb://names', 'mirrored'])
+  t.equal(mirrored.code, 0, mirrored.stderr)
+  t.equal(await fsp.readFile(path.join(work, 'mirrored', name), 'utf8'), 'long')
+})
+
+t.test('file system errors of a download read as one plain line', async t => {
+  const { run, work } = await localCli(t)
+  t.equal((await run(['mb', 'fsb://names'])).code, 0)
+  t.equal((await run(['cp', '-', 'fsb://names/d/a.txt'], { input: Buffer.from('a') })).code, 0)
+  await fsp.writeFile(path.join(work, 'file'), 'a file')
+  const blocked = await run(['cp', '-r', 'fsb://names/d', 'file'])
+  t.equal(blocked.code, 1)
+  t.equal(blocked.stderr, 'fsbucket: cp fsb://names/d/a.txt: a file is in the way of a directory: file\n')
+  const long = await run(['cp', 'fsb://names/d/a.txt', 'n'.repeat(300)])
+  t.equal(long.code, 1)
+  t.match(long.stderr, /^fsbucket: cp fsb:\/\/names\/d\/a\.txt: file name too long: n+\n$/)
+})
