@@ -11,6 +11,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander'
 import mime from 'mime-types'
 import { describeError } from './errors.js'
 import { Progress } from './progress.js'
+import { isStopping, stopNow } from './stopping.js'
 import { LocalTransport } from './transport-local.js'
 import { HttpTransport } from './transport-http.js'
 import type { BucketRegistry } from '../bucket/index.js'
@@ -127,14 +128,27 @@ function transportFor (options: CommonOptions, command: Command, wiring: ObjectC
 }
 
 let watchingStdout = false
+/** The command writing to stdout now, for the line a failed stdout prints. */
+let stdoutUser = { name: '', target: '' }
 
-/** A reader that went away (`fsbucket cat ... | head`) ends the command quietly, as it ends `cat`. */
-function endQuietlyOnClosedStdout (): void {
+/**
+ * A reader that went away (`fsbucket cat ... | head`) ends the command
+ * quietly, as it ends `cat`; a stdout that cannot be written (a full disk
+ * under a redirection) ends it with one line and exit 1. Either way what is
+ * in progress is undone first (stopping.ts).
+ */
+function watchStdout (name: string, target: string): void {
+  stdoutUser = { name, target }
   if (watchingStdout) return
   watchingStdout = true
   process.stdout.on('error', err => {
-    if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(process.exitCode ?? 0)
-    throw err
+    if ((err as NodeJS.ErrnoException).code === 'EPIPE') {
+      void stopNow(typeof process.exitCode === 'number' ? process.exitCode : 0)
+      return
+    }
+    const { name, target } = stdoutUser
+    process.stderr.write(`fsbucket: ${name}${target === '' ? '' : ` ${target}`}: cannot write to standard output: ${describeError(err)}\n`)
+    void stopNow(1)
   })
 }
 
@@ -147,9 +161,10 @@ export async function runCommand (
   name: string, target: string, command: Command, wiring: ObjectCommandWiring, work: (context: CommandContext) => Promise<void>
 ): Promise<void> {
   const options = command.opts<CommonOptions>()
-  endQuietlyOnClosedStdout()
+  watchStdout(name, target)
   let failed = false
   const fail = (what: string, err: unknown): void => {
+    if (isStopping()) return // the stop said why (stopping.ts)
     failed = true
     process.stderr.write(`fsbucket: ${name}${what === '' ? '' : ` ${what}`}: ${describeError(err)}\n`)
     if (options.debug) process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`)

@@ -11,8 +11,9 @@
  *   is marked `throughLink`: it may be anywhere, outside the directory
  *   walked or a second name of a file inside it, so mirror never removes it.
  * - A download streams into a temporary file beside the destination,
- *   renamed over it once complete: an interrupted download never leaves a
- *   truncated file under the real name, nor a temporary one behind.
+ *   renamed over it once complete: an interrupted download (Ctrl-C,
+ *   SIGTERM, a failed stdout; stopping.ts) never leaves a truncated file
+ *   under the real name, nor a temporary one behind.
  */
 import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises'
@@ -21,6 +22,7 @@ import { randomBytes } from 'node:crypto'
 import type { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { keySuffix } from './paths.js'
+import { undoIfStopped } from './stopping.js'
 
 export interface LocalFile {
   path: string
@@ -74,6 +76,7 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
   await mkdir(path.dirname(file), { recursive: true })
   // Not named after the file: a name near the file system's limit (255 bytes) would leave no room for a suffix.
   const temporary = path.join(path.dirname(file), `.fsbucket-${randomBytes(6).toString('hex')}.download`)
+  const release = undoIfStopped('file', async () => { await unlink(temporary).catch(() => {}) })
   try {
     await pipeline(body, through, createWriteStream(temporary, { flags: 'wx' }))
     await rename(temporary, file)
@@ -84,6 +87,8 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
     const errno = err as NodeJS.ErrnoException
     if (errno.path === temporary) errno.path = file
     throw err
+  } finally {
+    release()
   }
 }
 

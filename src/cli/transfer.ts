@@ -14,13 +14,14 @@
  * grows past `--part-size` when an object would otherwise need more than
  * 10,000 parts. A failed multipart upload is aborted before the error is
  * reported, and so is every upload in progress when the command is
- * interrupted (SIGINT, SIGTERM: exit 130 or 143), so none leaves parts
- * behind for the sweeper.
+ * interrupted (SIGINT, SIGTERM: exit 130 or 143; stopping.ts), so none
+ * leaves parts behind for the sweeper.
  */
 import { Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { readLocal, writeLocal } from './local-files.js'
 import { counted, countedFrom, type Tracker } from './progress.js'
+import { undoIfStopped } from './stopping.js'
 import type { ObjectTransport, PartUpload, StoredObject, UploadedPart, WriteMetadata } from './transport.js'
 
 export interface Tuning {
@@ -60,34 +61,9 @@ async function inPool<T> (count: number, parallel: number, work: (index: number)
   return results
 }
 
-/** Uploads in progress, aborted if the command is interrupted (Ctrl-C, SIGTERM) so that no parts are left behind. */
-const inProgress = new Set<PartUpload>()
-
-function interrupted (signal: NodeJS.Signals): void {
-  const uploads = [...inProgress]
-  inProgress.clear()
-  process.stderr.write(`\nfsbucket: interrupted; aborting ${uploads.length} multipart upload${uploads.length === 1 ? '' : 's'}\n`)
-  Promise.allSettled(uploads.map(async upload => { await upload.abort() }))
-    .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143))
-}
-
-function track (upload: PartUpload): void {
-  if (inProgress.size === 0) {
-    process.once('SIGINT', interrupted)
-    process.once('SIGTERM', interrupted)
-  }
-  inProgress.add(upload)
-}
-
-function untrack (upload: PartUpload): void {
-  if (!inProgress.delete(upload) || inProgress.size > 0) return
-  process.off('SIGINT', interrupted)
-  process.off('SIGTERM', interrupted)
-}
-
 /** Completes an upload from its parts, or aborts it when a part or the completion failed, or the command is interrupted. */
 async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<StoredObject> {
-  track(upload)
+  const release = undoIfStopped('upload', async () => { await upload.abort() })
   try {
     const parts = await send()
     return await upload.complete(parts.sort((a, b) => a.partNumber - b.partNumber))
@@ -96,7 +72,7 @@ async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPar
     await upload.abort().catch(() => {})
     throw err
   } finally {
-    untrack(upload)
+    release()
   }
 }
 

@@ -5,7 +5,7 @@
  * transport chosen by flags and variables; --version.
  */
 import t from 'tap'
-import { promises as fsp } from 'node:fs'
+import { existsSync, promises as fsp } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { openRegistry } from '../../src/index.js'
@@ -72,6 +72,14 @@ t.test('over the library', async t => {
   const head = await exec('bash', ['-c', `'${process.execPath}' '${bin}' cat fsb://photos/large.bin --data '${dataDir}' | head -c 10; echo " rc=\${PIPESTATUS[0]}"`], { cwd: work, env: cleanEnv() })
   t.equal(head.stdout, `${'\u0001'.repeat(10)} rc=0\n`, 'cat into a reader that goes away (| head) ends quietly')
   t.equal(head.stderr, '')
+
+  if (existsSync('/dev/full')) {
+    for (const args of [['cat', 'fsb://photos/large.bin'], ['ls', 'fsb://photos']]) {
+      const full = await exec('bash', ['-c', `'${process.execPath}' '${bin}' ${args.join(' ')} --data '${dataDir}' > /dev/full; echo "rc=$?"`], { cwd: work, env: cleanEnv() })
+      t.equal(full.stdout, 'rc=1\n', `${args[0]} onto a full disk exits 1`)
+      t.equal(full.stderr, `fsbucket: ${args.join(' ')}: cannot write to standard output: no space left on the device\n`, 'with one line, no stack')
+    }
+  }
 
   const noData = await runBin(['ls', '--data', 'nowhere'], { cwd: work })
   t.equal(noData.stderr, 'fsbucket: ls: no data directory nowhere (set --data or FSBUCKET_DATA, or --endpoint for a server)\n')

@@ -1,11 +1,16 @@
 /**
- * An interrupted upload leaves nothing behind: Ctrl-C (SIGINT) during a
+ * An interrupted transfer leaves nothing behind: Ctrl-C (SIGINT) during a
  * multipart upload from stdin aborts the upload before the command exits
- * with 130. The gateway runs in this process, so the test sees the parts
+ * with 130, and during a download removes its temporary file. The gateway
+ * runs in this process, so the test sees the parts (or the half of a body)
  * arrive before it interrupts, and sees the abort.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
+import { promises as fsp } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { buildApp } from '../../src/app.js'
 import { testdir } from '../testdir.js'
@@ -45,4 +50,40 @@ t.test('SIGINT during a multipart upload aborts it', async t => {
   t.notOk(seen.some(s => s.startsWith('POST mpu-complete')), 'and never completed')
   const listed = await app.inject({ url: '/photos', headers: { authorization: `Bearer ${token}` } })
   t.same(listed.json().result, [], 'no object was stored')
+})
+
+t.test('SIGINT during a download removes its temporary file', async t => {
+  const work = testdir(t)
+  // A gateway that lists the key, then sends half of its body and stalls.
+  const size = 4 * 1024 * 1024
+  const object = { key: 'big.bin', size, etag: 'e', uploaded: new Date().toISOString(), storageClass: 'Standard', httpMetadata: {}, customMetadata: {} }
+  const server = http.createServer((request, response) => {
+    if (request.url?.startsWith('/photos?') === true) {
+      response.setHeader('content-type', 'application/json')
+      response.end(JSON.stringify({ success: true, errors: [], messages: [], result: [object], result_info: { truncated: false, delimitedPrefixes: [] } }))
+      return
+    }
+    response.writeHead(200, { 'content-length': String(size) })
+    response.write(Buffer.alloc(size / 2, 1))
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const port = (server.address() as AddressInfo).port
+
+  const child = spawn(process.execPath, [bin, 'cp', 'fsb://photos/big.bin', 'got.bin', '--endpoint', `http://127.0.0.1:${port}`],
+    { cwd: work, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+  const stderr: Buffer[] = []
+  child.stderr.on('data', chunk => stderr.push(chunk))
+  const closed = new Promise<number | null>(resolve => child.on('close', resolve))
+  // Wait for the temporary file to hold the half that was sent.
+  for (;;) {
+    const names = await fsp.readdir(work)
+    const sizes = await Promise.all(names.map(async name => (await fsp.stat(path.join(work, name))).size))
+    if (sizes.some(s => s === size / 2)) break
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  child.kill('SIGINT')
+  t.equal(await closed, 130)
+  t.equal(Buffer.concat(stderr).toString(), '\nfsbucket: interrupted\n')
+  t.same(await fsp.readdir(work), [], 'no file, temporary or not, is left')
 })
