@@ -10,6 +10,8 @@
  *   and dangling links are skipped. A file found under a link to a directory
  *   is marked `throughLink`: it may be anywhere, outside the directory
  *   walked or a second name of a file inside it, so mirror never removes it.
+ *   A link to a directory that holds it (`ln -s .. up`) is skipped: followed,
+ *   it would repeat the tree under itself until the kernel gives up.
  * - A download streams into a temporary file beside the destination,
  *   renamed over it once complete: an interrupted download (Ctrl-C,
  *   SIGTERM, a failed stdout; stopping.ts) never leaves a truncated file
@@ -42,27 +44,27 @@ export async function fileKind (file: string): Promise<{ kind: 'file' | 'directo
 
 /** Regular files under `root`, depth first, each directory's entries in name order. */
 export async function * walkFiles (root: string): AsyncGenerator<LocalFile> {
-  yield * walkFrom(root, '', false)
+  const info = await stat(root)
+  yield * walkFrom(root, '', false, new Set([`${info.dev}:${info.ino}`]))
 }
 
-async function * walkFrom (root: string, relative: string, throughLink: boolean): AsyncGenerator<LocalFile> {
+/** `ancestors`: the directories from the root down to this one, by device and inode. */
+async function * walkFrom (root: string, relative: string, throughLink: boolean, ancestors: Set<string>): AsyncGenerator<LocalFile> {
   const dir = path.join(root, relative)
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   for (const entry of entries) {
     const child = path.join(relative, entry.name)
     const full = path.join(root, child)
-    let isFile = entry.isFile()
-    let isDirectory = entry.isDirectory()
-    let size = -1
-    if (entry.isSymbolicLink() || isFile) {
-      const info = await stat(full).catch(() => null)
-      if (info === null) continue
-      isFile = info.isFile()
-      isDirectory = info.isDirectory()
-      size = info.size
+    const info = entry.isSymbolicLink() || entry.isFile() || entry.isDirectory() ? await stat(full).catch(() => null) : null
+    if (info === null) continue
+    if (info.isDirectory()) {
+      // A link to a directory that holds it would be walked again and again (up to the kernel's 40 links): skipped.
+      const id = `${info.dev}:${info.ino}`
+      if (ancestors.has(id)) continue
+      yield * walkFrom(root, child, throughLink || entry.isSymbolicLink(), new Set([...ancestors, id]))
+    } else if (info.isFile()) {
+      yield { path: full, relative: keySuffix(child), size: info.size, throughLink }
     }
-    if (isDirectory) yield * walkFrom(root, child, throughLink || entry.isSymbolicLink())
-    else if (isFile) yield { path: full, relative: keySuffix(child), size, throughLink }
   }
 }
 

@@ -1,0 +1,28 @@
+/**
+ * Symbolic links in a directory copied up: links to files and directories
+ * are followed, but a link to a directory that holds it is skipped, not
+ * walked again and again until the kernel gives up.
+ */
+import t from 'tap'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { localCli } from './fixture.js'
+
+t.test('a link to an enclosing directory is not followed', async t => {
+  const { run, work } = await localCli(t)
+  await fsp.mkdir(path.join(work, 'site', 'docs'), { recursive: true })
+  await fsp.mkdir(path.join(work, 'elsewhere'))
+  await fsp.writeFile(path.join(work, 'site', 'docs', 'a.txt'), 'a')
+  await fsp.writeFile(path.join(work, 'elsewhere', 'b.txt'), 'b')
+  await fsp.symlink('..', path.join(work, 'site', 'docs', 'up')) // back to site/
+  await fsp.symlink('.', path.join(work, 'site', 'here'))
+  await fsp.symlink(path.join(work, 'elsewhere'), path.join(work, 'site', 'more')) // followed
+  t.equal((await run(['mb', 'fsb://site'])).code, 0)
+
+  const expected = ['upload: site/docs/a.txt -> fsb://site/www/docs/a.txt', 'upload: site/more/b.txt -> fsb://site/www/more/b.txt']
+  const copied = await run(['cp', '-r', 'site', 'fsb://site/www'])
+  t.equal(copied.code, 0, copied.stderr)
+  t.same(copied.out.trim().split('\n').sort(), expected)
+  const mirrored = await run(['mirror', '--dry-run', 'site', 'fsb://site/mirror'])
+  t.same(mirrored.out.trim().split('\n').sort(), expected.map(line => `(dry run) ${line.replace('/www/', '/mirror/')}`))
+})
