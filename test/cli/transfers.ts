@@ -103,6 +103,15 @@ export async function mirrors (t: Test, cli: Cli): Promise<void> {
     t.same(lines(second.out), ['download: fsb://site/www/new.txt -> out/new.txt', 'remove: out/stray.txt'])
     t.equal(await fsp.readFile(path.join(out, 'new.txt'), 'utf8'), 'new')
     t.same((await fsp.readdir(out)).sort(), ['index.html', 'new.txt', 'video.bin'])
+
+    // A mistyped prefix holds nothing: with --delete it would empty the directory.
+    for (const destination of ['out', 'fsb://site/copy-of-www']) {
+      const typo = await run(['mirror', '--delete', 'fsb://site/wwww', destination])
+      t.equal(typo.code, 1, `refused (${destination})`)
+      t.match(typo.stderr, /fsb:\/\/site\/wwww\/ holds no objects: --delete would remove everything/)
+    }
+    t.same((await fsp.readdir(out)).sort(), ['index.html', 'new.txt', 'video.bin'], 'nothing removed')
+    t.equal((await run(['mirror', 'fsb://site/wwww', 'out'])).code, 0, 'without --delete, an empty source is nothing to do')
   })
 
   await t.test('a prefix to another prefix', async t => {

@@ -62,6 +62,19 @@ async function remoteEntries (context: CommandContext, location: Remote): Promis
   return entries
 }
 
+/**
+ * The objects a remote source holds. A prefix holding none cannot be told
+ * from a mistyped one, so `--delete` from it is refused rather than emptying
+ * the destination.
+ */
+async function sourceEntries (context: CommandContext, source: Remote, options: MirrorOptions): Promise<Map<string, StoredObject>> {
+  const entries = await remoteEntries(context, source)
+  if (entries.size === 0 && options.delete) {
+    throw new CliError(`${remoteUrl(source.bucket, directoryPrefix(source.key))} holds no objects: --delete would remove everything the destination holds (use rm -r for that)`)
+  }
+  return entries
+}
+
 async function localEntries (dir: string, mustExist: boolean): Promise<Map<string, LocalFile>> {
   const entries = new Map<string, LocalFile>()
   const info = await fileKind(dir)
@@ -91,7 +104,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     return steps
   }
   if (source.kind === 'remote' && destination.kind === 'local') {
-    const have = await remoteEntries(context, source)
+    const have = await sourceEntries(context, source, options)
     const there = await localEntries(destination.path, false)
     for (const [relative, object] of have) {
       if (isFolderMarker(object)) continue
@@ -110,7 +123,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     return steps
   }
   if (source.kind === 'remote' && destination.kind === 'remote') {
-    const have = await remoteEntries(context, source)
+    const have = await sourceEntries(context, source, options)
     const there = await remoteEntries(context, destination)
     const prefix = directoryPrefix(destination.key)
     for (const [relative, object] of have) {
