@@ -4,7 +4,8 @@
  * `sweep()`, one a millisecond younger is left alone, completed objects are
  * never touched, and a shorter `uploadMaxAgeMs` is honoured.
  */
-import { link, mkdir, stat, writeFile } from 'node:fs/promises'
+import { promises as fsp } from 'node:fs'
+import { link, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { openBucket, type Bucket } from '../../src/index.js'
@@ -225,4 +226,38 @@ t.test('a leftover hard-linked to another leftover is removed in the same sweep'
   await t.rejects(stat(upload), { code: 'ENOENT' }, 'the upload directory is gone')
   await t.rejects(stat(blob), { code: 'ENOENT' }, 'the segment linked to it is gone too')
   t.equal(await text(bucket, 'kept'), 'a live object', 'a live object is untouched')
+})
+
+t.test('a body whose put commits while a sweep judges it a leftover is not removed', async t => {
+  const { dir, bucket } = await bucketWith(t, 'kept', 'a stored object')
+  let release = (): void => {}
+  const resumed = new Promise<void>(resolve => { release = resolve })
+  // A put whose body stalls past the grace period (here: a sweep with none), then goes on.
+  const putting = bucket.put('slow', (async function * () {
+    yield Buffer.alloc(64 * 1024, 1) // past what the catalog keeps inline: a file in blobs/
+    await resumed
+    yield Buffer.alloc(64 * 1024, 2)
+  })())
+  const blobs = path.join(dir, '.fsbucket', 'blobs')
+  const promises = fsp as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+  const original = promises.stat
+  t.teardown(() => { promises.stat = original })
+  let judged = false
+  promises.stat = async (...args: unknown[]) => {
+    const found = await original(...args)
+    // The sweep has just looked at the stalled body: the put goes on and commits before anything is removed.
+    if (!judged && String(args[0]).startsWith(blobs)) {
+      judged = true
+      release()
+      await putting
+    }
+    return found
+  }
+  while ((await readdir(blobs, { recursive: true })).length < 2) await new Promise(resolve => setTimeout(resolve, 5))
+  await bucket.sweep({ leftoverGraceMs: -60_000 })
+  t.ok(judged, 'the sweep judged the body while the put was stalled')
+  const object = await putting
+  t.equal(object?.size, 128 * 1024)
+  const read = await bucket.get('slow')
+  t.equal(read !== null && 'body' in read ? (await read.arrayBuffer()).byteLength : -1, 128 * 1024, 'its body is still there')
 })

@@ -87,7 +87,6 @@ export async function removeQuietly (file: string): Promise<void> {
   await fsp.unlink(file).catch(() => {})
 }
 
-/** Removes a directory and what it holds, ignoring one already gone. */
 /** Upload ids come from callers (resumeMultipartUpload): only ids this store could have made name a directory. */
 export function isUploadId (uploadId: string): boolean {
   return typeof uploadId === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(uploadId)
@@ -104,6 +103,7 @@ export async function entries (dir: string): Promise<string[]> {
   }
 }
 
+/** Removes a directory and what it holds (or a file), ignoring one already gone. */
 export async function removeTree (dir: string): Promise<void> {
   await fsp.rm(dir, { force: true, recursive: true }).catch(() => {})
 }

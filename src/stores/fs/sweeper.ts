@@ -58,9 +58,12 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
     // hard-linked body (an upload's part, a completed object's segment)
     // changes the ctime of every other name, which would make a leftover
     // judged later look young and survive this sweep.
-    const doomed: string[] = []
+    // Each leftover is asked again whether it is an orphan just before it
+    // goes: a put whose body stalled past the grace period may have
+    // committed the row naming it since it was judged.
+    const doomed: Array<{ file: string, orphan: () => boolean }> = []
     const judge = async (dir: string, orphan: (name: string) => boolean): Promise<void> => {
-      doomed.push(...await oldOrphans(blobs.abs(dir), leftoversBefore, orphan))
+      for (const file of await oldOrphans(blobs.abs(dir), leftoversBefore, orphan)) doomed.push({ file, orphan: () => orphan(path.basename(file)) })
     }
     await judge('tmp', () => true)
     await judge('uploads', name => sql.upload.get(name) === undefined)
@@ -69,14 +72,17 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
     }
     // Parts whose row was replaced while a crash interrupted the cleanup.
     for (const uploadId of await entries(blobs.abs('uploads'))) {
-      if (doomed.includes(blobs.abs(`uploads/${uploadId}`))) continue
+      if (doomed.some(d => d.file === blobs.abs(`uploads/${uploadId}`))) continue
       const files = new Set(sql.parts.all(uploadId).map(p => p.file))
       await judge(`uploads/${uploadId}`, name => !files.has(`uploads/${uploadId}/${name}`))
     }
     const view = await viewSweep(root, leftoversBefore)
-    doomed.push(...view.old)
-    for (const file of doomed) await removeTree(file)
-    report.removedLeftovers += doomed.length
+    for (const file of view.old) doomed.push({ file, orphan: () => true })
+    for (const { file, orphan } of doomed) {
+      if (!orphan()) continue
+      await removeTree(file)
+      report.removedLeftovers++
+    }
     // Best effort: a marker or stamp not written only means another walk.
     await view.done().catch(() => {})
   } finally {

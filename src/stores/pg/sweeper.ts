@@ -39,8 +39,9 @@ export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, 
       report.abortedUploads++
     }
     report.removedLeftovers += await removeGarbage(rooms, leftoversBefore)
-    for (const file of doomed) await removeTree(file)
-    report.removedLeftovers += doomed.length
+    const removable = await stillOrphans(rooms, doomed)
+    for (const file of removable) await removeTree(file)
+    report.removedLeftovers += removable.length
     return true
   }, false)
   return swept === undefined ? { abortedUploads: 0, removedLeftovers: 0 } : report
@@ -61,7 +62,8 @@ async function removeGarbage ({ catalog, storeId, blobs }: PgSweepRooms, before:
 }
 
 /** Absolute paths of the files no row names (and not waiting in `garbage`) changed before `before`. */
-async function oldOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: number): Promise<string[]> {
+async function oldOrphans (rooms: PgSweepRooms, before: number): Promise<string[]> {
+  const { catalog, storeId, blobs } = rooms
   const doomed: string[] = []
   const judge = async (dir: string, orphans: (names: string[]) => Promise<Set<string>>): Promise<void> => {
     const names = await entries(blobs.abs(dir))
@@ -77,11 +79,8 @@ async function oldOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: nu
   })
   for (const sub of await entries(blobs.abs('blobs'))) {
     await judge(`blobs/${sub}`, async names => {
-      const versions = [...new Set(names.map(n => n.split('.')[0]))]
-      const { rows } = await catalog.query<{ version: string }>('sweeping',
-        'SELECT DISTINCT version FROM fsbucket.objects WHERE store_id = $1 AND version = ANY($2::text[])', [storeId, versions])
-      const live = new Set(rows.map(r => r.version))
-      return new Set(names.filter(n => !live.has(n.split('.')[0])))
+      const live = await liveVersions(rooms, names)
+      return new Set(names.filter(n => !live.has(versionOf(n))))
     })
   }
   // Part files whose row was replaced while a crash interrupted the cleanup.
@@ -101,6 +100,32 @@ async function oldOrphans ({ catalog, storeId, blobs }: PgSweepRooms, before: nu
   const { rows } = await catalog.query<{ file: string }>('sweeping', 'SELECT file FROM fsbucket.garbage WHERE store_id = $1', [storeId])
   const waiting = new Set(rows.map(r => blobs.abs(r.file)))
   return doomed.filter(file => !waiting.has(file))
+}
+
+/** The version a body file of blobs/ belongs to (`<version>` or `<version>.<segment>`). */
+function versionOf (name: string): string {
+  return name.split('.')[0]
+}
+
+/** The versions of the body files `names` that some object row names. */
+async function liveVersions ({ catalog, storeId }: PgSweepRooms, names: string[]): Promise<Set<string>> {
+  const versions = [...new Set(names.map(versionOf))]
+  const { rows } = await catalog.query<{ version: string }>('sweeping',
+    'SELECT DISTINCT version FROM fsbucket.objects WHERE store_id = $1 AND version = ANY($2::text[])', [storeId, versions])
+  return new Set(rows.map(r => r.version))
+}
+
+/**
+ * `doomed` without the bodies a row names now: a put whose body stalled
+ * past the grace period, on any gateway, may have committed since its file
+ * was judged a leftover.
+ */
+async function stillOrphans (rooms: PgSweepRooms, doomed: string[]): Promise<string[]> {
+  const bodies = `${rooms.blobs.abs('blobs')}${path.sep}`
+  const names = doomed.filter(file => file.startsWith(bodies)).map(file => path.basename(file))
+  if (names.length === 0) return doomed
+  const live = await liveVersions(rooms, names)
+  return doomed.filter(file => !file.startsWith(bodies) || !live.has(versionOf(path.basename(file))))
 }
 
 /** The entries `names` of `dir` changed before `before` (by ctime), as absolute paths. */

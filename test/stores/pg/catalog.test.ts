@@ -139,6 +139,44 @@ t.test('a body replaced on another gateway while a sweep judges the files waits 
   t.equal(await ((await sweeping.get('cat')) as BucketObjectBody).text(), 'two')
 })
 
+t.test('a body whose put commits on another gateway while a sweep judges it a leftover is not removed', async t => {
+  const url = await database('sweep_stalled')
+  const dataDir = testdir(t)
+  const gateways = await Promise.all([0, 1].map(async () => await openRegistry(dataDir, { catalog: url, fsync: false })))
+  t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
+  await gateways[0].create('stall')
+  const [sweeping, writing] = await Promise.all(gateways.map(async g => (await g.open('stall'))!))
+  let release = (): void => {}
+  const resumed = new Promise<void>(resolve => { release = resolve })
+  // A put whose body stalls past the grace period (here: a sweep with none), then goes on.
+  const putting = writing.put('slow', (async function * () {
+    yield Buffer.alloc(64 * 1024, 1)
+    await resumed
+    yield Buffer.alloc(64 * 1024, 2)
+  })())
+  const blobs = path.join(dataDir, 'stall', '.fsbucket', 'blobs')
+  while (!existsSync(blobs) || readdirSync(blobs, { recursive: true }).length < 2) await new Promise(resolve => setTimeout(resolve, 5))
+  const query = PgCatalog.prototype.query
+  t.teardown(() => { PgCatalog.prototype.query = query })
+  let judged = false
+  PgCatalog.prototype.query = async function (this: PgCatalog, what: string, text: string, params?: unknown[]) {
+    const result = await query.call(this, what, text, params)
+    // The sweep has just found no row for the stalled body: the put goes on and commits before anything is removed.
+    if (!judged && text.includes('SELECT DISTINCT version')) {
+      judged = true
+      release()
+      await putting
+    }
+    return result
+  } as typeof query
+  await sweeping.sweep({ leftoverGraceMs: -60_000 })
+  t.ok(judged, 'the sweep judged the body while the put was stalled')
+  PgCatalog.prototype.query = query
+  t.equal((await putting)?.size, 128 * 1024)
+  const read = await sweeping.get('slow')
+  t.equal(read !== null && 'body' in read ? (await read.arrayBuffer()).byteLength : -1, 128 * 1024, 'its body is still there')
+})
+
 t.test('a leftover hard-linked to another leftover is removed in the same sweep', async t => {
   // A completion killed after it linked an upload's parts into blobs/ and
   // after the upload's row was gone leaves two names of one body. Removing the
