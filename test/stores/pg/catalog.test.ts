@@ -9,9 +9,9 @@ import { existsSync, readdirSync } from 'node:fs'
 import { link, mkdir, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildCli } from '../../../src/cli.js'
-import { openRegistry, type BucketObjectBody } from '../../../src/index.js'
+import { openRegistry, type Bucket, type BucketObjectBody } from '../../../src/index.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { SCHEMA_VERSION } from '../../../src/stores/pg/schema.js'
 import { testdir } from '../../testdir.js'
@@ -87,13 +87,18 @@ t.test('replaced and deleted bodies wait in garbage for the grace period; one sw
   t.equal(rows[0].n, 0, 'the garbage rows are gone with their files')
 })
 
-t.test('racing unconditional puts of one key on two gateways: each replaced body goes to garbage once, the live one never', async t => {
-  const url = await database('racing_puts')
+/** One bucket seen by two gateways on one catalog (a database of its own) and one data directory. */
+async function twoGateways (t: Test, database_: string, name: string): Promise<{ url: string, dataDir: string, buckets: Bucket[] }> {
+  const url = await database(database_)
   const dataDir = testdir(t)
   const gateways = await Promise.all([0, 1].map(async () => await openRegistry(dataDir, { catalog: url, fsync: false })))
   t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
-  await gateways[0].create('race')
-  const buckets = await Promise.all(gateways.map(async g => (await g.open('race'))!))
+  await gateways[0].create(name)
+  return { url, dataDir, buckets: await Promise.all(gateways.map(async g => (await g.open(name))!)) }
+}
+
+t.test('racing unconditional puts of one key on two gateways: each replaced body goes to garbage once, the live one never', async t => {
+  const { url, dataDir, buckets } = await twoGateways(t, 'racing_puts', 'race')
   const values = Array.from({ length: 40 }, (_, i) => `value ${i}`)
   await Promise.all(values.map(async (value, i) => await buckets[i % 2].put('key', value)))
   const catalog = await PgCatalog.connect(url)
@@ -109,12 +114,7 @@ t.test('racing unconditional puts of one key on two gateways: each replaced body
 })
 
 t.test('a body replaced on another gateway while a sweep judges the files waits in garbage for its grace period', async t => {
-  const url = await database('sweep_race')
-  const dataDir = testdir(t)
-  const gateways = await Promise.all([0, 1].map(async () => await openRegistry(dataDir, { catalog: url, fsync: false })))
-  t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
-  await gateways[0].create('race')
-  const [sweeping, writing] = await Promise.all(gateways.map(async g => (await g.open('race'))!))
+  const { dataDir, buckets: [sweeping, writing] } = await twoGateways(t, 'sweep_race', 'race')
   const first = await writing.put('cat', 'one')
   const body = path.join(dataDir, 'race', '.fsbucket', 'blobs', first!.version.slice(0, 2), first!.version)
   await new Promise(resolve => setTimeout(resolve, 5))
@@ -140,12 +140,7 @@ t.test('a body replaced on another gateway while a sweep judges the files waits 
 })
 
 t.test('a body whose put commits on another gateway while a sweep judges it a leftover is not removed', async t => {
-  const url = await database('sweep_stalled')
-  const dataDir = testdir(t)
-  const gateways = await Promise.all([0, 1].map(async () => await openRegistry(dataDir, { catalog: url, fsync: false })))
-  t.teardown(async () => { await Promise.all(gateways.map(async g => await g.close())) })
-  await gateways[0].create('stall')
-  const [sweeping, writing] = await Promise.all(gateways.map(async g => (await g.open('stall'))!))
+  const { dataDir, buckets: [sweeping, writing] } = await twoGateways(t, 'sweep_stalled', 'stall')
   let release = (): void => {}
   const resumed = new Promise<void>(resolve => { release = resolve })
   // A put whose body stalls past the grace period (here: a sweep with none), then goes on.
