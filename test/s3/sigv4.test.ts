@@ -176,7 +176,8 @@ t.test('payload modes', async t => {
   t.throws(() => payloadMode('nonsense'), { code: 'InvalidArgument' })
 })
 
-t.test('a path sent with characters a signer percent-encodes verifies through its AWS encoding', async t => {
+/** The AWS SDK's own signer (@smithy/signature-v4) with the documented key pair. */
+async function sdkSigner (): Promise<InstanceType<typeof import('@smithy/signature-v4').SignatureV4>> {
   const { SignatureV4 } = await import('@smithy/signature-v4')
   const { createHash, createHmac } = await import('node:crypto')
   const bytes = (d: unknown): Buffer => typeof d === 'string' ? Buffer.from(d) : Buffer.from(d as Uint8Array)
@@ -187,7 +188,11 @@ t.test('a path sent with characters a signer percent-encodes verifies through it
     async digest (): Promise<Uint8Array> { return this.#hash.digest() }
     reset (): void {}
   }
-  const signer = new SignatureV4({ credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }, region: 'us-east-1', service: 's3', sha256: Sha256, uriEscapePath: false })
+  return new SignatureV4({ credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET }, region: 'us-east-1', service: 's3', sha256: Sha256, uriEscapePath: false })
+}
+
+t.test('a path sent with characters a signer percent-encodes verifies through its AWS encoding', async t => {
+  const signer = await sdkSigner()
   const now = new Date()
   const sign = async (signedPath: string): Promise<IncomingHttpHeaders> => (await signer.sign(
     { method: 'GET', protocol: 'http:', hostname: 'localhost', path: signedPath, query: {}, headers: { host: 'localhost', 'x-amz-content-sha256': EMPTY_SHA256 } },
@@ -198,4 +203,65 @@ t.test('a path sent with characters a signer percent-encodes verifies through it
   t.equal(await code(verify('GET', '/bucket/a(c)!', encoded, now)), 'SignatureDoesNotMatch', 'another path still fails')
   const plain = await sign('/bucket/plain')
   t.equal((await verify('GET', '/bucket/plain', plain, now)).accessKeyId, ACCESS_KEY, 'a path with nothing to encode')
+})
+
+t.test('requests signed by the AWS SDK signer verify, header and presigned, whatever their query and header values hold', async t => {
+  const signer = await sdkSigner()
+  const now = new Date()
+  // Names that sort differently once encoded or joined to their value ('a' < 'a-b' < 'a.b' < 'a=' ...), repeated names, empty values, every punctuation mark, non-ASCII.
+  const queries: Array<Record<string, string | string[]>> = [
+    {},
+    { uploads: '' },
+    { a: '1', 'a-b': '2', 'a.b': '3', a_b: '4', A: '5', 'a~': '6', 'a%': '7' },
+    { 'list-type': '2', prefix: 'photos/ 2026/', delimiter: '/', 'start-after': 'a+b=c&d', 'encoding-type': 'url' },
+    { tag: ['z', 'a', 'm', ''] },
+    { 'response-content-disposition': 'attachment; filename="naïve café.txt"', 'response-cache-control': 'max-age=60, public' },
+    { key: "!#$&'()*+,/:;=?@[]^`{|}~ \"<>%", emoji: '\u{1F600}', cjk: '\u5BFE\u8C61' }
+  ]
+  const headerSets: Array<Record<string, string>> = [
+    {},
+    { 'x-amz-meta-note': '  spaced   out\tvalue  ', 'content-type': 'text/plain;  charset=utf-8' },
+    { 'x-amz-meta-a': 'one', 'x-amz-meta-b': '', range: 'bytes=0-9', 'x-amz-storage-class': 'STANDARD_IA' }
+  ]
+  const rawQuery = (query: Record<string, string | string[]>): string =>
+    Object.entries(query).flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map(v => `${encodeURIComponent(name)}=${encodeURIComponent(v)}`)).join('&')
+  let checked = 0
+  for (const query of queries) {
+    for (const extra of headerSets) {
+      const request = {
+        method: 'PUT', protocol: 'http:', hostname: 'localhost', port: 8788, path: '/bucket/some%20key',
+        query, headers: { host: 'localhost:8788', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', ...extra }
+      }
+      const signed = await signer.sign(request, { signingDate: now })
+      const headers = Object.fromEntries(Object.entries(signed.headers).map(([name, value]) => [name.toLowerCase(), value])) as IncomingHttpHeaders
+      const raw = rawQuery(query)
+      const verified = await verify('PUT', `/bucket/some%20key${raw === '' ? '' : `?${raw}`}`, headers, now)
+      t.equal(verified.accessKeyId, ACCESS_KEY, `header auth: query ${JSON.stringify(query)}, headers ${JSON.stringify(extra)}`)
+      const changed = { ...headers, host: 'localhost:8789' }
+      t.equal(await code(verify('PUT', `/bucket/some%20key${raw === '' ? '' : `?${raw}`}`, changed, now)), 'SignatureDoesNotMatch')
+
+      const presigned = await signer.presign(request, { signingDate: now, expiresIn: 600 })
+      const url = `/bucket/some%20key?${rawQuery(presigned.query as Record<string, string | string[]>)}`
+      const plainHeaders = Object.fromEntries(Object.entries(presigned.headers).map(([name, value]) => [name.toLowerCase(), value])) as IncomingHttpHeaders
+      t.equal((await verify('PUT', url, plainHeaders, now)).accessKeyId, ACCESS_KEY, `presigned: query ${JSON.stringify(query)}`)
+      t.equal(await code(verify('PUT', url.replace('some%20key', 'other%20key'), plainHeaders, now)), 'SignatureDoesNotMatch')
+      checked++
+    }
+  }
+  t.equal(checked, queries.length * headerSets.length)
+})
+
+t.test('signed header names out of order or repeated in SignedHeaders are signed sorted, each once, as the SDK signs them', async t => {
+  const signer = await sdkSigner()
+  const now = new Date()
+  const signed = await signer.sign({
+    method: 'GET', protocol: 'http:', hostname: 'localhost', path: '/bucket/key', query: {},
+    headers: { host: 'localhost', 'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-meta-z': '1' }
+  }, { signingDate: now })
+  const headers = Object.fromEntries(Object.entries(signed.headers).map(([name, value]) => [name.toLowerCase(), value])) as IncomingHttpHeaders
+  const authorization = headers.authorization as string
+  const list = /SignedHeaders=([^,]+)/.exec(authorization)![1]
+  t.equal((await verify('GET', '/bucket/key', headers, now)).accessKeyId, ACCESS_KEY)
+  const shuffled = authorization.replace(list, [...list.split(';')].reverse().concat('host').join(';'))
+  t.equal((await verify('GET', '/bucket/key', { ...headers, authorization: shuffled }, now)).accessKeyId, ACCESS_KEY)
 })
