@@ -11,11 +11,15 @@
  *   1 GiB upload   @aws-sdk/lib-storage, 16 MiB parts, 4 at a time, with the
  *                  SDK's default CRC32 (MB/s) and the peak RSS of a fresh
  *                  server (started for the upload alone), beside `md5sum`
- *                  over the same file and `dd conv=fdatasync` writing it
- *                  (the disk, as durable as the upload)
+ *                  over the same file, `dd conv=fdatasync` writing it (the
+ *                  disk, as durable as the upload) and the same upload into
+ *                  a sink: a bare server that reads every body and keeps
+ *                  nothing, which measures the client (its hashes, its
+ *                  signing, the socket) on this machine
  *
- * fsbucket runs as `npm start` runs it (one worker, fsync on); s3rver runs
- * in its own process. Goals (issue 11): S3 small ops ≥ 0.8× the HTTP routes
+ * fsbucket runs as `npm start` runs it (one worker, fsync on); the small PUT
+ * row also has it with `--fsync off`, as s3rver runs (it never syncs).
+ * s3rver and the sink run in processes of their own. Goals (issue 11): S3 small ops ≥ 0.8× the HTTP routes
  * and ≥ 5× s3rver; the upload ≥ 0.7× md5sum's rate with the server under
  * 100 MiB RSS.
  *
@@ -27,6 +31,7 @@
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:http'
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import { promises as fsp, createReadStream, createWriteStream } from 'node:fs'
 import os from 'node:os'
@@ -178,26 +183,57 @@ async function serveS3rver (port: number, directory: string): Promise<void> {
   await new S3rver({ port, address: '127.0.0.1', directory, silent: true, configureBuckets: [{ name: 'bench' }] }).run()
 }
 
+/**
+ * The sink: answers a multipart upload's requests as S3 would (an upload id,
+ * an ETag per part, the completed object) after reading each body whole,
+ * and keeps, checks and hashes nothing.
+ */
+function serveSink (port: number): void {
+  let parts = 0
+  createServer((request, response) => {
+    request.resume()
+    request.on('end', () => {
+      const url = request.url ?? ''
+      if (request.method === 'PUT') {
+        response.setHeader('etag', `"${(++parts).toString(16).padStart(32, '0')}"`)
+        response.end()
+        return
+      }
+      response.setHeader('content-type', 'application/xml')
+      response.end(url.includes('uploads')
+        ? '<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>bench</Bucket><Key>big.bin</Key><UploadId>sink</UploadId></InitiateMultipartUploadResult>'
+        : '<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>bench</Bucket><Key>big.bin</Key><ETag>"sink"</ETag></CompleteMultipartUploadResult>')
+    })
+  }).listen(port, '127.0.0.1')
+}
+
 async function main (): Promise<void> {
   if (process.argv[2] === '--s3rver') {
     await serveS3rver(Number(process.argv[3]), process.argv[4])
+    return
+  }
+  if (process.argv[2] === '--sink') {
+    serveSink(Number(process.argv[3]))
     return
   }
   const root = await fsp.mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'fsbucket-bench-s3-'))
   const children: ChildProcess[] = []
   try {
     const [httpPort, s3Port, s3rverPort] = [await freePort(), await freePort(), await freePort()]
-    const startFsbucket = (data: string, ports: [number, number]): ChildProcess => {
+    const [unsyncedHttpPort, unsyncedS3Port, sinkPort] = [await freePort(), await freePort(), await freePort()]
+    const startFsbucket = (data: string, ports: [number, number], fsync = 'on'): ChildProcess => {
       const child = spawn(process.execPath, ['--max-semi-space-size=1', bin, 'serve', '--data', path.join(root, data), '--port', String(ports[0]),
-        '--s3-port', String(ports[1]), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit', env: serverEnv })
+        '--s3-port', String(ports[1]), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench', '--fsync', fsync], { stdio: 'inherit', env: serverEnv })
       children.push(child)
       return child
     }
+    const helper = (...args: string[]): void => { children.push(spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit' })) }
     const fsbucket = startFsbucket('data', [httpPort, s3Port])
+    const unsynced = startFsbucket('data-unsynced', [unsyncedHttpPort, unsyncedS3Port], 'off')
     await fsp.mkdir(path.join(root, 's3rver'))
-    const s3rver = spawn(process.execPath, [fileURLToPath(import.meta.url), '--s3rver', String(s3rverPort), path.join(root, 's3rver')], { stdio: 'inherit' })
-    children.push(s3rver)
-    await Promise.all([waitForPort(httpPort), waitForPort(s3Port), waitForPort(s3rverPort)])
+    helper('--s3rver', String(s3rverPort), path.join(root, 's3rver'))
+    helper('--sink', String(sinkPort))
+    await Promise.all([httpPort, s3Port, unsyncedHttpPort, unsyncedS3Port, s3rverPort, sinkPort].map(async port => await waitForPort(port)))
     await fetch(`http://127.0.0.1:${httpPort}/bench/small.bin`, { method: 'PUT', body: small })
     await fetch(`http://127.0.0.1:${s3rverPort}/bench/small.bin`, { method: 'PUT', body: small, headers: await signedHeaders(s3rverCredentials, 'PUT', s3rverPort, '/bench/small.bin') })
 
@@ -211,9 +247,13 @@ async function main (): Promise<void> {
     const put = await alternated({
       s3: async () => await smallPut(s3Port, '/bench/put-s3-', devCredentials),
       http: async () => await smallPut(httpPort, '/bench/put-http-', null),
+      s3Unsynced: async () => await smallPut(unsyncedS3Port, '/bench/put-s3-', devCredentials),
+      httpUnsynced: async () => await smallPut(unsyncedHttpPort, '/bench/put-http-', null),
       s3rver: async () => await smallPut(s3rverPort, '/bench/put-', s3rverCredentials)
     })
     rows.push(['small PUT (req/s)', { 'fsbucket S3': put.s3.toFixed(0), 'HTTP routes': put.http.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': ratioText(put.s3, put.http), 'S3 / s3rver': ratioText(put.s3, put.s3rver, 1) }])
+    rows.push(['small PUT, --fsync off (req/s)', { 'fsbucket S3': put.s3Unsynced.toFixed(0), 'HTTP routes': put.httpUnsynced.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': ratioText(put.s3Unsynced, put.httpUnsynced), 'S3 / s3rver': ratioText(put.s3Unsynced, put.s3rver, 1) }])
+    await stop(unsynced)
 
     const file = path.join(root, 'upload.bin')
     await makeFile(file, uploadBytes)
@@ -228,6 +268,10 @@ async function main (): Promise<void> {
     started = performance.now()
     const rss = await peakRss(uploader.pid!, async () => { await upload(uploadPorts[1], devCredentials, file) })
     const uploadRate = uploadBytes / MiB / ((performance.now() - started) / 1000)
+    // The same upload with a server that does nothing: what the client reaches on this machine.
+    started = performance.now()
+    await upload(sinkPort, devCredentials, file)
+    const sinkRate = uploadBytes / MiB / ((performance.now() - started) / 1000)
     // The disk with the same durability: what a durable upload cannot beat.
     started = performance.now()
     await run('dd', [`if=${file}`, `of=${path.join(root, 'dd.out')}`, 'bs=1M', 'conv=fdatasync'])
@@ -237,11 +281,13 @@ async function main (): Promise<void> {
       'fsbucket S3': `${uploadRate.toFixed(0)} (peak RSS ${rss.toFixed(0)} MiB)`,
       md5sum: md5Rate.toFixed(0),
       'raw disk': diskRate.toFixed(0),
+      sink: sinkRate.toFixed(0),
       'S3 / md5sum': ratioText(uploadRate, md5Rate),
-      'S3 / disk': ratioText(uploadRate, diskRate)
+      'S3 / disk': ratioText(uploadRate, diskRate),
+      'S3 / sink': ratioText(uploadRate, sinkRate)
     }])
 
-    const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'md5sum', 'raw disk', 'S3 / HTTP', 'S3 / s3rver', 'S3 / md5sum', 'S3 / disk']
+    const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'md5sum', 'raw disk', 'sink', 'S3 / HTTP', 'S3 / s3rver', 'S3 / md5sum', 'S3 / disk', 'S3 / sink']
     const lines = [['workload', ...columns], ...rows.map(([name, row]) => [name, ...columns.map(c => row[c] ?? '—')])]
     const widths = lines[0].map((_, i) => Math.max(...lines.map(l => l[i].length)))
     const format = (l: string[]): string => `| ${l.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
