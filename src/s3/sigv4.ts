@@ -111,7 +111,7 @@ function canonicalQuery (query: Record<string, string | string[]>): string {
  * its runs of white space become one space. test/s3/sigv4.test.ts checks it
  * against @smithy/signature-v4, the AWS SDK's signer, over many requests.
  */
-export function canonicalRequest (method: string, path: string, query: Record<string, string | string[]>, signedHeaders: string[], values: string[], payloadHash: string): string {
+function canonicalRequest (method: string, path: string, query: Record<string, string | string[]>, signedHeaders: string[], values: string[], payloadHash: string): string {
   let headers = ''
   for (let i = 0; i < signedHeaders.length; i++) headers += `${signedHeaders[i]}:${values[i].trim().replace(/\s+/g, ' ')}\n`
   return `${method}\n${path}\n${canonicalQuery(query)}\n${headers}\n${signedHeaders.join(';')}\n${payloadHash}`
