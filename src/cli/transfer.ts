@@ -95,28 +95,32 @@ export async function uploadFile (
   }))
 }
 
-/** Cuts a stream into buffers of `size` bytes (the last may be shorter; an empty stream gives one empty buffer). */
-async function * partsOf (source: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
-  let chunks: Buffer[] = []
+/**
+ * Cuts a stream into buffers of `size` bytes (the last may be shorter; an
+ * empty stream gives one empty buffer). Each part is one buffer of its own,
+ * filled as the chunks come: a chunk is garbage as soon as it is copied, and
+ * no part is ever held twice (gathered, then joined).
+ */
+async function * partsOf (source: AsyncIterable<Buffer>, size: number, spare: Buffer[] = []): AsyncGenerator<Buffer> {
+  let part: Buffer | undefined
   let held = 0
   let yielded = false
   for await (const chunk of source) {
     let rest = chunk
-    while (held + rest.length >= size) {
-      const take = size - held
-      chunks.push(rest.subarray(0, take))
-      yield Buffer.concat(chunks)
-      yielded = true
-      rest = rest.subarray(take)
-      chunks = []
-      held = 0
-    }
-    if (rest.length > 0) {
-      chunks.push(rest)
-      held += rest.length
+    while (rest.length > 0) {
+      part ??= spare.pop() ?? Buffer.allocUnsafeSlow(size)
+      const copied = rest.copy(part, held)
+      held += copied
+      rest = rest.subarray(copied)
+      if (held === size) {
+        yield part
+        yielded = true
+        part = undefined
+        held = 0
+      }
     }
   }
-  if (held > 0 || !yielded) yield Buffer.concat(chunks)
+  if (held > 0 || !yielded) yield part === undefined ? Buffer.alloc(0) : part.subarray(0, held)
 }
 
 /** Uploads a stream of unknown length: one put when it fits in one part, else a multipart upload. */
@@ -124,7 +128,9 @@ export async function uploadStream (
   transport: ObjectTransport, bucket: string, key: string, source: Readable,
   metadata: WriteMetadata, tuning: Tuning, tracker: Tracker
 ): Promise<StoredObject> {
-  const parts = partsOf(countedFrom(source, tracker), tuning.partSize)
+  // Buffers of parts sent, filled again with later parts: the memory held stays that of the first few parts.
+  const spare: Buffer[] = []
+  const parts = partsOf(countedFrom(source, tracker), tuning.partSize, spare)
   const first = await parts.next()
   const firstPart = first.done === true ? Buffer.alloc(0) : first.value
   const second = firstPart.length < tuning.partSize ? { done: true as const, value: undefined } : await parts.next()
@@ -156,6 +162,7 @@ export async function uploadStream (
       try {
         for (let part = await take(); part !== null; part = await take()) {
           done.push(await upload.uploadPart(part.partNumber, Readable.from([part.buffer]), part.buffer.length))
+          if (part.buffer.length === tuning.partSize) spare.push(part.buffer)
         }
       } catch (err) {
         failed = true // the other workers stop taking parts

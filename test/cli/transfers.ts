@@ -50,6 +50,14 @@ export async function largeObjects (t: Test, cli: Cli): Promise<void> {
   t.ok((await fsp.readFile(path.join(work, 'back.bin'))).equals(big), 'the bytes came back through a multipart copy and a download')
   const cat = await run(['cat', 'fsb://large/piped.bin'])
   t.ok(cat.stdout.equals(big), 'cat streams a multipart object')
+
+  // Five parts, two in flight: stdin's later parts are read into the buffers of parts already sent.
+  const longer = randomBytes(22 * MiB + 5)
+  const refilled = await run(['cp', '--part-size', '5MiB', '--parallel', '2', '-', 'fsb://large/refilled.bin'], { input: longer })
+  t.equal(refilled.code, 0, refilled.stderr)
+  const [stat] = (await run(['stat', '--json', 'fsb://large/refilled.bin'])).out.trim().split('\n').map(line => JSON.parse(line))
+  t.equal(stat.etag, multipartEtag(longer, 5 * MiB), 'every part kept its own bytes')
+  t.ok((await run(['cat', 'fsb://large/refilled.bin'])).stdout.equals(longer))
 }
 
 export async function mirrors (t: Test, cli: Cli): Promise<void> {
