@@ -92,7 +92,7 @@ function uriEncode (text: string): string {
 /** The canonical query string: names and values encoded, sorted by name, then by value for a repeated name; the signature itself left out. */
 function canonicalQuery (query: Record<string, string | string[]>): string {
   const pairs: Array<[string, string]> = []
-  for (const name in query) {
+  for (const name of Object.keys(query)) {
     if (name.toLowerCase() === 'x-amz-signature') continue
     const encodedName = uriEncode(name)
     const value = query[name]
@@ -105,15 +105,24 @@ function canonicalQuery (query: Record<string, string | string[]>): string {
 }
 
 /**
+ * A header's value as it is signed: runs of spaces and tabs become one
+ * space, and one at either end goes, as the SDK's signer does. Only those:
+ * a value's other white space (U+00A0 arrives as a Latin-1 byte) is part of
+ * what is signed, or `a\u00a0b` would pass for a request signed with `a b`.
+ */
+function canonicalHeaderValue (value: string): string {
+  return value.replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '')
+}
+
+/**
  * The canonical request of AWS Signature Version 4 for S3 (the path is
  * signed as sent, not encoded again), from the signed headers' names
- * (sorted, lower case) and their values. A header's value is trimmed and
- * its runs of white space become one space. test/s3/sigv4.test.ts checks it
+ * (sorted, lower case) and their values. test/s3/sigv4.test.ts checks it
  * against @smithy/signature-v4, the AWS SDK's signer, over many requests.
  */
 function canonicalRequest (method: string, path: string, query: Record<string, string | string[]>, signedHeaders: string[], values: string[], payloadHash: string): string {
   let headers = ''
-  for (let i = 0; i < signedHeaders.length; i++) headers += `${signedHeaders[i]}:${values[i].trim().replace(/\s+/g, ' ')}\n`
+  for (let i = 0; i < signedHeaders.length; i++) headers += `${signedHeaders[i]}:${canonicalHeaderValue(values[i])}\n`
   return `${method}\n${path}\n${canonicalQuery(query)}\n${headers}\n${signedHeaders.join(';')}\n${payloadHash}`
 }
 
@@ -173,9 +182,14 @@ function formatAmzDate (date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
 }
 
-/** Splits a raw query string into decoded parameters (repeated names become arrays). */
+/**
+ * Splits a raw query string into decoded parameters (repeated names become
+ * arrays), in an object without a prototype: `__proto__` or `constructor`
+ * is a parameter like any other (signed, and never mistaken for one that
+ * was not sent).
+ */
 export function parseRawQuery (raw: string): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = {}
+  const query: Record<string, string | string[]> = Object.create(null)
   if (raw === '') return query
   for (const part of raw.split('&')) {
     if (part === '') continue

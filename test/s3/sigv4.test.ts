@@ -265,3 +265,40 @@ t.test('signed header names out of order or repeated in SignedHeaders are signed
   const shuffled = authorization.replace(list, [...list.split(';')].reverse().concat('host').join(';'))
   t.equal((await verify('GET', '/bucket/key', { ...headers, authorization: shuffled }, now)).accessKeyId, ACCESS_KEY)
 })
+
+/** A signed request's headers as Node hands them to the server: names in lower case. */
+function received (headers: Record<string, string>): IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
+}
+
+t.test('a header value is signed with its white space as the SDK signs it: only runs of spaces and tabs become one space', async t => {
+  const signer = await sdkSigner()
+  const now = new Date()
+  const sign = async (note: string): Promise<IncomingHttpHeaders> => received((await signer.sign({
+    method: 'PUT', protocol: 'http:', hostname: 'localhost', path: '/bucket/key', query: {},
+    headers: { host: 'localhost', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-amz-meta-note': note, 'x-amz-copy-source': '/src/key' }
+  }, { signingDate: now })).headers as Record<string, string>)
+  // Node reads header bytes as Latin-1: byte 0xA0 arrives as U+00A0.
+  t.equal((await verify('PUT', '/bucket/key', await sign('a\u00a0b'), now)).accessKeyId, ACCESS_KEY, 'U+00A0 signed and sent')
+  const spaced = await sign('a b')
+  t.equal(await code(verify('PUT', '/bucket/key', { ...spaced, 'x-amz-meta-note': 'a\u00a0b' }, now)), 'SignatureDoesNotMatch', 'U+00A0 sent for a signed space')
+  t.equal(await code(verify('PUT', '/bucket/key', { ...spaced, 'x-amz-copy-source': '/src/key\u00a0' }, now)), 'SignatureDoesNotMatch', 'U+00A0 added at the end')
+  t.equal((await verify('PUT', '/bucket/key', await sign('a \t  b'), now)).accessKeyId, ACCESS_KEY)
+  t.equal((await verify('PUT', '/bucket/key', { ...spaced, 'x-amz-meta-note': 'a\t \tb' }, now)).accessKeyId, ACCESS_KEY, 'a run of spaces and tabs is one space')
+})
+
+t.test('query parameters named like object properties are parameters like any other: signed, never taken as sent when they were not', async t => {
+  const signer = await sdkSigner()
+  const now = new Date()
+  const sign = async (query: Record<string, string>): Promise<IncomingHttpHeaders> => received((await signer.sign({
+    method: 'GET', protocol: 'http:', hostname: 'localhost', path: '/bucket/key', query,
+    headers: { host: 'localhost', 'x-amz-content-sha256': EMPTY_SHA256 }
+  }, { signingDate: now })).headers as Record<string, string>)
+  const plain = await sign({})
+  t.equal(await code(verify('GET', '/bucket/key?__proto__=x', plain, now)), 'SignatureDoesNotMatch', '__proto__ added')
+  t.equal(await code(verify('GET', '/bucket/key?constructor=x', plain, now)), 'SignatureDoesNotMatch', 'constructor added')
+  const numbered = await sign({ 0: 'x', 1: 'y' })
+  t.equal((await verify('GET', '/bucket/key?0=x&1=y', numbered, now)).accessKeyId, ACCESS_KEY)
+  t.equal(await code(verify('GET', '/bucket/key?0=x&__proto__=y', numbered, now)), 'SignatureDoesNotMatch', 'a signed parameter swapped for __proto__')
+  t.same(Object.keys(parseRawQuery('__proto__=x&constructor=y&toString=z')), ['__proto__', 'constructor', 'toString'])
+})
