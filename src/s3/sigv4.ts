@@ -407,7 +407,8 @@ export async function verifySignature (
   const names = sortedOnce(signedHeaders)
   const values: string[] = []
   for (const name of names) {
-    const value = request.headers[name]
+    // Its own headers only: a signed name like `constructor` is a header that was not sent, not the object's.
+    const value = Object.hasOwn(request.headers, name) ? request.headers[name] : undefined
     if (value === undefined) throw new S3Error('SignatureDoesNotMatch', `The signed header ${name} is missing.`)
     values.push(Array.isArray(value) ? value.join(',') : value)
   }

@@ -302,3 +302,11 @@ t.test('query parameters named like object properties are parameters like any ot
   t.equal(await code(verify('GET', '/bucket/key?0=x&__proto__=y', numbered, now)), 'SignatureDoesNotMatch', 'a signed parameter swapped for __proto__')
   t.same(Object.keys(parseRawQuery('__proto__=x&constructor=y&toString=z')), ['__proto__', 'constructor', 'toString'])
 })
+
+t.test('a signed header name like an object property is a header that was not sent (SignatureDoesNotMatch, not a crash)', async t => {
+  for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    const headers = getObjectHeaders()
+    headers.authorization = authorization(`host;${name};range;x-amz-content-sha256;x-amz-date`, 'f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41')
+    t.equal(await code(verify('GET', '/test.txt', headers)), 'SignatureDoesNotMatch', name)
+  }
+})
