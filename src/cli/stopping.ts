@@ -55,7 +55,6 @@ export async function stopNow (code: number): Promise<never> {
     const undos = [...pending]
     pending.clear()
     listen(false)
-    if (undos.length === 0) process.exit(code)
     await Promise.allSettled(undos.map(async undo => { await undo.run() }))
     process.exit(code)
   }

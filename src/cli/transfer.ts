@@ -97,9 +97,8 @@ export async function uploadFile (
 
 /**
  * Cuts a stream into buffers of `size` bytes (the last may be shorter; an
- * empty stream gives one empty buffer). Each part is one buffer of its own,
- * filled as the chunks come: a chunk is garbage as soon as it is copied, and
- * no part is ever held twice (gathered, then joined).
+ * empty stream gives one empty buffer), each filled as the chunks come: a
+ * buffer from `spare` (one the caller is done with) or a new one.
  */
 async function * partsOf (source: AsyncIterable<Buffer>, size: number, spare: Buffer[] = []): AsyncGenerator<Buffer> {
   let part: Buffer | undefined

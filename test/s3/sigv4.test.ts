@@ -176,6 +176,11 @@ t.test('payload modes', async t => {
   t.throws(() => payloadMode('nonsense'), { code: 'InvalidArgument' })
 })
 
+/** A signed request's headers as Node hands them to the server: names in lower case. */
+function received (headers: Record<string, string>): IncomingHttpHeaders {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
+}
+
 /** The AWS SDK's own signer (@smithy/signature-v4) with the documented key pair. */
 async function sdkSigner (): Promise<InstanceType<typeof import('@smithy/signature-v4').SignatureV4>> {
   const { SignatureV4 } = await import('@smithy/signature-v4')
@@ -233,7 +238,7 @@ t.test('requests signed by the AWS SDK signer verify, header and presigned, what
         query, headers: { host: 'localhost:8788', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', ...extra }
       }
       const signed = await signer.sign(request, { signingDate: now })
-      const headers = Object.fromEntries(Object.entries(signed.headers).map(([name, value]) => [name.toLowerCase(), value])) as IncomingHttpHeaders
+      const headers = received(signed.headers as Record<string, string>)
       const raw = rawQuery(query)
       const verified = await verify('PUT', `/bucket/some%20key${raw === '' ? '' : `?${raw}`}`, headers, now)
       t.equal(verified.accessKeyId, ACCESS_KEY, `header auth: query ${JSON.stringify(query)}, headers ${JSON.stringify(extra)}`)
@@ -242,7 +247,7 @@ t.test('requests signed by the AWS SDK signer verify, header and presigned, what
 
       const presigned = await signer.presign(request, { signingDate: now, expiresIn: 600 })
       const url = `/bucket/some%20key?${rawQuery(presigned.query as Record<string, string | string[]>)}`
-      const plainHeaders = Object.fromEntries(Object.entries(presigned.headers).map(([name, value]) => [name.toLowerCase(), value])) as IncomingHttpHeaders
+      const plainHeaders = received(presigned.headers as Record<string, string>)
       t.equal((await verify('PUT', url, plainHeaders, now)).accessKeyId, ACCESS_KEY, `presigned: query ${JSON.stringify(query)}`)
       t.equal(await code(verify('PUT', url.replace('some%20key', 'other%20key'), plainHeaders, now)), 'SignatureDoesNotMatch')
       checked++
@@ -258,18 +263,13 @@ t.test('signed header names out of order or repeated in SignedHeaders are signed
     method: 'GET', protocol: 'http:', hostname: 'localhost', path: '/bucket/key', query: {},
     headers: { host: 'localhost', 'x-amz-content-sha256': EMPTY_SHA256, 'x-amz-meta-z': '1' }
   }, { signingDate: now })
-  const headers = Object.fromEntries(Object.entries(signed.headers).map(([name, value]) => [name.toLowerCase(), value])) as IncomingHttpHeaders
+  const headers = received(signed.headers as Record<string, string>)
   const authorization = headers.authorization as string
   const list = /SignedHeaders=([^,]+)/.exec(authorization)![1]
   t.equal((await verify('GET', '/bucket/key', headers, now)).accessKeyId, ACCESS_KEY)
   const shuffled = authorization.replace(list, [...list.split(';')].reverse().concat('host').join(';'))
   t.equal((await verify('GET', '/bucket/key', { ...headers, authorization: shuffled }, now)).accessKeyId, ACCESS_KEY)
 })
-
-/** A signed request's headers as Node hands them to the server: names in lower case. */
-function received (headers: Record<string, string>): IncomingHttpHeaders {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
-}
 
 t.test('a header value is signed with its white space as the SDK signs it: only runs of spaces and tabs become one space', async t => {
   const signer = await sdkSigner()
