@@ -20,6 +20,13 @@ async function whole (algorithm: 'crc32c' | 'crc64nvme', data: Uint8Array): Prom
   return (await running.digest()).toString('hex')
 }
 
+/** CRC64NVME by the AWS SDK's own JavaScript. */
+async function reference (data: Buffer): Promise<string> {
+  const crc = new Crc64Nvme()
+  crc.update(data)
+  return Buffer.from(await crc.digest()).toString('hex')
+}
+
 t.test('the catalogue check values of "123456789"', async t => {
   const data = Buffer.from('123456789')
   t.equal(await whole('crc32c', data), 'e3069283')
@@ -38,14 +45,28 @@ t.test('checksums computed side by side keep their own state', async t => {
     rb.update(b.subarray(offset, offset + 7_001))
     rc.update(a.subarray(offset, offset + 7_001))
   }
-  const reference = async (data: Buffer): Promise<string> => {
-    const crc = new Crc64Nvme()
-    crc.update(data)
-    return Buffer.from(await crc.digest()).toString('hex')
-  }
   t.equal((await ra.digest()).toString('hex'), await reference(a))
   t.equal((await rb.digest()).toString('hex'), await reference(b))
   t.equal((await rc.digest()).toString('hex'), await whole('crc32c', a), 'in pieces as in one piece')
+})
+
+t.test('a checksum finished, or started with no bytes, while another is under way leaves both right', async t => {
+  const a = randomBytes(50_000)
+  const small = randomBytes(1_000)
+  const long = runningChecksum('crc64nvme')
+  long.update(a.subarray(0, 20_000))
+  // Whole in one update, between two of the long one's.
+  t.equal(await whole('crc64nvme', small), await reference(small), 'a small body between two updates of another')
+  const empty = runningChecksum('crc64nvme')
+  long.update(a.subarray(20_000, 30_000))
+  t.equal((await empty.digest()).toString('hex'), '0000000000000000', 'no bytes, while another holds the instance')
+  const late = runningChecksum('crc64nvme')
+  late.update(small)
+  long.update(a.subarray(30_000))
+  const digest = (await long.digest()).toString('hex')
+  t.equal(digest, await reference(a), 'the long one, taken over three times')
+  t.equal((await long.digest()).toString('hex'), digest, 'asked again, the same digest')
+  t.equal((await late.digest()).toString('hex'), await reference(small), 'one started after another finished')
 })
 
 const checksumsModule = pathToFileURL(path.join(dist, 'bucket', 'checksums.js')).href
