@@ -10,6 +10,9 @@
  *   accept requests without a token there).
  * - Otherwise only anonymous GET/HEAD of public buckets' objects and
  *   listings are answered; everything else is AccessDenied.
+ * A bucket is public by its settings, or for the run (`serve --public`),
+ * as on the HTTP routes; anonymous reads of it are answered whatever the
+ * rest of the policy.
  */
 import type { S3Credential } from './sigv4.js'
 
@@ -23,13 +26,16 @@ export interface S3AccessPolicy {
   credentials: S3Credential[]
   /** Unsigned requests may do everything (development mode). */
   anonymousWrites: boolean
+  /** Buckets served publicly for this run (`serve --public`), beside those public by their settings. */
+  publicBuckets: ReadonlySet<string>
 }
 
 /** The policy from the configured pair (if any), the gateway token and the listening host. */
-export function s3AccessPolicy (configured: S3Credential | null, gatewayToken: string | null, loopbackOnly: boolean): S3AccessPolicy {
-  if (configured !== null) return { credentials: [configured], anonymousWrites: false }
-  if (gatewayToken === null && loopbackOnly) return { credentials: [{ ...DEVELOPMENT_CREDENTIAL }], anonymousWrites: true }
-  return { credentials: [], anonymousWrites: false }
+export function s3AccessPolicy (configured: S3Credential | null, gatewayToken: string | null, loopbackOnly: boolean, publicBuckets: Iterable<string> = []): S3AccessPolicy {
+  const shared = { publicBuckets: new Set(publicBuckets) }
+  if (configured !== null) return { credentials: [configured], anonymousWrites: false, ...shared }
+  if (gatewayToken === null && loopbackOnly) return { credentials: [{ ...DEVELOPMENT_CREDENTIAL }], anonymousWrites: true, ...shared }
+  return { credentials: [], anonymousWrites: false, ...shared }
 }
 
 export function secretLookup (policy: S3AccessPolicy): (accessKeyId: string) => string | undefined {

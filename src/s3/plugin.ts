@@ -197,8 +197,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     }
     if (policy.anonymousWrites) return null
     if (target.bucket !== '' && anonymousRead(request.method, target, query)) {
-      const info = await registry.info(target.bucket)
-      if (info?.settings.public === true) return null
+      if (policy.publicBuckets.has(target.bucket) || (await registry.info(target.bucket))?.settings.public === true) return null
     }
     throw new S3Error('AccessDenied', policy.credentials.length === 0
       ? 'Access Denied: this server has no S3 key pair; start it with --s3-access-key-id and --s3-secret-access-key.'

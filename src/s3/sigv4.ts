@@ -377,7 +377,10 @@ export async function verifySignature (
     const expiresField = single(query['X-Amz-Expires'])
     const signedField = single(query['X-Amz-SignedHeaders'])
     const signatureField = single(query['X-Amz-Signature'])
-    if (algorithm === undefined && query.AWSAccessKeyId !== undefined) throw new S3Error('InvalidRequest', unsupportedMechanism)
+    // Signature Version 2's presigned form, and SigV4A's: mechanisms this server does not verify, as for the header forms.
+    if ((algorithm === undefined && query.AWSAccessKeyId !== undefined) || algorithm === 'AWS4-ECDSA-P256-SHA256') {
+      throw new S3Error('InvalidRequest', unsupportedMechanism)
+    }
     if (algorithm !== ALGORITHM) throw new S3Error(malformed, `X-Amz-Algorithm must be ${ALGORITHM}.`)
     if (credentialField === undefined || dateField === undefined || expiresField === undefined ||
         signedField === undefined || signatureField === undefined) {

@@ -220,7 +220,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     management: await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')),
     registry
   })
-  const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host))
+  const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public)
   const s3 = options.s3Port === 0
     ? null
     : await buildS3App({
@@ -336,7 +336,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (++listening === options.workers * listeners) {
       log.info({ host: options.host, port: options.port, workers: options.workers, data: path.resolve(options.data) }, 'serving')
       if (options.s3Port !== 0) {
-        log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host)), options.host, options.s3Port))
+        log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public), options.host, options.s3Port))
       }
       log.info({ url: consoleUrl(options.host, options.port) }, `web console: ${consoleUrl(options.host, options.port)}`)
     }

@@ -41,6 +41,21 @@ t.test('anonymous requests: refused without the development mode, public buckets
   t.equal((await fetch(`${endpoint}/photos/k`, { method: 'DELETE' })).status, 403, 'writes are still refused')
 })
 
+t.test('a bucket served publicly for the run (serve --public) is readable anonymously, as on the HTTP routes', async t => {
+  const { endpoint, registry, client } = await s3Server(t, { policy: s3AccessPolicy(configured, null, false, ['photos']) })
+  await registry.create('private')
+  for (const bucket of ['photos', 'private']) await client({ credentials: configured }).send(new PutObjectCommand({ Bucket: bucket, Key: 'k', Body: 'v' }))
+  const got = await fetch(`${endpoint}/photos/k`)
+  t.equal(got.status, 200)
+  t.equal(await got.text(), 'v')
+  t.equal((await fetch(`${endpoint}/photos/k`, { method: 'HEAD' })).status, 200)
+  t.equal((await fetch(`${endpoint}/photos?list-type=2`)).status, 200, 'listed')
+  t.equal((await registry.info('photos'))?.settings.public, false, 'its settings unchanged')
+  t.equal((await fetch(`${endpoint}/private/k`)).status, 403, 'another bucket is not')
+  t.equal((await fetch(`${endpoint}/photos/anon`, { method: 'PUT', body: 'x' })).status, 403, 'writes are still refused')
+  t.equal((await fetch(`${endpoint}/photos/k`, { method: 'DELETE' })).status, 403)
+})
+
 t.test('a presigned URL\'s x-amz-* query parameters act as headers: metadata, storage class, and a checksum the body must match', async t => {
   const { client, registry } = await s3Server(t)
   const s3 = client()

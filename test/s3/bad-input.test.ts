@@ -85,7 +85,7 @@ t.test('an aws-chunked body without x-amz-decoded-content-length is MissingConte
   await stillServing(t, server)
 })
 
-t.test('Signature Version 2, in a header or a presigned URL, is InvalidRequest', async t => {
+t.test('Signature Version 2 and SigV4A, in a header or a presigned URL, are InvalidRequest', async t => {
   const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, null, false) })
   const header = await raw(server, 'GET', '/photos/k', { authorization: 'AWS AKIDEXAMPLE:frJIUN8DYpKDtOLCwo//yllqDzg=', date: new Date().toUTCString() })
   t.equal(header.status, 400)
@@ -93,6 +93,17 @@ t.test('Signature Version 2, in a header or a presigned URL, is InvalidRequest',
   const presigned = await raw(server, 'GET', '/photos/k?AWSAccessKeyId=AKIDEXAMPLE&Expires=2000000000&Signature=abc%3D')
   t.equal(presigned.status, 400)
   t.match(presigned.body, /<Code>InvalidRequest<\/Code><Message>The authorization mechanism you have provided is not supported/)
+  const date = new Date().toISOString().replace(/[-:]|\.\d{3}/g, '')
+  const sigv4a = await raw(server, 'GET', '/photos/k', {
+    'x-amz-date': date,
+    'x-amz-region-set': '*',
+    authorization: `AWS4-ECDSA-P256-SHA256 Credential=AKIDEXAMPLE/${date.slice(0, 8)}/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=3045022100ab`
+  })
+  t.equal(sigv4a.status, 400)
+  t.match(sigv4a.body, /<Code>InvalidRequest<\/Code><Message>The authorization mechanism you have provided is not supported/)
+  const presignedV4a = await raw(server, 'GET', `/photos/k?X-Amz-Algorithm=AWS4-ECDSA-P256-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F${date.slice(0, 8)}%2Fs3%2Faws4_request&X-Amz-Date=${date}&X-Amz-Expires=60&X-Amz-Region-Set=%2A&X-Amz-SignedHeaders=host&X-Amz-Signature=3045022100ab`)
+  t.equal(presignedV4a.status, 400)
+  t.match(presignedV4a.body, /<Code>InvalidRequest<\/Code><Message>The authorization mechanism you have provided is not supported/)
 })
 
 t.test('a chunk signature that does not verify stores nothing', async t => {
