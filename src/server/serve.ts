@@ -268,6 +268,9 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
 export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
   await checkWritable(options.data)
+  // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
+  s3CredentialFrom(options)
+  await loadRoutes(options.data, options.route)
   startupNotes(options, log)
   const registry = await openRegistry(options.data, registryOptions(options))
   await ensureFirstBucket(registry, options.defaultBucket, log)

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { chmodSync, chownSync, mkdirSync, openSync, readFileSync } from 'node:fs'
+import { chmodSync, chownSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { connect, createServer, type Socket } from 'node:net'
 import path from 'node:path'
 import { testdir } from '../testdir.js'
@@ -46,6 +46,21 @@ t.test('an unwritable data directory or bucket: exit 1 with one line naming it',
   t.equal(await within(second.exited, 60_000, 'exit'), 1)
   t.match(second.stderr().trim(), new RegExp(`^cannot write in bucket "photos": ${path.join(data, 'photos')}: permission denied \\(EACCES\\)$`))
   chmodSync(path.join(data, 'photos'), 0o755)
+})
+
+t.test('a setting every worker would refuse (half an S3 key pair, a malformed routes.json) stops the server at once, with or without workers', async t => {
+  for (const workers of ['1', '2']) {
+    const data = testdir(t)
+    const lone = run(['serve', '--data', data, '--port', String(await freePort()), '--workers', workers, ...quiet, '--s3-access-key-id', 'AKID'])
+    t.equal(await within(lone.exited, 30_000, `--workers ${workers}: exit`), 1, `--workers ${workers}: half a key pair`)
+    t.match(lone.stderr().trim(), /^--s3-access-key-id and --s3-secret-access-key .* go together$/)
+    t.notMatch(lone.stdout(), /worker died/, 'no worker was started to die')
+    writeFileSync(path.join(data, 'routes.json'), '{"cdn.localhost": "site"}')
+    const routes = run(['serve', '--data', data, '--port', String(await freePort()), '--workers', workers, ...quiet])
+    t.equal(await within(routes.exited, 30_000, `--workers ${workers}: exit`), 1, `--workers ${workers}: routes.json`)
+    t.match(routes.stderr().trim(), /routes\.json must be a JSON array of route specs/)
+    t.notMatch(routes.stdout(), /worker died/)
+  }
 })
 
 t.test('a busy port: exit non-zero with one line naming the port, no respawn loop', async t => {
