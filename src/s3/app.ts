@@ -3,13 +3,17 @@
  * registry as the gateway). `cli.ts` listens with it beside the gateway's
  * app; tests build it and listen on 127.0.0.1, port 0, for the AWS SDK.
  *
- * Logging: credentials never reach a log line. The Authorization header is
- * redacted, and so are the signature and credential of presigned URLs in the
+ * Logging: one line per request, in the gateway's shape (`method`,
+ * `bucket`, `key`, `status`, `bytes`, `ms`), whose `reqId` is the
+ * `x-amz-request-id` the client was answered, so an id a user reports finds
+ * its line. Credentials never reach a log line: request headers are not
+ * logged (the Authorization header is redacted wherever one would be), and
+ * the signature and credential of a presigned URL are redacted from a
  * logged URL.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
 import { deferContinue, endWith, randomHex, rawAnswer, type BareAnswer, type BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
@@ -23,6 +27,8 @@ export interface S3AppConfig {
   domains: string[]
   /** Pino level, or false for no logging (tests). */
   logLevel: string | false
+  /** The logger to write to (the gateway's, handed over by the composition root, at its own level); one at `logLevel` when absent. */
+  logger?: FastifyBaseLogger
   /** The connection promises of the gateway's port, handed over by the composition root; none when absent. */
   connections?: S3Connections
   /** How a request's logger is made (the gateway's, handed over by the composition root); Fastify's own when absent. */
@@ -73,8 +79,41 @@ export function redactedUrl (url: string): string {
   return `${url.slice(0, question)}?${parameters.join('&')}`
 }
 
+/**
+ * The request's line, written when its answer is complete (Fastify's
+ * "incoming request" / "request completed" pair replaced): what the
+ * handler resolved (`s3Log`: bucket, key, bytes stored), else the URL with
+ * a presigned URL's credentials redacted. `bytes` is what a PutObject
+ * stored, else the answer's Content-Length.
+ */
+class S3RequestLog extends LogController {
+  override incomingRequest (): void {}
+
+  override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error == null && (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return
+    const fields = request.s3Log
+    const length = reply.getHeader('content-length')
+    const line = {
+      method: request.method,
+      url: fields === null ? redactedUrl(request.url) : undefined,
+      bucket: fields?.bucket,
+      key: fields?.key,
+      status: reply.statusCode,
+      bytes: fields?.bytes ?? (length === undefined ? 0 : Number(length)),
+      ms: Math.round(reply.elapsedTime * 100) / 100
+    }
+    if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
+    else request.log.info(line, 'request')
+  }
+}
+
+/** A request id as S3 writes one: 16 upper-case hex digits, random (unique across workers). */
+function newRequestId (): string {
+  return randomHex(8).toUpperCase()
+}
+
 /** An S3 error written outside a route (a stalled request, an unmet Expect), with a request id. */
-function bareAnswer (code: S3ErrorCode, requestId = randomHex(8).toUpperCase()): BareAnswer {
+function bareAnswer (code: S3ErrorCode, requestId = newRequestId()): BareAnswer {
   const { status, message } = S3Errors[code]
   const headers = { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId }
   return { status, contentType: 'application/xml', body: errorDocument(code, message, { RequestId: requestId }), headers }
@@ -103,23 +142,23 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const options: FastifyServerOptions & { connectionTimeout?: number } = {
-    logger: config.logLevel === false
-      ? false
+    ...(config.logger !== undefined
+      ? { loggerInstance: config.logger }
       : {
-          level: config.logLevel,
-          redact: { paths: ['req.headers.authorization'], censor: '[redacted]' },
-          serializers: {
-            req: (req: { method: string, url: string, hostname?: string }) => ({ method: req.method, url: redactedUrl(req.url), host: req.hostname })
-          }
-        },
+          logger: config.logLevel === false
+            ? false
+            : { level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' } }
+        }),
+    logController: new S3RequestLog(),
+    genReqId: newRequestId,
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
     clientErrorHandler: clientErrorHandler(config.connections?.whenAnswered ?? ((_socket, then) => { then() })),
-    frameworkErrors: (err, _request, rawReply) => {
+    frameworkErrors: (err, request, rawReply) => {
       const answer = s3ErrorReply(err)
       const reply = rawReply as unknown as FastifyReply
-      const requestId = randomHex(8).toUpperCase()
+      const requestId = request.id
       void reply.code(answer.status).header('x-amz-request-id', requestId).type('application/xml')
         .send(errorDocument(answer.code, answer.message, { RequestId: requestId }))
     }

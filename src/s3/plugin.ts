@@ -18,7 +18,7 @@
  * after the signature and the checks: a refused request never gets one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { hostName, isStorageFailure, randomHex, type BucketRegistry } from '../bucket/index.js'
+import { hostName, isStorageFailure, type BucketRegistry } from '../bucket/index.js'
 import { secretLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import { has, type S3Context } from './context.js'
@@ -41,6 +41,8 @@ export interface S3ApiOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     s3RequestId: string
+    /** What the request's log line names (app.ts): the bucket and key of the URL, and the bytes a PutObject stored. */
+    s3Log: { bucket?: string, key?: string, bytes?: number } | null
   }
 }
 
@@ -159,9 +161,11 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
   app.decorateRequest('s3RequestId', '')
+  app.decorateRequest('s3Log', null)
 
   app.addHook('onRequest', (request, reply, done) => {
-    request.s3RequestId = randomHex(8).toUpperCase()
+    // The log line's reqId (app.ts makes it), answered to the client.
+    request.s3RequestId = request.id
     reply.header('x-amz-request-id', request.s3RequestId)
     reply.header('x-amz-id-2', request.s3RequestId)
     done()
@@ -236,6 +240,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
         throw new S3Error('InvalidRequest', 'An HTTP/1.1 request must have a Host header.')
       }
       const target = resolveTarget(request.headers.host ?? '', rawPath, domains)
+      request.s3Log = { bucket: target.bucket === '' ? undefined : target.bucket, key: target.key === '' ? undefined : target.key }
       const origin = request.headers.origin
       if (request.method === 'OPTIONS') return await preflight(request, reply, target)
       if (origin !== undefined && target.bucket !== '') {

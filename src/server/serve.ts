@@ -228,6 +228,8 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
       policy: s3Policy,
       domains: options.s3Domain,
       logLevel: options.logLevel,
+      // One log for both ports: the same destination and format, lines alike.
+      logger: app.log,
       // The gateway port's connection promises (idle timeout, request order), kept the same way.
       connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
       childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']

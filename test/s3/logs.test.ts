@@ -1,0 +1,50 @@
+/**
+ * The S3 port's log: one line per request in the gateway's shape, whose
+ * reqId is the x-amz-request-id the client was answered, and no credential
+ * in any line (the Authorization header, a presigned URL's signature).
+ */
+import { Writable } from 'node:stream'
+import t from 'tap'
+import { pino } from 'pino'
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
+import { openRegistry } from '../../src/index.js'
+import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
+import { testdir } from '../testdir.js'
+import { devCredentials } from './fixture.js'
+
+t.test('one line per request: reqId is the answered x-amz-request-id; bucket, key, status, bytes; no credential', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos')
+  const text: string[] = []
+  const logger = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { text.push(String(chunk)); done() } }))
+  const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', logger })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const endpoint = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: devCredentials, maxAttempts: 1 })
+  t.teardown(async () => { client.destroy(); await app.close(); await registry.close() })
+  const lines = (): Array<Record<string, unknown>> => text.map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l.msg === 'request')
+
+  const put = await client.send(new PutObjectCommand({ Bucket: 'photos', Key: 'dir/a b.txt', Body: 'hello world' }))
+  const missing = await fetch(`${endpoint}/photos/none`)
+  const presigned = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'photos', Key: 'dir/a b.txt' }), { expiresIn: 60 })
+  const got = await fetch(presigned)
+  t.equal(await got.text(), 'hello world')
+  const refused = await fetch(`${endpoint}/photos?X-Amz-Credential=AKIDSECRET%2F20260101&X-Amz-Signature=feedbeef99`, { method: 'PATCH' })
+  t.equal(refused.status, 405)
+
+  const [putLine, missingLine, getLine, refusedLine, ...more] = lines()
+  t.same(more, [], 'one line per request')
+  t.match(putLine, { method: 'PUT', bucket: 'photos', key: 'dir/a b.txt', status: 200, bytes: 11 }, 'a PutObject: the bytes stored')
+  t.equal(putLine.reqId, put.$metadata.requestId, 'the id the SDK got')
+  t.match(missingLine, { method: 'GET', bucket: 'photos', key: 'none', status: 404 })
+  t.equal(missingLine.reqId, missing.headers.get('x-amz-request-id'))
+  t.match(getLine, { method: 'GET', key: 'dir/a b.txt', status: 200, bytes: 11 }, 'a read: the body sent')
+  t.equal(getLine.reqId, got.headers.get('x-amz-request-id'))
+  t.equal(typeof putLine.ms, 'number')
+  t.equal(putLine.url, undefined, 'a resolved request is named by bucket and key, not its URL')
+  t.match(refusedLine, { method: 'PATCH', status: 405 })
+  t.match(refusedLine.url, /X-Amz-Credential=\[redacted\]&X-Amz-Signature=\[redacted\]/, 'an unresolved request by its URL, credentials redacted')
+  t.notMatch(text.join(''), /AKIDSECRET|feedbeef99|Signature=[0-9a-f]{64}|AWS4-HMAC-SHA256 Credential|fsbucket-dev-secret/, 'no credential anywhere')
+  t.equal(new Set(lines().map(l => l.reqId)).size, 4, 'ids are distinct')
+})
