@@ -306,6 +306,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const stored: unknown[] = []
     const keys: string[] = []
     let files = 0
+    let storedBytes = 0
     let storing = false
     continueBody(request.raw)
     try {
@@ -325,6 +326,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         storing = false
         stored.push(object)
         keys.push(key)
+        storedBytes += object?.size ?? 0
       }
     } catch (err) {
       // Busboy reports a malformed form with plain errors that carry no code.
@@ -335,6 +337,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
       throw new FormUploadError(failed, stored, storedBeforeFailure(keys, storing ? files : null))
     }
     if (stored.length === 0) throw new DoorError('InvalidForm', 'The form has no file part.')
+    request.logFields = { bucket: request.logFields?.bucket, key: keys.length === 1 ? keys[0] : undefined, bytes: storedBytes }
     return await reply.send(success(stored))
   }
 
@@ -410,6 +413,9 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         refuseOversized(request, MAX_PART_BYTES, 'uploadPart')
         continueBody(request.raw)
         const part = await upload.uploadPart(partNumber, request.raw, options)
+        // A part stored is its whole body: as long as the Content-Length the parser held it to.
+        const length = Number(request.headers['content-length'])
+        if (Number.isSafeInteger(length)) request.logFields = { ...request.logFields, bytes: length }
         return await reply.header('etag', `"${part.etag}"`).send(success(part))
       }
       case 'POST mpu-complete': {

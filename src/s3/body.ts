@@ -34,6 +34,8 @@ export interface DecodedBody {
   checksum: BucketUploadPartOptions
   /** The x-amz-checksum-* algorithm handed to the binding, if any. */
   algorithm?: ChecksumAlgorithm
+  /** The bytes the body declares (its decoded length for aws-chunked), when it declares them. */
+  length?: number
 }
 
 /** The check the binding takes over: the first x-amz-checksum-*, else Content-MD5. */
@@ -81,9 +83,11 @@ export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature 
     }
   }
   const algorithm = handed !== undefined && handed.algorithm !== 'md5' ? handed.algorithm : undefined
+  const declared = Number(decoder === undefined ? single(headers, 'content-length') : single(headers, 'x-amz-decoded-content-length'))
+  const length = Number.isSafeInteger(declared) ? declared : undefined
   if (checks.length > 0) stages.push(new ChecksumVerifier(checks))
-  if (stages.length === 0) return { stream: raw, checksum, algorithm }
+  if (stages.length === 0) return { stream: raw, checksum, algorithm, length }
   // Errors travel down the chain to the last stream, which the binding reads.
   const stream = (pipeline as unknown as (...streams: unknown[]) => Readable)(raw, ...stages, () => {})
-  return { stream, checksum, algorithm }
+  return { stream, checksum, algorithm, length }
 }

@@ -95,6 +95,8 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   refuseOversized(ctx.request.headers, MAX_PART_BYTES)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}))
+  // A part stored is its whole body, as long as declared (the decoder and the parser hold it to that).
+  if (body.length !== undefined) ctx.request.s3Log = { ...ctx.request.s3Log, bytes: body.length }
   ctx.reply.code(200).header('etag', `"${part.etag}"`)
   for (const [element, value] of Object.entries(checksumElementsOf((part.checksums ?? {}) as Record<string, string>))) {
     ctx.reply.header(`x-amz-checksum-${checksumElements[element]}`, value)

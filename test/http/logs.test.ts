@@ -81,11 +81,22 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   await app.inject({ method: 'GET', url: '/photos/cat.txt', headers: auth })
   const form = '--b\r\nContent-Disposition: form-data; name="file"; filename="dog.txt"\r\n\r\nwoof\r\n--b--\r\n'
   await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=b' }, payload: form })
+  const two = '--b\r\nContent-Disposition: form-data; name="prefix"\r\n\r\nin/\r\n' +
+    '--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nabc\r\n' +
+    '--b\r\nContent-Disposition: form-data; name="file"; filename="b.txt"\r\n\r\ndefgh\r\n--b--\r\n'
+  await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=b' }, payload: two })
+  const created = await app.inject({ method: 'POST', url: '/photos/big?action=mpu-create', headers: auth })
+  const uploadId = (JSON.parse(created.body) as { result: { uploadId: string } }).result.uploadId
+  const part = await app.inject({ method: 'PUT', url: `/photos/big?action=mpu-uploadpart&uploadId=${uploadId}&partNumber=1`, headers: auth, payload: Buffer.alloc(7000, 1) })
+  t.equal(part.statusCode, 200)
   const lines = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request')
   t.match(lines[0], { method: 'PUT', bucket: 'photos', key: 'cat.txt', status: 200, bytes: 5 }, 'a put: the bytes stored')
   t.match(lines[1], { method: 'GET', bucket: 'photos', key: 'cat.txt', status: 200, bytes: 5 }, 'a get: the bytes sent')
-  t.match(lines[2], { method: 'POST', bucket: 'photos', key: 'dog.txt', status: 200 }, 'a form: the key of its file')
-  t.equal(lines.length, 3)
+  t.match(lines[2], { method: 'POST', bucket: 'photos', key: 'dog.txt', status: 200, bytes: 4 }, 'a form: the key of its file, the bytes stored')
+  t.match(lines[3], { method: 'POST', bucket: 'photos', status: 200, bytes: 8 }, 'a form of two files: the bytes of both')
+  t.equal(lines[3].key, undefined, 'no one key')
+  t.match(lines[5], { method: 'PUT', bucket: 'photos', key: 'big', status: 200, bytes: 7000 }, 'a part: the bytes stored')
+  t.equal(lines.length, 6)
 })
 
 t.test('a refusal the door decides (a conditional DELETE: 501) is not logged as a fault', async t => {

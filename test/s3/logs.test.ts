@@ -6,7 +6,7 @@
 import { Writable } from 'node:stream'
 import t from 'tap'
 import { pino } from 'pino'
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { openRegistry } from '../../src/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
@@ -47,4 +47,9 @@ t.test('one line per request: reqId is the answered x-amz-request-id; bucket, ke
   t.match(refusedLine.url, /X-Amz-Credential=\[redacted\]&X-Amz-Signature=\[redacted\]/, 'an unresolved request by its URL, credentials redacted')
   t.notMatch(text.join(''), /AKIDSECRET|feedbeef99|Signature=[0-9a-f]{64}|AWS4-HMAC-SHA256 Credential|fsbucket-dev-secret/, 'no credential anywhere')
   t.equal(new Set(lines().map(l => l.reqId)).size, 4, 'ids are distinct')
+
+  // The SDK sends a part aws-chunked, with a trailing checksum: the bytes are the part's, not the framing's.
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'big' }))
+  await client.send(new UploadPartCommand({ Bucket: 'photos', Key: 'big', UploadId, PartNumber: 1, Body: Buffer.alloc(6000, 1) }))
+  t.match(lines().at(-1), { method: 'PUT', bucket: 'photos', key: 'big', status: 200, bytes: 6000 }, 'an UploadPart: the bytes stored')
 })
