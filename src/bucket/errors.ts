@@ -96,6 +96,15 @@ export function isStorageFailure (err: unknown): err is BucketError {
   return err instanceof BucketError && (storageFailureNames as readonly string[]).includes(err.errorName)
 }
 
+/**
+ * Whether `err` asks the client to try again later (503: a storage failure
+ * of the moment, a copy whose source kept changing): the request was fine,
+ * the server is not at fault, and doors log it at warn, not as an error.
+ */
+export function isTransient (err: unknown): boolean {
+  return err instanceof BucketError && err.status === 503
+}
+
 const argumentMark = Symbol('argument error')
 
 /** A TypeError the engine throws for an argument of the wrong shape (a 400 at every door). */

@@ -18,7 +18,7 @@
  * Every error answers with the envelope
  * `{success: false, errors: [{code, message}], messages: [], result: null}`.
  */
-import { BucketErrors, InvalidConditionalHeader, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
+import { BucketErrors, InvalidConditionalHeader, isArgumentError, isBucketError, isStorageFailure, isTransient } from '../bucket/index.js'
 import type { ErrorDefinition } from '../bucket/index.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
@@ -108,7 +108,7 @@ export function errorReply (err: unknown): ErrorReply {
     return { status: err.status, code: err.code, message: err.message, headers: err.headers, log: err.status >= 500 && err.status !== 501 ? 'error' : null } // 501: a refusal, not a fault
   }
   if (isStorageFailure(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: 'warn', path: err.path }
-  if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: err.status >= 500 ? 'error' : null }
+  if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: isTransient(err) ? 'warn' : err.status >= 500 ? 'error' : null }
   if (isArgumentError(err) || err instanceof InvalidConditionalHeader) {
     return { status: 400, code: DoorErrors.InvalidArgument.code, message: err.message, headers: {}, log: null }
   }

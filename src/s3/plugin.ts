@@ -18,7 +18,7 @@
  * after the signature and the checks: a refused request never gets one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { hostName, isStorageFailure, type BucketRegistry } from '../bucket/index.js'
+import { hostName, isStorageFailure, isTransient, type BucketRegistry } from '../bucket/index.js'
 import { secretLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import { has, type S3Context } from './context.js'
@@ -177,6 +177,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     if (request.raw.socket?.destroyed !== false) request.log.debug({ err }, 'client went away')
     // The disk's failures (full, read-only, I/O) are the operator's to see, with the path, as the HTTP door logs them; faults are errors.
     else if (isStorageFailure(err)) request.log.warn({ err, path: err.path }, 'storage failure')
+    // Asked to try again later (a copy whose source kept changing): not a fault either.
+    else if (isTransient(err)) request.log.warn({ err }, 'try again later')
     // The door's own answers (NotImplemented included) are decisions, not faults.
     else if (answer.status >= 500 && !(err instanceof S3Error)) request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers)

@@ -23,7 +23,8 @@ t.test('the HTTP door', async t => {
     ['any other exception', new Error('boom'), 500, 10001, 'error'],
     ['a full disk', storageFailure('NoSpaceLeft', 'storing a body', { path: '/data/b/.fsbucket/blobs/ab/x' }), 507, 10901, 'warn'],
     ['a read-only disk', storageFailure('ReadOnlyStorage', 'committing a write'), 503, 10903, 'warn'],
-    ['an I/O error', storageFailure('StorageIoError', 'reading an object'), 500, 10906, 'warn']
+    ['an I/O error', storageFailure('StorageIoError', 'reading an object'), 500, 10906, 'warn'],
+    ['a copy whose source kept changing: try again later, not a fault', new BucketError('CopySourceContended', 'copy'), 503, 10909, 'warn']
   ]
   for (const [label, err, status, code, log] of cases) {
     const answer = errorReply(err)

@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { openRegistry, type BucketObjectBody } from '../../src/index.js'
+import { BucketError } from '../../src/bucket/index.js'
 import { buildS3App, redactedUrl, s3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
 import { devCredentials, raw, rejection, s3Server, type S3Server } from './fixture.js'
@@ -333,6 +334,13 @@ t.test('a fault after the body was read is logged at error; the door\'s own refu
   const refused = await fetch(`${endpoint}/photos/k`, { method: 'PUT', body: 'x', headers: { 'x-amz-content-sha256': 'STREAMING-UNKNOWN' } })
   t.equal(refused.status, 501)
   t.notOk(lines.some(l => l.level >= 50), 'NotImplemented is not an error of the server')
+  lines.length = 0
+  bucket.copy = async () => { throw new BucketError('CopySourceContended', 'copy') }
+  const contended = await fetch(`${endpoint}/photos/dst`, { method: 'PUT', headers: { 'x-amz-copy-source': '/photos/src' } })
+  t.equal(contended.status, 503)
+  t.match(await contended.text(), /<Code>ServiceUnavailable<\/Code>/)
+  t.ok(lines.some(l => l.level === 40 && l.msg === 'try again later'), 'a copy whose source kept changing is logged at warn')
+  t.notOk(lines.some(l => l.level >= 50), 'not as a fault')
 })
 
 t.test('an error of the binding reaches S3 clients as its sentence, without the method and catalogue code', async t => {
