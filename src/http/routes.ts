@@ -11,7 +11,7 @@
  * for its access or its size never gets one). A client that disconnects mid-body makes the request
  * stream fail, and the binding discards what it had staged. Only the two
  * small JSON bodies (bulk delete, multipart complete) are read whole, up to
- * 1 MiB. `multipart/form-data` POSTs go through @fastify/multipart, each file
+ * 2 MiB. `multipart/form-data` POSTs go through @fastify/multipart, each file
  * streamed into its own `put`; a form that fails after storing some files
  * answers the error with those files in `result.stored` (they stay stored).
  *

@@ -16,9 +16,10 @@ import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
 import { loadCredentials, type ManagementCredentials } from './auth.js'
 import { createInvite, isValidInviteDays, maxInviteDays } from './invites.js'
 import { ManagementStore } from './store.js'
-import { idFormat, newId } from './context.js'
+import { idFormat } from './context.js'
 import { ManagementError } from './errors.js'
 import { parseZoneName } from './validate/names.js'
+import { localAccount } from './routes/accounts.js'
 
 export interface ManagementServeOptions {
   data: string
@@ -124,7 +125,7 @@ export function registerManagementCommands (program: Command, wiring: Management
   zone.command('create <name>')
     .description('create a zone (as POST /client/v4/zones does)')
     .addOption(dataOption())
-    .option('--account <id>', 'account id owning the zone', newId())
+    .option('--account <id>', 'account id owning the zone (32 lowercase hex digits; default: the local account)', accountId, localAccount.id)
     .action(async (name: string, options: { data: string, account: string }) => {
       await run(async () => {
         if (parseZoneName(name) === null) throw new ManagementError('InvalidZoneName')

@@ -2,7 +2,8 @@
  * `fsbucket invite create` refuses what would make a broken invite, in the
  * command line's usual form (commander's "argument ... is invalid", exit
  * code 1, nothing stored): `--days` a whole number from 1 to 365,
- * `--account` an account id of 32 lowercase hex digits.
+ * `--account` an account id of 32 lowercase hex digits; `zone create`'s
+ * zones belong to the local account unless `--account` names another.
  */
 import t from 'tap'
 import { testdir } from '../testdir.js'
@@ -40,4 +41,19 @@ t.test('invite create validates --days and --account', async t => {
   t.ok(days > 364.9 && days <= 365, '--days 365 expires in 365 days')
   const byDefault = await create('--account', account)
   t.equal(byDefault.code, 0, 'the default of 7 days')
+})
+
+t.test('zone create: owned by the local account unless --account names another; a malformed id is refused', async t => {
+  const dataDir = testdir(t)
+  const run = async (...args: string[]): Promise<{ code: number | null, out: string, stderr: string }> =>
+    await runBin(['zone', ...args, '--data', dataDir], { cwd: dataDir })
+  const { localAccount } = await import('../../src/mgmt/routes/accounts.js')
+  t.equal((await run('create', 'one.test')).code, 0)
+  t.equal((await run('create', 'two.test')).code, 0)
+  t.equal((await run('create', 'three.test', '--account', account)).code, 0)
+  const refused = await run('create', 'four.test', '--account', 'x')
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /^error: option '--account <id>' argument 'x' is invalid\. expected an account id of 32 lowercase hex digits\n/)
+  const owners = Object.fromEntries((await run('list')).out.trim().split('\n').map(line => line.split('\t')).map(([, name, owner]) => [name, owner]))
+  t.same(owners, { 'one.test': localAccount.id, 'two.test': localAccount.id, 'three.test': account }, 'the same account every time, the one /accounts lists')
 })
