@@ -42,7 +42,8 @@ async function translated<T> (work: () => Promise<T>): Promise<T> {
 export class LocalTransport implements ObjectTransport {
   readonly #dataDir: string
   readonly #openRegistry: (dataDir: string) => Promise<BucketRegistry>
-  #registry: BucketRegistry | null = null
+  /** One registry per transport, however many commands ask for it at once (cp -r puts in parallel). */
+  #registry: Promise<BucketRegistry> | null = null
 
   /** `openRegistry` comes from the composition root (the door never picks a store). */
   constructor (dataDir: string, openRegistry: (dataDir: string) => Promise<BucketRegistry>) {
@@ -51,14 +52,18 @@ export class LocalTransport implements ObjectTransport {
   }
 
   async #open (create = false): Promise<BucketRegistry> {
-    if (this.#registry !== null) return this.#registry
-    if (!create) {
-      if ((await fileKind(this.#dataDir))?.kind !== 'directory') {
-        throw new CliError(`no data directory ${this.#dataDir} (set --data or FSBUCKET_DATA, or --endpoint for a server)`)
-      }
+    if (this.#registry === null) {
+      const opening = this.#registry = (async () => {
+        if (!create) {
+          if ((await fileKind(this.#dataDir))?.kind !== 'directory') {
+            throw new CliError(`no data directory ${this.#dataDir} (set --data or FSBUCKET_DATA, or --endpoint for a server)`)
+          }
+        }
+        return await this.#openRegistry(this.#dataDir)
+      })()
+      opening.catch(() => { if (this.#registry === opening) this.#registry = null })
     }
-    this.#registry = await this.#openRegistry(this.#dataDir)
-    return this.#registry
+    return await this.#registry
   }
 
   async #bucket (name: string): Promise<{ bucket: Bucket, storageClass: 'Standard' | 'InfrequentAccess' }> {
@@ -135,7 +140,8 @@ export class LocalTransport implements ObjectTransport {
   }
 
   async close (): Promise<void> {
-    await this.#registry?.close()
+    const registry = this.#registry
     this.#registry = null
+    await (await registry?.catch(() => null))?.close()
   }
 }

@@ -1,12 +1,16 @@
-/** The pure parts of the object commands, by tables: locations, local paths of keys, sizes, part sizes, etags. */
+/** The parts of the object commands, mostly by tables: locations, local paths of keys, sizes, part sizes, etags; the local transport's one registry. */
 import t from 'tap'
 import { createHash } from 'node:crypto'
 import path from 'node:path'
+import { Readable } from 'node:stream'
 import { parsePartSize, parseSize } from '../../src/cli/context.js'
 import { bytesMatchEtag } from '../../src/cli/etag.js'
 import { describeError, fromCode } from '../../src/cli/errors.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation } from '../../src/cli/paths.js'
 import { partSizeFor } from '../../src/cli/transfer.js'
+import { LocalTransport } from '../../src/cli/transport-local.js'
+import { openRegistry } from '../../src/index.js'
+import { testdir } from '../testdir.js'
 
 const MiB = 1024 * 1024
 
@@ -95,4 +99,26 @@ t.test('describeError', async t => {
   t.equal(describeError(fromCode(99999, 'something else (99999)')), 'something else (99999)')
   t.equal(describeError(Object.assign(new Error('x'), { code: 10006 })), 'no such bucket')
   t.equal(describeError(Object.assign(new Error('x'), { code: 'ENOENT', path: 'a.txt' })), 'no such file or directory: a.txt')
+})
+
+t.test('the local transport opens one registry however many commands ask for it at once, and closes it', async t => {
+  const dataDir = testdir(t)
+  let opened = 0
+  let closed = 0
+  const transport = new LocalTransport(dataDir, async dir => {
+    opened++
+    const registry = await openRegistry(dir, { fsync: false })
+    const close = registry.close.bind(registry)
+    registry.close = async () => { closed++; await close() }
+    return registry
+  })
+  await transport.createBucket('photos')
+  await transport.close()
+  t.same([opened, closed], [1, 1])
+  // As cp -r does: puts side by side, before any of them has the registry.
+  const puts = Array.from({ length: 5 }, async (_, i) => await transport.put('photos', `k${i}`, Readable.from([Buffer.from(`v${i}`)]), 2, { httpMetadata: {}, customMetadata: {} }))
+  t.equal((await Promise.all(puts)).length, 5)
+  await transport.close()
+  t.same([opened, closed], [2, 2], 'one more registry for the five puts, closed')
+  await t.rejects(new LocalTransport(path.join(dataDir, 'none'), async dir => await openRegistry(dir)).listBuckets(), /no data directory/)
 })
