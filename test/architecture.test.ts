@@ -5,7 +5,9 @@
  *   - outside src/bucket, only src/bucket/index.ts (doors, roots) and
  *     src/bucket/port.ts (stores, roots) are imported;
  *   - doors (src/http, src/mgmt, src/s3, src/cli, src/console) never import
- *     a store or each other, nor touch files; one exception: the command
+ *     a store or each other, nor touch files; what several doors share (the
+ *     request log line) is in src/doors, which imports only the engine's
+ *     surface and packages, never a door, a store, a root or a file; one exception: the command
  *     door's src/cli/local-files.ts reads and writes the user's own files
  *     (what cp and mirror upload and download), never a store's;
  *   - stores (src/stores/<name>) import only the port of the engine, and
@@ -57,6 +59,7 @@ export function layerOf (file: string): string {
   if (file.startsWith('src/bucket/')) return 'engine'
   if (roots.has(file) || file.startsWith('src/server/')) return 'root'
   const [, top, second] = file.split('/')
+  if (top === 'doors') return 'doors-shared'
   if (top === 'stores' && second?.endsWith('.ts') === true) return 'stores-shared'
   if (top === 'stores' && second !== undefined) return `store:${second}`
   if (doors.includes(top)) return `door:${top}`
@@ -79,12 +82,17 @@ export function violation (file: string, specifier: string): string | null {
     if (fileSystem.test(target)) return 'a module shared by the stores never touches files'
     return null
   }
+  if (from === 'doors-shared') {
+    if (target.startsWith('src/') && to !== 'doors-shared' && target !== 'src/bucket/index.ts') return 'a module shared by the doors imports the engine\'s surface only'
+    if (fileSystem.test(target)) return 'a module shared by the doors never touches files'
+    return null
+  }
   if (to === 'engine' && from !== 'root' && !from.startsWith('store:') && target !== 'src/bucket/index.ts') {
     return 'doors use src/bucket/index.ts only'
   }
   if (from.startsWith('store:')) {
     if (to === 'engine' && target !== 'src/bucket/port.ts' && target !== 'src/bucket/index.ts') return 'stores use src/bucket/port.ts only'
-    if (to.startsWith('door:')) return 'a store never imports a door'
+    if (to.startsWith('door:') || to === 'doors-shared') return 'a store never imports a door'
     if (to === 'stores-shared') return null
     if (from === 'store:pg' && bodyFiles.has(target)) return null
     if (to.startsWith('store:') && to !== from) return 'a store never imports another store'
@@ -93,6 +101,7 @@ export function violation (file: string, specifier: string): string | null {
   }
   if (from.startsWith('door:')) {
     if (to.startsWith('store:') || to === 'stores-shared') return 'a door never imports a store'
+    if (to === 'doors-shared') return null
     if (to.startsWith('door:') && to !== from) return 'doors never import each other'
     if (to === 'root') return 'a door never imports a composition root'
     if (fileSystem.test(target) && !(userFiles.has(file) && /^node:fs/.test(target))) return 'doors never touch files'
@@ -130,6 +139,13 @@ t.test('the rules themselves', async t => {
   t.not(violation('src/stores/rows.ts', '../bucket/index.js'), null, 'the shared module past the port')
   t.not(violation('src/stores/rows.ts', 'node:fs'), null, 'the shared module touching files')
   t.not(violation('src/http/routes.ts', '../stores/rows.js'), null, 'a door importing the stores\' shared module')
+  t.equal(violation('src/s3/app.ts', '../doors/request-log.js'), null, 'a door importing what the doors share')
+  t.equal(violation('src/doors/request-log.ts', 'fastify'), null)
+  t.not(violation('src/doors/request-log.ts', '../http/routes.js'), null, 'the doors\' shared module importing a door')
+  t.not(violation('src/doors/request-log.ts', '../stores/fs/store.js'), null, 'or a store')
+  t.not(violation('src/doors/request-log.ts', '../bucket/range.js'), null, 'or past the engine\'s surface')
+  t.not(violation('src/doors/request-log.ts', 'node:fs'), null, 'or touching files')
+  t.not(violation('src/stores/fs/store.ts', '../../doors/request-log.js'), null, 'a store importing it')
   t.equal(violation('src/index.ts', './stores/fs/store.js'), null, 'roots wire stores')
   t.equal(violation('src/app.ts', './http/routes.js'), null)
 })

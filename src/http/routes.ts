@@ -415,7 +415,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         const part = await upload.uploadPart(partNumber, request.raw, options)
         // A part stored is its whole body: as long as the Content-Length the parser held it to.
         const length = Number(request.headers['content-length'])
-        if (Number.isSafeInteger(length)) request.logFields = { ...request.logFields, bytes: length }
+        if (Number.isSafeInteger(length)) request.logFields = { bucket: request.logFields?.bucket, key: request.logFields?.key, bytes: length }
         return await reply.header('etag', `"${part.etag}"`).send(success(part))
       }
       case 'POST mpu-complete': {

@@ -13,12 +13,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
 import { deferContinue, endWith, randomHex, rawAnswer, type BareAnswer, type BucketRegistry } from '../bucket/index.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Api } from './plugin.js'
 import { errorDocument } from './xml.js'
+import { RequestLog } from '../doors/request-log.js'
 
 export interface S3AppConfig {
   registry: BucketRegistry
@@ -79,34 +80,6 @@ export function redactedUrl (url: string): string {
   return `${url.slice(0, question)}?${parameters.join('&')}`
 }
 
-/**
- * The request's line, written when its answer is complete (Fastify's
- * "incoming request" / "request completed" pair replaced): what the
- * handler resolved (`s3Log`: bucket, key, bytes stored), else the URL with
- * a presigned URL's credentials redacted. `bytes` is what a PutObject
- * stored, else the answer's Content-Length.
- */
-class S3RequestLog extends LogController {
-  override incomingRequest (): void {}
-
-  override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error == null && (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return
-    const fields = request.s3Log
-    const length = reply.getHeader('content-length')
-    const line = {
-      method: request.method,
-      url: fields === null ? redactedUrl(request.url) : undefined,
-      bucket: fields?.bucket,
-      key: fields?.key,
-      status: reply.statusCode,
-      bytes: fields?.bytes ?? (length === undefined ? 0 : Number(length)),
-      ms: Math.round(reply.elapsedTime * 100) / 100
-    }
-    if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
-    else request.log.info(line, 'request')
-  }
-}
-
 /** A request id as S3 writes one: 16 upper-case hex digits, random (unique across workers). */
 function newRequestId (): string {
   return randomHex(8).toUpperCase()
@@ -142,6 +115,8 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const options: FastifyServerOptions & { connectionTimeout?: number } = {
+    logController: new RequestLog({ url: redactedUrl }),
+    genReqId: newRequestId,
     ...(config.logger !== undefined
       ? { loggerInstance: config.logger }
       : {
@@ -149,8 +124,6 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
             ? false
             : { level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' } }
         }),
-    logController: new S3RequestLog(),
-    genReqId: newRequestId,
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },

@@ -96,7 +96,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}))
   // A part stored is its whole body, as long as declared (the decoder and the parser hold it to that).
-  if (body.length !== undefined) ctx.request.s3Log = { ...ctx.request.s3Log, bytes: body.length }
+  if (body.length !== undefined) ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: body.length }
   ctx.reply.code(200).header('etag', `"${part.etag}"`)
   for (const [element, value] of Object.entries(checksumElementsOf((part.checksums ?? {}) as Record<string, string>))) {
     ctx.reply.header(`x-amz-checksum-${checksumElements[element]}`, value)

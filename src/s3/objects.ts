@@ -62,7 +62,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
     ...(body.algorithm === undefined ? { computeChecksums: [defaultChecksum] } : {})
   })
   if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
-  ctx.request.s3Log = { ...ctx.request.s3Log, bytes: object.size }
+  ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: object.size }
   ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object))
   await ctx.reply.send()
 }

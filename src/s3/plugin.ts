@@ -41,8 +41,6 @@ export interface S3ApiOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     s3RequestId: string
-    /** What the request's log line names (app.ts): the bucket and key of the URL, and the bytes a PutObject stored. */
-    s3Log: { bucket?: string, key?: string, bytes?: number } | null
   }
 }
 
@@ -161,7 +159,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
   app.decorateRequest('s3RequestId', '')
-  app.decorateRequest('s3Log', null)
+  app.decorateRequest('logFields', null)
 
   app.addHook('onRequest', (request, reply, done) => {
     // The log line's reqId (app.ts makes it), answered to the client.
@@ -242,7 +240,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
         throw new S3Error('InvalidRequest', 'An HTTP/1.1 request must have a Host header.')
       }
       const target = resolveTarget(request.headers.host ?? '', rawPath, domains)
-      request.s3Log = { bucket: target.bucket === '' ? undefined : target.bucket, key: target.key === '' ? undefined : target.key }
+      request.logFields = { bucket: target.bucket === '' ? undefined : target.bucket, key: target.key === '' ? undefined : target.key }
       const origin = request.headers.origin
       if (request.method === 'OPTIONS') return await preflight(request, reply, target)
       if (origin !== undefined && target.bucket !== '') {

@@ -1,18 +1,23 @@
 /**
- * One log line per request: method, bucket, key, status, bytes and time.
+ * One log line per request, for every door that serves HTTP (the gateway,
+ * the S3 port): method, bucket, key, status, bytes and time.
  *
  * Fastify's own "incoming request" / "request completed" pair is replaced
  * through its log controller, so there is exactly one line and it never
- * carries request headers (the token lives in one). `bytes` is the body sent
- * (Content-Length of the answer) or, for uploads, the bytes stored.
+ * carries request headers (credentials live in them). A door names what
+ * the request was about in `request.logFields` once it knows; a request
+ * that never got that far is named by its URL, through the door's `url`
+ * (the S3 port redacts a presigned URL's credentials there). `bytes` is the
+ * body sent (Content-Length of the answer) or, for uploads, the bytes
+ * stored.
  */
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 
-/** What a request log line names, filled in by the routes. */
+/** What a request log line names, filled in by the door. */
 export interface RequestLogFields {
   bucket?: string
   key?: string
-  /** Body bytes stored (PUT, parts, forms); otherwise the answer's Content-Length counts. */
+  /** Body bytes stored (an object, a form's files, a part); otherwise the answer's Content-Length counts. */
   bytes?: number
 }
 
@@ -22,7 +27,19 @@ declare module 'fastify' {
   }
 }
 
+export interface RequestLogOptions {
+  /** The URL as logged for a request the door did not name (default: as received). */
+  url?: (url: string) => string
+}
+
 export class RequestLog extends LogController {
+  readonly #url: (url: string) => string
+
+  constructor (options: RequestLogOptions = {}) {
+    super()
+    this.#url = options.url ?? (url => url)
+  }
+
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
@@ -32,7 +49,7 @@ export class RequestLog extends LogController {
     const length = reply.getHeader('content-length')
     const line = {
       method: request.method,
-      url: fields === null ? request.url : undefined,
+      url: fields === null ? this.#url(request.url) : undefined,
       bucket: fields?.bucket,
       key: fields?.key,
       status: reply.statusCode,
