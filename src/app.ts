@@ -27,7 +27,7 @@ import { createLogger, lazyChildLogger } from './http/logger.js'
 import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
-import { RequestLog } from './doors/request-log.js'
+import { logRefusedRequest, RequestLog } from './doors/request-log.js'
 import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
 import { managementApi, type ManagementCredentials } from './mgmt/index.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
@@ -75,10 +75,12 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     clientErrorHandler: answerClientError,
     // Object keys are opaque: never rewrite `//` or a trailing `/` (Fastify 5 leaves `;` alone by default).
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
-    frameworkErrors: (err, _request, rawReply) => {
+    frameworkErrors: (err, request, rawReply) => {
       const answer = errorReply(err)
       const reply = rawReply as unknown as FastifyReply
-      void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
+      const body = JSON.stringify(failure(answer.code, answer.message))
+      logRefusedRequest(request, answer.status, Buffer.byteLength(body), request.url)
+      void reply.code(answer.status).type('application/json').send(body)
     }
   }
   const app = Fastify(options)

@@ -17,7 +17,7 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 export interface RequestLogFields {
   bucket?: string
   key?: string
-  /** Body bytes stored (an object, a form's files, a part); otherwise the answer's Content-Length counts. */
+  /** Body bytes stored (an object, a form's files, a part of declared length); otherwise the answer's Content-Length counts. */
   bytes?: number
 }
 
@@ -59,4 +59,13 @@ export class RequestLog extends LogController {
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')
   }
+}
+
+/**
+ * The line of a request refused before any route ran (Fastify's
+ * `frameworkErrors`: a URL it cannot decode, say), whose answer Fastify does
+ * not follow to its end: written when the answer is sent, by the door.
+ */
+export function logRefusedRequest (request: FastifyRequest, status: number, bytes: number, url: string): void {
+  request.log.info({ method: request.method, url, status, bytes }, 'request')
 }

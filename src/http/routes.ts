@@ -23,7 +23,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, continueBody, declaresBodyOver, hostName, isBucketError, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, privateReadCacheControl, sandboxObjectHeaders } from '../bucket/index.js'
+import { BucketError, continueBody, declaresBodyOver, hostName, isBucketError, isStorageFailure, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, privateReadCacheControl, sandboxObjectHeaders } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -198,7 +198,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const answer = errorReply(err)
     // A client that went away mid-body is not a server fault; the binding already discarded its upload.
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
-    else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, 'storage failure')
+    else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, isStorageFailure(err) ? 'storage failure' : 'try again later')
     else if (answer.log === 'error') request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers).type('application/json')
     if (partial === null) return await reply.send(failure(answer.code, answer.message))

@@ -19,7 +19,7 @@ import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Api } from './plugin.js'
 import { errorDocument } from './xml.js'
-import { RequestLog } from '../doors/request-log.js'
+import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
 
 export interface S3AppConfig {
   registry: BucketRegistry
@@ -80,6 +80,11 @@ export function redactedUrl (url: string): string {
   return `${url.slice(0, question)}?${parameters.join('&')}`
 }
 
+/** A request as Fastify logs it where it does (faults at its root): method, host, and the URL without a presigned URL's credentials. */
+function requestForLog (req: { method: string, url: string, hostname?: string }): Record<string, unknown> {
+  return { method: req.method, url: redactedUrl(req.url), host: req.hostname }
+}
+
 /** A request id as S3 writes one: 16 upper-case hex digits, random (unique across workers). */
 function newRequestId (): string {
   return randomHex(8).toUpperCase()
@@ -118,11 +123,11 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     logController: new RequestLog({ url: redactedUrl }),
     genReqId: newRequestId,
     ...(config.logger !== undefined
-      ? { loggerInstance: config.logger }
+      ? { loggerInstance: config.logger.child({}, { serializers: { req: requestForLog } }) }
       : {
           logger: config.logLevel === false
             ? false
-            : { level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' } }
+            : { level: config.logLevel, redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' }, serializers: { req: requestForLog } }
         }),
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
@@ -132,8 +137,9 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       const answer = s3ErrorReply(err)
       const reply = rawReply as unknown as FastifyReply
       const requestId = request.id
-      void reply.code(answer.status).header('x-amz-request-id', requestId).type('application/xml')
-        .send(errorDocument(answer.code, answer.message, { RequestId: requestId }))
+      const document = errorDocument(answer.code, answer.message, { RequestId: requestId })
+      logRefusedRequest(request, answer.status, Buffer.byteLength(document), redactedUrl(request.url))
+      void reply.code(answer.status).header('x-amz-request-id', requestId).header('x-amz-id-2', requestId).type('application/xml').send(document)
     }
   }
   const connections = config.connections

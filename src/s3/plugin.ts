@@ -240,7 +240,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
         throw new S3Error('InvalidRequest', 'An HTTP/1.1 request must have a Host header.')
       }
       const target = resolveTarget(request.headers.host ?? '', rawPath, domains)
-      request.logFields = { bucket: target.bucket === '' ? undefined : target.bucket, key: target.key === '' ? undefined : target.key }
+      // A request naming no bucket (ListBuckets) is named by its URL.
+      request.logFields = target.bucket === '' ? null : { bucket: target.bucket, key: target.key === '' ? undefined : target.key }
       const origin = request.headers.origin
       if (request.method === 'OPTIONS') return await preflight(request, reply, target)
       if (origin !== undefined && target.bucket !== '') {

@@ -93,7 +93,12 @@ export async function loadRoutes (dataDir: string, specs: string[]): Promise<Pub
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
   if (text !== null) {
-    const listed: unknown = JSON.parse(text)
+    let listed: unknown
+    try {
+      listed = JSON.parse(text)
+    } catch (err) {
+      throw new SyntaxError(`${path.join(dataDir, 'routes.json')} is not valid JSON: ${(err as Error).message}`)
+    }
     if (!Array.isArray(listed) || !listed.every(s => typeof s === 'string')) {
       throw new TypeError(`${path.join(dataDir, 'routes.json')} must be a JSON array of route specs such as "cdn.localhost=site"`)
     }
@@ -275,6 +280,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   await loadRoutes(options.data, options.route)
   startupNotes(options, log)
   const registry = await openRegistry(options.data, registryOptions(options))
+  // The management API's credentials file too, which every worker reads as it starts.
+  await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')).catch(async err => {
+    await registry.close()
+    throw err
+  })
   await ensureFirstBucket(registry, options.defaultBucket, log)
   if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
 

@@ -96,6 +96,10 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   t.match(lines[3], { method: 'POST', bucket: 'photos', status: 200, bytes: 8 }, 'a form of two files: the bytes of both')
   t.equal(lines[3].key, undefined, 'no one key')
   t.match(lines[5], { method: 'PUT', bucket: 'photos', key: 'big', status: 200, bytes: 7000 }, 'a part: the bytes stored')
+  const undecodable = await app.inject({ method: 'GET', url: '/photos/%zz', headers: auth })
+  t.equal(undecodable.statusCode, 400)
+  const refused = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').at(-1)
+  t.match(refused, { method: 'GET', url: '/photos/%zz', status: 400, bytes: undecodable.body.length }, 'a request refused before any route has its line too')
   t.equal(lines.length, 6)
 })
 

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
-import { chmodSync, chownSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect, createServer, type Socket } from 'node:net'
 import path from 'node:path'
 import { testdir } from '../testdir.js'
@@ -48,7 +48,7 @@ t.test('an unwritable data directory or bucket: exit 1 with one line naming it',
   chmodSync(path.join(data, 'photos'), 0o755)
 })
 
-t.test('a setting every worker would refuse (half an S3 key pair, a malformed routes.json) stops the server at once, with or without workers', async t => {
+t.test('a setting every worker would refuse (half an S3 key pair, a malformed routes.json or credentials.json) stops the server at once, with or without workers', async t => {
   for (const workers of ['1', '2']) {
     const data = testdir(t)
     const lone = run(['serve', '--data', data, '--port', String(await freePort()), '--workers', workers, ...quiet, '--s3-access-key-id', 'AKID'])
@@ -60,6 +60,17 @@ t.test('a setting every worker would refuse (half an S3 key pair, a malformed ro
     t.equal(await within(routes.exited, 30_000, `--workers ${workers}: exit`), 1, `--workers ${workers}: routes.json`)
     t.match(routes.stderr().trim(), /routes\.json must be a JSON array of route specs/)
     t.notMatch(routes.stdout(), /worker died/)
+    writeFileSync(path.join(data, 'routes.json'), '["cdn.localhost=site"')
+    const broken = run(['serve', '--data', data, '--port', String(await freePort()), '--workers', workers, ...quiet])
+    t.equal(await within(broken.exited, 30_000, `--workers ${workers}: exit`), 1, `--workers ${workers}: routes.json not JSON`)
+    t.match(broken.stderr().trim(), `${path.join(data, 'routes.json')} is not valid JSON`, 'the file to mend is named')
+    rmSync(path.join(data, 'routes.json'))
+    mkdirSync(path.join(data, '.mgmt'), { recursive: true })
+    writeFileSync(path.join(data, '.mgmt', 'credentials.json'), '{tokens: []}')
+    const credentials = run(['serve', '--data', data, '--port', String(await freePort()), '--workers', workers, ...quiet])
+    t.equal(await within(credentials.exited, 30_000, `--workers ${workers}: exit`), 1, `--workers ${workers}: credentials.json not JSON`)
+    t.match(credentials.stderr().trim(), `${path.join(data, '.mgmt', 'credentials.json')} is not valid JSON`)
+    t.notMatch(credentials.stdout(), /worker died/, 'no worker was started to die')
   }
 })
 

@@ -52,4 +52,14 @@ t.test('one line per request: reqId is the answered x-amz-request-id; bucket, ke
   const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'big' }))
   await client.send(new UploadPartCommand({ Bucket: 'photos', Key: 'big', UploadId, PartNumber: 1, Body: Buffer.alloc(6000, 1) }))
   t.match(lines().at(-1), { method: 'PUT', bucket: 'photos', key: 'big', status: 200, bytes: 6000 }, 'an UploadPart: the bytes stored')
+
+  await fetch(`${endpoint}/`)
+  t.match(lines().at(-1), { method: 'GET', url: '/', status: 200 }, 'ListBuckets names no bucket: its URL')
+  // A URL the router cannot decode is refused before any route runs.
+  const undecodable = await fetch(`${endpoint}/photos/%zz?X-Amz-Signature=feedbeef99`)
+  t.equal(undecodable.status, 400)
+  t.ok(undecodable.headers.get('x-amz-id-2'), 'with both ids')
+  t.match(lines().at(-1), { method: 'GET', url: '/photos/%zz?X-Amz-Signature=[redacted]', status: 400, reqId: undecodable.headers.get('x-amz-request-id') },
+    'a request refused before any route has its line too')
+  t.notMatch(text.join(''), /feedbeef99/)
 })

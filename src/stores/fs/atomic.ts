@@ -93,5 +93,10 @@ export async function readJson<T> (file: string, fallback: T): Promise<T> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fallback
     throw storageError(err, `reading ${path.basename(file)}`, file)
   }
-  return JSON.parse(text) as T
+  try {
+    return JSON.parse(text) as T
+  } catch (err) {
+    // Edited by hand and left broken, say: the message names the file to mend.
+    throw new SyntaxError(`${file} is not valid JSON: ${(err as Error).message}`)
+  }
 }
