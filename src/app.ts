@@ -71,6 +71,9 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     logController: new RequestLog(),
     childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
     genReqId: () => randomUUID(),
+    // While the server drains, a request already on an open connection (pipelined behind one in flight) is served like
+    // those in flight, its connection closed after it, rather than refused with Fastify's own JSON 503.
+    return503OnClosing: false,
     connectionTimeout: idleMs,
     clientErrorHandler: answerClientError,
     // Object keys are opaque: never rewrite `//` or a trailing `/` (Fastify 5 leaves `;` alone by default).

@@ -122,6 +122,8 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   const options: FastifyServerOptions & { connectionTimeout?: number } = {
     logController: new RequestLog({ url: redactedUrl }),
     genReqId: newRequestId,
+    // Draining, a request already on an open connection is served (its connection closed after it), as on the gateway.
+    return503OnClosing: false,
     ...(config.logger !== undefined
       ? { loggerInstance: config.logger.child({}, { serializers: { req: requestForLog } }) }
       : {

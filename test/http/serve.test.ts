@@ -135,6 +135,33 @@ t.test('the first signal drains requests in flight, then exits 0', async t => {
   }
 })
 
+t.test('a request pipelined behind one in flight while the server drains is answered as usual, then its connection closes', async t => {
+  const data = testdir(t)
+  const port = await freePort()
+  const served = run(['serve', '--data', data, '--port', String(port), '--workers', '1', ...quiet])
+  t.teardown(() => { served.child.kill('SIGKILL') })
+  await answering(port, served)
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    const s = connect(port, '127.0.0.1', () => resolve(s))
+    s.once('error', reject)
+  })
+  socket.on('error', () => {})
+  const answer = answerOf(socket)
+  socket.write(`PUT /default/kept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Length: 10\r\n\r\nhello`)
+  await new Promise(resolve => setTimeout(resolve, 300))
+  served.child.kill('SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 500))
+  socket.write(`world GET /default/kept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`.replace('world ', 'world'))
+  const text = await within(answer, 30_000, 'answers')
+  const answers = text.split(/(?=HTTP\/1\.1 )/)
+  t.equal(answers.length, 2, 'both answered')
+  t.match(answers[0], /^HTTP\/1\.1 200 /, 'the upload in flight')
+  t.match(answers[1], /^HTTP\/1\.1 200 /, 'the request behind it, served as usual rather than refused')
+  t.match(answers[1], /\r\nconnection: close\r\n/i, 'and the connection closed after it')
+  t.match(answers[1], /helloworld$/)
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+})
+
 t.test('a second signal exits at once; the drain timeout bounds the first', async t => {
   const data = testdir(t)
   const port = await freePort()
