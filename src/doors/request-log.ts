@@ -64,7 +64,7 @@ export class RequestLog extends LogController {
 /**
  * The line of a request refused before any route ran (Fastify's
  * `frameworkErrors`: a URL it cannot decode, say), whose answer Fastify does
- * not follow to its end: written when the answer is sent, by the door.
+ * not follow to its end: written by the door as it sends the answer.
  */
 export function logRefusedRequest (request: FastifyRequest, status: number, bytes: number, url: string): void {
   request.log.info({ method: request.method, url, status, bytes }, 'request')
