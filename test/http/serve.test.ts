@@ -92,13 +92,14 @@ t.test('a busy port: exit non-zero with one line naming the port, no respawn loo
 })
 
 /** A PUT whose body is only half sent, on a raw socket. */
-async function halfUpload (port: number, key: string): Promise<Socket> {
+/** A connection holding an upload of 10 bytes of which 5 were sent; closed after its answer unless `keepAlive`. */
+async function halfUpload (port: number, key: string, keepAlive = false): Promise<Socket> {
   const socket = await new Promise<Socket>((resolve, reject) => {
     const s = connect(port, '127.0.0.1', () => resolve(s))
     s.once('error', reject)
   })
   socket.on('error', () => {})
-  socket.write(`PUT /default/${key} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Length: 10\r\nConnection: close\r\n\r\nhello`)
+  socket.write(`PUT /default/${key} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Length: 10\r\n${keepAlive ? '' : 'Connection: close\r\n'}\r\nhello`)
   await new Promise(resolve => setTimeout(resolve, 300))
   return socket
 }
@@ -141,17 +142,11 @@ t.test('a request pipelined behind one in flight while the server drains is answ
   const served = run(['serve', '--data', data, '--port', String(port), '--workers', '1', ...quiet])
   t.teardown(() => { served.child.kill('SIGKILL') })
   await answering(port, served)
-  const socket = await new Promise<Socket>((resolve, reject) => {
-    const s = connect(port, '127.0.0.1', () => resolve(s))
-    s.once('error', reject)
-  })
-  socket.on('error', () => {})
+  const socket = await halfUpload(port, 'kept', true)
   const answer = answerOf(socket)
-  socket.write(`PUT /default/kept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Length: 10\r\n\r\nhello`)
-  await new Promise(resolve => setTimeout(resolve, 300))
   served.child.kill('SIGTERM')
   await new Promise(resolve => setTimeout(resolve, 500))
-  socket.write(`world GET /default/kept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`.replace('world ', 'world'))
+  socket.write(`worldGET /default/kept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n\r\n`)
   const text = await within(answer, 30_000, 'answers')
   const answers = text.split(/(?=HTTP\/1\.1 )/)
   t.equal(answers.length, 2, 'both answered')
