@@ -53,7 +53,8 @@ export class RequestLog extends LogController {
       bucket: fields?.bucket,
       key: fields?.key,
       status: reply.statusCode,
-      bytes: fields?.bytes ?? (length === undefined ? 0 : Number(length)),
+      // A HEAD answer sends no body, whatever Content-Length it announces.
+      bytes: fields?.bytes ?? (length === undefined || request.method === 'HEAD' ? 0 : Number(length)),
       ms: Math.round(reply.elapsedTime * 100) / 100
     }
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')

@@ -79,6 +79,7 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   const auth = { authorization: `Bearer ${token}` }
   await app.inject({ method: 'PUT', url: '/photos/cat.txt', headers: auth, payload: 'hello' })
   await app.inject({ method: 'GET', url: '/photos/cat.txt', headers: auth })
+  await app.inject({ method: 'HEAD', url: '/photos/cat.txt', headers: auth })
   const form = '--b\r\nContent-Disposition: form-data; name="file"; filename="dog.txt"\r\n\r\nwoof\r\n--b--\r\n'
   await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=b' }, payload: form })
   const two = '--b\r\nContent-Disposition: form-data; name="prefix"\r\n\r\nin/\r\n' +
@@ -92,6 +93,7 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   const lines = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request')
   t.match(lines[0], { method: 'PUT', bucket: 'photos', key: 'cat.txt', status: 200, bytes: 5 }, 'a put: the bytes stored')
   t.match(lines[1], { method: 'GET', bucket: 'photos', key: 'cat.txt', status: 200, bytes: 5 }, 'a get: the bytes sent')
+  t.match(lines.splice(2, 1)[0], { method: 'HEAD', bucket: 'photos', key: 'cat.txt', status: 200, bytes: 0 }, 'a head: no body sent')
   t.match(lines[2], { method: 'POST', bucket: 'photos', key: 'dog.txt', status: 200, bytes: 4 }, 'a form: the key of its file, the bytes stored')
   t.match(lines[3], { method: 'POST', bucket: 'photos', status: 200, bytes: 8 }, 'a form of two files: the bytes of both')
   t.equal(lines[3].key, undefined, 'no one key')
