@@ -39,6 +39,7 @@ import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../
 import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../http/connection.js'
 import { checkWritable, StartupError } from './preflight.js'
 import { guardS3Site } from './s3-guard.js'
+import { parseJsonOf } from '../stores/fs/atomic.js'
 
 export interface ServeOptions {
   data: string
@@ -86,21 +87,17 @@ function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['f
 /** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs). */
 export async function loadRoutes (dataDir: string, specs: string[]): Promise<PublicRoute[]> {
   const routes = specs.flatMap(parseRouteList)
+  const file = path.join(dataDir, 'routes.json')
   let text: string | null = null
   try {
-    text = await fsp.readFile(path.join(dataDir, 'routes.json'), 'utf8')
+    text = await fsp.readFile(file, 'utf8')
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
   if (text !== null) {
-    let listed: unknown
-    try {
-      listed = JSON.parse(text)
-    } catch (err) {
-      throw new SyntaxError(`${path.join(dataDir, 'routes.json')} is not valid JSON: ${(err as Error).message}`)
-    }
+    const listed = parseJsonOf<unknown>(file, text)
     if (!Array.isArray(listed) || !listed.every(s => typeof s === 'string')) {
-      throw new TypeError(`${path.join(dataDir, 'routes.json')} must be a JSON array of route specs such as "cdn.localhost=site"`)
+      throw new TypeError(`${file} must be a JSON array of route specs such as "cdn.localhost=site"`)
     }
     routes.push(...listed.map(parseRouteSpec))
   }

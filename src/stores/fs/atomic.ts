@@ -93,10 +93,14 @@ export async function readJson<T> (file: string, fallback: T): Promise<T> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fallback
     throw storageError(err, `reading ${path.basename(file)}`, file)
   }
+  return parseJsonOf<T>(file, text)
+}
+
+/** `text`, the contents of `file`, parsed; a SyntaxError naming the file to mend when it is not JSON (edited by hand and left broken, say). */
+export function parseJsonOf<T> (file: string, text: string): T {
   try {
     return JSON.parse(text) as T
   } catch (err) {
-    // Edited by hand and left broken, say: the message names the file to mend.
     throw new SyntaxError(`${file} is not valid JSON: ${(err as Error).message}`)
   }
 }
