@@ -111,6 +111,8 @@ function canonicalQuery (query: Record<string, string | string[]>): string {
  * what is signed, or `a\u00a0b` would pass for a request signed with `a b`.
  */
 function canonicalHeaderValue (value: string): string {
+  // Most values have nothing to trim or fold: they are signed as they are.
+  if (!/[\t\r\n]| {2}|^ | $/.test(value)) return value
   return value.replace(/[\r\n]/g, ' ').replace(/[ \t]+/g, ' ').replace(/^ | $/g, '')
 }
 
@@ -120,29 +122,70 @@ function canonicalHeaderValue (value: string): string {
  * (sorted, lower case) and their values. test/s3/sigv4.test.ts checks it
  * against @smithy/signature-v4, the AWS SDK's signer, over many requests.
  */
-function canonicalRequest (method: string, path: string, query: Record<string, string | string[]>, signedHeaders: string[], values: string[], payloadHash: string): string {
+function canonicalRequest (method: string, path: string, query: Record<string, string | string[]>, signed: SignedHeaderList, values: string[], payloadHash: string): string {
+  const { names } = signed
   let headers = ''
-  for (let i = 0; i < signedHeaders.length; i++) headers += `${signedHeaders[i]}:${canonicalHeaderValue(values[i])}\n`
-  return `${method}\n${path}\n${canonicalQuery(query)}\n${headers}\n${signedHeaders.join(';')}\n${payloadHash}`
+  for (let i = 0; i < names.length; i++) headers += `${names[i]}:${canonicalHeaderValue(values[i])}\n`
+  return `${method}\n${path}\n${canonicalQuery(query)}\n${headers}\n${signed.list}\n${payloadHash}`
 }
 
 function stringToSign (longDate: string, scope: string, canonical: string): string {
   return `${ALGORITHM}\n${longDate}\n${scope}\n${sha256Hex(canonical)}`
 }
 
-/** Signing keys by credential and scope: one HMAC chain per key pair and day, not per request. */
-const signingKeys = new Map<string, Uint8Array>()
-const MAX_SIGNING_KEYS = 256
-
-function signingKeyCacheKey (accessKeyId: string, secretAccessKey: string, credential: Credential): string {
-  return `${accessKeyId}\n${secretAccessKey}\n${credential.shortDate}\n${credential.region}\n${credential.service}`
+/**
+ * What clients send again and again, parsed once: the Credential field (the
+ * same for every request of a client in a day) and the SignedHeaders list,
+ * kept by their text. Bounded, first in first out. A scope also keeps the
+ * signing key last derived for it (one HMAC chain per key pair and day, not
+ * per request), with the secret it was derived from.
+ */
+class Parsed<T> {
+  readonly #entries = new Map<string, T>()
+  readonly #max: number
+  constructor (max: number) { this.#max = max }
+  get (text: string): T | undefined { return this.#entries.get(text) }
+  set (text: string, value: T): T {
+    if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value as string)
+    this.#entries.set(text, value)
+    return value
+  }
 }
 
-/** The signing key of a scope not seen lately (the known ones are taken from `signingKeys` without a wait). */
-async function newSigningKey (cacheKey: string, accessKeyId: string, secretAccessKey: string, credential: Credential): Promise<Uint8Array> {
-  const key = await getSigningKey(NodeSha256, { accessKeyId, secretAccessKey }, credential.shortDate, credential.region, credential.service)
-  if (signingKeys.size >= MAX_SIGNING_KEYS) signingKeys.delete(signingKeys.keys().next().value as string)
-  signingKeys.set(cacheKey, key)
+interface Scope {
+  credential: Credential
+  signing: { secretAccessKey: string, key: Uint8Array } | null
+}
+
+const scopes = new Parsed<Scope>(256)
+const signedHeaderLists = new Parsed<SignedHeaderList>(256)
+
+/** The credential scope a Credential field names (AuthorizationHeaderMalformed or AuthorizationQueryParametersError when it is not one). */
+function scopeOf (field: string, error: 'AuthorizationHeaderMalformed' | 'AuthorizationQueryParametersError'): Scope {
+  return scopes.get(field) ?? scopes.set(field, { credential: parseCredential(field, error), signing: null })
+}
+
+/** The signed header names, sorted and each once (they normally come so), and as the canonical request lists them. */
+interface SignedHeaderList {
+  names: string[]
+  list: string
+}
+
+function signedHeaderList (field: string): SignedHeaderList {
+  let known = signedHeaderLists.get(field)
+  if (known === undefined) {
+    const names = sortedOnce(field.split(';'))
+    known = signedHeaderLists.set(field, { names, list: names.join(';') })
+  }
+  return known
+}
+
+/** The scope's signing key for this secret: derived when the scope is new to it. */
+async function signingKeyOf (scope: Scope, secretAccessKey: string): Promise<Uint8Array> {
+  if (scope.signing?.secretAccessKey === secretAccessKey) return scope.signing.key
+  const { accessKeyId, shortDate, region, service } = scope.credential
+  const key = await getSigningKey(NodeSha256, { accessKeyId, secretAccessKey }, shortDate, region, service)
+  scope.signing = { secretAccessKey, key }
   return key
 }
 
@@ -227,6 +270,8 @@ interface Credential {
   shortDate: string
   region: string
   service: string
+  /** `<yyyymmdd>/<region>/s3/aws4_request` */
+  scope: string
 }
 
 function parseCredential (value: string, error: 'AuthorizationHeaderMalformed' | 'AuthorizationQueryParametersError'): Credential {
@@ -235,7 +280,7 @@ function parseCredential (value: string, error: 'AuthorizationHeaderMalformed' |
     throw new S3Error(error, 'The Credential is not <access key>/<yyyymmdd>/<region>/s3/aws4_request.')
   }
   if (parts[3] !== 's3') throw new S3Error(error, `The credential scope's service must be s3 (got ${parts[3]}).`)
-  return { accessKeyId: parts[0], shortDate: parts[1], region: parts[2], service: parts[3] }
+  return { accessKeyId: parts[0], shortDate: parts[1], region: parts[2], service: parts[3], scope: parts.slice(1).join('/') }
 }
 
 export interface SignedRequest {
@@ -307,6 +352,9 @@ function sortedOnce (names: string[]): string[] {
   return names
 }
 
+/** The Authorization header as the SDKs and most clients write it; other spellings go through the general parse. */
+const USUAL_AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^,\s]+), ?SignedHeaders=([^,\s]+), ?Signature=([^,\s]+)$/
+
 /** S3's answer (InvalidRequest) to Signature Version 2 and other schemes. */
 const unsupportedMechanism = `The authorization mechanism you have provided is not supported. Please use ${ALGORITHM}.`
 
@@ -318,15 +366,16 @@ export async function verifySignature (
   request: SignedRequest,
   query: Record<string, string | string[]>,
   secretOf: (accessKeyId: string) => string | undefined,
-  now: Date = new Date()
+  now?: Date
 ): Promise<VerifiedSignature> {
+  const nowMs = now === undefined ? Date.now() : now.getTime()
   const presigned = request.headers.authorization === undefined
   if (request.headers['x-amz-security-token'] !== undefined || query['X-Amz-Security-Token'] !== undefined) {
     throw new S3Error('InvalidToken', 'Session tokens (temporary credentials) are not supported by this server; sign with a key pair it knows.')
   }
-  let credential: Credential
-  let signedHeaders: string[]
-  let given: string
+  let credentialField: string | undefined
+  let signedField: string | undefined
+  let given: string | undefined
   let longDate: string
   let payloadHash: string
   const malformed = presigned ? 'AuthorizationQueryParametersError' : 'AuthorizationHeaderMalformed'
@@ -334,25 +383,24 @@ export async function verifySignature (
   if (!presigned) {
     const header = single(request.headers.authorization) ?? ''
     if (!header.startsWith(AUTHORIZATION_PREFIX)) throw new S3Error('InvalidRequest', unsupportedMechanism)
-    let credentialField: string | undefined
-    let signedField: string | undefined
-    let signatureField: string | undefined
-    for (const item of header.slice(AUTHORIZATION_PREFIX.length).split(',')) {
-      const eq = item.indexOf('=')
-      if (eq <= 0) continue
-      const value = item.slice(eq + 1).trim()
-      switch (item.slice(0, eq).trim()) {
-        case 'Credential': credentialField = value; break
-        case 'SignedHeaders': signedField = value; break
-        case 'Signature': signatureField = value; break
+    const usual = USUAL_AUTHORIZATION.exec(header)
+    if (usual !== null) {
+      [, credentialField, signedField, given] = usual
+    } else {
+      for (const item of header.slice(AUTHORIZATION_PREFIX.length).split(',')) {
+        const eq = item.indexOf('=')
+        if (eq <= 0) continue
+        const value = item.slice(eq + 1).trim()
+        switch (item.slice(0, eq).trim()) {
+          case 'Credential': credentialField = value; break
+          case 'SignedHeaders': signedField = value; break
+          case 'Signature': given = value; break
+        }
       }
     }
-    if (credentialField === undefined || signedField === undefined || signatureField === undefined) {
+    if (credentialField === undefined || signedField === undefined || given === undefined) {
       throw new S3Error(malformed, 'The Authorization header needs Credential, SignedHeaders and Signature.')
     }
-    credential = parseCredential(credentialField, malformed)
-    signedHeaders = signedField.split(';')
-    given = signatureField
     const amzDate = single(request.headers['x-amz-date'])
     let date: Date | null
     if (amzDate !== undefined) {
@@ -364,7 +412,7 @@ export async function verifySignature (
     }
     if (date === null) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header')
     longDate = amzDate ?? formatAmzDate(date)
-    if (Math.abs(now.getTime() - date.getTime()) > MAX_SKEW_MS) {
+    if (Math.abs(nowMs - date.getTime()) > MAX_SKEW_MS) {
       throw new S3Error('RequestTimeTooSkewed', undefined, {})
     }
     const sha = single(request.headers['x-amz-content-sha256'])
@@ -372,61 +420,60 @@ export async function verifySignature (
     payloadHash = sha
   } else {
     const algorithm = single(query['X-Amz-Algorithm'])
-    const credentialField = single(query['X-Amz-Credential'])
+    credentialField = single(query['X-Amz-Credential'])
     const dateField = single(query['X-Amz-Date'])
     const expiresField = single(query['X-Amz-Expires'])
-    const signedField = single(query['X-Amz-SignedHeaders'])
-    const signatureField = single(query['X-Amz-Signature'])
+    signedField = single(query['X-Amz-SignedHeaders'])
+    given = single(query['X-Amz-Signature'])
     // Signature Version 2's presigned form, and SigV4A's: mechanisms this server does not verify, as for the header forms.
     if ((algorithm === undefined && query.AWSAccessKeyId !== undefined) || algorithm === 'AWS4-ECDSA-P256-SHA256') {
       throw new S3Error('InvalidRequest', unsupportedMechanism)
     }
     if (algorithm !== ALGORITHM) throw new S3Error(malformed, `X-Amz-Algorithm must be ${ALGORITHM}.`)
     if (credentialField === undefined || dateField === undefined || expiresField === undefined ||
-        signedField === undefined || signatureField === undefined) {
+        signedField === undefined || given === undefined) {
       throw new S3Error(malformed, 'A presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.')
     }
-    credential = parseCredential(credentialField, malformed)
-    signedHeaders = signedField.split(';')
-    given = signatureField
     const date = parseAmzDate(dateField)
     if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
     if (!/^\d+$/.test(expiresField) || Number(expiresField) < 1 || Number(expiresField) > MAX_EXPIRES_SECONDS) {
       throw new S3Error(malformed, `X-Amz-Expires must be from 1 to ${MAX_EXPIRES_SECONDS} seconds.`)
     }
-    if (date.getTime() - now.getTime() > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet')
-    if (now.getTime() > date.getTime() + Number(expiresField) * 1000) throw new S3Error('AccessDenied', 'Request has expired')
+    if (date.getTime() - nowMs > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet')
+    if (nowMs > date.getTime() + Number(expiresField) * 1000) throw new S3Error('AccessDenied', 'Request has expired')
     longDate = dateField
     payloadHash = single(query['X-Amz-Content-Sha256']) ?? UNSIGNED_PAYLOAD
   }
 
+  const scope = scopeOf(credentialField, malformed)
+  const { credential } = scope
   if (longDate.slice(0, 8) !== credential.shortDate) {
     throw new S3Error(malformed, `The credential date ${credential.shortDate} is not the request's date ${longDate.slice(0, 8)}.`)
   }
-  if (!signedHeaders.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
+  const signed = signedHeaderList(signedField)
+  if (!signed.names.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
   const secretAccessKey = secretOf(credential.accessKeyId)
   if (secretAccessKey === undefined) throw new S3Error('InvalidAccessKeyId')
 
-  const names = sortedOnce(signedHeaders)
   const values: string[] = []
-  for (const name of names) {
+  for (const name of signed.names) {
     // Its own headers only: a signed name like `constructor` is a header that was not sent, not the object's.
     const value = Object.hasOwn(request.headers, name) ? request.headers[name] : undefined
     if (value === undefined) throw new S3Error('SignatureDoesNotMatch', `The signed header ${name} is missing.`)
     values.push(Array.isArray(value) ? value.join(',') : value)
   }
-  const scope = `${credential.shortDate}/${credential.region}/${credential.service}/aws4_request`
-  const cacheKey = signingKeyCacheKey(credential.accessKeyId, secretAccessKey, credential)
-  const signingKey = signingKeys.get(cacheKey) ?? await newSigningKey(cacheKey, credential.accessKeyId, secretAccessKey, credential)
-
-  // The path as sent, then (only when that fails) re-encoded the AWS way.
-  for (const path of [request.rawPath, null]) {
-    if (path === null && awsEncodePath(request.rawPath) === request.rawPath) break
-    const canonical = canonicalRequest(request.method, path ?? awsEncodePath(request.rawPath), query, names, values, payloadHash)
-    if (signaturesEqual(hmacHex(signingKey, stringToSign(longDate, scope, canonical)), given)) {
-      refuseUnsignedAmzHeaders(request.headers, signedHeaders)
-      return { accessKeyId: credential.accessKeyId, payloadHash, longDate, scope, signingKey, signature: given }
-    }
+  const signingKey = await signingKeyOf(scope, secretAccessKey)
+  const verified = (path: string): boolean => {
+    const canonical = canonicalRequest(request.method, path, query, signed, values, payloadHash)
+    return signaturesEqual(hmacHex(signingKey, stringToSign(longDate, credential.scope, canonical)), given)
   }
-  throw new S3Error('SignatureDoesNotMatch')
+  // The path as sent, then (only when that fails) re-encoded the AWS way.
+  let verifiedPath = verified(request.rawPath)
+  if (!verifiedPath) {
+    const encoded = awsEncodePath(request.rawPath)
+    verifiedPath = encoded !== request.rawPath && verified(encoded)
+  }
+  if (!verifiedPath) throw new S3Error('SignatureDoesNotMatch')
+  refuseUnsignedAmzHeaders(request.headers, signed.names)
+  return { accessKeyId: credential.accessKeyId, payloadHash, longDate, scope: credential.scope, signingKey, signature: given }
 }

@@ -310,3 +310,26 @@ t.test('a signed header name like an object property is a header that was not se
     t.equal(await code(verify('GET', '/test.txt', headers)), 'SignatureDoesNotMatch', name)
   }
 })
+
+t.test('the Authorization header verifies however its fields are spelled: in another order, with spaces around them', async t => {
+  const documented = getObjectHeaders().authorization as string
+  const fields = documented.slice('AWS4-HMAC-SHA256 '.length).split(',')
+  for (const spelling of [
+    `AWS4-HMAC-SHA256 ${fields.join(', ')}`,
+    `AWS4-HMAC-SHA256 ${[...fields].reverse().join(',')}`,
+    `AWS4-HMAC-SHA256 ${fields.map(f => ` ${f.replace('=', ' = ')} `).join(',')}`
+  ]) {
+    t.equal((await verify('GET', '/test.txt', { ...getObjectHeaders(), authorization: spelling })).accessKeyId, ACCESS_KEY, spelling)
+  }
+  const lacking = `AWS4-HMAC-SHA256 ${fields.slice(0, 2).join(', ')}`
+  t.equal(await code(verify('GET', '/test.txt', { ...getObjectHeaders(), authorization: lacking })), 'AuthorizationHeaderMalformed', 'no Signature')
+})
+
+t.test('a credential scope verified with one secret is checked afresh against another (the signing key is the secret\'s)', async t => {
+  const query = parseRawQuery('')
+  const request = { method: 'GET', rawPath: '/test.txt', rawQuery: '', headers: getObjectHeaders() }
+  const verifyWith = async (secret: string): Promise<string> => await code(verifySignature(request, query, () => secret, DOC_TIME))
+  t.equal(await verifyWith(SECRET), 'no error')
+  t.equal(await verifyWith('another-secret'), 'SignatureDoesNotMatch', 'the same access key id with another secret')
+  t.equal(await verifyWith(SECRET), 'no error', 'and the first secret again')
+})
