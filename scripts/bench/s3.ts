@@ -17,10 +17,16 @@
  *                  nothing, which measures the client (its hashes, its
  *                  signing, the socket) on this machine
  *
- * fsbucket runs as `npm start` runs it (one worker, fsync on); the small PUT
- * row also has it with `--fsync off`, as s3rver runs (it never syncs).
- * s3rver and the sink run in processes of their own. Goals (issue 11): S3 small ops ≥ 0.8× the HTTP routes
- * and ≥ 5× s3rver; the upload ≥ 0.7× md5sum's rate with the server under
+ * fsbucket runs with fsync on, with one worker and with two (`npm start`
+ * starts one per core: two on the 2-core machines this is run on); the
+ * small PUT row also has one worker with `--fsync off`, as s3rver runs (it
+ * never syncs). Beside the small PUTs, "file per PUT" is a bare server that
+ * writes each body to a new file of its own (no fsync, no catalog, no
+ * checks): what creating one file per object costs on this disk, which
+ * bounds any store that keeps objects as files, s3rver and fsbucket's
+ * readable view alike. s3rver, the sink and that server run in processes
+ * of their own. Goals (issue 11): S3 small ops ≥ 0.8× the HTTP routes and
+ * ≥ 5× s3rver; the upload ≥ 0.7× md5sum's rate with the server under
  * 100 MiB RSS.
  *
  * Environment:
@@ -207,7 +213,35 @@ function serveSink (port: number): void {
   }).listen(port, '127.0.0.1')
 }
 
+/** The file-per-PUT baseline: every PUT's body written to a new file of its own, answered with an ETag; nothing else. */
+function serveFilePerPut (port: number, directory: string): void {
+  let files = 0
+  createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      if (request.method !== 'PUT') {
+        response.statusCode = 405
+        response.end()
+        return
+      }
+      const body = Buffer.concat(chunks)
+      fsp.writeFile(path.join(directory, String(++files)), body).then(() => {
+        response.setHeader('etag', `"${createHash('md5').update(body).digest('hex')}"`)
+        response.end()
+      }, () => {
+        response.statusCode = 500
+        response.end()
+      })
+    })
+  }).listen(port, '127.0.0.1')
+}
+
 async function main (): Promise<void> {
+  if (process.argv[2] === '--file-per-put') {
+    serveFilePerPut(Number(process.argv[3]), process.argv[4])
+    return
+  }
   if (process.argv[2] === '--s3rver') {
     await serveS3rver(Number(process.argv[3]), process.argv[4])
     return
@@ -221,39 +255,56 @@ async function main (): Promise<void> {
   try {
     const [httpPort, s3Port, s3rverPort] = [await freePort(), await freePort(), await freePort()]
     const [unsyncedHttpPort, unsyncedS3Port, sinkPort] = [await freePort(), await freePort(), await freePort()]
-    const startFsbucket = (data: string, ports: [number, number], fsync = 'on'): ChildProcess => {
+    const [http2Port, s32Port, filePort] = [await freePort(), await freePort(), await freePort()]
+    const startFsbucket = (data: string, ports: [number, number], fsync = 'on', workers = 1): ChildProcess => {
       const child = spawn(process.execPath, ['--max-semi-space-size=1', bin, 'serve', '--data', path.join(root, data), '--port', String(ports[0]),
-        '--s3-port', String(ports[1]), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench', '--fsync', fsync], { stdio: 'inherit', env: serverEnv })
+        '--s3-port', String(ports[1]), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench', '--fsync', fsync], { stdio: 'inherit', env: serverEnv })
       children.push(child)
       return child
     }
     const helper = (...args: string[]): void => { children.push(spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], { stdio: 'inherit' })) }
     const fsbucket = startFsbucket('data', [httpPort, s3Port])
     const unsynced = startFsbucket('data-unsynced', [unsyncedHttpPort, unsyncedS3Port], 'off')
+    const twoWorkers = startFsbucket('data-2', [http2Port, s32Port], 'on', 2)
     await fsp.mkdir(path.join(root, 's3rver'))
+    await fsp.mkdir(path.join(root, 'files'))
     helper('--s3rver', String(s3rverPort), path.join(root, 's3rver'))
     helper('--sink', String(sinkPort))
-    await Promise.all([httpPort, s3Port, unsyncedHttpPort, unsyncedS3Port, s3rverPort, sinkPort].map(async port => await waitForPort(port)))
+    helper('--file-per-put', String(filePort), path.join(root, 'files'))
+    await Promise.all([httpPort, s3Port, unsyncedHttpPort, unsyncedS3Port, http2Port, s32Port, s3rverPort, sinkPort, filePort].map(async port => await waitForPort(port)))
     await fetch(`http://127.0.0.1:${httpPort}/bench/small.bin`, { method: 'PUT', body: small })
+    await fetch(`http://127.0.0.1:${http2Port}/bench/small.bin`, { method: 'PUT', body: small })
     await fetch(`http://127.0.0.1:${s3rverPort}/bench/small.bin`, { method: 'PUT', body: small, headers: await signedHeaders(s3rverCredentials, 'PUT', s3rverPort, '/bench/small.bin') })
 
     const rows: Array<[string, Record<string, string>]> = []
+    const row = (name: string, s3: number, http: number, s3rver: number, extra: Record<string, string> = {}): void => {
+      rows.push([name, { 'fsbucket S3': s3.toFixed(0), 'HTTP routes': http.toFixed(0), s3rver: s3rver.toFixed(0), 'S3 / HTTP': ratioText(s3, http), 'S3 / s3rver': ratioText(s3, s3rver, 1), ...extra }])
+    }
     const get = await alternated({
       s3: async () => await smallGet(s3Port, '/bench/small.bin', devCredentials),
       http: async () => await smallGet(httpPort, '/bench/small.bin', null),
+      s3w2: async () => await smallGet(s32Port, '/bench/small.bin', devCredentials),
+      httpw2: async () => await smallGet(http2Port, '/bench/small.bin', null),
       s3rver: async () => await smallGet(s3rverPort, '/bench/small.bin', s3rverCredentials)
     })
-    rows.push(['small GET (req/s)', { 'fsbucket S3': get.s3.toFixed(0), 'HTTP routes': get.http.toFixed(0), s3rver: get.s3rver.toFixed(0), 'S3 / HTTP': ratioText(get.s3, get.http), 'S3 / s3rver': ratioText(get.s3, get.s3rver, 1) }])
+    row('small GET, 1 worker (req/s)', get.s3, get.http, get.s3rver)
+    row('small GET, 2 workers (req/s)', get.s3w2, get.httpw2, get.s3rver)
     const put = await alternated({
       s3: async () => await smallPut(s3Port, '/bench/put-s3-', devCredentials),
       http: async () => await smallPut(httpPort, '/bench/put-http-', null),
+      s3w2: async () => await smallPut(s32Port, '/bench/put-s3-', devCredentials),
+      httpw2: async () => await smallPut(http2Port, '/bench/put-http-', null),
       s3Unsynced: async () => await smallPut(unsyncedS3Port, '/bench/put-s3-', devCredentials),
       httpUnsynced: async () => await smallPut(unsyncedHttpPort, '/bench/put-http-', null),
-      s3rver: async () => await smallPut(s3rverPort, '/bench/put-', s3rverCredentials)
+      s3rver: async () => await smallPut(s3rverPort, '/bench/put-', s3rverCredentials),
+      file: async () => await smallPut(filePort, '/bench/put-', null)
     })
-    rows.push(['small PUT (req/s)', { 'fsbucket S3': put.s3.toFixed(0), 'HTTP routes': put.http.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': ratioText(put.s3, put.http), 'S3 / s3rver': ratioText(put.s3, put.s3rver, 1) }])
-    rows.push(['small PUT, --fsync off (req/s)', { 'fsbucket S3': put.s3Unsynced.toFixed(0), 'HTTP routes': put.httpUnsynced.toFixed(0), s3rver: put.s3rver.toFixed(0), 'S3 / HTTP': ratioText(put.s3Unsynced, put.httpUnsynced), 'S3 / s3rver': ratioText(put.s3Unsynced, put.s3rver, 1) }])
+    const filePerPut = (s3: number): Record<string, string> => ({ 'file per PUT': put.file.toFixed(0), 'S3 / file per PUT': ratioText(s3, put.file), 's3rver / file per PUT': ratioText(put.s3rver, put.file) })
+    row('small PUT, 1 worker (req/s)', put.s3, put.http, put.s3rver, filePerPut(put.s3))
+    row('small PUT, 2 workers (req/s)', put.s3w2, put.httpw2, put.s3rver, filePerPut(put.s3w2))
+    row('small PUT, 1 worker, --fsync off (req/s)', put.s3Unsynced, put.httpUnsynced, put.s3rver, filePerPut(put.s3Unsynced))
     await stop(unsynced)
+    await stop(twoWorkers)
 
     const file = path.join(root, 'upload.bin')
     await makeFile(file, uploadBytes)
@@ -287,7 +338,7 @@ async function main (): Promise<void> {
       'S3 / sink': ratioText(uploadRate, sinkRate)
     }])
 
-    const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'md5sum', 'raw disk', 'sink', 'S3 / HTTP', 'S3 / s3rver', 'S3 / md5sum', 'S3 / disk', 'S3 / sink']
+    const columns = ['fsbucket S3', 'HTTP routes', 's3rver', 'file per PUT', 'md5sum', 'raw disk', 'sink', 'S3 / HTTP', 'S3 / s3rver', 'S3 / file per PUT', 's3rver / file per PUT', 'S3 / md5sum', 'S3 / disk', 'S3 / sink']
     const lines = [['workload', ...columns], ...rows.map(([name, row]) => [name, ...columns.map(c => row[c] ?? '—')])]
     const widths = lines[0].map((_, i) => Math.max(...lines.map(l => l[i].length)))
     const format = (l: string[]): string => `| ${l.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`
