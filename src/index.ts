@@ -11,7 +11,7 @@ import { FsStore, type FsStoreOptions } from './stores/fs/store.js'
 export * from './bucket/index.js'
 export { MemoryStore } from './stores/memory/store.js'
 export type { FsStoreOptions } from './stores/fs/store.js'
-export { shareChecksWithinTurns } from './stores/fs/turn.js'
+export { shareChecksWithinTurns } from './stores/turn.js'
 
 /** Options of a bucket on the filesystem: the engine's and the store's (`fsync`). */
 export type OpenFsBucketOptions = OpenBucketOptions & FsStoreOptions

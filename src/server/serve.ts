@@ -184,7 +184,7 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
 
 /**
  * Requests arrive through the event loop here, so the stores may share one
- * look at the catalogs and settings per turn (stores/fs/turn.ts), as long
+ * look at the catalogs and settings per turn (stores/turn.ts), as long
  * as one poll returns every ready connection: libuv takes 1,024 events per
  * poll, and some descriptors are not connections.
  */

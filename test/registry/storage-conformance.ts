@@ -10,6 +10,7 @@
 import { Readable } from 'node:stream'
 import type { Test } from 'tap'
 import type { RegistryStorage, SettingsDocument } from '../../src/bucket/port.js'
+import { shareChecksWithinTurns } from '../../src/index.js'
 
 export interface RegistryStorageUnderTest {
   name: string
@@ -128,6 +129,28 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     t.equal(await storage.withSettingsLock('b', async () => 'result'), 'result')
     await t.rejects(storage.withSettingsLock('b', async () => { throw new Error('refused') }), /refused/)
     t.equal(await other.withSettingsLock('b', async () => 'free again'), 'free again', 'a throwing holder releases the lock')
+  })
+
+  t.test(`${sut.name}: with looks shared within a turn, as a server shares them, a change finished before the turn is seen`, async t => {
+    const { storage, another } = await sut.open(t)
+    const other = await another()
+    await storage.createPlace('b')
+    await storage.writeSettings('b', settings(1))
+    shareChecksWithinTurns(() => true)
+    t.teardown(() => { shareChecksWithinTurns(() => false) })
+    for (let round = 2; round < 5; round++) {
+      const [version, token] = [await storage.settingsVersion('b'), await storage.changeToken()]
+      t.equal(await storage.settingsVersion('b'), version, 'the same look within the turn')
+      await other.writeSettings('b', settings(round))
+      await other.touch()
+      await tick()
+      t.not(await storage.settingsVersion('b'), version, `round ${round}: the settings version moved through the other handle`)
+      t.not(await storage.changeToken(), token, `round ${round}: the change token too`)
+      t.same(await storage.readSettings('b'), settings(round))
+    }
+    const version = await storage.settingsVersion('b')
+    await storage.writeSettings('b', settings(9))
+    t.not(await storage.settingsVersion('b'), version, 'a write through this handle is seen by its next look')
   })
 
   t.test(`${sut.name}: the change token moves when a place comes or goes, and on touch`, async t => {

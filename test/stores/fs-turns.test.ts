@@ -1,5 +1,5 @@
 /**
- * Looks shared within a turn of the event loop (src/stores/fs/turn.ts).
+ * Looks shared within a turn of the event loop (src/stores/turn.ts).
  *
  * A commit of another process is learned here synchronously, through
  * `execFileSync`, so it lands between two reads of one turn: the only way a
@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process'
 import path from 'node:path'
 import t from 'tap'
 import { openBucket, shareChecksWithinTurns, type Bucket } from '../../src/index.js'
-import { TurnMemo, currentTurn } from '../../src/stores/fs/turn.js'
+import { TurnMemo, currentTurn } from '../../src/stores/turn.js'
 import { testdir } from '../testdir.js'
 
 const index = new URL('../../src/index.js', import.meta.url).href

@@ -26,7 +26,7 @@ import { bucketRetired, type StoredObject } from '../../bucket/port.js'
 import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
 import { Database } from './sqlite.js'
-import { currentTurn } from './turn.js'
+import { currentTurn } from '../turn.js'
 
 /** How long a write waits for another process's write transaction (and reads for a recovery) to end. */
 export const WRITE_LOCK_WAIT_MS = 30_000
@@ -224,7 +224,7 @@ export class Catalog {
   readonly cache = new ReadCache()
   readonly #db: BetterSqlite3.Database
   readonly #transaction: BetterSqlite3.Transaction<(fn: () => unknown) => unknown>
-  /** The turn of the event loop in which the data version was last looked at (see turn.ts). */
+  /** The turn of the event loop in which the data version was last looked at (see ../turn.ts). */
   #checkedTurn = -1
 
   private constructor (db: BetterSqlite3.Database) {

@@ -8,7 +8,7 @@
  * its own write transactions and whenever the catalog's data version (which
  * moves when any other connection, in any process, commits) has moved since
  * the last look at it (every read's own look, or in a server one look per
- * turn of the event loop: see turn.ts). A read therefore never returns a row
+ * turn of the event loop: see ../turn.ts). A read therefore never returns a row
  * older than the last commit that resolved before it started, which is the
  * multi-process guarantee of the format.
  */

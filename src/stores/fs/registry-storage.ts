@@ -19,7 +19,7 @@ import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
 } from './data-directory.js'
 import { JsonDirectory } from './json-directory.js'
-import { TurnMemo } from './turn.js'
+import { TurnMemo } from '../turn.js'
 import { FsStore } from './store.js'
 
 export interface FsRegistryOptions {
@@ -30,7 +30,7 @@ export interface FsRegistryOptions {
 export class FsRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly #fsync: boolean
-  /** Fingerprints of settings files and of the change stamp, looked at once per turn (turn.ts). */
+  /** Fingerprints of settings files and of the change stamp, looked at once per turn (../turn.ts). */
   readonly #fingerprints = new TurnMemo<string | null>()
 
   private constructor (dataDir: string, fsync: boolean) {

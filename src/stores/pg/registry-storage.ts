@@ -10,12 +10,18 @@
  * holding the old one writes nowhere (10006). Every question the registry
  * asks goes to the catalog (no cache), so a bucket created or a domain
  * attached through one gateway is seen by the next request on every other.
+ * A server shares the two looks every request takes (a bucket's settings
+ * version, the custom domains' change token) among the requests of one
+ * turn of its event loop, as the data directory's storage shares its
+ * looks (../turn.ts says why that keeps the promise): under load one
+ * statement answers many requests.
  */
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { removeTree } from '../fs/blobs.js'
+import { TurnMemo } from '../turn.js'
 import { PgCatalog, type CatalogOptions } from './catalog.js'
 import { PgDocuments } from './documents.js'
 import { PgStore } from './store.js'
@@ -51,6 +57,8 @@ export class PgRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly catalog: PgCatalog
   readonly #fsync: boolean
+  /** Settings versions and the change token, asked once per turn where the server shares looks (../turn.ts). */
+  readonly #looks = new TurnMemo<Promise<string | null>>()
 
   private constructor (dataDir: string, catalog: PgCatalog, fsync: boolean) {
     this.location = dataDir
@@ -82,9 +90,11 @@ export class PgRegistryStorage implements RegistryStorage {
   }
 
   async settingsVersion (name: string): Promise<string | null> {
-    const { rows } = await this.catalog.query<{ rev: number }>('reading a bucket',
-      'SELECT rev FROM fsbucket.buckets WHERE name = $1 AND document IS NOT NULL', [name])
-    return rows.length === 0 ? null : String(rows[0].rev)
+    return await this.#looks.get(`settings:${name}`, async () => {
+      const { rows } = await this.catalog.query<{ rev: number }>('reading a bucket',
+        'SELECT rev FROM fsbucket.buckets WHERE name = $1 AND document IS NOT NULL', [name])
+      return rows.length === 0 ? null : String(rows[0].rev)
+    })
   }
 
   async readSettings (name: string): Promise<SettingsDocument | null> {
@@ -97,6 +107,7 @@ export class PgRegistryStorage implements RegistryStorage {
   async writeSettings (name: string, document: SettingsDocument): Promise<void> {
     const { rowCount } = await this.catalog.query('writing bucket settings',
       "UPDATE fsbucket.buckets SET document = $2, rev = nextval('fsbucket.revisions') WHERE name = $1", [name, JSON.stringify(document)])
+      .finally(() => { this.#looks.forget() })
     // The bucket was deleted meanwhile (through any gateway): as on the data directory, NoSuchBucket.
     if (rowCount === 0) throw new BucketError('NoSuchBucket', 'settings')
   }
@@ -114,7 +125,7 @@ export class PgRegistryStorage implements RegistryStorage {
       await client.query('INSERT INTO fsbucket.stores (id) VALUES ($1)', [storeId])
       await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
       return true
-    })
+    }).finally(() => { this.#looks.forget() })
     if (created) await fsp.mkdir(bodyRoot(this.location, name), { recursive: true })
     return created
   }
@@ -130,7 +141,7 @@ export class PgRegistryStorage implements RegistryStorage {
       await client.query('DELETE FROM fsbucket.stores WHERE id = $1', [id])
       await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
       return id
-    })
+    }).finally(() => { this.#looks.forget() })
     if (storeId === null) return false
     // Out of the way first, so a bucket of the same name created meanwhile starts in a fresh directory.
     const trash = path.join(this.location, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
@@ -140,12 +151,15 @@ export class PgRegistryStorage implements RegistryStorage {
   }
 
   async changeToken (): Promise<string | null> {
-    const { rows } = await this.catalog.query<{ rev: number }>('reading the buckets', 'SELECT rev FROM fsbucket.registry')
-    return String(rows[0].rev)
+    return await this.#looks.get('change', async () => {
+      const { rows } = await this.catalog.query<{ rev: number }>('reading the buckets', 'SELECT rev FROM fsbucket.registry')
+      return String(rows[0].rev)
+    })
   }
 
   async touch (): Promise<void> {
     await this.catalog.query('writing the buckets', 'UPDATE fsbucket.registry SET rev = rev + 1')
+      .finally(() => { this.#looks.forget() })
   }
 
   async openStore (name: string): Promise<BucketStore> {

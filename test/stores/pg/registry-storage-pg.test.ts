@@ -5,12 +5,13 @@
  * second gateway holds.
  */
 import t from 'tap'
+import { shareChecksWithinTurns } from '../../../src/index.js'
 import type { RegistryStorage } from '../../../src/bucket/port.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgRegistryStorage } from '../../../src/stores/pg/registry-storage.js'
 import { registryStorageConformance } from '../../registry/storage-conformance.js'
 import { testdir } from '../../testdir.js'
-import { startPostgres } from './server.js'
+import { countStatements, startPostgres } from './server.js'
 
 const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
@@ -33,4 +34,28 @@ registryStorageConformance(t, {
     t.teardown(async () => { for (const storage of opened) await storage.close?.() })
     return { storage: await open(), another: open }
   }
+})
+
+t.test('pg: the looks of one turn share one statement where a server shares looks; the next turn asks again', async t => {
+  const admin = await PgCatalog.connect(server.url())
+  await admin.pool.query('CREATE DATABASE shared_looks')
+  await admin.close()
+  const storage = await PgRegistryStorage.open(testdir(t), server.url('shared_looks'), { fsync: false })
+  t.teardown(async () => { await storage.close() })
+  await storage.createPlace('b')
+  await storage.writeSettings('b', { format: 1, creationDate: new Date(0).toISOString(), settings: {} as never })
+  const counter = countStatements()
+  t.teardown(counter.restore)
+  const statementsOf = async (looks: () => Promise<unknown>): Promise<number> => {
+    await new Promise(resolve => setImmediate(resolve))
+    const before = counter.count
+    await looks()
+    return counter.count - before
+  }
+  const tenLooks = async (): Promise<unknown> => await Promise.all(Array.from({ length: 10 }, async (_, i) => await (i % 2 === 0 ? storage.settingsVersion('b') : storage.changeToken())))
+  t.equal(await statementsOf(tenLooks), 10, 'a library caller looks every time')
+  shareChecksWithinTurns(() => true)
+  t.teardown(() => { shareChecksWithinTurns(() => false) })
+  t.equal(await statementsOf(tenLooks), 2, 'a server: one statement per look and turn')
+  t.equal(await statementsOf(tenLooks), 2, 'and again in the next turn')
 })

@@ -1,10 +1,14 @@
 /**
  * Turns of the event loop, for looks at shared state that every request of
- * one turn may share: the catalog's data version (has another process
- * committed?) and the fingerprints of settings files.
+ * one turn may share: a SQLite catalog's data version (has another process
+ * committed?) and the fingerprints of settings files (the data directory's
+ * store), a bucket's settings version and the custom domains' change token
+ * (statements to the PostgreSQL catalog, shared as promises). Shared by the
+ * stores, so it touches no file itself.
  *
  * Why a look may be shared: a request handled during a turn arrived before
- * that turn's poll for I/O returned, and the look is taken after it. So a
+ * that turn's poll for I/O returned, and the look is taken after it (a
+ * statement is sent after it, and reads what had committed by then). So a
  * commit that resolved before such a request arrived had resolved before
  * the look, and the look sees it: read-after-write across processes holds
  * exactly as with a look per request. The turn ends at the loop's check
