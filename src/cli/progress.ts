@@ -8,9 +8,15 @@
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import cliProgress from 'cli-progress'
+import { createRequire } from 'node:module'
+import type cliProgress from 'cli-progress'
 
 const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
+
+/** cli-progress, loaded with the first bar: the server, which never draws one, never loads it. */
+function barLibrary (): typeof cliProgress {
+  return createRequire(import.meta.url)('cli-progress') as typeof cliProgress
+}
 
 export function humanBytes (bytes: number): string {
   let value = bytes
@@ -50,7 +56,8 @@ export class Progress {
   }
 
   #newBar (format: string): cliProgress.SingleBar {
-    return new cliProgress.SingleBar({
+    const bars = barLibrary()
+    return new bars.SingleBar({
       format,
       stream: process.stderr,
       hideCursor: true,
@@ -58,7 +65,7 @@ export class Progress {
       etaBuffer: 50,
       fps: 8,
       clearOnComplete: false
-    }, cliProgress.Presets.shades_classic)
+    }, bars.Presets.shades_classic)
   }
 
   #payload (state: BarState, total: number): Record<string, string> {

@@ -12,9 +12,15 @@
  * pipe) drops lines instead of throwing: logging must never take the
  * process down. Each line carries the process id once, as `pid`.
  */
+import { createRequire } from 'node:module'
 import { hostname } from 'node:os'
 import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino'
-import pretty from 'pino-pretty'
+import type { PrettyOptions, PrettyStream } from 'pino-pretty'
+
+/** pino-pretty, loaded only for a terminal: a server logging JSON lines never loads it. */
+function prettyStream (options: PrettyOptions): PrettyStream {
+  return (createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream)(options)
+}
 
 const secretHeaders = ['authorization', 'cookie', '["x-auth-key"]', '["proxy-authorization"]']
 
@@ -51,7 +57,7 @@ export function createLogger (options: LoggerOptions): Logger {
   if (options.destination !== undefined) return pino(base, options.destination)
   const readable = options.pretty ?? process.stdout.isTTY === true
   if (!readable) return pino(base, stdoutDestination())
-  return pino(base, pretty({ colorize: true, ignore: 'hostname', translateTime: 'SYS:HH:MM:ss.l', destination: stdoutDestination() }))
+  return pino(base, prettyStream({ colorize: true, ignore: 'hostname', translateTime: 'SYS:HH:MM:ss.l', destination: stdoutDestination() }))
 }
 
 /**

@@ -120,6 +120,8 @@ t.test('readable lines on a terminal, JSON lines otherwise', async t => {
   const script = `import(${JSON.stringify(loggerModule)}).then(m => m.createLogger({ level: 'info' }).info({ bucket: 'b' }, 'hello there'))`
   const piped = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })
   t.match(JSON.parse(piped), { msg: 'hello there', bucket: 'b', level: 30 }, 'JSON when stdout is a pipe')
+  const loaded = `import(${JSON.stringify(loggerModule)}).then(m => { m.createLogger({ level: 'info' }); console.log(Object.keys(require.cache).some(f => f.includes('pino-pretty'))) })`
+  t.equal(execFileSync(process.execPath, ['-e', loaded], { encoding: 'utf8' }).trim(), 'false', 'and the pretty printer is not even loaded then')
   const command = `${JSON.stringify(process.execPath)} -e ${JSON.stringify(script).replace(/\$/g, '\\$')}`
   const onTty = execFileSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8' })
   t.match(onTty, /INFO/, 'a level word')
