@@ -160,9 +160,14 @@ interface Scope {
 const scopes = new Parsed<Scope>(256)
 const signedHeaderLists = new Parsed<SignedHeaderList>(256)
 
-/** The credential scope a Credential field names (AuthorizationHeaderMalformed or AuthorizationQueryParametersError when it is not one). */
+/**
+ * The credential scope a Credential field names, parsed or known
+ * (AuthorizationHeaderMalformed or AuthorizationQueryParametersError when
+ * it is not one). Kept (`keep`) only once its access key is known, so that
+ * requests naming unknown keys never push the known scopes out.
+ */
 function scopeOf (field: string, error: 'AuthorizationHeaderMalformed' | 'AuthorizationQueryParametersError'): Scope {
-  return scopes.get(field) ?? scopes.set(field, { credential: parseCredential(field, error), signing: null })
+  return scopes.get(field) ?? { credential: parseCredential(field, error), signing: null }
 }
 
 /** The signed header names, sorted and each once (they normally come so), and as the canonical request lists them. */
@@ -172,12 +177,16 @@ interface SignedHeaderList {
 }
 
 function signedHeaderList (field: string): SignedHeaderList {
-  let known = signedHeaderLists.get(field)
-  if (known === undefined) {
-    const names = sortedOnce(field.split(';'))
-    known = signedHeaderLists.set(field, { names, list: names.join(';') })
-  }
-  return known
+  const known = signedHeaderLists.get(field)
+  if (known !== undefined) return known
+  const names = sortedOnce(field.split(';'))
+  return { names, list: names.join(';') }
+}
+
+/** Keeps what a request of a known access key parsed, for the next requests sending the same texts. */
+function keep (credentialField: string, scope: Scope, signedField: string, signed: SignedHeaderList): void {
+  if (scopes.get(credentialField) !== scope) scopes.set(credentialField, scope)
+  if (signedHeaderLists.get(signedField) !== signed) signedHeaderLists.set(signedField, signed)
 }
 
 /** The scope's signing key for this secret: derived when the scope is new to it. */
@@ -374,6 +383,7 @@ export async function verifySignature (
     throw new S3Error('InvalidToken', 'Session tokens (temporary credentials) are not supported by this server; sign with a key pair it knows.')
   }
   let credentialField: string | undefined
+  let scope: Scope
   let signedField: string | undefined
   let given: string | undefined
   let longDate: string
@@ -401,6 +411,7 @@ export async function verifySignature (
     if (credentialField === undefined || signedField === undefined || given === undefined) {
       throw new S3Error(malformed, 'The Authorization header needs Credential, SignedHeaders and Signature.')
     }
+    scope = scopeOf(credentialField, malformed)
     const amzDate = single(request.headers['x-amz-date'])
     let date: Date | null
     if (amzDate !== undefined) {
@@ -434,6 +445,7 @@ export async function verifySignature (
         signedField === undefined || given === undefined) {
       throw new S3Error(malformed, 'A presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.')
     }
+    scope = scopeOf(credentialField, malformed)
     const date = parseAmzDate(dateField)
     if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
     if (!/^\d+$/.test(expiresField) || Number(expiresField) < 1 || Number(expiresField) > MAX_EXPIRES_SECONDS) {
@@ -445,7 +457,6 @@ export async function verifySignature (
     payloadHash = single(query['X-Amz-Content-Sha256']) ?? UNSIGNED_PAYLOAD
   }
 
-  const scope = scopeOf(credentialField, malformed)
   const { credential } = scope
   if (longDate.slice(0, 8) !== credential.shortDate) {
     throw new S3Error(malformed, `The credential date ${credential.shortDate} is not the request's date ${longDate.slice(0, 8)}.`)
@@ -454,6 +465,7 @@ export async function verifySignature (
   if (!signed.names.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
   const secretAccessKey = secretOf(credential.accessKeyId)
   if (secretAccessKey === undefined) throw new S3Error('InvalidAccessKeyId')
+  keep(credentialField, scope, signedField, signed)
 
   const values: string[] = []
   for (const name of signed.names) {

@@ -45,7 +45,7 @@ export interface ServeOptions {
   data: string
   /** A `postgres://` catalog shared by several gateways (`--catalog`); absent: SQLite per bucket. */
   catalog?: string
-  /** Connections each process may open to the catalog (`--catalog-connections`). */
+  /** Connections each process may open to the catalog (`--catalog-connections`; the command line always gives one, 10 by default). */
   catalogConnections?: number
   host: string
   port: number
@@ -186,10 +186,12 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
  * Requests arrive through the event loop here, so the stores may share one
  * look at the catalogs and settings per turn (stores/turn.ts), as long
  * as one poll returns every ready connection: libuv takes 1,024 events per
- * poll, and some descriptors are not connections.
+ * poll, and some descriptors are not clients' connections: the catalog's
+ * pooled connections (`catalogConnections`, PostgreSQL) and a few of the
+ * process's own.
  */
-function shareLooksWhileFewConnections (servers: Array<FastifyInstance | null>): void {
-  let open = 0
+function shareLooksWhileFewConnections (servers: Array<FastifyInstance | null>, catalogConnections: number): void {
+  let open = catalogConnections
   for (const server of servers) {
     server?.server.on('connection', (socket: { once: (event: 'close', listener: () => void) => void }) => {
       open++
@@ -246,7 +248,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
   }
   if (!serving(app, s3, registry)) return
-  shareLooksWhileFewConnections([app, s3])
+  shareLooksWhileFewConnections([app, s3], options.catalog === undefined ? 0 : options.catalogConnections ?? 0)
   let port = options.port
   try {
     await app.listen({ host: options.host, port: options.port })

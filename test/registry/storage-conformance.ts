@@ -140,7 +140,6 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     t.teardown(() => { shareChecksWithinTurns(() => false) })
     for (let round = 2; round < 5; round++) {
       const [version, token] = [await storage.settingsVersion('b'), await storage.changeToken()]
-      t.equal(await storage.settingsVersion('b'), version, 'the same look within the turn')
       await other.writeSettings('b', settings(round))
       await other.touch()
       await tick()
@@ -148,9 +147,6 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
       t.not(await storage.changeToken(), token, `round ${round}: the change token too`)
       t.same(await storage.readSettings('b'), settings(round))
     }
-    const version = await storage.settingsVersion('b')
-    await storage.writeSettings('b', settings(9))
-    t.not(await storage.settingsVersion('b'), version, 'a write through this handle is seen by its next look')
   })
 
   t.test(`${sut.name}: the change token moves when a place comes or goes, and on touch`, async t => {

@@ -333,3 +333,11 @@ t.test('a credential scope verified with one secret is checked afresh against an
   t.equal(await verifyWith('another-secret'), 'SignatureDoesNotMatch', 'the same access key id with another secret')
   t.equal(await verifyWith(SECRET), 'no error', 'and the first secret again')
 })
+
+t.test('a Credential that does not parse is named first, before the time of the request', async t => {
+  const malformed = getObjectHeaders()
+  malformed.authorization = (malformed.authorization as string).replace('/20130524/us-east-1/s3/', '/20130524/us-east-1/')
+  t.equal(await code(verify('GET', '/test.txt', malformed, new Date(DOC_TIME.getTime() + 16 * 60_000))), 'AuthorizationHeaderMalformed', 'header: not RequestTimeTooSkewed')
+  const url = '/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404'
+  t.equal(await code(verify('GET', url, { host: 'examplebucket.s3.amazonaws.com' }, new Date(DOC_TIME.getTime() + 3600_000))), 'AuthorizationQueryParametersError', 'presigned: not "Request has expired"')
+})

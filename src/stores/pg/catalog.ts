@@ -119,6 +119,11 @@ export class PgCatalog {
     return holder?.held === true ? holder.client : undefined
   }
 
+  /** Whether the caller runs under a lock of this catalog (its statements then go through the lock's connection). */
+  holdsLock (): boolean {
+    return this.#held() !== undefined
+  }
+
   /** Connects to the catalog at `url` and migrates its schema; fails when the server cannot be reached. */
   static async connect (url: string, options: CatalogOptions = {}): Promise<PgCatalog> {
     if (!isCatalogUrl(url)) throw new TypeError(`The catalog must be a postgres:// URL (got ${JSON.stringify(redactUrl(url))}).`)

@@ -90,11 +90,21 @@ export class PgRegistryStorage implements RegistryStorage {
   }
 
   async settingsVersion (name: string): Promise<string | null> {
-    return await this.#looks.get(`settings:${name}`, async () => {
+    return await this.#look(`settings:${name}`, async () => {
       const { rows } = await this.catalog.query<{ rev: number }>('reading a bucket',
         'SELECT rev FROM fsbucket.buckets WHERE name = $1 AND document IS NOT NULL', [name])
       return rows.length === 0 ? null : String(rows[0].rev)
     })
+  }
+
+  /**
+   * A look shared within the turn; never under a lock: there it runs on the
+   * lock's connection, inside its transaction, and must neither wait for a
+   * look that waits for a pool connection (the lock may hold the last one)
+   * nor hand its transaction's answer to requests outside it.
+   */
+  async #look (key: string, ask: () => Promise<string | null>): Promise<string | null> {
+    return await (this.catalog.holdsLock() ? ask() : this.#looks.get(key, ask))
   }
 
   async readSettings (name: string): Promise<SettingsDocument | null> {
@@ -107,7 +117,6 @@ export class PgRegistryStorage implements RegistryStorage {
   async writeSettings (name: string, document: SettingsDocument): Promise<void> {
     const { rowCount } = await this.catalog.query('writing bucket settings',
       "UPDATE fsbucket.buckets SET document = $2, rev = nextval('fsbucket.revisions') WHERE name = $1", [name, JSON.stringify(document)])
-      .finally(() => { this.#looks.forget() })
     // The bucket was deleted meanwhile (through any gateway): as on the data directory, NoSuchBucket.
     if (rowCount === 0) throw new BucketError('NoSuchBucket', 'settings')
   }
@@ -125,7 +134,7 @@ export class PgRegistryStorage implements RegistryStorage {
       await client.query('INSERT INTO fsbucket.stores (id) VALUES ($1)', [storeId])
       await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
       return true
-    }).finally(() => { this.#looks.forget() })
+    })
     if (created) await fsp.mkdir(bodyRoot(this.location, name), { recursive: true })
     return created
   }
@@ -141,7 +150,7 @@ export class PgRegistryStorage implements RegistryStorage {
       await client.query('DELETE FROM fsbucket.stores WHERE id = $1', [id])
       await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
       return id
-    }).finally(() => { this.#looks.forget() })
+    })
     if (storeId === null) return false
     // Out of the way first, so a bucket of the same name created meanwhile starts in a fresh directory.
     const trash = path.join(this.location, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
@@ -151,7 +160,7 @@ export class PgRegistryStorage implements RegistryStorage {
   }
 
   async changeToken (): Promise<string | null> {
-    return await this.#looks.get('change', async () => {
+    return await this.#look('change', async () => {
       const { rows } = await this.catalog.query<{ rev: number }>('reading the buckets', 'SELECT rev FROM fsbucket.registry')
       return String(rows[0].rev)
     })
@@ -159,7 +168,6 @@ export class PgRegistryStorage implements RegistryStorage {
 
   async touch (): Promise<void> {
     await this.catalog.query('writing the buckets', 'UPDATE fsbucket.registry SET rev = rev + 1')
-      .finally(() => { this.#looks.forget() })
   }
 
   async openStore (name: string): Promise<BucketStore> {

@@ -59,3 +59,28 @@ t.test('pg: the looks of one turn share one statement where a server shares look
   t.equal(await statementsOf(tenLooks), 2, 'a server: one statement per look and turn')
   t.equal(await statementsOf(tenLooks), 2, 'and again in the next turn')
 })
+
+t.test('pg: a look under the settings lock never waits for a look shared outside it (a pool of one connection)', async t => {
+  const admin = await PgCatalog.connect(server.url())
+  await admin.pool.query('CREATE DATABASE locked_looks')
+  await admin.close()
+  const storage = await PgRegistryStorage.open(testdir(t), server.url('locked_looks'), { fsync: false, maxConnections: 1 })
+  t.teardown(async () => { await storage.close() })
+  await storage.createPlace('b')
+  await storage.writeSettings('b', { format: 1, creationDate: new Date(0).toISOString(), settings: {} as never })
+  shareChecksWithinTurns(() => true)
+  t.teardown(() => { shareChecksWithinTurns(() => false) })
+  // A look outside the lock, started in the same turn as the one under it, waits for the one connection the lock holds.
+  let release = (): void => {}
+  const gate = new Promise<void>(resolve => { release = resolve })
+  const outside = gate.then(async () => await storage.settingsVersion('b'))
+  const started = Date.now()
+  const inside = await storage.withSettingsLock('b', async () => {
+    release()
+    await Promise.resolve()
+    return await storage.settingsVersion('b')
+  })
+  t.type(inside, 'string', 'the look under the lock is answered on its connection')
+  t.ok(Date.now() - started < 2000, `at once (${Date.now() - started} ms), not after the pool's wait`)
+  t.equal(await outside, inside, 'and the one outside once the lock is released')
+})
