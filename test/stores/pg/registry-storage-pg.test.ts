@@ -17,17 +17,23 @@ const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
 let databases = 0
 
+/** The URL of a new, empty database of the throwaway server. */
+async function freshDatabase (): Promise<string> {
+  const name = `registry${++databases}`
+  const admin = await PgCatalog.connect(server.url())
+  await admin.pool.query(`CREATE DATABASE ${name}`)
+  await admin.close()
+  return server.url(name)
+}
+
 registryStorageConformance(t, {
   name: 'pg',
   open: async t => {
-    const name = `registry${++databases}`
-    const admin = await PgCatalog.connect(server.url())
-    await admin.pool.query(`CREATE DATABASE ${name}`)
-    await admin.close()
+    const url = await freshDatabase()
     const dir = testdir(t)
     const opened: RegistryStorage[] = []
     const open = async (): Promise<RegistryStorage> => {
-      const storage = await PgRegistryStorage.open(dir, server.url(name), { fsync: false })
+      const storage = await PgRegistryStorage.open(dir, url, { fsync: false })
       opened.push(storage)
       return storage
     }
@@ -37,10 +43,7 @@ registryStorageConformance(t, {
 })
 
 t.test('pg: the looks of one turn share one statement where a server shares looks; the next turn asks again', async t => {
-  const admin = await PgCatalog.connect(server.url())
-  await admin.pool.query('CREATE DATABASE shared_looks')
-  await admin.close()
-  const storage = await PgRegistryStorage.open(testdir(t), server.url('shared_looks'), { fsync: false })
+  const storage = await PgRegistryStorage.open(testdir(t), await freshDatabase(), { fsync: false })
   t.teardown(async () => { await storage.close() })
   await storage.createPlace('b')
   await storage.writeSettings('b', { format: 1, creationDate: new Date(0).toISOString(), settings: {} as never })
@@ -61,10 +64,7 @@ t.test('pg: the looks of one turn share one statement where a server shares look
 })
 
 t.test('pg: a look under the settings lock never waits for a look shared outside it (a pool of one connection)', async t => {
-  const admin = await PgCatalog.connect(server.url())
-  await admin.pool.query('CREATE DATABASE locked_looks')
-  await admin.close()
-  const storage = await PgRegistryStorage.open(testdir(t), server.url('locked_looks'), { fsync: false, maxConnections: 1 })
+  const storage = await PgRegistryStorage.open(testdir(t), await freshDatabase(), { fsync: false, maxConnections: 1 })
   t.teardown(async () => { await storage.close() })
   await storage.createPlace('b')
   await storage.writeSettings('b', { format: 1, creationDate: new Date(0).toISOString(), settings: {} as never })
