@@ -108,21 +108,36 @@ export function responseOverridesFrom (query: Record<string, unknown>): Record<s
 const objectSandbox = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
 
 /**
- * Content types a browser shows as data (an image, media, text, a file to
- * save), never as a page running script. PDFs too: browsers' viewers refuse
- * a sandbox, and run no script of the origin. `+xml` types (SVG) are pages.
+ * Media types a browser shows as data (an image, media, text, a file to
+ * save), never as a page running script: a short list, named one by one, so
+ * a type a browser may one day render as a document is sandboxed until it
+ * is added here. PDFs too: browsers' viewers refuse a sandbox, and run no
+ * script of the origin. SVG and every other `+xml` type are pages.
  */
-const inertTypes = new Set([
+const passiveTypes = new Set([
   'application/octet-stream', 'application/json', 'application/pdf', 'application/zip', 'application/gzip', 'application/wasm',
-  'text/plain', 'text/css', 'text/csv', 'text/javascript', 'application/javascript'
+  'text/plain', 'text/css', 'text/csv', 'text/javascript', 'application/javascript',
+  'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp', 'image/x-icon', 'image/vnd.microsoft.icon',
+  'audio/mpeg', 'audio/ogg', 'audio/wav', 'audio/webm', 'audio/aac', 'audio/flac', 'audio/mp4',
+  'video/mp4', 'video/webm', 'video/ogg', 'video/quicktime',
+  'font/woff', 'font/woff2', 'font/ttf', 'font/otf'
 ])
-const inertMedia = /^(?:image|audio|video|font)\/[a-z0-9][a-z0-9!#$&^_.-]*$/
 
-function isInertType (contentType: string | undefined): boolean {
-  if (contentType === undefined) return false
-  const semicolon = contentType.indexOf(';')
-  const essence = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase()
-  return inertTypes.has(essence) || inertMedia.test(essence)
+/**
+ * One media type and nothing else (RFC 9110: `type/subtype` then
+ * `;name=value` parameters, a value a token or a quoted string), with no
+ * comma anywhere: browsers read Content-Type as a comma-separated list and
+ * render the last type in it they can parse (Fetch, "extract a MIME type"),
+ * so `text/plain;,text/html` is a page. Each part is delimited by the one
+ * before, so the match is linear.
+ */
+const singleMediaType = /^[ \t]*([!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+)[ \t]*(?:;[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+=(?:[!#$%&'*+.^_`|~0-9A-Za-z-]+|"(?:[^"\\\x00-\x08\x0a-\x1f\x7f]|\\[\t\x20-\x7e\x80-\xff])*")[ \t]*)*$/
+
+/** Whether a Content-Type is exactly one passive media type: what a browser would show as data whichever way it reads the header. */
+export function isPassiveContentType (contentType: string | undefined): boolean {
+  if (contentType === undefined || contentType.includes(',')) return false
+  const essence = singleMediaType.exec(contentType)?.[1]
+  return essence !== undefined && passiveTypes.has(essence.toLowerCase())
 }
 
 /**
@@ -135,20 +150,20 @@ export const privateReadCacheControl = 'private, no-store'
 /**
  * Adds to a served object's response headers (the read's own, made for this
  * answer) what keeps it from acting as the origin that serves it, for the
- * doors whose origin also takes unsigned requests (the console's host, the
- * S3 port in development mode): `X-Content-Type-Options: nosniff`, and a
- * Content-Security-Policy sandbox without `allow-same-origin`, so an HTML
- * or SVG object (or one read with `response-content-type=text/html`) runs in
- * an opaque origin whose requests are another site's. A policy the answer
- * has already (a listing page's stricter one) is kept. An object of an inert
- * type (an image, JSON, text; any type not named there, or not parseable,
- * is not) is left as it is: it cannot run as a page, and the two headers
- * would only slow the most common answers.
+ * doors whose origin also serves the console, the management API or takes
+ * unsigned requests (the gateway's own host, the S3 port):
+ * `X-Content-Type-Options: nosniff` always, and a Content-Security-Policy
+ * sandbox without `allow-same-origin` unless the type is exactly one
+ * passive type (`isPassiveContentType`), so an HTML, SVG or XML object, one
+ * whose type lists several (`text/plain;,text/html`), one of a type no
+ * browser should guess at, or one read with
+ * `response-content-type=text/html`, runs in an opaque origin whose requests
+ * are another site's. A policy the answer has already (a listing page's
+ * stricter one) is kept.
  */
 export function sandboxObjectHeaders (headers: Record<string, string>): Record<string, string> {
-  if (isInertType(headers['content-type'])) return headers
   headers['x-content-type-options'] = 'nosniff'
-  if (headers['content-security-policy'] === undefined) headers['content-security-policy'] = objectSandbox
+  if (headers['content-security-policy'] === undefined && !isPassiveContentType(headers['content-type'])) headers['content-security-policy'] = objectSandbox
   return headers
 }
 

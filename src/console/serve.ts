@@ -13,15 +13,23 @@
  * The console imports no other door: the composition root (app.ts) answers
  * its refusals (`ConsoleRefusal`) in the envelope.
  *
- * Every answer carries a Content-Security-Policy that allows scripts,
- * styles and connections from this origin only: no inline script, no
- * inline style, no remote anything, no framing. `index.html` is revalidated
- * on every load (`no-cache`, with its ETag); the bundles have a content hash
- * in their names and are cached for a year as immutable.
+ * The page (`index.html`) runs under a Content-Security-Policy that allows
+ * exactly its own script and stylesheet, by a nonce drawn for each answer,
+ * and connections to this origin: no inline script or style, no remote
+ * anything, no framing, and no other script of this origin. An object this
+ * origin serves with a JavaScript or CSS type (a bucket read, path style)
+ * is "self" too, so `script-src 'self'` would let one injected tag run it
+ * as the console; a nonce admits only the tags the page itself carries.
+ * The page is therefore made for each answer and never stored
+ * (`no-store`); every other answer carries a policy that allows nothing.
+ * The bundles have a content hash in their names and are cached for a year
+ * as immutable.
  *
  * The console holds no data of its own: it talks to the gateway's public
  * routes and to the management API like any other client.
  */
+import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -32,16 +40,25 @@ export const consolePath = '/_console/'
 /** dist/console, beside dist/src where this module runs from. */
 export const consoleRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'console')
 
-export const consolePolicy = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'"
-].join('; ')
+/** The policy of every answer under `/_console/` but the page: nothing may run, load or frame it. */
+export const consolePolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+/** The page's policy: its own script and stylesheet (the tags that carry `nonce`), connections and images of this origin. */
+export function consolePagePolicy (nonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'"
+  ].join('; ')
+}
+
+/** The placeholder the build leaves in index.html for each answer's nonce. */
+export const noncePlaceholder = '{{nonce}}'
 
 const securityHeaders: Record<string, string> = {
   'content-security-policy': consolePolicy,
@@ -87,13 +104,23 @@ function refusalOf (err: unknown): ConsoleRefusal | null {
 export async function webConsole (app: FastifyInstance, options: WebConsoleOptions): Promise<void> {
   // Unbuilt (tsc without the console bundle), /_console/ answers 404; @fastify/static warns of the missing directory.
   const root = options.root ?? consoleRoot
+  const page = await readFile(path.join(root, 'index.html'), 'utf8').catch(() => null)
   app.addHook('onRequest', async (_request, reply) => { reply.headers(securityHeaders) })
+  const servePage = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (page === null) return await options.refuse(reply, 'NoSuchFile')
+    // 128 bits from the CSPRNG, as CSP asks of a nonce: unguessable by a page that did not receive this answer.
+    const nonce = randomBytes(16).toString('base64')
+    await reply.headers({ 'content-security-policy': consolePagePolicy(nonce), 'cache-control': 'no-store' })
+      .type('text/html; charset=utf-8').send(page.replaceAll(noncePlaceholder, nonce))
+  }
+  app.get(consolePath, servePage)
+  app.get(`${consolePath}index.html`, servePage)
   await app.register(fastifyStatic, {
     root,
     prefix: consolePath,
     decorateReply: false,
     redirect: false,
-    index: 'index.html',
+    index: false,
     dotfiles: 'ignore',
     cacheControl: false,
     setHeaders: (reply: FastifyReply, file: string) => {

@@ -33,6 +33,16 @@ function digest (value: string): Buffer {
   return createHash('sha256').update(value).digest()
 }
 
+/** Whether a request may do what needs credentials (`requireCredentials` would let it through), without an answer. */
+export function holdsCredentials (policy: AccessPolicy, authorization: string | undefined): boolean {
+  try {
+    requireCredentials(policy, authorization)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** Throws the door's 401/403 unless the request may do what needs credentials. */
 export function requireCredentials (policy: AccessPolicy, authorization: string | undefined): void {
   if (policy.token === null) {

@@ -25,7 +25,7 @@ import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
 import { BucketError, continueBody, declaresBodyOver, hostName, isBucketError, isStorageFailure, namesAwsChunked, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, privateReadCacheControl, sandboxObjectHeaders } from '../bucket/index.js'
 import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
-import { requireCredentials, type AccessPolicy } from './auth.js'
+import { holdsCredentials, requireCredentials, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
 import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
@@ -119,6 +119,17 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
 }
 
 /** EntityTooLarge (100100) for a body announced over `limit` bytes, before it is asked for. */
+/**
+ * Refuses `response-*` overrides to a reader who holds no credentials: an
+ * override would let any link serve any object (an uploaded text or image)
+ * as HTML on the origin that serves it. S3 refuses them to anonymous
+ * readers too.
+ */
+function refuseResponseOverrides (query: unknown, who: string): void {
+  const overrides = Object.keys(query as Record<string, unknown>).filter(name => name.startsWith('response-'))
+  if (overrides.length > 0) throw new DoorError('InvalidQuery', `${who} takes no response-* overrides (${overrides.join(', ')}).`)
+}
+
 function refuseOversized (request: FastifyRequest, limit: number, method: string): void {
   if (declaresBodyOver(request.headers, limit)) throw new BucketError('EntityTooLarge', method)
 }
@@ -224,7 +235,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
    * browser's cache is keyed by URL alone and would hand the body to a
    * later request without the token (after the console forgets it).
    */
-  async function enter (request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public'): Promise<{ bucket: Bucket, info: BucketInfo }> {
+  async function enter (request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public'): Promise<{ bucket: Bucket, info: BucketInfo, publicRead: boolean }> {
     const info = await registry.info(name)
     const publicRead = access === 'public' ||
       (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
@@ -237,7 +248,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     }
     const bucket = info === null ? null : await registry.open(name, info)
     if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())
-    return { bucket, info }
+    return { bucket, info, publicRead }
   }
 
   async function preflight (request: FastifyRequest, reply: FastifyReply, name: string, servedPublicly: boolean): Promise<void> {
@@ -371,7 +382,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const method = request.method
     if (method === 'OPTIONS') return await preflight(request, reply, name, false)
     if (method === 'GET' || method === 'HEAD') {
-      const { bucket } = await enter(request, reply, name, 'read')
+      const { bucket, publicRead } = await enter(request, reply, name, 'read')
+      if (publicRead && !holdsCredentials(policy, request.headers.authorization)) refuseResponseOverrides(query, 'An anonymous read of a public bucket')
       return await sendRead(request, reply, bucket, key, false)
     }
     if (!['PUT', 'POST', 'DELETE'].includes(method)) throw methodNotAllowed(objectMethods)
@@ -434,9 +446,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   async function handlePublic (request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions, ownHost: boolean): Promise<void> {
     if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
-    // An override would let any link serve any object (an uploaded text or image) as HTML on the site's origin; S3 refuses them to anonymous readers too.
-    const overrides = Object.keys(request.query as Record<string, unknown>).filter(name => name.startsWith('response-'))
-    if (overrides.length > 0) throw new DoorError('InvalidQuery', `A public route takes no response-* overrides (${overrides.join(', ')}).`)
+    refuseResponseOverrides(request.query, 'A public route')
     const { bucket } = await enter(request, reply, name, 'public')
     return await sendRead(request, reply, bucket, key, ownHost, site)
   }

@@ -201,7 +201,13 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     }
     if (policy.anonymousWrites) return null
     if (target.bucket !== '' && anonymousRead(request.method, target, query)) {
-      if (policy.publicBuckets.has(target.bucket) || (await registry.info(target.bucket))?.settings.public === true) return null
+      if (policy.publicBuckets.has(target.bucket) || (await registry.info(target.bucket))?.settings.public === true) {
+        // An override would let any link serve a public object (an uploaded text or image) as HTML on this port's origin.
+        if (Object.keys(query).some(name => name.startsWith('response-'))) {
+          throw new S3Error('InvalidRequest', 'Request specific response headers cannot be used for anonymous GET requests.')
+        }
+        return null
+      }
     }
     throw new S3Error('AccessDenied', policy.credentials.length === 0
       ? 'Access Denied: this server has no S3 key pair; start it with --s3-access-key-id and --s3-secret-access-key.'

@@ -44,10 +44,10 @@ t.test('the console, without a token (loopback)', async t => {
     const response = await page.goto(`${base}/`)
     t.equal(new URL(page.url()).pathname, '/_console/')
     const csp = response?.headers()['content-security-policy'] ?? ''
-    t.match(csp, /script-src 'self'/)
-    t.match(csp, /style-src 'self'/)
+    t.match(csp, /script-src 'nonce-[A-Za-z0-9+/=]+';/)
+    t.match(csp, /style-src 'nonce-[A-Za-z0-9+/=]+';/)
     t.notMatch(csp, /unsafe-inline|unsafe-eval|\*/, 'no inline or remote code')
-    t.equal(response?.headers()['cache-control'], 'no-cache')
+    t.equal(response?.headers()['cache-control'], 'no-store')
     await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
     const injected = await page.evaluate(async () => {
       const script = document.createElement('script')
@@ -57,6 +57,44 @@ t.test('the console, without a token (loopback)', async t => {
       return (window as unknown as { inlineRan?: boolean }).inlineRan === true
     })
     t.equal(injected, false, 'the CSP blocks an inline script')
+  })
+
+  await t.test('an object of this origin is never loaded as the console\'s script or style', async t => {
+    // A path-style read is of the console's own origin: with `script-src 'self'` one injected tag would run it as the console.
+    await photos.put('evil.js', 'window.objectRan = true', { httpMetadata: { contentType: 'text/javascript' } })
+    await photos.put('evil.mjs', 'window.objectRan = true', { httpMetadata: { contentType: 'application/javascript' } })
+    await photos.put('evil.css', 'body { --object-styled: yes; }', { httpMetadata: { contentType: 'text/css' } })
+    await page.goto(`${base}/_console/`)
+    await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
+    const loaded = await page.evaluate(async () => {
+      const blocked: string[] = []
+      document.addEventListener('securitypolicyviolation', event => { blocked.push(event.blockedURI) })
+      const settle = async (element: HTMLScriptElement | HTMLLinkElement): Promise<void> => {
+        await new Promise(resolve => { element.onload = resolve; element.onerror = resolve; setTimeout(resolve, 1000) })
+      }
+      for (const [src, type] of [['/photos/evil.js', 'text/javascript'], ['/photos/evil.mjs', 'module']]) {
+        const script = document.createElement('script')
+        script.type = type
+        script.src = src
+        // As markup injected into the page would be: without the nonce of this answer.
+        document.head.appendChild(script)
+        await settle(script)
+      }
+      const link = document.createElement('link')
+      link.rel = 'stylesheet'
+      link.href = '/photos/evil.css'
+      document.head.appendChild(link)
+      await settle(link)
+      return {
+        ran: (window as unknown as { objectRan?: boolean }).objectRan === true,
+        styled: getComputedStyle(document.body).getPropertyValue('--object-styled').trim(),
+        blocked
+      }
+    })
+    t.equal(loaded.ran, false, 'no object runs as a console script')
+    t.equal(loaded.styled, '', 'no object styles the console')
+    t.ok(loaded.blocked.some(uri => uri.endsWith('/photos/evil.js')), 'the CSP refused the object script')
+    await photos.delete(['evil.js', 'evil.mjs', 'evil.css'])
   })
 
   await t.test('browse: folders, breadcrumbs, details', async t => {

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { auth, gateway } from '../http/gateway-fixture.js'
 import { open, received, statuses } from '../raw-socket.js'
-import { consolePolicy, consoleRoot, consoleUrl } from '../../src/console/serve.js'
+import { consolePagePolicy, consolePolicy, consoleRoot, consoleUrl } from '../../src/console/serve.js'
 
 t.test('the console URL printed at start-up', async t => {
   t.equal(consoleUrl('127.0.0.1', 8787), 'http://127.0.0.1:8787/_console/')
@@ -30,14 +30,19 @@ t.test('static files under /_console/', async t => {
   const page = await app.inject({ method: 'GET', url: '/_console/' })
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /^text\/html/)
-  t.equal(page.headers['cache-control'], 'no-cache', 'the page is revalidated')
-  t.equal(page.headers['content-security-policy'], consolePolicy)
+  t.equal(page.headers['cache-control'], 'no-store', 'the page, with its nonce, is never stored')
   t.equal(page.headers['x-content-type-options'], 'nosniff')
-  t.ok(page.headers.etag)
-  t.match(page.body, `<script type="module" src="${String(script)}"></script>`)
-  t.match(page.body, `<link rel="stylesheet" href="${String(style)}">`)
-  t.notMatch(page.body, /<script>|<style>|style="/, 'no inline script or style')
-  t.equal((await app.inject({ method: 'GET', url: '/_console/', headers: { 'if-none-match': String(page.headers.etag) } })).statusCode, 304)
+  const nonce = /'nonce-([A-Za-z0-9+/]{22}==)'/.exec(String(page.headers['content-security-policy']))?.[1] ?? ''
+  t.equal(page.headers['content-security-policy'], consolePagePolicy(nonce), 'the page policy, with a 128-bit nonce')
+  const directives = String(page.headers['content-security-policy']).split('; ')
+  t.ok(directives.includes(`script-src 'nonce-${nonce}'`) && directives.includes(`style-src 'nonce-${nonce}'`), 'scripts and styles by the nonce alone, not by origin')
+  t.match(page.body, `<script type="module" src="${String(script)}" nonce="${nonce}"></script>`)
+  t.match(page.body, `<link rel="stylesheet" href="${String(style)}" nonce="${nonce}">`)
+  t.notMatch(page.body, /<script>|<style>|style="|\{\{/, 'no inline script or style, no placeholder left')
+  const again = await app.inject({ method: 'GET', url: '/_console/index.html' })
+  t.equal(again.statusCode, 200)
+  t.notMatch(String(again.headers['content-security-policy']), nonce, 'each answer draws its own nonce')
+  t.equal((await app.inject({ method: 'HEAD', url: '/_console/' })).statusCode, 200)
 
   const bundle = await app.inject({ method: 'GET', url: `/_console/${String(script)}` })
   t.equal(bundle.statusCode, 200)
@@ -94,14 +99,17 @@ t.test('what is no console file answers the gateway\'s 404 in the envelope, what
 
 t.test('console files: a failed condition or a bad range answers in the envelope', async t => {
   const { app } = await gateway(t)
-  const failed = await app.inject({ method: 'GET', url: '/_console/index.html', headers: { 'if-match': '"nope"' } })
+  const files = await readdir(consoleRoot)
+  const style = `/_console/${String(files.find(name => name.endsWith('.css')))}`
+  const failed = await app.inject({ method: 'GET', url: style, headers: { 'if-match': '"nope"' } })
   t.equal(failed.statusCode, 412)
   t.equal(failed.json().errors[0].code, 41200)
-  const range = await app.inject({ method: 'GET', url: '/_console/index.html', headers: { range: 'bytes=99999999-' } })
+  const range = await app.inject({ method: 'GET', url: style, headers: { range: 'bytes=99999999-' } })
   t.equal(range.statusCode, 416)
   t.equal(range.json().errors[0].code, 10039)
   t.match(range.headers['content-range'], /^bytes \*\/\d+$/)
-  t.equal((await app.inject({ method: 'GET', url: '/_console/index.html', headers: { range: 'bytes=0-3' } })).body, '<!do', 'a good range still works')
+  const whole = (await app.inject({ method: 'GET', url: style })).body
+  t.equal((await app.inject({ method: 'GET', url: style, headers: { range: 'bytes=0-3' } })).body, whole.slice(0, 4), 'a good range still works')
 })
 
 t.test('GET / with text/html at q=0 is not a browser', async t => {

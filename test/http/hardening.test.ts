@@ -422,6 +422,27 @@ t.test('no token on loopback: a route host under .localhost serves its site only
   t.equal((await app.inject({ method: 'GET', url: '/_console/', headers: { host: 'localhost:8787' } })).statusCode, 200, 'the console on localhost itself')
 })
 
+t.test('an anonymous read of a public bucket takes no response-* overrides, as a public route takes none', async t => {
+  const { app, registry } = await gateway(t)
+  await (await registry.open('site'))!.put('note.txt', '<script>1</script>', { httpMetadata: { contentType: 'text/plain' } })
+  await (await registry.open('photos'))!.put('note.txt', 'private')
+  for (const url of ['/site/note.txt?response-content-type=text%2Fhtml', '/site/note.txt?response-content-disposition=inline&x=1']) {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const refused = await app.inject({ method, url })
+      t.equal(refused.statusCode, 400, `anonymous ${method} ${url}`)
+      if (method === 'GET') t.equal(refused.json().errors[0].code, 40004)
+    }
+    const wrong = await app.inject({ method: 'GET', url, headers: { authorization: 'Bearer wrong' } })
+    t.equal(wrong.statusCode, 400, 'a wrong token is no credential either')
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/site/note.txt' })).statusCode, 200, 'without an override it reads')
+  const withToken = await app.inject({ method: 'GET', url: '/site/note.txt?response-content-type=text%2Fhtml', headers: auth })
+  t.equal(withToken.statusCode, 200, 'the token holder may override')
+  t.equal(withToken.headers['content-type'], 'text/html')
+  t.match(withToken.headers['content-security-policy'], /^sandbox /, 'sandboxed all the same')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/note.txt?response-content-type=text%2Fhtml' })).statusCode, 401, 'a private bucket still asks for the token first')
+})
+
 t.test('objects read on the console\'s own host are sandboxed, so their scripts cannot act as the console', async t => {
   const { app, registry } = await gateway(t, { token: null, routes: parseRouteList('/www/=photos;listing=on;index=off, cdn.example=photos') })
   await registry.updateSettings('site', { domains: ['files.example'] })
@@ -441,9 +462,9 @@ t.test('objects read on the console\'s own host are sandboxed, so their scripts 
   }
   t.equal((await read('/photos/paper.pdf'))['content-security-policy'], undefined, 'a PDF stays viewable')
   const text = await read('/photos/note.txt')
-  t.equal(text['content-security-policy'], undefined, 'an inert type (text/plain) needs no sandbox')
-  t.equal(text['x-content-type-options'], undefined)
-  for (const type of ['image/svg+xml', 'application/xhtml+xml', 'text/xml', 'TEXT/HTML; charset=utf-8', 'text/html x', 'image/png, text/html', '']) {
+  t.equal(text['content-security-policy'], undefined, 'a passive type (text/plain) needs no sandbox')
+  t.equal(text['x-content-type-options'], 'nosniff', 'but is never sniffed')
+  for (const type of ['image/svg+xml', 'application/xhtml+xml', 'text/xml', 'TEXT/HTML; charset=utf-8', 'text/html x', 'image/png, text/html', 'text/plain;,text/html', '']) {
     const headers = await read(`/photos/note.txt?response-content-type=${encodeURIComponent(type)}`)
     t.match(headers['content-security-policy'], /^sandbox /, `${JSON.stringify(type)}: sandboxed`)
   }

@@ -56,6 +56,23 @@ t.test('a bucket served publicly for the run (serve --public) is readable anonym
   t.equal((await fetch(`${endpoint}/photos/k`, { method: 'DELETE' })).status, 403)
 })
 
+t.test('an anonymous read of a public bucket takes no response-* overrides: it could serve any object as a page of this origin', async t => {
+  const { endpoint, client } = await s3Server(t, { policy: s3AccessPolicy(configured, null, false, ['photos']) })
+  const s3 = client({ credentials: configured })
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'note.txt', Body: '<script>1</script>', ContentType: 'text/plain' }))
+  for (const query of ['response-content-type=text%2Fhtml', 'response-content-disposition=inline', 'response-cache-control=no-cache&x=1']) {
+    for (const method of ['GET', 'HEAD']) {
+      const refused = await fetch(`${endpoint}/photos/note.txt?${query}`, { method })
+      t.equal(refused.status, 400, `anonymous ${method} ?${query}`)
+      if (method === 'GET') t.match(await refused.text(), /<Code>InvalidRequest<\/Code>.*anonymous GET requests/s)
+    }
+  }
+  t.equal((await fetch(`${endpoint}/photos/note.txt`)).status, 200, 'without an override it reads')
+  const signed = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'note.txt', ResponseContentType: 'text/html' }))
+  t.equal(signed.ContentType, 'text/html', 'a signed read may still override')
+  await signed.Body?.transformToString()
+})
+
 t.test('a presigned URL\'s x-amz-* query parameters act as headers: metadata, storage class, and a checksum the body must match', async t => {
   const { client, registry } = await s3Server(t)
   const s3 = client()
