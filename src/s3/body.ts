@@ -14,7 +14,7 @@ import { pipeline, type Readable } from 'node:stream'
 import { continueBody, declaresBodyOver, type BucketUploadChecksumAlgorithm, type BucketUploadPartOptions } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 import { single } from './headers.js'
-import { AwsChunkedDecoder, ChecksumVerifier, checksumAlgorithms, payloadMode, requestedChecksums, type ChecksumAlgorithm, type ExpectedChecksum } from './payload.js'
+import { announcedTrailers, AwsChunkedDecoder, ChecksumVerifier, checksumAlgorithms, payloadMode, requestedChecksums, type ChecksumAlgorithm, type ExpectedChecksum } from './payload.js'
 import type { VerifiedSignature } from './sigv4.js'
 
 /**
@@ -56,7 +56,8 @@ export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature 
   const headers = raw.headers
   // Everything that could refuse the request before its body has been judged: now the client may send it.
   continueBody(raw)
-  const mode = payloadMode(single(headers, 'x-amz-content-sha256'))
+  // The header, or the hash a presigned URL signs in its query (sigv4.ts refuses the two when they differ).
+  const mode = payloadMode(single(headers, 'x-amz-content-sha256') ?? signature?.payloadHash)
   const stages: NodeJS.ReadWriteStream[] = []
   let decoder: AwsChunkedDecoder | undefined
   if (mode.kind === 'chunked') {
@@ -64,7 +65,7 @@ export function decodedBody (raw: IncomingMessage, signature: VerifiedSignature 
     const decodedLength = single(headers, 'x-amz-decoded-content-length')
     if (decodedLength === undefined) throw new S3Error('MissingContentLength', 'An aws-chunked body needs x-amz-decoded-content-length.')
     if (!/^\d+$/.test(decodedLength)) throw new S3Error('InvalidArgument', 'x-amz-decoded-content-length must be a number.')
-    decoder = new AwsChunkedDecoder(mode.signed ? signature : null, Number(decodedLength))
+    decoder = new AwsChunkedDecoder(mode.signed ? signature : null, Number(decodedLength), new Set(announcedTrailers(headers)))
     stages.push(decoder)
   } else if (single(headers, 'x-amz-trailer') !== undefined) {
     throw new S3Error('InvalidRequest', 'x-amz-trailer needs an aws-chunked body (x-amz-content-sha256: STREAMING-...-TRAILER).')

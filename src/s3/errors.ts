@@ -42,6 +42,7 @@ export const S3Errors = {
   InvalidStorageClass: { status: 400, message: 'The storage class you specified is not valid' },
   InvalidToken: { status: 400, message: 'The provided token is malformed or otherwise invalid.' },
   KeyTooLongError: { status: 400, message: 'Your key is too long' },
+  MalformedTrailerError: { status: 400, message: 'The request contained trailing data that was not well-formed or did not conform to our published schema.' },
   MalformedXML: { status: 400, message: 'The XML you provided was not well-formed or did not validate against our published schema' },
   MetadataTooLarge: { status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
   MethodNotAllowed: { status: 405, message: 'The specified method is not allowed against this resource.' },

@@ -39,7 +39,10 @@ export type PayloadMode =
   | { kind: 'sha256', hex: string }
   | { kind: 'chunked', signed: boolean, trailer: boolean }
 
-/** The payload mode of a request from its x-amz-content-sha256 (undefined for anonymous and presigned requests). */
+/**
+ * The payload mode of a request from its x-amz-content-sha256, or the hash
+ * its presigned URL signs (undefined when neither is sent).
+ */
 export function payloadMode (contentSha256: string | undefined): PayloadMode {
   if (contentSha256 === undefined || contentSha256 === UNSIGNED_PAYLOAD) return { kind: 'plain' }
   switch (contentSha256) {
@@ -55,10 +58,16 @@ export function payloadMode (contentSha256: string | undefined): PayloadMode {
 /**
  * Removes the `aws-chunked` framing. `signing` is null for unsigned chunks;
  * `decodedLength` (x-amz-decoded-content-length) is checked when given.
+ * The trailer may hold the headers `announced` (x-amz-trailer's names, lower
+ * case), each once, and one x-amz-trailer-signature: any other line, or one
+ * sent twice, is MalformedTrailerError, as S3 answers. Otherwise a trailer
+ * signed once could carry values the request never named, or a second
+ * value of one it did, for whichever reader takes the last.
  */
 export class AwsChunkedDecoder extends Transform {
   readonly #signing: VerifiedSignature | null
   readonly #decodedLength: number | undefined
+  readonly #announced: ReadonlySet<string>
   #state: 'header' | 'data' | 'data-end' | 'trailer' | 'done' = 'header'
   #pending: Buffer = Buffer.alloc(0)
   #remaining = 0
@@ -72,10 +81,11 @@ export class AwsChunkedDecoder extends Transform {
   /** Trailing headers (lowercase names) once the body ended. */
   readonly trailers = new Map<string, string>()
 
-  constructor (signing: VerifiedSignature | null, decodedLength: number | undefined) {
+  constructor (signing: VerifiedSignature | null, decodedLength: number | undefined, announced: ReadonlySet<string>) {
     super()
     this.#signing = signing
     this.#decodedLength = decodedLength
+    this.#announced = announced
     this.#previousSignature = signing?.signature ?? ''
   }
 
@@ -156,8 +166,12 @@ export class AwsChunkedDecoder extends Transform {
           if (colon <= 0) throw new S3Error('IncompleteBody', 'A trailing header is malformed.')
           const name = line.slice(0, colon).trim().toLowerCase()
           const value = line.slice(colon + 1).trim()
-          if (name === 'x-amz-trailer-signature') this.#trailerSignature = value
-          else {
+          if (name === 'x-amz-trailer-signature') {
+            if (this.#trailerSignature !== undefined) throw new S3Error('MalformedTrailerError', 'The trailer holds x-amz-trailer-signature twice.')
+            this.#trailerSignature = value
+          } else {
+            if (!this.#announced.has(name)) throw new S3Error('MalformedTrailerError', 'The trailer holds a header x-amz-trailer does not name.')
+            if (this.trailers.has(name)) throw new S3Error('MalformedTrailerError', 'The trailer holds a header twice.')
             this.trailers.set(name, value)
             this.#trailerText += `${name}:${value}\n`
           }
@@ -271,6 +285,12 @@ function trailerValue (trailers: Map<string, string> | undefined, name: string, 
   return value
 }
 
+/** The trailing headers x-amz-trailer names, in lower case. */
+export function announcedTrailers (headers: IncomingHttpHeaders): string[] {
+  const trailer = single(headers, 'x-amz-trailer')
+  return trailer === undefined ? [] : trailer.split(',').map(s => s.trim().toLowerCase()).filter(s => s !== '')
+}
+
 /** The checksums a request asks to be verified, from its headers (x-amz-checksum-* unless `checksumHeaders` is false) and x-amz-trailer. */
 export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () => Map<string, string> | undefined, checksumHeaders = true): ExpectedChecksum[] {
   const checks: ExpectedChecksum[] = []
@@ -285,15 +305,12 @@ export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () =
     if (!isBase64Of(value.trim(), digestBytes[algorithm])) throw new S3Error('InvalidDigest', `x-amz-checksum-${algorithm} is not a base64 ${algorithm} value.`)
     checks.push({ algorithm, expected: () => value.trim(), error: 'BadDigest' })
   }
-  const trailer = single(headers, 'x-amz-trailer')
-  if (trailer !== undefined) {
-    for (const name of trailer.split(',').map(s => s.trim().toLowerCase()).filter(s => s !== '')) {
-      const algorithm = name.replace(/^x-amz-checksum-/, '')
-      if (!name.startsWith('x-amz-checksum-') || !checksumAlgorithms.includes(algorithm as ChecksumAlgorithm)) {
-        throw new S3Error('InvalidRequest', `x-amz-trailer names ${name}, which is not a checksum.`)
-      }
-      checks.push({ algorithm: algorithm as ChecksumAlgorithm, expected: () => trailerValue(trailers(), name, algorithm as ChecksumAlgorithm), error: 'BadDigest' })
+  for (const name of announcedTrailers(headers)) {
+    const algorithm = name.replace(/^x-amz-checksum-/, '')
+    if (!name.startsWith('x-amz-checksum-') || !checksumAlgorithms.includes(algorithm as ChecksumAlgorithm)) {
+      throw new S3Error('InvalidRequest', `x-amz-trailer names ${name}, which is not a checksum.`)
     }
+    checks.push({ algorithm: algorithm as ChecksumAlgorithm, expected: () => trailerValue(trailers(), name, algorithm as ChecksumAlgorithm), error: 'BadDigest' })
   }
   if (checksumHeaders) checkAnnouncedAlgorithm(headers, checks.filter(c => c.algorithm !== 'md5').map(c => c.algorithm))
   return checks

@@ -28,7 +28,8 @@ import { refuseUnsupportedHeaders } from './headers.js'
 import { listObjectsV1, listObjectsV2 } from './listing.js'
 import * as multipart from './multipart.js'
 import * as objects from './objects.js'
-import { authenticationKind, hoistQueryHeaders, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
+import { hoistQueryHeaders } from './presigned.js'
+import { authenticationKind, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
 import { errorDocument } from './xml.js'
 
 export interface S3ApiOptions {

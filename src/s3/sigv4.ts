@@ -15,9 +15,15 @@
  *   - header auth: the request time (X-Amz-Date or Date) is within 15 minutes
  *     of the server's clock (RequestTimeTooSkewed), and x-amz-content-sha256
  *     is present (its value is signed as given; payload.ts verifies it);
- *   - presigned: X-Amz-Expires is 1 to 604,800 seconds and not past
- *     (AccessDenied "Request has expired"); other query parameters (checksum
- *     ones, response-* overrides) are signed like any other;
+ *   - presigned: X-Amz-Expires is a plain decimal (AuthorizationQueryParametersError
+ *     "X-Amz-Expires should be a number" for `+60`, `0x10`, `1e3`, `60.0`),
+ *     of 1 to 604,800 seconds, and not past (AccessDenied "Request has
+ *     expired"); X-Amz-Date is at most 15 minutes ahead of the server's
+ *     clock (AccessDenied "Request is not yet valid"), so a URL lives at most
+ *     7 days from its signing time; other query parameters (checksum ones,
+ *     response-* overrides) are signed like any other;
+ *   - presigned: the payload hash the URL signs, if any, is the request's
+ *     (presigned.ts);
  *   - `host` is among the signed headers, and so is every `x-amz-*` header
  *     sent but `x-amz-content-sha256` (AccessDenied, HeadersNotSigned);
  *   - no session token (InvalidToken): this server has key pairs only.
@@ -34,6 +40,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { getSigningKey } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
 import { S3Error } from './errors.js'
+import { presignedPayloadHash } from './presigned.js'
 
 export const ALGORITHM = 'AWS4-HMAC-SHA256'
 const AUTHORIZATION_PREFIX = `${ALGORITHM} `
@@ -51,7 +58,11 @@ export interface S3Credential {
 /** What a verified request carries on to the payload decoder (chunk signatures chain from it). */
 export interface VerifiedSignature {
   accessKeyId: string
-  /** x-amz-content-sha256 as sent (header auth), or UNSIGNED-PAYLOAD (presigned). */
+  /**
+   * The payload hash the signature covers: x-amz-content-sha256 as sent
+   * (header auth), the presigned URL's X-Amz-Content-Sha256, else
+   * UNSIGNED-PAYLOAD (presigned).
+   */
   payloadHash: string
   longDate: string
   scope: string
@@ -310,27 +321,6 @@ export function authenticationKind (request: SignedRequest, query: Record<string
   return 'anonymous'
 }
 
-/** The query parameters that carry a presigned URL's authentication, lower-cased: never headers. */
-const presignParameters = new Set(['x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-expires', 'x-amz-signedheaders', 'x-amz-signature', 'x-amz-security-token', 'x-amz-content-sha256'])
-
-/**
- * A presigned request's headers, with those its URL carries: the SDKs move
- * a request's `x-amz-*` headers into the query when they presign it
- * (metadata, storage class, checksums: `x-amz-checksum-crc32` of the
- * body, or of an empty one when the URL was made without it), and S3 acts
- * on them as headers. The signature covers the query, so they are signed.
- * Added as a header's raw bytes would read (UTF-8 as Latin-1), unless the
- * request sends that header itself (signed, or refused as unsigned).
- */
-export function hoistQueryHeaders (headers: IncomingHttpHeaders, query: Record<string, string | string[]>): void {
-  for (const name in query) {
-    const header = name.toLowerCase()
-    if (!header.startsWith('x-amz-') || presignParameters.has(header) || headers[header] !== undefined) continue
-    const value = query[name]
-    headers[header] = Buffer.from(Array.isArray(value) ? value.join(',') : value, 'utf8').toString('latin1')
-  }
-}
-
 function single (value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
@@ -448,13 +438,15 @@ export async function verifySignature (
     scope = scopeOf(credentialField, malformed)
     const date = parseAmzDate(dateField)
     if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
-    if (!/^\d+$/.test(expiresField) || Number(expiresField) < 1 || Number(expiresField) > MAX_EXPIRES_SECONDS) {
+    // Digits (a minus sign is left to the range check), not every form Number() reads (`+60`, `0x10`, `1e3`, ` 60`, `60.0`).
+    if (!/^-?\d+$/.test(expiresField)) throw new S3Error(malformed, 'X-Amz-Expires should be a number')
+    if (Number(expiresField) < 1 || Number(expiresField) > MAX_EXPIRES_SECONDS) {
       throw new S3Error(malformed, `X-Amz-Expires must be from 1 to ${MAX_EXPIRES_SECONDS} seconds.`)
     }
-    if (date.getTime() - nowMs > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not valid yet')
+    if (date.getTime() - nowMs > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not yet valid')
     if (nowMs > date.getTime() + Number(expiresField) * 1000) throw new S3Error('AccessDenied', 'Request has expired')
     longDate = dateField
-    payloadHash = single(query['X-Amz-Content-Sha256']) ?? UNSIGNED_PAYLOAD
+    payloadHash = presignedPayloadHash(query, single(request.headers['x-amz-content-sha256'])) ?? UNSIGNED_PAYLOAD
   }
 
   const { credential } = scope

@@ -5,11 +5,12 @@
  */
 import t from 'tap'
 import http from 'node:http'
+import { createHash } from 'node:crypto'
 import type { LookupFunction } from 'node:net'
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { redactedUrl, s3AccessPolicy, s3StartupNote } from '../../src/s3/index.js'
-import { devCredentials, rejection, s3Server } from './fixture.js'
+import { devCredentials, presignedPath, rejection, s3Server } from './fixture.js'
 
 const configured = { accessKeyId: 'AKIDTESTTEST', secretAccessKey: 'the-real-secret' }
 
@@ -119,6 +120,63 @@ t.test('presigned GET and PUT work with plain fetch; expired and tampered ones d
   const expired = await fetch(expiredUrl)
   t.equal(expired.status, 403)
   t.match(await expired.text(), /<Code>AccessDenied<\/Code><Message>Request has expired<\/Message>/)
+})
+
+t.test('a presigned URL that signs X-Amz-Content-Sha256 takes only that body, however the SDK spelled the name; UNSIGNED-PAYLOAD there takes any', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  const hash = createHash('sha256').update('the signed bytes').digest('hex')
+  for (const name of ['X-Amz-Content-Sha256', 'x-amz-content-sha256']) {
+    const path = await presignedPath(server, 'PUT', '/photos/hashed', { headers: { [name]: hash } })
+    t.match(path, `${name}=${hash}`, 'the hash is in the URL')
+    const refused = await fetch(`${server.endpoint}${path}`, { method: 'PUT', body: 'other bytes' })
+    t.equal(refused.status, 400, `${name}: another body`)
+    t.match(await refused.text(), /<Code>XAmzContentSHA256Mismatch<\/Code>/)
+    t.equal(await bucket.head('hashed'), null, 'nothing stored')
+    const accepted = await fetch(`${server.endpoint}${path}`, { method: 'PUT', body: 'the signed bytes' })
+    t.equal(accepted.status, 200, `${name}: the signed body`)
+    const got = await bucket.get('hashed')
+    t.equal(got !== null && 'text' in got ? await got.text() : null, 'the signed bytes')
+    await bucket.delete('hashed')
+  }
+  const unsigned = await presignedPath(server, 'PUT', '/photos/any', { headers: { 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' } })
+  t.match(unsigned, 'X-Amz-Content-Sha256=UNSIGNED-PAYLOAD')
+  t.equal((await fetch(`${server.endpoint}${unsigned}`, { method: 'PUT', body: 'any bytes' })).status, 200, 'UNSIGNED-PAYLOAD signs no body')
+})
+
+t.test('an x-amz-content-sha256 header other than the hash a presigned URL signs is refused before the body, whichever would match', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
+  const path = await presignedPath(server, 'PUT', '/photos/hashed', { headers: { 'X-Amz-Content-Sha256': sha256('the signed bytes') } })
+  for (const [header, body] of [[sha256('other bytes'), 'other bytes'], ['UNSIGNED-PAYLOAD', 'other bytes'], [sha256('other bytes'), 'the signed bytes']]) {
+    const refused = await fetch(`${server.endpoint}${path}`, { method: 'PUT', body, headers: { 'x-amz-content-sha256': header } })
+    t.equal(refused.status, 400, `header ${header}, body ${body}`)
+    t.match(await refused.text(), /<Code>XAmzContentSHA256Mismatch<\/Code>/)
+    t.equal(await bucket.head('hashed'), null, 'nothing stored')
+  }
+  const repeated = `${path}&X-Amz-Content-Sha256=UNSIGNED-PAYLOAD`
+  t.match(await (await fetch(`${server.endpoint}${repeated}`, { method: 'PUT', body: 'other bytes' })).text(), /<Code>XAmzContentSHA256Mismatch<\/Code>/, 'the parameter twice, with two values')
+  const same = await fetch(`${server.endpoint}${path}`, { method: 'PUT', body: 'the signed bytes', headers: { 'x-amz-content-sha256': sha256('the signed bytes') } })
+  t.equal(same.status, 200, 'the header saying the same')
+})
+
+t.test('a presigned URL dated over 15 minutes ahead is not yet valid; an X-Amz-Expires that is not a plain decimal is refused', async t => {
+  const server = await s3Server(t)
+  await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'v' }))
+  const inTen = await presignedPath(server, 'GET', '/photos/k', { signingDate: new Date(Date.now() + 10 * 60_000) })
+  t.equal((await fetch(`${server.endpoint}${inTen}`)).status, 200, 'ten minutes ahead: within the clock skew S3 allows')
+  const ahead = await fetch(`${server.endpoint}${await presignedPath(server, 'GET', '/photos/k', { signingDate: new Date(Date.now() + 20 * 60_000), expiresIn: 604_800 })}`)
+  t.equal(ahead.status, 403, 'twenty minutes ahead')
+  t.match(await ahead.text(), /<Code>AccessDenied<\/Code><Message>Request is not yet valid<\/Message>/)
+  for (const expires of ['+60', '0x10', '1e3', ' 60', '60.0', '60 ', '']) {
+    const path = await presignedPath(server, 'GET', '/photos/k', { expiresIn: expires })
+    t.match(path, `X-Amz-Expires=${encodeURIComponent(expires)}&`, 'signed as written')
+    const answer = await fetch(`${server.endpoint}${path}`)
+    t.equal(answer.status, 400, JSON.stringify(expires))
+    t.match(await answer.text(), /<Code>AuthorizationQueryParametersError<\/Code><Message>X-Amz-Expires should be a number<\/Message>/)
+  }
+  t.equal((await fetch(`${server.endpoint}${await presignedPath(server, 'GET', '/photos/k', { expiresIn: '060' })}`)).status, 200, 'leading zeros are a plain decimal')
 })
 
 t.test('virtual-host style: <bucket>.localhost and <bucket>.<--s3-domain>', async t => {

@@ -5,15 +5,13 @@
 import t, { type Test } from 'tap'
 import http from 'node:http'
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
-import { SignatureV4 } from '@smithy/signature-v4'
-import { createHash, createHmac } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import zlib from 'node:zlib'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import pino from 'pino'
-import type { SourceData } from '@smithy/types'
-import { devCredentials, raw, s3Server, type S3Server } from './fixture.js'
+import { devCredentials, devSigner, raw, s3Server, type S3Server } from './fixture.js'
 import { openRegistry } from '../../src/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
@@ -85,6 +83,37 @@ t.test('an aws-chunked body without x-amz-decoded-content-length is MissingConte
   await stillServing(t, server)
 })
 
+t.test('an aws-chunked trailer holding a header x-amz-trailer does not name, or one header twice, is MalformedTrailerError, storing nothing', async t => {
+  const server = await s3Server(t)
+  const framing = { 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '10' }
+  const announced = { ...framing, 'x-amz-trailer': 'x-amz-checksum-crc32' }
+  const good = `x-amz-checksum-crc32:${crc32Base64('0123456789')}\r\n`
+  const cases: Array<[string, Record<string, string>, string]> = [
+    ['a checksum x-amz-trailer does not name', announced, `${good}x-amz-checksum-sha256:${'A'.repeat(43)}=\r\n`],
+    ['another header', announced, `${good}x-amz-meta-owner:mallory\r\n`],
+    ['a trailer without x-amz-trailer', framing, good],
+    ['the announced checksum twice, a wrong value first', announced, `x-amz-checksum-crc32:AAAAAA==\r\n${good}`],
+    ['the announced checksum twice, the same value', announced, `${good}${good}`],
+    ['the trailer signature twice', announced, `${good}x-amz-trailer-signature:${'0'.repeat(64)}\r\nx-amz-trailer-signature:${'0'.repeat(64)}\r\n`]
+  ]
+  for (const [what, headers, trailer] of cases) {
+    const answer = await raw(server, 'PUT', '/photos/trailed', headers, [`a\r\n0123456789\r\n0\r\n${trailer}\r\n`])
+    t.equal(answer.status, 400, what)
+    t.match(answer.body, /<Code>MalformedTrailerError<\/Code>/, what)
+    t.notOk(await stored(server, 'trailed'), `${what}: nothing stored`)
+  }
+  const part = await raw(server, 'POST', '/photos/mp?uploads')
+  const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(part.body)![1]!
+  const twicePart = await raw(server, 'PUT', `/photos/mp?uploadId=${uploadId}&partNumber=1`, announced,
+    [`a\r\n0123456789\r\n0\r\nx-amz-checksum-crc32:AAAAAA==\r\n${good}\r\n`])
+  t.match(twicePart.body, /<Code>MalformedTrailerError<\/Code>/, 'the same for a part')
+  const listed = await raw(server, 'GET', `/photos/mp?uploadId=${uploadId}`)
+  t.notMatch(listed.body, /<Part>/, 'no part stored')
+  const whole = await raw(server, 'PUT', '/photos/trailed', announced, [`a\r\n0123456789\r\n0\r\n${good}\r\n`])
+  t.equal(whole.status, 200, 'the announced trailer, once, is stored')
+  await stillServing(t, server)
+})
+
 t.test('Signature Version 2 and SigV4A, in a header or a presigned URL, are InvalidRequest', async t => {
   const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, null, false) })
   const header = await raw(server, 'GET', '/photos/k', { authorization: 'AWS AKIDEXAMPLE:frJIUN8DYpKDtOLCwo//yllqDzg=', date: new Date().toUTCString() })
@@ -109,7 +138,7 @@ t.test('Signature Version 2 and SigV4A, in a header or a presigned URL, are Inva
 t.test('a chunk signature that does not verify stores nothing', async t => {
   const server = await s3Server(t)
   const host = `127.0.0.1:${server.port}`
-  const signer = new SignatureV4({ service: 's3', region: 'auto', credentials: devCredentials, sha256: Sha256, uriEscapePath: false })
+  const signer = devSigner()
   const signed = await signer.sign({
     method: 'PUT', protocol: 'http:', hostname: '127.0.0.1', port: server.port, path: '/photos/forged', query: {},
     headers: { host, 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '5' }
@@ -188,7 +217,7 @@ t.test('Expect: 100-continue waits for the signature and the size: a refused req
   const huge = await ask({ 'content-length': String(6 * 1024 ** 3), 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' })
   t.notOk(huge.continued)
   t.equal(await stored(server, 'expected'), false, 'nothing stored')
-  const signer = new SignatureV4({ service: 's3', region: 'auto', credentials: devCredentials, sha256: Sha256, uriEscapePath: false })
+  const signer = devSigner()
   const host = `127.0.0.1:${server.port}`
   const signed = await signer.sign({
     method: 'PUT', protocol: 'http:', hostname: '127.0.0.1', port: server.port, path: '/photos/expected', query: {},
@@ -211,22 +240,6 @@ function crc32Base64 (text: string): string {
   const crc = Buffer.alloc(4)
   crc.writeUInt32BE(zlib.crc32(text))
   return crc.toString('base64')
-}
-
-function bytes (data: SourceData): Buffer {
-  return typeof data === 'string' ? Buffer.from(data) : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data)
-}
-
-/** SHA-256 / HMAC for the smithy signer, over node:crypto. */
-class Sha256 {
-  readonly #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>
-  constructor (secret?: SourceData) {
-    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret))
-  }
-
-  update (data: SourceData): void { this.#hash.update(bytes(data)) }
-  async digest (): Promise<Uint8Array> { return this.#hash.digest() }
-  reset (): void {}
 }
 
 t.test('a failing disk answers InternalError and is logged as a storage failure at warn, with its path, as the HTTP door does', async t => {

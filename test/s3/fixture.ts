@@ -4,10 +4,13 @@
  * be as small as 5 bytes.
  */
 import http from 'node:http'
+import { createHash, createHmac } from 'node:crypto'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { S3Client, type S3ClientConfig, type S3ServiceException } from '@aws-sdk/client-s3'
+import { SignatureV4 } from '@smithy/signature-v4'
+import type { SourceData } from '@smithy/types'
 import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy, type S3AccessPolicy, type S3Connections } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
@@ -75,4 +78,41 @@ export async function raw (server: S3Server, method: string, path: string, heade
     for (const chunk of Array.isArray(body) ? body : [body]) request.write(chunk)
     request.end()
   })
+}
+
+function bytes (data: SourceData): Buffer {
+  return typeof data === 'string' ? Buffer.from(data) : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data)
+}
+
+/** SHA-256 / HMAC for the smithy signer, over node:crypto. */
+class Sha256 {
+  readonly #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>
+  constructor (secret?: SourceData) {
+    this.#hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytes(secret))
+  }
+
+  update (data: SourceData): void { this.#hash.update(bytes(data)) }
+  async digest (): Promise<Uint8Array> { return this.#hash.digest() }
+  reset (): void {}
+}
+
+/** The AWS SDK's own signer (@smithy/signature-v4) with the development pair, region `auto`. */
+export function devSigner (): SignatureV4 {
+  return new SignatureV4({ service: 's3', region: 'auto', credentials: devCredentials, sha256: Sha256, uriEscapePath: false })
+}
+
+/**
+ * The path and query of a URL presigned by the SDK's signer for `server`:
+ * `headers` as the signer takes them (its `x-amz-*` move into the query;
+ * `X-Amz-Content-Sha256: UNSIGNED-PAYLOAD` unless given, as the S3
+ * presigner adds it). `expiresIn` is written into the URL as given, so a
+ * string that is not a plain number can be signed too.
+ */
+export async function presignedPath (server: S3Server, method: string, path: string, options: { headers?: Record<string, string>, expiresIn?: number | string, signingDate?: Date } = {}): Promise<string> {
+  const headers = options.headers ?? { 'X-Amz-Content-Sha256': 'UNSIGNED-PAYLOAD' }
+  const presigned = await devSigner().presign(
+    { method, protocol: 'http:', hostname: '127.0.0.1', port: server.port, path, query: {}, headers: { host: `127.0.0.1:${server.port}`, ...headers } },
+    { expiresIn: (options.expiresIn ?? 60) as number, signingDate: options.signingDate ?? new Date() })
+  const query = Object.entries(presigned.query as Record<string, string>).map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join('&')
+  return `${path}?${query}`
 }

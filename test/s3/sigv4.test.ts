@@ -8,6 +8,7 @@ import t from 'tap'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { IncomingHttpHeaders } from 'node:http'
+import { createHash } from 'node:crypto'
 import { S3Error } from '../../src/s3/errors.js'
 import { AwsChunkedDecoder, payloadMode } from '../../src/s3/payload.js'
 import { parseRawQuery, verifySignature, type VerifiedSignature } from '../../src/s3/sigv4.js'
@@ -17,6 +18,8 @@ const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'
 const secretOf = (id: string): string | undefined => id === ACCESS_KEY ? SECRET : undefined
 const DOC_TIME = new Date('2013-05-24T00:00:00Z')
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
+/** The trailer names of a request without x-amz-trailer. */
+const noTrailers: ReadonlySet<string> = new Set()
 
 function authorization (signedHeaders: string, signature: string): string {
   return `AWS4-HMAC-SHA256 Credential=${ACCESS_KEY}/20130524/us-east-1/s3/aws4_request,SignedHeaders=${signedHeaders},Signature=${signature}`
@@ -120,16 +123,16 @@ t.test('the documented signed chunked upload decodes; a changed byte, a bad sign
   t.same(payloadMode(verified.payloadHash), { kind: 'chunked', signed: true, trailer: false })
   const body = chunkedBody(plainSignatures)
   t.equal(body.length, 66_824, 'the documented Content-Length')
-  const decoded = await decode(new AwsChunkedDecoder(verified, 66_560), body)
+  const decoded = await decode(new AwsChunkedDecoder(verified, 66_560, noTrailers), body)
   t.ok(decoded.equals(Buffer.alloc(66_560, 'a')))
 
   const flipped = Buffer.from(body)
   flipped[60_000] = 'b'.charCodeAt(0)
-  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), flipped)), 'SignatureDoesNotMatch', 'a changed data byte')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560, noTrailers), flipped)), 'SignatureDoesNotMatch', 'a changed data byte')
   const badSignature = chunkedBody([plainSignatures[0], plainSignatures[1].replace('0055', '0056'), plainSignatures[2]])
-  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), badSignature)), 'SignatureDoesNotMatch', 'a wrong chunk signature')
-  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), body.subarray(0, 40_000))), 'IncompleteBody', 'a truncated body')
-  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_561), body)), 'IncompleteBody', 'a wrong decoded length')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560, noTrailers), badSignature)), 'SignatureDoesNotMatch', 'a wrong chunk signature')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560, noTrailers), body.subarray(0, 40_000))), 'IncompleteBody', 'a truncated body')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_561, noTrailers), body)), 'IncompleteBody', 'a wrong decoded length')
 })
 
 t.test('the documented signed upload with a trailer decodes and its trailer signature is checked', async t => {
@@ -145,26 +148,80 @@ t.test('the documented signed upload with a trailer decodes and its trailer sign
       '106e2a8a18243abcf37539882f36619c00e2dfc72633413f02d3b74544bfeb8e')
   }
   const verified = await verify('PUT', '/examplebucket/chunkObject.txt', headers)
+  const crc32c = new Set(['x-amz-checksum-crc32c'])
   const signatures = [
     'b474d8862b1487a5145d686f57f013e54db672cee1c953b3010fb58501ef5aa2',
     '1c1344b170168f8e65b41376b44b20fe354e373826ccbbe2c1d40a8cae51e5c7',
     '2ca2aba2005185cf7159c6277faf83795951dd77a3a99e6e65d5c9f85863f992'
   ]
   const trailer = 'x-amz-checksum-crc32c:sOO8/Q==\r\nx-amz-trailer-signature:d81f82fc3505edab99d459891051a732e8730629a2e4a59689829ca17fe2e435\r\n'
-  const decoder = new AwsChunkedDecoder(verified, 66_560)
+  const decoder = new AwsChunkedDecoder(verified, 66_560, crc32c)
   t.equal((await decode(decoder, chunkedBody(signatures, trailer), 4096)).length, 66_560)
   t.equal(decoder.trailers.get('x-amz-checksum-crc32c'), 'sOO8/Q==')
   const tampered = trailer.replace('sOO8/Q==', 'sOO8/R==')
-  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560), chunkedBody(signatures, tampered))), 'SignatureDoesNotMatch', 'a changed trailer')
+  t.equal(await code(decode(new AwsChunkedDecoder(verified, 66_560, crc32c), chunkedBody(signatures, tampered))), 'SignatureDoesNotMatch', 'a changed trailer')
 })
 
 t.test('unsigned chunks with a trailer decode', async t => {
-  const decoder = new AwsChunkedDecoder(null, 3)
+  const decoder = new AwsChunkedDecoder(null, 3, new Set(['x-amz-checksum-crc32']))
   const out = await decode(decoder, Buffer.from('3\r\nabc\r\n0\r\nx-amz-checksum-crc32:NSRBwg==\r\n\r\n'), 2)
   t.equal(out.toString(), 'abc')
   t.equal(decoder.trailers.get('x-amz-checksum-crc32'), 'NSRBwg==')
-  t.equal(await code(decode(new AwsChunkedDecoder(null, undefined), Buffer.from('zz\r\nabc\r\n'))), 'IncompleteBody', 'a size that is not hex')
-  t.equal(await code(decode(new AwsChunkedDecoder(null, undefined), Buffer.from('3\r\nabcd\r\n0\r\n\r\n'))), 'IncompleteBody', 'a chunk longer than announced')
+  t.equal(await code(decode(new AwsChunkedDecoder(null, undefined, noTrailers), Buffer.from('zz\r\nabc\r\n'))), 'IncompleteBody', 'a size that is not hex')
+  t.equal(await code(decode(new AwsChunkedDecoder(null, undefined, noTrailers), Buffer.from('3\r\nabcd\r\n0\r\n\r\n'))), 'IncompleteBody', 'a chunk longer than announced')
+})
+
+t.test('trailer lines: each announced one once, one signature; anything else is MalformedTrailerError', async t => {
+  const crc32 = 'x-amz-checksum-crc32:NSRBwg=='
+  const cases: Array<[string, string, string[], string]> = [
+    ['the announced checksum', `${crc32}\r\n`, ['x-amz-checksum-crc32'], 'no error'],
+    ['its name in another case', 'X-Amz-Checksum-CRC32:NSRBwg==\r\n', ['x-amz-checksum-crc32'], 'no error'],
+    ['nothing announced, nothing sent', '', [], 'no error'],
+    ['nothing announced', `${crc32}\r\n`, [], 'MalformedTrailerError'],
+    ['another checksum', 'x-amz-checksum-crc32c:AAAAAA==\r\n', ['x-amz-checksum-crc32'], 'MalformedTrailerError'],
+    ['twice', `${crc32}\r\n${crc32}\r\n`, ['x-amz-checksum-crc32'], 'MalformedTrailerError'],
+    ['twice, spelled apart', `${crc32}\r\nX-AMZ-CHECKSUM-CRC32:NSRBwg==\r\n`, ['x-amz-checksum-crc32'], 'MalformedTrailerError'],
+    ['the signature twice', `${crc32}\r\nx-amz-trailer-signature:00\r\nx-amz-trailer-signature:00\r\n`, ['x-amz-checksum-crc32'], 'MalformedTrailerError']
+  ]
+  for (const [what, trailer, announced, expected] of cases) {
+    const decoder = new AwsChunkedDecoder(null, 3, new Set(announced))
+    t.equal(await code(decode(decoder, Buffer.from(`3\r\nabc\r\n0\r\n${trailer}\r\n`), 5)), expected, what)
+  }
+})
+
+t.test('a presigned URL\'s X-Amz-Content-Sha256 is the payload hash it signs; a header or second value saying otherwise is refused', async t => {
+  const signer = await sdkSigner()
+  const now = new Date()
+  const hash = createHash('sha256').update('body').digest('hex')
+  const rawQuery = (query: Record<string, string>): string => Object.entries(query).map(([n, v]) => `${encodeURIComponent(n)}=${encodeURIComponent(v)}`).join('&')
+  for (const name of ['X-Amz-Content-Sha256', 'x-amz-content-sha256']) {
+    const presigned = await signer.presign({ method: 'PUT', protocol: 'http:', hostname: 'localhost', path: '/bucket/key', query: {}, headers: { host: 'localhost', [name]: hash } }, { signingDate: now, expiresIn: 60 })
+    const url = `/bucket/key?${rawQuery(presigned.query as Record<string, string>)}`
+    const headers = received(presigned.headers as Record<string, string>)
+    t.equal((await verify('PUT', url, headers, now)).payloadHash, hash, name)
+    t.equal((await verify('PUT', url, { ...headers, 'x-amz-content-sha256': hash }, now)).payloadHash, hash, `${name}: the header saying the same`)
+    t.equal(await code(verify('PUT', url, { ...headers, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, now)), 'XAmzContentSHA256Mismatch', `${name}: a header saying otherwise`)
+    t.equal(await code(verify('PUT', `${url}&${name}=UNSIGNED-PAYLOAD`, headers, now)), 'XAmzContentSHA256Mismatch', `${name}: a second value`)
+  }
+})
+
+t.test('X-Amz-Expires is a plain decimal; X-Amz-Date at most 15 minutes ahead', async t => {
+  const url = (expires: string, date = '20130524T000000Z'): string => `/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=${date}&X-Amz-Expires=${encodeURIComponent(expires)}&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404`
+  const headers = { host: 'examplebucket.s3.amazonaws.com' }
+  const table: Array<[string, string]> = [
+    ['86400', 'no error'], ['086400', 'SignatureDoesNotMatch'],
+    ['+86400', 'X-Amz-Expires should be a number'], ['0x10', 'X-Amz-Expires should be a number'], ['1e3', 'X-Amz-Expires should be a number'],
+    [' 60', 'X-Amz-Expires should be a number'], ['60.0', 'X-Amz-Expires should be a number'], ['', 'X-Amz-Expires should be a number'],
+    ['\u0661\u0662', 'X-Amz-Expires should be a number'],
+    ['0', 'X-Amz-Expires must be from 1 to 604800 seconds.'], ['-60', 'X-Amz-Expires must be from 1 to 604800 seconds.']
+  ]
+  for (const [expires, expected] of table) {
+    const answer = await verify('GET', url(expires), headers, new Date(DOC_TIME.getTime() + 60_000)).then(() => 'no error', (err: S3Error) => err.code === 'AuthorizationQueryParametersError' ? err.message : err.code)
+    t.equal(answer, expected, JSON.stringify(expires))
+  }
+  const early = async (minutes: number): Promise<string> => await verify('GET', url('86400'), headers, new Date(DOC_TIME.getTime() - minutes * 60_000)).then(() => 'no error', (err: S3Error) => err.message)
+  t.equal(await early(15), 'no error', '15 minutes ahead of the server\'s clock')
+  t.equal(await early(16), 'Request is not yet valid', '16 minutes ahead')
 })
 
 t.test('payload modes', async t => {
