@@ -20,7 +20,7 @@ import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from
 import { Readable } from 'node:stream'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError } from './errors.js'
-import { keyId } from './keys.js'
+import { keyId, lookupId } from './keys.js'
 import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
@@ -114,17 +114,17 @@ export class BucketEngine implements Bucket {
   }
 
   async head (key: string): Promise<BucketObject | null> {
-    const record = await this.#store.head(keyId('head', key))
+    const record = await this.#store.head(lookupId('head', key))
     return record === null ? null : new ObjectMetadata(record, wholeRange(record))
   }
 
   async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
-    const id = keyId('read', key)
+    const id = lookupId('read', key)
     return await decideRead(this.#store, id, optionsObject<BucketReadOptions>('read', options))
   }
 
   async get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null> {
-    const id = keyId('get', key)
+    const id = lookupId('get', key)
     const opts = optionsObject<BucketGetOptions>('get', options)
     const conditional = parseConditional(opts.onlyIf, 'get')
     let range: BucketRange | null = null
@@ -196,7 +196,7 @@ export class BucketEngine implements Bucket {
     if (list.length > MAX_DELETE_KEYS) {
       throw new RangeError(`delete: at most ${MAX_DELETE_KEYS} keys can be deleted at once (got ${list.length}).`)
     }
-    const ids = list.map(k => keyId('delete', k))
+    const ids = list.map(k => lookupId('delete', k))
     await this.#store.delete([...new Set(ids)])
   }
 
@@ -225,7 +225,7 @@ export class BucketEngine implements Bucket {
   }
 
   resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload {
-    keyId('resumeMultipartUpload', key)
+    lookupId('resumeMultipartUpload', key)
     if (typeof uploadId !== 'string') throw new TypeError('resumeMultipartUpload: uploadId must be a string.')
     return new MultipartUpload(this, key, uploadId)
   }
@@ -238,7 +238,7 @@ export class BucketEngine implements Bucket {
   }
 
   async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
-    keyId('uploadPart', key)
+    lookupId('uploadPart', key)
     const n = validPartNumber(partNumber)
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
     const opts = optionsObject<BucketUploadPartOptions>('uploadPart', options)
@@ -263,14 +263,14 @@ export class BucketEngine implements Bucket {
   }
 
   async listParts (key: string, uploadId: string, options?: BucketPartListOptions): Promise<BucketParts> {
-    keyId('listParts', key)
+    lookupId('listParts', key)
     const upload = await this.#liveUpload('listParts', key, uploadId)
     return await listPartsPage(this.#store, upload, options)
   }
 
   /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */
   async abortUpload (key: string, uploadId: string): Promise<void> {
-    keyId('abortMultipartUpload', key)
+    lookupId('abortMultipartUpload', key)
     await this.#liveUpload('abortMultipartUpload', key, uploadId)
     await this.#store.abortUpload(uploadId)
   }

@@ -18,7 +18,7 @@ import { Readable } from 'node:stream'
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { keyId } from './keys.js'
+import { keyId, lookupId } from './keys.js'
 import { isMultipartRecord } from './multipart.js'
 import { parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectMetadata } from './object.js'
@@ -55,7 +55,7 @@ const rewriteNeeded = new Error('the copy needs its bytes read')
 export async function copyObject (
   store: BucketStore, sourceKey: string, key: string, opts: Partial<BucketCopyOptions>, fresh: { now: number, version: string }
 ): Promise<BucketCopyOutcome> {
-  const fromId = keyId('copy', sourceKey)
+  const fromId = lookupId('copy', sourceKey)
   const toId = keyId('copy', key)
   const conditional = parseConditional(opts.onlyIf, 'copy')
   const sourceConditional = parseConditional(opts.sourceOnlyIf, 'copy')

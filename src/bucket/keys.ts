@@ -8,6 +8,18 @@
  * JavaScript's string order (UTF-16 code units) differs for characters
  * outside the Basic Multilingual Plane, so every comparison goes through
  * `compareIds`.
+ *
+ * One divergence: a key that names an object to be written (put, a copy's
+ * destination, a multipart upload) may not hold U+0000. The hosted service
+ * documents only "valid UTF-8, at most 1,024 bytes", but a NUL cannot be
+ * kept by every store (PostgreSQL's text refuses it), written in an S3
+ * listing (XML 1.0 has no NUL, even escaped) or named in the readable view,
+ * so every store refuses it alike with 10020. Lookups (head, get, delete,
+ * a copy's source, an upload's later calls) take such keys, so an object
+ * stored under one before the rule (the SQLite store held them) can still be
+ * read and removed; a store that cannot hold them simply has none.
+ * Strings that are not well-formed UTF-16 (a lone surrogate) have no UTF-8
+ * spelling and are refused everywhere.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
@@ -15,8 +27,15 @@ import { BucketError } from './errors.js'
 /** Largest key, in bytes of UTF-8 (the hosted service's limit). */
 export const MAX_KEY_BYTES = 1024
 
-/** Validates a key given to `method`; returns its id (NFC form). */
+/** Validates a key that names an object `method` writes (no U+0000); returns its id (NFC form). */
 export function keyId (method: string, key: unknown): string {
+  const id = lookupId(method, key)
+  if (id.includes('\u0000')) throw new BucketError('InvalidObjectName', method)
+  return id
+}
+
+/** Validates a key `method` looks up (U+0000 allowed: see above); returns its id (NFC form). */
+export function lookupId (method: string, key: unknown): string {
   if (typeof key !== 'string') {
     throw new TypeError(`${method}: the key must be a string, got ${typeof key}.`)
   }

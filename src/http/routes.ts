@@ -33,6 +33,7 @@ import { readObject } from './read.js'
 import { sendRecycling } from './send-body.js'
 import { defaultSite, matchPublicRoute, mayBeCustomDomain, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { readSite } from './website.js'
+import { acceptAnyContentType } from '../doors/any-content-type.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry
@@ -199,6 +200,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+  acceptAnyContentType(app)
   await app.register(multipart, {
     limits: { fileSize: MAX_PUT_BYTES, fieldSize: 64 * 1024, fields: 100, files: 1000, parts: 1100 }
   })

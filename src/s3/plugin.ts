@@ -31,6 +31,7 @@ import * as objects from './objects.js'
 import { hoistQueryHeaders } from './presigned.js'
 import { authenticationKind, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
 import { errorDocument } from './xml.js'
+import { acceptAnyContentType } from '../doors/any-content-type.js'
 
 export interface S3ApiOptions {
   registry: BucketRegistry
@@ -159,6 +160,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+  acceptAnyContentType(app)
   app.decorateRequest('s3RequestId', '')
   app.decorateRequest('logFields', null)
 

@@ -14,6 +14,12 @@
  * the catalog is left alone (so a second run adds only what is new), as is
  * a bucket being deleted. Stop the gateways using the SQLite catalogs first:
  * writes made during the import may be missed.
+ *
+ * Keys holding U+0000 (which the SQLite store took before the engine refused
+ * them; src/bucket/keys.ts) cannot be kept in PostgreSQL's text: every
+ * catalog is read for them before anything is written, and the import is
+ * refused with their list, so it never stops half done. They can still be
+ * read and deleted through the SQLite store, then the import run again.
  */
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
@@ -37,6 +43,13 @@ export interface MigrationReport {
 export async function migrateToCatalog (dataDir: string, url: string, log: (line: string) => void = () => {}): Promise<MigrationReport> {
   const root = path.resolve(dataDir)
   const entries = await fsp.readdir(root, { withFileTypes: true })
+  const unfit = await keysThatCannotMove(root, entries.filter(e => e.isDirectory() && isValidBucketName(e.name)).map(e => e.name))
+  if (unfit.length > 0) {
+    const shown = unfit.slice(0, 20).map(k => `  ${k.bucket}: ${k.what} ${JSON.stringify(k.key)}`).join('\n')
+    throw new Error(`migrate: nothing was imported: ${unfit.length} key(s) hold U+0000, which the PostgreSQL catalog cannot keep:\n${shown}` +
+      (unfit.length > 20 ? `\n  ... and ${unfit.length - 20} more` : '') +
+      '\nDelete these objects (or abort these uploads) through a gateway on the SQLite catalogs, then run migrate again.')
+  }
   const catalog = await PgCatalog.connect(url)
   const report: MigrationReport = { buckets: [], documents: 0 }
   try {
@@ -59,6 +72,30 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
     await catalog.close()
   }
   return report
+}
+
+interface UnfitKey { bucket: string, what: 'object' | 'upload', key: string }
+
+/** The keys of objects and uploads, in the buckets `names` not being deleted, that hold U+0000. */
+async function keysThatCannotMove (root: string, names: string[]): Promise<UnfitKey[]> {
+  const unfit: UnfitKey[] = []
+  for (const bucket of names) {
+    const dbFile = path.join(bodyRoot(root, bucket), 'catalog.db')
+    if (!await fsp.access(dbFile).then(() => true, () => false)) continue
+    const db = new Database(dbFile, { readonly: true, fileMustExist: true })
+    try {
+      if (db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined) continue
+      for (const what of ['object', 'upload'] as const) {
+        // SQLite's string functions stop at a NUL, so the test is made here.
+        for (const key of db.prepare(`SELECT key FROM ${what}s`).pluck().iterate() as IterableIterator<string>) {
+          if (key.includes('\u0000')) unfit.push({ bucket, what, key })
+        }
+      }
+    } finally {
+      db.close()
+    }
+  }
+  return unfit
 }
 
 async function readJson (file: string): Promise<unknown> {

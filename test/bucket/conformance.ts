@@ -413,6 +413,26 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.equal(await bucket.head(composed), null, 'delete by the other spelling removes it')
   })
 
+  t.test('keys: U+0000 cannot name an object on any store; lone surrogates are no key', async t => {
+    const bucket = await fresh(t)
+    const nul = 'a\u0000b'
+    await expectCode(t, () => bucket.put(nul, 'x'), 10020, 'put')
+    await expectCode(t, () => bucket.createMultipartUpload(nul), 10020, 'createMultipartUpload')
+    await bucket.put('plain', 'x')
+    await expectCode(t, () => bucket.copy('plain', nul), 10020, 'copy')
+    t.equal(await bucket.head(nul), null, 'a lookup answers absent')
+    t.equal(await bucket.get(nul), null)
+    await bucket.delete(nul)
+    t.same(await bucket.copy(nul, 'plain2'), { status: 'not-found' }, 'a copy from it finds no source')
+    t.same((await bucket.list({ prefix: 'a' })).objects, [], 'nothing was stored')
+    t.ok(await bucket.put('a\u0001\u001f\u007f', 'x'), 'other control characters are keys')
+    t.equal((await bucket.list({ prefix: 'a' })).objects[0]?.key, 'a\u0001\u001f\u007f')
+    for (const lone of ['\ud800', 'a\udc00b', 'z\ud83d']) {
+      await expectCode(t, () => bucket.put(lone, 'x'), 10020, 'put', JSON.stringify(lone))
+      await expectCode(t, () => bucket.head(lone), 10020, 'head', JSON.stringify(lone))
+    }
+  })
+
   t.test('conditional get with BucketConditional', async t => {
     const clock = new TestClock(Date.UTC(2024, 2, 1, 12, 0, 0, 500))
     const bucket = await fresh(t, { clock: clock.read })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { compareIds, keyId, pastPrefix } from '../../src/bucket/keys.js'
+import { compareIds, keyId, lookupId, pastPrefix } from '../../src/bucket/keys.js'
 import { parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from '../../src/bucket/metadata.js'
 import { customMetadataOfHeaders, decodeHeaderValue, httpMetadataOfHeaders } from '../../src/bucket/request-metadata.js'
 
@@ -11,6 +11,15 @@ t.test('keyId', async t => {
   const invalid = ['', 'x'.repeat(1025), 'é'.repeat(513), '\uD800']
   for (const key of invalid) t.throws(() => keyId('put', key), { code: 10020, message: /^put: .*\(10020\)$/ }, JSON.stringify(key.slice(0, 8)))
   t.throws(() => keyId('put', 42), TypeError)
+  t.throws(() => keyId('put', 'a\u0000'), { code: 10020 }, 'U+0000 cannot name an object')
+  t.throws(() => keyId('copy', '\u0000'), { code: 10020, message: /^copy: / })
+})
+
+t.test('lookupId takes U+0000 and refuses what keyId refuses otherwise', async t => {
+  t.equal(lookupId('get', 'a\u0000b'), 'a\u0000b')
+  t.equal(lookupId('delete', 'e\u0301\u0000'), '\u00e9\u0000', 'NFC')
+  for (const key of ['', 'x'.repeat(1025), '\uDC00']) t.throws(() => lookupId('head', key), { code: 10020, message: /^head: / }, JSON.stringify(key.slice(0, 8)))
+  t.throws(() => lookupId('head', null), TypeError)
 })
 
 t.test('compareIds orders by UTF-8 bytes', async t => {

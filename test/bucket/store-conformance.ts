@@ -167,6 +167,22 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
     t.same(await bytesOf(store, 'y'), Buffer.from('y'))
   })
 
+  // The engine lets these through to lookups (keys.ts); a store that cannot hold them answers "absent", never an error.
+  t.test(`${sut.name}: lookups by ids holding U+0000 answer absent`, async t => {
+    const store = await fresh(t)
+    await put(store, 'a', Buffer.from('a'))
+    const id = 'a\u0000b'
+    t.equal(await store.head(id), null)
+    t.equal(await store.open(id), null)
+    await store.delete([id, 'a\u0000'])
+    t.same(await bytesOf(store, 'a'), Buffer.from('a'), 'the neighbour is untouched')
+    const listed = await store.list({ prefix: 'a\u0000', delimiter: '\u0000', limit: 10, withMetadata: false })
+    t.same(listed.entries, [])
+    const after = await store.list({ prefix: '', delimiter: '\u0000', after: Buffer.from(id), limit: 10, withMetadata: false })
+    t.same(after.entries, [])
+    t.same((await store.listUploads({ prefix: 'a\u0000', limit: 10 })), [])
+  })
+
   t.test(`${sut.name}: list pages in UTF-8 byte order, with prefix, delimiter, after and limit`, async t => {
     const store = await fresh(t)
     const ids = ['😀', 'z', 'a/c', 'é', 'a', 'b', 'a/b', 'a/b/c']

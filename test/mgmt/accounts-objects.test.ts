@@ -80,6 +80,17 @@ t.test('JSON bodies sent as text/plain or without a content type', async t => {
   t.equal(bad.json().errors[0].code, 6007, 'malformed JSON is still 6007')
 })
 
+t.test('an object\'s Content-Type is stored as given through the account\'s API, malformed or not', async t => {
+  const { app, registry } = await buildApp(t)
+  await registry.create('things')
+  const bucket = (await registry.open('things'))!
+  for (const [i, type] of ['', ';;;', 'a/b/c', 'text/plain, text/html'].entries()) {
+    const put = await app.inject({ method: 'PUT', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects/ct-${i}`, headers: { ...auth, 'content-type': type }, payload: 'x' })
+    t.equal(put.statusCode, 200, JSON.stringify(type))
+    t.equal((await bucket.head(`ct-${i}`))?.httpMetadata.contentType, type)
+  }
+})
+
 t.test('objects through the account\'s API', async t => {
   const { app, registry } = await buildApp(t)
   await registry.create('things')

@@ -268,3 +268,20 @@ t.test('a failing disk answers InternalError and is logged as a storage failure 
   t.equal(failure?.path, catalog, 'with the path of the failing file')
   t.notOk(lines.some(l => l.level >= 50), 'nothing at error level')
 })
+
+t.test('a key holding U+0000 is refused on a write (400, 10020\'s message); a lookup finds nothing', async t => {
+  const server = await s3Server(t)
+  const put = await raw(server, 'PUT', '/photos/a%00b', {}, ['x'])
+  t.equal(put.status, 400)
+  t.match(put.body, /<Message>The specified object name is not valid.<\/Message>/, 'the catalogue\'s 10020, as the door names it')
+  const create = await raw(server, 'POST', '/photos/a%00b?uploads')
+  t.equal(create.status, 400)
+  t.match(create.body, /<Message>The specified object name is not valid.<\/Message>/)
+  t.equal((await raw(server, 'GET', '/photos/a%00b')).status, 404)
+  t.equal((await raw(server, 'DELETE', '/photos/a%00b')).status, 204)
+  for (const encoded of ['%ED%A0%80', 'a%FFb', '%C3']) {
+    const answer = await raw(server, 'PUT', `/photos/${encoded}`, {}, ['x'])
+    t.equal(answer.status, 400, `${encoded}: not UTF-8`)
+  }
+  await stillServing(t, server)
+})

@@ -5,7 +5,7 @@ import {
 } from '@aws-sdk/client-s3'
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { rejection, s3Server } from './fixture.js'
+import { raw, rejection, s3Server } from './fixture.js'
 
 t.test('put then get: bytes, metadata, ETag; the default streamed upload (CRC32 trailer) is decoded', async t => {
   const { client, registry } = await s3Server(t)
@@ -132,4 +132,35 @@ t.test('delete, delete many (quiet or not), copy with REPLACE and COPY', async t
   t.equal(again.StorageClass, 'STANDARD_IA')
   t.same(again.Metadata, { k: 'x/3' })
   t.equal(await again.Body!.transformToString(), 'x/3')
+})
+
+t.test('any Content-Type is stored as given (empty, malformed, a list): PutObject, multipart, DeleteObjects', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  for (const [i, type] of ['', ';;;', 'a/b/c', 'text/plain, text/html', 'text/plain;'].entries()) {
+    const name = JSON.stringify(type)
+    const put = await raw(server, 'PUT', `/photos/ct-${i}`, { 'content-type': type }, ['body'])
+    t.equal(put.status, 200, `PutObject ${name}: ${put.body}`)
+    t.equal((await bucket.head(`ct-${i}`))?.httpMetadata.contentType, type, 'stored as given')
+    const head = await raw(server, 'HEAD', `/photos/ct-${i}`)
+    t.equal(head.status, 200)
+    t.equal(head.headers['content-type'], type, 'answered as stored')
+
+    const create = await raw(server, 'POST', `/photos/mp-${i}?uploads`, { 'content-type': type })
+    t.equal(create.status, 200, `CreateMultipartUpload ${name}: ${create.body}`)
+    const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(create.body)?.[1] ?? ''
+    const part = await raw(server, 'PUT', `/photos/mp-${i}?partNumber=1&uploadId=${encodeURIComponent(uploadId)}`, { 'content-type': type }, ['part'])
+    t.equal(part.status, 200, `UploadPart ${name}: ${part.body}`)
+    const done = await raw(server, 'POST', `/photos/mp-${i}?uploadId=${encodeURIComponent(uploadId)}`, { 'content-type': type },
+      [`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${String(part.headers.etag)}</ETag></Part></CompleteMultipartUpload>`])
+    t.equal(done.status, 200, `CompleteMultipartUpload ${name}: ${done.body}`)
+    t.equal((await bucket.head(`mp-${i}`))?.httpMetadata.contentType, type, 'the upload\'s type, as given')
+
+    const deleted = await raw(server, 'POST', '/photos?delete', { 'content-type': type }, [`<Delete><Object><Key>ct-${i}</Key></Object></Delete>`])
+    t.equal(deleted.status, 200, `DeleteObjects ${name}: ${deleted.body}`)
+    t.equal(await bucket.head(`ct-${i}`), null)
+  }
+  // Signed by the SDK, Content-Type among the signed headers: the signature is checked against the type as sent.
+  await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'signed', Body: 'x', ContentType: 'a/b/c' }))
+  t.equal((await bucket.head('signed'))?.httpMetadata.contentType, 'a/b/c')
 })

@@ -33,6 +33,7 @@ import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { perPage, single, type Query } from '../query.js'
+import { acceptAnyContentType } from '../../doors/any-content-type.js'
 
 interface ObjectParams { accountId: string, bucketName: string, '*': string }
 
@@ -125,6 +126,7 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+  acceptAnyContentType(app)
 
   app.get<{ Params: Omit<ObjectParams, '*'> }>('/accounts/:accountId/r2/buckets/:bucketName/objects', async (request) => {
     const query = request.query as Query

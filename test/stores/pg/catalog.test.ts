@@ -12,6 +12,7 @@ import path from 'node:path'
 import t, { type Test } from 'tap'
 import { buildCli } from '../../../src/cli.js'
 import { openRegistry, type Bucket, type BucketObjectBody } from '../../../src/index.js'
+import { Database } from '../../../src/stores/fs/sqlite.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { SCHEMA_VERSION } from '../../../src/stores/pg/schema.js'
 import { testdir } from '../../testdir.js'
@@ -273,6 +274,49 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
     console.log = log
   }
   t.match(lines.join('\n'), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
+})
+
+t.test('fsbucket migrate refuses, before writing anything, SQLite keys holding U+0000; once they are deleted it imports', async t => {
+  const url = await database('nulkeys')
+  const dataDir = testdir(t)
+  const before = await openRegistry(dataDir, { fsync: false })
+  await before.create('old')
+  const old = (await before.open('old'))!
+  await old.put('keep', 'kept')
+  await old.put('a-x', 'legacy')
+  const upload = await old.createMultipartUpload('u-x')
+  await before.close()
+  // The engine refuses such keys now: write them as an older version did.
+  const db = new Database(path.join(dataDir, 'old', '.fsbucket', 'catalog.db'))
+  for (const [table, from, to] of [['objects', 'a-x', 'a\u0000x'], ['uploads', 'u-x', 'u\u0000x']]) {
+    db.prepare(`UPDATE ${table} SET key = ?, id = ? WHERE key = ?`).run(to, Buffer.from(to, 'utf8'), from)
+  }
+  db.close()
+
+  const migrate = async (): Promise<string> => {
+    const lines: string[] = []
+    const log = console.log
+    console.log = (line: string) => { lines.push(line) }
+    try {
+      await buildCli().parseAsync(['node', 'fsbucket', 'migrate', '--from', dataDir, '--catalog', url])
+    } finally {
+      console.log = log
+    }
+    return lines.join('\n')
+  }
+  await t.rejects(migrate(), { message: /nothing was imported: 2 key\(s\) hold U\+0000[^]*old: object "a\\u0000x"[^]*old: upload "u\\u0000x"[^]*run migrate again/ })
+  const admin = await PgCatalog.connect(url)
+  t.teardown(async () => { await admin.close() })
+  t.same((await admin.pool.query('SELECT name FROM fsbucket.buckets')).rows, [], 'no bucket was imported')
+
+  const again = await openRegistry(dataDir, { fsync: false })
+  const bucket = (await again.open('old'))!
+  t.equal(await ((await bucket.get('a\u0000x')) as BucketObjectBody).text(), 'legacy', 'the SQLite store still reads the legacy key')
+  t.same((await bucket.list()).objects.map(o => o.key), ['a\u0000x', 'keep'])
+  await bucket.delete('a\u0000x')
+  await bucket.resumeMultipartUpload('u\u0000x', upload.uploadId).abort()
+  await again.close()
+  t.match(await migrate(), /old: 1 objects, 0 uploads in progress/)
 })
 
 t.test('a multipart object stored without its part layout is read by part from its part bodies; uploads from before the checksum column read as none', async t => {
