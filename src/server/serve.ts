@@ -182,25 +182,6 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
   }
 }
 
-/**
- * Requests arrive through the event loop here, so the stores may share one
- * look at the catalogs and settings per turn (stores/turn.ts), as long
- * as one poll returns every ready connection: libuv takes 1,024 events per
- * poll, and some descriptors are not clients' connections: the catalog's
- * pooled connections (`catalogConnections`, PostgreSQL) and a few of the
- * process's own.
- */
-function shareLooksWhileFewConnections (servers: Array<FastifyInstance | null>, catalogConnections: number): void {
-  let open = catalogConnections
-  for (const server of servers) {
-    server?.server.on('connection', (socket: { once: (event: 'close', listener: () => void) => void }) => {
-      open++
-      socket.once('close', () => { open-- })
-    })
-  }
-  shareChecksWithinTurns(() => open < 900)
-}
-
 /** The registry's options from the command line (the primary and each worker open their own). */
 function registryOptions (options: ServeOptions): OpenFsRegistryOptions {
   return { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections }
@@ -248,7 +229,8 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
   }
   if (!serving(app, s3, registry)) return
-  shareLooksWhileFewConnections([app, s3], options.catalog === undefined ? 0 : options.catalogConnections ?? 0)
+  // Requests arrive through the event loop here, so the stores may share their looks at the catalogs and settings within a turn (stores/turn.ts).
+  shareChecksWithinTurns(() => true)
   let port = options.port
   try {
     await app.listen({ host: options.host, port: options.port })

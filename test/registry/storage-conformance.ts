@@ -7,15 +7,22 @@
  * settings lock), the change token, the stores a storage opens, and the
  * state documents' transactions.
  */
+import { execFileSync } from 'node:child_process'
 import { Readable } from 'node:stream'
 import type { Test } from 'tap'
 import type { RegistryStorage, SettingsDocument } from '../../src/bucket/port.js'
 import { shareChecksWithinTurns } from '../../src/index.js'
+import { arrivals, lookCommitArrive, phases, unshared } from '../stores/arrivals.js'
 
 export interface RegistryStorageUnderTest {
   name: string
-  /** Fresh storage for the subtest, and a function opening a second handle on the same place; closed at the subtest's end. */
-  open: (t: Test) => Promise<{ storage: RegistryStorage, another: () => Promise<RegistryStorage> }>
+  /**
+   * Fresh storage for the subtest, and a function opening a second handle on
+   * the same place; closed at the subtest's end. `elsewhere` is the source of
+   * a module's first statements that open a handle on the same place in
+   * another process, as `storage`.
+   */
+  open: (t: Test) => Promise<{ storage: RegistryStorage, another: () => Promise<RegistryStorage>, elsewhere: string }>
 }
 
 function settings (n: number, padding = 0): SettingsDocument {
@@ -34,6 +41,13 @@ async function code (promise: Promise<unknown>): Promise<unknown> {
   } catch (err) {
     return (err as { code?: unknown }).code
   }
+}
+
+/** Writes a bucket's settings from another process (`elsewhere` opens its handle), returning when it has committed. */
+function writeSettingsElsewhere (elsewhere: string, name: string, document: SettingsDocument): void {
+  execFileSync(process.execPath, ['--input-type=module', '-e', `${elsewhere}
+    await storage.writeSettings(${JSON.stringify(name)}, ${JSON.stringify(document)})
+    await storage.close?.()`])
 }
 
 const tick = async (): Promise<void> => await new Promise(resolve => setImmediate(resolve))
@@ -147,6 +161,30 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
       t.not(await storage.changeToken(), token, `round ${round}: the change token too`)
       t.same(await storage.readSettings('b'), settings(round))
     }
+  })
+
+  t.test(`${sut.name}: with looks shared, a look taken in a timer or an immediate is not handed to a request the next poll reads`, async t => {
+    const { storage, elsewhere } = await sut.open(t)
+    await storage.createPlace('b')
+    await storage.writeSettings('b', settings(1))
+    shareChecksWithinTurns(() => true)
+    t.teardown(() => { shareChecksWithinTurns(() => false) })
+    const requests = await arrivals(t)
+    const rounds = 2
+    let n = 1
+    for (const phase of phases) {
+      let missed = 0
+      for (let round = 0; round < rounds; round++) {
+        const document = settings(++n)
+        const seen = await lookCommitArrive(requests, phase,
+          () => { void Promise.resolve(storage.settingsVersion('b')).catch(() => {}) },
+          () => { writeSettingsElsewhere(elsewhere, 'b', document) },
+          async () => await storage.settingsVersion('b'))
+        if (seen !== await unshared(async () => await storage.settingsVersion('b'))) missed++
+      }
+      t.equal(missed, 0, `${phase}: the request sees the settings written before it was sent (missed in ${missed} of ${rounds} rounds)`)
+    }
+    t.same(await storage.readSettings('b'), settings(n), 'the last document written elsewhere')
   })
 
   t.test(`${sut.name}: the change token moves when a place comes or goes, and on touch`, async t => {

@@ -6,6 +6,10 @@
  * shared look could show an older row. Without sharing (a library caller,
  * the default) the second read sees it; with sharing (a server) it is seen
  * from the next turn on, and the process's own writes are seen at once.
+ *
+ * The turn's end: a look taken in a timer or an immediate, then a commit
+ * of another process, then a request read by the next poll (arrivals.ts):
+ * the request must see the commit.
  */
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
@@ -13,6 +17,7 @@ import t from 'tap'
 import { openBucket, shareChecksWithinTurns, type Bucket } from '../../src/index.js'
 import { TurnMemo, currentTurn } from '../../src/stores/turn.js'
 import { testdir } from '../testdir.js'
+import { arrivals, lookCommitArrive, phases, unshared } from './arrivals.js'
 
 const index = new URL('../../src/index.js', import.meta.url).href
 
@@ -63,6 +68,28 @@ t.test('with sharing, a turn keeps its look; the next turn looks again', async t
   const own = (await bucket.put('k', 'three'))!
   t.equal(await etagOf(bucket, 'k'), own.etag, 'a write of this process is seen at once')
   t.equal(currentTurn(), currentTurn(), 'looks of one turn share its number')
+})
+
+t.test('with sharing, a look taken in a timer or an immediate is not handed to a request the next poll reads', async t => {
+  shareChecksWithinTurns(() => true)
+  t.teardown(() => { shareChecksWithinTurns(() => false) })
+  const dir = path.join(testdir(t), 'bucket')
+  const bucket = await openBucket(dir)
+  t.teardown(() => bucket.close())
+  await bucket.put('k', 'first')
+  const requests = await arrivals(t)
+  const rounds = 3
+  for (const phase of phases) {
+    let missed = 0
+    for (let round = 0; round < rounds; round++) {
+      const seen = await lookCommitArrive(requests, phase,
+        () => { void bucket.head('k') },
+        () => { putElsewhere(dir, 'k', `${phase} ${round}`) },
+        async () => await etagOf(bucket, 'k'))
+      if (seen !== await unshared(async () => await etagOf(bucket, 'k'))) missed++
+    }
+    t.equal(missed, 0, `${phase}: the request sees the commit finished before it was sent (missed in ${missed} of ${rounds} rounds)`)
+  }
 })
 
 t.test('a memo forgets on demand and at the end of the turn', async t => {

@@ -26,6 +26,8 @@ async function freshDatabase (): Promise<string> {
   return server.url(name)
 }
 
+const module = new URL('../../../src/stores/pg/registry-storage.js', import.meta.url).href
+
 registryStorageConformance(t, {
   name: 'pg',
   open: async t => {
@@ -38,7 +40,12 @@ registryStorageConformance(t, {
       return storage
     }
     t.teardown(async () => { for (const storage of opened) await storage.close?.() })
-    return { storage: await open(), another: open }
+    return {
+      storage: await open(),
+      another: open,
+      elsewhere: `const { PgRegistryStorage } = await import(${JSON.stringify(module)})
+        const storage = await PgRegistryStorage.open(${JSON.stringify(dir)}, ${JSON.stringify(url)}, { fsync: false })`
+    }
   }
 })
 
