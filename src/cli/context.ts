@@ -5,18 +5,36 @@
  * `fsbucket: <command> <target>: <what went wrong>`, and sets exit code 1;
  * the stack follows only with `--debug`. Commands over many items (cp -r,
  * rm -r, mirror) report each failed item the same way and go on with the
- * rest, then exit 1.
+ * rest, then exit 1. Every line written here shows a bucket's text (keys,
+ * metadata, a server's messages) with its control characters escaped
+ * (terminal-text.ts); `--json` lines are exact JSON.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import mime from 'mime-types'
 import { describeError } from './errors.js'
 import { Progress } from './progress.js'
 import { isStopping, stopNow } from './stopping.js'
+import { jsonLine, shownText } from './terminal-text.js'
 import { LocalTransport } from './transport-local.js'
 import { HttpTransport } from './transport-http.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import type { ObjectTransport, StoredObject, WriteMetadata } from './transport.js'
 import type { Tuning } from './transfer.js'
+
+/** One line of text on stdout, its control characters made visible (terminal-text.ts). */
+export function printLine (line: string): void {
+  process.stdout.write(`${shownText(line)}\n`)
+}
+
+/** One line of `--json` output on stdout. */
+export function printJson (value: unknown): void {
+  process.stdout.write(`${jsonLine(value)}\n`)
+}
+
+/** `fsbucket: <command> <target>: <what went wrong>` on stderr, every part shown safely. */
+function printFailure (name: string, target: string, what: string): void {
+  process.stderr.write(`${shownText(`fsbucket: ${name}${target === '' ? '' : ` ${target}`}: ${what}`)}\n`)
+}
 
 /** What the composition root gives the commands: how to open the registry of a data directory. */
 export interface ObjectCommandWiring {
@@ -43,7 +61,7 @@ export interface CommandContext {
   transport: ObjectTransport
   progress: Progress
   quiet: boolean
-  /** A line on stdout (the record of what was done), unless --quiet. */
+  /** A line on stdout (the record of what was done), unless --quiet; its control characters are made visible. */
   say: (line: string) => void
   /** Reports one failed item and lets the command go on; the command then exits 1. */
   report: (target: string, err: unknown) => void
@@ -147,7 +165,7 @@ function watchStdout (name: string, target: string): void {
       return
     }
     const { name, target } = stdoutUser
-    process.stderr.write(`fsbucket: ${name}${target === '' ? '' : ` ${target}`}: cannot write to standard output: ${describeError(err)}\n`)
+    printFailure(name, target, `cannot write to standard output: ${describeError(err)}`)
     void stopNow(1)
   })
 }
@@ -166,8 +184,9 @@ export async function runCommand (
   const fail = (what: string, err: unknown): void => {
     if (isStopping()) return // the stop said why (stopping.ts)
     failed = true
-    process.stderr.write(`fsbucket: ${name}${what === '' ? '' : ` ${what}`}: ${describeError(err)}\n`)
-    if (options.debug) process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`)
+    printFailure(name, what, describeError(err))
+    // A stack is many lines: each shown safely (its message may quote a key), the line breaks kept.
+    if (options.debug) process.stderr.write(`${((err as Error)?.stack ?? String(err)).split('\n').map(shownText).join('\n')}\n`)
   }
   let transport: ObjectTransport | null = null
   const progress = Progress.forTerminal(options.quiet)
@@ -177,7 +196,7 @@ export async function runCommand (
       transport,
       progress,
       quiet: options.quiet,
-      say: line => { if (!options.quiet) process.stdout.write(`${line}\n`) },
+      say: line => { if (!options.quiet) printLine(line) },
       report: fail
     })
   } catch (err) {

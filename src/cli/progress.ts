@@ -10,6 +10,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createRequire } from 'node:module'
 import type cliProgress from 'cli-progress'
+import { shownText } from './terminal-text.js'
 
 const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
 
@@ -104,7 +105,8 @@ export class Progress {
       : '{label} {done} | {rate}')
     const state: BarState = { bar, started: Date.now(), done: 0 }
     const total = known ? Math.max(size, 1) : 1
-    bar.start(total, 0, { label, ...this.#payload(state, size ?? 0) })
+    // The label names a key: its control characters are made visible, as on every other line.
+    bar.start(total, 0, { label: shownText(label), ...this.#payload(state, size ?? 0) })
     let ended = false
     return {
       add: bytes => {

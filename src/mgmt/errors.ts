@@ -5,7 +5,7 @@
  *
  * Codes follow the hosted API where its code for a condition is known
  * (9106, 6003, 9109, 10000, 1000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
- * 9000, 9003..9007, 9021, and the bucket codes 10004..10008, 10012, 10020,
+ * 83011, 9000, 9003..9007, 9015, 9021, 9051, and the bucket codes 10004..10008, 10012, 10020,
  * 10037, 10059, 100100). Where the
  * hosted API's code is not known, the code is fsbucket's own and the README
  * says so.
@@ -56,7 +56,11 @@ export const ManagementErrors = {
   RecordTypeNotProxiable: { code: 9004, status: 400, message: 'This record type cannot be proxied.' },
   InvalidIPv4: { code: 9005, status: 400, message: 'Content for A record must be a valid IPv4 address.' },
   InvalidIPv6: { code: 9006, status: 400, message: 'Content for AAAA record must be a valid IPv6 address.' },
-  InvalidCnameContent: { code: 9007, status: 400, message: 'Content for CNAME record is invalid.' },
+  // The routes name the type: "Content for CNAME record is invalid."
+  InvalidContent: { code: 9007, status: 400, message: 'Content for the record is invalid.' },
+  InvalidTxtContent: { code: 9051, status: 400, message: 'Invalid TXT record. Record may only contain printable ASCII!' },
+  RecordContentTooLong: { code: 9015, status: 400, message: 'Record content exceeds the allowed length of 4096 wire format bytes.' },
+  CombinedContentTooLong: { code: 83011, status: 400, message: 'Combined content length of records with this name and type exceeds the limit.' },
   InvalidRecordContent: { code: 9009, status: 400, message: 'Content for the record is missing or invalid.' },
   InvalidRecordName: { code: 9000, status: 400, message: 'DNS name is invalid.' },
   InvalidRecordType: { code: 9020, status: 400, message: 'Invalid DNS record type.' },

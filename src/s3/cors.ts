@@ -7,8 +7,10 @@
  *   - a preflight (OPTIONS with Origin and Access-Control-Request-Method)
  *     needs no signature; the first rule whose AllowedOrigin matches the
  *     origin, whose AllowedMethod is the requested method and whose
- *     AllowedHeaders cover every requested header decides. No rule, or no
- *     configuration, answers 403 AccessForbidden, as S3 does;
+ *     AllowedHeaders cover every requested header decides. No rule, no
+ *     configuration, or no such bucket answers the same 403 AccessForbidden
+ *     (S3 says NoSuchBucket and "CORS is not enabled" apart; an unsigned
+ *     request must not learn which buckets exist);
  *   - an actual request with an Origin gets Access-Control-Allow-Origin (and
  *     the rule's exposed headers) when a rule matches its origin and method.
  *

@@ -225,12 +225,11 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       throw new S3Error('InvalidRequest', 'A CORS preflight needs a bucket, Origin and Access-Control-Request-Method.')
     }
     const info = await registry.info(target.bucket)
-    if (info === null) throw new S3Error('NoSuchBucket')
     const headers = requestedHeaders(request.headers['access-control-request-headers'])
-    const rule = matchingCorsRule(info.settings.cors, origin, method, headers)
-    if (rule === undefined) {
-      throw new S3Error('AccessForbidden', info.settings.cors === null ? 'CORSResponse: CORS is not enabled for this bucket.' : undefined)
-    }
+    const rule = matchingCorsRule(info?.settings.cors ?? null, origin, method, headers)
+    // One refusal for a missing bucket, a bucket without rules and rules that do not match: a preflight needs no
+    // signature, so its answer must not tell which buckets exist (S3's NoSuchBucket and "CORS is not enabled" would).
+    if (rule === undefined) throw new S3Error('AccessForbidden')
     await reply.code(200).headers(preflightAnswerHeaders(rule, origin, headers)).send()
   }
 

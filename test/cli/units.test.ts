@@ -7,6 +7,7 @@ import { parsePartSize, parseSize } from '../../src/cli/context.js'
 import { bytesMatchEtag } from '../../src/cli/etag.js'
 import { describeError, fromCode } from '../../src/cli/errors.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation } from '../../src/cli/paths.js'
+import { jsonLine, shownText } from '../../src/cli/terminal-text.js'
 import { partSizeFor } from '../../src/cli/transfer.js'
 import { LocalTransport } from '../../src/cli/transport-local.js'
 import { openRegistry } from '../../src/index.js'
@@ -99,6 +100,46 @@ t.test('describeError', async t => {
   t.equal(describeError(fromCode(99999, 'something else (99999)')), 'something else (99999)')
   t.equal(describeError(Object.assign(new Error('x'), { code: 10006 })), 'no such bucket')
   t.equal(describeError(Object.assign(new Error('x'), { code: 'ENOENT', path: 'a.txt' })), 'no such file or directory: a.txt')
+})
+
+t.test('shownText: control characters made visible, unambiguously', async t => {
+  const table: Array<[string, string]> = [
+    ['photos/cat.jpg', 'photos/cat.jpg'],
+    ['Zürich/日本/ü', 'Zürich/日本/ü'],
+    ['a\nb', 'a\\nb'],
+    ['tab\there', 'tab\\there'],
+    ['cr\r', 'cr\\r'],
+    ['\u001b]0;title\u0007', '\\x1b]0;title\\x07'],
+    ['\u001b[31mred\u001b[0m', '\\x1b[31mred\\x1b[0m'],
+    ['nul\u0000', 'nul\\x00'],
+    ['\u001f', '\\x1f'],
+    ['del\u007f', 'del\\x7f'],
+    ['\u009b31m', '\\u009b31m'],
+    ['\u0080\u0085\u009f', '\\u0080\\u0085\\u009f'],
+    ['\u00a0nbsp', '\u00a0nbsp'],
+    // A backslash is doubled, so the key "a\\nb" (backslash, n) and the key holding a line feed print apart.
+    ['a\\nb', 'a\\\\nb'],
+    ['C:\\x1b', 'C:\\\\x1b'],
+    ['', '']
+  ]
+  for (const [input, want] of table) t.equal(shownText(input), want, JSON.stringify(input))
+  const printable = /^[^\u0000-\u001f\u007f-\u009f]*$/
+  for (let code = 0; code <= 0xa0; code++) t.match(shownText(String.fromCharCode(code)), printable, `U+${code.toString(16).padStart(4, '0')}`)
+})
+
+t.test('jsonLine: exact JSON without raw control characters', async t => {
+  const values = [
+    { key: 'a\nb\u001b]0;title\u0007\u007f\u009b31m\\ü' },
+    { type: 'bucket', name: 'photos', creationDate: '2025-01-01T00:00:00.000Z' },
+    ['\u0085', '\u2028']
+  ]
+  for (const [i, value] of values.entries()) {
+    const line = jsonLine(value)
+    t.same(JSON.parse(line), value, `value ${i} parses back to the same value`)
+    t.notMatch(line, /[\u0000-\u001f\u007f-\u009f]/, `value ${i} holds no raw control character`)
+  }
+  t.equal(jsonLine({ k: '\u009b' }), '{"k":"\\u009b"}')
+  t.equal(jsonLine({ k: 'plain' }), JSON.stringify({ k: 'plain' }), 'otherwise what JSON.stringify writes')
 })
 
 t.test('the local transport opens one registry however many commands ask for it at once, and closes it', async t => {

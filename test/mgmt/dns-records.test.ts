@@ -70,6 +70,39 @@ t.test('invalid records are refused with the service codes', async t => {
   t.same((await call(app, 'GET', url)).body.result, [], 'nothing was stored')
 })
 
+t.test('record content and names are bounded as the hosted API bounds them', async t => {
+  const { app } = await buildApp(t)
+  const zone = await createZone(app, 'example.test')
+  const url = `/zones/${zone.id}/dns_records`
+  const cases: Array<[string, Record<string, unknown>, number, string]> = [
+    ['TXT with CR/LF', { type: 'TXT', name: 't', content: 'v=spf1 -all\r\nfake: line', ttl: 1 }, 9051, 'Invalid TXT record. Record may only contain printable ASCII!'],
+    ['TXT with an escape sequence', { type: 'TXT', name: 't', content: '\u001b]0;title\u0007', ttl: 1 }, 9051, 'Invalid TXT record. Record may only contain printable ASCII!'],
+    ['TXT of 100 KB', { type: 'TXT', name: 't', content: 'x'.repeat(100 * 1024), ttl: 1 }, 9015, 'Record content exceeds the allowed length of 4096 wire format bytes.'],
+    ['TXT over 4096 wire bytes', { type: 'TXT', name: 't', content: 'x'.repeat(4081), ttl: 1 }, 9015, 'Record content exceeds the allowed length of 4096 wire format bytes.'],
+    ['MX with a line feed', { type: 'MX', name: '@', content: 'mail.example.test\nx', priority: 10, ttl: 1 }, 9007, 'Content for MX record is invalid.'],
+    ['CAA of 100 KB', { type: 'CAA', name: '@', content: `0 issue "${'x'.repeat(100 * 1024)}"`, ttl: 1 }, 9015, 'Record content exceeds the allowed length of 4096 wire format bytes.'],
+    ['CNAME with a trailing line feed', { type: 'CNAME', name: 'c', content: 'target.example.net\n', ttl: 1 }, 9007, 'Content for CNAME record is invalid.'],
+    ['A with a trailing line feed', { type: 'A', name: 'a', content: '192.0.2.1\n', ttl: 1 }, 9005, 'Content for A record must be a valid IPv4 address.'],
+    ['name with a line feed', { type: 'A', name: 'www\n', content: '192.0.2.1', ttl: 1 }, 9000, 'DNS name is invalid.'],
+    ['name over 255 bytes', { type: 'A', name: Array(5).fill('x'.repeat(59)).join('.'), content: '192.0.2.1', ttl: 1 }, 9000, 'DNS name is invalid.']
+  ]
+  for (const [what, body, code, message] of cases) {
+    const res = await call(app, 'POST', url, body)
+    t.equal(res.status, 400, `${what}: status`)
+    t.same(res.body.errors, [{ code, message }], `${what}: error`)
+  }
+  t.same((await call(app, 'GET', url)).body.result, [], 'nothing was stored')
+
+  const longest = await call(app, 'POST', url, { type: 'TXT', name: 't', content: 'x'.repeat(4080), ttl: 1 })
+  t.equal(longest.status, 200, '4080 characters are 4096 bytes on the wire')
+  const patched = await call(app, 'PATCH', `${url}/${longest.body.result.id as string}`, { content: 'a\nb' })
+  t.equal(patched.body.errors[0]?.code, 9051, 'a PATCH is held to the same rules')
+  t.equal((await call(app, 'POST', url, { type: 'TXT', name: 't', content: 'y'.repeat(4080), ttl: 1 })).status, 200)
+  const third = await call(app, 'POST', url, { type: 'TXT', name: 't', content: 'z'.repeat(33), ttl: 1 })
+  t.same(third.body.errors, [{ code: 83011, message: 'Combined content length of records with this name and type exceeds the limit.' }], 'over 8192 characters for one name and type')
+  t.equal((await call(app, 'POST', url, { type: 'TXT', name: 't', content: 'z'.repeat(32), ttl: 1 })).status, 200, '8192 characters together')
+})
+
 t.test('CNAME exclusivity and identical records', async t => {
   const { app } = await buildApp(t)
   const zone = await createZone(app, 'example.test')

@@ -2,7 +2,7 @@ import t from 'tap'
 import { ManagementError } from '../../src/mgmt/errors.js'
 import { parseIPv4, parseIPv6, isProxiableAddress } from '../../src/mgmt/validate/ip.js'
 import { parseHostname, parseZoneName, recordFqdn } from '../../src/mgmt/validate/names.js'
-import { findRecordConflict, parseSrvData, parseTtl } from '../../src/mgmt/validate/records.js'
+import { checkFreeFormContent, findRecordConflict, parseSrvData, parseTtl, txtWireLength } from '../../src/mgmt/validate/records.js'
 import { parseListQuery, paginate, textFilters, applyFilters } from '../../src/mgmt/query.js'
 import { corsFromApi, corsToApi, parseLifecycle } from '../../src/mgmt/validate/bucket-config.js'
 
@@ -49,7 +49,7 @@ t.test('hostnames and zone names', async t => {
     ['Example.COM', 'example.com'], ['example.com.', 'example.com'], ['_dmarc.example.com', '_dmarc.example.com'],
     ['a-b.example', 'a-b.example'], ['-a.example', null], ['a-.example', null], ['a..example', null],
     ['a b.example', null], [`${'x'.repeat(63)}.example`, `${'x'.repeat(63)}.example`], [`${'x'.repeat(64)}.example`, null],
-    ['', null]
+    ['', null], ['a.example\n', null], ['a.example\r\n', null], ['\ta.example', null], ['a.exam\u0085ple', null], ['a.example\u007f', null]
   ]
   for (const [input, want] of hosts) t.equal(parseHostname(input), want, JSON.stringify(input))
   t.equal(parseZoneName('example.test'), 'example.test')
@@ -62,7 +62,11 @@ t.test('record names become FQDNs in the zone', async t => {
     ['@', 'example.test'], ['', 'example.test'], ['www', 'www.example.test'], ['WWW.Example.Test', 'www.example.test'],
     ['www.example.test.', 'www.example.test'], ['a.b', 'a.b.example.test'], ['*', '*.example.test'], ['*.a', '*.a.example.test'],
     ['a.*', null], ['_sip._tcp', '_sip._tcp.example.test'], ['1st', '1st.example.test'],
-    ['x'.repeat(63), `${'x'.repeat(63)}.example.test`], ['x'.repeat(64), null], ['a!', null], ['-a', null]
+    ['x'.repeat(63), `${'x'.repeat(63)}.example.test`], ['x'.repeat(64), null], ['a!', null], ['-a', null],
+    ['www\n', null], ['www\r\nevil', null], ['\u009bwww', null],
+    // 253 characters is the most a name written as text can have (255 bytes on the wire).
+    [Array(4).fill('x'.repeat(59)).join('.'), `${Array(4).fill('x'.repeat(59)).join('.')}.example.test`],
+    [Array(5).fill('x'.repeat(59)).join('.'), null]
   ]
   for (const [input, want] of table) t.equal(recordFqdn(input, 'example.test'), want, JSON.stringify(input))
 })
@@ -85,6 +89,53 @@ t.test('SRV data', async t => {
   for (const data of bad) t.equal(codeOf(() => parseSrvData(data)), 9101, JSON.stringify(data))
 })
 
+t.test('TXT content in wire format', async t => {
+  const table: Array<[string, number]> = [
+    ['v=spf1 -all', 12],
+    ['x'.repeat(255), 256], ['x'.repeat(256), 258], ['x'.repeat(4080), 4096], ['x'.repeat(4081), 4098],
+    ['"v=spf1 -all"', 12], ['"a" "bc"', 5], ['""', 1], ['"a\\"b"', 4], ['"\\065"', 2],
+    [`"${'x'.repeat(300)}"`, 302],
+    // Not only quoted strings: one text, quotes and all.
+    ['"a" b', 6], ['"unclosed', 10]
+  ]
+  for (const [input, want] of table) t.equal(txtWireLength(input), want, JSON.stringify(input.length > 40 ? `${input.slice(0, 20)}... (${input.length})` : input))
+})
+
+t.test('content of the types stored as given', async t => {
+  const table: Array<[string, string, number | null]> = [
+    ['TXT', 'v=spf1 include:_spf.example.test ~all', null],
+    ['TXT', '"v=DKIM1; k=rsa; p=MIGf" "MA0GCSqGSIb3"', null],
+    ['TXT', 'x'.repeat(4080), null],
+    ['TXT', 'x'.repeat(4081), 9015],
+    ['TXT', 'x'.repeat(100 * 1024), 9015],
+    ['TXT', 'line one\nline two', 9051],
+    ['TXT', 'carriage\r', 9051],
+    ['TXT', 'tab\there', 9051],
+    ['TXT', '\u001b]0;title\u0007', 9051],
+    ['TXT', 'del\u007f', 9051],
+    ['TXT', 'c1 \u009b31m', 9051],
+    ['TXT', 'caf\u00e9', 9051],
+    ['MX', 'mail.example.test', null],
+    ['MX', 'mail.example.test\r\n', 9007],
+    ['CAA', '0 issue "ca.example"\u0000', 9007],
+    ['NS', 'ns1.example.test\u0085', 9007],
+    ['CAA', '0 issue "ca.example\u00e9"', null],
+    ['PTR', 'h.example.test', null],
+    ['PTR', `${'h'.repeat(4097)}`, 9015],
+    ['SSHFP', '1 1 ' + 'ab'.repeat(2048), 9015]
+  ]
+  for (const [type, content, want] of table) {
+    const what = `${type} ${JSON.stringify(content.length > 40 ? `${content.slice(0, 20)}... (${content.length})` : content)}`
+    if (want === null) t.equal(checkFreeFormContent(type as 'TXT', content), content, what)
+    else t.equal(codeOf(() => checkFreeFormContent(type as 'TXT', content)), want, what)
+  }
+  try {
+    checkFreeFormContent('MX', 'a\nb')
+  } catch (err) {
+    t.equal((err as Error).message, 'Content for MX record is invalid.', 'the message names the type')
+  }
+})
+
 t.test('conflicts between records', async t => {
   const a = { type: 'A', name: 'x.t', content: '192.0.2.1' }
   t.equal(findRecordConflict(a, [{ ...a }]), 'IdenticalRecord')
@@ -93,6 +144,12 @@ t.test('conflicts between records', async t => {
   t.equal(findRecordConflict({ type: 'CNAME', name: 'x.t', content: 'y.t' }, [{ type: 'AAAA', name: 'x.t', content: '::1' }]), 'RecordHostConflict')
   t.equal(findRecordConflict({ type: 'CNAME', name: 'x.t', content: 'y.t' }, [{ type: 'TXT', name: 'x.t', content: 'hi' }]), null)
   t.equal(findRecordConflict(a, [{ ...a, name: 'other.t' }]), null)
+  // The records of one name and type hold 8192 characters of content together.
+  const txt = (content: string, name = 'x.t'): { type: string, name: string, content: string } => ({ type: 'TXT', name, content })
+  t.equal(findRecordConflict(txt('c'.repeat(192)), [txt('a'.repeat(4000)), txt('b'.repeat(4000))]), null)
+  t.equal(findRecordConflict(txt('c'.repeat(193)), [txt('a'.repeat(4000)), txt('b'.repeat(4000))]), 'CombinedContentTooLong')
+  t.equal(findRecordConflict(txt('c'.repeat(193)), [txt('a'.repeat(4000), 'y.t'), txt('b'.repeat(4000))]), null, 'another name')
+  t.equal(findRecordConflict(txt('c'.repeat(193)), [{ ...txt('a'.repeat(4000)), type: 'SPF' }, txt('b'.repeat(4000))]), null, 'another type')
 })
 
 t.test('list queries', async t => {

@@ -6,7 +6,8 @@ import {
   ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand,
   PutObjectCommand, paginateListBuckets, paginateListObjectsV2
 } from '@aws-sdk/client-s3'
-import { rejection, s3Server } from './fixture.js'
+import { raw, rejection, s3Server, type RawAnswer } from './fixture.js'
+import { s3AccessPolicy } from '../../src/s3/index.js'
 
 t.test('create, list, head, locate, delete buckets', async t => {
   const { client, registry } = await s3Server(t)
@@ -155,6 +156,25 @@ t.test('ListObjects (V1): marker and NextMarker never repeat a common prefix', a
   const flat = await s3.send(new ListObjectsCommand({ Bucket: 'photos', Marker: 'b/1' }))
   t.same(flat.Contents?.map(c => c.Key), ['c', 'd/1'])
   t.equal(flat.IsTruncated, false)
+})
+
+t.test('CORS on the S3 port: an unsigned preflight does not tell a missing bucket from one without a matching rule', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'key', secretAccessKey: 'secret' }, null, true) })
+  await server.registry.create('ruled')
+  await server.registry.updateSettings('ruled', { cors: [{ allowedOrigins: ['https://app.example'], allowedMethods: ['GET'] }] })
+  const preflight = async (bucket: string): Promise<RawAnswer> =>
+    await raw(server, 'OPTIONS', `/${bucket}/upload.txt`, { origin: 'https://evil.example', 'access-control-request-method': 'PUT' })
+  // The request's own id and the echoed path aside, every refusal is the same document.
+  const shape = (answer: RawAnswer): unknown => ({
+    status: answer.status,
+    type: answer.headers['content-type'],
+    body: answer.body.replace(/<RequestId>[^<]*<\/RequestId>/, '').replace(/<Resource>[^<]*<\/Resource>/, '')
+  })
+  const missing = await preflight('nothere')
+  t.equal(missing.status, 403)
+  t.match(missing.body, /<Code>AccessForbidden<\/Code>/)
+  t.same(shape(await preflight('photos')), shape(missing), 'a bucket without rules')
+  t.same(shape(await preflight('ruled')), shape(missing), 'a bucket whose rules do not match')
 })
 
 t.test('CORS on the S3 port: preflights and answers follow the bucket rules', async t => {

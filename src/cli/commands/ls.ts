@@ -8,10 +8,11 @@
  * `-r`. Columns: upload time (UTC, to the second), size in bytes, etag,
  * name; a `prefix/` entry shows PRE in the size column. `--json` prints one
  * JSON object per line (`type` is `bucket`, `object` or `prefix`) with whole
- * keys and full-precision times, for scripts.
+ * keys and full-precision times, for scripts. Control characters in names
+ * print escaped (`\n`, `\x1b`: terminal-text.ts); `--json` keeps them exact.
  */
 import type { Command } from 'commander'
-import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
+import { addCommonOptions, printJson, printLine, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, scheme } from '../paths.js'
 
 interface LsOptions {
@@ -36,12 +37,10 @@ export function registerLs (program: Command, wiring: ObjectCommandWiring): void
   addCommonOptions(command)
   command.action(async (arg: string | undefined, options: LsOptions, cmd: Command) => {
     await runCommand('ls', arg ?? '', cmd, wiring, async ({ transport }) => {
-      const print = (line: string): void => { process.stdout.write(`${line}\n`) }
       if (arg === undefined || arg === scheme) {
         for (const bucket of await transport.listBuckets()) {
-          print(options.json
-            ? JSON.stringify({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() })
-            : `${formatTime(bucket.creationDate)}  ${scheme}${bucket.name}`)
+          if (options.json) printJson({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() })
+          else printLine(`${formatTime(bucket.creationDate)}  ${scheme}${bucket.name}`)
         }
         return
       }
@@ -52,24 +51,24 @@ export function registerLs (program: Command, wiring: ObjectCommandWiring): void
       let cursor: string | undefined
       do {
         const page = await transport.list(location.bucket, { prefix, delimiter: options.recursive ? undefined : '/', cursor })
-        const rows: Array<{ name: string, line: string }> = []
+        const rows: Array<{ name: string, print: () => void }> = []
         for (const p of page.prefixes) {
           rows.push({
             name: p,
-            line: options.json
-              ? JSON.stringify({ type: 'prefix', prefix: p })
-              : `${' '.repeat(20)}  ${'PRE'.padStart(12)}  ${''.padEnd(32)}  ${p.slice(shownFrom)}`
+            print: options.json
+              ? () => { printJson({ type: 'prefix', prefix: p }) }
+              : () => { printLine(`${' '.repeat(20)}  ${'PRE'.padStart(12)}  ${''.padEnd(32)}  ${p.slice(shownFrom)}`) }
           })
         }
         for (const o of page.objects) {
           rows.push({
             name: o.key,
-            line: options.json
-              ? JSON.stringify({ type: 'object', key: o.key, size: o.size, etag: o.etag, uploaded: o.uploaded.toISOString(), storageClass: o.storageClass })
-              : `${formatTime(o.uploaded)}  ${String(o.size).padStart(12)}  ${o.etag.padEnd(32)}  ${o.key.slice(shownFrom)}`
+            print: options.json
+              ? () => { printJson({ type: 'object', key: o.key, size: o.size, etag: o.etag, uploaded: o.uploaded.toISOString(), storageClass: o.storageClass }) }
+              : () => { printLine(`${formatTime(o.uploaded)}  ${String(o.size).padStart(12)}  ${o.etag.padEnd(32)}  ${o.key.slice(shownFrom)}`) }
           })
         }
-        for (const row of rows.sort((a, b) => byteOrder(a.name, b.name))) print(row.line)
+        for (const row of rows.sort((a, b) => byteOrder(a.name, b.name))) row.print()
         cursor = page.cursor
       } while (cursor !== undefined)
     })

@@ -1,11 +1,12 @@
 /**
  * `fsbucket stat fsb://bucket[/key]... [--json]`: an object's metadata
  * (size, etag, upload time, storage class, HTTP and custom metadata), or a
- * bucket's name and creation date.
+ * bucket's name and creation date. Control characters in keys and metadata
+ * print escaped (terminal-text.ts); `--json` keeps them exact.
  */
 import type { Command } from 'commander'
 import { CliError, fromCode } from '../errors.js'
-import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
+import { addCommonOptions, printJson, printLine, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, remoteUrl } from '../paths.js'
 import { humanBytes } from '../progress.js'
 import { formatTime } from './ls.js'
@@ -27,20 +28,22 @@ export function registerStat (program: Command, wiring: ObjectCommandWiring): vo
   command.action(async (args: string[], options: { json: boolean }, cmd: Command) => {
     for (const arg of args) {
       await runCommand('stat', arg, cmd, wiring, async ({ transport }) => {
-        const print = (line: string): void => { process.stdout.write(`${line}\n`) }
         const location = parseLocation(arg)
         if (location.kind !== 'remote') throw new CliError('stat reads fsb://bucket[/key]')
         if (location.key === '') {
           const bucket = (await transport.listBuckets()).find(b => b.name === location.bucket)
           if (bucket === undefined) throw fromCode(10006, 'no such bucket')
-          if (options.json) print(JSON.stringify({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() }))
-          else print(`bucket:   ${remoteUrl(bucket.name)}\ncreated:  ${formatTime(bucket.creationDate)}`)
+          if (options.json) printJson({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() })
+          else {
+            printLine(`bucket:   ${remoteUrl(bucket.name)}`)
+            printLine(`created:  ${formatTime(bucket.creationDate)}`)
+          }
           return
         }
         const object = await transport.head(location.bucket, location.key)
         if (object === null) throw fromCode(10007, 'no such key')
         if (options.json) {
-          print(JSON.stringify({ type: 'object', ...object, uploaded: object.uploaded.toISOString() }))
+          printJson({ type: 'object', ...object, uploaded: object.uploaded.toISOString() })
           return
         }
         const rows: Array<[string, string]> = [
@@ -56,7 +59,7 @@ export function registerStat (program: Command, wiring: ObjectCommandWiring): vo
         }
         for (const [name, value] of Object.entries(object.customMetadata)) rows.push([`meta ${name}`, value])
         const width = Math.max(...rows.map(([label]) => label.length)) + 1
-        for (const [label, value] of rows) print(`${`${label}:`.padEnd(width + 1)}${value}`)
+        for (const [label, value] of rows) printLine(`${`${label}:`.padEnd(width + 1)}${value}`)
       })
     }
   })

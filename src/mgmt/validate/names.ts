@@ -12,6 +12,8 @@
  */
 
 const label = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/
+/** C0 (CR, LF, TAB too), DEL and C1 controls: refused before trimming, which would quietly drop a trailing line break. */
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/
 
 function normalise (name: string): string {
   return name.trim().toLowerCase().replace(/\.$/, '')
@@ -19,7 +21,7 @@ function normalise (name: string): string {
 
 /** A hostname (record content of CNAME, SRV targets): lowercase, or null when invalid. */
 export function parseHostname (value: string): string | null {
-  if (typeof value !== 'string') return null
+  if (typeof value !== 'string' || controlCharacter.test(value)) return null
   const name = normalise(value)
   if (name.length === 0 || name.length > 253) return null
   return name.split('.').every(l => label.test(l)) ? name : null
@@ -44,7 +46,7 @@ export function isInZone (name: string, zone: string): boolean {
  * already ends with the zone is kept; any other name is relative to the zone.
  */
 export function recordFqdn (value: string, zone: string): string | null {
-  if (typeof value !== 'string') return null
+  if (typeof value !== 'string' || controlCharacter.test(value)) return null
   const name = normalise(value)
   if (name === '@' || name === '') return zone
   const fqdn = isInZone(name, zone) ? name : `${name}.${zone}`

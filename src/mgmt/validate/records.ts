@@ -3,14 +3,29 @@
  *
  * A, AAAA, CNAME and SRV are checked by the seed's rules; the other types of
  * the seed's table are accepted with `content` stored as given (a non-empty
- * string). TTL is 1 (automatic, 300 s) or 60..86400; a proxied record is
+ * string), within the hosted API's bounds on content:
+ *
+ *   - TXT content is printable ASCII (9051): no CR, LF, TAB or other control
+ *     character, so a record never carries a line break or an escape
+ *     sequence into a zone file, a log or a terminal. Other types' content
+ *     holds no C0, DEL or C1 control character either (9007, naming the type);
+ *   - one record's content is at most 4096 bytes in wire format (9015): for
+ *     TXT, its character-strings each with their length byte (an unquoted
+ *     text is split into strings of 255 bytes, as the service splits it, so
+ *     4080 characters is the most); for the types fsbucket does not parse,
+ *     the content's UTF-8 bytes stand for its wire form;
+ *   - the records of one name and type hold at most 8192 characters of
+ *     content together (83011, `findRecordConflict`).
+ *
+ * TTL is 1 (automatic, 300 s) or 60..86400; a proxied record is
  * always automatic, whatever TTL the request carries. Only A, AAAA and
  * CNAME records can be proxied, and not towards addresses or names that
  * cannot be reached from the internet.
  *
  * `findRecordConflict` holds the rules between records of one zone: a CNAME
- * shares its name with no A, AAAA or CNAME record, and two records with the
- * same type, name and content are one record too many.
+ * shares its name with no A, AAAA or CNAME record, two records with the
+ * same type, name and content are one record too many, and the records of
+ * one name and type stay within 8192 characters of content together.
  */
 import { ManagementError } from '../errors.js'
 import { isProxiableAddress, parseIPv4, parseIPv6 } from './ip.js'
@@ -23,6 +38,43 @@ export const recordTypes = [
 export type RecordType = typeof recordTypes[number]
 
 const proxiableTypes = new Set<string>(['A', 'AAAA', 'CNAME'])
+
+/** The hosted API's bound on one record: its data in DNS wire format (RFC 1035 §3.2.1 RDATA), in bytes. */
+export const maxRecordWireBytes = 4096
+/** The hosted API's bound on the records of one name and type: their content together, in characters. */
+export const maxCombinedContentLength = 8192
+
+/** C0 controls (CR, LF and TAB included), DEL and C1 controls. */
+const controlCharacter = /[\u0000-\u001f\u007f-\u009f]/
+const printableAscii = /^[\u0020-\u007e]*$/
+/** Content written as RFC 1035 quoted character-strings, `"a" "b"`, with `\"`, `\\` and `\DDD` escapes. */
+const quotedStrings = /^\s*(?:"(?:[^"\\]|\\[\s\S])*"\s*)+$/
+const quotedString = /"((?:[^"\\]|\\[\s\S])*)"/g
+
+/**
+ * Bytes of TXT content in wire format: each character-string (RFC 1035
+ * §3.3.14) is a length byte and up to 255 bytes, and a longer string is split
+ * into several. Quoted content counts its strings as written (an escape is
+ * one byte); any other content is one text.
+ */
+export function txtWireLength (content: string): number {
+  const texts = quotedStrings.test(content)
+    ? [...content.matchAll(quotedString)].map(m => m[1].replace(/\\(?:[0-9]{3}|[\s\S])/g, '_'))
+    : [content]
+  return texts.reduce((sum, text) => {
+    const bytes = Buffer.byteLength(text)
+    return sum + bytes + Math.max(1, Math.ceil(bytes / 255))
+  }, 0)
+}
+
+/** Content of the types stored as given: refused with the hosted API's code, or returned. */
+export function checkFreeFormContent (type: RecordType, content: string): string {
+  if (type === 'TXT' ? !printableAscii.test(content) : controlCharacter.test(content)) {
+    throw type === 'TXT' ? new ManagementError('InvalidTxtContent') : new ManagementError('InvalidContent', `Content for ${type} record is invalid.`)
+  }
+  if ((type === 'TXT' ? txtWireLength(content) : Buffer.byteLength(content)) > maxRecordWireBytes) throw new ManagementError('RecordContentTooLong')
+  return content
+}
 
 export interface SrvData {
   priority: number
@@ -89,7 +141,7 @@ function parseContent (type: RecordType, body: Record<string, unknown>, name: st
     }
     case 'CNAME': {
       const target = typeof content === 'string' ? parseHostname(content) : null
-      if (target === null || target === name) throw new ManagementError('InvalidCnameContent')
+      if (target === null || target === name) throw new ManagementError('InvalidContent', 'Content for CNAME record is invalid.')
       return { content: target }
     }
     case 'SRV': {
@@ -98,7 +150,7 @@ function parseContent (type: RecordType, body: Record<string, unknown>, name: st
     }
     default: {
       if (typeof content !== 'string' || content.trim() === '') throw new ManagementError('InvalidRecordContent')
-      const out: { content: string, data?: Record<string, unknown>, priority?: number } = { content }
+      const out: { content: string, data?: Record<string, unknown>, priority?: number } = { content: checkFreeFormContent(type, content) }
       if (body.priority !== undefined) {
         if (!isPort16(body.priority)) throw new ManagementError('InvalidRequestBody', 'priority must be an integer from 0 to 65535')
         out.priority = body.priority
@@ -172,7 +224,11 @@ export interface RecordIdentity {
 }
 
 /** The rule a candidate record breaks among the zone's other records, or null. */
-export function findRecordConflict (candidate: RecordIdentity, others: RecordIdentity[]): 'RecordHostConflict' | 'IdenticalRecord' | null {
+export function findRecordConflict (candidate: RecordIdentity, others: RecordIdentity[]): 'RecordHostConflict' | 'IdenticalRecord' | 'CombinedContentTooLong' | null {
+  let combined = candidate.content.length
+  for (const other of others) {
+    if (other.name === candidate.name && other.type === candidate.type) combined += other.content.length
+  }
   for (const other of others) {
     if (other.name !== candidate.name) continue
     if (other.type === candidate.type && other.content === candidate.content && other.priority === candidate.priority) {
@@ -181,5 +237,5 @@ export function findRecordConflict (candidate: RecordIdentity, others: RecordIde
     const cnameInvolved = candidate.type === 'CNAME' || other.type === 'CNAME'
     if (cnameInvolved && addressTypes.has(candidate.type) && addressTypes.has(other.type)) return 'RecordHostConflict'
   }
-  return null
+  return combined > maxCombinedContentLength ? 'CombinedContentTooLong' : null
 }

@@ -1,0 +1,50 @@
+/**
+ * Text from a bucket, as the object commands print it.
+ *
+ * Keys, bucket names, metadata values, content types, etags and a server's
+ * error messages are anyone's bytes. Printed raw, a key holding
+ * `ESC ] 0 ; title BEL` retitles the user's terminal, one holding CSI
+ * sequences recolours or clears it, and one holding a line feed fakes a line
+ * of output (`upload: ... -> fsb://b/x` followed by a made-up `remove:`
+ * line). So every such text goes through `shownText` before it reaches
+ * stdout, stderr or a progress bar:
+ *
+ *   - a backslash is doubled (`\\`), so what follows stays unambiguous: the
+ *     key `a\nb` (backslash, n) prints as `a\\nb`, the key holding a line
+ *     feed as `a\nb`;
+ *   - TAB, LF and CR print as `\t`, `\n`, `\r`; the other C0 controls and
+ *     DEL as `\xHH` (`\x1b`, `\x07`, `\x7f`);
+ *   - C1 controls (U+0080 to U+009F, which some terminals obey as ESC
+ *     sequences: U+009B is CSI) as `\u00HH` (`\u009b`), a code point, so it
+ *     cannot be taken for a byte;
+ *   - everything else, non-ASCII letters included, prints as it is.
+ *
+ * Local paths get the same treatment (a download's path holds its key), and
+ * so do the command's own arguments when a message quotes them. The sinks
+ * apply it (context.ts: the record on stdout, the failure lines, ls and stat;
+ * progress.ts: the bar's label), so no field can slip past.
+ *
+ * `--json` output stays exact: `jsonLine` is JSON.stringify, which escapes
+ * C0 controls already; DEL and C1, which it leaves raw, are written as
+ * `\u007f` and `\u009b` escapes, the same string to any JSON parser.
+ */
+const needsEscape = /[\\\u0000-\u001f\u007f-\u009f]/g
+const named: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' }
+
+function escapeOne (c: string): string {
+  const short = named[c]
+  if (short !== undefined) return short
+  const code = c.charCodeAt(0)
+  const hex = code.toString(16).padStart(2, '0')
+  return code >= 0x80 ? `\\u00${hex}` : `\\x${hex}`
+}
+
+/** Text from a bucket (or a server, a local path, the command line), safe and unambiguous on a terminal. */
+export function shownText (text: string): string {
+  return text.replace(needsEscape, escapeOne)
+}
+
+/** One line of `--json` output: exact JSON, with no raw control character in it. */
+export function jsonLine (value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\u009f]/g, c => `\\u00${c.charCodeAt(0).toString(16)}`)
+}
