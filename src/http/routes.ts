@@ -120,12 +120,7 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
 }
 
 /** EntityTooLarge (100100) for a body announced over `limit` bytes, before it is asked for. */
-/**
- * Refuses `response-*` overrides to a reader who holds no credentials: an
- * override would let any link serve any object (an uploaded text or image)
- * as HTML on the origin that serves it. S3 refuses them to anonymous
- * readers too.
- */
+/** Refuses `response-*` overrides to a reader without credentials (S3 does too): they would let any link serve any object as HTML on its origin. */
 function refuseResponseOverrides (query: unknown, who: string): void {
   const overrides = Object.keys(query as Record<string, unknown>).filter(name => name.startsWith('response-'))
   if (overrides.length > 0) throw new DoorError('InvalidQuery', `${who} takes no response-* overrides (${overrides.join(', ')}).`)
