@@ -4,7 +4,7 @@
  * Codes and messages follow the hosted service, so a script written against it
  * sees the same `code` here. Each entry also carries the HTTP status a door
  * answers with; doors translate through this table and nowhere else. The
- * README's error table is checked against this module by a test.
+ * error table of docs/errors.md is checked against this module by a test.
  *
  * Storage failures (a full disk, a read-only or forbidden data directory,
  * an I/O error) are entries too, with fsbucket's own codes (109xx): a store

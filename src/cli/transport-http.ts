@@ -1,6 +1,6 @@
 /**
- * The HTTP transport: a running gateway over its routes (the README's "HTTP
- * gateway", contract spec/gateway-http.md), with Node's fetch.
+ * The HTTP transport: a running gateway over its routes (docs/http.md),
+ * with Node's fetch.
  *
  * - Keys travel percent-encoded whole (a `/` as `%2F`): the gateway decodes
  *   the path after the bucket once, and a key with `.` or `..` segments

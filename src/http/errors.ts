@@ -4,7 +4,7 @@
  * Errors of the binding (`BucketError`) answer with the status and code of
  * the catalogue in src/bucket/errors.ts. Errors that only the HTTP door can
  * make (a bad token, a malformed header, a body that is not JSON, a wrong
- * method) have codes of their own below, listed in the README's
+ * method) have codes of their own below, listed in docs/errors.md's
  * "Error codes of the HTTP door" table; a test keeps the two in step. Errors
  * raised by Fastify and @fastify/multipart are mapped onto these codes by
  * their `code` property, never by their message. Argument mistakes the binding

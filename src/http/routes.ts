@@ -1,5 +1,5 @@
 /**
- * The HTTP routes of the gateway (contract: spec/gateway-http.md), one
+ * The HTTP routes of the gateway (contract: docs/http.md), one
  * Fastify plugin over the bucket registry.
  *
  * Each request becomes one binding call; this module never touches files.

@@ -7,7 +7,7 @@
  * (9106, 6003, 9109, 10000, 1000, 7000, 7003, 6007, 1061, 81044, 81053, 81058,
  * 83011, 9000, 9003..9007, 9015, 9021, 9051, and the bucket codes 10004..10008, 10012, 10020,
  * 10037, 10059, 100100). Where the
- * hosted API's code is not known, the code is fsbucket's own and the README
+ * hosted API's code is not known, the code is fsbucket's own and docs/errors.md
  * says so.
  *
  * Statuses: 400 for validation, duplicates and missing credentials (as the

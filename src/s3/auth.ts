@@ -16,7 +16,7 @@
  */
 import type { S3Credential } from './sigv4.js'
 
-/** The documented development pair (README, "S3-compatible API"). */
+/** The documented development pair (docs/s3.md). */
 export const DEVELOPMENT_CREDENTIAL: Readonly<S3Credential> = Object.freeze({
   accessKeyId: 'fsbucket-dev',
   secretAccessKey: 'fsbucket-dev-secret'

@@ -6,7 +6,7 @@
  * name through `fromCatalogue`, never by their message; errors only this door
  * makes (signatures, XML, headers) are `S3Error`s. Argument mistakes the
  * binding reports as TypeError/RangeError are the client's: InvalidArgument.
- * The README's "Error codes of the S3 API" table is checked against this
+ * The "Error codes of the S3 API" table of docs/errors.md is checked against this
  * module by test/s3/errors-doc.test.ts.
  */
 import { InvalidConditionalHeader, isArgumentError, isBucketError, UploadChecksumError, type BucketErrorName } from '../bucket/index.js'

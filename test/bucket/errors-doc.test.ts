@@ -1,15 +1,11 @@
-/** The README's table of binding errors and the catalogue say the same thing. */
-import { readFile } from 'node:fs/promises'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+/** The table of binding errors in docs/errors.md and the catalogue say the same thing. */
 import t from 'tap'
 import { BucketErrors } from '../../src/bucket/errors.js'
+import { docsSection } from '../docs.js'
 
-const readme = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'README.md')
-
-t.test('README error table matches the catalogue', async t => {
-  const text = await readFile(readme, 'utf8')
-  const section = text.slice(text.indexOf('## The bucket library'), text.indexOf('### The sweeper'))
+t.test('the error table of docs/errors.md matches the catalogue', async t => {
+  const section = await docsSection('errors.md', '## Errors of the binding (the catalogue)')
+  t.ok(section, 'the section exists')
   const documented = new Map<string, { code: number, status: number }>()
   for (const m of section.matchAll(/^\| (\d+) \| (\d+) \| (\w+) \|/gm)) {
     documented.set(m[3], { code: Number(m[1]), status: Number(m[2]) })

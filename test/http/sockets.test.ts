@@ -81,7 +81,7 @@ t.test('headers must arrive within the idle timeout, even when they trickle', as
   silent.write('GET /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n')
   const quiet = await received(silent, () => false, 8000)
   t.ok(quiet.closed, 'a connection that stops mid-headers is closed')
-  t.match(quiet.text, /^HTTP\/1\.1 408 /, 'after a 408, as the README promises')
+  t.match(quiet.text, /^HTTP\/1\.1 408 /, 'after a 408, as docs/http.md promises')
   t.match(quiet.text, /"code":40800/)
 
   const kept = await open(port)
