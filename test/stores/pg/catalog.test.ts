@@ -89,6 +89,19 @@ t.test('replaced and deleted bodies wait in garbage for the grace period; one sw
 })
 
 /** One bucket seen by two gateways on one catalog (a database of its own) and one data directory. */
+/** What `fsbucket migrate --from <dataDir> --catalog <url>` prints (console.log, captured). */
+async function migrate (dataDir: string, url: string): Promise<string> {
+  const lines: string[] = []
+  const log = console.log
+  console.log = (line: string) => { lines.push(line) }
+  try {
+    await buildCli().parseAsync(['node', 'fsbucket', 'migrate', '--from', dataDir, '--catalog', url])
+  } finally {
+    console.log = log
+  }
+  return lines.join('\n')
+}
+
 async function twoGateways (t: Test, database_: string, name: string): Promise<{ url: string, dataDir: string, buckets: Bucket[] }> {
   const url = await database(database_)
   const dataDir = testdir(t)
@@ -236,15 +249,7 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   await before.state('mgmt').transaction(async tx => { (await tx.load<{ n: number }>('zones.json', { n: 0 })).n = 7 })
   await before.close()
 
-  const lines: string[] = []
-  const log = console.log
-  console.log = (line: string) => { lines.push(line) }
-  try {
-    await buildCli().parseAsync(['node', 'fsbucket', 'migrate', '--from', dataDir, '--catalog', url])
-  } finally {
-    console.log = log
-  }
-  t.match(lines.join('\n'), /site: 32 objects, 1 uploads in progress/)
+  t.match(await migrate(dataDir, url), /site: 32 objects, 1 uploads in progress/)
 
   const after = await openRegistry(dataDir, { catalog: url, fsync: false, minPartSize: 5 })
   t.teardown(async () => { await after.close() })
@@ -266,14 +271,7 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   t.equal(done.checksums.composite?.algorithm, 'crc32')
   t.same(await after.state('mgmt').read('zones.json', null), { n: 7 }, 'state documents are imported')
 
-  lines.length = 0
-  console.log = (line: string) => { lines.push(line) }
-  try {
-    await buildCli().parseAsync(['node', 'fsbucket', 'migrate', '--from', dataDir, '--catalog', url])
-  } finally {
-    console.log = log
-  }
-  t.match(lines.join('\n'), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
+  t.match(await migrate(dataDir, url), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
 })
 
 t.test('fsbucket migrate refuses, before writing anything, SQLite keys holding U+0000; once they are deleted it imports', async t => {
@@ -293,18 +291,7 @@ t.test('fsbucket migrate refuses, before writing anything, SQLite keys holding U
   }
   db.close()
 
-  const migrate = async (): Promise<string> => {
-    const lines: string[] = []
-    const log = console.log
-    console.log = (line: string) => { lines.push(line) }
-    try {
-      await buildCli().parseAsync(['node', 'fsbucket', 'migrate', '--from', dataDir, '--catalog', url])
-    } finally {
-      console.log = log
-    }
-    return lines.join('\n')
-  }
-  await t.rejects(migrate(), { message: /nothing was imported: 2 key\(s\) hold U\+0000[^]*old: object "a\\u0000x"[^]*old: upload "u\\u0000x"[^]*run migrate again/ })
+  await t.rejects(migrate(dataDir, url), { message: /nothing was imported: 2 key\(s\) hold U\+0000[^]*old: object "a\\u0000x"[^]*old: upload "u\\u0000x"[^]*run migrate again/ })
   const admin = await PgCatalog.connect(url)
   t.teardown(async () => { await admin.close() })
   t.same((await admin.pool.query('SELECT name FROM fsbucket.buckets')).rows, [], 'no bucket was imported')
@@ -316,7 +303,7 @@ t.test('fsbucket migrate refuses, before writing anything, SQLite keys holding U
   await bucket.delete('a\u0000x')
   await bucket.resumeMultipartUpload('u\u0000x', upload.uploadId).abort()
   await again.close()
-  t.match(await migrate(), /old: 1 objects, 0 uploads in progress/)
+  t.match(await migrate(dataDir, url), /old: 1 objects, 0 uploads in progress/)
 })
 
 t.test('a multipart object stored without its part layout is read by part from its part bodies; uploads from before the checksum column read as none', async t => {
