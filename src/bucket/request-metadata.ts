@@ -32,6 +32,19 @@ export function decodeHeaderValue (value: string): string {
   return text.includes('\ufffd') ? value : text
 }
 
+/**
+ * A stored string → a value Node puts in a response header: UTF-8 bytes as
+ * Latin-1 (so `Zürich` round-trips), or null when it cannot travel (a
+ * control character other than tab: Node would throw, and the read with it).
+ * Values are stored as sent, and a form part's headers or the binding can
+ * carry such bytes.
+ */
+export function headerWireValue (value: string): string | null {
+  if (/^[\t\u0020-\u007e]*$/.test(value)) return value // printable ASCII travels as is
+  const wire = Buffer.from(value, 'utf8').toString('latin1')
+  return /[\u0000-\u0008\u000a-\u001f\u007f]/.test(wire) ? null : wire
+}
+
 /** The HTTP metadata of a request's headers; `invalidExpires` holds an Expires that is not a date (then not in `metadata`). */
 export function httpMetadataOfHeaders (headers: RequestHeaders): { metadata: BucketHTTPMetadata, invalidExpires?: string } {
   const metadata: BucketHTTPMetadata = {}

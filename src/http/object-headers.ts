@@ -20,7 +20,7 @@
  */
 import mime from 'mime-types'
 import type { IncomingHttpHeaders } from 'node:http'
-import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
+import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../bucket/index.js'
 import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 
@@ -32,13 +32,8 @@ function single (headers: IncomingHttpHeaders, name: string): string | undefined
   return Array.isArray(value) ? value.join(', ') : value
 }
 
-/** A string → a value Node will put in a header (UTF-8 bytes as Latin-1); null if it cannot travel. */
-export function encodeHeaderValue (value: string): string | null {
-  if (/^[\t\u0020-\u007e]*$/.test(value)) return value // printable ASCII travels as is
-  const wire = Buffer.from(value, 'utf8').toString('latin1')
-  // Control characters other than tab cannot appear in a header value.
-  return /[\u0000-\u0008\u000a-\u001f\u007f]/.test(wire) ? null : wire
-}
+/** A string → a value Node will put in a header (the engine's, shared with the management API's object reads). */
+export const encodeHeaderValue = headerWireValue
 
 /** Conditional request headers, or undefined when none was sent. */
 export function conditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {

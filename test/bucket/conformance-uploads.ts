@@ -29,6 +29,12 @@ export function uploadListingConformance (t: Test, fresh: (t: Test, options?: { 
     t.equal(paged.truncated, true)
     const next = await bucket.listMultipartUploads({ keyMarker: 'b/1', uploadIdMarker: paged.uploads[1].uploadId, limit: 2 })
     t.same(next.uploads.map(u => u.key), ['b/1', 'b/2'], 'after a key and upload id: the key\'s later uploads, then later keys')
+    // An upload id marker is the client's text (S3's upload-id-marker): one with a NUL, which no upload id holds, still orders bytewise.
+    const [first, second] = made.get('b/1')!
+    const nul = await bucket.listMultipartUploads({ keyMarker: 'b/1', uploadIdMarker: `${first}\u0000` })
+    t.same(nul.uploads.map(u => [u.key, u.uploadId]), [['b/1', second], ['b/2', made.get('b/2')![0]], ['z\uFFFD', made.get('z\uFFFD')![0]], ['z\u{1F600}', made.get('z\u{1F600}')![0]]],
+      'a marker with a NUL after an upload id sorts after that id and before the next')
+    t.same((await bucket.listMultipartUploads({ keyMarker: 'b/1', uploadIdMarker: '\u0000' })).uploads.map(u => u.key), ['b/1', 'b/1', 'b/2', 'z\uFFFD', 'z\u{1F600}'], 'a marker of a NUL alone sorts before every upload id')
     t.same((await bucket.listMultipartUploads({ keyMarker: 'b/1' })).uploads.map(u => u.key), ['b/2', 'z\uFFFD', 'z\u{1F600}'], 'a key marker alone skips all of its uploads')
     t.same((await bucket.listMultipartUploads({ prefix: 'b/' })).uploads.map(u => u.key), ['b/1', 'b/1', 'b/2'])
     await expectCode(t, () => bucket.listMultipartUploads({ limit: 0 }), 10022, undefined, 'a limit of 0')

@@ -91,6 +91,39 @@ t.test('an object\'s Content-Type is stored as given through the account\'s API,
   }
 })
 
+t.test('an object read through the account\'s API never acts as the console\'s origin, and a stored value no header can carry is left out, not a 500', async t => {
+  const { app, registry } = await buildApp(t)
+  await registry.create('things')
+  const bucket = (await registry.open('things'))!
+  const url = (key: string): string => `/client/v4/accounts/${accountId}/r2/buckets/things/objects/${key}`
+  // What a form upload or the binding can store: a part's Content-Type may hold any byte but CR and LF.
+  await bucket.put('page.html', '<script>alert(1)</script>', { httpMetadata: { contentType: 'text/html' } })
+  await bucket.put('listed', 'x', { httpMetadata: { contentType: 'text/plain;,text/html' } })
+  await bucket.put('image', 'x', { httpMetadata: { contentType: 'image/png' } })
+  await bucket.put('nul', 'x', { httpMetadata: { contentType: 'text/a\u0000b', contentLanguage: 'de\u0001', cacheControl: 'max-age=5' } })
+  await bucket.put('utf8', 'x', { httpMetadata: { contentDisposition: 'attachment; filename="Zürich.txt"' } })
+
+  const page = await app.inject({ method: 'GET', url: url('page.html'), headers: auth })
+  t.equal(page.statusCode, 200)
+  t.equal(page.headers['content-type'], 'text/html', 'the stored type, as the binding keeps it')
+  t.equal(page.headers['x-content-type-options'], 'nosniff')
+  t.match(page.headers['content-security-policy'], /^sandbox /, 'an HTML object runs in an opaque origin, never as the console\'s')
+  t.match((await app.inject({ method: 'GET', url: url('listed'), headers: auth })).headers['content-security-policy'], /^sandbox /, 'a list of types is a page too')
+  const image = await app.inject({ method: 'GET', url: url('image'), headers: auth })
+  t.equal(image.headers['x-content-type-options'], 'nosniff')
+  t.equal(image.headers['content-security-policy'], undefined, 'a passive type is served as is')
+
+  const nul = await app.inject({ method: 'GET', url: url('nul'), headers: auth })
+  t.equal(nul.statusCode, 200, 'a stored value with a control character does not fail the read')
+  t.equal(nul.body, 'x')
+  t.equal(nul.headers['content-type'], 'application/octet-stream', 'a type no header can carry is left out')
+  t.equal(nul.headers['content-language'], undefined)
+  t.equal(nul.headers['cache-control'], 'max-age=5', 'the values that can travel still do')
+  t.equal(nul.headers['x-content-type-options'], 'nosniff', 'so the bytes are a download')
+  const utf8 = await app.inject({ method: 'GET', url: url('utf8'), headers: auth })
+  t.equal(Buffer.from(String(utf8.headers['content-disposition']), 'latin1').toString('utf8'), 'attachment; filename="Zürich.txt"', 'UTF-8 goes out as its bytes')
+})
+
 t.test('objects through the account\'s API', async t => {
   const { app, registry } = await buildApp(t)
   await registry.create('things')

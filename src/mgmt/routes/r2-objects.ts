@@ -7,7 +7,9 @@
  *
  * Every object goes through the bucket binding (`registry.open`), never
  * through files. GET answers the bytes themselves with the object's HTTP
- * metadata as headers; PUT streams the request body into `put` (bounded
+ * metadata as headers (those a header can carry), nosniff and, unless its
+ * type is one passive type, sandboxed as the gateway's object reads are:
+ * this origin serves the console; PUT streams the request body into `put` (bounded
  * memory, whatever the size) and, like DELETE, answers the JSON envelope:
  * wrangler treats a bodiless answer (a 204) as a failure. The answers'
  * shapes are the SDK's: PUT `{key, version, size (a string), etag,
@@ -27,7 +29,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import {
-  bodyBuffer, bodyStream, conditionalHeadersOf, contentMd5Bytes, InvalidConditionalHeader, isArgumentError, namesAwsChunked, privateReadCacheControl, type Bucket, type BucketObject, type StorageClass
+  bodyBuffer, bodyStream, conditionalHeadersOf, contentMd5Bytes, headerWireValue, InvalidConditionalHeader, isArgumentError, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders, type Bucket, type BucketObject, type StorageClass
 } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
@@ -107,17 +109,41 @@ const objectPageSize = { defaultPerPage: 1000, minPerPage: 1, maxPerPage: 1000 }
 async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Promise<FastifyReply> {
   const object = await asClientError(async () => await bucket.get(key))
   if (object === null || !('body' in object)) throw new ManagementError('NoSuchKey')
-  const headers = new Headers()
-  object.writeHttpMetadata(headers)
-  headers.forEach((value, name) => { reply.header(name, value) })
-  if (!headers.has('content-type')) reply.header('content-type', 'application/octet-stream')
-  // Every read here is made with credentials.
-  if (!headers.has('cache-control')) reply.header('cache-control', privateReadCacheControl)
+  reply.headers(storedHeaders(object))
   reply.header('etag', object.httpEtag)
   reply.header('last-modified', object.uploaded.toUTCString())
   reply.header('content-length', object.size)
   reply.header('cf-r2-storage-class', object.storageClass)
   return await reply.send(bodyBuffer(object) ?? bodyStream(object))
+}
+
+/**
+ * The object's HTTP metadata as response headers, the binding's way (an
+ * Expires stored as the epoch goes out as it), and what keeps the object
+ * from acting as this origin, which serves the console: nosniff, and the
+ * sandbox unless its type is one passive type. A stored value no header can
+ * carry (a form part's Content-Type may hold a control character) is left
+ * out rather than failing the read.
+ */
+function storedHeaders (object: BucketObject): Record<string, string> {
+  const http = object.httpMetadata
+  const stored: Record<string, string | undefined> = {
+    'content-type': http.contentType,
+    'content-language': http.contentLanguage,
+    'content-disposition': http.contentDisposition,
+    'content-encoding': http.contentEncoding,
+    'cache-control': http.cacheControl,
+    expires: http.cacheExpiry?.toUTCString()
+  }
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(stored)) {
+    const wire = value === undefined ? null : headerWireValue(value)
+    if (wire !== null) headers[name] = wire
+  }
+  headers['content-type'] ??= 'application/octet-stream'
+  // Every read here is made with credentials.
+  headers['cache-control'] ??= privateReadCacheControl
+  return sandboxObjectHeaders(headers)
 }
 
 export async function registerObjectRoutes (app: FastifyInstance, options: { ctx: ManagementContext }): Promise<void> {

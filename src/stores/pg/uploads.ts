@@ -118,10 +118,16 @@ export class PgUploads {
     return object
   }
 
-  /** Uploads in progress, in (id bytes, upload id) order; bytea compares bytewise, upload ids in the C collation. */
+  /**
+   * Uploads in progress, in (id bytes, upload id) order; bytea compares
+   * bytewise, upload ids in the C collation. The marker's upload id is the
+   * client's text (S3's upload-id-marker), and PostgreSQL's text cannot hold
+   * a NUL: it is cut at its first one, which orders every upload id alike,
+   * since no upload id holds a NUL (`u > m\0...` exactly when `u > m`).
+   */
   async list (query: UploadListQuery): Promise<StoredUpload[]> {
     const prefix = Buffer.from(query.prefix, 'utf8')
-    const after = query.after === undefined ? null : query.after
+    const after = query.after === undefined ? null : { id: query.after.id, uploadId: query.after.uploadId.split('\0', 1)[0] }
     const { rows } = await this.#catalog.query<PgUploadRow>('listing uploads',
       `SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND substring(id FROM 1 FOR $2) = $3
         AND ($4::bytea IS NULL OR (id, upload_id COLLATE "C") > ($4::bytea, $5::text COLLATE "C"))
