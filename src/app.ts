@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
-import { deferContinue } from './bucket/index.js'
+import { deferContinue } from './doors/expect-continue.js'
 import { BucketError, openRegistry, type BucketRegistry } from './index.js'
 import { isLoopbackHost } from './http/auth.js'
 import { answerClientError, expectationListener, requireHost } from './http/client-error.js'

@@ -1,7 +1,7 @@
 /**
  * The shape of the house, checked: one engine, thin doors, stores behind a port.
  *   - src/bucket is the ground: it imports nothing else of the project, no
- *     web framework, no file system;
+ *     web framework, no HTTP or socket module, no file system;
  *   - outside src/bucket, only src/bucket/index.ts (doors, roots) and
  *     src/bucket/port.ts (stores, roots) are imported;
  *   - doors (src/http, src/mgmt, src/s3, src/cli, src/console) never import
@@ -75,6 +75,7 @@ export function violation (file: string, specifier: string): string | null {
     if (target.startsWith('src/') && to !== 'engine') return 'the engine imports nothing else of the project'
     if (fileSystem.test(target)) return 'the engine never touches files'
     if (/^(fastify|@fastify\/)/.test(target)) return 'the engine never imports a web framework'
+    if (/^(node:)?(http|https|http2|net|tls)$/.test(target)) return 'the engine knows no HTTP: what reads requests or writes answers is the doors\' (src/doors)'
     return null
   }
   if (from === 'stores-shared') {
@@ -114,6 +115,8 @@ t.test('the rules themselves', async t => {
   t.not(violation('src/bucket/registry.ts', '../stores/fs/atomic.js'), null, 'the engine reaching a store')
   t.not(violation('src/bucket/open.ts', 'node:fs'), null, 'the engine touching files')
   t.not(violation('src/bucket/x.ts', 'fastify'), null)
+  t.not(violation('src/bucket/x.ts', 'node:http'), null, 'the engine reading requests')
+  t.equal(violation('src/doors/bare-answer.ts', 'node:http'), null, 'what the doors share may')
   t.not(violation('src/bucket/x.ts', '../http/routes.js'), null, 'the engine importing a door')
   t.equal(violation('src/http/read.ts', '../bucket/index.js'), null)
   t.not(violation('src/http/read.ts', '../bucket/range.js'), null, 'a door past the surface')

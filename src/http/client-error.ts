@@ -16,7 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { endWith, rawAnswer, type BareAnswer } from '../bucket/index.js'
+import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from './errors.js'
 

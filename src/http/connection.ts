@@ -25,7 +25,7 @@
  */
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { endWith, rawAnswer, type BareAnswer } from '../bucket/index.js'
+import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import { DoorErrors, failure } from './errors.js'
 
 interface Pending {

@@ -20,7 +20,7 @@
  */
 import mime from 'mime-types'
 import type { IncomingHttpHeaders } from 'node:http'
-import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../bucket/index.js'
+import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 

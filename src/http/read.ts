@@ -17,7 +17,8 @@
  */
 import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
-import { BucketErrors, responseOverridesFrom } from '../bucket/index.js'
+import { BucketErrors } from '../bucket/index.js'
+import { responseOverridesFrom } from '../doors/request-metadata.js'
 import type { Bucket, BucketObject } from '../bucket/index.js'
 import { DoorError, DoorErrors, failure, type Envelope } from './errors.js'
 import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders } from './object-headers.js'

@@ -16,7 +16,8 @@
  * bodies raw, in a scope of their own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { continueBody, isStorageFailure, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
+import { isStorageFailure, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
+import { continueBody } from '../doors/expect-continue.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'

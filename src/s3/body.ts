@@ -11,7 +11,9 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { pipeline, type Readable } from 'node:stream'
-import { continueBody, declaresBodyOver, type BucketUploadChecksumAlgorithm, type BucketUploadPartOptions } from '../bucket/index.js'
+import { type BucketUploadChecksumAlgorithm, type BucketUploadPartOptions } from '../bucket/index.js'
+import { continueBody } from '../doors/expect-continue.js'
+import { declaresBodyOver } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
 import { single } from './headers.js'
 import { announcedTrailers, AwsChunkedDecoder, ChecksumVerifier, checksumAlgorithms, payloadMode, requestedChecksums, type ChecksumAlgorithm, type ExpectedChecksum } from './payload.js'

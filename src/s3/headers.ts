@@ -21,7 +21,7 @@
  * as RFC 2047 encoded words, as S3 sends them.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../bucket/index.js'
+import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import type { BucketHTTPMetadata, BucketObject, StorageClass } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 

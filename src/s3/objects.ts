@@ -20,7 +20,8 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, MAX_PUT_BYTES, responseOverridesFrom, sandboxObjectHeaders } from '../bucket/index.js'
+import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, MAX_PUT_BYTES } from '../bucket/index.js'
+import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { parseHttpDate } from '../../src/bucket/http-date.js'
 import { openBucket } from '../../src/index.js'
-import { httpMetadataOfHeaders } from '../../src/bucket/request-metadata.js'
+import { httpMetadataOfHeaders } from '../../src/doors/request-metadata.js'
 import { testdir } from '../testdir.js'
 
 t.test('the three forms of RFC 9110, and nothing else', async t => {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { compareIds, keyId, lookupId, pastPrefix } from '../../src/bucket/keys.js'
 import { parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from '../../src/bucket/metadata.js'
-import { customMetadataOfHeaders, decodeHeaderValue, httpMetadataOfHeaders } from '../../src/bucket/request-metadata.js'
+import { customMetadataOfHeaders, decodeHeaderValue, httpMetadataOfHeaders } from '../../src/doors/request-metadata.js'
 
 t.test('keyId', async t => {
   t.equal(keyId('put', 'a/b'), 'a/b')

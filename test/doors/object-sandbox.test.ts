@@ -4,7 +4,7 @@
  * type wins), and the headers `sandboxObjectHeaders` adds.
  */
 import t from 'tap'
-import { isPassiveContentType, sandboxObjectHeaders } from '../../src/bucket/request-metadata.js'
+import { isPassiveContentType, sandboxObjectHeaders } from '../../src/doors/request-metadata.js'
 
 t.test('exactly one passive media type is passive; anything else is not', async t => {
   const passive = [

@@ -1,6 +1,7 @@
 /** Table tests of the HTTP door's pure parts: targets, routes, CORS, auth, headers, error table. */
 import t from 'tap'
-import { ArgumentRangeError, ArgumentTypeError, BucketError, decodeHeaderValue, responseOverridesFrom } from '../../src/bucket/index.js'
+import { ArgumentRangeError, ArgumentTypeError, BucketError } from '../../src/bucket/index.js'
+import { decodeHeaderValue, responseOverridesFrom } from '../../src/doors/request-metadata.js'
 import { requireCredentials, isLoopbackHost } from '../../src/http/auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from '../../src/http/cors.js'
 import { DoorError, errorReply } from '../../src/http/errors.js'

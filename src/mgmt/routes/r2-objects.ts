@@ -28,9 +28,8 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { IncomingMessage } from 'node:http'
-import {
-  bodyBuffer, bodyStream, conditionalHeadersOf, contentMd5Bytes, headerWireValue, InvalidConditionalHeader, isArgumentError, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders, type Bucket, type BucketObject, type StorageClass
-} from '../../bucket/index.js'
+import { bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
+import { conditionalHeadersOf, contentMd5Bytes, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'

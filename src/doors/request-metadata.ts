@@ -13,9 +13,7 @@
  * date is not stored; it is reported, and each door answers as its
  * protocol does (the HTTP routes refuse it, S3 ignores it).
  */
-import { parseHttpDate } from './http-date.js'
-import { headerFields } from './metadata.js'
-import type { BucketHTTPMetadata } from './types.js'
+import { headerFields, parseHttpDate, type BucketHTTPMetadata } from '../bucket/index.js'
 
 /** Request headers as Node.js gives them (names lowercased). */
 export type RequestHeaders = Record<string, string | string[] | undefined>
