@@ -156,7 +156,8 @@ t.test('another request is answered while the worst XML body is being read', asy
     return performance.now() - start
   }
   const idle = Math.min(await get(), await get(), await get())
-  const worst = worstDocuments('Delete', XML_BODY_LIMITS.Delete.bytes - 64)
+  // 256 KiB: a search from each unclosed comment stalled the server for about 10 s at this size.
+  const worst = worstDocuments('Delete', 256 * 1024)
   for (const name of ['unclosed comments', 'unclosed CDATA sections', 'ampersands', 'nesting, unclosed']) {
     // GETs one after another on connections of their own until the Delete is answered: one of them is
     // waiting while the body is judged (they share one event loop with the server and this test).
