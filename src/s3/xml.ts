@@ -12,10 +12,11 @@
  * and a larger body is refused before it is parsed: MaxMessageLengthExceeded,
  * as S3 answers a request body too large for its operation.
  *
- * A document may also hold only a bounded number of elements and other markup (`nodes`), which its largest
- * legitimate form fits in (a Delete of 1,000 Objects, a completion of
- * 10,000 Parts, each with all their child elements): a body of only empty
- * elements is refused, not turned into hundreds of thousands of objects.
+ * A document also holds a bounded number of elements and other markup
+ * (`nodes`), which its largest legitimate form fits in (a Delete of 1,000
+ * Objects, a completion of 10,000 Parts, each with all their child
+ * elements): a body of only empty elements is refused, not turned into
+ * hundreds of thousands of objects.
  */
 import { XMLBuilder } from 'fast-xml-parser'
 import { S3Error } from './errors.js'

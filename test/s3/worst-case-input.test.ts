@@ -14,7 +14,11 @@
 import t, { type Test } from 'tap'
 import { Readable } from 'node:stream'
 import { readXmlBody, XML_BODY_LIMITS, type XmlDocumentRoot } from '../../src/s3/xml.js'
-import { parseRawQuery } from '../../src/s3/sigv4.js'
+import { parseRawQuery, verifySignature } from '../../src/s3/sigv4.js'
+import { AwsChunkedDecoder } from '../../src/s3/payload.js'
+import { parseEtagHeader } from '../../src/bucket/conditional.js'
+import { parseRangeHeader } from '../../src/bucket/range.js'
+import { parseHttpDate } from '../../src/bucket/http-date.js'
 import { raw, s3Server } from './fixture.js'
 
 /**
@@ -144,6 +148,53 @@ t.test('a query string repeating one name is split in time linear in its length'
   await linear(t, 'one name and value repeated', () => parseRawQuery(benign), () => parseRawQuery('a=b&'.repeat(size / 4)))
   await linear(t, 'empty parameters', () => parseRawQuery(benign), () => parseRawQuery('&'.repeat(size)))
   t.same(parseRawQuery('a=1&a=2&a=3&b=4'), { a: ['1', '2', '3'], b: '4' }, 'a repeated name still gathers its values in order')
+})
+
+t.test('request headers are parsed in time linear in their length', async t => {
+  // 16 KiB: all of a request's headers together are refused past that.
+  const size = 16 * 1024
+  const fill = (unit: string, head = '', tail = ''): string => padded(head, unit, tail, size)
+  const etags = fill('"0123456789abcdef0123456789abcdef", ')
+  const cases: Array<[string, (value: string) => unknown, string, string[]]> = [
+    ['If-Match', parseEtagHeader, etags, [fill('a', '"'), fill(' '), fill(' ', '', 'x'), fill('W/'), fill(','), fill('" '), fill('"a"  ', '', 'x'), fill('a ')]],
+    ['Range', parseRangeHeader, fill('0', 'bytes=', '-'), [fill(' ', 'bytes='), fill(' ', 'bytes=0', 'x'), fill('0', 'bytes=', 'x'), fill(' -', 'bytes=0')]],
+    ['If-Modified-Since', parseHttpDate, fill('x', 'Sun, 06 Nov 1994 08:49:37 GMT'), [fill(' '), fill('Sun, '), fill('0'), fill(' ', 'Sun, 06 Nov 1994 08:49:37')]],
+    ['Authorization', (value: string) => verifySignature({ method: 'GET', rawPath: '/k', rawQuery: '', headers: { authorization: value, 'x-amz-date': '20130524T000000Z' } }, {}, () => undefined, new Date('2013-05-24T00:00:00Z')),
+      fill('a', 'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders=host, Signature='),
+      [fill(',', 'AWS4-HMAC-SHA256 '), fill('=', 'AWS4-HMAC-SHA256 '), fill(' ', 'AWS4-HMAC-SHA256 Credential='), fill('Credential=a, ', 'AWS4-HMAC-SHA256 '), fill(';', 'AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20130524/us-east-1/s3/aws4_request, SignedHeaders='), fill('/', 'AWS4-HMAC-SHA256 Credential=')]]
+  ]
+  for (const [name, parse, benign, worst] of cases) {
+    for (const value of worst) await linear(t, `${name}: ${JSON.stringify(value.slice(0, 24))}…`, () => parse(benign), () => parse(value))
+  }
+})
+
+t.test('aws-chunked framing is removed in time linear in the body', async t => {
+  const size = 256 * 1024
+  const decode = (framed: string) => async () => {
+    const decoder = new AwsChunkedDecoder(null, undefined)
+    decoder.resume()
+    await new Promise<void>(resolve => {
+      decoder.on('finish', resolve)
+      decoder.on('error', () => resolve())
+      // In pieces of 1 KiB, as a socket hands them over: a header line may be cut anywhere.
+      for (let i = 0; i < framed.length; i += 1024) decoder.write(Buffer.from(framed.slice(i, i + 1024), 'latin1'))
+      decoder.end()
+    })
+  }
+  const benign = `${size.toString(16)}\r\n${'x'.repeat(size)}\r\n0\r\n\r\n`
+  // Framing costs a little per chunk, not per byte, so a body of one-byte chunks is compared with itself
+  // at an eighth of the size: a linear decoder takes 8 times as long for 8 times the body, a quadratic one 64.
+  const ones = (bytes: number): string => `${'1\r\nx\r\n'.repeat(Math.floor(bytes / 6))}0\r\n\r\n`
+  const eighth = await best(decode(ones(size / 8)), 3)
+  const whole = await best(decode(ones(size)), 2)
+  t.ok(whole <= 3 * 8 * eighth + SLACK_MS, `one-byte chunks: ${whole.toFixed(1)} ms, an eighth of the body ${eighth.toFixed(1)} ms`)
+  const worst: Record<string, string> = {
+    'long header lines': `${`1;${'e'.repeat(4000)}\r\nx\r\n`.repeat(size / 4008)}0\r\n\r\n`,
+    'extensions': `${`1${';'.repeat(4000)}\r\nx\r\n`.repeat(size / 4008)}0\r\n\r\n`,
+    'a header line that never ends': '1'.repeat(size),
+    'trailer lines': `0\r\n${'x-a:b\r\n'.repeat(size / 7)}\r\n`
+  }
+  for (const [name, framed] of Object.entries(worst)) await linear(t, name, decode(benign), decode(framed))
 })
 
 t.test('another request is answered while the worst XML body is being read', async t => {
