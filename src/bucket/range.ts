@@ -28,9 +28,12 @@ export interface ResolvedRange {
  */
 export function parseRangeHeader (value: string | null | undefined): BucketRange | null {
   if (value == null) return null
-  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(value)
+  // No two runs of white space meet without a digit or `-` between them, so a value that does not
+  // match fails in one pass: `=\s*(\d*)\s*-` split 16 KiB of spaces every way there is (1.5 s).
+  const match = /^bytes\s*=\s*(?:(\d+)\s*)?-\s*(\d*)$/i.exec(value.trim())
   if (match === null) return null
-  const [, first, last] = match
+  const first = match[1] ?? ''
+  const last = match[2]
   if (first === '' && last === '') return null
   if (first === '') return { suffix: headerNumber(last) }
   const offset = headerNumber(first)

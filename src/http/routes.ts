@@ -36,6 +36,7 @@ import { sendRecycling } from './send-body.js'
 import { defaultSite, matchPublicRoute, mayBeCustomDomain, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { readSite } from './website.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
+import { parseJsonBody } from '../doors/json-body.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry
@@ -115,7 +116,7 @@ async function readJsonBody (source: IncomingMessage): Promise<unknown> {
     chunks.push(chunk as Buffer)
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    return parseJsonBody(Buffer.concat(chunks).toString('utf8'))
   } catch {
     throw new DoorError('InvalidJson')
   }

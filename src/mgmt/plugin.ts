@@ -33,6 +33,7 @@ import { registerObjectRoutes } from './routes/r2-objects.js'
 import { registerUserRoutes } from './routes/user.js'
 import { registerZoneRoutes } from './routes/zones.js'
 import { ManagementStore } from './store.js'
+import { parseJsonBody } from '../doors/json-body.js'
 
 export interface ManagementApiOptions {
   registry: BucketRegistry
@@ -67,7 +68,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
       const text = (body as string).trim()
       if (text === '') { done(null, undefined); return }
       try {
-        done(null, JSON.parse(text))
+        done(null, parseJsonBody(text))
       } catch {
         done(new ManagementError('MalformedJson'), undefined)
       }

@@ -44,6 +44,7 @@ export const S3Errors = {
   KeyTooLongError: { status: 400, message: 'Your key is too long' },
   MalformedTrailerError: { status: 400, message: 'The request contained trailing data that was not well-formed or did not conform to our published schema.' },
   MalformedXML: { status: 400, message: 'The XML you provided was not well-formed or did not validate against our published schema' },
+  MaxMessageLengthExceeded: { status: 400, message: 'Your request was too big.' },
   MetadataTooLarge: { status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
   MethodNotAllowed: { status: 405, message: 'The specified method is not allowed against this resource.' },
   MissingContentLength: { status: 411, message: 'You must provide the Content-Length HTTP header.' },

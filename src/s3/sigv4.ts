@@ -261,7 +261,9 @@ export function parseRawQuery (raw: string): Record<string, string | string[]> {
     const value = eq === -1 ? '' : decodeComponent(part.slice(eq + 1))
     const previous = query[name]
     if (previous === undefined) query[name] = value
-    else query[name] = Array.isArray(previous) ? [...previous, value] : [previous, value]
+    // Pushed, not copied: a URL repeating one name 8,000 times took a second to split.
+    else if (Array.isArray(previous)) previous.push(value)
+    else query[name] = [previous, value]
   }
   return query
 }

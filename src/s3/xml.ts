@@ -1,20 +1,55 @@
 /**
- * XML in and out of the S3 door, through fast-xml-parser only: answers are
- * built from plain objects (the builder escapes every value, so a key such
- * as `a<b>&c` can never break a document), and request bodies are validated
- * then parsed into plain objects with every value kept as a string (`0001`
- * stays a key, not the number 1).
+ * XML in and out of the S3 door. Answers are built from plain objects by
+ * fast-xml-parser's builder (it escapes every value, so a key such as
+ * `a<b>&c` can never break a document). Request bodies are read by
+ * `xml-reader.ts`, one pass in time linear in the body, into plain objects
+ * with every value kept as a string (`0001` stays a key, not the number 1).
  *
- * Request bodies (Delete, CompleteMultipartUpload, CORS and lifecycle
- * configurations) are read whole up to `MAX_XML_BYTES`: S3 limits them the
- * same way (a Delete of 1,000 keys of 1 KiB fits).
+ * Request bodies are read whole up to a cap that depends on the document
+ * (`XML_BODY_LIMITS`): a Delete of 1,000 keys of 1 KiB and a
+ * CompleteMultipartUpload of 10,000 parts fit in 2 MiB; a CORS or
+ * lifecycle configuration (100 rules, 1,000 rules) is a small document,
+ * and a larger body is refused before it is parsed: MaxMessageLengthExceeded,
+ * as S3 answers a request body too large for its operation.
+ *
+ * A document also holds a bounded number of elements and other markup
+ * (`nodes`), which its largest legitimate form fits in (a Delete of 1,000
+ * Objects, a completion of 10,000 Parts, each with all their child
+ * elements): a body of only empty elements is refused, not turned into
+ * hundreds of thousands of objects.
  */
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
+import { XMLBuilder } from 'fast-xml-parser'
 import { S3Error } from './errors.js'
+import { readDocument, XmlReadError } from './xml-reader.js'
 
 export const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/'
-/** Largest XML request body read (a Delete of 1,000 keys of 1,024 bytes, escaped, fits). */
-export const MAX_XML_BYTES = 2 * 1024 * 1024
+
+export interface XmlBodyLimit {
+  /** Largest body read (bytes, after aws-chunked decoding). */
+  bytes: number
+  /** Most elements, comments, CDATA sections and processing instructions the document may hold. */
+  nodes: number
+}
+
+const KiB = 1024
+const MiB = 1024 * KiB
+
+/** The caps of each document the S3 door reads, by root element. */
+export const XML_BODY_LIMITS = {
+  // 1,000 Objects (S3's cap) of a Key, VersionId, ETag, LastModifiedTime and Size each, keys of 1,024 bytes escaped.
+  Delete: { bytes: 2 * MiB, nodes: 10_000 },
+  // 10,000 Parts of a PartNumber, an ETag and five checksums each.
+  CompleteMultipartUpload: { bytes: 2 * MiB, nodes: 100_000 },
+  // 1,000 rules (S3's cap) of a dozen elements or so, each with an ID of 255 characters and a prefix filter.
+  LifecycleConfiguration: { bytes: 256 * KiB, nodes: 32_768 },
+  // 100 rules (S3's cap) of a few origins, methods and headers each.
+  CORSConfiguration: { bytes: 64 * KiB, nodes: 8_192 },
+  // A LocationConstraint, and the few elements directory buckets add.
+  CreateBucketConfiguration: { bytes: 64 * KiB, nodes: 256 }
+} as const satisfies Record<string, XmlBodyLimit>
+
+/** The documents the S3 door reads, by their root element. */
+export type XmlDocumentRoot = keyof typeof XML_BODY_LIMITS
 
 const builder = new XMLBuilder({ ignoreAttributes: false, format: false, suppressEmptyNode: false, processEntities: true })
 
@@ -30,19 +65,6 @@ const listPaths = new Set([
   'LifecycleConfiguration.Rule',
   'LifecycleConfiguration.Rule.Transition'
 ])
-
-const parser = new XMLParser({
-  ignoreAttributes: true,
-  ignoreDeclaration: true,
-  removeNSPrefix: true,
-  parseTagValue: false,
-  // Numeric character references (`&#34;`, what Go clients such as rclone write for `"`) are XML too.
-  htmlEntities: true,
-  // Keys may begin or end with spaces; whitespace between elements shows up as `#text` and is ignored.
-  trimValues: false,
-  jPath: true,
-  isArray: (_name, path) => listPaths.has(String(path))
-})
 
 /**
  * An S3 XML document: `<?xml ...?><Root xmlns="...">...</Root>`. Control
@@ -71,38 +93,19 @@ export function errorDocument (code: string, message: string, fields: Record<str
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * References XML 1.0 defines: the five named entities and character
- * references to characters a document may hold (no NUL, no C0 control but
- * tab, LF and CR, no surrogate, no U+FFFE or U+FFFF). The parser would take
- * HTML's named entities too, and an undefined one as literal text.
+ * Reads a request body whole (up to its document's cap:
+ * MaxMessageLengthExceeded past it) and parses it; MalformedXML when it is
+ * not well-formed XML in UTF-8 (a byte that is not UTF-8, an undefined
+ * entity, a control character, a DOCTYPE, nesting over 100 deep), holds
+ * more markup than its document's budget, or is not a `root` document.
  */
-function wellFormedReferences (text: string): boolean {
-  const markup = text.replace(/<!\[CDATA\[[\s\S]*?\]\]>|<!--[\s\S]*?-->/g, '') // where `&` is only a character
-  for (const m of markup.matchAll(/&([^;&<>\s]*);?/g)) {
-    const name = m[1]
-    if (!m[0].endsWith(';')) return false
-    if (['amp', 'lt', 'gt', 'quot', 'apos'].includes(name)) continue
-    const reference = /^#(?:x([0-9a-fA-F]{1,6})|([0-9]{1,7}))$/.exec(name)
-    if (reference === null) return false
-    const c = reference[1] !== undefined ? parseInt(reference[1], 16) : Number(reference[2])
-    const allowed = c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff)
-    if (!allowed) return false
-  }
-  return true
-}
-
-/**
- * Reads a request body whole (bounded) and parses it; MalformedXML when it
- * is not well-formed XML in UTF-8 (a byte that is not UTF-8, an undefined
- * entity, a control character, a DOCTYPE, nesting the parser refuses) or
- * not a `root` document.
- */
-export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: string): Promise<Record<string, unknown>> {
+export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: XmlDocumentRoot): Promise<Record<string, unknown>> {
+  const limit: XmlBodyLimit = XML_BODY_LIMITS[root]
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of source) {
     size += chunk.length
-    if (size > MAX_XML_BYTES) throw new S3Error('MalformedXML', `XML bodies are limited to ${MAX_XML_BYTES} bytes.`)
+    if (size > limit.bytes) throw new S3Error('MaxMessageLengthExceeded', `A ${root} body is limited to ${limit.bytes} bytes.`)
     chunks.push(Buffer.from(chunk))
   }
   let text: string
@@ -112,20 +115,17 @@ export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: stri
     throw new S3Error('MalformedXML', 'The XML body is not UTF-8.')
   }
   if (text.trim() === '') throw new S3Error('MalformedXML')
-  // S3's documents have no DTD; refusing one rules out entity expansion.
-  if (/<!DOCTYPE/i.test(text)) throw new S3Error('MalformedXML', 'XML bodies may not declare a DOCTYPE.')
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text) || !wellFormedReferences(text)) throw new S3Error('MalformedXML')
-  let parsed: Record<string, unknown>
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text)) throw new S3Error('MalformedXML')
+  let document
   try {
-    if (XMLValidator.validate(text) !== true) throw new S3Error('MalformedXML')
-    parsed = parser.parse(text) as Record<string, unknown>
-  } catch {
-    // The parser's own refusals (nesting too deep, element names such as __proto__) are the body's fault too.
-    throw new S3Error('MalformedXML')
+    document = readDocument(text, listPaths, limit.nodes)
+  } catch (err) {
+    if (err instanceof XmlReadError) throw new S3Error('MalformedXML', err.reason === 'malformed' ? undefined : err.message)
+    throw err
   }
-  const element = parsed[root]
-  if (element === undefined) throw new S3Error('MalformedXML', `The body must be a ${root} document.`)
+  if (document.root !== root) throw new S3Error('MalformedXML', `The body must be a ${root} document.`)
+  const element = document.value
   return typeof element === 'object' && element !== null ? element as Record<string, unknown> : {}
 }
 

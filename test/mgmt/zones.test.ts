@@ -109,6 +109,8 @@ t.test('malformed JSON answers 6007; an empty JSON body is no body', async t => 
   const res = await app.inject({ method: 'POST', url: '/client/v4/zones', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"name": ' })
   t.equal(res.statusCode, 400)
   t.equal(res.json().errors[0].code, 6007)
+  const deep = await app.inject({ method: 'POST', url: '/client/v4/zones', headers: { ...auth, 'content-type': 'application/json' }, payload: `{"name": ${'['.repeat(100_000)}${']'.repeat(100_000)}}` })
+  t.equal(deep.json().errors[0].code, 6007, 'JSON nested deeper than any body needs is malformed too')
   const zone = await createZone(app, 'example.test')
   const del = await app.inject({ method: 'DELETE', url: `/client/v4/zones/${zone.id}`, headers: { ...auth, 'content-type': 'application/json' }, payload: '' })
   t.equal(del.statusCode, 200)

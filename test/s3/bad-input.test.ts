@@ -15,6 +15,7 @@ import { devCredentials, devSigner, raw, s3Server, type S3Server } from './fixtu
 import { openRegistry } from '../../src/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
+import { XML_BODY_LIMITS } from '../../src/s3/xml.js'
 
 async function stored (server: S3Server, key: string): Promise<boolean> {
   return (await (await server.registry.open('photos'))!.head(key)) !== null
@@ -283,5 +284,30 @@ t.test('a key holding U+0000 is refused on a write (400, 10020\'s message); a lo
     const answer = await raw(server, 'PUT', `/photos/${encoded}`, {}, ['x'])
     t.equal(answer.status, 400, `${encoded}: not UTF-8`)
   }
+  await stillServing(t, server)
+})
+
+t.test('XML bodies over their document\'s cap are MaxMessageLengthExceeded; over its markup budget, MalformedXML', async t => {
+  const server = await s3Server(t)
+  const cors = (rules: number, origin: string): string =>
+    `<CORSConfiguration>${`<CORSRule><AllowedOrigin>${origin}</AllowedOrigin><AllowedMethod>GET</AllowedMethod></CORSRule>`.repeat(rules)}</CORSConfiguration>`
+  const fits = cors(100, `https://${'o'.repeat(500)}.test`)
+  t.ok(fits.length < XML_BODY_LIMITS.CORSConfiguration.bytes)
+  t.equal((await raw(server, 'PUT', '/photos?cors', {}, fits)).status, 200, '100 rules of long origins fit')
+  const bodies: Array<[string, string, string]> = [
+    ['/photos?cors', 'CORSConfiguration', cors(1, `https://${'o'.repeat(XML_BODY_LIMITS.CORSConfiguration.bytes)}.test`)],
+    ['/photos?lifecycle', 'LifecycleConfiguration', `<LifecycleConfiguration>${' '.repeat(XML_BODY_LIMITS.LifecycleConfiguration.bytes)}</LifecycleConfiguration>`],
+    ['/photos?delete', 'Delete', `<Delete><Object><Key>${'k'.repeat(XML_BODY_LIMITS.Delete.bytes)}</Key></Object></Delete>`]
+  ]
+  for (const [path, root, body] of bodies) {
+    const answer = await raw(server, path.endsWith('delete') ? 'POST' : 'PUT', path, {}, body)
+    t.equal(answer.status, 400, root)
+    t.match(answer.body, /<Code>MaxMessageLengthExceeded<\/Code>/, root)
+  }
+  const many = `<Delete>${'<Object><Key>k</Key></Object>'.repeat(XML_BODY_LIMITS.Delete.nodes / 2)}</Delete>`
+  const budget = await raw(server, 'POST', '/photos?delete', {}, many)
+  t.equal(budget.status, 400)
+  t.match(budget.body, /<Code>MalformedXML<\/Code>/)
+  t.match(budget.body, /at most 10000 elements/)
   await stillServing(t, server)
 })
