@@ -171,7 +171,7 @@ t.test('request headers are parsed in time linear in their length', async t => {
 t.test('aws-chunked framing is removed in time linear in the body', async t => {
   const size = 256 * 1024
   const decode = (framed: string) => async () => {
-    const decoder = new AwsChunkedDecoder(null, undefined)
+    const decoder = new AwsChunkedDecoder(null, undefined, new Set())
     decoder.resume()
     await new Promise<void>(resolve => {
       decoder.on('finish', resolve)
