@@ -13,7 +13,7 @@ export { MemoryStore } from './stores/memory/store.js'
 export type { FsStoreOptions } from './stores/fs/store.js'
 export { shareChecksWithinTurns } from './stores/turn.js'
 export { openBucket, openMemoryRegistry, openRegistry, type OpenFsBucketOptions, type OpenFsRegistryOptions } from './server/open.js'
-export type { StartedServer, StartServerOptions } from './server/embed.js'
+export type { StartedS3, StartedServer, StartServerOptions } from './server/embed.js'
 
 /**
  * Starts the gateway and its S3 port in this process, on free ports of
