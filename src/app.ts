@@ -1,7 +1,7 @@
 /**
  * Builds the Fastify app of one server process from a configuration: the
  * bucket registry, the HTTP gateway routes, and the management API under
- * `/client/v4`. `cli.ts` (the composition root) listens with it; tests call
+ * `/client/v4`. server/gateway.ts (the composition root) listens with it; tests call
  * `buildApp` and drive it with `app.inject`.
  *
  * Logging: one line per request (http/request-log.ts), through the logger
@@ -18,8 +18,10 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import type { DestinationStream } from 'pino'
+import { BucketError, type BucketRegistry } from './bucket/index.js'
 import { deferContinue } from './doors/expect-continue.js'
-import { BucketError, openRegistry, type BucketRegistry } from './index.js'
+import { serveDefaults } from './server/defaults.js'
+import { openRegistry } from './server/open.js'
 import { isLoopbackHost } from './http/auth.js'
 import { answerClientError, expectationListener, requireHost } from './http/client-error.js'
 import { inConnectionOrder, onIdleConnection } from './http/connection.js'
@@ -59,7 +61,7 @@ export interface GatewayConfig {
   management?: ManagementCredentials
 }
 
-export const defaultIdleTimeout = 60
+export const defaultIdleTimeout = serveDefaults.idleTimeout
 
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
   const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })

@@ -1,8 +1,8 @@
 /**
- * The command line, and the composition root: configuration → registry →
- * Fastify app → listen.
+ * The command line: configuration from flags and variables, handed to the
+ * server (src/server/) or to the commands.
  *
- *     fsbucket serve [--data ./data] [--host 127.0.0.1] [--port 8787] [--token T]
+ *     fsbucket serve [--data ./data | --memory] [--host 127.0.0.1] [--port 8787] [--token T]
  *                    [--public a,b] [--route cdn.localhost=site ...] [--fsync on|off]
  *                    [--log-level info] [--workers N] [--sweep-interval 3600]
  *                    [--default-bucket default] [--idle-timeout 60] [--drain-timeout 10]
@@ -16,16 +16,21 @@
  * `serve`, `bucket` and `sweep` take `--catalog <url>` (FSBUCKET_CATALOG):
  * a PostgreSQL catalog shared by several gateways instead of SQLite.
  *
- * Every `serve` flag has an environment variable (FSBUCKET_DATA, ...); a flag
- * beats its variable. What `serve` does (checks, workers, restarts,
- * draining on signals, the S3-compatible API on its own port) is
- * src/server/serve.ts.
+ * Every `serve` flag but `--memory` has an environment variable
+ * (FSBUCKET_DATA, ...); a flag beats its variable. (A server that keeps
+ * nothing is asked for on its own command line, never by an environment
+ * left set.) What `serve` does (checks, workers, restarts, draining on
+ * signals) is src/server/serve.ts; what one server process is made of
+ * (registry, doors, listeners) is src/server/gateway.ts, which
+ * `startServer` uses too.
  */
 import cluster from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { openRegistry, type BucketRegistry } from './index.js'
+import type { BucketRegistry } from './bucket/index.js'
+import { serveDefaults } from './server/defaults.js'
+import { openRegistry } from './server/open.js'
 import { parseRouteSpec } from './http/target.js'
 import { registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
@@ -74,6 +79,30 @@ const dataOption = (): Option => new Option('-d, --data <dir>', 'data directory 
 const catalogOption = (): Option => new Option('--catalog <url>', 'postgres:// URL of a catalog shared by several gateways (default: SQLite in each bucket directory)')
   .env('FSBUCKET_CATALOG')
 
+/**
+ * Why `serve --memory` cannot run with these options, or null: what was
+ * given (by flag or variable; defaults do not count) that memory cannot
+ * honour. Workers are processes, which cannot share one process's memory;
+ * a data directory or a catalog would be storage beside it.
+ */
+export function memoryRefusal (options: Pick<ServeOptions, 'workers' | 'data' | 'catalog'>, sourceOf: (name: string) => string | undefined): string | null {
+  const given = (name: string, flag: string, variable: string): string | null => {
+    const source = sourceOf(name)
+    if (source === 'cli') return flag
+    if (source === 'env') return variable
+    return null
+  }
+  const workers = given('workers', `--workers ${options.workers}`, `FSBUCKET_WORKERS=${options.workers}`)
+  if (workers !== null && options.workers > 1) {
+    return `--memory keeps the buckets in one process: it cannot be used with ${workers} (workers are separate processes and cannot share that memory)`
+  }
+  const data = given('data', `--data ${options.data}`, `FSBUCKET_DATA=${options.data}`)
+  if (data !== null) return `--memory keeps nothing on disk: it cannot be used with ${data}`
+  const catalog = given('catalog', '--catalog', 'FSBUCKET_CATALOG')
+  if (catalog !== null) return `--memory keeps nothing on disk: it cannot be used with ${catalog}`
+  return null
+}
+
 export function buildCli (): Command {
   const program = new Command('fsbucket')
     .description('An object storage gateway: buckets on a local directory, served over HTTP')
@@ -85,29 +114,36 @@ export function buildCli (): Command {
     .addOption(dataOption())
     .addOption(catalogOption())
     .addOption(new Option('--catalog-connections <n>', 'connections each process may open to the --catalog (the primary and every worker)').env('FSBUCKET_CATALOG_CONNECTIONS')
-      .default(10).argParser(integer(1, 1000)))
-    .addOption(new Option('-H, --host <address>', 'address to listen on').env('FSBUCKET_HOST').default('127.0.0.1'))
+      .default(serveDefaults.catalogConnections).argParser(integer(1, 1000)))
+    .addOption(new Option('--memory', 'keep every bucket in this process\'s memory: nothing is written to disk and all is lost when the server stops (one process; not with --data or --catalog)'))
+    .addOption(new Option('-H, --host <address>', 'address to listen on').env('FSBUCKET_HOST').default(serveDefaults.host))
     .addOption(new Option('-p, --port <port>', 'port to listen on').env('FSBUCKET_PORT').default(8787).argParser(integer(0, 65535)))
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads').env('FSBUCKET_TOKEN'))
     .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(nameList))
     .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable; comma-separated in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpec))
-    .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(true).argParser(onOff))
+    .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync).argParser(onOff))
     .addOption(new Option('--log-level <level>', 'log level').env('FSBUCKET_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port (default: one per core)').env('FSBUCKET_WORKERS')
       .default(os.availableParallelism()).argParser(integer(1, 256)))
     .addOption(new Option('--sweep-interval <seconds>', 'how often expired uploads and leftovers are swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
-      .default(3600).argParser(integer(0, 31 * 24 * 3600)))
-    .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default('default'))
+      .default(serveDefaults.sweepInterval).argParser(integer(0, 31 * 24 * 3600)))
+    .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))
     .addOption(new Option('--idle-timeout <seconds>', 'close a connection silent this long (a stalled upload answers 408); also the deadline for request headers').env('FSBUCKET_IDLE_TIMEOUT')
-      .default(60).argParser(integer(1, 24 * 3600)))
+      .default(serveDefaults.idleTimeout).argParser(integer(1, 24 * 3600)))
     .addOption(new Option('--drain-timeout <seconds>', 'on SIGINT/SIGTERM, how long requests in flight may finish').env('FSBUCKET_DRAIN_TIMEOUT')
       .default(10).argParser(integer(0, 3600)))
     .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(8788).argParser(integer(0, 65535)))
     .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
-    .action(async (options: ServeOptions) => {
+    .action(async (options: ServeOptions, command: Command) => {
+      if (options.memory === true) {
+        const refusal = memoryRefusal(options, name => command.getOptionValueSource(name))
+        if (refusal !== null) throw new Error(refusal)
+        // Workers are separate processes: one in-memory server is one process, whatever the number of cores.
+        options.workers = 1
+      }
       // Loaded here: the server (Fastify, every door) costs the other commands a second of start-up.
       const { serveOne, servePrimary } = await import('./server/serve.js')
       if (cluster.isWorker) await serveOne(options, true)

@@ -1,6 +1,12 @@
 /**
  * `fsbucket serve`: one server process, or a cluster primary and its
- * workers, from start-up checks to shutdown.
+ * workers, from start-up checks to shutdown. What one process serves is
+ * built by gateway.ts (as for `startServer`); this module adds what a
+ * server process owns alone: signals, workers, restarts, exit codes.
+ *
+ * `--memory` is one process by nature (workers could not share it), so
+ * the command line refuses it with `--workers` above 1, `--data` or
+ * `--catalog` (cli.ts).
  *
  * Start-up fails fast, with one line naming what is wrong: an unwritable
  * data directory or bucket (preflight.ts), a port in use or an address that
@@ -23,52 +29,22 @@
  * channel, so one Ctrl-C never counts as two.
  */
 import cluster from 'node:cluster'
-import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
-import type { Logger } from 'pino'
-import { buildApp } from '../app.js'
-import type { BucketRegistry } from '../bucket/index.js'
-import { openRegistry, shareChecksWithinTurns, type OpenFsRegistryOptions } from '../index.js'
+import { shareChecksWithinTurns } from '../stores/turn.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
-import { createLogger, lazyChildLogger } from '../http/logger.js'
-import { parseRouteList, parseRouteSpec, routeHostsOf, type PublicRoute } from '../http/target.js'
+import { createLogger } from '../http/logger.js'
 import { managementCredentials } from '../mgmt/cli.js'
-import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
-import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../http/connection.js'
-import { checkWritable, StartupError } from './preflight.js'
-import { guardS3Site } from './s3-guard.js'
-import { parseJsonOf } from '../stores/fs/atomic.js'
+import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
+import { buildGateway, ensureFirstBucket, loadRoutes, openServerRegistry, startupNotes, type Gateway, type GatewayOptions } from './gateway.js'
+import { checkWritable } from './preflight.js'
 
-export interface ServeOptions {
-  data: string
-  /** A `postgres://` catalog shared by several gateways (`--catalog`); absent: SQLite per bucket. */
-  catalog?: string
-  /** Connections each process may open to the catalog (`--catalog-connections`; the command line always gives one, 10 by default). */
-  catalogConnections?: number
-  host: string
-  port: number
-  token?: string
-  public: string[]
-  route: string[]
-  fsync: boolean
-  logLevel: string
+export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   workers: number
-  sweepInterval: number
-  defaultBucket: string
-  /** Seconds a connection may stay silent; also the deadline of a request's headers. */
-  idleTimeout: number
   /** Seconds the first signal lets requests in flight finish. */
   drainTimeout: number
-  apiToken?: string
-  apiEmail?: string
-  apiKey?: string
   /** Port of the S3-compatible API (src/s3/), in the same processes; 0 = off. */
   s3Port: number
-  s3Domain: string[]
-  s3AccessKeyId?: string
-  s3SecretAccessKey?: string
 }
 
 /** Worker deaths within `crashWindowMs` that make a crash loop. */
@@ -84,75 +60,23 @@ function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['f
   return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
 }
 
-/** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs). */
-export async function loadRoutes (dataDir: string, specs: string[]): Promise<PublicRoute[]> {
-  const routes = specs.flatMap(parseRouteList)
-  const file = path.join(dataDir, 'routes.json')
-  let text: string | null = null
-  try {
-    text = await fsp.readFile(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-  }
-  if (text !== null) {
-    const listed = parseJsonOf<unknown>(file, text)
-    if (!Array.isArray(listed) || !listed.every(s => typeof s === 'string')) {
-      throw new TypeError(`${file} must be a JSON array of route specs such as "cdn.localhost=site"`)
-    }
-    routes.push(...listed.map(parseRouteSpec))
-  }
-  return routes
-}
-
-/** Creates the first bucket of an empty data directory, so the README's curl examples work at once. */
-async function ensureFirstBucket (registry: BucketRegistry, name: string, log: Logger): Promise<void> {
-  if ((await registry.list()).length > 0) return
-  try {
-    await registry.create(name)
-    log.info({ bucket: name }, 'created the first bucket')
-  } catch (err) {
-    if ((err as { code?: number }).code !== 10004) throw err
-  }
-}
-
-function startupNotes (options: ServeOptions, log: Logger): void {
-  if (options.token === undefined) {
-    if (isLoopbackHost(options.host)) {
-      log.warn('no token configured: accepting writes and private reads without credentials, because the server listens on loopback only (foreign Host names and cross-site writes are refused)')
-    } else {
-      log.warn(`no token configured and listening on ${options.host}: writes and private reads are refused; set --token or FSBUCKET_TOKEN`)
-    }
-  }
-  if (!options.fsync) log.warn('fsync is off: acknowledged writes may be lost in a crash')
-}
-
-function listenFailure (err: unknown, options: ServeOptions, port: number): StartupError {
-  const code = (err as NodeJS.ErrnoException).code
-  const where = `port ${port} on ${options.host}`
-  if (code === 'EADDRINUSE') return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)`)
-  if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)`)
-  if (code === 'EADDRNOTAVAIL') return new StartupError(`cannot listen: ${options.host} is not an address of this machine (EADDRNOTAVAIL)`)
-  return new StartupError(`cannot listen on ${where}: ${(err as Error).message}`)
-}
-
 /**
  * Drain on the first signal (or the primary's word), exit at once on the
  * second. Installed before the app is built, so a signal during start-up
  * counts too; the drain itself starts once the app exists.
  */
-function handleShutdown (options: ServeOptions, inWorker: boolean): (app: FastifyInstance, s3: FastifyInstance | null, registry: BucketRegistry) => boolean {
-  let server: { app: FastifyInstance, s3: FastifyInstance | null, registry: BucketRegistry } | null = null
+function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Gateway) => boolean {
+  let server: Gateway | null = null
   let reason: string | null = null
   const drain = (): void => {
     if (server === null || reason === null) return
-    const { app, s3, registry } = server
+    const { app } = server
     app.log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
     setTimeout(() => {
       app.log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
       process.exit(1)
     }, options.drainTimeout * 1000).unref()
-    Promise.all([app.close(), s3?.close()])
-      .then(async () => { await registry.close() })
+    server.close()
       .then(() => process.exit(0), err => { app.log.error({ err }, 'close failed'); process.exit(1) })
   }
   const onSignal = (signal: string): void => {
@@ -174,81 +98,34 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
   } else {
     process.on('SIGINT', onSignal)
   }
-  /** Hands over the app; false when a signal came first (the drain has begun: do not listen). */
-  return (app, s3, registry) => {
-    server = { app, s3, registry }
+  /** Hands over the gateway; false when a signal came first (the drain has begun: do not listen). */
+  return gateway => {
+    server = gateway
     drain()
     return reason === null
   }
 }
 
-/** The registry's options from the command line (the primary and each worker open their own). */
-function registryOptions (options: ServeOptions): OpenFsRegistryOptions {
-  return { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections }
+/** The gateway's options from the command line: its S3 port 0 means none. */
+function gatewayOptions (options: ServeOptions): GatewayOptions {
+  return { ...options, s3Port: options.s3Port === 0 ? null : options.s3Port }
 }
 
 /** One server process: alone (`--workers 1`), or a worker of the primary below. */
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
   const serving = handleShutdown(options, inWorker)
-  if (!inWorker) await checkWritable(options.data)
-  const registry = await openRegistry(options.data, registryOptions(options))
-  const routes = await loadRoutes(options.data, options.route)
-  const app = await buildApp({
-    dataDir: options.data,
-    host: options.host,
-    token: options.token ?? null,
-    publicBuckets: options.public,
-    routes,
-    fsync: options.fsync,
-    logLevel: options.logLevel,
-    idleTimeout: options.idleTimeout,
-    management: await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')),
-    registry
-  })
-  const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public)
-  const s3 = options.s3Port === 0
-    ? null
-    : await buildS3App({
-      registry,
-      policy: s3Policy,
-      domains: options.s3Domain,
-      logLevel: options.logLevel,
-      // One log for both ports: the same destination and format, lines alike.
-      logger: app.log,
-      // The gateway port's connection promises (idle timeout, request order), kept the same way.
-      connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
-      childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
-    })
-  if (s3 !== null && s3Policy.anonymousWrites) {
-    guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
-  }
-  const log = app.log as unknown as Logger
-  if (!inWorker) {
-    startupNotes(options, log)
-    await ensureFirstBucket(registry, options.defaultBucket, log)
-    if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
-  }
-  if (!serving(app, s3, registry)) return
+  const gateway = await buildGateway(gatewayOptions(options), !inWorker)
+  if (!serving(gateway)) return
   // Requests arrive through the event loop here, so the stores may share their looks at the catalogs and settings within a turn (stores/turn.ts).
   shareChecksWithinTurns(() => true)
-  let port = options.port
   try {
-    await app.listen({ host: options.host, port: options.port })
-    port = options.s3Port
-    await s3?.listen({ host: options.host, port: options.s3Port })
+    await gateway.listen()
   } catch (err) {
-    const failure = listenFailure(err, options, port)
-    if (!inWorker || process.send === undefined) throw failure
+    if (!inWorker || process.send === undefined) throw err
     // The primary prints it, once, and stops the other workers.
-    const message: ListenFailed = { fsbucket: 'listen-failed', message: failure.message }
+    const message: ListenFailed = { fsbucket: 'listen-failed', message: (err as Error).message }
     await new Promise(resolve => process.send?.(message, undefined, {}, resolve))
     process.exit(1)
-  }
-  if (!inWorker) {
-    if (s3 !== null) s3.log.info(...s3StartupNote(s3Policy, options.host, options.s3Port))
-    const address = app.server.address()
-    const url = consoleUrl(options.host, address !== null && typeof address === 'object' ? address.port : options.port)
-    log.info({ url }, `web console: ${url}`)
   }
 }
 
@@ -260,7 +137,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   s3CredentialFrom(options)
   await loadRoutes(options.data, options.route)
   startupNotes(options, log)
-  const registry = await openRegistry(options.data, registryOptions(options))
+  const registry = await openServerRegistry(gatewayOptions(options))
   // The management API's credentials file too, which every worker reads as it starts.
   await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')).catch(async err => {
     await registry.close()

@@ -16,7 +16,7 @@ export interface Served {
   exited: Promise<number | string>
 }
 
-export function run (args: string[], options: { stdout?: StdioOptions[number], uid?: number, gid?: number, env?: NodeJS.ProcessEnv } = {}): Served {
+export function run (args: string[], options: { stdout?: StdioOptions[number], uid?: number, gid?: number, env?: NodeJS.ProcessEnv, cwd?: string } = {}): Served {
   const stdio = ['ignore', options.stdout ?? 'pipe', 'pipe'] as StdioOptions
   // Without tap's hooks (added to NODE_OPTIONS of every child): they write where another user may not,
   // and they stall the IPC of cluster workers. The server runs as users run it.
@@ -24,6 +24,7 @@ export function run (args: string[], options: { stdout?: StdioOptions[number], u
     stdio,
     uid: options.uid,
     gid: options.gid,
+    cwd: options.cwd,
     env: { ...process.env, ...options.env }
   })
   let out = ''

@@ -1,0 +1,15 @@
+/**
+ * The server's defaults that `fsbucket serve` (its flags, cli.ts) and
+ * `startServer` (embed.ts) share, so the two agree. Nothing is imported
+ * here: the command line reads it without loading the server.
+ */
+export const serveDefaults = {
+  host: '127.0.0.1',
+  catalogConnections: 10,
+  fsync: true,
+  /** Seconds between sweeps of expired uploads and leftovers. */
+  sweepInterval: 3600,
+  defaultBucket: 'default',
+  /** Seconds a connection may stay silent (src/app.ts). */
+  idleTimeout: 60
+} as const

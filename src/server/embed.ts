@@ -1,0 +1,133 @@
+/**
+ * `startServer`: the whole server (the HTTP gateway with its management
+ * API and console, and the S3 port) inside the caller's process, for test
+ * suites. It is built by gateway.ts exactly as `fsbucket serve` builds a
+ * lone process, with defaults suited to tests (docs/embedding.md):
+ *
+ * - Ports: 0 for both, so the system picks free ones; the result says which.
+ *   (For `serve`, `--s3-port 0` turns the S3 port off; here it is always on.)
+ * - Storage: `memory: true` keeps everything in this process, nothing on
+ *   disk; `dataDir` serves a data directory as `serve --data` does. Neither
+ *   given means memory: a test that forgets to choose leaves nothing behind,
+ *   and a directory of the caller's is never written unless named. Both is
+ *   an error.
+ * - S3 credentials: with no token on loopback, the development key pair
+ *   (src/s3/auth.ts), which `serve` prints too; otherwise a key pair made
+ *   for this server, since a test cannot read a start-up line. Both are in
+ *   the result, with the region the SDKs need (`auto`).
+ * - Logs: errors only (a fault is worth seeing; a line per request is not).
+ *
+ * Deliberately unlike `serve`: no signal handlers (the process is the
+ * caller's), and looks at shared state are not shared within a turn
+ * (stores/turn.ts): that switch is process-wide, and the caller's own
+ * library calls in this process must look afresh.
+ *
+ * `close()` stops both listeners (idle keep-alive connections are closed,
+ * requests in flight finish), stops the sweeper and closes every store, so
+ * a process that has closed its servers exits by itself.
+ */
+import { randomBytes } from 'node:crypto'
+import { isLoopbackHost } from '../http/auth.js'
+import { DEVELOPMENT_CREDENTIAL } from '../s3/index.js'
+import { serveDefaults } from './defaults.js'
+import { buildGateway, type GatewayOptions } from './gateway.js'
+
+export interface StartServerOptions {
+  /** Serve the buckets of this data directory (created when missing), as `serve --data` does. Not with `memory`. */
+  dataDir?: string
+  /** Keep every bucket in this process's memory: nothing is written to disk, and all is gone at `close()`. The default when `dataDir` is absent. */
+  memory?: boolean
+  /** Address both ports listen on. Default `127.0.0.1`. */
+  host?: string
+  /** Port of the HTTP gateway; 0 (the default) picks a free one. */
+  port?: number
+  /** Port of the S3-compatible API; 0 (the default) picks a free one. */
+  s3Port?: number
+  /** Bearer token required for writes and private reads on the HTTP gateway (and the management API); with one, the S3 port gets a key pair of its own. */
+  token?: string
+  /** Pino level of the server's log on stdout, or `silent`. Default `error`. */
+  logLevel?: string
+  /** fsync writes before answering them (with `dataDir`). Default true, as for `serve`. */
+  fsync?: boolean
+}
+
+/** How a client reaches the S3 port: the values an S3 client's configuration takes. */
+export interface StartedS3 {
+  /** `http://127.0.0.1:<port>`; use path-style addressing (the AWS SDK's `forcePathStyle: true`). */
+  endpoint: string
+  accessKeyId: string
+  secretAccessKey: string
+  region: 'auto'
+}
+
+export interface StartedServer {
+  /** The HTTP gateway's origin, `http://127.0.0.1:<port>`, without a trailing slash. */
+  url: string
+  s3: StartedS3
+  /** Stops the server and releases all it holds; resolves when done. Calling it again does nothing more. */
+  close: () => Promise<void>
+}
+
+/** `serve`'s defaults for what the embedded server does not take as options. */
+const fixed = {
+  catalogConnections: serveDefaults.catalogConnections,
+  sweepInterval: serveDefaults.sweepInterval,
+  defaultBucket: serveDefaults.defaultBucket,
+  idleTimeout: serveDefaults.idleTimeout,
+  public: [],
+  route: [],
+  s3Domain: []
+} satisfies Partial<GatewayOptions>
+
+/** `http://host:port`, with an IPv6 address in brackets and a wildcard address reached on loopback. */
+function origin (host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+}
+
+function port (name: string, value: number | undefined): number {
+  if (value === undefined) return 0
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new TypeError(`startServer: ${name} must be an integer from 0 to 65535 (got ${String(value)})`)
+  return value
+}
+
+/** Starts a server in this process; see StartServerOptions for the defaults. */
+export async function startServer (options: StartServerOptions = {}): Promise<StartedServer> {
+  if (options.memory === true && options.dataDir !== undefined) {
+    throw new TypeError('startServer: give either dataDir or memory: true, not both')
+  }
+  if (options.memory === false && options.dataDir === undefined) {
+    throw new TypeError('startServer: memory: false needs a dataDir to keep the buckets in')
+  }
+  const host = options.host ?? serveDefaults.host
+  const memory = options.dataDir === undefined
+  const developmentPair = options.token === undefined && isLoopbackHost(host)
+  const pair = developmentPair
+    ? { ...DEVELOPMENT_CREDENTIAL }
+    : { accessKeyId: `FSB${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64url') }
+  const gateway = await buildGateway({
+    ...fixed,
+    data: options.dataDir ?? '',
+    memory,
+    host,
+    port: port('port', options.port),
+    s3Port: port('s3Port', options.s3Port),
+    token: options.token,
+    fsync: options.fsync ?? serveDefaults.fsync,
+    logLevel: options.logLevel ?? 'error',
+    ...(developmentPair ? {} : { s3AccessKeyId: pair.accessKeyId, s3SecretAccessKey: pair.secretAccessKey })
+  }, true)
+  let bound: { port: number, s3Port: number | null }
+  try {
+    bound = await gateway.listen()
+  } catch (err) {
+    await gateway.close().catch(() => {})
+    throw err
+  }
+  let closing: Promise<void> | null = null
+  return {
+    url: origin(host, bound.port),
+    s3: { endpoint: origin(host, bound.s3Port ?? 0), ...pair, region: 'auto' },
+    close: async () => { await (closing ??= gateway.close()) }
+  }
+}

@@ -1,0 +1,229 @@
+/**
+ * The composition root of one server process: configuration → registry →
+ * the gateway's app (routes, management API, console) → the S3 app → listen.
+ * `fsbucket serve` (serve.ts: signals, workers, restarts) and `startServer`
+ * (embed.ts: the server inside a test suite's process) both build their
+ * servers here, so the two cannot drift apart.
+ *
+ * What is done once per server, not once per worker (the start-up notes,
+ * the first bucket, the sweeper, the start-up lines), runs only in the
+ * `primary` process: the lone process, or the cluster's primary (which
+ * serve.ts runs itself, with the helpers below).
+ *
+ * With `memory` the registry lives in this process (stores/memory): the
+ * data directory, `routes.json`, the writability checks and fsync play no
+ * part, and nothing is written to disk.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { Logger } from 'pino'
+import { buildApp } from '../app.js'
+import type { BucketRegistry } from '../bucket/index.js'
+import { consoleUrl } from '../console/serve.js'
+import { isLoopbackHost } from '../http/auth.js'
+import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../http/connection.js'
+import { lazyChildLogger } from '../http/logger.js'
+import { parseRouteList, parseRouteSpec, routeHostsOf, type PublicRoute } from '../http/target.js'
+import { managementCredentials } from '../mgmt/cli.js'
+import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/index.js'
+import { parseJsonOf } from '../stores/fs/atomic.js'
+import { openMemoryRegistry, openRegistry } from './open.js'
+import { checkWritable, StartupError } from './preflight.js'
+import { guardS3Site } from './s3-guard.js'
+
+export interface GatewayOptions {
+  /** The data directory (`--data`); not read with `memory`. */
+  data: string
+  /** Every bucket in this process's memory (`--memory`): nothing on disk, all gone when the server stops. */
+  memory?: boolean
+  /** A `postgres://` catalog shared by several gateways (`--catalog`); absent: SQLite per bucket. */
+  catalog?: string
+  /** Connections each process may open to the catalog (`--catalog-connections`; the command line always gives one, 10 by default). */
+  catalogConnections?: number
+  host: string
+  port: number
+  token?: string
+  public: string[]
+  route: string[]
+  fsync: boolean
+  logLevel: string
+  sweepInterval: number
+  defaultBucket: string
+  /** Seconds a connection may stay silent; also the deadline of a request's headers. */
+  idleTimeout: number
+  apiToken?: string
+  apiEmail?: string
+  apiKey?: string
+  /** Port of the S3-compatible API (src/s3/), in the same process; null: no S3 port. */
+  s3Port: number | null
+  s3Domain: string[]
+  s3AccessKeyId?: string
+  s3SecretAccessKey?: string
+}
+
+/** The gateway of one process, built and not yet listening. */
+export interface Gateway {
+  app: FastifyInstance
+  s3: FastifyInstance | null
+  s3Policy: S3AccessPolicy
+  registry: BucketRegistry
+  /** Listens on both ports; a port that cannot be had is a StartupError naming it. Returns the ports listened on. */
+  listen: () => Promise<{ port: number, s3Port: number | null }>
+  /** Stops both listeners (requests in flight finish), then closes the registry (sweeper, stores, catalog connections). */
+  close: () => Promise<void>
+}
+
+/** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs); no file with `dataDir` null. */
+export async function loadRoutes (dataDir: string | null, specs: string[]): Promise<PublicRoute[]> {
+  const routes = specs.flatMap(parseRouteList)
+  if (dataDir === null) return routes
+  const file = path.join(dataDir, 'routes.json')
+  let text: string | null = null
+  try {
+    text = await fsp.readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+  if (text !== null) {
+    const listed = parseJsonOf<unknown>(file, text)
+    if (!Array.isArray(listed) || !listed.every(s => typeof s === 'string')) {
+      throw new TypeError(`${file} must be a JSON array of route specs such as "cdn.localhost=site"`)
+    }
+    routes.push(...listed.map(parseRouteSpec))
+  }
+  return routes
+}
+
+/** The registry the options name: in memory, or on the data directory (and its catalog). */
+export async function openServerRegistry (options: GatewayOptions): Promise<BucketRegistry> {
+  if (options.memory === true) return openMemoryRegistry()
+  return await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
+}
+
+/** Creates the first bucket of an empty data directory, so the README's curl examples work at once. */
+export async function ensureFirstBucket (registry: BucketRegistry, name: string, log: Logger): Promise<void> {
+  if ((await registry.list()).length > 0) return
+  try {
+    await registry.create(name)
+    log.info({ bucket: name }, 'created the first bucket')
+  } catch (err) {
+    if ((err as { code?: number }).code !== 10004) throw err
+  }
+}
+
+export function startupNotes (options: GatewayOptions, log: Logger): void {
+  if (options.memory === true) {
+    log.warn('memory mode: nothing is kept; buckets and objects live in this process and are lost when it stops')
+  }
+  if (options.token === undefined) {
+    if (isLoopbackHost(options.host)) {
+      log.warn('no token configured: accepting writes and private reads without credentials, because the server listens on loopback only (foreign Host names and cross-site writes are refused)')
+    } else {
+      log.warn(`no token configured and listening on ${options.host}: writes and private reads are refused; set --token or FSBUCKET_TOKEN`)
+    }
+  }
+  if (!options.fsync && options.memory !== true) log.warn('fsync is off: acknowledged writes may be lost in a crash')
+}
+
+export function listenFailure (err: unknown, host: string, port: number): StartupError {
+  const code = (err as NodeJS.ErrnoException).code
+  const where = `port ${port} on ${host}`
+  const cause = { cause: err }
+  if (code === 'EADDRINUSE') return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)`, cause)
+  if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)`, cause)
+  if (code === 'EADDRNOTAVAIL') return new StartupError(`cannot listen: ${host} is not an address of this machine (EADDRNOTAVAIL)`, cause)
+  return new StartupError(`cannot listen on ${where}: ${(err as Error).message}`, cause)
+}
+
+/** The port a listening app was given (the one asked for, or the one the system picked for 0). */
+function boundPort (app: FastifyInstance, asked: number): number {
+  const address = app.server.address()
+  return address !== null && typeof address === 'object' ? address.port : asked
+}
+
+/**
+ * Builds one server process's gateway from its options. `primary`: this
+ * process is the whole server or the cluster's primary, so it checks the
+ * data directory, prints the notes and the start-up lines, creates the
+ * first bucket and runs the sweeper (a worker does none of these).
+ * Whatever fails after the registry is open closes what was opened.
+ */
+export async function buildGateway (options: GatewayOptions, primary: boolean): Promise<Gateway> {
+  const memory = options.memory === true
+  if (primary && !memory) await checkWritable(options.data)
+  const registry = await openServerRegistry(options)
+  let app: FastifyInstance | null = null
+  let s3: FastifyInstance | null = null
+  const close = async (): Promise<void> => {
+    try {
+      await Promise.all([app?.close(), s3?.close()])
+    } finally {
+      await registry.close()
+    }
+  }
+  try {
+    const routes = await loadRoutes(memory ? null : options.data, options.route)
+    const loopbackOnly = isLoopbackHost(options.host)
+    app = await buildApp({
+      dataDir: options.data,
+      host: options.host,
+      token: options.token ?? null,
+      publicBuckets: options.public,
+      routes,
+      fsync: options.fsync,
+      logLevel: options.logLevel,
+      idleTimeout: options.idleTimeout,
+      management: await managementCredentials(options, loopbackOnly, registry.state('mgmt')),
+      registry
+    })
+    const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, loopbackOnly, options.public)
+    s3 = options.s3Port === null
+      ? null
+      : await buildS3App({
+        registry,
+        policy: s3Policy,
+        domains: options.s3Domain,
+        logLevel: options.logLevel,
+        // One log for both ports: the same destination and format, lines alike.
+        logger: app.log,
+        // The gateway port's connection promises (idle timeout, request order), kept the same way.
+        connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
+        childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
+      })
+    if (s3 !== null && s3Policy.anonymousWrites) {
+      guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
+    }
+    const log = app.log as unknown as Logger
+    if (primary) {
+      startupNotes(options, log)
+      await ensureFirstBucket(registry, options.defaultBucket, log)
+      if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
+    }
+    const gatewayApp = app
+    const s3App = s3
+    const listen = async (): Promise<{ port: number, s3Port: number | null }> => {
+      let port = options.port
+      try {
+        await gatewayApp.listen({ host: options.host, port: options.port })
+        if (s3App !== null && options.s3Port !== null) {
+          port = options.s3Port
+          await s3App.listen({ host: options.host, port: options.s3Port })
+        }
+      } catch (err) {
+        throw listenFailure(err, options.host, port)
+      }
+      const bound = { port: boundPort(gatewayApp, options.port), s3Port: s3App === null ? null : boundPort(s3App, options.s3Port ?? 0) }
+      if (primary) {
+        if (s3App !== null && bound.s3Port !== null) s3App.log.info(...s3StartupNote(s3Policy, options.host, bound.s3Port))
+        const url = consoleUrl(options.host, bound.port)
+        log.info({ url }, `web console: ${url}`)
+      }
+      return bound
+    }
+    return { app, s3, s3Policy, registry, listen, close }
+  } catch (err) {
+    await close().catch(() => {})
+    throw err
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * `startServer` used the way a user's test suite uses it: loaded from the
+ * package's entry, started in memory before the tests and closed after
+ * them, driven with the AWS SDK on `s3.endpoint` and fetch on `url`. Also:
+ * a process that closed its server ends by itself, memory mode writes
+ * nothing to disk (not in the working directory, not in the temporary
+ * one), a taken port is a clear error, and a token gets the S3 port a key
+ * pair of its own.
+ */
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import type { StartedServer } from '../../src/index.js'
+import { testdir } from '../testdir.js'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, '../../..')
+/** What `import { startServer } from 'fsbucket'` loads: the module package.json's `main` names. */
+const entry = pathToFileURL(path.join(root, (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { main: string }).main)).href
+const { startServer } = await import(entry) as typeof import('../../src/index.js')
+
+function s3Client (server: StartedServer, credentials: { accessKeyId: string, secretAccessKey: string } = server.s3): S3Client {
+  return new S3Client({ endpoint: server.s3.endpoint, region: server.s3.region, credentials, forcePathStyle: true })
+}
+
+t.test('a suite: start in memory before, S3 and HTTP during, close after', async t => {
+  let server: StartedServer
+  let s3: S3Client
+  // beforeAll / afterAll
+  t.before(async () => {
+    server = await startServer({ memory: true })
+    s3 = s3Client(server)
+  })
+  t.teardown(async () => {
+    s3.destroy()
+    await server.close()
+  })
+
+  t.test('defaults: loopback, free ports, the development key pair, region auto', async t => {
+    t.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+    t.match(server.s3.endpoint, /^http:\/\/127\.0\.0\.1:\d+$/)
+    t.not(server.s3.endpoint, server.url)
+    t.same({ ...server.s3, endpoint: '' }, { endpoint: '', accessKeyId: 'fsbucket-dev', secretAccessKey: 'fsbucket-dev-secret', region: 'auto' })
+  })
+
+  t.test('an object put with the SDK is read back with the SDK and over HTTP', async t => {
+    const put = await s3.send(new PutObjectCommand({ Bucket: 'default', Key: 'notes/hello.txt', Body: 'hello', ContentType: 'text/plain' }))
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'default', Key: 'notes/hello.txt' }))
+    t.equal(await got.Body?.transformToString(), 'hello')
+    const read = await fetch(`${server.url}/default/notes/hello.txt`)
+    t.equal(read.status, 200)
+    t.equal(await read.text(), 'hello')
+    t.equal(read.headers.get('etag'), put.ETag)
+  })
+
+  t.test('an object put over HTTP is listed and read with the SDK', async t => {
+    const put = await fetch(`${server.url}/default/notes/second.txt`, { method: 'PUT', body: 'second' })
+    t.equal(put.status, 200)
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: 'default', Prefix: 'notes/' }))
+    t.same(listed.Contents?.map(o => o.Key), ['notes/hello.txt', 'notes/second.txt'])
+    const got = await s3.send(new GetObjectCommand({ Bucket: 'default', Key: 'notes/second.txt' }))
+    t.equal(await got.Body?.transformToString(), 'second')
+    const list = await (await fetch(`${server.url}/default?prefix=notes/`)).json() as { result: Array<{ key: string }> }
+    t.same(list.result.map(o => o.key), ['notes/hello.txt', 'notes/second.txt'])
+  })
+})
+
+t.test('close() stops both ports; a second close() is harmless', async t => {
+  const server = await startServer({ memory: true })
+  t.equal((await fetch(`${server.url}/default/none`)).status, 404)
+  await server.close()
+  await server.close()
+  await t.rejects(fetch(`${server.url}/default/none`), 'the HTTP port is closed')
+  await t.rejects(fetch(server.s3.endpoint), 'the S3 port is closed')
+})
+
+t.test('each in-memory server has buckets of its own', async t => {
+  const one = await startServer({ memory: true })
+  const two = await startServer()
+  t.teardown(async () => { await Promise.all([one.close(), two.close()]) })
+  t.equal((await fetch(`${one.url}/default/k`, { method: 'PUT', body: 'one' })).status, 200)
+  t.equal((await fetch(`${two.url}/default/k`)).status, 404, 'not in the other (memory is also the default)')
+})
+
+async function listening (port = 0): Promise<Server> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(port, '127.0.0.1', resolve))
+  return server
+}
+
+t.test('a taken port: a clear error naming it, for either port', async t => {
+  const taken = await listening()
+  t.teardown(() => { taken.close() })
+  const port = (taken.address() as { port: number }).port
+  await t.rejects(startServer({ memory: true, port }), { message: `cannot listen: port ${port} on 127.0.0.1 is already in use (EADDRINUSE)`, cause: { code: 'EADDRINUSE' } })
+  await t.rejects(startServer({ memory: true, s3Port: port }), { message: `cannot listen: port ${port} on 127.0.0.1 is already in use (EADDRINUSE)` })
+})
+
+t.test('options it cannot honour are refused before anything starts', async t => {
+  await t.rejects(startServer({ memory: true, dataDir: testdir(t) }), { name: 'TypeError', message: /either dataDir or memory: true, not both/ })
+  await t.rejects(startServer({ memory: false }), { name: 'TypeError', message: /needs a dataDir/ })
+  await t.rejects(startServer({ port: 70000 }), { name: 'TypeError', message: /port must be an integer from 0 to 65535/ })
+})
+
+t.test('with a token: the HTTP port wants it, and the S3 port has a key pair of its own', async t => {
+  const server = await startServer({ memory: true, token: 'suite-token' })
+  const s3 = s3Client(server)
+  t.teardown(async () => { s3.destroy(); await server.close() })
+  t.not(server.s3.accessKeyId, 'fsbucket-dev')
+  t.ok(server.s3.secretAccessKey.length >= 32)
+  await s3.send(new PutObjectCommand({ Bucket: 'default', Key: 'k', Body: 'signed' }))
+  const dev = s3Client(server, { accessKeyId: 'fsbucket-dev', secretAccessKey: 'fsbucket-dev-secret' })
+  t.teardown(() => { dev.destroy() })
+  await t.rejects(dev.send(new GetObjectCommand({ Bucket: 'default', Key: 'k' })), { name: 'InvalidAccessKeyId' }, 'the development pair is refused')
+  t.equal((await fetch(`${server.url}/default/k`)).status, 401)
+  const read = await fetch(`${server.url}/default/k`, { headers: { authorization: 'Bearer suite-token' } })
+  t.equal(await read.text(), 'signed')
+})
+
+t.test('with a data directory: the buckets are kept there', async t => {
+  const dataDir = testdir(t)
+  const first = await startServer({ dataDir, fsync: false })
+  t.equal((await fetch(`${first.url}/default/kept.txt`, { method: 'PUT', body: 'kept' })).status, 200)
+  await first.close()
+  t.ok(readdirSync(dataDir).includes('default'), 'the bucket is a directory of the data directory')
+  const second = await startServer({ dataDir, fsync: false })
+  t.teardown(async () => { await second.close() })
+  t.equal(await (await fetch(`${second.url}/default/kept.txt`)).text(), 'kept', 'and read by the next server')
+})
+
+/** Runs embedded-suite.js as a process of its own, in `cwd` with TMPDIR `tmp`; resolves with what it printed and when it exited. */
+async function runSuite (cwd: string, tmp: string): Promise<{ code: number | null, seen: Record<string, unknown>, exitedAt: number, stderr: string }> {
+  // Without tap's hooks (in NODE_OPTIONS of every child): the process runs as a user's suite runs.
+  const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, path.join(here, 'embedded-suite.js')], {
+    cwd, env: { ...process.env, TMPDIR: tmp, TMP: tmp, TEMP: tmp }, stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', chunk => { out += String(chunk) })
+  child.stderr.on('data', chunk => { err += String(chunk) })
+  // Long enough for a slow start on a busy machine; a process that does not exit is killed and fails the test.
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  const exitedAt = Date.now()
+  clearTimeout(killer)
+  const line = out.trim().split('\n').at(-1) ?? ''
+  return { code, seen: line.startsWith('{') ? JSON.parse(line) as Record<string, unknown> : {}, exitedAt, stderr: err }
+}
+
+t.test('a process that closes its server exits by itself, soon after', async t => {
+  const cwd = testdir(t)
+  const { code, seen, exitedAt, stderr } = await runSuite(cwd, cwd)
+  t.equal(code, 0, `exit code 0 (stderr: ${stderr})`)
+  t.match(seen, { put: 200, form: 200, read: 'from S3', multipart: 'one part', deleted: 204, bucket: 200, console: 200 }, 'it used the doors')
+  t.match(seen.conflict, /^cannot listen: port \d+ on 127\.0\.0\.1 is already in use \(EADDRINUSE\)$/, 'the failed start is a clear error')
+  t.type(seen.closedAt, 'number', 'it closed the server')
+  const after = exitedAt - (seen.closedAt as number)
+  t.ok(after < 5000, `exited ${after} ms after close(), with nothing to keep it alive`)
+})
+
+t.test('memory mode writes nothing to disk: the working and temporary directories stay empty', async t => {
+  const cwd = path.join(testdir(t, { cwd: {}, tmp: {} }), 'cwd')
+  const tmp = path.join(path.dirname(cwd), 'tmp')
+  const { code, seen, stderr } = await runSuite(cwd, tmp)
+  t.equal(code, 0, stderr)
+  t.match(seen, { put: 200, form: 200, multipart: 'one part', bucket: 200 }, 'it stored objects, parts, a form and a bucket')
+  t.same(readdirSync(cwd), [], 'nothing in the working directory')
+  t.same(readdirSync(tmp), [], 'nothing in the temporary directory')
+})
