@@ -40,6 +40,8 @@ import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../http
 import { checkWritable, StartupError } from './preflight.js'
 import { guardS3Site } from './s3-guard.js'
 import { parseJsonOf } from '../stores/fs/atomic.js'
+import { answerWorkersMetrics, ProcessMetrics, workerMetrics } from './metrics.js'
+import { readinessChecks } from './readiness.js'
 
 export interface ServeOptions {
   data: string
@@ -69,6 +71,8 @@ export interface ServeOptions {
   s3Domain: string[]
   s3AccessKeyId?: string
   s3SecretAccessKey?: string
+  /** Count requests and answer `/_metrics` (`--metrics`, default on). */
+  metrics: boolean
 }
 
 /** Worker deaths within `crashWindowMs` that make a crash loop. */
@@ -182,6 +186,15 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (app: Fastif
   }
 }
 
+/** Sweeps every `--sweep-interval`, counted in the metrics and logged when one fails. */
+function startSweeper (options: ServeOptions, registry: BucketRegistry, metrics: ProcessMetrics | null, log: Logger): void {
+  if (options.sweepInterval === 0) return
+  registry.startSweeper(options.sweepInterval * 1000, err => {
+    metrics?.sweepFailed()
+    log.error({ err }, 'sweep failed')
+  }, (report, ms) => { metrics?.swept(report, ms) })
+}
+
 /** The registry's options from the command line (the primary and each worker open their own). */
 function registryOptions (options: ServeOptions): OpenFsRegistryOptions {
   return { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections }
@@ -193,6 +206,12 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
   if (!inWorker) await checkWritable(options.data)
   const registry = await openRegistry(options.data, registryOptions(options))
   const routes = await loadRoutes(options.data, options.route)
+  // Each process answers its own readiness; the metrics of a worker are the whole server's (metrics.ts).
+  const metrics = options.metrics ? new ProcessMetrics() : null
+  const operator = {
+    ready: readinessChecks(options.data, registry, { log: createLogger({ level: options.logLevel }) }),
+    metrics: metrics === null ? null : inWorker ? workerMetrics(metrics) : async () => await metrics.text()
+  }
   const app = await buildApp({
     dataDir: options.data,
     host: options.host,
@@ -203,7 +222,9 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     logLevel: options.logLevel,
     idleTimeout: options.idleTimeout,
     management: await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')),
-    registry
+    registry,
+    operator,
+    meter: metrics?.requests
   })
   const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public)
   const s3 = options.s3Port === 0
@@ -217,7 +238,9 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
       logger: app.log,
       // The gateway port's connection promises (idle timeout, request order), kept the same way.
       connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
-      childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
+      childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
+      operator,
+      meter: metrics?.requests
     })
   if (s3 !== null && s3Policy.anonymousWrites) {
     guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
@@ -226,7 +249,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
   if (!inWorker) {
     startupNotes(options, log)
     await ensureFirstBucket(registry, options.defaultBucket, log)
-    if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
+    startSweeper(options, registry, metrics, log)
   }
   if (!serving(app, s3, registry)) return
   // Requests arrive through the event loop here, so the stores may share their looks at the catalogs and settings within a turn (stores/turn.ts).
@@ -267,7 +290,10 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     throw err
   })
   await ensureFirstBucket(registry, options.defaultBucket, log)
-  if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
+  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
+  const metrics = options.metrics ? new ProcessMetrics() : null
+  if (metrics !== null) answerWorkersMetrics(metrics)
+  startSweeper(options, registry, metrics, log)
 
   let stopping = false
   let exitCode = 0
