@@ -10,8 +10,8 @@
  * bucket or a key. A request no door named (refused before its route ran,
  * a URL no route takes) is `other`.
  *
- * Cost: a request pays a few array and map updates, no allocation once its
- * series exists. The counts are plain numbers in a series made once per
+ * Cost: a request pays a few array and map updates and one 'close'
+ * listener (no label object: its series is made once). The counts are plain numbers in a series made once per
  * (door, operation) and turned into the Prometheus format only when scraped
  * (src/server/metrics.ts); prom-client's own label lookups cost microseconds
  * a call, more than a small GET's whole share of the budget. The duration is
@@ -24,7 +24,6 @@
  * byte counts once, towards the request whose answer follows it (requests
  * on one connection are answered in order, http/connection.ts).
  */
-import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -73,13 +72,8 @@ export class RequestSeries {
   }
 }
 
-const kReply = Symbol('fsbucket.meteredReply')
-const kPort = Symbol('fsbucket.meterPort')
-const kRead = Symbol('fsbucket.bytesReadCounted')
-const kWritten = Symbol('fsbucket.bytesWrittenCounted')
-
-type MeteredResponse = ServerResponse & { [kReply]?: FastifyReply, [kPort]?: PortMeter }
-type CountedSocket = Socket & { [kRead]?: number, [kWritten]?: number }
+/** What was counted of each connection's bytes, as of its last answer. */
+interface Counted { read: number, written: number }
 
 /** The counts of one process: every series, and the requests in flight on each port. */
 export class RequestMeter {
@@ -106,46 +100,39 @@ export class RequestMeter {
   }
 }
 
-function answerClosed (this: MeteredResponse): void {
-  const reply = this[kReply]
-  const port = this[kPort]
-  if (reply === undefined || port === undefined) return
-  this[kReply] = undefined
-  port.finished(reply, this)
-}
-
 /** The counting of one port's requests. */
 export class PortMeter {
   readonly #door: DoorName
+  readonly #counted = new WeakMap<Socket, Counted>()
 
   constructor (readonly meter: RequestMeter, readonly name: PortName) {
     this.#door = name
   }
 
   started (reply: FastifyReply): void {
-    const res = reply.raw as MeteredResponse
-    res[kReply] = reply
-    res[kPort] = this
     this.meter.inFlight[this.name]++
-    res.on('close', answerClosed)
+    reply.raw.once('close', () => { this.finished(reply) })
   }
 
-  finished (reply: FastifyReply, res: ServerResponse): void {
+  finished (reply: FastifyReply): void {
     this.meter.inFlight[this.name]--
     const request: FastifyRequest = reply.request
     const series = this.meter.series(request.door ?? this.#door, request.operation ?? 'other')
-    const socket = request.raw.socket as CountedSocket | null | undefined
+    const socket = request.raw.socket as Socket | null | undefined
     let received = 0
     let sent = 0
     // A socket of `app.inject` counts nothing.
     if (typeof socket?.bytesRead === 'number') {
       const read = socket.bytesRead
       const written = socket.bytesWritten
-      received = read - (socket[kRead] ?? 0)
-      sent = written - (socket[kWritten] ?? 0)
-      socket[kRead] = read
-      socket[kWritten] = written
+      let counted = this.#counted.get(socket)
+      if (counted === undefined) this.#counted.set(socket, counted = { read: 0, written: 0 })
+      received = read - counted.read
+      sent = written - counted.written
+      counted.read = read
+      counted.written = written
     }
+    const res = reply.raw
     series.record(res.writableFinished ? res.statusCode : ABORTED, reply.elapsedTime / 1000, received, sent)
   }
 }
