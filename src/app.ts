@@ -14,6 +14,12 @@
  * answered in the envelope (http/client-error.ts), and a server
  * without credentials on loopback refuses foreign hosts and cross-site
  * writes (http/site-guard.ts).
+ *
+ * Operators' endpoints: `/_health/live`, `/_health/ready` and `/_metrics`
+ * (doors/health.ts, http/probes.ts, docs/operations.md); every request is
+ * counted for the metrics when a meter is given (doors/request-meter.ts),
+ * by its door: the management API and the console are named here, by their
+ * route patterns, the HTTP routes by the operation they ask for.
  */
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
@@ -30,6 +36,9 @@ import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'
 import { logRefusedRequest, RequestLog } from './doors/request-log.js'
+import type { OperatorEndpoints } from './doors/health.js'
+import type { RequestMeter } from './doors/request-meter.js'
+import { readinessChecks } from './server/readiness.js'
 import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
 import { managementApi, type ManagementCredentials } from './mgmt/index.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
@@ -59,6 +68,10 @@ export interface GatewayConfig {
   registry?: BucketRegistry
   /** Credentials of the management API; default: the gateway's token, open on loopback when there is none. */
   management?: ManagementCredentials
+  /** What `/_health/*` and `/_metrics` answer from; default: this process's readiness, and no metrics. */
+  operator?: OperatorEndpoints
+  /** Where requests are counted for the metrics; none when absent. */
+  meter?: RequestMeter | null
 }
 
 export const defaultIdleTimeout = serveDefaults.idleTimeout
@@ -70,7 +83,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     ...(config.logLevel === false
       ? { logger: false }
       : { loggerInstance: createLogger({ level: config.logLevel, destination: config.logDestination }) }),
-    logController: new RequestLog(),
+    logController: new RequestLog({ meter: config.meter?.port('http') }),
     childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
     genReqId: () => randomUUID(),
     // While the server drains, a request already on an open connection (pipelined behind one in flight) is served like
@@ -99,6 +112,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   app.server.on('checkExpectation', expectationListener(app.log))
 
   app.decorateRequest('logFields', null)
+  app.decorateRequest('operation', null)
+  app.decorateRequest('door', null)
   // One hook for every request: the connection's order, then (only when Host is missing) the HTTP/1.1 Host rule.
   app.addHook('onRequest', (request, reply, done) => {
     inConnectionOrder(request, reply, request.headers.host !== undefined ? done : () => { requireHost(request, reply, done) })
@@ -140,6 +155,14 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     RangeNotSatisfiable: () => new BucketError('InvalidRange', 'get')
   }
   await app.register(async scope => {
+    if (config.meter != null) {
+      scope.addHook('onRequest', (request, _reply, done) => {
+        const route = request.routeOptions.url ?? ''
+        request.door = route.startsWith(consolePath.slice(0, -1)) ? 'console' : 'mgmt'
+        request.operation = `${request.method} ${route}`
+        done()
+      })
+    }
     scope.addHook('onRequest', siteHostHook(guard, refuse))
     await scope.register(managementApi, { prefix: '/client/v4', registry, credentials: management })
     await scope.register(webConsole, {
@@ -158,7 +181,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     policy: { token: config.token, loopbackOnly: isLoopbackHost(config.host) },
     publicRoutes: routes,
     publicBuckets: new Set(config.publicBuckets),
-    browserHome: consolePath
+    browserHome: consolePath,
+    operator: config.operator ?? { ready: readinessChecks(config.dataDir, registry, { log: app.log }), metrics: null }
   })
 
   if (config.registry === undefined) app.addHook('onClose', async () => { await registry.close() })

@@ -285,6 +285,13 @@ export interface RegistryStorage {
   openStore (name: string): Promise<BucketStore>
   /** The documents of `area` (lowercase letters), kept beside the buckets: `mgmt` is the management API's. */
   state (area: string): StateDocuments
+  /**
+   * Asks the catalog server a trivial question: resolves when it answers
+   * (readiness; the caller bounds the wait). Absent where the catalog is
+   * in-process files (the data directory's storage: its check is the data
+   * directory's).
+   */
+  ping? (): Promise<void>
   /** Releases what the storage holds open (a catalog server's connections); the registry's `close` calls it. */
   close? (): Promise<void>
 }

@@ -48,7 +48,7 @@ import type { RegistryStorage, SettingsDocument, StateDocuments } from './port.j
 import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
 } from './settings.js'
-import type { Bucket, OpenBucketOptions } from './types.js'
+import type { Bucket, OpenBucketOptions, SweepReport } from './types.js'
 
 export * from './settings.js'
 
@@ -68,8 +68,12 @@ export interface BucketRegistry {
   open (name: string, known?: BucketInfo): Promise<Bucket | null>
   updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings>
   bucketForDomain (host: string): Promise<string | null>
-  sweep (): Promise<void>
-  startSweeper (intervalMs: number, onError?: (err: unknown) => void): void
+  /** Sweeps every bucket (one sweep at a time per process); what was removed, added up. */
+  sweep (): Promise<SweepReport>
+  /** Sweeps every `intervalMs`; `onSwept` hears of each sweep that finished, with its length in ms. */
+  startSweeper (intervalMs: number, onError?: (err: unknown) => void, onSwept?: (report: SweepReport, ms: number) => void): void
+  /** Resolves when the catalog answers a trivial question (readiness); rejects with why it did not. */
+  ping (): Promise<void>
   /** The documents of `area` kept beside the buckets (`mgmt`: the management API's state). */
   state (area: string): StateDocuments
   close (): Promise<void>
@@ -113,7 +117,7 @@ class Registry implements BucketRegistry {
   readonly #handles = new Map<string, OpenHandle>()
   #domains: { token: string, map: Map<string, string> } | null = null
   #sweeper: NodeJS.Timeout | null = null
-  #sweeping: Promise<void> | null = null
+  #sweeping: Promise<SweepReport> | null = null
 
   constructor (storage: RegistryStorage, options: RegistryOptions) {
     this.#storage = storage
@@ -242,33 +246,46 @@ class Registry implements BucketRegistry {
     return this.#domains.map.get(hostName(host)) ?? null
   }
 
-  async sweep (): Promise<void> {
+  async sweep (): Promise<SweepReport> {
     // One sweep at a time per process; a timer tick during a long sweep joins it.
     this.#sweeping ??= this.#sweepAll().finally(() => { this.#sweeping = null })
-    await this.#sweeping
+    return await this.#sweeping
   }
 
-  async #sweepAll (): Promise<void> {
+  async #sweepAll (): Promise<SweepReport> {
+    const total: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
     for (const info of await this.list()) {
       const bucket = await this.open(info.name)
-      await bucket?.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(info.settings.lifecycle) })
+      const report = await bucket?.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(info.settings.lifecycle) })
+      total.abortedUploads += report?.abortedUploads ?? 0
+      total.removedLeftovers += report?.removedLeftovers ?? 0
     }
+    return total
+  }
+
+  async ping (): Promise<void> {
+    await this.#storage.ping?.()
   }
 
   state (area: string): StateDocuments {
     return this.#storage.state(area)
   }
 
-  startSweeper (intervalMs: number, onError: (err: unknown) => void = () => {}): void {
+  startSweeper (intervalMs: number, onError: (err: unknown) => void = () => {}, onSwept: (report: SweepReport, ms: number) => void = () => {}): void {
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
-    this.#sweeper = setInterval(() => { this.sweep().catch(onError) }, intervalMs)
+    this.#sweeper = setInterval(() => {
+      // A tick during a long sweep has nothing to add (it would join it): the sweep is heard of once.
+      if (this.#sweeping !== null) return
+      const started = Date.now()
+      this.sweep().then(report => { onSwept(report, Date.now() - started) }, onError)
+    }, intervalMs)
     this.#sweeper.unref()
   }
 
   async close (): Promise<void> {
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
     this.#sweeper = null
-    await this.#sweeping?.catch(() => {})
+    await this.#sweeping?.catch(() => undefined)
     await Promise.all([...this.#handles.keys()].map(async name => await this.#closeHandle(name)))
     await this.#storage.close?.()
   }

@@ -12,6 +12,7 @@
  * stored.
  */
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { PortMeter } from './request-meter.js'
 
 /** What a request log line names, filled in by the door. */
 export interface RequestLogFields {
@@ -30,17 +31,24 @@ declare module 'fastify' {
 export interface RequestLogOptions {
   /** The URL as logged for a request the door did not name (default: as received). */
   url?: (url: string) => string
+  /** Where the port's requests are counted for the metrics (doors/request-meter.ts); none when absent. */
+  meter?: PortMeter | null
 }
 
 export class RequestLog extends LogController {
   readonly #url: (url: string) => string
+  readonly #meter: PortMeter | null
 
   constructor (options: RequestLogOptions = {}) {
     super()
     this.#url = options.url ?? (url => url)
+    this.#meter = options.meter ?? null
   }
 
-  override incomingRequest (): void {}
+  // Called by Fastify for every request it reads, routed or not: where the metrics start counting one.
+  override incomingRequest (_request: FastifyRequest, reply: FastifyReply): void {
+    this.#meter?.started(reply)
+  }
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     // Below the info level a request's line is not even made.

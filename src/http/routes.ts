@@ -35,6 +35,7 @@ import { readObject } from './read.js'
 import { sendRecycling } from './send-body.js'
 import { defaultSite, matchPublicRoute, mayBeCustomDomain, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { readSite } from './website.js'
+import { answerProbe, nameOperation, probeLookup, type OperatorEndpoints } from './probes.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { parseJsonBody } from '../doors/json-body.js'
 
@@ -47,6 +48,8 @@ export interface GatewayRoutesOptions {
   publicBuckets: ReadonlySet<string>
   /** Where a browser's `GET /` (Accept: text/html) is redirected (the web console), or none. */
   browserHome?: string
+  /** What `/_health/*` and `/_metrics` answer from (probes.ts). */
+  operator: OperatorEndpoints
 }
 
 /** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
@@ -222,7 +225,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const routed = matchPublicRoute(publicRoutes, host, path)
     if (routed !== null) return { kind: 'public', ...routed }
     if (mayBeCustomDomain(host)) {
-      const bucket = await registry.bucketForDomain(host)
+      const bucket = await probeLookup(path, async () => await registry.bucketForDomain(host))
       const domainRoute = bucket === null ? null : matchPublicRoute([{ host, pathPrefix: '/', bucket }], host, path)
       if (domainRoute !== null) return { kind: 'public', ...domainRoute }
     }
@@ -481,18 +484,14 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
 
   async function route (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const target = await resolveTarget(request)
+    if (target.kind !== 'root') request.logFields = { bucket: target.bucket, key: target.kind === 'bucket' ? undefined : target.key }
+    const probe = nameOperation(request, target)
+    if (probe !== null) return await answerProbe(request, reply, probe, options.operator, policy)
     switch (target.kind) {
-      case 'root':
-        return await handleRoot(request, reply)
-      case 'bucket':
-        request.logFields = { bucket: target.bucket }
-        return await handleBucket(request, reply, target.bucket)
-      case 'object':
-        request.logFields = { bucket: target.bucket, key: target.key }
-        return await handleObject(request, reply, target.bucket, target.key)
-      case 'public':
-        request.logFields = { bucket: target.bucket, key: target.key }
-        return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost)
+      case 'root': return await handleRoot(request, reply)
+      case 'bucket': return await handleBucket(request, reply, target.bucket)
+      case 'object': return await handleObject(request, reply, target.bucket, target.key)
+      case 'public': return await handlePublic(request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost)
     }
   }
 }

@@ -22,6 +22,8 @@ import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Api } from './plugin.js'
 import { errorDocument } from './xml.js'
 import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
+import type { OperatorEndpoints } from '../doors/health.js'
+import type { RequestMeter } from '../doors/request-meter.js'
 
 export interface S3AppConfig {
   registry: BucketRegistry
@@ -36,6 +38,10 @@ export interface S3AppConfig {
   connections?: S3Connections
   /** How a request's logger is made (the gateway's, handed over by the composition root); Fastify's own when absent. */
   childLoggerFactory?: FastifyServerOptions['childLoggerFactory']
+  /** What `/_health/live` and `/_health/ready` answer from (doors/health.ts); absent: not served. */
+  operator?: OperatorEndpoints
+  /** Where requests are counted for the metrics (doors/request-meter.ts); none when absent. */
+  meter?: RequestMeter | null
 }
 
 /**
@@ -122,7 +128,7 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const options: FastifyServerOptions & { connectionTimeout?: number } = {
-    logController: new RequestLog({ url: redactedUrl }),
+    logController: new RequestLog({ url: redactedUrl, meter: config.meter?.port('s3') }),
     genReqId: newRequestId,
     // Draining, a request already on an open connection is served (its connection closed after it), as on the gateway.
     return503OnClosing: false,
@@ -162,6 +168,6 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     app.server.on('timeout', connections.idleListener(request => bareAnswer('RequestTimeout', request?.s3RequestId)))
     app.addHook('onRequest', connections.inConnectionOrder)
   }
-  await app.register(s3Api, { registry: config.registry, policy: config.policy, domains: config.domains })
+  await app.register(s3Api, { registry: config.registry, policy: config.policy, domains: config.domains, operator: config.operator })
   return app
 }

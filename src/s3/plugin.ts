@@ -21,7 +21,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { hostName, isStorageFailure, isTransient, type BucketRegistry } from '../bucket/index.js'
 import { secretLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
-import { has, type S3Context } from './context.js'
+import type { S3Context } from './context.js'
 import { corsAnswerHeaders, matchingCorsRule, preflightAnswerHeaders, requestedHeaders } from './cors.js'
 import { S3Error, s3ErrorReply } from './errors.js'
 import { refuseUnsupportedHeaders } from './headers.js'
@@ -32,12 +32,15 @@ import { hoistQueryHeaders } from './presigned.js'
 import { authenticationKind, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
 import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
+import { healthAnswer, probeOf, sendHealth, type OperatorEndpoints } from '../doors/health.js'
 
 export interface S3ApiOptions {
   registry: BucketRegistry
   policy: S3AccessPolicy
   /** Domains whose sub-domains name buckets (virtual-host style); `localhost` is always one. */
   domains: string[]
+  /** What `/_health/live` and `/_health/ready` answer from; absent: they are not served (paths like any other). */
+  operator?: OperatorEndpoints
 }
 
 declare module 'fastify' {
@@ -83,67 +86,120 @@ function notImplemented (what: string): S3Error {
   return new S3Error('NotImplemented', `${what} is not supported by this server.`)
 }
 
-async function dispatchService (ctx: S3Context, method: string): Promise<void> {
-  if (method === 'GET') return await buckets.listBuckets(ctx)
-  throw new S3Error('MethodNotAllowed')
+/** The operations of this API, as the metrics name them (a closed set). */
+export type S3Operation =
+  'ListBuckets' | 'GetBucketLocation' | 'GetBucketCors' | 'GetBucketLifecycle' | 'GetBucketEncryption' | 'GetBucketVersioning' |
+  'ListMultipartUploads' | 'ListObjectsV2' | 'ListObjects' | 'HeadBucket' | 'PutBucketCors' | 'PutBucketLifecycle' | 'CreateBucket' |
+  'DeleteBucketCors' | 'DeleteBucketLifecycle' | 'DeleteBucket' | 'DeleteObjects' | 'ListParts' | 'GetObject' | 'HeadObject' |
+  'UploadPartCopy' | 'UploadPart' | 'CopyObject' | 'PutObject' | 'AbortMultipartUpload' | 'DeleteObject' | 'CreateMultipartUpload' |
+  'CompleteMultipartUpload'
+
+const handlers: Record<S3Operation, (ctx: S3Context) => Promise<void>> = {
+  ListBuckets: buckets.listBuckets,
+  GetBucketLocation: buckets.getBucketLocation,
+  GetBucketCors: buckets.getBucketCors,
+  GetBucketLifecycle: buckets.getBucketLifecycle,
+  GetBucketEncryption: buckets.getBucketEncryption,
+  GetBucketVersioning: buckets.getBucketVersioning,
+  ListMultipartUploads: multipart.listMultipartUploads,
+  ListObjectsV2: listObjectsV2,
+  ListObjects: listObjectsV1,
+  HeadBucket: buckets.headBucket,
+  PutBucketCors: buckets.putBucketCors,
+  PutBucketLifecycle: buckets.putBucketLifecycle,
+  CreateBucket: buckets.createBucket,
+  DeleteBucketCors: buckets.deleteBucketCors,
+  DeleteBucketLifecycle: buckets.deleteBucketLifecycle,
+  DeleteBucket: buckets.deleteBucket,
+  DeleteObjects: objects.deleteObjects,
+  ListParts: multipart.listParts,
+  GetObject: async ctx => { await objects.getObject(ctx, 'GET') },
+  HeadObject: async ctx => { await objects.getObject(ctx, 'HEAD') },
+  UploadPartCopy: multipart.uploadPartCopy,
+  UploadPart: multipart.uploadPart,
+  CopyObject: objects.copyObject,
+  PutObject: objects.putObject,
+  AbortMultipartUpload: multipart.abortMultipartUpload,
+  DeleteObject: objects.deleteObject,
+  CreateMultipartUpload: multipart.createMultipartUpload,
+  CompleteMultipartUpload: multipart.completeMultipartUpload
 }
 
-async function dispatchBucket (ctx: S3Context, method: string): Promise<void> {
-  const unsupported = unsupportedBucketResources.find(r => has(ctx, r))
+/** A request this API refuses whatever its credentials (an operation it does not have), thrown once they are checked. */
+type Refusal = S3Error
+
+function serviceOperation (method: string): S3Operation | Refusal {
+  if (method === 'GET') return 'ListBuckets'
+  return new S3Error('MethodNotAllowed')
+}
+
+function bucketOperation (method: string, query: Record<string, string | string[]>): S3Operation | Refusal {
+  const has = (name: string): boolean => query[name] !== undefined
+  const unsupported = unsupportedBucketResources.find(has)
   switch (method) {
     case 'GET':
-      if (has(ctx, 'location')) return await buckets.getBucketLocation(ctx)
-      if (has(ctx, 'cors')) return await buckets.getBucketCors(ctx)
-      if (has(ctx, 'lifecycle')) return await buckets.getBucketLifecycle(ctx)
-      if (has(ctx, 'encryption')) return await buckets.getBucketEncryption(ctx)
-      if (has(ctx, 'versioning')) return await buckets.getBucketVersioning(ctx)
-      if (has(ctx, 'uploads')) return await multipart.listMultipartUploads(ctx)
-      if (unsupported !== undefined) throw notImplemented(`GET ?${unsupported}`)
-      if (ctx.query['list-type'] === '2') return await listObjectsV2(ctx)
-      return await listObjectsV1(ctx)
+      if (has('location')) return 'GetBucketLocation'
+      if (has('cors')) return 'GetBucketCors'
+      if (has('lifecycle')) return 'GetBucketLifecycle'
+      if (has('encryption')) return 'GetBucketEncryption'
+      if (has('versioning')) return 'GetBucketVersioning'
+      if (has('uploads')) return 'ListMultipartUploads'
+      if (unsupported !== undefined) return notImplemented(`GET ?${unsupported}`)
+      if (query['list-type'] === '2') return 'ListObjectsV2'
+      return 'ListObjects'
     case 'HEAD':
-      return await buckets.headBucket(ctx)
+      return 'HeadBucket'
     case 'PUT':
-      if (has(ctx, 'cors')) return await buckets.putBucketCors(ctx)
-      if (has(ctx, 'lifecycle')) return await buckets.putBucketLifecycle(ctx)
-      if (unsupported !== undefined || has(ctx, 'versioning')) throw notImplemented(`PUT ?${unsupported ?? 'versioning'}`)
-      return await buckets.createBucket(ctx)
+      if (has('cors')) return 'PutBucketCors'
+      if (has('lifecycle')) return 'PutBucketLifecycle'
+      if (unsupported !== undefined || has('versioning')) return notImplemented(`PUT ?${unsupported ?? 'versioning'}`)
+      return 'CreateBucket'
     case 'DELETE':
-      if (has(ctx, 'cors')) return await buckets.deleteBucketCors(ctx)
-      if (has(ctx, 'lifecycle')) return await buckets.deleteBucketLifecycle(ctx)
-      if (unsupported !== undefined) throw notImplemented(`DELETE ?${unsupported}`)
-      return await buckets.deleteBucket(ctx)
+      if (has('cors')) return 'DeleteBucketCors'
+      if (has('lifecycle')) return 'DeleteBucketLifecycle'
+      if (unsupported !== undefined) return notImplemented(`DELETE ?${unsupported}`)
+      return 'DeleteBucket'
     case 'POST':
-      if (has(ctx, 'delete')) return await objects.deleteObjects(ctx)
-      throw notImplemented('POST on a bucket (browser form uploads)')
+      if (has('delete')) return 'DeleteObjects'
+      return notImplemented('POST on a bucket (browser form uploads)')
   }
-  throw new S3Error('MethodNotAllowed')
+  return new S3Error('MethodNotAllowed')
 }
 
-async function dispatchObject (ctx: S3Context, method: string): Promise<void> {
-  const unsupported = unsupportedObjectResources.find(r => has(ctx, r))
-  if (unsupported !== undefined) throw notImplemented(`?${unsupported} on an object`)
+function objectOperation (method: string, query: Record<string, string | string[]>, copy: boolean): S3Operation | Refusal {
+  const has = (name: string): boolean => query[name] !== undefined
+  const unsupported = unsupportedObjectResources.find(has)
+  if (unsupported !== undefined) return notImplemented(`?${unsupported} on an object`)
   // Versions are not kept: `null` names the one version an object has, any other id none.
-  if (has(ctx, 'versionId') && ctx.query.versionId !== 'null') throw new S3Error('InvalidArgument', 'Invalid version id specified')
-  const copy = ctx.request.headers['x-amz-copy-source'] !== undefined
+  if (has('versionId') && query.versionId !== 'null') return new S3Error('InvalidArgument', 'Invalid version id specified')
   switch (method) {
     case 'GET':
-      if (has(ctx, 'uploadId')) return await multipart.listParts(ctx)
-      return await objects.getObject(ctx, 'GET')
+      return has('uploadId') ? 'ListParts' : 'GetObject'
     case 'HEAD':
-      return await objects.getObject(ctx, 'HEAD')
+      return 'HeadObject'
     case 'PUT':
-      if (has(ctx, 'uploadId') || has(ctx, 'partNumber')) return copy ? await multipart.uploadPartCopy(ctx) : await multipart.uploadPart(ctx)
-      return copy ? await objects.copyObject(ctx) : await objects.putObject(ctx)
+      if (has('uploadId') || has('partNumber')) return copy ? 'UploadPartCopy' : 'UploadPart'
+      return copy ? 'CopyObject' : 'PutObject'
     case 'DELETE':
-      if (has(ctx, 'uploadId')) return await multipart.abortMultipartUpload(ctx)
-      return await objects.deleteObject(ctx)
+      return has('uploadId') ? 'AbortMultipartUpload' : 'DeleteObject'
     case 'POST':
-      if (has(ctx, 'uploads')) return await multipart.createMultipartUpload(ctx)
-      if (has(ctx, 'uploadId')) return await multipart.completeMultipartUpload(ctx)
-      throw notImplemented('This POST on an object')
+      if (has('uploads')) return 'CreateMultipartUpload'
+      if (has('uploadId')) return 'CompleteMultipartUpload'
+      return notImplemented('This POST on an object')
   }
-  throw new S3Error('MethodNotAllowed')
+  return new S3Error('MethodNotAllowed')
+}
+
+/**
+ * The operation a request asks for, from its method, target and query
+ * (the sub-resources), or the refusal of one this API does not have. Judged
+ * before the signature, so a refused request is counted under the
+ * operation it asked for; the refusal itself waits for the signature.
+ */
+export function s3Operation (method: string, target: Target, query: Record<string, string | string[]>, copy: boolean): S3Operation | Refusal {
+  if (target.bucket === '') return serviceOperation(method)
+  if (target.key === '') return bucketOperation(method, query)
+  return objectOperation(method, query, copy)
 }
 
 /** Anonymous requests a public bucket answers: reads of objects and listings. */
@@ -163,6 +219,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   acceptAnyContentType(app)
   app.decorateRequest('s3RequestId', '')
   app.decorateRequest('logFields', null)
+  app.decorateRequest('operation', null)
+  app.decorateRequest('door', null)
 
   app.addHook('onRequest', (request, reply, done) => {
     // The log line's reqId (app.ts makes it), answered to the client.
@@ -250,18 +308,29 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       const target = resolveTarget(request.headers.host ?? '', rawPath, domains)
       // A request naming no bucket (ListBuckets) is named by its URL.
       request.logFields = target.bucket === '' ? null : { bucket: target.bucket, key: target.key === '' ? undefined : target.key }
+      // The health endpoints: no bucket can be named `_health`, and they need no signature.
+      const probe = options.operator === undefined ? null : probeOf(target.bucket, target.key)
+      if (probe === 'live' || probe === 'ready') {
+        request.operation = 'Health'
+        if (request.method !== 'GET' && request.method !== 'HEAD') throw new S3Error('MethodNotAllowed', 'The health endpoints take GET and HEAD.')
+        return await sendHealth(reply, request.method, await healthAnswer(probe, options.operator as OperatorEndpoints))
+      }
       const origin = request.headers.origin
-      if (request.method === 'OPTIONS') return await preflight(request, reply, target)
+      if (request.method === 'OPTIONS') {
+        request.operation = 'Preflight'
+        return await preflight(request, reply, target)
+      }
+      const operation = s3Operation(request.method, target, query, request.headers['x-amz-copy-source'] !== undefined)
+      request.operation = typeof operation === 'string' ? operation : 'Unsupported'
       if (origin !== undefined && target.bucket !== '') {
         const rule = matchingCorsRule((await registry.info(target.bucket))?.settings.cors ?? null, origin, request.method)
         if (rule !== undefined) reply.headers(corsAnswerHeaders(rule, origin))
       }
       const signature = await authenticate(request, target, query, rawPath, rawQuery)
       refuseUnsupportedHeaders(request.headers)
+      if (typeof operation !== 'string') throw operation
       const ctx: S3Context = { request, reply, registry, query, signature, bucketName: target.bucket, key: target.key }
-      if (target.bucket === '') return await dispatchService(ctx, request.method)
-      if (target.key === '') return await dispatchBucket(ctx, request.method)
-      return await dispatchObject(ctx, request.method)
+      return await handlers[operation](ctx)
     }
   })
 }

@@ -28,7 +28,10 @@ import { parseRouteList, parseRouteSpec, routeHostsOf, type PublicRoute } from '
 import { managementCredentials } from '../mgmt/cli.js'
 import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/index.js'
 import { parseJsonOf } from '../stores/fs/atomic.js'
+import { createLogger } from '../http/logger.js'
+import { ProcessMetrics, workerMetrics } from './metrics.js'
 import { openMemoryRegistry, openRegistry } from './open.js'
+import { readinessChecks } from './readiness.js'
 import { checkWritable, StartupError } from './preflight.js'
 import { guardS3Site } from './s3-guard.js'
 
@@ -60,6 +63,8 @@ export interface GatewayOptions {
   s3Domain: string[]
   s3AccessKeyId?: string
   s3SecretAccessKey?: string
+  /** Count requests and answer `/_metrics` (`--metrics`; off when absent). */
+  metrics?: boolean
 }
 
 /** The gateway of one process, built and not yet listening. */
@@ -136,6 +141,15 @@ export function listenFailure (err: unknown, host: string, port: number): Startu
   return new StartupError(`cannot listen on ${where}: ${(err as Error).message}`, cause)
 }
 
+/** Sweeps every `sweepInterval` seconds (0: never), counted in the metrics and logged when one fails. */
+export function startSweeper (sweepInterval: number, registry: BucketRegistry, metrics: ProcessMetrics | null, log: Logger): void {
+  if (sweepInterval === 0) return
+  registry.startSweeper(sweepInterval * 1000, err => {
+    metrics?.sweepFailed()
+    log.error({ err }, 'sweep failed')
+  }, (report, ms) => { metrics?.swept(report, ms) })
+}
+
 /** The port a listening app was given (the one asked for, or the one the system picked for 0). */
 function boundPort (app: FastifyInstance, asked: number): number {
   const address = app.server.address()
@@ -165,6 +179,12 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   try {
     const routes = await loadRoutes(memory ? null : options.data, options.route)
     const loopbackOnly = isLoopbackHost(options.host)
+    // Each process answers its own readiness; a worker's metrics are the whole server's (metrics.ts).
+    const metrics = options.metrics === true ? new ProcessMetrics() : null
+    const operator = {
+      ready: readinessChecks(memory ? null : options.data, registry, { log: createLogger({ level: options.logLevel }) }),
+      metrics: metrics === null ? null : primary ? async () => await metrics.text() : workerMetrics(metrics)
+    }
     app = await buildApp({
       dataDir: options.data,
       host: options.host,
@@ -175,7 +195,9 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       logLevel: options.logLevel,
       idleTimeout: options.idleTimeout,
       management: await managementCredentials(options, loopbackOnly, registry.state('mgmt')),
-      registry
+      registry,
+      operator,
+      meter: metrics?.requests
     })
     const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, loopbackOnly, options.public)
     s3 = options.s3Port === null
@@ -189,7 +211,9 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         logger: app.log,
         // The gateway port's connection promises (idle timeout, request order), kept the same way.
         connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
-        childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory']
+        childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
+        operator,
+        meter: metrics?.requests
       })
     if (s3 !== null && s3Policy.anonymousWrites) {
       guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
@@ -198,7 +222,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     if (primary) {
       startupNotes(options, log)
       await ensureFirstBucket(registry, options.defaultBucket, log)
-      if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
+      startSweeper(options.sweepInterval, registry, metrics, log)
     }
     const gatewayApp = app
     const s3App = s3

@@ -36,7 +36,8 @@ import { isLoopbackHost } from '../http/auth.js'
 import { createLogger } from '../http/logger.js'
 import { managementCredentials } from '../mgmt/cli.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
-import { buildGateway, ensureFirstBucket, loadRoutes, openServerRegistry, startupNotes, type Gateway, type GatewayOptions } from './gateway.js'
+import { buildGateway, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes, type Gateway, type GatewayOptions } from './gateway.js'
+import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
 import { checkWritable } from './preflight.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
@@ -144,7 +145,10 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     throw err
   })
   await ensureFirstBucket(registry, options.defaultBucket, log)
-  if (options.sweepInterval > 0) registry.startSweeper(options.sweepInterval * 1000, err => log.error({ err }, 'sweep failed'))
+  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
+  const metrics = options.metrics ? new ProcessMetrics() : null
+  if (metrics !== null) answerWorkersMetrics(metrics)
+  startSweeper(options.sweepInterval, registry, metrics, log)
 
   let stopping = false
   let exitCode = 0

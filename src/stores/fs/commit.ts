@@ -8,6 +8,7 @@
 import { promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
+import { commitStarted, noteCommit } from '../meter.js'
 import { fsyncDirectory, storageError } from './atomic.js'
 import type { Catalog } from './catalog.js'
 
@@ -46,6 +47,7 @@ export class Commits {
 
   /** A write transaction of the catalog, then waits until it is on disk. */
   async commit<T> (fn: () => T): Promise<T> {
+    const started = commitStarted()
     let result: T
     try {
       result = await this.#catalog.write(fn)
@@ -57,6 +59,7 @@ export class Commits {
     } catch (err) {
       throw storageError(err, 'committing a write', this.walFile)
     }
+    noteCommit('sqlite', started, null)
     return result
   }
 
@@ -158,6 +161,7 @@ export class GroupCommit<J, O> {
   async #flush (): Promise<void> {
     const batch = this.#queue.splice(0)
     const jobs = batch.map(p => p.job)
+    const started = commitStarted()
     let outcomes: O[]
     try {
       outcomes = await this.#catalog.write(() => this.#apply(jobs))
@@ -173,6 +177,7 @@ export class GroupCommit<J, O> {
       for (const pending of batch) pending.reject(storageError(err, this.#what, this.#walFile))
       return
     }
+    noteCommit('sqlite', started, batch.length)
     batch.forEach((pending, i) => { pending.resolve(outcomes[i]) })
   }
 }

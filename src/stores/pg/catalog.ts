@@ -15,6 +15,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import pg from 'pg'
 import { BucketError } from '../../bucket/port.js'
+import { commitStarted, notePool, noteCommit } from '../meter.js'
 import { migrate } from './schema.js'
 
 /** How long a request waits for a connection before failing with 10908. */
@@ -107,10 +108,13 @@ export class PgCatalog {
   readonly #turns = new Map<string, Promise<void>>()
   /** The server's limit on a silent transaction (`idle_in_transaction_session_timeout`). */
   readonly #idleInTransactionMs: number
+  /** Stops counting the pool in the metrics. */
+  readonly #unnotePool: () => void
 
-  private constructor (pool: pg.Pool, idleInTransactionMs: number) {
+  private constructor (pool: pg.Pool, idleInTransactionMs: number, max: number) {
     this.pool = pool
     this.#idleInTransactionMs = idleInTransactionMs
+    this.#unnotePool = notePool(() => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max }))
   }
 
   /** The connection of the lock the caller runs under, while it is held. */
@@ -142,7 +146,7 @@ export class PgCatalog {
     })
     // An idle connection the server closed (a restart): the pool drops it; the next request opens another.
     pool.on('error', () => {})
-    const catalog = new PgCatalog(pool, idleInTransactionMs)
+    const catalog = new PgCatalog(pool, idleInTransactionMs, options.maxConnections ?? 10)
     try {
       const client = await pool.connect()
       // Ended by the server mid-migration: the next statement fails, not the process (see withClient).
@@ -156,7 +160,7 @@ export class PgCatalog {
         client.release(broken)
       }
     } catch (err) {
-      await pool.end().catch(() => {})
+      await catalog.close()
       if (isUnavailable(err)) throw new Error(`The catalog ${redactUrl(url)} cannot be reached: ${(err as Error).message}`, { cause: err })
       // A refused password, a missing database, a malformed URL: say which setting is wrong.
       throw new Error(`The catalog ${redactUrl(url)} cannot be used: ${(err as Error).message}`, { cause: err })
@@ -239,10 +243,12 @@ export class PgCatalog {
   /** Runs `fn` in one READ COMMITTED transaction (or the given isolation); rolled back when it throws. */
   async transaction<T> (what: string, fn: (client: pg.PoolClient) => Promise<T>, isolation = 'READ COMMITTED'): Promise<T> {
     return await this.withClient(what, async client => {
+      const started = commitStarted()
       await client.query(`BEGIN ISOLATION LEVEL ${isolation}`)
       try {
         const result = await fn(client)
         await client.query('COMMIT')
+        noteCommit('postgresql', started, null)
         return result
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {})
@@ -301,7 +307,13 @@ export class PgCatalog {
     }
   }
 
+  /** Runs a trivial statement: resolves when the server answers (readiness). */
+  async ping (): Promise<void> {
+    await this.query('checking the catalog', 'SELECT 1')
+  }
+
   async close (): Promise<void> {
+    this.#unnotePool()
     await this.pool.end().catch(() => {})
   }
 }

@@ -181,6 +181,10 @@ export class PgRegistryStorage implements RegistryStorage {
     return new PgDocuments(this.catalog, area)
   }
 
+  async ping (): Promise<void> {
+    await this.catalog.ping()
+  }
+
   async close (): Promise<void> {
     await this.catalog.close()
   }

@@ -1,0 +1,63 @@
+/**
+ * The operator's endpoints, answered by the doors that serve HTTP
+ * (docs/operations.md): `/_health/live`, `/_health/ready` (both ports) and
+ * `/_metrics` (the HTTP port). They sit where a path-style bucket named
+ * `_health` or `_metrics` would, and no bucket can be named so (bucket
+ * names are `[a-z0-9-]`); a route host, a custom domain or an S3 virtual
+ * host names its bucket by the host, so there these paths are keys like any
+ * other and reach the bucket.
+ *
+ * Health answers need no credentials and say nothing but the outcome:
+ * `{"status":"ok"}`, or 503 `{"status":"unavailable","failed":[...]}` with
+ * the names of the failed checks. No paths, versions or reasons (the log
+ * has the reasons). Never cached. HEAD answers the same without a body.
+ */
+import type { FastifyReply } from 'fastify'
+
+/** What a process answers its probes from; the composition root (src/server/) makes it. */
+export interface OperatorEndpoints {
+  /** Names of the readiness checks that failed (empty: ready); answers within a bounded time. */
+  ready: () => Promise<string[]>
+  /** The metrics in the Prometheus text format; null when metrics are off (`/_metrics` then answers 404). */
+  metrics: (() => Promise<string>) | null
+}
+
+export type Probe = 'live' | 'ready' | 'metrics'
+
+/** The content type of the Prometheus text format. */
+export const metricsContentType = 'text/plain; version=0.0.4; charset=utf-8'
+
+/** Which endpoint a path-style request names: bucket `_health` with key `live` or `ready`, or bucket `_metrics` alone; null for none. */
+export function probeOf (bucket: string, key: string): Probe | null {
+  if (bucket === '_health') return key === 'live' ? 'live' : key === 'ready' ? 'ready' : null
+  if (bucket === '_metrics' && key === '') return 'metrics'
+  return null
+}
+
+export interface HealthAnswer {
+  status: 200 | 503
+  body: { status: 'ok' } | { status: 'unavailable', failed: string[] }
+}
+
+/** The answer of `live` (the process serves: always 200) or `ready`. */
+export async function healthAnswer (probe: 'live' | 'ready', endpoints: OperatorEndpoints): Promise<HealthAnswer> {
+  if (probe === 'live') return { status: 200, body: { status: 'ok' } }
+  const failed = await endpoints.ready()
+  return failed.length === 0 ? { status: 200, body: { status: 'ok' } } : { status: 503, body: { status: 'unavailable', failed } }
+}
+
+/** Sends a health answer (GET or HEAD). */
+export async function sendHealth (reply: FastifyReply, method: string, answer: HealthAnswer): Promise<void> {
+  reply.code(answer.status).header('cache-control', 'no-store').type('application/json')
+  if (method === 'HEAD') {
+    return await reply.header('content-length', Buffer.byteLength(JSON.stringify(answer.body))).send()
+  }
+  return await reply.send(JSON.stringify(answer.body))
+}
+
+/** Sends the metrics (GET or HEAD). */
+export async function sendMetrics (reply: FastifyReply, method: string, text: string): Promise<void> {
+  reply.code(200).header('cache-control', 'no-store').type(metricsContentType)
+  if (method === 'HEAD') return await reply.header('content-length', Buffer.byteLength(text)).send()
+  return await reply.send(text)
+}
