@@ -56,7 +56,6 @@ export function xmlDocument (root: string, body: Record<string, unknown>): strin
     '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' },
     [root]: { '@_xmlns': S3_NAMESPACE, ...body }
   }) as string
-  // eslint-disable-next-line no-control-regex
   return built.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, c => `&#${c.charCodeAt(0)};`)
 }
 
@@ -114,7 +113,6 @@ export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: stri
   if (text.trim() === '') throw new S3Error('MalformedXML')
   // S3's documents have no DTD; refusing one rules out entity expansion.
   if (/<!DOCTYPE/i.test(text)) throw new S3Error('MalformedXML', 'XML bodies may not declare a DOCTYPE.')
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text) || !wellFormedReferences(text)) throw new S3Error('MalformedXML')
   let parsed: Record<string, unknown>
   try {
