@@ -30,7 +30,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-return': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
       '@typescript-eslint/no-explicit-any': 'off',
-      // Some assertions are redundant only under this TypeScript and @types/node (ArrayBuffer vs ArrayBufferLike); they stay.
+      // Assertions this TypeScript finds redundant (some are needed under older lib typings, ArrayBuffer vs ArrayBufferLike) stay: removing them is churn.
       '@typescript-eslint/no-unnecessary-type-assertion': 'off',
       // pg's type OIDs are a numeric enum, compared with the plain numbers the driver passes.
       '@typescript-eslint/no-unsafe-enum-comparison': 'off',
