@@ -22,7 +22,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openBucket, openRegistry, type Bucket, type BucketObjectBody } from '../../src/index.js'

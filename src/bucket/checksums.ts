@@ -164,7 +164,10 @@ const crcRunsSettled = Promise.all([createCRC32(0x82f63b78), createCRC64('9a6c93
   () => { crcRuns = tableRuns }
 )
 
-/** Which CRC32C / CRC64NVME implementation runs: still loading, WebAssembly, or the tables. */
+/**
+ * Which CRC32C / CRC64NVME implementation runs: still loading, WebAssembly, or the tables.
+ * @internal for test/bucket/checksums.test.ts, which imports it in a child process
+ */
 export function crcImplementation (): 'loading' | 'webassembly' | 'tables' {
   return crcRuns === undefined ? 'loading' : crcRuns === tableRuns ? 'tables' : 'webassembly'
 }
@@ -209,7 +212,10 @@ export function runningChecksum (algorithm: HashAlgorithm): RunningChecksum {
   }
 }
 
-/** The checksum of `data` in one call. */
+/**
+ * The checksum of `data` in one call.
+ * @internal for test/bucket/checksums.test.ts, which imports it in a child process
+ */
 export async function checksumOf (algorithm: HashAlgorithm, data: Uint8Array): Promise<Buffer> {
   const running = runningChecksum(algorithm)
   running.update(data)

@@ -60,22 +60,6 @@ export class InvalidConditionalHeader extends Error {
   }
 }
 
-/** Parses an If-Match / If-None-Match header value: `*` or a list of (weak) etags. */
-export function parseEtagHeader (value: string): EtagList | undefined {
-  const trimmed = value.trim()
-  if (trimmed === '') return undefined
-  if (trimmed === '*') return '*'
-  const list: EtagCondition[] = []
-  const re = /\s*(W\/)?"([^"]*)"\s*(?:,|$)|\s*([^",\s]+)\s*(?:,|$)/gy
-  let match: RegExpExecArray | null
-  while (re.lastIndex < trimmed.length && (match = re.exec(trimmed)) !== null) {
-    if (match[2] !== undefined) list.push({ etag: match[2], weak: match[1] !== undefined })
-    else if (match[3] !== undefined && match[3] !== '*') list.push({ etag: match[3], weak: false })
-    if (match[0] === '') break
-  }
-  return list.length === 0 ? undefined : list
-}
-
 /** The header form of `onlyIf`: a list without a single usable etag is refused. */
 function strictEtagHeader (value: string | null, header: 'if-match' | 'if-none-match'): EtagList | undefined {
   if (value === null) return undefined

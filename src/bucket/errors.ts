@@ -133,11 +133,3 @@ export function isArgumentError (err: unknown): err is TypeError | RangeError {
 export function isBucketError (err: unknown): err is BucketError {
   return err instanceof BucketError
 }
-
-/** Looks a catalogue entry up by its numeric code (doors use it for documentation and tests). */
-export function errorByCode (code: number): (ErrorDefinition & { name: BucketErrorName }) | undefined {
-  for (const [name, def] of Object.entries(BucketErrors)) {
-    if (def.code === code) return { name: name as BucketErrorName, ...def }
-  }
-  return undefined
-}

@@ -7,7 +7,7 @@
  */
 export * from './types.js'
 export {
-  BucketError, BucketErrors, isBucketError, errorByCode, isArgumentError, isStorageFailure, isTransient, storageFailureNames, ArgumentTypeError, ArgumentRangeError,
+  BucketError, BucketErrors, isBucketError, isArgumentError, isStorageFailure, isTransient, storageFailureNames, ArgumentTypeError, ArgumentRangeError,
   UploadChecksumError
 } from './errors.js'
 export type { ErrorDefinition, BucketErrorName, StorageFailureName } from './errors.js'

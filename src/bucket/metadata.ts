@@ -99,7 +99,7 @@ export function parseStorageClass (method: string, input: unknown): StorageClass
   throw new TypeError(`${method}: storageClass must be "Standard" or "InfrequentAccess" (got ${String(input)}).`)
 }
 
-export { hashAlgorithms, type HashAlgorithm } from './checksums.js'
+export type { HashAlgorithm } from './checksums.js'
 
 /** A checksum given with a write: its value now, or a function giving it once the body has been read. */
 export type ChecksumOption = { algorithm: HashAlgorithm, hex: string } | { algorithm: HashAlgorithm, later: () => unknown }

@@ -28,12 +28,10 @@ import type { SweepReport } from './types.js'
 
 export { assembleListPage, assembleListPageAsync, type AsyncPageSource, type PageSource } from './list-page.js'
 export { pastPrefix } from './keys.js'
-export type { ListEntry, ListPage, ListQuery, MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
+export type { ListPage, ListQuery, MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 export { withFields } from './records.js'
-export type { HashAlgorithm, StoredHttpMetadata } from './metadata.js'
-export type { BucketSettings } from './settings.js'
-export type { StorageClass, SweepReport } from './types.js'
-export { BucketError, isBucketError, isStorageFailure, type StorageFailureName } from './errors.js'
+export type { SweepReport } from './types.js'
+export { BucketError, isBucketError, type StorageFailureName } from './errors.js'
 
 /** What a store throws for a write to a retired bucket (10006), in every process. */
 export function bucketRetired (method = 'write'): BucketError {

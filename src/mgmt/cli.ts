@@ -11,7 +11,7 @@
  *   id) are refused as commander refuses any bad option value.
  * - `zone create` / `zone list`: a local stack can be set up without a client.
  */
-import { Command, InvalidArgumentError, Option } from 'commander'
+import { type Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
 import { loadCredentials, type ManagementCredentials } from './auth.js'
 import { createInvite, isValidInviteDays, maxInviteDays } from './invites.js'

@@ -24,7 +24,7 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, MAX_PART_BYTES, type BucketChecksumAlgorithm, type BucketRange, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { bodyStream, compareIds, MAX_PART_BYTES, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'

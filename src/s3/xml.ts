@@ -78,7 +78,6 @@ export function xmlDocument (root: string, body: Record<string, unknown>): strin
     '?xml': { '@_version': '1.0', '@_encoding': 'UTF-8' },
     [root]: { '@_xmlns': S3_NAMESPACE, ...body }
   }) as string
-  // eslint-disable-next-line no-control-regex
   return built.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, c => `&#${c.charCodeAt(0)};`)
 }
 

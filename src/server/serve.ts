@@ -157,7 +157,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     Object.values(cluster.workers ?? {}).filter(w => w !== undefined)
   const exitNow = (code: number): void => {
     for (const worker of workers()) worker.process.kill('SIGKILL')
-    registry.close().finally(() => process.exit(code))
+    void registry.close().finally(() => process.exit(code))
   }
   /** Stops the server because it cannot run: one line on stderr, exit 1. */
   const fail = (message: string): void => {
@@ -173,7 +173,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (code !== 0) exitCode = 1
-      if (workers().length === 0) registry.close().finally(() => process.exit(exitCode))
+      if (workers().length === 0) void registry.close().finally(() => process.exit(exitCode))
       return
     }
     const now = Date.now()

@@ -1,19 +1,7 @@
 import t from 'tap'
-import { evaluateConditional, parseConditional, parseEtagHeader } from '../../src/bucket/conditional.js'
+import { evaluateConditional, parseConditional } from '../../src/bucket/conditional.js'
 
 const object = { etag: 'abc', uploaded: new Date('2026-01-01T00:00:10.500Z') }
-
-t.test('parseEtagHeader', async t => {
-  const table: Array<[string, unknown]> = [
-    ['*', '*'],
-    ['"abc"', [{ etag: 'abc', weak: false }]],
-    ['W/"abc"', [{ etag: 'abc', weak: true }]],
-    ['"a", W/"b" ,"c"', [{ etag: 'a', weak: false }, { etag: 'b', weak: true }, { etag: 'c', weak: false }]],
-    ['abc', [{ etag: 'abc', weak: false }]],
-    ['', undefined]
-  ]
-  for (const [header, expected] of table) t.same(parseEtagHeader(header), expected, header)
-})
 
 t.test('parseConditional rejects quoted etags and bad dates in a BucketConditional', async t => {
   t.throws(() => parseConditional({ etagMatches: '"abc"' }), TypeError)

@@ -3,7 +3,7 @@
  * a table of requests and their outcomes, run on the memory and the
  * filesystem store.
  */
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { BucketEngine, openBucket, type Bucket, type BucketReadOptions, type BucketReadOutcome } from '../../src/index.js'
 import { MemoryStore } from '../../src/stores/memory/store.js'

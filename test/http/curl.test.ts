@@ -12,7 +12,6 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { auth, gateway, token } from './gateway-fixture.js'
-import { testdir } from '../testdir.js'
 
 const run = promisify(execFile)
 

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { openRegistry } from '../../src/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
-import { guardS3Site, underDomains } from '../../src/server/s3-guard.js'
+import { guardS3Site } from '../../src/server/s3-guard.js'
 import { testdir } from '../testdir.js'
 
 t.test('cross-site writes and foreign hosts are refused on an open S3 port', async t => {

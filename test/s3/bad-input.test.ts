@@ -4,7 +4,7 @@
  */
 import t, { type Test } from 'tap'
 import http from 'node:http'
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3'
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, type S3ServiceException } from '@aws-sdk/client-s3'
 import { createHash } from 'node:crypto'
 import zlib from 'node:zlib'
 import { promises as fsp } from 'node:fs'

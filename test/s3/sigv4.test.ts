@@ -112,7 +112,7 @@ async function decode (decoder: AwsChunkedDecoder, body: Buffer, fragment = 997)
   const pieces: Buffer[] = []
   for (let i = 0; i < body.length; i += fragment) pieces.push(body.subarray(i, i + fragment))
   const out: Buffer[] = []
-  await pipeline(Readable.from(pieces), decoder, async function * (source) {
+  await pipeline(Readable.from(pieces), decoder, async function (source) {
     for await (const chunk of source) out.push(chunk as Buffer)
   })
   return Buffer.concat(out)

@@ -3,7 +3,7 @@
  * binding's Headers form refuses an unquoted one, so the S3 door quotes it.
  */
 import t from 'tap'
-import { GetObjectCommand, PutObjectCommand, S3ServiceException } from '@aws-sdk/client-s3'
+import { GetObjectCommand, PutObjectCommand, type S3ServiceException } from '@aws-sdk/client-s3'
 import { s3Server } from './fixture.js'
 
 async function status (promise: Promise<unknown>): Promise<number> {

@@ -10,11 +10,11 @@
 import type { FastifyInstance } from 'fastify'
 import { addRecord, requireZone, toRecord, zoneNotFound } from '../changes.js'
 import type { ManagementContext } from '../context.js'
-import { success, timestamp } from '../envelope.js'
+import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { applyFilters, booleanFilters, paginate, parseListQuery, single, sortBy, textFilters, values, type Predicate, type Query } from '../query.js'
 import type { DnsRecord, StoreTransaction, Zone } from '../store.js'
-import { findRecordConflict, validateRecord, type RecordFields } from '../validate/records.js'
+import { findRecordConflict, validateRecord } from '../validate/records.js'
 
 const recordOrders = ['type', 'name', 'content', 'ttl', 'proxied'] as const
 

@@ -16,7 +16,7 @@ import { addRecord, detachDomain, routeDomain, zoneNotFound } from '../changes.j
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
-import type { DomainAttachment, StoreTransaction } from '../store.js'
+import type { DomainAttachment } from '../store.js'
 import { isInZone, parseHostname } from '../validate/names.js'
 import { validateRecord } from '../validate/records.js'
 

@@ -65,7 +65,6 @@ export function viewPath (id: string): string | null {
   for (const segment of segments) {
     if (segment === '' || segment === '.' || segment === '..') return null
     if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) return null
-    // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(segment)) return null
   }
   // Named like a temporary, its entry would be swept away as one.

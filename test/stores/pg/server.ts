@@ -51,14 +51,12 @@ export async function startPostgres (options: PostgresOptions = {}): Promise<Pos
   const root = await mkdtemp(path.join(os.tmpdir(), 'fsbucket-pg-'))
   const data = path.join(root, 'data')
   const asRoot = process.getuid?.() === 0
-  let uid = 0
-  let gid = 0
   if (asRoot) {
     const { stdout } = await run('id', ['-u', 'postgres']).catch(() => {
       throw new Error('The tests run as root and there is no `postgres` user to run PostgreSQL as (install the postgresql package).')
     })
-    uid = Number(stdout.trim())
-    gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim())
+    const uid = Number(stdout.trim())
+    const gid = Number((await run('id', ['-g', 'postgres'])).stdout.trim())
     await chown(root, uid, gid)
   }
   await chmod(root, 0o700)
