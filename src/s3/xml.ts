@@ -114,7 +114,6 @@ export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: XmlD
     throw new S3Error('MalformedXML', 'The XML body is not UTF-8.')
   }
   if (text.trim() === '') throw new S3Error('MalformedXML')
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text)) throw new S3Error('MalformedXML')
   let document
   try {

@@ -16,7 +16,7 @@ import { Readable } from 'node:stream'
 import { readXmlBody, XML_BODY_LIMITS, type XmlDocumentRoot } from '../../src/s3/xml.js'
 import { parseRawQuery, verifySignature } from '../../src/s3/sigv4.js'
 import { AwsChunkedDecoder } from '../../src/s3/payload.js'
-import { parseEtagHeader } from '../../src/bucket/conditional.js'
+import { parseConditional } from '../../src/bucket/conditional.js'
 import { parseRangeHeader } from '../../src/bucket/range.js'
 import { parseHttpDate } from '../../src/bucket/http-date.js'
 import { raw, s3Server } from './fixture.js'
@@ -156,7 +156,8 @@ t.test('request headers are parsed in time linear in their length', async t => {
   const fill = (unit: string, head = '', tail = ''): string => padded(head, unit, tail, size)
   const etags = fill('"0123456789abcdef0123456789abcdef", ')
   const cases: Array<[string, (value: string) => unknown, string, string[]]> = [
-    ['If-Match', parseEtagHeader, etags, [fill('a', '"'), fill(' '), fill(' ', '', 'x'), fill('W/'), fill(','), fill('" '), fill('"a"  ', '', 'x'), fill('a ')]],
+    // As the doors hand a request's If-Match to the engine: in the binding's Headers form.
+    ['If-Match', (value: string) => { try { return parseConditional(new Headers({ 'if-match': value })) } catch { return null } }, etags, [fill('a', '"'), fill(' '), fill(' ', '', 'x'), fill('W/'), fill(','), fill('" '), fill('"a"  ', '', 'x'), fill('a ')]],
     ['Range', parseRangeHeader, fill('0', 'bytes=', '-'), [fill(' ', 'bytes='), fill(' ', 'bytes=0', 'x'), fill('0', 'bytes=', 'x'), fill(' -', 'bytes=0')]],
     ['If-Modified-Since', parseHttpDate, fill('x', 'Sun, 06 Nov 1994 08:49:37 GMT'), [fill(' '), fill('Sun, '), fill('0'), fill(' ', 'Sun, 06 Nov 1994 08:49:37')]],
     ['Authorization', (value: string) => verifySignature({ method: 'GET', rawPath: '/k', rawQuery: '', headers: { authorization: value, 'x-amz-date': '20130524T000000Z' } }, {}, () => undefined, new Date('2013-05-24T00:00:00Z')),
