@@ -1,9 +1,14 @@
 /**
  * XML in and out of the S3 door. Answers are built from plain objects by
  * fast-xml-parser's builder (it escapes every value, so a key such as
- * `a<b>&c` can never break a document). Request bodies are read by
- * `xml-reader.ts`, one pass in time linear in the body, into plain objects
- * with every value kept as a string (`0001` stays a key, not the number 1).
+ * `a<b>&c` can never break a document). Request bodies are checked by its
+ * validator and read by its parser into plain objects with every value
+ * kept as a string (`0001` stays a key, not the number 1): an element of
+ * text only is its text, an empty one '', one with child elements an
+ * object of them by local name (a namespace prefix is dropped), its text,
+ * if any, under `#text`; a name given twice, or a path in `listPaths`,
+ * makes a list. Attributes, comments and processing instructions are
+ * dropped; CDATA is text.
  *
  * Request bodies are read whole up to a cap that depends on the document
  * (`XML_BODY_LIMITS`): a Delete of 1,000 keys of 1 KiB and a
@@ -17,10 +22,20 @@
  * Objects, a completion of 10,000 Parts, each with all their child
  * elements): a body of only empty elements is refused, not turned into
  * hundreds of thousands of objects.
+ *
+ * Every check of a body runs in time linear in its length. The validator
+ * and the parser are linear, at a few microseconds an element, which the
+ * byte caps and the markup budgets bound. What they let through but the
+ * door refuses (a DOCTYPE or other declaration, which also rules out entity
+ * expansion; a reference XML does not define, which the parser would take
+ * as literal text or as one of HTML's; nesting over `MAX_DEPTH`; a body
+ * over its markup budget) is found first by `scanMarkup`, one pass over the
+ * text that never searches again from an earlier place (a search for the
+ * end of a comment that finds none ends the scan: a regular expression
+ * that looked for the end of each `<!--` took minutes for 2 MiB).
  */
-import { XMLBuilder } from 'fast-xml-parser'
+import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
 import { S3Error } from './errors.js'
-import { readDocument, XmlReadError } from './xml-reader.js'
 
 export const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/'
 
@@ -66,6 +81,27 @@ const listPaths = new Set([
   'LifecycleConfiguration.Rule.Transition'
 ])
 
+/** Deepest nesting read; S3's documents go six deep. */
+export const MAX_DEPTH = 100
+
+const parser = new XMLParser({
+  ignoreAttributes: true,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  removeNSPrefix: true,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  // Numeric character references (`&#34;`, what Go clients such as rclone write for `"`) are XML too;
+  // `scanMarkup` has refused every named one but XML's five before the parser sees the text.
+  processEntities: true,
+  htmlEntities: true,
+  // Keys may begin or end with spaces; whitespace between elements shows up as `#text` and is ignored.
+  trimValues: false,
+  maxNestedTags: MAX_DEPTH,
+  jPath: true,
+  isArray: (_name, path) => listPaths.has(String(path))
+})
+
 /**
  * An S3 XML document: `<?xml ...?><Root xmlns="...">...</Root>`. Control
  * characters in values (a key may hold any) go out as character
@@ -91,12 +127,128 @@ export function errorDocument (code: string, message: string, fields: Record<str
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+// XML 1.0 (fifth edition), productions 4 and 4a: what a processing instruction's target must be.
+const nameStart = ':A-Z_a-z\\u{C0}-\\u{D6}\\u{D8}-\\u{F6}\\u{F8}-\\u{2FF}\\u{370}-\\u{37D}\\u{37F}-\\u{1FFF}\\u{200C}-\\u{200D}\\u{2070}-\\u{218F}\\u{2C00}-\\u{2FEF}\\u{3001}-\\u{D7FF}\\u{F900}-\\u{FDCF}\\u{FDF0}-\\u{FFFD}\\u{10000}-\\u{EFFFF}'
+const nameRest = `${nameStart}\\-.0-9\\u{B7}\\u{300}-\\u{36F}\\u{203F}-\\u{2040}`
+const xmlName = new RegExp(`^[${nameStart}][${nameRest}]*$`, 'u')
+
+const namedEntities = new Set(['amp', 'lt', 'gt', 'quot', 'apos'])
+/** The longest reference that can be well-formed, between `&` and `;`: `#x10FFFF`, `#1114111`, `#0000065`. */
+const LONGEST_REFERENCE = 8
+
+/**
+ * Whether `name` (what stands between `&` and `;`) is a reference XML 1.0
+ * defines: the five named entities and character references to characters
+ * a document may hold (no NUL, no C0 control but tab, LF and CR, no
+ * surrogate, no U+FFFE or U+FFFF).
+ */
+function wellFormedReference (name: string): boolean {
+  if (namedEntities.has(name)) return true
+  const reference = /^#(?:x([0-9a-fA-F]{1,6})|([0-9]{1,7}))$/.exec(name)
+  if (reference === null) return false
+  const c = reference[1] !== undefined ? parseInt(reference[1], 16) : Number(reference[2])
+  return c === 0x9 || c === 0xa || c === 0xd || (c >= 0x20 && c <= 0xd7ff) || (c >= 0xe000 && c <= 0xfffd) || (c >= 0x10000 && c <= 0x10ffff)
+}
+
+export type ScanResult = 'ok' | 'malformed' | 'too many nodes' | 'too deep'
+
+/**
+ * One pass over a body, before the validator and the parser see it:
+ * 'malformed' for what they would let through but XML forbids or S3's
+ * documents never hold (an undefined or malformed reference; a DOCTYPE or
+ * other declaration; an unclosed comment, CDATA section, processing
+ * instruction or tag; text, CDATA or a second element outside the root
+ * element; a processing instruction without a name, or an XML declaration
+ * that does not come first; an element name with an empty
+ * local part or `__proto__`), 'too many nodes' past `maxNodes` elements,
+ * comments, CDATA sections and processing instructions, 'too deep' when
+ * elements nest more than `MAX_DEPTH` deep. Each step moves past what it
+ * looked at or ends the scan, so the time is linear in the text.
+ */
+export function scanMarkup (text: string, maxNodes: number): ScanResult {
+  const n = text.length
+  let nodes = 0
+  let depth = 0
+  let rooted = false
+  /** At `&` at `at`: the index of its `;`, or -1 when it begins no reference XML defines. */
+  const reference = (at: number): number => {
+    let end = at + 1
+    while (end < n && end - at <= LONGEST_REFERENCE + 1 && text.charCodeAt(end) !== 0x3b) end++ // ;
+    return text.charCodeAt(end) === 0x3b && wellFormedReference(text.slice(at + 1, end)) ? end : -1
+  }
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i)
+    // Outside the root element only white space, comments and processing instructions.
+    if (depth === 0 && c !== 0x3c && c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) return 'malformed'
+    if (c === 0x26) { // &
+      i = reference(i)
+      if (i < 0) return 'malformed'
+      continue
+    }
+    if (c !== 0x3c) continue // <
+    const next = text.charCodeAt(i + 1)
+    if (next === 0x2f) { // / : a closing tag; the validator matches it with its start tag
+      depth--
+      i = text.indexOf('>', i + 2)
+      if (i < 0) return 'malformed'
+      continue
+    }
+    if (++nodes > maxNodes) return 'too many nodes'
+    // Inside comments, CDATA and processing instructions `&` and `<` are only characters.
+    const comment = text.startsWith('<!--', i)
+    if (next === 0x21 && !comment && depth === 0) return 'malformed' // CDATA outside the root element, or a declaration
+    if (comment || text.startsWith('<![CDATA[', i)) {
+      const end = comment ? text.indexOf('-->', i + 4) : text.indexOf(']]>', i + 9)
+      if (end < 0) return 'malformed'
+      i = end + 2
+      continue
+    }
+    if (next === 0x21) return 'malformed' // ! : S3's documents have no DTD (a DOCTYPE, an ENTITY declaration)
+    if (next === 0x3f) { // ?
+      const end = text.indexOf('?>', i + 2)
+      if (end < 0) return 'malformed'
+      const target = /^[^\t\n\r ]*/.exec(text.slice(i + 2, end))![0]
+      const declaration = target === 'xml' && text.slice(0, i).trim() === ''
+      if (!declaration && (!xmlName.test(target) || target.toLowerCase() === 'xml')) return 'malformed'
+      i = end + 1
+      continue
+    }
+    // A start tag or an empty-element tag: its name, then on to its `>` past quoted attribute values.
+    if (depth === 0 && rooted) return 'malformed' // a second root element
+    rooted = true
+    if (++depth > MAX_DEPTH) return 'too deep'
+    let j = i + 1
+    for (let t = text.charCodeAt(j); j < n && t !== 0x3e && t !== 0x2f && t !== 0x20 && t !== 0x09 && t !== 0x0a && t !== 0x0d; t = text.charCodeAt(++j));
+    const qualified = text.slice(i + 1, j)
+    const local = qualified.slice(qualified.indexOf(':') + 1)
+    if (local === '' || local === '__proto__') return 'malformed'
+    let quote = 0
+    for (; j < n; j++) {
+      const t = text.charCodeAt(j)
+      if (quote !== 0) {
+        if (t === quote) quote = 0
+        else if (t === 0x3c) return 'malformed' // < in an attribute value
+        else if (t === 0x26) {
+          j = reference(j)
+          if (j < 0) return 'malformed'
+        }
+      } else if (t === 0x22 || t === 0x27) quote = t
+      else if (t === 0x3e) break // >
+    }
+    if (j >= n) return 'malformed'
+    if (text.charCodeAt(j - 1) === 0x2f) depth-- // />
+    i = j
+  }
+  return 'ok'
+}
+
 /**
  * Reads a request body whole (up to its document's cap:
  * MaxMessageLengthExceeded past it) and parses it; MalformedXML when it is
  * not well-formed XML in UTF-8 (a byte that is not UTF-8, an undefined
- * entity, a control character, a DOCTYPE, nesting over 100 deep), holds
- * more markup than its document's budget, or is not a `root` document.
+ * entity, a control character, a DOCTYPE, nesting over 100 deep, an
+ * element named `__proto__`), holds more markup than its document's
+ * budget, or is not a `root` document.
  */
 export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: XmlDocumentRoot): Promise<Record<string, unknown>> {
   const limit: XmlBodyLimit = XML_BODY_LIMITS[root]
@@ -113,17 +265,26 @@ export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: XmlD
   } catch {
     throw new S3Error('MalformedXML', 'The XML body is not UTF-8.')
   }
-  if (text.trim() === '') throw new S3Error('MalformedXML')
+  // White space before the XML declaration, which XML does not allow there, is dropped rather than refused.
+  text = text.replace(/^[ \t\r\n]+/, '')
+  if (text === '') throw new S3Error('MalformedXML')
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text)) throw new S3Error('MalformedXML')
-  let document
-  try {
-    document = readDocument(text, listPaths, limit.nodes)
-  } catch (err) {
-    if (err instanceof XmlReadError) throw new S3Error('MalformedXML', err.reason === 'malformed' ? undefined : err.message)
-    throw err
+  switch (scanMarkup(text, limit.nodes)) {
+    case 'malformed': throw new S3Error('MalformedXML')
+    case 'too many nodes': throw new S3Error('MalformedXML', `A document holds at most ${limit.nodes} elements, comments and other markup.`)
+    case 'too deep': throw new S3Error('MalformedXML', `Elements nest at most ${MAX_DEPTH} deep.`)
   }
-  if (document.root !== root) throw new S3Error('MalformedXML', `The body must be a ${root} document.`)
-  const element = document.value
+  let parsed: Record<string, unknown>
+  try {
+    if (XMLValidator.validate(text) !== true) throw new S3Error('MalformedXML')
+    parsed = parser.parse(text) as Record<string, unknown>
+  } catch {
+    // The parser's own refusals (element names such as constructor) are the body's fault too.
+    throw new S3Error('MalformedXML')
+  }
+  const names = Object.keys(parsed)
+  if (names.length !== 1 || names[0] !== root) throw new S3Error('MalformedXML', `The body must be a ${root} document.`)
+  const element = parsed[root]
   return typeof element === 'object' && element !== null ? element as Record<string, unknown> : {}
 }
 
