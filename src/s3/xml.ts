@@ -56,7 +56,7 @@ export const XML_BODY_LIMITS = {
   // 10,000 Parts of a PartNumber, an ETag and five checksums each.
   CompleteMultipartUpload: { bytes: 2 * MiB, nodes: 100_000 },
   // 1,000 rules (S3's cap) of a dozen elements or so, each with an ID of 255 characters and a prefix filter.
-  LifecycleConfiguration: { bytes: 256 * KiB, nodes: 32_768 },
+  LifecycleConfiguration: { bytes: 256 * KiB, nodes: 16_384 },
   // 100 rules (S3's cap) of a few origins, methods and headers each.
   CORSConfiguration: { bytes: 64 * KiB, nodes: 8_192 },
   // A LocationConstraint, and the few elements directory buckets add.
