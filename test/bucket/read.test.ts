@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { BucketEngine, openBucket, type Bucket, type BucketReadOptions, type BucketReadOutcome } from '../../src/index.js'
 import { MemoryStore } from '../../src/stores/memory/store.js'
 import { testdir } from '../testdir.js'
-import { patternBytes } from './conformance.js'
+import { patternBytes } from '../conformance/bucket.js'
 
 async function bodyOf (outcome: BucketReadOutcome): Promise<Buffer | null> {
   if (!('body' in outcome) || outcome.body === null) return null

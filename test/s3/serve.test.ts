@@ -9,7 +9,7 @@ import http from 'node:http'
 import { createInterface } from 'node:readline'
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { testdir } from '../testdir.js'
-import { bin, freePort } from '../http/serve-process.js'
+import { bin, freePort } from '../server/serve-process.js'
 
 t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the objects', async t => {
   const dataDir = testdir(t)

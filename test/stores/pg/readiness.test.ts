@@ -8,7 +8,7 @@
 import t from 'tap'
 import { connect, createServer, type Socket } from 'node:net'
 import { testdir } from '../../testdir.js'
-import { answering, call, freePort, run, within } from '../../http/serve-process.js'
+import { answering, call, freePort, run, within } from '../../server/serve-process.js'
 import { startPostgres } from './server.js'
 
 const server = await startPostgres()

@@ -15,7 +15,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { freePort } from '../../http/serve-process.js'
+import { freePort } from '../../server/serve-process.js'
 
 const run = promisify(execFile)
 

@@ -1,8 +1,0 @@
-/**
- * Runs the binding's conformance suite against the filesystem bucket.
- */
-import t from 'tap'
-import { openBucket } from '../../src/index.js'
-import { bucketConformance } from './conformance.js'
-
-bucketConformance(t, openBucket)

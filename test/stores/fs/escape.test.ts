@@ -1,0 +1,123 @@
+/**
+ * Nothing outside the data directory: links planted in a bucket directory
+ * (as a view file, or as a directory on a view path) never make a PUT or a
+ * DELETE write, replace or remove anything outside, nor a GET serve a file
+ * that was not stored through fsbucket; a forged catalog row naming a file
+ * outside the store is refused. Driven over HTTP (app.inject).
+ */
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { auth, gateway } from '../../http/gateway-fixture.js'
+import { testdir } from '../../testdir.js'
+import { Database } from '../../../src/stores/fs/sqlite.js'
+
+function outsideTree (t: Parameters<typeof testdir>[0]): { dir: string, file: string } {
+  const dir = testdir(t) + '-outside'
+  mkdirSync(dir, { recursive: true })
+  const file = path.join(dir, 'secret.txt')
+  writeFileSync(file, 'outside, not stored through fsbucket')
+  return { dir, file }
+}
+
+t.test('planted links never lead a PUT, GET or DELETE outside the data directory', async t => {
+  const { app, dataDir } = await gateway(t)
+  const bucketDir = path.join(dataDir, 'photos')
+  const outside = outsideTree(t)
+  symlinkSync(outside.dir, path.join(bucketDir, 'evil')) // a directory on a view path
+  symlinkSync(outside.file, path.join(bucketDir, 'f.txt')) // a view file
+  symlinkSync(outside.file, path.join(bucketDir, 'secret.txt')) // a view file of a key never stored
+
+  const put = async (key: string, body: string): Promise<number> =>
+    (await app.inject({ method: 'PUT', url: `/photos/${key}`, headers: auth, payload: body })).statusCode
+  t.equal(await put('evil/secret.txt', 'through a directory link'), 200)
+  t.equal(await put('evil/new.txt', 'a new file through a directory link'), 200)
+  t.equal(await put('f.txt', 'over a file link'), 200)
+
+  t.equal(readFileSync(outside.file, 'utf8'), 'outside, not stored through fsbucket', 'the outside file is untouched')
+  t.same(readdirSync(outside.dir).sort(), ['secret.txt'], 'nothing was created outside')
+  t.ok(lstatSync(path.join(bucketDir, 'f.txt')).isSymbolicLink(), 'an entry that is not ours is left alone')
+
+  const get = async (key: string): Promise<{ status: number, body: string }> => {
+    const res = await app.inject({ method: 'GET', url: `/photos/${key}`, headers: auth })
+    return { status: res.statusCode, body: res.body }
+  }
+  t.same(await get('evil/secret.txt'), { status: 200, body: 'through a directory link' }, 'GET serves what was stored')
+  t.same(await get('f.txt'), { status: 200, body: 'over a file link' })
+  t.equal((await get('secret.txt')).status, 404, 'a planted file is not an object')
+
+  for (const key of ['evil/secret.txt', 'evil/new.txt', 'f.txt', 'secret.txt']) {
+    t.equal((await app.inject({ method: 'DELETE', url: `/photos/${key}`, headers: auth })).statusCode, 204, `DELETE ${key}`)
+  }
+  t.ok(existsSync(outside.file), 'DELETE removed nothing outside')
+  t.equal(readFileSync(outside.file, 'utf8'), 'outside, not stored through fsbucket')
+  t.same(readdirSync(outside.dir).sort(), ['secret.txt'])
+})
+
+t.test('a forged catalog row cannot read or remove a file outside the store', async t => {
+  const { app, dataDir, registry } = await gateway(t)
+  const outside = outsideTree(t)
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/victim', headers: auth, payload: 'stored' })).statusCode, 200)
+  const relative = path.relative(path.join(dataDir, 'photos', '.fsbucket'), outside.file)
+  const db = new Database(path.join(dataDir, 'photos', '.fsbucket', 'catalog.db'))
+  // The row names the outside file as its body file (and keeps no body of its own, as a large object's row).
+  db.prepare('UPDATE objects SET segments = ?, size = ?, body = NULL, body_ref = NULL').run(JSON.stringify([[relative, 36]]), 36)
+  db.close()
+  await registry.close() // forget cached rows, as a restart would
+
+  const res = await app.inject({ method: 'GET', url: '/photos/victim', headers: auth })
+  t.equal(res.statusCode, 500)
+  t.notMatch(res.body, /outside, not stored/, 'the outside file is not served')
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/victim', headers: auth, payload: 'replaced' })).statusCode, 200)
+  t.equal((await app.inject({ method: 'DELETE', url: '/photos/victim', headers: auth })).statusCode, 204)
+  t.equal(readFileSync(outside.file, 'utf8'), 'outside, not stored through fsbucket', 'replacing the row removed nothing outside')
+})
+
+t.test('a body file replaced by a link is not read through it', async t => {
+  const { app, dataDir, registry } = await gateway(t)
+  const outside = outsideTree(t)
+  for (const [key, bytes] of [['large', 'L'.repeat(100_000)], ['small', 'S'.repeat(20_000)]] as const) {
+    t.equal((await app.inject({ method: 'PUT', url: `/photos/${key}`, headers: auth, payload: bytes })).statusCode, 200)
+  }
+  await registry.close() // no cached bodies
+  const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
+  for (const dir of readdirSync(blobs)) {
+    for (const name of readdirSync(path.join(blobs, dir))) {
+      const file = path.join(blobs, dir, name)
+      rmSync(file)
+      symlinkSync(outside.file, file)
+    }
+  }
+  for (const key of ['large', 'small']) {
+    const res = await app.inject({ method: 'GET', url: `/photos/${key}`, headers: auth })
+    t.equal(res.statusCode, 500, key)
+    t.notMatch(res.body, /outside, not stored/, `${key}: the outside file is not served`)
+  }
+})
+
+t.test('links planted as a bucket\'s directory or the store\'s own directories are never written through', async t => {
+  const { app, dataDir, registry } = await gateway(t)
+  const outside = outsideTree(t)
+  symlinkSync(outside.dir, path.join(dataDir, 'linked'))
+  const put = await app.inject({ method: 'PUT', url: '/linked/k', headers: auth, payload: 'x' })
+  t.equal(put.statusCode, 404, 'a linked directory is no bucket')
+  t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
+
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/first', headers: auth, payload: 'x'.repeat(20_000) })).statusCode, 200)
+  await registry.close()
+  const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
+  for (const dir of readdirSync(blobs)) rmSync(path.join(blobs, dir), { recursive: true })
+  // Every two-letter directory a new version could need, planted as a link.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  for (const a of alphabet) for (const b of alphabet) symlinkSync(outside.dir, path.join(blobs, a + b))
+  const large = await app.inject({ method: 'PUT', url: '/photos/large', headers: auth, payload: 'y'.repeat(100_000) })
+  t.equal(large.statusCode, 500, 'refused, not written through the link')
+  t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
+  rmSync(blobs, { recursive: true })
+  symlinkSync(outside.dir, blobs)
+  await registry.close()
+  const again = await app.inject({ method: 'PUT', url: '/photos/again', headers: auth, payload: 'z'.repeat(100_000) })
+  t.equal(again.statusCode, 500, 'a linked blobs/ keeps the bucket from opening')
+  t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
+  t.ok(lstatSync(blobs).isSymbolicLink())
+})

@@ -1,0 +1,16 @@
+/**
+ * Runs the store port's conformance suites (copy included) against the in-memory store.
+ */
+import t from 'tap'
+import { MemoryStore } from '../../../src/stores/memory/store.js'
+import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
+import { copyConformance } from '../../conformance/store-copy.js'
+
+const store: StoreUnderTest = {
+  name: 'memory',
+  open: async () => new MemoryStore(),
+  supports: { sharedHandles: false, persistence: false, leftovers: false }
+}
+
+storeConformance(t, store)
+copyConformance(t, store)
