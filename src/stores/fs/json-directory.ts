@@ -10,6 +10,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
+import { DocumentChanges } from '../document-changes.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
 
 export class JsonDirectory implements StateDocuments {
@@ -49,8 +50,7 @@ export class JsonDirectory implements StateDocuments {
 /** The documents one change has read; `commit` writes those that changed. */
 export class JsonTransaction implements DocumentTransaction {
   readonly #dir: string
-  readonly #loaded = new Map<string, { before: string, value: unknown }>()
-  readonly #removed = new Set<string>()
+  readonly #changes = new DocumentChanges()
 
   constructor (dir: string) {
     this.#dir = dir
@@ -58,26 +58,19 @@ export class JsonTransaction implements DocumentTransaction {
 
   /** The document `name` as this change sees it; changes to the returned value are written at commit. */
   async load<T> (name: string, fallback: T): Promise<T> {
-    const loaded = this.#loaded.get(name)
-    if (loaded !== undefined) return loaded.value as T
-    const value = await readJson<T>(path.join(this.#dir, name), fallback)
-    this.#loaded.set(name, { before: JSON.stringify(value), value })
-    this.#removed.delete(name)
-    return value
+    return await this.#changes.load(name, fallback, async () => await readJson<T | undefined>(path.join(this.#dir, name), undefined))
   }
 
   remove (name: string): void {
-    this.#loaded.delete(name)
-    this.#removed.add(name)
+    this.#changes.remove(name)
   }
 
   async commit (fsync: boolean): Promise<void> {
-    for (const [name, { before, value }] of this.#loaded) {
-      if (JSON.stringify(value) === before) continue
+    for (const [name, value] of this.#changes.changed()) {
       const file = path.join(this.#dir, name)
       await fsp.mkdir(path.dirname(file), { recursive: true })
       await writeJsonAtomic(file, value, { fsync })
     }
-    for (const name of this.#removed) await fsp.rm(path.join(this.#dir, name), { force: true })
+    for (const name of this.#changes.removed()) await fsp.rm(path.join(this.#dir, name), { force: true })
   }
 }

@@ -15,6 +15,7 @@
  * and the change token are counters that move with every write.
  */
 import { BucketError, bucketRetired, type BucketStore, type DocumentTransaction, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { DocumentChanges } from '../document-changes.js'
 import { MemoryStore } from './store.js'
 
 /** Runs critical sections one at a time, in the order they asked; a throwing one releases the next. */
@@ -31,34 +32,26 @@ class Lock {
 /** One change of a set of documents: what it loaded and changed is written back at commit, whole. */
 class MemoryTransaction implements DocumentTransaction {
   readonly #documents: Map<string, string>
-  readonly #loaded = new Map<string, { before: string | undefined, value: unknown }>()
-  readonly #removed = new Set<string>()
+  readonly #changes = new DocumentChanges()
 
   constructor (documents: Map<string, string>) {
     this.#documents = documents
   }
 
   async load<T> (name: string, fallback: T): Promise<T> {
-    const loaded = this.#loaded.get(name)
-    if (loaded !== undefined) return loaded.value as T
-    const text = this.#documents.get(name)
-    const value = text === undefined ? fallback : JSON.parse(text) as T
-    this.#loaded.set(name, { before: JSON.stringify(value), value })
-    this.#removed.delete(name)
-    return value
+    return await this.#changes.load(name, fallback, async () => {
+      const text = this.#documents.get(name)
+      return text === undefined ? undefined : JSON.parse(text) as T
+    })
   }
 
   remove (name: string): void {
-    this.#loaded.delete(name)
-    this.#removed.add(name)
+    this.#changes.remove(name)
   }
 
   commit (): void {
-    for (const [name, { before, value }] of this.#loaded) {
-      const text = JSON.stringify(value)
-      if (text !== before && text !== undefined) this.#documents.set(name, text)
-    }
-    for (const name of this.#removed) this.#documents.delete(name)
+    for (const [name, value] of this.#changes.changed()) this.#documents.set(name, JSON.stringify(value))
+    for (const name of this.#changes.removed()) this.#documents.delete(name)
   }
 }
 

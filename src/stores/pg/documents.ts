@@ -7,6 +7,7 @@
  */
 import type pg from 'pg'
 import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
+import { DocumentChanges } from '../document-changes.js'
 import type { PgCatalog } from './catalog.js'
 
 export class PgDocuments implements StateDocuments {
@@ -38,8 +39,7 @@ export class PgDocuments implements StateDocuments {
 class PgTransaction implements DocumentTransaction {
   readonly #client: pg.ClientBase
   readonly #area: string
-  readonly #loaded = new Map<string, { before: string, value: unknown }>()
-  readonly #removed = new Set<string>()
+  readonly #changes = new DocumentChanges()
 
   constructor (client: pg.ClientBase, area: string) {
     this.#client = client
@@ -47,28 +47,22 @@ class PgTransaction implements DocumentTransaction {
   }
 
   async load<T> (name: string, fallback: T): Promise<T> {
-    const loaded = this.#loaded.get(name)
-    if (loaded !== undefined) return loaded.value as T
-    const { rows } = await this.#client.query<{ value: string }>('SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
-    const value = rows.length === 0 ? fallback : JSON.parse(rows[0].value) as T
-    this.#loaded.set(name, { before: JSON.stringify(value), value })
-    this.#removed.delete(name)
-    return value
+    return await this.#changes.load(name, fallback, async () => {
+      const { rows } = await this.#client.query<{ value: string }>('SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
+      return rows.length === 0 ? undefined : JSON.parse(rows[0].value) as T
+    })
   }
 
   remove (name: string): void {
-    this.#loaded.delete(name)
-    this.#removed.add(name)
+    this.#changes.remove(name)
   }
 
   async commit (): Promise<void> {
-    for (const [name, { before, value }] of this.#loaded) {
-      const text = JSON.stringify(value)
-      if (text === before) continue
+    for (const [name, value] of this.#changes.changed()) {
       await this.#client.query(`INSERT INTO fsbucket.documents (area, name, value) VALUES ($1, $2, $3)
-        ON CONFLICT (area, name) DO UPDATE SET value = excluded.value`, [this.#area, name, text])
+        ON CONFLICT (area, name) DO UPDATE SET value = excluded.value`, [this.#area, name, JSON.stringify(value)])
     }
-    for (const name of this.#removed) {
+    for (const name of this.#changes.removed()) {
       await this.#client.query('DELETE FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
     }
   }
