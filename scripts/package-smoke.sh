@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The package as users get it: `npm pack` (prepack builds), installed into an
+# empty project with `npm install <tarball> --omit=dev` (no build step, no dev
+# dependency), then `npx fsbucket serve` on a temporary data directory, one
+# PUT and GET over the HTTP routes compared byte for byte, the console page
+# and its script, and the object commands `cp` and `ls` beside the running
+# server. It is run once per Node binary given (default: the `node` on PATH);
+# each binary is put first on PATH, so npm, npx, the install scripts and the
+# bin's `#!/usr/bin/env node` all run under it.
+#
+#   scripts/package-smoke.sh [--tarball fsbucket-x.y.z.tgz] [--tests "dist/test/a.test.js ..."] [node-binary ...]
+#
+# --tests runs those test files of this checkout with tap under each binary
+# too (the checkout must be built and its node_modules installed). One line
+# per binary, `package smoke <version>: ok` or `package smoke <version>:
+# FAILED (<step>)`, closes its output; the exit status is the number of
+# binaries that failed.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+tarball=''
+tests=''
+binaries=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tarball) tarball=$(realpath "$2"); shift 2 ;;
+    --tests) tests=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) binaries+=("$(realpath "$1")"); shift ;;
+  esac
+done
+[ ${#binaries[@]} -gt 0 ] || binaries=("$(command -v node)")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/fsbucket-smoke.XXXXXX")
+server=''
+trap 'rm -rf "$work"' EXIT
+
+log () { echo "[smoke] $*" >&2; }
+
+if [ -z "$tarball" ]; then
+  log "npm pack (prepack builds)"
+  tarball=$(cd "$root" && npm pack --pack-destination "$work" --silent | tail -n 1)
+  tarball="$work/$tarball"
+  [ -f "$tarball" ] || { echo "package smoke: FAILED (npm pack)"; exit 1; }
+fi
+
+free_port () {
+  node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })'
+}
+
+# One binary: install, serve, PUT/GET, object commands, tests. Echoes the failed step and returns 1 on failure.
+smoke () {
+  local bin=$1 dir=$2
+  mkdir -p "$dir/path" "$dir/project" "$dir/data"
+  ln -s "$bin" "$dir/path/node"
+  export PATH="$dir/path:$PATH"
+  hash -r
+  local version
+  version=$(node -p process.version)
+  [ "$version" = "$("$bin" -p process.version)" ] || { echo 'node on PATH'; return 1; }
+  cd "$dir/project" || return 1
+  echo '{ "name": "smoke", "private": true }' >package.json
+
+  # Where Node-API 10 is there (Node 22.14+, 24), better-sqlite3 13's own
+  # binaries must do: the optional Node 20 build (compiled at install) is
+  # left out, which also spares a compile of several minutes.
+  local omit=(--omit=dev)
+  [ "$(node -p 'Number(process.versions.napi) >= 10')" = true ] && omit+=(--omit=optional)
+  log "$version: npm install $(basename "$tarball") ${omit[*]}"
+  npm install "$tarball" "${omit[@]}" --no-audit --no-fund --loglevel=error >"$dir/install.log" 2>&1 \
+    || { cat "$dir/install.log" >&2; echo 'npm install'; return 1; }
+  # What --omit=dev must keep out, and what the package must bring.
+  for dev in typescript tap esbuild @aws-sdk/client-s3; do
+    [ ! -e "node_modules/$dev" ] || { echo "dev dependency $dev installed"; return 1; }
+  done
+  [ -f node_modules/fsbucket/dist/console/index.html ] || { echo 'console bundle missing'; return 1; }
+
+  local port s3port
+  port=$(free_port) && s3port=$(free_port) || { echo 'free port'; return 1; }
+  log "$version: npx fsbucket serve on $port"
+  # In a process group of its own, signalled as a whole as a terminal's Ctrl-C
+  # would be: npx does not pass SIGTERM on to the server.
+  setsid npx --no-install fsbucket serve --data "$dir/data" --port "$port" --s3-port "$s3port" --workers 1 --log-level warn \
+    >"$dir/serve.log" 2>&1 &
+  server=$!
+  local base="http://127.0.0.1:$port" i
+  for i in $(seq 1 100); do
+    curl -fs "$base/_health/ready" >/dev/null 2>&1 && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.2
+  done
+  curl -fs "$base/_health/ready" >/dev/null || { cat "$dir/serve.log" >&2; echo 'serve did not become ready'; return 1; }
+
+  head -c 300000 /dev/urandom >"$dir/body.bin"
+  curl -fsS -T "$dir/body.bin" "$base/default/smoke/body.bin" >/dev/null || { echo 'PUT'; return 1; }
+  curl -fsS "$base/default/smoke/body.bin" -o "$dir/back.bin" || { echo 'GET'; return 1; }
+  cmp -s "$dir/body.bin" "$dir/back.bin" || { echo 'GET bytes differ from PUT'; return 1; }
+
+  local page script
+  page=$(curl -fsS "$base/_console/") || { echo 'console page'; return 1; }
+  script=$(grep -oE 'console-[A-Za-z0-9]+\.js' <<<"$page" | head -n 1)
+  [ -n "$script" ] && curl -fsS "$base/_console/$script" -o /dev/null || { echo 'console script'; return 1; }
+
+  log "$version: npx fsbucket cp / ls"
+  echo "from the object commands" >"$dir/note.txt"
+  npx --no-install fsbucket cp -q --data "$dir/data" "$dir/note.txt" fsb://default/smoke/note.txt >"$dir/cli.log" 2>&1 \
+    || { cat "$dir/cli.log" >&2; echo 'fsbucket cp'; return 1; }
+  curl -fsS "$base/default/smoke/note.txt" | cmp -s - "$dir/note.txt" || { echo 'GET of the cp upload'; return 1; }
+  local listing
+  listing=$(npx --no-install fsbucket ls -r --data "$dir/data" fsb://default/smoke/ 2>&1) || { echo "$listing" >&2; echo 'fsbucket ls'; return 1; }
+  grep -q 'smoke/body.bin' <<<"$listing" && grep -q 'smoke/note.txt' <<<"$listing" \
+    || { echo "$listing" >&2; echo 'fsbucket ls lacks a key'; return 1; }
+
+  kill -TERM -- "-$server"
+  wait "$server"
+  local status=$?
+  server=''
+  [ "$status" -eq 0 ] || [ "$status" -eq 143 ] || { cat "$dir/serve.log" >&2; echo "serve exited $status on SIGTERM"; return 1; }
+  for i in $(seq 1 50); do
+    curl -fs "$base/_health/live" >/dev/null 2>&1 || break
+    sleep 0.2
+  done
+  ! curl -fs "$base/_health/live" >/dev/null 2>&1 || { echo 'server still answering after SIGTERM'; return 1; }
+
+  if [ -n "$tests" ]; then
+    log "$version: tap $tests"
+    # shellcheck disable=SC2086 # a list of files
+    (cd "$root" && npx --no-install tap --disable-coverage $tests) >"$dir/tap.log" 2>&1 \
+      || { cat "$dir/tap.log" >&2; echo 'tests'; return 1; }
+  fi
+  return 0
+}
+
+failed=0
+results=()
+n=0
+for bin in "${binaries[@]}"; do
+  n=$((n + 1))
+  version=$("$bin" -p process.version 2>/dev/null || echo "$bin")
+  start=$SECONDS
+  # A subshell per binary: its PATH and working directory stay its own,
+  # and a server it leaves behind on failure is stopped as it ends.
+  step=$(
+    smoke "$bin" "$work/$n"
+    status=$?
+    if [ -n "$server" ]; then kill -TERM -- "-$server" 2>/dev/null; wait "$server" 2>/dev/null; fi
+    exit "$status"
+  )
+  if [ $? -eq 0 ]; then
+    results+=("package smoke $version: ok ($((SECONDS - start)) s)")
+  else
+    failed=$((failed + 1))
+    results+=("package smoke $version: FAILED (${step:-unknown step})")
+  fi
+done
+printf '%s\n' "${results[@]}"
+exit "$failed"
