@@ -17,7 +17,7 @@ import { isStopping, stopNow } from './stopping.js'
 import { jsonLine, shownText } from './terminal-text.js'
 import { LocalTransport } from './transport-local.js'
 import { HttpTransport } from './transport-http.js'
-import type { BucketRegistry } from '../bucket/index.js'
+import { DEFAULT_MIN_PART_BYTES, type BucketRegistry } from '../bucket/index.js'
 import type { ObjectTransport, StoredObject, WriteMetadata } from './transport.js'
 import type { Tuning } from './transfer.js'
 
@@ -82,7 +82,7 @@ export function parseSize (value: string): number {
 /** `--part-size`: a size the store takes for every part but the last (5 MiB at least), else the upload could never complete. */
 export function parsePartSize (value: string): number {
   const bytes = parseSize(value)
-  if (bytes < 5 * MiB) throw new InvalidArgumentError('expected a part size from 5MiB (the smallest part the store takes) to 5GiB')
+  if (bytes < DEFAULT_MIN_PART_BYTES) throw new InvalidArgumentError('expected a part size from 5MiB (the smallest part the store takes) to 5GiB')
   return bytes
 }
 
