@@ -13,7 +13,8 @@
  *     fsbucket migrate --from ./data --catalog postgres://...
  *     fsbucket --version
  *
- * `serve`, `bucket` and `sweep` take `--catalog <url>` (FSBUCKET_CATALOG):
+ * `serve`, `bucket`, `sweep` and the object and management commands take
+ * `--catalog <url>` (FSBUCKET_CATALOG):
  * a PostgreSQL catalog shared by several gateways instead of SQLite.
  *
  * Every `serve` flag but `--memory` has an environment variable
@@ -32,7 +33,8 @@ import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { parseRouteSpec } from './http/target.js'
-import { registerManagementCommands } from './mgmt/cli.js'
+import { catalogOption, dataOption } from './doors/command-options.js'
+import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
 import type { ServeOptions } from './server/serve.js'
 
@@ -73,12 +75,6 @@ function routeSpec (value: string, previous: string[] = []): string[] {
   return [...previous, value]
 }
 
-const dataOption = (): Option => new Option('-d, --data <dir>', 'data directory (one sub-directory per bucket)')
-  .env('FSBUCKET_DATA').default('./data')
-
-const catalogOption = (): Option => new Option('--catalog <url>', 'postgres:// URL of a catalog shared by several gateways (default: SQLite in each bucket directory)')
-  .env('FSBUCKET_CATALOG')
-
 /**
  * Why `serve --memory` cannot run with these options, or null: what was
  * given (by flag or variable; defaults do not count) that memory cannot
@@ -109,7 +105,7 @@ export function buildCli (): Command {
     .version(packageVersion(), '-V, --version', 'print the version and exit')
     .showHelpAfterError()
 
-  program.command('serve')
+  const serve = program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
     .addOption(dataOption())
     .addOption(catalogOption())
@@ -151,6 +147,8 @@ export function buildCli (): Command {
       else if (options.workers > 1) await servePrimary(options)
       else await serveOne(options, false)
     })
+  // The management API's credentials are serve flags too; that module defines them.
+  for (const option of managementServeOptions()) serve.addOption(option)
 
   const bucket = program.command('bucket').description('manage buckets')
   bucket.command('create <name>')
@@ -208,8 +206,8 @@ export function buildCli (): Command {
       console.log(`imported ${imported.length} buckets (${imported.reduce((n, b) => n + b.objects, 0)} objects) and ${report.documents} documents`)
     })
 
-  // The management and object commands open the catalog FSBUCKET_CATALOG names, when set.
-  const openConfigured = async (dataDir: string): Promise<BucketRegistry> => await openRegistry(dataDir, { catalog: process.env.FSBUCKET_CATALOG })
+  // The management and object commands open the catalog their --catalog (FSBUCKET_CATALOG) names, when given.
+  const openConfigured = async (dataDir: string, catalog?: string): Promise<BucketRegistry> => await openRegistry(dataDir, { catalog })
   registerManagementCommands(program, { openRegistry: openConfigured })
   registerObjectCommands(program, { openRegistry: openConfigured })
   return program

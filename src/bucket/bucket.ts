@@ -34,20 +34,12 @@ import type {
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
 import { listObjects } from './listing.js'
-import { completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, MAX_PART_NUMBER, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
-export { MAX_PART_NUMBER } from './multipart.js'
+import { completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
+import { DEFAULT_MIN_PART_BYTES, DEFAULT_UPLOAD_MAX_AGE_MS, MAX_DELETE_KEYS, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from './limits.js'
 import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
 import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
 
-const MiB = 1024 * 1024
-/** Largest single put: 5 GiB minus 5 MiB (the hosted service's limit). */
-export const MAX_PUT_BYTES = 5 * 1024 * MiB - 5 * MiB
-/** Largest part (the hosted service's limit). */
-export const MAX_PART_BYTES = 5 * 1024 * MiB - 5 * MiB
-export const DEFAULT_MIN_PART_BYTES = 5 * MiB
-export const MAX_DELETE_KEYS = 1000
-export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
 function newVersion (): string {

@@ -26,9 +26,8 @@ import { ALWAYS, type BucketStore, type CopyBuilder, type StagedBody, type Store
 import type { BucketCopyOptions, BucketCopyOutcome } from './types.js'
 import { withFields } from './records.js'
 import { MeasuredBody } from './value.js'
+import { MAX_COPY_BYTES } from './limits.js'
 
-/** Largest copy, as the largest put (S3's CopyObject limit is 5 GiB). */
-const MAX_COPY_BYTES = 5 * 1024 * 1024 * 1024 - 5 * 1024 * 1024
 
 /** Whether the copy of `source` needs its bytes read: a multipart source, or a checksum it does not have. */
 function needsBytes (source: StoredObject, algorithm: HashAlgorithm | undefined): boolean {

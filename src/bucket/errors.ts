@@ -71,11 +71,20 @@ export interface BucketErrorOptions {
   path?: string
 }
 
-/** An error of the catalogue: `code` is typed, the message reads `"<method>: <message> (<code>)"`. */
+/**
+ * An error of the catalogue: `code` is typed, the message reads
+ * `"<method>: <message> (<code>)"`, as the hosted binding's do. The parts
+ * are fields too, so that a door writing its own envelope (S3) reads them
+ * instead of parsing the message.
+ */
 export class BucketError extends Error {
   readonly code: number
   readonly status: number
   readonly errorName: BucketErrorName
+  /** The binding method (or step) that failed: `put`, `createBucket`. */
+  readonly method: string
+  /** What the message adds to the catalogue's sentence, if anything. */
+  readonly detail: string | undefined
   /** For storage failures: the path involved, for the log. */
   readonly path?: string
 
@@ -87,6 +96,8 @@ export class BucketError extends Error {
     this.code = def.code
     this.status = def.status
     this.errorName = name
+    this.method = method
+    this.detail = detail
     if (options.path !== undefined) this.path = options.path
   }
 }

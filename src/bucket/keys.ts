@@ -23,9 +23,7 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
-
-/** Largest key, in bytes of UTF-8 (the hosted service's limit). */
-export const MAX_KEY_BYTES = 1024
+import { MAX_KEY_BYTES } from './limits.js'
 
 /** Validates a key that names an object `method` writes (no U+0000); returns its id (NFC form). */
 export function keyId (method: string, key: unknown): string {

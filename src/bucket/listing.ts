@@ -10,9 +10,9 @@ import { pastPrefix } from './keys.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore } from './port.js'
 import { withFields } from './records.js'
+import { MAX_LIST_LIMIT } from './limits.js'
 import type { BucketListOptions, BucketObject, BucketObjects } from './types.js'
 
-export const MAX_LIST_LIMIT = 1000
 /**
  * With `include`, a list page stops once the metadata it carries passes this
  * many bytes (at least one object always comes back): the hosted service

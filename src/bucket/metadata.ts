@@ -10,11 +10,9 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
+import { MAX_CUSTOM_METADATA_BYTES } from './limits.js'
 import type { BucketHTTPMetadata, StorageClass } from './types.js'
 import { digestBytes, hashAlgorithms, type HashAlgorithm } from './checksums.js'
-
-/** Custom metadata limit, keys and values counted in UTF-8 bytes (the hosted service's limit). */
-export const MAX_CUSTOM_METADATA_BYTES = 2048
 
 /** HTTP metadata as stored: the expiry as milliseconds since the epoch. */
 export interface StoredHttpMetadata {

@@ -20,12 +20,11 @@ import { createHash } from 'node:crypto'
 import { combineCrcs, compositeOf, digestBytes, isCrc, type HashAlgorithm } from './checksums.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError, UploadChecksumError } from './errors.js'
+import { MAX_UPLOAD_PAGE } from './limits.js'
 import type { MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadChecksum } from './records.js'
 import type { BucketStore } from './port.js'
 import type { BucketMultipartOptions, BucketPartListOptions, BucketParts, BucketUploadListOptions, BucketUploads } from './types.js'
 
-const MAX_PAGE = 1000
-export const MAX_PART_NUMBER = 10_000
 /**
  * Most bytes of part checksums a COMPOSITE object keeps in its record (4 KiB
  * as base64: 768 CRC32 or CRC32C parts, 153 SHA-1, 96 SHA-256): records are
@@ -227,8 +226,8 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
 function pageOptions<T extends { limit?: number }> (method: string, options: unknown): Partial<T> & { limit: number } {
   if (options !== undefined && options !== null && typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
   const opts = (options ?? {}) as Partial<T>
-  const limit = opts.limit === undefined ? MAX_PAGE : Math.trunc(Number(opts.limit))
-  if (!Number.isFinite(limit) || limit < 1 || limit > MAX_PAGE) throw new BucketError('InvalidMaxKeys', method)
+  const limit = opts.limit === undefined ? MAX_UPLOAD_PAGE : Math.trunc(Number(opts.limit))
+  if (!Number.isFinite(limit) || limit < 1 || limit > MAX_UPLOAD_PAGE) throw new BucketError('InvalidMaxKeys', method)
   return Object.assign({}, opts, { limit })
 }
 

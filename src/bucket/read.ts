@@ -20,7 +20,8 @@
 import { evaluateConditional, parseConditional } from './conditional.js'
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isBucketError } from './errors.js'
-import { isMultipartRecord, MAX_PART_NUMBER } from './multipart.js'
+import { isMultipartRecord } from './multipart.js'
+import { MAX_PART_NUMBER } from './limits.js'
 import { ObjectMetadata } from './object.js'
 import type { BucketStore, StoredObject } from './port.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'

@@ -11,13 +11,14 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import mime from 'mime-types'
+import { catalogOption, dataOption } from '../doors/command-options.js'
 import { describeError } from './errors.js'
 import { Progress } from './progress.js'
 import { isStopping, stopNow } from './stopping.js'
 import { jsonLine, shownText } from './terminal-text.js'
 import { LocalTransport } from './transport-local.js'
 import { HttpTransport } from './transport-http.js'
-import type { BucketRegistry } from '../bucket/index.js'
+import { DEFAULT_MIN_PART_BYTES, type BucketRegistry } from '../bucket/index.js'
 import type { ObjectTransport, StoredObject, WriteMetadata } from './transport.js'
 import type { Tuning } from './transfer.js'
 
@@ -38,11 +39,12 @@ function printFailure (name: string, target: string, what: string): void {
 
 /** What the composition root gives the commands: how to open the registry of a data directory. */
 export interface ObjectCommandWiring {
-  openRegistry: (dataDir: string) => Promise<BucketRegistry>
+  openRegistry: (dataDir: string, catalog?: string) => Promise<BucketRegistry>
 }
 
 export interface CommonOptions {
   data: string
+  catalog?: string
   endpoint?: string
   token?: string
   quiet: boolean
@@ -82,7 +84,7 @@ export function parseSize (value: string): number {
 /** `--part-size`: a size the store takes for every part but the last (5 MiB at least), else the upload could never complete. */
 export function parsePartSize (value: string): number {
   const bytes = parseSize(value)
-  if (bytes < 5 * MiB) throw new InvalidArgumentError('expected a part size from 5MiB (the smallest part the store takes) to 5GiB')
+  if (bytes < DEFAULT_MIN_PART_BYTES) throw new InvalidArgumentError('expected a part size from 5MiB (the smallest part the store takes) to 5GiB')
   return bytes
 }
 
@@ -102,7 +104,8 @@ function parseMeta (value: string, previous: Record<string, string> = {}): Recor
 /** The options of every object command. */
 export function addCommonOptions (command: Command): Command {
   return command
-    .addOption(new Option('-d, --data <dir>', 'data directory (one sub-directory per bucket)').env('FSBUCKET_DATA').default('./data'))
+    .addOption(dataOption())
+    .addOption(catalogOption())
     .addOption(new Option('-e, --endpoint <url>', 'a running gateway to talk to over HTTP instead of --data').env('FSBUCKET_ENDPOINT'))
     .addOption(new Option('-t, --token <token>', 'bearer token for --endpoint').env('FSBUCKET_TOKEN'))
     .option('-q, --quiet', 'print no progress bar and no record of what was done', false)
@@ -142,7 +145,7 @@ function transportFor (options: CommonOptions, command: Command, wiring: ObjectC
   const dataFlag = command.getOptionValueSource('data') === 'cli'
   const endpointFlag = command.getOptionValueSource('endpoint') === 'cli'
   if (endpoint !== undefined && endpoint !== '' && (endpointFlag || !dataFlag)) return new HttpTransport(endpoint, options.token)
-  return new LocalTransport(options.data, wiring.openRegistry)
+  return new LocalTransport(options.data, async dataDir => await wiring.openRegistry(dataDir, options.catalog))
 }
 
 let watchingStdout = false

@@ -6,6 +6,7 @@
  * Every step done prints one line on stdout, the record of what happened
  * (`upload: a.txt -> fsb://b/a.txt`), or with `--dry-run` what would happen.
  */
+import { MAX_DELETE_KEYS } from '../bucket/index.js'
 import { removeLocal } from './local-files.js'
 import { remoteUrl } from './paths.js'
 import { metadataFor, type CommandContext, type TransferOptions } from './context.js'
@@ -111,8 +112,8 @@ export async function runSteps (
     byBucket.set(step.bucket, keys)
   }
   for (const [bucket, keys] of byBucket) {
-    for (let i = 0; i < keys.length; i += 1000) {
-      const batch = keys.slice(i, i + 1000)
+    for (let i = 0; i < keys.length; i += MAX_DELETE_KEYS) {
+      const batch = keys.slice(i, i + MAX_DELETE_KEYS)
       try {
         await context.transport.delete(bucket, batch)
         for (const key of batch) context.say(describeStep({ kind: 'remove', bucket, key }))

@@ -19,6 +19,7 @@
  */
 import { Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { MAX_PART_NUMBER } from '../bucket/index.js'
 import { readLocal, writeLocal } from './local-files.js'
 import { counted, countedFrom, type Tracker } from './progress.js'
 import { undoIfStopped } from './stopping.js'
@@ -31,13 +32,11 @@ export interface Tuning {
   parallel: number
 }
 
-/** Most parts one upload may have (the binding's part numbers run 1 to 10,000). */
-const maxParts = 10_000
 const MiB = 1024 * 1024
 
 /** The part size for an object of `size` bytes: the chosen one, or larger to stay within 10,000 parts. */
 export function partSizeFor (size: number, tuning: Tuning): number {
-  const needed = Math.ceil(size / maxParts)
+  const needed = Math.ceil(size / MAX_PART_NUMBER)
   return needed <= tuning.partSize ? tuning.partSize : Math.ceil(needed / MiB) * MiB
 }
 

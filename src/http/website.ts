@@ -26,13 +26,13 @@
  */
 import { createHash } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
-import { MAX_KEY_BYTES, type Bucket } from '../bucket/index.js'
+import { MAX_KEY_BYTES, MAX_LIST_LIMIT, type Bucket } from '../bucket/index.js'
 import { DoorError, DoorErrors } from './errors.js'
 import { readObject, type ReadResult } from './read.js'
 import type { SiteOptions } from './target.js'
 
 /** One page of a listing: the binding's largest list page. */
-const listingPageSize = 1000
+const listingPageSize = MAX_LIST_LIMIT
 
 const listingStyle = 'body{font:14px/1.5 system-ui,sans-serif;margin:2em}table{border-collapse:collapse}' +
   'td,th{padding:.2em 1em .2em 0;text-align:left}td.size{text-align:right}'

@@ -1,8 +1,9 @@
 /**
  * Command-line side of the management API.
  *
- * - `serve` gains `--api-token`, `--api-email` and `--api-key` (environment
- *   FSBUCKET_API_TOKEN, FSBUCKET_API_EMAIL, FSBUCKET_API_KEY);
+ * - `serve` takes `--api-token`, `--api-email` and `--api-key` (environment
+ *   FSBUCKET_API_TOKEN, FSBUCKET_API_EMAIL, FSBUCKET_API_KEY), which the
+ *   composition root adds from `managementServeOptions`;
  *   `managementCredentials` merges them with `<data>/.mgmt/credentials.json`
  *   and the gateway's own token, which the management API accepts too.
  * - `invite create` / `invite list`: the API shows no way to create an
@@ -12,6 +13,7 @@
  * - `zone create` / `zone list`: a local stack can be set up without a client.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander'
+import { catalogOption, dataOption } from '../doors/command-options.js'
 import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
 import { loadCredentials, type ManagementCredentials } from './auth.js'
 import { createInvite, isValidInviteDays, maxInviteDays } from './invites.js'
@@ -36,10 +38,6 @@ export async function managementCredentials (options: ManagementServeOptions, lo
   return { ...loaded, open: loopbackOnly }
 }
 
-function dataOption (): Option {
-  return new Option('-d, --data <dir>', 'data directory').env('FSBUCKET_DATA').default('./data')
-}
-
 /** `--account`: an account id in the service's form, as the API names accounts. */
 function accountId (value: string): string {
   if (!idFormat.test(value)) throw new InvalidArgumentError('expected an account id of 32 lowercase hex digits')
@@ -53,9 +51,15 @@ function inviteDays (value: string): number {
   return days
 }
 
-/** Runs `action` on the management state of the data directory `dataDir`. */
-async function withStore<T> (wiring: ManagementCommandWiring, dataDir: string, action: (store: ManagementStore) => Promise<T>): Promise<T> {
-  const registry = await wiring.openRegistry(dataDir)
+/** Where a command's registry is: `--data` and `--catalog`. */
+interface RegistryOptions {
+  data: string
+  catalog?: string
+}
+
+/** Runs `action` on the management state of the registry `options` name. */
+async function withStore<T> (wiring: ManagementCommandWiring, options: RegistryOptions, action: (store: ManagementStore) => Promise<T>): Promise<T> {
+  const registry = await wiring.openRegistry(options.data, options.catalog)
   try {
     return await action(new ManagementStore(registry.state('mgmt')))
   } finally {
@@ -75,28 +79,34 @@ async function run (action: () => Promise<void>): Promise<void> {
 
 /** What the commands need from the composition root. */
 export interface ManagementCommandWiring {
-  /** Opens the registry of the buckets in a data directory. */
-  openRegistry: (dataDir: string) => Promise<BucketRegistry>
+  /** Opens the registry of the buckets in a data directory (with the catalog `catalog` names, if given). */
+  openRegistry: (dataDir: string, catalog?: string) => Promise<BucketRegistry>
+}
+
+/** The flags `serve` takes for the management API's credentials (the composition root adds them). */
+export function managementServeOptions (): Option[] {
+  return [
+    new Option('--api-token <token>', 'API token accepted by the management API (/client/v4)').env('FSBUCKET_API_TOKEN'),
+    new Option('--api-email <email>', 'email of the key pair accepted by the management API').env('FSBUCKET_API_EMAIL'),
+    new Option('--api-key <key>', 'key of the key pair accepted by the management API').env('FSBUCKET_API_KEY')
+  ]
 }
 
 export function registerManagementCommands (program: Command, wiring: ManagementCommandWiring): void {
-  const serve = program.commands.find(c => c.name() === 'serve')
-  serve?.addOption(new Option('--api-token <token>', 'API token accepted by the management API (/client/v4)').env('FSBUCKET_API_TOKEN'))
-    .addOption(new Option('--api-email <email>', 'email of the key pair accepted by the management API').env('FSBUCKET_API_EMAIL'))
-    .addOption(new Option('--api-key <key>', 'key of the key pair accepted by the management API').env('FSBUCKET_API_KEY'))
 
   const invite = program.command('invite').description('invites of the local user to accounts (answered with PATCH /client/v4/user/invites/{id})')
   invite.command('create')
     .description('create a pending invite')
     .addOption(dataOption())
+    .addOption(catalogOption())
     .requiredOption('--email <email>', 'email of the invited user')
     .requiredOption('--account <id>', 'account id the invite is for (32 lowercase hex digits)', accountId)
     .option('--account-name <name>', 'account name shown in the invite')
     .option('--role <role...>', 'roles granted on acceptance', ['Administrator'])
     .option('--days <n>', `days until the invite expires (1 to ${maxInviteDays})`, inviteDays, 7)
-    .action(async (options: { data: string, email: string, account: string, accountName?: string, role: string[], days: number }) => {
+    .action(async (options: RegistryOptions & { email: string, account: string, accountName?: string, role: string[], days: number }) => {
       await run(async () => {
-        const created = await withStore(wiring, options.data, async store => await createInvite(store, {
+        const created = await withStore(wiring, options, async store => await createInvite(store, {
           email: options.email,
           accountId: options.account,
           accountName: options.accountName,
@@ -109,8 +119,9 @@ export function registerManagementCommands (program: Command, wiring: Management
   invite.command('list')
     .description('list invites')
     .addOption(dataOption())
-    .action(async (options: { data: string }) => {
-      for (const i of await withStore(wiring, options.data, async store => await store.invites())) {
+    .addOption(catalogOption())
+    .action(async (options: RegistryOptions) => {
+      for (const i of await withStore(wiring, options, async store => await store.invites())) {
         console.log(`${i.id}\t${i.status}\t${i.invited_member_email}\t${i.organization_id}\t${i.expires_on}`)
       }
     })
@@ -119,26 +130,28 @@ export function registerManagementCommands (program: Command, wiring: Management
   zone.command('list')
     .description('list zones')
     .addOption(dataOption())
-    .action(async (options: { data: string }) => {
-      for (const z of await withStore(wiring, options.data, async store => await store.zones())) console.log(`${z.id}\t${z.name}\t${z.account.id}`)
+    .addOption(catalogOption())
+    .action(async (options: RegistryOptions) => {
+      for (const z of await withStore(wiring, options, async store => await store.zones())) console.log(`${z.id}\t${z.name}\t${z.account.id}`)
     })
   zone.command('create <name>')
     .description('create a zone (as POST /client/v4/zones does)')
     .addOption(dataOption())
+    .addOption(catalogOption())
     .option('--account <id>', 'account id owning the zone (32 lowercase hex digits; default: the local account)', accountId, localAccount.id)
-    .action(async (name: string, options: { data: string, account: string }) => {
+    .action(async (name: string, options: RegistryOptions & { account: string }) => {
       await run(async () => {
         if (parseZoneName(name) === null) throw new ManagementError('InvalidZoneName')
-        console.log(await createZoneFromCli(wiring, options.data, name, options.account))
+        console.log(await createZoneFromCli(wiring, options, name, options.account))
       })
     })
 }
 
-async function createZoneFromCli (wiring: ManagementCommandWiring, dataDir: string, name: string, account: string): Promise<string> {
+async function createZoneFromCli (wiring: ManagementCommandWiring, where: RegistryOptions, name: string, account: string): Promise<string> {
   // The API's own route does the work, so a zone made here is the same as one made over HTTP.
   const { default: Fastify } = await import('fastify')
   const { managementApi } = await import('./plugin.js')
-  const registry = await wiring.openRegistry(dataDir)
+  const registry = await wiring.openRegistry(where.data, where.catalog)
   const app = Fastify()
   await app.register(managementApi, { prefix: '/client/v4', registry, credentials: { tokens: ['cli'], keys: [] } })
   try {

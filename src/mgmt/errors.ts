@@ -25,7 +25,7 @@
  * logged with its stack.
  */
 import { BucketErrors, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
-import type { ErrorDefinition, StorageFailureName } from '../bucket/index.js'
+import type { BucketErrorName, ErrorDefinition, StorageFailureName } from '../bucket/index.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
 export type ManagementErrorDefinition = ErrorDefinition
@@ -128,16 +128,30 @@ export class ManagementError extends Error {
   }
 }
 
-/** The bucket catalogue's codes, as this API answers them. */
-const fromBucketCode: Record<number, ManagementErrorName> = {
-  10004: 'BucketAlreadyExists',
-  10005: 'InvalidBucketName',
-  10006: 'NoSuchBucket',
-  10008: 'BucketNotEmpty',
-  10012: 'MetadataTooLarge',
-  10020: 'InvalidObjectName',
-  10037: 'BadDigest',
-  100100: 'EntityTooLarge'
+/**
+ * The engine's catalogue → this API's table, by catalogue name; the storage
+ * failures are answered with the catalogue's own entry (above), so they have
+ * no row. Conditions this API has no answer of its own for are InternalError
+ * (500), as before: they belong to object and multipart calls the
+ * management API does not make.
+ */
+const fromCatalogue: Record<Exclude<BucketErrorName, StorageFailureName>, ManagementErrorName> = {
+  InternalError: 'InternalError',
+  EntityTooSmall: 'InternalError',
+  MetadataTooLarge: 'MetadataTooLarge',
+  InvalidObjectName: 'InvalidObjectName',
+  InvalidMaxKeys: 'InternalError',
+  NoSuchUpload: 'InternalError',
+  InvalidPart: 'InternalError',
+  BadDigest: 'BadDigest',
+  InvalidRange: 'InternalError',
+  InvalidPartOrder: 'InternalError',
+  EntityTooLarge: 'EntityTooLarge',
+  BucketAlreadyExists: 'BucketAlreadyExists',
+  InvalidBucketName: 'InvalidBucketName',
+  NoSuchBucket: 'NoSuchBucket',
+  BucketNotEmpty: 'BucketNotEmpty',
+  CopySourceContended: 'InternalError'
 }
 
 /** Any thrown value → the ManagementError the client sees. */
@@ -145,11 +159,7 @@ export function toManagementError (err: unknown): ManagementError {
   if (err instanceof ManagementError) return err
   if (isStorageFailure(err)) return ManagementError.storageFailure(err.errorName as StorageFailureName, err.path, err)
   if (isArgumentError(err)) return new ManagementError('InvalidArgument', err.message)
-  if (isBucketError(err)) {
-    const name = fromBucketCode[err.code]
-    if (name !== undefined) return new ManagementError(name)
-    return new ManagementError('InternalError')
-  }
+  if (isBucketError(err)) return new ManagementError(fromCatalogue[err.errorName as Exclude<BucketErrorName, StorageFailureName>])
   return new ManagementError('InternalError')
 }
 

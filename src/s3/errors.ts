@@ -9,7 +9,7 @@
  * The "Error codes of the S3 API" table of docs/errors.md is checked against this
  * module by test/s3/errors-doc.test.ts.
  */
-import { InvalidConditionalHeader, isArgumentError, isBucketError, UploadChecksumError, type BucketErrorName } from '../bucket/index.js'
+import { BucketErrors, InvalidConditionalHeader, isArgumentError, isBucketError, UploadChecksumError, type BucketErrorName } from '../bucket/index.js'
 
 export interface S3ErrorDefinition {
   readonly status: number
@@ -138,7 +138,8 @@ export function s3ErrorReply (err: unknown): S3ErrorReply {
   if (isBucketError(err)) {
     const code = fromCatalogue[err.errorName]
     // The binding's message names its method and catalogue code (`put: ... (10037)`): S3 clients get the sentence alone.
-    const message = err.message.replace(/^[A-Za-z]+: /, '').replace(/ \(\d+\)$/, '')
+    const sentence = BucketErrors[err.errorName].message
+    const message = err.detail === undefined ? sentence : `${sentence} ${err.detail}`
     return { code, status: S3Errors[code].status, message, headers: {}, fields: {} }
   }
   // A part or completion at odds with its upload's checksum: S3 answers InvalidRequest.

@@ -15,18 +15,16 @@
  * `max-keys` above 1,000 is 1,000 (as S3); 0 answers an empty page.
  * `encoding-type=url` percent-encodes keys, prefixes, delimiter and markers.
  */
-import { compareIds, type BucketObject } from '../bucket/index.js'
+import { compareIds, MAX_LIST_LIMIT, type BucketObject } from '../bucket/index.js'
 import { has, openNamedBucket, OWNER, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { s3StorageClass } from './headers.js'
 
-const MAX_KEYS = 1000
-
 function maxKeysFrom (ctx: S3Context): number {
   const raw = param(ctx, 'max-keys')
-  if (raw === undefined) return MAX_KEYS
+  if (raw === undefined) return MAX_LIST_LIMIT
   if (!/^\d+$/.test(raw)) throw new S3Error('InvalidArgument', 'Provided max-keys not an integer or within integer range')
-  return Math.min(Number(raw), MAX_KEYS)
+  return Math.min(Number(raw), MAX_LIST_LIMIT)
 }
 
 function encoderFrom (ctx: S3Context): (value: string) => string {
@@ -118,7 +116,7 @@ export async function listObjectsV1 (ctx: S3Context): Promise<void> {
   const marker = param(ctx, 'marker') || undefined
   const markerIsPrefix = marker !== undefined && delimiter !== undefined && marker.startsWith(prefix) &&
     marker.indexOf(delimiter, prefix.length) === marker.length - delimiter.length
-  const limit = markerIsPrefix ? Math.min(maxKeys + 1, MAX_KEYS) : maxKeys
+  const limit = markerIsPrefix ? Math.min(maxKeys + 1, MAX_LIST_LIMIT) : maxKeys
   const listed = await page(ctx, { prefix, delimiter, startAfter: marker, limit })
   let entries = listed.entries
   let truncated = listed.truncated

@@ -24,7 +24,7 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, MAX_PART_BYTES, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { bodyStream, compareIds, MAX_PART_BYTES, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -193,9 +193,9 @@ export async function abortMultipartUpload (ctx: S3Context): Promise<void> {
 /** `max-uploads` / `max-parts`: 0 to 1,000 (more is 1,000, as S3). */
 function maxFrom (ctx: S3Context, name: string): number {
   const raw = param(ctx, name)
-  if (raw === undefined) return 1000
+  if (raw === undefined) return MAX_UPLOAD_PAGE
   if (!/^\d+$/.test(raw)) throw new S3Error('InvalidArgument', `Provided ${name} not an integer or within integer range`)
-  return Math.min(Number(raw), 1000)
+  return Math.min(Number(raw), MAX_UPLOAD_PAGE)
 }
 
 export async function listMultipartUploads (ctx: S3Context): Promise<void> {

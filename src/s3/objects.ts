@@ -20,7 +20,7 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, copiedChecksums, MAX_KEY_BYTES, MAX_PUT_BYTES } from '../bucket/index.js'
+import { bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
@@ -31,9 +31,6 @@ import {
 } from './headers.js'
 import { list, readXmlBody, text, textOnly } from './xml.js'
 
-/** Most keys in one DeleteObjects (S3's limit). */
-const MAX_DELETE_KEYS = 1000
-
 /** KeyTooLongError before any byte is read, as S3 answers it. */
 export function checkKey (key: string): void {
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) throw new S3Error('KeyTooLongError')
@@ -41,8 +38,8 @@ export function checkKey (key: string): void {
 
 /** A part number from the query: 1 to 10,000, else InvalidArgument. */
 export function partNumberFrom (value: string | undefined): number {
-  if (value === undefined || !/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > 10_000) {
-    throw new S3Error('InvalidArgument', 'Part number must be an integer between 1 and 10000, inclusive')
+  if (value === undefined || !/^\d{1,5}$/.test(value) || Number(value) < 1 || Number(value) > MAX_PART_NUMBER) {
+    throw new S3Error('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PART_NUMBER}, inclusive`)
   }
   return Number(value)
 }

@@ -19,7 +19,7 @@ import path from 'node:path'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
-import type { BucketRegistry } from '../bucket/index.js'
+import { isBucketError, type BucketRegistry } from '../bucket/index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../http/connection.js'
@@ -113,7 +113,7 @@ export async function ensureFirstBucket (registry: BucketRegistry, name: string,
     await registry.create(name)
     log.info({ bucket: name }, 'created the first bucket')
   } catch (err) {
-    if ((err as { code?: number }).code !== 10004) throw err
+    if (!isBucketError(err) || err.errorName !== 'BucketAlreadyExists') throw err
   }
 }
 

@@ -5,6 +5,7 @@
  * --force` does), otherwise a bucket that holds objects is refused.
  */
 import type { Command } from 'commander'
+import { BucketErrors } from '../../bucket/index.js'
 import { CliError } from '../errors.js'
 import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, remoteUrl } from '../paths.js'
@@ -30,7 +31,8 @@ export function registerBuckets (program: Command, wiring: ObjectCommandWiring):
         try {
           await context.transport.createBucket(name)
         } catch (err) {
-          if (options.ignoreExisting && (err as { code?: number }).code === 10004) return
+          // Both transports carry the catalogue's code: the local one from the engine, the HTTP one from the answer.
+          if (options.ignoreExisting && (err as { code?: unknown }).code === BucketErrors.BucketAlreadyExists.code) return
           throw err
         }
         context.say(`created bucket ${remoteUrl(name)}`)

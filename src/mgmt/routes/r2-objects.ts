@@ -28,7 +28,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { IncomingMessage } from 'node:http'
-import { bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
+import { bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
 import { conditionalHeadersOf, contentMd5Bytes, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
@@ -103,7 +103,7 @@ function listedShape (object: BucketObject): Record<string, unknown> {
 }
 
 /** The object list's `per_page`: 1–1000, default 1000. */
-const objectPageSize = { defaultPerPage: 1000, minPerPage: 1, maxPerPage: 1000 }
+const objectPageSize = { defaultPerPage: MAX_LIST_LIMIT, minPerPage: 1, maxPerPage: MAX_LIST_LIMIT }
 
 async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Promise<FastifyReply> {
   const object = await asClientError(async () => await bucket.get(key))
