@@ -26,6 +26,9 @@ import { randomHex } from './random.js'
 /** Objects read per page of the walk, and ids removed per `delete` call. */
 const PAGE = 1000
 
+/** Transitions (copies onto themselves) awaited at once. */
+const TRANSITIONS_IN_FLIGHT = 16
+
 export interface LifecycleSweepReport {
   expiredObjects: number
   transitionedObjects: number
@@ -46,6 +49,7 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
     let after: Uint8Array | undefined
     for (;;) {
       const page = await store.list({ prefix, after, limit: PAGE, withMetadata: false })
+      const moving: Array<{ id: string, object: StoredObject }> = []
       for (const entry of page.entries) {
         if (!('id' in entry)) continue
         const { id, object } = entry
@@ -54,9 +58,17 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
           doomed.set(id, object.version)
           if (doomed.size >= PAGE) await removeDoomed()
         } else if (action?.action === 'transition') {
-          if (await transition(store, id, object)) report.transitionedObjects++
+          moving.push({ id, object })
         }
       }
+      // A few transitions in flight: each is a commit of its own, which the store's group commit can then share.
+      let next = 0
+      await Promise.all(Array.from({ length: Math.min(TRANSITIONS_IN_FLIGHT, moving.length) }, async () => {
+        while (next < moving.length) {
+          const { id, object } = moving[next++]
+          if (await transition(store, id, object)) report.transitionedObjects++
+        }
+      }))
       const last = page.entries.at(-1)
       if (!page.truncated || last === undefined || !('id' in last)) break
       after = Buffer.from(last.id, 'utf8')
