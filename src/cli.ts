@@ -137,7 +137,7 @@ export function buildCli (): Command {
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port (default: one per core)').env('FSBUCKET_WORKERS')
       .default(os.availableParallelism()).argParser(integer(1, 256)))
-    .addOption(new Option('--sweep-interval <seconds>', 'how often expired uploads and leftovers are swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
+    .addOption(new Option('--sweep-interval <seconds>', 'how often lifecycle rules are carried out and expired uploads and leftovers swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
       .default(serveDefaults.sweepInterval).argParser(integer(0, 31 * 24 * 3600)))
     .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))
     .addOption(new Option('--idle-timeout <seconds>', 'close a connection silent this long (a stalled upload answers 408); also the deadline for request headers').env('FSBUCKET_IDLE_TIMEOUT')
