@@ -20,7 +20,7 @@
  *                               through the store's delete; objects/s.
  *   transition 1%               a rule moving a prefix holding 1% of the
  *                               keys to InfrequentAccess (one copy commit
- *                               per object); objects/s.
+ *                               per object, one at a time); objects/s.
  *
  * The lifecycle rows time the lifecycle pass alone (what the rules add to a
  * sweep); one more row times a whole sweep of the bucket without rules

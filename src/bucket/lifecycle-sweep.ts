@@ -26,9 +26,6 @@ import { randomHex } from './random.js'
 /** Objects read per page of the walk, and ids removed per `delete` call. */
 const PAGE = 1000
 
-/** Transitions (copies onto themselves) awaited at once. */
-const TRANSITIONS_IN_FLIGHT = 16
-
 export interface LifecycleSweepReport {
   expiredObjects: number
   transitionedObjects: number
@@ -61,14 +58,11 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
           moving.push({ id, object })
         }
       }
-      // A few transitions in flight: each is a commit of its own, which the store's group commit can then share.
-      let next = 0
-      await Promise.all(Array.from({ length: Math.min(TRANSITIONS_IN_FLIGHT, moving.length) }, async () => {
-        while (next < moving.length) {
-          const { id, object } = moving[next++]
-          if (await transition(store, id, object)) report.transitionedObjects++
-        }
-      }))
+      // One at a time: under a catalog server's sweep lock every statement goes through the lock's one
+      // connection, where two copies' transactions would interleave.
+      for (const { id, object } of moving) {
+        if (await transition(store, id, object)) report.transitionedObjects++
+      }
       const last = page.entries.at(-1)
       if (!page.truncated || last === undefined || !('id' in last)) break
       after = Buffer.from(last.id, 'utf8')
