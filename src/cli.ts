@@ -9,7 +9,7 @@
  *                    [--s3-port 8788] [--s3-domain s3.example.test ...]
  *                    [--s3-access-key-id ID --s3-secret-access-key SECRET]
  *     fsbucket bucket create <name> [--public] | list | delete <name>   [--data ./data]
- *     fsbucket sweep [--data ./data]
+ *     fsbucket sweep [--data ./data] [--now 2027-01-31T12:00:00Z]
  *     fsbucket migrate --from ./data --catalog postgres://...
  *     fsbucket --version
  *
@@ -53,6 +53,21 @@ function integer (min: number, max: number) {
     }
     return Number(value)
   }
+}
+
+/** An ISO 8601 date (midnight UTC) or date and time with a zone (`Z` or `+01:00`): nothing `Date.parse` would guess at. */
+function isoInstant (value: string): Date {
+  const iso = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i.exec(value)
+  const hasTime = iso?.[4] !== undefined
+  const zoned = hasTime ? /(?:Z|[+-]\d{2}:?\d{2})$/i.test(value) : true
+  const ms = iso === null || !zoned ? NaN : Date.parse(hasTime ? value.replace(/([+-]\d{2})(\d{2})$/, '$1:$2') : `${value}T00:00:00Z`)
+  // Date.parse rolls 2027-02-30 over to March: a field out of range is refused.
+  const day = iso === null ? undefined : new Date(Date.UTC(Number(iso[1]), Number(iso[2]) - 1, Number(iso[3])))
+  if (Number.isNaN(ms) || day === undefined || day.getUTCDate() !== Number(iso?.[3]) || day.getUTCMonth() !== Number(iso?.[2]) - 1 ||
+      Number(iso?.[4] ?? 0) > 23 || Number(iso?.[5] ?? 0) > 59 || Number(iso?.[6] ?? 0) > 59) {
+    throw new InvalidArgumentError('expected an ISO 8601 instant such as 2027-01-31 or 2027-01-31T12:00:00Z (a time needs its zone)')
+  }
+  return new Date(ms)
 }
 
 function onOff (value: string): boolean {
@@ -122,7 +137,7 @@ export function buildCli (): Command {
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
     .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port (default: one per core)').env('FSBUCKET_WORKERS')
       .default(os.availableParallelism()).argParser(integer(1, 256)))
-    .addOption(new Option('--sweep-interval <seconds>', 'how often expired uploads and leftovers are swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
+    .addOption(new Option('--sweep-interval <seconds>', 'how often lifecycle rules are carried out and expired uploads and leftovers swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
       .default(serveDefaults.sweepInterval).argParser(integer(0, 31 * 24 * 3600)))
     .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))
     .addOption(new Option('--idle-timeout <seconds>', 'close a connection silent this long (a stalled upload answers 408); also the deadline for request headers').env('FSBUCKET_IDLE_TIMEOUT')
@@ -185,14 +200,20 @@ export function buildCli (): Command {
     })
 
   program.command('sweep')
-    .description('abort expired multipart uploads and remove leftovers of interrupted writes, in every bucket')
+    .description('carry out lifecycle rules (expire, transition), abort expired multipart uploads and remove leftovers of interrupted writes, in every bucket')
     .addOption(dataOption())
     .addOption(catalogOption())
-    .action(async (options: { data: string, catalog?: string }) => {
+    .addOption(new Option('--now <instant>', 'judge lifecycle rules and upload ages as if the clock read this ISO 8601 instant (2027-01-31T12:00:00Z); stored times are not changed')
+      .argParser(isoInstant))
+    .action(async (options: { data: string, catalog?: string, now?: Date }) => {
       const registry = await openRegistry(options.data, { catalog: options.catalog })
-      await registry.sweep()
-      await registry.close()
-      console.log('swept')
+      try {
+        const report = await registry.sweep({ now: options.now })
+        console.log(`swept: ${report.expiredObjects ?? 0} objects expired, ${report.transitionedObjects ?? 0} moved to InfrequentAccess, ` +
+          `${report.abortedUploads} uploads aborted, ${report.removedLeftovers} leftovers removed`)
+      } finally {
+        await registry.close()
+      }
     })
 
   program.command('migrate')

@@ -33,6 +33,8 @@ import type {
 } from './types.js'
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
+import { lifecycleRules } from './lifecycle.js'
+import { sweepLifecycle, type LifecycleSweepReport } from './lifecycle-sweep.js'
 import { listObjects } from './listing.js'
 import { completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 import { DEFAULT_MIN_PART_BYTES, DEFAULT_UPLOAD_MAX_AGE_MS, MAX_DELETE_KEYS, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from './limits.js'
@@ -312,9 +314,21 @@ export class BucketEngine implements Bucket {
 
   async sweep (options: SweepOptions = {}): Promise<SweepReport> {
     const maxAge = options.uploadMaxAgeMs ?? this.#uploadMaxAgeMs
+    const now = options.now ?? this.#now()
     // Leftovers are judged by their files' real times, not by the injected clock.
     const grace = options.leftoverGraceMs ?? DEFAULT_LEFTOVER_GRACE_MS
-    const sweeping = this.#store.sweep(this.#now() - maxAge, Date.now() - grace)
+    const rules = lifecycleRules(options.lifecycle)
+    let lifecycle: LifecycleSweepReport | undefined
+    // The rules are carried out under the store's sweep lock: one sweeper at a time, in every process.
+    const underLock = rules.length === 0 ? undefined : async (): Promise<void> => { lifecycle = await sweepLifecycle(this.#store, rules, now) }
+    const sweeping = this.#store.sweep(now - maxAge, Date.now() - grace, underLock).then((report): SweepReport => lifecycle === undefined
+      ? report
+      : {
+          abortedUploads: report.abortedUploads + lifecycle.abortedUploads,
+          removedLeftovers: report.removedLeftovers,
+          expiredObjects: lifecycle.expiredObjects,
+          transitionedObjects: lifecycle.transitionedObjects
+        })
     this.#sweeping.add(sweeping)
     try {
       return await sweeping

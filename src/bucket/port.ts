@@ -132,6 +132,24 @@ export function isRecyclingStream (stream: unknown): stream is RecyclingStream {
 
 export type Precondition = (current: StoredObject | null) => boolean
 
+/** Options of `BucketStore.delete`. */
+export interface DeleteOptions {
+  /**
+   * Why the objects go. Absent: a caller asked for it (the binding's
+   * `delete`, a door's DELETE, DeleteObjects). `'lifecycle'`: a lifecycle
+   * rule expired them (the sweeper, lifecycle-sweep.ts); an event emitter
+   * reports such a deletion with the action `LifecycleDeletion` rather than
+   * `DeleteObject`. A lock check applies whatever the cause.
+   */
+  cause?: 'lifecycle'
+  /**
+   * Removes an id only while its current version is the one given here
+   * (ids absent from the map go unconditionally): an object rewritten after
+   * it was judged expired stays. Judged inside the delete's commit.
+   */
+  versions?: ReadonlyMap<string, string>
+}
+
 /**
  * The precondition of an unconditional write: it holds whatever is stored,
  * so a store may replace the record without reading it first (one
@@ -174,7 +192,13 @@ export interface BucketStore {
   open (id: string): Promise<ObjectReader | null>
   /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */
   commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
-  delete (ids: string[]): Promise<void>
+  /**
+   * Removes the objects `ids` (those not stored are no error). Every
+   * deletion goes through here, the sweeper's lifecycle expiries included
+   * (`options.cause`), so a check or an effect that belongs to every
+   * deletion (a lock, an event) sits in this commit.
+   */
+  delete (ids: string[], options?: DeleteOptions): Promise<void>
   /**
    * Copies the object of `fromId` to `toId` without its bytes passing
    * through the engine (shared, hard-linked or reflinked, never streamed).
@@ -214,8 +238,14 @@ export interface BucketStore {
    */
   retire (): Promise<boolean>
 
-  /** Aborts uploads created before `createdBefore`, removes leftovers older than `leftoversBefore`. */
-  sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport>
+  /**
+   * Aborts uploads created before `createdBefore`, removes leftovers older
+   * than `leftoversBefore`. `underLock` (the engine's lifecycle pass) runs
+   * first, while the store holds its sweep lock: one sweep at a time per
+   * store across every process using it. When another process holds the
+   * lock, the sweep does nothing (and `underLock` does not run).
+   */
+  sweep (createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport>
   close (): Promise<void>
 }
 

@@ -39,8 +39,10 @@
  *     { "rules": [{ "id": "abort-7d", "enabled": true, "conditions": { "prefix": "" },
  *                   "abortMultipartUploadsTransition": { "condition": { "type": "Age", "maxAge": 604800 } } }] }
  *
- * Rules limited to a prefix are stored but not enforced by the sweeper: the
- * engine sweeps a bucket with one age.
+ * Every rule is carried out by the sweep (lifecycle.ts says how, and
+ * lifecycle-sweep.ts how it walks a store): expiries, transitions to
+ * InfrequentAccess, and uploads aborted under a rule's prefix, besides the
+ * whole-bucket age above.
  */
 import { BucketEngine } from './bucket.js'
 import { BucketError } from './errors.js'
@@ -68,8 +70,12 @@ export interface BucketRegistry {
   open (name: string, known?: BucketInfo): Promise<Bucket | null>
   updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings>
   bucketForDomain (host: string): Promise<string | null>
-  /** Sweeps every bucket (one sweep at a time per process); what was removed, added up. */
-  sweep (): Promise<SweepReport>
+  /**
+   * Sweeps every bucket (one sweep at a time per process), carrying out its
+   * lifecycle rules; what was removed, added up. `now`: judge rules and
+   * upload ages as if the clock read this instant (stored times unchanged).
+   */
+  sweep (options?: { now?: Date }): Promise<SweepReport>
   /** Sweeps every `intervalMs`; `onSwept` hears of each sweep that finished, with its length in ms. */
   startSweeper (intervalMs: number, onError?: (err: unknown) => void, onSwept?: (report: SweepReport, ms: number) => void): void
   /** Resolves when the catalog answers a trivial question (readiness); rejects with why it did not. */
@@ -246,19 +252,27 @@ class Registry implements BucketRegistry {
     return this.#domains.map.get(hostName(host)) ?? null
   }
 
-  async sweep (): Promise<SweepReport> {
-    // One sweep at a time per process; a timer tick during a long sweep joins it.
+  async sweep (options: { now?: Date } = {}): Promise<SweepReport> {
+    // One sweep at a time per process; a timer tick during a long sweep joins it (a sweep at another instant waits for it).
+    if (options.now !== undefined) {
+      // A sweep at another instant is not joined: it runs after the one in progress (each store sweeps one at a time anyway).
+      await this.#sweeping?.catch(() => undefined)
+      return await this.#sweepAll(options.now.getTime())
+    }
     this.#sweeping ??= this.#sweepAll().finally(() => { this.#sweeping = null })
     return await this.#sweeping
   }
 
-  async #sweepAll (): Promise<SweepReport> {
-    const total: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
+  async #sweepAll (now?: number): Promise<SweepReport> {
+    const total: Required<SweepReport> = { abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0 }
     for (const info of await this.list()) {
       const bucket = await this.open(info.name)
-      const report = await bucket?.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(info.settings.lifecycle) })
+      const lifecycle = info.settings.lifecycle
+      const report = await bucket?.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(lifecycle), lifecycle, now })
       total.abortedUploads += report?.abortedUploads ?? 0
       total.removedLeftovers += report?.removedLeftovers ?? 0
+      total.expiredObjects += report?.expiredObjects ?? 0
+      total.transitionedObjects += report?.transitionedObjects ?? 0
     }
     return total
   }

@@ -300,6 +300,10 @@ export interface SweepReport {
   abortedUploads: number
   /** Leftovers of interrupted writes that were removed (temporary files, orphaned bodies). */
   removedLeftovers: number
+  /** Objects a lifecycle rule expired (deleted). Absent where no lifecycle rules were applied. */
+  expiredObjects?: number
+  /** Objects a lifecycle rule moved to InfrequentAccess. Absent where no lifecycle rules were applied. */
+  transitionedObjects?: number
 }
 
 export interface SweepOptions {
@@ -307,6 +311,18 @@ export interface SweepOptions {
   uploadMaxAgeMs?: number
   /** Leftovers younger than this are kept, since a live writer may still own them. Default 15 minutes. */
   leftoverGraceMs?: number
+  /**
+   * The bucket's lifecycle document (the management API's shape, as the
+   * registry stores it): its rules are carried out (lifecycle.ts). Absent or
+   * null: only uploads older than `uploadMaxAgeMs` are aborted.
+   */
+  lifecycle?: unknown
+  /**
+   * The instant (ms since the epoch) rules and upload ages are judged at,
+   * instead of the clock's: to see what rules will do without waiting.
+   * Stored times are never changed; leftovers are judged by real time.
+   */
+  now?: number
 }
 
 /** Options of `read`, the one read decision every door translates. */

@@ -29,7 +29,7 @@ import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
-import { checkKey, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
+import { checkKey, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { list, readXmlBody, text } from './xml.js'
 
 const checksumElements: Record<string, BucketChecksumAlgorithm> = {
@@ -137,7 +137,7 @@ export async function uploadPartCopy (ctx: S3Context): Promise<void> {
 
 export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
-  const { bucket } = await openNamedBucket(ctx)
+  const { bucket, info } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'completion').stream, 'CompleteMultipartUpload')
   const parts = list(document, 'Part').map(part => {
@@ -173,6 +173,7 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   const checksums = composite === undefined
     ? checksumElementsOf(object.checksums.toJSON())
     : checksumElementsOf({ [composite.algorithm]: Buffer.from(composite.value).toString('hex') }, composite.parts)
+  ctx.reply.headers(expirationHeaders(info, object))
   await sendXml(ctx, 200, 'CompleteMultipartUploadResult', {
     Location: `/${ctx.bucketName}/${encodeURIComponent(ctx.key)}`,
     Bucket: ctx.bucketName,

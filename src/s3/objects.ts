@@ -20,9 +20,9 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
-import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
+import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -30,6 +30,16 @@ import {
   checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
 } from './headers.js'
 import { list, readXmlBody, text, textOnly } from './xml.js'
+
+/**
+ * `x-amz-expiration` of an object (PutObject, GetObject, HeadObject,
+ * CompleteMultipartUpload) when an enabled lifecycle rule of its bucket
+ * expires it: `expiry-date="<HTTP date>", rule-id="<id>"`, as S3 sends it.
+ */
+export function expirationHeaders (info: BucketInfo, object: BucketObject): Record<string, string> {
+  const value = objectExpirationHeader(info.settings.lifecycle, object.key, object.uploaded)
+  return value === undefined ? {} : { 'x-amz-expiration': value }
+}
 
 /** KeyTooLongError before any byte is read, as S3 answers it. */
 export function checkKey (key: string): void {
@@ -61,7 +71,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
   })
   if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
   ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: object.size }
-  ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object))
+  ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object)).headers(expirationHeaders(info, object))
   await ctx.reply.send()
 }
 
@@ -101,7 +111,7 @@ function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: nu
 }
 
 /** GetObject/HeadObject: the engine's read decision (conditions, then the range or part), translated. */
-async function readObject (ctx: S3Context, bucket: Bucket, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
+async function readObject (ctx: S3Context, bucket: Bucket, info: BucketInfo, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
   const rangeHeader = single(ctx.request.headers, 'range')
   const partParameter = param(ctx, 'partNumber')
   const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
@@ -116,13 +126,14 @@ async function readObject (ctx: S3Context, bucket: Bucket, method: 'GET' | 'HEAD
       return unsatisfiable(outcome.object.size)
   }
   const answer = answerHeaders(ctx, outcome)
+  Object.assign(answer.headers, expirationHeaders(info, outcome.object))
   return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
 }
 
 export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promise<void> {
   checkKey(ctx.key)
-  const { bucket } = await openNamedBucket(ctx)
-  const answer = await readObject(ctx, bucket, method)
+  const { bucket, info } = await openNamedBucket(ctx)
+  const answer = await readObject(ctx, bucket, info, method)
   ctx.reply.code(answer.status).headers(answer.headers)
   await ctx.reply.send(answer.body)
 }

@@ -78,6 +78,8 @@ export class ProcessMetrics {
   readonly #sweeps: Counter<'outcome'>
   readonly #sweepAborted: Counter
   readonly #sweepRemoved: Counter
+  readonly #sweepExpired: Counter
+  readonly #sweepTransitioned: Counter
   readonly #sweepSeconds: Histogram
 
   constructor () {
@@ -173,6 +175,8 @@ export class ProcessMetrics {
     this.#sweeps = add(new Counter({ name: 'fsbucket_sweeps_total', help: 'Sweeps of every bucket, by outcome (ok, failed).', labelNames: ['outcome'], registers }))
     this.#sweepAborted = add(new Counter({ name: 'fsbucket_sweep_aborted_uploads_total', help: 'Multipart uploads the sweeper aborted because they outlived their lifetime.', registers }))
     this.#sweepRemoved = add(new Counter({ name: 'fsbucket_sweep_removed_leftovers_total', help: 'Leftovers of interrupted writes the sweeper removed.', registers }))
+    this.#sweepExpired = add(new Counter({ name: 'fsbucket_sweep_expired_objects_total', help: 'Objects the sweeper deleted because a lifecycle rule expired them.', registers }))
+    this.#sweepTransitioned = add(new Counter({ name: 'fsbucket_sweep_transitioned_objects_total', help: 'Objects a lifecycle rule moved to InfrequentAccess.', registers }))
     this.#sweepSeconds = add(new Histogram({
       name: 'fsbucket_sweep_duration_seconds',
       help: 'Time a sweep of every bucket took.',
@@ -188,6 +192,8 @@ export class ProcessMetrics {
     this.#sweeps.inc({ outcome: 'ok' })
     this.#sweepAborted.inc(report.abortedUploads)
     this.#sweepRemoved.inc(report.removedLeftovers)
+    this.#sweepExpired.inc(report.expiredObjects ?? 0)
+    this.#sweepTransitioned.inc(report.transitionedObjects ?? 0)
     this.#sweepSeconds.observe(ms / 1000)
   }
 

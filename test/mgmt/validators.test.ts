@@ -179,9 +179,13 @@ t.test('lifecycle documents', async t => {
   const rule = { id: 'r', enabled: true, conditions: { prefix: '' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 3600 } } }
   t.same(parseLifecycle({ rules: [rule] }), { rules: [rule] })
   t.same(parseLifecycle({}), { rules: [] })
+  // A rule for the whole bucket may leave the prefix out, as wrangler's `lifecycle add` without a prefix sends it.
+  const wholeBucket = { id: 'all', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } }
+  t.same(parseLifecycle({ rules: [wholeBucket] }), { rules: [wholeBucket] })
+  const { conditions: _conditions, ...withoutConditions } = rule
   const bad = [
     { rules: 'x' }, { rules: [{ ...rule, id: '' }] }, { rules: [rule, rule] }, { rules: [{ ...rule, enabled: 'yes' }] },
-    { rules: [{ ...rule, conditions: {} }] },
+    { rules: [withoutConditions] }, { rules: [{ ...rule, conditions: { prefix: 5 } }] }, { rules: [{ ...rule, conditions: 'logs/' }] },
     { rules: [{ ...rule, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 0 } } }] },
     { rules: [{ ...rule, abortMultipartUploadsTransition: { condition: { type: 'Date', date: '2025-01-01' } } }] },
     { rules: [{ ...rule, deleteObjectsTransition: { condition: { type: 'Date', date: 'never' } } }] },

@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import type { FastifyInstance } from 'fastify'
+import type { BucketRegistry } from '../../src/index.js'
 import { auth as gatewayAuth, gateway } from '../http/gateway-fixture.js'
 import { testdir } from '../testdir.js'
 
@@ -31,6 +32,7 @@ interface Run { code: number, stdout: string, stderr: string, output: string }
 
 interface Harness {
   app: FastifyInstance
+  registry: BucketRegistry
   /** Runs `wrangler ...args` with the server's credentials (or `token`), optionally feeding stdin. */
   wrangler: (args: string[], options?: { input?: string, token?: string }) => Promise<Run>
   /** A management API request, as the server answers it. */
@@ -39,7 +41,7 @@ interface Harness {
 }
 
 async function harness (t: Test): Promise<Harness> {
-  const { app } = await gateway(t, { management: { tokens: [apiToken], keys: [] } })
+  const { app, registry } = await gateway(t, { management: { tokens: [apiToken], keys: [] } })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as AddressInfo).port
   const work = testdir(t)
@@ -93,7 +95,7 @@ async function harness (t: Test): Promise<Harness> {
     const res = await app.inject({ method, url: `/client/v4${url}`, headers: { authorization: `Bearer ${apiToken}` }, ...(body === undefined ? {} : { payload: body as object }) })
     return { status: res.statusCode, body: res.json() }
   }
-  return { app, wrangler, api, work }
+  return { app, registry, wrangler, api, work }
 }
 
 function ok (t: Test, run: Run, what: string): void {
@@ -101,7 +103,7 @@ function ok (t: Test, run: Run, what: string): void {
 }
 
 t.test('wrangler against fsbucket', async t => {
-  const { app, wrangler, api, work } = await harness(t)
+  const { app, registry, wrangler, api, work } = await harness(t)
   const object = async (bucket: string, key: string): Promise<{ status: number, body: string, headers: Record<string, unknown> }> => {
     const res = await app.inject({ method: 'GET', url: `/${bucket}/${key}`, headers: gatewayAuth })
     return { status: res.statusCode, body: res.body, headers: res.headers }
@@ -183,6 +185,28 @@ t.test('wrangler against fsbucket', async t => {
     ok(t, await wrangler(['r2', 'bucket', 'lifecycle', 'remove', 'wr-lifecycle', '--name', 'expire-logs']), 'r2 bucket lifecycle remove')
     const after = (await api('GET', bucketPath('wr-lifecycle', '/lifecycle'))).body.result.rules as Array<Record<string, any>>
     t.notOk(after.some(r => r.id === 'expire-logs'), 'the rule is gone')
+
+    // Without a prefix wrangler sends `conditions: {}`: a rule for the whole bucket, carried out by the sweep.
+    ok(t, await wrangler(['r2', 'bucket', 'lifecycle', 'add', 'wr-lifecycle', 'ia-docs', 'docs/', '--ia-transition-days', '1', '-y']), 'lifecycle add --ia-transition-days')
+    ok(t, await wrangler(['r2', 'bucket', 'lifecycle', 'add', 'wr-lifecycle', 'expire-all', '--expire-days', '2', '-y']), 'lifecycle add without a prefix')
+    const listed = await wrangler(['r2', 'bucket', 'lifecycle', 'list', 'wr-lifecycle'])
+    ok(t, listed, 'r2 bucket lifecycle list')
+    t.match(listed.stdout, /expire-all[\s\S]*\(all prefixes\)[\s\S]*Expire objects after 2 days/, 'list shows the whole-bucket rule')
+    for (const key of ['docs/a.txt', 'notes.txt']) {
+      const put = await app.inject({ method: 'PUT', url: `/wr-lifecycle/${key}`, headers: gatewayAuth, payload: `bytes of ${key}` })
+      t.equal(put.statusCode, 200, `PUT ${key}`)
+    }
+    const lifecycleObject = async (key: string): Promise<{ status: number, body: string, headers: Record<string, unknown> }> => await object('wr-lifecycle', key)
+    const before = await lifecycleObject('docs/a.txt')
+    await registry.sweep({ now: new Date(Date.now() + 36 * 3600_000) })
+    const moved = await lifecycleObject('docs/a.txt')
+    t.equal(moved.headers['x-storage-class'], 'InfrequentAccess', 'after a day and a half docs/ is in InfrequentAccess')
+    t.equal(moved.headers.etag, before.headers.etag, 'with its etag')
+    t.equal(moved.body, 'bytes of docs/a.txt', 'and its bytes')
+    t.equal((await lifecycleObject('notes.txt')).headers['x-storage-class'], 'Standard', 'the rest of the bucket stays Standard')
+    await registry.sweep({ now: new Date(Date.now() + 3 * 86400_000) })
+    t.equal((await lifecycleObject('docs/a.txt')).status, 404, 'after three days the whole-bucket rule has expired everything')
+    t.equal((await lifecycleObject('notes.txt')).status, 404)
   }
 
   async function domains (): Promise<void> {

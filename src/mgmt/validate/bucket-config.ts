@@ -2,9 +2,11 @@
  * Lifecycle and CORS documents of the API ↔ the bucket settings the
  * gateway and the sweeper read.
  *
- * Lifecycle rules are stored in the API's own shape (the registry's sweeper
- * reads `abortMultipartUploadsTransition` from it); a bucket without rules
- * reads as the service's default: abort uploads in progress after 7 days.
+ * Lifecycle rules are stored in the API's own shape, which the sweeper
+ * carries out (src/bucket/lifecycle.ts); a bucket without rules reads as
+ * the service's default: abort uploads in progress after 7 days. A rule
+ * needs `conditions`, whose `prefix` may be left out (`{}`: the whole
+ * bucket), as the service's schema has it.
  *
  * CORS rules are translated: the API's `{allowed: {origins, methods,
  * headers}, exposeHeaders, maxAgeSeconds, id}` is stored as `{allowedOrigins,
@@ -57,7 +59,9 @@ export function parseLifecycle (body: unknown): { rules: Array<Record<string, un
     if (ids.has(rule.id)) throw invalid(`${where}.id is used twice`)
     ids.add(rule.id)
     if (typeof rule.enabled !== 'boolean') throw invalid(`${where}.enabled must be a boolean`)
-    if (!isObject(rule.conditions) || typeof rule.conditions.prefix !== 'string') throw invalid(`${where}.conditions.prefix must be a string`)
+    // The service's schema makes `conditions` required and its `prefix` optional: `{}` is a rule for the whole bucket (wrangler sends it).
+    if (!isObject(rule.conditions)) throw invalid(`${where}.conditions must be an object`)
+    if (rule.conditions.prefix !== undefined && typeof rule.conditions.prefix !== 'string') throw invalid(`${where}.conditions.prefix must be a string`)
     if (rule.abortMultipartUploadsTransition !== undefined) {
       if (!isObject(rule.abortMultipartUploadsTransition)) throw invalid(`${where}.abortMultipartUploadsTransition must be an object`)
       checkCondition(rule.abortMultipartUploadsTransition.condition, `${where}.abortMultipartUploadsTransition`, false)

@@ -48,7 +48,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -324,25 +324,27 @@ export class FsStore implements BucketStore {
     }
   }
 
-  async delete (ids: string[]): Promise<void> {
+  async delete (ids: string[], options: DeleteOptions = {}): Promise<void> {
     try {
-      await this.#deleteRows(ids)
+      await this.#deleteRows(ids, options)
     } catch (err) {
       if (!isBucketError(err) || (err.errorName !== 'NoSpaceLeft' && err.errorName !== 'QuotaExceeded')) throw err
       // The disk is full: free the spare so that SQLite can write the deletion, which then frees the bodies.
       await fsp.rm(this.#spareFile, { force: true })
-      await this.#deleteRows(ids)
+      await this.#deleteRows(ids, options)
       void this.#reserveSpare()
     }
   }
 
-  async #deleteRows (ids: string[]): Promise<void> {
+  async #deleteRows (ids: string[], { versions }: DeleteOptions): Promise<void> {
     const sql = this.#catalog.sql
     const removed: Segment[] = []
     const deleted: string[] = []
     await this.#commits.commit(() => {
       for (const id of ids) {
         const idBytes = Buffer.from(id, 'utf8')
+        const version = versions?.get(id)
+        if (version !== undefined && sql.head.get(idBytes)?.version !== version) continue
         const row = sql.segmentsOf.get(idBytes)
         if (row === undefined) continue
         sql.deleteObject.run(idBytes)
@@ -473,8 +475,8 @@ export class FsStore implements BucketStore {
     await this.#uploads.abort(uploadId)
   }
 
-  async sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
-    return await sweepStore({ root: this.#root, catalog: this.#catalog, blobs: this.#blobs, uploads: this.#uploads }, createdBefore, leftoversBefore)
+  async sweep (createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
+    return await sweepStore({ root: this.#root, catalog: this.#catalog, blobs: this.#blobs, uploads: this.#uploads }, createdBefore, leftoversBefore, underLock)
   }
 
   async close (): Promise<void> {

@@ -2,7 +2,8 @@
  * The sweeper of a bucket's filesystem store: aborts uploads created before
  * a time, and removes leftovers of interrupted writes (files no catalog row
  * names) once they are older than a grace period. One sweeper at a time per
- * bucket, across processes (proper-lockfile); every step may be repeated.
+ * bucket, across processes (proper-lockfile), and the engine's lifecycle
+ * pass runs under the same lock; every step may be repeated.
  *
  * Leftovers include the readable view's temporary files
  * (`.<process tag><counter>.view`, view.ts). They are made in the store's
@@ -33,7 +34,7 @@ export interface SweepRooms {
   uploads: Uploads
 }
 
-export async function sweepStore (rooms: SweepRooms, createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
+export async function sweepStore (rooms: SweepRooms, createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
   const { root, catalog, blobs, uploads } = rooms
   const sql = catalog.sql
   const report: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
@@ -50,6 +51,8 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
     return report // another process is sweeping this bucket
   }
   try {
+    // The lifecycle pass (lifecycle-sweep.ts) deletes through the store's ordinary delete, not here.
+    await underLock?.()
     for (const { upload_id: uploadId } of sql.expiredUploads.all(createdBefore)) {
       await uploads.abort(uploadId)
       report.abortedUploads++

@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream'
 import {
-  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -62,9 +62,13 @@ export class MemoryStore implements BucketStore {
     return true
   }
 
-  async delete (ids: string[]): Promise<void> {
+  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<void> {
     this.#refuseRetired()
-    for (const id of ids) this.#set(id, undefined)
+    for (const id of ids) {
+      const version = versions?.get(id)
+      if (version !== undefined && this.#objects.get(id)?.record.version !== version) continue
+      this.#set(id, undefined)
+    }
   }
 
   /** One synchronous step, so atomic: the copy shares the source's buffers (they are never changed in place). */
@@ -167,7 +171,9 @@ export class MemoryStore implements BucketStore {
       .map(({ bytes: _bytes, ...part }) => structuredClone(part))
   }
 
-  async sweep (createdBefore: number): Promise<SweepReport> {
+  async sweep (createdBefore: number, _leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
+    // One process holds a memory store: no lock to take.
+    await underLock?.()
     let abortedUploads = 0
     for (const [uploadId, { upload }] of this.#uploads) {
       if (upload.created < createdBefore) {

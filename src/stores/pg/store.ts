@@ -32,7 +32,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
   ALWAYS, assembleListPageAsync, bucketRetired, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
-  type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
@@ -244,14 +244,20 @@ export class PgStore implements BucketStore {
     return result.rows[0].n
   }
 
-  async delete (ids: string[]): Promise<void> {
+  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<void> {
     if (ids.length === 0) return
+    // With versions, an id goes only while its row holds the version given (NULL: whatever it holds).
+    const which = versions === undefined
+      ? 'DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) AND EXISTS (SELECT 1 FROM live) RETURNING segments'
+      : `DELETE FROM fsbucket.objects o USING unnest($2::bytea[], $4::text[]) AS t(id, version)
+          WHERE o.store_id = $1 AND o.id = t.id AND (t.version IS NULL OR o.version = t.version) AND EXISTS (SELECT 1 FROM live) RETURNING o.segments`
+    const params: unknown[] = [this.#storeId, ids.map(id => Buffer.from(id, 'utf8')), Date.now()]
+    if (versions !== undefined) params.push(ids.map(id => versions.get(id) ?? null))
     const { rows } = await this.#catalog.query<{ n: number }>('deleting objects', `WITH live AS (${LIVE_STORE}),
-      removed AS (DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) AND EXISTS (SELECT 1 FROM live) RETURNING segments),
+      removed AS (${which}),
       garbage AS (INSERT INTO fsbucket.garbage (store_id, file, since)
         SELECT $1, s->>0, $3 FROM removed, jsonb_array_elements(removed.segments) s)
-      SELECT count(*)::int AS n FROM removed`,
-    [this.#storeId, ids.map(id => Buffer.from(id, 'utf8')), Date.now()])
+      SELECT count(*)::int AS n FROM removed`, params)
     // Nothing removed: none of the ids is stored, or the bucket is retired (a delete is a write, refused there too).
     if (rows[0].n === 0 && await this.#retired()) throw bucketRetired('delete')
   }
@@ -316,8 +322,8 @@ export class PgStore implements BucketStore {
     return await this.#uploads.listParts(uploadId, after, limit)
   }
 
-  async sweep (createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
-    return await sweepPgStore({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, uploads: this.#uploads, root: this.#root }, createdBefore, leftoversBefore)
+  async sweep (createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
+    return await sweepPgStore({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, uploads: this.#uploads, root: this.#root }, createdBefore, leftoversBefore, underLock)
   }
 
   async close (): Promise<void> {

@@ -5,7 +5,7 @@
  * (files no row names and `garbage` does not hold) older than it too, all
  * judged before any file is removed. One sweeper at a time per store, across
  * every gateway: an advisory lock of the catalog (a gateway that dies loses
- * it). Every step may be repeated.
+ * it), held by the engine's lifecycle pass too. Every step may be repeated.
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -25,10 +25,12 @@ export interface PgSweepRooms {
 /** Garbage rows removed per statement. */
 const GARBAGE_BATCH = 500
 
-export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, leftoversBefore: number): Promise<SweepReport> {
+export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
   const { catalog, storeId } = rooms
   const report: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
   const swept = await catalog.withLock('sweeping', `sweep:${storeId}`, async () => {
+    // The engine's lifecycle pass: its deletions go through the store's ordinary delete.
+    await underLock?.()
     // Every leftover is judged before any file is removed: removing one name
     // of a hard-linked body (an upload's part, a completed object's segment)
     // changes the ctime of every other name, which would make a leftover

@@ -1,10 +1,11 @@
 /**
- * Runs the store port's conformance suites (copy included) against the filesystem store.
+ * Runs the store port's conformance suites (copy and lifecycle included) against the filesystem store.
  */
 import t from 'tap'
 import { FsStore } from '../../../src/stores/fs/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
+import { lifecycleConformance } from '../../conformance/store-lifecycle.js'
 
 const store: StoreUnderTest = {
   name: 'fs',
@@ -14,3 +15,4 @@ const store: StoreUnderTest = {
 
 storeConformance(t, store)
 copyConformance(t, store)
+lifecycleConformance(t, store)

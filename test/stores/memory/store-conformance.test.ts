@@ -1,10 +1,11 @@
 /**
- * Runs the store port's conformance suites (copy included) against the in-memory store.
+ * Runs the store port's conformance suites (copy and lifecycle included) against the in-memory store.
  */
 import t from 'tap'
 import { MemoryStore } from '../../../src/stores/memory/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
+import { lifecycleConformance } from '../../conformance/store-lifecycle.js'
 
 const store: StoreUnderTest = {
   name: 'memory',
@@ -14,3 +15,4 @@ const store: StoreUnderTest = {
 
 storeConformance(t, store)
 copyConformance(t, store)
+lifecycleConformance(t, store)

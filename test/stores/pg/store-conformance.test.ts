@@ -1,5 +1,5 @@
 /**
- * Runs the store port's conformance suites (copy included) against the
+ * Runs the store port's conformance suites (copy and lifecycle included) against the
  * PostgreSQL store: the catalog in a throwaway PostgreSQL server, the
  * bodies in each subtest's directory, each directory a store of its own.
  */
@@ -10,6 +10,7 @@ import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgStore } from '../../../src/stores/pg/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
+import { lifecycleConformance } from '../../conformance/store-lifecycle.js'
 import { startPostgres } from './server.js'
 
 const server = await startPostgres()
@@ -35,3 +36,4 @@ const store: StoreUnderTest = {
 
 storeConformance(t, store)
 copyConformance(t, store)
+lifecycleConformance(t, store)

@@ -1,0 +1,98 @@
+/**
+ * A bucket's lifecycle rules, carried out over its store: objects expired,
+ * objects moved to InfrequentAccess, uploads under a rule's prefix aborted.
+ * The store's sweep runs this while it holds its sweep lock, so one
+ * process at a time does it for a bucket, across every process or gateway
+ * sharing the store.
+ *
+ * Cost: each key range a rule covers is walked once, in key order, a page
+ * at a time (`objectSweepPrefixes`: nested prefixes are not walked twice),
+ * so a sweep reads each object under some rule once, whatever the number
+ * of rules, and nothing outside every rule's prefix. Expired objects are
+ * removed a batch at a time through the store's ordinary `delete`, with
+ * the cause `lifecycle` (what a lock check or an event emitter in the
+ * store's delete commit sees) and the version judged expired: an object
+ * rewritten between the walk and the deletion is kept.
+ *
+ * A transition is a `copy` of the object onto itself: bytes, etag,
+ * metadata and `uploaded` stay, the storage class becomes InfrequentAccess
+ * and the record gets a new version (the copy's atomic commit is what keeps
+ * a concurrent overwrite from being undone).
+ */
+import { actionAt, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes, type LifecycleRule } from './lifecycle.js'
+import { withFields, type BucketStore, type StoredObject } from './port.js'
+import { randomHex } from './random.js'
+
+/** Objects read per page of the walk, and ids removed per `delete` call. */
+const PAGE = 1000
+
+export interface LifecycleSweepReport {
+  expiredObjects: number
+  transitionedObjects: number
+  abortedUploads: number
+}
+
+export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[], now: number): Promise<LifecycleSweepReport> {
+  const report: LifecycleSweepReport = { expiredObjects: 0, transitionedObjects: 0, abortedUploads: 0 }
+  let doomed = new Map<string, string>()
+  const removeDoomed = async (): Promise<void> => {
+    if (doomed.size === 0) return
+    const batch = doomed
+    doomed = new Map()
+    await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch })
+    report.expiredObjects += batch.size
+  }
+  for (const prefix of objectSweepPrefixes(rules)) {
+    let after: Uint8Array | undefined
+    for (;;) {
+      const page = await store.list({ prefix, after, limit: PAGE, withMetadata: false })
+      const moving: Array<{ id: string, object: StoredObject }> = []
+      for (const entry of page.entries) {
+        if (!('id' in entry)) continue
+        const { id, object } = entry
+        const action = actionAt(rules, id, object.uploaded, object.storageClass, now)
+        if (action?.action === 'expire') {
+          doomed.set(id, object.version)
+          if (doomed.size >= PAGE) await removeDoomed()
+        } else if (action?.action === 'transition') {
+          moving.push({ id, object })
+        }
+      }
+      // One at a time: under a catalog server's sweep lock every statement goes through the lock's one
+      // connection, where two copies' transactions would interleave.
+      for (const { id, object } of moving) {
+        if (await transition(store, id, object)) report.transitionedObjects++
+      }
+      const last = page.entries.at(-1)
+      if (!page.truncated || last === undefined || !('id' in last)) break
+      after = Buffer.from(last.id, 'utf8')
+    }
+  }
+  await removeDoomed()
+  for (const prefix of uploadSweepPrefixes(rules)) {
+    let after: { id: string, uploadId: string } | undefined
+    for (;;) {
+      const uploads = await store.listUploads({ prefix, after, limit: PAGE })
+      for (const upload of uploads) {
+        const id = upload.key.normalize('NFC')
+        if (!uploadAbortDue(rules, id, upload.created, now)) continue
+        await store.abortUpload(upload.uploadId)
+        report.abortedUploads++
+      }
+      const last = uploads.at(-1)
+      if (uploads.length < PAGE || last === undefined) break
+      after = { id: last.key.normalize('NFC'), uploadId: last.uploadId }
+    }
+  }
+  return report
+}
+
+/** Moves the version `seen` of `id` to InfrequentAccess; false when it changed meanwhile (or was already there). */
+async function transition (store: BucketStore, id: string, seen: StoredObject): Promise<boolean> {
+  const outcome = await store.copy(id, id,
+    source => source.version === seen.version && source.storageClass !== 'InfrequentAccess'
+      ? withFields(source, { storageClass: 'InfrequentAccess', version: randomHex(16) })
+      : null,
+    current => current?.version === seen.version)
+  return outcome.status === 'copied'
+}

@@ -1,0 +1,103 @@
+/**
+ * The lifecycle evaluator as tables: which rule acts on a key at an
+ * instant, an object's expiry and its S3 header, the prefixes a sweep walks.
+ */
+import t from 'tap'
+import {
+  actionAt, expirationHeader, lifecycleRules, objectExpirationHeader, objectExpiry, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes
+} from '../../src/bucket/lifecycle.js'
+
+const DAY = 86_400
+const uploaded = Date.UTC(2026, 0, 10, 15, 30)
+const at = (days: number): number => uploaded + days * DAY * 1000
+
+const age = (days: number): Record<string, unknown> => ({ condition: { type: 'Age', maxAge: days * DAY } })
+const ia = (condition: Record<string, unknown>): Array<Record<string, unknown>> => [{ storageClass: 'InfrequentAccess', condition }]
+
+const document = {
+  rules: [
+    { id: 'logs-expire-30d', enabled: true, conditions: { prefix: 'logs/' }, deleteObjectsTransition: age(30) },
+    { id: 'logs-ia-7d', enabled: true, conditions: { prefix: 'logs/' }, storageClassTransitions: ia({ type: 'Age', maxAge: 7 * DAY }) },
+    { id: 'tmp-expire-1d', enabled: true, conditions: { prefix: 'tmp/' }, deleteObjectsTransition: age(1), storageClassTransitions: ia({ type: 'Age', maxAge: DAY }) },
+    { id: 'off', enabled: false, conditions: { prefix: '' }, deleteObjectsTransition: age(1) },
+    { id: 'archive-date', enabled: true, conditions: {}, storageClassTransitions: ia({ type: 'Date', date: '2026-06-01T00:00:00.000Z' }) },
+    { id: 'old-expire-date', enabled: true, conditions: { prefix: 'old/' }, deleteObjectsTransition: { condition: { type: 'Date', date: '2026-03-01T00:00:00.000Z' } } },
+    { id: 'uploads-1d', enabled: true, conditions: { prefix: 'big/' }, abortMultipartUploadsTransition: age(1) }
+  ]
+}
+const rules = lifecycleRules(document)
+
+t.test('the action at an instant', async t => {
+  const cases: Array<[string, string, number, 'Standard' | 'InfrequentAccess', ReturnType<typeof actionAt>]> = [
+    ['before any condition', 'logs/a', at(1), 'Standard', null],
+    ['a transition that is due', 'logs/a', at(7), 'Standard', { action: 'transition', ruleId: 'logs-ia-7d', storageClass: 'InfrequentAccess' }],
+    ['never back to Standard, nor again', 'logs/a', at(8), 'InfrequentAccess', null],
+    ['an expiry that is due', 'logs/a', at(30), 'Standard', { action: 'expire', ruleId: 'logs-expire-30d' }],
+    ['an expiry also of an object already transitioned', 'logs/a', at(31), 'InfrequentAccess', { action: 'expire', ruleId: 'logs-expire-30d' }],
+    ['expiry wins over a transition due at the same instant', 'tmp/x', at(1), 'Standard', { action: 'expire', ruleId: 'tmp-expire-1d' }],
+    ['a prefix that does not match does nothing', 'logsx/a', at(40), 'Standard', null],
+    ['a disabled rule does nothing', 'other', at(100), 'Standard', null],
+    ['a Date rule for the whole bucket (conditions {}), before the date', 'other', Date.UTC(2026, 4, 31), 'Standard', null],
+    ['a Date rule from its date on', 'other', Date.UTC(2026, 5, 1), 'Standard', { action: 'transition', ruleId: 'archive-date', storageClass: 'InfrequentAccess' }],
+    ['a Date expiry, whatever the age', 'old/x', Date.UTC(2026, 2, 1), 'Standard', { action: 'expire', ruleId: 'old-expire-date' }],
+    ['one millisecond before a Date expiry', 'old/x', Date.UTC(2026, 2, 1) - 1, 'Standard', null],
+    ['an age is counted from uploaded, to the millisecond', 'logs/a', at(7) - 1, 'Standard', null]
+  ]
+  for (const [name, id, now, storageClass, expected] of cases) t.same(actionAt(rules, id, uploaded, storageClass, now), expected, name)
+})
+
+t.test('an object\'s expiry is the earliest of the matching enabled rules', async t => {
+  const cases: Array<[string, unknown, string, ReturnType<typeof objectExpiry>]> = [
+    ['Age rule', document, 'logs/a', { at: at(30), ruleId: 'logs-expire-30d', type: 'Age' }],
+    ['no matching expiry rule', document, 'other', null],
+    ['Date rule', document, 'old/a', { at: Date.UTC(2026, 2, 1), ruleId: 'old-expire-date', type: 'Date' }],
+    ['earliest of two', { rules: [{ id: 'late', enabled: true, conditions: {}, deleteObjectsTransition: age(9) }, { id: 'early', enabled: true, conditions: { prefix: 'a' }, deleteObjectsTransition: age(2) }] },
+      'ab', { at: at(2), ruleId: 'early', type: 'Age' }],
+    ['disabled rules do not count', { rules: [{ id: 'off', enabled: false, conditions: {}, deleteObjectsTransition: age(1) }] }, 'a', null],
+    ['a stored document without rules', null, 'a', null],
+    ['an unreadable condition acts on nothing', { rules: [{ id: 'x', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 'soon' } } }] }, 'a', null],
+    ['prefixes compare in NFC form', { rules: [{ id: 'nfc', enabled: true, conditions: { prefix: 'cafe\u0301/' }, deleteObjectsTransition: age(1) }] },
+      'caf\u00e9/x', { at: at(1), ruleId: 'nfc', type: 'Age' }]
+  ]
+  for (const [name, doc, id, expected] of cases) t.same(objectExpiry(lifecycleRules(doc), id, uploaded), expected, name)
+})
+
+t.test('x-amz-expiration: an Age date rounded up to the next midnight UTC, a Date as it is', async t => {
+  const cases: Array<[string, Parameters<typeof expirationHeader>[0], string]> = [
+    ['mid-day rounds up', { at: at(30), ruleId: 'r', type: 'Age' }, 'expiry-date="Tue, 10 Feb 2026 00:00:00 GMT", rule-id="r"'],
+    ['midnight stays', { at: Date.UTC(2026, 1, 9), ruleId: 'r', type: 'Age' }, 'expiry-date="Mon, 09 Feb 2026 00:00:00 GMT", rule-id="r"'],
+    ['a Date rule', { at: Date.UTC(2026, 2, 1), ruleId: 'd', type: 'Date' }, 'expiry-date="Sun, 01 Mar 2026 00:00:00 GMT", rule-id="d"'],
+    ['quotes and backslashes escaped', { at: Date.UTC(2026, 2, 1), ruleId: 'a "b" \\c', type: 'Date' }, 'expiry-date="Sun, 01 Mar 2026 00:00:00 GMT", rule-id="a \\"b\\" \\\\c"'],
+    ['what a header cannot carry is percent-encoded', { at: Date.UTC(2026, 2, 1), ruleId: 'é\n', type: 'Date' }, 'expiry-date="Sun, 01 Mar 2026 00:00:00 GMT", rule-id="%C3%A9%0A"']
+  ]
+  for (const [name, expiry, expected] of cases) t.equal(expirationHeader(expiry), expected, name)
+  t.equal(objectExpirationHeader(document, 'logs/a', new Date(uploaded)), 'expiry-date="Tue, 10 Feb 2026 00:00:00 GMT", rule-id="logs-expire-30d"')
+  t.equal(objectExpirationHeader(document, 'elsewhere', new Date(uploaded)), undefined, 'no header where no expiry rule matches')
+  t.equal(objectExpirationHeader(null, 'logs/a', new Date(uploaded)), undefined, 'nor without rules')
+})
+
+t.test('uploads: aborted by a matching enabled rule once their age is reached', async t => {
+  t.equal(uploadAbortDue(rules, 'big/file', uploaded, at(1)), true)
+  t.equal(uploadAbortDue(rules, 'big/file', uploaded, at(1) - 1), false)
+  t.equal(uploadAbortDue(rules, 'small/file', uploaded, at(100)), false)
+})
+
+t.test('the prefixes a sweep walks: each covered key range once', async t => {
+  const cases: Array<[string, unknown, string[], string[]]> = [
+    ['nested prefixes are walked once, from the outer one', document, [''], ['big/']],
+    ['only rules with object actions are walked', { rules: [{ id: 'a', enabled: true, conditions: { prefix: 'x/' }, abortMultipartUploadsTransition: age(1) }] }, [], ['x/']],
+    ['disabled rules are not walked', { rules: [{ id: 'a', enabled: false, conditions: {}, deleteObjectsTransition: age(1) }] }, [], []],
+    ['siblings and nesting', {
+      rules: [
+        { id: 'a', enabled: true, conditions: { prefix: 'logs/2026/' }, deleteObjectsTransition: age(1) },
+        { id: 'b', enabled: true, conditions: { prefix: 'logs/' }, deleteObjectsTransition: age(9) },
+        { id: 'c', enabled: true, conditions: { prefix: 'img/' }, storageClassTransitions: ia({ type: 'Age', maxAge: DAY }) }
+      ]
+    }, ['img/', 'logs/'], []],
+    ['a whole-bucket abort rule is the store\'s upload age, not a walk', { rules: [{ id: 'a', enabled: true, conditions: {}, abortMultipartUploadsTransition: age(1) }] }, [], []]
+  ]
+  for (const [name, doc, objects, uploads] of cases) {
+    t.same(objectSweepPrefixes(lifecycleRules(doc)), objects, `${name}: objects`)
+    t.same(uploadSweepPrefixes(lifecycleRules(doc)), uploads, `${name}: uploads`)
+  }
+})

@@ -1,0 +1,69 @@
+/**
+ * Lifecycle over the S3 port, with the AWS SDK over a real socket:
+ * `x-amz-expiration` on PutObject, HeadObject, GetObject and
+ * CompleteMultipartUpload when an enabled expiry rule matches (the SDK
+ * reads it into `Expiration`), and the rules set by
+ * PutBucketLifecycleConfiguration carried out by a sweep.
+ */
+import t from 'tap'
+import {
+  CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutBucketLifecycleConfigurationCommand,
+  PutObjectCommand, UploadPartCommand
+} from '@aws-sdk/client-s3'
+import { s3Server, rejection } from './fixture.js'
+
+const DAY_MS = 86_400_000
+
+/** The next midnight UTC at or after `ms`, as an HTTP date (AWS rounds an Age rule's expiry so). */
+function midnightAfter (ms: number): string {
+  return new Date(Math.ceil(ms / DAY_MS) * DAY_MS).toUTCString()
+}
+
+t.test('x-amz-expiration names the expiry date and rule of an object', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  await s3.send(new PutBucketLifecycleConfigurationCommand({
+    Bucket: 'photos',
+    LifecycleConfiguration: {
+      Rules: [
+        { ID: 'logs-30d', Status: 'Enabled', Filter: { Prefix: 'logs/' }, Expiration: { Days: 30 } },
+        { ID: 'old-date', Status: 'Enabled', Filter: { Prefix: 'old/' }, Expiration: { Date: new Date('2030-01-01T00:00:00Z') } },
+        { ID: 'off', Status: 'Disabled', Filter: { Prefix: 'off/' }, Expiration: { Days: 1 } },
+        { ID: 'ia-only', Status: 'Enabled', Filter: { Prefix: 'ia/' }, Transitions: [{ Days: 1, StorageClass: 'STANDARD_IA' }] }
+      ]
+    }
+  }))
+  const bucket = await registry.open('photos')
+  const uploadedOf = async (key: string): Promise<number> => (await bucket?.head(key))?.uploaded.getTime() ?? NaN
+
+  const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'logs/a.log', Body: 'a log line' }))
+  const expected = `expiry-date="${midnightAfter(await uploadedOf('logs/a.log') + 30 * DAY_MS)}", rule-id="logs-30d"`
+  t.equal(put.Expiration, expected, 'PutObject')
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'logs/a.log' }))).Expiration, expected, 'HeadObject')
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'logs/a.log' }))
+  t.equal(got.Expiration, expected, 'GetObject')
+  await got.Body?.transformToString()
+
+  const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'logs/joined.log' }))
+  const part = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'logs/joined.log', UploadId: upload.UploadId, PartNumber: 1, Body: 'hello' }))
+  const completed = await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'logs/joined.log', UploadId: upload.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] }
+  }))
+  t.equal(completed.Expiration, `expiry-date="${midnightAfter(await uploadedOf('logs/joined.log') + 30 * DAY_MS)}", rule-id="logs-30d"`, 'CompleteMultipartUpload')
+
+  const dated = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'old/b', Body: 'b' }))
+  t.equal(dated.Expiration, 'expiry-date="Tue, 01 Jan 2030 00:00:00 GMT", rule-id="old-date"', 'a Date rule names its date')
+  for (const key of ['other', 'off/c', 'ia/d']) {
+    const answer = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: key }))
+    t.equal(answer.Expiration, undefined, `${key}: no header where no enabled expiry rule matches`)
+    t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: key }))).Expiration, undefined, `${key}: nor on HEAD`)
+  }
+
+  // What the header announces, the sweep carries out (never later than the date).
+  const report = await registry.sweep({ now: new Date(Date.now() + 31 * DAY_MS) })
+  t.equal(report.expiredObjects, 2, 'the two logs/ objects expire')
+  t.equal(report.transitionedObjects, 1, 'ia/d moves to InfrequentAccess')
+  t.equal((await rejection(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'logs/a.log' })))).$metadata.httpStatusCode, 404)
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'ia/d' }))).StorageClass, 'STANDARD_IA')
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'off/c' }))).StorageClass, undefined, 'the disabled rule left off/c alone')
+})
