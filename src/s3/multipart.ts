@@ -31,6 +31,7 @@ import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
 import { checkKey, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { list, readXmlBody, text } from './xml.js'
+import { listEncoder } from './list-encoding.js'
 
 const checksumElements: Record<string, BucketChecksumAlgorithm> = {
   ChecksumCRC32: 'crc32', ChecksumCRC32C: 'crc32c', ChecksumCRC64NVME: 'crc64nvme', ChecksumSHA1: 'sha1', ChecksumSHA256: 'sha256'
@@ -200,8 +201,7 @@ function maxFrom (ctx: S3Context, name: string): number {
 
 export async function listMultipartUploads (ctx: S3Context): Promise<void> {
   const encoding = param(ctx, 'encoding-type')
-  if (encoding !== undefined && encoding !== 'url') throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request')
-  const encode = encoding === 'url' ? encodeURIComponent : (value: string) => value
+  const encode = listEncoder(encoding)
   const { bucket } = await openNamedBucket(ctx)
   const limit = maxFrom(ctx, 'max-uploads')
   const prefix = param(ctx, 'prefix') ?? ''
