@@ -17,8 +17,10 @@
  *     is present (its value is signed as given; payload.ts verifies it);
  *   - presigned: X-Amz-Expires is a plain decimal (AuthorizationQueryParametersError
  *     "X-Amz-Expires should be a number" for `+60`, `0x10`, `1e3`, `60.0`),
- *     of 1 to 604,800 seconds, and not past (AccessDenied "Request has
- *     expired"); X-Amz-Date is at most 15 minutes ahead of the server's
+ *     not negative ("X-Amz-Expires must be non-negative") nor over 604,800
+ *     seconds (the same error, "...must be less than a week..."), and not
+ *     past (AccessDenied "Request has expired", 403, which 0 always is);
+ *     X-Amz-Date is at most 15 minutes ahead of the server's
  *     clock (AccessDenied "Request is not yet valid"), so a URL lives at most
  *     7 days from its signing time; other query parameters (checksum ones,
  *     response-* overrides) are signed like any other;
@@ -442,9 +444,13 @@ export async function verifySignature (
     if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
     // Digits (a minus sign is left to the range check), not every form Number() reads (`+60`, `0x10`, `1e3`, ` 60`, `60.0`).
     if (!/^-?\d+$/.test(expiresField)) throw new S3Error(malformed, 'X-Amz-Expires should be a number')
-    if (Number(expiresField) < 1 || Number(expiresField) > MAX_EXPIRES_SECONDS) {
-      throw new S3Error(malformed, `X-Amz-Expires must be from 1 to ${MAX_EXPIRES_SECONDS} seconds.`)
+    // S3's three answers: negative and over a week are malformed URLs (400); 0 is a URL that expired as it was made (403).
+    const expires = Number(expiresField)
+    if (expires < 0) throw new S3Error(malformed, 'X-Amz-Expires must be non-negative')
+    if (expires > MAX_EXPIRES_SECONDS) {
+      throw new S3Error(malformed, `X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than ${MAX_EXPIRES_SECONDS} seconds`)
     }
+    if (expires === 0) throw new S3Error('AccessDenied', 'Request has expired')
     if (date.getTime() - nowMs > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not yet valid')
     if (nowMs > date.getTime() + Number(expiresField) * 1000) throw new S3Error('AccessDenied', 'Request has expired')
     longDate = dateField
