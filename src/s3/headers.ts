@@ -17,12 +17,16 @@
  *
  * Header values travel as Latin-1 on the wire; values that are valid UTF-8
  * are decoded as UTF-8 when stored (the engine's request-metadata.ts, shared
- * with the HTTP routes). Served values that are not printable ASCII go out
- * as RFC 2047 encoded words, as S3 sends them.
+ * with the HTTP routes), and RFC 2047 encoded words in `x-amz-meta-*` values
+ * are decoded (encoded-words.ts), as the hosted service stores them. Served
+ * values that are not printable ASCII go out as RFC 2047 encoded words, as
+ * S3 and the hosted service send them; custom metadata whose name cannot be
+ * a header name is left out and counted in `x-amz-missing-meta`.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import type { BucketHTTPMetadata, BucketObject, StorageClass } from '../bucket/index.js'
+import { decodeEncodedWords } from './encoded-words.js'
 import { S3Error } from './errors.js'
 
 export function single (headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -96,8 +100,11 @@ export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetad
   return metadata
 }
 
+/** `x-amz-meta-*` of the request, names lowercased, RFC 2047 encoded words in the values decoded (encoded-words.ts). */
 export function customMetadataFrom (headers: IncomingHttpHeaders): Record<string, string> {
-  return customMetadataOfHeaders(headers, 'x-amz-meta-')
+  const metadata = customMetadataOfHeaders(headers, 'x-amz-meta-')
+  for (const name in metadata) metadata[name] = decodeEncodedWords(metadata[name])
+  return metadata
 }
 
 /**
@@ -166,6 +173,9 @@ export function checksumHeaders (object: BucketObject): Record<string, string> {
   return headers
 }
 
+/** A header name (RFC 9110's token). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
 /** The headers describing `object` in a GET/HEAD answer (without Content-Length/Range). */
 export function objectHeaders (object: BucketObject, options: { overrides?: Record<string, string>, checksums?: boolean } = {}): Record<string, string> {
   const headers: Record<string, string> = {
@@ -182,7 +192,15 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
   if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
   const custom = object.customMetadata
-  for (const name in custom) headers[`x-amz-meta-${name.toLowerCase()}`] = custom[name]
+  let missing = 0
+  for (const name in custom) {
+    const header = `x-amz-meta-${name.toLowerCase()}`
+    // Metadata written through the binding or the HTTP routes may be named what no header can be (`a b`, `ü`), or
+    // differ from another name only in case: S3 counts what it cannot answer in x-amz-missing-meta.
+    if (!HEADER_NAME.test(name) || headers[header] !== undefined) missing++
+    else headers[header] = custom[name]
+  }
+  if (missing > 0) headers['x-amz-missing-meta'] = String(missing)
   if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})
   const safe: Record<string, string> = {}

@@ -35,12 +35,18 @@
  * The canonical URI is the path as it came on the wire (S3 clients do not
  * encode twice); when that does not verify, the path re-encoded the AWS way
  * from its decoded form is tried, for clients that send `~` or `!` raw.
+ * Header values are signed as the client meant them: a value that came as
+ * UTF-8 bytes (metadata such as `x-amz-meta-city: Zürich`, which curl and
+ * several SDKs send as is and sign as those bytes) is tried read as UTF-8
+ * when its Latin-1 reading (one character per byte, as Node.js gives it;
+ * the AWS SDK for JavaScript signs Latin-1 characters so) does not verify.
  */
 import * as crypto from 'node:crypto'
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { getSigningKey } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
+import { decodeHeaderValue } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
 import { presignedPayloadHash } from './presigned.js'
 
@@ -475,10 +481,14 @@ export async function verifySignature (
     values.push(Array.isArray(value) ? value.join(',') : value)
   }
   const signingKey = await signingKeyOf(scope, secretAccessKey)
-  const verified = (path: string): boolean => {
-    const canonical = canonicalRequest(request.method, path, query, signed, values, payloadHash)
+  // Header values arrive one Latin-1 character per byte. A client that put UTF-8 in a header (metadata sent as is)
+  // signed its bytes: the values read as UTF-8 are tried when the values as received do not verify.
+  const utf8Values = values.map(decodeHeaderValue)
+  const valueForms = utf8Values.some((value, i) => value !== values[i]) ? [values, utf8Values] : [values]
+  const verified = (path: string): boolean => valueForms.some(form => {
+    const canonical = canonicalRequest(request.method, path, query, signed, form, payloadHash)
     return signaturesEqual(hmacHex(signingKey, stringToSign(longDate, credential.scope, canonical)), given)
-  }
+  })
   // The path as sent, then (only when that fails) re-encoded the AWS way.
   let verifiedPath = verified(request.rawPath)
   if (!verifiedPath) {
