@@ -119,28 +119,38 @@ function quoteBareEtags (value: string): string {
   }).join(', ')
 }
 
-const readConditions = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
-const writeConditions = ['if-match', 'if-none-match']
+const conditionNames = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
 
 /**
- * The conditions of a write (PutObject, CopyObject's destination,
- * CompleteMultipartUpload) as S3 takes them: If-Match, and If-None-Match
- * with `*` only (an etag there is NotImplemented, as S3 answers it).
- * If-Modified-Since and If-Unmodified-Since are ignored on writes, as S3
- * ignores them.
+ * The conditions of a write (PutObject, CompleteMultipartUpload) as the
+ * hosted service takes them: If-Match and If-None-Match (`*` or etags),
+ * If-Modified-Since and If-Unmodified-Since, each against the object the
+ * write would replace. The engine judges them (a missing object fails
+ * If-Match and If-Modified-Since and passes the others); a failed one is
+ * PreconditionFailed (412).
  */
 export function writeConditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
-  const noneMatch = single(headers, 'if-none-match')
-  if (noneMatch !== undefined && noneMatch.trim() !== '*') {
-    throw new S3Error('NotImplemented', 'If-None-Match on a write takes * only (write only if no object has the key).')
-  }
-  return conditionalFrom(headers, '', writeConditions)
+  return conditionalFrom(headers)
+}
+
+/**
+ * The destination conditions of a CopyObject: the hosted service's
+ * `cf-copy-destination-if-*`, and S3's If-Match / If-None-Match (and the
+ * dates, as on PutObject); a `cf-copy-destination-` header wins over the
+ * plain one of the same name.
+ */
+export function copyDestinationConditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
+  const plain = conditionalFrom(headers)
+  const prefixed = conditionalFrom(headers, 'cf-copy-destination-')
+  if (plain === undefined || prefixed === undefined) return prefixed ?? plain
+  prefixed.forEach((value, name) => { plain.set(name, value) })
+  return plain
 }
 
 /** The conditional headers of a read under their own names, or under `prefix` (x-amz-copy-source-if-*). */
-export function conditionalFrom (headers: IncomingHttpHeaders, prefix = '', names = readConditions): Headers | undefined {
+export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Headers | undefined {
   let onlyIf: Headers | undefined
-  for (const name of names) {
+  for (const name of conditionNames) {
     const value = single(headers, `${prefix}${name}`)
     if (value === undefined) continue
     onlyIf ??= new Headers()
