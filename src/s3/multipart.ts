@@ -25,7 +25,7 @@
  * x-amz-checksum-type takes the upload's.
  */
 import { bodyStream, compareIds, MAX_PART_BYTES, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
-import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
+import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
@@ -94,6 +94,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   refuseOversized(ctx.request.headers, MAX_PART_BYTES)
+  refuseUnframed(ctx.request.headers)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}))
   // A part stored is its whole body, as long as declared (the decoder and the parser hold it to that).

@@ -23,7 +23,7 @@ import type { Readable } from 'node:stream'
 import { bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
-import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
+import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
@@ -49,6 +49,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
   const { bucket, info } = await openNamedBucket(ctx)
   const headers = ctx.request.headers
   refuseOversized(headers, MAX_PUT_BYTES)
+  refuseUnframed(headers)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const onlyIf = writeConditionalFrom(headers)
   const object = await bucket.put(ctx.key, body.stream, {
