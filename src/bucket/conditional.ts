@@ -21,8 +21,9 @@
  * Argument checks, as the hosted binding makes them:
  *   - in a `BucketConditional`, an etag is compared literally: one wrapped in
  *     double quotes is a TypeError, and `W/"E"` is just a string that no etag
- *     equals; the dates must be `Date` objects (a string is a TypeError), and
- *     an invalid Date makes its condition fail rather than throw;
+ *     equals; the dates are `Date` objects or numbers of milliseconds since
+ *     the epoch (a string, ISO or not, is a TypeError), and an invalid Date
+ *     (or NaN) makes its condition fail rather than throw;
  *   - in a `Headers`, an If-Match / If-None-Match holding no quoted etag and
  *     no `*` is an Error ("Invalid ETag in if-match header"); unquoted
  *     elements of a list that has a quoted one are ignored.
@@ -90,6 +91,8 @@ function conditionalEtag (method: string, name: string, value: unknown): EtagLis
 
 function conditionalDate (method: string, name: string, value: unknown): Date | undefined {
   if (value === undefined) return undefined
+  // A number is milliseconds since the epoch, as the hosted runtime converts it to its date type.
+  if (typeof value === 'number') return new Date(value)
   if (!(value instanceof Date)) throw new TypeError(`${method}: onlyIf.${name} must be a Date.`)
   // An invalid Date compares false with every instant, so its condition fails.
   return value

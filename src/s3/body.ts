@@ -27,6 +27,16 @@ export function refuseOversized (headers: IncomingMessage['headers'], limit: num
   if (declaresBodyOver(headers, limit)) throw new S3Error('EntityTooLarge', `Your proposed upload exceeds the maximum allowed size of ${limit} bytes.`)
 }
 
+/**
+ * MissingContentLength (411) for an object or part sent with neither
+ * Content-Length nor Transfer-Encoding, as S3 answers it: HTTP reads such a
+ * request as having no body, and storing an empty object for a client whose
+ * bytes follow unannounced would lose them without a word.
+ */
+export function refuseUnframed (headers: IncomingMessage['headers']): void {
+  if (headers['content-length'] === undefined && headers['transfer-encoding'] === undefined) throw new S3Error('MissingContentLength')
+}
+
 /** What S3 adds to an object or part that arrives without an x-amz-checksum-*. */
 export const defaultChecksum: BucketUploadChecksumAlgorithm = 'crc64nvme'
 

@@ -17,12 +17,16 @@
  *
  * Header values travel as Latin-1 on the wire; values that are valid UTF-8
  * are decoded as UTF-8 when stored (the engine's request-metadata.ts, shared
- * with the HTTP routes). Served values that are not printable ASCII go out
- * as RFC 2047 encoded words, as S3 sends them.
+ * with the HTTP routes), and RFC 2047 encoded words in `x-amz-meta-*` values
+ * are decoded (encoded-words.ts), as the hosted service stores them. Served
+ * values that are not printable ASCII go out as RFC 2047 encoded words, as
+ * S3 and the hosted service send them; custom metadata whose name cannot be
+ * a header name is left out and counted in `x-amz-missing-meta`.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import type { BucketHTTPMetadata, BucketObject, StorageClass } from '../bucket/index.js'
+import { decodeEncodedWords } from './encoded-words.js'
 import { S3Error } from './errors.js'
 
 export function single (headers: IncomingHttpHeaders, name: string): string | undefined {
@@ -96,8 +100,11 @@ export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetad
   return metadata
 }
 
+/** `x-amz-meta-*` of the request, names lowercased, RFC 2047 encoded words in the values decoded (encoded-words.ts). */
 export function customMetadataFrom (headers: IncomingHttpHeaders): Record<string, string> {
-  return customMetadataOfHeaders(headers, 'x-amz-meta-')
+  const metadata = customMetadataOfHeaders(headers, 'x-amz-meta-')
+  for (const name in metadata) metadata[name] = decodeEncodedWords(metadata[name])
+  return metadata
 }
 
 /**
@@ -112,28 +119,38 @@ function quoteBareEtags (value: string): string {
   }).join(', ')
 }
 
-const readConditions = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
-const writeConditions = ['if-match', 'if-none-match']
+const conditionNames = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
 
 /**
- * The conditions of a write (PutObject, CopyObject's destination,
- * CompleteMultipartUpload) as S3 takes them: If-Match, and If-None-Match
- * with `*` only (an etag there is NotImplemented, as S3 answers it).
- * If-Modified-Since and If-Unmodified-Since are ignored on writes, as S3
- * ignores them.
+ * The conditions of a write (PutObject, CompleteMultipartUpload) as the
+ * hosted service takes them: If-Match and If-None-Match (`*` or etags),
+ * If-Modified-Since and If-Unmodified-Since, each against the object the
+ * write would replace. The engine judges them (a missing object fails
+ * If-Match and If-Modified-Since and passes the others); a failed one is
+ * PreconditionFailed (412).
  */
 export function writeConditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
-  const noneMatch = single(headers, 'if-none-match')
-  if (noneMatch !== undefined && noneMatch.trim() !== '*') {
-    throw new S3Error('NotImplemented', 'If-None-Match on a write takes * only (write only if no object has the key).')
-  }
-  return conditionalFrom(headers, '', writeConditions)
+  return conditionalFrom(headers)
+}
+
+/**
+ * The destination conditions of a CopyObject: the hosted service's
+ * `cf-copy-destination-if-*`, and S3's If-Match / If-None-Match (and the
+ * dates, as on PutObject); a `cf-copy-destination-` header wins over the
+ * plain one of the same name.
+ */
+export function copyDestinationConditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
+  const plain = conditionalFrom(headers)
+  const prefixed = conditionalFrom(headers, 'cf-copy-destination-')
+  if (plain === undefined || prefixed === undefined) return prefixed ?? plain
+  prefixed.forEach((value, name) => { plain.set(name, value) })
+  return plain
 }
 
 /** The conditional headers of a read under their own names, or under `prefix` (x-amz-copy-source-if-*). */
-export function conditionalFrom (headers: IncomingHttpHeaders, prefix = '', names = readConditions): Headers | undefined {
+export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Headers | undefined {
   let onlyIf: Headers | undefined
-  for (const name of names) {
+  for (const name of conditionNames) {
     const value = single(headers, `${prefix}${name}`)
     if (value === undefined) continue
     onlyIf ??= new Headers()
@@ -166,6 +183,9 @@ export function checksumHeaders (object: BucketObject): Record<string, string> {
   return headers
 }
 
+/** A header name (RFC 9110's token). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+
 /** The headers describing `object` in a GET/HEAD answer (without Content-Length/Range). */
 export function objectHeaders (object: BucketObject, options: { overrides?: Record<string, string>, checksums?: boolean } = {}): Record<string, string> {
   const headers: Record<string, string> = {
@@ -182,7 +202,15 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
   if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
   const custom = object.customMetadata
-  for (const name in custom) headers[`x-amz-meta-${name.toLowerCase()}`] = custom[name]
+  let missing = 0
+  for (const name in custom) {
+    const header = `x-amz-meta-${name.toLowerCase()}`
+    // Metadata written through the binding or the HTTP routes may be named what no header can be (`a b`, `ü`), or
+    // differ from another name only in case: S3 counts what it cannot answer in x-amz-missing-meta.
+    if (!HEADER_NAME.test(name) || headers[header] !== undefined) missing++
+    else headers[header] = custom[name]
+  }
+  if (missing > 0) headers['x-amz-missing-meta'] = String(missing)
   if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})
   const safe: Record<string, string> = {}

@@ -13,12 +13,17 @@
  * delimiter; sending it always is harmless and saves clients a step).
  *
  * `max-keys` above 1,000 is 1,000 (as S3); 0 answers an empty page.
- * `encoding-type=url` percent-encodes keys, prefixes, delimiter and markers.
+ * `encoding-type=url` percent-encodes what S3 encodes (list-encoding.ts):
+ * Key, Prefix (the request's and each CommonPrefix), Delimiter, Marker and
+ * NextMarker (V1), StartAfter (V2); never the continuation tokens, which
+ * are opaque. An empty `continuation-token` is none (the first page), as S3
+ * takes it.
  */
 import { compareIds, MAX_LIST_LIMIT, type BucketObject } from '../bucket/index.js'
 import { has, openNamedBucket, OWNER, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { s3StorageClass } from './headers.js'
+import { listEncoder } from './list-encoding.js'
 
 function maxKeysFrom (ctx: S3Context): number {
   const raw = param(ctx, 'max-keys')
@@ -28,10 +33,7 @@ function maxKeysFrom (ctx: S3Context): number {
 }
 
 function encoderFrom (ctx: S3Context): (value: string) => string {
-  const encoding = param(ctx, 'encoding-type')
-  if (encoding === undefined) return value => value
-  if (encoding !== 'url') throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request')
-  return value => encodeURIComponent(value)
+  return listEncoder(param(ctx, 'encoding-type'))
 }
 
 function contents (object: BucketObject, encode: (value: string) => string, owner: boolean): Record<string, unknown> {
@@ -83,9 +85,8 @@ export async function listObjectsV2 (ctx: S3Context): Promise<void> {
   const maxKeys = maxKeysFrom(ctx)
   const prefix = param(ctx, 'prefix') ?? ''
   const delimiter = param(ctx, 'delimiter') || undefined
-  const token = param(ctx, 'continuation-token')
+  const token = param(ctx, 'continuation-token') || undefined
   const startAfter = param(ctx, 'start-after')
-  if (token === '') throw new S3Error('InvalidArgument', 'The continuation token provided is incorrect')
   let listed: Awaited<ReturnType<typeof page>>
   try {
     listed = await page(ctx, { prefix, delimiter, cursor: token, startAfter, limit: maxKeys })

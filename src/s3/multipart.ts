@@ -25,12 +25,13 @@
  * x-amz-checksum-type takes the upload's.
  */
 import { bodyStream, compareIds, MAX_PART_BYTES, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
-import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
+import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
 import { checkKey, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { list, readXmlBody, text } from './xml.js'
+import { listEncoder } from './list-encoding.js'
 
 const checksumElements: Record<string, BucketChecksumAlgorithm> = {
   ChecksumCRC32: 'crc32', ChecksumCRC32C: 'crc32c', ChecksumCRC64NVME: 'crc64nvme', ChecksumSHA1: 'sha1', ChecksumSHA256: 'sha256'
@@ -93,6 +94,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   refuseOversized(ctx.request.headers, MAX_PART_BYTES)
+  refuseUnframed(ctx.request.headers)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}))
   // A part stored is its whole body, as long as declared (the decoder and the parser hold it to that).
@@ -201,8 +203,7 @@ function maxFrom (ctx: S3Context, name: string): number {
 
 export async function listMultipartUploads (ctx: S3Context): Promise<void> {
   const encoding = param(ctx, 'encoding-type')
-  if (encoding !== undefined && encoding !== 'url') throw new S3Error('InvalidArgument', 'Invalid Encoding Method specified in Request')
-  const encode = encoding === 'url' ? encodeURIComponent : (value: string) => value
+  const encode = listEncoder(encoding)
   const { bucket } = await openNamedBucket(ctx)
   const limit = maxFrom(ctx, 'max-uploads')
   const prefix = param(ctx, 'prefix') ?? ''

@@ -23,11 +23,11 @@ import type { Readable } from 'node:stream'
 import { bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
-import { decodedBody, defaultChecksum, refuseOversized } from './body.js'
+import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import {
-  checksumHeaders, conditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
+  checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
 } from './headers.js'
 import { list, readXmlBody, text, textOnly } from './xml.js'
 
@@ -59,6 +59,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
   const { bucket, info } = await openNamedBucket(ctx)
   const headers = ctx.request.headers
   refuseOversized(headers, MAX_PUT_BYTES)
+  refuseUnframed(headers)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
   const onlyIf = writeConditionalFrom(headers)
   const object = await bucket.put(ctx.key, body.stream, {
@@ -238,8 +239,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
   }
   const checksumAlgorithm = copyChecksumAlgorithmFrom(single(headers, 'x-amz-checksum-algorithm'))
-  // If-Match / If-None-Match: * judge the object the copy would replace.
-  const onlyIf = writeConditionalFrom(headers)
+  // cf-copy-destination-if-* (and If-Match, If-None-Match) judge the object the copy would replace.
+  const onlyIf = copyDestinationConditionalFrom(headers)
   const { bucket } = await openNamedBucket(ctx)
   if (source.bucket === ctx.bucketName) {
     // Within one bucket the binding's copy: the bytes shared, or read again for a multipart source or a checksum the source lacks.

@@ -17,8 +17,10 @@
  *     is present (its value is signed as given; payload.ts verifies it);
  *   - presigned: X-Amz-Expires is a plain decimal (AuthorizationQueryParametersError
  *     "X-Amz-Expires should be a number" for `+60`, `0x10`, `1e3`, `60.0`),
- *     of 1 to 604,800 seconds, and not past (AccessDenied "Request has
- *     expired"); X-Amz-Date is at most 15 minutes ahead of the server's
+ *     not negative ("X-Amz-Expires must be non-negative") nor over 604,800
+ *     seconds (the same error, "...must be less than a week..."), and not
+ *     past (AccessDenied "Request has expired", 403, which 0 always is);
+ *     X-Amz-Date is at most 15 minutes ahead of the server's
  *     clock (AccessDenied "Request is not yet valid"), so a URL lives at most
  *     7 days from its signing time; other query parameters (checksum ones,
  *     response-* overrides) are signed like any other;
@@ -33,12 +35,18 @@
  * The canonical URI is the path as it came on the wire (S3 clients do not
  * encode twice); when that does not verify, the path re-encoded the AWS way
  * from its decoded form is tried, for clients that send `~` or `!` raw.
+ * Header values are signed as the client meant them: a value that came as
+ * UTF-8 bytes (metadata such as `x-amz-meta-city: Zürich`, which curl and
+ * several SDKs send as is and sign as those bytes) is tried read as UTF-8
+ * when its Latin-1 reading (one character per byte, as Node.js gives it;
+ * the AWS SDK for JavaScript signs Latin-1 characters so) does not verify.
  */
 import * as crypto from 'node:crypto'
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { getSigningKey } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
+import { decodeHeaderValue } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
 import { presignedPayloadHash } from './presigned.js'
 
@@ -442,9 +450,13 @@ export async function verifySignature (
     if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
     // Digits (a minus sign is left to the range check), not every form Number() reads (`+60`, `0x10`, `1e3`, ` 60`, `60.0`).
     if (!/^-?\d+$/.test(expiresField)) throw new S3Error(malformed, 'X-Amz-Expires should be a number')
-    if (Number(expiresField) < 1 || Number(expiresField) > MAX_EXPIRES_SECONDS) {
-      throw new S3Error(malformed, `X-Amz-Expires must be from 1 to ${MAX_EXPIRES_SECONDS} seconds.`)
+    // S3's three answers: negative and over a week are malformed URLs (400); 0 is a URL that expired as it was made (403).
+    const expires = Number(expiresField)
+    if (expires < 0) throw new S3Error(malformed, 'X-Amz-Expires must be non-negative')
+    if (expires > MAX_EXPIRES_SECONDS) {
+      throw new S3Error(malformed, `X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than ${MAX_EXPIRES_SECONDS} seconds`)
     }
+    if (expires === 0) throw new S3Error('AccessDenied', 'Request has expired')
     if (date.getTime() - nowMs > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not yet valid')
     if (nowMs > date.getTime() + Number(expiresField) * 1000) throw new S3Error('AccessDenied', 'Request has expired')
     longDate = dateField
@@ -469,10 +481,14 @@ export async function verifySignature (
     values.push(Array.isArray(value) ? value.join(',') : value)
   }
   const signingKey = await signingKeyOf(scope, secretAccessKey)
-  const verified = (path: string): boolean => {
-    const canonical = canonicalRequest(request.method, path, query, signed, values, payloadHash)
+  // Header values arrive one Latin-1 character per byte. A client that put UTF-8 in a header (metadata sent as is)
+  // signed its bytes: the values read as UTF-8 are tried when the values as received do not verify.
+  const utf8Values = values.map(decodeHeaderValue)
+  const valueForms = utf8Values.some((value, i) => value !== values[i]) ? [values, utf8Values] : [values]
+  const verified = (path: string): boolean => valueForms.some(form => {
+    const canonical = canonicalRequest(request.method, path, query, signed, form, payloadHash)
     return signaturesEqual(hmacHex(signingKey, stringToSign(longDate, credential.scope, canonical)), given)
-  }
+  })
   // The path as sent, then (only when that fails) re-encoded the AWS way.
   let verifiedPath = verified(request.rawPath)
   if (!verifiedPath) {

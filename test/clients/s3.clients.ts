@@ -163,4 +163,19 @@ print(s3.head_object(Bucket='clients', Key='boto3/big.bin')['ETag'])
     t.match(etag, /-5"$/, 'five parts of 5 MiB')
     t.equal(await storedSha('boto3/big.bin'), sha256(big))
   })
+  t.test('boto3: non-ASCII metadata as RFC 2047 (botocore sends ASCII only), stored decoded, answered encoded', { skip: missing(boto3, 'boto3 (for python3)', 'python3-boto3') }, async t => {
+    const script = `
+import boto3, sys
+from email.header import decode_header
+s3 = boto3.client('s3', endpoint_url=sys.argv[1], region_name='us-east-1', aws_access_key_id=sys.argv[2], aws_secret_access_key=sys.argv[3])
+s3.put_object(Bucket='clients', Key='boto3/meta', Body=b'x', Metadata={'city': '=?UTF-8?Q?Z=C3=BCrich_=E2=98=83?='})
+value = s3.head_object(Bucket='clients', Key='boto3/meta')['Metadata']['city']
+print(value)
+print(''.join(part.decode(charset) if isinstance(part, bytes) else part for part, charset in decode_header(value)))
+`
+    const { stdout } = await run('python3', ['-c', script, endpoint, accessKeyId, secretAccessKey], { env })
+    const [answered, decoded] = stdout.trim().split('\n')
+    t.equal(answered, `=?UTF-8?B?${Buffer.from('Zürich ☃').toString('base64')}?=`, 'answered as an encoded word')
+    t.equal(decoded, 'Zürich ☃', 'which decodes to what was meant')
+  })
 })

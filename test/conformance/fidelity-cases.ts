@@ -73,7 +73,7 @@ export function fidelityCases (t: Test, open: OpenBucket): void {
     t.equal((await bucket.put('k', 'x', { customMetadata: undefined }))?.size, 1, 'customMetadata left undefined is fine')
   })
 
-  t.test('fidelity: onlyIf dates are Date objects; an invalid Date fails its condition', async t => {
+  t.test('fidelity: onlyIf dates are Date objects or numbers (ms); a string is a TypeError; an invalid Date fails its condition', async t => {
     const clock = new TestClock(Date.UTC(2025, 0, 1, 0, 0, 0))
     const bucket = await fresh(t, { clock: clock.read })
     await bucket.put('d', 'dated')
@@ -90,6 +90,14 @@ export function fidelityCases (t: Test, open: OpenBucket): void {
     t.ok(after !== null && !hasBody(after), 'an invalid uploadedAfter fails')
     t.equal(await bucket.put('d', 'replaced', { onlyIf: { uploadedBefore: invalid } }), null, 'a put with an invalid date is refused')
     t.equal(await textOf(await bucket.get('d')), 'dated', 'and stores nothing')
+
+    // A number is milliseconds since the epoch, as the hosted runtime takes it.
+    const later = await bucket.get('d', { onlyIf: { uploadedBefore: clock.now as unknown as Date } })
+    t.ok(later !== null && hasBody(later), 'uploadedBefore as a number after the upload passes')
+    const earlier = await bucket.get('d', { onlyIf: { uploadedAfter: clock.now as unknown as Date } })
+    t.ok(earlier !== null && !hasBody(earlier), 'uploadedAfter as a number after the upload fails')
+    t.equal(await bucket.put('d', 'replaced', { onlyIf: { uploadedAfter: clock.now as unknown as Date } }), null, 'a put judges it alike')
+    t.ok(await bucket.put('d', 'replaced', { onlyIf: { uploadedBefore: clock.now as unknown as Date } }), 'and writes when it passes')
   })
 
   t.test('fidelity: etags compared literally in object form, quoted in Headers form', async t => {

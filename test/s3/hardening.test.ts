@@ -111,17 +111,45 @@ t.test('CopyObject judges If-None-Match: * and If-Match against the object it wo
   t.equal(await bodyOf(server, 'fresh'), 'other', 'a copy to a free key goes through')
 })
 
-t.test('write conditions as S3 takes them: If-None-Match with * only, the date conditions ignored', async t => {
+t.test('CopyObject takes the hosted service\'s cf-copy-destination-if-* conditions, over the plain ones', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  const { ETag } = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'precious', Body: 'PRECIOUS' }))
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'other', Body: 'other' }))
+  await server.registry.create('elsewhere')
+  await s3.send(new PutObjectCommand({ Bucket: 'elsewhere', Key: 'x', Body: 'other' }))
+  const copy = async (source: string, headers: Record<string, string>): Promise<number> =>
+    (await raw(server, 'PUT', '/photos/precious', { 'x-amz-copy-source': source, ...headers })).status
+  for (const source of ['/photos/other', '/elsewhere/x']) {
+    t.equal(await copy(source, { 'cf-copy-destination-if-none-match': '*' }), 412, `${source}: if-none-match *`)
+    t.equal(await copy(source, { 'cf-copy-destination-if-match': '"0000"' }), 412, `${source}: if-match`)
+    t.equal(await copy(source, { 'cf-copy-destination-if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' }), 412, `${source}: if-unmodified-since`)
+    t.equal(await copy(source, { 'if-none-match': '"0000"', 'cf-copy-destination-if-none-match': '*' }), 412, `${source}: the cf- header wins over the plain one`)
+  }
+  t.equal(await bodyOf(server, 'precious'), 'PRECIOUS', 'the destination is unchanged')
+  t.equal(await copy('/photos/other', { 'cf-copy-destination-if-match': ETag! }), 200)
+  t.equal(await bodyOf(server, 'precious'), 'other')
+})
+
+t.test('write conditions as the hosted service takes them: If-None-Match with etags, If-Match, and the dates, judged against the object replaced', async t => {
   const server = await s3Server(t)
   const s3 = server.client()
   const { ETag } = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'one' }))
-  const etag = await raw(server, 'PUT', '/photos/k', { 'if-none-match': ETag! }, 'two')
-  t.equal(etag.status, 501)
-  t.match(etag.body, /<Code>NotImplemented<\/Code>/)
-  t.equal(await bodyOf(server, 'k'), 'one')
-  const dated = await raw(server, 'PUT', '/photos/k', { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' }, 'three')
-  t.equal(dated.status, 200, 'If-Unmodified-Since is not a write condition')
-  t.equal(await bodyOf(server, 'k'), 'three')
+  const put = async (key: string, headers: Record<string, string>, body: string): Promise<number> => (await raw(server, 'PUT', `/photos/${key}`, headers, body)).status
+  const past = 'Thu, 01 Jan 1970 00:00:00 GMT'
+  const future = new Date(Date.now() + 3600_000).toUTCString()
+  t.equal(await put('k', { 'if-none-match': ETag! }, 'two'), 412, 'If-None-Match naming the current etag')
+  t.equal(await put('k', { 'if-none-match': ETag!.slice(1, -1) }, 'two'), 412, 'unquoted, as S3 takes it')
+  t.equal(await put('k', { 'if-unmodified-since': past }, 'two'), 412, 'If-Unmodified-Since before the object')
+  t.equal(await put('k', { 'if-modified-since': future }, 'two'), 412, 'If-Modified-Since after it')
+  t.equal(await bodyOf(server, 'k'), 'one', 'none of them wrote')
+  t.equal(await put('k', { 'if-none-match': '"0000", "1111"' }, 'two'), 200, 'If-None-Match naming other etags')
+  t.equal(await put('k', { 'if-unmodified-since': future }, 'three'), 200)
+  t.equal(await put('k', { 'if-modified-since': past }, 'four'), 200)
+  t.equal(await bodyOf(server, 'k'), 'four')
+  t.equal(await put('missing', { 'if-match': '"0000"' }, 'x'), 412, 'If-Match on a missing key fails, as the hosted service answers it')
+  t.equal(await put('missing', { 'if-modified-since': past }, 'x'), 412, 'so does If-Modified-Since')
+  t.equal(await put('missing', { 'if-none-match': '"0000"', 'if-unmodified-since': past }, 'x'), 200, 'the others pass')
 })
 
 t.test('UploadPartCopy with a range past the source\'s end is InvalidArgument, no part stored', async t => {

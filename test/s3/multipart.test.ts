@@ -175,7 +175,7 @@ t.test('ListMultipartUploads and ListParts, with pages', async t => {
   t.same((await s3.send(new ListMultipartUploadsCommand({ Bucket: 'photos' }))).Uploads?.map(u => u.Key), ['docs/a', 'docs/b'])
 })
 
-t.test('conditional CompleteMultipartUpload: If-None-Match * and If-Match', async t => {
+t.test('conditional CompleteMultipartUpload: If-None-Match (* or etags) and If-Match', async t => {
   const { client } = await s3Server(t)
   const s3 = client()
   const existing = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'taken', Body: 'already here' }))
@@ -189,7 +189,9 @@ t.test('conditional CompleteMultipartUpload: If-None-Match * and If-Match', asyn
   t.equal(refused.$metadata.httpStatusCode, 412)
   const wrong = await rejection(complete({ IfMatch: '"0000"' }))
   t.equal(wrong.name, 'PreconditionFailed')
-  await complete({ IfMatch: existing.ETag })
+  const named = await rejection(complete({ IfNoneMatch: existing.ETag }))
+  t.equal(named.name, 'PreconditionFailed', 'If-None-Match naming the etag of the object it would replace')
+  await complete({ IfMatch: existing.ETag, IfNoneMatch: '"0000"' })
   const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'taken' }))
   t.equal(await got.Body!.transformToString(), 'new bytes')
 })

@@ -213,7 +213,8 @@ t.test('X-Amz-Expires is a plain decimal; X-Amz-Date at most 15 minutes ahead', 
     ['+86400', 'X-Amz-Expires should be a number'], ['0x10', 'X-Amz-Expires should be a number'], ['1e3', 'X-Amz-Expires should be a number'],
     [' 60', 'X-Amz-Expires should be a number'], ['60.0', 'X-Amz-Expires should be a number'], ['', 'X-Amz-Expires should be a number'],
     ['\u0661\u0662', 'X-Amz-Expires should be a number'],
-    ['0', 'X-Amz-Expires must be from 1 to 604800 seconds.'], ['-60', 'X-Amz-Expires must be from 1 to 604800 seconds.']
+    ['0', 'AccessDenied'], ['-60', 'X-Amz-Expires must be non-negative'], ['604800', 'SignatureDoesNotMatch'],
+    ['604801', 'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds']
   ]
   for (const [expires, expected] of table) {
     const answer = await verify('GET', url(expires), headers, new Date(DOC_TIME.getTime() + 60_000)).then(() => 'no error', (err: S3Error) => err.code === 'AuthorizationQueryParametersError' ? err.message : err.code)

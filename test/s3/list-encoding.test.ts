@@ -1,0 +1,57 @@
+import t from 'tap'
+import { s3UrlEncode } from '../../src/s3/list-encoding.js'
+import { s3Server } from './fixture.js'
+
+t.test('s3UrlEncode: RFC 3986 unreserved characters and / kept, everything else percent-encoded', async t => {
+  const cases: Array<[string, string]> = [
+    ['quux ab/', 'quux%20ab/'],
+    ['a+b', 'a%2Bb'],
+    ['AZaz09-._~', 'AZaz09-._~'],
+    ["!'()*", '%21%27%28%29%2A'],
+    ['a&b=c?d#e%f', 'a%26b%3Dc%3Fd%23e%25f'],
+    ['\r\n', '%0D%0A'],
+    ['é/☃', '%C3%A9/%E2%98%83']
+  ]
+  for (const [value, encoded] of cases) t.equal(s3UrlEncode(value), encoded, JSON.stringify(value))
+})
+
+t.test('encoding-type=url: keys, prefixes, delimiter and markers as S3 encodes them; tokens verbatim', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  for (const key of ['run books/x+y', 'run books/z', 'run-c(1)']) await bucket.put(key, 'x')
+  const get = async (query: string): Promise<string> => {
+    const answer = await server.app.inject({ method: 'GET', url: `/photos?${query}` })
+    t.equal(answer.statusCode, 200, query)
+    return answer.body
+  }
+  const v2 = await get('list-type=2&encoding-type=url&delimiter=/&start-after=a%20b&prefix=run')
+  t.match(v2, '<Prefix>run</Prefix><Delimiter>/</Delimiter>')
+  t.match(v2, '<StartAfter>a%20b</StartAfter>')
+  t.match(v2, '<Key>run-c%281%29</Key>')
+  t.match(v2, '<CommonPrefixes><Prefix>run%20books/</Prefix></CommonPrefixes>')
+  const page = await get('list-type=2&encoding-type=url&max-keys=1&prefix=run%20books/')
+  t.match(page, '<Key>run%20books/x%2By</Key>')
+  const token = /<NextContinuationToken>([^<]*)</.exec(page)?.[1] ?? ''
+  t.not(token, '')
+  const next = await get(`list-type=2&encoding-type=url&max-keys=1&prefix=run%20books/&continuation-token=${encodeURIComponent(token)}`)
+  t.match(next, `<ContinuationToken>${token}</ContinuationToken>`)
+  t.match(next, '<Key>run%20books/z</Key>')
+  const v1 = await get('encoding-type=url&max-keys=1&marker=run%20books/x%2By&prefix=run')
+  t.match(v1, '<Marker>run%20books/x%2By</Marker>')
+  t.match(v1, '<NextMarker>run%20books/z</NextMarker>')
+  await bucket.createMultipartUpload('up load/a+b')
+  await bucket.createMultipartUpload('up load/z')
+  const uploads = await get('uploads&encoding-type=url&key-marker=up%20&prefix=up%20&max-uploads=1')
+  t.match(uploads, '<KeyMarker>up%20</KeyMarker>')
+  t.match(uploads, '<Prefix>up%20</Prefix>')
+  t.match(uploads, '<Key>up%20load/a%2Bb</Key>')
+  t.match(uploads, '<NextKeyMarker>up%20load/a%2Bb</NextKeyMarker>')
+})
+
+t.test('an empty continuation-token is none: the first page', async t => {
+  const server = await s3Server(t)
+  await (await server.registry.open('photos'))!.put('a', 'x')
+  const answer = await server.app.inject({ method: 'GET', url: '/photos?list-type=2&continuation-token=' })
+  t.equal(answer.statusCode, 200)
+  t.match(answer.body, '<Key>a</Key>')
+})
