@@ -144,7 +144,7 @@ function refuseAwsChunked (request: FastifyRequest): void {
   }
 }
 
-function partNumberFrom (query: Record<string, unknown>): number {
+function partNumberOfQuery (query: Record<string, unknown>): number {
   const raw = queryValue(query, 'partNumber')
   if (raw === undefined || !/^\d{1,5}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_PART_NUMBER) {
     throw new DoorError('InvalidQuery', `partNumber must be an integer from 1 to ${MAX_PART_NUMBER}.`)
@@ -422,7 +422,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
       }
       case 'PUT mpu-uploadpart': {
         refuseAwsChunked(request)
-        const partNumber = partNumberFrom(query)
+        const partNumber = partNumberOfQuery(query)
         const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
         const options = partOptionsFrom(request.headers)
         refuseOversized(request, MAX_PART_BYTES, 'uploadPart')

@@ -4,7 +4,7 @@
  * (and a stack of cursors back), search by prefix, selection and delete with
  * confirmation, upload by picker or drag-and-drop, and the details panel.
  */
-import { gateway, isPublic, jsonBody, listObjects, type Listing, type StoredObject } from './api.js'
+import { gateway, isPublic, jsonBody, listObjects, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace } from './dom.js'
 import { uploadFiles } from './upload.js'
@@ -49,7 +49,7 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     selectAll.checked = listing !== null && listing.objects.length > 0 && listing.objects.every(o => selected.has(o.key))
   }
 
-  const showDetails = (object: StoredObject): void => {
+  const showDetails = (object: ListedObject): void => {
     replace(detailsSlot, renderDetails(bucket, object, publicBucket, () => {
       replace(detailsSlot)
       status.textContent = `Deleted ${object.key}.`
@@ -58,7 +58,7 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     detailsSlot.querySelector<HTMLElement>('h2')?.focus()
   }
 
-  const objectRow = (object: StoredObject): HTMLElement => {
+  const objectRow = (object: ListedObject): HTMLElement => {
     const name = object.key.slice(prefix.length)
     const box = h('input', { type: 'checkbox', 'aria-label': `Select ${object.key}` })
     box.checked = selected.has(object.key)
