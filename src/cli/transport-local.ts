@@ -10,7 +10,7 @@
  */
 import type { Readable } from 'node:stream'
 import { bodyStream, isBucketError, type Bucket, type BucketObject, type BucketRegistry } from '../bucket/index.js'
-import { CliError, fromCode } from './errors.js'
+import { CliError, cliError, fromBucketError } from './errors.js'
 import { fileKind } from './local-files.js'
 import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, RemoteObject, WriteMetadata } from './transport.js'
 
@@ -34,7 +34,7 @@ async function translated<T> (work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (err) {
-    if (isBucketError(err)) throw fromCode(err.code, err.message, err)
+    if (isBucketError(err)) throw fromBucketError(err)
     throw err
   }
 }
@@ -70,7 +70,7 @@ export class LocalTransport implements ObjectTransport {
     const registry = await this.#open()
     const info = await registry.info(name)
     const bucket = info === null ? null : await registry.open(name, info)
-    if (info === null || bucket === null) throw fromCode(10006, 'no such bucket')
+    if (info === null || bucket === null) throw cliError('NoSuchBucket')
     return { bucket, storageClass: info.settings.storageClass }
   }
 
@@ -113,7 +113,7 @@ export class LocalTransport implements ObjectTransport {
   async get (bucketName: string, key: string, range?: { offset: number, length: number }): Promise<{ size: number, body: Readable }> {
     const { bucket } = await this.#bucket(bucketName)
     const object = await translated(async () => await bucket.get(key, range === undefined ? {} : { range }))
-    if (object === null || !('body' in object)) throw fromCode(10007, 'no such key')
+    if (object === null || !('body' in object)) throw cliError('NoSuchKey')
     return { size: object.range?.length ?? object.size, body: bodyStream(object) }
   }
 

@@ -11,7 +11,7 @@
  */
 import path from 'node:path'
 import type { Command } from 'commander'
-import { CliError, fromCode } from '../errors.js'
+import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { fileKind, walkFiles } from '../local-files.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
@@ -33,7 +33,7 @@ function destinationKey (destination: Remote, name: string): string {
 async function requireObject (transport: ObjectTransport, source: Remote): Promise<RemoteObject> {
   if (source.key === '') throw new CliError(`${remoteUrl(source.bucket)} names a bucket, not a key (use -r to copy its objects)`)
   const object = await transport.head(source.bucket, source.key)
-  if (object === null) throw fromCode(10007, 'no such key')
+  if (object === null) throw cliError('NoSuchKey')
   return object
 }
 
