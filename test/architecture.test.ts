@@ -15,7 +15,7 @@
  *     bodies with the filesystem store's body-file modules); modules
  *     directly in src/stores/ (rows.ts) are shared by every store and
  *     import only the port;
- *   - only the composition roots (src/index.ts, src/app.ts, src/cli.ts,
+ *   - only the composition roots (src/index.ts, src/app.ts, src/main.ts,
  *     src/server/) wire stores to doors;
  *   - no import cycles, no source file over 500 lines.
  */
