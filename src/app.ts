@@ -4,14 +4,14 @@
  * `/client/v4`. server/gateway.ts (the composition root) listens with it; tests call
  * `buildApp` and drive it with `app.inject`.
  *
- * Logging: one line per request (http/request-log.ts), through the logger
- * of http/logger.ts, which redacts every credential header at every level.
+ * Logging: one line per request (doors/request-log.ts), through the logger
+ * of server/logger.ts, which redacts every credential header at every level.
  * Request ids are random UUIDs, so they are unique across workers.
  *
  * Below the routes, for both doors: the requests of one connection take
- * effect in order, idle clients time out (http/connection.ts), requests
+ * effect in order, idle clients time out (server/connection.ts), requests
  * Node would refuse with an empty body (no Host, an unmet Expect) are
- * answered in the envelope (http/client-error.ts), and a server
+ * answered in the envelope (server/client-error.ts), and a server
  * without credentials on loopback refuses foreign hosts and cross-site
  * writes (http/site-guard.ts).
  *
@@ -29,9 +29,9 @@ import { deferContinue } from './doors/expect-continue.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { isLoopbackHost } from './http/auth.js'
-import { answerClientError, expectationListener, requireHost } from './http/client-error.js'
-import { inConnectionOrder, onIdleConnection } from './http/connection.js'
-import { createLogger, lazyChildLogger } from './http/logger.js'
+import { answerClientError, expectationListener, requireHost } from './server/client-error.js'
+import { inConnectionOrder, onIdleConnection } from './server/connection.js'
+import { createLogger, lazyChildLogger } from './server/logger.js'
 import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
 import { gatewayRoutes } from './http/routes.js'

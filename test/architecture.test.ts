@@ -15,7 +15,7 @@
  *     bodies with the filesystem store's body-file modules); modules
  *     directly in src/stores/ (rows.ts) are shared by every store and
  *     import only the port;
- *   - only the composition roots (src/index.ts, src/app.ts, src/cli.ts,
+ *   - only the composition roots (src/index.ts, src/app.ts, src/main.ts,
  *     src/server/) wire stores to doors;
  *   - no import cycles, no source file over 500 lines.
  */
@@ -29,7 +29,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const MAX_LINES = 500
 const fileSystem = /^(node:fs|fs|node:fs\/promises|fs\/promises|fs-extra|proper-lockfile|better-sqlite3(-node20)?)$/
 const doors = ['http', 'mgmt', 's3', 'cli', 'console']
-const roots = new Set(['src/index.ts', 'src/app.ts', 'src/cli.ts'])
+const roots = new Set(['src/index.ts', 'src/app.ts', 'src/main.ts'])
 /** The filesystem store's body-file modules, which the PostgreSQL store shares. */
 const bodyFiles = new Set(['src/stores/fs/blobs.ts', 'src/stores/fs/atomic.ts', 'src/stores/fs/readers.ts'])
 /** Door modules that may touch files that are never a store's: the user's own files (CLI) and the console's built assets. */

@@ -19,7 +19,7 @@ import { jsonLine, shownText } from './terminal-text.js'
 import { LocalTransport } from './transport-local.js'
 import { HttpTransport } from './transport-http.js'
 import { DEFAULT_MIN_PART_BYTES, type BucketRegistry } from '../bucket/index.js'
-import type { ObjectTransport, StoredObject, WriteMetadata } from './transport.js'
+import type { ObjectTransport, RemoteObject, WriteMetadata } from './transport.js'
 import type { Tuning } from './transfer.js'
 
 /** One line of text on stdout, its control characters made visible (terminal-text.ts). */
@@ -130,7 +130,7 @@ export function tuningOf (options: TransferOptions): Tuning {
  * The metadata an upload stores: flags first, then the source object's (for
  * copies between buckets), then a type guessed from `name`.
  */
-export function metadataFor (name: string, options: TransferOptions, source?: StoredObject): WriteMetadata {
+export function metadataFor (name: string, options: TransferOptions, source?: RemoteObject): WriteMetadata {
   const httpMetadata = { ...source?.httpMetadata }
   const guessed = mime.lookup(name)
   httpMetadata.contentType = options.contentType ?? httpMetadata.contentType ?? (guessed === false ? 'application/octet-stream' : guessed)

@@ -2,32 +2,74 @@
  * Errors of the object commands, and the one line each prints.
  *
  * Both transports raise errors carrying the numeric code of the engine's
- * catalogue (src/bucket/errors.ts) or of the HTTP door's table: the local
+ * catalogue (src/bucket/errors.ts) or of a server's own table: the local
  * transport gets them from the engine, the HTTP transport from the answer's
- * envelope. The words a user reads come from the one table below, keyed by
- * those codes, so a command fails with the same line either way:
+ * envelope. The words a user reads come from the tables below, keyed by the
+ * errors' names, so a command fails with the same line either way:
  * `fsbucket: cat fsb://photos/x: no such key`.
+ *
+ * `engineTexts` has a row for every name of the catalogue (the compiler
+ * checks), so a new engine error is a decision here too. `serverErrors`
+ * holds what only a server answers (the HTTP routes' and the management
+ * API's codes): this door never imports another, so it names those codes
+ * itself, and test/cli/error-texts.test.ts checks them against the doors'
+ * tables.
  */
+import { BucketErrors, type BucketError, type BucketErrorName } from '../bucket/index.js'
 
-/** Short texts for the codes a user meets; any other code keeps the message it came with. */
-const texts: Record<number, string> = {
-  10004: 'bucket already exists',
-  10005: 'invalid bucket name (3 to 63 lowercase letters, digits and hyphens)',
-  10006: 'no such bucket',
-  10007: 'no such key',
-  10008: 'bucket not empty (rb --force removes its objects first)',
-  10011: 'part smaller than the store\'s minimum part size (raise --part-size)',
-  10012: 'custom metadata larger than 2,048 bytes',
-  10020: 'invalid key (1 to 1,024 bytes of UTF-8)',
-  10037: 'the bytes do not match their checksum',
-  100100: 'object too large for one put (5 GiB minus 5 MiB)',
-  40100: 'the server needs a token (--token or FSBUCKET_TOKEN)',
-  40300: 'the server refused the token',
-  40301: 'the server refuses writes without a token (it has none configured and does not listen on loopback)',
-  9106: 'the server needs a token (--token or FSBUCKET_TOKEN)',
-  9109: 'the server refused the token',
-  10000: 'the server refused the credentials'
+/** Short texts for the engine's errors a user meets; null keeps the message the error came with. */
+const engineTexts: Record<BucketErrorName, string | null> = {
+  InternalError: null,
+  EntityTooSmall: 'part smaller than the store\'s minimum part size (raise --part-size)',
+  MetadataTooLarge: 'custom metadata larger than 2,048 bytes',
+  InvalidObjectName: 'invalid key (1 to 1,024 bytes of UTF-8)',
+  InvalidMaxKeys: null,
+  NoSuchUpload: null,
+  InvalidPart: null,
+  BadDigest: 'the bytes do not match their checksum',
+  InvalidRange: null,
+  InvalidPartOrder: null,
+  EntityTooLarge: 'object too large for one put (5 GiB minus 5 MiB)',
+  BucketAlreadyExists: 'bucket already exists',
+  InvalidBucketName: 'invalid bucket name (3 to 63 lowercase letters, digits and hyphens)',
+  NoSuchBucket: 'no such bucket',
+  BucketNotEmpty: 'bucket not empty (rb --force removes its objects first)',
+  NoSpaceLeft: null,
+  QuotaExceeded: null,
+  ReadOnlyStorage: null,
+  StoragePermissionDenied: null,
+  StorageNotPermitted: null,
+  StorageIoError: null,
+  TooManyOpenFiles: null,
+  CatalogUnavailable: null,
+  CopySourceContended: null
 }
+
+/**
+ * What only a server answers, by the name its door gives it: the HTTP
+ * routes' (src/http/errors.ts) and the management API's
+ * (src/mgmt/errors.ts). A missing key is the routes' NoSuchKey: the engine
+ * answers one with null, and the commands raise the same error for it.
+ */
+export const serverErrors = {
+  NoSuchKey: { code: 10007, text: 'no such key' },
+  MissingToken: { code: 40100, text: 'the server needs a token (--token or FSBUCKET_TOKEN)' },
+  InvalidToken: { code: 40300, text: 'the server refused the token' },
+  WritesRefused: { code: 40301, text: 'the server refuses writes without a token (it has none configured and does not listen on loopback)' },
+  MissingAuthHeaders: { code: 9106, text: 'the server needs a token (--token or FSBUCKET_TOKEN)' },
+  InvalidAccessToken: { code: 9109, text: 'the server refused the token' },
+  AuthenticationError: { code: 10000, text: 'the server refused the credentials' }
+} as const satisfies Record<string, { code: number, text: string }>
+
+type ServerErrorName = keyof typeof serverErrors
+
+/** The text of a code a server or the engine answered with, if the tables have one. */
+const textsByCode = new Map<number, string>([
+  ...(Object.entries(engineTexts) as Array<[BucketErrorName, string | null]>)
+    .filter((entry): entry is [BucketErrorName, string] => entry[1] !== null)
+    .map(([name, text]): [number, string] => [BucketErrors[name].code, text]),
+  ...Object.values(serverErrors).map(({ code, text }): [number, string] => [code, text])
+])
 
 /** A failure of a command: `code` is the catalogue's when it came from the store or the server. */
 export class CliError extends Error {
@@ -40,16 +82,34 @@ export class CliError extends Error {
   }
 }
 
-/** An error with a catalogue code → a CliError with the table's words (or the given message). */
+/** A code from a server's answer → a CliError with the tables' words (or the answer's message). */
 export function fromCode (code: number, message: string, cause?: unknown): CliError {
-  return new CliError(texts[code] ?? message, code, { cause })
+  return new CliError(textsByCode.get(code) ?? message, code, { cause })
+}
+
+/** An error of the engine → a CliError with its text (or the engine's message). */
+export function fromBucketError (err: BucketError): CliError {
+  return new CliError(engineTexts[err.errorName] ?? err.message, err.code, { cause: err })
+}
+
+/** A condition the commands find themselves (a missing bucket or key), as a server would answer it. */
+export function cliError (name: BucketErrorName | ServerErrorName): CliError {
+  if (isServerErrorName(name)) return new CliError(serverErrors[name].text, serverErrors[name].code)
+  return new CliError(engineTexts[name] ?? BucketErrors[name].message, BucketErrors[name].code)
+}
+
+function isServerErrorName (name: string): name is ServerErrorName {
+  return Object.hasOwn(serverErrors, name)
 }
 
 /** The text of the one line an error prints after `fsbucket: <command> <target>: `. */
 export function describeError (err: unknown): string {
   if (err instanceof CliError) return err.message
   const code = (err as { code?: unknown } | null)?.code
-  if (typeof code === 'number' && texts[code] !== undefined) return texts[code]
+  if (typeof code === 'number') {
+    const text = textsByCode.get(code)
+    if (text !== undefined) return text
+  }
   if (typeof code === 'string') {
     const errno = err as NodeJS.ErrnoException
     switch (code) {

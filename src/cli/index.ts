@@ -1,6 +1,6 @@
 /**
  * The object commands of the command line (cp, ls, cat, stat, rm, mb, rb,
- * mirror), registered on the program of src/cli.ts. Each
+ * mirror), registered on the program of src/main.ts. Each
  * command works on `--data` through the library, or on a running gateway
  * with `--endpoint`, through one interface (transport.ts).
  */
@@ -14,7 +14,7 @@ import { registerMirror } from './commands/mirror.js'
 import { registerRm } from './commands/rm.js'
 import { registerStat } from './commands/stat.js'
 
-/** Registers the commands; `wiring` comes from the composition root (src/cli.ts). */
+/** Registers the commands; `wiring` comes from the composition root (src/main.ts). */
 export function registerObjectCommands (program: Command, wiring: ObjectCommandWiring): void {
   registerCp(program, wiring)
   registerLs(program, wiring)

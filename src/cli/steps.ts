@@ -11,12 +11,12 @@ import { removeLocal } from './local-files.js'
 import { remoteUrl } from './paths.js'
 import { metadataFor, type CommandContext, type TransferOptions } from './context.js'
 import { copyObject, downloadToFile, uploadFile, type Tuning } from './transfer.js'
-import type { StoredObject } from './transport.js'
+import type { RemoteObject } from './transport.js'
 
 export type Step =
   | { kind: 'upload', file: string, size: number, bucket: string, key: string }
-  | { kind: 'download', bucket: string, object: StoredObject, file: string }
-  | { kind: 'copy', from: { bucket: string, object: StoredObject }, bucket: string, key: string }
+  | { kind: 'download', bucket: string, object: RemoteObject, file: string }
+  | { kind: 'copy', from: { bucket: string, object: RemoteObject }, bucket: string, key: string }
   | { kind: 'remove', bucket: string, key: string }
   | { kind: 'remove-file', file: string }
 

@@ -23,7 +23,7 @@ import { MAX_PART_NUMBER } from '../bucket/index.js'
 import { readLocal, writeLocal } from './local-files.js'
 import { counted, countedFrom, type Tracker } from './progress.js'
 import { undoIfStopped } from './stopping.js'
-import type { ObjectTransport, PartUpload, StoredObject, UploadedPart, WriteMetadata } from './transport.js'
+import type { ObjectTransport, PartUpload, RemoteObject, UploadedPart, WriteMetadata } from './transport.js'
 
 export interface Tuning {
   /** Objects larger than this go up in parts of this size. */
@@ -61,7 +61,7 @@ async function inPool<T> (count: number, parallel: number, work: (index: number)
 }
 
 /** Completes an upload from its parts, or aborts it when a part or the completion failed, or the command is interrupted. */
-async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<StoredObject> {
+async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<RemoteObject> {
   const release = undoIfStopped('upload', async () => { await upload.abort() })
   try {
     const parts = await send()
@@ -78,7 +78,7 @@ async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPar
 export async function uploadFile (
   transport: ObjectTransport, bucket: string, key: string, file: string, size: number,
   metadata: WriteMetadata, tuning: Tuning, tracker: Tracker
-): Promise<StoredObject> {
+): Promise<RemoteObject> {
   const partSize = partSizeFor(size, tuning)
   if (size <= partSize) {
     const body = countedFrom(readLocal(file), tracker)
@@ -125,7 +125,7 @@ async function * partsOf (source: AsyncIterable<Buffer>, size: number, spare: Bu
 export async function uploadStream (
   transport: ObjectTransport, bucket: string, key: string, source: Readable,
   metadata: WriteMetadata, tuning: Tuning, tracker: Tracker
-): Promise<StoredObject> {
+): Promise<RemoteObject> {
   // Buffers of parts sent, filled again with later parts: the memory held stays that of the first few parts.
   const spare: Buffer[] = []
   const parts = partsOf(countedFrom(source, tracker), tuning.partSize, spare)
@@ -189,9 +189,9 @@ export async function downloadToStream (
 
 /** Copies a stored object to another key (of any bucket), in ranged parts when it is large. */
 export async function copyObject (
-  transport: ObjectTransport, source: { bucket: string, object: StoredObject }, bucket: string, key: string,
+  transport: ObjectTransport, source: { bucket: string, object: RemoteObject }, bucket: string, key: string,
   metadata: WriteMetadata, tuning: Tuning, tracker: Tracker
-): Promise<StoredObject> {
+): Promise<RemoteObject> {
   const size = source.object.size
   const partSize = partSizeFor(size, tuning)
   if (size <= partSize) {

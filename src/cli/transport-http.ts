@@ -24,7 +24,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { CliError, fromCode } from './errors.js'
 import type {
-  BucketSummary, ListedPage, ObjectHttpMetadata, ObjectTransport, PartUpload, StoredObject, UploadedPart, WriteMetadata
+  BucketSummary, ListedPage, ObjectHttpMetadata, ObjectTransport, PartUpload, RemoteObject, UploadedPart, WriteMetadata
 } from './transport.js'
 
 const placeholderToken = 'fsbucket-cli'
@@ -38,7 +38,7 @@ interface RequestOptions {
   management?: boolean
 }
 
-interface Envelope {
+interface GatewayAnswer {
   success?: boolean
   errors?: Array<{ code?: number, message?: string }>
   result?: unknown
@@ -54,7 +54,7 @@ function encodeKey (key: string): string {
   return encodeURIComponent(key)
 }
 
-function storedFrom (json: unknown): StoredObject {
+function remoteObjectFrom (json: unknown): RemoteObject {
   const o = json as Record<string, any>
   const http = (o.httpMetadata ?? {}) as Record<string, unknown>
   const httpMetadata: ObjectHttpMetadata = {}
@@ -139,19 +139,19 @@ export class HttpTransport implements ObjectTransport {
   }
 
   async #failure (response: IncomingMessage): Promise<CliError> {
-    let envelope: Envelope | null = null
+    let envelope: GatewayAnswer | null = null
     try {
-      envelope = JSON.parse((await readAll(response)).toString('utf8')) as Envelope
+      envelope = JSON.parse((await readAll(response)).toString('utf8')) as GatewayAnswer
     } catch {}
     const first = envelope?.errors?.[0]
     if (typeof first?.code === 'number') return fromCode(first.code, first.message ?? `HTTP ${response.statusCode ?? 0}`)
     return new CliError(`the server answered ${response.statusCode ?? 0} ${response.statusMessage ?? ''}`.trim())
   }
 
-  async #json (method: string, path: string, init: RequestOptions = {}): Promise<Envelope> {
+  async #json (method: string, path: string, init: RequestOptions = {}): Promise<GatewayAnswer> {
     const response = await this.#request(method, path, init)
     const text = (await readAll(response)).toString('utf8')
-    return text === '' ? {} : JSON.parse(text) as Envelope
+    return text === '' ? {} : JSON.parse(text) as GatewayAnswer
   }
 
   async listBuckets (): Promise<BucketSummary[]> {
@@ -177,13 +177,13 @@ export class HttpTransport implements ObjectTransport {
     const envelope = await this.#json('GET', `/${encodeURIComponent(bucket)}?${query.toString()}`)
     const info = envelope.result_info ?? {}
     return {
-      objects: (envelope.result as unknown[]).map(storedFrom),
+      objects: (envelope.result as unknown[]).map(remoteObjectFrom),
       prefixes: info.delimitedPrefixes ?? [],
       cursor: info.truncated === true && typeof info.cursor === 'string' ? info.cursor : undefined
     }
   }
 
-  async head (bucket: string, key: string): Promise<StoredObject | null> {
+  async head (bucket: string, key: string): Promise<RemoteObject | null> {
     const page = await this.list(bucket, { prefix: key, limit: 1 })
     const first = page.objects[0]
     return first !== undefined && first.key.normalize('NFC') === key.normalize('NFC') ? first : null
@@ -196,9 +196,9 @@ export class HttpTransport implements ObjectTransport {
     return { size: Number(response.headers['content-length'] ?? NaN), body: response }
   }
 
-  async put (bucket: string, key: string, body: Readable, _size: number | undefined, metadata: WriteMetadata): Promise<StoredObject> {
+  async put (bucket: string, key: string, body: Readable, _size: number | undefined, metadata: WriteMetadata): Promise<RemoteObject> {
     const envelope = await this.#json('PUT', `/${encodeURIComponent(bucket)}/${encodeKey(key)}`, { headers: metadataHeaders(metadata), body })
-    return storedFrom(envelope.result)
+    return remoteObjectFrom(envelope.result)
   }
 
   async createUpload (bucket: string, key: string, metadata: WriteMetadata): Promise<PartUpload> {
@@ -210,9 +210,9 @@ export class HttpTransport implements ObjectTransport {
         const envelope = await this.#json('PUT', `${target}?action=mpu-uploadpart&uploadId=${uploadId}&partNumber=${partNumber}`, { body })
         return envelope.result as UploadedPart
       },
-      complete: async (parts: UploadedPart[]): Promise<StoredObject> => {
+      complete: async (parts: UploadedPart[]): Promise<RemoteObject> => {
         const envelope = await this.#json('POST', `${target}?action=mpu-complete&uploadId=${uploadId}`, { body: { parts } })
-        return storedFrom(envelope.result)
+        return remoteObjectFrom(envelope.result)
       },
       abort: async (): Promise<void> => {
         (await this.#request('DELETE', `${target}?action=mpu-abort&uploadId=${uploadId}`)).resume()

@@ -10,11 +10,11 @@
  */
 import type { Readable } from 'node:stream'
 import { bodyStream, isBucketError, type Bucket, type BucketObject, type BucketRegistry } from '../bucket/index.js'
-import { CliError, fromCode } from './errors.js'
+import { CliError, cliError, fromBucketError } from './errors.js'
 import { fileKind } from './local-files.js'
-import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, StoredObject, WriteMetadata } from './transport.js'
+import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, RemoteObject, WriteMetadata } from './transport.js'
 
-function stored (object: BucketObject): StoredObject {
+function remoteObject (object: BucketObject): RemoteObject {
   const { contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl } = object.httpMetadata ?? {}
   const httpMetadata = Object.fromEntries(Object.entries({ contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl })
     .filter(([, v]) => v !== undefined))
@@ -34,7 +34,7 @@ async function translated<T> (work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (err) {
-    if (isBucketError(err)) throw fromCode(err.code, err.message, err)
+    if (isBucketError(err)) throw fromBucketError(err)
     throw err
   }
 }
@@ -70,7 +70,7 @@ export class LocalTransport implements ObjectTransport {
     const registry = await this.#open()
     const info = await registry.info(name)
     const bucket = info === null ? null : await registry.open(name, info)
-    if (info === null || bucket === null) throw fromCode(10006, 'no such bucket')
+    if (info === null || bucket === null) throw cliError('NoSuchBucket')
     return { bucket, storageClass: info.settings.storageClass }
   }
 
@@ -98,30 +98,30 @@ export class LocalTransport implements ObjectTransport {
       include: ['httpMetadata', 'customMetadata']
     }))
     return {
-      objects: page.objects.map(stored),
+      objects: page.objects.map(remoteObject),
       prefixes: page.delimitedPrefixes,
       cursor: page.truncated ? page.cursor : undefined
     }
   }
 
-  async head (bucketName: string, key: string): Promise<StoredObject | null> {
+  async head (bucketName: string, key: string): Promise<RemoteObject | null> {
     const { bucket } = await this.#bucket(bucketName)
     const object = await translated(async () => await bucket.head(key))
-    return object === null ? null : stored(object)
+    return object === null ? null : remoteObject(object)
   }
 
   async get (bucketName: string, key: string, range?: { offset: number, length: number }): Promise<{ size: number, body: Readable }> {
     const { bucket } = await this.#bucket(bucketName)
     const object = await translated(async () => await bucket.get(key, range === undefined ? {} : { range }))
-    if (object === null || !('body' in object)) throw fromCode(10007, 'no such key')
+    if (object === null || !('body' in object)) throw cliError('NoSuchKey')
     return { size: object.range?.length ?? object.size, body: bodyStream(object) }
   }
 
-  async put (bucketName: string, key: string, body: Readable, _size: number | undefined, metadata: WriteMetadata): Promise<StoredObject> {
+  async put (bucketName: string, key: string, body: Readable, _size: number | undefined, metadata: WriteMetadata): Promise<RemoteObject> {
     const { bucket, storageClass } = await this.#bucket(bucketName)
     const object = await translated(async () => await bucket.put(key, body, { ...metadata, storageClass }))
     if (object === null) throw new CliError('the store refused the write') // only a failed onlyIf returns null, and none is sent
-    return stored(object)
+    return remoteObject(object)
   }
 
   async createUpload (bucketName: string, key: string, metadata: WriteMetadata): Promise<PartUpload> {
@@ -129,7 +129,7 @@ export class LocalTransport implements ObjectTransport {
     const upload = await translated(async () => await bucket.createMultipartUpload(key, { ...metadata, storageClass }))
     return {
       uploadPart: async (partNumber, body) => await translated(async () => await upload.uploadPart(partNumber, body)),
-      complete: async parts => stored(await translated(async () => await upload.complete(parts))),
+      complete: async parts => remoteObject(await translated(async () => await upload.complete(parts))),
       abort: async () => { await translated(async () => { await upload.abort() }) }
     }
   }

@@ -19,7 +19,7 @@ export interface ObjectHttpMetadata {
 }
 
 /** What the commands know of a stored object. */
-export interface StoredObject {
+export interface RemoteObject {
   key: string
   size: number
   etag: string
@@ -35,7 +35,7 @@ export interface BucketSummary {
 }
 
 export interface ListedPage {
-  objects: StoredObject[]
+  objects: RemoteObject[]
   /** Delimited prefixes (`photos/`), when a delimiter was given. */
   prefixes: string[]
   /** Set when there are more pages. */
@@ -54,7 +54,7 @@ export interface UploadedPart {
 
 export interface PartUpload {
   uploadPart (partNumber: number, body: Readable, size: number): Promise<UploadedPart>
-  complete (parts: UploadedPart[]): Promise<StoredObject>
+  complete (parts: UploadedPart[]): Promise<RemoteObject>
   abort (): Promise<void>
 }
 
@@ -63,11 +63,11 @@ export interface ObjectTransport {
   createBucket (name: string): Promise<void>
   deleteBucket (name: string): Promise<void>
   list (bucket: string, options: { prefix?: string, delimiter?: string, cursor?: string }): Promise<ListedPage>
-  head (bucket: string, key: string): Promise<StoredObject | null>
+  head (bucket: string, key: string): Promise<RemoteObject | null>
   /** The bytes of an object (or of `range`), streamed; throws 10007 when the key is missing. */
   get (bucket: string, key: string, range?: { offset: number, length: number }): Promise<{ size: number, body: Readable }>
   /** One request: `size` is the body's length when known. */
-  put (bucket: string, key: string, body: Readable, size: number | undefined, metadata: WriteMetadata): Promise<StoredObject>
+  put (bucket: string, key: string, body: Readable, size: number | undefined, metadata: WriteMetadata): Promise<RemoteObject>
   createUpload (bucket: string, key: string, metadata: WriteMetadata): Promise<PartUpload>
   /** Removes keys (at most 1,000 per call); missing keys are not an error. */
   delete (bucket: string, keys: string[]): Promise<void>
@@ -75,7 +75,7 @@ export interface ObjectTransport {
 }
 
 /** Every object under a prefix, page after page, in key order. */
-export async function * listAll (transport: ObjectTransport, bucket: string, prefix: string): AsyncGenerator<StoredObject> {
+export async function * listAll (transport: ObjectTransport, bucket: string, prefix: string): AsyncGenerator<RemoteObject> {
   let cursor: string | undefined
   do {
     const page = await transport.list(bucket, { prefix, cursor })

@@ -22,7 +22,7 @@
  * Bytes are the connection's, headers included: what was read from and
  * written to the socket since the previous answer on it closed, so each
  * byte counts once, towards the request whose answer follows it (requests
- * on one connection are answered in order, http/connection.ts).
+ * on one connection are answered in order, server/connection.ts).
  */
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'

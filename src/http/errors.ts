@@ -121,7 +121,7 @@ export function errorReply (err: unknown): ErrorReply {
 }
 
 /** The JSON envelope of every answer. */
-export interface Envelope<T> {
+export interface GatewayEnvelope<T> {
   success: boolean
   errors: Array<{ code: number, message: string }>
   messages: string[]
@@ -129,12 +129,12 @@ export interface Envelope<T> {
   result_info?: Record<string, unknown>
 }
 
-export function success<T> (result: T, resultInfo?: Record<string, unknown>): Envelope<T> {
+export function success<T> (result: T, resultInfo?: Record<string, unknown>): GatewayEnvelope<T> {
   return resultInfo === undefined
     ? { success: true, errors: [], messages: [], result }
     : { success: true, errors: [], messages: [], result, result_info: resultInfo }
 }
 
-export function failure (code: number, message: string): Envelope<null> {
+export function failure (code: number, message: string): GatewayEnvelope<null> {
   return { success: false, errors: [{ code, message }], messages: [], result: null }
 }

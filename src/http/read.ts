@@ -20,14 +20,14 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { BucketErrors } from '../bucket/index.js'
 import { responseOverridesFrom } from '../doors/request-metadata.js'
 import type { Bucket, BucketObject } from '../bucket/index.js'
-import { DoorError, DoorErrors, failure, type Envelope } from './errors.js'
+import { DoorError, DoorErrors, failure, type GatewayEnvelope } from './errors.js'
 import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders } from './object-headers.js'
 
 export interface ReadResult {
   status: number
   headers: Record<string, string>
   /** The bytes (GET 200/206: whole for small objects, else a stream), an error envelope (412/416), or nothing (HEAD, 304). */
-  body?: Buffer | Readable | Envelope<null>
+  body?: Buffer | Readable | GatewayEnvelope<null>
 }
 
 /** Headers a 304 keeps (RFC 9110 section 15.4.5): those of `objectHeaders` it names, made alone. */

@@ -6,7 +6,7 @@
 import type { ManagementError } from './errors.js'
 import type { ResultInfo } from './query.js'
 
-export interface Envelope<T> {
+export interface ManagementEnvelope<T> {
   success: boolean
   errors: Array<{ code: number, message: string, error_chain?: Array<{ code: number, message: string }> }>
   messages: Array<{ code: number, message: string }>
@@ -14,14 +14,14 @@ export interface Envelope<T> {
   result_info?: ResultInfo | Record<string, unknown>
 }
 
-export function success<T> (result: T, resultInfo?: ResultInfo | Record<string, unknown>): Envelope<T> {
-  const envelope: Envelope<T> = { success: true, errors: [], messages: [], result }
+export function success<T> (result: T, resultInfo?: ResultInfo | Record<string, unknown>): ManagementEnvelope<T> {
+  const envelope: ManagementEnvelope<T> = { success: true, errors: [], messages: [], result }
   if (resultInfo !== undefined) envelope.result_info = resultInfo
   return envelope
 }
 
-export function failure (err: ManagementError): Envelope<null> {
-  const entry: Envelope<null>['errors'][number] = { code: err.code, message: err.message }
+export function failure (err: ManagementError): ManagementEnvelope<null> {
+  const entry: ManagementEnvelope<null>['errors'][number] = { code: err.code, message: err.message }
   if (err.chain !== undefined) entry.error_chain = err.chain
   return { success: false, errors: [entry], messages: [], result: null }
 }

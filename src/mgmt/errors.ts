@@ -18,13 +18,14 @@
  * every 409 twice with a back-off before giving up. Nothing answers 429.
  *
  * The storage failures of the engine's catalogue (a full disk: 507, a
- * read-only or forbidden data directory: 503, an I/O error: 500) are
- * answered with the catalogue's own code, status and message, and logged at
- * warn with the path involved. An argument the engine refuses (a TypeError
+ * read-only or forbidden data directory: 503, an I/O error: 500) and a copy
+ * whose source kept changing (503, try again) are answered with the
+ * catalogue's own code, status and message, and logged at warn (a storage
+ * failure with the path involved). An argument the engine refuses (a TypeError
  * or RangeError it marked) is 10040; any other exception is 10001 (500),
  * logged with its stack.
  */
-import { BucketErrors, isArgumentError, isBucketError, isStorageFailure } from '../bucket/index.js'
+import { BucketErrors, isArgumentError, isBucketError, isStorageFailure, storageFailureNames } from '../bucket/index.js'
 import type { BucketErrorName, ErrorDefinition, StorageFailureName } from '../bucket/index.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
@@ -95,6 +96,15 @@ export const ManagementErrors = {
 
 export type ManagementErrorName = keyof typeof ManagementErrors
 
+/** The catalogue's errors this API answers as the catalogue has them: the storage failures, and a copy to try again. */
+export const answeredAsCatalogued = [...storageFailureNames, 'CopySourceContended'] as const satisfies readonly BucketErrorName[]
+
+type CataloguedName = typeof answeredAsCatalogued[number]
+
+function isCataloguedName (name: BucketErrorName): name is CataloguedName {
+  return (answeredAsCatalogued as readonly string[]).includes(name)
+}
+
 /** Entries of an error's `error_chain` (the hosted API uses it to say which header was malformed). */
 export interface ErrorChainEntry {
   code: number
@@ -104,7 +114,7 @@ export interface ErrorChainEntry {
 export class ManagementError extends Error {
   readonly code: number
   readonly status: number
-  readonly errorName: ManagementErrorName | StorageFailureName
+  readonly errorName: ManagementErrorName | CataloguedName
   readonly chain: ErrorChainEntry[] | undefined
   /** For storage failures: the path involved, for the log. */
   readonly path?: string
@@ -120,8 +130,8 @@ export class ManagementError extends Error {
     this.chain = chain
   }
 
-  /** A storage failure of the engine's catalogue, answered with the catalogue's code, status and message. */
-  static storageFailure (name: StorageFailureName, path?: string, cause?: unknown): ManagementError {
+  /** An error of the engine's catalogue answered with the catalogue's code, status and message. */
+  static catalogued (name: CataloguedName, path?: string, cause?: unknown): ManagementError {
     const err = new ManagementError('InternalError', BucketErrors[name].message)
     Object.assign(err, { code: BucketErrors[name].code, status: BucketErrors[name].status, errorName: name, path, cause })
     return err
@@ -130,12 +140,12 @@ export class ManagementError extends Error {
 
 /**
  * The engine's catalogue → this API's table, by catalogue name; the storage
- * failures are answered with the catalogue's own entry (above), so they have
- * no row. Conditions this API has no answer of its own for are InternalError
+ * failures and CopySourceContended are answered with the catalogue's own
+ * entry (above), so they have no row. Conditions this API has no answer of its own for are InternalError
  * (500), as before: they belong to object and multipart calls the
  * management API does not make.
  */
-const fromCatalogue: Record<Exclude<BucketErrorName, StorageFailureName>, ManagementErrorName> = {
+const fromCatalogue: Record<Exclude<BucketErrorName, CataloguedName>, ManagementErrorName> = {
   InternalError: 'InternalError',
   EntityTooSmall: 'InternalError',
   MetadataTooLarge: 'MetadataTooLarge',
@@ -150,16 +160,18 @@ const fromCatalogue: Record<Exclude<BucketErrorName, StorageFailureName>, Manage
   BucketAlreadyExists: 'BucketAlreadyExists',
   InvalidBucketName: 'InvalidBucketName',
   NoSuchBucket: 'NoSuchBucket',
-  BucketNotEmpty: 'BucketNotEmpty',
-  CopySourceContended: 'InternalError'
+  BucketNotEmpty: 'BucketNotEmpty'
 }
 
 /** Any thrown value → the ManagementError the client sees. */
 export function toManagementError (err: unknown): ManagementError {
   if (err instanceof ManagementError) return err
-  if (isStorageFailure(err)) return ManagementError.storageFailure(err.errorName as StorageFailureName, err.path, err)
+  if (isStorageFailure(err)) return ManagementError.catalogued(err.errorName as StorageFailureName, err.path, err)
   if (isArgumentError(err)) return new ManagementError('InvalidArgument', err.message)
-  if (isBucketError(err)) return new ManagementError(fromCatalogue[err.errorName as Exclude<BucketErrorName, StorageFailureName>])
+  if (isBucketError(err)) {
+    const name = err.errorName
+    return isCataloguedName(name) ? ManagementError.catalogued(name, err.path, err) : new ManagementError(fromCatalogue[name])
+  }
   return new ManagementError('InternalError')
 }
 

@@ -16,7 +16,7 @@
  * bodies raw, in a scope of their own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { isStorageFailure, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
+import { isStorageFailure, isTransient, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
@@ -95,6 +95,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
     } else {
       err = toManagementError(error)
       if (isStorageFailure(error)) request.log.warn({ err: error, path: err.path }, 'storage failure')
+      else if (isTransient(error)) request.log.warn({ err: error }, 'try again later')
       else if (err.status >= 500) request.log.error({ err: error }, 'management API request failed')
     }
     return send(reply, err)

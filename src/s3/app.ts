@@ -46,7 +46,7 @@ export interface S3AppConfig {
 
 /**
  * Idle timeout and request order on one connection, as the HTTP port keeps
- * them (src/http/connection.ts, wired here by the composition root): a body
+ * them (src/server/connection.ts, wired here by the composition root): a body
  * that stops arriving for `idleTimeoutMs` is answered RequestTimeout and its
  * connection closed (the partial upload is discarded: nothing stored), and
  * requests pipelined on one connection take effect in the order sent.

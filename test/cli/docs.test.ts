@@ -4,7 +4,7 @@
  * has one) is documented there.
  */
 import t from 'tap'
-import { buildCli } from '../../src/cli.js'
+import { buildCli } from '../../src/main.js'
 import { docsPage } from '../docs.js'
 
 const objectCommands = ['cp', 'ls', 'cat', 'stat', 'rm', 'mb', 'rb', 'mirror']

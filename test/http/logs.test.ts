@@ -114,7 +114,7 @@ t.test('a refusal the door decides (a conditional DELETE: 501) is not logged as 
   t.notOk(levels.some(level => level >= 50), 'nothing at error level')
 })
 
-const loggerModule = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/http/logger.js')
+const loggerModule = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/server/logger.js')
 
 t.test('readable lines on a terminal, JSON lines otherwise', async t => {
   const script = `import(${JSON.stringify(loggerModule)}).then(m => m.createLogger({ level: 'info' }).info({ bucket: 'b' }, 'hello there'))`

@@ -6,7 +6,7 @@
  */
 import t from 'tap'
 import { open, received, statuses } from '../raw-socket.js'
-import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/http/connection.js'
+import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/server/connection.js'
 import type { S3Connections } from '../../src/s3/index.js'
 import { s3Server } from './fixture.js'
 

@@ -4,7 +4,7 @@
  * command quietly.
  */
 import type { Command } from 'commander'
-import { CliError, fromCode } from '../errors.js'
+import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation } from '../paths.js'
 import { downloadToStream } from '../transfer.js'
@@ -21,7 +21,7 @@ export function registerCat (program: Command, wiring: ObjectCommandWiring): voi
         const location = parseLocation(arg)
         if (location.kind !== 'remote' || location.key === '') throw new CliError('cat reads fsb://bucket/key')
         const object = await context.transport.head(location.bucket, location.key)
-        if (object === null) throw fromCode(10007, 'no such key')
+        if (object === null) throw cliError('NoSuchKey')
         try {
           await downloadToStream(context.transport, location.bucket, object.key, process.stdout, { add () {}, end () {} })
         } catch (err) {

@@ -11,13 +11,13 @@
  */
 import path from 'node:path'
 import type { Command } from 'commander'
-import { CliError, fromCode } from '../errors.js'
+import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { fileKind, walkFiles } from '../local-files.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { downloadToStream, uploadStream } from '../transfer.js'
-import { listAll, type ObjectTransport, type StoredObject } from '../transport.js'
+import { listAll, type ObjectTransport, type RemoteObject } from '../transport.js'
 
 interface CpOptions extends TransferOptions {
   recursive: boolean
@@ -30,16 +30,16 @@ function destinationKey (destination: Remote, name: string): string {
   return destination.key === '' || destination.key.endsWith('/') ? `${destination.key}${name}` : destination.key
 }
 
-async function requireObject (transport: ObjectTransport, source: Remote): Promise<StoredObject> {
+async function requireObject (transport: ObjectTransport, source: Remote): Promise<RemoteObject> {
   if (source.key === '') throw new CliError(`${remoteUrl(source.bucket)} names a bucket, not a key (use -r to copy its objects)`)
   const object = await transport.head(source.bucket, source.key)
-  if (object === null) throw fromCode(10007, 'no such key')
+  if (object === null) throw cliError('NoSuchKey')
   return object
 }
 
 /** Steps that copy every object under a prefix, each to `destination(relative part)`, or null to skip. */
 async function stepsFromPrefix (
-  context: CommandContext, source: Remote, toStep: (object: StoredObject, relative: string) => Step | null
+  context: CommandContext, source: Remote, toStep: (object: RemoteObject, relative: string) => Step | null
 ): Promise<Step[]> {
   const prefix = directoryPrefix(source.key)
   const steps: Step[] = []

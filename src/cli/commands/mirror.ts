@@ -24,7 +24,7 @@ import { bytesMatchEtag } from '../etag.js'
 import { fileKind, makeDirectory, readLocal, walkFiles, type LocalFile } from '../local-files.js'
 import { directoryPrefix, isFolderMarker, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
-import { listAll, type StoredObject } from '../transport.js'
+import { listAll, type RemoteObject } from '../transport.js'
 
 interface MirrorOptions extends TransferOptions {
   delete: boolean
@@ -34,7 +34,7 @@ interface MirrorOptions extends TransferOptions {
 type Remote = Extract<Location, { kind: 'remote' }>
 
 /** The local file holds the object's bytes (sizes first, then the bytes hashed in the form of its etag). */
-async function sameFile (file: LocalFile, object: StoredObject, partSize: number): Promise<boolean> {
+async function sameFile (file: LocalFile, object: RemoteObject, partSize: number): Promise<boolean> {
   return file.size === object.size && await bytesMatchEtag(readLocal(file.path), file.size, object.etag, partSize)
 }
 
@@ -43,7 +43,7 @@ async function sameFile (file: LocalFile, object: StoredObject, partSize: number
  * forms (one object whole, the other from parts, or parts of other sizes)
  * are settled by reading the destination and hashing it in the source's form.
  */
-async function sameObject (context: CommandContext, source: StoredObject, destination: { bucket: string, object: StoredObject }, partSize: number): Promise<boolean> {
+async function sameObject (context: CommandContext, source: RemoteObject, destination: { bucket: string, object: RemoteObject }, partSize: number): Promise<boolean> {
   if (source.size !== destination.object.size) return false
   if (source.etag === destination.object.etag) return true
   if (!source.etag.includes('-') && !destination.object.etag.includes('-')) return false
@@ -55,9 +55,9 @@ async function sameObject (context: CommandContext, source: StoredObject, destin
   }
 }
 
-async function remoteEntries (context: CommandContext, location: Remote): Promise<Map<string, StoredObject>> {
+async function remoteEntries (context: CommandContext, location: Remote): Promise<Map<string, RemoteObject>> {
   const prefix = directoryPrefix(location.key)
-  const entries = new Map<string, StoredObject>()
+  const entries = new Map<string, RemoteObject>()
   for await (const object of listAll(context.transport, location.bucket, prefix)) entries.set(object.key.slice(prefix.length), object)
   return entries
 }
@@ -67,7 +67,7 @@ async function remoteEntries (context: CommandContext, location: Remote): Promis
  * from a mistyped one, so `--delete` from it is refused rather than emptying
  * the destination.
  */
-async function sourceEntries (context: CommandContext, source: Remote, options: MirrorOptions): Promise<Map<string, StoredObject>> {
+async function sourceEntries (context: CommandContext, source: Remote, options: MirrorOptions): Promise<Map<string, RemoteObject>> {
   const entries = await remoteEntries(context, source)
   if (entries.size === 0 && options.delete) {
     throw new CliError(`${remoteUrl(source.bucket, directoryPrefix(source.key))} holds no objects: --delete would remove everything the destination holds (use rm -r for that)`)

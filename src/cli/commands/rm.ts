@@ -8,7 +8,7 @@
  * of the bucket, which stays), removed in batches of 1,000 keys.
  */
 import type { Command } from 'commander'
-import { CliError, fromCode } from '../errors.js'
+import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { directoryPrefix, parseLocation } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
@@ -39,7 +39,7 @@ export function registerRm (program: Command, wiring: ObjectCommandWiring): void
         } else {
           if (location.key === '') throw new CliError('names a bucket, not a key (rm -r removes its objects, rb the bucket)')
           const object = await context.transport.head(location.bucket, location.key)
-          if (object === null) throw fromCode(10007, 'no such key')
+          if (object === null) throw cliError('NoSuchKey')
           steps.push({ kind: 'remove', bucket: location.bucket, key: object.key })
         }
         await runSteps(context, steps, { dryRun: options.dryRun })

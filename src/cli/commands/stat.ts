@@ -5,7 +5,7 @@
  * print escaped (terminal-text.ts); `--json` keeps them exact.
  */
 import type { Command } from 'commander'
-import { CliError, fromCode } from '../errors.js'
+import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, printJson, printLine, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, remoteUrl } from '../paths.js'
 import { humanBytes } from '../progress.js'
@@ -32,7 +32,7 @@ export function registerStat (program: Command, wiring: ObjectCommandWiring): vo
         if (location.kind !== 'remote') throw new CliError('stat reads fsb://bucket[/key]')
         if (location.key === '') {
           const bucket = (await transport.listBuckets()).find(b => b.name === location.bucket)
-          if (bucket === undefined) throw fromCode(10006, 'no such bucket')
+          if (bucket === undefined) throw cliError('NoSuchBucket')
           if (options.json) printJson({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() })
           else {
             printLine(`bucket:   ${remoteUrl(bucket.name)}`)
@@ -41,7 +41,7 @@ export function registerStat (program: Command, wiring: ObjectCommandWiring): vo
           return
         }
         const object = await transport.head(location.bucket, location.key)
-        if (object === null) throw fromCode(10007, 'no such key')
+        if (object === null) throw cliError('NoSuchKey')
         if (options.json) {
           printJson({ type: 'object', ...object, uploaded: object.uploaded.toISOString() })
           return

@@ -26,7 +26,7 @@ export class ApiError extends Error {
   }
 }
 
-interface Envelope<T> {
+export interface ApiAnswer<T> {
   success: boolean
   errors: Array<{ code: number, message: string }>
   result: T
@@ -42,7 +42,7 @@ async function failure (response: Response): Promise<ApiError> {
   let code: number | null = null
   let message = `${response.status} ${response.statusText}`
   try {
-    const body = await response.json() as Envelope<unknown>
+    const body = await response.json() as ApiAnswer<unknown>
     if (body.errors?.[0] !== undefined) {
       code = body.errors[0].code
       message = body.errors[0].message
@@ -51,11 +51,11 @@ async function failure (response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message)
 }
 
-async function call<T> (url: string, init: RequestInit, headers: Record<string, string>): Promise<Envelope<T>> {
+async function call<T> (url: string, init: RequestInit, headers: Record<string, string>): Promise<ApiAnswer<T>> {
   const response = await fetch(url, { ...init, headers: { accept: 'application/json', ...headers, ...(init.headers as Record<string, string> | undefined) } })
   if (!response.ok) throw await failure(response)
   if (response.status === 204) return { success: true, errors: [], result: null as T }
-  return await response.json() as Envelope<T>
+  return await response.json() as ApiAnswer<T>
 }
 
 export function jsonBody (value: unknown): RequestInit {
@@ -63,12 +63,12 @@ export function jsonBody (value: unknown): RequestInit {
 }
 
 /** A gateway route (`/`, `/{bucket}...`). */
-export async function gateway<T> (path: string, init: RequestInit = {}): Promise<Envelope<T>> {
+export async function gateway<T> (path: string, init: RequestInit = {}): Promise<ApiAnswer<T>> {
   return await call<T>(path, init, authHeaders())
 }
 
 /** A management API route under `/client/v4/accounts/{account}/r2/buckets`. */
-export async function management<T> (path: string, init: RequestInit = {}): Promise<Envelope<T>> {
+export async function management<T> (path: string, init: RequestInit = {}): Promise<ApiAnswer<T>> {
   const token = tokens.get() ?? 'console'
   return await call<T>(`/client/v4/accounts/${account}/r2/buckets${path}`, init, { authorization: `Bearer ${token}` })
 }
@@ -87,7 +87,7 @@ export function objectPath (bucket: string, key: string): string {
   return `/${encodeURIComponent(bucket)}/${encoded}`
 }
 
-export interface StoredObject {
+export interface ListedObject {
   key: string
   size: number
   etag: string
@@ -99,7 +99,7 @@ export interface StoredObject {
 }
 
 export interface Listing {
-  objects: StoredObject[]
+  objects: ListedObject[]
   cursor: string | null
   truncated: boolean
   folders: string[]
@@ -108,7 +108,7 @@ export interface Listing {
 export async function listObjects (bucket: string, prefix: string, cursor: string | null, limit: number): Promise<Listing> {
   const query = new URLSearchParams({ prefix, delimiter: '/', limit: String(limit), include: 'httpMetadata,customMetadata' })
   if (cursor !== null) query.set('cursor', cursor)
-  const answer = await gateway<StoredObject[]>(`/${encodeURIComponent(bucket)}?${query.toString()}`)
+  const answer = await gateway<ListedObject[]>(`/${encodeURIComponent(bucket)}?${query.toString()}`)
   const info = answer.result_info as { cursor: string | null, truncated: boolean, delimitedPrefixes: string[] }
   return { objects: answer.result, cursor: info.cursor, truncated: info.truncated, folders: info.delimitedPrefixes }
 }

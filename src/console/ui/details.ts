@@ -4,7 +4,7 @@
  * public, and delete. Everything shown is text (untrusted); links are built
  * with `objectPath`.
  */
-import { authHeaders, gateway, objectPath, tokens, type StoredObject } from './api.js'
+import { authHeaders, gateway, objectPath, tokens, type ListedObject } from './api.js'
 import { confirmDialog, formatDate, formatSize, h } from './dom.js'
 
 function lastSegment (key: string): string {
@@ -43,7 +43,7 @@ function entries (title: string, values: Record<string, string | undefined>): HT
     h('dl', {}, ...shown.flatMap(([name, value]) => [h('dt', {}, name), h('dd', {}, value)])))
 }
 
-export function renderDetails (bucket: string, object: StoredObject, publicBucket: boolean, onDeleted: () => void, onClose: () => void): HTMLElement {
+export function renderDetails (bucket: string, object: ListedObject, publicBucket: boolean, onDeleted: () => void, onClose: () => void): HTMLElement {
   const publicUrl = `${location.origin}${objectPath(bucket, object.key)}`
   const status = h('p', { role: 'status', class: 'status' })
   const copy = h('button', { type: 'button' }, 'Copy link')

@@ -4,7 +4,7 @@
  * (and a stack of cursors back), search by prefix, selection and delete with
  * confirmation, upload by picker or drag-and-drop, and the details panel.
  */
-import { gateway, isPublic, jsonBody, listObjects, type Listing, type StoredObject } from './api.js'
+import { gateway, isPublic, jsonBody, listObjects, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace } from './dom.js'
 import { uploadFiles } from './upload.js'
@@ -27,161 +27,207 @@ function breadcrumbs (bucket: string, prefix: string): HTMLElement {
   return h('nav', { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' }, h('ol', {}, ...items))
 }
 
-export async function renderObjects (root: HTMLElement, bucket: string, prefix: string): Promise<void> {
-  // Only decides how links are offered; the listing below reports real access errors.
-  const publicBucket = await isPublic(bucket).catch(() => false)
-  const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
-  const search = h('input', { type: 'search', id: 'search', placeholder: 'name starts with…', autocomplete: 'off' })
-  const table = h('tbody')
-  const pager = h('div', { class: 'pager' })
-  const detailsSlot = h('div', { class: 'details-slot' })
-  const uploads = h('ul', { class: 'uploads', 'aria-label': 'Uploads' })
-  const selectAll = h('input', { type: 'checkbox', 'aria-label': 'Select all objects on this page' })
-  const deleteSelected = h('button', { type: 'button', class: 'danger', disabled: true }, 'Delete selected')
-  const picker = h('input', { type: 'file', id: 'file-picker', multiple: true, class: 'visually-hidden', tabindex: -1 })
-  const cursors: Array<string | null> = [null]
-  let listing: Listing | null = null
-  const selected = new Set<string>()
+/** One bucket's browser as its pieces share it: the elements, the selection, the cursors back, the listing shown. */
+interface Browser {
+  bucket: string
+  prefix: string
+  publicBucket: boolean
+  status: HTMLElement
+  search: HTMLInputElement
+  table: HTMLElement
+  pager: HTMLElement
+  detailsSlot: HTMLElement
+  uploads: HTMLElement
+  selectAll: HTMLInputElement
+  deleteSelected: HTMLButtonElement
+  picker: HTMLInputElement
+  cursors: Array<string | null>
+  selected: Set<string>
+  listing: Listing | null
+}
 
-  const updateSelection = (): void => {
-    deleteSelected.disabled = selected.size === 0
-    deleteSelected.textContent = selected.size === 0 ? 'Delete selected' : `Delete selected (${selected.size})`
-    selectAll.checked = listing !== null && listing.objects.length > 0 && listing.objects.every(o => selected.has(o.key))
+function updateSelection (view: Browser): void {
+  const { deleteSelected, selected, selectAll, listing } = view
+  deleteSelected.disabled = selected.size === 0
+  deleteSelected.textContent = selected.size === 0 ? 'Delete selected' : `Delete selected (${selected.size})`
+  selectAll.checked = listing !== null && listing.objects.length > 0 && listing.objects.every(o => selected.has(o.key))
+}
+
+function showDetails (view: Browser, object: ListedObject): void {
+  const { detailsSlot } = view
+  replace(detailsSlot, renderDetails(view.bucket, object, view.publicBucket, () => {
+    replace(detailsSlot)
+    view.status.textContent = `Deleted ${object.key}.`
+    void load(view)
+  }, () => { replace(detailsSlot) }))
+  detailsSlot.querySelector<HTMLElement>('h2')?.focus()
+}
+
+function objectRow (view: Browser, object: ListedObject): HTMLElement {
+  const name = object.key.slice(view.prefix.length)
+  const box = h('input', { type: 'checkbox', 'aria-label': `Select ${object.key}` })
+  box.checked = view.selected.has(object.key)
+  box.addEventListener('change', () => {
+    if (box.checked) view.selected.add(object.key)
+    else view.selected.delete(object.key)
+    updateSelection(view)
+  })
+  return h('tr', { class: 'object', 'data-key': object.key },
+    h('td', {}, box),
+    h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => { showDetails(view, object) } }, name === '' ? '(this folder\'s own object)' : name)),
+    h('td', { class: 'size' }, formatSize(object.size)),
+    h('td', {}, formatDate(object.uploaded)),
+    h('td', {}, downloadLink(view.bucket, object.key, view.publicBucket, 'Download')))
+}
+
+function folderRow (bucket: string, prefix: string, folder: string): HTMLElement {
+  const name = folder.slice(prefix.length)
+  return h('tr', { class: 'folder' },
+    h('td', {}),
+    h('td', {}, h('a', { href: objectsHash(bucket, folder), class: 'folder-link' }, name)),
+    h('td', { class: 'size' }, '—'), h('td', {}), h('td', {}))
+}
+
+/** The page's previous and next buttons, and its number. */
+function renderPager (view: Browser, listing: Listing): void {
+  const { cursors } = view
+  const previous = h('button', { type: 'button', disabled: cursors.length === 1 }, 'Previous page')
+  previous.addEventListener('click', () => { cursors.pop(); void load(view) })
+  const next = h('button', { type: 'button', disabled: !listing.truncated }, 'Next page')
+  next.addEventListener('click', () => { if (listing.cursor != null) { cursors.push(listing.cursor); void load(view) } })
+  replace(view.pager, previous, h('span', {}, `Page ${cursors.length}`), next)
+}
+
+/** Lists the page the cursors point at and shows it. */
+async function load (view: Browser): Promise<void> {
+  const { bucket, prefix, search, cursors, status } = view
+  status.textContent = 'Loading…'
+  let listing: Listing
+  try {
+    listing = await listObjects(bucket, prefix + search.value, cursors[cursors.length - 1], pageSize)
+  } catch (err) {
+    status.textContent = `Listing failed: ${(err as Error).message}`
+    return
   }
+  view.listing = listing
+  const rows = [...listing.folders.map(folder => folderRow(bucket, prefix, folder)), ...listing.objects.map(object => objectRow(view, object))]
+  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value === '' ? 'No objects here yet: drop files to upload.' : 'Nothing matches.')))
+  replace(view.table, ...rows)
+  renderPager(view, listing)
+  status.textContent = `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`
+  updateSelection(view)
+}
 
-  const showDetails = (object: StoredObject): void => {
-    replace(detailsSlot, renderDetails(bucket, object, publicBucket, () => {
-      replace(detailsSlot)
-      status.textContent = `Deleted ${object.key}.`
-      void load()
-    }, () => { replace(detailsSlot) }))
-    detailsSlot.querySelector<HTMLElement>('h2')?.focus()
-  }
-
-  const objectRow = (object: StoredObject): HTMLElement => {
-    const name = object.key.slice(prefix.length)
-    const box = h('input', { type: 'checkbox', 'aria-label': `Select ${object.key}` })
-    box.checked = selected.has(object.key)
-    box.addEventListener('change', () => {
-      if (box.checked) selected.add(object.key)
-      else selected.delete(object.key)
-      updateSelection()
-    })
-    return h('tr', { class: 'object', 'data-key': object.key },
-      h('td', {}, box),
-      h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => { showDetails(object) } }, name === '' ? '(this folder\'s own object)' : name)),
-      h('td', { class: 'size' }, formatSize(object.size)),
-      h('td', {}, formatDate(object.uploaded)),
-      h('td', {}, downloadLink(bucket, object.key, publicBucket, 'Download')))
-  }
-
-  const folderRow = (folder: string): HTMLElement => {
-    const name = folder.slice(prefix.length)
-    return h('tr', { class: 'folder' },
-      h('td', {}),
-      h('td', {}, h('a', { href: objectsHash(bucket, folder), class: 'folder-link' }, name)),
-      h('td', { class: 'size' }, '—'), h('td', {}), h('td', {}))
-  }
-
-  async function load (): Promise<void> {
-    status.textContent = 'Loading…'
-    try {
-      listing = await listObjects(bucket, prefix + search.value, cursors[cursors.length - 1], pageSize)
-    } catch (err) {
-      status.textContent = `Listing failed: ${(err as Error).message}`
-      return
+/** Deletes the selected keys, 1,000 to a request, once confirmed. */
+async function deleteSelection (view: Browser): Promise<void> {
+  const keys = [...view.selected]
+  if (!await confirmDialog(`Delete ${keys.length} object${keys.length === 1 ? '' : 's'}?`, keys, 'Delete')) return
+  try {
+    for (let i = 0; i < keys.length; i += 1000) {
+      await gateway(`/${encodeURIComponent(view.bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: keys.slice(i, i + 1000) }) })
     }
-    const rows = [...listing.folders.map(folderRow), ...listing.objects.map(objectRow)]
-    if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value === '' ? 'No objects here yet: drop files to upload.' : 'Nothing matches.')))
-    replace(table, ...rows)
-    const previous = h('button', { type: 'button', disabled: cursors.length === 1 }, 'Previous page')
-    previous.addEventListener('click', () => { cursors.pop(); void load() })
-    const next = h('button', { type: 'button', disabled: !listing.truncated }, 'Next page')
-    next.addEventListener('click', () => { if (listing?.cursor != null) { cursors.push(listing.cursor); void load() } })
-    replace(pager, previous, h('span', {}, `Page ${cursors.length}`), next)
-    status.textContent = `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`
-    updateSelection()
+    view.selected.clear()
+    view.status.textContent = `Deleted ${keys.length} object${keys.length === 1 ? '' : 's'}.`
+    replace(view.detailsSlot)
+    await load(view)
+  } catch (err) {
+    view.status.textContent = `Delete failed: ${(err as Error).message}`
   }
+}
 
+function wireSelection (view: Browser): void {
+  const { selectAll } = view
   selectAll.addEventListener('change', () => {
-    for (const object of listing?.objects ?? []) {
-      if (selectAll.checked) selected.add(object.key)
-      else selected.delete(object.key)
+    for (const object of view.listing?.objects ?? []) {
+      if (selectAll.checked) view.selected.add(object.key)
+      else view.selected.delete(object.key)
     }
-    table.querySelectorAll<HTMLInputElement>('tr.object input[type=checkbox]').forEach(box => { box.checked = selectAll.checked })
-    updateSelection()
+    view.table.querySelectorAll<HTMLInputElement>('tr.object input[type=checkbox]').forEach(box => { box.checked = selectAll.checked })
+    updateSelection(view)
   })
+  view.deleteSelected.addEventListener('click', () => { void deleteSelection(view) })
+}
 
-  deleteSelected.addEventListener('click', () => {
-    void (async () => {
-      const keys = [...selected]
-      if (!await confirmDialog(`Delete ${keys.length} object${keys.length === 1 ? '' : 's'}?`, keys, 'Delete')) return
-      try {
-        for (let i = 0; i < keys.length; i += 1000) {
-          await gateway(`/${encodeURIComponent(bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: keys.slice(i, i + 1000) }) })
-        }
-        selected.clear()
-        status.textContent = `Deleted ${keys.length} object${keys.length === 1 ? '' : 's'}.`
-        replace(detailsSlot)
-        await load()
-      } catch (err) {
-        status.textContent = `Delete failed: ${(err as Error).message}`
-      }
-    })()
-  })
+async function upload (view: Browser, files: File[]): Promise<void> {
+  if (files.length === 0) return
+  const { failed } = await uploadFiles(view.bucket, view.prefix, files, view.uploads)
+  view.status.textContent = failed === 0 ? `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.` : `${failed} of ${files.length} uploads failed.`
+  await load(view)
+}
 
-  const upload = async (files: File[]): Promise<void> => {
-    if (files.length === 0) return
-    const { failed } = await uploadFiles(bucket, prefix, files, uploads)
-    status.textContent = failed === 0 ? `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.` : `${failed} of ${files.length} uploads failed.`
-    await load()
-  }
+/** Where files are dropped or picked for upload. */
+function dropzone (view: Browser): HTMLElement {
+  const { picker } = view
   picker.addEventListener('change', () => {
     const files = Array.from(picker.files ?? [])
     picker.value = ''
-    void upload(files)
+    void upload(view, files)
   })
-
-  const dropzone = h('section', { class: 'dropzone', 'aria-label': 'Drop files here to upload' },
-    h('p', {}, 'Drop files here to upload them to ', h('strong', {}, `${bucket}/${prefix}`), ', or ',
+  const zone = h('section', { class: 'dropzone', 'aria-label': 'Drop files here to upload' },
+    h('p', {}, 'Drop files here to upload them to ', h('strong', {}, `${view.bucket}/${view.prefix}`), ', or ',
       h('label', { for: 'file-picker', class: 'button', tabindex: 0 }, 'choose files'), '.'),
-    picker, uploads)
-  const pickerLabel = dropzone.querySelector<HTMLLabelElement>('label.button')
+    picker, view.uploads)
+  const pickerLabel = zone.querySelector<HTMLLabelElement>('label.button')
   pickerLabel?.addEventListener('keydown', event => {
     if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); picker.click() }
   })
-  dropzone.addEventListener('dragover', event => { event.preventDefault(); dropzone.classList.add('over') })
-  dropzone.addEventListener('dragleave', () => { dropzone.classList.remove('over') })
-  dropzone.addEventListener('drop', event => {
+  zone.addEventListener('dragover', event => { event.preventDefault(); zone.classList.add('over') })
+  zone.addEventListener('dragleave', () => { zone.classList.remove('over') })
+  zone.addEventListener('drop', event => {
     event.preventDefault()
-    dropzone.classList.remove('over')
-    void upload(Array.from(event.dataTransfer?.files ?? []))
+    zone.classList.remove('over')
+    void upload(view, Array.from(event.dataTransfer?.files ?? []))
   })
+  return zone
+}
 
+/** Search by prefix (as one types, or on submit), delete, settings, and whether the bucket is public. */
+function toolbar (view: Browser): HTMLElement {
+  const { bucket, prefix, search, cursors } = view
   let typing: ReturnType<typeof setTimeout> | undefined
   search.addEventListener('input', () => {
     clearTimeout(typing)
-    typing = setTimeout(() => { cursors.splice(1); void load() }, 250)
+    typing = setTimeout(() => { cursors.splice(1); void load(view) }, 250)
   })
+  return h('div', { class: 'toolbar' },
+    h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); cursors.splice(1); void load(view) } },
+      h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : prefix}`), search),
+    view.deleteSelected,
+    h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings'),
+    view.publicBucket ? h('span', { class: 'badge' }, 'public') : h('span', { class: 'badge private' }, 'private'))
+}
 
-  replace(root,
-    breadcrumbs(bucket, prefix),
-    h('div', { class: 'toolbar' },
-      h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); cursors.splice(1); void load() } },
-        h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : prefix}`), search),
-      deleteSelected,
-      h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings'),
-      publicBucket ? h('span', { class: 'badge' }, 'public') : h('span', { class: 'badge private' }, 'private')),
-    dropzone,
-    h('div', { class: 'browser' },
-      h('table', { class: 'objects' },
-        h('caption', { class: 'visually-hidden' }, `Objects in ${bucket}/${prefix}`),
-        h('thead', {}, h('tr', {},
-          h('th', { scope: 'col' }, selectAll), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Size'),
-          h('th', { scope: 'col' }, 'Uploaded'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Download')))),
-        table),
-      detailsSlot),
-    pager,
-    status)
-  await load()
+function objectsTable (view: Browser): HTMLElement {
+  return h('div', { class: 'browser' },
+    h('table', { class: 'objects' },
+      h('caption', { class: 'visually-hidden' }, `Objects in ${view.bucket}/${view.prefix}`),
+      h('thead', {}, h('tr', {},
+        h('th', { scope: 'col' }, view.selectAll), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Size'),
+        h('th', { scope: 'col' }, 'Uploaded'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Download')))),
+      view.table),
+    view.detailsSlot)
+}
+
+export async function renderObjects (root: HTMLElement, bucket: string, prefix: string): Promise<void> {
+  const view: Browser = {
+    bucket,
+    prefix,
+    // Only decides how links are offered; the listing reports real access errors.
+    publicBucket: await isPublic(bucket).catch(() => false),
+    status: h('p', { role: 'status', class: 'status', 'aria-live': 'polite' }),
+    search: h('input', { type: 'search', id: 'search', placeholder: 'name starts with…', autocomplete: 'off' }),
+    table: h('tbody'),
+    pager: h('div', { class: 'pager' }),
+    detailsSlot: h('div', { class: 'details-slot' }),
+    uploads: h('ul', { class: 'uploads', 'aria-label': 'Uploads' }),
+    selectAll: h('input', { type: 'checkbox', 'aria-label': 'Select all objects on this page' }),
+    deleteSelected: h('button', { type: 'button', class: 'danger', disabled: true }, 'Delete selected'),
+    picker: h('input', { type: 'file', id: 'file-picker', multiple: true, class: 'visually-hidden', tabindex: -1 }),
+    cursors: [null],
+    selected: new Set<string>(),
+    listing: null
+  }
+  wireSelection(view)
+  replace(root, breadcrumbs(bucket, prefix), toolbar(view), dropzone(view), objectsTable(view), view.pager, view.status)
+  await load(view)
 }

@@ -6,7 +6,7 @@
  * from XMLHttpRequest's upload events (fetch reports none). A failed or
  * cancelled multipart upload is aborted so no staged parts linger.
  */
-import { authHeaders, ApiError, jsonBody, objectPath } from './api.js'
+import { authHeaders, ApiError, jsonBody, objectPath, type ApiAnswer } from './api.js'
 import { formatSize, h } from './dom.js'
 
 const MiB = 1024 * 1024
@@ -17,7 +17,6 @@ const maxParts = 10_000
 const parallelParts = 4
 const parallelFiles = 2
 
-interface Envelope<T> { result: T, errors?: Array<{ code: number, message: string }> }
 
 /** The requests of one file in flight, so that Cancel can stop them. */
 class Transfer {
@@ -36,7 +35,7 @@ class Transfer {
 }
 
 /** One request with upload progress; resolves with the parsed envelope. */
-async function send<T> (method: string, url: string, body: Blob | string | null, headers: Record<string, string>, onProgress: (loaded: number) => void, transfer?: Transfer): Promise<Envelope<T>> {
+async function send<T> (method: string, url: string, body: Blob | string | null, headers: Record<string, string>, onProgress: (loaded: number) => void, transfer?: Transfer): Promise<ApiAnswer<T>> {
   return await new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest()
     transfer?.track(xhr)
@@ -44,7 +43,7 @@ async function send<T> (method: string, url: string, body: Blob | string | null,
     for (const [name, value] of Object.entries({ ...authHeaders(), ...headers })) xhr.setRequestHeader(name, value)
     xhr.upload.addEventListener('progress', event => { onProgress(event.loaded) })
     xhr.addEventListener('load', () => {
-      let parsed: Envelope<T> | null = null
+      let parsed: ApiAnswer<T> | null = null
       try { parsed = JSON.parse(xhr.responseText) } catch {}
       if (xhr.status >= 200 && xhr.status < 300 && parsed !== null) return resolve(parsed)
       const error = parsed?.errors?.[0]

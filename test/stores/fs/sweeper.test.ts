@@ -8,7 +8,7 @@ import { promises as fsp } from 'node:fs'
 import { link, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { openBucket, type Bucket } from '../../../src/index.js'
+import { BucketErrors, openBucket, type Bucket } from '../../../src/index.js'
 import { testdir } from '../../testdir.js'
 
 const day = 24 * 60 * 60 * 1000
@@ -185,7 +185,7 @@ t.test('the sweeper runs on a timer when sweepIntervalMs is set', async t => {
   let aborted = false
   for (let waited = 0; waited < 5000 && !aborted; waited += 50) {
     await new Promise(resolve => setTimeout(resolve, 50))
-    aborted = await upload.uploadPart(2, 'part').then(() => false, (err: { code?: unknown }) => err.code === 10024)
+    aborted = await upload.uploadPart(2, 'part').then(() => false, (err: { code?: unknown }) => err.code === BucketErrors.NoSuchUpload.code)
   }
   t.ok(aborted, 'an expired upload is aborted without anyone calling sweep()')
 })

@@ -10,7 +10,7 @@
  */
 import t from 'tap'
 import { createRegistry } from '../../../src/bucket/index.js'
-import { buildCli } from '../../../src/cli.js'
+import { buildCli } from '../../../src/main.js'
 import { openRegistry } from '../../../src/index.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgRegistryStorage } from '../../../src/stores/pg/registry-storage.js'

@@ -18,7 +18,7 @@ import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import { whenAnswered } from './connection.js'
-import { DoorErrors, failure, type DoorErrorName } from './errors.js'
+import { DoorErrors, failure, type DoorErrorName } from '../http/errors.js'
 
 function errorFor (code: string | undefined): DoorErrorName {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'RequestTimeout'

@@ -40,7 +40,7 @@ import type { ServeOptions } from './server/serve.js'
 
 export type { ServeOptions } from './server/serve.js'
 
-/** The version in package.json (dist/src/cli.js sits two levels below it). */
+/** The version in package.json (dist/src/main.js sits two levels below it). */
 function packageVersion (): string {
   const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8')
   return (JSON.parse(text) as { version: string }).version

@@ -26,7 +26,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
-import { DoorErrors, failure } from './errors.js'
+import { DoorErrors, failure } from '../http/errors.js'
 
 interface Pending {
   reply: FastifyReply

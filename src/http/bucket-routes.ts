@@ -1,0 +1,128 @@
+/**
+ * The HTTP routes of one bucket (`/<bucket>`): list a page, delete keys in
+ * bulk (`POST ?delete` with `{"keys": [...]}`), and upload a
+ * `multipart/form-data` form, each file streamed into its own `put`. A
+ * form that fails after storing some files answers the error with those
+ * files in `result.stored` (they stay stored): routes.ts's error handler
+ * writes a `FormUploadError` so.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { BucketError, isBucketError } from '../bucket/index.js'
+import type { Bucket, BucketInfo } from '../bucket/index.js'
+import { continueBody } from '../doors/expect-continue.js'
+import { DoorError, errorReply, success } from './errors.js'
+import { bucketMethods, enter, methodNotAllowed, preflight, queryValue, readJsonBody, type RouteScope } from './route-scope.js'
+
+function keysFrom (body: unknown): string[] {
+  const keys = (body as { keys?: unknown } | null)?.keys
+  if (!Array.isArray(keys) || !keys.every(k => typeof k === 'string')) {
+    throw new DoorError('InvalidArgument', 'The body must be {"keys": ["a", "b", ...]}.')
+  }
+  return keys
+}
+
+/**
+ * A form upload that failed after it had stored some of its files (they
+ * stay stored: each file is its own put). Answered as its `cause` would be,
+ * the message followed by `detail`, with `result: {stored}`.
+ */
+export class FormUploadError extends Error {
+  constructor (cause: unknown, readonly stored: unknown[], readonly detail: string) {
+    super(detail, { cause })
+  }
+}
+
+/** Says which file part failed (1-based among the file parts, null between parts) and which keys were stored before it. */
+function storedBeforeFailure (keys: string[], failedPart: number | null): string {
+  const shown = keys.slice(0, 10).map(k => JSON.stringify(k)).join(', ')
+  const more = keys.length > 10 ? `, and ${keys.length - 10} more` : ''
+  const part = failedPart === null ? '' : `The form's file part ${failedPart} was not stored; `
+  const files = `${keys.length} ${keys.length === 1 ? 'file' : 'files'} stored before it: ${shown}${more} (result.stored).`
+  return part === '' ? files.charAt(0).toUpperCase() + files.slice(1) : part + files
+}
+
+async function listBucket (request: FastifyRequest, reply: FastifyReply, bucket: Bucket): Promise<void> {
+  const query = request.query as Record<string, unknown>
+  const limit = queryValue(query, 'limit')
+  if (limit !== undefined && !/^\d+$/.test(limit)) throw new BucketError('InvalidMaxKeys', 'list')
+  const include = queryValue(query, 'include')
+  const listed = await bucket.list({
+    prefix: queryValue(query, 'prefix'),
+    delimiter: queryValue(query, 'delimiter'),
+    cursor: queryValue(query, 'cursor'),
+    limit: limit === undefined ? undefined : Number(limit),
+    include: include === undefined ? undefined : include.split(',').filter(s => s !== '') as Array<'httpMetadata' | 'customMetadata'>
+  })
+  return await reply.send(success(listed.objects, {
+    cursor: listed.cursor ?? null,
+    truncated: listed.truncated,
+    delimitedPrefixes: listed.delimitedPrefixes
+  }))
+}
+
+async function deleteKeys (request: FastifyRequest, reply: FastifyReply, bucket: Bucket): Promise<void> {
+  const keys = keysFrom(await readJsonBody(request.raw))
+  await bucket.delete(keys)
+  return await reply.send(success({ deleted: keys }))
+}
+
+async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, info: BucketInfo): Promise<void> {
+  const fields: Record<string, string> = {}
+  const stored: unknown[] = []
+  const keys: string[] = []
+  let files = 0
+  let storedBytes = 0
+  let storing = false
+  continueBody(request.raw)
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'field') {
+        fields[part.fieldname] = String(part.value)
+        continue
+      }
+      files++
+      storing = true
+      const key = fields.key ?? `${fields.prefix ?? ''}${part.filename}`
+      request.logFields = { bucket: request.logFields?.bucket, key }
+      const object = await bucket.put(key, part.file, {
+        httpMetadata: { contentType: part.mimetype },
+        storageClass: info.settings.storageClass
+      })
+      storing = false
+      stored.push(object)
+      keys.push(key)
+      storedBytes += object?.size ?? 0
+    }
+  } catch (err) {
+    // Busboy reports a malformed form with plain errors that carry no code.
+    const known = errorReply(err)
+    const failed = known.status === 500 && !isBucketError(err) ? new DoorError('InvalidForm', (err as Error).message) : err
+    // Each file was its own put: those stored before the failure stay, and the answer says which.
+    if (stored.length === 0) throw failed
+    throw new FormUploadError(failed, stored, storedBeforeFailure(keys, storing ? files : null))
+  }
+  if (stored.length === 0) throw new DoorError('InvalidForm', 'The form has no file part.')
+  request.logFields = { bucket: request.logFields?.bucket, key: keys.length === 1 ? keys[0] : undefined, bytes: storedBytes }
+  return await reply.send(success(stored))
+}
+
+export async function handleBucket (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string): Promise<void> {
+  const query = request.query as Record<string, unknown>
+  switch (request.method) {
+    case 'OPTIONS':
+      return await preflight(scope, request, reply, name, false)
+    case 'GET':
+    case 'HEAD': {
+      const { bucket } = await enter(scope, request, reply, name, 'read')
+      return await listBucket(request, reply, bucket)
+    }
+    case 'POST': {
+      const { bucket, info } = await enter(scope, request, reply, name, 'write')
+      if (queryValue(query, 'delete') !== undefined) return await deleteKeys(request, reply, bucket)
+      if (request.isMultipart()) return await uploadForm(request, reply, bucket, info)
+      throw new DoorError('InvalidAction', 'POST on a bucket takes ?delete with {"keys": [...]} or a multipart/form-data upload.')
+    }
+    default:
+      throw methodNotAllowed(bucketMethods)
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * What every handler of the HTTP routes (routes.ts) stands on: the
+ * registry and the access policy it was given, one bucket's access check
+ * with its CORS headers (`enter`), the CORS preflight, the query and JSON
+ * body readers, and the methods each kind of resource allows.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { IncomingMessage } from 'node:http'
+import { BucketError } from '../bucket/index.js'
+import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
+import { continueBody } from '../doors/expect-continue.js'
+import { parseJsonBody } from '../doors/json-body.js'
+import { privateReadCacheControl } from '../doors/request-metadata.js'
+import { requireCredentials, type AccessPolicy } from './auth.js'
+import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
+import { DoorError } from './errors.js'
+
+/** What the handlers share of the routes' options. */
+export interface RouteScope {
+  registry: BucketRegistry
+  policy: AccessPolicy
+  /** Buckets served publicly whatever their settings say (`--public`). */
+  publicBuckets: ReadonlySet<string>
+}
+
+/** Limit of the JSON bodies this door reads whole (bulk delete of 1,000 keys of 1 KiB fits). */
+const maxJsonBytes = 2 * 1024 * 1024
+
+export const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
+export const bucketMethods = 'GET, HEAD, POST, OPTIONS'
+export const readOnlyMethods = 'GET, HEAD, OPTIONS'
+
+export function methodNotAllowed (allow: string): DoorError {
+  return new DoorError('MethodNotAllowed', `Allowed: ${allow}.`, { allow })
+}
+
+export function queryValue (query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name]
+  if (value === undefined || typeof value === 'string') return value
+  throw new DoorError('InvalidQuery', `"${name}" given more than once.`)
+}
+
+/**
+ * A JSON body must say so: a cross-site page can send `text/plain` or a form
+ * without a preflight, never `application/json`.
+ */
+export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
+  const type = (source.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (type !== 'application/json') {
+    throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
+  }
+  continueBody(source)
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of source) {
+    size += (chunk as Buffer).length
+    if (size > maxJsonBytes) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`)
+    chunks.push(chunk as Buffer)
+  }
+  try {
+    return parseJsonBody(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    throw new DoorError('InvalidJson')
+  }
+}
+
+/**
+ * Checks access to a bucket, sets its CORS headers, and opens it. A
+ * private read made with the token is marked for no cache to keep: a
+ * browser's cache is keyed by URL alone and would hand the body to a
+ * later request without the token (after the console forgets it).
+ */
+export async function enter (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public'): Promise<{ bucket: Bucket, info: BucketInfo, publicRead: boolean }> {
+  const { registry, policy, publicBuckets } = scope
+  const info = await registry.info(name)
+  const publicRead = access === 'public' ||
+    (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
+  const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
+  reply.headers(corsHeaders(rules, request.headers.origin, request.method))
+  if (!publicRead) {
+    requireCredentials(policy, request.headers.authorization)
+    // Read with the token: no browser keeps it (an object's own Cache-Control, set after this, still wins).
+    if (policy.token !== null && access === 'read') reply.header('cache-control', privateReadCacheControl)
+  }
+  const bucket = info === null ? null : await registry.open(name, info)
+  if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())
+  return { bucket, info, publicRead }
+}
+
+export async function preflight (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, servedPublicly: boolean): Promise<void> {
+  const origin = request.headers.origin
+  const method = request.headers['access-control-request-method']
+  if (origin === undefined || typeof method !== 'string') {
+    await reply.code(204).header('allow', servedPublicly ? readOnlyMethods : objectMethods).send()
+    return
+  }
+  const info = await scope.registry.info(name)
+  const isPublic = servedPublicly || scope.publicBuckets.has(name) || info?.settings.public === true
+  const rules = effectiveCorsRules(info?.settings.cors ?? null, isPublic)
+  const requested = request.headers['access-control-request-headers']
+  // A public route is read-only whatever the rules say.
+  const allowed = servedPublicly && !['GET', 'HEAD'].includes(method.toUpperCase())
+    ? null
+    : preflightHeaders(rules, origin, method, Array.isArray(requested) ? requested.join(',') : requested)
+  // The same answer whether the bucket is missing or private without rules: a preflight needs no credentials, so it must not tell which buckets exist.
+  if (info === null || allowed === null) throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}.`)
+  await reply.code(204).headers(allowed).send()
+}
