@@ -151,7 +151,11 @@ const fromCatalogue: Record<Exclude<BucketErrorName, StorageFailureName>, Manage
   InvalidBucketName: 'InvalidBucketName',
   NoSuchBucket: 'NoSuchBucket',
   BucketNotEmpty: 'BucketNotEmpty',
-  CopySourceContended: 'InternalError'
+  CopySourceContended: 'InternalError',
+  // The management API reads no object body and writes none under a customer key.
+  SsecKeyRequired: 'InvalidArgument',
+  SsecKeyMismatch: 'InvalidArgument',
+  SsecNotApplicable: 'InvalidArgument'
 }
 
 /** Any thrown value → the ManagementError the client sees. */

@@ -94,7 +94,10 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   StorageIoError: 'InternalError',
   TooManyOpenFiles: 'ServiceUnavailable',
   CatalogUnavailable: 'ServiceUnavailable',
-  CopySourceContended: 'ServiceUnavailable'
+  CopySourceContended: 'ServiceUnavailable',
+  SsecKeyRequired: 'InvalidRequest',
+  SsecKeyMismatch: 'AccessDenied',
+  SsecNotApplicable: 'InvalidRequest'
 }
 
 /**
