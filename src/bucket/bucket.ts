@@ -174,7 +174,7 @@ export class BucketEngine implements Bucket {
     const staged = await this.#store.stage(sealed ?? body, version)
     const { md5, ...others } = await verifiedDigests('put', body, checksum, staged)
     // An SSE-C object keeps no digest of its data that was not asked for: its ETag is its ciphertext's MD5 (ssec.ts).
-    const digests = sealed === undefined ? { md5, ...others } : { ...others, ssec }
+    const digests = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, others)
     const record: StoredObject = {
       key,
       version,

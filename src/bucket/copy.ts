@@ -125,7 +125,7 @@ export async function copyObject (
   }
   const { md5, ...others } = await body.digests()
   // A copy is a new body: encrypted under the copy's key, if any, with a layout of one part (ssec.ts).
-  const checksums = sealed === undefined ? { md5, ...others } : { ...others, ssec }
+  const checksums = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, others)
   const record = withFields(copyOf(source), { size: body.size, etag: sealed === undefined ? md5 as string : sealed.etag(), checksums })
   if (!await store.commit(toId, record, staged, destination)) return { status: 'precondition-failed' }
   return { status: 'copied', object: new ObjectMetadata(record) }

@@ -207,7 +207,7 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
   if (upload.ssec !== undefined) {
     // The salts of the parts' body keys, in the object's order, so reads can decipher across parts (ssec.ts).
     if (parts.some(p => p.ssec === undefined)) throw new BucketError('InvalidPart', method, 'A part of this encrypted upload was stored without its encryption.')
-    checksums.ssec = { ...upload.ssec, partSalts: Buffer.concat(parts.map(p => Buffer.from(p.ssec?.salt ?? '', 'base64'))).toString('base64') }
+    checksums.ssec = { keyMd5: upload.ssec.keyMd5, salt: upload.ssec.salt, check: upload.ssec.check, partSalts: Buffer.concat(parts.map(p => Buffer.from(p.ssec?.salt ?? '', 'base64'))).toString('base64') }
   }
   for (const [name, hex] of Object.entries(request.expected)) {
     const actual = checksums[name as HashAlgorithm]

@@ -90,7 +90,7 @@ export function partLayoutOfSizes (etag: string, sizes: number[]): MultipartLayo
  * has none; the salt of an SSE-C part rides in the same text (`ssec`).
  */
 export function partChecksumsText (part: StoredPart): string | null {
-  const kept = { ...part.checksums, ...(part.ssec === undefined ? {} : { ssec: part.ssec }) }
+  const kept = Object.assign({}, part.checksums, part.ssec === undefined ? {} : { ssec: part.ssec })
   return Object.keys(kept).length === 0 ? null : JSON.stringify(kept)
 }
 

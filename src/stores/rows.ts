@@ -80,14 +80,11 @@ export function uploadOfRow (row: UploadColumns): StoredUpload {
  */
 export function uploadChecksumText (upload: StoredUpload): string | null {
   if (upload.checksum === undefined && upload.ssec === undefined) return null
-  return JSON.stringify({ ...upload.checksum, ...(upload.ssec === undefined ? {} : { ssec: upload.ssec }) })
+  return JSON.stringify(Object.assign({}, upload.checksum, upload.ssec === undefined ? {} : { ssec: upload.ssec }))
 }
 
 function uploadChecksumFrom (text: string | null | undefined): Pick<StoredUpload, 'checksum' | 'ssec'> {
   if (text === null || text === undefined) return {}
   const { ssec, ...checksum } = JSON.parse(text) as Partial<NonNullable<StoredUpload['checksum']>> & Pick<StoredUpload, 'ssec'>
-  return {
-    ...(checksum.algorithm === undefined ? {} : { checksum: checksum as NonNullable<StoredUpload['checksum']> }),
-    ...(ssec === undefined ? {} : { ssec })
-  }
+  return Object.assign(checksum.algorithm === undefined ? {} : { checksum: checksum as NonNullable<StoredUpload['checksum']> }, ssec === undefined ? {} : { ssec })
 }
