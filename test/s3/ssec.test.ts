@@ -130,6 +130,34 @@ t.test('multipart uploads, CopyObject and UploadPartCopy under keys', async t =>
   t.same(Buffer.from(await out.Body!.transformToByteArray()), whole, 'copied out plain, it reads without a key')
 })
 
+t.test('checksums of SSE-C objects are of the data, kept and answered with ChecksumMode ENABLED', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const body = data(30_000)
+  const sha256 = createHash('sha256').update(body).digest('base64')
+  const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'summed.bin', Body: body, ChecksumAlgorithm: 'SHA256', ...sse }))
+  t.equal(put.ChecksumSHA256, sha256, 'PutObject answers the SHA-256 of the data')
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'summed.bin', ChecksumMode: 'ENABLED', ...sse }))
+  t.equal(got.ChecksumSHA256, sha256, 'GetObject answers it (and the SDK checked the deciphered bytes against it)')
+  t.same(Buffer.from(await got.Body!.transformToByteArray()), body, 'the data')
+  const plain = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'default.bin', Body: body, ...sse }))
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'default.bin', ChecksumMode: 'ENABLED', ...sse }))
+  t.ok(head.ChecksumCRC32 ?? head.ChecksumCRC64NVME, 'an object put with the SDK\'s default checksum answers it')
+  t.equal(head.ChecksumCRC32 ?? head.ChecksumCRC64NVME, plain.ChecksumCRC32 ?? plain.ChecksumCRC64NVME, 'the one PutObject answered')
+
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'mp-summed.bin', ChecksumAlgorithm: 'CRC32', ...sse }))
+  const parts = [data(6000), data(700)]
+  const uploaded = []
+  for (const [i, part] of parts.entries()) {
+    const answer = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'mp-summed.bin', UploadId: created.UploadId, PartNumber: i + 1, Body: part, ChecksumAlgorithm: 'CRC32', ...sse }))
+    uploaded.push({ ETag: answer.ETag, PartNumber: i + 1, ChecksumCRC32: answer.ChecksumCRC32 })
+  }
+  const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'mp-summed.bin', UploadId: created.UploadId, MultipartUpload: { Parts: uploaded } }))
+  t.match(done.ChecksumCRC32, /-2$/, 'a COMPOSITE CRC32 of the parts\' data')
+  const whole = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'mp-summed.bin', ChecksumMode: 'ENABLED', ...sse }))
+  t.equal(whole.ChecksumCRC32, done.ChecksumCRC32, 'HeadObject answers it')
+})
+
 t.test('malformed key headers', async t => {
   const server = await s3Server(t)
   const headers = (algorithm: string, key: Buffer, md5: string): Record<string, string> => ({
