@@ -41,6 +41,7 @@ import { DEFAULT_MIN_PART_BYTES, DEFAULT_UPLOAD_MAX_AGE_MS, MAX_DELETE_KEYS, MAX
 import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
 import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
+import { judgeSsecKey, newSalt, newSsecRecord, parseSsecKey, readerWithKey, SealedBody } from './ssec.js'
 
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
@@ -125,9 +126,11 @@ export class BucketEngine implements Bucket {
     const fromHeader = opts.range instanceof Headers
     if (opts.range instanceof Headers) range = parseRangeHeader(opts.range.get('range'))
     else if (opts.range !== undefined) range = validateRange('get', opts.range)
+    const ssecKey = parseSsecKey('get', opts.ssecKey)
 
-    const reader = await this.#store.open(id)
-    if (reader === null) return null
+    const opened = await this.#store.open(id)
+    if (opened === null) return null
+    const reader = await readerWithKey('get', opened, ssecKey)
     const record = reader.object
     if (judgeRecord(conditional, record) !== 'pass') {
       await reader.close()
@@ -159,6 +162,7 @@ export class BucketEngine implements Bucket {
     const customMetadata = parseCustomMetadata('put', opts.customMetadata)
     const storageClass = parseStorageClass('put', opts.storageClass)
     const checksum = parseChecksumOption('put', opts as Record<string, unknown>)
+    const ssecKey = parseSsecKey('put', opts.ssecKey)
     const source = valueSource(value, 'put')
 
     const unconditional = isUnconditional(conditional)
@@ -167,13 +171,17 @@ export class BucketEngine implements Bucket {
     const computed = computedChecksums(opts.computeChecksums)
     const body = new MeasuredBody(source, ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...computed], MAX_PUT_BYTES, 'put')
     const version = newVersion()
-    const staged = await this.#store.stage(body, version)
-    const digests = await verifiedDigests('put', body, checksum, staged)
+    const ssec = ssecKey === undefined ? undefined : newSsecRecord(ssecKey)
+    const sealed = ssecKey === undefined || ssec === undefined ? undefined : new SealedBody(body, ssecKey, ssec.salt)
+    const staged = await this.#store.stage(sealed ?? body, version)
+    const { md5, ...others } = await verifiedDigests('put', body, checksum, staged)
+    // An SSE-C object keeps no digest of its data that was not asked for: its ETag is its ciphertext's MD5 (ssec.ts).
+    const digests = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, others)
     const record: StoredObject = {
       key,
       version,
       size: body.size,
-      etag: digests.md5 as string,
+      etag: sealed === undefined ? md5 as string : sealed.etag(),
       uploaded: this.#now(),
       storageClass,
       httpMetadata,
@@ -214,6 +222,8 @@ export class BucketEngine implements Bucket {
       storageClass: parseStorageClass('createMultipartUpload', opts.storageClass),
       ...uploadChecksumOption(opts)
     }
+    const ssecKey = parseSsecKey('createMultipartUpload', opts.ssecKey)
+    if (ssecKey !== undefined) upload.ssec = newSsecRecord(ssecKey)
     await this.#store.createUpload(id, upload)
     return new MultipartUpload(this, key, upload.uploadId)
   }
@@ -238,15 +248,21 @@ export class BucketEngine implements Bucket {
     const opts = optionsObject<BucketUploadPartOptions>('uploadPart', options)
     const checksum = parseChecksumOption('uploadPart', opts)
     const fallback = defaultPartChecksum(opts.defaultChecksum)
+    const ssecKey = parseSsecKey('uploadPart', opts.ssecKey)
     const source = valueSource(value, 'uploadPart')
     const upload = await this.#liveUpload('uploadPart', key, uploadId)
+    judgeSsecKey('uploadPart', upload.ssec, ssecKey)
     const computed = partChecksumAlgorithm(upload, checksum?.algorithm, opts.copied === true, fallback)
     const algorithms: HashAlgorithm[] = ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...(computed === undefined ? [] : [computed])]
     const body = new MeasuredBody(source, algorithms, MAX_PART_BYTES, 'uploadPart')
-    const staged = await this.#store.stage(body)
-    const { md5: etag, ...checksums } = await verifiedDigests('uploadPart', body, checksum, staged)
+    const salt = ssecKey === undefined ? undefined : newSalt()
+    const sealed = ssecKey === undefined || salt === undefined ? undefined : new SealedBody(body, ssecKey, salt)
+    const staged = await this.#store.stage(sealed ?? body)
+    const { md5, ...checksums } = await verifiedDigests('uploadPart', body, checksum, staged)
+    const etag = sealed === undefined ? md5 : sealed.etag()
     if (etag === undefined) throw new Error('uploadPart: the MD5 of the part was not computed.')
-    if (!await this.#store.putPart(uploadId, { partNumber: n, etag, size: body.size, checksums }, staged)) {
+    const part = { partNumber: n, etag, size: body.size, checksums, ...(salt === undefined ? {} : { ssec: { salt } }) }
+    if (!await this.#store.putPart(uploadId, part, staged)) {
       throw new BucketError('NoSuchUpload', 'uploadPart')
     }
     return Object.keys(checksums).length === 0 ? { partNumber: n, etag } : { partNumber: n, etag, checksums }

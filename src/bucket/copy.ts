@@ -27,6 +27,7 @@ import type { BucketCopyOptions, BucketCopyOutcome } from './types.js'
 import { withFields } from './records.js'
 import { MeasuredBody } from './value.js'
 import { MAX_COPY_BYTES } from './limits.js'
+import { newSsecRecord, parseSsecKey, readerWithKey, SealedBody } from './ssec.js'
 
 
 /** Whether the copy of `source` needs its bytes read: a multipart source, or a checksum it does not have. */
@@ -65,6 +66,8 @@ export async function copyObject (
   if (algorithm !== undefined && !(hashAlgorithms as readonly string[]).includes(algorithm)) {
     throw new TypeError(`copy: ${String(algorithm)} is not a checksum algorithm.`)
   }
+  const sourceSsecKey = parseSsecKey('copy', opts.sourceSsecKey)
+  const ssecKey = parseSsecKey('copy', opts.ssecKey)
   const unconditional = isUnconditional(conditional)
   const destination = unconditional ? ALWAYS : (current: StoredObject | null) => judgeRecord(conditional, current) === 'pass'
   const copyOf = (source: StoredObject): StoredObject => withFields(source, {
@@ -79,7 +82,8 @@ export async function copyObject (
   // The store's copy first (no look beforehand: one round trip for the common case); a source whose bytes must be read refuses it.
   const build: CopyBuilder = source => {
     if (judgeRecord(sourceConditional, source) !== 'pass') return null
-    if (needsBytes(source, algorithm)) throw rewriteNeeded
+    // Bytes under a customer key are deciphered and (re-)encrypted, never shared.
+    if (needsBytes(source, algorithm) || source.checksums.ssec !== undefined || sourceSsecKey !== undefined || ssecKey !== undefined) throw rewriteNeeded
     return copyOf(source)
   }
   const outcome = await store.copy(fromId, toId, build, destination).catch((err: unknown) => { if (err === rewriteNeeded) return null; throw err })
@@ -93,8 +97,9 @@ export async function copyObject (
   }
 
   // The bytes are read from the source as it was when opened, and written again.
-  const reader = await store.open(fromId)
-  if (reader === null) return { status: 'not-found' }
+  const opened = await store.open(fromId)
+  if (opened === null) return { status: 'not-found' }
+  const reader = await readerWithKey('copy', opened, sourceSsecKey)
   const source = reader.object
   if (judgeRecord(sourceConditional, source) !== 'pass') {
     await reader.close()
@@ -108,16 +113,20 @@ export async function copyObject (
   if (held !== undefined) await reader.close()
   const bytes = held !== undefined ? Readable.from([held]) : reader.stream(0, source.size)
   const body = new MeasuredBody(bytes, copiedAlgorithms(source, algorithm), MAX_COPY_BYTES, 'copy')
+  const ssec = ssecKey === undefined ? undefined : newSsecRecord(ssecKey)
+  const sealed = ssecKey === undefined || ssec === undefined ? undefined : new SealedBody(body, ssecKey, ssec.salt)
   let staged: StagedBody
   try {
-    staged = await store.stage(body, fresh.version)
+    staged = await store.stage(sealed ?? body, fresh.version)
   } catch (err) {
     // A store that failed before reading all of it leaves the source's files open otherwise.
     bytes.destroy()
     throw err
   }
-  const digests = await body.digests()
-  const record = withFields(copyOf(source), { size: body.size, etag: digests.md5 as string, checksums: digests })
+  const { md5, ...others } = await body.digests()
+  // A copy is a new body: encrypted under the copy's key, if any, with a layout of one part (ssec.ts).
+  const checksums = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, others)
+  const record = withFields(copyOf(source), { size: body.size, etag: sealed === undefined ? md5 as string : sealed.etag(), checksums })
   if (!await store.commit(toId, record, staged, destination)) return { status: 'precondition-failed' }
   return { status: 'copied', object: new ObjectMetadata(record) }
 }

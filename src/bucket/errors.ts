@@ -52,6 +52,10 @@ export const BucketErrors = {
   CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
   // A copy whose source was replaced (or removed from under it) at every attempt: retry later.
   CopySourceContended: { code: 10909, status: 503, message: 'The copy source kept changing while it was copied. Please try again.' },
+  // Objects encrypted with a customer-provided key (SSE-C), refused as S3 refuses them (ssec.ts).
+  SsecKeyRequired: { code: 10910, status: 400, message: 'The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.' },
+  SsecKeyMismatch: { code: 10911, status: 403, message: 'Requests specifying Server Side Encryption with Customer provided keys must provide the correct secret key.' },
+  SsecNotApplicable: { code: 10912, status: 400, message: 'The encryption parameters are not applicable to this object.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors
@@ -135,6 +139,14 @@ export class ArgumentRangeError extends RangeError {
  * error, that an S3 door answers as S3 does (InvalidRequest).
  */
 export class UploadChecksumError extends ArgumentTypeError {}
+
+/**
+ * A malformed `ssecKey` (not 64 lowercase hex digits, not 32 bytes): a plain
+ * Error, as the hosted binding throws, marked as an argument mistake (400).
+ */
+export class SsecKeyError extends Error {
+  readonly [argumentMark] = true
+}
 
 /** Whether `err` is an argument mistake the engine reported (not a bug elsewhere that happens to be a TypeError). */
 export function isArgumentError (err: unknown): err is TypeError | RangeError {

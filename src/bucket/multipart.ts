@@ -204,6 +204,11 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
   } else if (checksumType !== undefined) {
     throw new TypeError(`${method}: a checksum type needs every part uploaded with a checksum of one algorithm.`)
   }
+  if (upload.ssec !== undefined) {
+    // The salts of the parts' body keys, in the object's order, so reads can decipher across parts (ssec.ts).
+    if (parts.some(p => p.ssec === undefined)) throw new BucketError('InvalidPart', method, 'A part of this encrypted upload was stored without its encryption.')
+    checksums.ssec = { keyMd5: upload.ssec.keyMd5, salt: upload.ssec.salt, check: upload.ssec.check, partSalts: Buffer.concat(parts.map(p => Buffer.from(p.ssec?.salt ?? '', 'base64'))).toString('base64') }
+  }
   for (const [name, hex] of Object.entries(request.expected)) {
     const actual = checksums[name as HashAlgorithm]
     if (actual !== hex) {

@@ -58,6 +58,7 @@ export class ObjectMetadata implements BucketObject {
   readonly range?: { offset: number, length: number }
   readonly checksums: BucketChecksums
   readonly storageClass: StorageClass
+  readonly ssecKeyMd5?: string
   /** False for listed objects without `include: ['httpMetadata']`. */
   readonly #hasHttpMetadata: boolean
   readonly #record: StoredObject
@@ -75,6 +76,7 @@ export class ObjectMetadata implements BucketObject {
     if (range !== undefined) this.range = range
     this.checksums = new Checksums(record.checksums)
     this.storageClass = record.storageClass
+    if (record.checksums.ssec !== undefined) this.ssecKeyMd5 = record.checksums.ssec.keyMd5
     this.#hasHttpMetadata = hasHttpMetadata
   }
 
@@ -98,7 +100,8 @@ export class ObjectMetadata implements BucketObject {
       customMetadata: this.customMetadata,
       ...(this.range === undefined ? {} : { range: this.range }),
       checksums: this.checksums.toJSON(),
-      storageClass: this.storageClass
+      storageClass: this.storageClass,
+      ...(this.ssecKeyMd5 === undefined ? {} : { ssecKeyMd5: this.ssecKeyMd5 })
     }
   }
 }

@@ -85,14 +85,20 @@ export function partLayoutOfSizes (etag: string, sizes: number[]): MultipartLayo
   return { parts, partSize }
 }
 
-/** A part's checksums as the JSON text a store keeps beside it, null when it has none. */
+/**
+ * A part's checksums as the JSON text a store keeps beside it, null when it
+ * has none; the salt of an SSE-C part rides in the same text (`ssec`).
+ */
 export function partChecksumsText (part: StoredPart): string | null {
-  return part.checksums === undefined || Object.keys(part.checksums).length === 0 ? null : JSON.stringify(part.checksums)
+  const kept = Object.assign({}, part.checksums, part.ssec === undefined ? {} : { ssec: part.ssec })
+  return Object.keys(kept).length === 0 ? null : JSON.stringify(kept)
 }
 
-/** A part's `checksums` field from that text: none for NULL (rows written before parts kept checksums). */
-export function partChecksumsFrom (text: string | null | undefined): Pick<StoredPart, 'checksums'> {
-  return text === null || text === undefined ? {} : { checksums: JSON.parse(text) }
+/** A part's `checksums` (and `ssec`) fields from that text: none for NULL (rows written before parts kept checksums). */
+export function partChecksumsFrom (text: string | null | undefined): Pick<StoredPart, 'checksums' | 'ssec'> {
+  if (text === null || text === undefined) return {}
+  const { ssec, ...checksums } = JSON.parse(text) as NonNullable<StoredPart['checksums']> & Pick<StoredPart, 'ssec'>
+  return ssec === undefined ? { checksums } : { checksums, ssec }
 }
 
 /** A body written aside, waiting for a commit. */

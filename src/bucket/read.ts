@@ -28,6 +28,7 @@ import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } fro
 import { withFields } from './records.js'
 import type { BucketRange, BucketReadOptions, BucketReadOutcome, BucketReadServed } from './types.js'
 import { crcAlgorithms, digestBytes } from './checksums.js'
+import { judgeSsecKey, parseSsecKey, readerWithKey } from './ssec.js'
 
 /** The range a read asks for: a header value (lenient), an object (strict), or none. */
 function requestedRange (range: unknown): BucketRange | null {
@@ -99,9 +100,13 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   const withBody = options.body !== false
   // Conditions are parsed before the store is asked, so a malformed one costs no read.
   parseConditional(options.onlyIf, 'read')
-  const reader = withBody ? await store.open(id) : null
-  const found = withBody ? reader?.object ?? null : await store.head(id)
+  const ssecKey = parseSsecKey('read', options.ssecKey)
+  const opened = withBody ? await store.open(id) : null
+  const found = withBody ? opened?.object ?? null : await store.head(id)
   if (found === null) return { status: 'not-found' }
+  // The key is judged before the conditions, as S3 refuses a read of an SSE-C object without its key whatever it asks.
+  const reader = opened === null ? null : await readerWithKey('read', opened, ssecKey)
+  if (opened === null) judgeSsecKey('read', found.checksums.ssec, ssecKey)
   const verdict = conditionVerdict(options.onlyIf, found)
   if (verdict !== 'pass') {
     await reader?.close()

@@ -46,7 +46,11 @@ export function withFields (record: StoredObject, changes: Partial<StoredObject>
  * keep the record as it is (as JSON: a field added here needs no column),
  * and rows written before a field existed simply lack it.
  */
-export type StoredChecksums = Partial<Record<HashAlgorithm, string>> & { multipart?: MultipartLayout }
+export type StoredChecksums = Partial<Record<HashAlgorithm, string>> & {
+  multipart?: MultipartLayout
+  /** For an object encrypted with a customer-provided key: what ssec.ts keeps to check the key and decipher (never the key). */
+  ssec?: SsecRecord
+}
 
 export interface MultipartLayout {
   /** How many parts the object was completed from. */
@@ -57,6 +61,18 @@ export interface MultipartLayout {
   composite?: { algorithm: HashAlgorithm, hex: string }
   /** For a composite checksum: the parts' own checksums of its algorithm, concatenated (base64), for reads of one part. */
   partChecksums?: string
+}
+
+/** What an SSE-C object's record keeps (`checksums.ssec`, ssec.ts); an upload keeps all but `partSalts`. Never the key. */
+export interface SsecRecord {
+  /** MD5 of the customer key, hex. */
+  keyMd5: string
+  /** The object's (or upload's) salt, base64: the check value's, and a put's body key's. */
+  salt: string
+  /** HMAC-SHA256 under the check key derived from the customer key and `salt`, base64. */
+  check: string
+  /** For a multipart object: each part's 16-byte salt, in order, base64. */
+  partSalts?: string
 }
 
 export interface StoredUpload {
@@ -73,6 +89,8 @@ export interface StoredUpload {
    * uploads kept them.
    */
   checksum?: UploadChecksum
+  /** For an upload created with a customer-provided key (SSE-C): its key's MD5, salt and check value (ssec.ts). */
+  ssec?: SsecRecord
 }
 
 /** S3's checksum of a multipart upload: the parts' algorithm and how the object's is made from theirs. */
@@ -87,6 +105,8 @@ export interface StoredPart {
   size: number
   /** Hex checksums the part was uploaded with, beside its MD5 (the etag); absent or empty when none. */
   checksums?: Partial<Record<HashAlgorithm, string>>
+  /** For a part of an SSE-C upload: the salt of its body key, base64 (ssec.ts). */
+  ssec?: { salt: string }
 }
 
 /** Which uploads in progress `listUploads` returns, in (id bytes, uploadId) order. */

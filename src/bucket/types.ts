@@ -55,9 +55,18 @@ export interface BucketConditional {
   uploadedAfter?: Date // If-Modified-Since
 }
 
+/**
+ * A customer-provided key (SSE-C): 32 bytes, as 64 lowercase hex digits or
+ * an ArrayBuffer. An object written with one is encrypted at rest and
+ * read only with the same key.
+ */
+export type BucketSsecKey = string | ArrayBuffer | ArrayBufferView
+
 export interface BucketGetOptions {
   onlyIf?: BucketConditional | Headers
   range?: BucketRange | Headers
+  /** The key the object was written with (SSE-C); required for such an object, refused for any other. */
+  ssecKey?: BucketSsecKey
 }
 
 /** Options of `copy`. */
@@ -78,6 +87,10 @@ export interface BucketCopyOptions {
    * source's checksums when not given.
    */
   checksumAlgorithm?: BucketChecksumAlgorithm
+  /** Beyond the binding (S3's x-amz-copy-source-server-side-encryption-customer-key): the source's SSE-C key. */
+  sourceSsecKey?: BucketSsecKey
+  /** Beyond the binding (S3's CopyObject with SSE-C headers): the copy is encrypted with this key. */
+  ssecKey?: BucketSsecKey
 }
 
 /** What a copy answers. */
@@ -112,6 +125,8 @@ export interface BucketPutOptions {
    * buckets).
    */
   computeChecksums?: BucketChecksumAlgorithm[]
+  /** Encrypts the object at rest with this customer-provided key (SSE-C); reads need it. */
+  ssecKey?: BucketSsecKey
 }
 
 /**
@@ -134,6 +149,8 @@ export type BucketUploadPartOptions = Partial<Record<BucketChecksumAlgorithm, Ch
    * carries a checksum (S3 adds CRC64NVME to what arrives without one).
    */
   defaultChecksum?: BucketUploadChecksumAlgorithm
+  /** The key the upload was created with (SSE-C): required for such an upload, refused for any other. */
+  ssecKey?: BucketSsecKey
 }
 
 /** Beyond the binding: the S3 checksum algorithms a multipart upload can be created with. */
@@ -152,6 +169,8 @@ export interface BucketMultipartOptions {
   checksumAlgorithm?: BucketUploadChecksumAlgorithm
   /** With `checksumAlgorithm`: COMPOSITE (the default; not for crc64nvme) or FULL_OBJECT (CRCs only; the default for crc64nvme). */
   checksumType?: 'COMPOSITE' | 'FULL_OBJECT'
+  /** Encrypts the object at rest with this customer-provided key (SSE-C); every part is uploaded with it. */
+  ssecKey?: BucketSsecKey
 }
 
 export interface BucketListOptions {
@@ -201,6 +220,8 @@ export interface BucketObject {
   readonly range?: { offset: number, length: number }
   readonly checksums: BucketChecksums
   readonly storageClass: StorageClass
+  /** For an object encrypted with a customer-provided key: the key's MD5, hex. */
+  readonly ssecKeyMd5?: string
   writeHttpMetadata (headers: Headers): void
 }
 
@@ -345,6 +366,11 @@ export interface BucketReadOptions {
    * `range-not-satisfiable`.
    */
   partNumber?: number
+  /**
+   * The key an SSE-C object was written with: required to read such an
+   * object (with or without its body), refused for any other.
+   */
+  ssecKey?: BucketSsecKey
 }
 
 /** What a read answers; doors map each status onto theirs (404, 412, 304, 416, 200, 206). */

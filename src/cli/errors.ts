@@ -42,7 +42,10 @@ const engineTexts: Record<BucketErrorName, string | null> = {
   StorageIoError: null,
   TooManyOpenFiles: null,
   CatalogUnavailable: null,
-  CopySourceContended: null
+  CopySourceContended: null,
+  SsecKeyRequired: 'the object is encrypted with a customer key (SSE-C), which the commands do not send',
+  SsecKeyMismatch: null,
+  SsecNotApplicable: null
 }
 
 /**

@@ -14,11 +14,17 @@
  * Any range on an empty object is 416. `If-Range` is ignored: answering the
  * range for a changed object can only happen when the client also sends no
  * validator, which curl and browsers do not do.
+ *
+ * An object encrypted with a customer-provided key (SSE-C) is served only
+ * to a request carrying S3's three key headers
+ * (`x-amz-server-side-encryption-customer-algorithm`, `-key`, `-key-MD5`):
+ * without them 400 (10910), with another key 403 (10911).
  */
 import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BucketErrors } from '../bucket/index.js'
 import { responseOverridesFrom } from '../doors/request-metadata.js'
+import { ssecKeyFromHeaders } from '../doors/ssec-headers.js'
 import type { Bucket, BucketObject } from '../bucket/index.js'
 import { DoorError, DoorErrors, failure, type GatewayEnvelope } from './errors.js'
 import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders } from './object-headers.js'
@@ -83,7 +89,10 @@ export async function readObject (
   headers: IncomingHttpHeaders,
   query: Record<string, unknown>
 ): Promise<ReadResult> {
-  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(headers), range: headers.range, body: method === 'GET' })
+  // An object encrypted with a customer key (SSE-C) is read only with S3's key headers; the engine refuses it otherwise.
+  const ssec = ssecKeyFromHeaders(headers)
+  if (ssec !== undefined && !('key' in ssec)) throw new DoorError('InvalidHeader', ssec.message)
+  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(headers), range: headers.range, body: method === 'GET', ...(ssec === undefined ? {} : { ssecKey: ssec.key }) })
   switch (outcome.status) {
     case 'not-found':
       throw new DoorError('NoSuchKey')

@@ -160,7 +160,11 @@ const fromCatalogue: Record<Exclude<BucketErrorName, CataloguedName>, Management
   BucketAlreadyExists: 'BucketAlreadyExists',
   InvalidBucketName: 'InvalidBucketName',
   NoSuchBucket: 'NoSuchBucket',
-  BucketNotEmpty: 'BucketNotEmpty'
+  BucketNotEmpty: 'BucketNotEmpty',
+  // The management API reads no object body and writes none under a customer key.
+  SsecKeyRequired: 'InvalidArgument',
+  SsecKeyMismatch: 'InvalidArgument',
+  SsecNotApplicable: 'InvalidArgument'
 }
 
 /** Any thrown value → the ManagementError the client sees. */

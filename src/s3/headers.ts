@@ -45,19 +45,20 @@ function encodeHeaderValue (value: string): string {
 }
 
 /**
- * Headers asking for what this server does not do: encryption with the
- * client's key (SSE-C) or KMS, and Object Lock. Acting on the rest of such
- * a request would store plaintext a client believes encrypted, or a
- * deletable object it believes locked: NotImplemented instead, as for the
- * sub-resources. `x-amz-server-side-encryption: AES256` (SSE-S3, the
- * default GetBucketEncryption answers) is accepted.
+ * Headers asking for what this server does not do: encryption with KMS,
+ * and Object Lock. Acting on the rest of such a request would store
+ * plaintext a client believes encrypted, or a deletable object it believes
+ * locked: NotImplemented instead, as for the sub-resources.
+ * `x-amz-server-side-encryption: AES256` (SSE-S3, the default
+ * GetBucketEncryption answers) is accepted; SSE-C's headers are read by the
+ * operations that take them (ssec.ts).
  */
 export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
   for (const name in headers) {
     if (!name.startsWith('x-amz-')) continue
-    if (name.includes('server-side-encryption-customer-') || name.startsWith('x-amz-server-side-encryption-aws-kms') ||
+    if (name.startsWith('x-amz-server-side-encryption-aws-kms') ||
         name === 'x-amz-server-side-encryption-context' || name === 'x-amz-server-side-encryption-bucket-key-enabled') {
-      throw new S3Error('NotImplemented', `${name}: SSE-C and SSE-KMS are not supported by this server; objects are stored unencrypted.`)
+      throw new S3Error('NotImplemented', `${name}: SSE-KMS is not supported by this server.`)
     }
     if (name.startsWith('x-amz-object-lock-') || (name === 'x-amz-bucket-object-lock-enabled' && single(headers, name)?.trim().toLowerCase() === 'true')) {
       throw new S3Error('NotImplemented', `${name}: Object Lock is not supported by this server.`)

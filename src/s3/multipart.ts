@@ -30,6 +30,7 @@ import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './contex
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
 import { checkKey, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
+import { ssecAnswerHeaders, ssecEchoHeaders, ssecOption } from './ssec.js'
 import { list, readXmlBody, text } from './xml.js'
 import { listEncoder } from './list-encoding.js'
 
@@ -74,13 +75,16 @@ export async function createMultipartUpload (ctx: S3Context): Promise<void> {
   if ((type === 'COMPOSITE' && algorithm === 'CRC64NVME') || (type === 'FULL_OBJECT' && (algorithm === 'SHA1' || algorithm === 'SHA256'))) {
     throw new S3Error('InvalidRequest', `The ${type} checksum type cannot be used with the ${algorithm} checksum algorithm.`)
   }
+  const ssec = ssecOption(headers)
   const upload = await bucket.createMultipartUpload(ctx.key, {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
     storageClass: storageClassFrom(headers) ?? info.settings.storageClass,
     ...(algorithm === undefined ? {} : { checksumAlgorithm: algorithm.toLowerCase() as BucketUploadChecksumAlgorithm }),
-    ...(type === undefined ? {} : { checksumType: type })
+    ...(type === undefined ? {} : { checksumType: type }),
+    ...ssec
   })
+  ctx.reply.headers(ssecEchoHeaders(ssec))
   if (algorithm !== undefined) {
     ctx.reply.header('x-amz-checksum-algorithm', algorithm)
     ctx.reply.header('x-amz-checksum-type', type ?? (algorithm === 'CRC64NVME' ? 'FULL_OBJECT' : 'COMPOSITE'))
@@ -96,10 +100,11 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   refuseOversized(ctx.request.headers, MAX_PART_BYTES)
   refuseUnframed(ctx.request.headers)
   const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
-  const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}))
+  const ssec = ssecOption(ctx.request.headers)
+  const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}, ssec))
   // A part stored is its whole body, as long as declared (the decoder and the parser hold it to that).
   if (body.length !== undefined) ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: body.length }
-  ctx.reply.code(200).header('etag', `"${part.etag}"`)
+  ctx.reply.code(200).header('etag', `"${part.etag}"`).headers(ssecEchoHeaders(ssec))
   for (const [element, value] of Object.entries(checksumElementsOf((part.checksums ?? {}) as Record<string, string>))) {
     ctx.reply.header(`x-amz-checksum-${checksumElements[element]}`, value)
   }
@@ -129,7 +134,9 @@ export async function uploadPartCopy (ctx: S3Context): Promise<void> {
     throw new S3Error('InvalidArgument', `Range specified is not valid for source object of size: ${source.size}`)
   }
   // The engine computes the upload's checksum over the copied bytes (the default one for an upload created without).
-  const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true, defaultChecksum })
+  const ssec = ssecOption(ctx.request.headers)
+  const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true, defaultChecksum, ...ssec })
+  ctx.reply.headers(ssecEchoHeaders(ssec))
   await sendXml(ctx, 200, 'CopyPartResult', {
     LastModified: source.uploaded.toISOString(),
     ETag: `"${part.etag}"`,
@@ -171,6 +178,7 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   // S3 answers a completion asked again (a client retrying a lost answer) with the object it made.
   const object = await upload.complete(parts, { checksum, repeatable: true, ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }) })
   if (object === null) throw new S3Error('PreconditionFailed')
+  ctx.reply.headers(ssecAnswerHeaders(object.ssecKeyMd5))
   const composite = object.checksums.composite
   const checksums = composite === undefined
     ? checksumElementsOf(object.checksums.toJSON())

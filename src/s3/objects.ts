@@ -29,6 +29,7 @@ import { S3Error } from './errors.js'
 import {
   checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
 } from './headers.js'
+import { copySourceSsecKey, ssecAnswerHeaders, ssecOption } from './ssec.js'
 import { list, readXmlBody, text, textOnly } from './xml.js'
 
 /**
@@ -68,11 +69,12 @@ export async function putObject (ctx: S3Context): Promise<void> {
     storageClass: storageClassFrom(headers) ?? info.settings.storageClass,
     ...(onlyIf === undefined ? {} : { onlyIf }),
     ...body.checksum,
-    ...(body.algorithm === undefined ? { computeChecksums: [defaultChecksum] } : {})
+    ...(body.algorithm === undefined ? { computeChecksums: [defaultChecksum] } : {}),
+    ...ssecOption(headers)
   })
   if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
   ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: object.size }
-  ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object)).headers(expirationHeaders(info, object))
+  ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object)).headers(expirationHeaders(info, object)).headers(ssecAnswerHeaders(object.ssecKeyMd5))
   await ctx.reply.send()
 }
 
@@ -100,6 +102,7 @@ function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: nu
     headers['x-amz-checksum-type'] = partChecksum.type
   }
   if (parts !== undefined) headers['x-amz-mp-parts-count'] = String(parts)
+  Object.assign(headers, ssecAnswerHeaders(object.ssecKeyMd5))
   // In development mode this port takes unsigned requests from its own origin: an HTML object must not act as it (SDKs ignore both headers).
   sandboxObjectHeaders(headers)
   if (served === null) {
@@ -117,7 +120,7 @@ async function readObject (ctx: S3Context, bucket: Bucket, info: BucketInfo, met
   const partParameter = param(ctx, 'partNumber')
   const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
   if (partNumber !== undefined && rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
-  const outcome = await bucket.read(ctx.key, { onlyIf: conditionalFrom(ctx.request.headers), range: rangeHeader, partNumber, body: method === 'GET' })
+  const outcome = await bucket.read(ctx.key, { onlyIf: conditionalFrom(ctx.request.headers), range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(ctx.request.headers) })
   switch (outcome.status) {
     case 'not-found': throw new S3Error('NoSuchKey')
     case 'precondition-failed': throw new S3Error('PreconditionFailed', undefined, {})
@@ -218,7 +221,7 @@ export async function readCopySource (ctx: S3Context, range?: BucketRange): Prom
   checkKey(source.key)
   const { bucket } = await openNamedBucket(ctx, source.bucket)
   const onlyIf = conditionalFrom(ctx.request.headers, 'x-amz-copy-source-')
-  const object = await bucket.get(source.key, { onlyIf, range })
+  const object = await bucket.get(source.key, { onlyIf, range, ssecKey: copySourceSsecKey(ctx.request.headers) })
   if (object === null) throw new S3Error('NoSuchKey')
   if (!('body' in object)) throw new S3Error('PreconditionFailed', undefined, {})
   return object
@@ -235,7 +238,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   if (directive !== 'COPY' && directive !== 'REPLACE') throw new S3Error('InvalidArgument', 'Unknown metadata directive.')
   const storageClass = storageClassFrom(headers)
   const source = copySourceFrom(ctx)
-  if (source.bucket === ctx.bucketName && source.key === ctx.key && directive === 'COPY' && storageClass === undefined) {
+  const ssec = ssecOption(headers)
+  if (source.bucket === ctx.bucketName && source.key === ctx.key && directive === 'COPY' && storageClass === undefined && ssec.ssecKey === undefined) {
     throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
   }
   const checksumAlgorithm = copyChecksumAlgorithmFrom(single(headers, 'x-amz-checksum-algorithm'))
@@ -250,10 +254,13 @@ export async function copyObject (ctx: S3Context): Promise<void> {
       sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
       ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
       storageClass,
-      ...(checksumAlgorithm === undefined ? {} : { checksumAlgorithm })
+      ...(checksumAlgorithm === undefined ? {} : { checksumAlgorithm }),
+      sourceSsecKey: copySourceSsecKey(headers),
+      ...ssec
     })
     if (outcome.status === 'not-found') throw new S3Error('NoSuchKey')
     if (outcome.status !== 'copied') throw new S3Error('PreconditionFailed', undefined, {})
+    ctx.reply.headers(ssecAnswerHeaders(outcome.object.ssecKeyMd5))
     await sendXml(ctx, 200, 'CopyObjectResult', copyResult(outcome.object, checksumAlgorithm))
     return
   }
@@ -266,9 +273,11 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     customMetadata: directive === 'COPY' ? object.customMetadata : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
     computeChecksums,
-    onlyIf
+    onlyIf,
+    ...ssec
   })
   if (copied === null) throw new S3Error('PreconditionFailed', undefined, {})
+  ctx.reply.headers(ssecAnswerHeaders(copied.ssecKeyMd5))
   await sendXml(ctx, 200, 'CopyObjectResult', copyResult(copied, checksumAlgorithm))
 }
 

@@ -68,11 +68,23 @@ export function uploadOfRow (row: UploadColumns): StoredUpload {
     storageClass: row.storage_class as StoredUpload['storageClass'],
     httpMetadata: JSON.parse(row.http_metadata),
     customMetadata: JSON.parse(row.custom_metadata),
-    ...(row.checksum === null || row.checksum === undefined ? {} : { checksum: JSON.parse(row.checksum) })
+    ...uploadChecksumFrom(row.checksum)
   }
 }
 
-/** The `checksum` column of an upload row. */
+/**
+ * The `checksum` column of an upload row: the upload's checksum algorithm
+ * and type, and for an SSE-C upload its key record (`ssec`), as JSON; NULL
+ * for neither. (One column for what every part must follow, so that SSE-C
+ * needed no new column.)
+ */
 export function uploadChecksumText (upload: StoredUpload): string | null {
-  return upload.checksum === undefined ? null : JSON.stringify(upload.checksum)
+  if (upload.checksum === undefined && upload.ssec === undefined) return null
+  return JSON.stringify(Object.assign({}, upload.checksum, upload.ssec === undefined ? {} : { ssec: upload.ssec }))
+}
+
+function uploadChecksumFrom (text: string | null | undefined): Pick<StoredUpload, 'checksum' | 'ssec'> {
+  if (text === null || text === undefined) return {}
+  const { ssec, ...checksum } = JSON.parse(text) as Partial<NonNullable<StoredUpload['checksum']>> & Pick<StoredUpload, 'ssec'>
+  return Object.assign(checksum.algorithm === undefined ? {} : { checksum: checksum as NonNullable<StoredUpload['checksum']> }, ssec === undefined ? {} : { ssec })
 }

@@ -27,6 +27,7 @@ import type {
 import { testdir } from '../testdir.js'
 import { checksumConformance } from './bucket-checksums.js'
 import { copyConformance } from './bucket-copy.js'
+import { ssecConformance } from './bucket-ssec.js'
 import { uploadListingConformance } from './bucket-uploads.js'
 import { fidelityCases } from './fidelity-cases.js'
 
@@ -894,6 +895,7 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
 
   uploadListingConformance(t, fresh)
   checksumConformance(t, open)
+  ssecConformance(t, open)
   copyConformance(t, fresh)
   fidelityCases(t, open)
 }

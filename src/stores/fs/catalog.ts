@@ -139,7 +139,7 @@ interface Statements {
   upsert: Statement
   insertBody: Statement<[Buffer]>
   segmentsOf: Statement<[Buffer], { segments: string }>
-  viewOf: Statement<[Buffer], { version: string, segments: string, body: Buffer | null }>
+  viewOf: Statement<[Buffer], { version: string, segments: string, body: Buffer | null, checksums: string }>
   inlineBody: Statement<[Buffer, string], { body: Buffer | null }>
   versionOf: Statement<[Buffer], string>
   deleteObject: Statement<[Buffer]>
@@ -187,7 +187,7 @@ function statements (db: BetterSqlite3.Database): Statements {
         body = NULL, body_ref = excluded.body_ref`),
     insertBody: prepare<[Buffer]>('INSERT INTO bodies (bytes) VALUES (?)'),
     segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
-    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>(`SELECT version, segments, ${KEPT_BODY} AS body FROM objects WHERE id = ?`),
+    viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null, checksums: string }>(`SELECT version, segments, ${KEPT_BODY} AS body, checksums FROM objects WHERE id = ?`),
     inlineBody: prepare<[Buffer, string], { body: Buffer | null }>(`SELECT ${KEPT_BODY} AS body FROM objects WHERE id = ? AND version = ?`),
     versionOf: db.prepare<[Buffer], string>('SELECT version FROM objects WHERE id = ?').pluck() as Statement<[Buffer], string>,
     deleteObject: prepare<[Buffer]>('DELETE FROM objects WHERE id = ?'),

@@ -49,7 +49,7 @@ import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
   assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type PageSource,
-  type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
+  type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody, notOurDirectory } from './blobs.js'
@@ -104,7 +104,8 @@ interface PutJob {
 interface PutOutcome { committed: boolean, replaced: Segment[] }
 
 /** What the readable view is made from: a row's version, body files and the body it holds. */
-interface PublishedRow { version: string, segments: Segment[], body: Buffer | null }
+/** `sealed`: an SSE-C object, whose ciphertext the view never shows. */
+interface PublishedRow { version: string, segments: Segment[], body: Buffer | null, sealed: boolean }
 
 export class FsStore implements BucketStore {
   readonly #root: string
@@ -127,7 +128,7 @@ export class FsStore implements BucketStore {
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
       (batch, outcomes) => {
         batch.forEach((job, i) => {
-          if (outcomes[i].committed) this.#publish(job.id, { version: job.object.version, segments: job.segment === null ? [] : [job.segment], body: job.inline })
+          if (outcomes[i].committed) this.#publish(job.id, { version: job.object.version, segments: job.segment === null ? [] : [job.segment], body: job.inline, sealed: job.object.checksums.ssec !== undefined })
         })
       })
   }
@@ -275,14 +276,17 @@ export class FsStore implements BucketStore {
     const sql = this.#catalog.sql
     const current = (): PublishedRow | undefined => {
       const found = sql.viewOf.get(idBytes)
-      return found === undefined ? undefined : { version: found.version, segments: JSON.parse(found.segments), body: found.body }
+      return found === undefined ? undefined : { version: found.version, segments: JSON.parse(found.segments), body: found.body, sealed: (JSON.parse(found.checksums) as StoredChecksums).ssec !== undefined }
     }
     let row = committed ?? current()
     for (let attempt = 0; attempt < 8; attempt++) {
       const segments = row?.segments ?? []
-      const shown = row?.body != null
-        ? this.#view.write(id, row.body)
-        : isSinglePutBody(segments) && this.#view.show(id, this.#blobs.abs(segments[0][0]))
+      // An SSE-C object is not shown: its bytes are ciphertext, and the view exists to show plain files.
+      const shown = row === undefined || row.sealed
+        ? false
+        : row.body != null
+          ? this.#view.write(id, row.body)
+          : isSinglePutBody(segments) && this.#view.show(id, this.#blobs.abs(segments[0][0]))
       if (!shown) this.#view.hide(id)
       const now = sql.versionOf.get(idBytes)
       if (now === row?.version) return

@@ -20,6 +20,7 @@
  *   - a key that is also a directory of another key (`a` when `a/b` exists
  *     is shown, `a/b` is then not, or the other way round: first come);
  *   - objects completed from a multipart upload (their bytes are several files);
+ *   - objects encrypted with a customer-provided key (SSE-C: their bytes are ciphertext);
  *   - a key whose place holds an entry that is not ours (a symbolic link, a
  *     directory made by hand) or whose path crosses one: the view never
  *     follows a link, never replaces or removes an entry it did not make,

@@ -1,0 +1,195 @@
+/**
+ * SSE-C through the S3 API with the AWS SDK v3 (SSECustomerAlgorithm /
+ * SSECustomerKey, which the SDK sends as S3's three headers): PutObject,
+ * GetObject (whole and ranges) and HeadObject under a key, answers echoing
+ * the algorithm and the key's MD5; missing and wrong keys refused as S3
+ * refuses them; multipart uploads, CopyObject and UploadPartCopy with keys
+ * on both sides; malformed key headers; nothing of the key or the data in
+ * the data directory; and awscli's `--sse-c` when `aws` is installed.
+ */
+import t from 'tap'
+import {
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand,
+  UploadPartCommand, UploadPartCopyCommand
+} from '@aws-sdk/client-s3'
+import { execFile, spawnSync } from 'node:child_process'
+import { promisify } from 'node:util'
+import { createHash } from 'node:crypto'
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { devCredentials, raw, rejection, s3Server } from './fixture.js'
+import { testdir } from '../testdir.js'
+
+const KEY = Buffer.from('0123456789abcdef0123456789ABCDEF') // 32 bytes, printable: awscli takes the key as text
+const OTHER = Buffer.alloc(32, 9)
+const KEY_MD5 = createHash('md5').update(KEY).digest('base64')
+const sse = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: KEY as unknown as string }
+const otherSse = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: OTHER as unknown as string }
+const MARKER = 'S3-PLAINTEXT-MARKER'
+
+function data (size: number): Buffer {
+  const bytes = Buffer.alloc(size)
+  for (let i = 0; i < size; i++) bytes[i] = (i * 31 + 7) & 0xff
+  for (let at = 0; at + MARKER.length <= size; at += 1000) bytes.write(MARKER, at)
+  return bytes
+}
+
+function filesUnder (dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map(name => path.join(dir, name)).filter(file => statSync(file).isFile())
+}
+
+t.test('PutObject, GetObject and HeadObject under a customer key', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const body = data(70_000)
+  const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'sealed.bin', Body: body, ...sse }))
+  t.equal(put.SSECustomerAlgorithm, 'AES256', 'PutObject echoes the algorithm')
+  t.equal(put.SSECustomerKeyMD5, KEY_MD5, 'and the key\'s MD5')
+  t.not(put.ETag, `"${createHash('md5').update(body).digest('hex')}"`, 'the ETag is not the MD5 of the data')
+
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'sealed.bin', ...sse }))
+  t.same(Buffer.from(await got.Body!.transformToByteArray()), body, 'GetObject with the key reads the data')
+  t.equal(got.SSECustomerKeyMD5, KEY_MD5, 'and echoes the key\'s MD5')
+  t.equal(got.ETag, put.ETag, 'with the ETag of the put')
+  const ranged = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'sealed.bin', Range: 'bytes=65530-65570', ...sse }))
+  t.same(Buffer.from(await ranged.Body!.transformToByteArray()), body.subarray(65530, 65571), 'a range across cipher blocks')
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'sealed.bin', ...sse }))
+  t.equal(head.ContentLength, body.length, 'HeadObject with the key: the size')
+  t.equal(head.SSECustomerAlgorithm, 'AES256', 'HeadObject echoes the algorithm')
+
+  const missing = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'sealed.bin' })))
+  t.equal(missing.$metadata.httpStatusCode, 400, 'GetObject without the key: 400')
+  t.equal(missing.name, 'InvalidRequest', 'InvalidRequest')
+  const wrong = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'sealed.bin', ...otherSse })))
+  t.equal(wrong.$metadata.httpStatusCode, 403, 'with another key: 403')
+  t.equal(wrong.name, 'AccessDenied', 'AccessDenied')
+  const headless = await rejection(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'sealed.bin' })))
+  t.equal(headless.$metadata.httpStatusCode, 400, 'HeadObject without the key: 400')
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'plain.txt', Body: 'plain' }))
+  const unwanted = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'plain.txt', ...sse })))
+  t.equal(unwanted.name, 'InvalidRequest', 'a key for a plain object: InvalidRequest')
+})
+
+t.test('multipart uploads, CopyObject and UploadPartCopy under keys', async t => {
+  const { client, dataDir } = await s3Server(t)
+  const s3 = client()
+  const parts = [data(6000), data(6000).reverse(), data(100)]
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'mp.bin', ...sse }))
+  t.equal(created.SSECustomerKeyMD5, KEY_MD5, 'CreateMultipartUpload echoes the key\'s MD5')
+  const refused = await rejection(s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, PartNumber: 1, Body: parts[0] })))
+  t.equal(refused.$metadata.httpStatusCode, 400, 'a part without the key is refused')
+  const etags: string[] = []
+  for (const [i, body] of parts.entries()) {
+    const part = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, PartNumber: i + 1, Body: body, ...sse }))
+    t.equal(part.SSECustomerKeyMD5, KEY_MD5, `UploadPart ${i + 1} echoes the key's MD5`)
+    etags.push(part.ETag!)
+  }
+  const done = await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) }
+  }))
+  t.match(done.ETag, /-3"$/, 'a multipart ETag')
+  const whole = Buffer.concat(parts)
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'mp.bin', ...sse }))
+  t.same(Buffer.from(await got.Body!.transformToByteArray()), whole, 'the object reads back whole')
+  const ranged = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'mp.bin', Range: 'bytes=5990-12010', ...sse }))
+  t.same(Buffer.from(await ranged.Body!.transformToByteArray()), whole.subarray(5990, 12011), 'a range across all three parts')
+
+  const noSourceKey = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'copy.bin', CopySource: 'photos/mp.bin' })))
+  t.equal(noSourceKey.name, 'InvalidRequest', 'CopyObject without the source key: InvalidRequest')
+  const copied = await s3.send(new CopyObjectCommand({
+    Bucket: 'photos', Key: 'copy.bin', CopySource: 'photos/mp.bin',
+    CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: KEY as unknown as string, ...otherSse
+  }))
+  t.equal(copied.SSECustomerKeyMD5, createHash('md5').update(OTHER).digest('base64'), 'CopyObject echoes the copy\'s key MD5')
+  const copy = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'copy.bin', ...otherSse }))
+  t.same(Buffer.from(await copy.Body!.transformToByteArray()), whole, 'the copy reads with its own key')
+
+  const target = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'pc.bin', ...sse }))
+  const partCopy = await s3.send(new UploadPartCopyCommand({
+    Bucket: 'photos', Key: 'pc.bin', UploadId: target.UploadId, PartNumber: 1, CopySource: 'photos/copy.bin', CopySourceRange: 'bytes=10-5999',
+    CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: OTHER as unknown as string, ...sse
+  }))
+  await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'pc.bin', UploadId: target.UploadId, MultipartUpload: { Parts: [{ ETag: partCopy.CopyPartResult!.ETag, PartNumber: 1 }] }
+  }))
+  const pc = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'pc.bin', ...sse }))
+  t.same(Buffer.from(await pc.Body!.transformToByteArray()), whole.subarray(10, 6000), 'UploadPartCopy deciphers its source and encrypts the part')
+
+  const leaks: string[] = []
+  for (const file of filesUnder(dataDir)) {
+    const bytes = readFileSync(file)
+    for (const needle of [KEY, OTHER, Buffer.from(KEY.toString('base64')), Buffer.from(MARKER)]) {
+      if (bytes.includes(needle)) leaks.push(`${path.relative(dataDir, file)}: ${needle.toString('latin1').slice(0, 10)}`)
+    }
+  }
+  t.same(leaks, [], 'no file holds the keys or the data')
+
+  // Last, as its plaintext is stored: copied out without a key.
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'out.bin', CopySource: 'photos/copy.bin', CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: OTHER as unknown as string }))
+  const out = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'out.bin' }))
+  t.same(Buffer.from(await out.Body!.transformToByteArray()), whole, 'copied out plain, it reads without a key')
+})
+
+t.test('checksums of SSE-C objects are of the data, kept and answered with ChecksumMode ENABLED', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const body = data(30_000)
+  const sha256 = createHash('sha256').update(body).digest('base64')
+  const put = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'summed.bin', Body: body, ChecksumAlgorithm: 'SHA256', ...sse }))
+  t.equal(put.ChecksumSHA256, sha256, 'PutObject answers the SHA-256 of the data')
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'summed.bin', ChecksumMode: 'ENABLED', ...sse }))
+  t.equal(got.ChecksumSHA256, sha256, 'GetObject answers it (and the SDK checked the deciphered bytes against it)')
+  t.same(Buffer.from(await got.Body!.transformToByteArray()), body, 'the data')
+  const plain = await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'default.bin', Body: body, ...sse }))
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'default.bin', ChecksumMode: 'ENABLED', ...sse }))
+  t.ok(head.ChecksumCRC32 ?? head.ChecksumCRC64NVME, 'an object put with the SDK\'s default checksum answers it')
+  t.equal(head.ChecksumCRC32 ?? head.ChecksumCRC64NVME, plain.ChecksumCRC32 ?? plain.ChecksumCRC64NVME, 'the one PutObject answered')
+
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'mp-summed.bin', ChecksumAlgorithm: 'CRC32', ...sse }))
+  const parts = [data(6000), data(700)]
+  const uploaded = []
+  for (const [i, part] of parts.entries()) {
+    const answer = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'mp-summed.bin', UploadId: created.UploadId, PartNumber: i + 1, Body: part, ChecksumAlgorithm: 'CRC32', ...sse }))
+    uploaded.push({ ETag: answer.ETag, PartNumber: i + 1, ChecksumCRC32: answer.ChecksumCRC32 })
+  }
+  const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'mp-summed.bin', UploadId: created.UploadId, MultipartUpload: { Parts: uploaded } }))
+  t.match(done.ChecksumCRC32, /-2$/, 'a COMPOSITE CRC32 of the parts\' data')
+  const whole = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'mp-summed.bin', ChecksumMode: 'ENABLED', ...sse }))
+  t.equal(whole.ChecksumCRC32, done.ChecksumCRC32, 'HeadObject answers it')
+})
+
+t.test('malformed key headers', async t => {
+  const server = await s3Server(t)
+  const headers = (algorithm: string, key: Buffer, md5: string): Record<string, string> => ({
+    'x-amz-server-side-encryption-customer-algorithm': algorithm,
+    'x-amz-server-side-encryption-customer-key': key.toString('base64'),
+    'x-amz-server-side-encryption-customer-key-md5': md5
+  })
+  const cases: Array<[string, Record<string, string>, number, string]> = [
+    ['another algorithm', headers('AES128', KEY, KEY_MD5), 400, 'InvalidEncryptionAlgorithmError'],
+    ['a short key', headers('AES256', KEY.subarray(1), createHash('md5').update(KEY.subarray(1)).digest('base64')), 400, 'InvalidArgument'],
+    ['a wrong MD5', headers('AES256', KEY, createHash('md5').update(OTHER).digest('base64')), 400, 'InvalidArgument'],
+    ['the algorithm alone', { 'x-amz-server-side-encryption-customer-algorithm': 'AES256' }, 400, 'InvalidArgument']
+  ]
+  for (const [name, given, status, code] of cases) {
+    const answer = await raw(server, 'PUT', '/photos/bad', given, 'x')
+    t.equal(answer.status, status, `${name}: ${status}`)
+    t.match(answer.body, `<Code>${code}</Code>`, `${name}: ${code}`)
+  }
+  t.equal((await raw(server, 'GET', '/photos/bad')).status, 404, 'nothing was stored')
+})
+
+t.test('awscli --sse-c', { skip: spawnSync('aws', ['--version']).status === 0 ? false : 'aws is not installed' }, async t => {
+  const { endpoint } = await s3Server(t)
+  const dir = testdir(t)
+  const source = path.join(dir, 'in.bin')
+  const target = path.join(dir, 'out.bin')
+  writeFileSync(source, data(20_000))
+  const env = { ...process.env, AWS_ACCESS_KEY_ID: devCredentials.accessKeyId, AWS_SECRET_ACCESS_KEY: devCredentials.secretAccessKey, AWS_DEFAULT_REGION: 'auto', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null' }
+  // Asynchronously: the server answering awscli runs in this process.
+  const aws = async (...args: string[]): Promise<unknown> => await promisify(execFile)('aws', ['--endpoint-url', endpoint, ...args], { env, encoding: 'utf8' })
+  await aws('s3', 'cp', source, 's3://photos/cli.bin', '--sse-c', 'AES256', '--sse-c-key', KEY.toString())
+  await aws('s3', 'cp', 's3://photos/cli.bin', target, '--sse-c', 'AES256', '--sse-c-key', KEY.toString())
+  t.same(readFileSync(target), readFileSync(source), 'awscli writes and reads back an SSE-C object')
+  await t.rejects(aws('s3', 'cp', 's3://photos/cli.bin', path.join(dir, 'no.bin')), /400|Bad Request/, 'and cannot read it without the key')
+})
