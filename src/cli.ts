@@ -8,6 +8,7 @@
  *                    [--default-bucket default] [--idle-timeout 60] [--drain-timeout 10]
  *                    [--s3-port 8788] [--s3-domain s3.example.test ...]
  *                    [--s3-access-key-id ID --s3-secret-access-key SECRET]
+ *                    [--tls-cert cert.pem --tls-key key.pem]
  *     fsbucket bucket create <name> [--public] | list | delete <name>   [--data ./data]
  *     fsbucket sweep [--data ./data]
  *     fsbucket migrate --from ./data --catalog postgres://...
@@ -133,6 +134,8 @@ export function buildCli (): Command {
     .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
+    .addOption(new Option('--tls-cert <file>', 'serve HTTPS on both ports with this PEM certificate chain (with --tls-key; re-read on SIGHUP)').env('FSBUCKET_TLS_CERT'))
+    .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('FSBUCKET_TLS_KEY'))
     .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true).argParser(onOff))
     .action(async (options: ServeOptions, command: Command) => {
       if (options.memory === true) {
