@@ -35,6 +35,7 @@ import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { parseRouteSpec } from './http/target.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
+import { commandHelp } from './doors/command-help.js'
 import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
 import type { ServeOptions } from './server/serve.js'
@@ -104,7 +105,9 @@ export function buildCli (): Command {
   const program = new Command('fsbucket')
     .description('An object storage gateway: buckets on a local directory, served over HTTP')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
-    .showHelpAfterError()
+    // A bad flag value is one line, not the line followed by every option.
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp(commandHelp)
 
   const serve = program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
@@ -118,11 +121,11 @@ export function buildCli (): Command {
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads').env('FSBUCKET_TOKEN'))
     .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(nameList))
     .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable; comma-separated in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpec))
-    .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync).argParser(onOff))
+    .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync, serveDefaults.fsync ? 'on' : 'off').argParser(onOff))
     .addOption(new Option('--log-level <level>', 'log level').env('FSBUCKET_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
-    .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port (default: one per core)').env('FSBUCKET_WORKERS')
-      .default(os.availableParallelism()).argParser(integer(1, 256)))
+    .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port').env('FSBUCKET_WORKERS')
+      .default(os.availableParallelism(), 'one per core').argParser(integer(1, 256)))
     .addOption(new Option('--sweep-interval <seconds>', 'how often expired uploads and leftovers are swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
       .default(serveDefaults.sweepInterval).argParser(integer(0, 31 * 24 * 3600)))
     .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))
@@ -136,7 +139,7 @@ export function buildCli (): Command {
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS on both ports with this PEM certificate chain (with --tls-key; re-read on SIGHUP)').env('FSBUCKET_TLS_CERT'))
     .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('FSBUCKET_TLS_KEY'))
-    .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true).argParser(onOff))
+    .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true, 'on').argParser(onOff))
     .action(async (options: ServeOptions, command: Command) => {
       if (options.memory === true) {
         const refusal = memoryRefusal(options, name => command.getOptionValueSource(name))

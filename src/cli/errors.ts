@@ -40,9 +40,20 @@ export class CliError extends Error {
   }
 }
 
-/** An error with a catalogue code → a CliError with the table's words (or the given message). */
-export function fromCode (code: number, message: string, cause?: unknown): CliError {
-  return new CliError(texts[code] ?? message, code, { cause })
+/**
+ * The codes whose words name the bucket: "no such bucket" after
+ * `cp photo.jpg` reads as if the file were missing, so the line says which
+ * bucket does not exist, or that its name is not one (the engine's words).
+ */
+const bucketTexts: Record<number, (bucket: string) => string> = {
+  10005: bucket => `"${bucket}" is not a valid bucket name: The specified bucket name is not valid. (3 to 63 lowercase letters, digits and hyphens)`,
+  10006: bucket => `bucket "${bucket}" does not exist`
+}
+
+/** An error with a catalogue code → a CliError with the table's words (or the given message), naming `bucket` where the words are about it. */
+export function fromCode (code: number, message: string, cause?: unknown, bucket?: string): CliError {
+  const aboutBucket = bucket === undefined ? undefined : bucketTexts[code]?.(bucket)
+  return new CliError(aboutBucket ?? texts[code] ?? message, code, { cause })
 }
 
 /** The text of the one line an error prints after `fsbucket: <command> <target>: `. */
