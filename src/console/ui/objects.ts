@@ -6,7 +6,7 @@
  */
 import { gateway, isPublic, jsonBody, listObjects, type Listing, type StoredObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
-import { confirmDialog, formatDate, formatSize, h, replace } from './dom.js'
+import { confirmDialog, formatDate, formatSize, h, replace, showStatus } from './dom.js'
 import { uploadFiles } from './upload.js'
 
 export const pageSize = 100
@@ -49,12 +49,25 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     selectAll.checked = listing !== null && listing.objects.length > 0 && listing.objects.every(o => selected.has(o.key))
   }
 
+  /** Escape closes the details panel (unless a dialog is open: Escape is the dialog's). */
+  let closeOnEscape: ((event: KeyboardEvent) => void) | null = null
+  const closeDetails = (): void => {
+    replace(detailsSlot)
+    if (closeOnEscape !== null) document.removeEventListener('keydown', closeOnEscape)
+    closeOnEscape = null
+  }
   const showDetails = (object: StoredObject): void => {
+    closeDetails()
     replace(detailsSlot, renderDetails(bucket, object, publicBucket, () => {
-      replace(detailsSlot)
-      status.textContent = `Deleted ${object.key}.`
+      closeDetails()
+      showStatus(status, `Deleted ${object.key}.`)
       void load()
-    }, () => { replace(detailsSlot) }))
+    }, closeDetails))
+    closeOnEscape = event => {
+      if (event.key !== 'Escape' || document.querySelector('dialog[open]') !== null || !detailsSlot.isConnected) return
+      closeDetails()
+    }
+    document.addEventListener('keydown', closeOnEscape)
     detailsSlot.querySelector<HTMLElement>('h2')?.focus()
   }
 
@@ -84,11 +97,11 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
   }
 
   async function load (): Promise<void> {
-    status.textContent = 'Loading…'
+    showStatus(status, 'Loading…')
     try {
       listing = await listObjects(bucket, prefix + search.value, cursors[cursors.length - 1], pageSize)
     } catch (err) {
-      status.textContent = `Listing failed: ${(err as Error).message}`
+      showStatus(status, `Listing failed: ${(err as Error).message}`, true)
       return
     }
     const rows = [...listing.folders.map(folderRow), ...listing.objects.map(objectRow)]
@@ -99,7 +112,7 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     const next = h('button', { type: 'button', disabled: !listing.truncated }, 'Next page')
     next.addEventListener('click', () => { if (listing?.cursor != null) { cursors.push(listing.cursor); void load() } })
     replace(pager, previous, h('span', {}, `Page ${cursors.length}`), next)
-    status.textContent = `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`
+    showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
     updateSelection()
   }
 
@@ -121,11 +134,11 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
           await gateway(`/${encodeURIComponent(bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: keys.slice(i, i + 1000) }) })
         }
         selected.clear()
-        status.textContent = `Deleted ${keys.length} object${keys.length === 1 ? '' : 's'}.`
+        showStatus(status, `Deleted ${keys.length} object${keys.length === 1 ? '' : 's'}.`)
         replace(detailsSlot)
         await load()
       } catch (err) {
-        status.textContent = `Delete failed: ${(err as Error).message}`
+        showStatus(status, `Delete failed: ${(err as Error).message}`, true)
       }
     })()
   })
@@ -133,7 +146,7 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
   const upload = async (files: File[]): Promise<void> => {
     if (files.length === 0) return
     const { failed } = await uploadFiles(bucket, prefix, files, uploads)
-    status.textContent = failed === 0 ? `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.` : `${failed} of ${files.length} uploads failed.`
+    showStatus(status, failed === 0 ? `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.` : `${failed} of ${files.length} uploads failed.`, failed > 0)
     await load()
   }
   picker.addEventListener('change', () => {
