@@ -239,8 +239,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     // A worker that started after the signal missed the word.
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
     if (++listening === options.workers * listeners) {
-      const ports = options.s3Port === 0 ? `HTTP gateway on port ${options.port}` : `HTTP gateway on port ${options.port}, S3 API on port ${options.s3Port}`
-      log.info({ host: options.host, port: options.port, s3Port: options.s3Port === 0 ? null : options.s3Port, workers: options.workers, data: path.resolve(options.data) }, `serving (${scheme}): ${ports}`)
+      // The message stays 'serving' (scripts wait for it); the fields name each port, as the workers' lines did.
+      log.info({ host: options.host, httpGatewayPort: options.port, s3ApiPort: options.s3Port === 0 ? null : options.s3Port, scheme, workers: options.workers, data: path.resolve(options.data) }, 'serving')
       if (options.s3Port !== 0) {
         log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public), options.host, options.s3Port, scheme))
       }

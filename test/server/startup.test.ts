@@ -32,7 +32,7 @@ t.test('the start-up lines say which port is the HTTP gateway and which the S3 A
     t.match(out, `HTTP gateway listening at http://127.0.0.1:${port}`, `--workers ${workers}: the gateway's line`)
     t.match(out, `S3 API listening at http://127.0.0.1:${s3Port}`, `--workers ${workers}: the S3 line`)
     t.notMatch(out, 'Server listening', `--workers ${workers}: no line leaves the port unnamed`)
-    if (workers === '2') t.match(out, `HTTP gateway on port ${port}, S3 API on port ${s3Port}`, 'the primary\'s line names both')
+    if (workers === '2') t.match(out, `"httpGatewayPort":${port},"s3ApiPort":${s3Port}`, 'the primary\'s line names both')
     served.child.kill('SIGTERM')
     t.equal(await within(served.exited, 30_000, 'exit'), 0)
   }
