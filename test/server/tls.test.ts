@@ -14,7 +14,6 @@ import { Agent, get } from 'node:https'
 import path from 'node:path'
 import { connect, type PeerCertificate } from 'node:tls'
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { NodeHttpHandler } from '@smithy/node-http-handler'
 import { startServer } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 import { freePort, run, within, type Served } from './serve-process.js'
@@ -100,7 +99,8 @@ t.test('serve --tls-cert/--tls-key: HTTPS on both ports, curl and the AWS SDK tr
     region: 'auto',
     forcePathStyle: true,
     credentials: { accessKeyId: 'fsbucket-dev', secretAccessKey: 'fsbucket-dev-secret' },
-    requestHandler: new NodeHttpHandler({ httpsAgent: new Agent({ ca: execFileSync('cat', [first.cert]) }) })
+    // The SDK's Node handler, configured with an agent that trusts the certificate.
+    requestHandler: { httpsAgent: new Agent({ ca: execFileSync('cat', [first.cert]) }) }
   })
   t.teardown(() => { s3.destroy() })
   await s3.send(new PutObjectCommand({ Bucket: 'default', Key: 'sdk.txt', Body: 'from the sdk' }))
