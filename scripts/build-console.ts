@@ -6,6 +6,10 @@
  * source maps and no inline code: the page runs under a CSP that admits
  * only the script and stylesheet tags carrying the nonce the server draws
  * for each answer. `npm run build` runs this after tsc.
+ *
+ * Nothing is rebuilt when the bundle is newer than every file it is made
+ * from (src/console/ui/ and this script), so `npm start` after no change
+ * costs no bundling; `--force` rebuilds anyway.
  */
 import { build } from 'esbuild'
 import { promises as fsp } from 'node:fs'
@@ -16,7 +20,24 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const source = path.join(root, 'src', 'console', 'ui')
 const out = path.join(root, 'dist', 'console')
 
+/** Newest modification time of the files in `dir` (not recursive: the console's sources are one folder). */
+async function newestSource (): Promise<number> {
+  const files = (await fsp.readdir(source)).map(name => path.join(source, name))
+  files.push(fileURLToPath(import.meta.url))
+  const times = await Promise.all(files.map(async file => (await fsp.stat(file)).mtimeMs))
+  return Math.max(...times)
+}
+
+async function upToDate (): Promise<boolean> {
+  const built = await fsp.stat(path.join(out, 'index.html')).then(s => s.mtimeMs, () => null)
+  return built !== null && built > await newestSource()
+}
+
 async function main (): Promise<void> {
+  if (!process.argv.includes('--force') && await upToDate()) {
+    console.log('console: dist/console/ is up to date')
+    return
+  }
   await fsp.rm(out, { recursive: true, force: true })
   const result = await build({
     entryPoints: { console: path.join(source, 'main.ts') },

@@ -72,6 +72,8 @@ export interface GatewayConfig {
   operator?: OperatorEndpoints
   /** Where requests are counted for the metrics; none when absent. */
   meter?: RequestMeter | null
+  /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP when absent. */
+  https?: { cert: Buffer | string, key: Buffer | string }
 }
 
 export const defaultIdleTimeout = serveDefaults.idleTimeout
@@ -79,7 +81,8 @@ export const defaultIdleTimeout = serveDefaults.idleTimeout
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
   const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })
   const idleMs = (config.idleTimeout ?? defaultIdleTimeout) * 1000
-  const options: FastifyServerOptions = {
+  const options: FastifyServerOptions & { https?: GatewayConfig['https'] } = {
+    ...(config.https === undefined ? {} : { https: config.https }),
     ...(config.logLevel === false
       ? { logger: false }
       : { loggerInstance: createLogger({ level: config.logLevel, destination: config.logDestination }) }),

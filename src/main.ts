@@ -8,6 +8,7 @@
  *                    [--default-bucket default] [--idle-timeout 60] [--drain-timeout 10]
  *                    [--s3-port 8788] [--s3-domain s3.example.test ...]
  *                    [--s3-access-key-id ID --s3-secret-access-key SECRET]
+ *                    [--tls-cert cert.pem --tls-key key.pem]
  *     fsbucket bucket create <name> [--public] | list | delete <name>   [--data ./data]
  *     fsbucket sweep [--data ./data] [--now 2027-01-31T12:00:00Z]
  *     fsbucket migrate --from ./data --catalog postgres://...
@@ -34,6 +35,7 @@ import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { parseRouteSpec } from './http/target.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
+import { commandHelp } from './doors/command-help.js'
 import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
 import type { ServeOptions } from './server/serve.js'
@@ -118,7 +120,9 @@ export function buildCli (): Command {
   const program = new Command('fsbucket')
     .description('An object storage gateway: buckets on a local directory, served over HTTP')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
-    .showHelpAfterError()
+    // A bad flag value is one line, not the line followed by every option.
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp(commandHelp)
 
   const serve = program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
@@ -132,11 +136,11 @@ export function buildCli (): Command {
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads').env('FSBUCKET_TOKEN'))
     .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(nameList))
     .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable; comma-separated in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpec))
-    .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync).argParser(onOff))
+    .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync, serveDefaults.fsync ? 'on' : 'off').argParser(onOff))
     .addOption(new Option('--log-level <level>', 'log level').env('FSBUCKET_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
-    .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port (default: one per core)').env('FSBUCKET_WORKERS')
-      .default(os.availableParallelism()).argParser(integer(1, 256)))
+    .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port').env('FSBUCKET_WORKERS')
+      .default(os.availableParallelism(), 'one per core').argParser(integer(1, 256)))
     .addOption(new Option('--sweep-interval <seconds>', 'how often lifecycle rules are carried out and expired uploads and leftovers swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
       .default(serveDefaults.sweepInterval).argParser(integer(0, 31 * 24 * 3600)))
     .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))
@@ -148,7 +152,9 @@ export function buildCli (): Command {
     .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
-    .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true).argParser(onOff))
+    .addOption(new Option('--tls-cert <file>', 'serve HTTPS on both ports with this PEM certificate chain (with --tls-key; re-read on SIGHUP)').env('FSBUCKET_TLS_CERT'))
+    .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('FSBUCKET_TLS_KEY'))
+    .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true, 'on').argParser(onOff))
     .action(async (options: ServeOptions, command: Command) => {
       if (options.memory === true) {
         const refusal = memoryRefusal(options, name => command.getOptionValueSource(name))

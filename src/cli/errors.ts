@@ -85,20 +85,34 @@ export class CliError extends Error {
   }
 }
 
-/** A code from a server's answer → a CliError with the tables' words (or the answer's message). */
-export function fromCode (code: number, message: string, cause?: unknown): CliError {
-  return new CliError(textsByCode.get(code) ?? message, code, { cause })
+/**
+ * The errors whose words name the bucket: "no such bucket" after
+ * `cp photo.jpg` reads as if the file were missing, so the line says which
+ * bucket does not exist, or that its name is not one (the engine's words).
+ */
+const bucketTexts: Record<number, (bucket: string) => string> = {
+  [BucketErrors.InvalidBucketName.code]: bucket => `"${bucket}" is not a valid bucket name: The specified bucket name is not valid. (3 to 63 lowercase letters, digits and hyphens)`,
+  [BucketErrors.NoSuchBucket.code]: bucket => `bucket "${bucket}" does not exist`
 }
 
-/** An error of the engine → a CliError with its text (or the engine's message). */
-export function fromBucketError (err: BucketError): CliError {
-  return new CliError(engineTexts[err.errorName] ?? err.message, err.code, { cause: err })
+function aboutBucket (code: number, bucket: string | undefined): string | undefined {
+  return bucket === undefined ? undefined : bucketTexts[code]?.(bucket)
+}
+
+/** A code from a server's answer → a CliError with the tables' words (or the answer's message), naming `bucket` where the words are about it. */
+export function fromCode (code: number, message: string, cause?: unknown, bucket?: string): CliError {
+  return new CliError(aboutBucket(code, bucket) ?? textsByCode.get(code) ?? message, code, { cause })
+}
+
+/** An error of the engine → a CliError with its text (or the engine's message), naming `bucket` where the words are about it. */
+export function fromBucketError (err: BucketError, bucket?: string): CliError {
+  return new CliError(aboutBucket(err.code, bucket) ?? engineTexts[err.errorName] ?? err.message, err.code, { cause: err })
 }
 
 /** A condition the commands find themselves (a missing bucket or key), as a server would answer it. */
-export function cliError (name: BucketErrorName | ServerErrorName): CliError {
+export function cliError (name: BucketErrorName | ServerErrorName, bucket?: string): CliError {
   if (isServerErrorName(name)) return new CliError(serverErrors[name].text, serverErrors[name].code)
-  return new CliError(engineTexts[name] ?? BucketErrors[name].message, BucketErrors[name].code)
+  return new CliError(aboutBucket(BucketErrors[name].code, bucket) ?? engineTexts[name] ?? BucketErrors[name].message, BucketErrors[name].code)
 }
 
 function isServerErrorName (name: string): name is ServerErrorName {

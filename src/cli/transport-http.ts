@@ -22,7 +22,8 @@ import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { CliError, fromCode } from './errors.js'
+import { BucketErrors, isValidBucketName } from '../bucket/index.js'
+import { CliError, cliError, fromCode } from './errors.js'
 import type {
   BucketSummary, ListedPage, ObjectHttpMetadata, ObjectTransport, PartUpload, RemoteObject, UploadedPart, WriteMetadata
 } from './transport.js'
@@ -36,6 +37,8 @@ interface RequestOptions {
   body?: unknown
   /** A management API call: credentials are always sent. */
   management?: boolean
+  /** The bucket the request is about, when its path does not name it (creating one). */
+  bucket?: string
 }
 
 interface GatewayAnswer {
@@ -82,6 +85,19 @@ function metadataHeaders (metadata: WriteMetadata): Record<string, string> {
   if (cacheControl !== undefined) headers['cache-control'] = headerValue(cacheControl)
   for (const [name, value] of Object.entries(metadata.customMetadata)) headers[`x-meta-${name}`] = headerValue(value)
   return headers
+}
+
+/** The bucket a request path is about: `/<bucket>/...` on the routes, `.../r2/buckets/<bucket>` on the management API. */
+function bucketOfPath (path: string): string | undefined {
+  const segments = path.split('?')[0].split('/').slice(1)
+  const managed = segments.indexOf('buckets')
+  const segment = segments[0] === 'client' ? (managed === -1 ? undefined : segments[managed + 1]) : segments[0]
+  if (segment === undefined || segment === '') return undefined
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined
+  }
 }
 
 export class HttpTransport implements ObjectTransport {
@@ -135,16 +151,21 @@ export class HttpTransport implements ObjectTransport {
     })
     const status = response.statusCode ?? 0
     if (status >= 200 && status < 300) return response
-    throw await this.#failure(response)
+    throw await this.#failure(response, init.bucket ?? bucketOfPath(path))
   }
 
-  async #failure (response: IncomingMessage): Promise<CliError> {
+  /** `bucket`: the one the request was about, named by the line when the error is about it. */
+  async #failure (response: IncomingMessage, bucket: string | undefined): Promise<CliError> {
     let envelope: GatewayAnswer | null = null
     try {
       envelope = JSON.parse((await readAll(response)).toString('utf8')) as GatewayAnswer
     } catch {}
     const first = envelope?.errors?.[0]
-    if (typeof first?.code === 'number') return fromCode(first.code, first.message ?? `HTTP ${response.statusCode ?? 0}`)
+    if (typeof first?.code === 'number') {
+      // The routes answer a name no bucket can have as a bucket they do not have; the local transport says what the engine says of the name.
+      if (first.code === BucketErrors.NoSuchBucket.code && bucket !== undefined && !isValidBucketName(bucket)) return cliError('InvalidBucketName', bucket)
+      return fromCode(first.code, first.message ?? `HTTP ${response.statusCode ?? 0}`, undefined, bucket)
+    }
     return new CliError(`the server answered ${response.statusCode ?? 0} ${response.statusMessage ?? ''}`.trim())
   }
 
@@ -161,7 +182,7 @@ export class HttpTransport implements ObjectTransport {
   }
 
   async createBucket (name: string): Promise<void> {
-    await this.#json('POST', `/client/v4/accounts/${accountId}/r2/buckets`, { body: { name }, management: true })
+    await this.#json('POST', `/client/v4/accounts/${accountId}/r2/buckets`, { body: { name }, management: true, bucket: name })
   }
 
   async deleteBucket (name: string): Promise<void> {

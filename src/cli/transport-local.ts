@@ -9,7 +9,7 @@
  * would leave an empty directory behind).
  */
 import type { Readable } from 'node:stream'
-import { bodyStream, isBucketError, type Bucket, type BucketObject, type BucketRegistry } from '../bucket/index.js'
+import { bodyStream, isBucketError, isValidBucketName, type Bucket, type BucketObject, type BucketRegistry } from '../bucket/index.js'
 import { CliError, cliError, fromBucketError } from './errors.js'
 import { fileKind } from './local-files.js'
 import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, RemoteObject, WriteMetadata } from './transport.js'
@@ -30,11 +30,11 @@ function remoteObject (object: BucketObject): RemoteObject {
 }
 
 /** Engine errors → CliErrors with the catalogue's code; anything else as it is. */
-async function translated<T> (work: () => Promise<T>): Promise<T> {
+async function translated<T> (work: () => Promise<T>, bucket?: string): Promise<T> {
   try {
     return await work()
   } catch (err) {
-    if (isBucketError(err)) throw fromBucketError(err)
+    if (isBucketError(err)) throw fromBucketError(err, bucket)
     throw err
   }
 }
@@ -67,10 +67,12 @@ export class LocalTransport implements ObjectTransport {
   }
 
   async #bucket (name: string): Promise<{ bucket: Bucket, storageClass: 'Standard' | 'InfrequentAccess' }> {
+    // The engine's refusal of the name, not "no such bucket" for a name no bucket can have.
+    if (!isValidBucketName(name)) throw cliError('InvalidBucketName', name)
     const registry = await this.#open()
     const info = await registry.info(name)
     const bucket = info === null ? null : await registry.open(name, info)
-    if (info === null || bucket === null) throw cliError('NoSuchBucket')
+    if (info === null || bucket === null) throw cliError('NoSuchBucket', name)
     return { bucket, storageClass: info.settings.storageClass }
   }
 
@@ -81,12 +83,12 @@ export class LocalTransport implements ObjectTransport {
 
   async createBucket (name: string): Promise<void> {
     const registry = await this.#open(true)
-    await translated(async () => await registry.create(name))
+    await translated(async () => await registry.create(name), name)
   }
 
   async deleteBucket (name: string): Promise<void> {
     const registry = await this.#open()
-    await translated(async () => { await registry.delete(name) })
+    await translated(async () => { await registry.delete(name) }, name)
   }
 
   async list (bucketName: string, options: { prefix?: string, delimiter?: string, cursor?: string }): Promise<ListedPage> {

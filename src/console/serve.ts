@@ -71,10 +71,10 @@ const securityHeaders: Record<string, string> = {
 const hashedAsset = /-[A-Z0-9]{8,}\.(js|css)$/
 
 /** The console's URL for a listening address (`0.0.0.0` and `::` are reached on loopback). */
-export function consoleUrl (host: string, port: number): string {
+export function consoleUrl (host: string, port: number, scheme: 'http' | 'https' = 'http'): string {
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
   const shown = reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable
-  return `http://${shown}:${port}${consolePath}`
+  return `${scheme}://${shown}:${port}${consolePath}`
 }
 
 /**

@@ -42,6 +42,8 @@ export interface S3AppConfig {
   operator?: OperatorEndpoints
   /** Where requests are counted for the metrics (doors/request-meter.ts); none when absent. */
   meter?: RequestMeter | null
+  /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP when absent. */
+  https?: { cert: Buffer | string, key: Buffer | string }
 }
 
 /**
@@ -127,7 +129,8 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
 }
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
-  const options: FastifyServerOptions & { connectionTimeout?: number } = {
+  const options: FastifyServerOptions & { connectionTimeout?: number, https?: S3AppConfig['https'] } = {
+    ...(config.https === undefined ? {} : { https: config.https }),
     logController: new RequestLog({ url: redactedUrl, meter: config.meter?.port('s3') }),
     genReqId: newRequestId,
     // Draining, a request already on an open connection is served (its connection closed after it), as on the gateway.

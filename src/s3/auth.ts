@@ -58,8 +58,8 @@ export function s3CredentialFrom (options: { s3AccessKeyId?: string, s3SecretAcc
  * credentials work. The development pair is printed whole (it is public);
  * a configured secret never is.
  */
-export function s3StartupNote (policy: S3AccessPolicy, host: string, port: number): [Record<string, unknown>, string] {
-  const endpoint = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+export function s3StartupNote (policy: S3AccessPolicy, host: string, port: number, scheme: 'http' | 'https' = 'http'): [Record<string, unknown>, string] {
+  const endpoint = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`
   if (policy.anonymousWrites) {
     return [{ endpoint, accessKeyId: DEVELOPMENT_CREDENTIAL.accessKeyId, secretAccessKey: DEVELOPMENT_CREDENTIAL.secretAccessKey, region: 'auto' },
       'S3 API: development key pair (no token, loopback only)']

@@ -49,11 +49,13 @@ export interface StartServerOptions {
   logLevel?: string
   /** fsync writes before answering them (with `dataDir`). Default true, as for `serve`. */
   fsync?: boolean
+  /** Serve HTTPS on both ports with this PEM certificate chain and private key (the URLs start with `https://`). Default: plain HTTP. */
+  tls?: { cert: string | Buffer, key: string | Buffer }
 }
 
 /** How a client reaches the S3 port: the values an S3 client's configuration takes. */
 export interface StartedS3 {
-  /** `http://127.0.0.1:<port>`; use path-style addressing (the AWS SDK's `forcePathStyle: true`). */
+  /** `http://127.0.0.1:<port>` (`https://` with `tls`); use path-style addressing (the AWS SDK's `forcePathStyle: true`). */
   endpoint: string
   accessKeyId: string
   secretAccessKey: string
@@ -61,7 +63,7 @@ export interface StartedS3 {
 }
 
 export interface StartedServer {
-  /** The HTTP gateway's origin, `http://127.0.0.1:<port>`, without a trailing slash. */
+  /** The HTTP gateway's origin, `http://127.0.0.1:<port>` (`https://` with `tls`), without a trailing slash. */
   url: string
   s3: StartedS3
   /** Stops the server and releases all it holds; resolves when done. Calling it again does nothing more. */
@@ -80,9 +82,9 @@ const fixed = {
 } satisfies Partial<GatewayOptions>
 
 /** `http://host:port`, with an IPv6 address in brackets and a wildcard address reached on loopback. */
-function origin (host: string, port: number): string {
+function origin (scheme: string, host: string, port: number): string {
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
+  return `${scheme}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
 }
 
 function port (name: string, value: number | undefined): number {
@@ -115,6 +117,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<St
     token: options.token,
     fsync: options.fsync ?? serveDefaults.fsync,
     logLevel: options.logLevel ?? 'error',
+    tls: options.tls,
     ...(developmentPair ? {} : { s3AccessKeyId: pair.accessKeyId, s3SecretAccessKey: pair.secretAccessKey })
   }, true)
   let bound: { port: number, s3Port: number | null }
@@ -126,8 +129,8 @@ export async function startServer (options: StartServerOptions = {}): Promise<St
   }
   let closing: Promise<void> | null = null
   return {
-    url: origin(host, bound.port),
-    s3: { endpoint: origin(host, bound.s3Port ?? 0), ...pair, region: 'auto' },
+    url: origin(gateway.scheme, host, bound.port),
+    s3: { endpoint: origin(gateway.scheme, host, bound.s3Port ?? 0), ...pair, region: 'auto' },
     close: async () => { await (closing ??= gateway.close()) }
   }
 }

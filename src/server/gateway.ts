@@ -15,6 +15,8 @@
  * part, and nothing is written to disk.
  */
 import { promises as fsp } from 'node:fs'
+import type { Server as HttpsServer } from 'node:https'
+import { createServer } from 'node:net'
 import path from 'node:path'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
@@ -34,6 +36,7 @@ import { openMemoryRegistry, openRegistry } from './open.js'
 import { readinessChecks } from './readiness.js'
 import { checkWritable, StartupError } from './preflight.js'
 import { guardS3Site } from './s3-guard.js'
+import { checkTlsPair, readTlsPair, reloadTls, tlsFilesFrom, type TlsPair } from './tls.js'
 
 export interface GatewayOptions {
   /** The data directory (`--data`); not read with `memory`. */
@@ -65,6 +68,11 @@ export interface GatewayOptions {
   s3SecretAccessKey?: string
   /** Count requests and answer `/_metrics` (`--metrics`; off when absent). */
   metrics?: boolean
+  /** PEM files of the certificate chain and key both ports serve HTTPS with (`--tls-cert`, `--tls-key`; both or neither: tls.ts). */
+  tlsCert?: string
+  tlsKey?: string
+  /** The certificate chain and key themselves (`startServer`'s `tls`), instead of the files. */
+  tls?: TlsPair
 }
 
 /** The gateway of one process, built and not yet listening. */
@@ -77,6 +85,10 @@ export interface Gateway {
   listen: () => Promise<{ port: number, s3Port: number | null }>
   /** Stops both listeners (requests in flight finish), then closes the registry (sweeper, stores, catalog connections). */
   close: () => Promise<void>
+  /** `https` when both ports serve TLS. */
+  scheme: 'http' | 'https'
+  /** Re-reads the TLS files and serves the new pair (tls.ts); null when the certificate came from no file. */
+  reloadTls: (() => Promise<boolean>) | null
 }
 
 /** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs); no file with `dataDir` null. */
@@ -131,14 +143,42 @@ export function startupNotes (options: GatewayOptions, log: Logger): void {
   if (!options.fsync && options.memory !== true) log.warn('fsync is off: acknowledged writes may be lost in a crash')
 }
 
-export function listenFailure (err: unknown, host: string, port: number): StartupError {
+/** Which port a listener is, for the start-up lines and the errors. */
+export type PortRole = 'HTTP gateway' | 'S3 API'
+
+/** The default port of `wrangler dev`, which is this server's default too (a Worker's local bucket and this one side by side). */
+const wranglerDevPort = 8787
+
+export function listenFailure (err: unknown, host: string, port: number, role?: PortRole): StartupError {
   const code = (err as NodeJS.ErrnoException).code
   const where = `port ${port} on ${host}`
   const cause = { cause: err }
-  if (code === 'EADDRINUSE') return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)`, cause)
-  if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)`, cause)
+  const whose = role === undefined ? '' : ` (the ${role} port)`
+  if (code === 'EADDRINUSE') {
+    const wrangler = port === wranglerDevPort ? `; ${wranglerDevPort} is also the default port of \`wrangler dev\`, which may be running: stop it or choose another port` : ''
+    return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)${whose}${wrangler}`, cause)
+  }
+  if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)${whose}`, cause)
   if (code === 'EADDRNOTAVAIL') return new StartupError(`cannot listen: ${host} is not an address of this machine (EADDRNOTAVAIL)`, cause)
-  return new StartupError(`cannot listen on ${where}: ${(err as Error).message}`, cause)
+  return new StartupError(`cannot listen on ${where}: ${(err as Error).message}${whose}`, cause)
+}
+
+/**
+ * Takes and gives back each port before the server listens on any, so a
+ * port that cannot be had is reported before a line says another one is
+ * listening (the server would exit at once, and the line would have been
+ * false). Port 0 (any free port) needs no check. A port taken between the
+ * check and the listen is still reported, by the listen itself.
+ */
+export async function checkPorts (host: string, ports: Array<{ port: number, role: PortRole }>): Promise<void> {
+  for (const { port, role } of ports) {
+    if (port === 0) continue
+    const probe = createServer()
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', err => { reject(listenFailure(err, host, port, role)) })
+      probe.listen({ host, port, exclusive: true }, () => { probe.close(() => { resolve() }) })
+    })
+  }
 }
 
 /** Sweeps every `sweepInterval` seconds (0: never), counted in the metrics and logged when one fails. */
@@ -165,6 +205,12 @@ function boundPort (app: FastifyInstance, asked: number): number {
  */
 export async function buildGateway (options: GatewayOptions, primary: boolean): Promise<Gateway> {
   const memory = options.memory === true
+  // The certificate before anything is opened: a wrong file is a one-line start-up error.
+  const tlsFiles = tlsFilesFrom(options)
+  let tls = options.tls
+  if (tls !== undefined) checkTlsPair(tls)
+  else if (tlsFiles !== null) tls = await readTlsPair(tlsFiles)
+  const scheme = tls === undefined ? 'http' : 'https'
   if (primary && !memory) await checkWritable(options.data)
   const registry = await openServerRegistry(options)
   let app: FastifyInstance | null = null
@@ -197,7 +243,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       management: await managementCredentials(options, loopbackOnly, registry.state('mgmt')),
       registry,
       operator,
-      meter: metrics?.requests
+      meter: metrics?.requests,
+      https: tls
     })
     const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, loopbackOnly, options.public)
     s3 = options.s3Port === null
@@ -213,7 +260,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
         childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
         operator,
-        meter: metrics?.requests
+        meter: metrics?.requests,
+        https: tls
       })
     if (s3 !== null && s3Policy.anonymousWrites) {
       guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
@@ -227,25 +275,33 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     const gatewayApp = app
     const s3App = s3
     const listen = async (): Promise<{ port: number, s3Port: number | null }> => {
+      const ports: Array<{ port: number, role: PortRole }> = [{ port: options.port, role: 'HTTP gateway' }]
+      if (s3App !== null && options.s3Port !== null) ports.push({ port: options.s3Port, role: 'S3 API' })
+      // A worker shares the primary's listening sockets, which checked the ports before starting it.
+      if (primary) await checkPorts(options.host, ports)
+      let role: PortRole = 'HTTP gateway'
       let port = options.port
       try {
-        await gatewayApp.listen({ host: options.host, port: options.port })
+        await gatewayApp.listen({ host: options.host, port: options.port, listenTextResolver: address => `HTTP gateway listening at ${address}` })
         if (s3App !== null && options.s3Port !== null) {
+          role = 'S3 API'
           port = options.s3Port
-          await s3App.listen({ host: options.host, port: options.s3Port })
+          await s3App.listen({ host: options.host, port: options.s3Port, listenTextResolver: address => `S3 API listening at ${address}` })
         }
       } catch (err) {
-        throw listenFailure(err, options.host, port)
+        throw listenFailure(err, options.host, port, role)
       }
       const bound = { port: boundPort(gatewayApp, options.port), s3Port: s3App === null ? null : boundPort(s3App, options.s3Port ?? 0) }
       if (primary) {
-        if (s3App !== null && bound.s3Port !== null) s3App.log.info(...s3StartupNote(s3Policy, options.host, bound.s3Port))
-        const url = consoleUrl(options.host, bound.port)
+        if (s3App !== null && bound.s3Port !== null) s3App.log.info(...s3StartupNote(s3Policy, options.host, bound.s3Port, scheme))
+        const url = consoleUrl(options.host, bound.port, scheme)
         log.info({ url }, `web console: ${url}`)
       }
       return bound
     }
-    return { app, s3, s3Policy, registry, listen, close }
+    const servers = [app, s3].filter(a => a !== null).map(a => a.server as unknown as HttpsServer)
+    const reload = tlsFiles === null ? null : async () => await reloadTls(tlsFiles, servers, log)
+    return { app, s3, s3Policy, registry, listen, close, scheme, reloadTls: reload }
   } catch (err) {
     await close().catch(() => {})
     throw err

@@ -12,6 +12,7 @@
  */
 import { constants, promises as fsp } from 'node:fs'
 import path from 'node:path'
+import { makeDirectory } from '../stores/fs/make-directory.js'
 
 /** A start-up failure: its message is the one line `serve` prints before exiting. */
 export class StartupError extends Error {}
@@ -61,7 +62,7 @@ async function probeFiles (dir: string, what: string): Promise<string[]> {
 export async function checkWritable (dataDir: string): Promise<void> {
   const root = path.resolve(dataDir)
   try {
-    await fsp.mkdir(root, { recursive: true })
+    await makeDirectory(root)
   } catch (err) {
     throw new StartupError(`cannot create the data directory ${root}: ${why(err)}`)
   }

@@ -36,7 +36,8 @@ import { isLoopbackHost } from '../http/auth.js'
 import { createLogger } from './logger.js'
 import { managementCredentials } from '../mgmt/cli.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
-import { buildGateway, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes, type Gateway, type GatewayOptions } from './gateway.js'
+import { readTlsPair, tlsFilesFrom } from './tls.js'
+import { buildGateway, checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes, type Gateway, type GatewayOptions } from './gateway.js'
 import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
 import { checkWritable } from './preflight.js'
 
@@ -56,6 +57,7 @@ const maxRestartDelayMs = 10_000
 
 interface ListenFailed { fsbucket: 'listen-failed', message: string }
 interface Drain { fsbucket: 'drain' }
+interface ReloadTls { fsbucket: 'reload-tls' }
 
 function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['fsbucket']): message is T {
   return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
@@ -80,12 +82,20 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Ga
     server.close()
       .then(() => process.exit(0), err => { app.log.error({ err }, 'close failed'); process.exit(1) })
   }
+  /** A signal before the gateway exists: start-up goes on (then drains at once), bounded by the drain timeout like a drain. */
+  const boundStartup = (): void => {
+    setTimeout(() => {
+      console.error(`stopped during start-up: it did not finish within the drain timeout (${options.drainTimeout} s)`)
+      process.exit(1)
+    }, options.drainTimeout * 1000).unref()
+  }
   const onSignal = (signal: string): void => {
     if (reason !== null) {
       server?.app.log.warn({ signal }, 'second signal: exiting now')
       process.exit(1)
     }
     reason = signal
+    if (server === null) boundStartup()
     drain()
   }
   process.on('SIGTERM', onSignal)
@@ -94,6 +104,7 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Ga
     process.on('message', message => {
       if (!isMessage<Drain>(message, 'drain') || reason !== null) return
       reason = 'asked by the primary'
+      if (server === null) boundStartup()
       drain()
     })
   } else {
@@ -128,11 +139,21 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     await new Promise(resolve => process.send?.(message, undefined, {}, resolve))
     process.exit(1)
   }
+  const reload = gateway.reloadTls
+  if (reload !== null) {
+    // A SIGHUP to this process, or the primary's word when it got one.
+    process.on('SIGHUP', () => { void reload() })
+    if (inWorker) process.on('message', message => { if (isMessage<ReloadTls>(message, 'reload-tls')) void reload() })
+  }
 }
 
 /** The cluster primary: checks, first bucket, sweeper, workers, restarts, shutdown. */
 export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
+  // Read by every worker as it starts; a file that is wrong is refused here once.
+  const tlsFiles = tlsFilesFrom(options)
+  if (tlsFiles !== null) await readTlsPair(tlsFiles)
+  const scheme = tlsFiles === null ? 'http' : 'https'
   await checkWritable(options.data)
   // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
   s3CredentialFrom(options)
@@ -204,6 +225,13 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  if (tlsFiles !== null) {
+    // Each worker reads the files itself and logs whether it took them.
+    process.on('SIGHUP', () => {
+      log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
+      for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls' } satisfies ReloadTls)
+    })
+  }
 
   let listening = 0
   const listeners = options.s3Port === 0 ? 1 : 2
@@ -211,12 +239,20 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     // A worker that started after the signal missed the word.
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
     if (++listening === options.workers * listeners) {
-      log.info({ host: options.host, port: options.port, workers: options.workers, data: path.resolve(options.data) }, 'serving')
+      // The message stays 'serving' (scripts wait for it); the fields name each port, as the workers' lines did.
+      log.info({ host: options.host, httpGatewayPort: options.port, s3ApiPort: options.s3Port === 0 ? null : options.s3Port, scheme, workers: options.workers, data: path.resolve(options.data) }, 'serving')
       if (options.s3Port !== 0) {
-        log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public), options.host, options.s3Port))
+        log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public), options.host, options.s3Port, scheme))
       }
-      log.info({ url: consoleUrl(options.host, options.port) }, `web console: ${consoleUrl(options.host, options.port)}`)
+      log.info({ url: consoleUrl(options.host, options.port, scheme) }, `web console: ${consoleUrl(options.host, options.port, scheme)}`)
     }
   })
+  try {
+    // Before any worker: a busy port is one line, before any line says the other port listens.
+    await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
+  } catch (err) {
+    fail((err as Error).message)
+    return
+  }
   for (let i = 0; i < options.workers; i++) cluster.fork()
 }

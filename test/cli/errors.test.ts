@@ -4,16 +4,33 @@
  * local paths are skipped, never written outside the destination; the
  * transport chosen by flags and variables; --version.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { existsSync, promises as fsp } from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { openRegistry } from '../../src/index.js'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
-import { bin, cleanEnv, httpCli, localCli, root, runBin, token } from './fixture.js'
+import { type Result, bin, cleanEnv, httpCli, localCli, root, runBin, token } from './fixture.js'
 
 const exec = promisify(execFile)
+
+const invalidName = '"Bad_Name" is not a valid bucket name: The specified bucket name is not valid. (3 to 63 lowercase letters, digits and hyphens)'
+
+/** A missing bucket or an invalid name is said to be that, not blamed on the local file of the command line: local and over HTTP alike. */
+const bucketCases: Array<[string[], string]> = [
+  [['cp', 'a.txt', 'fsb://nosuchbucket/'], 'fsbucket: cp a.txt: bucket "nosuchbucket" does not exist\n'],
+  [['cp', 'a.txt', 'fsb://Bad_Name/'], `fsbucket: cp a.txt: ${invalidName}\n`],
+  [['cp', 'fsb://Bad_Name/x', 'out.txt'], `fsbucket: cp fsb://Bad_Name/x: ${invalidName}\n`],
+  [['stat', 'fsb://nosuchbucket'], 'fsbucket: stat fsb://nosuchbucket: bucket "nosuchbucket" does not exist\n']
+]
+
+/** A bad flag value: its one line and a hint, not the whole help after it. */
+async function badFlagValue (t: Test, run: (args: string[]) => Promise<Result>): Promise<void> {
+  const badParallel = await run(['cp', '--parallel', 'lots', 'a.txt', 'fsb://photos/a'])
+  t.equal(badParallel.code, 1)
+  t.equal(badParallel.stderr, "error: option '--parallel <n>' argument 'lots' is invalid. expected an integer from 1 to 64\n(add --help for usage)\n", 'one line and a hint, no help')
+}
 
 // Dozens of child processes, each starting Node and the program: on a loaded
 // machine that can outlast tap's default 300 s per file.
@@ -36,14 +53,15 @@ t.test('over the library', async t => {
 
   const cases: Array<[string[], string]> = [
     [['cat', 'fsb://photos/missing'], 'fsbucket: cat fsb://photos/missing: no such key\n'],
-    [['cat', 'fsb://nobucket/x'], 'fsbucket: cat fsb://nobucket/x: no such bucket\n'],
+    [['cat', 'fsb://nobucket/x'], 'fsbucket: cat fsb://nobucket/x: bucket "nobucket" does not exist\n'],
     [['stat', 'fsb://photos/missing'], 'fsbucket: stat fsb://photos/missing: no such key\n'],
     [['cp', 'missing.txt', 'fsb://photos/x'], 'fsbucket: cp missing.txt: no such file or directory\n'],
     [['cp', 'dir', 'fsb://photos/'], 'fsbucket: cp dir: is a directory (use -r)\n'],
     [['cp', 'a.txt', 'b.txt'], 'fsbucket: cp a.txt: copy needs an fsb:// location on one side at least (and - only opposite one)\n'],
     [['cp', 'fsb://photos', 'here'], 'fsbucket: cp fsb://photos: fsb://photos names a bucket, not a key (use -r to copy its objects)\n'],
-    [['mb', 'fsb://Bad_Name'], 'fsbucket: mb fsb://Bad_Name: invalid bucket name (3 to 63 lowercase letters, digits and hyphens)\n'],
-    [['ls', 'fsb://nobucket'], 'fsbucket: ls fsb://nobucket: no such bucket\n']
+    [['mb', 'fsb://Bad_Name'], `fsbucket: mb fsb://Bad_Name: ${invalidName}\n`],
+    [['ls', 'fsb://nobucket'], 'fsbucket: ls fsb://nobucket: bucket "nobucket" does not exist\n'],
+    ...bucketCases
   ]
   for (const [args, line] of cases) {
     const result = await run(args)
@@ -55,6 +73,7 @@ t.test('over the library', async t => {
   const debug = await run(['cat', '--debug', 'fsb://photos/missing'])
   t.match(debug.stderr, /^fsbucket: cat fsb:\/\/photos\/missing: no such key\n.*\n\s+at /, '--debug adds the stack')
 
+  await badFlagValue(t, run)
   const badSize = await run(['cp', '--part-size', '5x', 'a.txt', 'fsb://photos/a'])
   t.equal(badSize.code, 1)
   t.match(badSize.stderr, /option '--part-size <size>' argument '5x' is invalid\. expected a size such as 8MiB/)
@@ -94,6 +113,14 @@ t.test('over HTTP', async t => {
   const cli = await httpCli(t)
   const endpoint = cli.flags[cli.flags.indexOf('--endpoint') + 1]
   t.equal((await cli.run(['mb', 'fsb://photos'])).code, 0)
+  await fsp.writeFile(path.join(cli.work, 'a.txt'), 'a')
+  for (const [args, line] of bucketCases) {
+    const result = await cli.run(args)
+    t.equal(result.stderr, line, `over HTTP: ${args.join(' ')}`)
+    t.equal(result.code, 1)
+  }
+  t.equal((await cli.run(['mb', 'fsb://Bad_Name'])).stderr, `fsbucket: mb fsb://Bad_Name: ${invalidName}\n`, 'over HTTP: mb of an invalid name')
+  await badFlagValue(t, cli.run)
 
   const wrong = await runBin(['ls', 'fsb://photos', '--endpoint', endpoint, '--token', 'wrong'], { cwd: cli.work })
   t.equal(wrong.stderr, 'fsbucket: ls fsb://photos: the server refused the token\n')

@@ -156,6 +156,6 @@ export async function objectCommands (t: Test, cli: Cli): Promise<void> {
     t.equal(forced.out, 'remove: fsb://backup/cat.jpg\nremoved bucket fsb://backup\n')
     t.notMatch((await run(['ls'])).out, /backup/)
     const gone = await run(['rb', 'fsb://backup'])
-    t.equal(gone.stderr, 'fsbucket: rb fsb://backup: no such bucket\n')
+    t.equal(gone.stderr, 'fsbucket: rb fsb://backup: bucket "backup" does not exist\n')
   })
 }

@@ -21,7 +21,25 @@ export const launchFlags = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync'
 ]
 
-/** A browser context on a fresh user-data-dir, closed and removed at teardown. */
+/**
+ * Chromium's console errors and uncaught page errors fail the test they
+ * happen in: an invalid `pattern` attribute, a CSP refusal or an exception
+ * shows only there. A test that provokes one on purpose allows it by its
+ * text (`allowConsoleErrors`), for that test alone.
+ */
+const seenErrors: string[] = []
+let allowed: RegExp[] = []
+
+function consoleError (text: string): void {
+  if (!allowed.some(pattern => pattern.test(text))) seenErrors.push(text)
+}
+
+/** Lets errors matching `patterns` pass in the current test (until the next one starts). */
+export function allowConsoleErrors (...patterns: RegExp[]): void {
+  allowed.push(...patterns)
+}
+
+/** A browser context on a fresh user-data-dir, closed and removed at teardown; console errors fail each child test of `t`. */
 export async function browser (t: Test): Promise<BrowserContext> {
   if (!existsSync(chromiumPath)) {
     throw new Error(`chromium not found at ${chromiumPath}: install it with "apt-get install -y chromium" (.ci/run does), or set FSBUCKET_CHROMIUM`)
@@ -33,6 +51,13 @@ export async function browser (t: Test): Promise<BrowserContext> {
     args: launchFlags,
     acceptDownloads: true,
     viewport: { width: 1280, height: 860 }
+  })
+  context.on('console', message => { if (message.type() === 'error') consoleError(`console error: ${message.text()} (${message.location().url})`) })
+  context.on('weberror', error => { consoleError(`page error: ${error.error().message}`) })
+  t.beforeEach(() => { allowed = [] })
+  // Asserted on the file's test: the child has ended when afterEach runs.
+  t.afterEach(child => {
+    t.same(seenErrors.splice(0), [], `no console error or page error in Chromium during "${child.name}"`)
   })
   t.teardown(async () => {
     await context.close()

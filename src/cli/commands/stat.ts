@@ -32,7 +32,7 @@ export function registerStat (program: Command, wiring: ObjectCommandWiring): vo
         if (location.kind !== 'remote') throw new CliError('stat reads fsb://bucket[/key]')
         if (location.key === '') {
           const bucket = (await transport.listBuckets()).find(b => b.name === location.bucket)
-          if (bucket === undefined) throw cliError('NoSuchBucket')
+          if (bucket === undefined) throw cliError('NoSuchBucket', location.bucket)
           if (options.json) printJson({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() })
           else {
             printLine(`bucket:   ${remoteUrl(bucket.name)}`)

@@ -2,14 +2,14 @@
  * The bucket list: name, creation date, public or private; create a bucket
  * and delete an empty one (with confirmation), through the management API.
  */
-import { isPublic, jsonBody, listBuckets, management } from './api.js'
-import { confirmDialog, formatDate, h, replace } from './dom.js'
+import { isPublic, jsonBody, listBuckets, listObjects, management } from './api.js'
+import { confirmDialog, formatDate, h, replace, showStatus } from './dom.js'
 import { objectsHash } from './objects.js'
 
 export async function renderBuckets (root: HTMLElement): Promise<void> {
   const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
   const rows = h('tbody')
-  const name = h('input', { id: 'new-bucket', required: true, pattern: '[a-z0-9][a-z0-9-]{1,61}[a-z0-9]', autocomplete: 'off', 'aria-describedby': 'bucket-rule' })
+  const name = h('input', { id: 'new-bucket', required: true, pattern: '[a-z0-9][a-z0-9\\-]{1,61}[a-z0-9]', autocomplete: 'off', 'aria-describedby': 'bucket-rule' })
 
   async function load (): Promise<void> {
     const buckets = await listBuckets()
@@ -18,13 +18,19 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
       const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete bucket ${bucket.name}` }, 'Delete')
       remove.addEventListener('click', () => {
         void (async () => {
-          if (!await confirmDialog(`Delete the bucket ${bucket.name}?`, ['Only an empty bucket can be deleted.'], 'Delete bucket')) return
+          // Only an empty bucket can be deleted: say so instead of offering a delete that fails.
+          const listed = await listObjects(bucket.name, '', null, 1).catch(() => null)
+          if (listed !== null && (listed.objects.length > 0 || listed.folders.length > 0)) {
+            showStatus(status, `The bucket ${bucket.name} is not empty: delete its objects first.`, true)
+            return
+          }
+          if (!await confirmDialog(`Delete the bucket ${bucket.name}?`, ['It is empty.'], 'Delete bucket')) return
           try {
             await management(`/${encodeURIComponent(bucket.name)}`, { method: 'DELETE' })
-            status.textContent = `Deleted the bucket ${bucket.name}.`
+            showStatus(status, `Deleted the bucket ${bucket.name}.`)
             await load()
           } catch (err) {
-            status.textContent = `Delete failed: ${(err as Error).message}`
+            showStatus(status, `Delete failed: ${(err as Error).message}`, true)
           }
         })()
       })
@@ -46,11 +52,11 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
     void (async () => {
       try {
         await management('', { method: 'POST', ...jsonBody({ name: name.value }) })
-        status.textContent = `Created the bucket ${name.value}.`
+        showStatus(status, `Created the bucket ${name.value}.`)
         name.value = ''
         await load()
       } catch (err) {
-        status.textContent = `Create failed: ${(err as Error).message}`
+        showStatus(status, `Create failed: ${(err as Error).message}`, true)
       }
     })()
   })

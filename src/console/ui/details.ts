@@ -5,7 +5,7 @@
  * with `objectPath`.
  */
 import { authHeaders, gateway, objectPath, tokens, type ListedObject } from './api.js'
-import { confirmDialog, formatDate, formatSize, h } from './dom.js'
+import { confirmDialog, formatDate, formatSize, h, showStatus } from './dom.js'
 
 function lastSegment (key: string): string {
   return key.slice(key.lastIndexOf('/') + 1) || 'download'
@@ -36,6 +36,21 @@ export function downloadLink (bucket: string, key: string, publicBucket: boolean
   return link
 }
 
+/**
+ * The stored Content-Type, or else the one the gateway serves the object
+ * with (guessed from the key's extension, which only the server knows):
+ * asked with a HEAD and filled in when it answers.
+ */
+function contentType (bucket: string, key: string, stored: string | undefined): HTMLElement {
+  const cell = h('dd', { 'data-testid': 'details-type' }, stored ?? '…')
+  if (stored !== undefined) return cell
+  void fetch(objectPath(bucket, key), { method: 'HEAD', headers: authHeaders() }).then(response => {
+    const served = response.ok ? response.headers.get('content-type') : null
+    cell.textContent = served === null ? 'none stored' : `${served} (from the key's extension)`
+  }, () => { cell.textContent = 'none stored' })
+  return cell
+}
+
 function entries (title: string, values: Record<string, string | undefined>): HTMLElement | null {
   const shown = Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '')
   if (shown.length === 0) return null
@@ -52,11 +67,11 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
     publicInput.select()
     // The Clipboard API exists only in secure contexts (https, localhost); elsewhere the link stays selected.
     if (navigator.clipboard === undefined) {
-      status.textContent = 'The link is selected: copy it with Ctrl+C.'
+      showStatus(status, 'The link is selected: copy it with Ctrl+C.')
       return
     }
-    navigator.clipboard.writeText(publicUrl).then(() => { status.textContent = 'Link copied.' },
-      () => { status.textContent = 'The link is selected: copy it with Ctrl+C.' })
+    navigator.clipboard.writeText(publicUrl).then(() => { showStatus(status, 'Link copied.') },
+      () => { showStatus(status, 'The link is selected: copy it with Ctrl+C.') })
   })
   const remove = h('button', { type: 'button', class: 'danger' }, 'Delete')
   remove.addEventListener('click', () => {
@@ -66,7 +81,7 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
         await gateway(objectPath(bucket, object.key), { method: 'DELETE' })
         onDeleted()
       } catch (err) {
-        status.textContent = `Delete failed: ${(err as Error).message}`
+        showStatus(status, `Delete failed: ${(err as Error).message}`, true)
       }
     })()
   })
@@ -80,7 +95,7 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
       h('dt', {}, 'Size'), h('dd', { 'data-testid': 'details-size' }, `${formatSize(object.size)} (${object.size.toLocaleString('en')} bytes)`),
       h('dt', {}, 'ETag'), h('dd', { 'data-testid': 'details-etag' }, object.etag),
       h('dt', {}, 'Uploaded'), h('dd', {}, formatDate(object.uploaded)),
-      h('dt', {}, 'Content type'), h('dd', { 'data-testid': 'details-type' }, http.contentType ?? '(from the key\'s extension)'),
+      h('dt', {}, 'Content type'), contentType(bucket, object.key, http.contentType),
       h('dt', {}, 'Storage class'), h('dd', {}, object.storageClass)),
     entries('HTTP metadata', { 'Content-Language': http.contentLanguage, 'Content-Disposition': http.contentDisposition, 'Content-Encoding': http.contentEncoding, 'Cache-Control': http.cacheControl, Expires: http.cacheExpiry }),
     entries('Custom metadata', object.customMetadata ?? {}),

@@ -32,6 +32,16 @@ export function replace (parent: Node, ...children: Child[]): void {
   append(parent, ...children)
 }
 
+/**
+ * Writes a line into a status element: news in muted text, read out
+ * politely; a failure as a visible alert (role=alert is announced at once).
+ */
+export function showStatus (status: HTMLElement, text: string, failed = false): void {
+  status.textContent = text
+  status.classList.toggle('alert', failed)
+  status.setAttribute('role', failed ? 'alert' : 'status')
+}
+
 export function formatSize (bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB']
   let value = bytes

@@ -6,7 +6,7 @@
  */
 import { gateway, isPublic, jsonBody, listObjects, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
-import { confirmDialog, formatDate, formatSize, h, replace } from './dom.js'
+import { confirmDialog, formatDate, formatSize, h, replace, showStatus } from './dom.js'
 import { uploadFiles } from './upload.js'
 
 export const pageSize = 100
@@ -53,13 +53,28 @@ function updateSelection (view: Browser): void {
   selectAll.checked = listing !== null && listing.objects.length > 0 && listing.objects.every(o => selected.has(o.key))
 }
 
+/** Escape closes the details panel (unless a dialog is open: Escape is the dialog's). */
+let closeOnEscape: ((event: KeyboardEvent) => void) | null = null
+
+function closeDetails (view: Browser): void {
+  replace(view.detailsSlot)
+  if (closeOnEscape !== null) document.removeEventListener('keydown', closeOnEscape)
+  closeOnEscape = null
+}
+
 function showDetails (view: Browser, object: ListedObject): void {
   const { detailsSlot } = view
+  closeDetails(view)
   replace(detailsSlot, renderDetails(view.bucket, object, view.publicBucket, () => {
-    replace(detailsSlot)
-    view.status.textContent = `Deleted ${object.key}.`
+    closeDetails(view)
+    showStatus(view.status, `Deleted ${object.key}.`)
     void load(view)
-  }, () => { replace(detailsSlot) }))
+  }, () => { closeDetails(view) }))
+  closeOnEscape = event => {
+    if (event.key !== 'Escape' || document.querySelector('dialog[open]') !== null || !detailsSlot.isConnected) return
+    closeDetails(view)
+  }
+  document.addEventListener('keydown', closeOnEscape)
   detailsSlot.querySelector<HTMLElement>('h2')?.focus()
 }
 
@@ -101,12 +116,12 @@ function renderPager (view: Browser, listing: Listing): void {
 /** Lists the page the cursors point at and shows it. */
 async function load (view: Browser): Promise<void> {
   const { bucket, prefix, search, cursors, status } = view
-  status.textContent = 'Loading…'
+  showStatus(status, 'Loading…')
   let listing: Listing
   try {
     listing = await listObjects(bucket, prefix + search.value, cursors[cursors.length - 1], pageSize)
   } catch (err) {
-    status.textContent = `Listing failed: ${(err as Error).message}`
+    showStatus(status, `Listing failed: ${(err as Error).message}`, true)
     return
   }
   view.listing = listing
@@ -114,7 +129,7 @@ async function load (view: Browser): Promise<void> {
   if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value === '' ? 'No objects here yet: drop files to upload.' : 'Nothing matches.')))
   replace(view.table, ...rows)
   renderPager(view, listing)
-  status.textContent = `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`
+  showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
   updateSelection(view)
 }
 
@@ -127,11 +142,11 @@ async function deleteSelection (view: Browser): Promise<void> {
       await gateway(`/${encodeURIComponent(view.bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: keys.slice(i, i + 1000) }) })
     }
     view.selected.clear()
-    view.status.textContent = `Deleted ${keys.length} object${keys.length === 1 ? '' : 's'}.`
+    showStatus(view.status, `Deleted ${keys.length} object${keys.length === 1 ? '' : 's'}.`)
     replace(view.detailsSlot)
     await load(view)
   } catch (err) {
-    view.status.textContent = `Delete failed: ${(err as Error).message}`
+    showStatus(view.status, `Delete failed: ${(err as Error).message}`, true)
   }
 }
 
@@ -151,7 +166,7 @@ function wireSelection (view: Browser): void {
 async function upload (view: Browser, files: File[]): Promise<void> {
   if (files.length === 0) return
   const { failed } = await uploadFiles(view.bucket, view.prefix, files, view.uploads)
-  view.status.textContent = failed === 0 ? `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.` : `${failed} of ${files.length} uploads failed.`
+  showStatus(view.status, failed === 0 ? `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.` : `${failed} of ${files.length} uploads failed.`, failed > 0)
   await load(view)
 }
 

@@ -4,7 +4,7 @@
  * rules and lifecycle rules (as the API's JSON, edited in place).
  */
 import { ApiError, jsonBody, management } from './api.js'
-import { h, replace } from './dom.js'
+import { h, replace, showStatus } from './dom.js'
 import { objectsHash } from './objects.js'
 
 function jsonEditor (id: string, label: string, value: unknown): { field: HTMLElement, area: HTMLTextAreaElement } {
@@ -26,8 +26,8 @@ export async function renderSettings (root: HTMLElement, bucket: string): Promis
     })
   ])
   const run = (what: string, action: () => Promise<unknown>): void => {
-    void action().then(() => { status.textContent = `${what}: saved.` },
-      (err: unknown) => { status.textContent = `${what}: ${(err as Error).message}` })
+    void action().then(() => { showStatus(status, `${what}: saved.`) },
+      (err: unknown) => { showStatus(status, `${what}: ${(err as Error).message}`, true) })
   }
 
   const publicBox = h('input', { type: 'checkbox', id: 'public' })

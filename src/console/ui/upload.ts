@@ -118,6 +118,7 @@ export async function uploadFiles (bucket: string, prefix: string, files: File[]
         failed++
         item.state.textContent = 'cancelled'
         item.row.classList.add('failed')
+        item.cancel.remove()
         continue
       }
       const multipart = item.file.size > multipartThreshold
@@ -134,7 +135,8 @@ export async function uploadFiles (bucket: string, prefix: string, files: File[]
         item.state.textContent = item.transfer.cancelled ? 'cancelled' : `failed: ${(err as Error).message}`
         item.row.classList.add('failed')
       }
-      item.cancel.disabled = true
+      // Nothing left to cancel: the button goes rather than stay greyed out.
+      item.cancel.remove()
     }
   }
   await Promise.all(Array.from({ length: Math.min(parallelFiles, queue.length) }, worker))

@@ -7,6 +7,7 @@
 import { promises as fsp, lstatSync, statSync } from 'node:fs'
 import lockfile from 'proper-lockfile'
 import { storageError } from './atomic.js'
+import { makeDirectory } from './make-directory.js'
 
 /**
  * Identity of a file's current content (inode, mtime, size), or null when it
@@ -47,7 +48,7 @@ export async function subdirectories (dir: string): Promise<string[]> {
 
 export async function ensureDirectory (dir: string): Promise<void> {
   try {
-    await fsp.mkdir(dir, { recursive: true })
+    await makeDirectory(dir)
   } catch (err) {
     throw storageError(err, 'creating a directory', dir)
   }

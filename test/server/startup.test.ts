@@ -1,0 +1,93 @@
+/**
+ * What `fsbucket serve` says and does while it starts: the start-up lines
+ * name the HTTP gateway's port and the S3 API's; a busy S3 port is
+ * reported before any line says the other port listens; a data directory
+ * that cannot be made fails at once (`/proc/nope` used to spin for ever);
+ * and a signal during start-up ends the process within the drain timeout.
+ */
+import t from 'tap'
+import { createServer, type Server, type Socket } from 'node:net'
+import path from 'node:path'
+import { listenFailure } from '../../src/server/gateway.js'
+import { testdir } from '../testdir.js'
+import { freePort, run, within } from './serve-process.js'
+
+const quiet = ['--fsync', 'off', '--log-level', 'info']
+
+async function occupied (): Promise<{ server: Server, port: number }> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return { server, port: (server.address() as { port: number }).port }
+}
+
+t.test('the start-up lines say which port is the HTTP gateway and which the S3 API', async t => {
+  for (const workers of ['1', '2']) {
+    const port = await freePort()
+    const s3Port = await freePort()
+    const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', workers, ...quiet])
+    t.teardown(() => { served.child.kill('SIGKILL') })
+    const deadline = Date.now() + 60_000
+    while (!served.stdout().includes('web console:') && served.child.exitCode === null && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
+    const out = served.stdout()
+    t.match(out, `HTTP gateway listening at http://127.0.0.1:${port}`, `--workers ${workers}: the gateway's line`)
+    t.match(out, `S3 API listening at http://127.0.0.1:${s3Port}`, `--workers ${workers}: the S3 line`)
+    t.notMatch(out, 'Server listening', `--workers ${workers}: no line leaves the port unnamed`)
+    if (workers === '2') t.match(out, `"httpGatewayPort":${port},"s3ApiPort":${s3Port}`, 'the primary\'s line names both')
+    served.child.kill('SIGTERM')
+    t.equal(await within(served.exited, 30_000, 'exit'), 0)
+  }
+})
+
+t.test('a busy S3 port: one line naming it, and no line saying the gateway listens', async t => {
+  const { server, port: s3Port } = await occupied()
+  t.teardown(() => { server.close() })
+  for (const workers of ['1', '2']) {
+    const port = await freePort()
+    const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', workers, ...quiet])
+    t.equal(await within(served.exited, 60_000, 'exit'), 1, `--workers ${workers}: exit 1`)
+    const lines = served.stderr().trim().split('\n')
+    t.equal(lines.length, 1, `--workers ${workers}: one line`)
+    t.equal(lines[0], `cannot listen: port ${s3Port} on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port)`)
+    t.notMatch(served.stdout(), /listening|serving/i, `--workers ${workers}: no line said a port was listening`)
+  }
+})
+
+t.test('listening errors name the port\'s role; 8787 busy mentions wrangler dev', async t => {
+  const busy = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' })
+  const cases: Array<[number, 'HTTP gateway' | 'S3 API' | undefined, string]> = [
+    [8787, 'HTTP gateway', 'cannot listen: port 8787 on 127.0.0.1 is already in use (EADDRINUSE) (the HTTP gateway port); 8787 is also the default port of `wrangler dev`, which may be running: stop it or choose another port'],
+    [8788, 'S3 API', 'cannot listen: port 8788 on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port)'],
+    [9000, undefined, 'cannot listen: port 9000 on 127.0.0.1 is already in use (EADDRINUSE)']
+  ]
+  for (const [port, role, message] of cases) t.equal(listenFailure(busy, '127.0.0.1', port, role).message, message)
+  const denied = Object.assign(new Error('listen EACCES'), { code: 'EACCES' })
+  t.equal(listenFailure(denied, '0.0.0.0', 80, 'HTTP gateway').message, 'cannot listen: no permission to use port 80 on 0.0.0.0 (EACCES) (the HTTP gateway port)')
+})
+
+t.test('a data directory that cannot be made (/proc/nope): a clear error at once, exit 1', async t => {
+  for (const workers of ['1', '2']) {
+    const served = run(['serve', '--data', '/proc/nope', '--port', String(await freePort()), '--s3-port', '0', '--workers', workers, ...quiet])
+    t.teardown(() => { served.child.kill('SIGKILL') })
+    t.equal(await within(served.exited, 30_000, `--workers ${workers}: exit`), 1)
+    t.equal(served.stderr().trim(), 'cannot create the data directory /proc/nope: does not exist (ENOENT)')
+  }
+})
+
+t.test('SIGTERM during start-up: the process exits within the drain timeout', async t => {
+  // A catalog that accepts connections and never answers: start-up waits on it for ever.
+  const sockets: Socket[] = []
+  const silent = createServer(socket => { sockets.push(socket) })
+  await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { for (const s of sockets) s.destroy(); silent.close() })
+  const catalogPort = (silent.address() as { port: number }).port
+  const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--catalog', `postgres://fsbucket@127.0.0.1:${catalogPort}/fsbucket`,
+    '--port', String(await freePort()), '--s3-port', '0', '--workers', '1', '--drain-timeout', '1', ...quiet])
+  t.teardown(() => { served.child.kill('SIGKILL') })
+  const deadline = Date.now() + 60_000
+  while (sockets.length === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
+  t.ok(sockets.length > 0, 'start-up is waiting on the catalog')
+  served.child.kill('SIGTERM')
+  // One second of drain timeout, and room for a loaded machine; without the bound it never exits.
+  t.equal(await within(served.exited, 15_000, 'exit after SIGTERM'), 1)
+  t.match(served.stderr(), 'stopped during start-up: it did not finish within the drain timeout (1 s)')
+})

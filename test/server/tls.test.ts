@@ -1,0 +1,196 @@
+/**
+ * HTTPS on both ports (src/server/tls.ts): a real `fsbucket serve` with a
+ * self-signed certificate made here with openssl (node:crypto makes keys,
+ * not X.509 certificates), reached by curl with --cacert and by the AWS
+ * SDK with an agent trusting it; SIGHUP swaps the certificate (every
+ * worker's), a bad new pair keeps the old one; both files or neither, and
+ * files that are wrong, are one-line start-up errors. `startServer` takes a
+ * pair too.
+ */
+import t from 'tap'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { copyFileSync, writeFileSync } from 'node:fs'
+import { Agent, get } from 'node:https'
+import path from 'node:path'
+import { connect, type PeerCertificate } from 'node:tls'
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
+import { startServer } from '../../src/index.js'
+import { testdir } from '../testdir.js'
+import { freePort, run, within, type Served } from './serve-process.js'
+
+const openssl = spawnSync('openssl', ['version']).status === 0
+const curl = spawnSync('curl', ['--version']).status === 0
+
+interface Pair { cert: string, key: string, fingerprint: string }
+
+/** A self-signed certificate for 127.0.0.1 and localhost, with its key, in `dir`. */
+function makeCertificate (dir: string, name: string): Pair {
+  const cert = path.join(dir, `${name}.cert.pem`)
+  const key = path.join(dir, `${name}.key.pem`)
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
+    '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`,
+    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' })
+  const fingerprint = execFileSync('openssl', ['x509', '-in', cert, '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).trim().split('=')[1]
+  return { cert, key, fingerprint }
+}
+
+/** The certificate a new TLS connection to `port` is served (not verified: the reload tests look at which one). */
+async function servedCertificate (port: number): Promise<PeerCertificate> {
+  return await new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      const certificate = socket.getPeerCertificate()
+      socket.end()
+      resolve(certificate)
+    })
+    socket.once('error', reject)
+  })
+}
+
+/** Waits until TLS connections succeed on `port`. */
+async function tlsAnswering (port: number, served: Served, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    if (served.child.exitCode !== null) throw new Error(`the server exited: ${served.stderr()}`)
+    try {
+      await servedCertificate(port)
+      return
+    } catch {
+      if (Date.now() > deadline) throw new Error(`no TLS on port ${port} within ${ms} ms: ${served.stderr()}`)
+      await new Promise(resolve => setTimeout(resolve, 100))
+    }
+  }
+}
+
+async function until (what: string, ms: number, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`)
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
+const base = ['--fsync', 'off', '--log-level', 'info']
+
+t.test('serve --tls-cert/--tls-key: HTTPS on both ports, curl and the AWS SDK trusting the certificate', { skip: !openssl && 'openssl is not installed' }, async t => {
+  const dir = testdir(t)
+  const first = makeCertificate(dir, 'first')
+  const port = await freePort()
+  const s3Port = await freePort()
+  const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', '1',
+    '--tls-cert', first.cert, '--tls-key', first.key, ...base])
+  t.teardown(() => { served.child.kill('SIGKILL') })
+  await tlsAnswering(port, served)
+  await tlsAnswering(s3Port, served)
+  t.match(served.stdout(), `"url":"https://127.0.0.1:${port}/_console/"`, 'the start-up lines give https URLs')
+  t.match(served.stdout(), `"endpoint":"https://127.0.0.1:${s3Port}"`)
+
+  if (curl) {
+    const put = execFileSync('curl', ['-sS', '--cacert', first.cert, '-X', 'PUT', '--data-binary', 'over tls', `https://127.0.0.1:${port}/default/hello.txt`], { encoding: 'utf8' })
+    t.match(put, /"key":"hello.txt"/, 'curl --cacert: a PUT on the HTTP gateway')
+    t.equal(execFileSync('curl', ['-sS', '--cacert', first.cert, `https://127.0.0.1:${port}/default/hello.txt`], { encoding: 'utf8' }), 'over tls')
+    const listing = execFileSync('curl', ['-sS', '--cacert', first.cert, `https://127.0.0.1:${s3Port}/`], { encoding: 'utf8' })
+    t.match(listing, '<Name>default</Name>', 'curl --cacert: the S3 port lists the buckets')
+    const plain = spawnSync('curl', ['-sS', `https://127.0.0.1:${port}/`], { encoding: 'utf8' })
+    t.not(plain.status, 0, 'curl without the certificate refuses it')
+  }
+
+  const s3 = new S3Client({
+    endpoint: `https://127.0.0.1:${s3Port}`,
+    region: 'auto',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'fsbucket-dev', secretAccessKey: 'fsbucket-dev-secret' },
+    // The SDK's Node handler, configured with an agent that trusts the certificate.
+    requestHandler: { httpsAgent: new Agent({ ca: execFileSync('cat', [first.cert]) }) }
+  })
+  t.teardown(() => { s3.destroy() })
+  await s3.send(new PutObjectCommand({ Bucket: 'default', Key: 'sdk.txt', Body: 'from the sdk' }))
+  const got = await s3.send(new GetObjectCommand({ Bucket: 'default', Key: 'hello.txt' }))
+  t.equal(await got.Body?.transformToString(), 'over tls', 'the AWS SDK reads over HTTPS with its agent trusting the certificate')
+  served.child.kill('SIGTERM')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+})
+
+for (const workers of ['1', '2']) {
+  t.test(`SIGHUP re-reads the certificate (--workers ${workers}); a bad new pair keeps the old one`, { skip: !openssl && 'openssl is not installed' }, async t => {
+    const dir = testdir(t)
+    const first = makeCertificate(dir, 'first')
+    const second = makeCertificate(dir, 'second')
+    const cert = path.join(dir, 'cert.pem')
+    const key = path.join(dir, 'key.pem')
+    copyFileSync(first.cert, cert)
+    copyFileSync(first.key, key)
+    const port = await freePort()
+    const s3Port = await freePort()
+    const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', workers,
+      '--tls-cert', cert, '--tls-key', key, ...base])
+    t.teardown(() => { served.child.kill('SIGKILL') })
+    await tlsAnswering(port, served)
+    await tlsAnswering(s3Port, served)
+    // Every worker listens before the primary's start-up line.
+    await until('started', 60_000, () => served.stdout().includes('web console:'))
+    t.equal((await servedCertificate(port)).fingerprint256, first.fingerprint, 'the first certificate is served')
+
+    const reloaded = (): number => served.stdout().split('\n').filter(line => line.includes('TLS certificate reloaded')).length
+    copyFileSync(second.cert, cert)
+    copyFileSync(second.key, key)
+    served.child.kill('SIGHUP')
+    await until('every process reloaded', 30_000, () => reloaded() === Number(workers))
+    // Several connections: with workers they are spread over the processes, and each must serve the new one.
+    for (let i = 0; i < 6; i++) {
+      t.equal((await servedCertificate(port)).fingerprint256, second.fingerprint, `the HTTP gateway serves the new certificate (${i})`)
+      t.equal((await servedCertificate(s3Port)).fingerprint256, second.fingerprint, `the S3 port serves the new certificate (${i})`)
+    }
+
+    writeFileSync(cert, 'not a certificate')
+    served.child.kill('SIGHUP')
+    await until('the failure is logged', 30_000, () => served.stdout().split('\n').filter(line => line.includes('TLS reload failed')).length === Number(workers))
+    t.match(served.stdout(), 'is not a PEM certificate', 'the log says why')
+    t.equal((await servedCertificate(port)).fingerprint256, second.fingerprint, 'the previous certificate is still served')
+    t.equal(served.child.exitCode, null, 'the server goes on')
+    served.child.kill('SIGTERM')
+    t.equal(await within(served.exited, 30_000, 'exit'), 0)
+  })
+}
+
+t.test('TLS start-up errors: both files or neither, unreadable or invalid files; one line, exit 1', { skip: !openssl && 'openssl is not installed' }, async t => {
+  const dir = testdir(t)
+  const pair = makeCertificate(dir, 'pair')
+  const other = makeCertificate(dir, 'other')
+  const garbage = path.join(dir, 'garbage.pem')
+  writeFileSync(garbage, 'hello')
+  const cases: Array<{ name: string, args: string[], env?: NodeJS.ProcessEnv, message: string | RegExp }> = [
+    { name: 'only --tls-cert', args: ['--tls-cert', pair.cert], message: '--tls-cert (FSBUCKET_TLS_CERT) needs --tls-key (FSBUCKET_TLS_KEY): give both PEM files or neither' },
+    { name: 'only FSBUCKET_TLS_KEY', args: [], env: { FSBUCKET_TLS_KEY: pair.key }, message: '--tls-key (FSBUCKET_TLS_KEY) needs --tls-cert (FSBUCKET_TLS_CERT)' },
+    { name: 'a missing certificate', args: ['--tls-cert', path.join(dir, 'none.pem'), '--tls-key', pair.key], message: `cannot read the TLS certificate ${path.join(dir, 'none.pem')}: no such file (ENOENT)` },
+    { name: 'a certificate that is not PEM', args: ['--tls-cert', garbage, '--tls-key', pair.key], message: `the TLS certificate ${garbage} is not a PEM certificate` },
+    { name: 'a key that is not PEM', args: ['--tls-cert', pair.cert, '--tls-key', garbage], message: `the TLS key ${garbage} is not a PEM private key` },
+    { name: 'a key of another certificate', args: ['--tls-cert', pair.cert, '--tls-key', other.key], message: `the TLS key ${other.key} does not belong to the certificate ${pair.cert}` }
+  ]
+  for (const workers of ['1', '2']) {
+    for (const { name, args, env, message } of cases) {
+      const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(await freePort()), '--s3-port', '0', '--workers', workers, ...args, ...base], { env })
+      t.equal(await within(served.exited, 60_000, name), 1, `--workers ${workers}, ${name}: exit 1`)
+      const lines = served.stderr().trim().split('\n')
+      t.equal(lines.length, 1, `--workers ${workers}, ${name}: one line`)
+      t.match(lines[0], message, `--workers ${workers}, ${name}: says what is wrong`)
+      t.notMatch(served.stdout(), /listening/, `--workers ${workers}, ${name}: nothing listened`)
+    }
+  }
+})
+
+t.test('startServer({ tls }): both ports serve HTTPS', { skip: !openssl && 'openssl is not installed' }, async t => {
+  const dir = testdir(t)
+  const pair = makeCertificate(dir, 'embedded')
+  const ca = execFileSync('cat', [pair.cert])
+  const server = await startServer({ tls: { cert: ca, key: execFileSync('cat', [pair.key]) } })
+  t.teardown(server.close)
+  t.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/)
+  t.match(server.s3.endpoint, /^https:\/\/127\.0\.0\.1:\d+$/)
+  const agent = new Agent({ ca })
+  const response = await new Promise<number>((resolve, reject) => {
+    get(`${server.url}/_health/live`, { agent }, res => { res.resume(); resolve(res.statusCode ?? 0) }).on('error', reject)
+  })
+  t.equal(response, 200)
+  t.equal((await servedCertificate(Number(new URL(server.s3.endpoint).port))).fingerprint256, pair.fingerprint)
+  await t.rejects(startServer({ tls: { cert: 'nope', key: 'nope' } }), { message: /^the TLS certificate is not a PEM certificate/ })
+})
