@@ -52,6 +52,9 @@ export const BucketErrors = {
   CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
   // A copy whose source was replaced (or removed from under it) at every attempt: retry later.
   CopySourceContended: { code: 10909, status: 503, message: 'The copy source kept changing while it was copied. Please try again.' },
+  // Bucket locks (fsbucket's own codes: the hosted service documents none for these refusals).
+  ObjectLocked: { code: 10910, status: 403, message: 'The object is retained by a bucket lock rule and cannot be deleted or overwritten.' },
+  BucketLocked: { code: 10911, status: 409, message: 'The bucket has lock rules; remove them before deleting the bucket.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors

@@ -21,6 +21,8 @@ const texts: Record<number, string> = {
   10020: 'invalid key (1 to 1,024 bytes of UTF-8)',
   10037: 'the bytes do not match their checksum',
   100100: 'object too large for one put (5 GiB minus 5 MiB)',
+  10910: 'retained by a bucket lock rule (not deleted or overwritten)',
+  10911: 'the bucket has lock rules (remove them first)',
   40100: 'the server needs a token (--token or FSBUCKET_TOKEN)',
   40300: 'the server refused the token',
   40301: 'the server refuses writes without a token (it has none configured and does not listen on loopback)',

@@ -33,6 +33,7 @@ export const S3Errors = {
   InvalidAccessKeyId: { status: 403, message: 'The AWS access key Id you provided does not exist in our records.' },
   InvalidArgument: { status: 400, message: 'Invalid Argument' },
   InvalidBucketName: { status: 400, message: 'The specified bucket is not valid.' },
+  InvalidBucketState: { status: 409, message: 'The request is not valid with the current state of the bucket.' },
   InvalidDigest: { status: 400, message: 'The Content-MD5 or checksum you specified is not valid.' },
   InvalidPart: { status: 400, message: 'One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.' },
   InvalidPartOrder: { status: 400, message: 'The list of parts was not in ascending order. Parts must be ordered by part number.' },
@@ -94,7 +95,10 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   StorageIoError: 'InternalError',
   TooManyOpenFiles: 'ServiceUnavailable',
   CatalogUnavailable: 'ServiceUnavailable',
-  CopySourceContended: 'ServiceUnavailable'
+  CopySourceContended: 'ServiceUnavailable',
+  // S3 refuses a delete or overwrite of an object under retention with AccessDenied (403).
+  ObjectLocked: 'AccessDenied',
+  BucketLocked: 'InvalidBucketState'
 }
 
 /**

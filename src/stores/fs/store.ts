@@ -48,7 +48,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -101,7 +101,8 @@ interface PutJob {
   precondition: Precondition
 }
 
-interface PutOutcome { committed: boolean, replaced: Segment[] }
+/** `locked`: refused because the current row is retained (nothing written). */
+interface PutOutcome { committed: boolean, replaced: Segment[], locked?: true }
 
 /** What the readable view is made from: a row's version, body files and the body it holds. */
 interface PublishedRow { version: string, segments: Segment[], body: Buffer | null }
@@ -205,6 +206,7 @@ export class FsStore implements BucketStore {
   async retire (): Promise<boolean> {
     const sql = this.#catalog.sql
     return await this.#commits.commit(() => {
+      if (this.#catalog.lockRules().length > 0) throw bucketLocked()
       if (sql.anyObject.get() !== undefined) return false
       sql.retire.run()
       return true
@@ -244,9 +246,18 @@ export class FsStore implements BucketStore {
       if (wasRolledBack(err)) await this.#blobs.removeSegments(own)
       throw err
     }
-    const { committed, replaced } = outcome
+    const { committed, replaced, locked } = outcome
     await this.#blobs.removeSegments(committed ? replaced : own)
+    if (locked === true) throw objectLocked('put', object.key)
     return committed
+  }
+
+  async lockRules (): Promise<LockRule[]> {
+    return this.#catalogRead(() => this.#catalog.read(() => this.#catalog.lockRules()))
+  }
+
+  async setLockRules (rules: LockRule[]): Promise<void> {
+    await this.#commits.commit(() => { this.#catalog.setLockRules(rules) })
   }
 
   /** One put of a group commit, inside the write transaction. */
@@ -255,6 +266,7 @@ export class FsStore implements BucketStore {
     const idBytes = Buffer.from(id, 'utf8')
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
+    if (this.#catalog.retained(id, current)) return { committed: false, replaced: [], locked: true }
     this.#catalog.putRow(idBytes, object, segment === null ? [] : [segment], inline)
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
   }
@@ -324,27 +336,34 @@ export class FsStore implements BucketStore {
     }
   }
 
-  async delete (ids: string[]): Promise<void> {
+  async delete (ids: string[]): Promise<string[]> {
     try {
-      await this.#deleteRows(ids)
+      return await this.#deleteRows(ids)
     } catch (err) {
       if (!isBucketError(err) || (err.errorName !== 'NoSpaceLeft' && err.errorName !== 'QuotaExceeded')) throw err
       // The disk is full: free the spare so that SQLite can write the deletion, which then frees the bodies.
       await fsp.rm(this.#spareFile, { force: true })
-      await this.#deleteRows(ids)
+      const refused = await this.#deleteRows(ids)
       void this.#reserveSpare()
+      return refused
     }
   }
 
-  async #deleteRows (ids: string[]): Promise<void> {
+  async #deleteRows (ids: string[]): Promise<string[]> {
     const sql = this.#catalog.sql
     const removed: Segment[] = []
     const deleted: string[] = []
+    const refused: string[] = []
     await this.#commits.commit(() => {
+      deleted.length = refused.length = removed.length = 0
       for (const id of ids) {
         const idBytes = Buffer.from(id, 'utf8')
-        const row = sql.segmentsOf.get(idBytes)
+        const row = sql.head.get(idBytes)
         if (row === undefined) continue
+        if (this.#catalog.retained(id, row)) {
+          refused.push(id)
+          continue
+        }
         sql.deleteObject.run(idBytes)
         deleted.push(id)
         removed.push(...JSON.parse(row.segments) as Segment[])
@@ -352,6 +371,7 @@ export class FsStore implements BucketStore {
     })
     for (const id of deleted) this.#publish(id)
     await this.#blobs.removeSegments(removed)
+    return refused
   }
 
   /**
@@ -389,14 +409,15 @@ export class FsStore implements BucketStore {
         continue
       }
       let replaced: Segment[] = []
-      let outcome: CopyOutcome | 'source changed'
+      let outcome: CopyOutcome | 'source changed' | 'locked'
       try {
-        outcome = await this.#commits.commit((): CopyOutcome | 'source changed' => {
+        outcome = await this.#commits.commit((): CopyOutcome | 'source changed' | 'locked' => {
           if (sql.head.get(fromBytes)?.version !== source.version) return 'source changed'
           const body = inline ? sql.inlineBody.get(fromBytes, source.version)?.body ?? null : null
           if (inline && body === null) return 'source changed'
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
+          if (this.#catalog.retained(toId, current)) return 'locked'
           this.#catalog.putRow(toBytes, object, segments, body)
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
@@ -404,6 +425,10 @@ export class FsStore implements BucketStore {
       } catch (err) {
         if (wasRolledBack(err)) await this.#blobs.removeSegments(segments)
         throw err
+      }
+      if (outcome === 'locked') {
+        await this.#blobs.removeSegments(segments)
+        throw objectLocked('copy', object.key)
       }
       if (outcome !== 'source changed' && outcome.status === 'copied') {
         this.#publish(toId)

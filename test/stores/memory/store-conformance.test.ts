@@ -5,6 +5,7 @@ import t from 'tap'
 import { MemoryStore } from '../../../src/stores/memory/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
+import { lockConformance } from '../../conformance/store-locks.js'
 
 const store: StoreUnderTest = {
   name: 'memory',
@@ -14,3 +15,4 @@ const store: StoreUnderTest = {
 
 storeConformance(t, store)
 copyConformance(t, store)
+lockConformance(t, store)

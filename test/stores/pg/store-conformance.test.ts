@@ -10,6 +10,7 @@ import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgStore } from '../../../src/stores/pg/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
+import { lockConformance } from '../../conformance/store-locks.js'
 import { startPostgres } from './server.js'
 
 const server = await startPostgres()
@@ -35,3 +36,4 @@ const store: StoreUnderTest = {
 
 storeConformance(t, store)
 copyConformance(t, store)
+lockConformance(t, store)
