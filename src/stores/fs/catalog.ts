@@ -138,7 +138,6 @@ interface Statements {
   busyWait: Statement
   upsert: Statement
   insertBody: Statement<[Buffer]>
-  segmentsOf: Statement<[Buffer], { segments: string }>
   viewOf: Statement<[Buffer], { version: string, segments: string, body: Buffer | null }>
   inlineBody: Statement<[Buffer, string], { body: Buffer | null }>
   versionOf: Statement<[Buffer], string>
@@ -189,7 +188,6 @@ function statements (db: BetterSqlite3.Database): Statements {
         http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments,
         body = NULL, body_ref = excluded.body_ref`),
     insertBody: prepare<[Buffer]>('INSERT INTO bodies (bytes) VALUES (?)'),
-    segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
     viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null }>(`SELECT version, segments, ${KEPT_BODY} AS body FROM objects WHERE id = ?`),
     inlineBody: prepare<[Buffer, string], { body: Buffer | null }>(`SELECT ${KEPT_BODY} AS body FROM objects WHERE id = ? AND version = ?`),
     versionOf: db.prepare<[Buffer], string>('SELECT version FROM objects WHERE id = ?').pluck() as Statement<[Buffer], string>,
@@ -334,6 +332,27 @@ export class Catalog {
     if (current === undefined) return false
     const rules = this.lockRules()
     return rules.length > 0 && retainingRule(rules, id, current.uploaded, Date.now()) !== null
+  }
+
+  /**
+   * Inside `write`: deletes the rows of `ids` but those a lock rule retains
+   * (`refused`); the ids deleted and the body files their rows named.
+   */
+  deleteRows (ids: string[]): { deleted: string[], removed: Segment[], refused: string[] } {
+    const done = { deleted: [] as string[], removed: [] as Segment[], refused: [] as string[] }
+    for (const id of ids) {
+      const idBytes = Buffer.from(id, 'utf8')
+      const row = this.sql.head.get(idBytes)
+      if (row === undefined) continue
+      if (this.retained(id, row)) {
+        done.refused.push(id)
+        continue
+      }
+      this.sql.deleteObject.run(idBytes)
+      done.deleted.push(id)
+      done.removed.push(...JSON.parse(row.segments) as Segment[])
+    }
+    return done
   }
 
   /** Runs `fn` in one read transaction: one snapshot for several statements. */

@@ -350,25 +350,7 @@ export class FsStore implements BucketStore {
   }
 
   async #deleteRows (ids: string[]): Promise<string[]> {
-    const sql = this.#catalog.sql
-    const removed: Segment[] = []
-    const deleted: string[] = []
-    const refused: string[] = []
-    await this.#commits.commit(() => {
-      deleted.length = refused.length = removed.length = 0
-      for (const id of ids) {
-        const idBytes = Buffer.from(id, 'utf8')
-        const row = sql.head.get(idBytes)
-        if (row === undefined) continue
-        if (this.#catalog.retained(id, row)) {
-          refused.push(id)
-          continue
-        }
-        sql.deleteObject.run(idBytes)
-        deleted.push(id)
-        removed.push(...JSON.parse(row.segments) as Segment[])
-      }
-    })
+    const { deleted, removed, refused } = await this.#commits.commit(() => this.#catalog.deleteRows(ids))
     for (const id of deleted) this.#publish(id)
     await this.#blobs.removeSegments(removed)
     return refused
@@ -409,15 +391,16 @@ export class FsStore implements BucketStore {
         continue
       }
       let replaced: Segment[] = []
-      let outcome: CopyOutcome | 'source changed' | 'locked'
+      let outcome: CopyOutcome | 'source changed'
       try {
-        outcome = await this.#commits.commit((): CopyOutcome | 'source changed' | 'locked' => {
+        outcome = await this.#commits.commit((): CopyOutcome | 'source changed' => {
           if (sql.head.get(fromBytes)?.version !== source.version) return 'source changed'
           const body = inline ? sql.inlineBody.get(fromBytes, source.version)?.body ?? null : null
           if (inline && body === null) return 'source changed'
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
-          if (this.#catalog.retained(toId, current)) return 'locked'
+          // Thrown inside the transaction: rolled back, so the links go below.
+          if (this.#catalog.retained(toId, current)) throw objectLocked('copy', object.key)
           this.#catalog.putRow(toBytes, object, segments, body)
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
@@ -425,10 +408,6 @@ export class FsStore implements BucketStore {
       } catch (err) {
         if (wasRolledBack(err)) await this.#blobs.removeSegments(segments)
         throw err
-      }
-      if (outcome === 'locked') {
-        await this.#blobs.removeSegments(segments)
-        throw objectLocked('copy', object.key)
       }
       if (outcome !== 'source changed' && outcome.status === 'copied') {
         this.#publish(toId)
