@@ -8,7 +8,7 @@
  * flight: none lands after the rule's commit.
  */
 import type { Test } from 'tap'
-import type { BucketStore, LockRule, StoredObject } from '../../src/bucket/port.js'
+import { ALWAYS, type BucketStore, type LockRule, type StoredObject } from '../../src/bucket/port.js'
 import { testdir } from '../testdir.js'
 import { patternBytes } from './bucket.js'
 import { absent, always, bytesOf, chunksOf, code, put, record } from './store.js'
@@ -112,6 +112,8 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
       await put(other, 'k', Buffer.from('v'))
       t.equal(await put(other, 'k', Buffer.from('w')), true, 'the other handle has written (and seen no rules) before')
       await store.setLockRules([forever()])
+      // ALWAYS (the engine's unconditional write, which a store may commit without judging the row it replaces) and a judged one.
+      t.equal(await code(put(other, 'k', Buffer.from('x'), ALWAYS)), 10910, 'unconditional overwrite')
       t.equal(await code(put(other, 'k', Buffer.from('x'))), 10910, 'overwrite')
       t.same(await other.delete(['k']), ['k'], 'delete')
       t.same(await bytesOf(store, 'k'), Buffer.from('w'))
@@ -133,7 +135,7 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
         const text = `writer ${n} write ${i}`
         try {
           if (n % 3 === 2 && i % 2 === 1) await handle.delete(['d'])
-          else if (await put(handle, n % 3 === 2 ? 'd' : 'k', Buffer.from(text), always, uploadedAt('k', text.length, Date.now()))) outcomes.written++
+          else if (await put(handle, n % 3 === 2 ? 'd' : 'k', Buffer.from(text), n % 2 === 0 ? ALWAYS : always, uploadedAt('k', text.length, Date.now()))) outcomes.written++
         } catch (err) {
           if ((err as { code?: unknown }).code !== 10910) throw err
           outcomes.refused++
