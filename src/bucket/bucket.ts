@@ -36,6 +36,7 @@ import { copyObject } from './copy.js'
 import { lifecycleRules } from './lifecycle.js'
 import { sweepLifecycle, type LifecycleSweepReport } from './lifecycle-sweep.js'
 import { listObjects } from './listing.js'
+import { parseLockRules, type LockRule } from './locks.js'
 import { completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 import { DEFAULT_MIN_PART_BYTES, DEFAULT_UPLOAD_MAX_AGE_MS, MAX_DELETE_KEYS, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from './limits.js'
 import { randomBase64url, randomHex } from './random.js'
@@ -194,12 +195,28 @@ export class BucketEngine implements Bucket {
   }
 
   async delete (keys: string | string[]): Promise<void> {
-    const list = Array.isArray(keys) ? keys : [keys]
-    if (list.length > MAX_DELETE_KEYS) {
-      throw new RangeError(`delete: at most ${MAX_DELETE_KEYS} keys can be deleted at once (got ${list.length}).`)
+    const refused = await this.deleteEach(Array.isArray(keys) ? keys : [keys])
+    // The others are deleted; the binding has one error to throw, for the first key a lock rule kept.
+    if (refused.length > 0) throw new BucketError('ObjectLocked', 'delete', `(key: ${JSON.stringify(refused[0])})`)
+  }
+
+  async deleteEach (keys: string[]): Promise<string[]> {
+    if (keys.length > MAX_DELETE_KEYS) {
+      throw new RangeError(`delete: at most ${MAX_DELETE_KEYS} keys can be deleted at once (got ${keys.length}).`)
     }
-    const ids = list.map(k => lookupId('delete', k))
-    await this.#store.delete([...new Set(ids)])
+    const ids = keys.map(k => lookupId('delete', k))
+    const refused = new Set(await this.#store.delete([...new Set(ids)]))
+    return keys.filter((_, i) => refused.has(ids[i]))
+  }
+
+  async lockRules (): Promise<LockRule[]> {
+    return await this.#store.lockRules()
+  }
+
+  async setLockRules (rules: unknown): Promise<LockRule[]> {
+    const parsed = parseLockRules(rules)
+    await this.#store.setLockRules(parsed)
+    return parsed
   }
 
   async list (options?: BucketListOptions): Promise<BucketObjects> {

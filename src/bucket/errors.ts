@@ -56,6 +56,9 @@ export const BucketErrors = {
   SsecKeyRequired: { code: 10910, status: 400, message: 'The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.' },
   SsecKeyMismatch: { code: 10911, status: 403, message: 'Requests specifying Server Side Encryption with Customer provided keys must provide the correct secret key.' },
   SsecNotApplicable: { code: 10912, status: 400, message: 'The encryption parameters are not applicable to this object.' },
+  // Bucket locks (fsbucket's own codes: the hosted service documents none for these refusals).
+  ObjectLocked: { code: 10913, status: 403, message: 'The object is retained by a bucket lock rule and cannot be deleted or overwritten.' },
+  BucketLocked: { code: 10914, status: 409, message: 'The bucket has lock rules; remove them before deleting the bucket.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors

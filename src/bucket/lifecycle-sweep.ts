@@ -20,7 +20,7 @@
  * a concurrent overwrite from being undone).
  */
 import { actionAt, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes, type LifecycleRule } from './lifecycle.js'
-import { withFields, type BucketStore, type StoredObject } from './port.js'
+import { isBucketError, withFields, type BucketStore, type StoredObject } from './port.js'
 import { randomHex } from './random.js'
 
 /** Objects read per page of the walk, and ids removed per `delete` call. */
@@ -39,8 +39,9 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
     if (doomed.size === 0) return
     const batch = doomed
     doomed = new Map()
-    await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch })
-    report.expiredObjects += batch.size
+    // A bucket lock wins over an expiry: the store keeps what a rule retains and names it.
+    const kept = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch })
+    report.expiredObjects += batch.size - kept.length
   }
   for (const prefix of objectSweepPrefixes(rules)) {
     let after: Uint8Array | undefined
@@ -89,10 +90,14 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
 
 /** Moves the version `seen` of `id` to InfrequentAccess; false when it changed meanwhile (or was already there). */
 async function transition (store: BucketStore, id: string, seen: StoredObject): Promise<boolean> {
+  // The change is a copy onto itself, which a bucket lock refuses for a retained object: it stays in its class.
   const outcome = await store.copy(id, id,
     source => source.version === seen.version && source.storageClass !== 'InfrequentAccess'
       ? withFields(source, { storageClass: 'InfrequentAccess', version: randomHex(16) })
       : null,
-    current => current?.version === seen.version)
-  return outcome.status === 'copied'
+    current => current?.version === seen.version).catch((err: unknown) => {
+    if (isBucketError(err) && err.errorName === 'ObjectLocked') return null
+    throw err
+  })
+  return outcome?.status === 'copied'
 }

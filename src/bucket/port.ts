@@ -16,6 +16,15 @@
  *      when it is discarded or when the commit's precondition fails.
  *   3. `open` pins the bytes of the record it returns: a concurrent
  *      overwrite or delete never changes what an opened reader streams.
+ *   4. Bucket locks (locks.ts) are kept by the store, beside the records,
+ *      and judged inside the critical section of every write that would
+ *      replace or remove a record (`commit`, `copy`, `completeUpload`,
+ *      `delete`): a record that `retainingRule` retains at that instant
+ *      is left as it is, and the write is refused (`objectLocked`; for
+ *      `delete`, the id is answered as refused). `setLockRules` belongs to
+ *      the same order of critical sections, so no write judged against the
+ *      old rules lands after the new rules are committed. `retire` refuses
+ *      a store that has rules (`BucketLocked`).
  *
  * Records are addressed by *id* (the NFC form of the key); `list` orders ids
  * by their UTF-8 bytes.
@@ -23,6 +32,7 @@
 import { Readable } from 'node:stream'
 import { BucketError, type StorageFailureName } from './errors.js'
 import type { ListPage, ListQuery, MultipartLayout, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
+import type { LockRule } from './locks.js'
 import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
 
@@ -32,6 +42,17 @@ export type { ListPage, ListQuery, MultipartLayout, StoredChecksums, StoredObjec
 export { withFields } from './records.js'
 export type { SweepReport } from './types.js'
 export { BucketError, isBucketError, type StorageFailureName } from './errors.js'
+export { lockRulesOf, lockRulesText, retainingRule, type LockRule } from './locks.js'
+
+/** What a store throws for a write onto a retained record (10913), its body discarded. */
+export function objectLocked (method: string, key: string): BucketError {
+  return new BucketError('ObjectLocked', method, `(key: ${JSON.stringify(key)})`)
+}
+
+/** What `retire` throws for a store with lock rules (10914). */
+export function bucketLocked (): BucketError {
+  return new BucketError('BucketLocked', 'deleteBucket')
+}
 
 /** What a store throws for a write to a retired bucket (10006), in every process. */
 export function bucketRetired (method = 'write'): BucketError {
@@ -196,15 +217,20 @@ export interface BucketStore {
   stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody>
   head (id: string): Promise<StoredObject | null>
   open (id: string): Promise<ObjectReader | null>
-  /** Replaces the record of `id` when `precondition` holds; false (and the body discarded) otherwise. */
+  /**
+   * Replaces the record of `id` when `precondition` holds; false (and the
+   * body discarded) otherwise. Throws `objectLocked` (body discarded) when
+   * the current record is retained (guarantee 4).
+   */
   commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
   /**
-   * Removes the objects `ids` (those not stored are no error). Every
+   * Removes the objects `ids` (those not stored are no error), but those
+   * retained (guarantee 4), whose ids it answers, in the order given. Every
    * deletion goes through here, the sweeper's lifecycle expiries included
    * (`options.cause`), so a check or an effect that belongs to every
    * deletion (a lock, an event) sits in this commit.
    */
-  delete (ids: string[], options?: DeleteOptions): Promise<void>
+  delete (ids: string[], options?: DeleteOptions): Promise<string[]>
   /**
    * Copies the object of `fromId` to `toId` without its bytes passing
    * through the engine (shared, hard-linked or reflinked, never streamed).
@@ -215,6 +241,10 @@ export interface BucketStore {
    * its bytes. `fromId` and `toId` may be the same (a metadata change).
    */
   copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome>
+  /** The bucket's lock rules (locks.ts), as last set; none at first. */
+  lockRules (): Promise<LockRule[]>
+  /** Replaces the bucket's lock rules (checked by `parseLockRules`), in the order of writes (guarantee 4). */
+  setLockRules (rules: LockRule[]): Promise<void>
   /**
    * Optional: the part layout of the multipart object `version` of `id`
    * completed before records kept one (`partLayoutOfSizes` of its part
@@ -228,7 +258,7 @@ export interface BucketStore {
   getUpload (uploadId: string): Promise<StoredUpload | null>
   /** Stores a part; false (and the body discarded) when the upload does not exist. */
   putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean>
-  /** Completes an upload into the object `id`; null when the upload does not exist. */
+  /** Completes an upload into the object `id`; null when the upload does not exist; `objectLocked` (the upload kept) when `id` holds a retained record. */
   completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null>
   abortUpload (uploadId: string): Promise<void>
   /** Uploads in progress, in (id bytes, uploadId) order, at most `limit`. */
@@ -237,7 +267,7 @@ export interface BucketStore {
   listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null>
 
   /**
-   * When no object is stored, marks the store retired (every later write, in
+   * When no object is stored and no lock rule is set (else `bucketLocked`), marks the store retired (every later write, in
    * any process, fails with 10006) and returns true; false otherwise. The
    * check and the mark are one critical section, so no acknowledged write is
    * lost to a bucket deletion.

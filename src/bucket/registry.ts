@@ -46,6 +46,7 @@
  */
 import { BucketEngine } from './bucket.js'
 import { BucketError } from './errors.js'
+import { parseLockRules, type LockRule } from './locks.js'
 import type { RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
 import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
@@ -69,6 +70,10 @@ export interface BucketRegistry {
   /** `known`: the bucket's info just read by the caller, to spare a second look at its settings. */
   open (name: string, known?: BucketInfo): Promise<Bucket | null>
   updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings>
+  /** The bucket's lock rules (kept by its store, beside its objects: see locks.ts and port.ts, guarantee 4). */
+  lockRules (name: string): Promise<LockRule[]>
+  /** Replaces the bucket's lock rules (checked first: an argument error names the first mistake); answers them as kept. */
+  setLockRules (name: string, rules: unknown): Promise<LockRule[]>
   bucketForDomain (host: string): Promise<string | null>
   /**
    * Sweeps every bucket (one sweep at a time per process), carrying out its
@@ -193,6 +198,7 @@ class Registry implements BucketRegistry {
     // Emptiness is judged and the bucket closed to writes in one critical
     // section of its catalog: a put racing this delete either lands first
     // (and the delete is refused) or fails; it is never acknowledged and lost.
+    // A bucket with lock rules is refused there too (10914), even when empty.
     if (!await bucket!.retire().catch(alreadyRetired)) throw new BucketError('BucketNotEmpty', 'deleteBucket')
     await this.#closeHandle(name)
     this.#infos.delete(name)
@@ -237,6 +243,21 @@ class Registry implements BucketRegistry {
     this.#infos.delete(name)
     await this.#storage.touch()
     return settings
+  }
+
+  async lockRules (name: string): Promise<LockRule[]> {
+    return await (await this.#openOrFail(name, 'getBucketLock')).lockRules()
+  }
+
+  async setLockRules (name: string, rules: unknown): Promise<LockRule[]> {
+    const parsed = parseLockRules(rules)
+    return await (await this.#openOrFail(name, 'putBucketLock')).setLockRules(parsed)
+  }
+
+  async #openOrFail (name: string, method: string): Promise<Bucket> {
+    const bucket = await this.open(name)
+    if (bucket === null) throw new BucketError('NoSuchBucket', method)
+    return bucket
   }
 
   async bucketForDomain (host: string): Promise<string | null> {

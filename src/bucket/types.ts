@@ -4,6 +4,7 @@
  */
 
 import type { Readable } from 'node:stream'
+import type { LockRule } from './locks.js'
 
 export type StorageClass = 'Standard' | 'InfrequentAccess'
 
@@ -413,7 +414,14 @@ export interface Bucket {
   head (key: string): Promise<BucketObject | null>
   get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null>
   put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null>
+  /** Deletes every key a bucket lock does not retain; throws 10913 (ObjectLocked) when one was retained. */
   delete (keys: string | string[]): Promise<void>
+  /** Beyond the binding (for S3's DeleteObjects): deletes every key a bucket lock does not retain, and answers those it kept. */
+  deleteEach (keys: string[]): Promise<string[]>
+  /** Beyond the binding (for the management API): the bucket's lock rules (locks.ts). */
+  lockRules (): Promise<LockRule[]>
+  /** Beyond the binding: replaces the bucket's lock rules, checked (an argument error names the first mistake); answers them as kept. */
+  setLockRules (rules: unknown): Promise<LockRule[]>
   /**
    * Beyond the binding (for S3's CopyObject): copies the object at
    * `sourceKey` to `key` in this bucket, its bytes shared by the store

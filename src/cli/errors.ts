@@ -45,7 +45,9 @@ const engineTexts: Record<BucketErrorName, string | null> = {
   CopySourceContended: null,
   SsecKeyRequired: 'the object is encrypted with a customer key (SSE-C), which the commands do not send',
   SsecKeyMismatch: null,
-  SsecNotApplicable: null
+  SsecNotApplicable: null,
+  ObjectLocked: 'retained by a bucket lock rule (not deleted or overwritten)',
+  BucketLocked: 'the bucket has lock rules (remove them first)'
 }
 
 /**

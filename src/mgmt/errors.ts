@@ -86,6 +86,9 @@ export const ManagementErrors = {
   EntityTooLarge: { code: 100100, status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
   BadDigest: { code: 10037, status: 400, message: 'The provided checksum does not match the data.' },
   MetadataTooLarge: { code: 10012, status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
+  // Bucket locks (fsbucket's own codes, as the engine's catalogue)
+  ObjectLocked: { code: 10913, status: 403, message: 'The object is retained by a bucket lock rule and cannot be deleted or overwritten.' },
+  BucketLocked: { code: 10914, status: 409, message: 'The bucket has lock rules; remove them before deleting the bucket.' },
   // Custom domains of buckets
   DomainNotInZone: { code: 10071, status: 400, message: 'The domain is not in the given zone.' },
   DomainAlreadyAttached: { code: 10072, status: 400, message: 'The domain is already attached to a bucket.' },
@@ -164,7 +167,9 @@ const fromCatalogue: Record<Exclude<BucketErrorName, CataloguedName>, Management
   // The management API reads no object body and writes none under a customer key.
   SsecKeyRequired: 'InvalidArgument',
   SsecKeyMismatch: 'InvalidArgument',
-  SsecNotApplicable: 'InvalidArgument'
+  SsecNotApplicable: 'InvalidArgument',
+  ObjectLocked: 'ObjectLocked',
+  BucketLocked: 'BucketLocked'
 }
 
 /** Any thrown value → the ManagementError the client sees. */

@@ -24,6 +24,7 @@ import { failure } from './envelope.js'
 import { isRetriedBySdk, ManagementError, toManagementError } from './errors.js'
 import { registerAccountRoutes } from './routes/accounts.js'
 import { registerBucketRoutes } from './routes/buckets.js'
+import { registerBucketLockRoutes } from './routes/bucket-locks.js'
 import { registerCertificatePackRoutes } from './routes/certificate-packs.js'
 import { registerDnsRecordRoutes } from './routes/dns-records.js'
 import { registerDomainRoutes } from './routes/domains.js'
@@ -116,6 +117,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   registerCertificatePackRoutes(app, ctx)
   registerInviteRoutes(app, ctx)
   registerBucketRoutes(app, ctx)
+  registerBucketLockRoutes(app, ctx)
   registerDomainRoutes(app, ctx)
   registerAccountRoutes(app, ctx)
   registerUserRoutes(app, ctx)

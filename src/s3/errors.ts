@@ -34,6 +34,7 @@ export const S3Errors = {
   InvalidArgument: { status: 400, message: 'Invalid Argument' },
   InvalidBucketName: { status: 400, message: 'The specified bucket is not valid.' },
   InvalidEncryptionAlgorithmError: { status: 400, message: 'The Encryption request you specified is not valid. Supported value: AES256.' },
+  InvalidBucketState: { status: 409, message: 'The request is not valid with the current state of the bucket.' },
   InvalidDigest: { status: 400, message: 'The Content-MD5 or checksum you specified is not valid.' },
   InvalidPart: { status: 400, message: 'One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part\'s entity tag.' },
   InvalidPartOrder: { status: 400, message: 'The list of parts was not in ascending order. Parts must be ordered by part number.' },
@@ -98,7 +99,10 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   CopySourceContended: 'ServiceUnavailable',
   SsecKeyRequired: 'InvalidRequest',
   SsecKeyMismatch: 'AccessDenied',
-  SsecNotApplicable: 'InvalidRequest'
+  SsecNotApplicable: 'InvalidRequest',
+  // S3 refuses a delete or overwrite of an object under retention with AccessDenied (403).
+  ObjectLocked: 'AccessDenied',
+  BucketLocked: 'InvalidBucketState'
 }
 
 /**

@@ -20,12 +20,12 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, objectExpirationHeader } from '../bucket/index.js'
+import { BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
-import { S3Error } from './errors.js'
+import { fromCatalogue, S3Error } from './errors.js'
 import {
   checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
 } from './headers.js'
@@ -189,7 +189,15 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
     else if (validKey(key)) deleted.push({ Key: key, ...named })
     else errors.push({ Key: key, Code: 'KeyTooLongError', Message: 'Your key is too long' })
   }
-  if (deleted.length > 0) await bucket.delete(deleted.map(d => d.Key))
+  if (deleted.length > 0) {
+    // A key a bucket lock retains stays, and is an error entry of its own; the others are deleted.
+    const refused = new Set(await bucket.deleteEach(deleted.map(d => d.Key)))
+    if (refused.size > 0) {
+      const locked = deleted.filter(d => refused.has(d.Key))
+      deleted.splice(0, deleted.length, ...deleted.filter(d => !refused.has(d.Key)))
+      errors.push(...locked.map(d => ({ ...d, Code: fromCatalogue.ObjectLocked, Message: BucketErrors.ObjectLocked.message })))
+    }
+  }
   const result: { Deleted?: typeof deleted, Error?: typeof errors } = {}
   if (!quiet) result.Deleted = deleted
   if (errors.length > 0) result.Error = errors

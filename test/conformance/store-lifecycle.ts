@@ -81,7 +81,7 @@ export function lifecycleConformance (t: Test, sut: StoreUnderTest): void {
         calls.push({ ids, options })
         // The object is rewritten between the walk that judged it and its deletion.
         await putText(store, 'logs/raced', 'new body')
-        await original(ids, options)
+        return await original(ids, options)
       }
       const engine = new BucketEngine(store)
       t.teardown(async () => { await engine.close() })
@@ -93,6 +93,22 @@ export function lifecycleConformance (t: Test, sut: StoreUnderTest): void {
       t.equal(calls[0].options?.cause, 'lifecycle', 'the delete carries its cause')
       t.equal((await bytesOf(store, 'logs/raced'))?.toString(), 'new body', 'the rewritten object stays')
       t.equal(await store.head('logs/plain'), null, 'the other goes')
+    })
+
+    t.test('a bucket lock wins: a retained object is neither expired nor moved, and the sweep goes on', async t => {
+      const store = await sut.open(testdir(t))
+      const engine = new BucketEngine(store)
+      t.teardown(async () => { await engine.close() })
+      for (const id of ['logs/held', 'logs/free', 'keep/held']) await putText(store, id, `body of ${id}`)
+      await store.setLockRules([
+        { id: 'hold-logs', enabled: true, prefix: 'logs/held', condition: { type: 'Indefinite' } },
+        { id: 'hold-keep', enabled: true, prefix: 'keep/', condition: { type: 'Indefinite' } }
+      ])
+      const report = await engine.sweep({ lifecycle, now: uploaded + 2 * DAY_MS })
+      t.equal(report.expiredObjects, 1, 'only the object no rule retains expires')
+      t.equal(await store.head('logs/free'), null)
+      t.equal((await bytesOf(store, 'logs/held'))?.toString(), 'body of logs/held', 'the retained object is kept as it was')
+      t.equal((await store.head('keep/held'))?.storageClass, 'Standard', 'a retained object stays in its class')
     })
 
     t.test('uploads under an abort rule\'s prefix are aborted at their age', async t => {

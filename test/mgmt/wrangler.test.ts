@@ -4,8 +4,8 @@
  * server by CLOUDFLARE_API_BASE_URL, no network, telemetry and update check
  * off), and its effect is checked through the server's own routes.
  *
- * Independent groups (buckets, objects, CORS, lifecycle, custom domains, a
- * wrong token) run side by side, two wrangler processes at a time: each
+ * Independent groups (buckets, objects, CORS, lifecycle, bucket locks,
+ * custom domains, a wrong token) run side by side, two wrangler processes at a time: each
  * wrangler start parses a 12 MB bundle, which is nearly all of the test's
  * time.
  */
@@ -20,7 +20,7 @@ import type { BucketRegistry } from '../../src/index.js'
 import { auth as gatewayAuth, gateway } from '../http/gateway-fixture.js'
 import { testdir } from '../testdir.js'
 
-// Nineteen wrangler starts cost about 35 s of CPU; on a machine shared with
+// Twenty-five wrangler starts cost about 35 s of CPU; on a machine shared with
 // other work that stretches past the suite's default 300 s per file.
 t.setTimeout(900_000)
 
@@ -209,6 +209,39 @@ t.test('wrangler against fsbucket', async t => {
     t.equal((await lifecycleObject('notes.txt')).status, 404)
   }
 
+  async function locks (): Promise<void> {
+    t.equal((await api('POST', `/accounts/${accountId}/r2/buckets`, { name: 'wr-lock' })).status, 200)
+    const route = async (method: 'PUT' | 'DELETE', key: string, payload?: string): Promise<{ status: number, code?: number }> => {
+      const res = await app.inject({ method, url: `/wr-lock/${key}`, headers: gatewayAuth, ...(payload === undefined ? {} : { payload }) })
+      return { status: res.statusCode, code: res.body === '' ? undefined : res.json().errors?.[0]?.code }
+    }
+    t.equal((await route('PUT', 'logs/a', 'kept')).status, 200)
+    ok(t, await wrangler(['r2', 'bucket', 'lock', 'add', 'wr-lock', 'keep-logs', 'logs/', '--retention-indefinite', '-y']), 'r2 bucket lock add --retention-indefinite')
+    ok(t, await wrangler(['r2', 'bucket', 'lock', 'add', 'wr-lock', 'keep-tmp', 'tmp/', '--retention-days', '1', '-y']), 'r2 bucket lock add --retention-days')
+    t.same((await api('GET', bucketPath('wr-lock', '/lock'))).body.result.rules, [
+      { id: 'keep-logs', enabled: true, prefix: 'logs/', condition: { type: 'Indefinite' } },
+      { id: 'keep-tmp', enabled: true, prefix: 'tmp/', condition: { type: 'Age', maxAgeSeconds: 86400 } }
+    ], 'the rules are stored as wrangler sent them, in order')
+    const listed = await wrangler(['r2', 'bucket', 'lock', 'list', 'wr-lock'])
+    ok(t, listed, 'r2 bucket lock list')
+    t.match(listed.stdout, /name:\s+keep-logs[\s\S]*prefix:\s+logs\/[\s\S]*condition:\s+indefinitely/, 'lock list shows the indefinite rule')
+    t.match(listed.stdout, /name:\s+keep-tmp[\s\S]*condition:\s+after 1 day/, 'and the rule by age')
+
+    t.same(await route('PUT', 'logs/a', 'overwritten'), { status: 403, code: 10913 }, 'an overwrite of a retained object is refused')
+    t.same(await route('DELETE', 'logs/a'), { status: 403, code: 10913 }, 'and so is its deletion')
+    t.equal((await object('wr-lock', 'logs/a')).body, 'kept', 'the object is unchanged')
+    t.equal((await route('PUT', 'logs/new', 'fresh')).status, 200, 'a new key under the prefix is created')
+
+    ok(t, await wrangler(['r2', 'bucket', 'lock', 'remove', 'wr-lock', '--name', 'keep-logs']), 'r2 bucket lock remove')
+    t.same((await api('GET', bucketPath('wr-lock', '/lock'))).body.result.rules.map((r: { id: string }) => r.id), ['keep-tmp'], 'the rule is gone, the other stays')
+    t.equal((await route('DELETE', 'logs/a')).status, 204, 'the object can be deleted now')
+
+    await fsp.writeFile(path.join(work, 'lock.json'), JSON.stringify({ rules: [{ id: 'until', enabled: true, condition: { type: 'Date', date: '2999-01-01T00:00:00Z' } }] }))
+    ok(t, await wrangler(['r2', 'bucket', 'lock', 'set', 'wr-lock', '--file', 'lock.json', '-y']), 'r2 bucket lock set')
+    t.same((await api('GET', bucketPath('wr-lock', '/lock'))).body.result.rules, [{ id: 'until', enabled: true, condition: { type: 'Date', date: '2999-01-01T00:00:00.000Z' } }], 'set replaces every rule')
+    t.same(await route('DELETE', 'logs/new'), { status: 403, code: 10913 }, 'a rule without a prefix covers every key')
+  }
+
   async function domains (): Promise<void> {
     const zone = (await api('POST', '/zones', { name: 'example.test', account: { id: accountId } })).body.result
     ok(t, await wrangler(['r2', 'bucket', 'domain', 'add', 'photos', '--domain', 'cdn.example.test', '--zone-id', zone.id, '-y']), 'r2 bucket domain add')
@@ -228,5 +261,5 @@ t.test('wrangler against fsbucket', async t => {
   }
 
   // Independent groups side by side: each wrangler start costs seconds of CPU.
-  await Promise.all([whoamiAndBuckets(), objects(), cors(), lifecycle(), domains(), wrongToken()])
+  await Promise.all([whoamiAndBuckets(), objects(), cors(), lifecycle(), locks(), domains(), wrongToken()])
 })

@@ -22,7 +22,7 @@
  * row's own `body` column, read as before until the key is written again.
  */
 import type BetterSqlite3 from 'better-sqlite3'
-import { bucketRetired, type StoredObject } from '../../bucket/port.js'
+import { bucketRetired, lockRulesOf, lockRulesText, retainingRule, type LockRule, type StoredObject } from '../../bucket/port.js'
 import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
 import { Database } from './sqlite.js'
@@ -138,7 +138,6 @@ interface Statements {
   busyWait: Statement
   upsert: Statement
   insertBody: Statement<[Buffer]>
-  segmentsOf: Statement<[Buffer], { segments: string }>
   viewOf: Statement<[Buffer], { version: string, segments: string, body: Buffer | null, checksums: string }>
   inlineBody: Statement<[Buffer, string], { body: Buffer | null }>
   versionOf: Statement<[Buffer], string>
@@ -151,6 +150,9 @@ interface Statements {
   firstIdAfter: Statement<[Buffer, Buffer], { id: Buffer }>
   retired: Statement<[], { value: string }>
   retire: Statement
+  lockRules: Statement<[], string>
+  setLockRules: Statement<[string]>
+  clearLockRules: Statement
   anyObject: Statement<[], { one: number }>
   versionExists: Statement<[string], { one: number }>
   insertUpload: Statement
@@ -186,7 +188,6 @@ function statements (db: BetterSqlite3.Database): Statements {
         http_metadata = excluded.http_metadata, custom_metadata = excluded.custom_metadata, segments = excluded.segments,
         body = NULL, body_ref = excluded.body_ref`),
     insertBody: prepare<[Buffer]>('INSERT INTO bodies (bytes) VALUES (?)'),
-    segmentsOf: prepare<[Buffer], { segments: string }>('SELECT segments FROM objects WHERE id = ?'),
     viewOf: prepare<[Buffer], { version: string, segments: string, body: Buffer | null, checksums: string }>(`SELECT version, segments, ${KEPT_BODY} AS body, checksums FROM objects WHERE id = ?`),
     inlineBody: prepare<[Buffer, string], { body: Buffer | null }>(`SELECT ${KEPT_BODY} AS body FROM objects WHERE id = ? AND version = ?`),
     versionOf: db.prepare<[Buffer], string>('SELECT version FROM objects WHERE id = ?').pluck() as Statement<[Buffer], string>,
@@ -199,6 +200,10 @@ function statements (db: BetterSqlite3.Database): Statements {
     firstIdAfter: prepare<[Buffer, Buffer], { id: Buffer }>('SELECT id FROM objects WHERE id > ? AND id < ? ORDER BY id LIMIT 1'),
     retired: prepare<[], { value: string }>("SELECT value FROM bucket_state WHERE name = 'retired'"),
     retire: prepare("INSERT OR REPLACE INTO bucket_state (name, value) VALUES ('retired', 'yes')"),
+    // The bucket's lock rules (locks.ts) as JSON; no row when it has none.
+    lockRules: pluck<string>("SELECT value FROM bucket_state WHERE name = 'lock'"),
+    setLockRules: prepare<[string]>("INSERT OR REPLACE INTO bucket_state (name, value) VALUES ('lock', ?)"),
+    clearLockRules: prepare("DELETE FROM bucket_state WHERE name = 'lock'"),
     anyObject: prepare<[], { one: number }>('SELECT 1 AS one FROM objects LIMIT 1'),
     versionExists: prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE version = ?'),
     insertUpload: prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata, checksum)
@@ -299,6 +304,58 @@ export class Catalog {
   putRow (id: Buffer, object: StoredObject, segments: Segment[], body: Buffer | null = null): void {
     const bodyRef = body === null ? null : this.sql.insertBody.run(body).lastInsertRowid
     this.sql.upsert.run({ id, ...rowOfRecord(object), segments: JSON.stringify(segments), body_ref: bodyRef })
+  }
+
+  /** The lock rules as last parsed, with the text they came from (the text is read in every judgement). */
+  #parsedRules: { text: string | undefined, rules: LockRule[] } = { text: undefined, rules: [] }
+
+  /** The bucket's lock rules, as the current transaction (or snapshot) sees them. */
+  lockRules (): LockRule[] {
+    const text = this.sql.lockRules.get()
+    if (this.#parsedRules.text !== text) this.#parsedRules = { text, rules: lockRulesOf(text) }
+    return this.#parsedRules.rules
+  }
+
+  /** Inside `write`: replaces the lock rules (their judgement and every write share the catalog's write lock). */
+  setLockRules (rules: LockRule[]): void {
+    const text = lockRulesText(rules)
+    if (text === null) this.sql.clearLockRules.run()
+    else this.sql.setLockRules.run(text)
+  }
+
+  /**
+   * Inside `write`: whether a lock rule retains the row `current` of `id`
+   * at this instant (port.ts, guarantee 4). A key without a row has
+   * nothing to retain, and costs no look at the rules.
+   */
+  retained (id: string, current: { uploaded: number } | undefined): boolean {
+    if (current === undefined) return false
+    const rules = this.lockRules()
+    return rules.length > 0 && retainingRule(rules, id, current.uploaded, Date.now()) !== null
+  }
+
+  /**
+   * Inside `write`: deletes the rows of `ids` but those a lock rule retains
+   * (`refused`); the ids deleted and the body files their rows named.
+   */
+  deleteRows (ids: string[], versions?: ReadonlyMap<string, string>): { deleted: string[], removed: Segment[], refused: string[] } {
+    const done = { deleted: [] as string[], removed: [] as Segment[], refused: [] as string[] }
+    for (const id of ids) {
+      const idBytes = Buffer.from(id, 'utf8')
+      const row = this.sql.head.get(idBytes)
+      if (row === undefined) continue
+      // A row rewritten since it was judged (a lifecycle expiry's `versions`) is not the one judged: kept.
+      const version = versions?.get(id)
+      if (version !== undefined && row.version !== version) continue
+      if (this.retained(id, row)) {
+        done.refused.push(id)
+        continue
+      }
+      this.sql.deleteObject.run(idBytes)
+      done.deleted.push(id)
+      done.removed.push(...JSON.parse(row.segments) as Segment[])
+    }
+    return done
   }
 
   /** Runs `fn` in one read transaction: one snapshot for several statements. */

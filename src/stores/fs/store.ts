@@ -48,7 +48,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -101,7 +101,8 @@ interface PutJob {
   precondition: Precondition
 }
 
-interface PutOutcome { committed: boolean, replaced: Segment[] }
+/** `locked`: refused because the current row is retained (nothing written). */
+interface PutOutcome { committed: boolean, replaced: Segment[], locked?: true }
 
 /** What the readable view is made from: a row's version, body files and the body it holds. */
 /** `sealed`: an SSE-C object, whose ciphertext the view never shows. */
@@ -206,6 +207,7 @@ export class FsStore implements BucketStore {
   async retire (): Promise<boolean> {
     const sql = this.#catalog.sql
     return await this.#commits.commit(() => {
+      if (this.#catalog.lockRules().length > 0) throw bucketLocked()
       if (sql.anyObject.get() !== undefined) return false
       sql.retire.run()
       return true
@@ -245,9 +247,18 @@ export class FsStore implements BucketStore {
       if (wasRolledBack(err)) await this.#blobs.removeSegments(own)
       throw err
     }
-    const { committed, replaced } = outcome
+    const { committed, replaced, locked } = outcome
     await this.#blobs.removeSegments(committed ? replaced : own)
+    if (locked === true) throw objectLocked('put', object.key)
     return committed
+  }
+
+  async lockRules (): Promise<LockRule[]> {
+    return this.#catalogRead(() => this.#catalog.read(() => this.#catalog.lockRules()))
+  }
+
+  async setLockRules (rules: LockRule[]): Promise<void> {
+    await this.#commits.commit(() => { this.#catalog.setLockRules(rules) })
   }
 
   /** One put of a group commit, inside the write transaction. */
@@ -256,6 +267,7 @@ export class FsStore implements BucketStore {
     const idBytes = Buffer.from(id, 'utf8')
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
+    if (this.#catalog.retained(id, current)) return { committed: false, replaced: [], locked: true }
     this.#catalog.putRow(idBytes, object, segment === null ? [] : [segment], inline)
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
   }
@@ -328,36 +340,24 @@ export class FsStore implements BucketStore {
     }
   }
 
-  async delete (ids: string[], options: DeleteOptions = {}): Promise<void> {
+  async delete (ids: string[], options: DeleteOptions = {}): Promise<string[]> {
     try {
-      await this.#deleteRows(ids, options)
+      return await this.#deleteRows(ids, options)
     } catch (err) {
       if (!isBucketError(err) || (err.errorName !== 'NoSpaceLeft' && err.errorName !== 'QuotaExceeded')) throw err
       // The disk is full: free the spare so that SQLite can write the deletion, which then frees the bodies.
       await fsp.rm(this.#spareFile, { force: true })
-      await this.#deleteRows(ids, options)
+      const refused = await this.#deleteRows(ids, options)
       void this.#reserveSpare()
+      return refused
     }
   }
 
-  async #deleteRows (ids: string[], { versions }: DeleteOptions): Promise<void> {
-    const sql = this.#catalog.sql
-    const removed: Segment[] = []
-    const deleted: string[] = []
-    await this.#commits.commit(() => {
-      for (const id of ids) {
-        const idBytes = Buffer.from(id, 'utf8')
-        const version = versions?.get(id)
-        if (version !== undefined && sql.head.get(idBytes)?.version !== version) continue
-        const row = sql.segmentsOf.get(idBytes)
-        if (row === undefined) continue
-        sql.deleteObject.run(idBytes)
-        deleted.push(id)
-        removed.push(...JSON.parse(row.segments) as Segment[])
-      }
-    })
+  async #deleteRows (ids: string[], { versions }: DeleteOptions): Promise<string[]> {
+    const { deleted, removed, refused } = await this.#commits.commit(() => this.#catalog.deleteRows(ids, versions))
     for (const id of deleted) this.#publish(id)
     await this.#blobs.removeSegments(removed)
+    return refused
   }
 
   /**
@@ -403,6 +403,8 @@ export class FsStore implements BucketStore {
           if (inline && body === null) return 'source changed'
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
+          // Thrown inside the transaction: rolled back, so the links go below.
+          if (this.#catalog.retained(toId, current)) throw objectLocked('copy', object.key)
           this.#catalog.putRow(toBytes, object, segments, body)
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }

@@ -4,7 +4,7 @@
  * hard-links the chosen parts into blobs/ and commits the object's row (no
  * byte is copied, so completing 1 GiB takes milliseconds).
  */
-import { isBucketError, partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery } from '../../bucket/port.js'
+import { isBucketError, objectLocked, partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from './blobs.js'
 import { toRecord, toUpload, uploadChecksumText, type Catalog, type PartRow, type Segment } from './catalog.js'
 import { wasRolledBack, type Commits } from './commit.js'
@@ -136,6 +136,8 @@ export class Uploads {
           // `build` judged the key's object as read above: the key written since then, it judges the object there now.
           const current = sql.head.get(idBytes)
           if ((current?.version ?? null) !== (read.current?.version ?? null)) object = build(upload, parts, current === undefined ? null : toRecord(current)).object
+          // Thrown inside the transaction: nothing is written, the upload stays as it was.
+          if (this.#catalog.retained(id, current)) throw objectLocked('completeMultipartUpload', object.key)
           if (current !== undefined) replaced = JSON.parse(current.segments)
           this.#catalog.putRow(idBytes, object, segments)
           sql.deleteParts.run(uploadId)

@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream'
 import {
-  assembleListPage, bucketRetired, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -24,6 +24,22 @@ export class MemoryStore implements BucketStore {
   readonly #objects = new Map<string, Entry>()
   #sorted: Array<[Buffer, string]> | undefined
   readonly #uploads = new Map<string, { id: string, upload: StoredUpload, parts: Map<number, StoredPart & { bytes: Buffer }> }>()
+  #lockRules: LockRule[] = []
+
+  async lockRules (): Promise<LockRule[]> {
+    return structuredClone(this.#lockRules)
+  }
+
+  async setLockRules (rules: LockRule[]): Promise<void> {
+    this.#refuseRetired()
+    this.#lockRules = structuredClone(rules)
+  }
+
+  /** Whether the record of `id` is retained now (every method here is one synchronous step: the judgement and the write are one instant). */
+  #retained (id: string): boolean {
+    const current = this.#objects.get(id)?.record
+    return current !== undefined && retainingRule(this.#lockRules, id, current.uploaded, Date.now()) !== null
+  }
 
   async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
     const chunks: Buffer[] = []
@@ -58,17 +74,24 @@ export class MemoryStore implements BucketStore {
       await body.discard()
       return false
     }
+    if (this.#retained(id)) {
+      await body.discard()
+      throw objectLocked('put', object.key)
+    }
     this.#set(id, { record: object, chunks: [(body as MemoryBody).bytes] })
     return true
   }
 
-  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<void> {
+  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<string[]> {
     this.#refuseRetired()
+    const refused = ids.filter(id => this.#retained(id))
     for (const id of ids) {
+      if (refused.includes(id)) continue
       const version = versions?.get(id)
       if (version !== undefined && this.#objects.get(id)?.record.version !== version) continue
       this.#set(id, undefined)
     }
+    return refused
   }
 
   /** One synchronous step, so atomic: the copy shares the source's buffers (they are never changed in place). */
@@ -79,6 +102,7 @@ export class MemoryStore implements BucketStore {
     const object = build(source.record)
     if (object === null) return { status: 'source-refused', source: source.record }
     if (!precondition(this.#objects.get(toId)?.record ?? null)) return { status: 'refused' }
+    if (this.#retained(toId)) throw objectLocked('copy', object.key)
     this.#set(toId, { record: object, chunks: source.chunks })
     return { status: 'copied', object }
   }
@@ -104,6 +128,7 @@ export class MemoryStore implements BucketStore {
 
   async retire (): Promise<boolean> {
     this.#refuseRetired()
+    if (this.#lockRules.length > 0) throw bucketLocked()
     if (this.#objects.size > 0) return false
     this.#retired = true
     return true
@@ -139,6 +164,7 @@ export class MemoryStore implements BucketStore {
     if (upload === undefined) return null
     const parts = new Map([...upload.parts].map(([n, { bytes: _bytes, ...part }]) => [n, structuredClone(part)]))
     const { object, partNumbers } = build(upload.upload, parts, this.#objects.get(id)?.record ?? null)
+    if (this.#retained(id)) throw objectLocked('completeMultipartUpload', object.key)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
     this.#uploads.delete(uploadId)

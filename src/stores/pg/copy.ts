@@ -10,17 +10,15 @@
  * link. Links made for a copy that never commits are leftovers, which the
  * sweeper removes.
  */
-import { bucketRetired, type CopyBuilder, type CopyOutcome, type Precondition } from '../../bucket/port.js'
+import { bucketRetired, lockRulesOf, objectLocked, retainingRule, type CopyBuilder, type CopyOutcome, type Precondition } from '../../bucket/port.js'
 import type { BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
-import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow, type Segment } from './rows.js'
+import { FULL_COLUMNS, LIVE_STORE_RULES, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow, type Segment } from './rows.js'
 
 export interface CopyRooms {
   catalog: PgCatalog
   storeId: string
   blobs: BlobFiles
-  /** The statement that locks the store's row against retirement (store.ts). */
-  liveStore: string
 }
 
 /** Thrown inside the transaction when another writer created the destination first: the copy judges again. */
@@ -34,7 +32,7 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
     let linked: Segment[] = []
     try {
       return await catalog.transaction('copying an object', async client => {
-        const live = await client.query(rooms.liveStore, [storeId])
+        const live = await client.query<{ lock_rules: string | null }>(LIVE_STORE_RULES, [storeId])
         if (live.rowCount === 0) throw bucketRetired()
         // Both rows locked at once, in id order, so two copies in opposite directions cannot deadlock.
         const { rows } = await client.query<PgObjectRow & { id: Buffer }>(`SELECT ${FULL_COLUMNS} FROM fsbucket.objects
@@ -46,6 +44,10 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
         const object = build(source)
         if (object === null) return { status: 'source-refused', source }
         if (!precondition(currentRow === undefined ? null : toObject(currentRow))) return { status: 'refused' }
+        // The store's row (FOR SHARE) and the destination's (FOR UPDATE) are held: the judgement stands until the commit.
+        if (currentRow !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), toId, Number(currentRow.uploaded), Date.now()) !== null) {
+          throw objectLocked('copy', object.key)
+        }
         linked = await catalog.busy(client, async progress => await blobs.linkSegments(object.version, sourceRow.segments, progress))
         const values = [storeId, toBytes, ...objectValues(object, linked)]
         if (currentRow === undefined) {

@@ -4,7 +4,8 @@
  * versions are applied. Gateways starting at once serialise on an advisory
  * lock, so each migration runs once, in its own transaction.
  *
- *   stores     one row per bucket store (an incarnation of a bucket): `retired` refuses writes
+ *   stores     one row per bucket store (an incarnation of a bucket): `retired` refuses writes,
+ *              `lock_rules` are its bucket locks
  *   buckets    name → store, and the bucket's settings document; `rev` moves on every write
  *   registry   one row whose `rev` moves when a bucket appears, disappears or changes settings
  *   objects    the object index of every store, keyed by (store, UTF-8 bytes of the NFC key);
@@ -100,6 +101,12 @@ CREATE TABLE fsbucket.documents (
     // An upload's checksum algorithm and type (JSON); NULL for none and for uploads created before.
     version: 3,
     sql: 'ALTER TABLE fsbucket.uploads ADD COLUMN checksum text'
+  },
+  {
+    // A store's bucket lock rules (JSON, as locks.ts keeps them); NULL for none. On the store's row,
+    // which every write holds FOR SHARE: changing the rules waits for the writes judged against the old ones.
+    version: 4,
+    sql: 'ALTER TABLE fsbucket.stores ADD COLUMN lock_rules text'
   }
 ]
 

@@ -20,6 +20,13 @@
  *   - The same statement takes the store's row FOR SHARE and requires it
  *     not retired; retiring takes it FOR UPDATE and then looks for objects,
  *     so no write is acknowledged into a bucket being deleted.
+ *   - Bucket locks are a column of the store's row. A write judges the
+ *     key's row against the rules it last saw, and its statement requires
+ *     the rules to be those still (liveStoreUnder), holding the store's row
+ *     FOR SHARE until it commits; changing the rules updates that row, so
+ *     it waits for such writes, and a write that comes after finds the
+ *     rules changed, reads them and judges again. An unconditional write
+ *     into a store without rules stays one statement.
  *   - A body is written and fsynced (blobs.ts) before the row naming it
  *     commits. The body files a write replaces or a delete removes are never
  *     unlinked by the write: the same statement records them in `garbage`,
@@ -31,7 +38,7 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, assembleListPageAsync, bucketRetired, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
+  ALWAYS, assembleListPageAsync, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
   type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
@@ -41,7 +48,7 @@ import { openSegments } from '../fs/readers.js'
 import type { PgCatalog } from './catalog.js'
 import { copyPgObject } from './copy.js'
 import {
-  FULL_COLUMNS, LIST_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow
+  FULL_COLUMNS, LIST_COLUMNS, liveStoreUnder, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow
 } from './rows.js'
 import { skipScanNextId } from './skip-scan.js'
 import { sweepPgStore } from './sweeper.js'
@@ -80,8 +87,6 @@ class RecentRows {
   }
 }
 
-/** Locks the store's row against retirement for the statement; empty when the store is retired or gone. */
-export const LIVE_STORE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
 
 export class PgStore implements BucketStore {
   readonly #catalog: PgCatalog
@@ -90,6 +95,12 @@ export class PgStore implements BucketStore {
   readonly #uploads: PgUploads
   readonly #root: string
   readonly #seen = new RecentRows()
+  /**
+   * The store's lock rules as this process last saw them (their text, null
+   * for none): a guess, which every write statement checks (liveStoreUnder)
+   * and which a refused statement reads again.
+   */
+  #rulesText: string | null = null
 
   private constructor (catalog: PgCatalog, storeId: string, root: string, fsync: boolean) {
     this.#catalog = catalog
@@ -115,10 +126,23 @@ export class PgStore implements BucketStore {
     return new PgStore(catalog, storeId, root, options.fsync ?? true)
   }
 
-  /** True when the store is retired or its bucket deleted. */
+  /** True when the store is retired or its bucket deleted; notes the store's lock rules as it goes. */
   async #retired (): Promise<boolean> {
-    const { rows } = await this.#catalog.query<{ retired: boolean }>('writing', 'SELECT retired FROM fsbucket.stores WHERE id = $1', [this.#storeId])
+    const { rows } = await this.#catalog.query<{ retired: boolean, lock_rules: string | null }>('writing', 'SELECT retired, lock_rules FROM fsbucket.stores WHERE id = $1', [this.#storeId])
+    if (rows.length > 0) this.#rulesText = rows[0].lock_rules
     return rows.length === 0 || rows[0].retired
+  }
+
+  /** The key's row and the store's lock rules, in one snapshot (null when the store is retired); notes the rules as it goes. */
+  async #snapshot (id: Buffer): Promise<{ row: PgObjectRow | null, rulesText: string | null } | null> {
+    const { rows } = await this.#catalog.query<PgObjectRow & { lock_rules: string | null, retired: boolean }>('committing a write',
+      `WITH s AS (SELECT lock_rules, retired FROM fsbucket.stores WHERE id = $1)
+      SELECT s.lock_rules, s.retired, o.* FROM s LEFT JOIN LATERAL (SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2) o ON true`,
+      [this.#storeId, id])
+    if (rows.length === 0 || rows[0].retired) return null
+    const { lock_rules: rulesText, retired: _retired, ...row } = rows[0]
+    this.#rulesText = rulesText
+    return { row: row.version === null ? null : row as PgObjectRow, rulesText }
   }
 
   async #row (id: Buffer, what: string): Promise<PgObjectRow | null> {
@@ -128,9 +152,10 @@ export class PgStore implements BucketStore {
 
   async retire (): Promise<boolean> {
     return await this.#catalog.transaction('deleting a bucket', async client => {
-      const store = await client.query<{ retired: boolean }>('SELECT retired FROM fsbucket.stores WHERE id = $1 FOR UPDATE', [this.#storeId])
+      const store = await client.query<{ retired: boolean, lock_rules: string | null }>('SELECT retired, lock_rules FROM fsbucket.stores WHERE id = $1 FOR UPDATE', [this.#storeId])
       if (store.rowCount === 0) return true // deleted already: nothing is stored
       if (store.rows[0].retired) throw bucketRetired('retire')
+      if (store.rows[0].lock_rules !== null) throw bucketLocked()
       const any = await client.query('SELECT 1 FROM fsbucket.objects WHERE store_id = $1 LIMIT 1', [this.#storeId])
       if ((any.rowCount ?? 0) > 0) return false
       await client.query('UPDATE fsbucket.stores SET retired = true WHERE id = $1', [this.#storeId])
@@ -183,22 +208,38 @@ export class PgStore implements BucketStore {
     let current = precondition === ALWAYS ? undefined : this.#seen.take(id)
     // When the catalog fails, the body stays: the row may have committed; if not, the sweeper removes it.
     for (;;) {
+      // The rules this write is judged against: its statement lands only while they are the store's (liveStoreUnder).
+      const rulesText = this.#rulesText
       let written: number
-      if (precondition === ALWAYS) {
+      if (precondition === ALWAYS && rulesText === null) {
         written = await this.#replace(values)
       } else {
         const guessed = current !== undefined
-        if (current === undefined) current = await this.#row(idBytes, 'committing a write')
+        let rules = rulesText
+        if (current === undefined) {
+          const snapshot = await this.#snapshot(idBytes)
+          if (snapshot === null) {
+            await this.#blobs.removeSegments([segment])
+            throw bucketRetired()
+          }
+          ({ row: current, rulesText: rules } = snapshot)
+        }
         if (!precondition(current === null ? null : toObject(current))) {
           if (guessed) { current = undefined; continue } // judged on a guess: judge again on the row as it is
           await this.#blobs.removeSegments([segment])
           return false
         }
-        written = current === null ? await this.#insert(values) : await this.#update(values, current)
+        // A refusal is judged on the row and the rules of one snapshot, never on a guess of either.
+        if (current !== null && retainingRule(lockRulesOf(rules), id, Number(current.uploaded), Date.now()) !== null) {
+          if (guessed) { current = undefined; continue }
+          await this.#blobs.removeSegments([segment])
+          throw objectLocked('put', object.key)
+        }
+        written = current === null ? await this.#insert(values, rules) : await this.#update(values, current, rules)
         current = undefined
       }
       if (written === 1) return true
-      // Another gateway wrote this key in between (judge again), or the bucket is being deleted.
+      // Another gateway wrote this key in between (judge again), changed the lock rules (judge again under them), or is deleting the bucket.
       if (await this.#retired()) {
         await this.#blobs.removeSegments([segment])
         throw bucketRetired()
@@ -206,21 +247,21 @@ export class PgStore implements BucketStore {
     }
   }
 
-  /** Inserts the row when the key holds none; 0 when it does (or the store is retired). */
-  async #insert (values: unknown[]): Promise<number> {
-    const result = await this.#catalog.query('committing a write', `WITH live AS (${LIVE_STORE})
+  /** Inserts the row when the key holds none; 0 when it does (or the store is retired, or its rules are no longer `rulesText`). */
+  async #insert (values: unknown[], rulesText: string | null): Promise<number> {
+    const result = await this.#catalog.query('committing a write', `WITH live AS (${liveStoreUnder(13)})
       INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) SELECT $1, $2, ${OBJECT_VALUES} FROM live
-      ON CONFLICT (store_id, id) DO NOTHING`, values)
+      ON CONFLICT (store_id, id) DO NOTHING`, [...values, rulesText])
     return result.rowCount ?? 0
   }
 
   /** Replaces the row `current` when it is still the key's (same rev); 0 otherwise. Its body files go to `garbage`. */
-  async #update (values: unknown[], current: PgObjectRow): Promise<number> {
-    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
+  async #update (values: unknown[], current: PgObjectRow, rulesText: string | null): Promise<number> {
+    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${liveStoreUnder(16)}),
       updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE}
         WHERE store_id = $1 AND id = $2 AND rev = $13 AND EXISTS (SELECT 1 FROM live) RETURNING 1),
       replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $14 FROM updated, unnest($15::text[]) f)
-      SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0])])
+      SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0]), rulesText])
     return result.rows[0].n
   }
 
@@ -228,11 +269,11 @@ export class PgStore implements BucketStore {
    * Writes the row whatever the key holds, in one statement: the current row
    * is locked first (so its body files, sent to `garbage`, are the ones
    * replaced), then updated, or the row inserted when there was none. 0 when
-   * another gateway inserted the key since the statement's snapshot, or the
-   * store is retired.
+   * another gateway inserted the key since the statement's snapshot, the
+   * store is retired, or it has lock rules (then the write is judged).
    */
   async #replace (values: unknown[]): Promise<number> {
-    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
+    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${liveStoreUnder(14)}),
       prior AS (SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE),
       updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE} FROM prior
         WHERE store_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM live) RETURNING prior.segments AS before),
@@ -240,30 +281,77 @@ export class PgStore implements BucketStore {
         WHERE NOT EXISTS (SELECT 1 FROM prior) ON CONFLICT (store_id, id) DO NOTHING RETURNING 1),
       replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since)
         SELECT $1, s->>0, $13 FROM updated, jsonb_array_elements(updated.before) s)
-      SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now()])
+      SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now(), null])
     return result.rows[0].n
   }
 
-  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<void> {
-    if (ids.length === 0) return
-    // With versions, an id goes only while its row holds the version given (NULL: whatever it holds).
-    const which = versions === undefined
-      ? 'DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) AND EXISTS (SELECT 1 FROM live) RETURNING segments'
-      : `DELETE FROM fsbucket.objects o USING unnest($2::bytea[], $4::text[]) AS t(id, version)
-          WHERE o.store_id = $1 AND o.id = t.id AND (t.version IS NULL OR o.version = t.version) AND EXISTS (SELECT 1 FROM live) RETURNING o.segments`
-    const params: unknown[] = [this.#storeId, ids.map(id => Buffer.from(id, 'utf8')), Date.now()]
-    if (versions !== undefined) params.push(ids.map(id => versions.get(id) ?? null))
-    const { rows } = await this.#catalog.query<{ n: number }>('deleting objects', `WITH live AS (${LIVE_STORE}),
-      removed AS (${which}),
-      garbage AS (INSERT INTO fsbucket.garbage (store_id, file, since)
-        SELECT $1, s->>0, $3 FROM removed, jsonb_array_elements(removed.segments) s)
-      SELECT count(*)::int AS n FROM removed`, params)
-    // Nothing removed: none of the ids is stored, or the bucket is retired (a delete is a write, refused there too).
-    if (rows[0].n === 0 && await this.#retired()) throw bucketRetired('delete')
+  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<string[]> {
+    const refused = new Set<string>()
+    let left = [...new Set(ids)]
+    while (left.length > 0) {
+      let rulesText = this.#rulesText
+      // Without rules, nothing needs judging: the ids go as they are. With rules, each row is judged and removed only if unchanged since (same rev).
+      // With versions (a lifecycle expiry's), a row goes only while it holds the version judged.
+      let targets: Array<{ id: string, rev: number | null, version: string | null }> = left.map(id => ({ id, rev: null, version: versions?.get(id) ?? null }))
+      if (rulesText !== null) {
+        // The rules and the rows, read in one snapshot: a refusal is judged on both as they were at one instant.
+        const { rows } = await this.#catalog.query<{ lock_rules: string | null, retired: boolean, id: Buffer | null, uploaded: string, rev: string, version: string }>('deleting objects',
+          `WITH s AS (SELECT lock_rules, retired FROM fsbucket.stores WHERE id = $1)
+          SELECT s.lock_rules, s.retired, o.id, o.uploaded, o.rev, o.version FROM s
+            LEFT JOIN LATERAL (SELECT id, uploaded, rev, version FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[])) o ON true`,
+          [this.#storeId, left.map(id => Buffer.from(id, 'utf8'))])
+        if (rows.length === 0 || rows[0].retired) throw bucketRetired('delete')
+        this.#rulesText = rulesText = rows[0].lock_rules
+        const rules = lockRulesOf(rulesText)
+        const now = Date.now()
+        targets = []
+        for (const row of rows) {
+          if (row.id === null) continue
+          const id = row.id.toString('utf8')
+          const version = versions?.get(id) ?? null
+          if (version !== null && row.version !== version) continue
+          if (retainingRule(rules, id, Number(row.uploaded), now) !== null) refused.add(id)
+          else targets.push({ id, rev: Number(row.rev), version })
+        }
+        if (targets.length === 0) break
+      }
+      const { rows } = await this.#catalog.query<{ live: number, removed: Buffer[] }>('deleting objects', `WITH live AS (${liveStoreUnder(5)}),
+        removed AS (DELETE FROM fsbucket.objects o USING unnest($2::bytea[], $3::bigint[], $6::text[]) AS t(id, rev, version)
+          WHERE o.store_id = $1 AND o.id = t.id AND (t.rev IS NULL OR o.rev = t.rev) AND (t.version IS NULL OR o.version = t.version) AND EXISTS (SELECT 1 FROM live) RETURNING o.id, o.segments),
+        garbage AS (INSERT INTO fsbucket.garbage (store_id, file, since)
+          SELECT $1, s->>0, $4 FROM removed, jsonb_array_elements(removed.segments) s)
+        SELECT (SELECT count(*) FROM live)::int AS live, coalesce((SELECT array_agg(id) FROM removed), '{}') AS removed`,
+      [this.#storeId, targets.map(t => Buffer.from(t.id, 'utf8')), targets.map(t => t.rev), Date.now(), rulesText, targets.map(t => t.version)])
+      if (rows[0].live === 0) {
+        // The store is retired (a delete is a write, refused there too), or its rules changed: judge again under them.
+        if (await this.#retired()) throw bucketRetired('delete')
+        continue
+      }
+      if (rulesText === null) break
+      // A judged row replaced meanwhile (another rev) is judged again as it is now; one deleted meanwhile is gone anyway.
+      const removed = new Set(rows[0].removed.map(id => Buffer.from(id).toString('utf8')))
+      left = targets.filter(t => !removed.has(t.id)).map(t => t.id)
+    }
+    return ids.filter(id => refused.has(id))
+  }
+
+  async lockRules (): Promise<LockRule[]> {
+    const { rows } = await this.#catalog.query<{ lock_rules: string | null }>('reading lock rules', 'SELECT lock_rules FROM fsbucket.stores WHERE id = $1', [this.#storeId])
+    if (rows.length === 0) throw bucketRetired('lockRules')
+    this.#rulesText = rows[0].lock_rules
+    return lockRulesOf(rows[0].lock_rules)
+  }
+
+  async setLockRules (rules: LockRule[]): Promise<void> {
+    const text = lockRulesText(rules)
+    // Waits for every write holding the store's row FOR SHARE, judged against the rules before: none lands after this commits.
+    const result = await this.#catalog.query('setting lock rules', 'UPDATE fsbucket.stores SET lock_rules = $2 WHERE id = $1 AND NOT retired', [this.#storeId, text])
+    if (result.rowCount === 0) throw bucketRetired('setLockRules')
+    this.#rulesText = text
   }
 
   async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
-    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, liveStore: LIVE_STORE }, fromId, toId, build, precondition)
+    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs }, fromId, toId, build, precondition)
   }
 
   async list (query: ListQuery): Promise<ListPage> {

@@ -10,11 +10,11 @@
  * takes it FOR UPDATE, so a part is either in the completion or refused.
  */
 import {
-  bucketRetired, isBucketError, partChecksumsFrom, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
+  bucketRetired, isBucketError, lockRulesOf, objectLocked, partChecksumsFrom, retainingRule, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
 } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
-import { FULL_COLUMNS, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, toUpload, uploadChecksumText, type PgObjectRow, type PgUploadRow, type Segment } from './rows.js'
+import { FULL_COLUMNS, LIVE_STORE_RULES, OBJECT_COLUMNS, OBJECT_UPDATE, objectValues, toObject, toUpload, uploadChecksumText, type PgObjectRow, type PgUploadRow, type Segment } from './rows.js'
 
 /** Locks the store's row against retirement for the transaction; empty when the store is retired or gone. */
 const LIVE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
@@ -90,13 +90,18 @@ export class PgUploads {
     const object = await this.#catalog.transaction('completing an upload', async client => {
       const uploads = await client.query<PgUploadRow>('SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
       if (uploads.rowCount === 0) return null
-      if ((await client.query(LIVE, [this.#storeId])).rowCount === 0) throw bucketRetired()
+      const live = await client.query<{ lock_rules: string | null }>(LIVE_STORE_RULES, [this.#storeId])
+      if (live.rowCount === 0) throw bucketRetired()
       const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file, checksums FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       const rows = new Map(partRows.rows.map(p => [p.part_number, p]))
       const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
       // The key's current object is locked before the build judges it (a conditional completion).
       const current = await client.query<PgObjectRow>(`SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE`, [this.#storeId, idBytes])
       const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts, current.rows[0] === undefined ? null : toObject(current.rows[0]))
+      // The store's row (FOR SHARE) and the key's (FOR UPDATE) are held: neither the rules nor the object change before the commit.
+      if (current.rows[0] !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), id, Number(current.rows[0].uploaded), Date.now()) !== null) {
+        throw objectLocked('completeMultipartUpload', object.key)
+      }
       // Linked before the row naming them commits; if it never does, the sweeper removes the links.
       const segments: Segment[] = await this.#catalog.busy(client, async progress => await this.#blobs.linkParts(object.version, partNumbers.map(n => {
         const row = rows.get(n) as PartRow

@@ -6,6 +6,7 @@ import { FsStore } from '../../../src/stores/fs/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
 import { lifecycleConformance } from '../../conformance/store-lifecycle.js'
+import { lockConformance } from '../../conformance/store-locks.js'
 
 const store: StoreUnderTest = {
   name: 'fs',
@@ -16,3 +17,4 @@ const store: StoreUnderTest = {
 storeConformance(t, store)
 copyConformance(t, store)
 lifecycleConformance(t, store)
+lockConformance(t, store)

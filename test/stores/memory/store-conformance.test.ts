@@ -6,6 +6,7 @@ import { MemoryStore } from '../../../src/stores/memory/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
 import { lifecycleConformance } from '../../conformance/store-lifecycle.js'
+import { lockConformance } from '../../conformance/store-locks.js'
 
 const store: StoreUnderTest = {
   name: 'memory',
@@ -16,3 +17,4 @@ const store: StoreUnderTest = {
 storeConformance(t, store)
 copyConformance(t, store)
 lifecycleConformance(t, store)
+lockConformance(t, store)

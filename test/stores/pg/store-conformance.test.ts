@@ -11,6 +11,7 @@ import { PgStore } from '../../../src/stores/pg/store.js'
 import { storeConformance, type StoreUnderTest } from '../../conformance/store.js'
 import { copyConformance } from '../../conformance/store-copy.js'
 import { lifecycleConformance } from '../../conformance/store-lifecycle.js'
+import { lockConformance } from '../../conformance/store-locks.js'
 import { startPostgres } from './server.js'
 
 const server = await startPostgres()
@@ -37,3 +38,4 @@ const store: StoreUnderTest = {
 storeConformance(t, store)
 copyConformance(t, store)
 lifecycleConformance(t, store)
+lockConformance(t, store)
