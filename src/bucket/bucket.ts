@@ -24,7 +24,8 @@ import { keyId, lookupId } from './keys.js'
 import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import { ALWAYS, type BucketStore, type StoredObject, type StoredUpload } from './port.js'
+import { ALWAYS, type BucketStore, type DeleteOptions, type Outbox, type StoredObject, type StoredUpload } from './port.js'
+import { messagesFor, type QueueNotifications } from './notifications.js'
 import type {
   Bucket, BucketCopyOptions, BucketCopyOutcome, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
@@ -87,12 +88,23 @@ export class BucketEngine implements Bucket {
   #timer: NodeJS.Timeout | undefined
   /** Sweeps in progress: `close` waits for them, and the timer starts none while one runs. */
   readonly #sweeping = new Set<Promise<SweepReport>>()
+  readonly #notifications: OpenBucketOptions['notifications']
+  /**
+   * The notification rules as last read (before each write): the store's
+   * event sink runs inside its transaction, where nothing can be awaited.
+   */
+  #rules: readonly QueueNotifications[] = []
 
   constructor (store: BucketStore, options: OpenBucketOptions = {}) {
     this.#store = store
     this.#clock = options.clock ?? (() => new Date())
     this.#minPartSize = options.minPartSize ?? DEFAULT_MIN_PART_BYTES
     this.#uploadMaxAgeMs = options.uploadMaxAgeMs ?? DEFAULT_UPLOAD_MAX_AGE_MS
+    this.#notifications = options.notifications
+    const notifications = options.notifications
+    if (notifications !== undefined && store.setEventSink !== undefined) {
+      store.setEventSink(change => this.#rules.length === 0 ? [] : messagesFor(this.#rules, notifications.bucket, change, this.#clock()))
+    }
     if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
       this.#timer = setInterval(() => {
         if (this.#sweeping.size === 0) this.sweep().catch(() => {})
@@ -103,6 +115,16 @@ export class BucketEngine implements Bucket {
 
   #now (): number {
     return this.#clock().getTime()
+  }
+
+  /** Reads the notification rules before a write, so the change's events follow the rules of that moment. */
+  async #readRules (): Promise<void> {
+    if (this.#notifications !== undefined) this.#rules = await this.#notifications.rules()
+  }
+
+  /** The store's outbox, where the messages of this bucket's events wait (undefined when the store keeps none). */
+  get outbox (): Outbox | undefined {
+    return this.#store.outbox
   }
 
   async head (key: string): Promise<BucketObject | null> {
@@ -161,6 +183,7 @@ export class BucketEngine implements Bucket {
 
     const unconditional = isUnconditional(conditional)
     if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
+    await this.#readRules()
 
     const computed = computedChecksums(opts.computeChecksums)
     const body = new MeasuredBody(source, ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...computed], MAX_PUT_BYTES, 'put')
@@ -184,12 +207,18 @@ export class BucketEngine implements Bucket {
   }
 
   async delete (keys: string | string[]): Promise<void> {
+    await this.deleteObjects(keys)
+  }
+
+  /** `delete` with a cause: `{cause: 'lifecycle'}` for objects a lifecycle rule expired (their event is LifecycleDeletion). */
+  async deleteObjects (keys: string | string[], options: DeleteOptions = {}): Promise<void> {
     const list = Array.isArray(keys) ? keys : [keys]
     if (list.length > MAX_DELETE_KEYS) {
       throw new RangeError(`delete: at most ${MAX_DELETE_KEYS} keys can be deleted at once (got ${list.length}).`)
     }
     const ids = list.map(k => lookupId('delete', k))
-    await this.#store.delete([...new Set(ids)])
+    await this.#readRules()
+    await this.#store.delete([...new Set(ids)], options.cause === undefined ? undefined : { cause: options.cause })
   }
 
   async list (options?: BucketListOptions): Promise<BucketObjects> {
@@ -197,6 +226,7 @@ export class BucketEngine implements Bucket {
   }
 
   async copy (sourceKey: string, key: string, options?: BucketCopyOptions): Promise<BucketCopyOutcome> {
+    await this.#readRules()
     return await copyObject(this.#store, sourceKey, key, optionsObject<BucketCopyOptions>('copy', options), { now: this.#now(), version: newVersion() })
   }
 
@@ -291,6 +321,7 @@ export class BucketEngine implements Bucket {
     const request = {
       key, version: completionVersion(uploadId, randomHex(8)), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum)
     }
+    await this.#readRules()
     // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.
     const refused = new Error('precondition failed')
     const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {

@@ -44,7 +44,8 @@
  */
 import { BucketEngine } from './bucket.js'
 import { BucketError } from './errors.js'
-import type { RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
+import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
+import type { QueueNotifications } from './notifications.js'
 import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
 } from './settings.js'
@@ -67,6 +68,14 @@ export interface BucketRegistry {
   /** `known`: the bucket's info just read by the caller, to spare a second look at its settings. */
   open (name: string, known?: BucketInfo): Promise<Bucket | null>
   updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings>
+  /**
+   * Replaces the bucket's notification rules with what `change` makes of
+   * the current ones, under the settings lock (a rule judged against the
+   * others is judged against the latest); `change` may throw to refuse.
+   */
+  changeNotifications (name: string, change: (current: QueueNotifications[]) => QueueNotifications[]): Promise<QueueNotifications[]>
+  /** The outbox of bucket `name`'s store, where its event messages wait; null when the bucket or the outbox does not exist. */
+  outbox (name: string): Promise<Outbox | null>
   bucketForDomain (host: string): Promise<string | null>
   /** Sweeps every bucket (one sweep at a time per process); what was removed, added up. */
   sweep (): Promise<SweepReport>
@@ -95,7 +104,7 @@ interface CachedInfo {
 interface OpenHandle {
   /** The bucket's creation date: a bucket deleted and created again is a new bucket. */
   incarnation: number
-  bucket: Promise<Bucket>
+  bucket: Promise<BucketEngine>
 }
 
 /**
@@ -203,8 +212,13 @@ class Registry implements BucketRegistry {
     const incarnation = info.creationDate.getTime()
     const handle = this.#handles.get(name)
     if (handle !== undefined && handle.incarnation === incarnation) return await handle.bucket
+    return await this.#openEngine(name, incarnation, handle)
+  }
+
+  async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
     if (handle !== undefined) await this.#closeHandle(name)
-    const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, this.#engineOptions))
+    const notifications = { bucket: name, rules: async () => (await this.info(name))?.settings.notifications ?? [] }
+    const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
     this.#handles.set(name, { incarnation, bucket })
     bucket.catch(() => this.#handles.delete(name))
     return await bucket
@@ -231,6 +245,26 @@ class Registry implements BucketRegistry {
     this.#infos.delete(name)
     await this.#storage.touch()
     return settings
+  }
+
+  async changeNotifications (name: string, change: (current: QueueNotifications[]) => QueueNotifications[]): Promise<QueueNotifications[]> {
+    if (await this.info(name) === null) throw new BucketError('NoSuchBucket', 'updateBucket')
+    const notifications = await this.#storage.withSettingsLock(name, async () => {
+      const current = await this.#storage.readSettings(name)
+      if (current === null) throw new BucketError('NoSuchBucket', 'updateBucket') // deleted meanwhile
+      const settings = withDefaults(current.settings)
+      const next = validateSettingsPatch({ notifications: change(settings.notifications) }).notifications ?? []
+      await this.#storage.writeSettings(name, { ...current, settings: { ...settings, notifications: next } })
+      return next
+    })
+    this.#infos.delete(name)
+    await this.#storage.touch()
+    return notifications
+  }
+
+  async outbox (name: string): Promise<Outbox | null> {
+    const bucket = await this.open(name)
+    return (bucket as BucketEngine | null)?.outbox ?? null
   }
 
   async bucketForDomain (host: string): Promise<string | null> {

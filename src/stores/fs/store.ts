@@ -48,7 +48,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketRetired, isBucketError, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketRetired, isBucketError, type DeleteOptions, type EventSink, type Outbox, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -57,6 +57,7 @@ import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
 import { openReader } from './readers.js'
+import { CatalogOutbox } from './outbox.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
 import { KeyView } from './view.js'
@@ -116,6 +117,7 @@ export class FsStore implements BucketStore {
   readonly #puts: GroupCommit<PutJob, PutOutcome>
   /** A body file's name → its path. */
   readonly #abs = (file: string): string => this.#blobs.abs(file)
+  readonly outbox: Outbox
 
   private constructor (root: string, catalog: Catalog, fsync: boolean) {
     this.#root = root
@@ -124,6 +126,7 @@ export class FsStore implements BucketStore {
     this.#blobs = new BlobFiles(root, fsync)
     this.#view = new KeyView(path.dirname(root), root)
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
+    this.outbox = new CatalogOutbox(catalog, this.#commits)
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
       (batch, outcomes) => {
         batch.forEach((job, i) => {
@@ -202,6 +205,10 @@ export class FsStore implements BucketStore {
     }
   }
 
+  setEventSink (sink: EventSink | null): void {
+    this.#catalog.sink = sink
+  }
+
   async retire (): Promise<boolean> {
     const sql = this.#catalog.sql
     return await this.#commits.commit(() => {
@@ -256,6 +263,7 @@ export class FsStore implements BucketStore {
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
     this.#catalog.putRow(idBytes, object, segment === null ? [] : [segment], inline)
+    this.#catalog.emit({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag })
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
   }
 
@@ -324,19 +332,20 @@ export class FsStore implements BucketStore {
     }
   }
 
-  async delete (ids: string[]): Promise<void> {
+  async delete (ids: string[], options: DeleteOptions = {}): Promise<void> {
+    const action = options.cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
     try {
-      await this.#deleteRows(ids)
+      await this.#deleteRows(ids, action)
     } catch (err) {
       if (!isBucketError(err) || (err.errorName !== 'NoSpaceLeft' && err.errorName !== 'QuotaExceeded')) throw err
       // The disk is full: free the spare so that SQLite can write the deletion, which then frees the bodies.
       await fsp.rm(this.#spareFile, { force: true })
-      await this.#deleteRows(ids)
+      await this.#deleteRows(ids, action)
       void this.#reserveSpare()
     }
   }
 
-  async #deleteRows (ids: string[]): Promise<void> {
+  async #deleteRows (ids: string[], action: 'DeleteObject' | 'LifecycleDeletion'): Promise<void> {
     const sql = this.#catalog.sql
     const removed: Segment[] = []
     const deleted: string[] = []
@@ -346,6 +355,7 @@ export class FsStore implements BucketStore {
         const row = sql.segmentsOf.get(idBytes)
         if (row === undefined) continue
         sql.deleteObject.run(idBytes)
+        this.#catalog.emit({ action, key: row.key })
         deleted.push(id)
         removed.push(...JSON.parse(row.segments) as Segment[])
       }
@@ -398,6 +408,7 @@ export class FsStore implements BucketStore {
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
           this.#catalog.putRow(toBytes, object, segments, body)
+          this.#catalog.emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key })
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
         })

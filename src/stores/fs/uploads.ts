@@ -138,6 +138,7 @@ export class Uploads {
           if ((current?.version ?? null) !== (read.current?.version ?? null)) object = build(upload, parts, current === undefined ? null : toRecord(current)).object
           if (current !== undefined) replaced = JSON.parse(current.segments)
           this.#catalog.putRow(idBytes, object, segments)
+          this.#catalog.emit({ action: 'CompleteMultipartUpload', key: object.key, size: object.size, etag: object.etag })
           sql.deleteParts.run(uploadId)
           sql.deleteUpload.run(uploadId)
           return 'done'
