@@ -101,10 +101,6 @@ export class BucketEngine implements Bucket {
     this.#minPartSize = options.minPartSize ?? DEFAULT_MIN_PART_BYTES
     this.#uploadMaxAgeMs = options.uploadMaxAgeMs ?? DEFAULT_UPLOAD_MAX_AGE_MS
     this.#notifications = options.notifications
-    const notifications = options.notifications
-    if (notifications !== undefined && store.setEventSink !== undefined) {
-      store.setEventSink(change => this.#rules.length === 0 ? [] : messagesFor(this.#rules, notifications.bucket, change, this.#clock()))
-    }
     if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
       this.#timer = setInterval(() => {
         if (this.#sweeping.size === 0) this.sweep().catch(() => {})
@@ -119,7 +115,13 @@ export class BucketEngine implements Bucket {
 
   /** Reads the notification rules before a write, so the change's events follow the rules of that moment. */
   async #readRules (): Promise<void> {
-    if (this.#notifications !== undefined) this.#rules = await this.#notifications.rules()
+    const notifications = this.#notifications
+    if (notifications === undefined || this.#store.setEventSink === undefined) return
+    const rules = await notifications.rules()
+    if (rules === this.#rules) return
+    this.#rules = rules
+    // No rules, no sink: a store then writes as it would without notifications.
+    this.#store.setEventSink(rules.length === 0 ? null : change => messagesFor(rules, notifications.bucket, change, this.#clock()))
   }
 
   /** The store's outbox, where the messages of this bucket's events wait (undefined when the store keeps none). */

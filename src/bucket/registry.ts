@@ -99,7 +99,19 @@ export interface RegistryOptions {
 interface CachedInfo {
   version: string
   info: BucketInfo
+  /** When the version was last compared with the storage's (Date.now()). */
+  checked: number
 }
+
+/**
+ * How long a write trusts the notification rules of a settings document
+ * checked that recently. A door reads the bucket's settings at the start of
+ * every request (one indexed row of a catalog server), so the write it then
+ * makes needs no second look; a write of the library binding, which no
+ * door precedes, looks again once this has passed. Rules changed through
+ * this process are seen at once (the change drops the cached document).
+ */
+const RULES_FRESH_MS = 1000
 
 interface OpenHandle {
   /** The bucket's creation date: a bucket deleted and created again is a new bucket. */
@@ -152,7 +164,10 @@ class Registry implements BucketRegistry {
       return await this.#adopt(name)
     }
     const cached = this.#infos.get(name)
-    if (cached?.version === current) return cached.info
+    if (cached?.version === current) {
+      cached.checked = Date.now()
+      return cached.info
+    }
     const parsed = await this.#storage.readSettings(name)
     if (parsed === null) return await this.info(name) // removed between the two looks
     const info: BucketInfo = {
@@ -160,7 +175,7 @@ class Registry implements BucketRegistry {
       creationDate: new Date(parsed.creationDate),
       settings: withDefaults(parsed.settings)
     }
-    this.#infos.set(name, { version: current, info })
+    this.#infos.set(name, { version: current, info, checked: Date.now() })
     return info
   }
 
@@ -217,11 +232,18 @@ class Registry implements BucketRegistry {
 
   async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
     if (handle !== undefined) await this.#closeHandle(name)
-    const notifications = { bucket: name, rules: async () => (await this.info(name))?.settings.notifications ?? [] }
+    const notifications = { bucket: name, rules: async () => await this.#rules(name) }
     const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
     this.#handles.set(name, { incarnation, bucket })
     bucket.catch(() => this.#handles.delete(name))
     return await bucket
+  }
+
+  /** The bucket's notification rules for a write about to be made (see RULES_FRESH_MS). */
+  async #rules (name: string): Promise<readonly QueueNotifications[]> {
+    const cached = this.#infos.get(name)
+    if (cached !== undefined && Date.now() - cached.checked < RULES_FRESH_MS) return cached.info.settings.notifications
+    return (await this.info(name))?.settings.notifications ?? []
   }
 
   async #closeHandle (name: string): Promise<void> {

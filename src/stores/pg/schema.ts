@@ -100,6 +100,25 @@ CREATE TABLE fsbucket.documents (
     // An upload's checksum algorithm and type (JSON); NULL for none and for uploads created before.
     version: 3,
     sql: 'ALTER TABLE fsbucket.uploads ADD COLUMN checksum text'
+  },
+  {
+    // The outbox of event notifications (outbox.ts): messages written with the change they tell of.
+    version: 4,
+    sql: `
+CREATE TABLE fsbucket.outbox (
+  seq bigserial PRIMARY KEY,
+  store_id text NOT NULL,
+  queue text NOT NULL,
+  id text NOT NULL,
+  body text NOT NULL,
+  created bigint NOT NULL,
+  visible_at bigint NOT NULL,
+  attempts integer NOT NULL DEFAULT 0,
+  lease text
+);
+CREATE INDEX outbox_by_visibility ON fsbucket.outbox (store_id, queue, visible_at, seq);
+CREATE INDEX outbox_by_age ON fsbucket.outbox (store_id, queue, created);
+`
   }
 ]
 

@@ -28,12 +28,15 @@
  *   - No row is cached: every read asks the catalog, so a read on one
  *     gateway sees every write acknowledged by another.
  */
+import type pg from 'pg'
+import { insertMessages, PgOutbox } from './outbox.js'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
   ALWAYS, assembleListPageAsync, bucketRetired, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
   type CopyOutcome, type ListPage, type ListQuery, type ObjectReader, type Precondition,
-  type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
+  type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery,
+  type DeleteOptions, type EventSink, type OutboxMessage
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
 import { BlobFiles } from '../fs/blobs.js'
@@ -90,13 +93,34 @@ export class PgStore implements BucketStore {
   readonly #uploads: PgUploads
   readonly #root: string
   readonly #seen = new RecentRows()
+  readonly outbox: PgOutbox
+  /** Where committed changes send their events; null without rules. */
+  #sink: EventSink | null = null
 
   private constructor (catalog: PgCatalog, storeId: string, root: string, fsync: boolean) {
     this.#catalog = catalog
     this.#storeId = storeId
     this.#root = root
     this.#blobs = new BlobFiles(root, fsync)
-    this.#uploads = new PgUploads(catalog, storeId, this.#blobs)
+    this.#uploads = new PgUploads(catalog, storeId, this.#blobs, () => this.#sink)
+    this.outbox = new PgOutbox(catalog, storeId)
+  }
+
+  setEventSink (sink: EventSink | null): void {
+    this.#sink = sink
+  }
+
+  /**
+   * Runs a write's statement; with messages, in a transaction that inserts
+   * them when the statement wrote its row (`written` of its result is 1).
+   */
+  async #write (messages: OutboxMessage[], text: string, params: unknown[], written: (result: pg.QueryResult) => number): Promise<number> {
+    if (messages.length === 0) return written(await this.#catalog.query('committing a write', text, params))
+    return await this.#catalog.transaction('committing a write', async client => {
+      const n = written(await client.query(text, params))
+      if (n === 1) await insertMessages(client, this.#storeId, messages)
+      return n
+    })
   }
 
   /**
@@ -181,11 +205,13 @@ export class PgStore implements BucketStore {
     const values = [this.#storeId, idBytes, ...objectValues(object, [segment])]
     // The row this process read last for the key (a conditional put heads it first): a guess, checked by the write.
     let current = precondition === ALWAYS ? undefined : this.#seen.take(id)
+    // The messages the put sends if it commits (the sink only reads the rules).
+    const messages = this.#sink?.({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag }) ?? []
     // When the catalog fails, the body stays: the row may have committed; if not, the sweeper removes it.
     for (;;) {
       let written: number
       if (precondition === ALWAYS) {
-        written = await this.#replace(values)
+        written = await this.#replace(values, messages)
       } else {
         const guessed = current !== undefined
         if (current === undefined) current = await this.#row(idBytes, 'committing a write')
@@ -194,7 +220,7 @@ export class PgStore implements BucketStore {
           await this.#blobs.removeSegments([segment])
           return false
         }
-        written = current === null ? await this.#insert(values) : await this.#update(values, current)
+        written = current === null ? await this.#insert(values, messages) : await this.#update(values, current, messages)
         current = undefined
       }
       if (written === 1) return true
@@ -207,21 +233,19 @@ export class PgStore implements BucketStore {
   }
 
   /** Inserts the row when the key holds none; 0 when it does (or the store is retired). */
-  async #insert (values: unknown[]): Promise<number> {
-    const result = await this.#catalog.query('committing a write', `WITH live AS (${LIVE_STORE})
+  async #insert (values: unknown[], messages: OutboxMessage[]): Promise<number> {
+    return await this.#write(messages, `WITH live AS (${LIVE_STORE})
       INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) SELECT $1, $2, ${OBJECT_VALUES} FROM live
-      ON CONFLICT (store_id, id) DO NOTHING`, values)
-    return result.rowCount ?? 0
+      ON CONFLICT (store_id, id) DO NOTHING`, values, result => result.rowCount ?? 0)
   }
 
   /** Replaces the row `current` when it is still the key's (same rev); 0 otherwise. Its body files go to `garbage`. */
-  async #update (values: unknown[], current: PgObjectRow): Promise<number> {
-    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
+  async #update (values: unknown[], current: PgObjectRow, messages: OutboxMessage[]): Promise<number> {
+    return await this.#write(messages, `WITH live AS (${LIVE_STORE}),
       updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE}
         WHERE store_id = $1 AND id = $2 AND rev = $13 AND EXISTS (SELECT 1 FROM live) RETURNING 1),
       replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $14 FROM updated, unnest($15::text[]) f)
-      SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0])])
-    return result.rows[0].n
+      SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0])], result => result.rows[0].n)
   }
 
   /**
@@ -231,8 +255,8 @@ export class PgStore implements BucketStore {
    * another gateway inserted the key since the statement's snapshot, or the
    * store is retired.
    */
-  async #replace (values: unknown[]): Promise<number> {
-    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${LIVE_STORE}),
+  async #replace (values: unknown[], messages: OutboxMessage[]): Promise<number> {
+    return await this.#write(messages, `WITH live AS (${LIVE_STORE}),
       prior AS (SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE),
       updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE} FROM prior
         WHERE store_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM live) RETURNING prior.segments AS before),
@@ -240,24 +264,33 @@ export class PgStore implements BucketStore {
         WHERE NOT EXISTS (SELECT 1 FROM prior) ON CONFLICT (store_id, id) DO NOTHING RETURNING 1),
       replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since)
         SELECT $1, s->>0, $13 FROM updated, jsonb_array_elements(updated.before) s)
-      SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now()])
-    return result.rows[0].n
+      SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now()], result => result.rows[0].n)
   }
 
-  async delete (ids: string[]): Promise<void> {
+  async delete (ids: string[], options: DeleteOptions = {}): Promise<void> {
     if (ids.length === 0) return
-    const { rows } = await this.#catalog.query<{ n: number }>('deleting objects', `WITH live AS (${LIVE_STORE}),
-      removed AS (DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) AND EXISTS (SELECT 1 FROM live) RETURNING segments),
+    const text = `WITH live AS (${LIVE_STORE}),
+      removed AS (DELETE FROM fsbucket.objects WHERE store_id = $1 AND id = ANY($2::bytea[]) AND EXISTS (SELECT 1 FROM live) RETURNING segments, key),
       garbage AS (INSERT INTO fsbucket.garbage (store_id, file, since)
         SELECT $1, s->>0, $3 FROM removed, jsonb_array_elements(removed.segments) s)
-      SELECT count(*)::int AS n FROM removed`,
-    [this.#storeId, ids.map(id => Buffer.from(id, 'utf8')), Date.now()])
+      SELECT key FROM removed`
+    const params = [this.#storeId, ids.map(id => Buffer.from(id, 'utf8')), Date.now()]
+    const sink = this.#sink
+    // With rules, the keys removed are known only inside the statement: their messages go in its transaction.
+    const { rows } = sink === null
+      ? await this.#catalog.query<{ key: string }>('deleting objects', text, params)
+      : await this.#catalog.transaction('deleting objects', async client => {
+        const result = await client.query<{ key: string }>(text, params)
+        const action = options.cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
+        await insertMessages(client, this.#storeId, result.rows.flatMap(row => sink({ action, key: row.key })))
+        return result
+      })
     // Nothing removed: none of the ids is stored, or the bucket is retired (a delete is a write, refused there too).
-    if (rows[0].n === 0 && await this.#retired()) throw bucketRetired('delete')
+    if (rows.length === 0 && await this.#retired()) throw bucketRetired('delete')
   }
 
   async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
-    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, liveStore: LIVE_STORE }, fromId, toId, build, precondition)
+    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, liveStore: LIVE_STORE, sink: this.#sink }, fromId, toId, build, precondition)
   }
 
   async list (query: ListQuery): Promise<ListPage> {
