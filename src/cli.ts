@@ -33,6 +33,7 @@ import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { parseRouteSpec } from './http/target.js'
+import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
 import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
@@ -73,6 +74,15 @@ function routeSpec (value: string, previous: string[] = []): string[] {
     throw new InvalidArgumentError((err as Error).message)
   }
   return [...previous, value]
+}
+
+/** `--queue-push <queue>=<url>`, repeatable; the variable holds several, comma-separated. */
+function queuePushSpec (value: string, previous: QueuePush[] = []): QueuePush[] {
+  try {
+    return [...previous, ...value.split(/[\s,]+/).filter(s => s !== '').map(parseQueuePush)]
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message)
+  }
 }
 
 /**
@@ -133,6 +143,8 @@ export function buildCli (): Command {
     .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
+    .addOption(new Option('--queue-push <queue=url>', 'POST the messages of a queue to a local app as JSON batches; a 2xx answer acknowledges, anything else retries with back-off (repeatable; comma-separated in the variable)')
+      .env('FSBUCKET_QUEUE_PUSH').default([]).argParser(queuePushSpec))
     .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true).argParser(onOff))
     .action(async (options: ServeOptions, command: Command) => {
       if (options.memory === true) {
