@@ -344,6 +344,8 @@ export class BucketEngine implements Bucket {
   }
 
   async sweep (options: SweepOptions = {}): Promise<SweepReport> {
+    // A sweep may delete (lifecycle expiry): its events follow the rules of now.
+    await this.#readRules()
     const maxAge = options.uploadMaxAgeMs ?? this.#uploadMaxAgeMs
     // Leftovers are judged by their files' real times, not by the injected clock.
     const grace = options.leftoverGraceMs ?? DEFAULT_LEFTOVER_GRACE_MS

@@ -57,16 +57,6 @@ export async function listen (t: Test, registry: BucketRegistry, dataDir: string
   return { base, call, s3 }
 }
 
-/** A queue named `name` with an http_pull consumer; its id. */
-export async function pullQueue (t: Test, api: QueueApi, name: string): Promise<string> {
-  const created = await api.call('POST', `/client/v4/accounts/${ACCOUNT}/queues`, { queue_name: name })
-  t.equal(created.status, 200, `queue ${name} created`)
-  const id = created.body.result.queue_id as string
-  const consumer = await api.call('POST', `/client/v4/accounts/${ACCOUNT}/queues/${id}/consumers`, { type: 'http_pull', settings: { batch_size: 100 } })
-  t.equal(consumer.status, 200, 'http_pull consumer added')
-  return id
-}
-
 /** Pulls and acknowledges until the queue is empty; the message bodies, parsed. */
 export async function drain (api: QueueApi, queueId: string): Promise<any[]> {
   const bodies: any[] = []
