@@ -34,6 +34,7 @@ import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { parseRouteSpec } from './http/target.js'
+import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
 import { commandHelp } from './doors/command-help.js'
 import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
@@ -90,6 +91,15 @@ function routeSpec (value: string, previous: string[] = []): string[] {
     throw new InvalidArgumentError((err as Error).message)
   }
   return [...previous, value]
+}
+
+/** `--queue-push <queue>=<url>`, repeatable; the variable holds several, comma-separated. */
+function queuePushSpec (value: string, previous: QueuePush[] = []): QueuePush[] {
+  try {
+    return [...previous, ...value.split(/[\s,]+/).filter(s => s !== '').map(parseQueuePush)]
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message)
+  }
 }
 
 /**
@@ -154,6 +164,8 @@ export function buildCli (): Command {
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS on both ports with this PEM certificate chain (with --tls-key; re-read on SIGHUP)').env('FSBUCKET_TLS_CERT'))
     .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('FSBUCKET_TLS_KEY'))
+    .addOption(new Option('--queue-push <queue=url>', 'POST the messages of a queue to a local app as JSON batches; a 2xx answer acknowledges, anything else retries with back-off (repeatable; comma-separated in the variable)')
+      .env('FSBUCKET_QUEUE_PUSH').default([]).argParser(queuePushSpec))
     .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true, 'on').argParser(onOff))
     .action(async (options: ServeOptions, command: Command) => {
       if (options.memory === true) {

@@ -24,7 +24,8 @@ import { keyId, lookupId } from './keys.js'
 import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import { ALWAYS, type BucketStore, type StoredObject, type StoredUpload } from './port.js'
+import { ALWAYS, type BucketStore, type DeleteOptions, type Outbox, type StoredObject, type StoredUpload } from './port.js'
+import { messagesFor, type QueueNotifications } from './notifications.js'
 import type {
   Bucket, BucketCopyOptions, BucketCopyOutcome, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
   BucketCompleteOptions, BucketObjectBody, BucketObjects, BucketPartListOptions, BucketParts, BucketPutOptions, BucketRange,
@@ -91,12 +92,19 @@ export class BucketEngine implements Bucket {
   #timer: NodeJS.Timeout | undefined
   /** Sweeps in progress: `close` waits for them, and the timer starts none while one runs. */
   readonly #sweeping = new Set<Promise<SweepReport>>()
+  readonly #notifications: OpenBucketOptions['notifications']
+  /**
+   * The notification rules as last read (before each write): the store's
+   * event sink runs inside its transaction, where nothing can be awaited.
+   */
+  #rules: readonly QueueNotifications[] = []
 
   constructor (store: BucketStore, options: OpenBucketOptions = {}) {
     this.#store = store
     this.#clock = options.clock ?? (() => new Date())
     this.#minPartSize = options.minPartSize ?? DEFAULT_MIN_PART_BYTES
     this.#uploadMaxAgeMs = options.uploadMaxAgeMs ?? DEFAULT_UPLOAD_MAX_AGE_MS
+    this.#notifications = options.notifications
     if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
       this.#timer = setInterval(() => {
         if (this.#sweeping.size === 0) this.sweep().catch(() => {})
@@ -107,6 +115,22 @@ export class BucketEngine implements Bucket {
 
   #now (): number {
     return this.#clock().getTime()
+  }
+
+  /** Reads the notification rules before a write, so the change's events follow the rules of that moment. */
+  async #readRules (): Promise<void> {
+    const notifications = this.#notifications
+    if (notifications === undefined || this.#store.setEventSink === undefined) return
+    const rules = await notifications.rules()
+    if (rules === this.#rules) return
+    this.#rules = rules
+    // No rules, no sink: a store then writes as it would without notifications.
+    this.#store.setEventSink(rules.length === 0 ? null : change => messagesFor(rules, notifications.bucket, change, this.#clock()))
+  }
+
+  /** The store's outbox, where the messages of this bucket's events wait (undefined when the store keeps none). */
+  get outbox (): Outbox | undefined {
+    return this.#store.outbox
   }
 
   async head (key: string): Promise<BucketObject | null> {
@@ -168,6 +192,7 @@ export class BucketEngine implements Bucket {
 
     const unconditional = isUnconditional(conditional)
     if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
+    await this.#readRules()
 
     const computed = computedChecksums(opts.computeChecksums)
     const body = new MeasuredBody(source, ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...computed], MAX_PUT_BYTES, 'put')
@@ -200,12 +225,14 @@ export class BucketEngine implements Bucket {
     if (refused.length > 0) throw new BucketError('ObjectLocked', 'delete', `(key: ${JSON.stringify(refused[0])})`)
   }
 
-  async deleteEach (keys: string[]): Promise<string[]> {
+  /** `delete` of each key, answering the keys a lock rule kept; `{cause: 'lifecycle'}` for objects a lifecycle rule expired (their event is LifecycleDeletion). */
+  async deleteEach (keys: string[], options: DeleteOptions = {}): Promise<string[]> {
     if (keys.length > MAX_DELETE_KEYS) {
       throw new RangeError(`delete: at most ${MAX_DELETE_KEYS} keys can be deleted at once (got ${keys.length}).`)
     }
     const ids = keys.map(k => lookupId('delete', k))
-    const refused = new Set(await this.#store.delete([...new Set(ids)]))
+    await this.#readRules()
+    const refused = new Set(await this.#store.delete([...new Set(ids)], options.cause === undefined ? undefined : { cause: options.cause }))
     return keys.filter((_, i) => refused.has(ids[i]))
   }
 
@@ -224,6 +251,7 @@ export class BucketEngine implements Bucket {
   }
 
   async copy (sourceKey: string, key: string, options?: BucketCopyOptions): Promise<BucketCopyOutcome> {
+    await this.#readRules()
     return await copyObject(this.#store, sourceKey, key, optionsObject<BucketCopyOptions>('copy', options), { now: this.#now(), version: newVersion() })
   }
 
@@ -326,6 +354,7 @@ export class BucketEngine implements Bucket {
     const request = {
       key, version: completionVersion(uploadId, randomHex(8)), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum)
     }
+    await this.#readRules()
     // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.
     const refused = new Error('precondition failed')
     const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
@@ -346,6 +375,8 @@ export class BucketEngine implements Bucket {
   }
 
   async sweep (options: SweepOptions = {}): Promise<SweepReport> {
+    // A sweep may delete (lifecycle expiry): its events follow the rules of now.
+    await this.#readRules()
     const maxAge = options.uploadMaxAgeMs ?? this.#uploadMaxAgeMs
     const now = options.now ?? this.#now()
     // Leftovers are judged by their files' real times, not by the injected clock.

@@ -35,6 +35,7 @@ import type { ListPage, ListQuery, MultipartLayout, StoredObject, StoredPart, St
 import type { LockRule } from './locks.js'
 import type { BucketSettings } from './settings.js'
 import type { SweepReport } from './types.js'
+import type { ObjectChange, OutboxMessage } from './events.js'
 
 export { assembleListPage, assembleListPageAsync, type AsyncPageSource, type PageSource } from './list-page.js'
 export { pastPrefix } from './keys.js'
@@ -53,6 +54,8 @@ export function objectLocked (method: string, key: string): BucketError {
 export function bucketLocked (): BucketError {
   return new BucketError('BucketLocked', 'deleteBucket')
 }
+export { randomHex } from './random.js'
+export type { ChangeAction, ObjectChange, OutboxMessage } from './events.js'
 
 /** What a store throws for a write to a retired bucket (10006), in every process. */
 export function bucketRetired (method = 'write'): BucketError {
@@ -199,6 +202,49 @@ export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPa
 export type CopyBuilder = (source: StoredObject) => StoredObject | null
 
 /** What a store's `copy` did. */
+/**
+ * Why a delete happens, when it is not a client's: `lifecycle` for an
+ * object a lifecycle rule expired (its event is LifecycleDeletion).
+ */
+/**
+ * What the engine makes of a change: the messages of the notification
+ * rules it matches (often none). Synchronous and without I/O, because a
+ * store calls it inside its write transaction.
+ */
+export type EventSink = (change: ObjectChange) => OutboxMessage[]
+
+/** A message handed to a consumer under a lease. */
+export interface LeasedMessage {
+  /** The message's place in its store's outbox. */
+  seq: number
+  id: string
+  body: string
+  created: number
+  /** Deliveries so far, this one included. */
+  attempts: number
+  /** The lease's secret: an acknowledgement or retry must name it. */
+  lease: string
+}
+
+/** A lease a consumer settles: `delayMs` for a retry (0: visible at once). */
+export interface LeaseRef { seq: number, lease: string }
+
+/**
+ * The outbox of a store, read by the queues: messages stay until
+ * acknowledged or expired; a leased message is invisible until its lease
+ * ends, then is handed out again (at least once).
+ */
+export interface Outbox {
+  /** Leases at most `limit` messages of `queue` visible at `now`, oldest first, invisible until `now + leaseMs`. */
+  lease (queue: string, limit: number, now: number, leaseMs: number): Promise<LeasedMessage[]>
+  /** Removes acknowledged messages and makes retried ones visible again at their time; counts those whose lease still held. */
+  settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }>
+  /** Messages of `queue` waiting (leased or not). */
+  backlog (queue: string): Promise<number>
+  /** Removes the messages of `queue` written before `before` (retention), or all of them without it. */
+  drop (queue: string, before?: number): Promise<number>
+}
+
 export type CopyOutcome =
   | { status: 'copied', object: StoredObject }
   /** No object at the source id. */
@@ -273,6 +319,18 @@ export interface BucketStore {
    * lost to a bucket deletion.
    */
   retire (): Promise<boolean>
+
+  /**
+   * Optional: where the events of changes go. A store that has one calls
+   * the sink set last inside the transaction of every change it commits
+   * (put, copy, completion, each key a delete removes) and writes the
+   * messages it returns into its outbox in that transaction, so a change
+   * and its messages are durable together; a refused or failed write
+   * writes none.
+   */
+  setEventSink? (sink: EventSink | null): void
+  /** The outbox those messages wait in (present with `setEventSink`). */
+  readonly outbox?: Outbox
 
   /**
    * Aborts uploads created before `createdBefore`, removes leftovers older

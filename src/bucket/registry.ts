@@ -47,7 +47,8 @@
 import { BucketEngine } from './bucket.js'
 import { BucketError } from './errors.js'
 import { parseLockRules, type LockRule } from './locks.js'
-import type { RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
+import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
+import type { QueueNotifications } from './notifications.js'
 import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
 } from './settings.js'
@@ -74,6 +75,14 @@ export interface BucketRegistry {
   lockRules (name: string): Promise<LockRule[]>
   /** Replaces the bucket's lock rules (checked first: an argument error names the first mistake); answers them as kept. */
   setLockRules (name: string, rules: unknown): Promise<LockRule[]>
+  /**
+   * Replaces the bucket's notification rules with what `change` makes of
+   * the current ones, under the settings lock (a rule judged against the
+   * others is judged against the latest); `change` may throw to refuse.
+   */
+  changeNotifications (name: string, change: (current: QueueNotifications[]) => QueueNotifications[]): Promise<QueueNotifications[]>
+  /** The outbox of bucket `name`'s store, where its event messages wait; null when the bucket or the outbox does not exist. */
+  outbox (name: string): Promise<Outbox | null>
   bucketForDomain (host: string): Promise<string | null>
   /**
    * Sweeps every bucket (one sweep at a time per process), carrying out its
@@ -101,12 +110,24 @@ export interface RegistryOptions {
 interface CachedInfo {
   version: string
   info: BucketInfo
+  /** When the version was last compared with the storage's (Date.now()). */
+  checked: number
 }
+
+/**
+ * How long a write trusts the notification rules of a settings document
+ * checked that recently. A door reads the bucket's settings at the start of
+ * every request (one indexed row of a catalog server), so the write it then
+ * makes needs no second look; a write of the library binding, which no
+ * door precedes, looks again once this has passed. Rules changed through
+ * this process are seen at once (the change drops the cached document).
+ */
+const RULES_FRESH_MS = 1000
 
 interface OpenHandle {
   /** The bucket's creation date: a bucket deleted and created again is a new bucket. */
   incarnation: number
-  bucket: Promise<Bucket>
+  bucket: Promise<BucketEngine>
 }
 
 /**
@@ -154,7 +175,10 @@ class Registry implements BucketRegistry {
       return await this.#adopt(name)
     }
     const cached = this.#infos.get(name)
-    if (cached?.version === current) return cached.info
+    if (cached?.version === current) {
+      cached.checked = Date.now()
+      return cached.info
+    }
     const parsed = await this.#storage.readSettings(name)
     if (parsed === null) return await this.info(name) // removed between the two looks
     const info: BucketInfo = {
@@ -162,7 +186,7 @@ class Registry implements BucketRegistry {
       creationDate: new Date(parsed.creationDate),
       settings: withDefaults(parsed.settings)
     }
-    this.#infos.set(name, { version: current, info })
+    this.#infos.set(name, { version: current, info, checked: Date.now() })
     return info
   }
 
@@ -215,11 +239,23 @@ class Registry implements BucketRegistry {
     const incarnation = info.creationDate.getTime()
     const handle = this.#handles.get(name)
     if (handle !== undefined && handle.incarnation === incarnation) return await handle.bucket
+    return await this.#openEngine(name, incarnation, handle)
+  }
+
+  async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
     if (handle !== undefined) await this.#closeHandle(name)
-    const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, this.#engineOptions))
+    const notifications = { bucket: name, rules: async () => await this.#rules(name) }
+    const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
     this.#handles.set(name, { incarnation, bucket })
     bucket.catch(() => this.#handles.delete(name))
     return await bucket
+  }
+
+  /** The bucket's notification rules for a write about to be made (see RULES_FRESH_MS). */
+  async #rules (name: string): Promise<readonly QueueNotifications[]> {
+    const cached = this.#infos.get(name)
+    if (cached !== undefined && Date.now() - cached.checked < RULES_FRESH_MS) return cached.info.settings.notifications
+    return (await this.info(name))?.settings.notifications ?? []
   }
 
   async #closeHandle (name: string): Promise<void> {
@@ -258,6 +294,26 @@ class Registry implements BucketRegistry {
     const bucket = await this.open(name)
     if (bucket === null) throw new BucketError('NoSuchBucket', method)
     return bucket
+  }
+
+  async changeNotifications (name: string, change: (current: QueueNotifications[]) => QueueNotifications[]): Promise<QueueNotifications[]> {
+    if (await this.info(name) === null) throw new BucketError('NoSuchBucket', 'updateBucket')
+    const notifications = await this.#storage.withSettingsLock(name, async () => {
+      const current = await this.#storage.readSettings(name)
+      if (current === null) throw new BucketError('NoSuchBucket', 'updateBucket') // deleted meanwhile
+      const settings = withDefaults(current.settings)
+      const next = validateSettingsPatch({ notifications: change(settings.notifications) }).notifications ?? []
+      await this.#storage.writeSettings(name, { ...current, settings: { ...settings, notifications: next } })
+      return next
+    })
+    this.#infos.delete(name)
+    await this.#storage.touch()
+    return notifications
+  }
+
+  async outbox (name: string): Promise<Outbox | null> {
+    const bucket = await this.open(name)
+    return (bucket as BucketEngine | null)?.outbox ?? null
   }
 
   async bucketForDomain (host: string): Promise<string | null> {

@@ -5,6 +5,7 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import type { StorageClass } from './types.js'
+import { isQueueNotificationsList, type QueueNotifications } from './notifications.js'
 
 export interface CorsRule {
   allowedOrigins: string[]
@@ -25,6 +26,8 @@ export interface BucketSettings {
   domains: string[]
   /** Storage class of objects put without one. */
   storageClass: StorageClass
+  /** Event notification rules, by the queue they send to (notifications.ts). */
+  notifications: QueueNotifications[]
 }
 
 export const defaultSettings: Readonly<BucketSettings> = Object.freeze({
@@ -32,12 +35,13 @@ export const defaultSettings: Readonly<BucketSettings> = Object.freeze({
   cors: null,
   lifecycle: null,
   domains: [],
-  storageClass: 'Standard'
+  storageClass: 'Standard',
+  notifications: []
 })
 
 /** Settings with every field present (files written by older versions may lack some). */
 export function withDefaults (settings: Partial<BucketSettings>): BucketSettings {
-  return { ...defaultSettings, domains: [], ...settings }
+  return { ...defaultSettings, domains: [], notifications: [], ...settings }
 }
 
 /** 3 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit. */
@@ -104,6 +108,10 @@ export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<
     out.cors = patch.cors
   }
   if (patch.lifecycle !== undefined) out.lifecycle = patch.lifecycle
+  if (patch.notifications !== undefined) {
+    if (!isQueueNotificationsList(patch.notifications)) throw new TypeError('settings.notifications must be an array of {queueId, account, rules}')
+    out.notifications = patch.notifications
+  }
   return out
 }
 

@@ -3,6 +3,7 @@
  * Shapes follow the binding document (`bucket-binding-api.md`).
  */
 
+import type { QueueNotifications } from './notifications.js'
 import type { Readable } from 'node:stream'
 import type { LockRule } from './locks.js'
 
@@ -455,4 +456,11 @@ export interface OpenBucketOptions {
   uploadMaxAgeMs?: number
   /** Run the sweeper on a timer every so many ms (0 = never). Default 0; servers turn it on. */
   sweepIntervalMs?: number
+  /**
+   * The bucket's name and its event notification rules, read before each
+   * write: a store with an outbox then writes the messages of each
+   * committed change in the change's own transaction. Without it, no
+   * events.
+   */
+  notifications?: { bucket: string, rules: () => Promise<readonly QueueNotifications[]> }
 }

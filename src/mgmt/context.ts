@@ -3,12 +3,14 @@
  * the bucket registry shared with the gateway, and the clock.
  */
 import { randomBytes } from 'node:crypto'
-import type { BucketRegistry } from '../bucket/index.js'
+import type { BucketRegistry, Queues } from '../bucket/index.js'
 import type { ManagementStore } from './store.js'
 
 export interface ManagementContext {
   store: ManagementStore
   registry: BucketRegistry
+  /** The queues event notifications are delivered to. */
+  queues: Queues
   now: () => Date
 }
 

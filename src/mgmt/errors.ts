@@ -93,6 +93,15 @@ export const ManagementErrors = {
   DomainNotInZone: { code: 10071, status: 400, message: 'The domain is not in the given zone.' },
   DomainAlreadyAttached: { code: 10072, status: 400, message: 'The domain is already attached to a bucket.' },
   DomainNotFound: { code: 10073, status: 404, message: 'The custom domain is not attached to this bucket.' },
+  // Queues and event notifications
+  QueueNotFound: { code: 11000, status: 404, message: 'Queue does not exist.' },
+  QueueAlreadyExists: { code: 11009, status: 409, message: 'A queue with this name already exists.' },
+  InvalidQueueName: { code: 11003, status: 400, message: 'The queue name is not valid: 1 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit.' },
+  InvalidQueueSettings: { code: 11004, status: 400, message: 'The queue or consumer settings are not valid.' },
+  ConsumerAlreadyExists: { code: 11005, status: 409, message: 'This queue already has a consumer.' },
+  ConsumerNotFound: { code: 11006, status: 404, message: 'Consumer does not exist.' },
+  InvalidNotificationRule: { code: 10090, status: 400, message: 'The event notification rule is not valid.' },
+  OverlappingNotificationRule: { code: 10091, status: 409, message: 'The event notification rule overlaps an existing rule of this bucket.' },
   // Anything else
   InternalError: { code: 10001, status: 500, message: 'Internal error.' }
 } as const satisfies Record<string, ManagementErrorDefinition>

@@ -16,7 +16,7 @@
  * bodies raw, in a scope of their own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { isStorageFailure, isTransient, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
+import { isStorageFailure, isTransient, Queues, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
@@ -31,6 +31,8 @@ import { registerDomainRoutes } from './routes/domains.js'
 import { registerGraphqlRoute } from './routes/graphql.js'
 import { registerInviteRoutes } from './routes/invites.js'
 import { registerObjectRoutes } from './routes/r2-objects.js'
+import { registerEventNotificationRoutes } from './routes/event-notifications.js'
+import { registerQueueRoutes } from './routes/queues.js'
 import { registerUserRoutes } from './routes/user.js'
 import { registerZoneRoutes } from './routes/zones.js'
 import { ManagementStore } from './store.js'
@@ -57,10 +59,12 @@ function isFastifyRequestError (error: unknown): error is FastifyError {
 }
 
 export async function managementApi (app: FastifyInstance, options: ManagementApiOptions): Promise<void> {
+  const now = options.clock ?? (() => new Date())
   const ctx: ManagementContext = {
     store: new ManagementStore(options.state ?? options.registry.state('mgmt')),
     registry: options.registry,
-    now: options.clock ?? (() => new Date())
+    queues: new Queues(options.registry, now),
+    now
   }
 
   app.removeContentTypeParser(['application/json', 'text/plain'])
@@ -122,5 +126,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   registerAccountRoutes(app, ctx)
   registerUserRoutes(app, ctx)
   registerGraphqlRoute(app, ctx)
+  registerQueueRoutes(app, ctx)
+  registerEventNotificationRoutes(app, ctx)
   await app.register(registerObjectRoutes, { ctx })
 }

@@ -14,6 +14,7 @@
  * data directory, `routes.json`, the writability checks and fsync play no
  * part, and nothing is written to disk.
  */
+import { startQueuePush, type QueuePush } from './queue-push.js'
 import { promises as fsp } from 'node:fs'
 import type { Server as HttpsServer } from 'node:https'
 import { createServer } from 'node:net'
@@ -73,6 +74,8 @@ export interface GatewayOptions {
   tlsKey?: string
   /** The certificate chain and key themselves (`startServer`'s `tls`), instead of the files. */
   tls?: TlsPair
+  /** Queues pushed to a local app (`--queue-push <queue>=<url>`, queue-push.ts); by the primary only. */
+  queuePush?: QueuePush[]
 }
 
 /** The gateway of one process, built and not yet listening. */
@@ -215,8 +218,10 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   const registry = await openServerRegistry(options)
   let app: FastifyInstance | null = null
   let s3: FastifyInstance | null = null
+  let stopPush: (() => Promise<void>) | null = null
   const close = async (): Promise<void> => {
     try {
+      await stopPush?.()
       await Promise.all([app?.close(), s3?.close()])
     } finally {
       await registry.close()
@@ -271,6 +276,9 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       startupNotes(options, log)
       await ensureFirstBucket(registry, options.defaultBucket, log)
       startSweeper(options.sweepInterval, registry, metrics, log)
+      if (options.queuePush !== undefined && options.queuePush.length > 0) {
+        stopPush = startQueuePush(registry, options.queuePush, { onFailure: (push, reason) => { log.warn({ queue: push.queue, url: push.url, reason }, 'queue push failed; the batch will be retried') } })
+      }
     }
     const gatewayApp = app
     const s3App = s3

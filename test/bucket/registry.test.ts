@@ -70,7 +70,7 @@ t.test('create, info and list', async t => {
   const created = await registry.create('photos', { public: true })
   t.equal(created.name, 'photos')
   t.same(created.creationDate, when)
-  t.same(created.settings, { public: true, cors: null, lifecycle: null, domains: [], storageClass: 'Standard' })
+  t.same(created.settings, { public: true, cors: null, lifecycle: null, domains: [], storageClass: 'Standard', notifications: [] })
   await registry.create('assets')
 
   t.same((await registry.list()).map(b => b.name), ['assets', 'photos'], 'sorted, dot and invalid directories skipped')

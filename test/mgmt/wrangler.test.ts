@@ -261,5 +261,38 @@ t.test('wrangler against fsbucket', async t => {
   }
 
   // Independent groups side by side: each wrangler start costs seconds of CPU.
-  await Promise.all([whoamiAndBuckets(), objects(), cors(), lifecycle(), locks(), domains(), wrongToken()])
+  async function queuesAndNotifications (): Promise<void> {
+    await api('POST', `/accounts/${accountId}/r2/buckets`, { name: 'wr-notes' })
+    ok(t, await wrangler(['queues', 'create', 'wr-events']), 'queues create')
+    const listed = await wrangler(['queues', 'list'])
+    ok(t, listed, 'queues list')
+    t.match(listed.stdout, /wr-events/, 'the queue is listed')
+    ok(t, await wrangler(['queues', 'consumer', 'http', 'add', 'wr-events', '--batch-size', '5', '--visibility-timeout-secs', '20']), 'queues consumer http add')
+    const queue = (await api('GET', `/accounts/${accountId}/queues?name=wr-events`)).body.result[0]
+    t.match(queue.consumers, [{ type: 'http_pull', settings: { batch_size: 5, visibility_timeout_ms: 20_000 } }], 'the consumer and its settings')
+
+    ok(t, await wrangler(['r2', 'bucket', 'notification', 'create', 'wr-notes', '--event-type', 'object-create', '--queue', 'wr-events', '--prefix', 'img/']), 'r2 bucket notification create')
+    const overlapping = await wrangler(['r2', 'bucket', 'notification', 'create', 'wr-notes', '--event-type', 'object-create', '--queue', 'wr-events', '--prefix', 'img/cats/'])
+    t.not(overlapping.code, 0, 'an overlapping rule is refused')
+    t.match(overlapping.output, /10091/, 'with its code')
+    const rules = await wrangler(['r2', 'bucket', 'notification', 'list', 'wr-notes'])
+    ok(t, rules, 'r2 bucket notification list')
+    t.match(rules.stdout, /wr-events/, 'the rule names its queue')
+    t.match(rules.stdout, /img\//, 'and its prefix')
+    t.match(rules.stdout, /PutObject,CompleteMultipartUpload,CopyObject/, 'and its actions')
+
+    // An object written through the API reaches a pull loop.
+    await api('PUT', bucketPath('wr-notes', '/objects/img/tom.jpg'), 'meow')
+    const pulled = await api('POST', `/accounts/${accountId}/queues/${queue.queue_id as string}/messages/pull`, {})
+    t.equal(pulled.body.result.messages.length, 1, 'one message')
+    t.match(JSON.parse(pulled.body.result.messages[0].body), { action: 'PutObject', bucket: 'wr-notes', object: { key: 'img/tom.jpg', size: 4 } })
+
+    ok(t, await wrangler(['r2', 'bucket', 'notification', 'delete', 'wr-notes', '--queue', 'wr-events']), 'r2 bucket notification delete')
+    t.same((await api('GET', `/accounts/${accountId}/event_notifications/r2/wr-notes/configuration`)).body.result.queues, [], 'no rules left')
+    ok(t, await wrangler(['queues', 'consumer', 'http', 'remove', 'wr-events']), 'queues consumer http remove')
+    ok(t, await wrangler(['queues', 'delete', 'wr-events']), 'queues delete')
+    t.same((await api('GET', `/accounts/${accountId}/queues`)).body.result, [], 'the queue is gone')
+  }
+
+  await Promise.all([whoamiAndBuckets(), objects(), cors(), lifecycle(), locks(), domains(), wrongToken(), queuesAndNotifications()])
 })

@@ -22,7 +22,7 @@
  * row's own `body` column, read as before until the key is written again.
  */
 import type BetterSqlite3 from 'better-sqlite3'
-import { bucketRetired, lockRulesOf, lockRulesText, retainingRule, type LockRule, type StoredObject } from '../../bucket/port.js'
+import { bucketRetired, lockRulesOf, lockRulesText, retainingRule, type EventSink, type LockRule, type ObjectChange, type StoredObject } from '../../bucket/port.js'
 import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
 import { Database } from './sqlite.js'
@@ -76,6 +76,18 @@ CREATE TABLE IF NOT EXISTS bucket_state (
   name TEXT PRIMARY KEY,
   value TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  queue TEXT NOT NULL,
+  id TEXT NOT NULL,
+  body TEXT NOT NULL,
+  created INTEGER NOT NULL,
+  visible_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  lease TEXT
+);
+CREATE INDEX IF NOT EXISTS outbox_by_visibility ON outbox (queue, visible_at, seq);
+CREATE INDEX IF NOT EXISTS outbox_by_age ON outbox (queue, created);
 `
 
 /** A body kept in `bodies` goes with the row that names it: when the row names another (or none), and when it is deleted. */
@@ -165,7 +177,18 @@ interface Statements {
   partsAfter: Statement<[string, number, number], PartRow>
   upsertPart: Statement
   deleteParts: Statement<[string]>
+  insertMessage: Statement<[string, string, string, number, number]>
+  visibleMessages: Statement<[string, number, number], OutboxRow>
+  leaseMessage: Statement<[number, string, number]>
+  ackMessage: Statement<[number, string, string]>
+  retryMessage: Statement<[number, number, string, string]>
+  backlog: Statement<[string], number>
+  dropMessages: Statement<[string, number]>
+  oldestMessage: Statement<[string], number | null>
 }
+
+/** A row of the outbox (see outbox.ts). */
+export interface OutboxRow { seq: number, id: string, body: string, created: number, attempts: number }
 
 function statements (db: BetterSqlite3.Database): Statements {
   const prepare = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql)
@@ -219,7 +242,16 @@ function statements (db: BetterSqlite3.Database): Statements {
     partsAfter: prepare<[string, number, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?'),
     upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file, checksums) VALUES (@upload_id, @part_number, @etag, @size, @file, @checksums)
       ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums`),
-    deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?')
+    deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?'),
+    insertMessage: prepare<[string, string, string, number, number]>('INSERT INTO outbox (queue, id, body, created, visible_at) VALUES (?, ?, ?, ?, ?)'),
+    visibleMessages: prepare<[string, number, number], OutboxRow>(`SELECT seq, id, body, created, attempts FROM outbox
+      WHERE queue = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`),
+    leaseMessage: prepare<[number, string, number]>('UPDATE outbox SET visible_at = ?, lease = ?, attempts = attempts + 1 WHERE seq = ?'),
+    ackMessage: prepare<[number, string, string]>('DELETE FROM outbox WHERE seq = ? AND queue = ? AND lease = ?'),
+    retryMessage: prepare<[number, number, string, string]>('UPDATE outbox SET visible_at = ?, lease = NULL WHERE seq = ? AND queue = ? AND lease = ?'),
+    backlog: db.prepare<[string], number>('SELECT count(*) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number>,
+    dropMessages: prepare<[string, number]>('DELETE FROM outbox WHERE queue = ? AND created < ?'),
+    oldestMessage: db.prepare<[string], number | null>('SELECT min(created) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number | null>
   }
 }
 
@@ -231,6 +263,8 @@ export class Catalog {
   readonly #transaction: BetterSqlite3.Transaction<(fn: () => unknown) => unknown>
   /** The turn of the event loop in which the data version was last looked at (see ../turn.ts). */
   #checkedTurn = -1
+  /** Where committed changes send their events (the engine's rules), null for none. */
+  sink: EventSink | null = null
 
   private constructor (db: BetterSqlite3.Database) {
     this.#db = db
@@ -338,7 +372,7 @@ export class Catalog {
    * Inside `write`: deletes the rows of `ids` but those a lock rule retains
    * (`refused`); the ids deleted and the body files their rows named.
    */
-  deleteRows (ids: string[], versions?: ReadonlyMap<string, string>): { deleted: string[], removed: Segment[], refused: string[] } {
+  deleteRows (ids: string[], versions: ReadonlyMap<string, string> | undefined, action: 'DeleteObject' | 'LifecycleDeletion'): { deleted: string[], removed: Segment[], refused: string[] } {
     const done = { deleted: [] as string[], removed: [] as Segment[], refused: [] as string[] }
     for (const id of ids) {
       const idBytes = Buffer.from(id, 'utf8')
@@ -352,10 +386,21 @@ export class Catalog {
         continue
       }
       this.sql.deleteObject.run(idBytes)
+      this.emit({ action, key: row.key })
       done.deleted.push(id)
       done.removed.push(...JSON.parse(row.segments) as Segment[])
     }
     return done
+  }
+
+  /**
+   * Writes the messages of a committed change into the outbox, inside
+   * `write`, in the change's own transaction: they are durable with it,
+   * and roll back with it.
+   */
+  emit (change: ObjectChange): void {
+    if (this.sink === null) return
+    for (const message of this.sink(change)) this.sql.insertMessage.run(message.queue, message.id, message.body, message.created, message.created)
   }
 
   /** Runs `fn` in one read transaction: one snapshot for several statements. */

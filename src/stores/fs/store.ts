@@ -48,7 +48,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -57,6 +57,7 @@ import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
 import { openReader } from './readers.js'
+import { CatalogOutbox } from './outbox.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
 import { KeyView } from './view.js'
@@ -118,6 +119,7 @@ export class FsStore implements BucketStore {
   readonly #puts: GroupCommit<PutJob, PutOutcome>
   /** A body file's name → its path. */
   readonly #abs = (file: string): string => this.#blobs.abs(file)
+  readonly outbox: Outbox
 
   private constructor (root: string, catalog: Catalog, fsync: boolean) {
     this.#root = root
@@ -126,6 +128,7 @@ export class FsStore implements BucketStore {
     this.#blobs = new BlobFiles(root, fsync)
     this.#view = new KeyView(path.dirname(root), root)
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
+    this.outbox = new CatalogOutbox(catalog, this.#commits)
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
       (batch, outcomes) => {
         batch.forEach((job, i) => {
@@ -204,6 +207,10 @@ export class FsStore implements BucketStore {
     }
   }
 
+  setEventSink (sink: EventSink | null): void {
+    this.#catalog.sink = sink
+  }
+
   async retire (): Promise<boolean> {
     const sql = this.#catalog.sql
     return await this.#commits.commit(() => {
@@ -269,6 +276,7 @@ export class FsStore implements BucketStore {
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
     if (this.#catalog.retained(id, current)) return { committed: false, replaced: [], locked: true }
     this.#catalog.putRow(idBytes, object, segment === null ? [] : [segment], inline)
+    this.#catalog.emit({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag })
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
   }
 
@@ -353,8 +361,9 @@ export class FsStore implements BucketStore {
     }
   }
 
-  async #deleteRows (ids: string[], { versions }: DeleteOptions): Promise<string[]> {
-    const { deleted, removed, refused } = await this.#commits.commit(() => this.#catalog.deleteRows(ids, versions))
+  async #deleteRows (ids: string[], { cause, versions }: DeleteOptions): Promise<string[]> {
+    const action = cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
+    const { deleted, removed, refused } = await this.#commits.commit(() => this.#catalog.deleteRows(ids, versions, action))
     for (const id of deleted) this.#publish(id)
     await this.#blobs.removeSegments(removed)
     return refused
@@ -406,6 +415,7 @@ export class FsStore implements BucketStore {
           // Thrown inside the transaction: rolled back, so the links go below.
           if (this.#catalog.retained(toId, current)) throw objectLocked('copy', object.key)
           this.#catalog.putRow(toBytes, object, segments, body)
+          this.#catalog.emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key })
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
         })

@@ -140,6 +140,7 @@ export class Uploads {
           if (this.#catalog.retained(id, current)) throw objectLocked('completeMultipartUpload', object.key)
           if (current !== undefined) replaced = JSON.parse(current.segments)
           this.#catalog.putRow(idBytes, object, segments)
+          this.#catalog.emit({ action: 'CompleteMultipartUpload', key: object.key, size: object.size, etag: object.etag })
           sql.deleteParts.run(uploadId)
           sql.deleteUpload.run(uploadId)
           return 'done'

@@ -7,8 +7,9 @@
  * write with 10006 (`bucketRetired`).
  */
 import { Readable } from 'node:stream'
+import { randomHex } from '../../bucket/port.js'
 import {
-  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type ObjectChange, type Outbox, type OutboxMessage, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -19,6 +20,55 @@ class MemoryBody implements StagedBody {
 }
 
 interface Entry { record: StoredObject, chunks: Buffer[] }
+
+interface WaitingMessage extends OutboxMessage { seq: number, visibleAt: number, attempts: number, lease: string | null }
+
+/** The outbox in memory: messages in the order written (the store is itself all in memory, so this is too). */
+class MemoryOutbox implements Outbox {
+  readonly messages: WaitingMessage[] = []
+  #seq = 0
+
+  add (message: OutboxMessage): void {
+    this.messages.push({ ...message, seq: ++this.#seq, visibleAt: message.created, attempts: 0, lease: null })
+  }
+
+  async lease (queue: string, limit: number, now: number, leaseMs: number): Promise<LeasedMessage[]> {
+    const ready = this.messages.filter(m => m.queue === queue && m.visibleAt <= now)
+      .sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq).slice(0, limit)
+    return ready.map(m => {
+      m.lease = randomHex(16)
+      m.attempts++
+      m.visibleAt = now + leaseMs
+      return { seq: m.seq, id: m.id, body: m.body, created: m.created, attempts: m.attempts, lease: m.lease }
+    })
+  }
+
+  async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {
+    const find = (ref: LeaseRef): number => this.messages.findIndex(m => m.queue === queue && m.seq === ref.seq && m.lease === ref.lease)
+    let acked = 0
+    let retried = 0
+    for (const ref of acks) {
+      const at = find(ref)
+      if (at !== -1) { this.messages.splice(at, 1); acked++ }
+    }
+    for (const ref of retries) {
+      const at = find(ref)
+      if (at !== -1) { Object.assign(this.messages[at], { visibleAt: ref.visibleAt, lease: null }); retried++ }
+    }
+    return { acked, retried }
+  }
+
+  async backlog (queue: string): Promise<number> {
+    return this.messages.filter(m => m.queue === queue).length
+  }
+
+  async drop (queue: string, before = Number.MAX_SAFE_INTEGER): Promise<number> {
+    const kept = this.messages.filter(m => m.queue !== queue || m.created >= before)
+    const dropped = this.messages.length - kept.length
+    this.messages.splice(0, this.messages.length, ...kept)
+    return dropped
+  }
+}
 
 export class MemoryStore implements BucketStore {
   readonly #objects = new Map<string, Entry>()
@@ -39,6 +89,18 @@ export class MemoryStore implements BucketStore {
   #retained (id: string): boolean {
     const current = this.#objects.get(id)?.record
     return current !== undefined && retainingRule(this.#lockRules, id, current.uploaded, Date.now()) !== null
+  }
+
+  readonly outbox = new MemoryOutbox()
+  #sink: EventSink | null = null
+
+  setEventSink (sink: EventSink | null): void {
+    this.#sink = sink
+  }
+
+  /** The messages of a change, in the same synchronous step as the change. */
+  #emit (change: ObjectChange): void {
+    if (this.#sink !== null) for (const message of this.#sink(change)) this.outbox.add(message)
   }
 
   async stage (source: AsyncIterable<Uint8Array>): Promise<StagedBody> {
@@ -79,17 +141,21 @@ export class MemoryStore implements BucketStore {
       throw objectLocked('put', object.key)
     }
     this.#set(id, { record: object, chunks: [(body as MemoryBody).bytes] })
+    this.#emit({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag })
     return true
   }
 
-  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<string[]> {
+  async delete (ids: string[], { cause, versions }: DeleteOptions = {}): Promise<string[]> {
     this.#refuseRetired()
     const refused = ids.filter(id => this.#retained(id))
     for (const id of ids) {
       if (refused.includes(id)) continue
+      const entry = this.#objects.get(id)
+      if (entry === undefined) continue
       const version = versions?.get(id)
-      if (version !== undefined && this.#objects.get(id)?.record.version !== version) continue
+      if (version !== undefined && entry.record.version !== version) continue
       this.#set(id, undefined)
+      this.#emit({ action: cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject', key: entry.record.key })
     }
     return refused
   }
@@ -104,6 +170,7 @@ export class MemoryStore implements BucketStore {
     if (!precondition(this.#objects.get(toId)?.record ?? null)) return { status: 'refused' }
     if (this.#retained(toId)) throw objectLocked('copy', object.key)
     this.#set(toId, { record: object, chunks: source.chunks })
+    this.#emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.record.key })
     return { status: 'copied', object }
   }
 
@@ -167,6 +234,7 @@ export class MemoryStore implements BucketStore {
     if (this.#retained(id)) throw objectLocked('completeMultipartUpload', object.key)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
+    this.#emit({ action: 'CompleteMultipartUpload', key: object.key, size: object.size, etag: object.etag })
     this.#uploads.delete(uploadId)
     return object
   }

@@ -10,7 +10,8 @@
  * link. Links made for a copy that never commits are leftovers, which the
  * sweeper removes.
  */
-import { bucketRetired, lockRulesOf, objectLocked, retainingRule, type CopyBuilder, type CopyOutcome, type Precondition } from '../../bucket/port.js'
+import { insertMessages } from './outbox.js'
+import { bucketRetired, lockRulesOf, objectLocked, retainingRule, type CopyBuilder, type CopyOutcome, type EventSink, type Precondition } from '../../bucket/port.js'
 import type { BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
 import { FULL_COLUMNS, LIVE_STORE_RULES, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow, type Segment } from './rows.js'
@@ -19,6 +20,8 @@ export interface CopyRooms {
   catalog: PgCatalog
   storeId: string
   blobs: BlobFiles
+  /** Where the copy's event goes (null without rules). */
+  sink: EventSink | null
 }
 
 /** Thrown inside the transaction when another writer created the destination first: the copy judges again. */
@@ -59,6 +62,7 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
           await client.query('INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $2 FROM unnest($3::text[]) f',
             [storeId, Date.now(), currentRow.segments.map(s => s[0])])
         }
+        await insertMessages(client, storeId, rooms.sink?.({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key }) ?? [])
         return { status: 'copied', object }
       })
     } catch (err) {

@@ -107,6 +107,25 @@ CREATE TABLE fsbucket.documents (
     // which every write holds FOR SHARE: changing the rules waits for the writes judged against the old ones.
     version: 4,
     sql: 'ALTER TABLE fsbucket.stores ADD COLUMN lock_rules text'
+  },
+  {
+    // The outbox of event notifications (outbox.ts): messages written with the change they tell of.
+    version: 5,
+    sql: `
+CREATE TABLE fsbucket.outbox (
+  seq bigserial PRIMARY KEY,
+  store_id text NOT NULL,
+  queue text NOT NULL,
+  id text NOT NULL,
+  body text NOT NULL,
+  created bigint NOT NULL,
+  visible_at bigint NOT NULL,
+  attempts integer NOT NULL DEFAULT 0,
+  lease text
+);
+CREATE INDEX outbox_by_visibility ON fsbucket.outbox (store_id, queue, visible_at, seq);
+CREATE INDEX outbox_by_age ON fsbucket.outbox (store_id, queue, created);
+`
   }
 ]
 

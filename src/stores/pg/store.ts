@@ -35,11 +35,13 @@
  *   - No row is cached: every read asks the catalog, so a read on one
  *     gateway sees every write acknowledged by another.
  */
+import type pg from 'pg'
+import { insertMessages, PgOutbox } from './outbox.js'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
   ALWAYS, assembleListPageAsync, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
-  type CopyOutcome, type DeleteOptions, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  type CopyOutcome, type DeleteOptions, type EventSink, type OutboxMessage, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
@@ -101,13 +103,34 @@ export class PgStore implements BucketStore {
    * and which a refused statement reads again.
    */
   #rulesText: string | null = null
+  readonly outbox: PgOutbox
+  /** Where committed changes send their events; null without rules. */
+  #sink: EventSink | null = null
 
   private constructor (catalog: PgCatalog, storeId: string, root: string, fsync: boolean) {
     this.#catalog = catalog
     this.#storeId = storeId
     this.#root = root
     this.#blobs = new BlobFiles(root, fsync)
-    this.#uploads = new PgUploads(catalog, storeId, this.#blobs)
+    this.#uploads = new PgUploads(catalog, storeId, this.#blobs, () => this.#sink)
+    this.outbox = new PgOutbox(catalog, storeId)
+  }
+
+  setEventSink (sink: EventSink | null): void {
+    this.#sink = sink
+  }
+
+  /**
+   * Runs a write's statement; with messages, in a transaction that inserts
+   * them when the statement wrote its row (`written` of its result is 1).
+   */
+  async #write (messages: OutboxMessage[], text: string, params: unknown[], written: (result: pg.QueryResult) => number): Promise<number> {
+    if (messages.length === 0) return written(await this.#catalog.query('committing a write', text, params))
+    return await this.#catalog.transaction('committing a write', async client => {
+      const n = written(await client.query(text, params))
+      if (n === 1) await insertMessages(client, this.#storeId, messages)
+      return n
+    })
   }
 
   /**
@@ -206,13 +229,15 @@ export class PgStore implements BucketStore {
     const values = [this.#storeId, idBytes, ...objectValues(object, [segment])]
     // The row this process read last for the key (a conditional put heads it first): a guess, checked by the write.
     let current = precondition === ALWAYS ? undefined : this.#seen.take(id)
+    // The messages the put sends if it commits (the sink only reads the rules).
+    const messages = this.#sink?.({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag }) ?? []
     // When the catalog fails, the body stays: the row may have committed; if not, the sweeper removes it.
     for (;;) {
       // The rules this write is judged against: its statement lands only while they are the store's (liveStoreUnder).
       const rulesText = this.#rulesText
       let written: number
       if (precondition === ALWAYS && rulesText === null) {
-        written = await this.#replace(values)
+        written = await this.#replace(values, messages)
       } else {
         const guessed = current !== undefined
         let rules = rulesText
@@ -235,7 +260,7 @@ export class PgStore implements BucketStore {
           await this.#blobs.removeSegments([segment])
           throw objectLocked('put', object.key)
         }
-        written = current === null ? await this.#insert(values, rules) : await this.#update(values, current, rules)
+        written = current === null ? await this.#insert(values, rules, messages) : await this.#update(values, current, rules, messages)
         current = undefined
       }
       if (written === 1) return true
@@ -248,21 +273,19 @@ export class PgStore implements BucketStore {
   }
 
   /** Inserts the row when the key holds none; 0 when it does (or the store is retired, or its rules are no longer `rulesText`). */
-  async #insert (values: unknown[], rulesText: string | null): Promise<number> {
-    const result = await this.#catalog.query('committing a write', `WITH live AS (${liveStoreUnder(13)})
+  async #insert (values: unknown[], rulesText: string | null, messages: OutboxMessage[]): Promise<number> {
+    return await this.#write(messages, `WITH live AS (${liveStoreUnder(13)})
       INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) SELECT $1, $2, ${OBJECT_VALUES} FROM live
-      ON CONFLICT (store_id, id) DO NOTHING`, [...values, rulesText])
-    return result.rowCount ?? 0
+      ON CONFLICT (store_id, id) DO NOTHING`, [...values, rulesText], result => result.rowCount ?? 0)
   }
 
   /** Replaces the row `current` when it is still the key's (same rev); 0 otherwise. Its body files go to `garbage`. */
-  async #update (values: unknown[], current: PgObjectRow, rulesText: string | null): Promise<number> {
-    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${liveStoreUnder(16)}),
+  async #update (values: unknown[], current: PgObjectRow, rulesText: string | null, messages: OutboxMessage[]): Promise<number> {
+    return await this.#write(messages, `WITH live AS (${liveStoreUnder(16)}),
       updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE}
         WHERE store_id = $1 AND id = $2 AND rev = $13 AND EXISTS (SELECT 1 FROM live) RETURNING 1),
       replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $14 FROM updated, unnest($15::text[]) f)
-      SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0]), rulesText])
-    return result.rows[0].n
+      SELECT count(*)::int AS n FROM updated`, [...values, current.rev, Date.now(), current.segments.map(s => s[0]), rulesText], result => result.rows[0].n)
   }
 
   /**
@@ -272,8 +295,8 @@ export class PgStore implements BucketStore {
    * another gateway inserted the key since the statement's snapshot, the
    * store is retired, or it has lock rules (then the write is judged).
    */
-  async #replace (values: unknown[]): Promise<number> {
-    const result = await this.#catalog.query<{ n: number }>('committing a write', `WITH live AS (${liveStoreUnder(14)}),
+  async #replace (values: unknown[], messages: OutboxMessage[]): Promise<number> {
+    return await this.#write(messages, `WITH live AS (${liveStoreUnder(14)}),
       prior AS (SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE),
       updated AS (UPDATE fsbucket.objects SET ${OBJECT_UPDATE} FROM prior
         WHERE store_id = $1 AND id = $2 AND EXISTS (SELECT 1 FROM live) RETURNING prior.segments AS before),
@@ -281,11 +304,12 @@ export class PgStore implements BucketStore {
         WHERE NOT EXISTS (SELECT 1 FROM prior) ON CONFLICT (store_id, id) DO NOTHING RETURNING 1),
       replaced AS (INSERT INTO fsbucket.garbage (store_id, file, since)
         SELECT $1, s->>0, $13 FROM updated, jsonb_array_elements(updated.before) s)
-      SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now(), null])
-    return result.rows[0].n
+      SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now(), null], result => result.rows[0].n)
   }
 
-  async delete (ids: string[], { versions }: DeleteOptions = {}): Promise<string[]> {
+  async delete (ids: string[], { cause, versions }: DeleteOptions = {}): Promise<string[]> {
+    const sink = this.#sink
+    const action = cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
     const refused = new Set<string>()
     let left = [...new Set(ids)]
     while (left.length > 0) {
@@ -315,13 +339,22 @@ export class PgStore implements BucketStore {
         }
         if (targets.length === 0) break
       }
-      const { rows } = await this.#catalog.query<{ live: number, removed: Buffer[] }>('deleting objects', `WITH live AS (${liveStoreUnder(5)}),
+      const text = `WITH live AS (${liveStoreUnder(5)}),
         removed AS (DELETE FROM fsbucket.objects o USING unnest($2::bytea[], $3::bigint[], $6::text[]) AS t(id, rev, version)
-          WHERE o.store_id = $1 AND o.id = t.id AND (t.rev IS NULL OR o.rev = t.rev) AND (t.version IS NULL OR o.version = t.version) AND EXISTS (SELECT 1 FROM live) RETURNING o.id, o.segments),
+          WHERE o.store_id = $1 AND o.id = t.id AND (t.rev IS NULL OR o.rev = t.rev) AND (t.version IS NULL OR o.version = t.version) AND EXISTS (SELECT 1 FROM live) RETURNING o.id, o.key, o.segments),
         garbage AS (INSERT INTO fsbucket.garbage (store_id, file, since)
           SELECT $1, s->>0, $4 FROM removed, jsonb_array_elements(removed.segments) s)
-        SELECT (SELECT count(*) FROM live)::int AS live, coalesce((SELECT array_agg(id) FROM removed), '{}') AS removed`,
-      [this.#storeId, targets.map(t => Buffer.from(t.id, 'utf8')), targets.map(t => t.rev), Date.now(), rulesText, targets.map(t => t.version)])
+        SELECT (SELECT count(*) FROM live)::int AS live, coalesce((SELECT array_agg(id) FROM removed), '{}') AS removed,
+          coalesce((SELECT array_agg(key) FROM removed), '{}') AS keys`
+      const params = [this.#storeId, targets.map(t => Buffer.from(t.id, 'utf8')), targets.map(t => t.rev), Date.now(), rulesText, targets.map(t => t.version)]
+      // With notification rules, the keys removed are known only inside the statement: their messages go in its transaction.
+      const { rows } = sink === null
+        ? await this.#catalog.query<{ live: number, removed: Buffer[], keys: string[] }>('deleting objects', text, params)
+        : await this.#catalog.transaction('deleting objects', async client => {
+          const result = await client.query<{ live: number, removed: Buffer[], keys: string[] }>(text, params)
+          await insertMessages(client, this.#storeId, result.rows[0].keys.flatMap(key => sink({ action, key })))
+          return result
+        })
       if (rows[0].live === 0) {
         // The store is retired (a delete is a write, refused there too), or its rules changed: judge again under them.
         if (await this.#retired()) throw bucketRetired('delete')
@@ -351,7 +384,7 @@ export class PgStore implements BucketStore {
   }
 
   async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
-    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs }, fromId, toId, build, precondition)
+    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, sink: this.#sink }, fromId, toId, build, precondition)
   }
 
   async list (query: ListQuery): Promise<ListPage> {

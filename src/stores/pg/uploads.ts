@@ -9,8 +9,10 @@
  * Storing a part takes the upload's row FOR SHARE; completing or aborting
  * takes it FOR UPDATE, so a part is either in the completion or refused.
  */
+import { insertMessages } from './outbox.js'
 import {
-  bucketRetired, isBucketError, lockRulesOf, objectLocked, partChecksumsFrom, retainingRule, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery
+  bucketRetired, isBucketError, lockRulesOf, objectLocked, partChecksumsFrom, retainingRule, partChecksumsText, type CompleteBuilder, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type UploadListQuery,
+  type EventSink
 } from '../../bucket/port.js'
 import { isUploadId, type BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
@@ -26,10 +28,14 @@ export class PgUploads {
   readonly #storeId: string
   readonly #blobs: BlobFiles
 
-  constructor (catalog: PgCatalog, storeId: string, blobs: BlobFiles) {
+  /** The store's event sink of the moment (store.ts), null without rules. */
+  readonly #sink: () => EventSink | null
+
+  constructor (catalog: PgCatalog, storeId: string, blobs: BlobFiles, sink: () => EventSink | null) {
     this.#catalog = catalog
     this.#storeId = storeId
     this.#blobs = blobs
+    this.#sink = sink
   }
 
   async create (id: string, upload: StoredUpload): Promise<void> {
@@ -117,6 +123,7 @@ export class PgUploads {
       }
       await client.query('DELETE FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       await client.query('DELETE FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      await insertMessages(client, this.#storeId, this.#sink()?.({ action: 'CompleteMultipartUpload', key: object.key, size: object.size, etag: object.etag }) ?? [])
       return object
     })
     if (object !== null) await this.#blobs.removeUpload(uploadId)

@@ -1,0 +1,236 @@
+/**
+ * Queues: where the event notifications of buckets are delivered, read by
+ * HTTP pull consumers (the management API) and by push delivery (the
+ * server's `--queue-push`). What a queue is (name, id, settings, its
+ * consumer) is a document kept beside the buckets (the registry's state
+ * area `queues`, shared by every process); its messages are not kept
+ * here: each bucket's store keeps the messages of its own changes in its
+ * outbox, written in the change's transaction (port.ts), and a pull leases
+ * them from the outboxes of the buckets, at most a batch at a time, so a
+ * queue of any length costs no memory.
+ *
+ * Delivery is at least once: a leased message is invisible for the
+ * visibility timeout, then handed out again unless acknowledged; a retry
+ * makes it visible again after its delay. Messages older than the queue's
+ * retention period are dropped when the queue is pulled. A lease id names
+ * the bucket, the message's place in its outbox and the lease's secret.
+ *
+ * Differences from the hosted service: messages of a bucket go with it
+ * when the bucket is deleted; a queue receives only event notifications
+ * (no producer API); `max_retries` and a dead-letter queue are kept as
+ * settings but a message is retried until acknowledged or expired.
+ */
+import type { BucketRegistry } from './registry.js'
+import type { LeasedMessage, LeaseRef } from './port.js'
+import { randomHex } from './random.js'
+
+/** The hosted default retention: 4 days. */
+export const DEFAULT_RETENTION_SECONDS = 345_600
+/** The hosted defaults of an HTTP pull consumer. */
+export const DEFAULT_BATCH_SIZE = 10
+export const MAX_BATCH_SIZE = 100
+export const DEFAULT_VISIBILITY_TIMEOUT_MS = 30_000
+/** The hosted bound of a visibility timeout and of a retry delay: 12 hours. */
+export const MAX_VISIBILITY_TIMEOUT_MS = 12 * 3600 * 1000
+
+export interface QueueConsumer {
+  consumer_id: string
+  type: 'http_pull'
+  created_on: string
+  settings: { batch_size?: number, max_retries?: number, visibility_timeout_ms?: number, retry_delay?: number }
+  dead_letter_queue?: string
+}
+
+export interface QueueRecord {
+  queue_id: string
+  queue_name: string
+  created_on: string
+  modified_on: string
+  settings: { delivery_delay: number, delivery_paused: boolean, message_retention_period: number }
+  consumers: QueueConsumer[]
+}
+
+interface QueuesDocument { queues: QueueRecord[] }
+
+/** A message as a consumer receives it (the hosted pull answer's fields). */
+export interface PulledMessage {
+  id: string
+  lease_id: string
+  body: string
+  attempts: number
+  timestamp_ms: number
+  metadata: Record<string, string>
+}
+
+/** 3 to 63 lowercase letters, digits and hyphens (the hosted rule for queue names). */
+export function isValidQueueName (name: unknown): name is string {
+  return typeof name === 'string' && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(name)
+}
+
+function leaseIdOf (bucket: string, message: LeasedMessage): string {
+  return Buffer.from(JSON.stringify([bucket, message.seq, message.lease]), 'utf8').toString('base64url')
+}
+
+/** A lease id → its bucket and lease; undefined for anything `leaseIdOf` did not make. */
+export function parseLeaseId (leaseId: unknown): { bucket: string, ref: LeaseRef } | undefined {
+  if (typeof leaseId !== 'string') return undefined
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(leaseId, 'base64url').toString('utf8'))
+    if (!Array.isArray(parsed) || parsed.length !== 3) return undefined
+    const [bucket, seq, lease] = parsed as unknown[]
+    if (typeof bucket !== 'string' || !Number.isSafeInteger(seq) || typeof lease !== 'string') return undefined
+    return { bucket, ref: { seq: seq as number, lease } }
+  } catch {
+    return undefined
+  }
+}
+
+export class Queues {
+  readonly #registry: BucketRegistry
+  readonly #clock: () => Date
+
+  constructor (registry: BucketRegistry, clock: () => Date = () => new Date()) {
+    this.#registry = registry
+    this.#clock = clock
+  }
+
+  get #documents (): ReturnType<BucketRegistry['state']> {
+    return this.#registry.state('queues')
+  }
+
+  async list (): Promise<QueueRecord[]> {
+    return (await this.#documents.read<QueuesDocument>('queues.json', { queues: [] })).queues
+  }
+
+  async get (queueId: string): Promise<QueueRecord | undefined> {
+    return (await this.list()).find(q => q.queue_id === queueId)
+  }
+
+  async byName (name: string): Promise<QueueRecord | undefined> {
+    return (await this.list()).find(q => q.queue_name === name)
+  }
+
+  /** A new queue; undefined when the name is taken. */
+  async create (name: string, settings: Partial<QueueRecord['settings']> = {}): Promise<QueueRecord | undefined> {
+    return await this.#documents.transaction(async tx => {
+      const doc = await tx.load<QueuesDocument>('queues.json', { queues: [] })
+      if (doc.queues.some(q => q.queue_name === name)) return undefined
+      const now = this.#clock().toISOString()
+      const queue: QueueRecord = {
+        queue_id: randomHex(16),
+        queue_name: name,
+        created_on: now,
+        modified_on: now,
+        settings: { delivery_delay: 0, delivery_paused: false, message_retention_period: DEFAULT_RETENTION_SECONDS, ...settings },
+        consumers: []
+      }
+      doc.queues.push(queue)
+      return queue
+    })
+  }
+
+  /** Changes a queue with `change` (which may throw to refuse); undefined when there is no such queue. */
+  async update (queueId: string, change: (queue: QueueRecord) => void): Promise<QueueRecord | undefined> {
+    return await this.#documents.transaction(async tx => {
+      const doc = await tx.load<QueuesDocument>('queues.json', { queues: [] })
+      const queue = doc.queues.find(q => q.queue_id === queueId)
+      if (queue === undefined) return undefined
+      change(queue)
+      queue.modified_on = this.#clock().toISOString()
+      return queue
+    })
+  }
+
+  /** Removes the queue, the rules that send to it and its waiting messages; false when there was none. */
+  async delete (queueId: string): Promise<boolean> {
+    const removed = await this.#documents.transaction(async tx => {
+      const doc = await tx.load<QueuesDocument>('queues.json', { queues: [] })
+      const before = doc.queues.length
+      doc.queues = doc.queues.filter(q => q.queue_id !== queueId)
+      return doc.queues.length !== before
+    })
+    if (!removed) return false
+    for (const info of await this.#registry.list()) {
+      if (info.settings.notifications.some(q => q.queueId === queueId)) {
+        await this.#registry.changeNotifications(info.name, current => current.filter(q => q.queueId !== queueId))
+      }
+      await (await this.#registry.outbox(info.name))?.drop(queueId)
+    }
+    return true
+  }
+
+  /**
+   * Leases at most `batchSize` messages of the queue for `visibilityMs`,
+   * dropping those past the retention period first; with the backlog
+   * (messages waiting, leased or not) after the pull.
+   */
+  async pull (queue: QueueRecord, batchSize: number, visibilityMs: number): Promise<{ messages: PulledMessage[], backlog: number }> {
+    const now = this.#clock().getTime()
+    const expired = now - queue.settings.message_retention_period * 1000
+    const messages: PulledMessage[] = []
+    let backlog = 0
+    for (const info of await this.#registry.list()) {
+      const outbox = await this.#registry.outbox(info.name)
+      if (outbox === null) continue
+      await outbox.drop(queue.queue_id, expired)
+      if (messages.length < batchSize) {
+        for (const message of await outbox.lease(queue.queue_id, batchSize - messages.length, now, visibilityMs)) {
+          messages.push({
+            id: message.id,
+            lease_id: leaseIdOf(info.name, message),
+            body: message.body,
+            attempts: message.attempts,
+            timestamp_ms: message.created,
+            metadata: { 'CF-sourceMessageSource': 'r2', 'CF-Content-Type': 'json' }
+          })
+        }
+      }
+      backlog += await outbox.backlog(queue.queue_id)
+    }
+    return { messages, backlog }
+  }
+
+  /**
+   * Acknowledges and retries leased messages (by lease id); lease ids that
+   * name no current lease (unknown, or handed out again since) count for
+   * nothing, as the hosted API counts them.
+   */
+  async settle (queue: QueueRecord, acks: unknown[], retries: Array<{ leaseId: unknown, delaySeconds: number }>): Promise<{ acked: number, retried: number }> {
+    const now = this.#clock().getTime()
+    const byBucket = new Map<string, { acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }> }>()
+    const of = (bucket: string): { acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }> } => {
+      let entry = byBucket.get(bucket)
+      if (entry === undefined) byBucket.set(bucket, entry = { acks: [], retries: [] })
+      return entry
+    }
+    for (const leaseId of acks) {
+      const parsed = parseLeaseId(leaseId)
+      if (parsed !== undefined) of(parsed.bucket).acks.push(parsed.ref)
+    }
+    for (const { leaseId, delaySeconds } of retries) {
+      const parsed = parseLeaseId(leaseId)
+      if (parsed !== undefined) of(parsed.bucket).retries.push({ ...parsed.ref, visibleAt: now + delaySeconds * 1000 })
+    }
+    const total = { acked: 0, retried: 0 }
+    for (const [bucket, settle] of byBucket) {
+      const outbox = await this.#registry.outbox(bucket).catch(() => null)
+      if (outbox === null) continue
+      const done = await outbox.settle(queue.queue_id, settle.acks, settle.retries)
+      total.acked += done.acked
+      total.retried += done.retried
+    }
+    return total
+  }
+
+  /** Removes every message waiting in the queue. */
+  async purge (queueId: string): Promise<void> {
+    for (const info of await this.#registry.list()) await (await this.#registry.outbox(info.name))?.drop(queueId)
+  }
+
+  /** Messages waiting in the queue (leased or not). */
+  async backlog (queueId: string): Promise<number> {
+    let total = 0
+    for (const info of await this.#registry.list()) total += await (await this.#registry.outbox(info.name))?.backlog(queueId) ?? 0
+    return total
+  }
+}

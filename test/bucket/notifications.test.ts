@@ -1,0 +1,107 @@
+/**
+ * The notification rules as data (src/bucket/notifications.ts), by tables:
+ * overlap, parsing, matching and message bodies; and the queues over the
+ * memory store, whose clock drives retention and leases.
+ */
+import t from 'tap'
+import { addRules, openMemoryRegistry, parseRuleInputs, Queues, RuleRefusal } from '../../src/index.js'
+import { eventBody, messagesFor, rulesOverlap } from '../../src/bucket/notifications.js'
+
+/** Why `fn` was refused: 'invalid', 'overlap', or 'none' when it was not. */
+function refusalOf (fn: () => unknown): string {
+  try {
+    fn()
+    return 'none'
+  } catch (err) {
+    return err instanceof RuleRefusal ? err.reason : String(err)
+  }
+}
+
+t.test('rulesOverlap', async t => {
+  const put = ['PutObject' as const]
+  const del = ['DeleteObject' as const]
+  const cases: Array<[string, [string, string], [string, string], boolean, boolean?]> = [
+    ['same prefix', ['img/', ''], ['img/', ''], true],
+    ['one prefix starts the other', ['img/', ''], ['img/cats/', ''], true],
+    ['disjoint prefixes', ['img/', ''], ['doc/', ''], false],
+    ['empty prefix overlaps any', ['', ''], ['doc/', ''], true],
+    ['one suffix ends the other', ['', '.jpg'], ['', 'cat.jpg'], true],
+    ['disjoint suffixes', ['', '.jpg'], ['', '.png'], false],
+    ['prefix and suffix both compatible', ['img/', ''], ['', '.jpg'], true],
+    ['prefixes clash though suffixes agree', ['img/', '.jpg'], ['doc/', '.jpg'], false],
+    ['no shared action', ['img/', ''], ['img/', ''], false, true]
+  ]
+  for (const [name, [pa, sa], [pb, sb], expected, otherAction] of cases) {
+    const a = { prefix: pa, suffix: sa, actions: put }
+    const b = { prefix: pb, suffix: sb, actions: otherAction === true ? del : put }
+    t.equal(rulesOverlap(a, b), expected, name)
+    t.equal(rulesOverlap(b, a), expected, `${name} (either way round)`)
+  }
+})
+
+t.test('parseRuleInputs', async t => {
+  t.same(parseRuleInputs({ rules: [{ actions: ['PutObject', 'PutObject'] }] }), [{ prefix: '', suffix: '', actions: ['PutObject'] }], 'defaults, actions once')
+  t.same(parseRuleInputs({ rules: [{ prefix: 'a', suffix: null, actions: ['DeleteObject'], description: 'd' }] }), [{ prefix: 'a', suffix: '', actions: ['DeleteObject'], description: 'd' }])
+  for (const [name, body] of [
+    ['no rules', {}], ['empty rules', { rules: [] }], ['a rule not an object', { rules: [1] }], ['no actions', { rules: [{}] }],
+    ['empty actions', { rules: [{ actions: [] }] }], ['unknown action', { rules: [{ actions: ['GetObject'] }] }],
+    ['prefix not a string', { rules: [{ prefix: 3, actions: ['PutObject'] }] }]
+  ] as Array<[string, unknown]>) {
+    t.equal(refusalOf(() => parseRuleInputs(body)), 'invalid', name)
+  }
+})
+
+t.test('addRules refuses overlaps, among the new rules too', async t => {
+  const now = new Date(0)
+  const one = addRules([], 'q1', 'acct', [{ prefix: 'img/', suffix: '', actions: ['PutObject'] }], now)
+  t.equal(one[0].rules.length, 1)
+  t.equal(refusalOf(() => addRules(one, 'q2', 'acct', [{ prefix: 'img/x', suffix: '', actions: ['PutObject'] }], now)), 'overlap', 'against another queue\'s rule')
+  t.equal(refusalOf(() => addRules([], 'q1', 'acct', [{ prefix: 'a', suffix: '', actions: ['PutObject'] }, { prefix: 'ab', suffix: '', actions: ['PutObject'] }], now)), 'overlap', 'within one request')
+  const two = addRules(one, 'q1', 'acct', [{ prefix: 'doc/', suffix: '', actions: ['PutObject'] }], now)
+  t.equal(two.length, 1, 'same queue, rules appended')
+  t.equal(two[0].rules.length, 2)
+})
+
+t.test('eventBody and messagesFor', async t => {
+  const at = new Date('2026-01-02T03:04:05.678Z')
+  t.same(JSON.parse(eventBody('acct', 'b', { action: 'PutObject', key: 'k', size: 3, etag: 'e' }, at)),
+    { account: 'acct', action: 'PutObject', bucket: 'b', object: { key: 'k', size: 3, eTag: 'e' }, eventTime: '2026-01-02T03:04:05.678Z' })
+  t.same(JSON.parse(eventBody('acct', 'b', { action: 'CopyObject', key: 'k', size: 3, etag: 'e', copySource: 's' }, at)).copySource, { bucket: 'b', object: 's' })
+  t.same(JSON.parse(eventBody('acct', 'b', { action: 'LifecycleDeletion', key: 'k', size: 3, etag: 'e' }, at)).object, { key: 'k' }, 'no size or eTag on deletions')
+  const rules = [
+    { queueId: 'q1', account: 'acct', rules: [{ ruleId: 'r1', prefix: 'img/', suffix: '.jpg', actions: ['PutObject' as const], createdAt: '' }] },
+    { queueId: 'q2', account: 'acct', rules: [{ ruleId: 'r2', prefix: '', suffix: '', actions: ['PutObject' as const, 'DeleteObject' as const], createdAt: '' }] }
+  ]
+  const queuesOf = (action: 'PutObject' | 'DeleteObject', key: string): string[] => messagesFor(rules, 'b', { action, key }, at).map(m => m.queue)
+  t.same(queuesOf('PutObject', 'img/a.jpg'), ['q1', 'q2'], 'one message per matching queue')
+  t.same(queuesOf('PutObject', 'img/a.png'), ['q2'], 'the suffix must match')
+  t.same(queuesOf('DeleteObject', 'img/a.jpg'), ['q2'], 'the action must match')
+})
+
+t.test('retention and leases on the memory store, by the queues\' clock', async t => {
+  let now = Date.parse('2026-01-01T00:00:00Z')
+  const clock = (): Date => new Date(now)
+  const registry = openMemoryRegistry({ clock })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const queues = new Queues(registry, clock)
+  const queue = (await queues.create('q', { message_retention_period: 60 }))!
+  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject', 'DeleteObject'] }], clock()))
+  const bucket = (await registry.open('photos'))!
+  await bucket.put('old', 'x')
+  now += 30_000
+  await bucket.put('new', 'y')
+  await bucket.delete('new')
+  t.equal(await queues.backlog(queue.queue_id), 3)
+  now += 40_000
+  const pulled = await queues.pull(queue, 10, 1000)
+  t.same(pulled.messages.map(m => JSON.parse(m.body).object.key), ['new', 'new'], 'a message past its retention is dropped')
+  t.equal(pulled.backlog, 2)
+  t.same((await queues.pull(queue, 10, 1000)).messages, [], 'leased messages are invisible')
+  now += 1000
+  const again = await queues.pull(queue, 1, 1000)
+  t.equal(again.messages.length, 1, 'the batch size is kept')
+  t.equal(again.messages[0].attempts, 2, 'back after the lease')
+  t.same(await queues.settle(queue, [again.messages[0].lease_id, 'bogus'], []), { acked: 1, retried: 0 })
+  t.equal(await queues.backlog(queue.queue_id), 1)
+})

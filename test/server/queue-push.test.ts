@@ -1,0 +1,76 @@
+/**
+ * Push delivery (`serve --queue-push`): the `<queue>=<url>` specs, the
+ * back-off, and a real receiver on loopback that fails the first batch
+ * (500), then accepts: the batch comes again after its back-off with its
+ * attempts counted, is acknowledged by the 2xx, and is not sent again.
+ */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import t from 'tap'
+import { addRules, openRegistry, Queues } from '../../src/index.js'
+import { parseQueuePush, pushBackoffSeconds, startQueuePush } from '../../src/server/queue-push.js'
+import { buildCli } from '../../src/main.js'
+import { testdir } from '../testdir.js'
+
+t.test('parseQueuePush', async t => {
+  t.same(parseQueuePush('photo-events=http://127.0.0.1:3000/hook'), { queue: 'photo-events', url: 'http://127.0.0.1:3000/hook' })
+  for (const bad of ['photo-events', '=http://x/', 'Photo=http://x/', 'q=not a url', 'q=ftp://x/']) {
+    t.throws(() => parseQueuePush(bad), `refused: ${bad}`)
+  }
+})
+
+t.test('pushBackoffSeconds doubles up to 5 minutes', async t => {
+  t.same([1, 2, 3, 4, 10, 20].map(pushBackoffSeconds), [1, 2, 4, 8, 300, 300])
+})
+
+t.test('serve takes --queue-push, repeatable', async t => {
+  const serve = buildCli().commands.find(c => c.name() === 'serve')!
+  serve.action(() => {})
+  await serve.parseAsync(['--queue-push', 'a=http://127.0.0.1:1/x', '--queue-push', 'b=http://127.0.0.1:2/y'], { from: 'user' })
+  t.same(serve.opts().queuePush, [{ queue: 'a', url: 'http://127.0.0.1:1/x' }, { queue: 'b', url: 'http://127.0.0.1:2/y' }])
+})
+
+t.test('a failing receiver gets the batch again after its back-off, then acknowledges it', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const queues = new Queues(registry)
+  const queue = (await queues.create('photo-events'))!
+  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+
+  const received: Array<{ at: number, batch: any }> = []
+  const server = http.createServer((req, res) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => { text += chunk })
+    req.on('end', () => {
+      received.push({ at: Date.now(), batch: JSON.parse(text) })
+      res.statusCode = received.length === 1 ? 500 : 204
+      res.end()
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.close() })
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/events`
+
+  await (await registry.open('photos'))!.put('cats/tom.jpg', 'meow')
+  const failures: string[] = []
+  const stop = startQueuePush(registry, [{ queue: 'photo-events', url }], { pollMs: 50, onFailure: (_push, reason) => failures.push(reason) })
+  t.teardown(stop)
+  const deadline = Date.now() + 10_000
+  while (received.length < 2 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+  // A few more polls: an acknowledged batch is not sent again.
+  await new Promise(resolve => setTimeout(resolve, 300))
+  await stop()
+
+  t.equal(received.length, 2, 'sent twice: once refused, once accepted')
+  const [first, second] = received
+  t.equal(first.batch.queue, 'photo-events')
+  t.match(first.batch.messages, [{ id: /^[0-9a-f]{32}$/, attempts: 1, body: { action: 'PutObject', bucket: 'photos', object: { key: 'cats/tom.jpg', size: 4 } } }])
+  t.equal(second.batch.messages[0].id, first.batch.messages[0].id, 'the same message again')
+  t.equal(second.batch.messages[0].attempts, 2, 'its attempts counted')
+  t.ok(second.at - first.at >= 900, `retried after its back-off of 1 s (${second.at - first.at} ms)`)
+  t.same(failures, ['answered 500'], 'the failure was reported')
+  t.equal(await queues.backlog(queue.queue_id), 0, 'the accepted batch was acknowledged')
+})
