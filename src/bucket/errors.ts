@@ -52,6 +52,8 @@ export const BucketErrors = {
   CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
   // A copy whose source was replaced (or removed from under it) at every attempt: retry later.
   CopySourceContended: { code: 10909, status: 503, message: 'The copy source kept changing while it was copied. Please try again.' },
+  // Credentials that are valid but do not permit what was asked (access.ts decides).
+  AccessDenied: { code: 10950, status: 403, message: 'Access denied: these credentials do not permit this action.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors

@@ -23,11 +23,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, hostName, isBucketError, isStorageFailure, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, authorize, hostName, requireAccess, isBucketError, isStorageFailure, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { declaresBodyOver, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../doors/request-metadata.js'
-import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
-import { holdsCredentials, requireCredentials, type AccessPolicy } from './auth.js'
+import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
+import { holdsCredentials, principalOf, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError, DoorErrors, errorReply, failure, success } from './errors.js'
 import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
@@ -236,18 +236,19 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
    * Checks access to a bucket, sets its CORS headers, and opens it. A
    * private read made with the token is marked for no cache to keep: a
    * browser's cache is keyed by URL alone and would hand the body to a
-   * later request without the token (after the console forgets it).
+   * later request without the token (after the console forgets it). The engine's `authorize` judges `action`.
    */
-  async function enter (request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public'): Promise<{ bucket: Bucket, info: BucketInfo, publicRead: boolean }> {
+  async function enter (request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public', action: Action, key?: string): Promise<{ bucket: Bucket, info: BucketInfo, publicRead: boolean }> {
     const info = await registry.info(name)
     const publicRead = access === 'public' ||
       (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
     const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
     reply.headers(corsHeaders(rules, request.headers.origin, request.method))
     if (!publicRead) {
-      requireCredentials(policy, request.headers.authorization)
+      const principal = await principalOf(policy, request.headers.authorization)
+      requireAccess(principal, action, name, key, request.method.toLowerCase())
       // Read with the token: no browser keeps it (an object's own Cache-Control, set after this, still wins).
-      if (policy.token !== null && access === 'read') reply.header('cache-control', privateReadCacheControl)
+      if ((policy.token !== null || principal.kind !== 'admin') && access === 'read') reply.header('cache-control', privateReadCacheControl)
     }
     const bucket = info === null ? null : await registry.open(name, info)
     if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())
@@ -362,11 +363,11 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
         return await preflight(request, reply, name, false)
       case 'GET':
       case 'HEAD': {
-        const { bucket } = await enter(request, reply, name, 'read')
+        const { bucket } = await enter(request, reply, name, 'read', 'objects:list', queryValue(query, 'prefix'))
         return await listBucket(request, reply, bucket)
       }
       case 'POST': {
-        const { bucket, info } = await enter(request, reply, name, 'write')
+        const { bucket, info } = await enter(request, reply, name, 'write', 'object:write')
         if (queryValue(query, 'delete') !== undefined) {
           const keys = keysFrom(await readJsonBody(request.raw))
           await bucket.delete(keys)
@@ -385,14 +386,14 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const method = request.method
     if (method === 'OPTIONS') return await preflight(request, reply, name, false)
     if (method === 'GET' || method === 'HEAD') {
-      const { bucket, publicRead } = await enter(request, reply, name, 'read')
-      if (publicRead && !holdsCredentials(policy, request.headers.authorization)) refuseResponseOverrides(query, 'An anonymous read of a public bucket')
+      const { bucket, publicRead } = await enter(request, reply, name, 'read', 'object:read', key)
+      if (publicRead && !await holdsCredentials(policy, request.headers.authorization)) refuseResponseOverrides(query, 'An anonymous read of a public bucket')
       return await sendRead(request, reply, bucket, key, false)
     }
     if (!['PUT', 'POST', 'DELETE'].includes(method)) throw methodNotAllowed(objectMethods)
 
     const action = queryValue(query, 'action')
-    const { bucket, info } = await enter(request, reply, name, 'write')
+    const { bucket, info } = await enter(request, reply, name, 'write', 'object:write', key)
     switch (`${method} ${action ?? ''}`) {
       case 'PUT ': {
         refuseAwsChunked(request)
@@ -450,7 +451,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     if (request.method === 'OPTIONS') return await preflight(request, reply, name, true)
     if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
     refuseResponseOverrides(request.query, 'A public route')
-    const { bucket } = await enter(request, reply, name, 'public')
+    const { bucket } = await enter(request, reply, name, 'public', 'object:read', key)
     return await sendRead(request, reply, bucket, key, ownHost, site)
   }
 
@@ -461,9 +462,9 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
       reply.header('vary', 'Accept')
       if (wantsHtml(request.headers.accept)) return await reply.code(302).header('location', options.browserHome).send()
     }
-    requireCredentials(policy, request.headers.authorization)
-    if (policy.token !== null) reply.header('cache-control', privateReadCacheControl)
-    const buckets = await registry.list()
+    const principal = await principalOf(policy, request.headers.authorization)
+    if (policy.token !== null || principal.kind !== 'admin') reply.header('cache-control', privateReadCacheControl)
+    const buckets = (await registry.list()).filter(b => authorize(principal, 'buckets:list', b.name))
     return await reply.send(success(buckets.map(b => ({ name: b.name, creationDate: b.creationDate }))))
   }
 

@@ -26,7 +26,9 @@
  *     (presigned.ts);
  *   - `host` is among the signed headers, and so is every `x-amz-*` header
  *     sent but `x-amz-content-sha256` (AccessDenied, HeadersNotSigned);
- *   - no session token (InvalidToken): this server has key pairs only.
+ *   - a session token (`X-Amz-Security-Token`, header or query) goes to
+ *     the lookup with the access key id: the lookup says whether it is
+ *     good (temporary credentials, src/bucket/sessions.ts).
  * Any region is accepted (`auto`, `us-east-1`, ...): the signature covers the
  * one the client chose.
  *
@@ -366,14 +368,12 @@ const unsupportedMechanism = `The authorization mechanism you have provided is n
 export async function verifySignature (
   request: SignedRequest,
   query: Record<string, string | string[]>,
-  secretOf: (accessKeyId: string) => string | undefined,
+  secretOf: (accessKeyId: string, sessionToken: string | undefined) => string | undefined | Promise<string | undefined>,
   now?: Date
 ): Promise<VerifiedSignature> {
   const nowMs = now === undefined ? Date.now() : now.getTime()
   const presigned = request.headers.authorization === undefined
-  if (request.headers['x-amz-security-token'] !== undefined || query['X-Amz-Security-Token'] !== undefined) {
-    throw new S3Error('InvalidToken', 'Session tokens (temporary credentials) are not supported by this server; sign with a key pair it knows.')
-  }
+  const sessionToken = presigned ? single(query['X-Amz-Security-Token']) : single(request.headers['x-amz-security-token'])
   let credentialField: string | undefined
   let scope: Scope
   let signedField: string | undefined
@@ -457,7 +457,7 @@ export async function verifySignature (
   }
   const signed = signedHeaderList(signedField)
   if (!signed.names.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
-  const secretAccessKey = secretOf(credential.accessKeyId)
+  const secretAccessKey = await secretOf(credential.accessKeyId, sessionToken)
   if (secretAccessKey === undefined) throw new S3Error('InvalidAccessKeyId')
   keep(credentialField, scope, signedField, signed)
 
