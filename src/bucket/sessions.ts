@@ -25,7 +25,18 @@ import { ArgumentRangeError, ArgumentTypeError } from './errors.js'
 import { isPermission, type Permission, type Principal } from './access.js'
 import { randomHex } from './random.js'
 import { isValidBucketName } from './settings.js'
-import type { TokenLookup, TokenRecord } from './tokens.js'
+
+/** What a session needs of its parent token (tokens.ts's record). */
+interface ParentRecord {
+  id: string
+  permission: Permission
+  buckets: string[] | null
+  expiresOn: string | null
+  secretAccessKey: string
+}
+
+/** The parent as looked up (tokens.ts's lookup): live, expired, or gone. */
+type ParentLookup = { record: ParentRecord } | { expired: ParentRecord } | null
 
 /** Longest lifetime of temporary credentials (the hosted service's: 7 days). */
 export const MAX_SESSION_SECONDS = 604_800
@@ -82,7 +93,7 @@ function paths (value: unknown, what: string): string[] {
 }
 
 /** Makes temporary credentials under `parent` (a token found and not expired), checking that it may hand on what is asked. */
-export function mintSession (parent: TokenRecord, spec: SessionSpec, now: Date): TemporaryCredentials {
+export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date): TemporaryCredentials {
   if (typeof spec.bucket !== 'string' || !isValidBucketName(spec.bucket)) throw new ArgumentTypeError('createTemporaryCredentials: bucket must be a valid bucket name.')
   if (!isPermission(spec.permission)) {
     throw new ArgumentTypeError('createTemporaryCredentials: permission must be admin-read-write, admin-read-only, object-read-write or object-read-only.')
@@ -135,7 +146,7 @@ export type SessionOpening = { principal: Principal, secretAccessKey: string } |
  * its parent: invalid when malformed, forged, for another key, or its
  * parent is gone; expired past its time (or its parent's).
  */
-export function openSession (sessionToken: string, accessKeyId: string, parent: TokenLookup, now: Date): SessionOpening {
+export function openSession (sessionToken: string, accessKeyId: string, parent: ParentLookup, now: Date): SessionOpening {
   const terms = termsOf(sessionToken)
   if (terms === null || parent === null || terms.k !== accessKeyId) return 'invalid'
   const record = 'expired' in parent ? parent.expired : parent.record
