@@ -181,7 +181,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
 
   await app.register(gatewayRoutes, {
     registry,
-    policy: { token: config.token, loopbackOnly: isLoopbackHost(config.host) },
+    policy: { token: config.token, loopbackOnly: isLoopbackHost(config.host), tokens: registry.tokens },
     publicRoutes: routes,
     publicBuckets: new Set(config.publicBuckets),
     browserHome: consolePath,

@@ -33,6 +33,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
+import { registerTokenCommands } from './cli/tokens.js'
 import { parseRouteSpec } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
@@ -249,6 +250,7 @@ export function buildCli (): Command {
   const openConfigured = async (dataDir: string, catalog?: string): Promise<BucketRegistry> => await openRegistry(dataDir, { catalog })
   registerManagementCommands(program, { openRegistry: openConfigured })
   registerObjectCommands(program, { openRegistry: openConfigured })
+  registerTokenCommands(program, { openRegistry: openConfigured })
   return program
 }
 

@@ -59,6 +59,8 @@ export const BucketErrors = {
   // Bucket locks (fsbucket's own codes: the hosted service documents none for these refusals).
   ObjectLocked: { code: 10913, status: 403, message: 'The object is retained by a bucket lock rule and cannot be deleted or overwritten.' },
   BucketLocked: { code: 10914, status: 409, message: 'The bucket has lock rules; remove them before deleting the bucket.' },
+  // Credentials that are valid but do not permit what was asked (access.ts decides).
+  AccessDenied: { code: 10950, status: 403, message: 'Access denied: these credentials do not permit this action.' },
 } as const satisfies Record<string, ErrorDefinition>
 
 export type BucketErrorName = keyof typeof BucketErrors

@@ -53,6 +53,7 @@ import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
 } from './settings.js'
 import type { Bucket, OpenBucketOptions, SweepReport } from './types.js'
+import { TokenDirectory } from './tokens.js'
 
 export * from './settings.js'
 
@@ -96,6 +97,8 @@ export interface BucketRegistry {
   ping (): Promise<void>
   /** The documents of `area` kept beside the buckets (`mgmt`: the management API's state). */
   state (area: string): StateDocuments
+  /** The scoped tokens (kept in the state area `tokens`; tokens.ts). */
+  readonly tokens: TokenDirectory
   close (): Promise<void>
 }
 
@@ -150,11 +153,13 @@ class Registry implements BucketRegistry {
   #domains: { token: string, map: Map<string, string> } | null = null
   #sweeper: NodeJS.Timeout | null = null
   #sweeping: Promise<SweepReport> | null = null
+  readonly tokens: TokenDirectory
 
   constructor (storage: RegistryStorage, options: RegistryOptions) {
     this.#storage = storage
     this.#clock = options.clock ?? (() => new Date())
     this.#engineOptions = { clock: this.#clock, minPartSize: options.minPartSize }
+    this.tokens = new TokenDirectory(storage.state('tokens'), this.#clock)
   }
 
   get dataDir (): string {

@@ -47,7 +47,8 @@ const engineTexts: Record<BucketErrorName, string | null> = {
   SsecKeyMismatch: null,
   SsecNotApplicable: null,
   ObjectLocked: 'retained by a bucket lock rule (not deleted or overwritten)',
-  BucketLocked: 'the bucket has lock rules (remove them first)'
+  BucketLocked: 'the bucket has lock rules (remove them first)',
+  AccessDenied: 'the token does not permit this (see fsbucket token list)'
 }
 
 /**

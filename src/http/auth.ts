@@ -7,12 +7,18 @@
  * - With no token configured, a server listening on loopback only accepts
  *   everything (a developer's machine); one listening elsewhere refuses
  *   writes and private reads, since nobody could be told apart.
+ * - A bearer that is a scoped token (`fsbucket token create`) is that
+ *   token's principal, with its permission and buckets, whatever else is
+ *   configured; the configured token (and the tokenless loopback mode) is
+ *   the admin. What a principal may do is decided by the engine's
+ *   `authorize`; this module only says who the request is.
  *
  * Tokens are compared in constant time over their SHA-256 digests, so
  * neither the content nor the length of the configured token leaks through
  * timing.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
+import { ADMIN, type Principal, type TokenDirectory } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 import { isLoopbackName } from './site-guard.js'
 
@@ -21,6 +27,8 @@ export interface AccessPolicy {
   token: string | null
   /** True when the server listens on a loopback address only. */
   loopbackOnly: boolean
+  /** The scoped tokens (the registry's), or none. */
+  tokens?: Pick<TokenDirectory, 'byValue'> | null
 }
 
 /** Whether a listen address (`--host`) is loopback only: `localhost`, 127.0.0.0/8, `::1`, `::ffff:127.x` (through node:net). */
@@ -33,23 +41,29 @@ function digest (value: string): Buffer {
   return createHash('sha256').update(value).digest()
 }
 
-/** Whether a request may do what needs credentials (`requireCredentials` would let it through), without an answer. */
-export function holdsCredentials (policy: AccessPolicy, authorization: string | undefined): boolean {
+/** Whether a request holds credentials (`principalOf` would let it through), without an answer. */
+export async function holdsCredentials (policy: AccessPolicy, authorization: string | undefined): Promise<boolean> {
   try {
-    requireCredentials(policy, authorization)
+    await principalOf(policy, authorization)
     return true
   } catch {
     return false
   }
 }
 
-/** Throws the door's 401/403 unless the request may do what needs credentials. */
-export function requireCredentials (policy: AccessPolicy, authorization: string | undefined): void {
+/** Who the request is, or the door's 401/403 when it may do nothing that needs credentials. */
+export async function principalOf (policy: AccessPolicy, authorization: string | undefined): Promise<Principal> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
+  if (match !== null && policy.tokens != null) {
+    const found = await policy.tokens.byValue(match[1])
+    if (found !== null && 'expired' in found) throw new DoorError('InvalidToken', 'It expired.')
+    if (found !== null) return found.principal
+  }
   if (policy.token === null) {
-    if (policy.loopbackOnly) return
+    if (policy.loopbackOnly) return ADMIN
     throw new DoorError('WritesRefused')
   }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
   if (match === null) throw new DoorError('MissingToken', undefined, { 'www-authenticate': 'Bearer' })
   if (!timingSafeEqual(digest(match[1]), digest(policy.token))) throw new DoorError('InvalidToken')
+  return ADMIN
 }

@@ -113,11 +113,11 @@ export async function handleBucket (scope: RouteScope, request: FastifyRequest, 
       return await preflight(scope, request, reply, name, false)
     case 'GET':
     case 'HEAD': {
-      const { bucket } = await enter(scope, request, reply, name, 'read')
+      const { bucket } = await enter(scope, request, reply, name, 'read', 'objects:list', queryValue(query, 'prefix'))
       return await listBucket(request, reply, bucket)
     }
     case 'POST': {
-      const { bucket, info } = await enter(scope, request, reply, name, 'write')
+      const { bucket, info } = await enter(scope, request, reply, name, 'write', 'object:write')
       if (queryValue(query, 'delete') !== undefined) return await deleteKeys(request, reply, bucket)
       if (request.isMultipart()) return await uploadForm(request, reply, bucket, info)
       throw new DoorError('InvalidAction', 'POST on a bucket takes ?delete with {"keys": [...]} or a multipart/form-data upload.')

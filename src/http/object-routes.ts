@@ -144,14 +144,14 @@ export async function handleObject (scope: RouteScope, request: FastifyRequest, 
   const method = request.method
   if (method === 'OPTIONS') return await preflight(scope, request, reply, name, false)
   if (method === 'GET' || method === 'HEAD') {
-    const { bucket, publicRead } = await enter(scope, request, reply, name, 'read')
-    if (publicRead && !holdsCredentials(scope.policy, request.headers.authorization)) refuseResponseOverrides(query, 'An anonymous read of a public bucket')
+    const { bucket, publicRead } = await enter(scope, request, reply, name, 'read', 'object:read', key)
+    if (publicRead && !await holdsCredentials(scope.policy, request.headers.authorization)) refuseResponseOverrides(query, 'An anonymous read of a public bucket')
     return await sendRead(request, reply, bucket, key, false)
   }
   if (!['PUT', 'POST', 'DELETE'].includes(method)) throw methodNotAllowed(objectMethods)
 
   const action = queryValue(query, 'action')
-  const { bucket, info } = await enter(scope, request, reply, name, 'write')
+  const { bucket, info } = await enter(scope, request, reply, name, 'write', 'object:write', key)
   switch (`${method} ${action ?? ''}`) {
     case 'PUT ': return await putObject(request, reply, bucket, info, key)
     case 'DELETE ': return await deleteObject(request, reply, bucket, key)

@@ -12,7 +12,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { healthAnswer, probeOf, sendHealth, sendMetrics, type OperatorEndpoints, type Probe } from '../doors/health.js'
-import { requireCredentials, type AccessPolicy } from './auth.js'
+import { requireAccess } from '../bucket/index.js'
+import { principalOf, type AccessPolicy } from './auth.js'
 import { DoorError } from './errors.js'
 import type { RequestTarget } from './target.js'
 
@@ -79,6 +80,7 @@ export async function answerProbe (request: FastifyRequest, reply: FastifyReply,
   if (request.method !== 'GET' && request.method !== 'HEAD') throw new DoorError('MethodNotAllowed', 'Allowed: GET, HEAD.', { allow: 'GET, HEAD' })
   if (probe !== 'metrics') return await sendHealth(reply, request.method, await healthAnswer(probe, endpoints))
   if (endpoints.metrics === null) throw new DoorError('NoSuchRoute', 'Metrics are off on this server (--metrics off).')
-  requireCredentials(policy, request.headers.authorization)
+  // The server's figures are the account's: admin tokens read them, object tokens do not.
+  requireAccess(await principalOf(policy, request.headers.authorization), 'account:read', undefined, undefined, 'metrics')
   return await sendMetrics(reply, request.method, await endpoints.metrics())
 }

@@ -6,12 +6,12 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
-import { BucketError } from '../bucket/index.js'
-import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
+import { BucketError, requireAccess } from '../bucket/index.js'
+import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { parseJsonBody } from '../doors/json-body.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
-import { requireCredentials, type AccessPolicy } from './auth.js'
+import { principalOf, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError } from './errors.js'
 
@@ -70,7 +70,7 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
  * browser's cache is keyed by URL alone and would hand the body to a
  * later request without the token (after the console forgets it).
  */
-export async function enter (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public'): Promise<{ bucket: Bucket, info: BucketInfo, publicRead: boolean }> {
+export async function enter (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, access: 'read' | 'write' | 'public', action: Action, key?: string): Promise<{ bucket: Bucket, info: BucketInfo, publicRead: boolean }> {
   const { registry, policy, publicBuckets } = scope
   const info = await registry.info(name)
   const publicRead = access === 'public' ||
@@ -78,9 +78,11 @@ export async function enter (scope: RouteScope, request: FastifyRequest, reply: 
   const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
   reply.headers(corsHeaders(rules, request.headers.origin, request.method))
   if (!publicRead) {
-    requireCredentials(policy, request.headers.authorization)
+    const principal = await principalOf(policy, request.headers.authorization)
+    // The engine's one decision: what this principal may do to this bucket (and key).
+    requireAccess(principal, action, name, key, request.method.toLowerCase())
     // Read with the token: no browser keeps it (an object's own Cache-Control, set after this, still wins).
-    if (policy.token !== null && access === 'read') reply.header('cache-control', privateReadCacheControl)
+    if ((policy.token !== null || principal.kind !== 'admin') && access === 'read') reply.header('cache-control', privateReadCacheControl)
   }
   const bucket = info === null ? null : await registry.open(name, info)
   if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())

@@ -25,11 +25,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
-import { hostName, isStorageFailure, MAX_PUT_BYTES } from '../bucket/index.js'
+import { authorize, hostName, isStorageFailure, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
-import { requireCredentials, type AccessPolicy } from './auth.js'
+import { principalOf, type AccessPolicy } from './auth.js'
 import { FormUploadError, handleBucket } from './bucket-routes.js'
 import { errorReply, failure, success } from './errors.js'
 import { handleObject, refuseResponseOverrides, sendRead } from './object-routes.js'
@@ -100,7 +100,7 @@ async function handlePublic (options: GatewayRoutesOptions, request: FastifyRequ
   if (request.method === 'OPTIONS') return await preflight(options, request, reply, name, true)
   if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
   refuseResponseOverrides(request.query, 'A public route')
-  const { bucket } = await enter(options, request, reply, name, 'public')
+  const { bucket } = await enter(options, request, reply, name, 'public', 'object:read', key)
   return await sendRead(request, reply, bucket, key, ownHost, site)
 }
 
@@ -112,9 +112,9 @@ async function handleRoot (options: GatewayRoutesOptions, routeHosts: ReadonlySe
     reply.header('vary', 'Accept')
     if (wantsHtml(request.headers.accept)) return await reply.code(302).header('location', options.browserHome).send()
   }
-  requireCredentials(policy, request.headers.authorization)
-  if (policy.token !== null) reply.header('cache-control', privateReadCacheControl)
-  const buckets = await registry.list()
+  const principal = await principalOf(policy, request.headers.authorization)
+  if (policy.token !== null || principal.kind !== 'admin') reply.header('cache-control', privateReadCacheControl)
+  const buckets = (await registry.list()).filter(b => authorize(principal, 'buckets:list', b.name))
   return await reply.send(success(buckets.map(b => ({ name: b.name, creationDate: b.creationDate }))))
 }
 

@@ -19,9 +19,15 @@
  * With no credentials configured, `open` decides: the composition root sets
  * it while the server listens on loopback only, and then any well-formed
  * credentials are accepted; otherwise every request is refused (10000).
+ *
+ * A bearer that is a scoped token (`fsbucket token create`, `POST
+ * /user/tokens`) is that token's principal, whatever else is configured;
+ * the configured credentials are the admin. An expired scoped token is a
+ * wrong token. What the principal may do is the engine's `authorize`'s to
+ * say (plugin.ts asks it).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { StateDocuments } from '../bucket/index.js'
+import { ADMIN, type Principal, type StateDocuments, type TokenDirectory } from '../bucket/index.js'
 import { ManagementError } from './errors.js'
 
 export interface ApiKey {
@@ -70,8 +76,8 @@ function wrongTokenError (url: string): ManagementError {
   return new ManagementError('InvalidAccessToken')
 }
 
-/** Throws the ManagementError the request deserves, or returns when its credentials are good. */
-export function authenticate (headers: Headers, credentials: ManagementCredentials, url = ''): void {
+/** Throws the ManagementError the request deserves, or returns who the request is when its credentials are good. */
+export async function authenticate (headers: Headers, credentials: ManagementCredentials, url = '', tokens: Pick<TokenDirectory, 'byValue'> | null = null): Promise<Principal> {
   const authorization = header(headers, 'authorization')
   const email = header(headers, 'x-auth-email')
   const key = header(headers, 'x-auth-key')
@@ -82,14 +88,19 @@ export function authenticate (headers: Headers, credentials: ManagementCredentia
     if (match === null || !tokenFormat.test(match[1])) {
       throw new ManagementError('InvalidRequestHeaders', undefined, [{ code: 6111, message: 'Invalid format for Authorization header' }])
     }
+    const scoped = tokens === null ? null : await tokens.byValue(match[1])
+    if (scoped !== null) {
+      if ('expired' in scoped) throw wrongTokenError(url)
+      return scoped.principal
+    }
     if (!configured) {
-      if (credentials.open === true) return
+      if (credentials.open === true) return ADMIN
       throw new ManagementError('AuthenticationError')
     }
     if (!anyMatches(credentials.tokens, t => sameSecret(match[1], t))) {
       throw wrongTokenError(url)
     }
-    return
+    return ADMIN
   }
 
   if (email === undefined && key === undefined) throw new ManagementError('MissingAuthHeaders')
@@ -100,11 +111,12 @@ export function authenticate (headers: Headers, credentials: ManagementCredentia
     throw new ManagementError('InvalidRequestHeaders', undefined, [{ code: 6103, message: 'Invalid format for X-Auth-Key header' }])
   }
   if (!configured) {
-    if (credentials.open === true) return
+    if (credentials.open === true) return ADMIN
     throw new ManagementError('AuthenticationError')
   }
   const ok = anyMatches(credentials.keys, k => sameSecret(email.toLowerCase(), k.email.toLowerCase()) && sameSecret(key, k.key))
   if (!ok) throw new ManagementError('AuthenticationError')
+  return ADMIN
 }
 
 export interface CredentialSources {

@@ -37,6 +37,8 @@ export const ManagementErrors = {
   InvalidRequestHeaders: { code: 6003, status: 400, message: 'Invalid request headers' },
   InvalidAccessToken: { code: 9109, status: 403, message: 'Invalid access token' },
   AuthenticationError: { code: 10000, status: 403, message: 'Authentication error' },
+  AccessDenied: { code: 10950, status: 403, message: 'Access denied: these credentials do not permit this action.' },
+  TokenNotFound: { code: 10951, status: 404, message: 'No token with that id.' },
   // Requests
   NoRoute: { code: 7000, status: 404, message: 'No route for that URI' },
   MalformedJson: { code: 6007, status: 400, message: 'Malformed JSON in request body' },
@@ -178,7 +180,8 @@ const fromCatalogue: Record<Exclude<BucketErrorName, CataloguedName>, Management
   SsecKeyMismatch: 'InvalidArgument',
   SsecNotApplicable: 'InvalidArgument',
   ObjectLocked: 'ObjectLocked',
-  BucketLocked: 'BucketLocked'
+  BucketLocked: 'BucketLocked',
+  AccessDenied: 'AccessDenied'
 }
 
 /** Any thrown value → the ManagementError the client sees. */

@@ -16,7 +16,7 @@
  * bodies raw, in a scope of their own.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { isStorageFailure, isTransient, Queues, type BucketRegistry, type StateDocuments } from '../bucket/index.js'
+import { isStorageFailure, isTransient, Queues, requireAccess, type BucketRegistry, type Principal, type StateDocuments } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
@@ -33,6 +33,7 @@ import { registerInviteRoutes } from './routes/invites.js'
 import { registerObjectRoutes } from './routes/r2-objects.js'
 import { registerEventNotificationRoutes } from './routes/event-notifications.js'
 import { registerQueueRoutes } from './routes/queues.js'
+import { registerTemporaryCredentialRoutes, registerTokenRoutes } from './routes/tokens.js'
 import { registerUserRoutes } from './routes/user.js'
 import { registerZoneRoutes } from './routes/zones.js'
 import { ManagementStore } from './store.js'
@@ -45,6 +46,17 @@ export interface ManagementApiOptions {
   credentials: ManagementCredentials
   clock?: () => Date
 }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the management API request is (set by its authentication). */
+    principal: Principal | null
+  }
+}
+
+/** `/user/tokens/verify` answers for any good token, whatever it may do. */
+const verifyPath = /\/user\/tokens\/verify\/?(\?|$)/
+const graphqlPath = /\/graphql\/?(\?|$)/
 
 function send (reply: FastifyReply, err: ManagementError): FastifyReply {
   // The official SDK retries these statuses; the conditions behind them here are final.
@@ -67,6 +79,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
     now
   }
 
+  app.decorateRequest('principal', null)
   app.removeContentTypeParser(['application/json', 'text/plain'])
   for (const type of ['application/json', 'text/plain', '*']) {
     app.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => {
@@ -83,7 +96,13 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   app.addHook('onRequest', async (request, reply) => {
     // Answers carry account state and token details: no cache keeps them (an object read sets its own).
     reply.header('cache-control', 'no-store')
-    authenticate(request.headers, options.credentials, request.url)
+    const principal = await authenticate(request.headers, options.credentials, request.url, options.registry.tokens)
+    request.principal = principal
+    // Reads (GraphQL queries included) need an admin token's read, changes its write; object tokens have nothing here.
+    if (!verifyPath.test(request.url)) {
+      const reads = request.method === 'GET' || request.method === 'HEAD' || graphqlPath.test(request.url)
+      requireAccess(principal, reads ? 'account:read' : 'account:write', undefined, undefined, 'management')
+    }
   })
   // Bodies here are parsed before the handler runs: an authenticated request's Expect: 100-continue is answered now.
   app.addHook('preParsing', async (request, _reply, payload) => {
@@ -125,6 +144,8 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   registerDomainRoutes(app, ctx)
   registerAccountRoutes(app, ctx)
   registerUserRoutes(app, ctx)
+  registerTokenRoutes(app, ctx)
+  registerTemporaryCredentialRoutes(app, ctx)
   registerGraphqlRoute(app, ctx)
   registerQueueRoutes(app, ctx)
   registerEventNotificationRoutes(app, ctx)

@@ -14,6 +14,8 @@
  * as on the HTTP routes; anonymous reads of it are answered whatever the
  * rest of the policy.
  */
+import { ADMIN, sessionParent, type Principal, type TokenDirectory } from '../bucket/index.js'
+import { S3Error } from './errors.js'
 import type { S3Credential } from './sigv4.js'
 
 /** The documented development pair (docs/s3.md). */
@@ -38,9 +40,37 @@ export function s3AccessPolicy (configured: S3Credential | null, gatewayToken: s
   return { credentials: [], anonymousWrites: false, ...shared }
 }
 
-export function secretLookup (policy: S3AccessPolicy): (accessKeyId: string) => string | undefined {
+/** A key pair the S3 port knows: its secret, and who signs with it. */
+export interface KnownKey {
+  secretAccessKey: string
+  principal: Principal
+}
+
+/**
+ * The key pairs this port verifies: the configured (or development) pair,
+ * which is the admin, and the scoped tokens' derived pairs (access key id =
+ * token id, secret = SHA-256 of the token value), each its token's
+ * principal. An expired token's pair is unknown. A request carrying a
+ * session token is temporary credentials: the token must be one made under
+ * a live parent for this access key id (InvalidToken otherwise,
+ * ExpiredToken past its time).
+ */
+export function keyLookup (policy: S3AccessPolicy, tokens: Pick<TokenDirectory, 'byAccessKey' | 'openSession'> | null): (accessKeyId: string, sessionToken?: string) => Promise<KnownKey | undefined> {
   const secrets = new Map(policy.credentials.map(c => [c.accessKeyId, c.secretAccessKey]))
-  return accessKeyId => secrets.get(accessKeyId)
+  return async (accessKeyId, sessionToken) => {
+    if (sessionToken !== undefined) {
+      const parent = sessionParent(sessionToken)
+      const opened = parent === null || tokens === null ? 'invalid' : await tokens.openSession(sessionToken, accessKeyId, parent)
+      if (opened === 'expired') throw new S3Error('ExpiredToken')
+      if (opened === 'invalid') throw new S3Error('InvalidToken')
+      return opened
+    }
+    const configured = secrets.get(accessKeyId)
+    if (configured !== undefined) return { secretAccessKey: configured, principal: ADMIN }
+    const found = tokens === null ? null : await tokens.byAccessKey(accessKeyId)
+    if (found === null || 'expired' in found) return undefined
+    return { secretAccessKey: found.record.secretAccessKey, principal: found.principal }
+  }
 }
 
 /** The configured pair from the serve options; both halves or neither. */

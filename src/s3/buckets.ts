@@ -17,7 +17,7 @@
  * answers the hosted service's default (SSE-S3, AES256) so that clients that
  * ask find what they expect. Versioning is never enabled.
  */
-import type { CorsRule } from '../bucket/index.js'
+import { authorize, type CorsRule } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -53,7 +53,9 @@ export async function listBuckets (ctx: S3Context): Promise<void> {
   }
   // S3 takes an empty token (its length may be 0) as none.
   const after = token === undefined || token === '' ? undefined : bucketsTokenName(token)
+  // A token limited to some buckets is shown those (the anonymous caller gets no list: the signature check refused it).
   const buckets = (await ctx.registry.list())
+    .filter(b => ctx.principal === null || authorize(ctx.principal, 'buckets:list', b.name))
     .filter(b => (prefix === undefined || b.name.startsWith(prefix)) && (after === undefined || b.name > after))
   const limit = maxText === undefined ? MAX_BUCKETS : Number(maxText)
   const page = buckets.slice(0, limit)

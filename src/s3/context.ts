@@ -5,7 +5,7 @@
  * handlers share: an XML document, and the opened bucket or NoSuchBucket.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
+import type { Bucket, BucketInfo, BucketRegistry, Principal } from '../bucket/index.js'
 import { S3Error } from './errors.js'
 import type { VerifiedSignature } from './sigv4.js'
 import { xmlDocument } from './xml.js'
@@ -16,6 +16,8 @@ export interface S3Context {
   registry: BucketRegistry
   query: Record<string, string | string[]>
   signature: VerifiedSignature | null
+  /** Who the request is (its key pair's principal; the admin in development mode); null for an anonymous read of a public bucket. */
+  principal: Principal | null
   bucketName: string
   key: string
 }

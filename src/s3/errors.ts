@@ -26,6 +26,7 @@ export const S3Errors = {
   BucketNotEmpty: { status: 409, message: 'The bucket you tried to delete is not empty.' },
   EntityTooLarge: { status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
   EntityTooSmall: { status: 400, message: 'Your proposed upload is smaller than the minimum allowed object size.' },
+  ExpiredToken: { status: 400, message: 'The provided token has expired.' },
   ExpectationFailed: { status: 417, message: 'The Expect header cannot be met: this server supports only Expect: 100-continue.' },
   IncompleteBody: { status: 400, message: 'You did not provide the number of bytes specified by the Content-Length HTTP header.' },
   InsufficientStorage: { status: 507, message: 'There is not enough storage space left to store the object.' },
@@ -102,7 +103,8 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   SsecNotApplicable: 'InvalidRequest',
   // S3 refuses a delete or overwrite of an object under retention with AccessDenied (403).
   ObjectLocked: 'AccessDenied',
-  BucketLocked: 'InvalidBucketState'
+  BucketLocked: 'InvalidBucketState',
+  AccessDenied: 'AccessDenied'
 }
 
 /**

@@ -20,7 +20,7 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, objectExpirationHeader } from '../bucket/index.js'
+import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
@@ -186,6 +186,8 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
     const named: Record<string, string> = version === undefined ? {} : { VersionId: version }
     // As for DeleteObject: versions are not kept, `null` is the object itself and any other id names nothing to delete.
     if (version !== undefined && version !== 'null') errors.push({ Key: key, ...named, Code: 'InvalidArgument', Message: 'Invalid version id specified' })
+    // Temporary credentials limited to prefixes or keys delete those only; the others are refused one by one.
+    else if (ctx.principal !== null && !authorize(ctx.principal, 'object:write', ctx.bucketName, key)) errors.push({ Key: key, ...named, Code: 'AccessDenied', Message: 'Access Denied' })
     else if (validKey(key)) deleted.push({ Key: key, ...named })
     else errors.push({ Key: key, Code: 'KeyTooLongError', Message: 'Your key is too long' })
   }

@@ -18,8 +18,8 @@
  * after the signature and the checks: a refused request never gets one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { hostName, isStorageFailure, isTransient, type BucketRegistry } from '../bucket/index.js'
-import { secretLookup, type S3AccessPolicy } from './auth.js'
+import { ADMIN, hostName, isStorageFailure, isTransient, requireAccess, type Action, type BucketRegistry, type Principal } from '../bucket/index.js'
+import { keyLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import type { S3Context } from './context.js'
 import { corsAnswerHeaders, matchingCorsRule, preflightAnswerHeaders, requestedHeaders } from './cors.js'
@@ -29,7 +29,8 @@ import { listObjectsV1, listObjectsV2 } from './listing.js'
 import * as multipart from './multipart.js'
 import * as objects from './objects.js'
 import { hoistQueryHeaders } from './presigned.js'
-import { authenticationKind, parseRawQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
+import { authenticationKind, verifySignature, type VerifiedSignature } from './sigv4.js'
+import { parseRawQuery } from './uri-encoding.js'
 import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { healthAnswer, probeOf, sendHealth, type OperatorEndpoints } from '../doors/health.js'
@@ -125,6 +126,61 @@ const handlers: Record<S3Operation, (ctx: S3Context) => Promise<void>> = {
   CompleteMultipartUpload: multipart.completeMultipartUpload
 }
 
+/**
+ * What each operation does, for the engine's `authorize`. Bucket settings
+ * are `bucket:*`; HeadBucket and GetBucketLocation only say that a bucket
+ * exists, as a listing does (`objects:list`), so an object token can use
+ * the clients that ask them first; uploads in progress belong to writers.
+ */
+const operationActions: Record<S3Operation, Action> = {
+  ListBuckets: 'buckets:list',
+  GetBucketLocation: 'objects:list',
+  HeadBucket: 'objects:list',
+  ListObjectsV2: 'objects:list',
+  ListObjects: 'objects:list',
+  GetBucketCors: 'bucket:read',
+  GetBucketLifecycle: 'bucket:read',
+  GetBucketEncryption: 'bucket:read',
+  GetBucketVersioning: 'bucket:read',
+  PutBucketCors: 'bucket:write',
+  PutBucketLifecycle: 'bucket:write',
+  CreateBucket: 'bucket:write',
+  DeleteBucketCors: 'bucket:write',
+  DeleteBucketLifecycle: 'bucket:write',
+  DeleteBucket: 'bucket:write',
+  GetObject: 'object:read',
+  HeadObject: 'object:read',
+  ListMultipartUploads: 'object:write',
+  ListParts: 'object:write',
+  DeleteObjects: 'object:write',
+  UploadPartCopy: 'object:write',
+  UploadPart: 'object:write',
+  CopyObject: 'object:write',
+  PutObject: 'object:write',
+  AbortMultipartUpload: 'object:write',
+  DeleteObject: 'object:write',
+  CreateMultipartUpload: 'object:write',
+  CompleteMultipartUpload: 'object:write'
+}
+
+/**
+ * Asks `authorize` about the operation: on the bucket (and key, or a
+ * listing's prefix) the URL names; a copy also reads its source. ListBuckets
+ * is filtered by its handler, and DeleteObjects checks each key it is given.
+ */
+function authorizeOperation (ctx: S3Context, principal: Principal, operation: S3Operation): void {
+  const action = operationActions[operation]
+  if (operation === 'ListBuckets') return requireAccess(principal, action, undefined, undefined, operation)
+  const key = action === 'objects:list'
+    ? (typeof ctx.query.prefix === 'string' ? ctx.query.prefix : operation.startsWith('List') ? '' : undefined)
+    : ctx.key === '' ? undefined : ctx.key
+  requireAccess(principal, action, ctx.bucketName, key, operation)
+  if (operation === 'CopyObject' || operation === 'UploadPartCopy') {
+    const source = objects.copySourceFrom(ctx)
+    requireAccess(principal, 'object:read', source.bucket, source.key, operation)
+  }
+}
+
 /** A request this API refuses whatever its credentials (an operation it does not have), thrown once they are checked. */
 type Refusal = S3Error
 
@@ -212,7 +268,7 @@ function anonymousRead (method: string, target: Target, query: Record<string, st
 export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promise<void> {
   const { registry, policy } = options
   const domains = [...new Set(['localhost', ...options.domains.map(d => hostName(d))])]
-  const secretOf = secretLookup(policy)
+  const keyOf = keyLookup(policy, registry.tokens)
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
@@ -252,22 +308,32 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   // Methods S3 has no operation for (PATCH, TRACE, ...) answer its XML, with a request id, like the rest.
   app.setNotFoundHandler(async request => { throw new S3Error('MethodNotAllowed', `${request.method} is not an S3 operation.`) })
 
-  async function authenticate (request: FastifyRequest, target: Target, query: Record<string, string | string[]>, rawPath: string, rawQuery: string): Promise<VerifiedSignature | null> {
+  /**
+   * The request's signature (null: unsigned) and who made it: the principal
+   * of the key pair that signed it, the admin for an unsigned request in
+   * development mode, null for an anonymous read of a public bucket.
+   */
+  async function authenticate (request: FastifyRequest, target: Target, query: Record<string, string | string[]>, rawPath: string, rawQuery: string): Promise<{ signature: VerifiedSignature | null, principal: Principal | null }> {
     const signed = { method: request.method, rawPath, rawQuery, headers: request.headers }
     const kind = authenticationKind(signed, query)
     if (kind !== 'anonymous') {
-      const signature = await verifySignature(signed, query, secretOf)
+      let principal: Principal | null = null
+      const signature = await verifySignature(signed, query, async (id, sessionToken) => {
+        const known = await keyOf(id, sessionToken)
+        principal = known?.principal ?? null
+        return known?.secretAccessKey
+      })
       if (kind === 'query') hoistQueryHeaders(request.headers, query)
-      return signature
+      return { signature, principal }
     }
-    if (policy.anonymousWrites) return null
+    if (policy.anonymousWrites) return { signature: null, principal: ADMIN }
     if (target.bucket !== '' && anonymousRead(request.method, target, query)) {
       if (policy.publicBuckets.has(target.bucket) || (await registry.info(target.bucket))?.settings.public === true) {
         // An override would let any link serve a public object (an uploaded text or image) as HTML on this port's origin.
         if (Object.keys(query).some(name => name.startsWith('response-'))) {
           throw new S3Error('InvalidRequest', 'Request specific response headers cannot be used for anonymous GET requests.')
         }
-        return null
+        return { signature: null, principal: null }
       }
     }
     throw new S3Error('AccessDenied', policy.credentials.length === 0
@@ -326,10 +392,11 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
         const rule = matchingCorsRule((await registry.info(target.bucket))?.settings.cors ?? null, origin, request.method)
         if (rule !== undefined) reply.headers(corsAnswerHeaders(rule, origin))
       }
-      const signature = await authenticate(request, target, query, rawPath, rawQuery)
+      const { signature, principal } = await authenticate(request, target, query, rawPath, rawQuery)
       refuseUnsupportedHeaders(request.headers)
       if (typeof operation !== 'string') throw operation
-      const ctx: S3Context = { request, reply, registry, query, signature, bucketName: target.bucket, key: target.key }
+      const ctx: S3Context = { request, reply, registry, query, signature, principal, bucketName: target.bucket, key: target.key }
+      if (principal !== null) authorizeOperation(ctx, principal, operation)
       return await handlers[operation](ctx)
     }
   })

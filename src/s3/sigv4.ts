@@ -28,7 +28,9 @@
  *     (presigned.ts);
  *   - `host` is among the signed headers, and so is every `x-amz-*` header
  *     sent but `x-amz-content-sha256` (AccessDenied, HeadersNotSigned);
- *   - no session token (InvalidToken): this server has key pairs only.
+ *   - a session token (`X-Amz-Security-Token`, header or query) goes to
+ *     the lookup with the access key id: the lookup says whether it is
+ *     good (temporary credentials, src/bucket/sessions.ts).
  * Any region is accepted (`auto`, `us-east-1`, ...): the signature covers the
  * one the client chose.
  *
@@ -49,6 +51,7 @@ import type { SourceData } from '@smithy/types'
 import { decodeHeaderValue } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
 import { presignedPayloadHash } from './presigned.js'
+import { awsEncodePath, canonicalQuery } from './uri-encoding.js'
 
 export const ALGORITHM = 'AWS4-HMAC-SHA256'
 const AUTHORIZATION_PREFIX = `${ALGORITHM} `
@@ -101,26 +104,6 @@ function toBytes (data: SourceData): Buffer {
   if (typeof data === 'string') return Buffer.from(data, 'utf8')
   if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
   return Buffer.from(data)
-}
-
-/** A URI component encoded as SigV4 encodes it: RFC 3986, every byte but the unreserved characters percent-encoded. */
-function uriEncode (text: string): string {
-  return encodeURIComponent(text).replace(/[!'()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-}
-
-/** The canonical query string: names and values encoded, sorted by name, then by value for a repeated name; the signature itself left out. */
-function canonicalQuery (query: Record<string, string | string[]>): string {
-  const pairs: Array<[string, string]> = []
-  for (const name of Object.keys(query)) {
-    if (name.toLowerCase() === 'x-amz-signature') continue
-    const encodedName = uriEncode(name)
-    const value = query[name]
-    pairs.push([encodedName, typeof value === 'string'
-      ? `${encodedName}=${uriEncode(value)}`
-      : value.map(v => `${encodedName}=${uriEncode(v)}`).sort().join('&')])
-  }
-  if (pairs.length < 2) return pairs[0]?.[1] ?? ''
-  return pairs.sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0).map(pair => pair[1]).join('&')
 }
 
 /**
@@ -253,48 +236,6 @@ function formatAmzDate (date: Date): string {
   return date.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')
 }
 
-/**
- * Splits a raw query string into decoded parameters (repeated names become
- * arrays), in an object without a prototype: `__proto__` or `constructor`
- * is a parameter like any other (signed, and never mistaken for one that
- * was not sent).
- */
-export function parseRawQuery (raw: string): Record<string, string | string[]> {
-  const query: Record<string, string | string[]> = Object.create(null)
-  if (raw === '') return query
-  for (const part of raw.split('&')) {
-    if (part === '') continue
-    const eq = part.indexOf('=')
-    const name = decodeComponent(eq === -1 ? part : part.slice(0, eq))
-    const value = eq === -1 ? '' : decodeComponent(part.slice(eq + 1))
-    const previous = query[name]
-    if (previous === undefined) query[name] = value
-    // Pushed, not copied: a URL repeating one name 8,000 times took a second to split.
-    else if (Array.isArray(previous)) previous.push(value)
-    else query[name] = [previous, value]
-  }
-  return query
-}
-
-function decodeComponent (text: string): string {
-  try {
-    return decodeURIComponent(text)
-  } catch {
-    throw new S3Error('InvalidArgument', 'The query string has malformed percent-encoding.')
-  }
-}
-
-/** A path re-encoded the AWS way: every byte but unreserved characters and `/` percent-encoded. */
-function awsEncodePath (path: string): string {
-  let decoded: string
-  try {
-    decoded = decodeURIComponent(path)
-  } catch {
-    return path
-  }
-  return decoded.split('/').map(uriEncode).join('/')
-}
-
 interface Credential {
   accessKeyId: string
   shortDate: string
@@ -367,112 +308,101 @@ const USUAL_AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^,\s]+), ?SignedHead
 /** S3's answer (InvalidRequest) to Signature Version 2 and other schemes. */
 const unsupportedMechanism = `The authorization mechanism you have provided is not supported. Please use ${ALGORITHM}.`
 
-/**
- * Verifies a signed request against the known credentials; returns what the
- * payload decoder needs, or throws the S3 error a client would see.
- */
-export async function verifySignature (
-  request: SignedRequest,
-  query: Record<string, string | string[]>,
-  secretOf: (accessKeyId: string) => string | undefined,
-  now?: Date
-): Promise<VerifiedSignature> {
-  const nowMs = now === undefined ? Date.now() : now.getTime()
-  const presigned = request.headers.authorization === undefined
-  if (request.headers['x-amz-security-token'] !== undefined || query['X-Amz-Security-Token'] !== undefined) {
-    throw new S3Error('InvalidToken', 'Session tokens (temporary credentials) are not supported by this server; sign with a key pair it knows.')
-  }
+/** What the Authorization header or a presigned URL's query says of the signature, checked for form, date and expiry. */
+interface SignatureClaim {
+  credentialField: string
+  scope: Scope
+  signedField: string
+  given: string
+  longDate: string
+  payloadHash: string
+}
+
+/** The claim of the Authorization header (`AWS4-HMAC-SHA256 Credential=…, SignedHeaders=…, Signature=…`). */
+function headerClaim (request: SignedRequest, nowMs: number): SignatureClaim {
+  const malformed = 'AuthorizationHeaderMalformed'
+  const header = single(request.headers.authorization) ?? ''
+  if (!header.startsWith(AUTHORIZATION_PREFIX)) throw new S3Error('InvalidRequest', unsupportedMechanism)
   let credentialField: string | undefined
-  let scope: Scope
   let signedField: string | undefined
   let given: string | undefined
-  let longDate: string
-  let payloadHash: string
-  const malformed = presigned ? 'AuthorizationQueryParametersError' : 'AuthorizationHeaderMalformed'
-
-  if (!presigned) {
-    const header = single(request.headers.authorization) ?? ''
-    if (!header.startsWith(AUTHORIZATION_PREFIX)) throw new S3Error('InvalidRequest', unsupportedMechanism)
-    const usual = USUAL_AUTHORIZATION.exec(header)
-    if (usual !== null) {
-      [, credentialField, signedField, given] = usual
-    } else {
-      for (const item of header.slice(AUTHORIZATION_PREFIX.length).split(',')) {
-        const eq = item.indexOf('=')
-        if (eq <= 0) continue
-        const value = item.slice(eq + 1).trim()
-        switch (item.slice(0, eq).trim()) {
-          case 'Credential': credentialField = value; break
-          case 'SignedHeaders': signedField = value; break
-          case 'Signature': given = value; break
-        }
+  const usual = USUAL_AUTHORIZATION.exec(header)
+  if (usual !== null) {
+    [, credentialField, signedField, given] = usual
+  } else {
+    for (const item of header.slice(AUTHORIZATION_PREFIX.length).split(',')) {
+      const eq = item.indexOf('=')
+      if (eq <= 0) continue
+      const value = item.slice(eq + 1).trim()
+      switch (item.slice(0, eq).trim()) {
+        case 'Credential': credentialField = value; break
+        case 'SignedHeaders': signedField = value; break
+        case 'Signature': given = value; break
       }
     }
-    if (credentialField === undefined || signedField === undefined || given === undefined) {
-      throw new S3Error(malformed, 'The Authorization header needs Credential, SignedHeaders and Signature.')
-    }
-    scope = scopeOf(credentialField, malformed)
-    const amzDate = single(request.headers['x-amz-date'])
-    let date: Date | null
-    if (amzDate !== undefined) {
-      date = parseAmzDate(amzDate)
-    } else {
-      const httpDate = single(request.headers.date)
-      const ms = httpDate === undefined ? NaN : Date.parse(httpDate)
-      date = Number.isNaN(ms) ? null : new Date(ms)
-    }
-    if (date === null) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header')
-    longDate = amzDate ?? formatAmzDate(date)
-    if (Math.abs(nowMs - date.getTime()) > MAX_SKEW_MS) {
-      throw new S3Error('RequestTimeTooSkewed', undefined, {})
-    }
-    const sha = single(request.headers['x-amz-content-sha256'])
-    if (sha === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256')
-    payloadHash = sha
+  }
+  if (credentialField === undefined || signedField === undefined || given === undefined) {
+    throw new S3Error(malformed, 'The Authorization header needs Credential, SignedHeaders and Signature.')
+  }
+  const scope = scopeOf(credentialField, malformed)
+  const amzDate = single(request.headers['x-amz-date'])
+  let date: Date | null
+  if (amzDate !== undefined) {
+    date = parseAmzDate(amzDate)
   } else {
-    const algorithm = single(query['X-Amz-Algorithm'])
-    credentialField = single(query['X-Amz-Credential'])
-    const dateField = single(query['X-Amz-Date'])
-    const expiresField = single(query['X-Amz-Expires'])
-    signedField = single(query['X-Amz-SignedHeaders'])
-    given = single(query['X-Amz-Signature'])
-    // Signature Version 2's presigned form, and SigV4A's: mechanisms this server does not verify, as for the header forms.
-    if ((algorithm === undefined && query.AWSAccessKeyId !== undefined) || algorithm === 'AWS4-ECDSA-P256-SHA256') {
-      throw new S3Error('InvalidRequest', unsupportedMechanism)
-    }
-    if (algorithm !== ALGORITHM) throw new S3Error(malformed, `X-Amz-Algorithm must be ${ALGORITHM}.`)
-    if (credentialField === undefined || dateField === undefined || expiresField === undefined ||
-        signedField === undefined || given === undefined) {
-      throw new S3Error(malformed, 'A presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.')
-    }
-    scope = scopeOf(credentialField, malformed)
-    const date = parseAmzDate(dateField)
-    if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
-    // Digits (a minus sign is left to the range check), not every form Number() reads (`+60`, `0x10`, `1e3`, ` 60`, `60.0`).
-    if (!/^-?\d+$/.test(expiresField)) throw new S3Error(malformed, 'X-Amz-Expires should be a number')
-    // S3's three answers: negative and over a week are malformed URLs (400); 0 is a URL that expired as it was made (403).
-    const expires = Number(expiresField)
-    if (expires < 0) throw new S3Error(malformed, 'X-Amz-Expires must be non-negative')
-    if (expires > MAX_EXPIRES_SECONDS) {
-      throw new S3Error(malformed, `X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than ${MAX_EXPIRES_SECONDS} seconds`)
-    }
-    if (expires === 0) throw new S3Error('AccessDenied', 'Request has expired')
-    if (date.getTime() - nowMs > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not yet valid')
-    if (nowMs > date.getTime() + Number(expiresField) * 1000) throw new S3Error('AccessDenied', 'Request has expired')
-    longDate = dateField
-    payloadHash = presignedPayloadHash(query, single(request.headers['x-amz-content-sha256'])) ?? UNSIGNED_PAYLOAD
+    const httpDate = single(request.headers.date)
+    const ms = httpDate === undefined ? NaN : Date.parse(httpDate)
+    date = Number.isNaN(ms) ? null : new Date(ms)
   }
+  if (date === null) throw new S3Error('AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header')
+  if (Math.abs(nowMs - date.getTime()) > MAX_SKEW_MS) throw new S3Error('RequestTimeTooSkewed', undefined, {})
+  const payloadHash = single(request.headers['x-amz-content-sha256'])
+  if (payloadHash === undefined) throw new S3Error('InvalidRequest', 'Missing required header for this request: x-amz-content-sha256')
+  return { credentialField, scope, signedField, given, longDate: amzDate ?? formatAmzDate(date), payloadHash }
+}
 
-  const { credential } = scope
-  if (longDate.slice(0, 8) !== credential.shortDate) {
-    throw new S3Error(malformed, `The credential date ${credential.shortDate} is not the request's date ${longDate.slice(0, 8)}.`)
+/** The claim of a presigned URL's `X-Amz-*` query parameters, refused when expired or not yet valid. */
+function presignedClaim (request: SignedRequest, query: Record<string, string | string[]>, nowMs: number): SignatureClaim {
+  const malformed = 'AuthorizationQueryParametersError'
+  const algorithm = single(query['X-Amz-Algorithm'])
+  const credentialField = single(query['X-Amz-Credential'])
+  const dateField = single(query['X-Amz-Date'])
+  const expiresField = single(query['X-Amz-Expires'])
+  const signedField = single(query['X-Amz-SignedHeaders'])
+  const given = single(query['X-Amz-Signature'])
+  // Signature Version 2's presigned form, and SigV4A's: mechanisms this server does not verify, as for the header forms.
+  if ((algorithm === undefined && query.AWSAccessKeyId !== undefined) || algorithm === 'AWS4-ECDSA-P256-SHA256') {
+    throw new S3Error('InvalidRequest', unsupportedMechanism)
   }
-  const signed = signedHeaderList(signedField)
-  if (!signed.names.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
-  const secretAccessKey = secretOf(credential.accessKeyId)
-  if (secretAccessKey === undefined) throw new S3Error('InvalidAccessKeyId')
-  keep(credentialField, scope, signedField, signed)
+  if (algorithm !== ALGORITHM) throw new S3Error(malformed, `X-Amz-Algorithm must be ${ALGORITHM}.`)
+  if (credentialField === undefined || dateField === undefined || expiresField === undefined ||
+      signedField === undefined || given === undefined) {
+    throw new S3Error(malformed, 'A presigned URL needs X-Amz-Credential, X-Amz-Date, X-Amz-Expires, X-Amz-SignedHeaders and X-Amz-Signature.')
+  }
+  const scope = scopeOf(credentialField, malformed)
+  const date = parseAmzDate(dateField)
+  if (date === null) throw new S3Error(malformed, 'X-Amz-Date must be yyyymmddThhmmssZ.')
+  // Digits (a minus sign is left to the range check), not every form Number() reads (`+60`, `0x10`, `1e3`, ` 60`, `60.0`).
+  if (!/^-?\d+$/.test(expiresField)) throw new S3Error(malformed, 'X-Amz-Expires should be a number')
+  // S3's three answers: negative and over a week are malformed URLs (400); 0 is a URL that expired as it was made (403).
+  const expires = Number(expiresField)
+  if (expires < 0) throw new S3Error(malformed, 'X-Amz-Expires must be non-negative')
+  if (expires > MAX_EXPIRES_SECONDS) {
+    throw new S3Error(malformed, `X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than ${MAX_EXPIRES_SECONDS} seconds`)
+  }
+  if (expires === 0) throw new S3Error('AccessDenied', 'Request has expired')
+  if (date.getTime() - nowMs > MAX_SKEW_MS) throw new S3Error('AccessDenied', 'Request is not yet valid')
+  if (nowMs > date.getTime() + expires * 1000) throw new S3Error('AccessDenied', 'Request has expired')
+  const payloadHash = presignedPayloadHash(query, single(request.headers['x-amz-content-sha256'])) ?? UNSIGNED_PAYLOAD
+  return { credentialField, scope, signedField, given, longDate: dateField, payloadHash }
+}
 
+/**
+ * Whether `given` signs the request: the header values as received, then
+ * (when some differ) read as UTF-8; the path as sent, then (only when that
+ * fails) re-encoded the AWS way.
+ */
+function signatureMatches (request: SignedRequest, query: Record<string, string | string[]>, signed: SignedHeaderList, claim: SignatureClaim, signingKey: Uint8Array): boolean {
   const values: string[] = []
   for (const name of signed.names) {
     // Its own headers only: a signed name like `constructor` is a header that was not sent, not the object's.
@@ -480,22 +410,45 @@ export async function verifySignature (
     if (value === undefined) throw new S3Error('SignatureDoesNotMatch', `The signed header ${name} is missing.`)
     values.push(Array.isArray(value) ? value.join(',') : value)
   }
-  const signingKey = await signingKeyOf(scope, secretAccessKey)
   // Header values arrive one Latin-1 character per byte. A client that put UTF-8 in a header (metadata sent as is)
   // signed its bytes: the values read as UTF-8 are tried when the values as received do not verify.
   const utf8Values = values.map(decodeHeaderValue)
   const valueForms = utf8Values.some((value, i) => value !== values[i]) ? [values, utf8Values] : [values]
   const verified = (path: string): boolean => valueForms.some(form => {
-    const canonical = canonicalRequest(request.method, path, query, signed, form, payloadHash)
-    return signaturesEqual(hmacHex(signingKey, stringToSign(longDate, credential.scope, canonical)), given)
+    const canonical = canonicalRequest(request.method, path, query, signed, form, claim.payloadHash)
+    return signaturesEqual(hmacHex(signingKey, stringToSign(claim.longDate, claim.scope.credential.scope, canonical)), claim.given)
   })
-  // The path as sent, then (only when that fails) re-encoded the AWS way.
-  let verifiedPath = verified(request.rawPath)
-  if (!verifiedPath) {
-    const encoded = awsEncodePath(request.rawPath)
-    verifiedPath = encoded !== request.rawPath && verified(encoded)
+  if (verified(request.rawPath)) return true
+  const encoded = awsEncodePath(request.rawPath)
+  return encoded !== request.rawPath && verified(encoded)
+}
+
+/**
+ * Verifies a signed request against the known credentials; returns what the
+ * payload decoder needs, or throws the S3 error a client would see.
+ */
+export async function verifySignature (
+  request: SignedRequest,
+  query: Record<string, string | string[]>,
+  secretOf: (accessKeyId: string, sessionToken: string | undefined) => string | undefined | Promise<string | undefined>,
+  now?: Date
+): Promise<VerifiedSignature> {
+  const nowMs = now === undefined ? Date.now() : now.getTime()
+  const presigned = request.headers.authorization === undefined
+  const sessionToken = presigned ? single(query['X-Amz-Security-Token']) : single(request.headers['x-amz-security-token'])
+  const malformed = presigned ? 'AuthorizationQueryParametersError' : 'AuthorizationHeaderMalformed'
+  const claim = presigned ? presignedClaim(request, query, nowMs) : headerClaim(request, nowMs)
+  const { credential } = claim.scope
+  if (claim.longDate.slice(0, 8) !== credential.shortDate) {
+    throw new S3Error(malformed, `The credential date ${credential.shortDate} is not the request's date ${claim.longDate.slice(0, 8)}.`)
   }
-  if (!verifiedPath) throw new S3Error('SignatureDoesNotMatch')
+  const signed = signedHeaderList(claim.signedField)
+  if (!signed.names.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
+  const secretAccessKey = await secretOf(credential.accessKeyId, sessionToken)
+  if (secretAccessKey === undefined) throw new S3Error('InvalidAccessKeyId')
+  keep(claim.credentialField, claim.scope, claim.signedField, signed)
+  const signingKey = await signingKeyOf(claim.scope, secretAccessKey)
+  if (!signatureMatches(request, query, signed, claim, signingKey)) throw new S3Error('SignatureDoesNotMatch')
   refuseUnsignedAmzHeaders(request.headers, signed.names)
-  return { accessKeyId: credential.accessKeyId, payloadHash, longDate, scope: credential.scope, signingKey, signature: given }
+  return { accessKeyId: credential.accessKeyId, payloadHash: claim.payloadHash, longDate: claim.longDate, scope: credential.scope, signingKey, signature: claim.given }
 }

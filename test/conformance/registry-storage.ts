@@ -12,6 +12,7 @@ import { Readable } from 'node:stream'
 import type { Test } from 'tap'
 import type { RegistryStorage, SettingsDocument } from '../../src/bucket/port.js'
 import { shareChecksWithinTurns } from '../../src/index.js'
+import { createRegistry, secretOfToken, TOKEN_CACHE_MS } from '../../src/bucket/index.js'
 import { arrivals, lookCommitArrive, phases, unshared } from '../stores/arrivals.js'
 
 export interface RegistryStorageUnderTest {
@@ -259,5 +260,40 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
       })
     }))
     t.same(await storage.state('mgmt').read('counter.json', null), { n: 10 })
+  })
+
+  t.test(`${sut.name}: token records: kept hashed, seen through another handle, revoked and expired`, async t => {
+    const { storage, another } = await sut.open(t)
+    const here = createRegistry(storage).tokens
+    const there = createRegistry(await another()).tokens
+    const made = await here.create({ name: 'reader', permission: 'object-read-only', buckets: ['beta', 'alpha', 'beta'] })
+    t.match(made, { id: /^[0-9a-f]{32}$/, token: /^[A-Za-z0-9_-]{40}$/, permission: 'object-read-only', buckets: ['alpha', 'beta'], expiresOn: null })
+    t.equal(made.accessKeyId, made.id, 'the access key id is the token id')
+    t.equal(made.secretAccessKey, secretOfToken(made.token), 'the secret is the SHA-256 of the value')
+    const stored = JSON.stringify(await storage.state('tokens').read('tokens.json', null))
+    t.notOk(stored.includes(made.token), 'the value itself is not stored')
+    t.match(await there.byValue(made.token), { principal: { kind: 'token', id: made.id, permission: 'object-read-only', buckets: ['alpha', 'beta'] } })
+    t.match(await there.byAccessKey(made.id), { record: { secretAccessKey: made.secretAccessKey } })
+    t.equal(await there.byValue(`${made.token}x`), null, 'another value is no token')
+    const listed = await there.list()
+    t.same(listed.map(l => l.id), [made.id])
+    t.notOk('secretAccessKey' in listed[0], 'a listing holds no secret')
+
+    t.equal(await here.revoke(made.id), true)
+    t.equal(await here.revoke(made.id), false, 'gone already')
+    await new Promise(resolve => setTimeout(resolve, TOKEN_CACHE_MS + 50))
+    t.equal(await there.byValue(made.token), null, 'the other handle sees the revocation once its cache ran out')
+    t.equal(await there.byAccessKey(made.id), null)
+
+    let now = new Date()
+    const clocked = createRegistry(storage, { clock: () => now }).tokens
+    const brief = await clocked.create({ name: 'brief', permission: 'admin-read-only', expiresOn: new Date(now.getTime() + 60_000) })
+    t.match(await clocked.byValue(brief.token), { principal: { permission: 'admin-read-only' } })
+    now = new Date(now.getTime() + 61_000)
+    t.match(await clocked.byValue(brief.token), { expired: { id: brief.id } }, 'an expired token is found as expired')
+    t.match(await clocked.list(), [{ id: brief.id, expired: true }])
+    await t.rejects(clocked.create({ name: 'x', permission: 'admin-read-write', buckets: ['alpha'] }), TypeError, 'admin permissions take no buckets')
+    await t.rejects(clocked.create({ name: 'x', permission: 'root' as never }), TypeError)
+    await t.rejects(clocked.create({ name: 'x', permission: 'object-read-only', expiresOn: new Date(0) }), RangeError)
   })
 }

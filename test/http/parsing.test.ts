@@ -2,7 +2,7 @@
 import t from 'tap'
 import { ArgumentRangeError, ArgumentTypeError, BucketError } from '../../src/bucket/index.js'
 import { decodeHeaderValue, responseOverridesFrom } from '../../src/doors/request-metadata.js'
-import { requireCredentials, isLoopbackHost } from '../../src/http/auth.js'
+import { principalOf, isLoopbackHost } from '../../src/http/auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from '../../src/http/cors.js'
 import { DoorError, errorReply } from '../../src/http/errors.js'
 import {
@@ -88,14 +88,14 @@ t.test('CORS rules', async t => {
 
 t.test('credentials', async t => {
   const policy = { token: 'right', loopbackOnly: false }
-  t.doesNotThrow(() => requireCredentials(policy, 'Bearer right'))
-  t.doesNotThrow(() => requireCredentials(policy, 'bearer right'), 'scheme is case-insensitive')
-  t.throws(() => requireCredentials(policy, undefined), { status: 401, code: 40100, headers: { 'www-authenticate': 'Bearer' } })
-  t.throws(() => requireCredentials(policy, 'Basic dXNlcjpwYXNz'), { status: 401, code: 40100 })
-  t.throws(() => requireCredentials(policy, 'Bearer wrong'), { status: 403, code: 40300 })
-  t.throws(() => requireCredentials(policy, 'Bearer righ'), { status: 403, code: 40300 }, 'a prefix of the token is wrong')
-  t.doesNotThrow(() => requireCredentials({ token: null, loopbackOnly: true }, undefined), 'no token on loopback: open')
-  t.throws(() => requireCredentials({ token: null, loopbackOnly: false }, 'Bearer anything'), { status: 403, code: 40301 })
+  t.same(await principalOf(policy, 'Bearer right'), { kind: 'admin', id: null, permission: 'admin-read-write', buckets: null })
+  await t.resolves(principalOf(policy, 'bearer right'), 'scheme is case-insensitive')
+  await t.rejects(principalOf(policy, undefined), { status: 401, code: 40100, headers: { 'www-authenticate': 'Bearer' } })
+  await t.rejects(principalOf(policy, 'Basic dXNlcjpwYXNz'), { status: 401, code: 40100 })
+  await t.rejects(principalOf(policy, 'Bearer wrong'), { status: 403, code: 40300 })
+  await t.rejects(principalOf(policy, 'Bearer righ'), { status: 403, code: 40300 }, 'a prefix of the token is wrong')
+  await t.resolves(principalOf({ token: null, loopbackOnly: true }, undefined), 'no token on loopback: open')
+  await t.rejects(principalOf({ token: null, loopbackOnly: false }, 'Bearer anything'), { status: 403, code: 40301 })
   for (const [host, loopback] of [['127.0.0.1', true], ['127.1.2.3', true], ['localhost', true], ['::1', true], ['0.0.0.0', false], ['::', false], ['192.168.1.2', false], ['[::1]', true], ['::ffff:127.0.0.1', true], ['::ffff:7f00:2', true], ['0:0:0:0:0:0:0:1', true], ['::ffff:10.0.0.1', false], ['127.0.0.1.nip.io', false], ['127.0.0.256', false], ['sub.localhost', true]] as const) {
     t.equal(isLoopbackHost(host), loopback, host)
   }

@@ -9,9 +9,9 @@ import { testdir } from '../testdir.js'
 
 const credentials = { tokens: ['secret-token'], keys: [{ email: 'me@example.test', key: 'a'.repeat(37) }] }
 
-function outcome (headers: Record<string, string>, creds: ManagementCredentials = credentials): string {
+async function outcome (headers: Record<string, string>, creds: ManagementCredentials = credentials): Promise<string> {
   try {
-    authenticate(headers, creds)
+    await authenticate(headers, creds)
     return 'ok'
   } catch (err) {
     if (!(err instanceof ManagementError)) throw err
@@ -33,32 +33,32 @@ t.test('authentication outcomes', async t => {
     ['wrong key', { 'x-auth-email': 'me@example.test', 'x-auth-key': 'b'.repeat(37) }, '403 10000'],
     ['key of another email', { 'x-auth-email': 'you@example.test', 'x-auth-key': 'a'.repeat(37) }, '403 10000']
   ]
-  for (const [what, headers, want] of table) t.equal(outcome(headers), want, what)
+  for (const [what, headers, want] of table) t.equal(await outcome(headers), want, what)
 })
 
 t.test('a wrong token answers as the hosted API does: 10000 on an account, 1000 on verify, 9109 elsewhere', async t => {
   const credentials = { tokens: ['secret-token'], keys: [] }
   const wrong = { authorization: 'Bearer other-token' }
-  const at = (url: string): string => {
+  const at = async (url: string): Promise<string> => {
     try {
-      authenticate(wrong, credentials, url)
+      await authenticate(wrong, credentials, url)
       return 'ok'
     } catch (err) {
       return `${(err as ManagementError).status} ${(err as ManagementError).code}`
     }
   }
-  t.equal(at('/client/v4/accounts/abc/r2/buckets'), '403 10000')
-  t.equal(at('/client/v4/accounts?page=1'), '403 10000')
-  t.equal(at('/client/v4/zones'), '403 9109')
-  t.equal(at('/client/v4/user/tokens/verify'), '401 1000', 'verifying a wrong token: Invalid API Token')
-  t.equal(at('/client/v4/user'), '403 9109')
-  t.equal(at('/client/v4/zones?name=accounts/x'), '403 9109', 'only the path counts')
+  t.equal(await at('/client/v4/accounts/abc/r2/buckets'), '403 10000')
+  t.equal(await at('/client/v4/accounts?page=1'), '403 10000')
+  t.equal(await at('/client/v4/zones'), '403 9109')
+  t.equal(await at('/client/v4/user/tokens/verify'), '401 1000', 'verifying a wrong token: Invalid API Token')
+  t.equal(await at('/client/v4/user'), '403 9109')
+  t.equal(await at('/client/v4/zones?name=accounts/x'), '403 9109', 'only the path counts')
 })
 
 t.test('with no credentials configured, only an open (loopback) server accepts requests', async t => {
-  t.equal(outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [] }), '403 10000')
-  t.equal(outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [], open: true }), 'ok')
-  t.equal(outcome({}, { tokens: [], keys: [], open: true }), '400 9106', 'credentials must still be sent')
+  t.equal(await outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [] }), '403 10000')
+  t.equal(await outcome({ authorization: 'Bearer anything' }, { tokens: [], keys: [], open: true }), 'ok')
+  t.equal(await outcome({}, { tokens: [], keys: [], open: true }), '400 9106', 'credentials must still be sent')
 })
 
 t.test('credentials come from flags, the environment and the data directory', async t => {

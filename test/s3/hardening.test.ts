@@ -43,7 +43,7 @@ t.test('an x-amz-* header the signature does not cover is AccessDenied, naming i
   t.equal(await bodyOf(server, 'uploads/avatar.png'), 'png')
 })
 
-t.test('a session token is InvalidToken: this server has key pairs only', async t => {
+t.test('a session token this server did not make is InvalidToken, even beside a good key pair', async t => {
   const server = await s3Server(t, { policy: s3AccessPolicy(devCredentials, null, true) })
   const s3 = server.client({ credentials: { ...devCredentials, sessionToken: 'FwoGZXIvYXdzEJr' } })
   const refused = await rejection(s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'k', Body: 'v' })))

@@ -8,7 +8,8 @@
  * a wrong token before this route ran. The token's id is fixed too, so that
  * nothing derived from the secret is ever sent back. A request made with the
  * key pair has no token to verify: 1000, as the hosted API answers (wrangler
- * reads that code as "an account token").
+ * reads that code as "an account token"). A scoped token (routes/tokens.ts)
+ * answers with its own id.
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
@@ -57,6 +58,7 @@ export function registerUserRoutes (app: FastifyInstance, ctx: ManagementContext
 
   app.get('/user/tokens/verify', async (request) => {
     if (!bearer(request.headers.authorization)) throw new ManagementError('InvalidApiToken')
-    return success({ id: localTokenId, status: 'active' })
+    // A scoped token is verified as itself (an expired one was refused by the authentication, 1000).
+    return success({ id: request.principal?.id ?? localTokenId, status: 'active' })
   })
 }

@@ -4,7 +4,9 @@
  * `writeJsonAtomic`), and every change is a read-modify-write under one
  * proper-lockfile lock for the directory, so a change spanning documents
  * is applied whole. A lock left by a crashed process goes stale after ten
- * seconds. Only documents whose content changed are written back.
+ * seconds. Only documents whose content changed are written back. A
+ * `private` directory (the tokens' records, which hold S3 secrets) is made
+ * 0700 and its documents 0600: only the server's user reads them.
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -16,10 +18,12 @@ import { readJson, writeJsonAtomic } from './atomic.js'
 export class JsonDirectory implements StateDocuments {
   readonly dir: string
   readonly #fsync: boolean
+  readonly #private: boolean
 
-  constructor (dir: string, options: { fsync?: boolean } = {}) {
+  constructor (dir: string, options: { fsync?: boolean, private?: boolean } = {}) {
     this.dir = dir
     this.#fsync = options.fsync ?? true
+    this.#private = options.private ?? false
   }
 
   /** Reads the document `name` (a path relative to the directory), or `fallback` when it does not exist. */
@@ -29,7 +33,7 @@ export class JsonDirectory implements StateDocuments {
 
   /** Runs `change` under the directory's lock, then writes the documents it changed and removes those it removed. */
   async transaction<R> (change: (tx: JsonTransaction) => Promise<R>): Promise<R> {
-    await fsp.mkdir(this.dir, { recursive: true })
+    await fsp.mkdir(this.dir, { recursive: true, mode: this.#private ? 0o700 : 0o777 })
     const release = await lockfile.lock(this.dir, {
       lockfilePath: path.join(this.dir, 'state.lock'),
       realpath: false,
@@ -39,7 +43,7 @@ export class JsonDirectory implements StateDocuments {
     try {
       const tx = new JsonTransaction(this.dir)
       const result = await change(tx)
-      await tx.commit(this.#fsync)
+      await tx.commit(this.#fsync, this.#private ? 0o600 : 0o644)
       return result
     } finally {
       await release()
@@ -65,11 +69,11 @@ export class JsonTransaction implements DocumentTransaction {
     this.#changes.remove(name)
   }
 
-  async commit (fsync: boolean): Promise<void> {
+  async commit (fsync: boolean, mode = 0o644): Promise<void> {
     for (const [name, value] of this.#changes.changed()) {
       const file = path.join(this.#dir, name)
       await fsp.mkdir(path.dirname(file), { recursive: true })
-      await writeJsonAtomic(file, value, { fsync })
+      await writeJsonAtomic(file, value, { fsync, mode })
     }
     for (const name of this.#changes.removed()) await fsp.rm(path.join(this.#dir, name), { force: true })
   }

@@ -155,6 +155,7 @@ export class FsRegistryStorage implements RegistryStorage {
   /** `<dataDir>/.<area>/`: a name starting with a dot is never a bucket. */
   state (area: string): StateDocuments {
     if (!/^[a-z]+$/.test(area)) throw new TypeError(`state: the area must be lowercase letters (got ${JSON.stringify(area)}).`)
-    return new JsonDirectory(path.join(this.location, `.${area}`), { fsync: this.#fsync })
+    // The tokens' records hold S3 secrets: readable by the server's user only.
+    return new JsonDirectory(path.join(this.location, `.${area}`), { fsync: this.#fsync, private: area === 'tokens' })
   }
 }

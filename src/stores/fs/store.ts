@@ -58,17 +58,10 @@ import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
 import { openReader } from './readers.js'
 import { CatalogOutbox } from './outbox.js'
+import { releaseSpare, reserveSpare } from './spare.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
 import { KeyView } from './view.js'
-
-/**
- * A file of this size is kept in the store's directory so that a deletion
- * can free space on a full disk: SQLite needs a little room (WAL pages) to
- * write even a deletion, so a delete refused for a full disk removes the
- * spare and tries again, then the deleted bodies free far more.
- */
-const SPARE_BYTES = 1024 * 1024
 
 export const FORMAT = 'fsbucket-bucket'
 export const FORMAT_VERSION = 3
@@ -200,7 +193,7 @@ export class FsStore implements BucketStore {
         }
       }
       const store = new FsStore(root, catalog, fsync)
-      await store.#reserveSpare()
+      await reserveSpare(store.#root)
       return store
     } finally {
       await release()
@@ -330,33 +323,15 @@ export class FsStore implements BucketStore {
     }
   }
 
-
-  get #spareFile (): string {
-    return path.join(this.#root, 'spare')
-  }
-
-  /** Makes the spare file when it is missing; best effort (on a full disk there is no room for it, and that is fine). */
-  async #reserveSpare (): Promise<void> {
-    let handle: Awaited<ReturnType<typeof fsp.open>> | undefined
-    try {
-      handle = await fsp.open(this.#spareFile, 'wx')
-      await handle.write(Buffer.alloc(SPARE_BYTES))
-      await handle.close()
-    } catch (err) {
-      await handle?.close().catch(() => {})
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await fsp.rm(this.#spareFile, { force: true }).catch(() => {})
-    }
-  }
-
   async delete (ids: string[], options: DeleteOptions = {}): Promise<string[]> {
     try {
       return await this.#deleteRows(ids, options)
     } catch (err) {
       if (!isBucketError(err) || (err.errorName !== 'NoSpaceLeft' && err.errorName !== 'QuotaExceeded')) throw err
       // The disk is full: free the spare so that SQLite can write the deletion, which then frees the bodies.
-      await fsp.rm(this.#spareFile, { force: true })
+      await releaseSpare(this.#root)
       const refused = await this.#deleteRows(ids, options)
-      void this.#reserveSpare()
+      void reserveSpare(this.#root)
       return refused
     }
   }

@@ -1,0 +1,126 @@
+/**
+ * Who may do what: principals, their permissions, and the one decision
+ * every door asks (`authorize`). Doors find out who a request is (a bearer
+ * token, a SigV4 key pair, a session token) and name the action it asks
+ * for; the answer is decided here and nowhere else.
+ *
+ * Permissions are the hosted service's four:
+ *
+ * | permission        | may                                                                  |
+ * |-------------------|----------------------------------------------------------------------|
+ * | admin-read-write  | everything                                                           |
+ * | admin-read-only   | list buckets, read settings, list and read objects, read the account |
+ * | object-read-write | list, read, write, delete objects (multipart too) of its buckets     |
+ * | object-read-only  | list and read objects of its buckets                                 |
+ *
+ * An object permission may be limited to some buckets (`buckets`; null:
+ * every bucket). Listing buckets is allowed to every principal, and the
+ * doors show only the buckets `authorize(p, 'buckets:list', name)` admits,
+ * so a token scoped to one bucket sees that one. Admin permissions cover
+ * every bucket: a bucket list with them is refused when a token is made.
+ *
+ * Temporary credentials (`kind: 'session'`) are one bucket's, possibly
+ * limited to key prefixes and to whole keys: an object action with a key
+ * is allowed when the key is one of `objects` or starts with one of
+ * `prefixes` (neither given: every key); a listing is allowed when its
+ * prefix starts with one of `prefixes`. They never act on the account, and
+ * admin permissions in them act on their bucket only.
+ *
+ * Actions name what is touched, not the door's operation:
+ * `buckets:list` (which buckets exist), `bucket:read` / `bucket:write`
+ * (a bucket's settings, its creation and deletion), `objects:list`,
+ * `object:read`, `object:write` (puts, deletes, multipart uploads), and
+ * `account:read` / `account:write` (the management API's other state:
+ * zones, records, tokens). A key of `undefined` asks about the bucket's
+ * objects in general; a door that learns keys later (a bulk delete, a form
+ * upload) asks again for each.
+ */
+import { BucketError } from './errors.js'
+
+export const permissions = ['admin-read-write', 'admin-read-only', 'object-read-write', 'object-read-only'] as const
+export type Permission = typeof permissions[number]
+
+export function isPermission (value: unknown): value is Permission {
+  return typeof value === 'string' && (permissions as readonly string[]).includes(value)
+}
+
+export type Action =
+  'buckets:list' | 'bucket:read' | 'bucket:write' | 'objects:list' | 'object:read' | 'object:write' | 'account:read' | 'account:write'
+
+export interface Principal {
+  /** `admin`: the configured credentials; `token`: a scoped token; `session`: temporary credentials. */
+  kind: 'admin' | 'token' | 'session'
+  /** The token's id (its S3 access key id); for a session, the parent token's; null for the configured credentials. */
+  id: string | null
+  permission: Permission
+  /** The buckets it may act on; null: every bucket. */
+  buckets: readonly string[] | null
+  /** A session's key scope: keys starting with one of these (absent with `objects`: none). */
+  prefixes?: readonly string[]
+  /** A session's key scope: these keys. */
+  objects?: readonly string[]
+}
+
+/** The configured credentials (FSBUCKET_TOKEN, the configured S3 pair, the tokenless loopback mode): everything. */
+export const ADMIN: Principal = Object.freeze({ kind: 'admin', id: null, permission: 'admin-read-write', buckets: null })
+
+const readActions = new Set<Action>(['buckets:list', 'bucket:read', 'objects:list', 'object:read', 'account:read'])
+
+function permits (permission: Permission, action: Action): boolean {
+  switch (permission) {
+    case 'admin-read-write': return true
+    case 'admin-read-only': return readActions.has(action)
+    case 'object-read-write': return action === 'buckets:list' || action === 'objects:list' || action === 'object:read' || action === 'object:write'
+    case 'object-read-only': return action === 'buckets:list' || action === 'objects:list' || action === 'object:read'
+  }
+}
+
+/** Whether a session's key scope admits `key` (for a listing: the listing's prefix). */
+function keyInScope (principal: Principal, action: Action, key: string | undefined): boolean {
+  const prefixes = principal.prefixes ?? []
+  const objects = principal.objects ?? []
+  if (prefixes.length === 0 && objects.length === 0) return true
+  if (key === undefined) return true
+  if (action === 'objects:list') return prefixes.some(p => key.startsWith(p))
+  return objects.includes(key) || prefixes.some(p => key.startsWith(p))
+}
+
+/**
+ * The decision: may `principal` do `action` (on `bucket`, on `key`)?
+ * `buckets:list` with a bucket asks whether that bucket is shown.
+ */
+export function authorize (principal: Principal, action: Action, bucket?: string, key?: string): boolean {
+  if (!permits(principal.permission, action)) return false
+  if (principal.kind === 'session' && (action === 'account:read' || action === 'account:write')) return false
+  if (action === 'account:read' || action === 'account:write') return principal.permission.startsWith('admin-')
+  if (bucket !== undefined && principal.buckets !== null && !principal.buckets.includes(bucket)) return false
+  if (bucket === undefined && principal.buckets !== null && action !== 'buckets:list') return false
+  if (principal.kind === 'session' && action.startsWith('object')) return keyInScope(principal, action, key)
+  return true
+}
+
+/** `authorize`, or the catalogue's AccessDenied (10950) for the binding method `method`. */
+export function requireAccess (principal: Principal, action: Action, bucket?: string, key?: string, method = 'authorize'): void {
+  if (!authorize(principal, action, bucket, key)) throw new BucketError('AccessDenied', method)
+}
+
+const durationForm = /^(\d{1,6})([smhd])$/
+const unitSeconds: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
+
+/**
+ * When a token given `--expires` expires: an ISO 8601 date and time
+ * (`2026-12-31T00:00:00Z`, a date alone is midnight UTC) or a duration from
+ * `now` (`90s`, `15m`, `12h`, `30d`). Null for text of neither form or a
+ * time not after `now`.
+ */
+export function parseExpiry (text: string, now: Date): Date | null {
+  const duration = durationForm.exec(text.trim())
+  if (duration !== null) {
+    const seconds = Number(duration[1]) * unitSeconds[duration[2]]
+    return seconds > 0 ? new Date(now.getTime() + seconds * 1000) : null
+  }
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim())) return null
+  const at = new Date(text.trim())
+  if (Number.isNaN(at.getTime()) || at.getTime() <= now.getTime()) return null
+  return at
+}

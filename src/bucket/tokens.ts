@@ -1,0 +1,233 @@
+/**
+ * Scoped tokens: made, listed and revoked here, and looked up by every door
+ * (a bearer value on the HTTP routes and the management API, an access key
+ * id on the S3 port).
+ *
+ * A token is a random value (40 characters of base64url, like the hosted
+ * service's) with an id (32 hex digits). Its S3 key pair is the hosted
+ * service's derivation: the access key id is the token's id, the secret
+ * access key the hex SHA-256 of the token's value. The value is shown once,
+ * when the token is made, and never stored.
+ *
+ * Stored: one document `tokens.json` in the registry's state area `tokens`
+ * (on a data directory `<dataDir>/.tokens/tokens.json`; in the PostgreSQL
+ * catalog its documents table), each record holding the id, name,
+ * permission, buckets, dates, and the S3 secret (SHA-256 of the value).
+ * SigV4 cannot be verified without the secret itself (the signing key is an
+ * HMAC chain keyed by it, over the date and region each request chooses), so
+ * the secret is what is kept; a bearer value is checked by hashing it and
+ * finding that hash among the secrets.
+ *
+ * What a stolen catalog gives: every token's S3 secret, hence S3 access with
+ * each token's permissions (and the minting of temporary credentials under
+ * it) until the token is revoked or expires. It does not give the token
+ * values: SHA-256 is not invertible, so the HTTP routes and the management
+ * API, which take the value, stay closed to the thief; nor the configured
+ * admin credentials (FSBUCKET_TOKEN and the configured S3 pair are never
+ * stored). Revoking a token (deleting its record) ends all of it.
+ *
+ * Changes reach a running server within `TOKEN_CACHE_MS`: each process keeps
+ * the document it read for that long, and forgets it at once after a change
+ * it made itself. An expired token is refused at lookup, as an unknown one
+ * is (the lookup says which, for the message).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { ArgumentRangeError, ArgumentTypeError } from './errors.js'
+import { isPermission, type Permission, type Principal } from './access.js'
+import type { StateDocuments } from './port.js'
+import { randomBase64url, randomHex } from './random.js'
+import { mintSession, openSession, type SessionOpening, type SessionSpec, type TemporaryCredentials } from './sessions.js'
+import { isValidBucketName } from './settings.js'
+
+/** How long a process trusts the token records it read (a create or revoke elsewhere is seen within it). */
+export const TOKEN_CACHE_MS = 1000
+
+export interface TokenRecord {
+  id: string
+  name: string
+  permission: Permission
+  /** null: every bucket. */
+  buckets: string[] | null
+  /** ISO 8601. */
+  createdOn: string
+  /** ISO 8601, or null: never. */
+  expiresOn: string | null
+  /** Hex SHA-256 of the token's value: its S3 secret access key (the value itself is never stored). */
+  secretAccessKey: string
+}
+
+/** What a listing shows of a token: everything but the secret. */
+export type TokenSummary = Omit<TokenRecord, 'secretAccessKey'> & { expired: boolean }
+
+export interface TokenSpec {
+  name: string
+  permission: Permission
+  /** Absent or empty: every bucket (object permissions only). */
+  buckets?: string[]
+  expiresOn?: Date | null
+}
+
+/** A token just made: its value, shown once, and its S3 pair. */
+export interface NewToken {
+  id: string
+  name: string
+  permission: Permission
+  buckets: string[] | null
+  createdOn: string
+  expiresOn: string | null
+  token: string
+  accessKeyId: string
+  secretAccessKey: string
+}
+
+/** What a lookup finds: a principal, an expired token, or nothing. */
+export type TokenLookup = { principal: Principal, record: TokenRecord } | { expired: TokenRecord } | null
+
+interface TokensDocument {
+  format: 1
+  tokens: TokenRecord[]
+}
+
+/** The S3 secret access key of a token value (the hosted derivation): hex SHA-256. */
+export function secretOfToken (value: string): string {
+  return createHash('sha256').update(value).digest('hex')
+}
+
+/** Checks a new token's fields; the engine's argument errors (400 at every door). */
+function checkSpec (spec: TokenSpec, now: Date): void {
+  if (typeof spec.name !== 'string' || spec.name.trim() === '' || spec.name.length > 120) {
+    throw new ArgumentTypeError('createToken: a token needs a name of 1 to 120 characters.')
+  }
+  if (!isPermission(spec.permission)) {
+    throw new ArgumentTypeError('createToken: the permission must be admin-read-write, admin-read-only, object-read-write or object-read-only.')
+  }
+  const buckets = spec.buckets ?? []
+  if (!Array.isArray(buckets) || buckets.some(b => typeof b !== 'string' || !isValidBucketName(b))) {
+    throw new ArgumentTypeError('createToken: buckets must be valid bucket names.')
+  }
+  if (buckets.length > 0 && spec.permission.startsWith('admin-')) {
+    throw new ArgumentTypeError('createToken: admin permissions cover every bucket; limit a token to buckets with object-read-write or object-read-only.')
+  }
+  if (spec.expiresOn != null && !(spec.expiresOn.getTime() > now.getTime())) {
+    throw new ArgumentRangeError('createToken: the expiry must be in the future.')
+  }
+}
+
+function principalOf (record: TokenRecord): Principal {
+  return { kind: 'token', id: record.id, permission: record.permission, buckets: record.buckets }
+}
+
+function summaryOf (record: TokenRecord, now: Date): TokenSummary {
+  const { secretAccessKey: _secret, ...shown } = record
+  return { ...shown, expired: isExpired(record, now) }
+}
+
+function isExpired (record: TokenRecord, now: Date): boolean {
+  return record.expiresOn !== null && Date.parse(record.expiresOn) <= now.getTime()
+}
+
+interface Snapshot {
+  readAt: number
+  byId: Map<string, TokenRecord>
+  bySecret: Map<string, TokenRecord>
+}
+
+/** The tokens of one registry (its state area `tokens`), with a short-lived cache for lookups. */
+export class TokenDirectory {
+  readonly #state: StateDocuments
+  readonly #clock: () => Date
+  #snapshot: Snapshot | null = null
+  #reading: Promise<Snapshot> | null = null
+
+  constructor (state: StateDocuments, clock: () => Date) {
+    this.#state = state
+    this.#clock = clock
+  }
+
+  async #records (): Promise<Snapshot> {
+    const now = Date.now()
+    if (this.#snapshot !== null && now - this.#snapshot.readAt < TOKEN_CACHE_MS) return this.#snapshot
+    // One read at a time: a burst of requests after the cache ran out waits for the same read.
+    this.#reading ??= this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }).then(document => {
+      const records = Array.isArray(document.tokens) ? document.tokens : []
+      const snapshot = { readAt: now, byId: new Map(records.map(r => [r.id, r])), bySecret: new Map(records.map(r => [r.secretAccessKey, r])) }
+      this.#snapshot = snapshot
+      return snapshot
+    }).finally(() => { this.#reading = null })
+    return await this.#reading
+  }
+
+  /** Makes a token; its value is in the answer and nowhere else. */
+  async create (spec: TokenSpec): Promise<NewToken> {
+    const now = this.#clock()
+    checkSpec(spec, now)
+    const token = randomBase64url(30)
+    const record: TokenRecord = {
+      id: randomHex(16),
+      name: spec.name.trim(),
+      permission: spec.permission,
+      buckets: spec.buckets === undefined || spec.buckets.length === 0 ? null : [...new Set(spec.buckets)].sort(),
+      createdOn: now.toISOString(),
+      expiresOn: spec.expiresOn == null ? null : spec.expiresOn.toISOString(),
+      secretAccessKey: secretOfToken(token)
+    }
+    await this.#state.transaction(async tx => {
+      const document = await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+      document.tokens.push(record)
+    })
+    this.#snapshot = null
+    const { secretAccessKey, ...fields } = record
+    return { ...fields, token, accessKeyId: record.id, secretAccessKey }
+  }
+
+  /** Every token, oldest first, without secrets. */
+  async list (): Promise<TokenSummary[]> {
+    const now = this.#clock()
+    const document = await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+    return document.tokens.map(r => summaryOf(r, now))
+  }
+
+  /** Removes the token `id`; false when there was none. Its key pair and its temporary credentials stop working with it. */
+  async revoke (id: string): Promise<boolean> {
+    const removed = await this.#state.transaction(async tx => {
+      const document = await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+      const before = document.tokens.length
+      document.tokens = document.tokens.filter(r => r.id !== id)
+      return document.tokens.length < before
+    })
+    this.#snapshot = null
+    return removed
+  }
+
+  /** The token whose value is `value` (a bearer token). */
+  async byValue (value: string): Promise<TokenLookup> {
+    const secret = secretOfToken(value)
+    const record = (await this.#records()).bySecret.get(secret)
+    // The map found it by the hash; the comparison is the constant-time one all secrets get.
+    if (record === undefined || !timingSafeEqual(Buffer.from(record.secretAccessKey), Buffer.from(secret))) return null
+    return this.#found(record)
+  }
+
+  /** The token whose S3 access key id is `id`. */
+  async byAccessKey (id: string): Promise<TokenLookup> {
+    const record = (await this.#records()).byId.get(id)
+    return record === undefined ? null : this.#found(record)
+  }
+
+  /** Temporary credentials under the token `parentId` (sessions.ts); null when there is no such token, or it expired. */
+  async createTemporaryCredentials (parentId: string, spec: SessionSpec): Promise<TemporaryCredentials | null> {
+    const parent = await this.byAccessKey(parentId)
+    if (parent === null || 'expired' in parent) return null
+    return mintSession(parent.record, spec, this.#clock())
+  }
+
+  /** What the session token `sessionToken`, presented with `accessKeyId`, opens to. */
+  async openSession (sessionToken: string, accessKeyId: string, parentId: string): Promise<SessionOpening> {
+    return openSession(sessionToken, accessKeyId, await this.byAccessKey(parentId), this.#clock())
+  }
+
+  #found (record: TokenRecord): TokenLookup {
+    if (isExpired(record, this.#clock())) return { expired: record }
+    return { principal: principalOf(record), record }
+  }
+}

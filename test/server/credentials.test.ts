@@ -1,0 +1,244 @@
+/**
+ * Scoped tokens at every door, in process: each permission against the
+ * HTTP routes (bearer), the management API (bearer) and the S3 port (the
+ * derived key pair, through the AWS SDK), on the bucket the token names and
+ * on another. The configured token and S3 pair stay the admin.
+ */
+import t from 'tap'
+import type { AddressInfo } from 'node:net'
+import {
+  CopyObjectCommand, CreateBucketCommand, GetBucketCorsCommand, GetObjectCommand, HeadBucketCommand, ListBucketsCommand, ListObjectsV2Command,
+  PutObjectCommand, S3Client
+} from '@aws-sdk/client-s3'
+import { buildApp } from '../../src/app.js'
+import { openRegistry, type NewToken, type Permission } from '../../src/index.js'
+import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
+import { testdir } from '../testdir.js'
+
+const adminToken = 'configured-admin-token'
+const adminPair = { accessKeyId: 'configured-key', secretAccessKey: 'configured-secret' }
+const account = '0123456789abcdef0123456789abcdef'
+
+t.test('each permission at each door', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  for (const name of ['photos', 'other']) {
+    await registry.create(name)
+    await (await registry.open(name))!.put(`${name}.txt`, name)
+  }
+  const app = await buildApp({ dataDir, host: '0.0.0.0', token: adminToken, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(adminPair, adminToken, false), domains: [], logLevel: false })
+  await s3.listen({ host: '127.0.0.1', port: 0 })
+  const endpoint = `http://127.0.0.1:${(s3.server.address() as AddressInfo).port}`
+  const clients: S3Client[] = []
+  t.teardown(async () => {
+    for (const c of clients) c.destroy()
+    await app.close()
+    await s3.close()
+    await registry.close()
+  })
+  const clientOf = (credentials: { accessKeyId: string, secretAccessKey: string }): S3Client => {
+    const c = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials, maxAttempts: 1 })
+    clients.push(c)
+    return c
+  }
+  const http = async (bearer: string, method: string, url: string, payload?: unknown): Promise<{ status: number, code: number | null, body: any }> => {
+    const response = await app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${bearer}`, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+      payload: payload === undefined ? undefined : typeof payload === 'string' ? payload : JSON.stringify(payload)
+    })
+    const body = String(response.headers['content-type']).startsWith('application/json') ? response.json() : null
+    return { status: response.statusCode, code: body?.errors?.[0]?.code ?? null, body }
+  }
+  const s3Outcome = async (client: S3Client, command: any): Promise<string> => {
+    try {
+      await client.send(command)
+      return 'ok'
+    } catch (err) {
+      return (err as { name: string }).name
+    }
+  }
+
+  const permissions: Permission[] = ['admin-read-write', 'admin-read-only', 'object-read-write', 'object-read-only']
+  for (const permission of permissions) {
+    const made: NewToken = await registry.tokens.create({ name: permission, permission, buckets: permission.startsWith('object') ? ['photos'] : [] })
+    const writes = permission.endsWith('read-write')
+    const admin = permission.startsWith('admin')
+    const denied = { status: 403, code: 10950 }
+    await t.test(`${permission}: HTTP routes`, async t => {
+      const listed = await http(made.token, 'GET', '/')
+      t.same(listed.body.result.map((b: { name: string }) => b.name).filter((n: string) => n === 'photos' || n === 'other'), admin ? ['other', 'photos'] : ['photos'], 'the buckets it may see')
+      t.equal((await http(made.token, 'GET', '/photos')).status, 200, 'lists its bucket')
+      t.equal((await http(made.token, 'GET', '/photos/photos.txt')).status, 200, 'reads its bucket')
+      t.match(await http(made.token, 'GET', '/other/other.txt'), admin ? { status: 200 } : denied, 'another bucket')
+      t.match(await http(made.token, 'PUT', '/photos/new.txt', 'x'), writes ? { status: 200 } : denied, 'writes')
+      t.match(await http(made.token, 'DELETE', '/photos/new.txt'), writes ? { status: 204 } : denied, 'deletes')
+      t.match(await http(made.token, 'POST', '/photos/up.txt?action=mpu-create'), writes ? { status: 200 } : denied, 'starts uploads')
+    })
+    await t.test(`${permission}: management API`, async t => {
+      t.match(await http(made.token, 'GET', `/client/v4/accounts/${account}/r2/buckets`), admin ? { status: 200 } : denied, 'lists buckets')
+      t.match(await http(made.token, 'POST', `/client/v4/accounts/${account}/r2/buckets`, { name: `made-by-${permission.replace(/-/g, '')}` }),
+        permission === 'admin-read-write' ? { status: 200 } : denied, 'creates a bucket')
+      t.match(await http(made.token, 'GET', '/client/v4/user/tokens'), admin ? { status: 200 } : denied, 'lists tokens')
+      t.match(await http(made.token, 'GET', '/client/v4/user/tokens/verify'), { status: 200, body: { result: { id: made.id, status: 'active' } } }, 'verifies itself')
+    })
+    await t.test(`${permission}: S3 with the derived pair`, async t => {
+      const client = clientOf({ accessKeyId: made.accessKeyId, secretAccessKey: made.secretAccessKey })
+      const buckets = await client.send(new ListBucketsCommand({}))
+      t.same(buckets.Buckets?.map(b => b.Name).filter(n => n === 'photos' || n === 'other'), admin ? ['other', 'photos'] : ['photos'], 'ListBuckets shows what it may see')
+      t.equal(await s3Outcome(client, new HeadBucketCommand({ Bucket: 'photos' })), 'ok')
+      t.equal(await s3Outcome(client, new ListObjectsV2Command({ Bucket: 'photos' })), 'ok')
+      t.equal(await s3Outcome(client, new GetObjectCommand({ Bucket: 'photos', Key: 'photos.txt' })), 'ok')
+      t.equal(await s3Outcome(client, new GetObjectCommand({ Bucket: 'other', Key: 'other.txt' })), admin ? 'ok' : 'AccessDenied')
+      t.equal(await s3Outcome(client, new PutObjectCommand({ Bucket: 'photos', Key: 's3.txt', Body: 'x' })), writes ? 'ok' : 'AccessDenied')
+      t.equal(await s3Outcome(client, new CopyObjectCommand({ Bucket: 'photos', Key: 'copy.txt', CopySource: 'other/other.txt' })),
+        permission === 'admin-read-write' ? 'ok' : 'AccessDenied', 'a copy reads its source and writes its destination')
+      t.equal(await s3Outcome(client, new GetBucketCorsCommand({ Bucket: 'photos' })), admin ? 'NoSuchCORSConfiguration' : 'AccessDenied', 'bucket settings')
+      t.equal(await s3Outcome(client, new CreateBucketCommand({ Bucket: `s3-${permission}` })), permission === 'admin-read-write' ? 'ok' : 'AccessDenied')
+    })
+  }
+
+  await t.test('the configured credentials stay the admin', async t => {
+    t.equal((await http(adminToken, 'GET', '/other/other.txt')).status, 200)
+    t.equal((await http(adminToken, 'GET', '/client/v4/user/tokens')).status, 200)
+    t.equal(await s3Outcome(clientOf(adminPair), new GetObjectCommand({ Bucket: 'other', Key: 'other.txt' })), 'ok')
+  })
+
+  await t.test('a wrong bearer and an unknown key pair are refused as before', async t => {
+    t.match(await http('not-a-token', 'GET', '/photos/photos.txt'), { status: 403, code: 40300 })
+    t.equal(await s3Outcome(clientOf({ accessKeyId: 'f'.repeat(32), secretAccessKey: 'x' }), new GetObjectCommand({ Bucket: 'photos', Key: 'photos.txt' })), 'InvalidAccessKeyId')
+  })
+
+  await t.test('an object token with every bucket sees every bucket', async t => {
+    const made = await registry.tokens.create({ name: 'all', permission: 'object-read-only' })
+    t.equal((await http(made.token, 'GET', '/other/other.txt')).status, 200)
+    t.match(await http(made.token, 'GET', '/client/v4/accounts/x/r2/buckets'), { status: 403, code: 10950 }, 'nothing on the management API')
+  })
+})
+
+t.test('tokens through the management API: create, list, delete', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const app = await buildApp({ dataDir, host: '0.0.0.0', token: adminToken, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
+  t.teardown(async () => { await app.close(); await registry.close() })
+  const api = async (method: string, url: string, bearer = adminToken, payload?: unknown): Promise<any> => (await app.inject({
+    method: method as 'GET', url: `/client/v4${url}`, headers: { authorization: `Bearer ${bearer}` }, ...(payload === undefined ? {} : { payload: payload as object })
+  })).json()
+
+  const created = await api('POST', '/user/tokens', adminToken, { name: 'uploader', permission: 'object-read-write', buckets: ['photos'], expires_on: '2099-01-01T00:00:00Z' })
+  t.match(created, { success: true, result: { name: 'uploader', status: 'active', permission: 'object-read-write', buckets: ['photos'], expires_on: /^2099-01-01T00:00:00(\.0+)?Z$/, value: /^[\w-]{40}$/ } })
+  t.equal(created.result.accessKeyId, created.result.id)
+  const hosted = await api('POST', '/user/tokens', adminToken, {
+    name: 'hosted shape',
+    policies: [{ effect: 'allow', resources: { [`com.cloudflare.edge.r2.bucket.${account}_default_photos`]: '*' }, permission_groups: [{ name: 'Workers R2 Storage Bucket Item Read' }] }]
+  })
+  t.match(hosted.result, { permission: 'object-read-only', buckets: ['photos'] }, 'the hosted policies shape')
+  const listed = await api('GET', '/user/tokens')
+  t.same(listed.result.map((r: { name: string }) => r.name), ['uploader', 'hosted shape'])
+  t.notOk(JSON.stringify(listed).includes(created.result.value), 'no value in a listing')
+  t.notOk(JSON.stringify(listed).includes(created.result.secretAccessKey), 'no secret in a listing')
+  t.match(await api('GET', `/user/tokens/${created.result.id as string}`), { result: { id: created.result.id } })
+
+  t.match(await api('POST', '/user/tokens', created.result.value, { name: 'x', permission: 'admin-read-write' }), { success: false, errors: [{ code: 10950 }] }, 'an object token makes no token')
+  t.match(await api('POST', '/user/tokens', adminToken, { name: 'x', permission: 'root' }), { success: false, errors: [{ code: 1199 }] })
+  t.match(await api('POST', '/user/tokens', adminToken, { name: 'x', permission: 'admin-read-only', buckets: ['photos'] }), { success: false, errors: [{ code: 10040 }] })
+
+  t.match(await api('DELETE', `/user/tokens/${created.result.id as string}`), { success: true, result: { id: created.result.id } })
+  t.match(await api('DELETE', `/user/tokens/${created.result.id as string}`), { success: false, errors: [{ code: 10951 }] })
+  t.match(await api('GET', '/user/tokens/verify', created.result.value), { success: false, errors: [{ code: 1000 }] }, 'a revoked token is no token at once in the process that revoked it')
+})
+
+t.test('temporary credentials: made through the API, scoped to a bucket and prefixes, in the header and in presigned URLs', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  for (const name of ['photos', 'other']) {
+    await registry.create(name)
+    const bucket = (await registry.open(name))!
+    for (const key of ['cats/tom.jpg', 'dogs/rex.jpg', 'readme.txt']) await bucket.put(key, `${name}/${key}`)
+  }
+  const app = await buildApp({ dataDir, host: '0.0.0.0', token: adminToken, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(adminPair, adminToken, false), domains: [], logLevel: false })
+  await s3.listen({ host: '127.0.0.1', port: 0 })
+  const endpoint = `http://127.0.0.1:${(s3.server.address() as AddressInfo).port}`
+  const clients: S3Client[] = []
+  t.teardown(async () => { for (const c of clients) c.destroy(); await app.close(); await s3.close(); await registry.close() })
+  const mint = async (body: Record<string, unknown>, bearer = adminToken): Promise<any> => (await app.inject({
+    method: 'POST', url: `/client/v4/accounts/${account}/r2/temp-access-credentials`, headers: { authorization: `Bearer ${bearer}` }, payload: body
+  })).json()
+  const outcome = async (client: S3Client, command: any): Promise<string> => {
+    try {
+      await client.send(command)
+      return 'ok'
+    } catch (err) {
+      return (err as { name: string }).name
+    }
+  }
+
+  const parent = await registry.tokens.create({ name: 'parent', permission: 'object-read-write', buckets: ['photos'] })
+  const minted = await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 600, prefixes: ['cats/'], objects: ['readme.txt'] })
+  t.match(minted, { success: true, result: { accessKeyId: /^[0-9a-f]{32}$/, secretAccessKey: /^[0-9a-f]{64}$/, sessionToken: /\./ } })
+  const session = minted.result as { accessKeyId: string, secretAccessKey: string, sessionToken: string }
+  const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: session })
+  clients.push(client)
+
+  t.equal(await outcome(client, new GetObjectCommand({ Bucket: 'photos', Key: 'cats/tom.jpg' })), 'ok', 'a key under its prefix')
+  t.equal(await outcome(client, new GetObjectCommand({ Bucket: 'photos', Key: 'readme.txt' })), 'ok', 'a key it names')
+  t.equal(await outcome(client, new GetObjectCommand({ Bucket: 'photos', Key: 'dogs/rex.jpg' })), 'AccessDenied', 'another key')
+  t.equal(await outcome(client, new GetObjectCommand({ Bucket: 'other', Key: 'cats/tom.jpg' })), 'AccessDenied', 'another bucket')
+  t.equal(await outcome(client, new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'cats/' })), 'ok', 'a listing within its prefix')
+  t.equal(await outcome(client, new ListObjectsV2Command({ Bucket: 'photos' })), 'AccessDenied', 'a listing of the whole bucket')
+  t.equal(await outcome(client, new PutObjectCommand({ Bucket: 'photos', Key: 'cats/new.jpg', Body: 'x' })), 'AccessDenied', 'read only')
+
+  const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner')
+  const inScope = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'photos', Key: 'cats/tom.jpg' }), { expiresIn: 60 })
+  t.match(inScope, /X-Amz-Security-Token=/, 'the presigned URL carries the session token')
+  t.equal((await fetch(inScope)).status, 200, 'a presigned URL within its scope')
+  t.equal(await (await fetch(inScope)).text(), 'photos/cats/tom.jpg')
+  t.equal((await fetch(await getSignedUrl(client, new GetObjectCommand({ Bucket: 'photos', Key: 'dogs/rex.jpg' }), { expiresIn: 60 }))).status, 403, 'and outside it')
+  const tampered = inScope.replace(/X-Amz-Security-Token=([^&]+)/, (_m, token: string) => {
+    const [body, mac] = decodeURIComponent(token).split('.')
+    const terms = JSON.parse(Buffer.from(body, 'base64url').toString())
+    terms.x = ['']
+    return `X-Amz-Security-Token=${encodeURIComponent(`${Buffer.from(JSON.stringify(terms)).toString('base64url')}.${mac}`)}`
+  })
+  const refused = await fetch(tampered)
+  t.equal(refused.status, 400, 'a session token whose terms were changed is refused')
+  t.match(await refused.text(), '<Code>InvalidToken</Code>')
+
+  const writer = (await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-write', ttlSeconds: 600, prefixes: ['cats/'] })).result
+  const writes = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: writer })
+  clients.push(writes)
+  t.equal(await outcome(writes, new PutObjectCommand({ Bucket: 'photos', Key: 'cats/new.jpg', Body: 'x' })), 'ok', 'a writer within its prefix')
+  t.equal(await outcome(writes, new PutObjectCommand({ Bucket: 'photos', Key: 'new.jpg', Body: 'x' })), 'AccessDenied', 'and outside it')
+  t.equal(await outcome(writes, new CopyObjectCommand({ Bucket: 'photos', Key: 'cats/copy.jpg', CopySource: 'photos/dogs/rex.jpg' })), 'AccessDenied', 'a copy from outside its prefix')
+
+  t.match(await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'admin-read-write', ttlSeconds: 60 }), { success: false, errors: [{ code: 10040 }] }, 'no more than the parent holds')
+  t.match(await mint({ bucket: 'other', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 60 }), { success: false, errors: [{ code: 10040 }] }, 'nor on another bucket')
+  t.match(await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 604_801 }), { success: false, errors: [{ code: 10040 }] }, 'at most 7 days')
+  t.match(await mint({ bucket: 'photos', parentAccessKeyId: 'f'.repeat(32), permission: 'object-read-only', ttlSeconds: 60 }), { success: false, errors: [{ code: 10951 }] })
+  t.match(await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 60 }, parent.token), { success: false, errors: [{ code: 10950 }] }, 'an object token mints nothing itself')
+
+  await registry.tokens.revoke(parent.id)
+  t.equal(await outcome(client, new GetObjectCommand({ Bucket: 'photos', Key: 'cats/tom.jpg' })), 'InvalidToken', 'revoking the parent revokes its sessions')
+  t.equal((await fetch(inScope)).status, 400, 'and their presigned URLs')
+})
+
+t.test('temporary credentials expire', async t => {
+  const dataDir = testdir(t)
+  let now = new Date()
+  const registry = await openRegistry(dataDir, { fsync: false, clock: () => now })
+  await registry.create('photos')
+  await (await registry.open('photos'))!.put('k', 'v')
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(adminPair, adminToken, false), domains: [], logLevel: false })
+  await s3.listen({ host: '127.0.0.1', port: 0 })
+  const parent = await registry.tokens.create({ name: 'parent', permission: 'object-read-only' })
+  const session = (await registry.tokens.createTemporaryCredentials(parent.id, { bucket: 'photos', permission: 'object-read-only', ttlSeconds: 60 }))!
+  const client = new S3Client({ endpoint: `http://127.0.0.1:${(s3.server.address() as AddressInfo).port}`, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: session })
+  t.teardown(async () => { client.destroy(); await s3.close(); await registry.close() })
+  t.equal((await client.send(new GetObjectCommand({ Bucket: 'photos', Key: 'k' })).then(() => 'ok', (err: Error) => err.name)), 'ok')
+  now = new Date(now.getTime() + 61_000)
+  t.equal((await client.send(new GetObjectCommand({ Bucket: 'photos', Key: 'k' })).then(() => 'ok', (err: Error) => err.name)), 'ExpiredToken')
+})
