@@ -72,11 +72,15 @@ export async function listBuckets (ctx: S3Context): Promise<void> {
 const reservedPrefixes = ['xn--', 'sthree-', 'amzn-s3-demo-']
 const reservedSuffixes = ['-s3alias', '--ol-s3', '.mrap', '--x-s3', '--table-s3']
 
-export async function createBucket (ctx: S3Context): Promise<void> {
-  const name = ctx.bucketName
+/** InvalidBucketName for a name S3 reserves; the registry judges the rest of the name. */
+export function refuseReservedName (name: string): void {
   if (reservedPrefixes.some(p => name.startsWith(p)) || reservedSuffixes.some(s => name.endsWith(s))) {
     throw new S3Error('InvalidBucketName', `The bucket name ${name} has a prefix or suffix S3 reserves.`)
   }
+}
+
+export async function createBucket (ctx: S3Context): Promise<void> {
+  refuseReservedName(ctx.bucketName)
   // The body, when there is one, is a CreateBucketConfiguration whose location is any region.
   const length = Number(ctx.request.headers['content-length'] ?? 0)
   if (length > 0 || ctx.request.headers['transfer-encoding'] !== undefined) {

@@ -24,6 +24,7 @@ import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_D
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
+import { openBucketForUpload } from './extensions.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { fromCatalogue, S3Error } from './errors.js'
 import {
@@ -57,7 +58,7 @@ export function partNumberFrom (value: string | undefined): number {
 
 export async function putObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
-  const { bucket, info } = await openNamedBucket(ctx)
+  const { bucket, info } = await openBucketForUpload(ctx)
   const headers = ctx.request.headers
   refuseOversized(headers, MAX_PUT_BYTES)
   refuseUnframed(headers)

@@ -1,0 +1,45 @@
+/** The hosted service's S3 extensions. */
+import t from 'tap'
+import {
+  CreateMultipartUploadCommand, HeadObjectCommand, PutObjectCommand,
+  type S3Client
+} from '@aws-sdk/client-s3'
+import { rejection, s3Server } from './fixture.js'
+
+interface Extended { headers: Record<string, string>, answered: Record<string, string> }
+
+/** Sends `command` with extra request headers (added before signing), and keeps the answer's headers. */
+async function sendWith<T> (s3: S3Client, command: any, headers: Record<string, string>): Promise<T & Extended> {
+  const answered: Record<string, string> = {}
+  command.middlewareStack.add((next: any) => async (args: any) => {
+    Object.assign(args.request.headers, headers)
+    const result = await next(args)
+    Object.assign(answered, result.response?.headers ?? {})
+    return result
+  }, { step: 'build' })
+  const output = await s3.send(command)
+  return Object.assign(output as object, { headers, answered }) as T & Extended
+}
+
+t.test('cf-create-bucket-if-missing: true creates the bucket for PutObject and CreateMultipartUpload', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  const missing = await rejection(s3.send(new PutObjectCommand({ Bucket: 'made-on-put', Key: 'k', Body: 'v' })))
+  t.equal(missing.name, 'NoSuchBucket', 'without the header a missing bucket stays missing')
+  const ignored = await rejection(sendWith(s3, new PutObjectCommand({ Bucket: 'made-on-put', Key: 'k', Body: 'v' }), { 'cf-create-bucket-if-missing': 'false' }))
+  t.equal(ignored.name, 'NoSuchBucket', 'only `true` asks for it')
+  await sendWith(s3, new PutObjectCommand({ Bucket: 'made-on-put', Key: 'k', Body: 'v' }), { 'cf-create-bucket-if-missing': 'true' })
+  t.ok(await registry.info('made-on-put'), 'the registry has the bucket')
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'made-on-put', Key: 'k' }))
+  t.equal(head.ContentLength, 1, 'and the object was written into it')
+  await sendWith(s3, new PutObjectCommand({ Bucket: 'made-on-put', Key: 'k2', Body: 'w' }), { 'cf-create-bucket-if-missing': 'true' })
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'made-on-put', Key: 'k2' }))).ContentLength, 1, 'an existing bucket is written as it is')
+  const upload = await sendWith<{ UploadId?: string }>(s3, new CreateMultipartUploadCommand({ Bucket: 'made-on-upload', Key: 'big' }), { 'cf-create-bucket-if-missing': 'true' })
+  t.type(upload.UploadId, 'string')
+  t.ok(await registry.info('made-on-upload'), 'CreateMultipartUpload creates it too')
+  const invalid = await rejection(sendWith(s3, new PutObjectCommand({ Bucket: 'xn--reserved', Key: 'k', Body: 'v' }), { 'cf-create-bucket-if-missing': 'true' }))
+  t.equal(invalid.name, 'InvalidBucketName')
+  t.equal(invalid.$metadata.httpStatusCode, 400)
+  const tooShort = await rejection(sendWith(s3, new PutObjectCommand({ Bucket: 'ab', Key: 'k', Body: 'v' }), { 'cf-create-bucket-if-missing': 'true' }))
+  t.equal(tooShort.name, 'InvalidBucketName', 'the registry judges the name')
+})
