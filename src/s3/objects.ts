@@ -246,7 +246,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const headers = ctx.request.headers
   const directive = (single(headers, 'x-amz-metadata-directive') ?? 'COPY').toUpperCase()
-  if (directive !== 'COPY' && directive !== 'REPLACE') throw new S3Error('InvalidArgument', 'Unknown metadata directive.')
+  // MERGE is the hosted service's (extensions.ts): the request's metadata laid over the source's.
+  if (directive !== 'COPY' && directive !== 'REPLACE' && directive !== 'MERGE') throw new S3Error('InvalidArgument', 'Unknown metadata directive.')
   const storageClass = storageClassFrom(headers)
   const source = copySourceFrom(ctx)
   const ssec = ssecOption(headers)
@@ -264,6 +265,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
       onlyIf,
       sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
       ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
+      ...(directive === 'MERGE' ? { mergeMetadata: true } : {}),
       storageClass,
       ...(checksumAlgorithm === undefined ? {} : { checksumAlgorithm }),
       sourceSsecKey: copySourceSsecKey(headers),
@@ -280,8 +282,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const had = Object.keys(object.checksums.toJSON()) as BucketChecksumAlgorithm[]
   const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
   const copied = await bucket.put(ctx.key, sourceBytes(object), {
-    httpMetadata: directive === 'COPY' ? object.httpMetadata : httpMetadataFrom(headers),
-    customMetadata: directive === 'COPY' ? object.customMetadata : customMetadataFrom(headers),
+    httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? { ...object.httpMetadata, ...httpMetadataFrom(headers) } : httpMetadataFrom(headers),
+    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? { ...object.customMetadata, ...customMetadataFrom(headers) } : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
     computeChecksums,
     onlyIf,

@@ -1,7 +1,7 @@
 /** The hosted service's S3 extensions. */
 import t from 'tap'
 import {
-  CreateMultipartUploadCommand, HeadObjectCommand, PutObjectCommand,
+  CopyObjectCommand, CreateMultipartUploadCommand, HeadObjectCommand, PutObjectCommand,
   type S3Client
 } from '@aws-sdk/client-s3'
 import { rejection, s3Server } from './fixture.js'
@@ -42,4 +42,30 @@ t.test('cf-create-bucket-if-missing: true creates the bucket for PutObject and C
   t.equal(invalid.$metadata.httpStatusCode, 400)
   const tooShort = await rejection(sendWith(s3, new PutObjectCommand({ Bucket: 'ab', Key: 'k', Body: 'v' }), { 'cf-create-bucket-if-missing': 'true' }))
   t.equal(tooShort.name, 'InvalidBucketName', 'the registry judges the name')
+})
+
+t.test('x-amz-metadata-directive: MERGE lays the request\'s metadata over the source\'s', async t => {
+  const { client, registry } = await s3Server(t)
+  await registry.create('other')
+  const s3 = client()
+  await s3.send(new PutObjectCommand({
+    Bucket: 'photos', Key: 'src', Body: 'hello', ContentType: 'text/plain', CacheControl: 'max-age=60', Metadata: { a: '1', b: '2' }
+  }))
+  for (const bucket of ['photos', 'other']) {
+    await s3.send(new CopyObjectCommand({
+      Bucket: bucket, Key: 'merged', CopySource: 'photos/src', MetadataDirective: 'MERGE' as any, Metadata: { b: 'two', c: '3' }, ContentType: 'text/x-new'
+    }))
+    const merged = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: 'merged' }))
+    t.same(merged.Metadata, { a: '1', b: 'two', c: '3' }, `${bucket}: the source's keys kept, the request's win`)
+    t.equal(merged.ContentType, 'text/x-new', `${bucket}: the request's content type`)
+    t.equal(merged.CacheControl, 'max-age=60', `${bucket}: the source's cache control kept`)
+  }
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'replaced', CopySource: 'photos/src', MetadataDirective: 'REPLACE', Metadata: { c: '3' } }))
+  const replaced = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'replaced' }))
+  t.same(replaced.Metadata, { c: '3' }, 'REPLACE still replaces')
+  t.equal(replaced.CacheControl, undefined)
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'src', CopySource: 'photos/src', MetadataDirective: 'MERGE' as any, Metadata: { d: '4' } }))
+  t.same((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'src' }))).Metadata, { a: '1', b: '2', d: '4' }, 'a merge onto itself adds a key')
+  const unknown = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x', CopySource: 'photos/src', MetadataDirective: 'MIX' as any })))
+  t.equal(unknown.name, 'InvalidArgument')
 })
