@@ -1,7 +1,7 @@
-/** The hosted service's S3 extensions. */
+/** The hosted service's S3 extensions: cf-create-bucket-if-missing, the MERGE metadata directive, ListBuckets' cf-* paging. */
 import t from 'tap'
 import {
-  CopyObjectCommand, CreateMultipartUploadCommand, HeadObjectCommand, PutObjectCommand,
+  CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, HeadObjectCommand, ListBucketsCommand, PutObjectCommand,
   type S3Client
 } from '@aws-sdk/client-s3'
 import { rejection, s3Server } from './fixture.js'
@@ -68,4 +68,44 @@ t.test('x-amz-metadata-directive: MERGE lays the request\'s metadata over the so
   t.same((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'src' }))).Metadata, { a: '1', b: '2', d: '4' }, 'a merge onto itself adds a key')
   const unknown = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x', CopySource: 'photos/src', MetadataDirective: 'MIX' as any })))
   t.equal(unknown.name, 'InvalidArgument')
+})
+
+t.test('ListBuckets pages through the cf-* headers and answers the hosted service\'s elements and headers', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  for (const name of ['test-a', 'test-b', 'test-c', 'prod-a']) await s3.send(new CreateBucketCommand({ Bucket: name }))
+  const plain = await sendWith<any>(s3, new ListBucketsCommand({}), {})
+  t.same(plain.Buckets?.map((b: any) => b.Name), ['photos', 'prod-a', 'test-a', 'test-b', 'test-c'])
+  t.equal(plain.answered['cf-is-truncated'], undefined, 'without the headers ListBuckets is S3\'s')
+  const first = await sendWith<any>(s3, new ListBucketsCommand({}), { 'cf-prefix': 'test-', 'cf-max-keys': '2' })
+  t.same(first.Buckets?.map((b: any) => b.Name), ['test-a', 'test-b'])
+  t.equal(first.answered['cf-is-truncated'], 'true')
+  const token = first.answered['cf-next-continuation-token']
+  t.type(token, 'string')
+  const second = await sendWith<any>(s3, new ListBucketsCommand({}), { 'cf-prefix': 'test-', 'cf-max-keys': '2', 'cf-continuation-token': token })
+  t.same(second.Buckets?.map((b: any) => b.Name), ['test-c'])
+  t.equal(second.answered['cf-is-truncated'], 'false')
+  t.equal(second.answered['cf-next-continuation-token'], undefined, 'the last page has no token')
+  const after = await sendWith<any>(s3, new ListBucketsCommand({}), { 'cf-start-after': 'prod-a' })
+  t.same(after.Buckets?.map((b: any) => b.Name), ['test-a', 'test-b', 'test-c'], 'start-after leaves out the names up to it')
+  const winning = await sendWith<any>(s3, new ListBucketsCommand({ Prefix: 'prod-' }), { 'cf-prefix': 'test-' })
+  t.same(winning.Buckets?.map((b: any) => b.Name), ['test-a', 'test-b', 'test-c'], 'a header wins over the query parameter')
+  const bad = await rejection(sendWith(s3, new ListBucketsCommand({}), { 'cf-max-keys': 'lots' }))
+  t.equal(bad.name, 'InvalidArgument')
+})
+
+t.test('ListBuckets\' hosted paging answers its XML elements', async t => {
+  const { client, endpoint } = await s3Server(t)
+  const s3 = client()
+  await s3.send(new CreateBucketCommand({ Bucket: 'second' }))
+  const answer = await fetch(`${endpoint}/?max-keys=1&start-after=a`)
+  const body = await answer.text()
+  t.equal(answer.status, 200, body)
+  t.match(body, /<Name>photos<\/Name>/)
+  t.notMatch(body, /<Name>second<\/Name>/)
+  t.match(body, /<IsTruncated>true<\/IsTruncated>/)
+  t.match(body, /<NextContinuationToken>[^<]+<\/NextContinuationToken>/)
+  t.match(body, /<KeyCount>1<\/KeyCount>/)
+  t.match(body, /<MaxKeys>1<\/MaxKeys>/)
+  t.match(body, /<StartAfter>a<\/StartAfter>/)
 })
