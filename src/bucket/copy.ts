@@ -1,7 +1,7 @@
 /**
  * Copying an object within a bucket: the engine checks the arguments and
  * builds the copy's record (the source's bytes, size, etag and checksums;
- * its metadata unless replaced; a new version and upload time); the store
+ * its metadata unless replaced or merged; a new version and upload time); the store
  * shares the bytes and commits, judging the source's conditions and the
  * destination's inside its critical section (port.ts, `copy`).
  *
@@ -70,12 +70,16 @@ export async function copyObject (
   const ssecKey = parseSsecKey('copy', opts.ssecKey)
   const unconditional = isUnconditional(conditional)
   const destination = unconditional ? ALWAYS : (current: StoredObject | null) => judgeRecord(conditional, current) === 'pass'
+  const merge = opts.mergeMetadata === true
+  // A merge is made of the source as the copy reads it; the merged custom metadata is held to the same limits as any.
   const copyOf = (source: StoredObject): StoredObject => withFields(source, {
     key,
     version: fresh.version,
     uploaded: fresh.now,
-    httpMetadata,
-    customMetadata,
+    httpMetadata: merge && httpMetadata !== undefined ? { ...source.httpMetadata, ...httpMetadata } : httpMetadata,
+    customMetadata: merge && customMetadata !== undefined
+      ? parseCustomMetadata('copy', { ...source.customMetadata, ...customMetadata })
+      : customMetadata,
     storageClass
   })
 

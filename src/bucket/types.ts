@@ -81,6 +81,12 @@ export interface BucketCopyOptions {
   httpMetadata?: BucketHTTPMetadata | Headers
   /** Replaces the source's custom metadata when given; otherwise the copy keeps it. */
   customMetadata?: Record<string, string>
+  /**
+   * Beyond the binding (the hosted S3 API's `x-amz-metadata-directive:
+   * MERGE`): `httpMetadata` and `customMetadata` are laid over the source's,
+   * field by field and key by key, rather than replacing them.
+   */
+  mergeMetadata?: boolean
   /** The copy's storage class; the source's when not given. */
   storageClass?: StorageClass
   /**

@@ -21,6 +21,7 @@ import { authorize, type CorsRule } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
+import { single } from './headers.js'
 import { list, readXmlBody, text } from './xml.js'
 
 const DAY_SECONDS = 86_400
@@ -39,32 +40,80 @@ function bucketsTokenName (token: string): string {
   return name
 }
 
+/** The hosted service's page of ListBuckets: its default and its largest. */
+const MAX_KEYS = 1000
+
+/**
+ * The hosted service's ListBuckets paging (extensions.ts): its `cf-prefix`,
+ * `cf-start-after`, `cf-continuation-token` and `cf-max-keys` headers, which
+ * win over the query's `prefix`, `start-after`, `continuation-token` and
+ * `max-keys`; undefined when the request has none of those (S3's paging
+ * then). `max-keys` above 1,000 means 1,000, as in ListObjectsV2.
+ */
+function hostedPaging (ctx: S3Context): { prefix?: string, startAfter?: string, token?: string, maxKeys: number } | undefined {
+  const value = (name: string): string | undefined => single(ctx.request.headers, `cf-${name}`) ?? param(ctx, name)
+  const hosted = ['prefix', 'start-after', 'continuation-token', 'max-keys'].some(name => ctx.request.headers[`cf-${name}`] !== undefined) ||
+    param(ctx, 'start-after') !== undefined || param(ctx, 'max-keys') !== undefined
+  if (!hosted) return undefined
+  const maxText = value('max-keys')
+  if (maxText !== undefined && !/^\d{1,10}$/.test(maxText.trim())) throw new S3Error('InvalidArgument', 'max-keys must be a non-negative integer.')
+  return {
+    prefix: value('prefix'),
+    startAfter: value('start-after'),
+    token: value('continuation-token'),
+    maxKeys: maxText === undefined ? MAX_KEYS : Math.min(Number(maxText.trim()), MAX_KEYS)
+  }
+}
+
 /**
  * ListBuckets with S3's `prefix`, `max-buckets` (1 to 10,000) and
- * `continuation-token`, by name. Every bucket answers any region (the
- * signature's), so `bucket-region` leaves none out.
+ * `continuation-token`, by name; or with the hosted service's paging
+ * (`hostedPaging`), answered with its IsTruncated, NextContinuationToken,
+ * KeyCount, MaxKeys (and the StartAfter and ContinuationToken asked) and its
+ * `cf-is-truncated` and `cf-next-continuation-token` headers. Every bucket
+ * answers any region (the signature's), so `bucket-region` leaves none out.
  */
 export async function listBuckets (ctx: S3Context): Promise<void> {
-  const prefix = param(ctx, 'prefix')
-  const token = param(ctx, 'continuation-token')
-  const maxText = param(ctx, 'max-buckets')
+  const hosted = hostedPaging(ctx)
+  const prefix = hosted === undefined ? param(ctx, 'prefix') : hosted.prefix
+  const token = hosted === undefined ? param(ctx, 'continuation-token') : hosted.token
+  const maxText = hosted === undefined ? param(ctx, 'max-buckets') : undefined
   if (maxText !== undefined && (!/^\d{1,5}$/.test(maxText) || Number(maxText) < 1 || Number(maxText) > MAX_BUCKETS)) {
     throw new S3Error('InvalidArgument', `max-buckets must be an integer from 1 to ${MAX_BUCKETS}.`)
   }
-  // S3 takes an empty token (its length may be 0) as none.
-  const after = token === undefined || token === '' ? undefined : bucketsTokenName(token)
+  // S3 takes an empty token (its length may be 0) as none; a token wins over start-after, as in ListObjectsV2.
+  const after = token === undefined || token === '' ? hosted?.startAfter : bucketsTokenName(token)
   // A token limited to some buckets is shown those (the anonymous caller gets no list: the signature check refused it).
   const buckets = (await ctx.registry.list())
     .filter(b => ctx.principal === null || authorize(ctx.principal, 'buckets:list', b.name))
     .filter(b => (prefix === undefined || b.name.startsWith(prefix)) && (after === undefined || b.name > after))
-  const limit = maxText === undefined ? MAX_BUCKETS : Number(maxText)
+  const limit = hosted !== undefined ? hosted.maxKeys : maxText === undefined ? MAX_BUCKETS : Number(maxText)
   const page = buckets.slice(0, limit)
   const last = page.at(-1)
+  const next = buckets.length > limit && last !== undefined ? bucketsTokenOf(last.name) : undefined
+  const listed = page.length === 0 ? '' : { Bucket: page.map(b => ({ Name: b.name, CreationDate: b.creationDate.toISOString() })) }
+  if (hosted === undefined) {
+    await sendXml(ctx, 200, 'ListAllMyBucketsResult', {
+      Owner: OWNER,
+      Buckets: listed,
+      ...(next === undefined ? {} : { ContinuationToken: next }),
+      ...(prefix === undefined ? {} : { Prefix: prefix })
+    })
+    return
+  }
+  const truncated = buckets.length > limit
+  ctx.reply.header('cf-is-truncated', String(truncated))
+  if (next !== undefined) ctx.reply.header('cf-next-continuation-token', next)
   await sendXml(ctx, 200, 'ListAllMyBucketsResult', {
     Owner: OWNER,
-    Buckets: page.length === 0 ? '' : { Bucket: page.map(b => ({ Name: b.name, CreationDate: b.creationDate.toISOString() })) },
-    ...(buckets.length > limit && last !== undefined ? { ContinuationToken: bucketsTokenOf(last.name) } : {}),
-    ...(prefix === undefined ? {} : { Prefix: prefix })
+    Buckets: listed,
+    IsTruncated: truncated,
+    ...(next === undefined ? {} : { NextContinuationToken: next }),
+    ...(token === undefined ? {} : { ContinuationToken: token }),
+    ...(hosted.startAfter === undefined ? {} : { StartAfter: hosted.startAfter }),
+    ...(prefix === undefined ? {} : { Prefix: prefix }),
+    KeyCount: page.length,
+    MaxKeys: limit
   })
 }
 
@@ -72,11 +121,15 @@ export async function listBuckets (ctx: S3Context): Promise<void> {
 const reservedPrefixes = ['xn--', 'sthree-', 'amzn-s3-demo-']
 const reservedSuffixes = ['-s3alias', '--ol-s3', '.mrap', '--x-s3', '--table-s3']
 
-export async function createBucket (ctx: S3Context): Promise<void> {
-  const name = ctx.bucketName
+/** InvalidBucketName for a name S3 reserves; the registry judges the rest of the name. */
+export function refuseReservedName (name: string): void {
   if (reservedPrefixes.some(p => name.startsWith(p)) || reservedSuffixes.some(s => name.endsWith(s))) {
     throw new S3Error('InvalidBucketName', `The bucket name ${name} has a prefix or suffix S3 reserves.`)
   }
+}
+
+export async function createBucket (ctx: S3Context): Promise<void> {
+  refuseReservedName(ctx.bucketName)
   // The body, when there is one, is a CreateBucketConfiguration whose location is any region.
   const length = Number(ctx.request.headers['content-length'] ?? 0)
   if (length > 0 || ctx.request.headers['transfer-encoding'] !== undefined) {

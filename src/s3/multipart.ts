@@ -26,6 +26,7 @@
  */
 import { bodyStream, compareIds, MAX_PART_BYTES, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
+import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
@@ -64,7 +65,7 @@ function uploadIdFrom (ctx: S3Context): string {
 
 export async function createMultipartUpload (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
-  const { bucket, info } = await openNamedBucket(ctx)
+  const { bucket, info } = await openBucketForUpload(ctx)
   const headers = ctx.request.headers
   const algorithm = single(headers, 'x-amz-checksum-algorithm')?.trim().toUpperCase()
   if (algorithm !== undefined && !['CRC32', 'CRC32C', 'CRC64NVME', 'SHA1', 'SHA256'].includes(algorithm)) {

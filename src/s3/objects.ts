@@ -24,6 +24,7 @@ import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_D
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
 import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
+import { openBucketForUpload } from './extensions.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { fromCatalogue, S3Error } from './errors.js'
 import {
@@ -57,7 +58,7 @@ export function partNumberFrom (value: string | undefined): number {
 
 export async function putObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
-  const { bucket, info } = await openNamedBucket(ctx)
+  const { bucket, info } = await openBucketForUpload(ctx)
   const headers = ctx.request.headers
   refuseOversized(headers, MAX_PUT_BYTES)
   refuseUnframed(headers)
@@ -245,7 +246,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const headers = ctx.request.headers
   const directive = (single(headers, 'x-amz-metadata-directive') ?? 'COPY').toUpperCase()
-  if (directive !== 'COPY' && directive !== 'REPLACE') throw new S3Error('InvalidArgument', 'Unknown metadata directive.')
+  // MERGE is the hosted service's (extensions.ts): the request's metadata laid over the source's.
+  if (directive !== 'COPY' && directive !== 'REPLACE' && directive !== 'MERGE') throw new S3Error('InvalidArgument', 'Unknown metadata directive.')
   const storageClass = storageClassFrom(headers)
   const source = copySourceFrom(ctx)
   const ssec = ssecOption(headers)
@@ -263,6 +265,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
       onlyIf,
       sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
       ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
+      ...(directive === 'MERGE' ? { mergeMetadata: true } : {}),
       storageClass,
       ...(checksumAlgorithm === undefined ? {} : { checksumAlgorithm }),
       sourceSsecKey: copySourceSsecKey(headers),
@@ -279,8 +282,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const had = Object.keys(object.checksums.toJSON()) as BucketChecksumAlgorithm[]
   const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
   const copied = await bucket.put(ctx.key, sourceBytes(object), {
-    httpMetadata: directive === 'COPY' ? object.httpMetadata : httpMetadataFrom(headers),
-    customMetadata: directive === 'COPY' ? object.customMetadata : customMetadataFrom(headers),
+    httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? { ...object.httpMetadata, ...httpMetadataFrom(headers) } : httpMetadataFrom(headers),
+    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? { ...object.customMetadata, ...customMetadataFrom(headers) } : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
     computeChecksums,
     onlyIf,
