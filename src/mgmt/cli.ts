@@ -138,7 +138,7 @@ export function registerManagementCommands (program: Command, wiring: Management
     .description('create a zone (as POST /client/v4/zones does)')
     .addOption(dataOption())
     .addOption(catalogOption())
-    .option('--account <id>', 'account id owning the zone (32 lowercase hex digits; default: the local account)', accountId, localAccount.id)
+    .addOption(new Option('--account <id>', 'account id owning the zone (32 lowercase hex digits)').default(localAccount.id, 'the local account').argParser(accountId))
     .action(async (name: string, options: RegistryOptions & { account: string }) => {
       await run(async () => {
         if (parseZoneName(name) === null) throw new ManagementError('InvalidZoneName')
