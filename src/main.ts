@@ -34,6 +34,7 @@ import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { registerTokenCommands } from './cli/tokens.js'
+import { registerShareCommand } from './cli/share.js'
 import { parseRouteSpec } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
@@ -159,7 +160,7 @@ export function buildCli (): Command {
       .default(serveDefaults.idleTimeout).argParser(integer(1, 24 * 3600)))
     .addOption(new Option('--drain-timeout <seconds>', 'on SIGINT/SIGTERM, how long requests in flight may finish').env('FSBUCKET_DRAIN_TIMEOUT')
       .default(10).argParser(integer(0, 3600)))
-    .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(8788).argParser(integer(0, 65535)))
+    .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(serveDefaults.s3Port).argParser(integer(0, 65535)))
     .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
@@ -251,6 +252,7 @@ export function buildCli (): Command {
   registerManagementCommands(program, { openRegistry: openConfigured })
   registerObjectCommands(program, { openRegistry: openConfigured })
   registerTokenCommands(program, { openRegistry: openConfigured })
+  registerShareCommand(program, { openRegistry: openConfigured, defaultS3Endpoint: `http://${serveDefaults.host}:${serveDefaults.s3Port}` })
   return program
 }
 

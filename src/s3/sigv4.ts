@@ -47,7 +47,7 @@ import * as crypto from 'node:crypto'
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { getSigningKey } from '@smithy/signature-v4'
-import type { SourceData } from '@smithy/types'
+import { NodeSha256 } from '../doors/sha256.js'
 import { decodeHeaderValue } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
 import { presignedPayloadHash } from './presigned.js'
@@ -79,31 +79,6 @@ export interface VerifiedSignature {
   scope: string
   signingKey: Uint8Array
   signature: string
-}
-
-/** SHA-256 and HMAC-SHA256 over node:crypto, in the shape the smithy signer asks for. */
-class NodeSha256 {
-  readonly #secret: SourceData | undefined
-  #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>
-
-  constructor (secret?: SourceData) {
-    this.#secret = secret
-    this.#hash = this.#fresh()
-  }
-
-  #fresh (): ReturnType<typeof createHash> | ReturnType<typeof createHmac> {
-    return this.#secret === undefined ? createHash('sha256') : createHmac('sha256', toBytes(this.#secret))
-  }
-
-  update (data: SourceData): void { this.#hash.update(toBytes(data)) }
-  async digest (): Promise<Uint8Array> { return this.#hash.digest() }
-  reset (): void { this.#hash = this.#fresh() }
-}
-
-function toBytes (data: SourceData): Buffer {
-  if (typeof data === 'string') return Buffer.from(data, 'utf8')
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-  return Buffer.from(data)
 }
 
 /**

@@ -5,6 +5,8 @@
  */
 export const serveDefaults = {
   host: '127.0.0.1',
+  /** The S3-compatible API's port (`fsbucket share` signs links for it). */
+  s3Port: 8788,
   catalogConnections: 10,
   fsync: true,
   /** Seconds between sweeps of expired uploads and leftovers. */

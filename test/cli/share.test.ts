@@ -1,0 +1,167 @@
+/**
+ * `fsbucket share` against a running `fsbucket serve` on the same data
+ * directory, the links used by the real curl: a download link gives the
+ * object's bytes, an upload link stores a file; a link edited to name
+ * another key, tampered with, past its `--expires`, or whose token was
+ * revoked answers 403. And the pure parts: the expiry's forms and its limit,
+ * the endpoint's forms, shell quoting.
+ */
+import { execFile } from 'node:child_process'
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import t from 'tap'
+import { parseS3Endpoint, shareSeconds, shellQuote } from '../../src/cli/share.js'
+import { testdir } from '../testdir.js'
+import { answering, call, freePort, run, within } from '../server/serve-process.js'
+
+interface Ran { code: number | string, stdout: string, stderr: string }
+
+async function cli (args: string[]): Promise<Ran> {
+  const served = run(args)
+  const code = await within(served.exited, 30_000, args.join(' '))
+  return { code, stdout: served.stdout(), stderr: served.stderr() }
+}
+
+/** curl's HTTP status for `args` (the body goes where args say, or nowhere). */
+async function curl (args: string[]): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    execFile('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', ...args], (err, stdout) => {
+      if (stdout === '') reject(err ?? new Error('curl printed no status'))
+      else resolve(Number(stdout))
+    })
+  })
+}
+
+/** curl run as the printed command line says, with -w for the status. */
+async function curlCommand (line: string, cwd: string): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    execFile('/bin/sh', ['-c', `${line} -s -w '%{http_code}'`], { cwd }, (err, stdout) => {
+      if (stdout === '') reject(err ?? new Error('curl printed no status'))
+      else resolve(Number(stdout.slice(-3)))
+    })
+  })
+}
+
+async function eventually (check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    if (await check()) return true
+    if (Date.now() > deadline) return false
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+}
+
+t.test('--expires: the token forms, at most 7 days', async t => {
+  const now = new Date('2027-01-01T00:00:00Z')
+  const cases: Array<[string, number | RegExp]> = [
+    ['1h', 3600],
+    ['90s', 90],
+    ['15m', 900],
+    ['7d', 604_800],
+    ['2027-01-02T00:00:00Z', 86_400],
+    ['8d', /at most 7 days/],
+    ['2027-01-09T00:00:00Z', /at most 7 days/],
+    ['0s', /expected a duration/],
+    ['soon', /expected a duration/],
+    ['2026-12-31T00:00:00Z', /expected a duration/]
+  ]
+  for (const [text, want] of cases) {
+    const got = shareSeconds(text, now)
+    if (typeof want === 'number') t.equal(got, want, text)
+    else t.match(got, want, text)
+  }
+})
+
+t.test('--s3-endpoint: an http(s) origin', async t => {
+  t.equal(parseS3Endpoint('http://127.0.0.1:8788').origin, 'http://127.0.0.1:8788')
+  t.equal(parseS3Endpoint('https://s3.example.test/').origin, 'https://s3.example.test')
+  for (const bad of ['ftp://x', 'not a url', 'http://a/b', 'http://u:p@a', 'http://a/?x=1']) t.throws(() => parseS3Endpoint(bad), bad)
+})
+
+t.test('shell quoting', async t => {
+  t.equal(shellQuote('a b'), "'a b'")
+  t.equal(shellQuote("it's"), "'it'\\''s'")
+})
+
+t.test('share links against a running server, used by curl', async t => {
+  const data = testdir(t)
+  const port = await freePort()
+  const s3Port = await freePort()
+  const server = run(['serve', '--data', data, '--port', String(port), '--s3-port', String(s3Port), '--workers', '1', '--fsync', 'off',
+    '--log-level', 'warn', '--token', 'admin-token-of-the-test'])
+  t.teardown(async () => { server.child.kill('SIGKILL'); await server.exited })
+  await answering(port, server)
+  await answering(s3Port, server)
+  const admin = { authorization: 'Bearer admin-token-of-the-test' }
+  const body = Buffer.from(Array.from({ length: 70_000 }, (_, i) => i % 251))
+  t.equal((await call(port, 'PUT', '/default/dir/photo%201.bin', body, admin)).status, 200)
+  t.equal((await call(port, 'PUT', '/default/other.txt', 'other', admin)).status, 200)
+  const endpoint = `http://127.0.0.1:${s3Port}`
+  const share = async (key: string, ...more: string[]): Promise<{ url: string, command: string, id: string }> => {
+    const ran = await cli(['share', `fsb://default/${key}`, '--data', data, ...more])
+    t.equal(ran.code, 0, ran.stderr)
+    const [url, command] = ran.stdout.trim().split('\n')
+    return { url, command, id: /token ([0-9a-f]{32})/.exec(ran.stderr)?.[1] ?? '' }
+  }
+
+  // The endpoint comes from the variable when no flag names it.
+  const ran = await cli(['share', 'fsb://default/dir/photo 1.bin', '--data', data, '--expires', '10m'])
+  t.match(ran.stdout, /^http:\/\/127\.0\.0\.1:8788\/default\/dir\/photo%201\.bin\?/, 'the serve defaults by default')
+  const viaEnv = run(['share', 'fsb://default/other.txt', '--data', data], { env: { FSBUCKET_S3_ENDPOINT: endpoint } })
+  t.equal(await viaEnv.exited, 0)
+  t.match(viaEnv.stdout(), `${endpoint}/default/other.txt?`, 'FSBUCKET_S3_ENDPOINT names the endpoint')
+
+  const download = await share('dir/photo 1.bin', '--s3-endpoint', endpoint)
+  t.match(download.url, /X-Amz-Expires=3600&/, 'an hour by default')
+  t.match(download.command, /^curl -o 'photo 1\.bin' '/)
+  const list = JSON.parse((await cli(['token', 'list', '--data', data])).stdout) as Array<{ id: string, name: string, permission: string, buckets: string[] }>
+  t.match(list.find(token => token.id === download.id), { name: 'share default/dir/photo 1.bin', permission: 'object-read-only', buckets: ['default'] }, 'a read-only token for the bucket')
+  const out = testdir(t)
+  t.ok(await eventually(async () => await curlCommand(download.command, out) === 200), 'the printed curl command downloads')
+  t.same(await readFile(path.join(out, 'photo 1.bin')), body, 'the object\'s bytes')
+
+  const otherKey = download.url.replace('/default/dir/photo%201.bin?', '/default/other.txt?')
+  t.equal(await curl([otherKey]), 403, 'the link edited to name another key of the bucket fails its signature')
+  const signature = /X-Amz-Signature=([0-9a-f]+)/.exec(download.url)?.[1] ?? ''
+  const tampered = download.url.replace(signature, `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`)
+  t.equal(await curl([tampered]), 403, 'a tampered signature')
+  t.equal(await curl([download.url.replace('X-Amz-Expires=3600', 'X-Amz-Expires=3599')]), 403, 'a changed expiry')
+  t.equal(await curl(['-X', 'PUT', '--data-binary', 'x', download.url]), 403, 'a download link does not upload')
+
+  const upload = await share('new/upload.txt', '--upload', '--s3-endpoint', endpoint)
+  t.match(upload.command, /^curl -T 'upload\.txt' '/)
+  await writeFile(path.join(out, 'upload.txt'), 'uploaded through a share link\n')
+  t.ok(await eventually(async () => await curlCommand(upload.command, out) === 200), 'the printed curl -T command uploads')
+  const stored = await call(port, 'GET', '/default/new/upload.txt', undefined, admin)
+  t.equal(stored.status, 200)
+  t.equal(stored.body, 'uploaded through a share link\n', 'the object is stored')
+  t.equal(await curl([upload.url]), 403, 'an upload link does not download')
+
+  const brief = await share('other.txt', '--expires', '2s', '--s3-endpoint', endpoint)
+  t.ok(await eventually(async () => await curl([brief.url]) === 200), 'a 2-second link works at first')
+  await new Promise(resolve => setTimeout(resolve, 2500))
+  t.equal(await curl([brief.url]), 403, 'and answers 403 once expired')
+
+  t.equal((await cli(['token', 'revoke', download.id, '--data', data])).code, 0)
+  t.ok(await eventually(async () => await curl([download.url]) === 403), 'revoking its token ends the link')
+})
+
+t.test('refusals', async t => {
+  const data = testdir(t)
+  t.equal((await cli(['bucket', 'create', 'photos', '--data', data])).code, 0)
+  const cases: Array<[string[], RegExp]> = [
+    [['fsb://nobucket/a'], /no bucket "nobucket"/],
+    [['fsb://photos'], /expected an object/],
+    [['fsb://photos/dir/'], /expected an object/],
+    [['fsb://photos/a', '--expires', '8d'], /at most 7 days/],
+    [['fsb://photos/a', '--expires', 'soon'], /expected a duration/],
+    [['fsb://photos/a', '--s3-endpoint', 'ftp://x'], /expected an http/]
+  ]
+  for (const [args, message] of cases) {
+    const ran = await cli(['share', ...args, '--data', data])
+    t.not(ran.code, 0, args.join(' '))
+    t.match(ran.stderr, message, args.join(' '))
+    t.equal(ran.stdout, '', 'no link')
+  }
+  t.same(JSON.parse((await cli(['token', 'list', '--data', data])).stdout), [], 'and no token made')
+})
