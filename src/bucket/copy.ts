@@ -76,9 +76,9 @@ export async function copyObject (
     key,
     version: fresh.version,
     uploaded: fresh.now,
-    httpMetadata: merge && httpMetadata !== undefined ? { ...source.httpMetadata, ...httpMetadata } : httpMetadata,
+    httpMetadata: merge && httpMetadata !== undefined ? Object.assign({}, source.httpMetadata, httpMetadata) : httpMetadata,
     customMetadata: merge && customMetadata !== undefined
-      ? parseCustomMetadata('copy', { ...source.customMetadata, ...customMetadata })
+      ? parseCustomMetadata('copy', Object.assign({}, source.customMetadata, customMetadata))
       : customMetadata,
     storageClass
   })

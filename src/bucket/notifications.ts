@@ -105,14 +105,14 @@ export function addRules (current: QueueNotifications[], queueId: string, accoun
   const added = inputs.map((input): NotificationRule => ({ ruleId: randomHex(16), ...input, createdAt: now.toISOString() }))
   const found = current.some(q => q.queueId === queueId)
   return found
-    ? current.map(q => q.queueId === queueId ? { ...q, rules: [...q.rules, ...added] } : q)
+    ? current.map(q => q.queueId === queueId ? Object.assign({}, q, { rules: [...q.rules, ...added] }) : q)
     : [...current, { queueId, account, rules: added }]
 }
 
 /** The notifications without the rules of `queueId` named in `ruleIds` (all of them without it). */
 export function removeRules (current: QueueNotifications[], queueId: string, ruleIds?: string[]): QueueNotifications[] {
   return current
-    .map(q => q.queueId !== queueId ? q : { ...q, rules: ruleIds === undefined ? [] : q.rules.filter(r => !ruleIds.includes(r.ruleId)) })
+    .map(q => q.queueId !== queueId ? q : Object.assign({}, q, { rules: ruleIds === undefined ? [] : q.rules.filter(r => !ruleIds.includes(r.ruleId)) }))
     .filter(q => q.rules.length > 0)
 }
 

@@ -209,7 +209,7 @@ export class Queues {
     }
     for (const { leaseId, delaySeconds } of retries) {
       const parsed = parseLeaseId(leaseId)
-      if (parsed !== undefined) of(parsed.bucket).retries.push({ ...parsed.ref, visibleAt: now + delaySeconds * 1000 })
+      if (parsed !== undefined) of(parsed.bucket).retries.push(Object.assign({}, parsed.ref, { visibleAt: now + delaySeconds * 1000 }))
     }
     const total = { acked: 0, retried: 0 }
     for (const [bucket, settle] of byBucket) {

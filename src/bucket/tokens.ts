@@ -119,7 +119,7 @@ function principalOf (record: TokenRecord): Principal {
 
 function summaryOf (record: TokenRecord, now: Date): TokenSummary {
   const { secretAccessKey: _secret, ...shown } = record
-  return { ...shown, expired: isExpired(record, now) }
+  return Object.assign({}, shown, { expired: isExpired(record, now) })
 }
 
 function isExpired (record: TokenRecord, now: Date): boolean {
@@ -177,7 +177,7 @@ export class TokenDirectory {
     })
     this.#snapshot = null
     const { secretAccessKey, ...fields } = record
-    return { ...fields, token, accessKeyId: record.id, secretAccessKey }
+    return Object.assign({}, fields, { token, accessKeyId: record.id, secretAccessKey })
   }
 
   /** Every token, oldest first, without secrets. */

@@ -130,7 +130,6 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const options: FastifyServerOptions & { connectionTimeout?: number, https?: S3AppConfig['https'] } = {
-    ...(config.https === undefined ? {} : { https: config.https }),
     logController: new RequestLog({ url: redactedUrl, meter: config.meter?.port('s3') }),
     genReqId: newRequestId,
     // Draining, a request already on an open connection is served (its connection closed after it), as on the gateway.
@@ -155,6 +154,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       void reply.code(answer.status).header('x-amz-request-id', requestId).header('x-amz-id-2', requestId).type('application/xml').send(document)
     }
   }
+  if (config.https !== undefined) options.https = config.https
   const connections = config.connections
   if (connections !== undefined) options.connectionTimeout = connections.idleTimeoutMs
   const app = Fastify(options)

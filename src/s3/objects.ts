@@ -198,7 +198,7 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
     if (refused.size > 0) {
       const locked = deleted.filter(d => refused.has(d.Key))
       deleted.splice(0, deleted.length, ...deleted.filter(d => !refused.has(d.Key)))
-      errors.push(...locked.map(d => ({ ...d, Code: fromCatalogue.ObjectLocked, Message: BucketErrors.ObjectLocked.message })))
+      errors.push(...locked.map(d => Object.assign({}, d, { Code: fromCatalogue.ObjectLocked, Message: BucketErrors.ObjectLocked.message })))
     }
   }
   const result: { Deleted?: typeof deleted, Error?: typeof errors } = {}
@@ -282,8 +282,8 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const had = Object.keys(object.checksums.toJSON()) as BucketChecksumAlgorithm[]
   const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
   const copied = await bucket.put(ctx.key, sourceBytes(object), {
-    httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? { ...object.httpMetadata, ...httpMetadataFrom(headers) } : httpMetadataFrom(headers),
-    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? { ...object.customMetadata, ...customMetadataFrom(headers) } : customMetadataFrom(headers),
+    httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? Object.assign({}, object.httpMetadata, httpMetadataFrom(headers)) : httpMetadataFrom(headers),
+    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? Object.assign({}, object.customMetadata, customMetadataFrom(headers)) : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
     computeChecksums,
     onlyIf,

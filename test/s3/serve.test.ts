@@ -24,7 +24,7 @@ t.test('serve --workers 2 --s3-port N: the S3 API and the HTTP routes share the 
     const lines = createInterface({ input: server.stdout! })
     lines.on('line', line => {
       const entry = JSON.parse(line) as Record<string, string>
-      if (typeof entry.msg === 'string' && entry.msg.startsWith('S3 API')) resolve(entry)
+      if (typeof entry.msg === 'string' && entry.msg.startsWith('S3 API') && entry.endpoint !== undefined) resolve(entry)
     })
     setTimeout(() => reject(new Error('no S3 start-up line within 60 s')), 60_000).unref()
   })

@@ -29,7 +29,7 @@ class MemoryOutbox implements Outbox {
   #seq = 0
 
   add (message: OutboxMessage): void {
-    this.messages.push({ ...message, seq: ++this.#seq, visibleAt: message.created, attempts: 0, lease: null })
+    this.messages.push(Object.assign({}, message, { seq: ++this.#seq, visibleAt: message.created, attempts: 0, lease: null }))
   }
 
   async lease (queue: string, limit: number, now: number, leaseMs: number): Promise<LeasedMessage[]> {
