@@ -375,6 +375,17 @@ export class BucketEngine implements Bucket {
   }
 
   async sweep (options: SweepOptions = {}): Promise<SweepReport> {
+    // Registered before its first await: a close() called meanwhile waits for it.
+    const sweeping = this.#sweep(options)
+    this.#sweeping.add(sweeping)
+    try {
+      return await sweeping
+    } finally {
+      this.#sweeping.delete(sweeping)
+    }
+  }
+
+  async #sweep (options: SweepOptions): Promise<SweepReport> {
     // A sweep may delete (lifecycle expiry): its events follow the rules of now.
     await this.#readRules()
     const maxAge = options.uploadMaxAgeMs ?? this.#uploadMaxAgeMs
@@ -385,20 +396,15 @@ export class BucketEngine implements Bucket {
     let lifecycle: LifecycleSweepReport | undefined
     // The rules are carried out under the store's sweep lock: one sweeper at a time, in every process.
     const underLock = rules.length === 0 ? undefined : async (): Promise<void> => { lifecycle = await sweepLifecycle(this.#store, rules, now) }
-    const sweeping = this.#store.sweep(now - maxAge, Date.now() - grace, underLock).then((report): SweepReport => lifecycle === undefined
+    const report = await this.#store.sweep(now - maxAge, Date.now() - grace, underLock)
+    return lifecycle === undefined
       ? report
       : {
           abortedUploads: report.abortedUploads + lifecycle.abortedUploads,
           removedLeftovers: report.removedLeftovers,
           expiredObjects: lifecycle.expiredObjects,
           transitionedObjects: lifecycle.transitionedObjects
-        })
-    this.#sweeping.add(sweeping)
-    try {
-      return await sweeping
-    } finally {
-      this.#sweeping.delete(sweeping)
-    }
+        }
   }
 
   async retire (): Promise<boolean> {
