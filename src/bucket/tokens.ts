@@ -67,18 +67,8 @@ export interface TokenSpec {
   expiresOn?: Date | null
 }
 
-/** A token just made: its value, shown once, and its S3 pair. */
-export interface NewToken {
-  id: string
-  name: string
-  permission: Permission
-  buckets: string[] | null
-  createdOn: string
-  expiresOn: string | null
-  token: string
-  accessKeyId: string
-  secretAccessKey: string
-}
+/** A token just made: its record with its value, shown once, and its S3 pair (`accessKeyId` = `id`). */
+export type NewToken = TokenRecord & { token: string, accessKeyId: string }
 
 /** What a lookup finds: a principal, an expired token, or nothing. */
 export type TokenLookup = { principal: Principal, record: TokenRecord } | { expired: TokenRecord } | null
