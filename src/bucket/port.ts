@@ -226,6 +226,9 @@ export interface LeasedMessage {
   lease: string
 }
 
+/** What a lease may hand out (see Outbox.lease). */
+export interface LeaseRules { writtenBy: number, maxDeliveries: number }
+
 /** A lease a consumer settles: `delayMs` for a retry (0: visible at once). */
 export interface LeaseRef { seq: number, lease: string }
 
@@ -235,8 +238,19 @@ export interface LeaseRef { seq: number, lease: string }
  * ends, then is handed out again (at least once).
  */
 export interface Outbox {
-  /** Leases at most `limit` messages of `queue` visible at `now`, oldest first, invisible until `now + leaseMs`. */
-  lease (queue: string, limit: number, now: number, leaseMs: number): Promise<LeasedMessage[]>
+  /**
+   * Leases at most `limit` messages of `queue` visible at `now`, oldest
+   * first, invisible until `now + leaseMs`: only those written at or before
+   * `rules.writtenBy` (a queue's delivery delay) and delivered fewer than
+   * `rules.maxDeliveries` times.
+   */
+  lease (queue: string, limit: number, now: number, leaseMs: number, rules: LeaseRules): Promise<LeasedMessage[]>
+  /**
+   * The messages of `queue` visible at `now` that were delivered
+   * `maxDeliveries` times or more: moved to queue `to` (as new: never
+   * delivered, visible at once), or removed when `to` is null. Counts them.
+   */
+  retire (queue: string, maxDeliveries: number, now: number, to: string | null): Promise<number>
   /** Removes acknowledged messages and makes retried ones visible again at their time; counts those whose lease still held. */
   settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }>
   /** Messages of `queue` waiting (leased or not). */

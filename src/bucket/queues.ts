@@ -15,10 +15,18 @@
  * retention period are dropped when the queue is pulled. A lease id names
  * the bucket, the message's place in its outbox and the lease's secret.
  *
+ * The queue's settings apply at each pull: a message is handed out only
+ * once it is `delivery_delay` seconds old; a paused queue hands out
+ * nothing (its backlog still counts); a message delivered 1 + `max_retries`
+ * times (the consumer's, 3 by default) and not acknowledged is moved to the
+ * consumer's dead-letter queue, or dropped when it has none. A queue
+ * without a consumer (read only by push delivery) retries until a message
+ * is acknowledged or expires.
+ *
  * Differences from the hosted service: messages of a bucket go with it
  * when the bucket is deleted; a queue receives only event notifications
- * (no producer API); `max_retries` and a dead-letter queue are kept as
- * settings but a message is retried until acknowledged or expired.
+ * (no producer API); a dead-letter queue named but not created drops the
+ * messages it would receive.
  */
 import type { BucketRegistry } from './registry.js'
 import type { LeasedMessage, LeaseRef } from './port.js'
@@ -30,6 +38,7 @@ export const DEFAULT_RETENTION_SECONDS = 345_600
 export const DEFAULT_BATCH_SIZE = 10
 export const MAX_BATCH_SIZE = 100
 export const DEFAULT_VISIBILITY_TIMEOUT_MS = 30_000
+export const DEFAULT_MAX_RETRIES = 3
 /** The hosted bound of a visibility timeout and of a retry delay: 12 hours. */
 export const MAX_VISIBILITY_TIMEOUT_MS = 12 * 3600 * 1000
 
@@ -167,14 +176,24 @@ export class Queues {
   async pull (queue: QueueRecord, batchSize: number, visibilityMs: number): Promise<{ messages: PulledMessage[], backlog: number }> {
     const now = this.#clock().getTime()
     const expired = now - queue.settings.message_retention_period * 1000
+    const rules = { writtenBy: now - queue.settings.delivery_delay * 1000, maxDeliveries: Number.MAX_SAFE_INTEGER }
+    const consumer = queue.consumers.find(c => c.type === 'http_pull')
+    let deadLetter: string | null = null
+    if (consumer !== undefined) {
+      rules.maxDeliveries = 1 + (consumer.settings.max_retries ?? DEFAULT_MAX_RETRIES)
+      const name = consumer.dead_letter_queue
+      deadLetter = name === undefined ? null : (await this.byName(name))?.queue_id ?? null
+      if (deadLetter === queue.queue_id) deadLetter = null
+    }
     const messages: PulledMessage[] = []
     let backlog = 0
     for (const info of await this.#registry.list()) {
       const outbox = await this.#registry.outbox(info.name)
       if (outbox === null) continue
       await outbox.drop(queue.queue_id, expired)
-      if (messages.length < batchSize) {
-        for (const message of await outbox.lease(queue.queue_id, batchSize - messages.length, now, visibilityMs)) {
+      if (consumer !== undefined) await outbox.retire(queue.queue_id, rules.maxDeliveries, now, deadLetter)
+      if (messages.length < batchSize && !queue.settings.delivery_paused) {
+        for (const message of await outbox.lease(queue.queue_id, batchSize - messages.length, now, visibilityMs, rules)) {
           messages.push({
             id: message.id,
             lease_id: leaseIdOf(info.name, message),

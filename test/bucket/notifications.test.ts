@@ -105,3 +105,33 @@ t.test('retention and leases on the memory store, by the queues\' clock', async 
   t.same(await queues.settle(queue, [again.messages[0].lease_id, 'bogus'], []), { acked: 1, retried: 0 })
   t.equal(await queues.backlog(queue.queue_id), 1)
 })
+
+t.test('a queue\'s delivery delay, pause and max_retries on the memory store, by the queues\' clock', async t => {
+  let now = Date.parse('2026-01-01T00:00:00Z')
+  const clock = (): Date => new Date(now)
+  const registry = openMemoryRegistry({ clock })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const queues = new Queues(registry, clock)
+  const queue = (await queues.create('q', { delivery_delay: 10 }))!
+  const dead = (await queues.create('dead'))!
+  queue.consumers.push({ consumer_id: 'c', type: 'http_pull', created_on: '', settings: { max_retries: 0 }, dead_letter_queue: 'dead' })
+  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject'] }], clock()))
+  const bucket = (await registry.open('photos'))!
+  await bucket.put('a', 'x')
+  t.same((await queues.pull(queue, 10, 1000)).messages, [], 'younger than the delay')
+  now += 10_000
+  t.equal((await queues.pull(queue, 10, 1000)).messages.length, 1, 'as old as the delay')
+  now += 1000
+  t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 0 }, 'max_retries 0: one delivery, then it leaves')
+  t.same((await queues.pull(dead, 10, 1000)).messages.map(m => [JSON.parse(m.body).object.key, m.attempts]), [['a', 1]], 'for the dead-letter queue')
+  queue.consumers[0].dead_letter_queue = undefined
+  queue.settings.delivery_paused = true
+  await bucket.put('b', 'x')
+  now += 10_000
+  t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 1 }, 'paused')
+  queue.settings.delivery_paused = false
+  t.equal((await queues.pull(queue, 10, 1000)).messages.length, 1)
+  now += 1000
+  t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 0 }, 'without a dead-letter queue a spent message is dropped')
+})

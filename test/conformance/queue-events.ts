@@ -192,6 +192,53 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     t.equal((await call('POST', `${v4}/queues/${queueId}/messages/pull`, { batch_size: 101 })).body.errors[0].code, 11004, 'batch_size is 1 to 100')
   })
 
+  await t.test('a queue\'s settings: retries spent go to the dead-letter queue, a delay, a pause', async t => {
+    const bucket = (await registry.open('photos'))!
+    const pull = async (id: string, visibility: number): Promise<any> =>
+      (await call('POST', `${v4}/queues/${id}/messages/pull`, { batch_size: 10, visibility_timeout_ms: visibility })).body.result
+    const ack = async (id: string, messages: Array<{ lease_id: string }>): Promise<void> => {
+      await call('POST', `${v4}/queues/${id}/messages/ack`, { acks: messages.map(m => ({ lease_id: m.lease_id })) })
+    }
+    const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+    const dead = (await call('POST', `${v4}/queues`, { queue_name: 'photo-dead' })).body.result.queue_id as string
+    await call('POST', `${v4}/queues/${dead}/consumers`, { type: 'http_pull' })
+    const consumer = (await call('GET', `${v4}/queues/${queueId}/consumers`)).body.result[0]
+    const changed = await call('PUT', `${v4}/queues/${queueId}/consumers/${consumer.consumer_id as string}`,
+      { type: 'http_pull', settings: { max_retries: 1 }, dead_letter_queue: 'photo-dead' })
+    t.equal(changed.status, 200, 'a consumer\'s settings are changed in place')
+    t.equal(changed.body.result.consumer_id, consumer.consumer_id, 'keeping its id')
+    t.equal((await call('PUT', `${v4}/queues/${queueId}/consumers/${'0'.repeat(32)}`, { type: 'http_pull' })).body.errors[0].code, 11006, 'no such consumer')
+
+    await bucket.put('dlq/x', 'x')
+    t.equal((await pull(queueId, 1)).messages[0].attempts, 1)
+    await sleep(30)
+    t.equal((await pull(queueId, 1)).messages[0].attempts, 2, 'one retry (max_retries 1)')
+    await sleep(30)
+    const spent = await pull(queueId, 60_000)
+    t.same([spent.messages.length, spent.message_backlog_count], [0, 0], 'after 1 + max_retries deliveries the message leaves the queue')
+    const letters = await pull(dead, 60_000)
+    t.same(letters.messages.map((m: any) => [JSON.parse(m.body).object.key, m.attempts]), [['dlq/x', 1]], 'into the dead-letter queue, as a new message')
+    await ack(dead, letters.messages)
+
+    t.equal((await call('PATCH', `${v4}/queues/${queueId}`, { settings: { delivery_paused: true } })).status, 200)
+    await bucket.put('pause/x', 'x')
+    const paused = await pull(queueId, 60_000)
+    t.same([paused.messages.length, paused.message_backlog_count], [0, 1], 'a paused queue hands out nothing, its backlog counts')
+    await call('PATCH', `${v4}/queues/${queueId}`, { settings: { delivery_paused: false } })
+    const resumed = await pull(queueId, 60_000)
+    t.same(resumed.messages.map((m: any) => JSON.parse(m.body).object.key), ['pause/x'], 'resumed')
+    await ack(queueId, resumed.messages)
+    await call('PATCH', `${v4}/queues/${queueId}`, { settings: { delivery_delay: 1 } })
+    await bucket.put('delay/x', 'x')
+    const early = await pull(queueId, 60_000)
+    t.same([early.messages.length, early.message_backlog_count], [0, 1], 'a message younger than the delivery delay waits')
+    await sleep(1100)
+    const late = await pull(queueId, 60_000)
+    t.same(late.messages.map((m: any) => JSON.parse(m.body).object.key), ['delay/x'], 'then it is handed out')
+    await ack(queueId, late.messages)
+    await call('PATCH', `${v4}/queues/${queueId}`, { settings: { delivery_delay: 0 } })
+  })
+
   await t.test('rules removed, queue deleted', async t => {
     const config = await call('GET', `${v4}/event_notifications/r2/photos/configuration`)
     const ruleId = config.body.result.queues[0].rules[0].ruleId as string

@@ -208,6 +208,21 @@ export function registerQueueRoutes (app: FastifyInstance, ctx: ManagementContex
     return success(consumerShape(queue, consumer))
   })
 
+  app.put<{ Params: QueueParams & { consumerId: string } }>(`${base}/:queueId/consumers/:consumerId`, async (request) => {
+    const changed = parseConsumer(request.body, '')
+    let consumer: QueueConsumer | undefined
+    const queue = await ctx.queues.update(request.params.queueId, q => {
+      consumer = q.consumers.find(c => c.consumer_id === request.params.consumerId)
+      if (consumer === undefined) return
+      consumer.settings = changed.settings
+      if (changed.dead_letter_queue === undefined) delete consumer.dead_letter_queue
+      else consumer.dead_letter_queue = changed.dead_letter_queue
+    })
+    if (queue === undefined) throw new ManagementError('QueueNotFound')
+    if (consumer === undefined) throw new ManagementError('ConsumerNotFound')
+    return success(consumerShape(queue, consumer))
+  })
+
   app.delete<{ Params: QueueParams & { consumerId: string } }>(`${base}/:queueId/consumers/:consumerId`, async (request) => {
     let found = false
     const queue = await ctx.queues.update(request.params.queueId, q => {

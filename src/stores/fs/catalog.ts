@@ -178,7 +178,10 @@ interface Statements {
   upsertPart: Statement
   deleteParts: Statement<[string]>
   insertMessage: Statement<[string, string, string, number, number]>
-  visibleMessages: Statement<[string, number, number], OutboxRow>
+  visibleMessages: Statement<[string, number, number, number, number], OutboxRow>
+  spentMessage: Statement<[string, number, number], number>
+  dropSpent: Statement<[string, number, number]>
+  moveSpent: Statement<[string, number, string, number, number]>
   leaseMessage: Statement<[number, string, number]>
   ackMessage: Statement<[number, string, string]>
   retryMessage: Statement<[number, number, string, string]>
@@ -244,8 +247,12 @@ function statements (db: BetterSqlite3.Database): Statements {
       ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums`),
     deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?'),
     insertMessage: prepare<[string, string, string, number, number]>('INSERT INTO outbox (queue, id, body, created, visible_at) VALUES (?, ?, ?, ?, ?)'),
-    visibleMessages: prepare<[string, number, number], OutboxRow>(`SELECT seq, id, body, created, attempts FROM outbox
-      WHERE queue = ? AND visible_at <= ? ORDER BY visible_at, seq LIMIT ?`),
+    visibleMessages: prepare<[string, number, number, number, number], OutboxRow>(`SELECT seq, id, body, created, attempts FROM outbox
+      WHERE queue = ? AND visible_at <= ? AND created <= ? AND attempts < ? ORDER BY visible_at, seq LIMIT ?`),
+    spentMessage: db.prepare<[string, number, number], number>('SELECT seq FROM outbox WHERE queue = ? AND visible_at <= ? AND attempts >= ? LIMIT 1').pluck() as Statement<[string, number, number], number>,
+    dropSpent: prepare<[string, number, number]>('DELETE FROM outbox WHERE queue = ? AND visible_at <= ? AND attempts >= ?'),
+    moveSpent: prepare<[string, number, string, number, number]>(`UPDATE outbox SET queue = ?, attempts = 0, lease = NULL, visible_at = ?
+      WHERE queue = ? AND visible_at <= ? AND attempts >= ?`),
     leaseMessage: prepare<[number, string, number]>('UPDATE outbox SET visible_at = ?, lease = ?, attempts = attempts + 1 WHERE seq = ?'),
     ackMessage: prepare<[number, string, string]>('DELETE FROM outbox WHERE seq = ? AND queue = ? AND lease = ?'),
     retryMessage: prepare<[number, number, string, string]>('UPDATE outbox SET visible_at = ?, lease = NULL WHERE seq = ? AND queue = ? AND lease = ?'),

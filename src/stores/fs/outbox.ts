@@ -13,7 +13,7 @@
  * index on (queue, visible_at, seq): a pull reads the rows it hands out,
  * never the whole queue.
  */
-import type { LeasedMessage, LeaseRef, Outbox } from '../../bucket/port.js'
+import type { LeasedMessage, LeaseRef, LeaseRules, Outbox } from '../../bucket/port.js'
 import { randomHex } from '../../bucket/port.js'
 import type { Catalog } from './catalog.js'
 import type { Commits } from './commit.js'
@@ -27,15 +27,24 @@ export class CatalogOutbox implements Outbox {
     this.#commits = commits
   }
 
-  async lease (queue: string, limit: number, now: number, leaseMs: number): Promise<LeasedMessage[]> {
+  async lease (queue: string, limit: number, now: number, leaseMs: number, rules: LeaseRules): Promise<LeasedMessage[]> {
     const sql = this.#catalog.sql
+    const { writtenBy, maxDeliveries } = rules
     // A look first: a pull of an empty queue (what a polling consumer mostly does) writes nothing.
-    if (sql.visibleMessages.all(queue, now, 1).length === 0) return []
-    return await this.#commits.commit(() => sql.visibleMessages.all(queue, now, limit).map(row => {
+    if (sql.visibleMessages.all(queue, now, writtenBy, maxDeliveries, 1).length === 0) return []
+    return await this.#commits.commit(() => sql.visibleMessages.all(queue, now, writtenBy, maxDeliveries, limit).map(row => {
       const lease = randomHex(16)
       sql.leaseMessage.run(now + leaseMs, lease, row.seq)
       return { seq: row.seq, id: row.id, body: row.body, created: row.created, attempts: row.attempts + 1, lease }
     }))
+  }
+
+  async retire (queue: string, maxDeliveries: number, now: number, to: string | null): Promise<number> {
+    const sql = this.#catalog.sql
+    if (sql.spentMessage.get(queue, now, maxDeliveries) === undefined) return 0
+    return await this.#commits.commit(() => to === null
+      ? sql.dropSpent.run(queue, now, maxDeliveries).changes
+      : sql.moveSpent.run(to, now, queue, now, maxDeliveries).changes)
   }
 
   async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import { randomHex } from '../../bucket/port.js'
 import {
-  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type ObjectChange, type Outbox, type OutboxMessage, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -32,8 +32,8 @@ class MemoryOutbox implements Outbox {
     this.messages.push(Object.assign({}, message, { seq: ++this.#seq, visibleAt: message.created, attempts: 0, lease: null }))
   }
 
-  async lease (queue: string, limit: number, now: number, leaseMs: number): Promise<LeasedMessage[]> {
-    const ready = this.messages.filter(m => m.queue === queue && m.visibleAt <= now)
+  async lease (queue: string, limit: number, now: number, leaseMs: number, rules: LeaseRules): Promise<LeasedMessage[]> {
+    const ready = this.messages.filter(m => m.queue === queue && m.visibleAt <= now && m.created <= rules.writtenBy && m.attempts < rules.maxDeliveries)
       .sort((a, b) => a.visibleAt - b.visibleAt || a.seq - b.seq).slice(0, limit)
     return ready.map(m => {
       m.lease = randomHex(16)
@@ -41,6 +41,15 @@ class MemoryOutbox implements Outbox {
       m.visibleAt = now + leaseMs
       return { seq: m.seq, id: m.id, body: m.body, created: m.created, attempts: m.attempts, lease: m.lease }
     })
+  }
+
+  async retire (queue: string, maxDeliveries: number, now: number, to: string | null): Promise<number> {
+    const spent = this.messages.filter(m => m.queue === queue && m.visibleAt <= now && m.attempts >= maxDeliveries)
+    for (const m of spent) {
+      if (to === null) this.messages.splice(this.messages.indexOf(m), 1)
+      else Object.assign(m, { queue: to, attempts: 0, lease: null, visibleAt: now })
+    }
+    return spent.length
   }
 
   async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {

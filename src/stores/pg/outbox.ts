@@ -12,7 +12,7 @@
  * settles nothing.
  */
 import type pg from 'pg'
-import type { LeasedMessage, LeaseRef, Outbox, OutboxMessage } from '../../bucket/port.js'
+import type { LeasedMessage, LeaseRef, LeaseRules, Outbox, OutboxMessage } from '../../bucket/port.js'
 import type { PgCatalog } from './catalog.js'
 
 /** Writes `messages` of store `storeId` into the outbox, on `client` (inside the change's transaction). */
@@ -34,14 +34,24 @@ export class PgOutbox implements Outbox {
     this.#storeId = storeId
   }
 
-  async lease (queue: string, limit: number, now: number, leaseMs: number): Promise<LeasedMessage[]> {
+  async lease (queue: string, limit: number, now: number, leaseMs: number, rules: LeaseRules): Promise<LeasedMessage[]> {
     const { rows } = await this.#catalog.query<LeasedRow>('leasing messages', `UPDATE fsbucket.outbox o
       SET visible_at = $4, lease = md5(random()::text || clock_timestamp()::text || o.seq::text), attempts = o.attempts + 1
       WHERE o.seq IN (SELECT seq FROM fsbucket.outbox WHERE store_id = $1 AND queue = $2 AND visible_at <= $3
+        AND created <= $6 AND attempts < $7
         ORDER BY visible_at, seq LIMIT $5 FOR UPDATE SKIP LOCKED)
-      RETURNING o.seq, o.id, o.body, o.created, o.attempts, o.lease`, [this.#storeId, queue, now, now + leaseMs, limit])
+      RETURNING o.seq, o.id, o.body, o.created, o.attempts, o.lease`, [this.#storeId, queue, now, now + leaseMs, limit, rules.writtenBy, rules.maxDeliveries])
     return rows.map(r => ({ seq: Number(r.seq), id: r.id, body: r.body, created: Number(r.created), attempts: r.attempts, lease: r.lease }))
       .sort((a, b) => a.seq - b.seq)
+  }
+
+  async retire (queue: string, maxDeliveries: number, now: number, to: string | null): Promise<number> {
+    const where = 'store_id = $1 AND queue = $2 AND visible_at <= $3 AND attempts >= $4'
+    const result = to === null
+      ? await this.#catalog.query('dropping spent messages', `DELETE FROM fsbucket.outbox WHERE ${where}`, [this.#storeId, queue, now, maxDeliveries])
+      : await this.#catalog.query('dead-lettering messages', `UPDATE fsbucket.outbox SET queue = $5, attempts = 0, lease = NULL, visible_at = $3 WHERE ${where}`,
+        [this.#storeId, queue, now, maxDeliveries, to])
+    return result.rowCount ?? 0
   }
 
   async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {
