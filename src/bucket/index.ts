@@ -36,6 +36,6 @@ export type { DocumentTransaction, StateDocuments, RecyclingStream } from './por
 export { isRecyclingStream } from './port.js'
 export { Queues, isValidQueueName, DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, DEFAULT_VISIBILITY_TIMEOUT_MS, MAX_VISIBILITY_TIMEOUT_MS, DEFAULT_RETENTION_SECONDS } from './queues.js'
 export type { QueueRecord, QueueConsumer, PulledMessage } from './queues.js'
-export { parseRuleInputs, addRules, removeRules, RuleRefusal, changeActions } from './notifications.js'
+export { parseRuleInputs, addRules, removeRules, withRules, RuleRefusal, changeActions } from './notifications.js'
 export type { NotificationRule, QueueNotifications, RuleInput } from './notifications.js'
 export type { ChangeAction, DeleteOptions } from './port.js'

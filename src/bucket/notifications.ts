@@ -109,11 +109,25 @@ export function addRules (current: QueueNotifications[], queueId: string, accoun
     : [...current, { queueId, account, rules: added }]
 }
 
-/** The notifications without the rules of `queueId` named in `ruleIds` (all of them without it). */
+/**
+ * The notifications without the rules of `queueId` named in `ruleIds` (all
+ * of them without it). The queue's entry stays, with no rules, as a link:
+ * the bucket's outbox may still hold messages for the queue, and a pull
+ * reads only the outboxes of the buckets linked to it (queues.ts). Links
+ * go when the queue is deleted.
+ */
 export function removeRules (current: QueueNotifications[], queueId: string, ruleIds?: string[]): QueueNotifications[] {
-  return current
-    .map(q => q.queueId !== queueId ? q : Object.assign({}, q, { rules: ruleIds === undefined ? [] : q.rules.filter(r => !ruleIds.includes(r.ruleId)) }))
-    .filter(q => q.rules.length > 0)
+  return current.map(q => q.queueId !== queueId ? q : Object.assign({}, q, { rules: ruleIds === undefined ? [] : q.rules.filter(r => !ruleIds.includes(r.ruleId)) }))
+}
+
+/** The notifications with `queueId` linked (see removeRules): unchanged when it is already. */
+export function linkQueue (current: QueueNotifications[], queueId: string, account: string): QueueNotifications[] {
+  return current.some(q => q.queueId === queueId) ? current : [...current, { queueId, account, rules: [] }]
+}
+
+/** The queues with rules, which is what a configuration shows: not the bare links. */
+export function withRules (notifications: readonly QueueNotifications[]): QueueNotifications[] {
+  return notifications.filter(q => q.rules.length > 0)
 }
 
 /** Checks stored notifications (a settings document); throws TypeError on a wrong shape. */

@@ -6,8 +6,9 @@
  * area `queues`, shared by every process); its messages are not kept
  * here: each bucket's store keeps the messages of its own changes in its
  * outbox, written in the change's transaction (port.ts), and a pull leases
- * them from the outboxes of the buckets, at most a batch at a time, so a
- * queue of any length costs no memory.
+ * them from the outboxes of the buckets linked to the queue (a rule sends
+ * to it, or did), at most a batch at a time, so a queue of any length
+ * costs no memory and a pull does not read every bucket.
  *
  * Delivery is at least once: a leased message is invisible for the
  * visibility timeout, then handed out again unless acknowledged; a retry
@@ -28,7 +29,8 @@
  * (no producer API); a dead-letter queue named but not created drops the
  * messages it would receive.
  */
-import type { BucketRegistry } from './registry.js'
+import { linkQueue } from './notifications.js'
+import type { BucketInfo, BucketRegistry } from './registry.js'
 import type { LeasedMessage, LeaseRef } from './port.js'
 import { randomHex } from './random.js'
 
@@ -150,6 +152,15 @@ export class Queues {
     })
   }
 
+  /**
+   * The buckets a pull of `queue` reads: those linked to it (a rule sends
+   * to it, or did: notifications.ts), not every bucket, so a pull costs
+   * the same however many buckets there are.
+   */
+  async #sources (queueId: string): Promise<BucketInfo[]> {
+    return (await this.#registry.list()).filter(info => info.settings.notifications.some(q => q.queueId === queueId))
+  }
+
   /** Removes the queue, the rules that send to it and its waiting messages; false when there was none. */
   async delete (queueId: string): Promise<boolean> {
     const removed = await this.#documents.transaction(async tx => {
@@ -187,16 +198,22 @@ export class Queues {
     }
     const messages: PulledMessage[] = []
     let backlog = 0
-    for (const info of await this.#registry.list()) {
-      const outbox = await this.#registry.outbox(info.name)
+    for (const { name, settings } of await this.#sources(queue.queue_id)) {
+      const outbox = await this.#registry.outbox(name)
       if (outbox === null) continue
       await outbox.drop(queue.queue_id, expired)
-      if (consumer !== undefined) await outbox.retire(queue.queue_id, rules.maxDeliveries, now, deadLetter)
+      if (consumer !== undefined) {
+        if (deadLetter !== null && !settings.notifications.some(q => q.queueId === deadLetter)) {
+          const account = settings.notifications.find(q => q.queueId === queue.queue_id)?.account ?? ''
+          await this.#registry.changeNotifications(name, current => linkQueue(current, deadLetter as string, account))
+        }
+        await outbox.retire(queue.queue_id, rules.maxDeliveries, now, deadLetter)
+      }
       if (messages.length < batchSize && !queue.settings.delivery_paused) {
         for (const message of await outbox.lease(queue.queue_id, batchSize - messages.length, now, visibilityMs, rules)) {
           messages.push({
             id: message.id,
-            lease_id: leaseIdOf(info.name, message),
+            lease_id: leaseIdOf(name, message),
             body: message.body,
             attempts: message.attempts,
             timestamp_ms: message.created,
@@ -249,7 +266,7 @@ export class Queues {
   /** Messages waiting in the queue (leased or not). */
   async backlog (queueId: string): Promise<number> {
     let total = 0
-    for (const info of await this.#registry.list()) total += await (await this.#registry.outbox(info.name))?.backlog(queueId) ?? 0
+    for (const { name } of await this.#sources(queueId)) total += await (await this.#registry.outbox(name))?.backlog(queueId) ?? 0
     return total
   }
 }

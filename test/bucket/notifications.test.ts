@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import { addRules, openMemoryRegistry, parseRuleInputs, Queues, RuleRefusal } from '../../src/index.js'
-import { eventBody, messagesFor, rulesOverlap } from '../../src/bucket/notifications.js'
+import { eventBody, messagesFor, removeRules, rulesOverlap } from '../../src/bucket/notifications.js'
 
 /** Why `fn` was refused: 'invalid', 'overlap', or 'none' when it was not. */
 function refusalOf (fn: () => unknown): string {
@@ -134,4 +134,23 @@ t.test('a queue\'s delivery delay, pause and max_retries on the memory store, by
   t.equal((await queues.pull(queue, 10, 1000)).messages.length, 1)
   now += 1000
   t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 0 }, 'without a dead-letter queue a spent message is dropped')
+})
+
+t.test('a pull reads the outboxes of the buckets linked to the queue, not every bucket', async t => {
+  const registry = openMemoryRegistry()
+  t.teardown(async () => { await registry.close() })
+  for (const name of ['linked', 'other', 'unlinked']) await registry.create(name)
+  const queues = new Queues(registry)
+  const queue = (await queues.create('q'))!
+  const otherQueue = (await queues.create('other-q'))!
+  await registry.changeNotifications('linked', current => addRules(current, queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+  await registry.changeNotifications('other', current => addRules(current, otherQueue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+  const opened: string[] = []
+  const outbox = registry.outbox.bind(registry)
+  registry.outbox = async name => { opened.push(name); return await outbox(name) }
+  await (await registry.open('linked'))!.put('a', 'x')
+  await registry.changeNotifications('linked', current => removeRules(current, queue.queue_id))
+  t.same((await queues.pull(queue, 10, 1000)).messages.map(m => JSON.parse(m.body).object.key), ['a'], 'a message sent before its rule was removed')
+  t.same(opened, ['linked'], 'only the linked bucket was read')
+  t.equal(await queues.backlog(queue.queue_id), 1)
 })

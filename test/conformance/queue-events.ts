@@ -242,10 +242,12 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
   await t.test('rules removed, queue deleted', async t => {
     const config = await call('GET', `${v4}/event_notifications/r2/photos/configuration`)
     const ruleId = config.body.result.queues[0].rules[0].ruleId as string
+    await (await registry.open('photos'))!.put('before-removal', 'b')
     t.equal((await call('DELETE', `${v4}/event_notifications/r2/photos/configuration/queues/${queueId}`, { ruleIds: [ruleId] })).status, 200)
     t.same((await call('GET', `${v4}/event_notifications/r2/photos/configuration`)).body.result.queues, [], 'no rules left')
+    t.equal((await call('GET', `${v4}/event_notifications/r2/photos/configuration/queues/${queueId}`)).status, 404, 'nor a configuration for the queue')
     await (await registry.open('photos'))!.put('quiet', 'q')
-    t.same(await drain(api, queueId), [], 'no rule, no event')
+    t.same((await drain(api, queueId)).map(e => e.object.key), ['before-removal'], 'no rule, no event; what was sent before the rule went is still delivered')
     t.equal((await call('DELETE', `${v4}/queues/${queueId}`)).status, 200)
     t.equal((await call('GET', `${v4}/queues/${queueId}`)).body.errors[0].code, 11000, 'the queue is gone')
   })

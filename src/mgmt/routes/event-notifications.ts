@@ -10,7 +10,7 @@
  * holds); the account of the path is the one each message names.
  */
 import type { FastifyInstance } from 'fastify'
-import { addRules, parseRuleInputs, removeRules, RuleRefusal, type BucketInfo, type QueueNotifications } from '../../bucket/index.js'
+import { addRules, parseRuleInputs, removeRules, RuleRefusal, withRules, type BucketInfo, type QueueNotifications } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -42,13 +42,13 @@ export function registerEventNotificationRoutes (app: FastifyInstance, ctx: Mana
 
   app.get<{ Params: ConfigParams }>(base, async (request) => {
     const info = await requireBucket(ctx, request.params.bucketName)
-    const queues = await Promise.all(info.settings.notifications.map(async q => await queueShape(ctx, q)))
+    const queues = await Promise.all(withRules(info.settings.notifications).map(async q => await queueShape(ctx, q)))
     return success({ bucketName: info.name, queues })
   })
 
   app.get<{ Params: QueueConfigParams }>(`${base}/queues/:queueId`, async (request) => {
     const info = await requireBucket(ctx, request.params.bucketName)
-    const queue = info.settings.notifications.find(q => q.queueId === request.params.queueId)
+    const queue = withRules(info.settings.notifications).find(q => q.queueId === request.params.queueId)
     if (queue === undefined) throw new ManagementError('QueueNotFound', 'No event notification rules send to this queue.')
     return success(await queueShape(ctx, queue))
   })
@@ -79,7 +79,7 @@ export function registerEventNotificationRoutes (app: FastifyInstance, ctx: Mana
       throw new ManagementError('InvalidNotificationRule', 'Invalid rule: ruleIds must be an array of rule ids.')
     }
     const info = await requireBucket(ctx, bucketName)
-    if (!info.settings.notifications.some(q => q.queueId === queueId)) throw new ManagementError('QueueNotFound', 'No event notification rules send to this queue.')
+    if (!withRules(info.settings.notifications).some(q => q.queueId === queueId)) throw new ManagementError('QueueNotFound', 'No event notification rules send to this queue.')
     await ctx.registry.changeNotifications(bucketName, current => removeRules(current, queueId, ruleIds as string[] | undefined))
     return success({})
   })
