@@ -24,7 +24,9 @@
  * is allowed when the key is one of `objects` or starts with one of
  * `prefixes` (neither given: every key); a listing is allowed when its
  * prefix starts with one of `prefixes`. They never act on the account, and
- * admin permissions in them act on their bucket only.
+ * admin permissions in them act on their bucket only. A session may also
+ * be limited to some operations (`operations`, S3 operation names), which
+ * the S3 door passes with each question.
  *
  * Actions name what is touched, not the door's operation:
  * `buckets:list` (which buckets exist), `bucket:read` / `bucket:write`
@@ -59,6 +61,8 @@ export interface Principal {
   prefixes?: readonly string[]
   /** A session's key scope: these keys. */
   objects?: readonly string[]
+  /** A session's operations (S3 operation names, as the hosted client-side recipe's `actions` claim names them); absent: every one. */
+  operations?: readonly string[]
 }
 
 /** The configured credentials (FSBUCKET_TOKEN, the configured S3 pair, the tokenless loopback mode): everything. */
@@ -89,8 +93,9 @@ function keyInScope (principal: Principal, action: Action, key: string | undefin
  * The decision: may `principal` do `action` (on `bucket`, on `key`)?
  * `buckets:list` with a bucket asks whether that bucket is shown.
  */
-export function authorize (principal: Principal, action: Action, bucket?: string, key?: string): boolean {
+export function authorize (principal: Principal, action: Action, bucket?: string, key?: string, operation?: string): boolean {
   if (!permits(principal.permission, action)) return false
+  if (principal.operations !== undefined && (operation === undefined || !principal.operations.includes(operation))) return false
   if (principal.kind === 'session' && (action === 'account:read' || action === 'account:write')) return false
   if (action === 'account:read' || action === 'account:write') return principal.permission.startsWith('admin-')
   if (bucket !== undefined && principal.buckets !== null && !principal.buckets.includes(bucket)) return false
@@ -99,9 +104,13 @@ export function authorize (principal: Principal, action: Action, bucket?: string
   return true
 }
 
-/** `authorize`, or the catalogue's AccessDenied (10950) for the binding method `method`. */
+/**
+ * `authorize`, or the catalogue's AccessDenied (10950) for the binding
+ * method `method` (the S3 door passes its operation's name, which a
+ * session's `operations` are checked against).
+ */
 export function requireAccess (principal: Principal, action: Action, bucket?: string, key?: string, method = 'authorize'): void {
-  if (!authorize(principal, action, bucket, key)) throw new BucketError('AccessDenied', method)
+  if (!authorize(principal, action, bucket, key, method)) throw new BucketError('AccessDenied', method)
 }
 
 const durationForm = /^(\d{1,6})([smhd])$/

@@ -16,14 +16,15 @@
  * when it has expired, or when the parent is gone (revoked or expired):
  * revoking the parent revokes every session made under it.
  *
- * The hosted service's session tokens are JWTs whose claims are its own;
- * tokens minted by its client-side recipe are not accepted here, and these
- * are not accepted there.
+ * Session tokens minted by the hosted service's client-side recipe (a JWT
+ * signed with the parent's secret) are accepted too: signed-sessions.ts.
+ * These tokens are not accepted by the hosted service.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ArgumentRangeError, ArgumentTypeError } from './errors.js'
 import { isPermission, type Permission, type Principal } from './access.js'
 import { randomHex } from './random.js'
+import { handsOn, openSignedSession, signedJwtOf, signedSessionParent } from './signed-sessions.js'
 import { isValidBucketName } from './settings.js'
 
 /** What a session needs of its parent token (tokens.ts's record). */
@@ -68,14 +69,6 @@ interface SessionTerms {
   o: string[]
 }
 
-/** What each permission may hand on: itself and what it includes. */
-const includes: Record<Permission, Permission[]> = {
-  'admin-read-write': ['admin-read-write', 'admin-read-only', 'object-read-write', 'object-read-only'],
-  'admin-read-only': ['admin-read-only', 'object-read-only'],
-  'object-read-write': ['object-read-write', 'object-read-only'],
-  'object-read-only': ['object-read-only']
-}
-
 function sessionKey (parentSecret: string): Buffer {
   return createHmac('sha256', parentSecret).update('fsbucket session key').digest()
 }
@@ -104,7 +97,7 @@ export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date)
   const prefixes = paths(spec.prefixes, 'prefixes')
   const objects = paths(spec.objects, 'objects')
   if (prefixes.length + objects.length > MAX_SESSION_PATHS) throw new ArgumentRangeError(`createTemporaryCredentials: at most ${MAX_SESSION_PATHS} prefixes and objects.`)
-  if (!includes[parent.permission].includes(spec.permission) || (parent.buckets !== null && !parent.buckets.includes(spec.bucket))) {
+  if (!handsOn[parent.permission].includes(spec.permission) || (parent.buckets !== null && !parent.buckets.includes(spec.bucket))) {
     throw new ArgumentTypeError(`createTemporaryCredentials: the parent token (${parent.permission}${parent.buckets === null ? '' : ` on ${parent.buckets.join(', ')}`}) cannot grant ${spec.permission} on ${spec.bucket}.`)
   }
   const key = sessionKey(parent.secretAccessKey)
@@ -122,7 +115,8 @@ export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date)
 
 /** The parent id a session token names, or null when it is not one (read before its parent is looked up). */
 export function sessionParent (sessionToken: string): string | null {
-  return termsOf(sessionToken)?.p ?? null
+  const jwt = signedJwtOf(sessionToken)
+  return jwt !== null ? signedSessionParent(jwt) : termsOf(sessionToken)?.p ?? null
 }
 
 function termsOf (sessionToken: string): SessionTerms | null {
@@ -147,6 +141,8 @@ export type SessionOpening = { principal: Principal, secretAccessKey: string } |
  * parent is gone; expired past its time (or its parent's).
  */
 export function openSession (sessionToken: string, accessKeyId: string, parent: ParentLookup, now: Date): SessionOpening {
+  const jwt = signedJwtOf(sessionToken)
+  if (jwt !== null) return parent === null ? 'invalid' : openSignedSession(jwt, accessKeyId, 'expired' in parent ? parent.expired : parent.record, 'expired' in parent, now)
   const terms = termsOf(sessionToken)
   if (terms === null || parent === null || terms.k !== accessKeyId) return 'invalid'
   const record = 'expired' in parent ? parent.expired : parent.record

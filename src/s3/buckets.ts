@@ -85,7 +85,7 @@ export async function listBuckets (ctx: S3Context): Promise<void> {
   const after = token === undefined || token === '' ? hosted?.startAfter : bucketsTokenName(token)
   // A token limited to some buckets is shown those (the anonymous caller gets no list: the signature check refused it).
   const buckets = (await ctx.registry.list())
-    .filter(b => ctx.principal === null || authorize(ctx.principal, 'buckets:list', b.name))
+    .filter(b => ctx.principal === null || authorize(ctx.principal, 'buckets:list', b.name, undefined, 'ListBuckets'))
     .filter(b => (prefix === undefined || b.name.startsWith(prefix)) && (after === undefined || b.name > after))
   const limit = hosted !== undefined ? hosted.maxKeys : maxText === undefined ? MAX_BUCKETS : Number(maxText)
   const page = buckets.slice(0, limit)

@@ -188,7 +188,7 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
     // As for DeleteObject: versions are not kept, `null` is the object itself and any other id names nothing to delete.
     if (version !== undefined && version !== 'null') errors.push({ Key: key, ...named, Code: 'InvalidArgument', Message: 'Invalid version id specified' })
     // Temporary credentials limited to prefixes or keys delete those only; the others are refused one by one.
-    else if (ctx.principal !== null && !authorize(ctx.principal, 'object:write', ctx.bucketName, key)) errors.push({ Key: key, ...named, Code: 'AccessDenied', Message: 'Access Denied' })
+    else if (ctx.principal !== null && !authorize(ctx.principal, 'object:write', ctx.bucketName, key, 'DeleteObjects')) errors.push({ Key: key, ...named, Code: 'AccessDenied', Message: 'Access Denied' })
     else if (validKey(key)) deleted.push({ Key: key, ...named })
     else errors.push({ Key: key, Code: 'KeyTooLongError', Message: 'Your key is too long' })
   }

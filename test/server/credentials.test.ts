@@ -13,6 +13,7 @@ import {
 import { buildApp } from '../../src/app.js'
 import { openRegistry, type NewToken, type Permission } from '../../src/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
+import { mintBySignedJwt } from '../signed-jwt.js'
 import { testdir } from '../testdir.js'
 
 const adminToken = 'configured-admin-token'
@@ -224,6 +225,39 @@ t.test('temporary credentials: made through the API, scoped to a bucket and pref
   await registry.tokens.revoke(parent.id)
   t.equal(await outcome(client, new GetObjectCommand({ Bucket: 'photos', Key: 'cats/tom.jpg' })), 'InvalidToken', 'revoking the parent revokes its sessions')
   t.equal((await fetch(inScope)).status, 400, 'and their presigned URLs')
+})
+
+t.test('temporary credentials minted by the client-side recipe (a JWT signed with the parent\'s secret) work on the S3 port', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const bucket = (await registry.open('photos'))!
+  for (const key of ['data/a.bin', 'other/b.bin']) await bucket.put(key, key)
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(adminPair, adminToken, false), domains: [], logLevel: false })
+  await s3.listen({ host: '127.0.0.1', port: 0 })
+  const endpoint = `http://127.0.0.1:${(s3.server.address() as AddressInfo).port}`
+  const clients: S3Client[] = []
+  t.teardown(async () => { for (const c of clients) c.destroy(); await s3.close(); await registry.close() })
+  const parent = await registry.tokens.create({ name: 'parent', permission: 'object-read-write', buckets: ['photos'] })
+  const iat = Math.floor(Date.now() / 1000)
+  const clientFor = (claims: Record<string, unknown>): S3Client => {
+    const { accessKeyId, secretAccessKey, sessionToken } = mintBySignedJwt(parent, Object.assign({ sub: account, aud: new URL(endpoint).host, iss: parent.accessKeyId, iat, exp: iat + 900, bucket: 'photos' }, claims))
+    const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: { accessKeyId, secretAccessKey, sessionToken } })
+    clients.push(client)
+    return client
+  }
+  const outcome = async (client: S3Client, command: any): Promise<string> => await client.send(command).then(() => 'ok', (err: Error) => err.name)
+  const reader = clientFor({ scope: 'object-read-only', actions: ['GetObject', 'HeadObject'], paths: { prefixPaths: ['data/'] } })
+  t.equal(await outcome(reader, new GetObjectCommand({ Bucket: 'photos', Key: 'data/a.bin' })), 'ok', 'allowed: a key under the prefix')
+  t.equal(await outcome(reader, new GetObjectCommand({ Bucket: 'photos', Key: 'other/b.bin' })), 'AccessDenied', 'refused: outside the prefix')
+  t.equal(await outcome(reader, new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'data/' })), 'AccessDenied', 'refused: an operation not in its actions')
+  const writer = clientFor({ scope: 'object-read-write' })
+  t.equal(await outcome(writer, new PutObjectCommand({ Bucket: 'photos', Key: 'new.txt', Body: 'n' })), 'ok', 'no actions: what the scope allows')
+  t.equal(await outcome(writer, new ListObjectsV2Command({ Bucket: 'photos' })), 'ok')
+  const tooMuch = clientFor({ scope: 'admin-read-write' })
+  t.equal(await outcome(tooMuch, new GetObjectCommand({ Bucket: 'photos', Key: 'data/a.bin' })), 'InvalidToken', 'a scope the parent does not hold')
+  await registry.tokens.revoke(parent.id)
+  t.equal(await outcome(reader, new GetObjectCommand({ Bucket: 'photos', Key: 'data/a.bin' })), 'InvalidToken', 'revoking the parent revokes them')
 })
 
 t.test('temporary credentials expire', async t => {
