@@ -167,7 +167,10 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     await bucket!.put('lease/x', 'x')
     const pull = async (visibility: number): Promise<any> =>
       (await call('POST', `${v4}/queues/${queueId}/messages/pull`, { batch_size: 10, visibility_timeout_ms: visibility })).body.result
+    const backlog = async (): Promise<unknown> => (await call('GET', `${v4}/queues/${queueId}/metrics`)).body.result
+    t.same(await backlog(), { backlog_count: 1 }, 'the metrics count a waiting message')
     const first = await pull(300)
+    t.same(await backlog(), { backlog_count: 1 }, 'and a leased one')
     t.equal(first.messages.length, 1)
     t.equal(first.messages[0].attempts, 1)
     t.equal(first.message_backlog_count, 1, 'the backlog counts a leased message')
@@ -189,6 +192,8 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     const after = await pull(60_000)
     t.equal(after.messages.length, 0)
     t.equal(after.message_backlog_count, 0, 'an acknowledged message is gone')
+    t.same(await backlog(), { backlog_count: 0 }, 'not an acknowledged one')
+    t.equal((await call('GET', `${v4}/queues/${'0'.repeat(32)}/metrics`)).body.errors[0].code, 11000, 'the metrics of no queue')
     t.equal((await call('POST', `${v4}/queues/${queueId}/messages/pull`, { batch_size: 101 })).body.errors[0].code, 11004, 'batch_size is 1 to 100')
   })
 

@@ -294,11 +294,6 @@ t.test('the console, without a token (loopback)', async t => {
     t.match(await page.getByText(/^CORS rules: .*allowed\.origins/).textContent(), /must be an array|required|empty/, 'the API\'s refusal is shown')
     t.match(await page.getByRole('alert').textContent(), /^CORS rules: /, 'as an alert')
     t.match(await page.getByRole('alert').getAttribute('class'), /\balert\b/, 'styled as one')
-    const lifecycle = { rules: [{ id: 'abort-1h', enabled: true, conditions: { prefix: '' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 3600 } } }] }
-    await page.getByLabel('Lifecycle rules (JSON)').fill(JSON.stringify(lifecycle))
-    await page.getByRole('button', { name: 'Save lifecycle rules', exact: true }).click()
-    await page.getByText('Lifecycle rules: saved.').waitFor()
-    t.same((await registry.info('made-here'))?.settings.lifecycle, lifecycle)
     await page.goto(`${base}/_console/#/`)
     t.equal(await page.locator('tr[data-bucket="made-here"] .badge').textContent(), 'public')
     await page.getByRole('button', { name: 'Delete bucket photos', exact: true }).click()

@@ -1,10 +1,14 @@
 /**
  * Settings of one bucket, read and changed through the management API:
- * public access (the managed-domain switch), default storage class, CORS
- * rules and lifecycle rules (as the API's JSON, edited in place).
+ * public access (the managed-domain switch), default storage class and
+ * CORS rules (as the API's JSON, edited in place); then the sections of
+ * lifecycle rules, locks and event notifications (their own modules).
  */
 import { ApiError, jsonBody, management } from './api.js'
 import { h, replace, showStatus } from './dom.js'
+import { lifecycleSection } from './lifecycle.js'
+import { lockSection } from './locks.js'
+import { notificationSection } from './notifications.js'
 import { objectsHash } from './objects.js'
 
 function jsonEditor (id: string, label: string, value: unknown): { field: HTMLElement, area: HTMLTextAreaElement } {
@@ -16,14 +20,14 @@ function jsonEditor (id: string, label: string, value: unknown): { field: HTMLEl
 export async function renderSettings (root: HTMLElement, bucket: string): Promise<void> {
   const path = `/${encodeURIComponent(bucket)}`
   const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
-  const [info, managed, lifecycle, cors] = await Promise.all([
+  const [info, managed, cors, ...sections] = await Promise.all([
     management<{ storage_class: string }>(path),
     management<{ enabled: boolean }>(`${path}/domains/managed`),
-    management<unknown>(`${path}/lifecycle`),
     management<unknown>(`${path}/cors`).then(a => a.result, (err: unknown) => {
       if (err instanceof ApiError && err.status === 404) return { rules: [] }
       throw err
-    })
+    }),
+    lifecycleSection(bucket), lockSection(bucket), notificationSection(bucket)
   ])
   const run = (what: string, action: () => Promise<unknown>): void => {
     void action().then(() => { showStatus(status, `${what}: saved.`) },
@@ -52,11 +56,6 @@ export async function renderSettings (root: HTMLElement, bucket: string): Promis
       return await management(`${path}/cors`, { method: 'PUT', ...jsonBody(value) })
     })
   })
-  const lifecycleEditor = jsonEditor('lifecycle', 'Lifecycle rules (JSON)', lifecycle.result)
-  const saveLifecycle = h('button', { type: 'button' }, 'Save lifecycle rules')
-  saveLifecycle.addEventListener('click', () => {
-    run('Lifecycle rules', async () => await management(`${path}/lifecycle`, { method: 'PUT', ...jsonBody(JSON.parse(lifecycleEditor.area.value)) }))
-  })
 
   replace(root,
     h('nav', { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' }, h('ol', {},
@@ -67,6 +66,6 @@ export async function renderSettings (root: HTMLElement, bucket: string): Promis
     h('div', { class: 'field inline' }, publicBox, h('label', { for: 'public' }, 'Public: anyone may read objects without a token')),
     h('div', { class: 'field' }, h('label', { for: 'storage-class' }, 'Default storage class'), storageClass),
     corsEditor.field, saveCors,
-    lifecycleEditor.field, saveLifecycle,
-    status)
+    status,
+    ...sections)
 }

@@ -1,7 +1,9 @@
 /**
  * Queues, the part wrangler 4 and HTTP pull consumers use: create, list,
  * read, change and delete queues; one `http_pull` consumer per queue;
- * pull a batch of messages under a lease and acknowledge or retry them.
+ * pull a batch of messages under a lease and acknowledge or retry them;
+ * read a queue's backlog (`/metrics`, the count of messages not yet
+ * acknowledged, leased or not).
  * The shapes are the hosted API's, so `wrangler queues ...` and a
  * consumer's own pull loop work unchanged. The queues and their messages
  * are `Queues` (src/bucket/queues.ts); this module reads requests and
@@ -246,6 +248,12 @@ export function registerQueueRoutes (app: FastifyInstance, ctx: ManagementContex
     const { acks, retries } = parseAck(request.body, pullConsumer(queue))
     const { acked, retried } = await ctx.queues.settle(queue, acks, retries)
     return success({ ackCount: acked, retryCount: retried, warnings: [] })
+  })
+
+  // The hosted answer also has backlog_bytes and oldest_message_timestamp_ms; the outboxes count messages only (port.ts).
+  app.get<{ Params: QueueParams }>(`${base}/:queueId/metrics`, async (request) => {
+    const queue = await requireQueue(ctx, request.params.queueId)
+    return success({ backlog_count: await ctx.queues.backlog(queue.queue_id) })
   })
 
   app.post<{ Params: QueueParams }>(`${base}/:queueId/purge`, async (request) => {
