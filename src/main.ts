@@ -32,7 +32,6 @@ import os from 'node:os'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
-import { openRegistry } from './server/open.js'
 import { registerTokenCommands } from './cli/tokens.js'
 import { registerShareCommand } from './cli/share.js'
 import { parseRouteSpec } from './http/target.js'
@@ -44,6 +43,16 @@ import { registerObjectCommands } from './cli/index.js'
 import type { ServeOptions } from './server/serve.js'
 
 export type { ServeOptions } from './server/serve.js'
+
+/**
+ * Opens the buckets of a data directory (or of `--catalog`). The stores
+ * (SQLite, the file store) are loaded by a command that opens them, not by
+ * `--version`, `--help` or a command that talks to a server.
+ */
+async function openRegistry (dataDir: string, options: { catalog?: string }): Promise<BucketRegistry> {
+  const open = await import('./server/open.js')
+  return await open.openRegistry(dataDir, options)
+}
 
 /** The version in package.json (dist/src/main.js sits two levels below it). */
 function packageVersion (): string {

@@ -7,11 +7,19 @@
  * (user + system, from /proc: steadier than the rate on a shared machine),
  * with the ratios on/off, then the median ratios.
  *
+ * On a machine shared with other work, even alternate rounds see different
+ * machines (one round's rates can differ tenfold from the next):
+ * `BENCH_TOGETHER=1` drives both servers at once in each round, each with
+ * its own wrk, so that whatever else runs slows both alike; the ratios are
+ * then those of two servers sharing the cores.
+ *
  * Environment:
  *   BENCH_SECONDS      length of each wrk run (default 5)
  *   BENCH_ROUNDS       rounds, each measuring both servers (default 5)
  *   BENCH_WORKERS      workers of each server (default 1)
  *   BENCH_CONNECTIONS  wrk's connections (default 50)
+ *   BENCH_TOGETHER     1: measure both servers at once in each round (default: one after the other)
+ *   BENCH_BIN          the fsbucket.js of another checkout to measure (default: this one's)
  */
 import { execFile, spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
@@ -22,7 +30,8 @@ import { promisify } from 'node:util'
 import { freePort, serverEnv, stop, waitForPort } from './processes.js'
 
 const run = promisify(execFile)
-const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
+const bin = process.env.BENCH_BIN ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
+const together = process.env.BENCH_TOGETHER === '1'
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const workers = process.env.BENCH_WORKERS ?? '1'
@@ -68,7 +77,8 @@ try {
     // Alternate which server goes first, so neither always runs on the warmer machine.
     const order = round % 2 === 1 ? [0, 1] : [1, 0]
     const got = [{ rate: 0, cpuUs: 0 }, { rate: 0, cpuUs: 0 }]
-    for (const i of order) got[i] = await wrk(servers[i].url, seconds, pidOf(i))
+    if (together) await Promise.all(order.map(async i => { got[i] = await wrk(servers[i].url, seconds, pidOf(i)) }))
+    else for (const i of order) got[i] = await wrk(servers[i].url, seconds, pidOf(i))
     const [on, off] = got
     rateRatios.push(on.rate / off.rate)
     cpuRatios.push(on.cpuUs / off.cpuUs)

@@ -10,14 +10,13 @@
  * (terminal-text.ts); `--json` lines are exact JSON.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander'
-import mime from 'mime-types'
+import { createRequire } from 'node:module'
+import type mimeTypes from 'mime-types'
 import { catalogOption, dataOption } from '../doors/command-options.js'
 import { describeError } from './errors.js'
 import { Progress } from './progress.js'
 import { isStopping, stopNow } from './stopping.js'
 import { jsonLine, shownText } from './terminal-text.js'
-import { LocalTransport } from './transport-local.js'
-import { HttpTransport } from './transport-http.js'
 import { DEFAULT_MIN_PART_BYTES, type BucketRegistry } from '../bucket/index.js'
 import type { ObjectTransport, RemoteObject, WriteMetadata } from './transport.js'
 import type { Tuning } from './transfer.js'
@@ -132,7 +131,8 @@ export function tuningOf (options: TransferOptions): Tuning {
  */
 export function metadataFor (name: string, options: TransferOptions, source?: RemoteObject): WriteMetadata {
   const httpMetadata = { ...source?.httpMetadata }
-  const guessed = mime.lookup(name)
+  // Loaded with the first upload: its table of types costs every other command's start-up.
+  const guessed = (createRequire(import.meta.url)('mime-types') as typeof mimeTypes).lookup(name)
   httpMetadata.contentType = options.contentType ?? httpMetadata.contentType ?? (guessed === false ? 'application/octet-stream' : guessed)
   if (options.cacheControl !== undefined) httpMetadata.cacheControl = options.cacheControl
   const customMetadata = Object.keys(options.meta).length > 0 ? { ...options.meta } : { ...source?.customMetadata }
@@ -140,11 +140,16 @@ export function metadataFor (name: string, options: TransferOptions, source?: Re
 }
 
 /** `--endpoint` (flag or variable) selects HTTP, unless `--data` was given as a flag and the endpoint only by the variable. */
-function transportFor (options: CommonOptions, command: Command, wiring: ObjectCommandWiring): ObjectTransport {
+async function transportFor (options: CommonOptions, command: Command, wiring: ObjectCommandWiring): Promise<ObjectTransport> {
   const endpoint = options.endpoint
   const dataFlag = command.getOptionValueSource('data') === 'cli'
   const endpointFlag = command.getOptionValueSource('endpoint') === 'cli'
-  if (endpoint !== undefined && endpoint !== '' && (endpointFlag || !dataFlag)) return new HttpTransport(endpoint, options.token)
+  // Each transport is loaded when chosen, not by every start of the command line.
+  if (endpoint !== undefined && endpoint !== '' && (endpointFlag || !dataFlag)) {
+    const { HttpTransport } = await import('./transport-http.js')
+    return new HttpTransport(endpoint, options.token)
+  }
+  const { LocalTransport } = await import('./transport-local.js')
   return new LocalTransport(options.data, async dataDir => await wiring.openRegistry(dataDir, options.catalog))
 }
 
@@ -194,7 +199,7 @@ export async function runCommand (
   let transport: ObjectTransport | null = null
   const progress = Progress.forTerminal(options.quiet)
   try {
-    transport = transportFor(options, command, wiring)
+    transport = await transportFor(options, command, wiring)
     await work({
       transport,
       progress,

@@ -26,7 +26,6 @@
  * (FSBUCKET_S3_ENDPOINT) names another (`https://s3.example.test`).
  */
 import { InvalidArgumentError, Option, type Command } from 'commander'
-import { SignatureV4 } from '@smithy/signature-v4'
 import { isArgumentError, parseExpiry, type BucketRegistry } from '../bucket/index.js'
 import { catalogOption, dataOption } from '../doors/command-options.js'
 import { NodeSha256 } from '../doors/sha256.js'
@@ -103,6 +102,8 @@ export interface Presign {
 /** The presigned URL (path style, region `auto`, unsigned payload) for one request. */
 export async function presignShare (spec: Presign): Promise<string> {
   const path = `/${awsEncode(spec.bucket)}/${spec.key.split('/').map(awsEncode).join('/')}`
+  // Loaded here: the signer costs every other command a tenth of a second of start-up.
+  const { SignatureV4 } = await import('@smithy/signature-v4')
   const signer = new SignatureV4({
     service: 's3',
     region: 'auto',

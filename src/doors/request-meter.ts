@@ -111,7 +111,8 @@ export class PortMeter {
 
   started (reply: FastifyReply): void {
     this.meter.inFlight[this.name]++
-    reply.raw.once('close', () => { this.finished(reply) })
+    // `on`, not `once`: 'close' comes once anyway, and `once` would make two more objects per request.
+    reply.raw.on('close', () => { this.finished(reply) })
   }
 
   finished (reply: FastifyReply): void {

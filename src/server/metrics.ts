@@ -5,7 +5,7 @@
  * Each process keeps its own registry: its requests (counted by the doors,
  * doors/request-meter.ts, and read from there when scraped), its catalog
  * commits and pool (stores/meter.ts), its sweeps, and Node's process
- * metrics. With `--workers N` the answer covers the whole server: the
+ * metrics (process-metrics.ts, read when scraped). With `--workers N` the answer covers the whole server: the
  * worker asked tells the primary, which asks every worker for its metrics
  * over the cluster's IPC channel, adds its own (the sweeper runs there) and
  * adds them all up (prom-client's `AggregatorRegistry.aggregate`: counters
@@ -14,10 +14,11 @@
  * stuck worker cannot stall the scrape.
  */
 import cluster, { type Worker } from 'node:cluster'
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { SweepReport } from '../bucket/index.js'
 import { ABORTED, durationBuckets, RequestMeter, type PortName } from '../doors/request-meter.js'
 import { observeStores, poolUse } from '../stores/meter.js'
+import { registerProcessMetrics } from './process-metrics.js'
 
 type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>
 type HistogramValues = Awaited<ReturnType<Histogram['get']>>
@@ -87,7 +88,7 @@ export class ProcessMetrics {
     const registers: Registry[] = []
     const add = <M extends Counter<any> | Gauge<any> | Histogram<any>>(metric: M): M => { this.registry.registerMetric(metric); return metric }
     const meter = this.requests
-    collectDefaultMetrics({ register: this.registry })
+    registerProcessMetrics(this.registry)
 
     add(new Counter({
       name: 'fsbucket_requests_total',
