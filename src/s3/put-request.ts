@@ -127,7 +127,7 @@ export function decodeBodyHeaders (headers: IncomingHttpHeaders, signature: Veri
     sha256: mode.kind === 'sha256' ? mode.hex : undefined,
     chunked,
     kept,
-    checked: announced.filter(c => c !== kept)
+    checked: kept === undefined ? announced : announced.filter(c => c !== kept)
   }
 }
 
