@@ -158,7 +158,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   const connections = config.connections
   if (connections !== undefined) options.connectionTimeout = connections.idleTimeoutMs
   const app = Fastify(options)
-  // The 100 of Expect: 100-continue waits until a handler reads the body (decodedBody), after the signature and the checks.
+  // The 100 of Expect: 100-continue waits until a handler reads the body (bodyPipeline), after the signature and the checks.
   deferContinue(app.server)
   // Node's own refusals of a request without Host and of an Expect it cannot meet have empty bodies: these answer S3's XML.
   Object.assign(app.server, { requireHostHeader: false })

@@ -24,13 +24,14 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, MAX_PART_BYTES, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
-import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
+import { bodyStream, compareIds, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
 import { checkKey, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
+import { decodePartRequest } from './put-request.js'
 import { ssecAnswerHeaders, ssecEchoHeaders, ssecOption } from './ssec.js'
 import { list, readXmlBody, text } from './xml.js'
 import { listEncoder } from './list-encoding.js'
@@ -98,14 +99,13 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const partNumber = partNumberFrom(param(ctx, 'partNumber'))
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
-  refuseOversized(ctx.request.headers, MAX_PART_BYTES)
-  refuseUnframed(ctx.request.headers)
-  const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
-  const ssec = ssecOption(ctx.request.headers)
-  const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, body.algorithm === undefined ? { defaultChecksum } : {}, ssec))
+  const request = decodePartRequest(ctx.request.headers, ctx.signature)
+  const body = bodyPipeline(ctx.request.raw, request.body)
+  const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, takesDefaultChecksum(request.body) ? { defaultChecksum } : {}, request.ssec))
   // A part stored is its whole body, as long as declared (the decoder and the parser hold it to that).
-  if (body.length !== undefined) ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: body.length }
-  ctx.reply.code(200).header('etag', `"${part.etag}"`).headers(ssecEchoHeaders(ssec))
+  const bytes = request.body.declaredBytes
+  if (bytes !== undefined) ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes }
+  ctx.reply.code(200).header('etag', `"${part.etag}"`).headers(ssecEchoHeaders(request.ssec))
   for (const [element, value] of Object.entries(checksumElementsOf((part.checksums ?? {}) as Record<string, string>))) {
     ctx.reply.header(`x-amz-checksum-${checksumElements[element]}`, value)
   }

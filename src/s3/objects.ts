@@ -20,16 +20,17 @@
  * answers it.
  */
 import type { Readable } from 'node:stream'
-import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES, objectExpirationHeader } from '../bucket/index.js'
+import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
-import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketRange, BucketReadServed } from '../bucket/index.js'
-import { decodedBody, defaultChecksum, refuseOversized, refuseUnframed } from './body.js'
+import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
+import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
 import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { fromCatalogue, S3Error } from './errors.js'
 import {
-  checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom, writeConditionalFrom
+  checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom
 } from './headers.js'
+import { decodePutRequest, type PutRequest } from './put-request.js'
 import { copySourceSsecKey, ssecAnswerHeaders, ssecOption } from './ssec.js'
 import { list, readXmlBody, text, textOnly } from './xml.js'
 
@@ -56,23 +57,20 @@ export function partNumberFrom (value: string | undefined): number {
   return Number(value)
 }
 
+/** The binding's `put` options of a decoded PutObject whose body keeps `checksum` (S3's default checksum when it announced no x-amz-checksum-*). */
+function putOptions (put: PutRequest, checksum: BucketUploadPartOptions, defaultStorageClass: StorageClass): BucketPutOptions {
+  const options: BucketPutOptions = { httpMetadata: put.httpMetadata, customMetadata: put.customMetadata, storageClass: put.storageClass ?? defaultStorageClass }
+  if (put.onlyIf !== undefined) options.onlyIf = put.onlyIf
+  if (takesDefaultChecksum(put.body)) options.computeChecksums = [defaultChecksum]
+  return Object.assign(options, checksum, put.ssec)
+}
+
 export async function putObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const { bucket, info } = await openBucketForUpload(ctx)
-  const headers = ctx.request.headers
-  refuseOversized(headers, MAX_PUT_BYTES)
-  refuseUnframed(headers)
-  const body = decodedBody(ctx.request.raw, ctx.signature, 'object')
-  const onlyIf = writeConditionalFrom(headers)
-  const object = await bucket.put(ctx.key, body.stream, {
-    httpMetadata: httpMetadataFrom(headers),
-    customMetadata: customMetadataFrom(headers),
-    storageClass: storageClassFrom(headers) ?? info.settings.storageClass,
-    ...(onlyIf === undefined ? {} : { onlyIf }),
-    ...body.checksum,
-    ...(body.algorithm === undefined ? { computeChecksums: [defaultChecksum] } : {}),
-    ...ssecOption(headers)
-  })
+  const put = decodePutRequest(ctx.request.headers, ctx.signature)
+  const body = bodyPipeline(ctx.request.raw, put.body)
+  const object = await bucket.put(ctx.key, body.stream, putOptions(put, body.checksum, info.settings.storageClass))
   if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
   ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: object.size }
   ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object)).headers(expirationHeaders(info, object)).headers(ssecAnswerHeaders(object.ssecKeyMd5))

@@ -11,10 +11,11 @@
  *     every chunk signature, and the trailer's, is verified against the
  *     signature chain started by the request's own signature;
  *   - checksums: Content-MD5 and x-amz-checksum-{crc32,crc32c,crc64nvme,
- *     sha1,sha256} from headers or trailers: the one the object keeps is
- *     handed to the binding, which computes, verifies and stores it
- *     (body.ts); any other is computed on the way (`ChecksumVerifier`, with
- *     the engine's implementations) and compared at the end (BadDigest).
+ *     sha1,sha256} from headers or trailers (announced and judged in
+ *     put-request.ts): the one the object keeps is handed to the binding,
+ *     which computes, verifies and stores it (body.ts); any other is
+ *     computed on the way (`ChecksumVerifier`, with the engine's
+ *     implementations) and compared at the end (BadDigest).
  *
  * A failure raises from the stream, so the binding's `put`/`uploadPart`
  * that reads it discards what it had staged: nothing is stored. Bytes of a
@@ -22,7 +23,6 @@
  * reason: nothing becomes visible before the stream ends cleanly.
  */
 import { createHash, type Hash } from 'node:crypto'
-import type { IncomingHttpHeaders } from 'node:http'
 import { Transform, type TransformCallback } from 'node:stream'
 import { runningChecksum, type RunningChecksum } from '../bucket/index.js'
 import { S3Error } from './errors.js'
@@ -271,69 +271,4 @@ export class ChecksumVerifier extends Transform {
       if (actual !== expected) throw new S3Error(check.error, `The ${check.algorithm} you specified was ${expected}; the data received has ${actual}.`)
     }
   }
-}
-
-function single (headers: IncomingHttpHeaders, name: string): string | undefined {
-  const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
-}
-
-/** Base64 of `bytes` bytes, strictly. */
-function isBase64Of (value: string, bytes: number): boolean {
-  return /^[A-Za-z0-9+/]*={0,2}$/.test(value) && Buffer.from(value, 'base64').length === bytes && value.length % 4 === 0
-}
-
-const digestBytes: Record<ChecksumAlgorithm | 'md5', number> = { crc32: 4, crc32c: 4, crc64nvme: 8, sha1: 20, sha256: 32, md5: 16 }
-
-/** A trailer's checksum value, trimmed; InvalidDigest, as for a header, when it is not a base64 value of the algorithm's size. */
-function trailerValue (trailers: Map<string, string> | undefined, name: string, algorithm: ChecksumAlgorithm): string | undefined {
-  const value = trailers?.get(name)?.trim()
-  if (value !== undefined && !isBase64Of(value, digestBytes[algorithm])) throw new S3Error('InvalidDigest', `${name} is not a base64 ${algorithm} value.`)
-  return value
-}
-
-/** The trailing headers x-amz-trailer names, in lower case. */
-export function announcedTrailers (headers: IncomingHttpHeaders): string[] {
-  const trailer = single(headers, 'x-amz-trailer')
-  return trailer === undefined ? [] : trailer.split(',').map(s => s.trim().toLowerCase()).filter(s => s !== '')
-}
-
-/** The checksums a request asks to be verified, from its headers (x-amz-checksum-* unless `checksumHeaders` is false) and x-amz-trailer. */
-export function requestedChecksums (headers: IncomingHttpHeaders, trailers: () => Map<string, string> | undefined, checksumHeaders = true): ExpectedChecksum[] {
-  const checks: ExpectedChecksum[] = []
-  const md5 = single(headers, 'content-md5')
-  if (md5 !== undefined) {
-    if (!isBase64Of(md5.trim(), 16)) throw new S3Error('InvalidDigest')
-    checks.push({ algorithm: 'md5', expected: () => md5.trim(), error: 'BadDigest' })
-  }
-  for (const algorithm of checksumHeaders ? checksumAlgorithms : []) {
-    const value = single(headers, `x-amz-checksum-${algorithm}`)
-    if (value === undefined) continue
-    if (!isBase64Of(value.trim(), digestBytes[algorithm])) throw new S3Error('InvalidDigest', `x-amz-checksum-${algorithm} is not a base64 ${algorithm} value.`)
-    checks.push({ algorithm, expected: () => value.trim(), error: 'BadDigest' })
-  }
-  for (const name of announcedTrailers(headers)) {
-    const algorithm = name.replace(/^x-amz-checksum-/, '')
-    if (!name.startsWith('x-amz-checksum-') || !checksumAlgorithms.includes(algorithm as ChecksumAlgorithm)) {
-      throw new S3Error('InvalidRequest', `x-amz-trailer names ${name}, which is not a checksum.`)
-    }
-    checks.push({ algorithm: algorithm as ChecksumAlgorithm, expected: () => trailerValue(trailers(), name, algorithm as ChecksumAlgorithm), error: 'BadDigest' })
-  }
-  if (checksumHeaders) checkAnnouncedAlgorithm(headers, checks.filter(c => c.algorithm !== 'md5').map(c => c.algorithm))
-  return checks
-}
-
-/**
- * One x-amz-checksum-* per request (header or trailer), and the algorithm
- * x-amz-sdk-checksum-algorithm announces is the one sent, as S3 checks.
- */
-function checkAnnouncedAlgorithm (headers: IncomingHttpHeaders, sent: string[]): void {
-  if (sent.length > 1) throw new S3Error('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.')
-  const announced = single(headers, 'x-amz-sdk-checksum-algorithm')?.trim().toLowerCase()
-  if (announced === undefined) return
-  if (!checksumAlgorithms.includes(announced as ChecksumAlgorithm)) throw new S3Error('InvalidRequest', 'Value for x-amz-sdk-checksum-algorithm header is invalid.')
-  if (sent.length === 0) {
-    throw new S3Error('InvalidRequest', 'x-amz-sdk-checksum-algorithm specified, but no corresponding x-amz-checksum-* or x-amz-trailer headers were found.')
-  }
-  if (sent[0] !== announced) throw new S3Error('InvalidRequest', `x-amz-sdk-checksum-algorithm says ${announced}; the checksum sent is ${sent[0]}.`)
 }

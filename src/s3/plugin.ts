@@ -8,7 +8,8 @@
  * `?uploadId`, `?cors`, `?delete`, `list-type=2`, ...) say which operation.
  * CORS preflights are answered from the bucket's rules without a signature
  * (cors.ts); the signature of every other request is verified before
- * anything else (sigv4.ts); request bodies
+ * anything else (sigv4.ts); a write's headers are decoded once into one
+ * value (put-request.ts), from which its body's pipeline is built to
  * stream into the binding (body.ts); every error leaves through one handler
  * as S3's XML error document, and every answer carries `x-amz-request-id`.
  *

@@ -2,7 +2,8 @@
  * The S3 listener's connection promises, over real sockets, wired as the
  * server wires them: requests pipelined on one connection take effect in
  * order; a body that stops arriving is answered RequestTimeout after the
- * idle timeout, the connection closed, and nothing stored.
+ * idle timeout, the connection closed, and nothing stored; the 100 of
+ * Expect: 100-continue comes only once a write's headers are judged.
  */
 import t from 'tap'
 import { open, received, statuses } from '../raw-socket.js'
@@ -107,4 +108,28 @@ t.test('an Expect other than 100-continue is ExpectationFailed (417) in XML, the
   t.match(text, /x-amz-request-id: [0-9A-F]{16}\r\n/i)
   t.ok(closed)
   t.equal(await (await registry.open('photos'))!.head('expect'), null, 'nothing stored')
+})
+
+t.test('Expect: 100-continue is answered once the write\'s headers are judged: a PutObject they refuse never gets the 100', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const ask = async (headers: string): Promise<string> => {
+    const socket = await open(port)
+    socket.write(`PUT /photos/continued HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n${headers}\r\n`)
+    const { text } = await received(socket, s => /^HTTP\/1\.1 [2-5]\d\d /m.test(s), 5000)
+    socket.destroy()
+    return text
+  }
+  for (const [header, code] of [['x-amz-storage-class: GLACIER', 'InvalidStorageClass'], ['Content-MD5: AAAA', 'InvalidDigest'], ['x-amz-content-sha256: nonsense', 'InvalidArgument']]) {
+    const text = await ask(`${header}\r\n`)
+    t.match(text, /^HTTP\/1\.1 400 /, `${header}: the final answer at once`)
+    t.match(text, `<Code>${code}</Code>`)
+    t.notMatch(text, /100 Continue/, `${header}: no 100`)
+  }
+  const socket = await open(port)
+  socket.write('PUT /photos/continued HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n')
+  const first = await received(socket, s => s.includes('100 Continue'), 5000)
+  t.match(first.text, /^HTTP\/1\.1 100 Continue/, 'an accepted PutObject gets the 100')
+  socket.write('hello')
+  t.match((await received(socket, () => false)).text, /HTTP\/1\.1 200 /, 'and stores the body')
+  t.equal((await (await registry.open('photos'))!.head('continued'))?.size, 5, 'stored')
 })
