@@ -20,7 +20,7 @@ export type Permission = 'admin-read-write' | 'admin-read-only' | 'object-read-w
 /** What the console offers: bucket settings, their changes, objects, their changes, and the account (tokens). */
 export type ConsoleAction = 'bucket:read' | 'bucket:write' | 'object:read' | 'object:write' | 'account:read' | 'account:write'
 
-export interface Scope {
+interface Scope {
   permission: Permission
   /** null: every bucket. */
   buckets: string[] | null
@@ -30,18 +30,13 @@ const everything: Scope = { permission: 'admin-read-write', buckets: null }
 let current: Scope = everything
 
 /** Asks the server who the signed-in credentials are (`everything` when it cannot say). */
-export async function loadScope (): Promise<Scope> {
+export async function loadScope (): Promise<void> {
   try {
     const answer = await userApi<{ permission?: Permission, buckets?: string[] | null }>('/user/tokens/verify')
     current = answer.result.permission === undefined ? everything : { permission: answer.result.permission, buckets: answer.result.buckets ?? null }
   } catch {
     current = everything
   }
-  return current
-}
-
-export function scope (): Scope {
-  return current
 }
 
 /** Whether the signed-in credentials may do `action` (on `bucket`): the engine's rule, for the console's actions. */
