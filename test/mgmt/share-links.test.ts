@@ -14,7 +14,6 @@ import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { managementApi, type ShareEndpoint } from '../../src/mgmt/index.js'
 import { ManagementError } from '../../src/mgmt/errors.js'
 import { parseShareRequest } from '../../src/mgmt/routes/share-links.js'
-import { shareEndpointOf } from '../../src/server/share-endpoint.js'
 import { testdir } from '../testdir.js'
 import { accountId, call, token } from './helpers.js'
 
@@ -63,18 +62,6 @@ t.test('parseShareRequest: what a share link may ask for', async t => {
     ['nothing', undefined, '400 1199']
   ]
   for (const [what, body, want] of table) t.equal(refusal(body), want, what)
-})
-
-t.test('shareEndpointOf: the configured origin, else the request\'s host with the S3 port', async t => {
-  const at = (configured: string | undefined, port: number | null, host: string | undefined, listen = '127.0.0.1'): string | null =>
-    shareEndpointOf({ configured, scheme: 'http', s3Port: () => port, host: listen })(host)?.origin ?? null
-  t.equal(at(undefined, 8788, 'files.example.test:8787'), 'http://files.example.test:8788')
-  t.equal(at(undefined, 8788, '[::1]:8787'), 'http://[::1]:8788')
-  t.equal(at(undefined, 8788, undefined, '0.0.0.0'), 'http://127.0.0.1:8788', 'no Host: the listening address, reached on loopback')
-  t.equal(at(undefined, 8788, 'a/b@c', '::'), 'http://[::1]:8788', 'a Host that is no host name is not used')
-  t.equal(at('https://s3.example.test', 8788, 'files.example.test:8787'), 'https://s3.example.test')
-  t.equal(at('https://s3.example.test', null, 'x'), null, 'no S3 port: no link, whatever is configured')
-  t.equal(at(undefined, null, 'x'), null)
 })
 
 t.test('verify answers the permission and buckets of the credentials', async t => {
