@@ -128,7 +128,7 @@ async function load (view: Browser): Promise<void> {
   }
   view.listing = listing
   const rows = [...listing.folders.map(folder => folderRow(bucket, prefix, folder)), ...listing.objects.map(object => objectRow(view, object))]
-  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value === '' ? 'No objects here yet: drop files to upload.' : 'Nothing matches.')))
+  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value !== '' ? 'Nothing matches.' : can('object:write', bucket) ? 'No objects here yet: drop files to upload.' : 'No objects here.')))
   replace(view.table, ...rows)
   renderPager(view, listing)
   showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
