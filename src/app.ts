@@ -40,7 +40,7 @@ import type { OperatorEndpoints } from './doors/health.js'
 import type { RequestMeter } from './doors/request-meter.js'
 import { readinessChecks } from './server/readiness.js'
 import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
-import { managementApi, type ManagementCredentials } from './mgmt/index.js'
+import { managementApi, type ManagementCredentials, type ShareEndpoint } from './mgmt/index.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
 
 export interface GatewayConfig {
@@ -72,6 +72,8 @@ export interface GatewayConfig {
   operator?: OperatorEndpoints
   /** Where requests are counted for the metrics; none when absent. */
   meter?: RequestMeter | null
+  /** The S3 port's public origin for a request's Host, which share links name; absent: no S3 port (the management API refuses share links). */
+  shareEndpoint?: ShareEndpoint
   /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP when absent. */
   https?: { cert: Buffer | string, key: Buffer | string }
 }
@@ -167,7 +169,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       })
     }
     scope.addHook('onRequest', siteHostHook(guard, refuse))
-    await scope.register(managementApi, { prefix: '/client/v4', registry, credentials: management })
+    await scope.register(managementApi, { prefix: '/client/v4', registry, credentials: management, shareEndpoint: config.shareEndpoint })
     await scope.register(webConsole, {
       // What the console refuses is answered in the gateway's envelope.
       refuse: async (reply, refusal) => {

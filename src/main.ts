@@ -33,7 +33,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
 import { registerTokenCommands } from './cli/tokens.js'
-import { registerShareCommand } from './cli/share.js'
+import { parseS3Endpoint, registerShareCommand } from './cli/share.js'
 import { parseRouteSpec } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
@@ -171,6 +171,8 @@ export function buildCli (): Command {
       .default(10).argParser(integer(0, 3600)))
     .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(serveDefaults.s3Port).argParser(integer(0, 65535)))
     .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
+    .addOption(new Option('--s3-endpoint <url>', 'the S3 port\'s public origin, which share links made in the console name (default: the host the console was reached by, with --s3-port)').env('FSBUCKET_S3_ENDPOINT')
+      .argParser(value => parseS3Endpoint(value).origin))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS on both ports with this PEM certificate chain (with --tls-key; re-read on SIGHUP)').env('FSBUCKET_TLS_CERT'))

@@ -39,6 +39,7 @@ export const ManagementErrors = {
   AuthenticationError: { code: 10000, status: 403, message: 'Authentication error' },
   AccessDenied: { code: 10950, status: 403, message: 'Access denied: these credentials do not permit this action.' },
   TokenNotFound: { code: 10951, status: 404, message: 'No token with that id.' },
+  NoS3Port: { code: 10952, status: 501, message: 'This server has no S3 port: share links are presigned S3 URLs.' },
   // Requests
   NoRoute: { code: 7000, status: 404, message: 'No route for that URI' },
   MalformedJson: { code: 6007, status: 400, message: 'Malformed JSON in request body' },

@@ -34,6 +34,7 @@ import { registerObjectRoutes } from './routes/r2-objects.js'
 import { registerEventNotificationRoutes } from './routes/event-notifications.js'
 import { registerQueueRoutes } from './routes/queues.js'
 import { registerTemporaryCredentialRoutes, registerTokenRoutes } from './routes/tokens.js'
+import { registerShareLinkRoutes, type ShareEndpoint } from './routes/share-links.js'
 import { registerUserRoutes } from './routes/user.js'
 import { registerZoneRoutes } from './routes/zones.js'
 import { ManagementStore } from './store.js'
@@ -41,6 +42,8 @@ import { parseJsonBody } from '../doors/json-body.js'
 
 export interface ManagementApiOptions {
   registry: BucketRegistry
+  /** The S3 port's public origin, which share links name (routes/share-links.ts); absent: no S3 port, no share links. */
+  shareEndpoint?: ShareEndpoint
   /** Where the API's state (zones, records, invites, domains) is kept; default: the registry's `mgmt` area. */
   state?: StateDocuments
   credentials: ManagementCredentials
@@ -54,9 +57,15 @@ declare module 'fastify' {
   }
 }
 
-/** `/user/tokens/verify` answers for any good token, whatever it may do. */
-const verifyPath = /\/user\/tokens\/verify\/?(\?|$)/
-const graphqlPath = /\/graphql\/?(\?|$)/
+/**
+ * Routes judged by their pattern (the router has matched it before
+ * `onRequest`), never by the URL, whose object keys can end in anything:
+ * `/user/tokens/verify` answers for any good token, whatever it may do; a
+ * share link's route asks `authorize` about its object itself; a GraphQL
+ * query is a read, whatever its method.
+ */
+const unchecked = /\/(user\/tokens\/verify|accounts\/:accountId\/r2\/buckets\/:bucketName\/share-links)$/
+const graphqlRoute = /\/graphql$/
 
 function send (reply: FastifyReply, err: ManagementError): FastifyReply {
   // The official SDK retries these statuses; the conditions behind them here are final.
@@ -99,8 +108,9 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
     const principal = await authenticate(request.headers, options.credentials, request.url, options.registry.tokens)
     request.principal = principal
     // Reads (GraphQL queries included) need an admin token's read, changes its write; object tokens have nothing here.
-    if (!verifyPath.test(request.url)) {
-      const reads = request.method === 'GET' || request.method === 'HEAD' || graphqlPath.test(request.url)
+    const route = request.routeOptions.url ?? ''
+    if (!unchecked.test(route)) {
+      const reads = request.method === 'GET' || request.method === 'HEAD' || graphqlRoute.test(route)
       requireAccess(principal, reads ? 'account:read' : 'account:write', undefined, undefined, 'management')
     }
   })
@@ -146,6 +156,7 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   registerUserRoutes(app, ctx)
   registerTokenRoutes(app, ctx)
   registerTemporaryCredentialRoutes(app, ctx)
+  registerShareLinkRoutes(app, ctx, options.shareEndpoint ?? (() => null))
   registerGraphqlRoute(app, ctx)
   registerQueueRoutes(app, ctx)
   registerEventNotificationRoutes(app, ctx)

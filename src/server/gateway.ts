@@ -37,6 +37,7 @@ import { openMemoryRegistry, openRegistry } from './open.js'
 import { readinessChecks } from './readiness.js'
 import { checkWritable, StartupError } from './preflight.js'
 import { guardS3Site } from './s3-guard.js'
+import { shareEndpointOf } from './share-endpoint.js'
 import { checkTlsPair, readTlsPair, reloadTls, tlsFilesFrom, type TlsPair } from './tls.js'
 
 export interface GatewayOptions {
@@ -67,6 +68,8 @@ export interface GatewayOptions {
   s3Domain: string[]
   s3AccessKeyId?: string
   s3SecretAccessKey?: string
+  /** The S3 port's public origin that share links name (`--s3-endpoint`); default: the request's host with the S3 port. */
+  s3Endpoint?: string
   /** Count requests and answer `/_metrics` (`--metrics`; off when absent). */
   metrics?: boolean
   /** PEM files of the certificate chain and key both ports serve HTTPS with (`--tls-cert`, `--tls-key`; both or neither: tls.ts). */
@@ -219,6 +222,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   let app: FastifyInstance | null = null
   let s3: FastifyInstance | null = null
   let stopPush: (() => Promise<void>) | null = null
+  // The S3 port share links name: the one asked for until the listener says which it got (port 0 picks one).
+  let s3PortBound = options.s3Port
   const close = async (): Promise<void> => {
     try {
       await stopPush?.()
@@ -249,7 +254,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       registry,
       operator,
       meter: metrics?.requests,
-      https: tls
+      https: tls,
+      shareEndpoint: shareEndpointOf({ configured: options.s3Endpoint, scheme, s3Port: () => s3PortBound, host: options.host })
     })
     const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, loopbackOnly, options.public)
     s3 = options.s3Port === null
@@ -300,6 +306,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         throw listenFailure(err, options.host, port, role)
       }
       const bound = { port: boundPort(gatewayApp, options.port), s3Port: s3App === null ? null : boundPort(s3App, options.s3Port ?? 0) }
+      s3PortBound = bound.s3Port
       if (primary) {
         if (s3App !== null && bound.s3Port !== null) s3App.log.info(...s3StartupNote(s3Policy, options.host, bound.s3Port, scheme))
         const url = consoleUrl(options.host, bound.port, scheme)

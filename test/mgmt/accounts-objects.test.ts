@@ -54,7 +54,7 @@ t.test('the user and its token', async t => {
   t.equal((await call(app, 'GET', '/user', undefined, keyPair)).body.result.email, 'user@example.test', 'with the key pair, the key\'s email')
 
   const verified = await call(app, 'GET', '/user/tokens/verify')
-  t.same(verified.body.result, { id: verified.body.result.id, status: 'active' })
+  t.same(verified.body.result, { id: verified.body.result.id, status: 'active', permission: 'admin-read-write', buckets: null }, 'the configured token: admin on every bucket')
   t.match(verified.body.result.id, /^[0-9a-f]{32}$/)
   t.equal(verified.headers['cache-control'], 'no-store', 'no browser or proxy keeps an answer about the account')
   const noToken = await call(app, 'GET', '/user/tokens/verify', undefined, keyPair)

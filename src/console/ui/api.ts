@@ -79,6 +79,12 @@ export async function accountApi<T> (path: string, init: RequestInit = {}): Prom
   return await call<T>(`/client/v4/accounts/${account}${path}`, init, { authorization: `Bearer ${token}` })
 }
 
+/** A management API route outside the account's buckets (`/client/v4/user/tokens...`). */
+export async function userApi<T> (path: string, init: RequestInit = {}): Promise<ApiAnswer<T>> {
+  const token = tokens.get() ?? 'console'
+  return await call<T>(`/client/v4${path}`, init, { authorization: `Bearer ${token}` })
+}
+
 /**
  * The URL path of an object: each key segment percent-encoded, so `/` stays
  * a separator and `#`, `?`, `%`, spaces and non-ASCII are data. A key with a

@@ -2,9 +2,17 @@
  * The bucket list: name, creation date, public or private; create a bucket
  * and delete an empty one (with confirmation), through the management API.
  */
-import { isPublic, jsonBody, listBuckets, listObjects, management } from './api.js'
+import { gateway, isPublic, jsonBody, listBuckets, listObjects, management, type BucketSummary } from './api.js'
 import { confirmDialog, formatDate, h, replace, showStatus } from './dom.js'
 import { objectsHash } from './objects.js'
+import { can } from './scope.js'
+
+/** The buckets an object token may see: the gateway's list (the server leaves out the others); the management API's list is the admins'. */
+async function visibleBuckets (): Promise<BucketSummary[]> {
+  if (can('bucket:read')) return await listBuckets()
+  const answer = await gateway<Array<{ name: string, creationDate: string }>>('/')
+  return answer.result.map(b => ({ name: b.name, creation_date: b.creationDate, storage_class: 'Standard' }))
+}
 
 export async function renderBuckets (root: HTMLElement): Promise<void> {
   const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
@@ -12,8 +20,9 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
   const name = h('input', { id: 'new-bucket', required: true, pattern: '[a-z0-9][a-z0-9\\-]{1,61}[a-z0-9]', autocomplete: 'off', 'aria-describedby': 'bucket-rule' })
 
   async function load (): Promise<void> {
-    const buckets = await listBuckets()
-    const publics = await Promise.all(buckets.map(async b => await isPublic(b.name).catch(() => false)))
+    const buckets = await visibleBuckets()
+    // Whether a bucket is public is a setting: only admins may read it.
+    const publics = await Promise.all(buckets.map(async b => can('bucket:read') && await isPublic(b.name).catch(() => false)))
     replace(rows, ...buckets.map((bucket, i) => {
       const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete bucket ${bucket.name}` }, 'Delete')
       remove.addEventListener('click', () => {
@@ -38,9 +47,10 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
         h('td', {}, h('a', { href: objectsHash(bucket.name, '') }, bucket.name)),
         h('td', {}, formatDate(bucket.creation_date)),
         h('td', {}, publics[i] ? h('span', { class: 'badge' }, 'public') : h('span', { class: 'badge private' }, 'private')),
-        h('td', {}, h('a', { href: `#/settings?${new URLSearchParams({ bucket: bucket.name }).toString()}` }, 'Settings'), ' ', remove))
+        h('td', {}, can('bucket:read') ? h('a', { href: `#/settings?${new URLSearchParams({ bucket: bucket.name }).toString()}` }, 'Settings') : null, ' ',
+          can('bucket:write') ? remove : null))
     }))
-    if (buckets.length === 0) replace(rows, h('tr', {}, h('td', { colspan: 4, class: 'empty' }, 'No bucket yet: create one.')))
+    if (buckets.length === 0) replace(rows, h('tr', {}, h('td', { colspan: 4, class: 'empty' }, can('bucket:write') ? 'No bucket yet: create one.' : 'No bucket these credentials may see.')))
   }
 
   const create = h('form', { class: 'create' },
@@ -63,7 +73,7 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
 
   replace(root,
     h('h2', {}, 'Buckets'),
-    create,
+    can('bucket:write') ? create : null,
     h('table', { class: 'buckets' },
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col' }, 'Access'), h('th', { scope: 'col' }, 'Actions'))),

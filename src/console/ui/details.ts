@@ -6,6 +6,8 @@
  */
 import { authHeaders, gateway, objectPath, tokens, type ListedObject } from './api.js'
 import { confirmDialog, formatDate, formatSize, h, showStatus } from './dom.js'
+import { can } from './scope.js'
+import { shareLinkSection } from './share.js'
 
 function lastSegment (key: string): string {
   return key.slice(key.lastIndexOf('/') + 1) || 'download'
@@ -100,7 +102,8 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
     entries('HTTP metadata', { 'Content-Language': http.contentLanguage, 'Content-Disposition': http.contentDisposition, 'Content-Encoding': http.contentEncoding, 'Cache-Control': http.cacheControl, Expires: http.cacheExpiry }),
     entries('Custom metadata', object.customMetadata ?? {}),
     entries('Checksums', object.checksums ?? {}),
-    h('div', { class: 'actions' }, downloadLink(bucket, object.key, publicBucket, 'Download'), remove),
+    h('div', { class: 'actions' }, downloadLink(bucket, object.key, publicBucket, 'Download'), can('object:write', bucket) ? remove : null),
+    shareLinkSection(bucket, object.key),
     publicBucket
       ? h('div', { class: 'field' }, h('label', { for: 'public-link' }, 'Public link'), h('div', { class: 'inline' }, publicInput, copy))
       : h('p', { class: 'hint' }, 'The bucket is private: its links work only for clients allowed to read it. Make it public in the bucket settings to share links.'),

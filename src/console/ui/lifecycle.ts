@@ -13,6 +13,7 @@
  */
 import { jsonBody, management } from './api.js'
 import { h, replace } from './dom.js'
+import { can } from './scope.js'
 import { conditionInput, daysToSeconds, field, formatAge, formatDay, ruleSection, ruleTable, type ConditionInput } from './rule-section.js'
 
 type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
@@ -55,9 +56,12 @@ export async function lifecycleSection (bucket: string): Promise<HTMLElement> {
     'Objects under a rule\'s prefix are deleted or moved to Infrequent Access at an age (in days since upload) or on a date; unfinished multipart uploads are aborted at an age.',
     redraw)
 
+  // Credentials that may not change the bucket's settings see the rules and no control.
+  const writes = can('bucket:write', bucket)
   const row = (rule: LifecycleRule): HTMLElement => {
     const enabled = h('input', { type: 'checkbox', 'aria-label': `Lifecycle rule ${rule.id} enabled` })
     enabled.checked = rule.enabled
+    enabled.disabled = !writes
     enabled.addEventListener('change', () => {
       void ui.run(`Lifecycle rule ${rule.id}`, `Lifecycle rule ${rule.id} ${enabled.checked ? 'enabled' : 'disabled'}.`, async () => {
         const rules = await read()
@@ -80,7 +84,7 @@ export async function lifecycleSection (bucket: string): Promise<HTMLElement> {
       h('td', {}, describe(rule.deleteObjectsTransition?.condition, 'after')),
       h('td', {}, describe(transition?.condition, 'after')),
       h('td', {}, describe(rule.abortMultipartUploadsTransition?.condition, 'after')),
-      h('td', {}, remove))
+      h('td', {}, writes ? remove : null))
   }
 
   const id = h('input', { id: 'lifecycle-id', required: true, autocomplete: 'off' })
@@ -112,6 +116,7 @@ export async function lifecycleSection (bucket: string): Promise<HTMLElement> {
   })
 
   await redraw()
-  ui.section.append(form, ui.status)
+  if (writes) ui.section.append(form)
+  ui.section.append(ui.status)
   return ui.section
 }

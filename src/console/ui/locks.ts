@@ -8,6 +8,7 @@
  */
 import { jsonBody, management } from './api.js'
 import { h, replace } from './dom.js'
+import { can } from './scope.js'
 import { conditionInput, daysToSeconds, field, formatAge, formatDay, ruleSection, ruleTable } from './rule-section.js'
 
 type LockCondition = { type: 'Age', maxAgeSeconds: number } | { type: 'Date', date: string } | { type: 'Indefinite' }
@@ -36,6 +37,8 @@ export async function lockSection (bucket: string): Promise<HTMLElement> {
     'A lock keeps the objects under its prefix from being deleted or overwritten: for some days after their upload, until a date, or indefinitely.',
     redraw)
 
+  // Credentials that may not change the bucket's settings see the locks and no control.
+  const writes = can('bucket:write', bucket)
   const row = (rule: LockRule): HTMLElement => {
     const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Remove lock ${rule.id}` }, 'Remove')
     remove.addEventListener('click', () => {
@@ -46,7 +49,7 @@ export async function lockSection (bucket: string): Promise<HTMLElement> {
       h('td', {}, rule.prefix === undefined || rule.prefix === '' ? '(all keys)' : rule.prefix),
       h('td', {}, describe(rule.condition)),
       h('td', {}, rule.enabled ? 'yes' : 'no'),
-      h('td', {}, remove))
+      h('td', {}, writes ? remove : null))
   }
 
   const id = h('input', { id: 'lock-id', required: true, autocomplete: 'off' })
@@ -76,6 +79,7 @@ export async function lockSection (bucket: string): Promise<HTMLElement> {
   })
 
   await redraw()
-  ui.section.append(form, ui.status)
+  if (writes) ui.section.append(form)
+  ui.section.append(ui.status)
   return ui.section
 }

@@ -2,14 +2,18 @@
  * The web console's entry point: checks whether the server wants a token
  * (asking for it before anything about the buckets shows), then draws the
  * view the location hash names: `#/` buckets, `#/objects?bucket=&prefix=`
- * the object browser, `#/settings?bucket=` a bucket's settings.
+ * the object browser, `#/settings?bucket=` a bucket's settings, `#/tokens`
+ * the scoped tokens (offered to admin read-write credentials only: what the
+ * signed-in credentials may do is asked once, scope.ts).
  */
 import './console.css'
 import { ApiError, gateway, tokens } from './api.js'
 import { renderBuckets } from './buckets.js'
 import { h, replace } from './dom.js'
 import { renderObjects } from './objects.js'
+import { can, loadScope } from './scope.js'
 import { renderSettings } from './settings.js'
+import { renderTokens } from './tokens.js'
 
 const main = document.getElementById('main') as HTMLElement
 const session = document.getElementById('session') as HTMLElement
@@ -27,7 +31,7 @@ function showSession (): void {
     location.hash = '#/'
     void start()
   })
-  replace(session, signOut)
+  replace(session, can('account:write') ? h('a', { href: '#/tokens', class: 'button' }, 'Tokens') : null, ' ', signOut)
 }
 
 function showTokenPrompt (rejected: boolean): void {
@@ -54,6 +58,7 @@ async function route (): Promise<void> {
   try {
     if (view === '/objects' && bucket !== null) await renderObjects(main, bucket, query.get('prefix') ?? '')
     else if (view === '/settings' && bucket !== null) await renderSettings(main, bucket)
+    else if (view === '/tokens' && can('account:write')) await renderTokens(main)
     else await renderBuckets(main)
   } catch (err) {
     if (needsToken(err)) return showTokenPrompt(tokens.get() !== null)
@@ -77,6 +82,7 @@ async function start (): Promise<void> {
     replace(main, h('p', { role: 'alert', class: 'error' }, (err as Error).message))
     return
   }
+  await loadScope()
   showSession()
   await route()
 }

@@ -13,6 +13,7 @@
 import { accountApi, jsonBody } from './api.js'
 import { h, replace } from './dom.js'
 import { field, ruleSection, ruleTable } from './rule-section.js'
+import { can } from './scope.js'
 
 /** The actions a rule may name (src/bucket/notifications.ts), with what the page calls them. */
 const actions: Array<[string, string]> = [
@@ -59,6 +60,8 @@ export async function notificationSection (bucket: string): Promise<HTMLElement>
     'A rule sends a message to a queue for each change of a matching object (key starting with the prefix and ending with the suffix) by one of its actions. Overlapping rules for the same action are refused.',
     redraw)
 
+  // Credentials that may not change the bucket's settings see the rules and the backlog, and no control that changes them.
+  const writes = can('bucket:write', bucket)
   const row = (queue: QueueRules, rule: NotificationRule): HTMLElement => {
     const remove = h('button', { type: 'button', class: 'danger', 'aria-label': `Delete notification rule ${rule.ruleId}` }, 'Delete')
     remove.addEventListener('click', () => {
@@ -71,7 +74,7 @@ export async function notificationSection (bucket: string): Promise<HTMLElement>
       h('td', {}, rule.suffix === '' ? '(any)' : rule.suffix),
       h('td', {}, rule.actions.join(', ')),
       h('td', {}, rule.description ?? ''),
-      h('td', {}, remove))
+      h('td', {}, writes ? remove : null))
   }
 
   const prefix = h('input', { id: 'notification-prefix', autocomplete: 'off' })
@@ -108,7 +111,8 @@ export async function notificationSection (bucket: string): Promise<HTMLElement>
   refresh.addEventListener('click', () => { void ui.run('Backlog', 'Backlog read.', async () => {}) })
 
   await redraw()
-  ui.section.append(form, ui.status,
+  if (writes) ui.section.append(form)
+  ui.section.append(ui.status,
     h('h4', {}, 'Queue backlog'),
     h('div', { class: 'toolbar' }, refresh),
     backlog)

@@ -7,6 +7,8 @@
 import { gateway, isPublic, jsonBody, listObjects, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace, showStatus } from './dom.js'
+import { can } from './scope.js'
+import { uploadLinkSection } from './share.js'
 import { uploadFiles } from './upload.js'
 
 export const pageSize = 100
@@ -88,7 +90,7 @@ function objectRow (view: Browser, object: ListedObject): HTMLElement {
     updateSelection(view)
   })
   return h('tr', { class: 'object', 'data-key': object.key },
-    h('td', {}, box),
+    h('td', {}, can('object:write', view.bucket) ? box : null),
     h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => { showDetails(view, object) } }, name === '' ? '(this folder\'s own object)' : name)),
     h('td', { class: 'size' }, formatSize(object.size)),
     h('td', {}, formatDate(object.uploaded)),
@@ -126,7 +128,7 @@ async function load (view: Browser): Promise<void> {
   }
   view.listing = listing
   const rows = [...listing.folders.map(folder => folderRow(bucket, prefix, folder)), ...listing.objects.map(object => objectRow(view, object))]
-  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value === '' ? 'No objects here yet: drop files to upload.' : 'Nothing matches.')))
+  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value !== '' ? 'Nothing matches.' : can('object:write', bucket) ? 'No objects here yet: drop files to upload.' : 'No objects here.')))
   replace(view.table, ...rows)
   renderPager(view, listing)
   showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
@@ -207,8 +209,8 @@ function toolbar (view: Browser): HTMLElement {
   return h('div', { class: 'toolbar' },
     h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); cursors.splice(1); void load(view) } },
       h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : prefix}`), search),
-    view.deleteSelected,
-    h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings'),
+    can('object:write', bucket) ? view.deleteSelected : null,
+    can('bucket:read', bucket) ? h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings') : null,
     view.publicBucket ? h('span', { class: 'badge' }, 'public') : h('span', { class: 'badge private' }, 'private'))
 }
 
@@ -217,7 +219,7 @@ function objectsTable (view: Browser): HTMLElement {
     h('table', { class: 'objects' },
       h('caption', { class: 'visually-hidden' }, `Objects in ${view.bucket}/${view.prefix}`),
       h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, view.selectAll), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Size'),
+        h('th', { scope: 'col' }, can('object:write', view.bucket) ? view.selectAll : null), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Size'),
         h('th', { scope: 'col' }, 'Uploaded'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Download')))),
       view.table),
     view.detailsSlot)
@@ -228,7 +230,7 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     bucket,
     prefix,
     // Only decides how links are offered; the listing reports real access errors.
-    publicBucket: await isPublic(bucket).catch(() => false),
+    publicBucket: can('bucket:read', bucket) && await isPublic(bucket).catch(() => false),
     status: h('p', { role: 'status', class: 'status', 'aria-live': 'polite' }),
     search: h('input', { type: 'search', id: 'search', placeholder: 'name starts with…', autocomplete: 'off' }),
     table: h('tbody'),
@@ -243,6 +245,8 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     listing: null
   }
   wireSelection(view)
-  replace(root, breadcrumbs(bucket, prefix), toolbar(view), dropzone(view), objectsTable(view), view.pager, view.status)
+  const writes = can('object:write', bucket)
+  replace(root, breadcrumbs(bucket, prefix), toolbar(view), writes ? dropzone(view) : null, writes ? uploadLinkSection(bucket, prefix) : null,
+    objectsTable(view), view.pager, view.status)
   await load(view)
 }

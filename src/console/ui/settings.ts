@@ -10,6 +10,7 @@ import { lifecycleSection } from './lifecycle.js'
 import { lockSection } from './locks.js'
 import { notificationSection } from './notifications.js'
 import { objectsHash } from './objects.js'
+import { can } from './scope.js'
 
 function jsonEditor (id: string, label: string, value: unknown): { field: HTMLElement, area: HTMLTextAreaElement } {
   const area = h('textarea', { id, rows: 10, spellcheck: 'false', class: 'json' })
@@ -57,6 +58,11 @@ export async function renderSettings (root: HTMLElement, bucket: string): Promis
     })
   })
 
+  // Read-only credentials see the settings and change nothing.
+  const writes = can('bucket:write', bucket)
+  publicBox.disabled = !writes
+  storageClass.disabled = !writes
+  corsEditor.area.readOnly = !writes
   replace(root,
     h('nav', { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' }, h('ol', {},
       h('li', {}, h('a', { href: '#/' }, 'Buckets')),
@@ -65,7 +71,8 @@ export async function renderSettings (root: HTMLElement, bucket: string): Promis
     h('h2', {}, `Settings of ${bucket}`),
     h('div', { class: 'field inline' }, publicBox, h('label', { for: 'public' }, 'Public: anyone may read objects without a token')),
     h('div', { class: 'field' }, h('label', { for: 'storage-class' }, 'Default storage class'), storageClass),
-    corsEditor.field, saveCors,
+    writes ? null : h('p', { class: 'hint' }, 'These credentials may read the settings, not change them.'),
+    corsEditor.field, writes ? saveCors : null,
     status,
     ...sections)
 }

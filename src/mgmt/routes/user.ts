@@ -10,9 +10,16 @@
  * key pair has no token to verify: 1000, as the hosted API answers (wrangler
  * reads that code as "an account token"). A scoped token (routes/tokens.ts)
  * answers with its own id.
+ *
+ * Beside the hosted fields, verifying answers fsbucket's `permission` and
+ * `buckets` of the credentials (the configured ones: admin-read-write on
+ * every bucket, `buckets` null) and, for a scoped token that expires,
+ * `expires_on`: what the web console reads to offer only what the token
+ * may do. They say nothing a token's holder could not learn by trying.
  */
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
+import { ADMIN } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -59,6 +66,14 @@ export function registerUserRoutes (app: FastifyInstance, ctx: ManagementContext
   app.get('/user/tokens/verify', async (request) => {
     if (!bearer(request.headers.authorization)) throw new ManagementError('InvalidApiToken')
     // A scoped token is verified as itself (an expired one was refused by the authentication, 1000).
-    return success({ id: request.principal?.id ?? localTokenId, status: 'active' })
+    const principal = request.principal ?? ADMIN
+    const own = principal.kind === 'token' ? (await ctx.registry.tokens.list()).find(t => t.id === principal.id) : undefined
+    return success({
+      id: principal.id ?? localTokenId,
+      status: 'active',
+      ...(own?.expiresOn == null ? {} : { expires_on: timestamp(new Date(own.expiresOn)) }),
+      permission: principal.permission,
+      buckets: principal.buckets
+    })
   })
 }

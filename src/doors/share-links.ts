@@ -1,0 +1,138 @@
+/**
+ * Share links: a presigned SigV4 URL on the S3 port (path style, region
+ * `auto`) that lets whoever holds it GET one object (or PUT it) until it
+ * expires. Made by `fsbucket share` (src/cli/share.ts) and by the
+ * management API's `POST .../buckets/{bucket}/share-links`, which the web
+ * console calls (the console runs in a browser and holds no S3 secret).
+ *
+ * What signs a link: a scoped token made for it (`makeShareLink`), named
+ * `share <bucket>/<key>`, limited to the bucket, object-read-only for a
+ * download and object-read-write for an upload, expiring when the link
+ * does. The URL carries only the signature of that token's S3 pair (its
+ * access key id is the token's id); the token's value and secret are handed
+ * to nobody, so nobody holding the URL can sign for another key or method,
+ * and revoking the token ends the link. The configured admin pair never
+ * signs a link: a link is only as strong as its own token.
+ */
+import type { TokenDirectory } from '../bucket/index.js'
+import { NodeSha256 } from './sha256.js'
+
+/** S3's longest presigned URL lifetime, in seconds (7 days). */
+export const MAX_SHARE_SECONDS = 604_800
+/** A token's name is at most 120 characters (tokens.ts). */
+const TOKEN_NAME_MAX = 120
+
+/** RFC 3986 encoding of one path segment or query part, as SigV4 canonicalizes it. */
+function awsEncode (text: string): string {
+  return encodeURIComponent(text).replace(/[!'()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+}
+
+/** A string quoted for a POSIX shell: single quotes, an embedded one closed, escaped and reopened. */
+export function shellQuote (text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`
+}
+
+/** The last segment of a key (`a/b/c.txt` → `c.txt`), the file a link's curl command reads or writes. */
+function keyFileName (key: string): string {
+  const trimmed = key.endsWith('/') ? key.slice(0, -1) : key
+  return trimmed.slice(trimmed.lastIndexOf('/') + 1) || 'download'
+}
+
+/** The curl command that uses a link: `curl -o <file> '<url>'` for a download, `curl -T <file> '<url>'` for an upload. */
+export function curlCommand (method: 'GET' | 'PUT', key: string, url: string): string {
+  return `curl ${method === 'PUT' ? '-T' : '-o'} ${shellQuote(keyFileName(key))} ${shellQuote(url)}`
+}
+
+export interface Presign {
+  endpoint: URL
+  bucket: string
+  key: string
+  method: 'GET' | 'PUT'
+  accessKeyId: string
+  secretAccessKey: string
+  seconds: number
+  now: Date
+}
+
+/** The presigned URL (path style, region `auto`, unsigned payload) for one request. */
+export async function presignShare (spec: Presign): Promise<string> {
+  const path = `/${awsEncode(spec.bucket)}/${spec.key.split('/').map(awsEncode).join('/')}`
+  // Loaded here: the signer costs every command that makes no link a tenth of a second of start-up.
+  const { SignatureV4 } = await import('@smithy/signature-v4')
+  const signer = new SignatureV4({
+    service: 's3',
+    region: 'auto',
+    credentials: { accessKeyId: spec.accessKeyId, secretAccessKey: spec.secretAccessKey },
+    sha256: NodeSha256,
+    // The path is encoded above, once, as S3 clients send it.
+    uriEscapePath: false
+  })
+  const signed = await signer.presign({
+    method: spec.method,
+    protocol: spec.endpoint.protocol,
+    hostname: spec.endpoint.hostname,
+    port: spec.endpoint.port === '' ? undefined : Number(spec.endpoint.port),
+    path,
+    query: {},
+    // The body is not signed (a link does not know it): UNSIGNED-PAYLOAD, which a
+    // presigned URL means when it names no hash; the header itself is neither
+    // signed nor moved into the query, so the URL alone is the whole credential.
+    headers: { host: spec.endpoint.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }
+  }, {
+    expiresIn: spec.seconds,
+    signingDate: spec.now,
+    unhoistableHeaders: new Set(['x-amz-content-sha256']),
+    unsignableHeaders: new Set(['x-amz-content-sha256'])
+  })
+  const query = Object.entries(signed.query ?? {})
+    .map(([name, value]) => `${awsEncode(name)}=${awsEncode(String(value))}`)
+    .sort()
+    .join('&')
+  return `${spec.endpoint.origin}${path}?${query}`
+}
+
+/** The link token's name: what it shares, cut to the 120 characters a name may have. */
+function shareTokenName (bucket: string, key: string): string {
+  const name = `share ${bucket}/${key}`
+  return name.length <= TOKEN_NAME_MAX ? name : `${name.slice(0, TOKEN_NAME_MAX - 1)}…`
+}
+
+export interface ShareLinkSpec {
+  /** The S3 port's public origin, which the URL names. */
+  endpoint: URL
+  bucket: string
+  key: string
+  method: 'GET' | 'PUT'
+  /** 1 to MAX_SHARE_SECONDS; the caller checks. */
+  seconds: number
+  now: Date
+}
+
+export interface ShareLink {
+  url: string
+  /** The id of the token that signs it (the URL's access key id): revoking it ends the link. */
+  tokenId: string
+  /** ISO 8601. */
+  expiresOn: string
+}
+
+/** Makes the link's token (the engine checks the bucket name) and signs the URL with its pair. */
+export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spec: ShareLinkSpec): Promise<ShareLink> {
+  const made = await tokens.create({
+    name: shareTokenName(spec.bucket, spec.key),
+    permission: spec.method === 'PUT' ? 'object-read-write' : 'object-read-only',
+    buckets: [spec.bucket],
+    expiresOn: new Date(spec.now.getTime() + spec.seconds * 1000)
+  })
+  const url = await presignShare({
+    endpoint: spec.endpoint,
+    bucket: spec.bucket,
+    key: spec.key,
+    method: spec.method,
+    accessKeyId: made.accessKeyId,
+    secretAccessKey: made.secretAccessKey,
+    seconds: spec.seconds,
+    now: spec.now
+  })
+  return { url, tokenId: made.id, expiresOn: made.expiresOn ?? '' }
+}
