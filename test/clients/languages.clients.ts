@@ -5,6 +5,8 @@
  *
  *   - restic (Go, package restic): init, backup, check --read-data, restore,
  *     forget --prune, on a repository in a bucket;
+ *   - duplicity with its boto3 backend (duplicity, python3-boto3): a full
+ *     backup in multipart volumes, verify, restore;
  *   - the minio-go v7 library (golang-go, golang-github-minio-minio-go-v7-dev):
  *     test/clients/programs/minio-go, built offline in GOPATH mode;
  *   - Ruby's aws-sdk-s3 (ruby-aws-sdk-s3): programs/aws-sdk-s3.rb;
@@ -91,6 +93,26 @@ t.test('S3 clients of other languages', async t => {
     t.equal((await keysUnder('restic/locks/')).length, 0, 'no lock left behind')
     const snapshots = JSON.parse(await r('snapshots', '--json')) as unknown[]
     t.equal(snapshots.length, 1)
+  })
+
+  // duplicity runs Debian's python3, which needs Debian's boto3 (one in another Python does not count).
+  const duplicity = await succeeds('duplicity', ['--version']) && await succeeds('/usr/bin/python3', ['-c', 'import boto3'])
+  if (duplicity) t.comment(`duplicity: ${await firstLine('duplicity', ['--version'])}`)
+  t.test('duplicity (boto3 backend): full backup in multipart volumes, verify, restore', { skip: missing(duplicity, 'duplicity (with Debian\'s python3-boto3)', 'duplicity python3-boto3') }, async t => {
+    const source = path.join(work, 'dup-src')
+    await mkdir(path.join(source, 'sub'), { recursive: true })
+    const big = randomBytes(9_000_000)
+    await writeFile(path.join(source, 'big.bin'), big)
+    await writeFile(path.join(source, 'sub', 'a.txt'), 'alpha\n')
+    const target = 'boto3+s3://clients/duplicity'
+    // Unencrypted: gpg's agent cannot start with its socket under a test directory's long path, and S3 sees bytes either way.
+    const d = async (...args: string[]): Promise<string> => (await run('duplicity', [...args, '--no-encryption', '--s3-endpoint-url', endpoint, '--num-retries', '1'], { env, maxBuffer: 1 << 24 })).stdout
+    // 7 MB volumes over 5 MB chunks: each full volume is a multipart upload.
+    t.match(await d('full', '--volsize', '7', '--s3-multipart-chunk-size', '5', source, target), /Errors 0/)
+    t.ok((await keysUnder('duplicity/')).some(key => key.endsWith('.vol1.difftar.gz')), 'the first volume is stored')
+    t.match(await d('verify', target, source), /0 differences found/)
+    await d('restore', target, path.join(work, 'dup-out'))
+    t.equal(sha256(await readFile(path.join(work, 'dup-out', 'big.bin'))), sha256(big), 'restored the same bytes')
   })
 
   const go = await succeeds('go', ['version']) && await succeeds('test', ['-d', '/usr/share/gocode/src/github.com/minio/minio-go/v7'])
