@@ -10,7 +10,10 @@
  *   - the minio-go v7 library (golang-go, golang-github-minio-minio-go-v7-dev):
  *     test/clients/programs/minio-go, built offline in GOPATH mode;
  *   - Ruby's aws-sdk-s3 (ruby-aws-sdk-s3): programs/aws-sdk-s3.rb;
- *   - Perl's Net::Amazon::S3 (libnet-amazon-s3-perl): programs/net-amazon-s3.pl.
+ *   - Perl's Net::Amazon::S3 (libnet-amazon-s3-perl): programs/net-amazon-s3.pl;
+ *   - the `minio` npm package, installed beside the project in
+ *     FSBUCKET_CLIENTS_NPM (default ~/.cache/fsbucket-clients):
+ *     programs/minio-js.mjs.
  *
  * Each prints what it saw; the test checks that and the stored bytes. A
  * client that is not installed is skipped with a note naming its package
@@ -23,6 +26,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { openRegistry } from '../../src/index.js'
@@ -113,6 +117,31 @@ t.test('S3 clients of other languages', async t => {
     t.match(await d('verify', target, source), /0 differences found/)
     await d('restore', target, path.join(work, 'dup-out'))
     t.equal(sha256(await readFile(path.join(work, 'dup-out', 'big.bin'))), sha256(big), 'restored the same bytes')
+  })
+
+  // The `minio` npm package is installed beside the project (scripts/install-clients.sh), not as one of its dependencies.
+  const npmPrefix = process.env.FSBUCKET_CLIENTS_NPM ?? path.join(os.homedir(), '.cache', 'fsbucket-clients')
+  let minioJs: string | null
+  try {
+    minioJs = createRequire(path.join(npmPrefix, 'package.json')).resolve('minio')
+  } catch {
+    minioJs = null
+  }
+  if (minioJs !== null) t.comment(`minio (npm): ${(JSON.parse(await readFile(path.join(npmPrefix, 'node_modules', 'minio', 'package.json'), 'utf8')) as { version: string }).version}`)
+  t.test('minio (npm): put (stream, multipart), stat, get, partial get, copy, list v2 and v1, presigned GET and PUT, remove', {
+    skip: minioJs === null ? `the minio npm package is not installed in ${npmPrefix}: run scripts/install-clients.sh (or npm install --prefix ${npmPrefix} minio@8)` : false
+  }, async t => {
+    const { stdout } = await run(process.execPath, [path.join(programs, 'minio-js.mjs'), minioJs as string, host, 'clients'], { env, maxBuffer: 1 << 24 })
+    t.match(stdout, /^stat: 14 text\/plain minio-js$/m, 'metadata round trip')
+    t.match(stdout, /^big etag: [0-9a-f]{32}-\d+$/m, 'a stream of unknown length goes up as a multipart upload')
+    t.match(stdout, /^big same: true$/m)
+    t.match(stdout, /^partial: minio$/m)
+    t.match(stdout, /^listed: mjs\/big\.bin:12582912 mjs\/copy\.txt:14 mjs\/small\.txt:14$/m)
+    t.match(stdout, /^listed v1: 3$/m)
+    t.match(stdout, /^presigned get: hello minio js$/m)
+    t.match(stdout, /^presigned put: 200$/m)
+    t.match(stdout, /^left: 0$/m)
+    t.equal(await registry.info('minio-js-made'), null, 'the bucket it made is removed')
   })
 
   const go = await succeeds('go', ['version']) && await succeeds('test', ['-d', '/usr/share/gocode/src/github.com/minio/minio-go/v7'])
