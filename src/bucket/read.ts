@@ -10,7 +10,9 @@
  * `partNumber` (S3's) is a range the engine derives from the object's part
  * layout: part N of a multipart object is `partSize` bytes from
  * `(N - 1) * partSize` (the last part, the rest); an object put whole has
- * one part, all of it, served as a whole read. A part past the last is
+ * one part, all of it, served as a range over the whole object (as S3
+ * answers it: 206 with Content-Range), or as a whole read when it is
+ * empty. A part past the last is
  * `range-not-satisfiable`. For objects completed before part layouts were
  * kept, the store derives the layout from the part bodies it keeps
  * (`derivePartLayout`, fs and PostgreSQL); where it cannot, they cannot be
@@ -79,7 +81,9 @@ function partRange (record: StoredObject, n: number): { range: ResolvedRange | n
   const layout = record.checksums.multipart
   if (layout === undefined) {
     if (isMultipartRecord(record)) throw new RangeError('read: this multipart object was completed without its part layout; it cannot be read by part.')
-    return { range: n === 1 ? null : 'past-end' }
+    // S3 answers part 1 of an object put whole as a range over all of it (206, Content-Range); an empty one has no range.
+    if (n !== 1) return { range: 'past-end' }
+    return { range: record.size === 0 ? null : { offset: 0, length: record.size } }
   }
   if (n > layout.parts) return { range: 'past-end', parts: layout.parts }
   const offset = (n - 1) * layout.partSize

@@ -24,13 +24,13 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { bodyStream, compareIds, isBucketError, MAX_PART_BYTES, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
-import { checkKey, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
+import { checkKey, copySourceFrom, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { decodePartRequest } from './put-request.js'
 import { ssecAnswerHeaders, ssecEchoHeaders, ssecOption } from './ssec.js'
 import { list, readXmlBody, text } from './xml.js'
@@ -122,17 +122,28 @@ function copyRangeFrom (value: string | undefined): { offset: number, length: nu
   return { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 }
 }
 
+/** S3's answer to a copy range that is not inside the source, wherever it ends or starts. */
+function invalidCopyRange (size: number | undefined): S3Error {
+  return new S3Error('InvalidArgument', `Range specified is not valid for source object of size: ${size ?? 0}`)
+}
+
 export async function uploadPartCopy (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const partNumber = partNumberFrom(param(ctx, 'partNumber'))
   const range = copyRangeFrom(single(ctx.request.headers, 'x-amz-copy-source-range'))
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
-  const source = await readCopySource(ctx, range)
+  const source = await readCopySource(ctx, range).catch(async (err: unknown) => {
+    // A range starting past the source's end: S3 answers InvalidArgument here, not the 416 of a GET.
+    if (!isBucketError(err) || err.errorName !== 'InvalidRange') throw err
+    const named = copySourceFrom(ctx)
+    const { bucket: from } = await openNamedBucket(ctx, named.bucket)
+    throw invalidCopyRange((await from.head(named.key))?.size)
+  })
   if (range !== undefined && range.offset + range.length > source.size) {
     // The engine would serve what there is; S3 refuses a range past the source's end.
     bodyStream(source).destroy()
-    throw new S3Error('InvalidArgument', `Range specified is not valid for source object of size: ${source.size}`)
+    throw invalidCopyRange(source.size)
   }
   // The engine computes the upload's checksum over the copied bytes (the default one for an upload created without).
   const ssec = ssecOption(ctx.request.headers)

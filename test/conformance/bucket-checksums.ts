@@ -239,7 +239,10 @@ export function checksumConformance (t: Test, open: Open): void {
     t.same([head.status, head.range, head.partsCount, head.body], ['partial', { offset: 14, length: 2 }, 3, null], 'a HEAD of the last part')
     t.equal((await again.read('parts', { partNumber: 4 })).status, 'range-not-satisfiable', 'a part past the last')
     const single = await again.read('single', { partNumber: 1, body: false }) as BucketReadServed
-    t.same([single.status, single.range, single.partsCount], ['found', null, undefined], 'part 1 of an object put whole is all of it')
+    t.same([single.status, single.range, single.partsCount], ['partial', { offset: 0, length: 9 }, undefined], 'part 1 of an object put whole is a range over all of it, without a part count')
+    await again.put('empty', '')
+    const empty = await again.read('empty', { partNumber: 1, body: false }) as BucketReadServed
+    t.same([empty.status, empty.range], ['found', null], 'part 1 of an empty object is the whole read: no range fits')
     t.equal((await again.read('single', { partNumber: 2 })).status, 'range-not-satisfiable')
     t.equal((await again.read('parts', { partNumber: 1, onlyIf: { etagMatches: 'other' } })).status, 'precondition-failed', 'conditions first')
     await t.rejects(again.read('parts', { partNumber: 0 }), RangeError)

@@ -147,7 +147,7 @@ t.test('write conditions as the hosted service takes them: If-None-Match with et
   t.equal(await put('missing', { 'if-none-match': '"0000"', 'if-unmodified-since': past }, 'x'), 200, 'the others pass')
 })
 
-t.test('UploadPartCopy with a range past the source\'s end is InvalidArgument, no part stored', async t => {
+t.test('UploadPartCopy with a range past the source\'s end, or not of the form bytes=first-last, is InvalidArgument, no part stored', async t => {
   const server = await s3Server(t)
   const s3 = server.client()
   await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'src', Body: 'twelve bytes' }))
@@ -155,6 +155,14 @@ t.test('UploadPartCopy with a range past the source\'s end is InvalidArgument, n
   const past = await rejection(s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'dst', UploadId, PartNumber: 1, CopySource: 'photos/src', CopySourceRange: 'bytes=4-100' })))
   t.equal(past.name, 'InvalidArgument')
   t.match(past.message, /size: 12/)
+  const start = await rejection(s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'dst', UploadId, PartNumber: 1, CopySource: 'photos/src', CopySourceRange: 'bytes=12-20' })))
+  t.same([start.name, start.$metadata.httpStatusCode], ['InvalidArgument', 400], 'a range starting past the end too, not the 416 of a GET')
+  t.match(start.message, /size: 12/)
+  for (const malformed of ['4-11', 'bytes=4-', 'bytes=-4', 'bytes=11-4', 'bytes=a-b', 'bytes=0-1,3-4']) {
+    const refused = await rejection(s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'dst', UploadId, PartNumber: 1, CopySource: 'photos/src', CopySourceRange: malformed })))
+    t.same([refused.name, refused.$metadata.httpStatusCode], ['InvalidArgument', 400], malformed)
+    t.match(refused.message, /must be of the form bytes=first-last/, malformed)
+  }
   const parts = await (await server.registry.open('photos'))!.resumeMultipartUpload('dst', UploadId!).listParts()
   t.same(parts.parts.map(p => p.partNumber), [], 'no part')
   const within = await s3.send(new UploadPartCopyCommand({ Bucket: 'photos', Key: 'dst', UploadId, PartNumber: 1, CopySource: 'photos/src', CopySourceRange: 'bytes=4-11' }))

@@ -7,7 +7,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage'
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
-import { rejection, s3Server } from './fixture.js'
+import { raw, rejection, s3Server } from './fixture.js'
 
 function md5OfMd5s (parts: Buffer[]): string {
   const joined = Buffer.concat(parts.map(p => createHash('md5').update(p).digest()))
@@ -70,6 +70,50 @@ t.test('create, upload parts (one copied), complete; errors of completion', asyn
   const gone = await rejection(s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'joined', UploadId: uploadId, PartNumber: 4, Body: 'late' })))
   t.equal(gone.name, 'NoSuchUpload')
   t.equal((await (await registry.open('photos'))!.head('joined'))?.storageClass, 'InfrequentAccess')
+})
+
+t.test('partNumber on an object put whole: part 1 is a 206 over all of it without PartsCount, as S3 answers; part 2 is InvalidPartNumber', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'whole', Body: 'hello world' }))
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'empty', Body: '' }))
+  const part = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'whole', PartNumber: 1 }))
+  t.same([part.$metadata.httpStatusCode, part.ContentRange, part.ContentLength, part.PartsCount], [206, 'bytes 0-10/11', 11, undefined])
+  t.equal(await part.Body!.transformToString(), 'hello world')
+  const head = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'whole', PartNumber: 1 }))
+  t.same([head.$metadata.httpStatusCode, head.ContentRange, head.ContentLength, head.PartsCount], [206, 'bytes 0-10/11', 11, undefined], 'HEAD alike')
+  const empty = await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'empty', PartNumber: 1 }))
+  t.same([empty.$metadata.httpStatusCode, empty.ContentRange, empty.ContentLength], [200, undefined, 0], 'an empty object: no range fits, the whole read')
+  const past = await rejection(s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'whole', PartNumber: 2 })))
+  t.same([past.name, past.$metadata.httpStatusCode], ['InvalidPartNumber', 416])
+  const pastHead = await rejection(s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'whole', PartNumber: 2 })))
+  t.equal(pastHead.$metadata.httpStatusCode, 416, 'HEAD of a part past the last')
+  for (const [query, what] of [['0', 'zero'], ['10001', 'past the largest'], ['x', 'not a number']]) {
+    const refused = await raw(server, 'GET', `/photos/whole?partNumber=${query}`)
+    t.same([refused.status, /<Code>(\w+)</.exec(refused.body)?.[1]], [400, 'InvalidArgument'], what)
+  }
+  const both = await raw(server, 'GET', '/photos/whole?partNumber=1', { range: 'bytes=0-1' })
+  t.same([both.status, /<Code>(\w+)</.exec(both.body)?.[1]], [400, 'InvalidRequest'], 'a part and a Range together')
+})
+
+t.test('a part uploaded twice before completion: the later one counts; completing with the older ETag is InvalidPart', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'twice' }))
+  const first = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'twice', UploadId, PartNumber: 1, Body: 'first' }))
+  const later = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'twice', UploadId, PartNumber: 1, Body: 'later' }))
+  const last = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'twice', UploadId, PartNumber: 2, Body: '!' }))
+  const listed = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'twice', UploadId }))
+  t.same(listed.Parts?.map(p => [p.PartNumber, p.ETag]), [[1, later.ETag], [2, last.ETag]], 'ListParts lists the later part 1 only')
+  const stale = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'twice', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: first.ETag }, { PartNumber: 2, ETag: last.ETag }] }
+  })))
+  t.same([stale.name, stale.$metadata.httpStatusCode], ['InvalidPart', 400], 'the older ETag names no part')
+  const done = await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'twice', UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: later.ETag }, { PartNumber: 2, ETag: last.ETag }] }
+  }))
+  t.equal(done.ETag, md5OfMd5s([Buffer.from('later'), Buffer.from('!')]))
+  t.equal(await (await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'twice' }))).Body!.transformToString(), 'later!')
 })
 
 t.test('a completion asked again after it succeeded answers the same object, as S3 does for a client retrying a lost answer', async t => {

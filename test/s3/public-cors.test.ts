@@ -1,0 +1,52 @@
+/**
+ * CORS for anonymous readers of a public bucket, on both doors that serve
+ * one: a bucket's CORS rules answer a preflight and a simple GET with an
+ * Origin, with no signature or token. Without rules the S3 port sends no CORS
+ * headers and refuses the preflight (S3 has no default rule; the hosted
+ * service asks a public bucket for a CORS policy), while the HTTP routes
+ * answer reads from any origin (docs/http.md, CORS).
+ */
+import t from 'tap'
+import { raw, s3Server } from './fixture.js'
+import { gateway } from '../http/gateway-fixture.js'
+import { s3AccessPolicy } from '../../src/s3/index.js'
+
+const origin = 'https://app.example'
+const rules = [{ allowedOrigins: [origin], allowedMethods: ['GET', 'HEAD'], allowedHeaders: ['range'], exposeHeaders: ['ETag'], maxAgeSeconds: 300 }]
+
+t.test('S3 port: anonymous preflight and GET on a public bucket follow its rules; none without rules', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'key', secretAccessKey: 'secret' }, null, true) })
+  for (const name of ['bare', 'ruled']) {
+    await server.registry.create(name, { public: true })
+    await (await server.registry.open(name))!.put('a.txt', 'A')
+  }
+  await server.registry.updateSettings('ruled', { cors: rules })
+
+  const preflight = await raw(server, 'OPTIONS', '/ruled/a.txt', { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' })
+  t.equal(preflight.status, 200)
+  t.match(preflight.headers, { 'access-control-allow-origin': origin, 'access-control-allow-methods': 'GET, HEAD', 'access-control-allow-headers': 'range', 'access-control-max-age': '300' })
+  const get = await raw(server, 'GET', '/ruled/a.txt', { origin })
+  t.same([get.status, get.body, get.headers['access-control-allow-origin'], get.headers['access-control-expose-headers']], [200, 'A', origin, 'ETag'], 'an anonymous GET, answered with CORS headers')
+  const other = await raw(server, 'GET', '/ruled/a.txt', { origin: 'https://other.test' })
+  t.same([other.status, other.headers['access-control-allow-origin']], [200, undefined], 'another origin reads, without CORS headers')
+  t.equal((await raw(server, 'OPTIONS', '/ruled/a.txt', { origin, 'access-control-request-method': 'PUT' })).status, 403, 'a method no rule allows')
+
+  const bare = await raw(server, 'GET', '/bare/a.txt', { origin })
+  t.same([bare.status, bare.headers['access-control-allow-origin']], [200, undefined], 'a public bucket without rules: readable, no CORS headers')
+  const refused = await raw(server, 'OPTIONS', '/bare/a.txt', { origin, 'access-control-request-method': 'GET' })
+  t.equal(refused.status, 403)
+  t.match(refused.body, /<Code>AccessForbidden<\/Code>/)
+})
+
+t.test('HTTP routes: anonymous preflight and GET on a public bucket follow its rules', async t => {
+  const { app, registry } = await gateway(t)
+  await (await registry.open('site'))!.put('a.txt', 'A')
+  await registry.updateSettings('site', { cors: rules })
+  const preflight = await app.inject({ method: 'OPTIONS', url: '/site/a.txt', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'range' } })
+  t.equal(preflight.statusCode, 204)
+  t.match(preflight.headers, { 'access-control-allow-origin': origin, 'access-control-max-age': '300' })
+  const get = await app.inject({ method: 'GET', url: '/site/a.txt', headers: { origin } })
+  t.same([get.statusCode, get.body, get.headers['access-control-allow-origin']], [200, 'A', origin])
+  t.equal((await app.inject({ method: 'GET', url: '/site/a.txt', headers: { origin: 'https://other.test' } })).headers['access-control-allow-origin'], undefined, 'the rules replace the default: another origin gets no CORS headers')
+  t.equal((await app.inject({ method: 'OPTIONS', url: '/site/a.txt', headers: { origin: 'https://other.test', 'access-control-request-method': 'GET' } })).statusCode, 403)
+})
