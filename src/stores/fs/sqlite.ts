@@ -25,6 +25,7 @@
  * Node 24.19's headers or later, it aborts the process when the garbage
  * collector frees one of its statements.
  */
+import { accessSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
@@ -78,7 +79,7 @@ type DatabaseConstructor = new (file: string, options?: OpenOptions) => SqliteDa
 /** The two drivers' names, as `FSBUCKET_SQLITE_DRIVER` takes them. */
 const NODE_SQLITE = 'node:sqlite'
 const BETTER_SQLITE3 = 'better-sqlite3'
-/** The package better-sqlite3 12 is installed as (an alias: see package.json's optionalDependencies). */
+/** The package better-sqlite3 12 is installed as (an alias: see package.json's optionalDependencies); a `better-sqlite3` installed by hand is taken too. */
 const BETTER_SQLITE3_PACKAGE = 'better-sqlite3-node20'
 
 // --- node:sqlite, adapted -------------------------------------------------
@@ -233,7 +234,7 @@ function nodeSqliteDatabase ({ DatabaseSync }: NodeSqlite): DatabaseConstructor 
     constructor (file: string, options: OpenOptions = {}) {
       const readOnly = options.readonly === true
       // node:sqlite creates a missing file unless opened read-only: look first.
-      if (options.fileMustExist === true && !readOnly && file !== ':memory:') require('node:fs').accessSync(file)
+      if (options.fileMustExist === true && !readOnly && file !== ':memory:') accessSync(file)
       try {
         this.#db = new DatabaseSync(file, { readOnly })
         // better-sqlite3's default wait is 5 s.
@@ -330,8 +331,25 @@ function loadNodeSqlite (): DatabaseConstructor {
   }
 }
 
+/** The package better-sqlite3 was loaded from, when it was. */
+let betterSqlite3Package = ''
+
+/** better-sqlite3: the optional dependency's build, else one installed beside fsbucket by its own name. */
 function loadBetterSqlite3 (): DatabaseConstructor {
-  return require(BETTER_SQLITE3_PACKAGE) as DatabaseConstructor
+  const failures: string[] = []
+  for (const name of [BETTER_SQLITE3_PACKAGE, BETTER_SQLITE3]) {
+    try {
+      const Database = require(name) as DatabaseConstructor
+      // A native addon loads with its first database: open one now, so
+      // that a build whose binary cannot load here is passed over.
+      new Database(':memory:').close()
+      betterSqlite3Package = name
+      return Database
+    } catch (err) {
+      failures.push(`${name}: ${(err as Error).message.split('\n')[0]}`)
+    }
+  }
+  throw new Error(failures.join('; '))
 }
 
 function load (): { Database: DatabaseConstructor, name: string } {
@@ -344,11 +362,7 @@ function load (): { Database: DatabaseConstructor, name: string } {
   for (const [name, loader] of loaders) {
     if (wanted !== '' && name !== wanted) continue
     try {
-      const Database = loader()
-      // A native addon loads with its first database: open one now, so that
-      // a build whose binary cannot load here is passed over.
-      new Database(':memory:').close()
-      return { Database, name }
+      return { Database: loader(), name }
     } catch (err) {
       failures.push(`${name}: ${(err as Error).message.split('\n')[0]}`)
     }
@@ -367,7 +381,7 @@ export const Database: DatabaseConstructor = loaded.Database
 export function sqliteDriver (): { name: string, version: string, sqlite: string } {
   const version = loaded.name === NODE_SQLITE
     ? process.version.slice(1)
-    : (require(`${BETTER_SQLITE3_PACKAGE}/package.json`) as { version: string }).version
+    : (require(`${betterSqlite3Package}/package.json`) as { version: string }).version
   const db = new Database(':memory:')
   try {
     return { name: loaded.name, version, sqlite: db.prepare<[], string>('select sqlite_version()').pluck().get() as string }
