@@ -318,16 +318,17 @@ function nodeSqliteDatabase ({ DatabaseSync }: NodeSqlite): DatabaseConstructor 
 
 /** node:sqlite, where it loads without a flag; its experimental warning (Node 22) is not printed. */
 function loadNodeSqlite (): DatabaseConstructor {
-  const emitWarning = process.emitWarning
-  process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
+  const original = Object.getOwnPropertyDescriptor(process, 'emitWarning')
+  const emitWarning = process.emitWarning.bind(process) as (...args: unknown[]) => void
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     const text = typeof warning === 'string' ? warning : warning.message
-    if (/^SQLite is an experimental feature/.test(text)) return
-    return (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest)
-  } as typeof process.emitWarning
+    if (!/^SQLite is an experimental feature/.test(text)) emitWarning(warning, ...rest)
+  }) as typeof process.emitWarning
   try {
     return nodeSqliteDatabase(require(NODE_SQLITE) as NodeSqlite)
   } finally {
-    process.emitWarning = emitWarning
+    if (original !== undefined) Object.defineProperty(process, 'emitWarning', original)
+    else delete (process as { emitWarning?: unknown }).emitWarning
   }
 }
 
