@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The package as users get it: `npm pack` (prepack builds), installed into an
 # empty project with `npm install <tarball> --omit=dev` (no build step, no dev
-# dependency), then `npx fsbucket serve` on a temporary data directory, one
-# PUT and GET over the HTTP routes compared byte for byte, the console page
-# and its script, and the object commands `cp` and `ls` beside the running
-# server. It is run once per Node binary given (default: the `node` on PATH);
-# each binary is put first on PATH, so npm, npx, the install scripts and the
-# bin's `#!/usr/bin/env node` all run under it.
+# dependency; on a Node with node:sqlite, `--omit=optional` too, which leaves
+# out the Node 20 SQLite driver and its compile), then `npx fsbucket serve`
+# on a temporary data directory, one PUT and GET over the HTTP routes
+# compared byte for byte, the console page and its script, and the object
+# commands `cp` and `ls` beside the running server. It is run once per Node
+# binary given (default: the `node` on PATH); each binary is put first on
+# PATH, so npm, npx, the install scripts and the bin's `#!/usr/bin/env node`
+# all run under it. A binary given as `plain:<binary>` installs with a plain
+# `npm install <tarball>`, no --omit at all.
 #
-#   scripts/package-smoke.sh [--tarball fsbucket-x.y.z.tgz] [--tests "dist/test/a.test.js ..."] [node-binary ...]
+#   scripts/package-smoke.sh [--tarball fsbucket-x.y.z.tgz] [--tests "dist/test/a.test.js ..."] [[plain:]node-binary ...]
 #
 # --tests runs those test files of this checkout with tap under each binary
 # too (the checkout must be built and its node_modules installed). One line
@@ -25,7 +28,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --tarball) tarball=$(realpath "$2"); shift 2 ;;
     --tests) tests=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    plain:*) binaries+=("plain:$(realpath "${1#plain:}")"); shift ;;
     *) binaries+=("$(realpath "$1")"); shift ;;
   esac
 done
@@ -50,7 +54,8 @@ free_port () {
 
 # One binary: install, serve, PUT/GET, object commands, tests. Echoes the failed step and returns 1 on failure.
 smoke () {
-  local bin=$1 dir=$2
+  local bin=$1 dir=$2 plain=''
+  [[ $bin == plain:* ]] && { plain=1; bin=${bin#plain:}; }
   mkdir -p "$dir/path" "$dir/project" "$dir/data"
   ln -s "$bin" "$dir/path/node"
   export PATH="$dir/path:$PATH"
@@ -61,14 +66,25 @@ smoke () {
   cd "$dir/project" || return 1
   echo '{ "name": "smoke", "private": true }' >package.json
 
-  # Where Node-API 10 is there (Node 22.14+, 24), better-sqlite3 13's own
-  # binaries must do: the optional Node 20 build (compiled at install) is
-  # left out, which also spares a compile of several minutes.
-  local omit=(--omit=dev)
-  [ "$(node -p 'Number(process.versions.napi) >= 10')" = true ] && omit+=(--omit=optional)
+  # Where Node has node:sqlite (22.13+, 24), that is the driver: the optional
+  # Node 20 build of better-sqlite3 (compiled at install) is left out, which
+  # spares a compile of minutes. On Node 20 it is the only driver.
+  local omit=() sqlite=true
+  node -e 'require("node:sqlite")' 2>/dev/null || sqlite=false
+  if [ -z "$plain" ]; then
+    omit+=(--omit=dev)
+    [ "$sqlite" = true ] && omit+=(--omit=optional)
+  fi
   log "$version: npm install $(basename "$tarball") ${omit[*]}"
+  local start=$SECONDS
   npm install "$tarball" "${omit[@]}" --no-audit --no-fund --loglevel=error >"$dir/install.log" 2>&1 \
     || { cat "$dir/install.log" >&2; echo 'npm install'; return 1; }
+  log "$version: installed in $((SECONDS - start)) s"
+  # The driver the server will run: node:sqlite where Node has it, else the optional build.
+  local driver
+  driver=$(cd node_modules/fsbucket && node --input-type=module -e 'console.log((await import("./dist/src/stores/fs/sqlite.js")).sqliteDriver().name)') \
+    || { echo 'SQLite driver does not load'; return 1; }
+  [ "$driver" = "$([ "$sqlite" = true ] && echo node:sqlite || echo better-sqlite3)" ] || { echo "SQLite driver $driver"; return 1; }
   # What --omit=dev must keep out, and what the package must bring.
   for dev in typescript tap esbuild @aws-sdk/client-s3; do
     [ ! -e "node_modules/$dev" ] || { echo "dev dependency $dev installed"; return 1; }
@@ -136,7 +152,8 @@ results=()
 n=0
 for bin in "${binaries[@]}"; do
   n=$((n + 1))
-  version=$("$bin" -p process.version 2>/dev/null || echo "$bin")
+  version=$("${bin#plain:}" -p process.version 2>/dev/null || echo "$bin")
+  [[ $bin == plain:* ]] && version="$version (plain npm install)"
   start=$SECONDS
   # A subshell per binary: its PATH and working directory stay its own,
   # and a server it leaves behind on failure is stopped as it ends.

@@ -21,11 +21,10 @@
  * leave one behind. Rows written by format 2 keep their bodies in the
  * row's own `body` column, read as before until the key is written again.
  */
-import type BetterSqlite3 from 'better-sqlite3'
 import { bucketRetired, lockRulesOf, lockRulesText, retainingRule, type EventSink, type LockRule, type ObjectChange, type StoredObject } from '../../bucket/port.js'
 import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
-import { Database } from './sqlite.js'
+import { Database, type SqliteDatabase, type Statement, type Transaction } from './sqlite.js'
 import { currentTurn } from '../turn.js'
 
 /** How long a write waits for another process's write transaction (and reads for a recovery) to end. */
@@ -139,9 +138,6 @@ export function fromListRow (row: ListRow): StoredObject {
   }
 }
 
-/** A prepared statement, typed by its parameters and rows. */
-type Statement<P extends unknown[] | {} = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>
-
 /** The catalog's prepared statements. */
 interface Statements {
   head: Statement<[Buffer], ObjectRow>
@@ -193,11 +189,11 @@ interface Statements {
 /** A row of the outbox (see outbox.ts). */
 export interface OutboxRow { seq: number, id: string, body: string, created: number, attempts: number }
 
-function statements (db: BetterSqlite3.Database): Statements {
+function statements (db: SqliteDatabase): Statements {
   const prepare = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql)
   const raw = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).raw() as Statement<P, R>
   const pluck = <R>(sql: string): Statement<[], R> => db.prepare<[], R>(sql).pluck() as Statement<[], R>
-  // List pages read rows as arrays (better-sqlite3's raw mode): a third cheaper than objects (see ListRow).
+  // List pages read rows as arrays (raw mode): a third cheaper than objects with better-sqlite3 (see ListRow).
   const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums'
   const fullColumns = `${listColumns}, http_metadata, custom_metadata`
   return {
@@ -266,14 +262,14 @@ export class Catalog {
   readonly sql: Statements
   /** Rows recently read, and small bodies (see read-cache.ts). */
   readonly cache = new ReadCache()
-  readonly #db: BetterSqlite3.Database
-  readonly #transaction: BetterSqlite3.Transaction<(fn: () => unknown) => unknown>
+  readonly #db: SqliteDatabase
+  readonly #transaction: Transaction<(fn: () => unknown) => unknown>
   /** The turn of the event loop in which the data version was last looked at (see ../turn.ts). */
   #checkedTurn = -1
   /** Where committed changes send their events (the engine's rules), null for none. */
   sink: EventSink | null = null
 
-  private constructor (db: BetterSqlite3.Database) {
+  private constructor (db: SqliteDatabase) {
     this.#db = db
     this.#transaction = db.transaction((fn: () => unknown) => fn())
     this.sql = statements(db)
