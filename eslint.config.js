@@ -6,7 +6,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'test/clients/programs/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -24,7 +24,7 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, isBucketError, MAX_PART_BYTES, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { bodyStream, compareIds, isBucketError, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
