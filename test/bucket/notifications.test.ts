@@ -3,7 +3,7 @@
  * overlap, parsing, matching and message bodies; and the queues over the
  * memory store, whose clock drives retention and leases.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { addRules, openMemoryRegistry, parseRuleInputs, Queues, RuleRefusal } from '../../src/index.js'
 import { eventBody, messagesFor, removeRules, rulesOverlap } from '../../src/bucket/notifications.js'
 
@@ -78,27 +78,32 @@ t.test('eventBody and messagesFor', async t => {
   t.same(queuesOf('DeleteObject', 'img/a.jpg'), ['q2'], 'the action must match')
 })
 
-t.test('retention and leases on the memory store, by the queues\' clock', async t => {
-  let now = Date.parse('2026-01-01T00:00:00Z')
-  const clock = (): Date => new Date(now)
-  const registry = openMemoryRegistry({ clock })
+/** A memory registry with bucket `photos` and its queues, on a clock the test moves (`clock.now`). */
+async function clockedQueues (t: Test): Promise<{ registry: ReturnType<typeof openMemoryRegistry>, queues: Queues, clock: { now: number } }> {
+  const clock = { now: Date.parse('2026-01-01T00:00:00Z') }
+  const registry = openMemoryRegistry({ clock: () => new Date(clock.now) })
   t.teardown(async () => { await registry.close() })
   await registry.create('photos')
-  const queues = new Queues(registry, clock)
+  return { registry, queues: new Queues(registry, () => new Date(clock.now)), clock }
+}
+
+t.test('retention and leases on the memory store, by the queues\' clock', async t => {
+  const { registry, queues, clock: time } = await clockedQueues(t)
+  const clock = (): Date => new Date(time.now)
   const queue = (await queues.create('q', { message_retention_period: 60 }))!
   await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject', 'DeleteObject'] }], clock()))
   const bucket = (await registry.open('photos'))!
   await bucket.put('old', 'x')
-  now += 30_000
+  time.now += 30_000
   await bucket.put('new', 'y')
   await bucket.delete('new')
   t.equal(await queues.backlog(queue.queue_id), 3)
-  now += 40_000
+  time.now += 40_000
   const pulled = await queues.pull(queue, 10, 1000)
   t.same(pulled.messages.map(m => JSON.parse(m.body).object.key), ['new', 'new'], 'a message past its retention is dropped')
   t.equal(pulled.backlog, 2)
   t.same((await queues.pull(queue, 10, 1000)).messages, [], 'leased messages are invisible')
-  now += 1000
+  time.now += 1000
   const again = await queues.pull(queue, 1, 1000)
   t.equal(again.messages.length, 1, 'the batch size is kept')
   t.equal(again.messages[0].attempts, 2, 'back after the lease')
@@ -107,12 +112,8 @@ t.test('retention and leases on the memory store, by the queues\' clock', async 
 })
 
 t.test('a queue\'s delivery delay, pause and max_retries on the memory store, by the queues\' clock', async t => {
-  let now = Date.parse('2026-01-01T00:00:00Z')
-  const clock = (): Date => new Date(now)
-  const registry = openMemoryRegistry({ clock })
-  t.teardown(async () => { await registry.close() })
-  await registry.create('photos')
-  const queues = new Queues(registry, clock)
+  const { registry, queues, clock: time } = await clockedQueues(t)
+  const clock = (): Date => new Date(time.now)
   const queue = (await queues.create('q', { delivery_delay: 10 }))!
   const dead = (await queues.create('dead'))!
   queue.consumers.push({ consumer_id: 'c', type: 'http_pull', created_on: '', settings: { max_retries: 0 }, dead_letter_queue: 'dead' })
@@ -120,19 +121,19 @@ t.test('a queue\'s delivery delay, pause and max_retries on the memory store, by
   const bucket = (await registry.open('photos'))!
   await bucket.put('a', 'x')
   t.same((await queues.pull(queue, 10, 1000)).messages, [], 'younger than the delay')
-  now += 10_000
+  time.now += 10_000
   t.equal((await queues.pull(queue, 10, 1000)).messages.length, 1, 'as old as the delay')
-  now += 1000
+  time.now += 1000
   t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 0 }, 'max_retries 0: one delivery, then it leaves')
   t.same((await queues.pull(dead, 10, 1000)).messages.map(m => [JSON.parse(m.body).object.key, m.attempts]), [['a', 1]], 'for the dead-letter queue')
   queue.consumers[0].dead_letter_queue = undefined
   queue.settings.delivery_paused = true
   await bucket.put('b', 'x')
-  now += 10_000
+  time.now += 10_000
   t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 1 }, 'paused')
   queue.settings.delivery_paused = false
   t.equal((await queues.pull(queue, 10, 1000)).messages.length, 1)
-  now += 1000
+  time.now += 1000
   t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 0 }, 'without a dead-letter queue a spent message is dropped')
 })
 
