@@ -135,6 +135,23 @@ t.test('an object-read-only token is offered no write, and sees its buckets only
   await page.close()
 })
 
+t.test('an admin-read-only token sees a bucket\'s settings and rules with no control that changes them', async t => {
+  const made = await api(`${base}/client/v4/user/tokens`, { method: 'POST', body: JSON.stringify({ name: 'auditor', permission: 'admin-read-only' }) })
+  // The settings page reads the bucket's CORS rules, which are not set (404); Chromium logs it.
+  allowConsoleErrors(/status of 404 .*\/cors\)$/)
+  const page = await signIn(made.body.result.value)
+  await page.goto(`${base}/_console/#/settings?bucket=photos`)
+  await page.getByRole('heading', { name: 'Lifecycle rules', exact: true }).waitFor()
+  await page.getByText('These credentials may read the settings, not change them.').waitFor()
+  for (const name of ['Save CORS rules', 'Add lifecycle rule', 'Add lock', 'Add notification rule']) {
+    t.equal(await page.getByRole('button', { name, exact: true }).count(), 0, `no "${name}"`)
+  }
+  t.equal(await page.locator('section.rules button.danger').count(), 0, 'no delete or remove button in the rule tables')
+  t.equal(await page.locator('section.rules input[type=checkbox]:not([disabled])').count(), 0, 'no switch that can be turned')
+  t.equal(await page.getByRole('button', { name: 'Refresh backlog', exact: true }).count(), 1, 'reading the backlog is left')
+  await page.close()
+})
+
 t.test('a share link made in the details panel downloads with no credentials; a changed one is refused', async t => {
   const page = await signIn(adminToken)
   await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=docs%2F`)
