@@ -71,6 +71,9 @@ t.test('built when a source changed, skipped after a build, built again when one
   // The build as if ten seconds ago, then a source saved now.
   age(path.join(base, 'dist/.build-stamp'), 10)
   writeFileSync(path.join(base, 'tsconfig.json'), '{"compilerOptions":{}}')
+  // Saved five seconds ago: after that build, and clearly before the next one's stamp
+  // (a source as old as the stamp counts as changed, and both may fall in one clock tick).
+  age(path.join(base, 'tsconfig.json'), 5)
   t.match(buildIfStale(base, { build, log }), { needed: true, built: true, reason: /tsconfig\.json changed/ }, 'a source touched: built')
   t.match(buildIfStale(base, { build, log }), { needed: false }, 'and skipped again')
   t.match(buildIfStale(base, { build, log, force: true }), { needed: true, built: true }, '--force builds anyway')
