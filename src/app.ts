@@ -22,18 +22,20 @@
  * route patterns, the HTTP routes by the operation they ask for.
  */
 import { randomUUID } from 'node:crypto'
+import type { RequestListener } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
-import type { DestinationStream } from 'pino'
+import type { DestinationStream, Logger } from 'pino'
 import { BucketError, type BucketRegistry } from './bucket/index.js'
 import { deferContinue } from './doors/expect-continue.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { isLoopbackHost } from './http/auth.js'
 import { answerClientError, expectationListener, requireHost } from './server/client-error.js'
-import { inConnectionOrder, onIdleConnection } from './server/connection.js'
+import { beginAlone, inConnectionOrder, onIdleConnection } from './server/connection.js'
 import { createLogger, lazyChildLogger } from './server/logger.js'
 import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
+import { fastReads } from './http/fast-read.js'
 import { gatewayRoutes } from './http/routes.js'
 import { logRefusedRequest, RequestLog } from './doors/request-log.js'
 import type { OperatorEndpoints } from './doors/health.js'
@@ -83,12 +85,13 @@ export const defaultIdleTimeout = serveDefaults.idleTimeout
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
   const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })
   const idleMs = (config.idleTimeout ?? defaultIdleTimeout) * 1000
+  const portMeter = config.meter?.port('http') ?? null
   const options: FastifyServerOptions & { https?: GatewayConfig['https'] } = {
     ...(config.https === undefined ? {} : { https: config.https }),
     ...(config.logLevel === false
       ? { logger: false }
       : { loggerInstance: createLogger({ level: config.logLevel, destination: config.logDestination }) }),
-    logController: new RequestLog({ meter: config.meter?.port('http') }),
+    logController: new RequestLog({ meter: portMeter }),
     childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
     genReqId: () => randomUUID(),
     // While the server drains, a request already on an open connection (pipelined behind one in flight) is served like
@@ -181,14 +184,34 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     })
   })
 
+  const policy = { token: config.token, loopbackOnly: isLoopbackHost(config.host), tokens: registry.tokens }
+  const publicBuckets = new Set(config.publicBuckets)
   await app.register(gatewayRoutes, {
     registry,
-    policy: { token: config.token, loopbackOnly: isLoopbackHost(config.host), tokens: registry.tokens },
+    policy,
     publicRoutes: routes,
-    publicBuckets: new Set(config.publicBuckets),
+    publicBuckets,
     browserHome: consolePath,
     operator: config.operator ?? { ready: readinessChecks(config.dataDir, registry, { log: app.log }), metrics: null }
   })
+
+  // Plain object reads are answered in front of Fastify (http/fast-read.ts), everything else through it.
+  let closing = false
+  app.addHook('preClose', done => { closing = true; done() })
+  const [fastify] = app.server.listeners('request') as RequestListener[]
+  app.server.removeListener('request', fastify)
+  app.server.on('request', fastReads(fastify, {
+    registry,
+    policy,
+    publicRoutes: routes,
+    publicBuckets,
+    routeHosts: guard.routeHosts,
+    guarded: gatewayOpen,
+    log: config.logLevel === false ? null : app.log as unknown as Logger,
+    meter: portMeter,
+    beginAlone,
+    closing: () => closing
+  }))
 
   if (config.registry === undefined) app.addHook('onClose', async () => { await registry.close() })
   return app

@@ -54,19 +54,23 @@ export class RequestLog extends LogController {
     // Below the info level a request's line is not even made.
     if (error == null && (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return
     const fields = request.logFields
-    const length = reply.getHeader('content-length')
-    const line = {
-      method: request.method,
-      url: fields === null ? this.#url(request.url) : undefined,
-      bucket: fields?.bucket,
-      key: fields?.key,
-      status: reply.statusCode,
-      // A HEAD answer sends no body, whatever Content-Length it announces.
-      bytes: fields?.bytes ?? (length === undefined || request.method === 'HEAD' ? 0 : Number(length)),
-      ms: Math.round(reply.elapsedTime * 100) / 100
-    }
+    const line = requestLine(request.method, fields, fields === null ? this.#url(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), reply.elapsedTime)
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')
+  }
+}
+
+/** A request's line: what it was about (`fields`, else its `url`), its status, the body bytes and the milliseconds it took. */
+export function requestLine (method: string, fields: RequestLogFields | null, url: string | undefined, status: number, contentLength: unknown, ms: number): Record<string, unknown> {
+  return {
+    method,
+    url,
+    bucket: fields?.bucket,
+    key: fields?.key,
+    status,
+    // A HEAD answer sends no body, whatever Content-Length it announces.
+    bytes: fields?.bytes ?? (contentLength === undefined || method === 'HEAD' ? 0 : Number(contentLength)),
+    ms: Math.round(ms * 100) / 100
   }
 }
 

@@ -24,6 +24,7 @@
  * byte counts once, towards the request whose answer follows it (requests
  * on one connection are answered in order, server/connection.ts).
  */
+import type { ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
@@ -116,10 +117,23 @@ export class PortMeter {
   }
 
   finished (reply: FastifyReply): void {
-    this.meter.inFlight[this.name]--
     const request: FastifyRequest = reply.request
-    const series = this.meter.series(request.door ?? this.#door, request.operation ?? 'other')
-    const socket = request.raw.socket as Socket | null | undefined
+    this.answered(reply.raw, request.raw.socket as Socket | null | undefined, request.door ?? this.#door, request.operation ?? 'other', reply.elapsedTime / 1000)
+  }
+
+  /** A request taken (in flight until `answered`, or `dropped` when it is handed on uncounted). */
+  began (): void {
+    this.meter.inFlight[this.name]++
+  }
+
+  dropped (): void {
+    this.meter.inFlight[this.name]--
+  }
+
+  /** Counts a request whose answer closed, `seconds` after it began. */
+  answered (res: ServerResponse, socket: Socket | null | undefined, door: DoorName, operation: string, seconds: number): void {
+    this.meter.inFlight[this.name]--
+    const series = this.meter.series(door, operation)
     let received = 0
     let sent = 0
     // A socket of `app.inject` counts nothing.
@@ -133,7 +147,6 @@ export class PortMeter {
       counted.read = read
       counted.written = written
     }
-    const res = reply.raw
-    series.record(res.writableFinished ? res.statusCode : ABORTED, reply.elapsedTime / 1000, received, sent)
+    series.record(res.writableFinished ? res.statusCode : ABORTED, seconds, received, sent)
   }
 }

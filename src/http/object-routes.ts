@@ -13,7 +13,7 @@ import { declaresBodyOver, namesAwsChunked, sandboxObjectHeaders } from '../door
 import { holdsCredentials } from './auth.js'
 import { DoorError, DoorErrors, failure, success } from './errors.js'
 import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
-import { readObject } from './read.js'
+import { readObject, type ReadResult } from './read.js'
 import { enter, methodNotAllowed, objectMethods, preflight, queryValue, readJsonBody, type RouteScope } from './route-scope.js'
 import { sendRecycling } from './send-body.js'
 import type { SiteOptions } from './target.js'
@@ -62,7 +62,7 @@ function partsFrom (body: unknown): Array<{ partNumber: number, etag: string }> 
 }
 
 /**
- * A read's answer. Objects read on the host that also serves the web
+ * A read's headers. Objects read on the host that also serves the web
  * console and the management API (path style, and routes bound to no host:
  * not `ownHost`) share their origin: on a credential-free loopback server
  * an HTML object there would run with every right, so those answers with
@@ -70,13 +70,17 @@ function partsFrom (body: unknown): Array<{ partNumber: number, etag: string }> 
  * sandbox's opaque origin (`Origin: null`) as another site. A host route or
  * a custom domain is an origin of its own and serves its site untouched.
  */
+export function readHeaders (result: ReadResult, ownHost: boolean): Record<string, string> {
+  return ownHost || result.body === undefined ? result.headers : sandboxObjectHeaders(result.headers)
+}
+
 export async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, ownHost: boolean, site?: SiteOptions): Promise<void> {
   const method = request.method as 'GET' | 'HEAD'
   const query = request.query as Record<string, unknown>
   const result = site === undefined
     ? await readObject(bucket, key, method, request.headers, query)
     : await readSite(bucket, key, site, method, request.headers, query)
-  reply.code(result.status).headers(ownHost || result.body === undefined ? result.headers : sandboxObjectHeaders(result.headers))
+  reply.code(result.status).headers(readHeaders(result, ownHost))
   if (result.body === undefined) return await reply.send()
   if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
   if (isRecyclingStream(result.body)) return await sendRecycling(reply, result.body)

@@ -15,19 +15,31 @@
  * connection, as Fastify does: the client sees a short body, never a
  * wrong one.
  */
+import type { ServerResponse } from 'node:http'
 import type { FastifyReply } from 'fastify'
 import type { RecyclingStream } from '../bucket/index.js'
 
 export async function sendRecycling (reply: FastifyReply, stream: RecyclingStream): Promise<void> {
   const res = reply.raw
-  let started = false
-  /** The reply is taken over at the first chunk: a stream failing before it still gets Fastify's error answer. */
-  const start = (): void => {
-    if (started) return
-    started = true
+  await pipeRecycling(res, stream, () => {
     reply.hijack()
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, typeof value === 'number' ? String(value) : value)
     res.writeHead(reply.statusCode)
+  })
+}
+
+/**
+ * Writes `stream` to `res`, chunk by chunk, handing each chunk back once
+ * written; `writeHead` sends the status and headers at the first chunk (or
+ * the end). Rejects with the stream's error only when it fails before that.
+ */
+export async function pipeRecycling (res: ServerResponse, stream: RecyclingStream, writeHead: () => void): Promise<void> {
+  let started = false
+  /** The answer is begun at the first chunk: a stream failing before it still gets an error answer. */
+  const start = (): void => {
+    if (started) return
+    started = true
+    writeHead()
   }
   await new Promise<void>((resolve, reject) => {
     const detach = (): void => {

@@ -23,13 +23,17 @@
  * `inConnectionOrder` and `idleConnectionListener` (with the S3 answer) to
  * it, so both ports keep them the same way.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import { DoorErrors, failure } from '../http/errors.js'
 
 interface Pending {
-  reply: FastifyReply
+  request: IncomingMessage
+  response: ServerResponse
+  /** Fastify's reply, once Fastify runs the request (a read answered beside it has none: http/fast-read.ts). */
+  reply?: FastifyReply
   /** Lets the request start; absent once it has started. */
   start?: () => void
 }
@@ -52,7 +56,7 @@ const answeredAt = new WeakMap<Socket, number>()
  */
 export function whenAnswered (socket: Socket, then: () => void): void {
   const pending = connections.get(socket)
-  if (pending === undefined || pending.length === 0 || pending.some(p => !p.reply.request.raw.complete)) {
+  if (pending === undefined || pending.length === 0 || pending.some(p => !p.request.complete)) {
     then()
     return
   }
@@ -64,20 +68,44 @@ export function whenAnswered (socket: Socket, then: () => void): void {
 /**
  * An onRequest hook: lets a request start when the requests before it on
  * its connection have been answered. Callback-style and with one listener
- * per request, because it runs for every request.
+ * per request, because it runs for every request. A read begun beside
+ * Fastify and handed to it (`beginAlone`) keeps the place it already has.
  */
 export function inConnectionOrder (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   const socket = request.raw.socket
+  const first = connections.get(socket)?.[0]
+  if (first !== undefined && first.request === request.raw) {
+    first.reply = reply
+    done()
+    return
+  }
+  enqueue(socket, { request: request.raw, response: reply.raw, reply }, done)
+}
+
+/**
+ * Takes a request's place in its connection's order when no request of
+ * that connection is pending, so it may run at once; false (nothing taken)
+ * otherwise. For a read answered beside Fastify (http/fast-read.ts), which
+ * hands the request to Fastify when it cannot answer it itself.
+ */
+export function beginAlone (request: IncomingMessage, response: ServerResponse): boolean {
+  const socket = request.socket
+  const pending = connections.get(socket)
+  if (pending !== undefined && pending.length > 0) return false
+  enqueue(socket, { request, response }, () => {})
+  return true
+}
+
+function enqueue (socket: Socket, own: Pending, done: () => void): void {
   let pending = connections.get(socket)
   if (pending === undefined) {
     pending = []
     connections.set(socket, pending)
   }
   const queue = pending
-  const own: Pending = { reply }
   queue.push(own)
   // 'close' follows the end of every answer, and a connection's end.
-  reply.raw.once('close', () => {
+  own.response.once('close', () => {
     const at = queue.indexOf(own)
     if (at === -1) return
     queue.splice(at, 1)
@@ -109,15 +137,21 @@ export function inConnectionOrder (request: FastifyRequest, reply: FastifyReply,
  */
 export function idleConnectionListener (answer: (request?: FastifyRequest) => BareAnswer): (socket: Socket) => void {
   return socket => {
-    const reply = connections.get(socket)?.[0]?.reply
-    if (reply === undefined) {
+    const running = connections.get(socket)?.[0]
+    if (running === undefined) {
       // No request: an idle kept-alive connection closes quietly; headers that stopped arriving are answered first.
       if (socket.bytesRead > (answeredAt.get(socket) ?? 0) && socket.writable) socket.write(rawAnswer(answer()))
       socket.destroy()
       return
     }
-    if (reply.raw.headersSent || reply.request.raw.complete) {
-      if (reply.raw.headersSent) socket.destroy()
+    if (running.response.headersSent || running.request.complete) {
+      if (running.response.headersSent) socket.destroy()
+      return
+    }
+    // A request whose body is still arriving is Fastify's (a read beside it has none).
+    const reply = running.reply
+    if (reply === undefined) {
+      socket.destroy()
       return
     }
     const stalled = answer(reply.request)
