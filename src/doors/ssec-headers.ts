@@ -27,11 +27,21 @@ function one (headers: IncomingHttpHeaders, name: string): string | undefined {
   return Array.isArray(value) ? value.join(',') : value
 }
 
+/** The three header names of each prefix, made once: every read looks for them, and a name built per call costs a lookup by a new string. */
+const namesOf = new Map<string, { algorithm: string, key: string, md5: string }>()
+
+function headerNames (prefix: string): { algorithm: string, key: string, md5: string } {
+  let names = namesOf.get(prefix)
+  if (names === undefined) namesOf.set(prefix, names = { algorithm: `${prefix}algorithm`, key: `${prefix}key`, md5: `${prefix}key-md5` })
+  return names
+}
+
 /** The key the headers carry (undefined: none of them), or what is wrong with them. */
 export function ssecKeyFromHeaders (headers: IncomingHttpHeaders, prefix = SSEC_PREFIX): SsecHeaders {
-  const algorithm = one(headers, `${prefix}algorithm`)?.trim()
-  const key = one(headers, `${prefix}key`)?.trim()
-  const md5 = one(headers, `${prefix}key-md5`)?.trim()
+  const names = headerNames(prefix)
+  const algorithm = one(headers, names.algorithm)?.trim()
+  const key = one(headers, names.key)?.trim()
+  const md5 = one(headers, names.md5)?.trim()
   if (algorithm === undefined && key === undefined && md5 === undefined) return undefined
   if (algorithm !== 'AES256') {
     return { problem: 'algorithm', message: 'Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm (AES256).' }
