@@ -35,8 +35,9 @@ import { beginAlone, inConnectionOrder, onIdleConnection } from './server/connec
 import { createLogger, lazyChildLogger } from './server/logger.js'
 import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
-import { fastReads } from './http/fast-read.js'
+import { routeReads } from './http/fast-read.js'
 import { gatewayRoutes } from './http/routes.js'
+import { readsBeside } from './doors/reads-beside.js'
 import { logRefusedRequest, RequestLog } from './doors/request-log.js'
 import type { OperatorEndpoints } from './doors/health.js'
 import type { RequestMeter } from './doors/request-meter.js'
@@ -200,13 +201,10 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   app.addHook('preClose', done => { closing = true; done() })
   const [fastify] = app.server.listeners('request') as RequestListener[]
   app.server.removeListener('request', fastify)
-  app.server.on('request', fastReads(fastify, {
-    registry,
-    policy,
-    publicRoutes: routes,
-    publicBuckets,
-    routeHosts: guard.routeHosts,
-    guarded: gatewayOpen,
+  app.server.on('request', readsBeside(fastify, {
+    ...routeReads({ registry, policy, publicRoutes: routes, publicBuckets, routeHosts: guard.routeHosts, guarded: gatewayOpen }),
+    door: 'http',
+    requestId: randomUUID,
     log: config.logLevel === false ? null : app.log as unknown as Logger,
     meter: portMeter,
     beginAlone,

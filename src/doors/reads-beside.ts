@@ -1,0 +1,111 @@
+/**
+ * Plain object reads answered beside Fastify, for the doors that serve them
+ * (the HTTP routes: http/fast-read.ts; the S3 port: s3/fast-read.ts).
+ *
+ * A GET or HEAD of one object with no query, no Origin and no body is most
+ * of what a busy read-only client sends, and Fastify's life of a request
+ * (routing, hooks, request and reply objects) cost such a read more than
+ * the engine's whole read. So a door puts this listener in front of
+ * Fastify's on its server: the door says which requests it takes (`take`,
+ * synchronous and cheap) and answers them (`answer`) with the pieces its
+ * route uses (the engine decides conditions and ranges); this module keeps
+ * what every request gets, whoever answers it: its place in its
+ * connection's order (server/connection.ts's `beginAlone`, handed in: it
+ * starts only when nothing else of the connection is pending, and holds its
+ * place while it runs), the request log's line with a request id, the
+ * metrics' counts, and Fastify's answer while the server closes.
+ *
+ * Anything else is Fastify's, unchanged: every request `take` declines, and
+ * a taken read whose `answer` declines or fails before writing anything (a
+ * missing bucket or key, a refusal, a 412 or 416, a store failure) is
+ * handed to Fastify, which reads again and answers it: reads change
+ * nothing, so reading twice is safe, and every error, refusal and failure's
+ * log line is the route's own.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import type { Logger } from 'pino'
+import { requestLine, type RequestLogFields } from './request-log.js'
+import type { DoorName, PortMeter } from './request-meter.js'
+
+/** What an answer beside Fastify tells the log and the metrics. */
+export interface Answered {
+  /** The answer's Content-Length, for the log line's bytes. */
+  length?: string
+}
+
+export interface ReadsBesideOptions<T> {
+  /** What a request reads, when it is one this door answers itself; null: Fastify's. */
+  take: (request: IncomingMessage) => T | null
+  /** Answers it, filling `answered`; false (nothing written) when it is Fastify's to answer after all. */
+  answer: (request: IncomingMessage, response: ServerResponse, taken: T, requestId: string, answered: Answered) => Promise<boolean>
+  /** What the log line names. */
+  fields: (taken: T) => RequestLogFields
+  door: DoorName
+  /** The request's id, as the door's Fastify app makes it (`genReqId`). */
+  requestId: () => string
+  /** The app's logger, for the request line; null: no logging. */
+  log: Logger | null
+  meter: PortMeter | null
+  /** Takes the request's place in its connection's order when nothing else of it is pending; false: Fastify's. */
+  beginAlone: (request: IncomingMessage, response: ServerResponse) => boolean
+  /** True once the server is closing: then Fastify answers (it closes each connection after its answer). */
+  closing: () => boolean
+}
+
+/** Longest URL read beside Fastify; longer ones are its own (which bounds a route's parameter). */
+const MAX_URL = 2048
+
+/**
+ * The raw path of a request that may be a plain read: GET or HEAD, an
+ * origin-form URL without query or fragment that decodes (Fastify answers
+ * one that does not), a Host, and no Origin, Expect or body; else null.
+ */
+export function plainReadPath (request: IncomingMessage): string | null {
+  const { method, url, headers } = request
+  if ((method !== 'GET' && method !== 'HEAD') || url === undefined || url.length > MAX_URL || url.charCodeAt(0) !== 47) return null
+  if (url.includes('?') || url.includes('#')) return null
+  if (headers.host === undefined || headers.origin !== undefined || headers.expect !== undefined) return null
+  if (headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0')) return null
+  try {
+    decodeURI(url)
+  } catch {
+    return null
+  }
+  return url
+}
+
+/** The server's 'request' listener: the reads `take` takes here, the rest to `fastify` (Fastify's own listener). */
+export function readsBeside<T> (fastify: RequestListener, options: ReadsBesideOptions<T>): RequestListener {
+  return (request, response) => {
+    const taken = options.closing() ? null : options.take(request)
+    if (taken === null || !options.beginAlone(request, response)) {
+      fastify(request, response)
+      return
+    }
+    const began = performance.now()
+    const requestId = options.requestId()
+    const answered: Answered = {}
+    let handed = false
+    options.meter?.began()
+    response.once('close', () => {
+      if (handed) return
+      const ms = performance.now() - began
+      const operation = request.method === 'GET' ? 'GetObject' : 'HeadObject'
+      options.meter?.answered(response, request.socket, options.door, operation, ms / 1000)
+      if (options.log === null || !options.log.isLevelEnabled('info')) return
+      const line = requestLine(request.method ?? 'GET', options.fields(taken), undefined, response.statusCode, answered.length, ms)
+      options.log.child({ reqId: requestId }).info(line, 'request')
+    })
+    const handOver = (): void => {
+      // A body that failed after its headers went out: the connection is cut, as Fastify does (the client sees a short body).
+      if (response.headersSent) {
+        response.destroy()
+        return
+      }
+      handed = true
+      options.meter?.dropped()
+      fastify(request, response)
+    }
+    options.answer(request, response, taken, requestId, answered).then(done => { if (!done) handOver() }, handOver)
+  }
+}

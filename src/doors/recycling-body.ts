@@ -1,0 +1,73 @@
+/**
+ * Writing a stored body whose stream takes its chunks back (a store's
+ * `RecyclingStream`) to a response: each chunk is written and handed back
+ * once its write has completed, so the store reads the next bytes into
+ * memory already mapped instead of a fresh buffer per chunk (what large
+ * GETs and ranges spend most of their time on otherwise). Back-pressure is
+ * the socket's: the stream pauses while its buffer is full. A stream that
+ * fails before its first chunk rejects (the door answers the error); one
+ * that fails after the headers went out destroys the connection: the
+ * client sees a short body, never a wrong one.
+ */
+import type { ServerResponse } from 'node:http'
+import type { RecyclingStream } from '../bucket/index.js'
+
+/**
+ * Writes `stream` to `res`, chunk by chunk, handing each chunk back once
+ * written; `writeHead` sends the status and headers at the first chunk (or
+ * the end). Rejects with the stream's error only when it fails before that.
+ */
+export async function pipeRecycling (res: ServerResponse, stream: RecyclingStream, writeHead: () => void): Promise<void> {
+  let started = false
+  /** The answer is begun at the first chunk: a stream failing before it still gets an error answer. */
+  const start = (): void => {
+    if (started) return
+    started = true
+    writeHead()
+  }
+  await new Promise<void>((resolve, reject) => {
+    const detach = (): void => {
+      stream.off('data', onData)
+      stream.off('end', onEnd)
+      stream.off('error', onError)
+      res.off('drain', onDrain)
+      res.off('close', onClose)
+    }
+    const done = (): void => {
+      detach()
+      resolve()
+    }
+    const onData = (chunk: Buffer): void => {
+      start()
+      // Handed back only after the socket took every byte of it.
+      const more = res.write(chunk, err => { if (err == null) stream.recycle(chunk) })
+      if (!more) stream.pause()
+    }
+    const onEnd = (): void => {
+      start()
+      res.end()
+      done()
+    }
+    const onError = (err: Error): void => {
+      if (started) {
+        res.destroy(err)
+        done()
+        return
+      }
+      detach()
+      reject(err)
+    }
+    const onDrain = (): void => { stream.resume() }
+    const onClose = (): void => {
+      // The client went away (or the answer ended): release the body's files.
+      if (!stream.destroyed) stream.destroy()
+      if (!started) started = true // nothing more to answer
+      done()
+    }
+    stream.on('data', onData)
+    stream.on('end', onEnd)
+    stream.on('error', onError)
+    res.on('drain', onDrain)
+    res.on('close', onClose)
+  })
+}
