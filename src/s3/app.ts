@@ -11,16 +11,19 @@
  * the signature and credential of a presigned URL are redacted from a
  * logged URL.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import type { Logger } from 'pino'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
 import { randomHex, type BucketRegistry } from '../bucket/index.js'
 import { deferContinue } from '../doors/expect-continue.js'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
-import { s3Api } from './plugin.js'
+import { s3Reads, type S3ReadsGuard } from './fast-read.js'
+import { s3Api, s3Domains } from './plugin.js'
 import { errorDocument } from './xml.js'
+import { readsBeside } from '../doors/reads-beside.js'
 import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
 import type { OperatorEndpoints } from '../doors/health.js'
 import type { RequestMeter } from '../doors/request-meter.js'
@@ -44,6 +47,12 @@ export interface S3AppConfig {
   meter?: RequestMeter | null
   /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP when absent. */
   https?: { cert: Buffer | string, key: Buffer | string }
+  /**
+   * Answer plain GetObject/HeadObject beside Fastify (s3/fast-read.ts): the
+   * connection's order (server/connection.ts's `beginAlone`) and the site
+   * guard's rules when it applies. Absent: every request goes through Fastify.
+   */
+  readsBeside?: { beginAlone: (request: IncomingMessage, response: ServerResponse) => boolean, guard: S3ReadsGuard | null }
 }
 
 /**
@@ -129,8 +138,9 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
 }
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
+  const portMeter = config.meter?.port('s3') ?? null
   const options: FastifyServerOptions & { connectionTimeout?: number, https?: S3AppConfig['https'] } = {
-    logController: new RequestLog({ url: redactedUrl, meter: config.meter?.port('s3') }),
+    logController: new RequestLog({ url: redactedUrl, meter: portMeter }),
     genReqId: newRequestId,
     // Draining, a request already on an open connection is served (its connection closed after it), as on the gateway.
     return503OnClosing: false,
@@ -172,5 +182,21 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     app.addHook('onRequest', connections.inConnectionOrder)
   }
   await app.register(s3Api, { registry: config.registry, policy: config.policy, domains: config.domains, operator: config.operator })
+  const beside = config.readsBeside
+  if (beside !== undefined) {
+    let closing = false
+    app.addHook('preClose', done => { closing = true; done() })
+    const [fastify] = app.server.listeners('request') as RequestListener[]
+    app.server.removeListener('request', fastify)
+    app.server.on('request', readsBeside(fastify, {
+      ...s3Reads({ registry: config.registry, policy: config.policy, domains: s3Domains(config.domains), guard: beside.guard }),
+      door: 's3',
+      requestId: newRequestId,
+      log: config.logger === undefined && config.logLevel === false ? null : app.log as unknown as Logger,
+      meter: portMeter,
+      beginAlone: beside.beginAlone,
+      closing: () => closing
+    }))
+  }
   return app
 }

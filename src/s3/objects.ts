@@ -19,13 +19,14 @@
  * the source's) computed by the binding as the bytes stream; the result
  * answers it.
  */
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
-import { openNamedBucket, param, sendXml, type S3Context } from './context.js'
+import { openNamedBucket, sendXml, type S3Context } from './context.js'
 import { fromCatalogue, S3Error } from './errors.js'
 import {
   checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom
@@ -77,7 +78,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
   await ctx.reply.send()
 }
 
-interface ReadAnswer {
+export interface ReadAnswer {
   status: number
   headers: Record<string, string>
   body?: Buffer | Readable
@@ -91,11 +92,11 @@ function unsatisfiable (size: number): never {
   throw new S3Error('InvalidRange', undefined, { 'content-range': `bytes */${size}` })
 }
 
-function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: number, headers: Record<string, string> } {
+function answerHeaders (requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, outcome: BucketReadServed): { status: number, headers: Record<string, string> } {
   const { object, range: served, partsCount: parts, partChecksum } = outcome
-  const checksumsAsked = single(ctx.request.headers, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
+  const checksumsAsked = single(requestHeaders, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
   // The whole object's checksums describe it whole: a range is answered without them, a part with its own if kept.
-  const headers = objectHeaders(object, { overrides: responseOverridesFrom(ctx.query), checksums: served === null && checksumsAsked })
+  const headers = objectHeaders(object, { overrides: responseOverridesFrom(query), checksums: served === null && checksumsAsked })
   if (checksumsAsked && partChecksum !== undefined) {
     headers[`x-amz-checksum-${partChecksum.algorithm}`] = Buffer.from(partChecksum.value).toString('base64')
     headers['x-amz-checksum-type'] = partChecksum.type
@@ -113,13 +114,16 @@ function answerHeaders (ctx: S3Context, outcome: BucketReadServed): { status: nu
   return { status: 206, headers }
 }
 
-/** GetObject/HeadObject: the engine's read decision (conditions, then the range or part), translated. */
-async function readObject (ctx: S3Context, bucket: Bucket, info: BucketInfo, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
-  const rangeHeader = single(ctx.request.headers, 'range')
-  const partParameter = param(ctx, 'partNumber')
+/**
+ * GetObject/HeadObject of `key` with the request's headers and query: the
+ * engine's read decision (conditions, then the range or part), translated.
+ */
+export async function readAnswer (requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, bucket: Bucket, info: BucketInfo, key: string, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
+  const rangeHeader = single(requestHeaders, 'range')
+  const partParameter = Array.isArray(query.partNumber) ? query.partNumber[0] : query.partNumber
   const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
   if (partNumber !== undefined && rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
-  const outcome = await bucket.read(ctx.key, { onlyIf: conditionalFrom(ctx.request.headers), range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(ctx.request.headers) })
+  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(requestHeaders), range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(requestHeaders) })
   switch (outcome.status) {
     case 'not-found': throw new S3Error('NoSuchKey')
     case 'precondition-failed': throw new S3Error('PreconditionFailed', undefined, {})
@@ -128,7 +132,7 @@ async function readObject (ctx: S3Context, bucket: Bucket, info: BucketInfo, met
       if (partNumber !== undefined) throw new S3Error('InvalidPartNumber')
       return unsatisfiable(outcome.object.size)
   }
-  const answer = answerHeaders(ctx, outcome)
+  const answer = answerHeaders(requestHeaders, query, outcome)
   Object.assign(answer.headers, expirationHeaders(info, outcome.object))
   return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
 }
@@ -136,7 +140,7 @@ async function readObject (ctx: S3Context, bucket: Bucket, info: BucketInfo, met
 export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promise<void> {
   checkKey(ctx.key)
   const { bucket, info } = await openNamedBucket(ctx)
-  const answer = await readObject(ctx, bucket, info, method)
+  const answer = await readAnswer(ctx.request.headers, ctx.query, bucket, info, ctx.key, method)
   ctx.reply.code(answer.status).headers(answer.headers)
   await ctx.reply.send(answer.body)
 }

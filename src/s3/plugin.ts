@@ -64,6 +64,11 @@ interface Target {
   key: string
 }
 
+/** The virtual-host domains of the port: `localhost`, then those configured, as host names. */
+export function s3Domains (configured: string[]): string[] {
+  return [...new Set(['localhost', ...configured.map(d => hostName(d))])]
+}
+
 /** The bucket and key a request names; bucket '' is the service (ListBuckets). */
 export function resolveTarget (host: string, rawPath: string, domains: string[]): Target {
   const name = hostName(host)
@@ -268,7 +273,7 @@ function anonymousRead (method: string, target: Target, query: Record<string, st
 
 export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promise<void> {
   const { registry, policy } = options
-  const domains = [...new Set(['localhost', ...options.domains.map(d => hostName(d))])]
+  const domains = s3Domains(options.domains)
   const keyOf = keyLookup(policy, registry.tokens)
 
   app.removeAllContentTypeParsers()

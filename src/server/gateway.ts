@@ -25,7 +25,8 @@ import { buildApp } from '../app.js'
 import { isBucketError, type BucketRegistry } from '../bucket/index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
-import { idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
+import { isLoopbackName } from '../http/site-guard.js'
+import { beginAlone, idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
 import { lazyChildLogger } from './logger.js'
 import { parseRouteList, parseRouteSpec, routeHostsOf, type PublicRoute } from '../http/target.js'
 import { managementCredentials } from '../mgmt/cli.js'
@@ -36,7 +37,7 @@ import { ProcessMetrics, workerMetrics } from './metrics.js'
 import { openMemoryRegistry, openRegistry } from './open.js'
 import { readinessChecks } from './readiness.js'
 import { checkWritable, StartupError } from './preflight.js'
-import { guardS3Site } from './s3-guard.js'
+import { guardS3Site, underDomains } from './s3-guard.js'
 import { shareEndpointOf } from './share-endpoint.js'
 import { checkTlsPair, readTlsPair, reloadTls, tlsFilesFrom, type TlsPair } from './tls.js'
 
@@ -272,7 +273,12 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
         operator,
         meter: metrics?.requests,
-        https: tls
+        https: tls,
+        // Plain reads beside Fastify, under the site guard's Host rules in development mode (as guardS3Site below).
+        readsBeside: {
+          beginAlone,
+          guard: s3Policy.anonymousWrites ? { routeHosts: routeHostsOf(routes), isOwnHost: host => isLoopbackName(host) || underDomains(host, options.s3Domain) } : null
+        }
       })
     if (s3 !== null && s3Policy.anonymousWrites) {
       guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })

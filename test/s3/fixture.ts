@@ -13,6 +13,7 @@ import { SignatureV4 } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
 import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy, type S3AccessPolicy, type S3Connections } from '../../src/s3/index.js'
+import type { S3AppConfig } from '../../src/s3/app.js'
 import { testdir } from '../testdir.js'
 
 export interface S3Server {
@@ -26,7 +27,7 @@ export interface S3Server {
 
 export const devCredentials = { accessKeyId: DEVELOPMENT_CREDENTIAL.accessKeyId, secretAccessKey: DEVELOPMENT_CREDENTIAL.secretAccessKey }
 
-export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, domains?: string[], connections?: S3Connections } = {}): Promise<S3Server> {
+export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, domains?: string[], connections?: S3Connections, readsBeside?: S3AppConfig['readsBeside'] } = {}): Promise<S3Server> {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
   await registry.create('photos')
@@ -35,7 +36,8 @@ export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, dom
     policy: options.policy ?? s3AccessPolicy(null, null, true),
     domains: options.domains ?? [],
     logLevel: false,
-    ...(options.connections === undefined ? {} : { connections: options.connections })
+    ...(options.connections === undefined ? {} : { connections: options.connections }),
+    ...(options.readsBeside === undefined ? {} : { readsBeside: options.readsBeside })
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as AddressInfo).port
