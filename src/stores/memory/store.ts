@@ -13,6 +13,9 @@ import {
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
+/** Bodies up to this size are handed to a read whole (`ObjectReader.bytes`); larger ones stream. */
+const WHOLE_BODY = 64 * 1024
+
 class MemoryBody implements StagedBody {
   constructor (readonly bytes: Buffer) {}
   get size (): number { return this.bytes.byteLength }
@@ -126,11 +129,13 @@ export class MemoryStore implements BucketStore {
     const entry = this.#objects.get(id)
     if (entry === undefined) return null
     const all = Buffer.concat(entry.chunks)
-    return {
+    const reader: ObjectReader = {
       object: entry.record,
       stream: (offset, length) => Readable.from([all.subarray(offset, offset + length)]),
       close: async () => {}
     }
+    // A small body is handed over whole, as the fs store hands over its small ones: the read answers it in one write.
+    return all.length <= WHOLE_BODY ? Object.assign(reader, { bytes: all }) : reader
   }
 
   #set (id: string, entry: Entry | undefined): void {
