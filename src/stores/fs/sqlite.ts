@@ -25,8 +25,9 @@
  * Node 24.19's headers or later, it aborts the process when the garbage
  * collector frees one of its statements.
  */
-import { accessSync } from 'node:fs'
+import { accessSync, existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import path from 'node:path'
 
 const require = createRequire(import.meta.url)
 
@@ -78,25 +79,65 @@ type DatabaseConstructor = new (file: string, options?: OpenOptions) => SqliteDa
 
 /** The two drivers' names, as `FSBUCKET_SQLITE_DRIVER` takes them. */
 const NODE_SQLITE = 'node:sqlite'
+const LIBSQL = 'libsql'
 const BETTER_SQLITE3 = 'better-sqlite3'
 /** The package better-sqlite3 12 is installed as (an alias: see package.json's optionalDependencies); a `better-sqlite3` installed by hand is taken too. */
 const BETTER_SQLITE3_PACKAGE = 'better-sqlite3-node20'
 
-// --- node:sqlite, adapted -------------------------------------------------
+// --- what the adapted drivers share --------------------------------------
 
-interface NodeStatement {
-  run (...params: unknown[]): RunResult
-  get (...params: unknown[]): unknown
-  all (...params: unknown[]): unknown[]
-  iterate (...params: unknown[]): IterableIterator<unknown>
-  setReturnArrays?: (enabled: boolean) => void
+/**
+ * Transactions as better-sqlite3 runs them: a function between BEGIN and
+ * COMMIT, rolled back when it throws, nested ones in savepoints. (libsql has
+ * a `transaction` of its own, but it nests none, and a ROLLBACK that fails
+ * after SQLite rolled back by itself would hide the error that did it.)
+ */
+class Transactions {
+  readonly #exec: (sql: string) => unknown
+  /** Transactions open on this connection: nested ones are savepoints. */
+  #depth = 0
+
+  constructor (exec: (sql: string) => unknown) {
+    this.#exec = exec
+  }
+
+  of<F extends (...args: never[]) => unknown> (fn: F): Transaction<F> {
+    const run = (begin: string) => (...args: Parameters<F>): ReturnType<F> => {
+      const nested = this.#depth > 0
+      const savepoint = `fsbucket_${this.#depth}`
+      this.#exec(nested ? `SAVEPOINT ${savepoint}` : begin)
+      this.#depth++
+      let result: ReturnType<F>
+      try {
+        result = fn(...args) as ReturnType<F>
+      } catch (err) {
+        this.#depth--
+        try {
+          this.#exec(nested ? `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}` : 'ROLLBACK')
+        } catch {
+          // SQLite may have rolled the transaction back itself (SQLITE_FULL, SQLITE_IOERR): the error that did it is the one to throw.
+        }
+        throw err
+      }
+      this.#depth--
+      try {
+        this.#exec(nested ? `RELEASE ${savepoint}` : 'COMMIT')
+      } catch (err) {
+        // A COMMIT that fails leaves the transaction open: it is rolled back, as better-sqlite3 does.
+        if (!nested) try { this.#exec('ROLLBACK') } catch {}
+        throw err
+      }
+      return result
+    }
+    const transaction = run('BEGIN') as Transaction<F>
+    transaction.deferred = run('BEGIN DEFERRED')
+    transaction.immediate = run('BEGIN IMMEDIATE')
+    return transaction
+  }
 }
-interface NodeDatabase {
-  prepare (sql: string): NodeStatement
-  exec (sql: string): void
-  close (): void
-}
-interface NodeSqlite { DatabaseSync: new (file: string, options?: { readOnly?: boolean }) => NodeDatabase }
+
+/** better-sqlite3's default wait on another connection's lock (ms). */
+const DEFAULT_TIMEOUT_MS = 5000
 
 /**
  * SQLite's primary result codes (the low byte of a code), and the extended
@@ -123,6 +164,22 @@ const extendedCodes = new Map<number, string>([
 export function sqliteCodeName (errcode: number): string {
   return `SQLITE_${extendedCodes.get(errcode) ?? primaryCodes[errcode & 0xff] ?? 'ERROR'}`
 }
+
+// --- node:sqlite, adapted -------------------------------------------------
+
+interface NodeStatement {
+  run (...params: unknown[]): RunResult
+  get (...params: unknown[]): unknown
+  all (...params: unknown[]): unknown[]
+  iterate (...params: unknown[]): IterableIterator<unknown>
+  setReturnArrays?: (enabled: boolean) => void
+}
+interface NodeDatabase {
+  prepare (sql: string): NodeStatement
+  exec (sql: string): void
+  close (): void
+}
+interface NodeSqlite { DatabaseSync: new (file: string, options?: { readOnly?: boolean }) => NodeDatabase }
 
 /** node:sqlite's error, with SQLite's code name in `code` (it says `ERR_SQLITE_ERROR` there, and the number in `errcode`). */
 function named (err: unknown): unknown {
@@ -228,8 +285,7 @@ function nodeSqliteDatabase ({ DatabaseSync }: NodeSqlite): DatabaseConstructor 
   return class NodeSqliteDatabase implements SqliteDatabase {
     readonly #db: NodeDatabase
     #open = true
-    /** Transactions open on this connection: nested ones are savepoints. */
-    #depth = 0
+    readonly #transactions = new Transactions(sql => this.exec(sql))
 
     constructor (file: string, options: OpenOptions = {}) {
       const readOnly = options.readonly === true
@@ -237,8 +293,7 @@ function nodeSqliteDatabase ({ DatabaseSync }: NodeSqlite): DatabaseConstructor 
       if (options.fileMustExist === true && !readOnly && file !== ':memory:') accessSync(file)
       try {
         this.#db = new DatabaseSync(file, { readOnly })
-        // better-sqlite3's default wait is 5 s.
-        this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.timeout ?? 5000))}`)
+        this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.timeout ?? DEFAULT_TIMEOUT_MS))}`)
       } catch (err) {
         throw named(err)
       }
@@ -271,42 +326,240 @@ function nodeSqliteDatabase ({ DatabaseSync }: NodeSqlite): DatabaseConstructor 
     }
 
     transaction<F extends (...args: never[]) => unknown> (fn: F): Transaction<F> {
-      const run = (begin: string) => (...args: Parameters<F>): ReturnType<F> => {
-        const nested = this.#depth > 0
-        const savepoint = `fsbucket_${this.#depth}`
-        this.exec(nested ? `SAVEPOINT ${savepoint}` : begin)
-        this.#depth++
-        let result: ReturnType<F>
-        try {
-          result = fn(...args) as ReturnType<F>
-        } catch (err) {
-          this.#depth--
-          try {
-            this.exec(nested ? `ROLLBACK TO ${savepoint}; RELEASE ${savepoint}` : 'ROLLBACK')
-          } catch {
-            // SQLite may have rolled the transaction back itself (SQLITE_FULL, SQLITE_IOERR): the error that did it is the one to throw.
-          }
-          throw err
-        }
-        this.#depth--
-        try {
-          this.exec(nested ? `RELEASE ${savepoint}` : 'COMMIT')
-        } catch (err) {
-          // A COMMIT that fails leaves the transaction open: it is rolled back, as better-sqlite3 does.
-          if (!nested) try { this.exec('ROLLBACK') } catch {}
-          throw err
-        }
-        return result
-      }
-      const transaction = run('BEGIN') as Transaction<F>
-      transaction.deferred = run('BEGIN DEFERRED')
-      transaction.immediate = run('BEGIN IMMEDIATE')
-      return transaction
+      return this.#transactions.of(fn)
     }
 
     close (): this {
       if (this.#open) {
         this.#open = false
+        this.#db.close()
+      }
+      return this
+    }
+  }
+}
+
+// --- libsql, adapted ------------------------------------------------------
+
+interface LibsqlStatement {
+  /** Whether it returns rows (libsql's raw() refuses a statement that does not). */
+  readonly reader: boolean
+  run (params: unknown): RunResult
+  get (params: unknown): unknown
+  all (params: unknown): unknown[]
+  iterate (params: unknown): IterableIterator<unknown>
+  raw (enabled?: boolean): unknown
+  columns (): Array<{ name: string }>
+}
+interface LibsqlDatabase {
+  prepare (sql: string): LibsqlStatement
+  exec (sql: string): void
+  close (): void
+}
+type LibsqlConstructor = new (file: string, options?: { timeout?: number }) => LibsqlDatabase
+
+/**
+ * libsql's error, with the code name the callers judge by: from SQLite's
+ * code number (`rawCode`) where the table above knows it, so that the names
+ * are the same on every driver; else libsql's own. Errors libsql's wrapper
+ * leaves unconverted (from iterate) carry the same two fields.
+ */
+function libsqlNamed (err: unknown): unknown {
+  const e = err as { code?: unknown, rawCode?: unknown }
+  if (e !== null && typeof e === 'object' && typeof e.rawCode === 'number') {
+    const known = extendedCodes.has(e.rawCode) || (e.rawCode & 0xff) === e.rawCode
+    if (known || typeof e.code !== 'string' || !e.code.startsWith('SQLITE_')) e.code = sqliteCodeName(e.rawCode)
+  }
+  return err
+}
+
+/**
+ * A value libsql can bind. Its native side aborts the whole process (a Rust
+ * panic) on a boolean and on a Buffer given as the only argument, so values
+ * are checked here and always handed over in an array or an object of
+ * named ones: a TypeError as better-sqlite3 throws, never an abort.
+ */
+function bindable (value: unknown): boolean {
+  return value === null || typeof value === 'number' || typeof value === 'string' || typeof value === 'bigint' || value instanceof Uint8Array
+}
+
+/** `@name` parameters: one plain object (not an array, not bytes). */
+function isNamed (value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array)
+}
+
+function bound (params: unknown[]): unknown {
+  const values = params.length === 1 && isNamed(params[0]) ? Object.values(params[0]) : params
+  for (const value of values) {
+    if (!bindable(value)) throw new TypeError('SQLite can only bind numbers, strings, bigints, buffers, and null')
+  }
+  return params.length === 1 && isNamed(params[0]) ? params[0] : params
+}
+
+class LibsqlAdaptedStatement {
+  readonly #statement: LibsqlStatement
+  /** 'rows': objects; 'raw': arrays; 'pluck': the first column. */
+  #shape: 'rows' | 'raw' | 'pluck' = 'rows'
+  /**
+   * Rows are always read as arrays from libsql and shaped here: its row
+   * objects carry an extra `_metadata` key (from get), and its pluck mode
+   * applies to all() alone. Set on the first read; null for a statement
+   * that returns no rows.
+   */
+  #arrays: boolean | null = null
+  /** The columns' names, for rows as objects. */
+  #names: string[] = []
+
+  constructor (statement: LibsqlStatement) {
+    this.#statement = statement
+  }
+
+  raw (): this {
+    this.#shape = 'raw'
+    return this
+  }
+
+  pluck (): this {
+    this.#shape = 'pluck'
+    return this
+  }
+
+  /** Whether rows come as arrays: true for every statement that returns rows. */
+  #reading (): boolean {
+    if (this.#arrays === null) {
+      this.#arrays = this.#statement.reader
+      if (this.#arrays) {
+        this.#statement.raw(true)
+        this.#names = this.#statement.columns().map(column => column.name)
+      }
+    }
+    return this.#arrays
+  }
+
+  #row (values: unknown): unknown {
+    if (values === undefined || !Array.isArray(values)) return values
+    if (this.#shape === 'raw') return values
+    if (this.#shape === 'pluck') return values[0]
+    // A schema change re-prepares the statement; its columns may have changed with it.
+    if (values.length !== this.#names.length) this.#names = this.#statement.columns().map(column => column.name)
+    const row: Record<string, unknown> = {}
+    for (let i = 0; i < values.length; i++) row[this.#names[i] as string] = values[i]
+    return row
+  }
+
+  run (...params: unknown[]): RunResult {
+    try {
+      const { changes, lastInsertRowid } = this.#statement.run(bound(params))
+      return { changes, lastInsertRowid }
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+  }
+
+  get (...params: unknown[]): unknown {
+    try {
+      if (!this.#reading()) return this.#statement.get(bound(params))
+      return this.#row(this.#statement.get(bound(params)))
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+  }
+
+  all (...params: unknown[]): unknown[] {
+    try {
+      if (!this.#reading()) return this.#statement.all(bound(params))
+      const rows = this.#statement.all(bound(params))
+      if (this.#shape !== 'raw') for (let i = 0; i < rows.length; i++) rows[i] = this.#row(rows[i])
+      return rows
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+  }
+
+  * iterate (...params: unknown[]): IterableIterator<unknown> {
+    let rows: IterableIterator<unknown>
+    try {
+      this.#reading()
+      rows = this.#statement.iterate(bound(params))
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+    for (;;) {
+      let next: IteratorResult<unknown>
+      try {
+        next = rows.next()
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+      if (next.done === true) return
+      yield this.#row(next.value)
+    }
+  }
+}
+
+function libsqlDatabase (Libsql: LibsqlConstructor): DatabaseConstructor {
+  return class LibsqlAdaptedDatabase implements SqliteDatabase {
+    readonly #db: LibsqlDatabase
+    #open = true
+    readonly #transactions = new Transactions(sql => this.exec(sql))
+
+    constructor (file: string, options: OpenOptions = {}) {
+      const readonly = options.readonly === true
+      // libsql creates a missing file whatever the options say, and opens
+      // every file for writing: look first, and refuse writes with query_only.
+      if ((options.fileMustExist === true || readonly) && file !== ':memory:') accessSync(file)
+      try {
+        this.#db = new Libsql(file, { timeout: Math.max(0, Math.trunc(options.timeout ?? DEFAULT_TIMEOUT_MS)) })
+        if (readonly) this.#db.exec('PRAGMA query_only = ON')
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+    }
+
+    get open (): boolean {
+      return this.#open
+    }
+
+    prepare<P extends unknown[] | {} = unknown[], R = unknown> (sql: string): Statement<P, R> {
+      try {
+        return new LibsqlAdaptedStatement(this.#db.prepare(sql)) as unknown as Statement<P, R>
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+    }
+
+    exec (sql: string): this {
+      try {
+        this.#db.exec(sql)
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+      return this
+    }
+
+    pragma (text: string, options: { simple?: boolean } = {}): unknown {
+      const statement = this.prepare(`PRAGMA ${text}`)
+      return options.simple === true ? statement.pluck().get() : statement.all()
+    }
+
+    transaction<F extends (...args: never[]) => unknown> (fn: F): Transaction<F> {
+      return this.#transactions.of(fn)
+    }
+
+    close (): this {
+      if (this.#open) {
+        this.#open = false
+        // libsql's close lets go of the connection, but SQLite closes its
+        // files only when the garbage collector has freed the statements
+        // too, so the checkpoint SQLite runs as the last connection closes
+        // may come late or never. It is run here, without waiting on other
+        // connections (PASSIVE), so that a catalog closed by its last user
+        // has its rows in the main file as with the other drivers.
+        try {
+          this.#db.exec('PRAGMA wal_checkpoint(PASSIVE)')
+        } catch {
+          // Busy or failed: the WAL keeps the rows, and the next open or close checkpoints them.
+        }
         this.#db.close()
       }
       return this
@@ -332,6 +585,14 @@ function loadNodeSqlite (): DatabaseConstructor {
   }
 }
 
+/** libsql, whose prebuilt binary npm installs as a package of the platform's (`@libsql/linux-x64-gnu`, ...). */
+function loadLibsql (): DatabaseConstructor {
+  const Database = libsqlDatabase(require(LIBSQL) as LibsqlConstructor)
+  // As for better-sqlite3 below: a binary that cannot load here fails now, not at the first catalog.
+  new Database(':memory:').close()
+  return Database
+}
+
 /** The package better-sqlite3 was loaded from, when it was. */
 let betterSqlite3Package = ''
 
@@ -355,9 +616,9 @@ function loadBetterSqlite3 (): DatabaseConstructor {
 
 function load (): { Database: DatabaseConstructor, name: string } {
   const wanted = process.env.FSBUCKET_SQLITE_DRIVER ?? ''
-  const loaders: Array<[string, () => DatabaseConstructor]> = [[NODE_SQLITE, loadNodeSqlite], [BETTER_SQLITE3, loadBetterSqlite3]]
+  const loaders: Array<[string, () => DatabaseConstructor]> = [[NODE_SQLITE, loadNodeSqlite], [LIBSQL, loadLibsql], [BETTER_SQLITE3, loadBetterSqlite3]]
   if (wanted !== '' && !loaders.some(([name]) => name === wanted)) {
-    throw new Error(`FSBUCKET_SQLITE_DRIVER must be ${NODE_SQLITE} or ${BETTER_SQLITE3}, not ${JSON.stringify(wanted)}`)
+    throw new Error(`FSBUCKET_SQLITE_DRIVER must be ${NODE_SQLITE}, ${LIBSQL} or ${BETTER_SQLITE3}, not ${JSON.stringify(wanted)}`)
   }
   const failures: string[] = []
   for (const [name, loader] of loaders) {
@@ -378,11 +639,18 @@ const loaded = load()
 /** The catalogs' SQLite database class. */
 export const Database: DatabaseConstructor = loaded.Database
 
-/** Which driver runs (`node:sqlite` or `better-sqlite3`), its version, and the SQLite version it runs. */
+/** The version of an installed package; its package.json is found beside its main file (libsql's `exports` do not list it). */
+function packageVersion (name: string): string {
+  let dir = path.dirname(require.resolve(name))
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir)
+  return (require(path.join(dir, 'package.json')) as { version: string }).version
+}
+
+/** Which driver runs (`node:sqlite`, `libsql` or `better-sqlite3`), its version, and the SQLite version it runs. */
 export function sqliteDriver (): { name: string, version: string, sqlite: string } {
   const version = loaded.name === NODE_SQLITE
     ? process.version.slice(1)
-    : (require(`${betterSqlite3Package}/package.json`) as { version: string }).version
+    : packageVersion(loaded.name === LIBSQL ? LIBSQL : betterSqlite3Package)
   const db = new Database(':memory:')
   try {
     return { name: loaded.name, version, sqlite: db.prepare<[], string>('select sqlite_version()').pluck().get() as string }
