@@ -57,7 +57,7 @@ t.test('FSBUCKET_SQLITE_DRIVER picks a driver, and a wrong one stops the start',
   t.equal(run(chosen).stdout.trim(), chosen)
   const wrong = run('sqlite4')
   t.not(wrong.status, 0)
-  t.match(wrong.stderr, /FSBUCKET_SQLITE_DRIVER must be node:sqlite, libsql or better-sqlite3, not "sqlite4"/)
+  t.match(wrong.stderr, /FSBUCKET_SQLITE_DRIVER must be node:sqlite or libsql, not "sqlite4"/)
   if (!nodeHasSqlite()) {
     const missing = run('node:sqlite')
     t.not(missing.status, 0)
@@ -145,9 +145,12 @@ t.test('rows, pragmas, parameters and open options look alike on every driver (l
   t.equal(db.prepare<[Buffer], string>('SELECT k FROM t WHERE v = ?').pluck().get(Buffer.from('x')), 'a')
   t.equal(db.prepare<[null], null>('SELECT ? AS n').pluck().get(null), null)
   t.same(db.prepare<{ k: string }, { k: string }>('SELECT k FROM t WHERE k = @k').get({ k: 'b' }), { k: 'b' })
-  // A value SQLite cannot store is refused with an error (libsql's own binding aborts the process on a boolean).
-  t.throws(() => db.prepare('SELECT ?').get(true as never))
-  t.throws(() => db.prepare('SELECT @b').get({ b: true } as never))
+  // libsql's own binding aborts the process on a boolean: the adapter refuses it first, as better-sqlite3 did
+  // (node:sqlite refuses it before Node 24 and binds it as 1 from then on).
+  if (sqliteDriver().name === 'libsql') {
+    t.throws(() => db.prepare('SELECT ?').get(true as never), TypeError)
+    t.throws(() => db.prepare('SELECT @b').get({ b: true } as never), TypeError)
+  }
 
   const missing = path.join(dir, 'missing.db')
   t.throws(() => new Database(missing, { fileMustExist: true }), 'fileMustExist: a missing file is refused')
