@@ -31,7 +31,7 @@ type LibsqlConstructor = new (file: string, options?: { timeout?: number }) => L
 
 /**
  * libsql's error, with the code name the callers judge by: from SQLite's
- * code number (`rawCode`) where the table above knows it, so that the names
+ * code number (`rawCode`) where sqlite-contract.ts's table knows it, so the names
  * are the same on every driver; else libsql's own. Errors libsql's wrapper
  * leaves unconverted (from iterate) carry the same two fields.
  */

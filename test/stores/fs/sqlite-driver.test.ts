@@ -179,7 +179,9 @@ t.test('a write lock held by another process is waited for up to the timeout, on
     db.exec('BEGIN IMMEDIATE')
     db.prepare('INSERT INTO t VALUES (1)').run()
     console.log('held')
-    setTimeout(() => { db.exec('COMMIT'); db.close() }, 2000)`], { env: { ...process.env, FSBUCKET_SQLITE_DRIVER: other }, stdio: ['ignore', 'pipe', 'inherit'] })
+    // Let go half a second after the word: while this test waits on the lock.
+    process.stdin.once('data', () => setTimeout(() => { db.exec('COMMIT'); db.close(); process.exit(0) }, 500))`],
+  { env: { ...process.env, FSBUCKET_SQLITE_DRIVER: other }, stdio: ['pipe', 'pipe', 'inherit'] })
   const exited = once(holder, 'exit')
   const [held] = await once(holder.stdout, 'data') as [Buffer]
   t.equal(held.toString().trim(), 'held', `a ${other} process holds the write lock`)
@@ -188,6 +190,7 @@ t.test('a write lock held by another process is waited for up to the timeout, on
   t.teardown(() => { impatient.close(); patient.close() })
   const insert = (db: SqliteDatabase, n: number) => db.transaction(() => db.prepare('INSERT INTO t VALUES (?)').run(n)).immediate()
   t.throws(() => insert(impatient, 2), { code: /^SQLITE_BUSY/ }, `${here}, timeout 0: SQLITE_BUSY at once`)
+  holder.stdin.write('go\n')
   t.doesNotThrow(() => insert(patient, 3), `${here}, timeout 10 s: waits, then writes`)
   t.same(patient.prepare<[], number>('SELECT n FROM t ORDER BY n').pluck().all(), [1, 3], 'after the other\'s row')
   t.equal((await exited)[0], 0)
