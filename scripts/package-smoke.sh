@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # The package as users get it: `npm pack` (prepack builds), installed into an
 # empty project with `npm install <tarball> --omit=dev` (no build step, no dev
-# dependency; on a Node with node:sqlite, `--omit=optional` too, which leaves
-# out the Node 20 SQLite driver and its compile), then `npx fsbucket serve`
-# on a temporary data directory, one PUT and GET over the HTTP routes
-# compared byte for byte, the console page and its script, and the object
-# commands `cp` and `ls` beside the running server. It is run once per Node
-# binary given (default: the `node` on PATH); each binary is put first on
-# PATH, so npm, npx, the install scripts and the bin's `#!/usr/bin/env node`
-# all run under it. A binary given as `plain:<binary>` installs with a plain
+# dependency) and checked to hold no package with an install script or a
+# native build (the SQLite drivers, node:sqlite and libsql, need none); then
+# `npx fsbucket serve` on a temporary data directory, one PUT and GET over
+# the HTTP routes compared byte for byte, the console page and its script,
+# and the object commands `cp` and `ls` beside the running server. It is run
+# once per Node binary given (default: the `node` on PATH); each binary is
+# put first on PATH, so npm, npx and the bin's `#!/usr/bin/env node` all run
+# under it. A binary given as `plain:<binary>` installs with a plain
 # `npm install <tarball>`, no --omit at all.
 #
 #   scripts/package-smoke.sh [--tarball fsbucket-x.y.z.tgz] [--tests "dist/test/a.test.js ..."] [[plain:]node-binary ...]
 #
 # --tests runs those test files of this checkout with tap under each binary
-# too (the checkout must be built and its node_modules installed). One line
+# too (the checkout must be built and its node_modules installed), and where
+# the binary has node:sqlite, the SQLite driver's test once more on libsql
+# (FSBUCKET_SQLITE_DRIVER=libsql). One line
 # per binary, `package smoke <version>: ok` or `package smoke <version>:
 # FAILED (<step>)`, closes its output; the exit status is the number of
 # binaries that failed.
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --tarball) tarball=$(realpath "$2"); shift 2 ;;
     --tests) tests=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     plain:*) binaries+=("plain:$(realpath "${1#plain:}")"); shift ;;
     *) binaries+=("$(realpath "$1")"); shift ;;
   esac
@@ -66,25 +68,40 @@ smoke () {
   cd "$dir/project" || return 1
   echo '{ "name": "smoke", "private": true }' >package.json
 
-  # Where Node has node:sqlite (22.13+, 24), that is the driver: the optional
-  # Node 20 build of better-sqlite3 (compiled at install) is left out, which
-  # spares a compile of minutes. On Node 20 it is the only driver.
+  # node:sqlite where Node has it (22.13+, 24), else libsql (Node 20).
   local omit=() sqlite=true
   node -e 'require("node:sqlite")' 2>/dev/null || sqlite=false
-  if [ -z "$plain" ]; then
-    omit+=(--omit=dev)
-    [ "$sqlite" = true ] && omit+=(--omit=optional)
-  fi
+  [ -n "$plain" ] || omit+=(--omit=dev)
   log "$version: npm install $(basename "$tarball") ${omit[*]}"
   local start=$SECONDS
   npm install "$tarball" "${omit[@]}" --no-audit --no-fund --loglevel=error >"$dir/install.log" 2>&1 \
     || { cat "$dir/install.log" >&2; echo 'npm install'; return 1; }
   log "$version: installed in $((SECONDS - start)) s"
-  # The driver the server will run: node:sqlite where Node has it, else the optional build.
+  # Nothing built at install: no package with an install script or a
+  # binding.gyp (which npm would build with node-gyp), at any depth.
+  local scripted
+  scripted=$(node -e '
+    const fs = require("node:fs"), path = require("node:path")
+    const found = []
+    const walk = dir => {
+      for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+        if (name.startsWith(".")) continue
+        const pkg = path.join(dir, name)
+        if (name.startsWith("@")) { walk(pkg); continue }
+        const json = JSON.parse(fs.readFileSync(path.join(pkg, "package.json"), "utf8"))
+        const scripts = json.scripts ?? {}
+        if (["preinstall", "install", "postinstall"].some(s => s in scripts) || fs.existsSync(path.join(pkg, "binding.gyp"))) found.push(json.name)
+        walk(path.join(pkg, "node_modules"))
+      }
+    }
+    walk("node_modules")
+    console.log(found.join(" "))') || { echo 'install scripts: the check failed'; return 1; }
+  [ -z "$scripted" ] || { echo "packages built at install: $scripted"; return 1; }
+  # The driver the server will run.
   local driver
   driver=$(cd node_modules/fsbucket && node --input-type=module -e 'console.log((await import("./dist/src/stores/fs/sqlite.js")).sqliteDriver().name)') \
     || { echo 'SQLite driver does not load'; return 1; }
-  [ "$driver" = "$([ "$sqlite" = true ] && echo node:sqlite || echo better-sqlite3)" ] || { echo "SQLite driver $driver"; return 1; }
+  [ "$driver" = "$([ "$sqlite" = true ] && echo node:sqlite || echo libsql)" ] || { echo "SQLite driver $driver"; return 1; }
   # What --omit=dev must keep out, and what the package must bring.
   for dev in typescript tap esbuild @aws-sdk/client-s3; do
     [ ! -e "node_modules/$dev" ] || { echo "dev dependency $dev installed"; return 1; }
@@ -143,6 +160,11 @@ smoke () {
     # shellcheck disable=SC2086 # a list of files
     (cd "$root" && npx --no-install tap --disable-coverage $tests) >"$dir/tap.log" 2>&1 \
       || { cat "$dir/tap.log" >&2; echo 'tests'; return 1; }
+    if [ "$sqlite" = true ]; then
+      log "$version: tap the SQLite driver's test on libsql"
+      (cd "$root" && FSBUCKET_SQLITE_DRIVER=libsql npx --no-install tap --disable-coverage dist/test/stores/fs/sqlite-driver.test.js) >"$dir/tap-libsql.log" 2>&1 \
+        || { cat "$dir/tap-libsql.log" >&2; echo 'tests on libsql'; return 1; }
+    fi
   fi
   return 0
 }

@@ -86,9 +86,9 @@ async function keysThatCannotMove (root: string, names: string[]): Promise<Unfit
     try {
       if (db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined) continue
       for (const what of ['object', 'upload'] as const) {
-        // SQLite's string functions stop at a NUL, so the test is made here.
-        for (const key of db.prepare(`SELECT key FROM ${what}s`).pluck().iterate() as IterableIterator<string>) {
-          if (key.includes('\u0000')) unfit.push({ bucket, what, key })
+        // Found and read as bytes: SQLite's string functions, and the SQLite drivers of Node 20 and 22, stop at a NUL.
+        for (const bytes of db.prepare(`SELECT CAST(key AS BLOB) FROM ${what}s WHERE instr(CAST(key AS BLOB), x'00') > 0`).pluck().iterate() as IterableIterator<Buffer>) {
+          unfit.push({ bucket, what, key: bytes.toString('utf8') })
         }
       }
     } finally {

@@ -29,7 +29,7 @@ export async function load (url, context, next) { appendFileSync(${JSON.stringif
   return readFileSync(record, 'utf8').split('\n').filter(line => line !== '')
 }
 
-const heavy = /\/stores\/|\/server\/(serve|gateway|open)\.js|\/cli\/transport-(local|http)\.js|signature-v4|better-sqlite3|mime-types|\/fastify\//
+const heavy = /\/stores\/|\/server\/(serve|gateway|open)\.js|\/cli\/transport-(local|http)\.js|signature-v4|node_modules\/@?libsql|mime-types|\/fastify\//
 
 t.test('--version and --help load no store, server, transport or signer', async t => {
   for (const args of [['--version'], ['--help'], ['cp', '--help']]) {
@@ -42,5 +42,5 @@ t.test('--version and --help load no store, server, transport or signer', async 
 t.test('an object command over HTTP loads its transport and no store', async t => {
   const loaded = loadedBy(t, ['ls', '--endpoint', 'http://127.0.0.1:9', '--quiet'])
   t.ok(loaded.some(url => url.endsWith('/cli/transport-http.js')), 'the HTTP transport')
-  t.same(loaded.filter(url => /\/stores\/|better-sqlite3|transport-local/.test(url)), [], 'no store')
+  t.same(loaded.filter(url => /\/stores\/|node_modules\/@?libsql|transport-local/.test(url)), [], 'no store')
 })

@@ -21,8 +21,8 @@
  * leave one behind. Rows written by format 2 keep their bodies in the
  * row's own `body` column, read as before until the key is written again.
  */
-import { bucketRetired, lockRulesOf, lockRulesText, retainingRule, type EventSink, type LockRule, type ObjectChange, type StoredObject } from '../../bucket/port.js'
-import { recordOfRow, rowOfRecord, type ObjectColumns, type UploadColumns } from '../rows.js'
+import { bucketRetired, lockRulesOf, lockRulesText, retainingRule, type EventSink, type LockRule, type ObjectChange, type StoredObject, type StoredUpload } from '../../bucket/port.js'
+import { recordOfRow, rowOfRecord, uploadOfRow, type ObjectColumns, type UploadColumns } from '../rows.js'
 import { ReadCache, type CachedRow } from './read-cache.js'
 import { Database, type SqliteDatabase, type Statement, type Transaction } from './sqlite.js'
 import { currentTurn } from '../turn.js'
@@ -119,14 +119,40 @@ export type UploadRow = UploadColumns
 export interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
 
 /** A list query's row: the list columns, then (with metadata) the two metadata columns. */
-export type ListRow = [id: Buffer, key: string, version: string, size: number, etag: string, uploaded: number,
+export type ListRow = [id: Buffer, key: string | Buffer, version: string, size: number, etag: string, uploaded: number,
   storageClass: string, checksums: string, httpMetadata?: string, customMetadata?: string]
 
-export { recordOfRow as toRecord, uploadChecksumText, uploadOfRow as toUpload } from '../rows.js'
+export { uploadChecksumText } from '../rows.js'
+
+/**
+ * The `key` column as read back. The SQLite drivers on Node 20 (libsql)
+ * and 22 (node:sqlite) end a TEXT value at its first U+0000, and keys
+ * written before the engine refused that character may hold one: such a
+ * key is read as its UTF-8 bytes instead (a BLOB), and turned back into
+ * text here. Every other key is read as TEXT, at no extra cost.
+ */
+const KEY_COLUMN = "CASE WHEN instr(CAST(key AS BLOB), x'00') > 0 THEN CAST(key AS BLOB) ELSE key END AS key"
+
+/** A key read through KEY_COLUMN. */
+function keyText (key: string | Buffer): string {
+  return typeof key === 'string' ? key : key.toString('utf8')
+}
+
+/** An object row (with its key read through KEY_COLUMN) as the port's record. */
+export function toRecord (row: ObjectColumns): StoredObject {
+  const key = row.key as string | Buffer
+  return recordOfRow(typeof key === 'string' ? row : { ...row, key: keyText(key) })
+}
+
+/** An upload row (with its key read through KEY_COLUMN) as the port's upload. */
+export function toUpload (row: UploadColumns): StoredUpload {
+  const key = row.key as string | Buffer
+  return uploadOfRow(typeof key === 'string' ? row : { ...row, key: keyText(key) })
+}
 
 export function fromListRow (row: ListRow): StoredObject {
   return {
-    key: row[1],
+    key: keyText(row[1]),
     version: row[2],
     size: row[3],
     etag: row[4],
@@ -194,11 +220,12 @@ function statements (db: SqliteDatabase): Statements {
   const raw = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Statement<P, R> => db.prepare<P, R>(sql).raw() as Statement<P, R>
   const pluck = <R>(sql: string): Statement<[], R> => db.prepare<[], R>(sql).pluck() as Statement<[], R>
   // List pages read rows as arrays (raw mode): a third cheaper than objects with better-sqlite3 (see ListRow).
-  const listColumns = 'id, key, version, size, etag, uploaded, storage_class, checksums'
+  const listColumns = `id, ${KEY_COLUMN}, version, size, etag, uploaded, storage_class, checksums`
   const fullColumns = `${listColumns}, http_metadata, custom_metadata`
+  const uploadColumns = `upload_id, id, ${KEY_COLUMN}, created, storage_class, http_metadata, custom_metadata, checksum`
   return {
     // Rows are read without the body kept in them: only a reader wants it (inlineBody).
-    head: prepare<[Buffer], ObjectRow>(`SELECT id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
+    head: prepare<[Buffer], ObjectRow>(`SELECT id, ${KEY_COLUMN}, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
       (body_ref IS NOT NULL OR body IS NOT NULL) AS inline FROM objects WHERE id = ?`),
     dataVersion: pluck<number>('PRAGMA data_version'),
     busyNoWait: prepare('PRAGMA busy_timeout = 0'),
@@ -230,13 +257,13 @@ function statements (db: SqliteDatabase): Statements {
     versionExists: prepare<[string], { one: number }>('SELECT 1 AS one FROM objects WHERE version = ?'),
     insertUpload: prepare(`INSERT INTO uploads (upload_id, id, key, created, storage_class, http_metadata, custom_metadata, checksum)
       VALUES (@upload_id, @id, @key, @created, @storage_class, @http_metadata, @custom_metadata, @checksum)`),
-    upload: prepare<[string], UploadRow>('SELECT * FROM uploads WHERE upload_id = ?'),
+    upload: prepare<[string], UploadRow>(`SELECT ${uploadColumns} FROM uploads WHERE upload_id = ?`),
     expiredUploads: prepare<[number], { upload_id: string }>('SELECT upload_id FROM uploads WHERE created < ?'),
     deleteUpload: prepare<[string]>('DELETE FROM uploads WHERE upload_id = ?'),
     part: prepare<[string, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number = ?'),
     parts: prepare<[string], PartRow>('SELECT * FROM parts WHERE upload_id = ?'),
     // BLOB and BINARY TEXT comparisons are bytewise: the order is the ids' UTF-8 byte order, then the upload ids'.
-    uploadsAfter: prepare(`SELECT * FROM uploads WHERE substr(id, 1, @prefix_length) = @prefix
+    uploadsAfter: prepare(`SELECT ${uploadColumns} FROM uploads WHERE substr(id, 1, @prefix_length) = @prefix
       AND (id > @after_id OR (id = @after_id AND upload_id > @after_upload)) ORDER BY id, upload_id LIMIT @limit`),
     partsAfter: prepare<[string, number, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?'),
     upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file, checksums) VALUES (@upload_id, @part_number, @etag, @size, @file, @checksums)
@@ -389,7 +416,7 @@ export class Catalog {
         continue
       }
       this.sql.deleteObject.run(idBytes)
-      this.emit({ action, key: row.key })
+      this.emit({ action, key: keyText(row.key as string | Buffer) })
       done.deleted.push(id)
       done.removed.push(...JSON.parse(row.segments) as Segment[])
     }
@@ -423,7 +450,7 @@ export class Catalog {
     let row = this.cache.row(id)
     if (row === undefined) {
       const found = this.sql.head.get(Buffer.from(id, 'utf8'))
-      row = found === undefined ? null : { object: recordOfRow(found), segments: JSON.parse(found.segments), inline: found.inline === 1 }
+      row = found === undefined ? null : { object: toRecord(found), segments: JSON.parse(found.segments), inline: found.inline === 1 }
       this.cache.setRow(id, row)
     }
     return row

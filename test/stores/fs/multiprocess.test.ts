@@ -7,8 +7,12 @@
  * leave one whole body. A write resolved in one process is seen by a read
  * started afterwards in another, and an upload created in one process is
  * usable from the others at once.
+ *
+ * Where more than one SQLite driver loads (node:sqlite and libsql on Node
+ * 22.13+ and 24), the children take turns at them, so processes on
+ * different drivers share the catalog in every test here.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,6 +23,12 @@ import { labelOf, md5Hex, multipartEtag, payload } from './children/payload.js'
 import { testdir } from '../../testdir.js'
 
 const racerScript = fileURLToPath(new URL('./children/racer.js', import.meta.url))
+const sqliteModule = new URL('../../../src/stores/fs/sqlite.js', import.meta.url).href
+
+/** The SQLite drivers that load in this Node (FSBUCKET_SQLITE_DRIVER refuses one that does not). */
+const drivers = ['node:sqlite', 'libsql'].filter(driver => spawnSync(process.execPath,
+  ['--input-type=module', '-e', `await import(${JSON.stringify(sqliteModule)})`],
+  { env: { ...process.env, FSBUCKET_SQLITE_DRIVER: driver } }).status === 0)
 const KiB = 1024
 const minPartSize = 64 * KiB
 
@@ -28,13 +38,19 @@ class Racers {
   readonly #pending = new Map<number, (reply: RacerReply) => void>()
   #nextId = 1
 
+  /** The SQLite driver each child runs, in the children's order. */
+  readonly drivers: string[] = []
+
   static async start (count: number, dir: string): Promise<Racers> {
     const racers = new Racers()
-    await Promise.all(Array.from({ length: count }, async () => {
-      const child = spawn(process.execPath, [racerScript, dir, String(minPartSize)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-      racers.#children.push(child)
+    await Promise.all(Array.from({ length: count }, async (_, index) => {
+      const driver = drivers[index % drivers.length] ?? ''
+      const child = spawn(process.execPath, [racerScript, dir, String(minPartSize)],
+        { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, FSBUCKET_SQLITE_DRIVER: driver } })
+      racers.#children[index] = child
       const [ready] = await once(child, 'message') as [RacerReply]
       if (ready.id !== 0) throw new Error('racer did not start')
+      racers.drivers[index] = ready.driver ?? ''
       child.on('message', (reply: RacerReply) => racers.#pending.get(reply.id)?.(reply))
     }))
     return racers
@@ -75,6 +91,7 @@ async function setUp (t: Test, count: number): Promise<{ bucket: Bucket, racers:
   const dir = path.join(testdir(t), 'bucket')
   const bucket = await openBucket(dir, { minPartSize })
   const racers = await Racers.start(count, dir)
+  t.same([...new Set(racers.drivers)].sort(), [...drivers].sort(), `the children run each SQLite driver that loads here (${drivers.join(', ')})`)
   t.teardown(async () => {
     await racers.stop()
     await bucket.close()

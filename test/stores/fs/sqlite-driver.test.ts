@@ -1,18 +1,20 @@
 /**
- * The catalogs' SQLite driver: node:sqlite where Node has it, better-sqlite3
- * 12 elsewhere, behind one interface that both meet alike (BLOBs as Buffers,
- * row shapes, SQLite's code names on errors, transactions). The package
- * smoke runs this file under Node 22 and 24, the suite under Node 20, so each
- * driver passes it. And statements and databases the garbage collector
- * frees do no harm (better-sqlite3 12 compiled against Node 24.19's headers
- * or later aborts the process there).
+ * The catalogs' SQLite driver: node:sqlite where Node has it, libsql
+ * elsewhere, behind one interface that both meet alike (BLOBs as Buffers,
+ * row shapes, SQLite's code names on errors, transactions, the open
+ * options). The suite runs this file under Node 20 (libsql), the package
+ * smoke under Node 22 and 24 (node:sqlite) and again with
+ * FSBUCKET_SQLITE_DRIVER=libsql there, so each driver passes it. And
+ * statements and databases the garbage collector frees do no harm.
  */
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
-import { Database, sqliteCodeName, sqliteDriver } from '../../../src/stores/fs/sqlite.js'
+import { Database, sqliteCodeName, sqliteDriver, type SqliteDatabase } from '../../../src/stores/fs/sqlite.js'
 import { testdir } from '../../testdir.js'
 
 const require = createRequire(import.meta.url)
@@ -25,15 +27,18 @@ function nodeHasSqlite (): boolean {
   return status === 0
 }
 
-t.test('the driver is node:sqlite where Node has it, better-sqlite3 12 elsewhere', async t => {
+t.test('the driver is node:sqlite where Node has it, libsql elsewhere', async t => {
   const driver = sqliteDriver()
-  if (nodeHasSqlite()) {
+  const forced = process.env.FSBUCKET_SQLITE_DRIVER
+  if (forced !== undefined && forced !== '') {
+    t.equal(driver.name, forced, 'the one FSBUCKET_SQLITE_DRIVER names')
+  } else if (nodeHasSqlite()) {
     t.equal(driver.name, 'node:sqlite')
-    t.equal(driver.version, process.version.slice(1))
   } else {
-    t.equal(driver.name, 'better-sqlite3', `${process.version}: no node:sqlite`)
-    t.match(driver.version, /^12\./)
+    t.equal(driver.name, 'libsql', `${process.version}: no node:sqlite`)
   }
+  if (driver.name === 'node:sqlite') t.equal(driver.version, process.version.slice(1))
+  else t.match(driver.version, /^0\.5\./, 'libsql 0.5')
   t.match(driver.sqlite, /^3\.\d+\.\d+$/, 'it runs SQLite')
 })
 
@@ -52,7 +57,7 @@ t.test('FSBUCKET_SQLITE_DRIVER picks a driver, and a wrong one stops the start',
   t.equal(run(chosen).stdout.trim(), chosen)
   const wrong = run('sqlite4')
   t.not(wrong.status, 0)
-  t.match(wrong.stderr, /FSBUCKET_SQLITE_DRIVER must be node:sqlite or better-sqlite3, not "sqlite4"/)
+  t.match(wrong.stderr, /FSBUCKET_SQLITE_DRIVER must be node:sqlite or libsql, not "sqlite4"/)
   if (!nodeHasSqlite()) {
     const missing = run('node:sqlite')
     t.not(missing.status, 0)
@@ -117,6 +122,78 @@ t.test('errors carry SQLite\'s code name', async t => {
   require('node:fs').writeFileSync(notADatabase, 'not a database, but long enough to be read as one '.repeat(40))
   t.throws(() => new Database(notADatabase).prepare('SELECT * FROM sqlite_master').all(), { code: 'SQLITE_NOTADB' })
   t.throws(() => new Database(path.join(dir, 'missing.db'), { readonly: true, fileMustExist: true }))
+})
+
+t.test('rows, pragmas, parameters and open options look alike on every driver (libsql differs, adapted)', async t => {
+  const dir = testdir(t)
+  const file = path.join(dir, 'a.db')
+  const db = new Database(file)
+  t.teardown(() => db.close())
+  t.equal(db.pragma('journal_mode = WAL', { simple: true }), 'wal', 'pragma with simple: the value, not a row')
+  t.equal(db.pragma('synchronous = NORMAL', { simple: true }), undefined, 'a pragma that returns nothing')
+  db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB)')
+  t.same(Object.keys(db.prepare('INSERT INTO t VALUES (?, ?)').run('a', Buffer.from('x'))).sort(), ['changes', 'lastInsertRowid'], 'run: what it did, nothing else')
+  db.prepare('INSERT INTO t VALUES (?, ?)').run('b', new Uint8Array([1, 2]))
+  const select = db.prepare<[string], { k: string, v: Buffer }>('SELECT k, v FROM t WHERE k >= ? ORDER BY k')
+  t.same(Object.keys(select.get('a') ?? {}), ['k', 'v'], 'get: the columns, no other key')
+  t.same(select.all('a').map(row => Object.keys(row)), [['k', 'v'], ['k', 'v']], 'all: the same')
+  t.same([...select.iterate('a')].map(row => Object.keys(row)), [['k', 'v'], ['k', 'v']], 'iterate: the same')
+  t.ok(Buffer.isBuffer(select.get('b')?.v), 'a BLOB bound from a Uint8Array is read as a Buffer')
+  t.equal(db.prepare<[], string>('SELECT k FROM t ORDER BY k').pluck().get(), 'a', 'pluck applies to get')
+  t.same([...db.prepare<[], string>('SELECT k FROM t ORDER BY k').pluck().iterate()], ['a', 'b'], 'and to iterate')
+  // One Buffer or one null as the only parameter, and named parameters.
+  t.equal(db.prepare<[Buffer], string>('SELECT k FROM t WHERE v = ?').pluck().get(Buffer.from('x')), 'a')
+  t.equal(db.prepare<[null], null>('SELECT ? AS n').pluck().get(null), null)
+  t.same(db.prepare<{ k: string }, { k: string }>('SELECT k FROM t WHERE k = @k').get({ k: 'b' }), { k: 'b' })
+  // libsql's own binding aborts the process on a boolean: the adapter refuses it first, as better-sqlite3 did
+  // (node:sqlite refuses it before Node 24 and binds it as 1 from then on).
+  if (sqliteDriver().name === 'libsql') {
+    t.throws(() => db.prepare('SELECT ?').get(true as never), TypeError)
+    t.throws(() => db.prepare('SELECT @b').get({ b: true } as never), TypeError)
+  }
+
+  const missing = path.join(dir, 'missing.db')
+  t.throws(() => new Database(missing, { fileMustExist: true }), 'fileMustExist: a missing file is refused')
+  t.throws(() => new Database(missing, { readonly: true }), 'readonly: so is it')
+  t.notOk(existsSync(missing), 'and not created')
+  const reader = new Database(file, { readonly: true, fileMustExist: true })
+  t.teardown(() => reader.close())
+  t.same(reader.prepare<[], string>('SELECT k FROM t ORDER BY k').pluck().all(), ['a', 'b'], 'readonly: reads')
+  t.throws(() => reader.prepare('INSERT INTO t VALUES (?, ?)').run('c', null), { code: /^SQLITE_READONLY/ }, 'readonly: no writes')
+})
+
+t.test('a write lock held by another process is waited for up to the timeout, on either driver', async t => {
+  const dir = testdir(t)
+  const file = path.join(dir, 'shared.db')
+  const setup = new Database(file)
+  setup.pragma('journal_mode = WAL')
+  setup.exec('CREATE TABLE t (n INTEGER)')
+  setup.close()
+  // The other process runs the other driver where two load (Node 22.13+, 24): they share SQLite's locks.
+  const here = sqliteDriver().name
+  const other = ['node:sqlite', 'libsql'].find(driver => driver !== here && spawnSync(process.execPath,
+    ['--input-type=module', '-e', `await import(${JSON.stringify(sqliteModule)})`], { env: { ...process.env, FSBUCKET_SQLITE_DRIVER: driver } }).status === 0) ?? here
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', `
+    const { Database } = await import(${JSON.stringify(sqliteModule)})
+    const db = new Database(${JSON.stringify(file)})
+    db.exec('BEGIN IMMEDIATE')
+    db.prepare('INSERT INTO t VALUES (1)').run()
+    console.log('held')
+    // Let go half a second after the word: while this test waits on the lock.
+    process.stdin.once('data', () => setTimeout(() => { db.exec('COMMIT'); db.close(); process.exit(0) }, 500))`],
+  { env: { ...process.env, FSBUCKET_SQLITE_DRIVER: other }, stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = once(holder, 'exit')
+  const [held] = await once(holder.stdout, 'data') as [Buffer]
+  t.equal(held.toString().trim(), 'held', `a ${other} process holds the write lock`)
+  const impatient = new Database(file, { timeout: 0 })
+  const patient = new Database(file, { timeout: 10_000 })
+  t.teardown(() => { impatient.close(); patient.close() })
+  const insert = (db: SqliteDatabase, n: number) => db.transaction(() => db.prepare('INSERT INTO t VALUES (?)').run(n)).immediate()
+  t.throws(() => insert(impatient, 2), { code: /^SQLITE_BUSY/ }, `${here}, timeout 0: SQLITE_BUSY at once`)
+  holder.stdin.write('go\n')
+  t.doesNotThrow(() => insert(patient, 3), `${here}, timeout 10 s: waits, then writes`)
+  t.same(patient.prepare<[], number>('SELECT n FROM t ORDER BY n').pluck().all(), [1, 3], 'after the other\'s row')
+  t.equal((await exited)[0], 0)
 })
 
 t.test('transactions: commit, roll back on a throw, nest in savepoints', async t => {

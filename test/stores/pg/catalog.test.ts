@@ -300,6 +300,8 @@ t.test('fsbucket migrate refuses, before writing anything, SQLite keys holding U
   const bucket = (await again.open('old'))!
   t.equal(await ((await bucket.get('a\u0000x')) as BucketObjectBody).text(), 'legacy', 'the SQLite store still reads the legacy key')
   t.same((await bucket.list()).objects.map(o => o.key), ['a\u0000x', 'keep'])
+  t.equal((await bucket.head('a\u0000x'))?.key, 'a\u0000x', 'whole, on every SQLite driver')
+  t.same((await bucket.listMultipartUploads()).uploads.map(u => u.key), ['u\u0000x'])
   await bucket.delete('a\u0000x')
   await bucket.resumeMultipartUpload('u\u0000x', upload.uploadId).abort()
   await again.close()

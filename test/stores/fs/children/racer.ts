@@ -2,9 +2,11 @@
  * A child process for the multi-process test: opens the bucket directory
  * given as argument and carries out the parent's commands, sent over IPC.
  * A command may carry `at`, a wall-clock instant to wait for, so that the
- * children of one round start their writes together.
+ * children of one round start their writes together. Its first reply names
+ * the SQLite driver it runs.
  */
 import { openBucket, type BucketUploadedPart } from '../../../../src/index.js'
+import { sqliteDriver } from '../../../../src/stores/fs/sqlite.js'
 import { md5Hex, payload } from './payload.js'
 
 export interface RacerCommand {
@@ -29,6 +31,8 @@ export interface RacerReply {
   uploadId?: string
   part?: BucketUploadedPart
   error?: { message: string, code?: number }
+  /** The SQLite driver this child runs (in its first reply). */
+  driver?: string
 }
 
 const [dir, minPartSize] = process.argv.slice(2)
@@ -84,4 +88,4 @@ process.on('message', (command: RacerCommand) => {
     (err: Error & { code?: number }) => process.send?.({ id: command.id, error: { message: err.message, code: err.code } })
   )
 })
-process.send?.({ id: 0 })
+process.send?.({ id: 0, driver: sqliteDriver().name })

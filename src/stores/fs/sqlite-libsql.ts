@@ -1,0 +1,253 @@
+/**
+ * The libsql driver (Node 20 and 22.12, or chosen with
+ * FSBUCKET_SQLITE_DRIVER=libsql), adapted to the catalogs' interface
+ * (sqlite-contract.ts). What differs from better-sqlite3, whose API libsql
+ * follows, and how each difference is met, is in sqlite.ts's note and
+ * beside each adaptation here.
+ */
+import { accessSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { DEFAULT_TIMEOUT_MS, knownSqliteCodeName, sqliteCodeName, Transactions, type DatabaseConstructor, type OpenOptions, type RunResult, type SqliteDatabase, type Statement, type Transaction } from './sqlite-contract.js'
+
+const require = createRequire(import.meta.url)
+
+interface LibsqlStatement {
+  /** Whether it returns rows (libsql's raw() refuses a statement that does not). */
+  readonly reader: boolean
+  run (params: unknown): RunResult
+  get (params: unknown): unknown
+  all (params: unknown): unknown[]
+  iterate (params: unknown): IterableIterator<unknown>
+  raw (enabled?: boolean): unknown
+  columns (): Array<{ name: string }>
+}
+interface LibsqlDatabase {
+  prepare (sql: string): LibsqlStatement
+  exec (sql: string): void
+  close (): void
+}
+type LibsqlConstructor = new (file: string, options?: { timeout?: number }) => LibsqlDatabase
+
+/**
+ * libsql's error, with the code name the callers judge by: from SQLite's
+ * code number (`rawCode`) where sqlite-contract.ts's table knows it, so the names
+ * are the same on every driver; else libsql's own. Errors libsql's wrapper
+ * leaves unconverted (from iterate) carry the same two fields.
+ */
+function libsqlNamed (err: unknown): unknown {
+  const e = err as { code?: unknown, rawCode?: unknown }
+  if (e !== null && typeof e === 'object' && typeof e.rawCode === 'number') {
+    const known = knownSqliteCodeName(e.rawCode)
+    if (known !== undefined) e.code = known
+    else if (typeof e.code !== 'string' || !e.code.startsWith('SQLITE_')) e.code = sqliteCodeName(e.rawCode)
+  }
+  return err
+}
+
+/**
+ * A value libsql can bind. Its native side aborts the whole process (a Rust
+ * panic) on a boolean and on a Buffer given as the only argument, so values
+ * are checked here and always handed over in an array or an object of
+ * named ones: a TypeError as better-sqlite3 throws, never an abort.
+ */
+function bindable (value: unknown): boolean {
+  return value === null || typeof value === 'number' || typeof value === 'string' || typeof value === 'bigint' || value instanceof Uint8Array
+}
+
+/** `@name` parameters: one plain object (not an array, not bytes). */
+function isNamed (value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array)
+}
+
+function bound (params: unknown[]): unknown {
+  const values = params.length === 1 && isNamed(params[0]) ? Object.values(params[0]) : params
+  for (const value of values) {
+    if (!bindable(value)) throw new TypeError('SQLite can only bind numbers, strings, bigints, buffers, and null')
+  }
+  return params.length === 1 && isNamed(params[0]) ? params[0] : params
+}
+
+class LibsqlAdaptedStatement {
+  readonly #statement: LibsqlStatement
+  /** 'rows': objects; 'raw': arrays; 'pluck': the first column. */
+  #shape: 'rows' | 'raw' | 'pluck' = 'rows'
+  /**
+   * Rows are always read as arrays from libsql and shaped here: its row
+   * objects carry an extra `_metadata` key (from get), and its pluck mode
+   * applies to all() alone. Set on the first read; null for a statement
+   * that returns no rows.
+   */
+  #arrays: boolean | null = null
+  /** The columns' names, for rows as objects. */
+  #names: string[] = []
+
+  constructor (statement: LibsqlStatement) {
+    this.#statement = statement
+  }
+
+  raw (): this {
+    this.#shape = 'raw'
+    return this
+  }
+
+  pluck (): this {
+    this.#shape = 'pluck'
+    return this
+  }
+
+  /** Whether rows come as arrays: true for every statement that returns rows. */
+  #reading (): boolean {
+    if (this.#arrays === null) {
+      this.#arrays = this.#statement.reader
+      if (this.#arrays) {
+        this.#statement.raw(true)
+        this.#names = this.#statement.columns().map(column => column.name)
+      }
+    }
+    return this.#arrays
+  }
+
+  #row (values: unknown): unknown {
+    if (values === undefined || !Array.isArray(values)) return values
+    if (this.#shape === 'raw') return values
+    if (this.#shape === 'pluck') return values[0]
+    // A schema change re-prepares the statement; its columns may have changed with it.
+    if (values.length !== this.#names.length) this.#names = this.#statement.columns().map(column => column.name)
+    const row: Record<string, unknown> = {}
+    for (let i = 0; i < values.length; i++) row[this.#names[i] as string] = values[i]
+    return row
+  }
+
+  run (...params: unknown[]): RunResult {
+    try {
+      const { changes, lastInsertRowid } = this.#statement.run(bound(params))
+      return { changes, lastInsertRowid }
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+  }
+
+  get (...params: unknown[]): unknown {
+    try {
+      if (!this.#reading()) return this.#statement.get(bound(params))
+      return this.#row(this.#statement.get(bound(params)))
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+  }
+
+  all (...params: unknown[]): unknown[] {
+    try {
+      if (!this.#reading()) return this.#statement.all(bound(params))
+      const rows = this.#statement.all(bound(params))
+      if (this.#shape !== 'raw') for (let i = 0; i < rows.length; i++) rows[i] = this.#row(rows[i])
+      return rows
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+  }
+
+  * iterate (...params: unknown[]): IterableIterator<unknown> {
+    let rows: IterableIterator<unknown>
+    try {
+      this.#reading()
+      rows = this.#statement.iterate(bound(params))
+    } catch (err) {
+      throw libsqlNamed(err)
+    }
+    for (;;) {
+      let next: IteratorResult<unknown>
+      try {
+        next = rows.next()
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+      if (next.done === true) return
+      yield this.#row(next.value)
+    }
+  }
+}
+
+function libsqlDatabase (Libsql: LibsqlConstructor): DatabaseConstructor {
+  return class LibsqlAdaptedDatabase implements SqliteDatabase {
+    readonly #db: LibsqlDatabase
+    #open = true
+    readonly #transactions = new Transactions(sql => this.exec(sql))
+
+    constructor (file: string, options: OpenOptions = {}) {
+      const readonly = options.readonly === true
+      // libsql creates a missing file whatever the options say, and opens
+      // every file for writing: look first, and refuse writes with query_only.
+      if ((options.fileMustExist === true || readonly) && file !== ':memory:') accessSync(file)
+      try {
+        this.#db = new Libsql(file, { timeout: Math.max(0, Math.trunc(options.timeout ?? DEFAULT_TIMEOUT_MS)) })
+        if (readonly) this.#db.exec('PRAGMA query_only = ON')
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+    }
+
+    get open (): boolean {
+      return this.#open
+    }
+
+    prepare<P extends unknown[] | {} = unknown[], R = unknown> (sql: string): Statement<P, R> {
+      try {
+        return new LibsqlAdaptedStatement(this.#db.prepare(sql)) as unknown as Statement<P, R>
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+    }
+
+    exec (sql: string): this {
+      try {
+        this.#db.exec(sql)
+      } catch (err) {
+        throw libsqlNamed(err)
+      }
+      return this
+    }
+
+    pragma (text: string, options: { simple?: boolean } = {}): unknown {
+      const statement = this.prepare(`PRAGMA ${text}`)
+      return options.simple === true ? statement.pluck().get() : statement.all()
+    }
+
+    transaction<F extends (...args: never[]) => unknown> (fn: F): Transaction<F> {
+      return this.#transactions.of(fn)
+    }
+
+    close (): this {
+      if (this.#open) {
+        this.#open = false
+        // libsql's close lets go of the connection, but SQLite closes its
+        // files only when the garbage collector has freed the statements
+        // too, so the checkpoint SQLite runs as the last connection closes
+        // may come late or never. It is run here, without waiting on other
+        // connections (PASSIVE), so that a catalog closed by its last user
+        // has its rows in the main file as with the other drivers.
+        try {
+          this.#db.exec('PRAGMA wal_checkpoint(PASSIVE)')
+        } catch {
+          // Busy or failed: the WAL keeps the rows, and the next open or close checkpoints them.
+        }
+        this.#db.close()
+      }
+      return this
+    }
+  }
+}
+
+/** libsql, whose prebuilt binary npm installs as a package of the platform's (`@libsql/linux-x64-gnu`, ...). */
+export function loadLibsql (): DatabaseConstructor {
+  const Database = libsqlDatabase(require('libsql') as LibsqlConstructor)
+  // A binary that cannot work here fails now, at start-up, not at the first catalog.
+  new Database(':memory:').close()
+  return Database
+}
+
+/** libsql's version, from the package.json beside its main file (its `exports` do not list `libsql/package.json`). */
+export function libsqlVersion (): string {
+  return (require(path.join(path.dirname(require.resolve('libsql')), 'package.json')) as { version: string }).version
+}
