@@ -29,9 +29,9 @@ import { routeHostsOf } from '../http/target.js'
 import { managementCredentials } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/auth.js'
 import { createLogger } from './logger.js'
+import { ProcessMetrics, workerMetrics } from './metrics.js'
 import { readinessChecks } from './readiness.js'
 import { checkWritable } from './preflight.js'
-import { guardS3Site } from './s3-guard.js'
 import { shareEndpointOf } from './share-endpoint.js'
 import { checkPorts, ensureFirstBucket, listenFailure, loadRoutes, openServerRegistry, startSweeper, startupNotes, type PortRole } from './startup.js'
 import { checkTlsPair, readTlsPair, reloadTls, tlsFilesFrom, type TlsPair } from './tls.js'
@@ -133,12 +133,10 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     const routes = await loadRoutes(memory ? null : options.data, options.route)
     const loopbackOnly = isLoopbackHost(options.host)
     // Each process answers its own readiness; a worker's metrics are the whole server's (metrics.ts).
-    // prom-client is loaded only with `--metrics`.
-    const metricsModule = options.metrics === true ? await import('./metrics.js') : null
-    const metrics = metricsModule === null ? null : new metricsModule.ProcessMetrics()
+    const metrics = options.metrics === true ? new ProcessMetrics() : null
     const operator = {
       ready: readinessChecks(memory ? null : options.data, registry, { log: createLogger({ level: options.logLevel }) }),
-      metrics: metrics === null || metricsModule === null ? null : primary ? async () => await metrics.text() : metricsModule.workerMetrics(metrics)
+      metrics: metrics === null ? null : primary ? async () => await metrics.text() : workerMetrics(metrics)
     }
     app = await buildApp({
       dataDir: options.data,
@@ -175,6 +173,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         https: tls
       })
     if (s3 !== null && s3Policy.anonymousWrites) {
+      // With the S3 door, which it answers in (its error document).
+      const { guardS3Site } = await import('./s3-guard.js')
       guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
     }
     const log = app.log as unknown as Logger

@@ -40,7 +40,7 @@ import { managementCredentials } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
 import { readTlsPair, tlsFilesFrom } from './tls.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
-import type { ProcessMetrics } from './metrics.js'
+import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
 import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
 import { checkWritable } from './preflight.js'
 
@@ -312,13 +312,9 @@ async function startupChecks (options: ServeOptions, log: ReturnType<typeof crea
   // The management API's credentials file too, which every worker reads as it starts.
   await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt'))
   await ensureFirstBucket(registry, options.defaultBucket, log)
-  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked; prom-client only with `--metrics`.
-  let metrics: ProcessMetrics | null = null
-  if (options.metrics === true) {
-    const { answerWorkersMetrics, ProcessMetrics } = await import('./metrics.js')
-    metrics = new ProcessMetrics()
-    answerWorkersMetrics(metrics)
-  }
+  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
+  const metrics = options.metrics === true ? new ProcessMetrics() : null
+  if (metrics !== null) answerWorkersMetrics(metrics)
   startSweeper(options.sweepInterval, registry, metrics, log)
   // Before any worker listens: a busy port is one line, before any line says the other port listens.
   await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
