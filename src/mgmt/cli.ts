@@ -14,7 +14,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { catalogOption, dataOption } from '../doors/command-options.js'
-import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
+import type { BucketRegistry } from '../bucket/index.js'
 import { createInvite, isValidInviteDays, maxInviteDays } from './invites.js'
 import { ManagementStore } from './store.js'
 import { idFormat } from './context.js'

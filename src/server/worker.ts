@@ -8,8 +8,11 @@
  * and waits for the options, which come only once every check passed. Told
  * to drain before then, it exits: it has served nothing.
  */
+import module from 'node:module'
 import { receiveServeOptions, serveOne } from './serve.js'
 
+// As bin/fsbucket.js: Node 22.1 and later reuse the code they compiled at the previous start (absent on Node 20).
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.()
 // Ctrl-C reaches the whole process group; the primary decides (serve.ts).
 process.on('SIGINT', () => {})
 // A failure here surfaces from serveOne's own import of the same module.
