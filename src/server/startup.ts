@@ -108,11 +108,17 @@ export function listenFailure (err: unknown, host: string, port: number, role?: 
  * listening (the server would exit at once, and the line would have been
  * false). Port 0 (any free port) needs no check. A port taken between the
  * check and the listen is still reported, by the listen itself.
+ *
+ * A client already trying the port (a script waiting for the server) may
+ * be let in while the probe listens: its connection is reset at once, so it
+ * tries again, and the probe's close, which waits for its connections, is
+ * not held up by one that would stay open (a busy primary, its workers
+ * loading beside it, can take a while between listening and closing).
  */
 export async function checkPorts (host: string, ports: Array<{ port: number, role: PortRole }>): Promise<void> {
   for (const { port, role } of ports) {
     if (port === 0) continue
-    const probe = createServer()
+    const probe = createServer(socket => { socket.destroy() })
     await new Promise<void>((resolve, reject) => {
       probe.once('error', err => { reject(listenFailure(err, host, port, role)) })
       probe.listen({ host, port, exclusive: true }, () => { probe.close(() => { resolve() }) })
