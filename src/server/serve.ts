@@ -211,7 +211,9 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   cluster.on('message', (worker, message) => {
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
     else if (isMessage<OptionsAsked>(message, 'options-asked')) {
-      if (checked) start(worker)
+      // A worker still loading when the drain was sent missed the word: it hears it now.
+      if (stopping && worker.isConnected()) worker.send({ fsbucket: 'drain' } satisfies Drain)
+      else if (checked) start(worker)
       else asking.add(worker)
     }
   })
