@@ -26,7 +26,6 @@
  * (registry, doors, listeners) is src/server/gateway.ts, which
  * `startServer` uses too.
  */
-import cluster from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import { Command, InvalidArgumentError, Option } from 'commander'
@@ -188,9 +187,9 @@ export function buildCli (): Command {
         options.workers = 1
       }
       // Loaded here: the server (Fastify, every door) costs the other commands a second of start-up.
+      // The primary's workers start from src/server/worker.ts, not from here.
       const { serveOne, servePrimary } = await import('./server/serve.js')
-      if (cluster.isWorker) await serveOne(options, true)
-      else if (options.workers > 1) await servePrimary(options)
+      if (options.workers > 1) await servePrimary(options)
       else await serveOne(options, false)
     })
   // The management API's credentials are serve flags too; that module defines them.
@@ -267,7 +266,7 @@ export function buildCli (): Command {
   return program
 }
 
-/** Runs the command line (bin/fsbucket.js calls this; so do cluster workers, with the same argv). */
+/** Runs the command line (bin/fsbucket.js calls this). */
 export async function main (argv: string[] = process.argv): Promise<void> {
   try {
     await buildCli().parseAsync(argv)

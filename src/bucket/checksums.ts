@@ -25,10 +25,9 @@ import type { createCRC32 as CreateCRC32, createCRC64 as CreateCRC64, IHasher } 
 // hash-wasm's builds of one algorithm each: its main entry embeds every
 // algorithm's WebAssembly, which cost about 7 MiB of memory once loaded and
 // the two CRCs made (these two builds: 0.3 MiB); a server idles 3 to 4 MiB
-// lower for it.
+// lower for it. Required on the first CRC32C or CRC64NVME (crcRunsSettled):
+// most servers never see one, and loading them cost every worker ~50 ms.
 const require = createRequire(import.meta.url)
-const { createCRC32 } = require('hash-wasm/dist/crc32.umd.min.js') as { createCRC32: typeof CreateCRC32 }
-const { createCRC64 } = require('hash-wasm/dist/crc64.umd.min.js') as { createCRC64: typeof CreateCRC64 }
 
 /** The digests of the hosted binding (its `checksums` surface). */
 export const bindingHashAlgorithms = ['md5', 'sha1', 'sha256', 'sha384', 'sha512'] as const
@@ -154,18 +153,30 @@ const tableRuns: CrcMakers = {
 }
 
 /**
- * The CRC implementations in use: the WebAssembly ones once made (at module
- * load, without a top-level await, which would keep CommonJS callers from
- * requiring the package), the tables where they cannot be made.
+ * The CRC implementations in use: the WebAssembly ones once made (begun by
+ * the first CRC32C or CRC64NVME, not at module load), the tables where they
+ * cannot be made.
  */
 let crcRuns: CrcMakers | undefined
-const crcRunsSettled = Promise.all([createCRC32(0x82f63b78), createCRC64('9a6c9329ac4bc9b5')]).then(
-  ([crc32c, crc64nvme]) => { crcRuns = { crc32c: webAssemblyRun(crc32c), crc64nvme: webAssemblyRun(crc64nvme) } },
-  () => { crcRuns = tableRuns }
-)
+let crcRunsMade: Promise<void> | undefined
+
+/** Begins making the WebAssembly CRCs, once; settles when `crcRuns` is known. */
+async function crcRunsSettled (): Promise<void> {
+  crcRunsMade ??= (async () => {
+    try {
+      const { createCRC32 } = require('hash-wasm/dist/crc32.umd.min.js') as { createCRC32: typeof CreateCRC32 }
+      const { createCRC64 } = require('hash-wasm/dist/crc64.umd.min.js') as { createCRC64: typeof CreateCRC64 }
+      const [crc32c, crc64nvme] = await Promise.all([createCRC32(0x82f63b78), createCRC64('9a6c9329ac4bc9b5')])
+      crcRuns = { crc32c: webAssemblyRun(crc32c), crc64nvme: webAssemblyRun(crc64nvme) }
+    } catch {
+      crcRuns = tableRuns
+    }
+  })()
+  await crcRunsMade
+}
 
 /**
- * Which CRC32C / CRC64NVME implementation runs: still loading, WebAssembly, or the tables.
+ * Which CRC32C / CRC64NVME implementation runs: not yet made (loading), WebAssembly, or the tables.
  * @internal for test/bucket/checksums.test.ts, which imports it in a child process
  */
 export function crcImplementation (): 'loading' | 'webassembly' | 'tables' {
@@ -174,6 +185,7 @@ export function crcImplementation (): 'loading' | 'webassembly' | 'tables' {
 
 /** A running CRC32C or CRC64NVME; one started while the implementation loads keeps copies of its bytes until it is known. */
 function crcRunning (algorithm: 'crc32c' | 'crc64nvme'): RunningChecksum {
+  if (crcRuns === undefined) void crcRunsSettled()
   let run: CrcRun | undefined
   let early: Uint8Array[] = []
   const started = (runs: CrcMakers): CrcRun => {
@@ -190,7 +202,7 @@ function crcRunning (algorithm: 'crc32c' | 'crc64nvme'): RunningChecksum {
       else started(crcRuns).update(data)
     },
     digest: async () => {
-      await crcRunsSettled
+      await crcRunsSettled()
       return started(crcRuns as CrcMakers).digest()
     }
   }

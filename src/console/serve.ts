@@ -33,7 +33,6 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import fastifyStatic from '@fastify/static'
 
 export const consolePath = '/_console/'
 
@@ -115,6 +114,8 @@ export async function webConsole (app: FastifyInstance, options: WebConsoleOptio
   }
   app.get(consolePath, servePage)
   app.get(`${consolePath}index.html`, servePage)
+  // Imported here, not at the top: the cluster's primary prints `consoleUrl` and serves no file.
+  const { default: fastifyStatic } = await import('@fastify/static')
   await app.register(fastifyStatic, {
     root,
     prefix: consolePath,

@@ -1,7 +1,6 @@
 /**
  * SHA-256 and HMAC-SHA256 over node:crypto, in the shape the smithy signer
- * (@smithy/signature-v4) asks for: the S3 door derives signing keys with
- * it, the command line presigns share links with it.
+ * (@smithy/signature-v4) asks for: share links are presigned with it.
  */
 import { createHash, createHmac } from 'node:crypto'
 import type { SourceData } from '@smithy/types'

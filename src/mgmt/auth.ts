@@ -145,3 +145,19 @@ export async function loadCredentials (sources: CredentialSources): Promise<Mana
   }
   return { tokens, keys }
 }
+
+/** The `serve` flags of the management API (cli.ts defines them; here so a server process loads no command line). */
+export interface ManagementServeOptions {
+  data: string
+  token?: string
+  apiToken?: string
+  apiEmail?: string
+  apiKey?: string
+}
+
+/** The credentials the management API checks, for a server started with these options. */
+export async function managementCredentials (options: ManagementServeOptions, loopbackOnly: boolean, state: StateDocuments): Promise<ManagementCredentials> {
+  const loaded = await loadCredentials({ token: options.apiToken, email: options.apiEmail, key: options.apiKey, state })
+  if (options.token !== undefined && options.token !== '') loaded.tokens.push(options.token)
+  return { ...loaded, open: loopbackOnly }
+}

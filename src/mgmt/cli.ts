@@ -4,7 +4,7 @@
  * - `serve` takes `--api-token`, `--api-email` and `--api-key` (environment
  *   FSBUCKET_API_TOKEN, FSBUCKET_API_EMAIL, FSBUCKET_API_KEY), which the
  *   composition root adds from `managementServeOptions`;
- *   `managementCredentials` merges them with `<data>/.mgmt/credentials.json`
+ *   `managementCredentials` (auth.ts) merges them with `<data>/.mgmt/credentials.json`
  *   and the gateway's own token, which the management API accepts too.
  * - `invite create` / `invite list`: the API shows no way to create an
  *   invite, so invites for `PATCH /user/invites/{id}` are made here. Bad
@@ -14,29 +14,13 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { catalogOption, dataOption } from '../doors/command-options.js'
-import type { BucketRegistry, StateDocuments } from '../bucket/index.js'
-import { loadCredentials, type ManagementCredentials } from './auth.js'
+import type { BucketRegistry } from '../bucket/index.js'
 import { createInvite, isValidInviteDays, maxInviteDays } from './invites.js'
 import { ManagementStore } from './store.js'
 import { idFormat } from './context.js'
 import { ManagementError } from './errors.js'
 import { parseZoneName } from './validate/names.js'
 import { localAccount } from './routes/accounts.js'
-
-export interface ManagementServeOptions {
-  data: string
-  token?: string
-  apiToken?: string
-  apiEmail?: string
-  apiKey?: string
-}
-
-/** The credentials the management API checks, for a server started with these options. */
-export async function managementCredentials (options: ManagementServeOptions, loopbackOnly: boolean, state: StateDocuments): Promise<ManagementCredentials> {
-  const loaded = await loadCredentials({ token: options.apiToken, email: options.apiEmail, key: options.apiKey, state })
-  if (options.token !== undefined && options.token !== '') loaded.tokens.push(options.token)
-  return { ...loaded, open: loopbackOnly }
-}
 
 /** `--account`: an account id in the service's form, as the API names accounts. */
 function accountId (value: string): string {

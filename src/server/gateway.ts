@@ -8,37 +8,33 @@
  * What is done once per server, not once per worker (the start-up notes,
  * the first bucket, the sweeper, the start-up lines), runs only in the
  * `primary` process: the lone process, or the cluster's primary (which
- * serve.ts runs itself, with the helpers below).
+ * serve.ts runs itself, with the helpers of startup.ts and without this
+ * module, so it loads no door).
  *
  * With `memory` the registry lives in this process (stores/memory): the
  * data directory, `routes.json`, the writability checks and fsync play no
  * part, and nothing is written to disk.
  */
 import { startQueuePush, type QueuePush } from './queue-push.js'
-import { promises as fsp } from 'node:fs'
 import type { Server as HttpsServer } from 'node:https'
-import { createServer } from 'node:net'
-import path from 'node:path'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
-import { isBucketError, type BucketRegistry } from '../bucket/index.js'
+import type { BucketRegistry } from '../bucket/index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { isLoopbackName } from '../http/site-guard.js'
 import { beginAlone, idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
 import { lazyChildLogger } from './logger.js'
-import { parseRouteList, parseRouteSpec, routeHostsOf, type PublicRoute } from '../http/target.js'
-import { managementCredentials } from '../mgmt/cli.js'
-import { buildS3App, s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/index.js'
-import { parseJsonOf } from '../stores/fs/atomic.js'
+import { routeHostsOf } from '../http/target.js'
+import { managementCredentials } from '../mgmt/auth.js'
+import { s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/auth.js'
 import { createLogger } from './logger.js'
 import { ProcessMetrics, workerMetrics } from './metrics.js'
-import { openMemoryRegistry, openRegistry } from './open.js'
 import { readinessChecks } from './readiness.js'
-import { checkWritable, StartupError } from './preflight.js'
-import { guardS3Site, underDomains } from './s3-guard.js'
+import { checkWritable } from './preflight.js'
 import { shareEndpointOf } from './share-endpoint.js'
+import { checkPorts, ensureFirstBucket, listenFailure, loadRoutes, openServerRegistry, startSweeper, startupNotes, type PortRole } from './startup.js'
 import { checkTlsPair, readTlsPair, reloadTls, tlsFilesFrom, type TlsPair } from './tls.js'
 
 export interface GatewayOptions {
@@ -96,105 +92,6 @@ export interface Gateway {
   scheme: 'http' | 'https'
   /** Re-reads the TLS files and serves the new pair (tls.ts); null when the certificate came from no file. */
   reloadTls: (() => Promise<boolean>) | null
-}
-
-/** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs); no file with `dataDir` null. */
-export async function loadRoutes (dataDir: string | null, specs: string[]): Promise<PublicRoute[]> {
-  const routes = specs.flatMap(parseRouteList)
-  if (dataDir === null) return routes
-  const file = path.join(dataDir, 'routes.json')
-  let text: string | null = null
-  try {
-    text = await fsp.readFile(file, 'utf8')
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
-  }
-  if (text !== null) {
-    const listed = parseJsonOf<unknown>(file, text)
-    if (!Array.isArray(listed) || !listed.every(s => typeof s === 'string')) {
-      throw new TypeError(`${file} must be a JSON array of route specs such as "cdn.localhost=site"`)
-    }
-    routes.push(...listed.map(parseRouteSpec))
-  }
-  return routes
-}
-
-/** The registry the options name: in memory, or on the data directory (and its catalog). */
-export async function openServerRegistry (options: GatewayOptions): Promise<BucketRegistry> {
-  if (options.memory === true) return openMemoryRegistry()
-  return await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
-}
-
-/** Creates the first bucket of an empty data directory, so the README's curl examples work at once. */
-export async function ensureFirstBucket (registry: BucketRegistry, name: string, log: Logger): Promise<void> {
-  if ((await registry.list()).length > 0) return
-  try {
-    await registry.create(name)
-    log.info({ bucket: name }, 'created the first bucket')
-  } catch (err) {
-    if (!isBucketError(err) || err.errorName !== 'BucketAlreadyExists') throw err
-  }
-}
-
-export function startupNotes (options: GatewayOptions, log: Logger): void {
-  if (options.memory === true) {
-    log.warn('memory mode: nothing is kept; buckets and objects live in this process and are lost when it stops')
-  }
-  if (options.token === undefined) {
-    if (isLoopbackHost(options.host)) {
-      log.warn('no token configured: accepting writes and private reads without credentials, because the server listens on loopback only (foreign Host names and cross-site writes are refused)')
-    } else {
-      log.warn(`no token configured and listening on ${options.host}: writes and private reads are refused; set --token or FSBUCKET_TOKEN`)
-    }
-  }
-  if (!options.fsync && options.memory !== true) log.warn('fsync is off: acknowledged writes may be lost in a crash')
-}
-
-/** Which port a listener is, for the start-up lines and the errors. */
-export type PortRole = 'HTTP gateway' | 'S3 API'
-
-/** The default port of `wrangler dev`, which is this server's default too (a Worker's local bucket and this one side by side). */
-const wranglerDevPort = 8787
-
-export function listenFailure (err: unknown, host: string, port: number, role?: PortRole): StartupError {
-  const code = (err as NodeJS.ErrnoException).code
-  const where = `port ${port} on ${host}`
-  const cause = { cause: err }
-  const whose = role === undefined ? '' : ` (the ${role} port)`
-  if (code === 'EADDRINUSE') {
-    const wrangler = port === wranglerDevPort ? `; ${wranglerDevPort} is also the default port of \`wrangler dev\`, which may be running: stop it or choose another port` : ''
-    return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)${whose}${wrangler}`, cause)
-  }
-  if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)${whose}`, cause)
-  if (code === 'EADDRNOTAVAIL') return new StartupError(`cannot listen: ${host} is not an address of this machine (EADDRNOTAVAIL)`, cause)
-  return new StartupError(`cannot listen on ${where}: ${(err as Error).message}${whose}`, cause)
-}
-
-/**
- * Takes and gives back each port before the server listens on any, so a
- * port that cannot be had is reported before a line says another one is
- * listening (the server would exit at once, and the line would have been
- * false). Port 0 (any free port) needs no check. A port taken between the
- * check and the listen is still reported, by the listen itself.
- */
-export async function checkPorts (host: string, ports: Array<{ port: number, role: PortRole }>): Promise<void> {
-  for (const { port, role } of ports) {
-    if (port === 0) continue
-    const probe = createServer()
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', err => { reject(listenFailure(err, host, port, role)) })
-      probe.listen({ host, port, exclusive: true }, () => { probe.close(() => { resolve() }) })
-    })
-  }
-}
-
-/** Sweeps every `sweepInterval` seconds (0: never), counted in the metrics and logged when one fails. */
-export function startSweeper (sweepInterval: number, registry: BucketRegistry, metrics: ProcessMetrics | null, log: Logger): void {
-  if (sweepInterval === 0) return
-  registry.startSweeper(sweepInterval * 1000, err => {
-    metrics?.sweepFailed()
-    log.error({ err }, 'sweep failed')
-  }, (report, ms) => { metrics?.swept(report, ms) })
 }
 
 /** The port a listening app was given (the one asked for, or the one the system picked for 0). */
@@ -259,9 +156,12 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       shareEndpoint: shareEndpointOf({ configured: options.s3Endpoint, scheme, s3Port: () => s3PortBound, host: options.host })
     })
     const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, loopbackOnly, options.public)
+    // The S3 door (its XML parser, its signer) is loaded only with an S3 port: it weighs on every process's memory.
+    // Its site guard (development mode) too, with the door, which it answers in (its error document).
+    const s3Guard = options.s3Port !== null && s3Policy.anonymousWrites ? await import('./s3-guard.js') : null
     s3 = options.s3Port === null
       ? null
-      : await buildS3App({
+      : await (await import('../s3/index.js')).buildS3App({
         registry,
         policy: s3Policy,
         domains: options.s3Domain,
@@ -277,12 +177,10 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         // Plain reads beside Fastify, under the site guard's Host rules in development mode (as guardS3Site below).
         readsBeside: {
           beginAlone,
-          guard: s3Policy.anonymousWrites ? { routeHosts: routeHostsOf(routes), isOwnHost: host => isLoopbackName(host) || underDomains(host, options.s3Domain) } : null
+          guard: s3Guard === null ? null : { routeHosts: routeHostsOf(routes), isOwnHost: host => isLoopbackName(host) || s3Guard.underDomains(host, options.s3Domain) }
         }
       })
-    if (s3 !== null && s3Policy.anonymousWrites) {
-      guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
-    }
+    if (s3 !== null && s3Guard !== null) s3Guard.guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
     const log = app.log as unknown as Logger
     if (primary) {
       startupNotes(options, log)

@@ -2,213 +2,98 @@
  * The metrics of a server, in the Prometheus text format through
  * prom-client (`GET /_metrics`; docs/operations.md names each one).
  *
- * Each process keeps its own registry: its requests (counted by the doors,
- * doors/request-meter.ts, and read from there when scraped), its catalog
- * commits and pool (stores/meter.ts), its sweeps, and Node's process
- * metrics (process-metrics.ts, read when scraped). With `--workers N` the answer covers the whole server: the
+ * Each process keeps its own: its requests (counted by the doors,
+ * doors/request-meter.ts), its catalog commits and pool (stores/meter.ts),
+ * its sweeps, and Node's process metrics (process-metrics.ts, read when
+ * scraped). With `--workers N` the answer covers the whole server: the
  * worker asked tells the primary, which asks every worker for its metrics
  * over the cluster's IPC channel, adds its own (the sweeper runs there) and
  * adds them all up (prom-client's `AggregatorRegistry.aggregate`: counters
  * and histograms summed, the event loop's lag averaged, ...). A worker that
  * does not answer within `gatherTimeoutMs` is left out of that answer, so a
  * stuck worker cannot stall the scrape.
+ *
+ * What is counted between scrapes is kept here in plain numbers (`Tally`,
+ * the meter's series); prom-client, which turns them into its metrics, is
+ * loaded by the first scrape (metrics-registry.ts). A process that is never
+ * scraped never loads it: a tenth of a second and a few MiB a worker.
  */
 import cluster, { type Worker } from 'node:cluster'
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { SweepReport } from '../bucket/index.js'
-import { ABORTED, durationBuckets, RequestMeter, type PortName } from '../doors/request-meter.js'
-import { observeStores, poolUse } from '../stores/meter.js'
-import { registerProcessMetrics } from './process-metrics.js'
-
-type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>
-type HistogramValues = Awaited<ReturnType<Histogram['get']>>
+import { RequestMeter } from '../doors/request-meter.js'
+import { observeStores, type CatalogKind } from '../stores/meter.js'
+import type { MetricsJson } from './metrics-registry.js'
 
 /** How long the primary waits for the workers' metrics. */
 const gatherTimeoutMs = 2000
 /** How long a worker waits for the primary's answer. */
 const answerTimeoutMs = 5000
 
-const durationHelp = 'Time from a request\'s arrival to the end of its answer, by door and operation.'
+/** A histogram's observations by bucket (`le` bounds, then one past the last; not cumulative) and their sum. */
+export class Tally {
+  readonly counts: Float64Array
+  sum = 0
 
-/**
- * The request duration histogram, read from the meter's series when scraped
- * (observing through prom-client on every request would cost microseconds).
- */
-class RequestDurations extends Histogram<'door' | 'operation'> {
-  readonly #meter: RequestMeter
-
-  constructor (meter: RequestMeter, registers: Registry[]) {
-    super({
-      name: 'fsbucket_request_duration_seconds',
-      help: durationHelp,
-      labelNames: ['door', 'operation'],
-      buckets: [...durationBuckets],
-      registers
-    })
-    this.#meter = meter
+  constructor (readonly buckets: readonly number[]) {
+    this.counts = new Float64Array(buckets.length + 1)
   }
 
-  override async get (): Promise<HistogramValues> {
-    const values: HistogramValues['values'] = []
-    const name = 'fsbucket_request_duration_seconds'
-    for (const series of this.#meter.all()) {
-      const labels = { door: series.door, operation: series.operation }
-      let cumulative = 0
-      durationBuckets.forEach((bound, i) => {
-        cumulative += series.durations[i]
-        values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: bound }, value: cumulative })
-      })
-      const count = cumulative + series.durations[durationBuckets.length]
-      values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: count })
-      values.push({ metricName: `${name}_sum`, labels, value: series.durationSum })
-      values.push({ metricName: `${name}_count`, labels, value: count })
-    }
-    return { name, help: durationHelp, type: 'histogram', values, aggregator: 'sum' } as unknown as HistogramValues
-  }
-
-  /** prom-client's text output reads this rather than `get` for histograms. */
-  async getForPromString (): Promise<HistogramValues> {
-    return await this.get()
+  observe (value: number): void {
+    let bucket = 0
+    while (bucket < this.buckets.length && value > this.buckets[bucket]) bucket++
+    this.counts[bucket]++
+    this.sum += value
   }
 }
 
-/** The metrics of one process. */
+/** The metrics of one process, counted in plain numbers until a scrape reads them. */
 export class ProcessMetrics {
-  readonly registry = new Registry()
   readonly requests = new RequestMeter()
-  readonly #sweeps: Counter<'outcome'>
-  readonly #sweepAborted: Counter
-  readonly #sweepRemoved: Counter
-  readonly #sweepExpired: Counter
-  readonly #sweepTransitioned: Counter
-  readonly #sweepSeconds: Histogram
+  /** Catalog commit durations by catalog. */
+  readonly commits: Record<CatalogKind, Tally>
+  /** Writes carried by one group commit. */
+  readonly batches = new Tally([1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
+  readonly sweeps = { ok: 0, failed: 0, abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0, seconds: new Tally([0.01, 0.1, 1, 10, 60, 600]) }
+  #registry: Promise<{ text: () => Promise<string>, json: () => Promise<MetricsJson> }> | null = null
 
   constructor () {
-    // Registered through `add`: made with `registers: []`, nothing reaches prom-client's global registry.
-    const registers: Registry[] = []
-    const add = <M extends Counter<any> | Gauge<any> | Histogram<any>>(metric: M): M => { this.registry.registerMetric(metric); return metric }
-    const meter = this.requests
-    registerProcessMetrics(this.registry)
-
-    add(new Counter({
-      name: 'fsbucket_requests_total',
-      help: 'Requests answered, by door, operation and status (aborted: the connection closed before the answer was whole).',
-      labelNames: ['door', 'operation', 'status'],
-      registers,
-      collect () {
-        this.reset()
-        for (const series of meter.all()) {
-          for (const [status, count] of series.statuses) {
-            this.inc({ door: series.door, operation: series.operation, status: status === ABORTED ? 'aborted' : String(status) }, count)
-          }
-        }
-      }
-    }))
-    add(new RequestDurations(meter, registers))
-    for (const [name, help, field] of [
-      ['fsbucket_received_bytes_total', 'Bytes read from connections (headers included), by door and operation.', 'received'],
-      ['fsbucket_sent_bytes_total', 'Bytes written to connections (headers included), by door and operation.', 'sent']
-    ] as const) {
-      add(new Counter<'door' | 'operation'>({
-        name,
-        help,
-        labelNames: ['door', 'operation'],
-        registers,
-        collect () {
-          this.reset()
-          for (const series of meter.all()) this.inc({ door: series.door, operation: series.operation }, series[field])
-        }
-      }))
-    }
-    add(new Gauge<'port'>({
-      name: 'fsbucket_requests_in_flight',
-      help: 'Requests read and not yet answered, by port (http: the routes, the management API and the console; s3).',
-      labelNames: ['port'],
-      registers,
-      collect () {
-        for (const port of ['http', 's3'] as PortName[]) this.set({ port }, meter.inFlight[port])
-      }
-    }))
-
-    const commits = add(new Histogram<'catalog'>({
-      name: 'fsbucket_catalog_commit_duration_seconds',
-      help: 'Time from the start of a catalog write transaction until it is durable, by catalog (sqlite, postgresql).',
-      labelNames: ['catalog'],
-      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers
-    }))
-    const batches = add(new Histogram({
-      name: 'fsbucket_catalog_commit_batch_size',
-      help: 'Writes carried by one group commit of a SQLite catalog.',
-      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
-      registers
-    }))
+    const commitBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+    this.commits = { sqlite: new Tally(commitBuckets), postgresql: new Tally(commitBuckets) }
     observeStores({
       committed: (catalog, seconds, batch) => {
-        commits.observe({ catalog }, seconds)
-        if (batch !== null) batches.observe(batch)
+        this.commits[catalog].observe(seconds)
+        if (batch !== null) this.batches.observe(batch)
       }
     })
-    add(new Gauge<'state'>({
-      name: 'fsbucket_catalog_connections',
-      help: 'Connections of the PostgreSQL catalog\'s pool, by state (busy, idle).',
-      labelNames: ['state'],
-      registers,
-      collect () {
-        const use = poolUse()
-        this.set({ state: 'busy' }, use.total - use.idle)
-        this.set({ state: 'idle' }, use.idle)
-      }
-    }))
-    add(new Gauge({
-      name: 'fsbucket_catalog_connections_max',
-      help: 'Most connections the PostgreSQL catalog\'s pool may open (--catalog-connections).',
-      registers,
-      collect () { this.set(poolUse().max) }
-    }))
-    add(new Gauge({
-      name: 'fsbucket_catalog_connection_waits',
-      help: 'Requests waiting for a connection of the PostgreSQL catalog\'s pool.',
-      registers,
-      collect () { this.set(poolUse().waiting) }
-    }))
-
-    this.#sweeps = add(new Counter({ name: 'fsbucket_sweeps_total', help: 'Sweeps of every bucket, by outcome (ok, failed).', labelNames: ['outcome'], registers }))
-    this.#sweepAborted = add(new Counter({ name: 'fsbucket_sweep_aborted_uploads_total', help: 'Multipart uploads the sweeper aborted because they outlived their lifetime.', registers }))
-    this.#sweepRemoved = add(new Counter({ name: 'fsbucket_sweep_removed_leftovers_total', help: 'Leftovers of interrupted writes the sweeper removed.', registers }))
-    this.#sweepExpired = add(new Counter({ name: 'fsbucket_sweep_expired_objects_total', help: 'Objects the sweeper deleted because a lifecycle rule expired them.', registers }))
-    this.#sweepTransitioned = add(new Counter({ name: 'fsbucket_sweep_transitioned_objects_total', help: 'Objects a lifecycle rule moved to InfrequentAccess.', registers }))
-    this.#sweepSeconds = add(new Histogram({
-      name: 'fsbucket_sweep_duration_seconds',
-      help: 'Time a sweep of every bucket took.',
-      buckets: [0.01, 0.1, 1, 10, 60, 600],
-      registers
-    }))
-    this.#sweeps.inc({ outcome: 'ok' }, 0)
-    this.#sweeps.inc({ outcome: 'failed' }, 0)
   }
 
   /** A sweep finished: what it removed and how long it took. */
   swept (report: SweepReport, ms: number): void {
-    this.#sweeps.inc({ outcome: 'ok' })
-    this.#sweepAborted.inc(report.abortedUploads)
-    this.#sweepRemoved.inc(report.removedLeftovers)
-    this.#sweepExpired.inc(report.expiredObjects ?? 0)
-    this.#sweepTransitioned.inc(report.transitionedObjects ?? 0)
-    this.#sweepSeconds.observe(ms / 1000)
+    this.sweeps.ok++
+    this.sweeps.abortedUploads += report.abortedUploads
+    this.sweeps.removedLeftovers += report.removedLeftovers
+    this.sweeps.expiredObjects += report.expiredObjects ?? 0
+    this.sweeps.transitionedObjects += report.transitionedObjects ?? 0
+    this.sweeps.seconds.observe(ms / 1000)
   }
 
   sweepFailed (): void {
-    this.#sweeps.inc({ outcome: 'failed' })
+    this.sweeps.failed++
+  }
+
+  /** prom-client's registry over these numbers, made by the first scrape. */
+  async #exposition (): Promise<{ text: () => Promise<string>, json: () => Promise<MetricsJson> }> {
+    this.#registry ??= import('./metrics-registry.js').then(({ metricsRegistry }) => metricsRegistry(this))
+    return await this.#registry
   }
 
   /** This process's metrics alone, in the text format. */
   async text (): Promise<string> {
-    return await this.registry.metrics()
+    return await (await this.#exposition()).text()
   }
 
   async json (): Promise<MetricsJson> {
-    return await this.registry.getMetricsAsJSON()
+    return await (await this.#exposition()).json()
   }
 }
 
@@ -275,7 +160,7 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
       if (workers.length === 0) done()
     })
     gathering.delete(id)
-    return await AggregatorRegistry.aggregate(parts).metrics()
+    return await (await import('./metrics-registry.js')).aggregateText(parts)
   }
 
   cluster.on('message', (worker, message) => {

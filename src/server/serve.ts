@@ -28,17 +28,20 @@
  * group; the primary decides) and are told to drain over the cluster's IPC
  * channel, so one Ctrl-C never counts as two.
  */
-import cluster from 'node:cluster'
+import cluster, { type Worker } from 'node:cluster'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { createLogger } from './logger.js'
-import { managementCredentials } from '../mgmt/cli.js'
-import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/index.js'
+import { managementCredentials } from '../mgmt/auth.js'
+import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
 import { readTlsPair, tlsFilesFrom } from './tls.js'
-import { buildGateway, checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes, type Gateway, type GatewayOptions } from './gateway.js'
+import type { Gateway, GatewayOptions } from './gateway.js'
 import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
+import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
 import { checkWritable } from './preflight.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
@@ -58,6 +61,8 @@ const maxRestartDelayMs = 10_000
 interface ListenFailed { fsbucket: 'listen-failed', message: string }
 interface Drain { fsbucket: 'drain' }
 interface ReloadTls { fsbucket: 'reload-tls' }
+interface OptionsAsked { fsbucket: 'options-asked' }
+interface Start { fsbucket: 'start', options: ServeOptions }
 
 function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['fsbucket']): message is T {
   return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
@@ -126,6 +131,8 @@ function gatewayOptions (options: ServeOptions): GatewayOptions {
 /** One server process: alone (`--workers 1`), or a worker of the primary below. */
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
   const serving = handleShutdown(options, inWorker)
+  // The doors are loaded here, not at the top: the cluster's primary imports this module and serves nothing.
+  const { buildGateway } = await import('./gateway.js')
   const gateway = await buildGateway(gatewayOptions(options), !inWorker)
   if (!serving(gateway)) return
   // Requests arrive through the event loop here, so the stores may share their looks at the catalogs and settings within a turn (stores/turn.ts).
@@ -147,38 +154,47 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
   }
 }
 
-/** The cluster primary: checks, first bucket, sweeper, workers, restarts, shutdown. */
+/**
+ * In a worker (worker.ts): the server's options, asked of the primary and
+ * sent once its start-up checks passed; null when it was told to drain
+ * first. Asked rather than awaited: a message sent before this process
+ * listens for it would be lost.
+ */
+export async function receiveServeOptions (): Promise<ServeOptions | null> {
+  return await new Promise(resolve => {
+    const onMessage = (message: unknown): void => {
+      const options = isMessage<Start>(message, 'start') ? message.options : isMessage<Drain>(message, 'drain') ? null : undefined
+      if (options === undefined) return
+      process.off('message', onMessage)
+      resolve(options)
+    }
+    process.on('message', onMessage)
+    process.send?.({ fsbucket: 'options-asked' } satisfies OptionsAsked)
+  })
+}
+
+/**
+ * The cluster primary: checks, first bucket, sweeper, workers, restarts,
+ * shutdown. It loads no door (startup.ts), and forks the workers before its
+ * checks: a worker spends most of its start-up loading its doors
+ * (worker.ts), which it does while the primary checks. A worker is sent the
+ * options, and builds and listens, only once every check passed, so what
+ * the checks refuse (a certificate, a credentials file, a busy port) is one
+ * line from the primary, before any worker listens, and the first bucket
+ * exists before any request.
+ */
 export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
-  // Read by every worker as it starts; a file that is wrong is refused here once.
-  const tlsFiles = tlsFilesFrom(options)
-  if (tlsFiles !== null) await readTlsPair(tlsFiles)
-  const scheme = tlsFiles === null ? 'http' : 'https'
-  await checkWritable(options.data)
-  // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
-  s3CredentialFrom(options)
-  await loadRoutes(options.data, options.route)
-  startupNotes(options, log)
-  const registry = await openServerRegistry(gatewayOptions(options))
-  // The management API's credentials file too, which every worker reads as it starts.
-  await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt')).catch(async err => {
-    await registry.close()
-    throw err
-  })
-  await ensureFirstBucket(registry, options.defaultBucket, log)
-  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
-  const metrics = options.metrics ? new ProcessMetrics() : null
-  if (metrics !== null) answerWorkersMetrics(metrics)
-  startSweeper(options.sweepInterval, registry, metrics, log)
-
+  let registry: BucketRegistry | null = null
+  let checked = false
   let stopping = false
   let exitCode = 0
   const deaths: number[] = []
-  const workers = (): Array<NonNullable<(typeof cluster.workers & object)[string]>> =>
-    Object.values(cluster.workers ?? {}).filter(w => w !== undefined)
+  const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter(w => w !== undefined)
+  const closeRegistry = async (): Promise<void> => { await registry?.close() }
   const exitNow = (code: number): void => {
     for (const worker of workers()) worker.process.kill('SIGKILL')
-    void registry.close().finally(() => process.exit(code))
+    void closeRegistry().finally(() => process.exit(code))
   }
   /** Stops the server because it cannot run: one line on stderr, exit 1. */
   const fail = (message: string): void => {
@@ -187,14 +203,25 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     console.error(message)
     exitNow(1)
   }
+  const start = (worker: Worker): void => {
+    if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options } satisfies Start)
+  }
+  const asking = new Set<Worker>()
 
-  cluster.on('message', (_worker, message) => {
+  cluster.on('message', (worker, message) => {
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
+    else if (isMessage<OptionsAsked>(message, 'options-asked')) {
+      // A worker still loading when the drain was sent missed the word: it hears it now.
+      if (stopping && worker.isConnected()) worker.send({ fsbucket: 'drain' } satisfies Drain)
+      else if (checked) start(worker)
+      else asking.add(worker)
+    }
   })
   cluster.on('exit', (worker, code, signal) => {
+    asking.delete(worker)
     if (stopping) {
       if (code !== 0) exitCode = 1
-      if (workers().length === 0) void registry.close().finally(() => process.exit(exitCode))
+      if (workers().length === 0) void closeRegistry().finally(() => process.exit(exitCode))
       return
     }
     const now = Date.now()
@@ -217,6 +244,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     }
     stopping = true
     log.info({ signal, workers: workers().length, drainTimeout: options.drainTimeout }, 'draining workers (a second signal exits at once)')
+    // A worker still waiting for its options exits at once (worker.ts).
     const drain: Drain = { fsbucket: 'drain' }
     for (const worker of workers()) if (worker.isConnected()) worker.send(drain)
     // The workers time out on their own; this only catches one that cannot.
@@ -225,16 +253,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
-  if (tlsFiles !== null) {
-    // Each worker reads the files itself and logs whether it took them.
-    process.on('SIGHUP', () => {
-      log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
-      for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls' } satisfies ReloadTls)
-    })
-  }
 
   let listening = 0
   const listeners = options.s3Port === 0 ? 1 : 2
+  const tlsFiles = tlsFilesFrom(options)
+  const scheme = tlsFiles === null ? 'http' : 'https'
   cluster.on('listening', worker => {
     // A worker that started after the signal missed the word.
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
@@ -247,12 +270,54 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
       log.info({ url: consoleUrl(options.host, options.port, scheme) }, `web console: ${consoleUrl(options.host, options.port, scheme)}`)
     }
   })
-  try {
-    // Before any worker: a busy port is one line, before any line says the other port listens.
-    await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
-  } catch (err) {
-    fail((err as Error).message)
-    return
-  }
+
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)) })
   for (let i = 0; i < options.workers; i++) cluster.fork()
+  try {
+    await startupChecks(options, log, opened => { registry = opened })
+  } catch (err) {
+    // Refused before any worker was sent its options: the workers go quietly, and the command line prints the one line (exit 1).
+    stopping = true
+    for (const worker of workers()) worker.process.kill('SIGKILL')
+    await closeRegistry()
+    throw err
+  }
+  checked = true
+  for (const worker of asking) start(worker)
+  asking.clear()
+  if (tlsFiles !== null) {
+    // Each worker reads the files itself and logs whether it took them.
+    process.on('SIGHUP', () => {
+      log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
+      for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls' } satisfies ReloadTls)
+    })
+  }
+}
+
+/**
+ * What the primary does before any worker may build and listen: every check
+ * a worker would otherwise fail in turn, the first bucket, the sweeper (and
+ * the metrics it counts in), and the ports. `opened` is handed the registry
+ * as soon as it is open, for the primary to close.
+ */
+async function startupChecks (options: ServeOptions, log: ReturnType<typeof createLogger>, opened: (registry: BucketRegistry) => void): Promise<void> {
+  // Read by every worker as it starts; a file that is wrong is refused here once.
+  const tlsFiles = tlsFilesFrom(options)
+  if (tlsFiles !== null) await readTlsPair(tlsFiles)
+  await checkWritable(options.data)
+  // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
+  s3CredentialFrom(options)
+  await loadRoutes(options.data, options.route)
+  startupNotes(options, log)
+  const registry = await openServerRegistry(gatewayOptions(options))
+  opened(registry)
+  // The management API's credentials file too, which every worker reads as it starts.
+  await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt'))
+  await ensureFirstBucket(registry, options.defaultBucket, log)
+  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
+  const metrics = options.metrics === true ? new ProcessMetrics() : null
+  if (metrics !== null) answerWorkersMetrics(metrics)
+  startSweeper(options.sweepInterval, registry, metrics, log)
+  // Before any worker listens: a busy port is one line, before any line says the other port listens.
+  await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
 }

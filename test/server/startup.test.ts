@@ -8,7 +8,7 @@
 import t from 'tap'
 import { createServer, type Server, type Socket } from 'node:net'
 import path from 'node:path'
-import { listenFailure } from '../../src/server/gateway.js'
+import { listenFailure } from '../../src/server/startup.js'
 import { testdir } from '../testdir.js'
 import { freePort, run, within } from './serve-process.js'
 

@@ -1,0 +1,136 @@
+/**
+ * What a server does once as it starts, before or beside its doors: the
+ * checks (the ports, routes.json), the start-up notes, opening the registry,
+ * the first bucket, the sweeper.
+ *
+ * Kept apart from gateway.ts, which builds the doors, because the cluster's
+ * primary (serve.ts) runs all of this and serves nothing: importing only
+ * this, it loads neither Fastify nor a door, and it forks its workers after
+ * a fraction of their start-up time instead of the whole of it. A test
+ * (test/server/startup-modules.test.ts) records what the primary loads.
+ */
+import { promises as fsp } from 'node:fs'
+import { createServer } from 'node:net'
+import path from 'node:path'
+import type { Logger } from 'pino'
+import { isBucketError, type BucketRegistry } from '../bucket/index.js'
+import { isLoopbackHost } from '../http/auth.js'
+import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
+import { parseJsonOf } from '../stores/fs/atomic.js'
+import type { ProcessMetrics } from './metrics.js'
+import { openMemoryRegistry, openRegistry } from './open.js'
+import { StartupError } from './preflight.js'
+
+/** Where a server's buckets are (GatewayOptions' fields of the same names). */
+interface RegistryPlace {
+  data: string
+  memory?: boolean
+  catalog?: string
+  catalogConnections?: number
+  fsync: boolean
+}
+
+/** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs); no file with `dataDir` null. */
+export async function loadRoutes (dataDir: string | null, specs: string[]): Promise<PublicRoute[]> {
+  const routes = specs.flatMap(parseRouteList)
+  if (dataDir === null) return routes
+  const file = path.join(dataDir, 'routes.json')
+  let text: string | null = null
+  try {
+    text = await fsp.readFile(file, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+  }
+  if (text !== null) {
+    const listed = parseJsonOf<unknown>(file, text)
+    if (!Array.isArray(listed) || !listed.every(s => typeof s === 'string')) {
+      throw new TypeError(`${file} must be a JSON array of route specs such as "cdn.localhost=site"`)
+    }
+    routes.push(...listed.map(parseRouteSpec))
+  }
+  return routes
+}
+
+/** The registry the options name: in memory, or on the data directory (and its catalog). */
+export async function openServerRegistry (options: RegistryPlace): Promise<BucketRegistry> {
+  if (options.memory === true) return openMemoryRegistry()
+  return await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
+}
+
+/** Creates the first bucket of an empty data directory, so the README's curl examples work at once. */
+export async function ensureFirstBucket (registry: BucketRegistry, name: string, log: Logger): Promise<void> {
+  if ((await registry.list()).length > 0) return
+  try {
+    await registry.create(name)
+    log.info({ bucket: name }, 'created the first bucket')
+  } catch (err) {
+    if (!isBucketError(err) || err.errorName !== 'BucketAlreadyExists') throw err
+  }
+}
+
+export function startupNotes (options: { memory?: boolean, token?: string, host: string, fsync: boolean }, log: Logger): void {
+  if (options.memory === true) {
+    log.warn('memory mode: nothing is kept; buckets and objects live in this process and are lost when it stops')
+  }
+  if (options.token === undefined) {
+    if (isLoopbackHost(options.host)) {
+      log.warn('no token configured: accepting writes and private reads without credentials, because the server listens on loopback only (foreign Host names and cross-site writes are refused)')
+    } else {
+      log.warn(`no token configured and listening on ${options.host}: writes and private reads are refused; set --token or FSBUCKET_TOKEN`)
+    }
+  }
+  if (!options.fsync && options.memory !== true) log.warn('fsync is off: acknowledged writes may be lost in a crash')
+}
+
+/** Which port a listener is, for the start-up lines and the errors. */
+export type PortRole = 'HTTP gateway' | 'S3 API'
+
+/** The default port of `wrangler dev`, which is this server's default too (a Worker's local bucket and this one side by side). */
+const wranglerDevPort = 8787
+
+export function listenFailure (err: unknown, host: string, port: number, role?: PortRole): StartupError {
+  const code = (err as NodeJS.ErrnoException).code
+  const where = `port ${port} on ${host}`
+  const cause = { cause: err }
+  const whose = role === undefined ? '' : ` (the ${role} port)`
+  if (code === 'EADDRINUSE') {
+    const wrangler = port === wranglerDevPort ? `; ${wranglerDevPort} is also the default port of \`wrangler dev\`, which may be running: stop it or choose another port` : ''
+    return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)${whose}${wrangler}`, cause)
+  }
+  if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)${whose}`, cause)
+  if (code === 'EADDRNOTAVAIL') return new StartupError(`cannot listen: ${host} is not an address of this machine (EADDRNOTAVAIL)`, cause)
+  return new StartupError(`cannot listen on ${where}: ${(err as Error).message}${whose}`, cause)
+}
+
+/**
+ * Takes and gives back each port before the server listens on any, so a
+ * port that cannot be had is reported before a line says another one is
+ * listening (the server would exit at once, and the line would have been
+ * false). Port 0 (any free port) needs no check. A port taken between the
+ * check and the listen is still reported, by the listen itself.
+ *
+ * A client already trying the port (a script waiting for the server) may
+ * be let in while the probe listens: its connection is reset at once, so it
+ * tries again, and the probe's close, which waits for its connections, is
+ * not held up by one that would stay open (a busy primary, its workers
+ * loading beside it, can take a while between listening and closing).
+ */
+export async function checkPorts (host: string, ports: Array<{ port: number, role: PortRole }>): Promise<void> {
+  for (const { port, role } of ports) {
+    if (port === 0) continue
+    const probe = createServer(socket => { socket.destroy() })
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', err => { reject(listenFailure(err, host, port, role)) })
+      probe.listen({ host, port, exclusive: true }, () => { probe.close(() => { resolve() }) })
+    })
+  }
+}
+
+/** Sweeps every `sweepInterval` seconds (0: never), counted in the metrics and logged when one fails. */
+export function startSweeper (sweepInterval: number, registry: BucketRegistry, metrics: ProcessMetrics | null, log: Logger): void {
+  if (sweepInterval === 0) return
+  registry.startSweeper(sweepInterval * 1000, err => {
+    metrics?.sweepFailed()
+    log.error({ err }, 'sweep failed')
+  }, (report, ms) => { metrics?.swept(report, ms) })
+}

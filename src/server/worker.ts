@@ -1,0 +1,28 @@
+/**
+ * Where a worker of `fsbucket serve --workers N` starts: the primary
+ * (serve.ts) forks this module rather than the command line, so a worker
+ * loads neither the commands nor their option parser, and takes the
+ * server's options as the primary parsed them, over the cluster's channel.
+ *
+ * It starts loading its doors at once, while the primary is still checking,
+ * and waits for the options, which come only once every check passed. Told
+ * to drain before then, it exits: it has served nothing.
+ */
+import module from 'node:module'
+import { receiveServeOptions, serveOne } from './serve.js'
+
+// As bin/fsbucket.js: Node 22.1 and later reuse the code they compiled at the previous start (absent on Node 20).
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.()
+// Ctrl-C reaches the whole process group; the primary decides (serve.ts).
+process.on('SIGINT', () => {})
+// A failure here surfaces from serveOne's own import of the same module.
+import('./gateway.js').catch(() => {})
+
+try {
+  const options = await receiveServeOptions()
+  if (options === null) process.exit(0)
+  await serveOne(options, true)
+} catch (err) {
+  console.error(err instanceof Error ? err.message : err)
+  process.exit(1)
+}
