@@ -186,12 +186,16 @@ export async function receiveServeOptions (): Promise<ServeOptions | null> {
 export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
   let registry: BucketRegistry | null = null
+  let stopPush: (() => Promise<void>) | null = null
   let checked = false
   let stopping = false
   let exitCode = 0
   const deaths: number[] = []
   const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter(w => w !== undefined)
-  const closeRegistry = async (): Promise<void> => { await registry?.close() }
+  const closeRegistry = async (): Promise<void> => {
+    await stopPush?.()
+    await registry?.close()
+  }
   const exitNow = (code: number): void => {
     for (const worker of workers()) worker.process.kill('SIGKILL')
     void closeRegistry().finally(() => process.exit(code))
@@ -285,6 +289,12 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   checked = true
   for (const worker of asking) start(worker)
   asking.clear()
+  // The queues pushed to a local app are pulled by this process alone, as it alone sweeps (a worker never pushes).
+  const pushes = options.queuePush ?? []
+  if (registry !== null && pushes.length > 0 && !stopping) {
+    const { startQueuePush } = await import('./queue-push.js')
+    stopPush = startQueuePush(registry, pushes, { onFailure: (push, reason) => { log.warn({ queue: push.queue, url: push.url, reason }, 'queue push failed; the batch will be retried') } })
+  }
   if (tlsFiles !== null) {
     // Each worker reads the files itself and logs whether it took them.
     process.on('SIGHUP', () => {

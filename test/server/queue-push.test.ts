@@ -2,7 +2,8 @@
  * Push delivery (`serve --queue-push`): the `<queue>=<url>` specs, the
  * back-off, and a real receiver on loopback that fails the first batch
  * (500), then accepts: the batch comes again after its back-off with its
- * attempts counted, is acknowledged by the 2xx, and is not sent again.
+ * attempts counted, is acknowledged by the 2xx, and is not sent again;
+ * and a two-worker `serve` whose primary pushes.
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -11,6 +12,7 @@ import { addRules, openRegistry, Queues } from '../../src/index.js'
 import { parseQueuePush, pushBackoffSeconds, startQueuePush } from '../../src/server/queue-push.js'
 import { buildCli } from '../../src/main.js'
 import { testdir } from '../testdir.js'
+import { answering, call, freePort, run, within } from './serve-process.js'
 
 t.test('parseQueuePush', async t => {
   t.same(parseQueuePush('photo-events=http://127.0.0.1:3000/hook'), { queue: 'photo-events', url: 'http://127.0.0.1:3000/hook' })
@@ -73,4 +75,40 @@ t.test('a failing receiver gets the batch again after its back-off, then acknowl
   t.ok(second.at - first.at >= 900, `retried after its back-off of 1 s (${second.at - first.at} ms)`)
   t.same(failures, ['answered 500'], 'the failure was reported')
   t.equal(await queues.backlog(queue.queue_id), 0, 'the accepted batch was acknowledged')
+})
+
+t.test('serve with two workers pushes, from its primary, each message once', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const queue = (await new Queues(registry).create('photo-events'))!
+  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+  await registry.close()
+
+  const received: any[] = []
+  const receiver = http.createServer((req, res) => {
+    let text = ''
+    req.setEncoding('utf8')
+    req.on('data', (chunk: string) => { text += chunk })
+    req.on('end', () => { received.push(JSON.parse(text)); res.statusCode = 204; res.end() })
+  })
+  await new Promise<void>(resolve => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { receiver.close() })
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`
+
+  const port = await freePort()
+  const served = run(['serve', '--data', dataDir, '--port', String(port), '--s3-port', '0', '--workers', '2', '--fsync', 'off', '--log-level', 'warn', '--queue-push', `photo-events=${url}`])
+  t.teardown(async () => {
+    served.child.kill('SIGTERM')
+    await within(served.exited, 30_000, 'serve to stop')
+  })
+  await answering(port, served)
+  for (const key of ['a.jpg', 'b.jpg', 'c.jpg']) t.equal((await call(port, 'PUT', `/photos/${key}`, 'meow')).status, 200)
+  const deadline = Date.now() + 15_000
+  const keys = (): string[] => received.flatMap(batch => batch.messages.map((m: any) => m.body.object.key as string)).sort()
+  while (keys().length < 3 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
+  // A few more polls: nothing is sent twice (one process pushes, and each batch was acknowledged).
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  t.same(keys(), ['a.jpg', 'b.jpg', 'c.jpg'], 'each message pushed once')
+  t.ok(received.every(batch => batch.queue === 'photo-events'))
 })
