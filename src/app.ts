@@ -38,6 +38,7 @@ import { DoorError, errorReply, failure } from './http/errors.js'
 import { routeReads } from './http/fast-read.js'
 import { gatewayRoutes } from './http/routes.js'
 import { readsBeside } from './doors/reads-beside.js'
+import { lazySchemaCompilers } from './doors/schema-compilers.js'
 import { logRefusedRequest, RequestLog } from './doors/request-log.js'
 import type { OperatorEndpoints } from './doors/health.js'
 import type { RequestMeter } from './doors/request-meter.js'
@@ -95,6 +96,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     logController: new RequestLog({ meter: portMeter }),
     childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
     genReqId: () => randomUUID(),
+    // No route declares a schema: the compilers load only if one ever does.
+    schemaController: { compilersFactory: lazySchemaCompilers as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'] },
     // While the server drains, a request already on an open connection (pipelined behind one in flight) is served like
     // those in flight, its connection closed after it, rather than refused with Fastify's own JSON 503.
     return503OnClosing: false,

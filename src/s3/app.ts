@@ -24,6 +24,7 @@ import { s3Reads, type S3ReadsGuard } from './fast-read.js'
 import { s3Api, s3Domains } from './plugin.js'
 import { errorDocument } from './xml.js'
 import { readsBeside } from '../doors/reads-beside.js'
+import { lazySchemaCompilers } from '../doors/schema-compilers.js'
 import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
 import type { OperatorEndpoints } from '../doors/health.js'
 import type { RequestMeter } from '../doors/request-meter.js'
@@ -142,6 +143,8 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   const options: FastifyServerOptions & { connectionTimeout?: number, https?: S3AppConfig['https'] } = {
     logController: new RequestLog({ url: redactedUrl, meter: portMeter }),
     genReqId: newRequestId,
+    // No route declares a schema: the compilers load only if one ever does.
+    schemaController: { compilersFactory: lazySchemaCompilers as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'] },
     // Draining, a request already on an open connection is served (its connection closed after it), as on the gateway.
     return503OnClosing: false,
     ...(config.logger !== undefined

@@ -62,7 +62,7 @@ Module._load = function (request, parent, isMain) {
   return { primary, workers: [...byPid.values()] }
 }
 
-const everywhere = /\/node_modules\/(prom-client|hash-wasm|@smithy\/signature-v4|pg|pino-pretty)\//
+const everywhere = /\/node_modules\/(prom-client|hash-wasm|@smithy\/signature-v4|pg|pino-pretty|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//
 const doors = /\/node_modules\/(fastify|@fastify\/[^/]+|fast-xml-parser|mime-types)\/|\/dist\/src\/(app|server\/gateway|s3\/app|http\/routes|mgmt\/plugin)\.js/
 const commandLine = /\/node_modules\/commander\/|\/dist\/src\/(main|cli\/index)\.js/
 const s3Door = /\/node_modules\/fast-xml-parser\/|\/dist\/src\/s3\/(app|index)\.js/
@@ -75,7 +75,7 @@ t.test('serve --workers 2: the primary loads no door, a worker no command line a
   for (const loaded of workers) {
     t.ok(loaded.some(line => line.endsWith('/dist/src/server/gateway.js')) && loaded.some(line => /\/node_modules\/fastify\//.test(line)), 'a worker loads its doors')
     t.same(loaded.filter(line => commandLine.test(line) || everywhere.test(line) || s3Door.test(line)), [],
-      'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, nor the S3 door without an S3 port')
+      'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, nor the S3 door without an S3 port')
   }
 })
 
