@@ -100,6 +100,76 @@ export class Transactions {
   }
 }
 
+/** A driver's own connection, as an adapter calls it. */
+export interface NativeConnection<S> {
+  prepare (sql: string): S
+  exec (sql: string): unknown
+  close (): unknown
+}
+
+/** How a driver is adapted: its errors named (SQLite's code names in `code`), its statements wrapped, what runs before it closes. */
+export interface Adapter<S> {
+  named: (err: unknown) => unknown
+  wrap: (statement: S) => unknown
+  beforeClose?: (connection: NativeConnection<S>) => void
+}
+
+/** A driver's connection under the catalog's interface: what both adapters share. */
+export class AdaptedDatabase<S> implements SqliteDatabase {
+  readonly #native: NativeConnection<S>
+  readonly #adapter: Adapter<S>
+  #open = true
+  readonly #transactions = new Transactions(sql => this.exec(sql))
+
+  constructor (connect: () => NativeConnection<S>, adapter: Adapter<S>) {
+    this.#adapter = adapter
+    try {
+      this.#native = connect()
+    } catch (err) {
+      throw adapter.named(err)
+    }
+  }
+
+  get open (): boolean {
+    return this.#open
+  }
+
+  prepare<P extends unknown[] | {} = unknown[], R = unknown> (sql: string): Statement<P, R> {
+    try {
+      return this.#adapter.wrap(this.#native.prepare(sql)) as Statement<P, R>
+    } catch (err) {
+      throw this.#adapter.named(err)
+    }
+  }
+
+  exec (sql: string): this {
+    try {
+      this.#native.exec(sql)
+    } catch (err) {
+      throw this.#adapter.named(err)
+    }
+    return this
+  }
+
+  pragma (text: string, options: { simple?: boolean } = {}): unknown {
+    const statement = this.prepare(`PRAGMA ${text}`)
+    return options.simple === true ? statement.pluck().get() : statement.all()
+  }
+
+  transaction<F extends (...args: never[]) => unknown> (fn: F): Transaction<F> {
+    return this.#transactions.of(fn)
+  }
+
+  close (): this {
+    if (this.#open) {
+      this.#open = false
+      this.#adapter.beforeClose?.(this.#native)
+      this.#native.close()
+    }
+    return this
+  }
+}
+
 /** The wait on another connection's lock when the caller gives none (ms): better-sqlite3's default, kept. */
 export const DEFAULT_TIMEOUT_MS = 5000
 

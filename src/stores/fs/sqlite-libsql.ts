@@ -8,7 +8,7 @@
 import { accessSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { DEFAULT_TIMEOUT_MS, knownSqliteCodeName, sqliteCodeName, Transactions, type DatabaseConstructor, type OpenOptions, type RunResult, type SqliteDatabase, type Statement, type Transaction } from './sqlite-contract.js'
+import { AdaptedDatabase, DEFAULT_TIMEOUT_MS, knownSqliteCodeName, sqliteCodeName, type DatabaseConstructor, type OpenOptions, type RunResult } from './sqlite-contract.js'
 
 const require = createRequire(import.meta.url)
 
@@ -170,71 +170,34 @@ class LibsqlAdaptedStatement {
 }
 
 function libsqlDatabase (Libsql: LibsqlConstructor): DatabaseConstructor {
-  return class LibsqlAdaptedDatabase implements SqliteDatabase {
-    readonly #db: LibsqlDatabase
-    #open = true
-    readonly #transactions = new Transactions(sql => this.exec(sql))
-
+  const adapter = {
+    named: libsqlNamed,
+    wrap: (statement: LibsqlStatement) => new LibsqlAdaptedStatement(statement),
+    // libsql's close lets go of the connection, but SQLite closes its
+    // files only when the garbage collector has freed the statements
+    // too, so the checkpoint SQLite runs as the last connection closes
+    // may come late or never. It is run here, without waiting on other
+    // connections (PASSIVE), so that a catalog closed by its last user
+    // has its rows in the main file as with the other drivers.
+    beforeClose: (connection: { exec: (sql: string) => unknown }) => {
+      try {
+        connection.exec('PRAGMA wal_checkpoint(PASSIVE)')
+      } catch {
+        // Busy or failed: the WAL keeps the rows, and the next open or close checkpoints them.
+      }
+    }
+  }
+  return class LibsqlAdaptedDatabase extends AdaptedDatabase<LibsqlStatement> {
     constructor (file: string, options: OpenOptions = {}) {
       const readonly = options.readonly === true
       // libsql creates a missing file whatever the options say, and opens
       // every file for writing: look first, and refuse writes with query_only.
       if ((options.fileMustExist === true || readonly) && file !== ':memory:') accessSync(file)
-      try {
-        this.#db = new Libsql(file, { timeout: Math.max(0, Math.trunc(options.timeout ?? DEFAULT_TIMEOUT_MS)) })
-        if (readonly) this.#db.exec('PRAGMA query_only = ON')
-      } catch (err) {
-        throw libsqlNamed(err)
-      }
-    }
-
-    get open (): boolean {
-      return this.#open
-    }
-
-    prepare<P extends unknown[] | {} = unknown[], R = unknown> (sql: string): Statement<P, R> {
-      try {
-        return new LibsqlAdaptedStatement(this.#db.prepare(sql)) as unknown as Statement<P, R>
-      } catch (err) {
-        throw libsqlNamed(err)
-      }
-    }
-
-    exec (sql: string): this {
-      try {
-        this.#db.exec(sql)
-      } catch (err) {
-        throw libsqlNamed(err)
-      }
-      return this
-    }
-
-    pragma (text: string, options: { simple?: boolean } = {}): unknown {
-      const statement = this.prepare(`PRAGMA ${text}`)
-      return options.simple === true ? statement.pluck().get() : statement.all()
-    }
-
-    transaction<F extends (...args: never[]) => unknown> (fn: F): Transaction<F> {
-      return this.#transactions.of(fn)
-    }
-
-    close (): this {
-      if (this.#open) {
-        this.#open = false
-        // libsql's close lets go of the connection, but SQLite closes its
-        // files only when the garbage collector has freed the statements
-        // too, so the checkpoint SQLite runs as the last connection closes
-        // may come late or never. It is run here, without waiting on other
-        // connections (PASSIVE), so that a catalog closed by its last user
-        // has its rows in the main file as with the other drivers.
-        try {
-          this.#db.exec('PRAGMA wal_checkpoint(PASSIVE)')
-        } catch {
-          // Busy or failed: the WAL keeps the rows, and the next open or close checkpoints them.
-        }
-        this.#db.close()
-      }
-      return this
+      super(() => {
+        const db = new Libsql(file, { timeout: Math.max(0, Math.trunc(options.timeout ?? DEFAULT_TIMEOUT_MS)) })
+        if (readonly) db.exec('PRAGMA query_only = ON')
+        return db
+      }, adapter)
     }
   }
 }

@@ -6,7 +6,7 @@
  */
 import { accessSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { DEFAULT_TIMEOUT_MS, sqliteCodeName, Transactions, type DatabaseConstructor, type OpenOptions, type RunResult, type SqliteDatabase, type Statement, type Transaction } from './sqlite-contract.js'
+import { AdaptedDatabase, DEFAULT_TIMEOUT_MS, sqliteCodeName, type DatabaseConstructor, type OpenOptions, type RunResult } from './sqlite-contract.js'
 
 const require = createRequire(import.meta.url)
 
@@ -125,59 +125,17 @@ class NodeSqliteStatement {
 }
 
 function nodeSqliteDatabase ({ DatabaseSync }: NodeSqlite): DatabaseConstructor {
-  return class NodeSqliteDatabase implements SqliteDatabase {
-    readonly #db: NodeDatabase
-    #open = true
-    readonly #transactions = new Transactions(sql => this.exec(sql))
-
+  const adapter = { named, wrap: (statement: NodeStatement) => new NodeSqliteStatement(statement) }
+  return class NodeSqliteDatabase extends AdaptedDatabase<NodeStatement> {
     constructor (file: string, options: OpenOptions = {}) {
       const readOnly = options.readonly === true
       // node:sqlite creates a missing file unless opened read-only: look first.
       if (options.fileMustExist === true && !readOnly && file !== ':memory:') accessSync(file)
-      try {
-        this.#db = new DatabaseSync(file, { readOnly })
-        this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.timeout ?? DEFAULT_TIMEOUT_MS))}`)
-      } catch (err) {
-        throw named(err)
-      }
-    }
-
-    get open (): boolean {
-      return this.#open
-    }
-
-    prepare<P extends unknown[] | {} = unknown[], R = unknown> (sql: string): Statement<P, R> {
-      try {
-        return new NodeSqliteStatement(this.#db.prepare(sql)) as unknown as Statement<P, R>
-      } catch (err) {
-        throw named(err)
-      }
-    }
-
-    exec (sql: string): this {
-      try {
-        this.#db.exec(sql)
-      } catch (err) {
-        throw named(err)
-      }
-      return this
-    }
-
-    pragma (text: string, options: { simple?: boolean } = {}): unknown {
-      const statement = this.prepare(`PRAGMA ${text}`)
-      return options.simple === true ? statement.pluck().get() : statement.all()
-    }
-
-    transaction<F extends (...args: never[]) => unknown> (fn: F): Transaction<F> {
-      return this.#transactions.of(fn)
-    }
-
-    close (): this {
-      if (this.#open) {
-        this.#open = false
-        this.#db.close()
-      }
-      return this
+      super(() => {
+        const db = new DatabaseSync(file, { readOnly })
+        db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.trunc(options.timeout ?? DEFAULT_TIMEOUT_MS))}`)
+        return db
+      }, adapter)
     }
   }
 }
