@@ -24,6 +24,8 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
+import { isRecyclingStream, type RecyclingStream } from '../bucket/index.js'
+import { pipeRecycling } from './recycling-body.js'
 import { requestLine, type RequestLogFields } from './request-log.js'
 import type { DoorName, PortMeter } from './request-meter.js'
 
@@ -72,6 +74,25 @@ export function plainReadPath (request: IncomingMessage): string | null {
     return null
   }
   return url
+}
+
+/** A body a read beside Fastify can send: bytes, none, or a store's stream that lends its chunks. */
+export type SendableBody = Buffer | RecyclingStream | undefined
+
+/** Whether `body` is one (an error envelope, or a stream of a store that lends no chunks, is the route's to send). */
+export function isSendable (body: unknown): body is SendableBody {
+  return body === undefined || Buffer.isBuffer(body) || isRecyclingStream(body)
+}
+
+/** Sends the answer: status and headers, then the bytes in the same write, or the stream chunk by chunk. */
+export async function sendAnswer (response: ServerResponse, status: number, headers: Record<string, string>, body: SendableBody, answered: Answered): Promise<void> {
+  answered.length = headers['content-length']
+  if (body === undefined || Buffer.isBuffer(body)) {
+    response.writeHead(status, headers)
+    response.end(body)
+    return
+  }
+  await pipeRecycling(response, body, () => { response.writeHead(status, headers) })
 }
 
 /** The server's 'request' listener: the reads `take` takes here, the rest to `fastify` (Fastify's own listener). */

@@ -11,10 +11,9 @@
  * its object (200, 206, 304) is the route's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { authorize, hostName, isRecyclingStream } from '../bucket/index.js'
+import { authorize, hostName } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
-import { pipeRecycling } from '../doors/recycling-body.js'
-import { plainReadPath, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
+import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { readHeaders } from './object-routes.js'
@@ -70,19 +69,12 @@ async function answer (options: FastReadOptions, request: IncomingMessage, respo
   if (bucket === null) return false
   const result = await readObject(bucket, key, request.method as 'GET' | 'HEAD', request.headers, {})
   const body = result.body
-  if (body !== undefined && !Buffer.isBuffer(body) && !isRecyclingStream(body)) {
+  if (!isSendable(body)) {
     // An error envelope (412, 416), or a body of a store that does not lend its chunks: the route's.
     if ('destroy' in body) body.destroy()
     return false
   }
-  Object.assign(headers, readHeaders(result, false))
-  answered.length = headers['content-length']
-  if (body === undefined || Buffer.isBuffer(body)) {
-    response.writeHead(result.status, headers)
-    response.end(body)
-  } else {
-    await pipeRecycling(response, body, () => { response.writeHead(result.status, headers) })
-  }
+  await sendAnswer(response, result.status, Object.assign(headers, readHeaders(result, false)), body, answered)
   return true
 }
 

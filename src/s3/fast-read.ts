@@ -15,9 +15,8 @@
  * loopback name or one of the port's own domains, not a public site's).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { ADMIN, authorize, hostName, isRecyclingStream, type BucketRegistry, type Principal } from '../bucket/index.js'
-import { pipeRecycling } from '../doors/recycling-body.js'
-import { plainReadPath, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
+import { ADMIN, authorize, hostName, type BucketRegistry, type Principal } from '../bucket/index.js'
+import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { keyLookup, type S3AccessPolicy } from './auth.js'
 import { refuseUnsupportedHeaders } from './headers.js'
 import { checkKey, readAnswer } from './objects.js'
@@ -95,18 +94,11 @@ async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof k
   if (bucket === null) return false
   const result = await readAnswer(request.headers, {}, bucket, info, key, method)
   const body = result.body
-  if (body !== undefined && !Buffer.isBuffer(body) && !isRecyclingStream(body)) {
+  if (!isSendable(body)) {
     body.destroy()
     return false
   }
-  const headers: Record<string, string> = { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId, ...result.headers }
-  answered.length = headers['content-length']
-  if (body === undefined || Buffer.isBuffer(body)) {
-    response.writeHead(result.status, headers)
-    response.end(body)
-  } else {
-    await pipeRecycling(response, body, () => { response.writeHead(result.status, headers) })
-  }
+  await sendAnswer(response, result.status, { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId, ...result.headers }, body, answered)
   return true
 }
 
