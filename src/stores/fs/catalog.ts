@@ -141,13 +141,16 @@ function keyText (key: string | Buffer): string {
 /** An object row (with its key read through KEY_COLUMN) as the port's record. */
 export function toRecord (row: ObjectColumns): StoredObject {
   const key = row.key as string | Buffer
-  return recordOfRow(typeof key === 'string' ? row : { ...row, key: keyText(key) })
+  // A key read as its bytes becomes text again (the row is this read's own: changing it touches nothing else).
+  if (typeof key !== 'string') row.key = keyText(key)
+  return recordOfRow(row)
 }
 
 /** An upload row (with its key read through KEY_COLUMN) as the port's upload. */
 export function toUpload (row: UploadColumns): StoredUpload {
   const key = row.key as string | Buffer
-  return uploadOfRow(typeof key === 'string' ? row : { ...row, key: keyText(key) })
+  if (typeof key !== 'string') row.key = keyText(key)
+  return uploadOfRow(row)
 }
 
 export function fromListRow (row: ListRow): StoredObject {
