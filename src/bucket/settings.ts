@@ -51,6 +51,11 @@ export function isValidBucketName (name: string): boolean {
   return bucketNamePattern.test(name)
 }
 
+/** Whether a host name (`hostName`'s) may be a custom domain: an IP literal never is, so no door looks one up for it (which keeps the registry off the hot path). */
+export function mayBeCustomDomain (host: string): boolean {
+  return host !== '' && !host.startsWith('[') && !/^\d{1,3}(\.\d{1,3}){3}$/.test(host)
+}
+
 /** `Host` header value → the lowercase host name without port (IPv6 brackets kept). */
 export function hostName (host: string): string {
   const lower = host.trim().toLowerCase().replace(/\.$/, '')

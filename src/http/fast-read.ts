@@ -11,7 +11,7 @@
  * its object (200, 206, 304) is the route's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { authorize, hostName } from '../bucket/index.js'
+import { authorize, hostName, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
@@ -19,7 +19,7 @@ import { principalOf, type AccessPolicy } from './auth.js'
 import { readHeaders } from './object-routes.js'
 import { readObject } from './read.js'
 import { isLoopbackName, isManagementUrl } from './site-guard.js'
-import { mayBeCustomDomain, matchPublicRoute, pathStyleTarget, type PublicRoute } from './target.js'
+import { matchPublicRoute, pathStyleTarget, type PublicRoute } from './target.js'
 
 export interface FastReadOptions {
   registry: BucketRegistry
@@ -38,10 +38,11 @@ function plainRead (request: IncomingMessage, options: FastReadOptions): PlainRe
   const path = plainReadPath(request)
   if (path === null) return null
   const host = hostName(request.headers.host ?? '')
-  if (options.routeHosts.has(host) || matchPublicRoute(options.publicRoutes, host, path) !== null) return null
-  if (options.guarded && !isLoopbackName(host)) return null
+  if (options.routeHosts.has(host) || (options.guarded && !isLoopbackName(host))) return null
   let target
   try {
+    // Both decode the path: one that does not decode is the route's to refuse (400).
+    if (matchPublicRoute(options.publicRoutes, host, path) !== null) return null
     target = pathStyleTarget(path)
   } catch {
     return null

@@ -25,7 +25,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import multipart from '@fastify/multipart'
-import { authorize, hostName, isStorageFailure, MAX_PUT_BYTES } from '../bucket/index.js'
+import { authorize, hostName, isStorageFailure, MAX_PUT_BYTES, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
@@ -35,7 +35,7 @@ import { errorReply, failure, success } from './errors.js'
 import { handleObject, refuseResponseOverrides, sendRead } from './object-routes.js'
 import { answerProbe, nameOperation, probeLookup, type OperatorEndpoints } from './probes.js'
 import { enter, methodNotAllowed, preflight, readOnlyMethods } from './route-scope.js'
-import { defaultSite, matchPublicRoute, mayBeCustomDomain, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry

@@ -41,9 +41,9 @@
 import { BlockList, isIP } from 'node:net'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
-import { hostName, type BucketRegistry } from '../bucket/index.js'
+import { hostName, mayBeCustomDomain, type BucketRegistry } from '../bucket/index.js'
 import { DoorError } from './errors.js'
-import { mayBeCustomDomain, rawPath } from './target.js'
+import { rawPath } from './target.js'
 
 const loopback = new BlockList()
 loopback.addSubnet('127.0.0.0', 8, 'ipv4')

@@ -145,11 +145,6 @@ export function routeHostsOf (routes: PublicRoute[]): Set<string> {
   return new Set(routes.flatMap(r => r.host === null ? [] : [r.host]))
 }
 
-/** Whether a Host may be a custom domain: an IP literal never is (the router looks none up, which keeps the registry off the hot path). */
-export function mayBeCustomDomain (host: string): boolean {
-  return host !== '' && !host.startsWith('[') && !/^\d{1,3}(\.\d{1,3}){3}$/.test(host)
-}
-
 /**
  * Whether `path` on `host` is served by a public route, or by the custom
  * domain `host` is (`customDomain`): what the router answers otherwise is

@@ -15,7 +15,7 @@
  * loopback name or one of the port's own domains, not a public site's).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { ADMIN, authorize, hostName, type BucketRegistry, type Principal } from '../bucket/index.js'
+import { ADMIN, authorize, hostName, mayBeCustomDomain, type BucketRegistry, type Principal } from '../bucket/index.js'
 import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { keyLookup, type S3AccessPolicy } from './auth.js'
 import { refuseUnsupportedHeaders } from './headers.js'
@@ -62,8 +62,8 @@ function plainRead (request: IncomingMessage, options: S3FastReadOptions): Plain
 async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof keyLookup>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: string, answered: Answered): Promise<boolean> {
   const { registry, policy } = options
   const { bucket: name, key, host, path } = read
-  // A public site's name (a custom domain) is refused by the guard: the route's to answer. An IP literal never is one.
-  if (options.guard !== null && !/^[\d.[]/.test(host) && await registry.bucketForDomain(host) !== null) return false
+  // A public site's name (a custom domain) is refused by the guard: the route's to answer.
+  if (options.guard !== null && mayBeCustomDomain(host) && await registry.bucketForDomain(host) !== null) return false
   const method = request.method as 'GET' | 'HEAD'
   const operation = method === 'GET' ? 'GetObject' : 'HeadObject'
   let principal: Principal | null

@@ -18,7 +18,7 @@ const options: GatewayOptions = {
   port: 0,
   s3Port: 0,
   public: [],
-  route: ['site.localhost=site'],
+  route: ['site.localhost=site', '/pub/=site'],
   fsync: false,
   logLevel: 'silent',
   sweepInterval: 0,
@@ -60,7 +60,8 @@ t.test('in development mode, a read\'s Host is judged the same beside Fastify as
   const seen: Record<string, number> = {}
   for (const [door, at] of [['http', port], ['s3', s3Port ?? 0]] as const) {
     for (const host of hosts) {
-      for (const path of ['/photos/k', '/k']) {
+      // Paths that do not decode are the routes' to refuse, a public route's prefix included.
+      for (const path of ['/photos/k', '/k', '/photos/%zz', '/pub/%zz', '/pub/photos/k']) {
         const plain = await get(at, path, `${host}:${at}`)
         const routed = await get(at, `${path}?`, `${host}:${at}`)
         t.same(plain, routed, `${door} ${host} ${path}: ${plain.status}`)
@@ -76,4 +77,7 @@ t.test('in development mode, a read\'s Host is judged the same beside Fastify as
   t.equal(seen['s3 site.localhost /photos/k'], 403, 'a route host is not the S3 port\'s')
   t.equal(seen['s3 blog.example /photos/k'], 403, 'a custom domain is not the S3 port\'s')
   t.equal(seen['s3 photos.s3.example.test /k'], 200, 'the port\'s own virtual host')
+  t.equal(seen['http 127.0.0.1 /photos/%zz'], 400, 'a path that does not decode')
+  t.equal(seen['http 127.0.0.1 /pub/%zz'], 400)
+  t.equal(seen['http 127.0.0.1 /pub/photos/k'], 200, 'a public route of the site bucket')
 })
