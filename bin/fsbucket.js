@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
+#!/usr/bin/env -S node --max-semi-space-size=8
 import module from 'node:module'
 
 // Node 22.1 and later keep the code they compile (in the OS's temp directory) for the next start, which then skips

@@ -3,8 +3,8 @@
  * (docs/operations.md lists them).
  *
  * prom-client's `collectDefaultMetrics` watches the process between scrapes:
- * a PerformanceObserver hears every garbage collection (with a small young
- * generation, `--max-semi-space-size=1`, that is a scavenge every few
+ * a PerformanceObserver hears every garbage collection (with the 1 MiB young
+ * generation it was measured with, a scavenge every few
  * hundred small requests, each one an entry object, a queued callback and a
  * labelled histogram update) and `monitorEventLoopDelay` wakes a timer every
  * 10 ms. The metrics benchmark put that at about a tenth of a small GET's

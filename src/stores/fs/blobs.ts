@@ -16,6 +16,7 @@ import path from 'node:path'
 import { BucketError, bucketRetired, type StagedBody } from '../../bucket/port.js'
 import { fsyncDirectory, storageError } from './atomic.js'
 import type { Segment } from './catalog.js'
+import { bodyBytesReceived } from './young-garbage.js'
 
 /** Size of the writes a received body is gathered into. */
 const WRITE_BATCH = 256 * 1024
@@ -249,6 +250,7 @@ export class BlobFiles {
       }
       for await (const chunk of source) {
         batch.push(chunk)
+        bodyBytesReceived(chunk.byteLength)
         batchBytes += chunk.byteLength
         size += chunk.byteLength
         if (batchBytes >= WRITE_BATCH) await send()
