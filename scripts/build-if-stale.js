@@ -23,7 +23,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 /** What the decision is made on: the newest source, and the build's stamp and entry point. */
 export const sourcePaths = ['src', 'scripts', 'tsconfig.json', 'package.json']
 export const stampPath = 'dist/.build-stamp'
-export const entryPath = 'dist/src/main.js'
+export const entryPath = 'dist/bundle/main.js'
 
 /**
  * Whether a build is needed, and why.

@@ -107,6 +107,7 @@ smoke () {
     [ ! -e "node_modules/$dev" ] || { echo "dev dependency $dev installed"; return 1; }
   done
   [ -f node_modules/fsbucket/dist/console/index.html ] || { echo 'console bundle missing'; return 1; }
+  [ -f node_modules/fsbucket/dist/bundle/main.js ] && [ -f node_modules/fsbucket/dist/bundle/worker.js ] || { echo 'the command'"'"'s bundle missing'; return 1; }
 
   local port s3port
   port=$(free_port) && s3port=$(free_port) || { echo 'free port'; return 1; }

@@ -37,6 +37,7 @@ import { parseRouteSpec } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
 import { commandHelp } from './doors/command-help.js'
+import { packagePath } from './package-root.js'
 import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
 import type { ServeOptions } from './server/serve.js'
@@ -53,9 +54,9 @@ async function openRegistry (dataDir: string, options: { catalog?: string }): Pr
   return await open.openRegistry(dataDir, options)
 }
 
-/** The version in package.json (dist/src/main.js sits two levels below it). */
+/** The version in package.json. */
 function packageVersion (): string {
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8')
+  const text = readFileSync(packagePath('package.json'), 'utf8')
   return (JSON.parse(text) as { version: string }).version
 }
 

@@ -31,13 +31,13 @@
 import { randomBytes } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { packagePath } from '../package-root.js'
 
 export const consolePath = '/_console/'
 
-/** dist/console, beside dist/src where this module runs from. */
-export const consoleRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'console')
+/** dist/console, where the console's build writes it. */
+export const consoleRoot = packagePath('dist', 'console')
 
 /** The policy of every answer under `/_console/` but the page: nothing may run, load or frame it. */
 export const consolePolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"

@@ -58,7 +58,8 @@ export interface Presign {
 export async function presignShare (spec: Presign): Promise<string> {
   const path = `/${awsEncode(spec.bucket)}/${spec.key.split('/').map(awsEncode).join('/')}`
   // Loaded here: the signer costs every command that makes no link a tenth of a second of start-up.
-  const { SignatureV4 } = await import('@smithy/signature-v4')
+  // A CommonJS package: its `default` is what it exports (scripts/build-bundle.ts).
+  const { SignatureV4 } = (await import('@smithy/signature-v4')).default
   const signer = new SignatureV4({
     service: 's3',
     region: 'auto',

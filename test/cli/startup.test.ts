@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
+import { modulesOf } from '../bundle-modules.js'
 import { testdir } from '../testdir.js'
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
@@ -26,7 +27,7 @@ export async function load (url, context, next) { appendFileSync(${JSON.stringif
   writeFileSync(record, '')
   const run = spawnSync(process.execPath, ['--import', pathToFileURL(register).href, bin, ...args], { encoding: 'utf8', cwd: dir })
   t.equal(run.error, undefined)
-  return readFileSync(record, 'utf8').split('\n').filter(line => line !== '')
+  return modulesOf(readFileSync(record, 'utf8').split('\n').filter(line => line !== ''))
 }
 
 const heavy = /\/stores\/|\/server\/(serve|gateway|open)\.js|\/cli\/transport-(local|http)\.js|signature-v4|node_modules\/@?libsql|mime-types|\/fastify\//

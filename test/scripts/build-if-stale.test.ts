@@ -17,7 +17,7 @@ const { buildDecision, buildIfStale, newestFile } = await import(scriptPath.href
 t.test('the decision', async t => {
   const source = (mtimeMs: number): { path: string, mtimeMs: number } => ({ path: 'src/a.ts', mtimeMs })
   const cases: Array<[string, Parameters<typeof buildDecision>[0], boolean, RegExp]> = [
-    ['no dist/src/main.js', { newest: source(1), stampMs: 5, entryExists: false }, true, /main\.js is missing/],
+    ['no dist/bundle/main.js', { newest: source(1), stampMs: 5, entryExists: false }, true, /main\.js is missing/],
     ['never built by the script', { newest: source(1), stampMs: null, entryExists: true }, true, /no dist\/\.build-stamp/],
     ['a source newer than the stamp', { newest: source(6), stampMs: 5, entryExists: true }, true, /src\/a\.ts changed/],
     ['every source older', { newest: source(4), stampMs: 5, entryExists: true }, false, /no source changed/],
@@ -61,8 +61,8 @@ t.test('built when a source changed, skipped after a build, built again when one
   let builds = 0
   const build = (): boolean => {
     builds++
-    mkdirSync(path.join(base, 'dist/src'), { recursive: true })
-    writeFileSync(path.join(base, 'dist/src/main.js'), '')
+    mkdirSync(path.join(base, 'dist/bundle'), { recursive: true })
+    writeFileSync(path.join(base, 'dist/bundle/main.js'), '')
     return true
   }
   const log = (): void => {}
@@ -92,7 +92,7 @@ t.test('run as npm start runs it: through npm, the build once, then skipped', as
   // The checkout's build writes the entry point and counts its runs.
   writeFileSync(path.join(base, 'package.json'), JSON.stringify({
     type: 'module',
-    scripts: { build: 'node -e "const fs=require(\'fs\');fs.mkdirSync(\'dist/src\',{recursive:true});fs.writeFileSync(\'dist/src/main.js\',\'\');fs.appendFileSync(\'builds\',\'x\')"' }
+    scripts: { build: 'node -e "const fs=require(\'fs\');fs.mkdirSync(\'dist/bundle\',{recursive:true});fs.writeFileSync(\'dist/bundle/main.js\',\'\');fs.appendFileSync(\'builds\',\'x\')"' }
   }))
   const run = (): string => execFileSync(process.execPath, ['scripts/build-if-stale.js'], { cwd: base, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
   run()

@@ -13,6 +13,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
+import { modulesOf } from '../bundle-modules.js'
 import { testdir } from '../testdir.js'
 import { answering, bin, call, freePort, within } from './serve-process.js'
 
@@ -54,7 +55,7 @@ Module._load = function (request, parent, isMain) {
     await within(exited, 20_000, 'the server stopping')
   }
   const files = readdirSync(dir).filter(name => name.startsWith('loaded-'))
-  const read = (name: string): string[] => readFileSync(path.join(dir, name), 'utf8').split('\n').filter(line => line !== '')
+  const read = (name: string): string[] => modulesOf(readFileSync(path.join(dir, name), 'utf8').split('\n').filter(line => line !== ''))
   const byPid = new Map(files.map(name => [Number(name.slice('loaded-'.length)), read(name)]))
   // env execs node in place: the primary is the spawned process itself.
   const primary = byPid.get(child.pid ?? -1) ?? []
