@@ -38,8 +38,8 @@ export interface Answered {
 export interface ReadsBesideOptions<T> {
   /** What a request reads, when it is one this door answers itself; null: Fastify's. */
   take: (request: IncomingMessage) => T | null
-  /** Answers it, filling `answered`; false (nothing written) when it is Fastify's to answer after all. */
-  answer: (request: IncomingMessage, response: ServerResponse, taken: T, requestId: string, answered: Answered) => Promise<boolean>
+  /** Answers it, filling `answered`; false (nothing written) when it is Fastify's to answer after all. `requestId` makes the id on first call. */
+  answer: (request: IncomingMessage, response: ServerResponse, taken: T, requestId: () => string, answered: Answered) => Promise<boolean>
   /** What the log line names. */
   fields: (taken: T) => RequestLogFields
   door: DoorName
@@ -100,18 +100,21 @@ export function readsBeside<T> (fastify: RequestListener, options: ReadsBesideOp
       return
     }
     const began = performance.now()
-    const requestId = options.requestId()
+    // Made when the answer or the log line needs it (the routes' answers name no id).
+    let id: string | undefined
+    const requestId = (): string => (id ??= options.requestId())
     const answered: Answered = {}
     let handed = false
     options.meter?.began()
-    response.once('close', () => {
+    // A response closes once.
+    response.on('close', () => {
       if (handed) return
       const ms = performance.now() - began
       const operation = request.method === 'GET' ? 'GetObject' : 'HeadObject'
       options.meter?.answered(response, request.socket, options.door, operation, ms / 1000)
       if (options.log === null || !options.log.isLevelEnabled('info')) return
       const line = requestLine(request.method ?? 'GET', options.fields(taken), undefined, response.statusCode, answered.length, ms)
-      options.log.child({ reqId: requestId }).info(line, 'request')
+      options.log.child({ reqId: requestId() }).info(line, 'request')
     })
     const handOver = (): void => {
       // A body that failed after its headers went out: the connection is cut, as Fastify does (the client sees a short body).

@@ -26,6 +26,7 @@ import { BucketErrors } from '../bucket/index.js'
 import { responseOverridesFrom } from '../doors/request-metadata.js'
 import { ssecKeyFromHeaders } from '../doors/ssec-headers.js'
 import type { Bucket, BucketObject } from '../bucket/index.js'
+import { VersionHeaders } from '../doors/version-headers.js'
 import { DoorError, DoorErrors, failure, type GatewayEnvelope } from './errors.js'
 import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders } from './object-headers.js'
 
@@ -56,15 +57,8 @@ function unsatisfiable (size: number): ReadResult {
   return { status: 416, headers: { 'content-range': `bytes */${size}` }, body: failure(code, `get: ${message} (${code})`) }
 }
 
-/**
- * The 200 headers of whole reads without overrides, by object version: a
- * version's key, metadata, checksums and size never change (a change of
- * any is a new version), so its headers are made once and copied for each
- * answer (the route adds its own to the copy). A few hundred bytes each;
- * the oldest goes first past `wholeHeadersKept`.
- */
-const wholeHeaders = new Map<string, { key: string, etag: string, headers: Readonly<Record<string, string>> }>()
-const wholeHeadersKept = 1000
+/** The 200 headers of whole reads without overrides (the route adds its own to a copy). */
+const wholeHeaders = new VersionHeaders()
 
 /** The 200/206 headers of `object` when `served` (offset, length) of it is sent. */
 export function servedHeaders (
@@ -73,19 +67,14 @@ export function servedHeaders (
   overrides: Record<string, string>
 ): { status: number, headers: Record<string, string> } {
   const cacheable = served === null && isEmpty(overrides)
-  if (cacheable) {
-    const known = wholeHeaders.get(object.version)
-    if (known !== undefined && known.key === object.key && known.etag === object.etag) return { status: 200, headers: Object.assign({}, known.headers) }
-  }
+  const known = cacheable ? wholeHeaders.copy(object) : undefined
+  if (known !== undefined) return { status: 200, headers: known }
   const headers = objectHeaders(object, overrides)
   if (served === null) {
     const md5 = contentMd5(object)
     if (md5 !== undefined) headers['content-md5'] = md5
     headers['content-length'] = String(object.size)
-    if (cacheable) {
-      if (wholeHeaders.size >= wholeHeadersKept) wholeHeaders.delete(wholeHeaders.keys().next().value as string)
-      wholeHeaders.set(object.version, { key: object.key, etag: object.etag, headers: Object.freeze(Object.assign({}, headers)) })
-    }
+    if (cacheable) wholeHeaders.keep(object, headers)
     return { status: 200, headers }
   }
   headers['content-length'] = String(served.length)

@@ -59,7 +59,7 @@ function plainRead (request: IncomingMessage, options: S3FastReadOptions): Plain
   return { bucket: target.bucket, key: target.key, host, path }
 }
 
-async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof keyLookup>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: string, answered: Answered): Promise<boolean> {
+async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof keyLookup>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): Promise<boolean> {
   const { registry, policy } = options
   const { bucket: name, key, host, path } = read
   // A public site's name (a custom domain) is refused by the guard: the route's to answer.
@@ -98,7 +98,10 @@ async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof k
     body.destroy()
     return false
   }
-  await sendAnswer(response, result.status, { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId, ...result.headers }, body, answered)
+  // The answer's own headers (readAnswer makes them for each read).
+  const headers = result.headers
+  headers['x-amz-request-id'] = headers['x-amz-id-2'] = requestId()
+  await sendAnswer(response, result.status, headers, body, answered)
   return true
 }
 

@@ -23,6 +23,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
+import { VersionHeaders } from '../doors/version-headers.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
@@ -92,11 +93,18 @@ function unsatisfiable (size: number): never {
   throw new S3Error('InvalidRange', undefined, { 'content-range': `bytes */${size}` })
 }
 
+/** The headers of whole reads asking for no overrides and no checksums. */
+const wholeHeaders = new VersionHeaders()
+
 function answerHeaders (requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, outcome: BucketReadServed): { status: number, headers: Record<string, string> } {
   const { object, range: served, partsCount: parts, partChecksum } = outcome
   const checksumsAsked = single(requestHeaders, 'x-amz-checksum-mode')?.toUpperCase() === 'ENABLED'
+  const overrides = responseOverridesFrom(query)
+  const plain = served === null && parts === undefined && !checksumsAsked && Object.keys(overrides).length === 0
+  const known = plain ? wholeHeaders.copy(object) : undefined
+  if (known !== undefined) return { status: 200, headers: known }
   // The whole object's checksums describe it whole: a range is answered without them, a part with its own if kept.
-  const headers = objectHeaders(object, { overrides: responseOverridesFrom(query), checksums: served === null && checksumsAsked })
+  const headers = objectHeaders(object, { overrides, checksums: served === null && checksumsAsked })
   if (checksumsAsked && partChecksum !== undefined) {
     headers[`x-amz-checksum-${partChecksum.algorithm}`] = Buffer.from(partChecksum.value).toString('base64')
     headers['x-amz-checksum-type'] = partChecksum.type
@@ -107,6 +115,7 @@ function answerHeaders (requestHeaders: IncomingHttpHeaders, query: Record<strin
   sandboxObjectHeaders(headers)
   if (served === null) {
     headers['content-length'] = String(object.size)
+    if (plain) wholeHeaders.keep(object, headers)
     return { status: 200, headers }
   }
   headers['content-length'] = String(served.length)

@@ -46,7 +46,7 @@
  * the AWS SDK for JavaScript signs Latin-1 characters so) does not verify.
  */
 import * as crypto from 'node:crypto'
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import { decodeHeaderValue } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
@@ -77,7 +77,8 @@ export interface VerifiedSignature {
   payloadHash: string
   longDate: string
   scope: string
-  signingKey: Uint8Array
+  /** A key object: an HMAC made with one skips copying and checking the key's bytes (a third of its cost on a request's signature). */
+  signingKey: KeyObject
   signature: string
 }
 
@@ -131,7 +132,7 @@ class Parsed<T> {
 
 interface Scope {
   credential: Credential
-  signing: { secretAccessKey: string, key: Uint8Array } | null
+  signing: { secretAccessKey: string, key: KeyObject } | null
 }
 
 const scopes = new Parsed<Scope>(256)
@@ -167,14 +168,15 @@ function keep (credentialField: string, scope: Scope, signedField: string, signe
 }
 
 /** The scope's signing key for this secret: derived when the scope is new to it. */
-function signingKeyOf (scope: Scope, secretAccessKey: string): Uint8Array {
+function signingKeyOf (scope: Scope, secretAccessKey: string): KeyObject {
   if (scope.signing?.secretAccessKey === secretAccessKey) return scope.signing.key
   const { shortDate, region, service } = scope.credential
   // AWS's derivation: kDate = HMAC("AWS4" + secret, date), then the region, the service and "aws4_request" in turn.
   let key: Buffer = createHmac('sha256', `AWS4${secretAccessKey}`).update(shortDate, 'utf8').digest()
   for (const part of [region, service, 'aws4_request']) key = createHmac('sha256', key).update(part, 'utf8').digest()
-  scope.signing = { secretAccessKey, key }
-  return key
+  const signingKey = createSecretKey(key)
+  scope.signing = { secretAccessKey, key: signingKey }
+  return signingKey
 }
 
 /**
@@ -193,7 +195,7 @@ export function signaturesEqual (a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
-export function hmacHex (key: Uint8Array, text: string): string {
+export function hmacHex (key: KeyObject, text: string): string {
   return createHmac('sha256', key).update(text, 'utf8').digest('hex')
 }
 
@@ -379,7 +381,7 @@ function presignedClaim (request: SignedRequest, query: Record<string, string | 
  * (when some differ) read as UTF-8; the path as sent, then (only when that
  * fails) re-encoded the AWS way.
  */
-function signatureMatches (request: SignedRequest, query: Record<string, string | string[]>, signed: SignedHeaderList, claim: SignatureClaim, signingKey: Uint8Array): boolean {
+function signatureMatches (request: SignedRequest, query: Record<string, string | string[]>, signed: SignedHeaderList, claim: SignatureClaim, signingKey: KeyObject): boolean {
   const values: string[] = []
   for (const name of signed.names) {
     // Its own headers only: a signed name like `constructor` is a header that was not sent, not the object's.

@@ -3,7 +3,7 @@
  * by tables: each header family decoded, each error it answers, and the
  * order in which a request with several faults is answered.
  */
-import { createHash } from 'node:crypto'
+import { createHash, createSecretKey } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 import t from 'tap'
 import { MAX_PART_BYTES, MAX_PUT_BYTES } from '../../src/bucket/index.js'
@@ -11,7 +11,7 @@ import { decodeBodyHeaders, decodePartRequest, decodePutRequest, type BodyHeader
 import type { VerifiedSignature } from '../../src/s3/sigv4.js'
 
 const signature: VerifiedSignature = {
-  accessKeyId: 'key', payloadHash: 'UNSIGNED-PAYLOAD', longDate: '20260101T000000Z', scope: '20260101/us-east-1/s3/aws4_request', signingKey: new Uint8Array(32), signature: 'ab'.repeat(32)
+  accessKeyId: 'key', payloadHash: 'UNSIGNED-PAYLOAD', longDate: '20260101T000000Z', scope: '20260101/us-east-1/s3/aws4_request', signingKey: createSecretKey(new Uint8Array(32)), signature: 'ab'.repeat(32)
 }
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 const MD5 = createHash('md5').update('x').digest('base64')
