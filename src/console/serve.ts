@@ -6,10 +6,15 @@
  * and Fastify's router prefers this plugin's `/_console` and `/_console/*`
  * over the gateway's catch-all `/*`, so no request under it reaches the
  * bucket routes: GET and HEAD answer files, and everything that is no file
- * answers the gateway's 404 (code 40400) in its envelope: a missing file
- * (the gateway's not-found handler), a path @fastify/static refuses (`..`,
- * `%00`, `//`), and every other method, refused before its body is read (so
- * neither a body parser's 400 or 415 nor a bucket error answers instead).
+ * answers the gateway's 404 (code 40400) in its envelope: any name that is
+ * not one of the files the build wrote (listed once, when the app is built:
+ * so no `..`, `%00`, `//` or other spelling can name anything else), and
+ * every other method, refused before its body is read (so neither a body
+ * parser's 400 or 415 nor a bucket error answers instead).
+ *
+ * A listed file is answered by `@fastify/send` (validators, conditional
+ * requests, ranges, the type by its extension), loaded at the first such
+ * request: a server that never shows its console never loads it.
  * The console imports no other door: the composition root (app.ts) answers
  * its refusals (`ConsoleRefusal`) in the envelope.
  *
@@ -29,7 +34,7 @@
  * routes and to the management API like any other client.
  */
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { packagePath } from '../package-root.js'
@@ -77,9 +82,9 @@ export function consoleUrl (host: string, port: number, scheme: 'http' | 'https'
 }
 
 /**
- * What the console refuses: a path that is no console file (@fastify/static
- * refuses `..`, `%00`, `//` with 403 or 400), or a method other than GET and
- * HEAD; a failed `If-Match` or `If-Unmodified-Since`; an unsatisfiable range.
+ * What the console refuses: a name that is no console file, or a method
+ * other than GET and HEAD; a failed `If-Match` or `If-Unmodified-Since`; an
+ * unsatisfiable range.
  */
 export type ConsoleRefusal = 'NoSuchFile' | 'PreconditionFailed' | 'RangeNotSatisfiable'
 
@@ -90,9 +95,9 @@ export interface WebConsoleOptions {
   refuse: (reply: FastifyReply, refusal: ConsoleRefusal | { fault: unknown }) => Promise<void>
 }
 
-/** The refusal an error of @fastify/static or `send` stands for, by its status; null for a fault. */
-function refusalOf (err: unknown): ConsoleRefusal | null {
-  switch ((err as { statusCode?: unknown } | null)?.statusCode) {
+/** The refusal a status of `send` stands for; null for a fault. */
+function refusalOf (status: number): ConsoleRefusal | null {
+  switch (status) {
     case 400: case 403: case 404: return 'NoSuchFile'
     case 412: return 'PreconditionFailed'
     case 416: return 'RangeNotSatisfiable'
@@ -100,10 +105,25 @@ function refusalOf (err: unknown): ConsoleRefusal | null {
   }
 }
 
+/** The files the build wrote beside the page (the page itself is answered apart); none when the console is unbuilt. */
+async function builtFiles (root: string): Promise<Set<string>> {
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => [])
+  return new Set(entries.filter(entry => entry.isFile() && entry.name !== 'index.html' && !entry.name.startsWith('.')).map(entry => entry.name))
+}
+
+type Send = typeof import('@fastify/send').default
+let loadedSend: Promise<Send> | null = null
+/** `@fastify/send`, loaded once, at the first file asked for (a CommonJS module: its export is `default` under `import()`). */
+async function sendModule (): Promise<Send> {
+  loadedSend ??= import('@fastify/send').then(loaded => loaded.default)
+  return await loadedSend
+}
+
 export async function webConsole (app: FastifyInstance, options: WebConsoleOptions): Promise<void> {
-  // Unbuilt (tsc without the console bundle), /_console/ answers 404; @fastify/static warns of the missing directory.
+  // Unbuilt (tsc without the console bundle), everything under /_console/ answers 404.
   const root = options.root ?? consoleRoot
   const page = await readFile(path.join(root, 'index.html'), 'utf8').catch(() => null)
+  const files = await builtFiles(root)
   app.addHook('onRequest', async (_request, reply) => { reply.headers(securityHeaders) })
   const servePage = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (page === null) return await options.refuse(reply, 'NoSuchFile')
@@ -112,29 +132,28 @@ export async function webConsole (app: FastifyInstance, options: WebConsoleOptio
     await reply.headers({ 'content-security-policy': consolePagePolicy(nonce), 'cache-control': 'no-store' })
       .type('text/html; charset=utf-8').send(page.replaceAll(noncePlaceholder, nonce))
   }
+  const serveFile = async (request: FastifyRequest<{ Params: { '*': string } }>, reply: FastifyReply): Promise<void> => {
+    const name = request.params['*']
+    if (!files.has(name)) return await options.refuse(reply, 'NoSuchFile')
+    const send = await sendModule()
+    // `send` decodes the path it is given: the name, encoded, under the root.
+    const answer = await send(request.raw, `/${encodeURIComponent(name)}`, { root, dotfiles: 'ignore', cacheControl: false })
+    if (answer.type === 'error') {
+      answer.stream.destroy()
+      const refusal = refusalOf(answer.statusCode)
+      // `send` puts `Content-Range: bytes */<size>` on its 416.
+      const range = answer.headers['Content-Range']
+      if (refusal === 'RangeNotSatisfiable' && typeof range === 'string') reply.header('content-range', range)
+      return await options.refuse(reply, refusal ?? { fault: answer.metadata.error })
+    }
+    reply.code(answer.statusCode).headers(answer.headers)
+      .header('cache-control', hashedAsset.test(name) ? 'public, max-age=31536000, immutable' : 'no-cache')
+    await reply.send(answer.stream)
+  }
   app.get(consolePath, servePage)
   app.get(`${consolePath}index.html`, servePage)
-  // Imported here, not at the top: the cluster's primary prints `consoleUrl` and serves no file.
-  const { default: fastifyStatic } = await import('@fastify/static')
-  await app.register(fastifyStatic, {
-    root,
-    prefix: consolePath,
-    decorateReply: false,
-    redirect: false,
-    index: false,
-    dotfiles: 'ignore',
-    cacheControl: false,
-    setHeaders: (reply: FastifyReply, file: string) => {
-      reply.header('cache-control', hashedAsset.test(file) ? 'public, max-age=31536000, immutable' : 'no-cache')
-    }
-  })
-  app.setErrorHandler(async (err, _request, reply) => {
-    const refusal = refusalOf(err)
-    // `send` puts `Content-Range: bytes */<size>` on its 416.
-    const range = (err as { headers?: Record<string, unknown> }).headers?.['Content-Range']
-    if (refusal === 'RangeNotSatisfiable' && typeof range === 'string') reply.header('content-range', range)
-    await options.refuse(reply, refusal ?? { fault: err })
-  })
+  app.get(`${consolePath}*`, serveFile)
+  app.setErrorHandler(async (err, _request, reply) => { await options.refuse(reply, { fault: err }) })
   app.get(consolePath.slice(0, -1), async (_request, reply) => await reply.redirect(consolePath, 301))
   // Refused in onRequest, before Fastify reads (and would parse) a body.
   const refuseMethod = async (_request: FastifyRequest, reply: FastifyReply): Promise<void> => { await options.refuse(reply, 'NoSuchFile') }

@@ -4,12 +4,14 @@
  * the redirect of a browser's `GET /`, and the URL the start-up log prints.
  */
 import t from 'tap'
-import { readdir, readFile } from 'node:fs/promises'
+import Fastify from 'fastify'
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { auth, gateway } from '../http/gateway-fixture.js'
 import { open, received, statuses } from '../raw-socket.js'
-import { consolePagePolicy, consolePolicy, consoleRoot, consoleUrl } from '../../src/console/serve.js'
+import { consolePagePolicy, consolePolicy, consoleRoot, consoleUrl, webConsole, type ConsoleRefusal } from '../../src/console/serve.js'
+import { testdir } from '../testdir.js'
 
 t.test('the console URL printed at start-up', async t => {
   t.equal(consoleUrl('127.0.0.1', 8787), 'http://127.0.0.1:8787/_console/')
@@ -110,6 +112,56 @@ t.test('console files: a failed condition or a bad range answers in the envelope
   t.match(range.headers['content-range'], /^bytes \*\/\d+$/)
   const whole = (await app.inject({ method: 'GET', url: style })).body
   t.equal((await app.inject({ method: 'GET', url: style, headers: { range: 'bytes=0-3' } })).body, whole.slice(0, 4), 'a good range still works')
+})
+
+t.test('console files: validators, and a 304 for a copy the browser already holds', async t => {
+  const { app } = await gateway(t)
+  const files = await readdir(consoleRoot)
+  const script = `/_console/${String(files.find(name => name.endsWith('.js')))}`
+  const first = await app.inject({ method: 'GET', url: script })
+  t.equal(first.statusCode, 200)
+  t.equal(first.headers['content-length'], String(first.rawPayload.length))
+  t.equal(first.headers['accept-ranges'], 'bytes')
+  t.ok(first.headers.etag, 'an ETag')
+  t.ok(first.headers['last-modified'], 'a Last-Modified')
+  const again = await app.inject({ method: 'GET', url: script, headers: { 'if-none-match': String(first.headers.etag) } })
+  t.equal(again.statusCode, 304)
+  t.equal(again.body, '')
+  const head = await app.inject({ method: 'HEAD', url: script })
+  t.equal(head.headers['content-length'], first.headers['content-length'], 'HEAD: the length a GET answers')
+  t.equal(head.body, '')
+})
+
+t.test('only the files the build wrote are answered: none added later, no link, no directory', async t => {
+  const base = testdir(t)
+  const root = path.join(base, 'console')
+  await mkdir(root)
+  await writeFile(path.join(root, 'index.html'), '<title>{{nonce}}</title>')
+  await writeFile(path.join(root, 'app-ABCDEFGH.js'), 'export {}\n')
+  await writeFile(path.join(root, '.hidden.js'), 'secret')
+  await mkdir(path.join(root, 'dir'))
+  await writeFile(path.join(root, 'dir', 'x.js'), 'x')
+  const outside = path.join(base, 'secret.txt')
+  await writeFile(outside, 'secret')
+  await symlink(outside, path.join(root, 'link.js'))
+  const refusals: Array<ConsoleRefusal | { fault: unknown }> = []
+  const app = Fastify()
+  await app.register(webConsole, {
+    root,
+    refuse: async (reply, refusal) => { refusals.push(refusal); await reply.code(404).send('refused') }
+  })
+  t.teardown(async () => { await app.close() })
+  await writeFile(path.join(root, 'late.js'), 'written after the start')
+  const served = await app.inject({ method: 'GET', url: '/_console/app-ABCDEFGH.js' })
+  t.equal(served.statusCode, 200)
+  t.equal(served.body, 'export {}\n')
+  t.equal(served.headers['cache-control'], 'public, max-age=31536000, immutable')
+  for (const name of ['late.js', 'link.js', '.hidden.js', 'dir', 'dir/x.js', 'dir%2fx.js', 'index.html%00', 'APP-ABCDEFGH.js']) {
+    const answer = await app.inject({ method: 'GET', url: `/_console/${name}` })
+    t.equal(answer.statusCode, 404, name)
+    t.notMatch(answer.body, /secret|written after/, `${name}: nothing of the file`)
+  }
+  t.ok(refusals.every(refusal => refusal === 'NoSuchFile'), 'each one a NoSuchFile, no fault')
 })
 
 t.test('GET / with text/html at q=0 is not a browser', async t => {

@@ -3,7 +3,8 @@
  * (src/server/serve.ts, worker.ts, startup.ts): the primary, which checks
  * and forks, no door, no Fastify, no prom-client; a worker, no command line
  * and nothing that only some requests or options use (prom-client until a
- * scrape, the CRCs' WebAssembly until a CRC32C or CRC64NVME, the signer's
+ * scrape, the CRCs' WebAssembly until a CRC32C or CRC64NVME, the console's
+ * file sender until a console file is asked for, the signer's
  * package, PostgreSQL's client without --catalog, the S3 door without an
  * S3 port). Recorded as test/cli/startup.test.ts does, through a load hook,
  * and through CommonJS's loader too: packages require one another.
@@ -63,7 +64,7 @@ Module._load = function (request, parent, isMain) {
   return { primary, workers: [...byPid.values()] }
 }
 
-const everywhere = /\/node_modules\/(prom-client|hash-wasm|@smithy\/signature-v4|pg|pino-pretty|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//
+const everywhere = /\/node_modules\/(prom-client|@fastify\/send|hash-wasm|@smithy\/signature-v4|pg|pino-pretty|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//
 const doors = /\/node_modules\/(fastify|@fastify\/[^/]+|fast-xml-parser|mime-types)\/|\/dist\/src\/(app|server\/gateway|s3\/app|http\/routes|mgmt\/plugin)\.js/
 const commandLine = /\/node_modules\/commander\/|\/dist\/src\/(main|cli\/index)\.js/
 const s3Door = /\/node_modules\/fast-xml-parser\/|\/dist\/src\/s3\/(app|index)\.js/
