@@ -29,20 +29,11 @@
  * channel, so one Ctrl-C never counts as two.
  */
 import cluster, { type Worker } from 'node:cluster'
-import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
-import { consoleUrl } from '../console/serve.js'
-import { isLoopbackHost } from '../http/auth.js'
 import { createLogger } from './logger.js'
-import { managementCredentials } from '../mgmt/auth.js'
-import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
-import { readTlsPair, tlsFilesFrom } from './tls.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
-import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
-import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
-import { checkWritable } from './preflight.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   workers: number
@@ -260,25 +251,22 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
 
   let listening = 0
   const listeners = options.s3Port === 0 ? 1 : 2
-  const tlsFiles = tlsFilesFrom(options)
-  const scheme = tlsFiles === null ? 'http' : 'https'
+  // Set once the checks' module is loaded, which is before any worker is let listen.
+  let logServing: (() => void) | null = null
   cluster.on('listening', worker => {
     // A worker that started after the signal missed the word.
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
-    if (++listening === options.workers * listeners) {
-      // The message stays 'serving' (scripts wait for it); the fields name each port, as the workers' lines did.
-      log.info({ host: options.host, httpGatewayPort: options.port, s3ApiPort: options.s3Port === 0 ? null : options.s3Port, scheme, workers: options.workers, data: path.resolve(options.data) }, 'serving')
-      if (options.s3Port !== 0) {
-        log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public), options.host, options.s3Port, scheme))
-      }
-      log.info({ url: consoleUrl(options.host, options.port, scheme) }, `web console: ${consoleUrl(options.host, options.port, scheme)}`)
-    }
+    if (++listening === options.workers * listeners) logServing?.()
   })
 
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)) })
   for (let i = 0; i < options.workers; i++) cluster.fork()
+  let checks: typeof import('./primary-checks.js')
   try {
-    await startupChecks(options, log, opened => { registry = opened })
+    // Loaded after the fork: the stores, the SQLite driver and the credentials load here while the workers load their doors.
+    checks = await import('./primary-checks.js')
+    logServing = () => { checks.logServing(options, log) }
+    await checks.primaryChecks(options, log, opened => { registry = opened })
   } catch (err) {
     // Refused before any worker was sent its options: the workers go quietly, and the command line prints the one line (exit 1).
     stopping = true
@@ -295,39 +283,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     const { startQueuePush } = await import('./queue-push.js')
     stopPush = startQueuePush(registry, pushes, { onFailure: (push, reason) => { log.warn({ queue: push.queue, url: push.url, reason }, 'queue push failed; the batch will be retried') } })
   }
-  if (tlsFiles !== null) {
+  if (checks.schemeOf(options) === 'https') {
     // Each worker reads the files itself and logs whether it took them.
     process.on('SIGHUP', () => {
       log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
       for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls' } satisfies ReloadTls)
     })
   }
-}
-
-/**
- * What the primary does before any worker may build and listen: every check
- * a worker would otherwise fail in turn, the first bucket, the sweeper (and
- * the metrics it counts in), and the ports. `opened` is handed the registry
- * as soon as it is open, for the primary to close.
- */
-async function startupChecks (options: ServeOptions, log: ReturnType<typeof createLogger>, opened: (registry: BucketRegistry) => void): Promise<void> {
-  // Read by every worker as it starts; a file that is wrong is refused here once.
-  const tlsFiles = tlsFilesFrom(options)
-  if (tlsFiles !== null) await readTlsPair(tlsFiles)
-  await checkWritable(options.data)
-  // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
-  s3CredentialFrom(options)
-  await loadRoutes(options.data, options.route)
-  startupNotes(options, log)
-  const registry = await openServerRegistry(gatewayOptions(options))
-  opened(registry)
-  // The management API's credentials file too, which every worker reads as it starts.
-  await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt'))
-  await ensureFirstBucket(registry, options.defaultBucket, log)
-  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
-  const metrics = options.metrics === true ? new ProcessMetrics() : null
-  if (metrics !== null) answerWorkersMetrics(metrics)
-  startSweeper(options.sweepInterval, registry, metrics, log)
-  // Before any worker listens: a busy port is one line, before any line says the other port listens.
-  await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
 }

@@ -4,10 +4,10 @@
  * the first bucket, the sweeper.
  *
  * Kept apart from gateway.ts, which builds the doors, because the cluster's
- * primary (serve.ts) runs all of this and serves nothing: importing only
- * this, it loads neither Fastify nor a door, and it forks its workers after
- * a fraction of their start-up time instead of the whole of it. A test
- * (test/server/startup-modules.test.ts) records what the primary loads.
+ * primary runs all of this and serves nothing (serve.ts forks the workers,
+ * then loads primary-checks.ts, which uses this): it loads neither Fastify
+ * nor a door. A test (test/server/startup-modules.test.ts) records what the
+ * primary loads.
  */
 import { promises as fsp } from 'node:fs'
 import { createServer } from 'node:net'

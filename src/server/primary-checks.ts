@@ -1,0 +1,65 @@
+/**
+ * What the cluster's primary (serve.ts) does once its workers are forked:
+ * the checks every worker would otherwise fail in turn, the first bucket,
+ * the sweeper, and the lines that say the server is serving.
+ *
+ * Apart from serve.ts so that the primary forks first: these modules (the
+ * stores and the SQLite driver, the credentials, TLS) load while the workers
+ * load their doors, not before the workers exist.
+ */
+import path from 'node:path'
+import type { Logger } from 'pino'
+import type { BucketRegistry } from '../bucket/index.js'
+import { consoleUrl } from '../console/serve.js'
+import { isLoopbackHost } from '../http/auth.js'
+import { managementCredentials } from '../mgmt/auth.js'
+import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
+import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
+import { checkWritable } from './preflight.js'
+import type { ServeOptions } from './serve.js'
+import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
+import { readTlsPair, tlsFilesFrom } from './tls.js'
+
+/** `https` when the server was given a certificate. */
+export function schemeOf (options: ServeOptions): 'http' | 'https' {
+  return tlsFilesFrom(options) === null ? 'http' : 'https'
+}
+
+/**
+ * Before any worker may build and listen: every check a worker would
+ * otherwise fail in turn, the first bucket, the sweeper (and the metrics it
+ * counts in), and the ports. `opened` is handed the registry as soon as it
+ * is open, for the primary to close.
+ */
+export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<void> {
+  // Read by every worker as it starts; a file that is wrong is refused here once.
+  const tlsFiles = tlsFilesFrom(options)
+  if (tlsFiles !== null) await readTlsPair(tlsFiles)
+  await checkWritable(options.data)
+  // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
+  s3CredentialFrom(options)
+  await loadRoutes(options.data, options.route)
+  startupNotes(options, log)
+  const registry = await openServerRegistry(options)
+  opened(registry)
+  // The management API's credentials file too, which every worker reads as it starts.
+  await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt'))
+  await ensureFirstBucket(registry, options.defaultBucket, log)
+  // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
+  const metrics = options.metrics === true ? new ProcessMetrics() : null
+  if (metrics !== null) answerWorkersMetrics(metrics)
+  startSweeper(options.sweepInterval, registry, metrics, log)
+  // Before any worker listens: a busy port is one line, before any line says the other port listens.
+  await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
+}
+
+/** The lines once every worker listens: where the server serves, the S3 port's access, the console's URL. */
+export function logServing (options: ServeOptions, log: Logger): void {
+  const scheme = schemeOf(options)
+  // The message stays 'serving' (scripts wait for it); the fields name each port, as the workers' lines did.
+  log.info({ host: options.host, httpGatewayPort: options.port, s3ApiPort: options.s3Port === 0 ? null : options.s3Port, scheme, workers: options.workers, data: path.resolve(options.data) }, 'serving')
+  if (options.s3Port !== 0) {
+    log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public), options.host, options.s3Port, scheme))
+  }
+  log.info({ url: consoleUrl(options.host, options.port, scheme) }, `web console: ${consoleUrl(options.host, options.port, scheme)}`)
+}
