@@ -163,7 +163,7 @@ let stdoutUser = { name: '', target: '' }
  * under a redirection) ends it with one line and exit 1. Either way what is
  * in progress is undone first (stopping.ts).
  */
-function watchStdout (name: string, target: string): void {
+export function watchStdout (name: string, target: string): void {
   stdoutUser = { name, target }
   if (watchingStdout) return
   watchingStdout = true

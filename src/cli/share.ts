@@ -27,6 +27,7 @@ import { isArgumentError, parseExpiry, type BucketRegistry } from '../bucket/ind
 import { catalogOption, dataOption } from '../doors/command-options.js'
 import { curlCommand, makeShareLink, MAX_SHARE_SECONDS, type ShareLink } from '../doors/share-links.js'
 import { parseLocation } from './paths.js'
+import { watchStdout } from './context.js'
 
 export interface ShareCommandWiring {
   /** Opens the registry of the buckets in a data directory (with the catalog `catalog` names, if given). */
@@ -114,6 +115,8 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
       } finally {
         await registry.close()
       }
+      // A reader that went away (`| head -0`) ends the command quietly; the token is made and named on stderr.
+      watchStdout('share', target)
       process.stdout.write(`${link.url}\n`)
       process.stdout.write(`${curlCommand(method, location.key, link.url)}\n`)
       process.stderr.write(`signed with token ${link.tokenId} (expires ${link.expiresOn}); fsbucket token revoke ${link.tokenId} ends the link\n`)

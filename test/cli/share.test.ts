@@ -13,7 +13,7 @@ import t from 'tap'
 import { parseS3Endpoint, shareSeconds } from '../../src/cli/share.js'
 import { shellQuote } from '../../src/doors/share-links.js'
 import { testdir } from '../testdir.js'
-import { answering, call, freePort, run, within } from '../server/serve-process.js'
+import { answering, bin, call, freePort, run, within } from '../server/serve-process.js'
 
 interface Ran { code: number | string, stdout: string, stderr: string }
 
@@ -165,4 +165,18 @@ t.test('refusals', async t => {
     t.equal(ran.stdout, '', 'no link')
   }
   t.same(JSON.parse((await cli(['token', 'list', '--data', data])).stdout), [], 'and no token made')
+})
+
+t.test('a reader that goes away (| head -c 0) ends share quietly', async t => {
+  const data = testdir(t)
+  t.equal((await cli(['bucket', 'create', 'photos', '--data', data])).code, 0)
+  const piped = await new Promise<{ stdout: string, stderr: string }>((resolve, reject) => {
+    execFile('bash', ['-c', `'${process.execPath}' '${bin}' share fsb://photos/a --data '${data}' | head -c 0; echo "rc=\${PIPESTATUS[0]}"`], (err, stdout, stderr) => {
+      if (err !== null) reject(new Error(`bash failed: ${err.message}`))
+      else resolve({ stdout, stderr })
+    })
+  })
+  t.equal(piped.stdout, 'rc=0\n', 'exit 0, as cat does')
+  t.notMatch(piped.stderr, /Unhandled|EPIPE|at /, 'no stack trace')
+  t.match(piped.stderr, /^signed with token [0-9a-f]{32} /, 'the token is still named, for revoking')
 })
