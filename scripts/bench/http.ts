@@ -32,7 +32,12 @@
  *                    start-up grew, its young generation above all, only
  *                    after some seconds of idleness)
  *   ready            milliseconds from spawning `serve` (two workers, a new
- *                    data directory) to its first HTTP answer
+ *                    data directory) to its first HTTP answer; when
+ *                    NODE_EXTRA_CA_CERTS is set, also without it (Node 20
+ *                    reads and parses that file as every process starts,
+ *                    before any of fsbucket's code runs: 80-90 ms of CPU
+ *                    each for the system's bundle of certificates here;
+ *                    Node 22 reads it when a TLS context first needs it)
  *
  * The two large-body rows use curl (`curl -Z`, parallel transfers) as the
  * load generator: autocannon parses bodies in JavaScript and caps a Node
@@ -291,6 +296,25 @@ async function rssMiB (pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
 }
 
+/**
+ * How a process's resident memory splits (MiB): the pages of the node
+ * binary it has touched (file pages every node process on the host shares),
+ * and the anonymous memory that is its own (V8's heap, malloc).
+ */
+async function rssParts (pid: number): Promise<{ binary: number, anonymous: number }> {
+  const smaps = await fsp.readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => '')
+  const binary = await fsp.realpath(process.execPath)
+  let mapped = ''
+  let binaryKb = 0
+  for (const line of smaps.split('\n')) {
+    const mapping = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line)
+    if (mapping !== null) mapped = mapping[1]
+    else if (mapped === binary && line.startsWith('Rss:')) binaryKb += Number(/(\d+)/.exec(line)?.[1] ?? 0)
+  }
+  const rollup = await fsp.readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '')
+  return { binary: binaryKb / 1024, anonymous: Number(/Anonymous:\s+(\d+)/.exec(rollup)?.[1] ?? 0) / 1024 }
+}
+
 /** Resolves once `port` answers HTTP, polling every 5 ms: the `ready` row's clock. */
 async function answered (port: number, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -486,32 +510,48 @@ async function main (): Promise<void> {
     // A fresh two-worker server on a new data directory: how soon it answers, then what its idle workers hold.
     if (measures('ready') || measures('idle RSS')) {
       const readyMs: number[] = []
+      const readyWithoutCaMs: number[] = []
       const rss: number[] = []
       const settledRss: number[] = []
-      for (let start = 0; start < 3; start++) {
+      const parts: Array<{ binary: number, anonymous: number }> = []
+      const { NODE_EXTRA_CA_CERTS: extraCa, ...withoutCa } = serverEnv
+      /** Spawns a fresh server in `env`; `measure` runs once it answered, given the milliseconds that took. A start that never answers is reported, and the table is still printed. */
+      const fresh = async (env: NodeJS.ProcessEnv, dir: string, measure: (ms: number, child: ChildProcess) => Promise<void>): Promise<void> => {
         const port = await freePort()
         const started = performance.now()
-        const child = spawn(process.execPath, [...serve, '--data', path.join(root, `data-fresh-${start}`), '--port', String(port), '--workers', '2', '--log-level', 'warn', '--s3-port', '0'], { stdio: 'inherit', env: serverEnv })
+        const child = spawn(process.execPath, [...serve, '--data', path.join(root, dir), '--port', String(port), '--workers', '2', '--log-level', 'warn', '--s3-port', '0'], { stdio: 'inherit', env })
         children.push(child)
         try {
           await answered(port)
-          readyMs.push(performance.now() - started)
-          const largest = async (): Promise<number> => Math.max(...await Promise.all((await workerPids(child.pid!)).map(rssMiB)))
-          await new Promise(resolve => setTimeout(resolve, 1000))
-          rss.push(await largest())
-          await new Promise(resolve => setTimeout(resolve, 19_000))
-          settledRss.push(await largest())
+          await measure(performance.now() - started, child)
         } catch (err) {
-          // A start that never answers is reported, and the table is still printed.
           console.error(`  a fresh server did not answer: ${(err as Error).message}`)
         } finally {
           await stop(child)
         }
       }
+      for (let start = 0; start < 3; start++) {
+        // The same start without the variable, just before each start with it.
+        if (extraCa !== undefined && measures('ready')) await fresh(withoutCa, `data-fresh-noca-${start}`, async ms => { readyWithoutCaMs.push(ms) })
+        await fresh(serverEnv, `data-fresh-${start}`, async (ms, child) => {
+          readyMs.push(ms)
+          const largest = async (): Promise<number> => Math.max(...await Promise.all((await workerPids(child.pid!)).map(rssMiB)))
+          await new Promise(resolve => setTimeout(resolve, 1000))
+          rss.push(await largest())
+          const [worker] = await workerPids(child.pid!)
+          parts.push(await rssParts(worker))
+          await new Promise(resolve => setTimeout(resolve, 19_000))
+          settledRss.push(await largest())
+        })
+      }
       const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-      if (measures('ready') && readyMs.length > 0) record('ready', 'fsbucket w2', { value: median(readyMs), unit: 'ms', note: `median of ${readyMs.length} starts` })
+      if (measures('ready') && readyMs.length > 0) {
+        const withoutCa = readyWithoutCaMs.length > 0 ? `; ${median(readyWithoutCaMs).toFixed(0)} ms without NODE_EXTRA_CA_CERTS, which this environment sets` : ''
+        record('ready', 'fsbucket w2', { value: median(readyMs), unit: 'ms', note: `median of ${readyMs.length} starts${withoutCa}` })
+      }
       if (measures('idle RSS') && rss.length > 0) {
-        record('idle RSS', 'fsbucket w2', { value: median(rss), unit: 'MiB', note: `largest worker 1 s after ready, median of ${rss.length} starts; ${settledRss.length > 0 ? median(settledRss).toFixed(1) : '?'} MiB after 20 s idle` })
+        const split = parts.length > 0 ? `; of a worker's, ${median(parts.map(p => p.binary)).toFixed(1)} MiB are pages of the node binary, ${median(parts.map(p => p.anonymous)).toFixed(1)} MiB anonymous` : ''
+        record('idle RSS', 'fsbucket w2', { value: median(rss), unit: 'MiB', note: `largest worker 1 s after ready, median of ${rss.length} starts; ${settledRss.length > 0 ? median(settledRss).toFixed(1) : '?'} MiB after 20 s idle${split}` })
       }
     }
 
