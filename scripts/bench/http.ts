@@ -539,7 +539,7 @@ async function main (): Promise<void> {
           await new Promise(resolve => setTimeout(resolve, 1000))
           rss.push(await largest())
           const [worker] = await workerPids(child.pid!)
-          parts.push(await rssParts(worker))
+          if (worker !== undefined) parts.push(await rssParts(worker))
           await new Promise(resolve => setTimeout(resolve, 19_000))
           settledRss.push(await largest())
         })

@@ -8,7 +8,8 @@
  * bucket routes: GET and HEAD answer files, and everything that is no file
  * answers the gateway's 404 (code 40400) in its envelope: any name that is
  * not one of the files the build wrote (listed once, when the app is built:
- * so no `..`, `%00`, `//` or other spelling can name anything else), and
+ * so no `..`, `%00`, `//` or other spelling can name anything else; a
+ * listed name that is no longer a file answers 404 too), and
  * every other method, refused before its body is read (so neither a body
  * parser's 400 or 415 nor a bucket error answers instead).
  *
@@ -138,6 +139,11 @@ export async function webConsole (app: FastifyInstance, options: WebConsoleOptio
     const send = await sendModule()
     // `send` decodes the path it is given: the name, encoded, under the root.
     const answer = await send(request.raw, `/${encodeURIComponent(name)}`, { root, dotfiles: 'ignore', cacheControl: false })
+    if (answer.type === 'directory') {
+      // A listed name that is a directory now: no file either (`send` would redirect to its `/`).
+      answer.stream.destroy()
+      return await options.refuse(reply, 'NoSuchFile')
+    }
     if (answer.type === 'error') {
       answer.stream.destroy()
       const refusal = refusalOf(answer.statusCode)

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import Fastify from 'fastify'
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { auth, gateway } from '../http/gateway-fixture.js'
@@ -139,6 +139,7 @@ t.test('only the files the build wrote are answered: none added later, no link, 
   await writeFile(path.join(root, 'index.html'), '<title>{{nonce}}</title>')
   await writeFile(path.join(root, 'app-ABCDEFGH.js'), 'export {}\n')
   await writeFile(path.join(root, '.hidden.js'), 'secret')
+  await writeFile(path.join(root, 'gone-ABCDEFGH.css'), 'x')
   await mkdir(path.join(root, 'dir'))
   await writeFile(path.join(root, 'dir', 'x.js'), 'x')
   const outside = path.join(base, 'secret.txt')
@@ -152,13 +153,17 @@ t.test('only the files the build wrote are answered: none added later, no link, 
   })
   t.teardown(async () => { await app.close() })
   await writeFile(path.join(root, 'late.js'), 'written after the start')
+  // A listed file that became a directory since: no redirect to its `/`, no listing.
+  await rm(path.join(root, 'gone-ABCDEFGH.css'))
+  await mkdir(path.join(root, 'gone-ABCDEFGH.css'))
   const served = await app.inject({ method: 'GET', url: '/_console/app-ABCDEFGH.js' })
   t.equal(served.statusCode, 200)
   t.equal(served.body, 'export {}\n')
   t.equal(served.headers['cache-control'], 'public, max-age=31536000, immutable')
-  for (const name of ['late.js', 'link.js', '.hidden.js', 'dir', 'dir/x.js', 'dir%2fx.js', 'index.html%00', 'APP-ABCDEFGH.js']) {
+  for (const name of ['gone-ABCDEFGH.css', 'late.js', 'link.js', '.hidden.js', 'dir', 'dir/x.js', 'dir%2fx.js', 'index.html%00', 'APP-ABCDEFGH.js']) {
     const answer = await app.inject({ method: 'GET', url: `/_console/${name}` })
     t.equal(answer.statusCode, 404, name)
+    t.equal(answer.headers.location, undefined, `${name}: no redirect`)
     t.notMatch(answer.body, /secret|written after/, `${name}: nothing of the file`)
   }
   t.ok(refusals.every(refusal => refusal === 'NoSuchFile'), 'each one a NoSuchFile, no fault')
