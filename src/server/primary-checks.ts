@@ -16,9 +16,12 @@ import { managementCredentials } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
 import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
 import { checkWritable } from './preflight.js'
-import type { ServeOptions } from './serve.js'
+import type { GatewayOptions } from './gateway.js'
 import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
 import { readTlsPair, tlsFilesFrom } from './tls.js'
+
+/** What of `serve`'s options (serve.ts's ServeOptions) the primary's checks read. */
+type ServeOptions = Omit<GatewayOptions, 's3Port'> & { workers: number, s3Port: number }
 
 /** `https` when the server was given a certificate. */
 export function schemeOf (options: ServeOptions): 'http' | 'https' {
