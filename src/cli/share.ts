@@ -25,7 +25,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import { isArgumentError, parseExpiry, type BucketRegistry } from '../bucket/index.js'
 import { catalogOption, dataOption } from '../doors/command-options.js'
-import { curlCommand, makeShareLink, MAX_SHARE_SECONDS, type ShareLink } from '../doors/share-links.js'
+import { curlCommand, hasDotSegment, makeShareLink, MAX_SHARE_SECONDS, type ShareLink } from '../doors/share-links.js'
 import { parseLocation } from './paths.js'
 import { watchStdout } from './context.js'
 
@@ -120,5 +120,8 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
       process.stdout.write(`${link.url}\n`)
       process.stdout.write(`${curlCommand(method, location.key, link.url)}\n`)
       process.stderr.write(`signed with token ${link.tokenId} (expires ${link.expiresOn}); fsbucket token revoke ${link.tokenId} ends the link\n`)
+      if (hasDotSegment(location.key)) {
+        process.stderr.write('the key has a "." or ".." segment: curl needs --path-as-is (as printed), and browsers, which resolve such segments, cannot use the link\n')
+      }
     })
 }

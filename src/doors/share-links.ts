@@ -32,15 +32,27 @@ export function shellQuote (text: string): string {
   return `'${text.replace(/'/g, "'\\''")}'`
 }
 
-/** The last segment of a key (`a/b/c.txt` → `c.txt`), the file a link's curl command reads or writes. */
-function keyFileName (key: string): string {
-  const trimmed = key.endsWith('/') ? key.slice(0, -1) : key
-  return trimmed.slice(trimmed.lastIndexOf('/') + 1) || 'download'
+/** Whether a key has a `.` or `..` segment, which clients that normalize a URL's path (curl, browsers) remove before sending it. */
+export function hasDotSegment (key: string): boolean {
+  return key.split('/').some(segment => segment === '.' || segment === '..')
 }
 
-/** The curl command that uses a link: `curl -o <file> '<url>'` for a download, `curl -T <file> '<url>'` for an upload. */
+/** The last segment of a key (`a/b/c.txt` → `c.txt`), the file a link's curl command reads or writes; `download` for none, `.` or `..`. */
+function keyFileName (key: string): string {
+  const trimmed = key.endsWith('/') ? key.slice(0, -1) : key
+  const last = trimmed.slice(trimmed.lastIndexOf('/') + 1)
+  return last === '' || last === '.' || last === '..' ? 'download' : last
+}
+
+/**
+ * The curl command that uses a link: `curl -o <file> '<url>'` for a
+ * download, `curl -T <file> '<url>'` for an upload. A key with a `.` or
+ * `..` segment adds `--path-as-is`: curl would otherwise resolve the
+ * segments and ask for another path than the one signed (403).
+ */
 export function curlCommand (method: 'GET' | 'PUT', key: string, url: string): string {
-  return `curl ${method === 'PUT' ? '-T' : '-o'} ${shellQuote(keyFileName(key))} ${shellQuote(url)}`
+  const asIs = hasDotSegment(key) ? '--path-as-is ' : ''
+  return `curl ${asIs}${method === 'PUT' ? '-T' : '-o'} ${shellQuote(keyFileName(key))} ${shellQuote(url)}`
 }
 
 export interface Presign {

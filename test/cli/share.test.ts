@@ -11,7 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { parseS3Endpoint, shareSeconds } from '../../src/cli/share.js'
-import { shellQuote } from '../../src/doors/share-links.js'
+import { curlCommand as commandFor, shellQuote } from '../../src/doors/share-links.js'
 import { testdir } from '../testdir.js'
 import { answering, bin, call, freePort, run, within } from '../server/serve-process.js'
 
@@ -84,6 +84,16 @@ t.test('shell quoting', async t => {
   t.equal(shellQuote("it's"), "'it'\\''s'")
 })
 
+t.test('the curl command of a key with dot segments sends the path as signed', async t => {
+  const url = 'http://127.0.0.1:8788/b/k?X-Amz-Signature=0'
+  t.equal(commandFor('GET', 'dir/photo.jpg', url), `curl -o 'photo.jpg' '${url}'`, 'no flag for a plain key')
+  t.equal(commandFor('GET', 'a/../b.txt', url), `curl --path-as-is -o 'b.txt' '${url}'`)
+  t.equal(commandFor('PUT', './c', url), `curl --path-as-is -T 'c' '${url}'`)
+  t.equal(commandFor('GET', 'a/..', url), `curl --path-as-is -o 'download' '${url}'`, 'never a file named ..')
+  t.equal(commandFor('GET', 'a/.', url), `curl --path-as-is -o 'download' '${url}'`)
+  t.equal(commandFor('GET', 'a/..b/c', url), `curl -o 'c' '${url}'`, 'dots inside a segment are no dot segment')
+})
+
 t.test('share links against a running server, used by curl', async t => {
   const data = testdir(t)
   const port = await freePort()
@@ -98,11 +108,11 @@ t.test('share links against a running server, used by curl', async t => {
   t.equal((await call(port, 'PUT', '/default/dir/photo%201.bin', body, admin)).status, 200)
   t.equal((await call(port, 'PUT', '/default/other.txt', 'other', admin)).status, 200)
   const endpoint = `http://127.0.0.1:${s3Port}`
-  const share = async (key: string, ...more: string[]): Promise<{ url: string, command: string, id: string }> => {
+  const share = async (key: string, ...more: string[]): Promise<{ url: string, command: string, id: string, stderr: string }> => {
     const ran = await cli(['share', `fsb://default/${key}`, '--data', data, ...more])
     t.equal(ran.code, 0, ran.stderr)
     const [url, command] = ran.stdout.trim().split('\n')
-    return { url, command, id: /token ([0-9a-f]{32})/.exec(ran.stderr)?.[1] ?? '' }
+    return { url, command, id: /token ([0-9a-f]{32})/.exec(ran.stderr)?.[1] ?? '', stderr: ran.stderr }
   }
 
   // The endpoint comes from the variable when no flag names it.
@@ -137,6 +147,16 @@ t.test('share links against a running server, used by curl', async t => {
   t.equal(stored.status, 200)
   t.equal(stored.body, 'uploaded through a share link\n', 'the object is stored')
   t.equal(await curl([upload.url]), 403, 'an upload link does not download')
+
+  // A key with dot segments: the printed command sends the path as signed, where plain curl would resolve it (403).
+  t.equal((await call(port, 'PUT', '/default/dots/../x.bin', 'dotted', admin)).status, 200)
+  const dotted = await share('dots/../x.bin', '--s3-endpoint', endpoint)
+  t.match(dotted.command, /^curl --path-as-is -o 'x\.bin' '/)
+  t.match(dotted.stderr, /"\." or "\.\." segment: curl needs --path-as-is/, 'stderr says why')
+  t.notMatch(download.stderr, /segment/, 'and says nothing of a plain key')
+  t.ok(await eventually(async () => await curlCommand(dotted.command, out) === 200), 'the printed command downloads the dotted key')
+  t.equal(await readFile(path.join(out, 'x.bin'), 'utf8'), 'dotted')
+  t.equal(await curl([dotted.url]), 403, 'plain curl resolves the dots and asks for another path than the signed one')
 
   const brief = await share('other.txt', '--expires', '2s', '--s3-endpoint', endpoint)
   t.ok(await eventually(async () => await curl([brief.url]) === 200), 'a 2-second link works at first')
