@@ -10,8 +10,7 @@
  * (terminal-text.ts); `--json` lines are exact JSON.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander'
-import { createRequire } from 'node:module'
-import type mimeTypes from 'mime-types'
+import { typeByName } from '../doors/type-by-name.js'
 import { catalogOption, dataOption } from '../doors/command-options.js'
 import { describeError } from './errors.js'
 import { Progress } from './progress.js'
@@ -131,9 +130,7 @@ export function tuningOf (options: TransferOptions): Tuning {
  */
 export function metadataFor (name: string, options: TransferOptions, source?: RemoteObject): WriteMetadata {
   const httpMetadata = { ...source?.httpMetadata }
-  // Loaded with the first upload: its table of types costs every other command's start-up.
-  const guessed = (createRequire(import.meta.url)('mime-types') as typeof mimeTypes).lookup(name)
-  httpMetadata.contentType = options.contentType ?? httpMetadata.contentType ?? (guessed === false ? 'application/octet-stream' : guessed)
+  httpMetadata.contentType = options.contentType ?? httpMetadata.contentType ?? typeByName(name)
   if (options.cacheControl !== undefined) httpMetadata.cacheControl = options.cacheControl
   const customMetadata = Object.keys(options.meta).length > 0 ? { ...options.meta } : { ...source?.customMetadata }
   return { httpMetadata, customMetadata }

@@ -18,7 +18,7 @@
  * request-metadata.ts, shared with the S3 door) and encoded back when
  * served, so `x-meta-city: Zürich` round-trips.
  */
-import mime from 'mime-types'
+import { typeByName } from '../doors/type-by-name.js'
 import type { IncomingHttpHeaders } from 'node:http'
 import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
@@ -106,7 +106,7 @@ export function objectHeaders (object: BucketObject, overrides: Record<string, s
     'x-storage-class': object.storageClass
   }
   const http = object.httpMetadata
-  headers['content-type'] = http.contentType ?? (mime.lookup(object.key) || 'application/octet-stream')
+  headers['content-type'] = http.contentType ?? typeByName(object.key)
   if (http.contentLanguage !== undefined) headers['content-language'] = http.contentLanguage
   if (http.contentDisposition !== undefined) headers['content-disposition'] = http.contentDisposition
   if (http.contentEncoding !== undefined) headers['content-encoding'] = http.contentEncoding

@@ -4,7 +4,8 @@
  * and forks, no door, no Fastify, no prom-client; a worker, no command line
  * and nothing that only some requests or options use (prom-client until a
  * scrape, the CRCs' WebAssembly until a CRC32C or CRC64NVME, the console's
- * file sender until a console file is asked for, the signer's
+ * file sender until a console file is asked for, the table of media types
+ * until an object stored without one is answered, the signer's
  * package, PostgreSQL's client without --catalog, the S3 door without an
  * S3 port). Recorded as test/cli/startup.test.ts does, through a load hook,
  * and through CommonJS's loader too: packages require one another.
@@ -64,7 +65,7 @@ Module._load = function (request, parent, isMain) {
   return { primary, workers: [...byPid.values()] }
 }
 
-const everywhere = /\/node_modules\/(prom-client|@fastify\/send|hash-wasm|@smithy\/signature-v4|pg|pino-pretty|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//
+const everywhere = /\/node_modules\/(prom-client|@fastify\/send|mime-types|mime-db|hash-wasm|@smithy\/signature-v4|pg|pino-pretty|@fastify\/ajv-compiler|@fastify\/fast-json-stringify-compiler)\//
 const doors = /\/node_modules\/(fastify|@fastify\/[^/]+|fast-xml-parser|mime-types)\/|\/dist\/src\/(app|server\/gateway|s3\/app|http\/routes|mgmt\/plugin)\.js/
 const commandLine = /\/node_modules\/commander\/|\/dist\/src\/(main|cli\/index)\.js/
 const s3Door = /\/node_modules\/fast-xml-parser\/|\/dist\/src\/s3\/(app|index)\.js/
@@ -77,7 +78,7 @@ t.test('serve --workers 2: the primary loads no door, a worker no command line a
   for (const loaded of workers) {
     t.ok(loaded.some(line => line.endsWith('/dist/src/server/gateway.js')) && loaded.some(line => /\/node_modules\/fastify\//.test(line)), 'a worker loads its doors')
     t.same(loaded.filter(line => commandLine.test(line) || everywhere.test(line) || s3Door.test(line)), [],
-      'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, nor the S3 door without an S3 port')
+      'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, console file sender, media types table, nor the S3 door without an S3 port')
   }
 })
 
