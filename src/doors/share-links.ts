@@ -37,11 +37,11 @@ export function hasDotSegment (key: string): boolean {
   return key.split('/').some(segment => segment === '.' || segment === '..')
 }
 
-/** The last segment of a key (`a/b/c.txt` → `c.txt`), the file a link's curl command reads or writes; `download` for none, `.` or `..`. */
+/** The last segment of a key (`a/b/c.txt` → `c.txt`), the file a link's curl command reads or writes; `download` for none, `.`, `..` or `-` (curl's stdin and stdout). */
 function keyFileName (key: string): string {
   const trimmed = key.endsWith('/') ? key.slice(0, -1) : key
   const last = trimmed.slice(trimmed.lastIndexOf('/') + 1)
-  return last === '' || last === '.' || last === '..' ? 'download' : last
+  return last === '' || last === '.' || last === '..' || last === '-' ? 'download' : last
 }
 
 /**

@@ -92,6 +92,8 @@ t.test('the curl command of a key with dot segments sends the path as signed', a
   t.equal(commandFor('GET', 'a/..', url), `curl --path-as-is -o 'download' '${url}'`, 'never a file named ..')
   t.equal(commandFor('GET', 'a/.', url), `curl --path-as-is -o 'download' '${url}'`)
   t.equal(commandFor('GET', 'a/..b/c', url), `curl -o 'c' '${url}'`, 'dots inside a segment are no dot segment')
+  t.equal(commandFor('GET', 'a/-', url), `curl -o 'download' '${url}'`, 'never -o - (stdout)')
+  t.equal(commandFor('PUT', '-', url), `curl -T 'download' '${url}'`, 'never -T - (stdin)')
 })
 
 t.test('share links against a running server, used by curl', async t => {
