@@ -1,7 +1,8 @@
 /**
  * Bundles what the `fsbucket` command runs (bin/fsbucket.js) into
- * dist/bundle/: the command line (`main.js`) and a server's worker
- * (`worker.js`), with the packages they use, in shared chunks beside them.
+ * dist/bundle/: the command line (`main.js`), a server's worker
+ * (`worker.js`) and what `serve` runs before either (`early-fork.js`),
+ * with the packages they use, in shared chunks beside them.
  * Modules loaded only by some commands or options (the S3 door, PostgreSQL's
  * client, the metrics, the signer) stay in chunks of their own, loaded when
  * asked for, as they were as modules.
@@ -35,7 +36,7 @@ async function main (): Promise<void> {
   await fsp.rm(out, { recursive: true, force: true })
   const result = await build({
     absWorkingDir: root,
-    entryPoints: { main: 'dist/src/main.js', worker: 'dist/src/server/worker.js' },
+    entryPoints: { main: 'dist/src/main.js', worker: 'dist/src/server/worker.js', 'early-fork': 'dist/src/server/early-fork.js' },
     bundle: true,
     splitting: true,
     format: 'esm',

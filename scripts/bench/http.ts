@@ -61,8 +61,9 @@
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
  *   BENCH_ONLY      workloads to run, comma-separated names as in the table
  *                   (e.g. `small PUT,304`; default all)
- *   FSBUCKET_NODE_FLAGS  Node flags of the servers (default the bin's and
- *                   `npm start`'s `--max-semi-space-size=8`; empty for none)
+ *   FSBUCKET_NODE_FLAGS  Node flags of the servers (default none, as the bin
+ *                   and `npm start` run; e.g. `--max-semi-space-size=8` to
+ *                   compare a young generation's size)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import cluster from 'node:cluster'
@@ -82,8 +83,8 @@ import { ratioText } from './ratio.js'
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, '../../../bin/fsbucket.js')
-/** The server runs as `npm start` runs it (the same V8 flags as the bin's shebang). */
-const serve = [...(process.env.FSBUCKET_NODE_FLAGS ?? '--max-semi-space-size=8').split(/\s+/).filter(a => a !== ''), bin, 'serve']
+/** The server runs as `npm start` runs it (no V8 flag, as the bin's shebang). */
+const serve = [...(process.env.FSBUCKET_NODE_FLAGS ?? '').split(/\s+/).filter(a => a !== ''), bin, 'serve']
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const uploadBytes = Number(process.env.BENCH_UPLOAD ?? 1024 ** 3)
 const MiB = 1024 * 1024

@@ -59,7 +59,7 @@ const servers: Array<{ name: string, url: string, child: ReturnType<typeof spawn
 try {
   for (const metrics of ['on', 'off']) {
     const port = await freePort()
-    const child = spawn(process.execPath, ['--max-semi-space-size=8', bin, 'serve', '--data', path.join(root, metrics), '--port', String(port),
+    const child = spawn(process.execPath, [bin, 'serve', '--data', path.join(root, metrics), '--port', String(port),
       '--workers', workers, '--log-level', 'warn', '--s3-port', '0', '--metrics', metrics, '--default-bucket', 'bench'], { stdio: 'inherit', env: serverEnv })
     await waitForPort(port)
     const url = `http://127.0.0.1:${port}/bench/small`

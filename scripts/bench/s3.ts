@@ -257,7 +257,7 @@ async function main (): Promise<void> {
     const [unsyncedHttpPort, unsyncedS3Port, sinkPort] = [await freePort(), await freePort(), await freePort()]
     const [http2Port, s32Port, filePort] = [await freePort(), await freePort(), await freePort()]
     const startFsbucket = (data: string, ports: [number, number], fsync = 'on', workers = 1): ChildProcess => {
-      const child = spawn(process.execPath, ['--max-semi-space-size=8', bin, 'serve', '--data', path.join(root, data), '--port', String(ports[0]),
+      const child = spawn(process.execPath, [bin, 'serve', '--data', path.join(root, data), '--port', String(ports[0]),
         '--s3-port', String(ports[1]), '--workers', String(workers), '--log-level', 'warn', '--default-bucket', 'bench', '--fsync', fsync], { stdio: 'inherit', env: serverEnv })
       children.push(child)
       return child

@@ -29,9 +29,9 @@
  * channel, so one Ctrl-C never counts as two.
  */
 import cluster, { type Worker } from 'node:cluster'
-import { fileURLToPath } from 'node:url'
 import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
+import { takeEarlyWorkers, workerEntry } from './early-fork.js'
 import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
 
@@ -166,8 +166,9 @@ export async function receiveServeOptions (): Promise<ServeOptions | null> {
 
 /**
  * The cluster primary: checks, first bucket, sweeper, workers, restarts,
- * shutdown. It loads no door (startup.ts), and forks the workers before its
- * checks: a worker spends most of its start-up loading its doors
+ * shutdown. It loads no door (startup.ts), and its workers start before its
+ * checks (most often before it parsed its command line: early-fork.ts, whose
+ * workers it adopts): a worker spends most of its start-up loading its doors
  * (worker.ts), which it does while the primary checks. A worker is sent the
  * options, and builds and listens, only once every check passed, so what
  * the checks refuse (a certificate, a credentials file, a busy port) is one
@@ -203,7 +204,10 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   const asking = new Set<Worker>()
 
-  cluster.on('message', (worker, message) => {
+  /** Workers forked as the command started (early-fork.ts) that this server does not want: their exits are not deaths. */
+  const dismissed = new Set<Worker>()
+  const onMessage = (worker: Worker, message: unknown): void => {
+    if (dismissed.has(worker)) return
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
     else if (isMessage<OptionsAsked>(message, 'options-asked')) {
       // A worker still loading when the drain was sent missed the word: it hears it now.
@@ -211,8 +215,9 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
       else if (checked) start(worker)
       else asking.add(worker)
     }
-  })
-  cluster.on('exit', (worker, code, signal) => {
+  }
+  const onExit = (worker: Worker, code: number, signal: string | null): void => {
+    if (dismissed.delete(worker)) return
     asking.delete(worker)
     if (stopping) {
       if (code !== 0) exitCode = 1
@@ -229,7 +234,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     const delay = Math.min(firstRestartDelayMs * 2 ** (deaths.length - 1), maxRestartDelayMs)
     log.error({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; starting another')
     setTimeout(() => { if (!stopping) cluster.fork() }, delay)
-  })
+  }
 
   const stop = (signal: string): void => {
     if (stopping) {
@@ -259,8 +264,21 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (++listening === options.workers * listeners) logServing?.()
   })
 
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker.js', import.meta.url)) })
-  for (let i = 0; i < options.workers; i++) cluster.fork()
+  // Adopts the workers forked as the command started, and what they did before now (all in this one turn: nothing is missed).
+  const early = takeEarlyWorkers()
+  cluster.on('message', onMessage)
+  cluster.on('exit', onExit)
+  cluster.setupPrimary({ exec: workerEntry })
+  const adopted = early?.workers ?? []
+  for (const worker of adopted.slice(options.workers)) {
+    dismissed.add(worker)
+    worker.process.kill('SIGKILL')
+  }
+  for (let i = adopted.length; i < options.workers; i++) cluster.fork()
+  for (const event of early?.events ?? []) {
+    if (event.kind === 'message') onMessage(event.worker, event.message)
+    else onExit(event.worker, event.code, event.signal)
+  }
   let checks: typeof import('./primary-checks.js')
   try {
     // Loaded after the fork: the stores, the SQLite driver and the credentials load here while the workers load their doors.

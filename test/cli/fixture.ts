@@ -43,7 +43,7 @@ export function cleanEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv
 }
 
 export async function runBin (args: string[], options: { cwd: string, input?: Buffer, env?: Record<string, string> }): Promise<Result> {
-  const child = spawn(process.execPath, ['--max-semi-space-size=8', bin, ...args], { cwd: options.cwd, env: cleanEnv(options.env) })
+  const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env: cleanEnv(options.env) })
   const stdout: Buffer[] = []
   const stderr: Buffer[] = []
   child.stdout.on('data', chunk => stdout.push(chunk))
