@@ -27,10 +27,10 @@
  * `startServer` uses too.
  */
 import { readFileSync } from 'node:fs'
-import os from 'node:os'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
+import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork.js'
 import { registerTokenCommands } from './cli/tokens.js'
 import { parseS3Endpoint, registerShareCommand } from './cli/share.js'
 import { parseRouteSpec } from './http/target.js'
@@ -160,8 +160,9 @@ export function buildCli (): Command {
     .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync, serveDefaults.fsync ? 'on' : 'off').argParser(onOff))
     .addOption(new Option('--log-level <level>', 'log level').env('FSBUCKET_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
-    .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port').env('FSBUCKET_WORKERS')
-      .default(os.availableParallelism(), 'one per core').argParser(integer(1, 256)))
+    // Read before this parser too, by the fork of the workers as the command starts (early-fork.ts).
+    .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port').env(workersVariable)
+      .default(defaultWorkers(), 'one per core').argParser(integer(1, maxWorkers)))
     .addOption(new Option('--sweep-interval <seconds>', 'how often lifecycle rules are carried out and expired uploads and leftovers swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
       .default(serveDefaults.sweepInterval).argParser(integer(0, 31 * 24 * 3600)))
     .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))

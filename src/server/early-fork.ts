@@ -3,7 +3,7 @@
  * before it loads its option parser and its commands: a worker then spends
  * that time (about a tenth of a second here) booting Node and loading its
  * doors instead of waiting for the primary to get there. bin/fsbucket.js
- * calls `forkEarly` for `serve` only; nothing else loads this module.
+ * calls `forkEarly` for `serve`; nothing else does.
  *
  * The command line still decides. The count read here is only a guess from
  * the same flags and variable (`workersAskedFor`, which declines whenever it
@@ -11,8 +11,8 @@
  * options it parsed and checked (serve.ts). The primary adopts these
  * workers (`takeEarlyWorkers`): it keeps as many as it wants, kills any
  * extra, forks what is missing, and replays what they said or did before it
- * listened. A command line that fails before that exits, and its early
- * workers are killed with it.
+ * listened. A server of one process kills them all (`dismissEarlyWorkers`),
+ * and a command line that fails exits with its early workers killed.
  */
 import cluster, { type Worker } from 'node:cluster'
 import os from 'node:os'
@@ -32,11 +32,18 @@ export interface EarlyWorkers {
   events: EarlyEvent[]
 }
 
-/** Workers `serve` accepts (main.ts's `--workers` parser). */
-const maxWorkers = 256
-/** The serve flags that take no value; every other flag of `serve` takes one. */
-const valueless = new Set(['--memory'])
-/** Arguments after which the command line does something else than serve with workers. */
+/** Most workers `serve` accepts (its `--workers` flag, main.ts). */
+export const maxWorkers = 256
+/** The variable `--workers` falls back to. */
+export const workersVariable = 'FSBUCKET_WORKERS'
+/** Workers when neither says: one per core. */
+export const defaultWorkers = (): number => os.availableParallelism()
+/**
+ * Arguments after which the command line does something else than serve
+ * with workers (`--memory`: one process). `serve`'s flags without a value
+ * are all here: every other flag takes one (test/server/early-fork.test.ts
+ * checks).
+ */
 const declines = new Set(['-h', '--help', '-V', '--version', '--memory', '--'])
 
 /**
@@ -53,11 +60,12 @@ export function workersAskedFor (args: readonly string[], env: NodeJS.ProcessEnv
     if (declines.has(arg)) return null
     if (arg === '--workers' || arg === '-w') given = args[++i]
     else if (arg.startsWith('--workers=')) given = arg.slice('--workers='.length)
-    else if (arg.startsWith('-w') && !arg.startsWith('--')) given = arg.slice(2)
-    // Any other flag without `=` takes the next argument as its value, even one that looks like a flag, as the parser does.
-    else if (arg.startsWith('-') && !arg.includes('=') && !valueless.has(arg)) i++
+    else if (/^-w[^-]/.test(arg)) given = arg.slice(2)
+    // Any other flag alone (`--port`, `-p`) takes the next argument as its value, even one that looks like a flag, as
+    // the parser does; a flag with its value attached (`--port=1`, `-p1`) takes none.
+    else if (/^--[^=]+$/.test(arg) || /^-[^-]$/.test(arg)) i++
   }
-  const text = given ?? env.FSBUCKET_WORKERS ?? String(os.availableParallelism())
+  const text = given ?? env[workersVariable] ?? String(defaultWorkers())
   if (!/^\d+$/.test(text)) return null
   const count = Number(text)
   return count >= 2 && count <= maxWorkers ? count : null
@@ -65,26 +73,38 @@ export function workersAskedFor (args: readonly string[], env: NodeJS.ProcessEnv
 
 let early: (EarlyWorkers & { stop: () => void }) | null = null
 
-/** Forks the workers `serve <args>` will want, when it plainly wants several. */
+/** Forks the workers `serve <args>` will want, when it plainly wants several; a fork that fails leaves it to the primary. */
 export function forkEarly (args: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
   const count = workersAskedFor(args, env)
   if (count === null || !cluster.isPrimary || early !== null) return
+  const workers: Worker[] = []
   const events: EarlyEvent[] = []
   const onMessage = (worker: Worker, message: unknown): void => { events.push({ kind: 'message', worker, message }) }
   const onExit = (worker: Worker, code: number, signal: string | null): void => { events.push({ kind: 'exit', worker, code, signal }) }
-  // Not adopted (the command line failed or was not a server after all): the workers go with this process.
-  const onProcessExit = (): void => { for (const worker of workers) worker.process.kill('SIGKILL') }
-  cluster.on('message', onMessage)
-  cluster.on('exit', onExit)
-  process.on('exit', onProcessExit)
-  cluster.setupPrimary({ exec: workerEntry })
-  const workers = Array.from({ length: count }, () => cluster.fork())
+  // Not adopted (the command line failed): the workers go with this process.
+  const onProcessExit = (): void => { killAll(workers) }
   const stop = (): void => {
     cluster.off('message', onMessage)
     cluster.off('exit', onExit)
     process.off('exit', onProcessExit)
   }
+  cluster.on('message', onMessage)
+  cluster.on('exit', onExit)
+  process.on('exit', onProcessExit)
+  try {
+    cluster.setupPrimary({ exec: workerEntry })
+    for (let i = 0; i < count; i++) workers.push(cluster.fork())
+  } catch {
+    // The primary forks them itself, as it would have without this.
+    stop()
+    killAll(workers)
+    return
+  }
   early = { workers, events, stop }
+}
+
+function killAll (workers: readonly Worker[]): void {
+  for (const worker of workers) worker.process.kill('SIGKILL')
 }
 
 /** The workers forked early, with what happened to them so far, once; null when there were none. */
@@ -94,4 +114,9 @@ export function takeEarlyWorkers (): EarlyWorkers | null {
   early = null
   stop()
   return { workers, events }
+}
+
+/** Kills the workers forked early, for a server that runs as one process after all. */
+export function dismissEarlyWorkers (): void {
+  killAll(takeEarlyWorkers()?.workers ?? [])
 }

@@ -31,7 +31,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
-import { takeEarlyWorkers, workerEntry } from './early-fork.js'
+import { dismissEarlyWorkers, takeEarlyWorkers, workerEntry } from './early-fork.js'
 import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
 
@@ -121,6 +121,8 @@ function gatewayOptions (options: ServeOptions): GatewayOptions {
 
 /** One server process: alone (`--workers 1`), or a worker of the primary below. */
 export async function serveOne (options: ServeOptions, inWorker: boolean): Promise<void> {
+  // Alone after all (`--workers 1` read otherwise than early-fork.ts guessed): workers forked early are not needed.
+  if (!inWorker) dismissEarlyWorkers()
   const serving = handleShutdown(options, inWorker)
   // The doors are loaded here, not at the top: the cluster's primary imports this module and serves nothing.
   const { buildGateway } = await import('./gateway.js')
@@ -217,13 +219,15 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     }
   }
   const onExit = (worker: Worker, code: number, signal: string | null): void => {
-    if (dismissed.delete(worker)) return
+    const wanted = !dismissed.delete(worker)
     asking.delete(worker)
     if (stopping) {
-      if (code !== 0) exitCode = 1
+      // A dismissed worker's SIGKILL is not a failed drain, but its exit may be the last one.
+      if (wanted && code !== 0) exitCode = 1
       if (workers().length === 0) void closeRegistry().finally(() => process.exit(exitCode))
       return
     }
+    if (!wanted) return
     const now = Date.now()
     deaths.push(now)
     while (deaths[0] < now - crashWindowMs) deaths.shift()
@@ -269,7 +273,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   cluster.on('message', onMessage)
   cluster.on('exit', onExit)
   cluster.setupPrimary({ exec: workerEntry })
-  const adopted = early?.workers ?? []
+  // The live ones first: a dead one kept would be a death to replace.
+  const adopted = [...early?.workers ?? []].sort((a, b) => Number(a.isDead()) - Number(b.isDead()))
   for (const worker of adopted.slice(options.workers)) {
     dismissed.add(worker)
     worker.process.kill('SIGKILL')

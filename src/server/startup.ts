@@ -4,7 +4,7 @@
  * the first bucket, the sweeper.
  *
  * Kept apart from gateway.ts, which builds the doors, because the cluster's
- * primary runs all of this and serves nothing (serve.ts forks the workers,
+ * primary runs all of this and serves nothing (serve.ts starts or adopts the workers,
  * then loads primary-checks.ts, which uses this): it loads neither Fastify
  * nor a door. A test (test/server/startup-modules.test.ts) records what the
  * primary loads.

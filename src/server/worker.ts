@@ -4,8 +4,9 @@
  * loads neither the commands nor their option parser, and takes the
  * server's options as the primary parsed them, over the cluster's channel.
  *
- * It starts loading its doors at once, while the primary is still checking,
- * and waits for the options, which come only once every check passed. Told
+ * It starts loading its doors at once, while the primary is still parsing
+ * its command line (the workers of `serve` are forked as it starts:
+ * early-fork.ts) or checking, and waits for the options, which come only once every check passed. Told
  * to drain before then, it exits: it has served nothing.
  */
 import module from 'node:module'

@@ -5,14 +5,20 @@
  * workers it was asked for, and a command line that fails leaves no worker.
  */
 import t from 'tap'
-import { spawn, execFileSync } from 'node:child_process'
+import cluster, { type Worker } from 'node:cluster'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import type { Command } from 'commander'
 import { buildCli } from '../../src/main.js'
-import { workersAskedFor } from '../../src/server/early-fork.js'
+import { dismissEarlyWorkers, forkEarly, takeEarlyWorkers, workersAskedFor } from '../../src/server/early-fork.js'
 import { testdir } from '../testdir.js'
-import { bin, freePort } from './serve-process.js'
+import { freePort, run } from './serve-process.js'
+
+// The checks of processes read /proc.
+if (process.platform !== 'linux') t.plan(0, 'Linux only')
+
+/** The `serve` command as the command line defines it. */
+const serveCommand = (): Command => buildCli().commands.find(c => c.name() === 'serve') as Command
 
 /** `--workers` as the command line parses `fsbucket <args>` with `env`; null when it refuses them. */
 function parsedWorkers (args: string[], env: NodeJS.ProcessEnv): number | null {
@@ -56,24 +62,36 @@ t.test('the guess is what the command line decides, or none', async t => {
     [['serve', '--workers', '257'], {}],
     [['serve'], { FSBUCKET_WORKERS: 'x' }],
     [['serve', '--help'], {}],
-    [['serve', '--', '--workers', '3'], {}]
+    [['serve', '--', '--workers', '3'], {}],
+    // A short flag with its value attached takes nothing after it.
+    [['serve', '-p8080', '--workers', '1'], {}],
+    [['serve', '-p8080', '--workers', '3'], {}],
+    [['serve', '-tX', '--memory'], {}],
+    [['serve', '--port=8080', '--workers', '3'], {}]
   ]
   for (const [args, env] of cases) {
     const guess = workersAskedFor(args, env)
     const parsed = parsedWorkers(args, env)
     const label = `${Object.entries(env).map(([k, v]) => `${k}=${v} `).join('')}fsbucket ${args.join(' ')}`
-    if (guess === null) t.ok(parsed === null || parsed < 2 || args.includes('--'), `${label}: no guess (parsed ${parsed})`)
-    else t.equal(guess, parsed, `${label}: ${guess} workers`)
+    // A command line it refuses exits, whatever was forked (the next test); any other is guessed right, or not at all when it runs one process.
+    if (parsed !== null) t.equal(guess, parsed >= 2 ? parsed : null, `${label}: ${parsed} worker(s), guessed ${guess}`)
+    else t.pass(`${label}: refused (guessed ${guess})`)
   }
   t.equal(workersAskedFor(['serve'], {}), cores >= 2 ? cores : null, 'one per core by default')
   t.equal(workersAskedFor(['bucket', 'list', '--workers', '3'], {}), null, 'other commands fork nothing')
+  // The guess takes every flag but these for one with a value: a flag without one must make it decline.
+  for (const option of serveCommand().options.filter(o => !o.required && !o.optional)) {
+    for (const flag of [option.long, option.short].filter(f => f !== undefined)) {
+      t.equal(workersAskedFor(['serve', flag, '--workers', '3'], {}), null, `${flag} takes no value: no guess`)
+    }
+  }
   t.equal(workersAskedFor(['serve', '--workers', '3'], {}), 3)
 })
 
 /** The pids of the processes whose parent is `pid`. */
 function childrenOf (pid: number): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(s => s !== '').map(Number)
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(s => s !== '').map(Number)
   } catch {
     return []
   }
@@ -91,38 +109,76 @@ function isRunning (pid: number): boolean {
 t.test('a refused command line leaves no early worker behind', async t => {
   const dataDir = testdir(t)
   // The guess says three workers; the command line refuses the unknown flag after forking them.
-  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--workers', '3', '--no-such-flag'], { stdio: ['ignore', 'ignore', 'pipe'] })
-  let stderr = ''
-  server.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const served = run(['serve', '--data', dataDir, '--workers', '3', '--no-such-flag'])
+  const pid = served.child.pid!
   const seen = new Set<number>()
-  const watch = setInterval(() => { for (const pid of childrenOf(server.pid!)) seen.add(pid) }, 5)
-  const code = await new Promise<number | null>(resolve => server.once('exit', resolve))
+  const watch = setInterval(() => { for (const child of childrenOf(pid)) seen.add(child) }, 5)
+  const code = await served.exited
   clearInterval(watch)
   t.equal(code, 1)
-  t.match(stderr, /unknown option '--no-such-flag'/)
+  t.match(served.stderr(), /unknown option '--no-such-flag'/)
   t.ok(seen.size >= 1, `the workers were forked early (${seen.size} seen)`)
-  // Killed as the command exits, not left to notice it later.
-  await new Promise(resolve => setTimeout(resolve, 20))
-  const alive = [...seen].filter(isRunning)
-  t.same(alive, [], 'none outlives the command')
+  // Killed as the command exits, not left to notice their channel closed later.
+  const deadline = Date.now() + 20
+  while (Date.now() < deadline && [...seen].some(isRunning)) await new Promise(resolve => setTimeout(resolve, 2))
+  t.same([...seen].filter(isRunning), [], 'none outlives the command')
+})
+
+/** `forkEarly` from this process, without tap's hooks (they stall a cluster worker's channel). */
+function forkHere (args: string[]): void {
+  const options = process.env.NODE_OPTIONS
+  delete process.env.NODE_OPTIONS
+  try {
+    forkEarly(args)
+  } finally {
+    if (options !== undefined) process.env.NODE_OPTIONS = options
+  }
+}
+
+t.test('the workers forked early wait for their options; the primary gets what they said before it took them', async t => {
+  let asked = 0
+  const onMessage = (_worker: Worker, message: { fsbucket?: string }): void => { if (message.fsbucket === 'options-asked') asked++ }
+  cluster.on('message', onMessage)
+  t.teardown(() => { cluster.off('message', onMessage) })
+  forkHere(['serve', '--workers', '2'])
+  const deadline = Date.now() + 30_000
+  while (asked < 2 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10))
+  t.equal(asked, 2, 'each worker asked for its options')
+  const early = takeEarlyWorkers()
+  t.equal(takeEarlyWorkers(), null, 'taken once')
+  const workers = early?.workers ?? []
+  t.equal(workers.length, 2)
+  t.same(early?.events.map(e => e.kind === 'message' ? (e.message as { fsbucket?: string }).fsbucket : e.kind), ['options-asked', 'options-asked'],
+    'what they said before the primary took them is handed over')
+  t.ok(workers.every(w => !w.isDead()), 'both wait, alive')
+  for (const worker of workers) worker.process.kill('SIGKILL')
+  await Promise.all(workers.map(async w => { if (!w.isDead()) await new Promise(resolve => w.once('exit', resolve)) }))
+})
+
+t.test('a server of one process after all kills the workers forked early', async t => {
+  forkHere(['serve', '--workers', '2'])
+  const pids = childrenOf(process.pid)
+  t.equal(pids.length, 2, 'forked')
+  dismissEarlyWorkers()
+  t.equal(takeEarlyWorkers(), null, 'none left to adopt')
+  const deadline = Date.now() + 5000
+  while (Date.now() < deadline && pids.some(isRunning)) await new Promise(resolve => setTimeout(resolve, 10))
+  t.same(pids.filter(isRunning), [], 'killed')
 })
 
 t.test('the workers forked early are the server\'s workers, not more', async t => {
   const dataDir = testdir(t)
   const port = await freePort()
-  const server = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', String(port), '--workers', '3', '--s3-port', '0', '--log-level', 'info'], {
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  t.teardown(() => { if (server.exitCode === null) server.kill('SIGKILL') })
-  let out = ''
-  await new Promise<void>((resolve, reject) => {
-    server.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); if (/"msg":"serving/.test(out)) resolve() })
-    server.once('exit', code => reject(new Error(`exited ${code}: ${out}`)))
-  })
-  t.equal(childrenOf(server.pid!).length, 3, 'three workers: those forked early were adopted, none forked twice')
+  const served = run(['serve', '--data', dataDir, '--port', String(port), '--workers', '3', '--s3-port', '0', '--log-level', 'info'])
+  t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
+  const deadline = Date.now() + 60_000
+  while (!/"msg":"serving/.test(served.stdout())) {
+    if (served.child.exitCode !== null || Date.now() > deadline) throw new Error(`no serving line: ${served.stderr()}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  t.equal(childrenOf(served.child.pid!).length, 3, 'three workers: those forked early were adopted, none forked twice')
   const res = await fetch(`http://127.0.0.1:${port}/`)
   t.equal(res.status, 200)
-  const exited = new Promise<number | null>(resolve => server.once('exit', resolve))
-  server.kill('SIGTERM')
-  t.equal(await exited, 0)
+  served.child.kill('SIGTERM')
+  t.equal(await served.exited, 0)
 })

@@ -1,7 +1,7 @@
 /**
  * A server streaming a large upload holds about what it held idle, with
- * Node's default young generation (16 MiB on Node 20), not only with the
- * smaller one `npm start` sets: the chunks a socket reads are freed every
+ * Node's default young generation (16 MiB on Node 20), which `npm start`
+ * runs with: the chunks a socket reads are freed every
  * few MiB (stores/fs/young-garbage.ts) rather than when the young
  * generation fills, which let 40–50 MiB of them wait here.
  */
