@@ -48,11 +48,19 @@ function keyFileName (key: string): string {
  * The curl command that uses a link: `curl -o <file> '<url>'` for a
  * download, `curl -T <file> '<url>'` for an upload. A key with a `.` or
  * `..` segment adds `--path-as-is`: curl would otherwise resolve the
- * segments and ask for another path than the one signed (403).
+ * segments and ask for another path than the one signed (403). An upload
+ * to a key ending in `/` names its request target: `-T` would otherwise
+ * append the file's name to the path.
  */
 export function curlCommand (method: 'GET' | 'PUT', key: string, url: string): string {
   const asIs = hasDotSegment(key) ? '--path-as-is ' : ''
-  return `curl ${asIs}${method === 'PUT' ? '-T' : '-o'} ${shellQuote(keyFileName(key))} ${shellQuote(url)}`
+  const target = method === 'PUT' && key.endsWith('/') ? `--request-target ${shellQuote(requestTarget(url))} ` : ''
+  return `curl ${asIs}${target}${method === 'PUT' ? '-T' : '-o'} ${shellQuote(keyFileName(key))} ${shellQuote(url)}`
+}
+
+/** A URL's path and query as written (`new URL` would resolve dot segments). */
+function requestTarget (url: string): string {
+  return url.slice(url.indexOf('/', url.indexOf('//') + 2))
 }
 
 export interface Presign {

@@ -12,6 +12,7 @@ import path from 'node:path'
 import t from 'tap'
 import { parseS3Endpoint, shareSeconds } from '../../src/cli/share.js'
 import { curlCommand as commandFor, shellQuote } from '../../src/doors/share-links.js'
+import { localAccount } from '../../src/mgmt/routes/accounts.js'
 import { testdir } from '../testdir.js'
 import { answering, bin, call, freePort, run, within } from '../server/serve-process.js'
 
@@ -94,6 +95,9 @@ t.test('the curl command of a key with dot segments sends the path as signed', a
   t.equal(commandFor('GET', 'a/..b/c', url), `curl -o 'c' '${url}'`, 'dots inside a segment are no dot segment')
   t.equal(commandFor('GET', 'a/-', url), `curl -o 'download' '${url}'`, 'never -o - (stdout)')
   t.equal(commandFor('PUT', '-', url), `curl -T 'download' '${url}'`, 'never -T - (stdin)')
+  const slashed = 'http://127.0.0.1:8788/b/a/./d/?X-Amz-Signature=0'
+  t.equal(commandFor('PUT', 'a/./d/', slashed), `curl --path-as-is --request-target '/b/a/./d/?X-Amz-Signature=0' -T 'd' '${slashed}'`, 'an upload to a key ending in / names its target, dots kept')
+  t.equal(commandFor('GET', 'a/d/', slashed), `curl -o 'd' '${slashed}'`, 'a download needs no target')
 })
 
 t.test('share links against a running server, used by curl', async t => {
@@ -149,6 +153,19 @@ t.test('share links against a running server, used by curl', async t => {
   t.equal(stored.status, 200)
   t.equal(stored.body, 'uploaded through a share link\n', 'the object is stored')
   t.equal(await curl([upload.url]), 403, 'an upload link does not download')
+
+  // A key ending in `/` (which the management API and the console link, and `share` does not): plain `curl -T` appends
+  // the file's name to the path, and the signature fails.
+  const made = await call(port, 'POST', `/client/v4/accounts/${localAccount.id}/r2/buckets/default/share-links`,
+    JSON.stringify({ key: 'new/folder/', method: 'PUT' }), { ...admin, 'content-type': 'application/json' })
+  t.equal(made.status, 200, made.body)
+  const { url: folderUrl, curl: folderCommand } = (JSON.parse(made.body) as { result: { url: string, curl: string } }).result
+  const folder = { url: folderUrl, command: folderCommand }
+  t.match(folder.command, /^curl --request-target '\/default\/new\/folder\/\?X-Amz-[^']+' -T 'folder' '/)
+  await writeFile(path.join(out, 'folder'), 'a folder marker\n')
+  t.ok(await eventually(async () => await curlCommand(folder.command, out) === 200), 'the printed command uploads to the key ending in /')
+  t.equal((await call(port, 'GET', '/default/new/folder/', undefined, admin)).body, 'a folder marker\n', 'under that key')
+  t.equal(await curl(['-T', path.join(out, 'folder'), folder.url]), 403, 'plain curl -T asks for another path')
 
   // A key with dot segments: the printed command sends the path as signed, where plain curl would resolve it (403).
   t.equal((await call(port, 'PUT', '/default/dots/../x.bin', 'dotted', admin)).status, 200)
