@@ -10,6 +10,7 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promises as fsp } from 'node:fs'
+import { request } from 'node:http'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import type { Page } from 'playwright-core'
@@ -183,6 +184,34 @@ t.test('a share link made in the details panel downloads with no credentials; a 
   await page.getByRole('dialog').getByRole('button', { name: 'Revoke token', exact: true }).click()
   await row.waitFor({ state: 'detached' })
   t.equal((await fetch(url)).status, 403, 'revoked: the link is refused')
+  await page.close()
+})
+
+t.test('a share link for a key with a dot segment says browsers cannot use it, and its command downloads', async t => {
+  // Sent as written: fetch would resolve the `.` before sending.
+  const put = await new Promise<number>((resolve, reject) => {
+    const { hostname, port } = new URL(base)
+    request({ hostname, port, path: '/photos/docs/./dotted.txt', method: 'PUT', headers: admin }, res => { res.resume(); resolve(res.statusCode ?? 0) })
+      .on('error', reject).end('dotted')
+  })
+  t.equal(put, 200)
+  const page = await signIn(adminToken)
+  await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=docs%2F.%2F`)
+  await page.getByRole('button', { name: 'dotted.txt', exact: true }).click()
+  await page.getByRole('button', { name: 'Share link', exact: true }).click()
+  const url = await page.locator('#share-url').inputValue()
+  const command = await page.locator('#share-curl').inputValue()
+  t.equal(command, `curl --path-as-is -o 'dotted.txt' '${url}'`)
+  t.match(await page.locator('section.share .share-result').textContent(), /a browser resolves it and asks for another path/, 'the panel says why the link alone fails')
+  const dir = testdir(t)
+  await run('sh', ['-c', `${command} --fail --silent --show-error`], { cwd: dir })
+  t.equal(await fsp.readFile(path.join(dir, 'dotted.txt'), 'utf8'), 'dotted', 'the command downloads the object')
+
+  await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=docs%2F`)
+  await page.getByRole('button', { name: 'readme.txt', exact: true }).click()
+  await page.getByRole('button', { name: 'Share link', exact: true }).click()
+  await page.locator('#share-curl').waitFor()
+  t.notMatch(await page.locator('section.share .share-result').textContent(), /browser resolves/, 'nothing of the kind for a plain key')
   await page.close()
 })
 

@@ -40,7 +40,11 @@ export function shareLinkSection (bucket: string, key: string): HTMLElement {
       make.disabled = true
       try {
         const link = await makeLink(bucket, key, 'GET', Number(lifetime.value))
+        // The server's command carries --path-as-is for a key with a `.` or `..` segment, which a browser resolves away.
+        const browsable = !link.curl.includes(' --path-as-is ')
         replace(result, copyableField('share-url', 'Share link', link.url, status),
+          copyableField('share-curl', 'Command', link.curl, status),
+          ...browsable ? [] : [h('p', { class: 'hint error' }, 'This key has a "." or ".." segment: a browser resolves it and asks for another path, which the signature refuses. Use the command (curl --path-as-is).')],
           h('p', { class: 'hint' }, `Anyone with this link can download the object until ${formatDate(link.expires_on)}. Revoking the token ${link.token_id} on the tokens page ends it sooner.`))
         showStatus(status, 'Share link made.')
       } catch (err) {
