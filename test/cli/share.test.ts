@@ -98,6 +98,10 @@ t.test('the curl command of a key with dot segments sends the path as signed', a
   const slashed = 'http://127.0.0.1:8788/b/a/./d/?X-Amz-Signature=0'
   t.equal(commandFor('PUT', 'a/./d/', slashed), `curl --path-as-is --request-target '/b/a/./d/?X-Amz-Signature=0' -T 'd' '${slashed}'`, 'an upload to a key ending in / names its target, dots kept')
   t.equal(commandFor('GET', 'a/d/', slashed), `curl -o 'd' '${slashed}'`, 'a download needs no target')
+  for (const origin of ['http://[::1]:8788', 'https://s3.example.test', 'https://s3.example.test:8443']) {
+    const at = `${origin}/b/d/?X-Amz-Credential=k%2F20270101%2Fauto%2Fs3%2Faws4_request`
+    t.equal(commandFor('PUT', 'd/', at), `curl --request-target '/b/d/?X-Amz-Credential=k%2F20270101%2Fauto%2Fs3%2Faws4_request' -T 'd' '${at}'`, `the target behind ${origin}`)
+  }
 })
 
 t.test('share links against a running server, used by curl', async t => {

@@ -85,6 +85,11 @@ export async function userApi<T> (path: string, init: RequestInit = {}): Promise
   return await call<T>(`/client/v4${path}`, init, { authorization: `Bearer ${token}` })
 }
 
+/** Whether a key has a `.` or `..` segment, which URLs (and so browsers) collapse. */
+export function hasDotSegment (key: string): boolean {
+  return key.split('/').some(s => s === '.' || s === '..')
+}
+
 /**
  * The URL path of an object: each key segment percent-encoded, so `/` stays
  * a separator and `#`, `?`, `%`, spaces and non-ASCII are data. A key with a
@@ -92,10 +97,9 @@ export async function userApi<T> (path: string, init: RequestInit = {}): Promise
  * dot segments; the gateway decodes the path once either way.
  */
 export function objectPath (bucket: string, key: string): string {
-  const segments = key.split('/')
-  const encoded = segments.some(s => s === '.' || s === '..')
+  const encoded = hasDotSegment(key)
     ? encodeURIComponent(key)
-    : segments.map(encodeURIComponent).join('/')
+    : key.split('/').map(encodeURIComponent).join('/')
   return `/${encodeURIComponent(bucket)}/${encoded}`
 }
 

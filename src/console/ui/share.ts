@@ -1,14 +1,14 @@
 /**
  * Share links: a presigned URL on the S3 port that downloads one object
  * (the details panel's "Share link") or uploads one (the bucket page's
- * "Upload link", with the `curl -T` command that uses it), for 1 hour,
+ * "Upload link"), each with the curl command that uses it, for 1 hour,
  * 1 day or 7 days. The server makes and signs them (the management API's
  * `POST .../buckets/{bucket}/share-links`): the console holds no S3
  * secret, and the server refuses a link for what the signed-in token may
  * not do itself. Each link has a token of its own; the tokens page lists
  * it (`share <bucket>/<key>`) and revoking it ends the link.
  */
-import { jsonBody, management } from './api.js'
+import { hasDotSegment, jsonBody, management } from './api.js'
 import { copyableField } from './copy.js'
 import { formatDate, h, replace, showStatus } from './dom.js'
 
@@ -18,6 +18,9 @@ interface MadeLink {
   token_id: string
   curl: string
 }
+
+/** Why the link of a key with a dot segment works with its command only. */
+const noBrowser = 'This key has a "." or ".." segment: a browser removes it from the link and the server answers 403. Use the command, which keeps it (curl --path-as-is).'
 
 const lifetimes: Array<[number, string]> = [[3600, '1 hour'], [86_400, '1 day'], [604_800, '7 days']]
 
@@ -40,13 +43,12 @@ export function shareLinkSection (bucket: string, key: string): HTMLElement {
       make.disabled = true
       try {
         const link = await makeLink(bucket, key, 'GET', Number(lifetime.value))
-        // The server's command carries --path-as-is for a key with a `.` or `..` segment, which a browser resolves away.
-        const browsable = !link.curl.includes(' --path-as-is ')
+        const browsable = !hasDotSegment(key)
         replace(result, copyableField('share-url', 'Share link', link.url, status),
-          copyableField('share-curl', 'Command', link.curl, status),
-          ...browsable ? [] : [h('p', { class: 'hint error' }, 'This key has a "." or ".." segment: a browser resolves it and asks for another path, which the signature refuses. Use the command (curl --path-as-is).')],
+          copyableField('share-curl', 'Download command', link.curl, status),
+          ...browsable ? [] : [h('p', { class: 'hint error' }, noBrowser)],
           h('p', { class: 'hint' }, `Anyone with this link can download the object until ${formatDate(link.expires_on)}. Revoking the token ${link.token_id} on the tokens page ends it sooner.`))
-        showStatus(status, 'Share link made.')
+        showStatus(status, browsable ? 'Share link made.' : 'Share link made: a browser cannot open it; use its command.')
       } catch (err) {
         showStatus(status, `Share link failed: ${(err as Error).message}`, true)
       } finally {
@@ -76,7 +78,7 @@ export function uploadLinkSection (bucket: string, prefix: string): HTMLElement 
       try {
         const link = await makeLink(bucket, key.value, 'PUT', Number(lifetime.value))
         replace(result, copyableField('upload-link-url', 'Upload link', link.url, status),
-          copyableField('upload-link-curl', 'Command', link.curl, status),
+          copyableField('upload-link-curl', 'Upload command', link.curl, status),
           h('p', { class: 'hint' }, `Anyone with this link can upload ${key.value} (replacing it) until ${formatDate(link.expires_on)}.`))
         showStatus(status, 'Upload link made.')
       } catch (err) {
