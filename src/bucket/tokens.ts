@@ -26,9 +26,10 @@
  * admin credentials (FSBUCKET_TOKEN and the configured S3 pair are never
  * stored). Revoking a token (deleting its record) ends all of it.
  *
- * Changes reach a running server within `TOKEN_CACHE_MS`: each process keeps
- * the document it read for that long, and forgets it at once after a change
- * it made itself. An expired token is refused at lookup, as an unknown one
+ * A new token works at once everywhere: a lookup that misses reads the
+ * records again. A revocation reaches a running server within
+ * `TOKEN_CACHE_MS`: each process keeps the document it read for that long,
+ * and forgets it at once after a change it made itself. An expired token is refused at lookup, as an unknown one
  * is (the lookup says which, for the message).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
@@ -39,7 +40,7 @@ import { randomBase64url, randomHex } from './random.js'
 import { mintSession, openSession, type SessionOpening, type SessionSpec, type TemporaryCredentials } from './sessions.js'
 import { isValidBucketName } from './settings.js'
 
-/** How long a process trusts the token records it read (a create or revoke elsewhere is seen within it). */
+/** How long a process trusts the token records it read (a revocation elsewhere is seen within it; a new token at once). */
 export const TOKEN_CACHE_MS = 1000
 
 export interface TokenRecord {
@@ -134,17 +135,38 @@ export class TokenDirectory {
     this.#clock = clock
   }
 
-  async #records (): Promise<Snapshot> {
-    const now = Date.now()
-    if (this.#snapshot !== null && now - this.#snapshot.readAt < TOKEN_CACHE_MS) return this.#snapshot
-    // One read at a time: a burst of requests after the cache ran out waits for the same read.
-    this.#reading ??= this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }).then(document => {
-      const records = Array.isArray(document.tokens) ? document.tokens : []
-      const snapshot = { readAt: now, byId: new Map(records.map(r => [r.id, r])), bySecret: new Map(records.map(r => [r.secretAccessKey, r])) }
-      this.#snapshot = snapshot
-      return snapshot
-    }).finally(() => { this.#reading = null })
-    return await this.#reading
+  /** The records, from the cache unless it is older than `TOKEN_CACHE_MS` or was read before `notBefore` (a `performance.now()` instant). */
+  async #records (notBefore = -Infinity): Promise<Snapshot> {
+    for (;;) {
+      const snapshot = this.#snapshot
+      if (snapshot !== null && snapshot.readAt >= notBefore && performance.now() - snapshot.readAt < TOKEN_CACHE_MS) return snapshot
+      // One read at a time: a burst of requests after the cache ran out waits for the same read.
+      const read = await (this.#reading ??= this.#read().finally(() => { this.#reading = null }))
+      // A read that began before `notBefore` may have missed what it asks for: then the next one.
+      if (read.readAt >= notBefore) return read
+    }
+  }
+
+  async #read (): Promise<Snapshot> {
+    const readAt = performance.now()
+    const document = await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+    const records = Array.isArray(document.tokens) ? document.tokens : []
+    const snapshot = { readAt, byId: new Map(records.map(r => [r.id, r])), bySecret: new Map(records.map(r => [r.secretAccessKey, r])) }
+    this.#snapshot = snapshot
+    return snapshot
+  }
+
+  /**
+   * The record `find` finds. A miss in a cached snapshot reads the records
+   * again before it is believed: a token made by another process (a worker,
+   * the command line, another gateway) works at once, as a share link must
+   * the moment it is printed. Misses share one read in flight, so unknown
+   * keys cost at most one read at a time, however many arrive.
+   */
+  async #lookup (find: (snapshot: Snapshot) => TokenRecord | undefined): Promise<TokenRecord | undefined> {
+    const asked = performance.now()
+    const cached = await this.#records()
+    return find(cached) ?? (cached.readAt >= asked ? undefined : find(await this.#records(asked)))
   }
 
   /** Makes a token; its value is in the answer and nowhere else. */
@@ -192,7 +214,7 @@ export class TokenDirectory {
   /** The token whose value is `value` (a bearer token). */
   async byValue (value: string): Promise<TokenLookup> {
     const secret = secretOfToken(value)
-    const record = (await this.#records()).bySecret.get(secret)
+    const record = await this.#lookup(snapshot => snapshot.bySecret.get(secret))
     // The map found it by the hash; the comparison is the constant-time one all secrets get.
     if (record === undefined || !timingSafeEqual(Buffer.from(record.secretAccessKey), Buffer.from(secret))) return null
     return this.#found(record)
@@ -200,7 +222,7 @@ export class TokenDirectory {
 
   /** The token whose S3 access key id is `id`. */
   async byAccessKey (id: string): Promise<TokenLookup> {
-    const record = (await this.#records()).byId.get(id)
+    const record = await this.#lookup(snapshot => snapshot.byId.get(id))
     return record === undefined ? null : this.#found(record)
   }
 

@@ -13,8 +13,8 @@
  * someone who has its secret could sign for another key, and the secret is
  * not printed; the URL carries only the signature.
  *
- * A running server sees the new token within a second or so
- * (TOKEN_CACHE_MS), as it sees any token made from the command line.
+ * A running server accepts the new token at once, as it accepts any token
+ * made from the command line (a lookup that misses reads the tokens again).
  *
  * `--expires` takes what `token create --expires` takes (a duration such as
  * `15m`, `12h`, `7d`, or an ISO 8601 instant), at most 7 days away: the

@@ -1,8 +1,8 @@
 /**
  * `fsbucket token create|list|revoke`: scoped tokens in the registry of
  * `--data` (and `--catalog`), as the management API's `/user/tokens` makes
- * them. A running server sees a new or revoked token within a second or so
- * (the engine's TOKEN_CACHE_MS), without a restart.
+ * them. A running server accepts a new token at once and sees a revoked one
+ * within a second or so (the engine's TOKEN_CACHE_MS), without a restart.
  *
  * `create` prints, once, JSON with the token's `id`, its value `token`, and
  * its S3 pair (`accessKeyId` = the id, `secretAccessKey` = hex SHA-256 of the

@@ -266,19 +266,24 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     const { storage, another } = await sut.open(t)
     const here = createRegistry(storage).tokens
     const there = createRegistry(await another()).tokens
+    t.equal(await there.byAccessKey('0'.repeat(32)), null, 'the other handle has read the records (none yet)')
     const made = await here.create({ name: 'reader', permission: 'object-read-only', buckets: ['beta', 'alpha', 'beta'] })
     t.match(made, { id: /^[0-9a-f]{32}$/, token: /^[A-Za-z0-9_-]{40}$/, permission: 'object-read-only', buckets: ['alpha', 'beta'], expiresOn: null })
     t.equal(made.accessKeyId, made.id, 'the access key id is the token id')
     t.equal(made.secretAccessKey, secretOfToken(made.token), 'the secret is the SHA-256 of the value')
     const stored = JSON.stringify(await storage.state('tokens').read('tokens.json', null))
     t.notOk(stored.includes(made.token), 'the value itself is not stored')
+    // Within TOKEN_CACHE_MS of the other handle's read: a miss reads again, so a new token works at once everywhere.
     t.match(await there.byValue(made.token), { principal: { kind: 'token', id: made.id, permission: 'object-read-only', buckets: ['alpha', 'beta'] } })
+    const second = await here.create({ name: 'writer', permission: 'object-read-write' })
+    t.match(await there.byAccessKey(second.id), { record: { secretAccessKey: second.secretAccessKey } }, 'by access key too')
     t.match(await there.byAccessKey(made.id), { record: { secretAccessKey: made.secretAccessKey } })
     t.equal(await there.byValue(`${made.token}x`), null, 'another value is no token')
     const listed = await there.list()
-    t.same(listed.map(l => l.id), [made.id])
+    t.same(listed.map(l => l.id), [made.id, second.id])
     t.notOk('secretAccessKey' in listed[0], 'a listing holds no secret')
 
+    t.equal(await here.revoke(second.id), true)
     t.equal(await here.revoke(made.id), true)
     t.equal(await here.revoke(made.id), false, 'gone already')
     await new Promise(resolve => setTimeout(resolve, TOKEN_CACHE_MS + 50))
