@@ -30,6 +30,8 @@
  * is followed. The sweeper acts at the exact instant, never later than the
  * announced date.
  */
+import { ArgumentTypeError } from './errors.js'
+import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
 import type { StorageClass } from './types.js'
 
 export type LifecycleCondition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
@@ -65,9 +67,90 @@ function isObject (value: unknown): value is Record<string, any> {
 /** A stored condition, or undefined when it is not one (a document edited by hand is read leniently, never trusted). */
 function conditionOf (value: unknown): LifecycleCondition | undefined {
   if (!isObject(value)) return undefined
-  if (value.type === 'Age' && typeof value.maxAge === 'number' && Number.isFinite(value.maxAge) && value.maxAge >= 0) return { type: 'Age', maxAge: value.maxAge }
+  if (value.type === 'Age' && typeof value.maxAge === 'number' && value.maxAge >= 0 && value.maxAge <= MAX_RULE_AGE_SECONDS) return { type: 'Age', maxAge: value.maxAge }
   if (value.type === 'Date' && typeof value.date === 'string' && !Number.isNaN(Date.parse(value.date))) return { type: 'Date', date: value.date }
   return undefined
+}
+
+/** The hosted service's most lifecycle rules in a bucket. */
+export const MAX_LIFECYCLE_RULES = 1000
+
+function invalid (detail: string): ArgumentTypeError {
+  return new ArgumentTypeError(`Invalid argument: ${detail}`)
+}
+
+/** A condition as a lifecycle document is given it: an Age in whole seconds (up to 100 years), or, where `allowDate`, a calendar Date. */
+function parseCondition (value: unknown, where: string, allowDate: boolean): LifecycleCondition {
+  if (!isObject(value)) throw invalid(`${where}.condition must be an object`)
+  if (value.type === 'Age') {
+    if (!isRuleAge(value.maxAge)) throw invalid(`${where}.condition.maxAge must be a whole number of seconds from 1 to ${MAX_RULE_AGE_SECONDS}`)
+    return { type: 'Age', maxAge: value.maxAge }
+  }
+  if (allowDate && value.type === 'Date') {
+    if (typeof value.date !== 'string' || Number.isNaN(parseRuleDate(value.date))) {
+      throw invalid(`${where}.condition.date must be a date (YYYY-MM-DD or an ISO 8601 date and time)`)
+    }
+    return { type: 'Date', date: value.date }
+  }
+  throw invalid(`${where}.condition.type must be Age${allowDate ? ' or Date' : ''}`)
+}
+
+/** A stored lifecycle rule, in the management API's shape (the module's comment shows one). */
+export interface LifecycleRuleDocument {
+  id: string
+  enabled: boolean
+  conditions: { prefix?: string }
+  deleteObjectsTransition?: { condition: LifecycleCondition }
+  storageClassTransitions?: Array<{ storageClass: 'InfrequentAccess', condition: LifecycleCondition }>
+  abortMultipartUploadsTransition?: { condition: LifecycleCondition }
+}
+
+/**
+ * The rules of a lifecycle document as a door is given them (the
+ * management API's `rules`, or the S3 door's translation) → the rules a
+ * bucket keeps: the fields this module reads and nothing else, so what is
+ * read back is what acts. Throws an argument error naming the first
+ * mistake: a rule without `id`, `enabled` or `conditions`, an id used
+ * twice, an age that is not a whole number of seconds from 1 to 100 years,
+ * a date the calendar lacks, a transition to another class than
+ * InfrequentAccess, more than MAX_LIFECYCLE_RULES rules. The service's
+ * schema makes `conditions` required and its `prefix` optional: `{}` is a
+ * rule for the whole bucket (wrangler sends it).
+ */
+export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
+  if (!Array.isArray(value)) throw invalid('rules must be an array')
+  if (value.length > MAX_LIFECYCLE_RULES) throw invalid(`at most ${MAX_LIFECYCLE_RULES} lifecycle rules per bucket (got ${value.length})`)
+  const ids = new Set<string>()
+  return value.map((rule: unknown, i): LifecycleRuleDocument => {
+    const where = `rules[${i}]`
+    if (!isObject(rule)) throw invalid(`${where} must be an object`)
+    if (typeof rule.id !== 'string' || rule.id === '') throw invalid(`${where}.id is required`)
+    if (ids.has(rule.id)) throw invalid(`${where}.id is used twice`)
+    ids.add(rule.id)
+    if (typeof rule.enabled !== 'boolean') throw invalid(`${where}.enabled must be a boolean`)
+    if (!isObject(rule.conditions)) throw invalid(`${where}.conditions must be an object`)
+    const prefix: unknown = rule.conditions.prefix
+    if (prefix !== undefined && typeof prefix !== 'string') throw invalid(`${where}.conditions.prefix must be a string`)
+    const kept: LifecycleRuleDocument = { id: rule.id, enabled: rule.enabled, conditions: prefix === undefined ? {} : { prefix } }
+    const transition = (field: 'abortMultipartUploadsTransition' | 'deleteObjectsTransition', allowDate: boolean): { condition: LifecycleCondition } | undefined => {
+      const given: unknown = rule[field]
+      if (given === undefined) return undefined
+      if (!isObject(given)) throw invalid(`${where}.${field} must be an object`)
+      return { condition: parseCondition(given.condition, `${where}.${field}`, allowDate) }
+    }
+    const abort = transition('abortMultipartUploadsTransition', false)
+    if (abort !== undefined) kept.abortMultipartUploadsTransition = abort
+    const expire = transition('deleteObjectsTransition', true)
+    if (expire !== undefined) kept.deleteObjectsTransition = expire
+    if (rule.storageClassTransitions !== undefined) {
+      if (!Array.isArray(rule.storageClassTransitions)) throw invalid(`${where}.storageClassTransitions must be an array`)
+      kept.storageClassTransitions = rule.storageClassTransitions.map((t: unknown, j) => {
+        if (!isObject(t) || t.storageClass !== 'InfrequentAccess') throw invalid(`${where}.storageClassTransitions[${j}].storageClass must be InfrequentAccess`)
+        return { storageClass: 'InfrequentAccess' as const, condition: parseCondition(t.condition, `${where}.storageClassTransitions[${j}]`, true) }
+      })
+    }
+    return kept
+  })
 }
 
 /**

@@ -25,6 +25,7 @@
  *     rule by its id); at most MAX_LOCK_RULES rules, as many as lifecycle.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
+import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
 
 export type LockCondition =
   | { type: 'Age', maxAgeSeconds: number }
@@ -42,21 +43,8 @@ export interface LockRule {
 /** The hosted service limits a bucket to 1000 lifecycle rules; locks take the same bound. */
 export const MAX_LOCK_RULES = 1000
 
-/** Longest retention by age: 100 years in seconds (a bound that keeps `uploaded + age` an exact number of ms). */
-const MAX_AGE_SECONDS = 100 * 365 * 86400
-
 function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
-/** `YYYY-MM-DD` or an ISO 8601 date and time with a zone → ms; NaN otherwise (Date.parse alone takes February 30). */
-function parseDate (text: string): number {
-  const match = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.exec(text)
-  if (match === null) return Number.NaN
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  const calendar = new Date(Date.UTC(year, month - 1, day))
-  if (calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) return Number.NaN
-  return Date.parse(match[4] === undefined ? `${match[1]}-${match[2]}-${match[3]}T00:00:00Z` : text)
 }
 
 function parseCondition (value: unknown, where: string): LockCondition {
@@ -64,13 +52,13 @@ function parseCondition (value: unknown, where: string): LockCondition {
   switch (value.type) {
     case 'Age': {
       const age = value.maxAgeSeconds
-      if (typeof age !== 'number' || !Number.isInteger(age) || age <= 0 || age > MAX_AGE_SECONDS) {
-        throw new TypeError(`${where}.condition.maxAgeSeconds must be a whole number of seconds from 1 to ${MAX_AGE_SECONDS}`)
+      if (!isRuleAge(age)) {
+        throw new TypeError(`${where}.condition.maxAgeSeconds must be a whole number of seconds from 1 to ${MAX_RULE_AGE_SECONDS}`)
       }
       return { type: 'Age', maxAgeSeconds: age }
     }
     case 'Date': {
-      const ms = typeof value.date === 'string' ? parseDate(value.date) : Number.NaN
+      const ms = typeof value.date === 'string' ? parseRuleDate(value.date) : Number.NaN
       if (Number.isNaN(ms)) throw new TypeError(`${where}.condition.date must be a date (YYYY-MM-DD or an ISO 8601 date and time)`)
       return { type: 'Date', date: new Date(ms).toISOString() }
     }

@@ -17,7 +17,7 @@
  * answers the hosted service's default (SSE-S3, AES256) so that clients that
  * ask find what they expect. Versioning is never enabled.
  */
-import { authorize, type CorsRule } from '../bucket/index.js'
+import { authorize, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, parseLifecycleRules, type CorsRule } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -230,8 +230,7 @@ export async function deleteBucketCors (ctx: S3Context): Promise<void> {
 
 type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
-/** Most rules in a lifecycle configuration, and the longest rule ID (S3's). */
-const MAX_LIFECYCLE_RULES = 1000
+/** The longest rule ID (S3's); the most rules is the engine's (the hosted service's, and S3's too). */
 const MAX_RULE_ID_LENGTH = 255
 
 /** A whole number of days: MalformedXML when not a number, InvalidArgument when not positive. */
@@ -239,6 +238,7 @@ function daysFrom (value: string, what: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
   const days = Number(value)
   if (days < 1) throw new S3Error('InvalidArgument', `${what} must be a positive integer.`)
+  if (days * DAY_SECONDS > MAX_RULE_AGE_SECONDS) throw new S3Error('InvalidArgument', `${what} must be at most ${MAX_RULE_AGE_SECONDS / DAY_SECONDS} days.`)
   return days
 }
 
@@ -306,7 +306,8 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
     return stored
   })
   if (rules.length === 0) throw new S3Error('MalformedXML', 'A LifecycleConfiguration has at least one Rule.')
-  await ctx.registry.updateSettings(ctx.bucketName, { lifecycle: { rules } })
+  // The engine keeps what it reads, as from the management API.
+  await ctx.registry.updateSettings(ctx.bucketName, { lifecycle: { rules: parseLifecycleRules(rules) } })
   await ctx.reply.code(200).send()
 }
 

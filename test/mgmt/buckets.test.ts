@@ -72,6 +72,36 @@ t.test('lifecycle: default, replace, read back, seen by the registry', async t =
   t.equal((await call(app, 'GET', `${buckets}/nothing/lifecycle`)).body.errors[0].code, 10006)
 })
 
+t.test('lifecycle: impossible ages and dates are refused (10040), unknown fields are not kept', async t => {
+  const { app } = await buildApp(t)
+  await call(app, 'POST', buckets, { name: 'logs' })
+  const expiring = (condition: unknown): unknown => ({ rules: [{ id: 'r', enabled: true, conditions: {}, deleteObjectsTransition: { condition } }] })
+  const refusals: Array<[string, unknown, RegExp]> = [
+    ['an age past any date', { type: 'Age', maxAge: 1e308 }, /maxAge must be a whole number of seconds from 1 to 3153600000/],
+    ['an age of 9e15 s', { type: 'Age', maxAge: 9e15 }, /maxAge/],
+    ['100 years and a second', { type: 'Age', maxAge: 3153600001 }, /maxAge/],
+    ['a fraction of a second', { type: 'Age', maxAge: 1.5 }, /maxAge/],
+    ['no age at all', { type: 'Age', maxAge: 0 }, /maxAge/],
+    ['February 30', { type: 'Date', date: '2027-02-30' }, /date must be a date/],
+    ['a date without its zone', { type: 'Date', date: '2027-01-01T00:00:00' }, /date must be a date/],
+    ['a date in words', { type: 'Date', date: 'March 7, 2027' }, /date must be a date/]
+  ]
+  for (const [what, condition, message] of refusals) {
+    const answer = await call(app, 'PUT', `${buckets}/logs/lifecycle`, expiring(condition))
+    t.equal(answer.status, 400, what)
+    t.equal(answer.body.errors[0].code, 10040, what)
+    t.match(answer.body.errors[0].message, message, what)
+  }
+  const tooMany = { rules: Array.from({ length: 1001 }, (_, i) => ({ id: `r${i}`, enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } })) }
+  t.equal((await call(app, 'PUT', `${buckets}/logs/lifecycle`, tooMany)).body.errors[0].code, 10040, 'at most 1000 rules')
+  const century = { type: 'Age', maxAge: 3153600000 }
+  const given = { rules: [{ id: 'r', enabled: true, bogus: 1, conditions: { prefix: 'a/', extra: true }, deleteObjectsTransition: { condition: century, note: 'x' }, storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Date', date: '2028-02-29' }, why: 'y' }] }] }
+  t.equal((await call(app, 'PUT', `${buckets}/logs/lifecycle`, given)).status, 200, '100 years and a leap day are fine')
+  t.same((await call(app, 'GET', `${buckets}/logs/lifecycle`)).body.result, {
+    rules: [{ id: 'r', enabled: true, conditions: { prefix: 'a/' }, deleteObjectsTransition: { condition: century }, storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Date', date: '2028-02-29' } }] }]
+  }, 'what is read back is what acts: the fields the rules have, nothing else')
+})
+
 t.test('CORS: none, replace, read back in the API shape, delete', async t => {
   const { app, registry } = await buildApp(t)
   await call(app, 'POST', buckets, { name: 'site' })

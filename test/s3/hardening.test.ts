@@ -235,6 +235,11 @@ t.test('lifecycle rules this server cannot apply are refused, never widened to t
     [rule('<Filter/><Status>Enabled</Status><Expiration><Date>1</Date></Expiration>'), 400, 'InvalidArgument'],
     [rule('<Filter/><Status>Enabled</Status><Expiration><Date>2030-01-01T12:00:00Z</Date></Expiration>'), 400, 'InvalidArgument'],
     [rule('<Filter/><Status>Enabled</Status><Expiration><Days>99999999999999999999999</Days></Expiration>'), 400, 'MalformedXML'],
+    // Nine digits of days would put the expiry past any date the answers could show.
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Days>999999999</Days></Expiration>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Days>36501</Days></Expiration>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><AbortIncompleteMultipartUpload><DaysAfterInitiation>36501</DaysAfterInitiation></AbortIncompleteMultipartUpload>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Date>2027-02-30</Date></Expiration>'), 400, 'InvalidArgument'],
     [`<LifecycleConfiguration><Rule><ID>${'i'.repeat(256)}</ID><Filter/><Status>Enabled</Status>${abort}</Rule></LifecycleConfiguration>`, 400, 'InvalidArgument']
   ]
   for (const [body, status, code] of cases) {
@@ -245,6 +250,11 @@ t.test('lifecycle rules this server cannot apply are refused, never widened to t
   t.equal((await server.registry.info('photos'))?.settings.lifecycle, null, 'nothing stored')
   const midnight = await raw(server, 'PUT', '/photos?lifecycle', {}, rule('<Filter><Prefix>tmp/</Prefix></Filter><Status>Enabled</Status><Expiration><Date>2030-01-01T00:00:00.000Z</Date></Expiration>'))
   t.equal(midnight.status, 200, 'a date at midnight UTC and a prefix are taken')
+  const century = await raw(server, 'PUT', '/photos?lifecycle', {}, rule('<Filter/><Status>Enabled</Status><Expiration><Days>36500</Days></Expiration>'))
+  t.equal(century.status, 200, '100 years of days are taken')
+  t.equal((await raw(server, 'PUT', '/photos/old.txt', {}, 'x')).status, 200)
+  const expiration = String((await raw(server, 'HEAD', '/photos/old.txt')).headers['x-amz-expiration'])
+  t.match(expiration, /^expiry-date="\w{3}, \d{2} \w{3} 21\d\d 00:00:00 GMT", rule-id="r"$/, 'and announced as a date a century away')
 })
 
 t.test('CORS rules whose values could not go out in a header are refused when written', async t => {

@@ -6,13 +6,14 @@
  * carries out (src/bucket/lifecycle.ts); a bucket without rules reads as
  * the service's default: abort uploads in progress after 7 days. A rule
  * needs `conditions`, whose `prefix` may be left out (`{}`: the whole
- * bucket), as the service's schema has it.
+ * bucket), as the service's schema has it; the engine checks them and
+ * keeps only the fields it reads (bucket/lifecycle.ts).
  *
  * CORS rules are translated: the API's `{allowed: {origins, methods,
  * headers}, exposeHeaders, maxAgeSeconds, id}` is stored as `{allowedOrigins,
  * allowedMethods, allowedHeaders, exposeHeaders, maxAgeSeconds, id}`.
  */
-import type { CorsRule } from '../../bucket/index.js'
+import { parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
 import { ManagementError } from '../errors.js'
 
 /** The service's default lifecycle of a new bucket (7 days, as the engine's sweeper). */
@@ -33,52 +34,10 @@ function isObject (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function checkCondition (condition: unknown, where: string, allowDate: boolean): void {
-  if (!isObject(condition)) throw invalid(`${where}.condition must be an object`)
-  if (condition.type === 'Age') {
-    if (typeof condition.maxAge !== 'number' || !Number.isInteger(condition.maxAge) || condition.maxAge <= 0) {
-      throw invalid(`${where}.condition.maxAge must be a positive number of seconds`)
-    }
-  } else if (allowDate && condition.type === 'Date') {
-    if (typeof condition.date !== 'string' || Number.isNaN(Date.parse(condition.date))) throw invalid(`${where}.condition.date must be a date`)
-  } else {
-    throw invalid(`${where}.condition.type must be Age${allowDate ? ' or Date' : ''}`)
-  }
-}
-
-/** A lifecycle PUT body → the document stored in `settings.lifecycle`. */
-export function parseLifecycle (body: unknown): { rules: Array<Record<string, unknown>> } {
+/** A lifecycle PUT body → the document stored in `settings.lifecycle` (the engine checks the rules: `parseLifecycleRules`). */
+export function parseLifecycle (body: unknown): { rules: LifecycleRuleDocument[] } {
   if (!isObject(body)) throw invalid('the body must be an object')
-  const rules = body.rules ?? []
-  if (!Array.isArray(rules)) throw invalid('rules must be an array')
-  const ids = new Set<string>()
-  rules.forEach((rule: unknown, i) => {
-    const where = `rules[${i}]`
-    if (!isObject(rule)) throw invalid(`${where} must be an object`)
-    if (typeof rule.id !== 'string' || rule.id === '') throw invalid(`${where}.id is required`)
-    if (ids.has(rule.id)) throw invalid(`${where}.id is used twice`)
-    ids.add(rule.id)
-    if (typeof rule.enabled !== 'boolean') throw invalid(`${where}.enabled must be a boolean`)
-    // The service's schema makes `conditions` required and its `prefix` optional: `{}` is a rule for the whole bucket (wrangler sends it).
-    if (!isObject(rule.conditions)) throw invalid(`${where}.conditions must be an object`)
-    if (rule.conditions.prefix !== undefined && typeof rule.conditions.prefix !== 'string') throw invalid(`${where}.conditions.prefix must be a string`)
-    if (rule.abortMultipartUploadsTransition !== undefined) {
-      if (!isObject(rule.abortMultipartUploadsTransition)) throw invalid(`${where}.abortMultipartUploadsTransition must be an object`)
-      checkCondition(rule.abortMultipartUploadsTransition.condition, `${where}.abortMultipartUploadsTransition`, false)
-    }
-    if (rule.deleteObjectsTransition !== undefined) {
-      if (!isObject(rule.deleteObjectsTransition)) throw invalid(`${where}.deleteObjectsTransition must be an object`)
-      checkCondition(rule.deleteObjectsTransition.condition, `${where}.deleteObjectsTransition`, true)
-    }
-    if (rule.storageClassTransitions !== undefined) {
-      if (!Array.isArray(rule.storageClassTransitions)) throw invalid(`${where}.storageClassTransitions must be an array`)
-      rule.storageClassTransitions.forEach((t: unknown, j) => {
-        if (!isObject(t) || t.storageClass !== 'InfrequentAccess') throw invalid(`${where}.storageClassTransitions[${j}].storageClass must be InfrequentAccess`)
-        checkCondition(t.condition, `${where}.storageClassTransitions[${j}]`, true)
-      })
-    }
-  })
-  return { rules: rules as Array<Record<string, unknown>> }
+  return { rules: parseLifecycleRules(body.rules ?? []) }
 }
 
 const corsMethods = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD']
