@@ -183,3 +183,31 @@ t.test('an expectation other than 100-continue answers 417 in the envelope and c
   go.write('hello')
   t.same(statuses((await received(go, () => false)).text), [200])
 })
+
+t.test('header lines past the count Node keeps: refused 431, never acted on without them', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/kept', headers: auth, payload: 'original' })).statusCode, 200)
+  const filler = Array.from({ length: 2000 }, (_, i) => `a${i}: b\r\n`).join('')
+  const cases: Array<[string, string]> = [
+    ['a failing If-Match after them', `PUT /photos/kept HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}${filler}If-Match: "nope"\r\nContent-Length: 11\r\n\r\noverwritten`],
+    ['a wrong Content-MD5 after them', `PUT /photos/other HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 3\r\n${filler}Content-MD5: AAAAAAAAAAAAAAAAAAAAAA==\r\n\r\nabc`],
+    ['a read', `GET /photos/kept HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}${filler}\r\n`]
+  ]
+  for (const [what, request] of cases) {
+    const socket = await open(port)
+    // A PUT in front on the same connection: it is whole, so it is answered first and takes effect.
+    socket.write(`PUT /photos/first HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 5\r\n\r\nfirst` + request)
+    const { text, closed } = await received(socket, () => false)
+    t.same(statuses(text), [200, 431], `${what}: the PUT before it answered, then 431`)
+    t.match(text, /"code":43100/, `${what}: in the envelope`)
+    t.ok(closed, `${what}: and the connection closed`)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/photos/kept', headers: auth })).body, 'original', 'the object is as it was')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/other', headers: auth })).statusCode, 404, 'nothing stored without its checksum')
+  const fewer = Array.from({ length: 1990 }, (_, i) => `a${i}: b\r\n`).join('')
+  const socket = await open(port)
+  socket.write(`PUT /photos/kept HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}${fewer}If-Match: "nope"\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`)
+  const { text } = await received(socket, () => false)
+  t.same(statuses(text), [412], 'below the count every line is read: the condition holds the write back')
+})

@@ -133,3 +133,19 @@ t.test('Expect: 100-continue is answered once the write\'s headers are judged: a
   t.match((await received(socket, () => false)).text, /HTTP\/1\.1 200 /, 'and stores the body')
   t.equal((await (await registry.open('photos'))!.head('continued'))?.size, 5, 'stored')
 })
+
+t.test('header lines past the count Node keeps: refused as S3 refuses headers too large, nothing written', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const bucket = (await registry.open('photos'))!
+  await bucket.put('kept', 'original')
+  const filler = Array.from({ length: 2000 }, (_, i) => `a${i}: b\r\n`).join('')
+  const socket = await open(port)
+  socket.write(`PUT /photos/first HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nfirst` +
+    `PUT /photos/kept HTTP/1.1\r\nHost: 127.0.0.1\r\n${filler}If-Match: "nope"\r\nContent-Length: 11\r\n\r\noverwritten`)
+  const { text, closed } = await received(socket, () => false)
+  t.same(statuses(text), [200, 400], 'the PutObject before it answered, then 400 (S3 answers this error 400)')
+  t.match(text, /<Code>RequestHeaderSectionTooLarge<\/Code>/)
+  t.ok(closed, 'and the connection closed')
+  const kept = await bucket.get('kept')
+  t.equal(kept !== null && 'text' in kept ? await kept.text() : null, 'original', 'the object is as it was')
+})
