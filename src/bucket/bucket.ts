@@ -327,7 +327,8 @@ export class BucketEngine implements Bucket {
   async abortUpload (key: string, uploadId: string): Promise<void> {
     lookupId('abortMultipartUpload', key)
     await this.#liveUpload('abortMultipartUpload', key, uploadId)
-    await this.#store.abortUpload(uploadId)
+    // A completion (or another abort) may remove it between the look and the abort: then only that one succeeded.
+    if (!await this.#store.abortUpload(uploadId)) throw new BucketError('NoSuchUpload', 'abortMultipartUpload')
   }
 
   async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {

@@ -320,7 +320,8 @@ export interface BucketStore {
   putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean>
   /** Completes an upload into the object `id`; null when the upload does not exist; `objectLocked` (the upload kept) when `id` holds a retained record. */
   completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null>
-  abortUpload (uploadId: string): Promise<void>
+  /** Removes an upload and its parts; false when there was none (unknown, or completed or aborted first: the one that removed it says true). */
+  abortUpload (uploadId: string): Promise<boolean>
   /** Uploads in progress, in (id bytes, uploadId) order, at most `limit`. */
   listUploads (query: UploadListQuery): Promise<StoredUpload[]>
   /** Parts of an upload numbered above `after`, in order, at most `limit`; null when the upload does not exist. */

@@ -240,10 +240,15 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
     t.same(await read(reader!.stream(69_990, 20)), Buffer.concat([one, two]).subarray(69_990, 70_010), 'a range across parts')
     t.equal(await store.getUpload(upload.uploadId), null, 'completed uploads are gone')
     t.equal(await store.completeUpload(upload.uploadId, 'big', () => ({ object, partNumbers: [] })), null)
+    // An abort that comes after the completion removed nothing: it says so (the engine answers it NoSuchUpload), and the object stays whole.
+    t.equal(await store.abortUpload(upload.uploadId), false, 'aborting a completed upload removes nothing')
+    t.same(await bytesOf(store, 'big'), Buffer.concat([one, two]), 'and leaves the object whole')
 
     const other = { ...upload, uploadId: 'upload-abcdefabcdefabcd' }
     await store.createUpload('big', other)
-    await store.abortUpload(other.uploadId)
+    t.equal(await store.abortUpload(other.uploadId), true, 'an abort removes the upload')
+    t.equal(await store.abortUpload(other.uploadId), false, 'a second finds none')
+    t.equal(await store.abortUpload('upload-ffffffffffffffff'), false, 'nor an unknown id')
     t.equal(await store.getUpload(other.uploadId), null)
     t.equal(await store.putPart(other.uploadId, { partNumber: 1, etag: 'x', size: 1 }, await stagePart(Buffer.from('x'))), false)
   })

@@ -462,8 +462,8 @@ export class FsStore implements BucketStore {
     return this.#catalogRead(() => this.#uploads.listParts(uploadId, after, limit))
   }
 
-  async abortUpload (uploadId: string): Promise<void> {
-    await this.#uploads.abort(uploadId)
+  async abortUpload (uploadId: string): Promise<boolean> {
+    return await this.#uploads.abort(uploadId)
   }
 
   async sweep (createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {

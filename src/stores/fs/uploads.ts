@@ -160,13 +160,15 @@ export class Uploads {
     }
   }
 
-  async abort (uploadId: string): Promise<void> {
-    if (!isUploadId(uploadId)) return
+  /** Removes the upload; false when there was none (a completion or another abort removed it first). */
+  async abort (uploadId: string): Promise<boolean> {
+    if (!isUploadId(uploadId)) return false
     const sql = this.#catalog.sql
-    await this.#commits.commit(() => {
+    const removed = await this.#commits.commit(() => {
       sql.deleteParts.run(uploadId)
-      sql.deleteUpload.run(uploadId)
+      return sql.deleteUpload.run(uploadId).changes > 0
     })
-    await this.#blobs.removeUpload(uploadId)
+    if (removed) await this.#blobs.removeUpload(uploadId)
+    return removed
   }
 }

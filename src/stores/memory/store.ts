@@ -253,9 +253,9 @@ export class MemoryStore implements BucketStore {
     return object
   }
 
-  async abortUpload (uploadId: string): Promise<void> {
+  async abortUpload (uploadId: string): Promise<boolean> {
     this.#refuseRetired()
-    this.#uploads.delete(uploadId)
+    return this.#uploads.delete(uploadId)
   }
 
   async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {

@@ -431,8 +431,8 @@ export class PgStore implements BucketStore {
     return await this.#uploads.complete(uploadId, id, build)
   }
 
-  async abortUpload (uploadId: string): Promise<void> {
-    await this.#uploads.abort(uploadId)
+  async abortUpload (uploadId: string): Promise<boolean> {
+    return await this.#uploads.abort(uploadId)
   }
 
   async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {

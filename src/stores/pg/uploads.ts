@@ -161,15 +161,17 @@ export class PgUploads {
     }, 'REPEATABLE READ')
   }
 
-  async abort (uploadId: string): Promise<void> {
-    if (!isUploadId(uploadId)) return
-    await this.#catalog.transaction('aborting an upload', async client => {
+  /** Removes the upload; false when there was none (a completion or another abort removed it first). */
+  async abort (uploadId: string): Promise<boolean> {
+    if (!isUploadId(uploadId)) return false
+    const removed = await this.#catalog.transaction('aborting an upload', async client => {
       if ((await client.query(LIVE, [this.#storeId])).rowCount === 0) throw bucketRetired()
       await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
       await client.query('DELETE FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
-      await client.query('DELETE FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      return ((await client.query('DELETE FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])).rowCount ?? 0) > 0
     })
-    await this.#blobs.removeUpload(uploadId)
+    if (removed) await this.#blobs.removeUpload(uploadId)
+    return removed
   }
 
   /** Uploads created before `createdBefore`. */
