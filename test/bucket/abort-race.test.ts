@@ -14,7 +14,7 @@ t.test('a completion committed between the abort\'s look and its removal: the ab
   const upload = await engine.createMultipartUpload('k')
   const part = await upload.uploadPart(1, 'bytes of the only part')
   const abort = store.abortUpload.bind(store)
-  let completed: Promise<unknown> | null = null
+  let completed: Promise<unknown> | undefined
   // The store's removal runs the completion first, as a request on another connection (or process) would have.
   store.abortUpload = async (uploadId: string) => {
     completed ??= engine.resumeMultipartUpload('k', uploadId).complete([part])
@@ -22,7 +22,7 @@ t.test('a completion committed between the abort\'s look and its removal: the ab
     return await abort(uploadId)
   }
   await t.rejects(upload.abort(), { code: 10024 }, 'the abort lost the race and says so')
-  t.match(await completed, { key: 'k', size: 22 }, 'the completion won')
+  t.match(await (completed as Promise<unknown>), { key: 'k', size: 22 }, 'the completion won')
   const stored = await engine.get('k')
   t.equal(stored !== null && 'text' in stored ? await stored.text() : null, 'bytes of the only part', 'and its object is whole')
 })
