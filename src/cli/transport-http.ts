@@ -64,6 +64,8 @@ function remoteObjectFrom (json: unknown): RemoteObject {
   for (const name of ['contentType', 'contentLanguage', 'contentDisposition', 'contentEncoding', 'cacheControl'] as const) {
     if (typeof http[name] === 'string') httpMetadata[name] = http[name] as string
   }
+  const expires = typeof http.cacheExpiry === 'string' ? new Date(http.cacheExpiry) : undefined
+  if (expires !== undefined && !Number.isNaN(expires.getTime())) httpMetadata.cacheExpiry = expires
   return {
     key: String(o.key),
     size: Number(o.size),
@@ -77,12 +79,13 @@ function remoteObjectFrom (json: unknown): RemoteObject {
 
 function metadataHeaders (metadata: WriteMetadata): Record<string, string> {
   const headers: Record<string, string> = {}
-  const { contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl } = metadata.httpMetadata
+  const { contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl, cacheExpiry } = metadata.httpMetadata
   if (contentType !== undefined) headers['content-type'] = headerValue(contentType)
   if (contentLanguage !== undefined) headers['content-language'] = headerValue(contentLanguage)
   if (contentDisposition !== undefined) headers['content-disposition'] = headerValue(contentDisposition)
   if (contentEncoding !== undefined) headers['content-encoding'] = headerValue(contentEncoding)
   if (cacheControl !== undefined) headers['cache-control'] = headerValue(cacheControl)
+  if (cacheExpiry !== undefined) headers.expires = cacheExpiry.toUTCString()
   for (const [name, value] of Object.entries(metadata.customMetadata)) headers[`x-meta-${name}`] = headerValue(value)
   return headers
 }

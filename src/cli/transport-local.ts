@@ -15,8 +15,8 @@ import { fileKind } from './local-files.js'
 import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, RemoteObject, WriteMetadata } from './transport.js'
 
 function remoteObject (object: BucketObject): RemoteObject {
-  const { contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl } = object.httpMetadata ?? {}
-  const httpMetadata = Object.fromEntries(Object.entries({ contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl })
+  const { contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl, cacheExpiry } = object.httpMetadata ?? {}
+  const httpMetadata = Object.fromEntries(Object.entries({ contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl, cacheExpiry })
     .filter(([, v]) => v !== undefined))
   return {
     key: object.key,

@@ -16,6 +16,8 @@ export interface ObjectHttpMetadata {
   contentDisposition?: string
   contentEncoding?: string
   cacheControl?: string
+  /** `Expires`. */
+  cacheExpiry?: Date
 }
 
 /** What the commands know of a stored object. */

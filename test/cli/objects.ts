@@ -8,6 +8,7 @@ import type { Test } from 'tap'
 import { createHash, randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
+import { openRegistry } from '../../src/index.js'
 import type { Cli } from './fixture.js'
 
 const md5 = (data: Buffer): string => createHash('md5').update(data).digest('hex')
@@ -129,6 +130,22 @@ export async function objectCommands (t: Test, cli: Cli): Promise<void> {
     t.equal(tree.code, 0, tree.stderr)
     t.same((await run(['ls', '-r', 'fsb://backup/old/'])).out.trim().split('\n').map(line => line.split(/\s+/).pop()),
       ['old/cats/cat.jpg', 'old/empty', 'old/tom.txt'])
+  })
+
+  await t.test('cp between buckets keeps Expires; stat shows it', async t => {
+    // No flag of cp sets Expires: the object is written with the library, beside the commands (and the gateway).
+    const registry = await openRegistry(cli.dataDir, { fsync: false })
+    try {
+      await (await registry.open('photos'))!.put('dated.txt', 'dated', { httpMetadata: { contentType: 'text/plain', cacheExpiry: new Date('2030-10-21T07:28:00Z') } })
+    } finally {
+      await registry.close()
+    }
+    const copied = await run(['cp', 'fsb://photos/dated.txt', 'fsb://backup/'])
+    t.equal(copied.code, 0, copied.stderr)
+    const json = JSON.parse((await run(['stat', '--json', 'fsb://backup/dated.txt'])).out)
+    t.match(json.httpMetadata, { contentType: 'text/plain', cacheExpiry: '2030-10-21T07:28:00.000Z' }, 'the copy keeps it')
+    t.match((await run(['stat', 'fsb://photos/dated.txt'])).out, /^expires: +Mon, 21 Oct 2030 07:28:00 GMT$/m, 'stat prints it')
+    for (const location of ['fsb://photos/dated.txt', 'fsb://backup/dated.txt']) t.equal((await run(['rm', location])).code, 0)
   })
 
   await t.test('rm, rm -r, rm --dry-run', async t => {

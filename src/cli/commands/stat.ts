@@ -57,6 +57,7 @@ export function registerStat (program: Command, wiring: ObjectCommandWiring): vo
           const value = object.httpMetadata[field as keyof typeof httpNames]
           if (value !== undefined) rows.push([header, value])
         }
+        if (object.httpMetadata.cacheExpiry !== undefined) rows.push(['expires', object.httpMetadata.cacheExpiry.toUTCString()])
         for (const [name, value] of Object.entries(object.customMetadata)) rows.push([`meta ${name}`, value])
         const width = Math.max(...rows.map(([label]) => label.length)) + 1
         for (const [label, value] of rows) printLine(`${`${label}:`.padEnd(width + 1)}${value}`)
