@@ -27,6 +27,7 @@
  * `startServer` uses too.
  */
 import { readFileSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
@@ -52,6 +53,19 @@ export type { ServeOptions } from './server/serve.js'
 async function openRegistry (dataDir: string, options: { catalog?: string }): Promise<BucketRegistry> {
   const open = await import('./server/open.js')
   return await open.openRegistry(dataDir, options)
+}
+
+/**
+ * The same, for a command that works on what is there (tokens, share
+ * links, listings, the sweep): without `--catalog`, a data directory that
+ * does not exist is an error (a mistyped `--data` would otherwise become a
+ * new, empty directory, and a token made there one no server sees).
+ */
+async function openExisting (dataDir: string, catalog?: string): Promise<BucketRegistry> {
+  if (catalog === undefined && (await stat(dataDir).catch(() => null))?.isDirectory() !== true) {
+    throw new Error(`no data directory ${dataDir} (set --data or FSBUCKET_DATA)`)
+  }
+  return await openRegistry(dataDir, { catalog })
 }
 
 /** The version in package.json. */
@@ -214,7 +228,7 @@ export function buildCli (): Command {
     .addOption(dataOption())
     .addOption(catalogOption())
     .action(async (options: { data: string, catalog?: string }) => {
-      const registry = await openRegistry(options.data, { catalog: options.catalog })
+      const registry = await openExisting(options.data, options.catalog)
       for (const info of await registry.list()) {
         console.log(`${info.name}\t${info.creationDate.toISOString()}\t${info.settings.public ? 'public' : 'private'}`)
       }
@@ -225,7 +239,7 @@ export function buildCli (): Command {
     .addOption(dataOption())
     .addOption(catalogOption())
     .action(async (name: string, options: { data: string, catalog?: string }) => {
-      const registry = await openRegistry(options.data, { catalog: options.catalog })
+      const registry = await openExisting(options.data, options.catalog)
       await registry.delete(name)
       await registry.close()
       console.log(`deleted bucket ${name}`)
@@ -238,7 +252,7 @@ export function buildCli (): Command {
     .addOption(new Option('--now <instant>', 'judge lifecycle rules and upload ages as if the clock read this ISO 8601 instant (2027-01-31T12:00:00Z); stored times are not changed')
       .argParser(isoInstant))
     .action(async (options: { data: string, catalog?: string, now?: Date }) => {
-      const registry = await openRegistry(options.data, { catalog: options.catalog })
+      const registry = await openExisting(options.data, options.catalog)
       try {
         const report = await registry.sweep({ now: options.now })
         console.log(`swept: ${report.expiredObjects ?? 0} objects expired, ${report.transitionedObjects ?? 0} moved to InfrequentAccess, ` +
@@ -259,12 +273,13 @@ export function buildCli (): Command {
       console.log(`imported ${imported.length} buckets (${imported.reduce((n, b) => n + b.objects, 0)} objects) and ${report.documents} documents`)
     })
 
-  // The management and object commands open the catalog their --catalog (FSBUCKET_CATALOG) names, when given.
+  // The management and object commands open the catalog their --catalog (FSBUCKET_CATALOG) names, when given;
+  // the object commands check the data directory themselves (mb makes it).
   const openConfigured = async (dataDir: string, catalog?: string): Promise<BucketRegistry> => await openRegistry(dataDir, { catalog })
-  registerManagementCommands(program, { openRegistry: openConfigured })
+  registerManagementCommands(program, { openRegistry: openExisting })
   registerObjectCommands(program, { openRegistry: openConfigured })
-  registerTokenCommands(program, { openRegistry: openConfigured })
-  registerShareCommand(program, { openRegistry: openConfigured, defaultS3Endpoint: `http://${serveDefaults.host}:${serveDefaults.s3Port}` })
+  registerTokenCommands(program, { openRegistry: openExisting })
+  registerShareCommand(program, { openRegistry: openExisting, defaultS3Endpoint: `http://${serveDefaults.host}:${serveDefaults.s3Port}` })
   return program
 }
 

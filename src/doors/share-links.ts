@@ -14,7 +14,7 @@
  * and revoking the token ends the link. The configured admin pair never
  * signs a link: a link is only as strong as its own token.
  */
-import type { TokenDirectory } from '../bucket/index.js'
+import { keyId, lookupId, type TokenDirectory } from '../bucket/index.js'
 import { NodeSha256 } from './sha256.js'
 
 /** S3's longest presigned URL lifetime, in seconds (7 days). */
@@ -27,9 +27,23 @@ function awsEncode (text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
-/** A string quoted for a POSIX shell: single quotes, an embedded one closed, escaped and reopened. */
+/** C0 and C1 control characters and DEL: never printed raw (a key's ESC could recolour a terminal, its line feed fake a line). */
+const controls = /[\u0000-\u001f\u007f-\u009f]/
+
+/**
+ * A string quoted for a POSIX shell: single quotes, an embedded one closed,
+ * escaped and reopened. One holding a control character is quoted `$'…'`
+ * (bash, zsh, ksh and POSIX.1-2024 shells) with the character as `\xHH`,
+ * so the command prints as plain text and still names the same bytes.
+ */
 export function shellQuote (text: string): string {
-  return `'${text.replace(/'/g, "'\\''")}'`
+  if (!controls.test(text)) return `'${text.replace(/'/g, "'\\''")}'`
+  const escaped = text.replace(/[\\']/g, c => `\\${c}`).replace(new RegExp(controls.source, 'g'), c => {
+    const code = c.charCodeAt(0)
+    // A C1 character is two bytes of UTF-8: `\u` keeps it one character.
+    return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
+  })
+  return `$'${escaped}'`
 }
 
 /** Whether a key has a `.` or `..` segment, which clients that normalize a URL's path (curl, browsers) remove before sending it. */
@@ -41,7 +55,8 @@ export function hasDotSegment (key: string): boolean {
 function keyFileName (key: string): string {
   const trimmed = key.endsWith('/') ? key.slice(0, -1) : key
   const last = trimmed.slice(trimmed.lastIndexOf('/') + 1)
-  return last === '' || last === '.' || last === '..' || last === '-' ? 'download' : last
+  // No file name holds U+0000 (a shell's `$'\x00'` would cut it short).
+  return last === '' || last === '.' || last === '..' || last === '-' || last.includes('\u0000') ? 'download' : last
 }
 
 /**
@@ -137,8 +152,15 @@ export interface ShareLink {
   expiresOn: string
 }
 
-/** Makes the link's token (the engine checks the bucket name) and signs the URL with its pair. */
+/**
+ * Makes the link's token (the engine checks the bucket name) and signs the
+ * URL with its pair. The engine judges the key first, as the request the
+ * link stands for: an upload link for a key no write may name (one holding
+ * U+0000) is refused (InvalidObjectName), and no token is made.
+ */
 export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spec: ShareLinkSpec): Promise<ShareLink> {
+  if (spec.method === 'PUT') keyId('putObject', spec.key)
+  else lookupId('getObject', spec.key)
   const made = await tokens.create({
     name: shareTokenName(spec.bucket, spec.key),
     permission: spec.method === 'PUT' ? 'object-read-write' : 'object-read-only',

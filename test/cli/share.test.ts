@@ -7,6 +7,7 @@
  * the endpoint's forms, shell quoting.
  */
 import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
@@ -83,6 +84,17 @@ t.test('--s3-endpoint: an http(s) origin', async t => {
 t.test('shell quoting', async t => {
   t.equal(shellQuote('a b'), "'a b'")
   t.equal(shellQuote("it's"), "'it'\\''s'")
+  // Control characters are written as escapes, never raw: the printed command recolours no terminal and fakes no line.
+  const keys = ['\u001b[31mred\nline.txt', "tab\tand 'quote' and \\back", 'c1\u0085x', 'del\u007f']
+  for (const key of keys) {
+    const quoted = shellQuote(key)
+    t.notMatch(quoted, /[\u0000-\u001f\u007f-\u009f]/, `${JSON.stringify(key)}: printed as plain text`)
+    const printed = await new Promise<string>((resolve, reject) => {
+      execFile('bash', ['-c', `printf '%s' ${quoted}`], (err, stdout) => { if (err !== null) reject(err); else resolve(stdout) })
+    })
+    t.equal(printed, key, `${JSON.stringify(key)}: bash reads back the same key`)
+  }
+  t.equal(commandFor('GET', 'a/nul\u0000x', 'http://h/b/k'), "curl -o 'download' 'http://h/b/k'", 'no file name holds U+0000')
 })
 
 t.test('the curl command of a key with dot segments sends the path as signed', async t => {
@@ -208,6 +220,23 @@ t.test('refusals', async t => {
     t.equal(ran.stdout, '', 'no link')
   }
   t.same(JSON.parse((await cli(['token', 'list', '--data', data])).stdout), [], 'and no token made')
+})
+
+t.test('a data directory that does not exist is refused by the commands that read one, and never made', async t => {
+  const typo = path.join(testdir(t), 'dta')
+  const commands = [
+    ['share', 'fsb://photos/a'], ['token', 'list'], ['token', 'create', '--name', 'n', '--permission', 'object-read-only'], ['token', 'revoke', 'abc'],
+    ['bucket', 'list'], ['bucket', 'delete', 'photos'], ['sweep'], ['invite', 'list'], ['zone', 'list']
+  ]
+  for (const args of commands) {
+    const ran = await cli([...args, '--data', typo])
+    t.equal(ran.code, 1, args.join(' '))
+    t.match(ran.stderr, `no data directory ${typo}`, args.join(' '))
+    t.equal(ran.stdout, '', `${args.join(' ')}: prints nothing else (no token)`)
+    t.notOk(existsSync(typo), `${args.join(' ')}: and makes no directory`)
+  }
+  t.equal((await cli(['bucket', 'create', 'photos', '--data', typo])).code, 0, 'bucket create makes it')
+  t.equal((await cli(['token', 'list', '--data', typo])).code, 0, 'then the others work')
 })
 
 t.test('a reader that goes away (| head -c 0) ends share quietly', async t => {

@@ -130,6 +130,13 @@ t.test('a link has a token of its own, made for the object, and its life is cut 
   t.ok(Date.parse(brief.body.result.expires_on) <= Date.parse(soon.expiresOn ?? ''))
 })
 
+t.test('an upload link for a key no write may name is refused, and no token is made', async t => {
+  const { app, registry } = await harness(t)
+  t.equal(outcome(await call(app, 'POST', sharePath('photos'), { key: 'a\u0000b', method: 'PUT' })), '400 10020')
+  t.same(await registry.tokens.list(), [], 'no token')
+  t.equal((await call(app, 'POST', sharePath('photos'), { key: 'a\u0000b' })).status, 200, 'a download link may name one (an object stored before the rule)')
+})
+
 t.test('a server without an S3 port makes no share links', async t => {
   const { app } = await harness(t, () => null)
   t.equal(outcome(await call(app, 'POST', sharePath('photos'), { key: 'a.txt' })), '501 10952')
