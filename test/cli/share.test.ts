@@ -90,7 +90,7 @@ t.test('shell quoting', async t => {
     const quoted = shellQuote(key)
     t.notMatch(quoted, /[\u0000-\u001f\u007f-\u009f]/, `${JSON.stringify(key)}: printed as plain text`)
     const printed = await new Promise<string>((resolve, reject) => {
-      execFile('bash', ['-c', `printf '%s' ${quoted}`], (err, stdout) => { if (err !== null) reject(err); else resolve(stdout) })
+      execFile('bash', ['-c', `printf '%s' ${quoted}`], (err, stdout) => { if (err !== null) reject(new Error(err.message)); else resolve(stdout) })
     })
     t.equal(printed, key, `${JSON.stringify(key)}: bash reads back the same key`)
   }
