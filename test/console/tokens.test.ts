@@ -246,3 +246,13 @@ t.test('an upload link made on the bucket page takes a PUT, and its curl command
   t.equal((await fetch(`${base}/photos/incoming/other.txt`, { method: 'HEAD', headers: admin })).status, 404)
   await page.close()
 })
+
+t.test('the tokens page shows every token, past the API\'s pages of 50', async t => {
+  const before = (await api(`${base}/client/v4/user/tokens?per_page=50`)).body.result_info.total_count as number
+  for (let i = 0; i < 55; i++) await api(`${base}/client/v4/user/tokens`, { method: 'POST', body: JSON.stringify({ name: `many-${i}`, permission: 'object-read-only' }) })
+  const page = await signIn(adminToken)
+  await page.getByRole('link', { name: 'Tokens', exact: true }).click()
+  await page.getByRole('cell', { name: 'many-54', exact: true }).waitFor()
+  t.equal(await page.locator('tbody tr').count(), before + 55, 'a row for each, the last page included')
+  await page.close()
+})

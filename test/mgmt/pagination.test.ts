@@ -18,7 +18,8 @@ t.test('paged lists agree on page and per_page', async t => {
     [`/zones/${zone.id}/dns_records`, 5000],
     [`/zones/${zone.id}/ssl/certificate_packs`, 50],
     ['/accounts', 50],
-    ['/memberships', 50]
+    ['/memberships', 50],
+    ['/user/tokens', 50]
   ]
   for (const [url, max] of lists) {
     const far = await call(app, 'GET', `${url}?page=1000000`)
@@ -91,4 +92,18 @@ t.test('the object list: per_page clamped into 1–1000, repeated parameters ref
     t.same([res.status, res.body.errors[0]?.code], [400, 1198], repeated)
   }
   t.equal((await call(app, 'GET', `${url}?cursor=garbage`)).body.errors[0].code, 10040, 'a cursor the listing never returned')
+})
+
+t.test('the token list pages, 20 by default, in either direction', async t => {
+  const { app } = await buildApp(t)
+  const made: string[] = []
+  for (let i = 0; i < 23; i++) made.push((await call(app, 'POST', '/user/tokens', { name: `t${i}`, permission: 'object-read-only' })).body.result.id)
+  const first = await call(app, 'GET', '/user/tokens')
+  t.equal(first.body.result.length, 20)
+  t.match(first.body.result_info, { page: 1, per_page: 20, count: 20, total_count: 23, total_pages: 2 })
+  const second = await call(app, 'GET', '/user/tokens?page=2')
+  t.same([...first.body.result, ...second.body.result].map((token: { id: string }) => token.id), made, 'oldest first, every token once')
+  const newest = await call(app, 'GET', '/user/tokens?per_page=5&direction=desc')
+  t.same(newest.body.result.map((token: { id: string }) => token.id), made.slice(-5).reverse(), 'newest first')
+  t.equal((await call(app, 'GET', '/user/tokens?per_page=1')).body.result_info.per_page, 5, 'at least 5 a page')
 })

@@ -74,7 +74,13 @@ export async function renderTokens (root: HTMLElement): Promise<void> {
   const once = h('div', { class: 'once-slot' })
 
   async function load (): Promise<void> {
-    const listed = (await userApi<ListedToken[]>('/user/tokens')).result
+    // Every page: one share link is one token, so there can be many.
+    const listed: ListedToken[] = []
+    for (let page = 1; ; page++) {
+      const answer = await userApi<ListedToken[]>(`/user/tokens?per_page=50&page=${page}`)
+      listed.push(...answer.result)
+      if (answer.result.length === 0 || page >= Number(answer.result_info?.total_pages ?? 1)) break
+    }
     replace(rows, ...listed.map(token => tokenRow(token, revoke)))
     if (listed.length === 0) replace(rows, h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No scoped token yet.')))
   }

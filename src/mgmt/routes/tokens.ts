@@ -20,6 +20,7 @@ import type { ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { localAccount } from './accounts.js'
+import { paginate, parseListQuery, type Query } from '../query.js'
 
 /** The hosted service's permission group of each permission. */
 const groups: Record<Permission, string> = {
@@ -89,9 +90,12 @@ function expiresFrom (value: unknown): Date | null {
 }
 
 export function registerTokenRoutes (app: FastifyInstance, ctx: ManagementContext): void {
-  app.get('/user/tokens', async () => {
-    const tokens = await ctx.registry.tokens.list()
-    return success(tokens.map(shown), { page: 1, per_page: tokens.length, count: tokens.length, total_count: tokens.length, total_pages: 1 })
+  // Paged as the hosted list is (`page`, `per_page` 5 to 50, 20 by default, `direction` of the creation order), and as every list here reads its query.
+  app.get('/user/tokens', async (request) => {
+    const list = parseListQuery(request.query as Query, { orders: [], defaultPerPage: 20, minPerPage: 5, maxPerPage: 50 })
+    const tokens = (await ctx.registry.tokens.list()).map(shown)
+    const { result, resultInfo } = paginate(list.direction === 'desc' ? tokens.reverse() : tokens, list)
+    return success(result, resultInfo)
   })
 
   app.get<{ Params: { id: string } }>('/user/tokens/:id', async (request) => {
