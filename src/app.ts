@@ -38,7 +38,7 @@ import { DoorError, errorReply, failure } from './http/errors.js'
 import { routeReads } from './http/fast-read.js'
 import { gatewayRoutes } from './http/routes.js'
 import { readsBeside } from './doors/reads-beside.js'
-import { refuseCutHeaders } from './doors/header-lines.js'
+import { guardRequestHead } from './doors/request-head.js'
 import { lazySchemaCompilers } from './doors/schema-compilers.js'
 import { logRefusedRequest, RequestLog } from './doors/request-log.js'
 import type { OperatorEndpoints } from './doors/health.js'
@@ -214,7 +214,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     beginAlone,
     closing: () => closing
   }))
-  refuseCutHeaders(app.server)
+  guardRequestHead(app.server)
 
   if (config.registry === undefined) app.addHook('onClose', async () => { await registry.close() })
   return app

@@ -24,7 +24,7 @@ import { s3Reads, type S3ReadsGuard } from './fast-read.js'
 import { s3Api, s3Domains } from './plugin.js'
 import { errorDocument } from './xml.js'
 import { readsBeside } from '../doors/reads-beside.js'
-import { refuseCutHeaders } from '../doors/header-lines.js'
+import { guardRequestHead } from '../doors/request-head.js'
 import { lazySchemaCompilers } from '../doors/schema-compilers.js'
 import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
 import type { OperatorEndpoints } from '../doors/health.js'
@@ -202,6 +202,6 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       closing: () => closing
     }))
   }
-  refuseCutHeaders(app.server)
+  guardRequestHead(app.server)
   return app
 }

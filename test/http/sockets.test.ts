@@ -211,3 +211,39 @@ t.test('header lines past the count Node keeps: refused 431, never acted on with
   const { text } = await received(socket, () => false)
   t.same(statuses(text), [412], 'below the count every line is read: the condition holds the write back')
 })
+
+t.test('a Host given twice or no host, and a target in absolute form, are judged as HTTP/1.1 says', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  const ask = async (head: string): Promise<{ text: string, closed: boolean }> => {
+    const socket = await open(port)
+    socket.write(head)
+    const answer = await received(socket, s => s.includes('Connection: close') && s.endsWith('}'), 3000)
+    socket.destroy()
+    return answer
+  }
+  for (const [what, hosts] of [['two Host lines', 'Host: 127.0.0.1\r\nHost: evil.example\r\n'], ['a Host with a port that is no number', 'Host: localhost:abc\r\n'], ['a Host with a path', 'Host: a/b\r\n']]) {
+    const { text } = await ask(`PUT /photos/twice HTTP/1.1\r\n${hosts}${authLine}Content-Length: 1\r\nConnection: close\r\n\r\nx`)
+    t.same(statuses(text), [400], what)
+    t.match(text, /"code":40007/, `${what}: in the envelope`)
+  }
+  t.equal((await app.inject({ method: 'GET', url: '/photos/twice', headers: auth })).statusCode, 404, 'nothing stored')
+  const absolute = await ask(`PUT http://127.0.0.1:${port}/photos/absolute?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 5\r\nConnection: close\r\n\r\nhello`)
+  t.same(statuses(absolute.text), [200], 'a target in absolute form is its path')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/absolute', headers: auth })).body, 'hello')
+  for (const target of ['ftp://127.0.0.1/photos/x', 'http://user@127.0.0.1/photos/x', 'photos/x']) {
+    const { text } = await ask(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Connection: close\r\n\r\n`)
+    t.same(statuses(text), [400], target)
+  }
+})
+
+t.test('without credentials, a target in absolute form names the host the site guard judges', async t => {
+  const { app } = await gateway(t, { token: null })
+  const port = await listening(app)
+  const socket = await open(port)
+  socket.write(`PUT http://evil.example/photos/rebound HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`)
+  const { text } = await received(socket, () => false, 3000)
+  socket.destroy()
+  t.same(statuses(text), [421], 'the authority of the target is the host: a foreign one is refused')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/rebound', headers: { host: '127.0.0.1' } })).statusCode, 404, 'nothing stored')
+})

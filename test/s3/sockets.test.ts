@@ -149,3 +149,22 @@ t.test('header lines past the count Node keeps: refused as S3 refuses headers to
   const kept = await bucket.get('kept')
   t.equal(kept !== null && 'text' in kept ? await kept.text() : null, 'original', 'the object is as it was')
 })
+
+t.test('a Host given twice is refused as S3 refuses a malformed request; a target in absolute form is its path', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const bucket = (await registry.open('photos'))!
+  const ask = async (head: string): Promise<string> => {
+    const socket = await open(port)
+    socket.write(head)
+    const { text } = await received(socket, () => false, 3000)
+    socket.destroy()
+    return text
+  }
+  const twice = await ask('PUT /photos/twice HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx')
+  t.same(statuses(twice), [400])
+  t.match(twice, /<Code>InvalidRequest<\/Code>/)
+  t.equal(await bucket.head('twice'), null, 'nothing stored')
+  const absolute = await ask(`PUT http://127.0.0.1:${port}/photos/absolute HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello`)
+  t.same(statuses(absolute), [200])
+  t.equal((await bucket.head('absolute'))?.size, 5)
+})
