@@ -63,7 +63,7 @@ async function openRegistry (dataDir: string, options: { catalog?: string }): Pr
  */
 async function openExisting (dataDir: string, catalog?: string): Promise<BucketRegistry> {
   if (catalog === undefined && (await stat(dataDir).catch(() => null))?.isDirectory() !== true) {
-    throw new Error(`no data directory ${dataDir} (set --data or FSBUCKET_DATA)`)
+    throw new Error(`no data directory ${dataDir} (set --data or FSBUCKET_DATA; serve and bucket create make one)`)
   }
   return await openRegistry(dataDir, { catalog })
 }

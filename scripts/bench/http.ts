@@ -295,13 +295,13 @@ function wrkTransfer (stdout: string): number {
  * The large-body rows' load with wrk (2 threads, `connections`), after
  * `warmUp` seconds of it: answers per second and bytes per second.
  */
-async function wrkLarge (url: string, connections: number, warmUp: number, headers: Record<string, string> = {}): Promise<{ rate: number, bytesPerSecond: number }> {
+async function wrkLarge (url: string, connections: number, warmUp: number, headers: Record<string, string> = {}): Promise<{ rate: number, bytesPerSecond: number, errors: string | null }> {
   const args = ['-t2', `-c${connections}`, '--timeout', '30s', ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`])]
   await run(wrkPath as string, [...args, `-d${warmUp}s`, url])
   const { stdout } = await run(wrkPath as string, [...args, `-d${seconds}s`, url])
   const errors = /Non-2xx or 3xx responses: \d+|Socket errors:.*/.exec(stdout)?.[0] ?? null
   if (errors !== null) console.error(`  ${url}: ${errors}`)
-  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN), bytesPerSecond: wrkTransfer(stdout) }
+  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN), bytesPerSecond: wrkTransfer(stdout), errors }
 }
 
 /** The small GET and 304 rows' load: wrk where installed, else autocannon. */
@@ -502,7 +502,8 @@ async function main (): Promise<void> {
       if (column.does.has('Range GET') && inRound('Range GET')) {
         const range = `bytes=${8 * MiB}-${9 * MiB - 1}`
         if (wrkPath !== null) {
-          record('Range GET', column.name, { value: (await wrkLarge(url('big.bin'), 10, 3, { range })).rate, unit: 'req/s' })
+          const measured = await wrkLarge(url('big.bin'), 10, 3, { range })
+          record('Range GET', column.name, { value: measured.rate, unit: 'req/s', ...(measured.errors === null ? {} : { note: measured.errors }) })
         } else {
           await curlBatch(url('big.bin'), 2500, 10, ['-H', `Range: ${range}`], root)
           const { seconds: taken } = await curlBatch(url('big.bin'), 400, 10, ['-H', `Range: ${range}`], root)
@@ -511,7 +512,8 @@ async function main (): Promise<void> {
       }
       if (column.does.has('64 MiB GET') && inRound('64 MiB GET')) {
         if (wrkPath !== null) {
-          record('64 MiB GET', column.name, { value: (await wrkLarge(url('big.bin'), 4, 2)).bytesPerSecond / MiB, unit: 'MB/s' })
+          const measured = await wrkLarge(url('big.bin'), 4, 2)
+          record('64 MiB GET', column.name, { value: measured.bytesPerSecond / MiB, unit: 'MB/s', ...(measured.errors === null ? {} : { note: measured.errors }) })
         } else {
           await curlBatch(url('big.bin'), 8, 4, [], root)
           const { seconds: taken, bytes } = await curlBatch(url('big.bin'), 24, 4, [], root)

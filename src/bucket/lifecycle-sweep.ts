@@ -77,8 +77,8 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
       for (const upload of uploads) {
         const id = upload.key.normalize('NFC')
         if (!uploadAbortDue(rules, id, upload.created, now)) continue
-        await store.abortUpload(upload.uploadId)
-        report.abortedUploads++
+        // A completion (or another abort) may have removed it since the listing: only what this sweep removed counts.
+        if (await store.abortUpload(upload.uploadId)) report.abortedUploads++
       }
       const last = uploads.at(-1)
       if (uploads.length < PAGE || last === undefined) break

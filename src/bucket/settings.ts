@@ -4,6 +4,7 @@
  * document. Pure functions, shared by the registry, its storages and doors.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
+import { parseLifecycleRules } from './lifecycle.js'
 import type { StorageClass } from './types.js'
 import { isQueueNotificationsList, type QueueNotifications } from './notifications.js'
 
@@ -20,7 +21,7 @@ export interface BucketSettings {
   public: boolean
   /** null = the default CORS of public buckets. */
   cors: CorsRule[] | null
-  /** The management API's lifecycle document, stored as given (see the notes above). */
+  /** The management API's lifecycle document, `{rules}`, as `parseLifecycleRules` keeps it (see the notes above). */
   lifecycle: unknown | null
   /** Custom domains: requests whose Host is one of these are served from this bucket, read-only and public. */
   domains: string[]
@@ -112,7 +113,11 @@ export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<
     }
     out.cors = patch.cors
   }
-  if (patch.lifecycle !== undefined) out.lifecycle = patch.lifecycle
+  if (patch.lifecycle !== undefined) {
+    const lifecycle = patch.lifecycle
+    if (lifecycle !== null && (typeof lifecycle !== 'object' || Array.isArray(lifecycle))) throw new TypeError('settings.lifecycle must be null or {rules: [...]}')
+    out.lifecycle = lifecycle === null ? null : { rules: parseLifecycleRules((lifecycle as { rules?: unknown }).rules ?? []) }
+  }
   if (patch.notifications !== undefined) {
     if (!isQueueNotificationsList(patch.notifications)) throw new TypeError('settings.notifications must be an array of {queueId, account, rules}')
     out.notifications = patch.notifications

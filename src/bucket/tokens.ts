@@ -117,6 +117,10 @@ function isExpired (record: TokenRecord, now: Date): boolean {
   return record.expiresOn !== null && Date.parse(record.expiresOn) <= now.getTime()
 }
 
+/** The shapes of what `create` makes: a value of 30 random bytes in base64url, an id of 16 in hex. */
+const tokenValue = /^[A-Za-z0-9_-]{40}$/
+const tokenId = /^[0-9a-f]{32}$/
+
 interface Snapshot {
   readAt: number
   byId: Map<string, TokenRecord>
@@ -129,15 +133,18 @@ export class TokenDirectory {
   readonly #clock: () => Date
   #snapshot: Snapshot | null = null
   #reading: Promise<Snapshot> | null = null
+  /** When this process last changed the records: a read begun before it may hold what was revoked, and is not kept. */
+  #changedAt = -Infinity
 
   constructor (state: StateDocuments, clock: () => Date) {
     this.#state = state
     this.#clock = clock
   }
 
-  /** The records, from the cache unless it is older than `TOKEN_CACHE_MS` or was read before `notBefore` (a `performance.now()` instant). */
-  async #records (notBefore = -Infinity): Promise<Snapshot> {
+  /** The records, from the cache unless it is older than `TOKEN_CACHE_MS`, or was read before `asked` (a `performance.now()` instant) or before this process's last change. */
+  async #records (asked = -Infinity): Promise<Snapshot> {
     for (;;) {
+      const notBefore = Math.max(asked, this.#changedAt)
       const snapshot = this.#snapshot
       if (snapshot !== null && snapshot.readAt >= notBefore && performance.now() - snapshot.readAt < TOKEN_CACHE_MS) return snapshot
       // One read at a time: a burst of requests after the cache ran out waits for the same read.
@@ -157,16 +164,18 @@ export class TokenDirectory {
   }
 
   /**
-   * The record `find` finds. A miss in a cached snapshot reads the records
-   * again before it is believed: a token made by another process (a worker,
-   * the command line, another gateway) works at once, as a share link must
-   * the moment it is printed. Misses share one read in flight, so unknown
-   * keys cost at most one read at a time, however many arrive.
+   * The record `find` finds. A miss in a cached snapshot of a value shaped
+   * as this directory makes them (`shaped`) reads the records again before
+   * it is believed: a token made by another process (a worker, the command
+   * line, another gateway) works at once, as a share link must the moment
+   * it is printed. Misses share one read in flight; a value no token could
+   * have (a configured secret, a stranger's guess of another shape) is
+   * answered from the cache.
    */
-  async #lookup (find: (snapshot: Snapshot) => TokenRecord | undefined): Promise<TokenRecord | undefined> {
+  async #lookup (shaped: boolean, find: (snapshot: Snapshot) => TokenRecord | undefined): Promise<TokenRecord | undefined> {
     const asked = performance.now()
     const cached = await this.#records()
-    return find(cached) ?? (cached.readAt >= asked ? undefined : find(await this.#records(asked)))
+    return find(cached) ?? (!shaped || cached.readAt >= asked ? undefined : find(await this.#records(asked)))
   }
 
   /** Makes a token; its value is in the answer and nowhere else. */
@@ -187,6 +196,7 @@ export class TokenDirectory {
       const document = await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] })
       document.tokens.push(record)
     })
+    this.#changedAt = performance.now()
     this.#snapshot = null
     const { secretAccessKey, ...fields } = record
     return Object.assign({}, fields, { token, accessKeyId: record.id, secretAccessKey })
@@ -207,6 +217,7 @@ export class TokenDirectory {
       document.tokens = document.tokens.filter(r => r.id !== id)
       return document.tokens.length < before
     })
+    this.#changedAt = performance.now()
     this.#snapshot = null
     return removed
   }
@@ -214,7 +225,7 @@ export class TokenDirectory {
   /** The token whose value is `value` (a bearer token). */
   async byValue (value: string): Promise<TokenLookup> {
     const secret = secretOfToken(value)
-    const record = await this.#lookup(snapshot => snapshot.bySecret.get(secret))
+    const record = await this.#lookup(tokenValue.test(value), snapshot => snapshot.bySecret.get(secret))
     // The map found it by the hash; the comparison is the constant-time one all secrets get.
     if (record === undefined || !timingSafeEqual(Buffer.from(record.secretAccessKey), Buffer.from(secret))) return null
     return this.#found(record)
@@ -222,7 +233,7 @@ export class TokenDirectory {
 
   /** The token whose S3 access key id is `id`. */
   async byAccessKey (id: string): Promise<TokenLookup> {
-    const record = await this.#lookup(snapshot => snapshot.byId.get(id))
+    const record = await this.#lookup(tokenId.test(id), snapshot => snapshot.byId.get(id))
     return record === undefined ? null : this.#found(record)
   }
 

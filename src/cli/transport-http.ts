@@ -85,7 +85,8 @@ function metadataHeaders (metadata: WriteMetadata): Record<string, string> {
   if (contentDisposition !== undefined) headers['content-disposition'] = headerValue(contentDisposition)
   if (contentEncoding !== undefined) headers['content-encoding'] = headerValue(contentEncoding)
   if (cacheControl !== undefined) headers['cache-control'] = headerValue(cacheControl)
-  if (cacheExpiry !== undefined) headers.expires = cacheExpiry.toUTCString()
+  // An HTTP date has four digits of year: an expiry the library stored outside them cannot be sent, and is left out.
+  if (cacheExpiry !== undefined && cacheExpiry.getUTCFullYear() >= 1 && cacheExpiry.getUTCFullYear() <= 9999) headers.expires = cacheExpiry.toUTCString()
   for (const [name, value] of Object.entries(metadata.customMetadata)) headers[`x-meta-${name}`] = headerValue(value)
   return headers
 }

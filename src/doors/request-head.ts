@@ -20,9 +20,11 @@
  *
  * A refusal is the door's own answer to a request Node's parser refuses
  * (its `clientError` handler: 431 or 400, after the answers of the
- * requests pipelined before it, then the connection closes).
+ * requests pipelined before it, then the connection closes); the requests
+ * pipelined after it are not carried out.
  */
 import type { IncomingMessage, RequestListener, Server } from 'node:http'
+import type { Socket } from 'node:net'
 
 export const MAX_HEADER_LINES = 2000
 
@@ -54,14 +56,23 @@ export function headRefusal (request: IncomingMessage): NodeJS.ErrnoException | 
   return null
 }
 
+/**
+ * Connections whose request was refused here: Node's parser goes on with
+ * the bytes pipelined behind it, but nothing after a refusal is carried out
+ * (the refusal closes the connection once the answers before it are out).
+ */
+const refusedConnections = new WeakSet<Socket>()
+
 /** Sets `server`'s count and puts the refusals in front of its 'request' listeners (call it once they are all on). */
 export function guardRequestHead (server: Server): void {
   server.maxHeadersCount = MAX_HEADER_LINES
   const listeners = server.listeners('request') as RequestListener[]
   server.removeAllListeners('request')
   server.on('request', function (this: Server, request, response) {
+    if (refusedConnections.has(request.socket)) return
     const refused = headRefusal(request)
     if (refused !== null) {
+      refusedConnections.add(request.socket)
       this.emit('clientError', refused, request.socket)
       return
     }

@@ -33,16 +33,14 @@ const controls = /[\u0000-\u001f\u007f-\u009f]/
 /**
  * A string quoted for a POSIX shell: single quotes, an embedded one closed,
  * escaped and reopened. One holding a control character is quoted `$'…'`
- * (bash, zsh, ksh and POSIX.1-2024 shells) with the character as `\xHH`,
- * so the command prints as plain text and still names the same bytes.
+ * (bash, zsh, ksh) with each byte of the character's UTF-8 as `\xHH`, which
+ * means the same in every locale: the command prints as plain text and
+ * still names the same bytes.
  */
 export function shellQuote (text: string): string {
   if (!controls.test(text)) return `'${text.replace(/'/g, "'\\''")}'`
-  const escaped = text.replace(/[\\']/g, c => `\\${c}`).replace(new RegExp(controls.source, 'g'), c => {
-    const code = c.charCodeAt(0)
-    // A C1 character is two bytes of UTF-8: `\u` keeps it one character.
-    return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`
-  })
+  const escaped = text.replace(/[\\']/g, c => `\\${c}`).replace(new RegExp(controls.source, 'g'), c =>
+    [...Buffer.from(c, 'utf8')].map(byte => `\\x${byte.toString(16).padStart(2, '0')}`).join(''))
   return `$'${escaped}'`
 }
 

@@ -54,6 +54,8 @@ export async function holdsCredentials (policy: AccessPolicy, authorization: str
 /** Who the request is, or the door's 401/403 when it may do nothing that needs credentials. */
 export async function principalOf (policy: AccessPolicy, authorization: string | undefined): Promise<Principal> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
+  // The configured token first, compared in constant time: it is no scoped token, so the directory need not look for it.
+  if (match !== null && policy.token !== null && timingSafeEqual(digest(match[1]), digest(policy.token))) return ADMIN
   if (match !== null && policy.tokens != null) {
     const found = await policy.tokens.byValue(match[1])
     if (found !== null && 'expired' in found) throw new DoorError('InvalidToken', 'It expired.')

@@ -93,7 +93,7 @@ export function parseListQuery (query: Query, spec: ListSpec): ListQuery {
   const page = pageNumber(query)
   const order = single(query, 'order')
   if (order !== undefined && !spec.orders.includes(order)) {
-    throw new ManagementError('InvalidQuery', `order must be one of ${spec.orders.join(', ')}`)
+    throw new ManagementError('InvalidQuery', spec.orders.length === 0 ? 'this list takes no order' : `order must be one of ${spec.orders.join(', ')}`)
   }
   const direction = (single(query, 'direction') ?? 'asc').toLowerCase()
   if (direction !== 'asc' && direction !== 'desc') throw new ManagementError('InvalidQuery', 'direction must be asc or desc')

@@ -3,6 +3,8 @@
  * instant, an object's expiry and its S3 header, the prefixes a sweep walks.
  */
 import t from 'tap'
+import { createRegistry } from '../../src/bucket/index.js'
+import { MemoryRegistryStorage } from '../../src/stores/memory/registry-storage.js'
 import {
   actionAt, expirationHeader, lifecycleRules, objectExpirationHeader, objectExpiry, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes
 } from '../../src/bucket/lifecycle.js'
@@ -104,4 +106,16 @@ t.test('the prefixes a sweep walks: each covered key range once', async t => {
     t.same(objectSweepPrefixes(lifecycleRules(doc)), objects, `${name}: objects`)
     t.same(uploadSweepPrefixes(lifecycleRules(doc)), uploads, `${name}: uploads`)
   }
+})
+
+t.test('the registry keeps only rules the engine reads, whichever door (or library call) gives them', async t => {
+  const registry = createRegistry(new MemoryRegistryStorage())
+  await registry.create('logs')
+  await t.rejects(registry.updateSettings('logs', { lifecycle: { rules: [{ id: 'r', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 1e308 } } }] } }),
+    { message: /maxAge must be a whole number of seconds/ }, 'an age past any date is refused')
+  await t.rejects(registry.updateSettings('logs', { lifecycle: 'every day' }), TypeError)
+  await registry.updateSettings('logs', { lifecycle: { rules: [{ id: 'r', enabled: true, conditions: {}, extra: 1, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } }] } })
+  t.same((await registry.info('logs'))?.settings.lifecycle, { rules: [{ id: 'r', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } }] }, 'what is kept is what acts')
+  await registry.updateSettings('logs', { lifecycle: null })
+  t.equal((await registry.info('logs'))?.settings.lifecycle, null)
 })

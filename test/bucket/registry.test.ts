@@ -166,7 +166,7 @@ t.test('the sweeper honours a bucket lifecycle abort age', async t => {
   await registry.create('short')
   await registry.create('default')
   await registry.updateSettings('short', {
-    lifecycle: { rules: [{ id: 'abort-1h', enabled: true, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 3600 } } }] }
+    lifecycle: { rules: [{ id: 'abort-1h', enabled: true, conditions: {}, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 3600 } } }] }
   })
   const short = await (await registry.open('short'))!.createMultipartUpload('k')
   const long = await (await registry.open('default'))!.createMultipartUpload('k')

@@ -205,6 +205,15 @@ t.test('header lines past the count Node keeps: refused 431, never acted on with
   }
   t.equal((await app.inject({ method: 'GET', url: '/photos/kept', headers: auth })).body, 'original', 'the object is as it was')
   t.equal((await app.inject({ method: 'GET', url: '/photos/other', headers: auth })).statusCode, 404, 'nothing stored without its checksum')
+  // What is pipelined behind a refused request is not carried out, and the refusal still goes out.
+  const behind = await open(port)
+  behind.write(`PUT /photos/first HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 5\r\n\r\nfirst` +
+    `GET /photos/kept HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}${filler}\r\n` +
+    `DELETE /photos/kept HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n`)
+  const after = await received(behind, () => false, 5000)
+  t.same(statuses(after.text), [200, 431], 'the PUT before it answered, then 431, and nothing for the DELETE behind it')
+  t.ok(after.closed, 'the connection closed')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/kept', headers: auth })).body, 'original', 'the DELETE behind the refusal was not carried out')
   const fewer = Array.from({ length: 1990 }, (_, i) => `a${i}: b\r\n`).join('')
   const socket = await open(port)
   socket.write(`PUT /photos/kept HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}${fewer}If-Match: "nope"\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`)

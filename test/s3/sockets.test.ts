@@ -164,6 +164,11 @@ t.test('a Host given twice is refused as S3 refuses a malformed request; a targe
   t.same(statuses(twice), [400])
   t.match(twice, /<Code>InvalidRequest<\/Code>/)
   t.equal(await bucket.head('twice'), null, 'nothing stored')
+  await bucket.put('victim', 'v')
+  const behind = await ask('GET /photos/victim HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n' +
+    'DELETE /photos/victim HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  t.same(statuses(behind), [400], 'a request pipelined behind a refused one gets no answer')
+  t.not(await bucket.head('victim'), null, 'and is not carried out')
   const absolute = await ask(`PUT http://127.0.0.1:${port}/photos/absolute HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello`)
   t.same(statuses(absolute), [200])
   t.equal((await bucket.head('absolute'))?.size, 5)

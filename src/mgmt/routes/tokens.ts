@@ -20,7 +20,7 @@ import type { ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { localAccount } from './accounts.js'
-import { paginate, parseListQuery, type Query } from '../query.js'
+import { paginate, parseListQuery, sortBy, type Query } from '../query.js'
 
 /** The hosted service's permission group of each permission. */
 const groups: Record<Permission, string> = {
@@ -94,7 +94,7 @@ export function registerTokenRoutes (app: FastifyInstance, ctx: ManagementContex
   app.get('/user/tokens', async (request) => {
     const list = parseListQuery(request.query as Query, { orders: [], defaultPerPage: 20, minPerPage: 5, maxPerPage: 50 })
     const tokens = (await ctx.registry.tokens.list()).map(shown)
-    const { result, resultInfo } = paginate(list.direction === 'desc' ? tokens.reverse() : tokens, list)
+    const { result, resultInfo } = paginate(sortBy(tokens, undefined, list.direction), list)
     return success(result, resultInfo)
   })
 
