@@ -81,7 +81,7 @@ t.test('lifecycle rules: add, disable, refuse, delete', async t => {
   await section.getByRole('button', { name: 'Add lifecycle rule', exact: true }).click()
   const alert = section.getByRole('alert')
   await alert.waitFor()
-  t.match(await alert.textContent(), /^New lifecycle rule: Invalid argument: rules\[\d\]\.deleteObjectsTransition\.condition\.maxAge must be a positive number of seconds$/, 'the API\'s refusal, as the section\'s alert')
+  t.match(await alert.textContent(), /^New lifecycle rule: Invalid argument: rules\[\d\]\.deleteObjectsTransition\.condition\.maxAge must be a whole number of seconds from 1 to 3153600000$/, 'the API\'s refusal, as the section\'s alert')
   t.notOk((await api('GET', `${v4}/r2/buckets/photos/lifecycle`)).body.result.rules.some((r: { id: string }) => r.id === 'negative'), 'nothing stored')
   t.equal(await section.getByLabel('Rule ID').inputValue(), 'negative', 'the refused input stays for correction')
 

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { ManagementError } from '../../src/mgmt/errors.js'
+import { isArgumentError } from '../../src/bucket/index.js'
+import { ManagementError, toManagementError } from '../../src/mgmt/errors.js'
 import { parseIPv4, parseIPv6, isProxiableAddress } from '../../src/mgmt/validate/ip.js'
 import { parseHostname, parseZoneName, recordFqdn } from '../../src/mgmt/validate/names.js'
 import { checkFreeFormContent, findRecordConflict, parseSrvData, parseTtl, txtWireLength } from '../../src/mgmt/validate/records.js'
@@ -12,6 +13,8 @@ function codeOf (fn: () => unknown): number | null {
     return null
   } catch (err) {
     if (err instanceof ManagementError) return err.code
+    // The engine's argument errors (lifecycle rules are the engine's to judge), as the door answers them.
+    if (isArgumentError(err)) return toManagementError(err).code
     throw err
   }
 }
