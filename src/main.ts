@@ -27,7 +27,6 @@
  * `startServer` uses too.
  */
 import { readFileSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
 import { serveDefaults } from './server/defaults.js'
@@ -41,6 +40,7 @@ import { commandHelp } from './doors/command-help.js'
 import { packagePath } from './package-root.js'
 import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
+import { requireDataDirectory } from './cli/local-files.js'
 import type { ServeOptions } from './server/serve.js'
 
 export type { ServeOptions } from './server/serve.js'
@@ -58,13 +58,11 @@ async function openRegistry (dataDir: string, options: { catalog?: string }): Pr
 /**
  * The same, for a command that works on what is there (tokens, share
  * links, listings, the sweep): without `--catalog`, a data directory that
- * does not exist is an error (a mistyped `--data` would otherwise become a
- * new, empty directory, and a token made there one no server sees).
+ * does not exist is an error, and a token is never made where no server
+ * looks.
  */
 async function openExisting (dataDir: string, catalog?: string): Promise<BucketRegistry> {
-  if (catalog === undefined && (await stat(dataDir).catch(() => null))?.isDirectory() !== true) {
-    throw new Error(`no data directory ${dataDir} (set --data or FSBUCKET_DATA; serve and bucket create make one)`)
-  }
+  if (catalog === undefined) await requireDataDirectory(dataDir, '; serve and bucket create make one')
   return await openRegistry(dataDir, { catalog })
 }
 

@@ -29,8 +29,9 @@
  * A new token works at once everywhere: a lookup that misses reads the
  * records again. A revocation reaches a running server within
  * `TOKEN_CACHE_MS`: each process keeps the document it read for that long,
- * and forgets it at once after a change it made itself. An expired token is refused at lookup, as an unknown one
- * is (the lookup says which, for the message).
+ * and drops it at once after a change it made itself. An expired token is
+ * refused at lookup, as an unknown one is (the lookup says which, for the
+ * message).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ArgumentRangeError, ArgumentTypeError } from './errors.js'
@@ -197,7 +198,6 @@ export class TokenDirectory {
       document.tokens.push(record)
     })
     this.#changedAt = performance.now()
-    this.#snapshot = null
     const { secretAccessKey, ...fields } = record
     return Object.assign({}, fields, { token, accessKeyId: record.id, secretAccessKey })
   }
@@ -218,7 +218,6 @@ export class TokenDirectory {
       return document.tokens.length < before
     })
     this.#changedAt = performance.now()
-    this.#snapshot = null
     return removed
   }
 

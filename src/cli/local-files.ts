@@ -25,6 +25,7 @@ import type { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { keySuffix } from './paths.js'
 import { undoIfStopped } from './stopping.js'
+import { CliError } from './errors.js'
 
 export interface LocalFile {
   path: string
@@ -40,6 +41,15 @@ export async function fileKind (file: string): Promise<{ kind: 'file' | 'directo
   const info = await stat(file).catch(() => null)
   if (info === null) return null
   return { kind: info.isFile() ? 'file' : info.isDirectory() ? 'directory' : 'other', size: info.size }
+}
+
+/**
+ * Refuses a data directory that does not exist: a command that reads one
+ * never makes it (a mistyped `--data` would become a new, empty one);
+ * `mb`, `bucket create` and `serve` make it. `hint` says what else to try.
+ */
+export async function requireDataDirectory (dataDir: string, hint = ''): Promise<void> {
+  if ((await fileKind(dataDir))?.kind !== 'directory') throw new CliError(`no data directory ${dataDir} (set --data or FSBUCKET_DATA${hint})`)
 }
 
 /** Regular files under `root`, depth first, each directory's entries in name order. */

@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream'
 import { bodyStream, isBucketError, isValidBucketName, type Bucket, type BucketObject, type BucketRegistry } from '../bucket/index.js'
 import { CliError, cliError, fromBucketError } from './errors.js'
-import { fileKind } from './local-files.js'
+import { requireDataDirectory } from './local-files.js'
 import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, RemoteObject, WriteMetadata } from './transport.js'
 
 function remoteObject (object: BucketObject): RemoteObject {
@@ -54,11 +54,7 @@ export class LocalTransport implements ObjectTransport {
   async #open (create = false): Promise<BucketRegistry> {
     if (this.#registry === null) {
       const opening = this.#registry = (async () => {
-        if (!create) {
-          if ((await fileKind(this.#dataDir))?.kind !== 'directory') {
-            throw new CliError(`no data directory ${this.#dataDir} (set --data or FSBUCKET_DATA, or --endpoint for a server)`)
-          }
-        }
+        if (!create) await requireDataDirectory(this.#dataDir, ', or --endpoint for a server')
         return await this.#openRegistry(this.#dataDir)
       })()
       opening.catch(() => { if (this.#registry === opening) this.#registry = null })

@@ -17,7 +17,7 @@
  * answers the hosted service's default (SSE-S3, AES256) so that clients that
  * ask find what they expect. Versioning is never enabled.
  */
-import { authorize, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, parseLifecycleRules, type CorsRule } from '../bucket/index.js'
+import { authorize, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, type CorsRule } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -306,8 +306,8 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
     return stored
   })
   if (rules.length === 0) throw new S3Error('MalformedXML', 'A LifecycleConfiguration has at least one Rule.')
-  // The engine keeps what it reads, as from the management API.
-  await ctx.registry.updateSettings(ctx.bucketName, { lifecycle: { rules: parseLifecycleRules(rules) } })
+  // The engine checks the rules again and keeps what it reads, as from the management API.
+  await ctx.registry.updateSettings(ctx.bucketName, { lifecycle: { rules } })
   await ctx.reply.code(200).send()
 }
 
