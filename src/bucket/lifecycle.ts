@@ -72,8 +72,10 @@ function conditionOf (value: unknown): LifecycleCondition | undefined {
   return undefined
 }
 
-/** The hosted service's most lifecycle rules in a bucket. */
+/** The hosted service's most lifecycle rules in a bucket, and S3's longest rule ID. */
 export const MAX_LIFECYCLE_RULES = 1000
+export const MAX_RULE_ID_LENGTH = 255
+const controlCharacter = /[\u0000-\u001f\u007f]/
 
 function invalid (detail: string): ArgumentTypeError {
   return new ArgumentTypeError(`Invalid argument: ${detail}`)
@@ -125,12 +127,14 @@ export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
     const where = `rules[${i}]`
     if (!isObject(rule)) throw invalid(`${where} must be an object`)
     if (typeof rule.id !== 'string' || rule.id === '') throw invalid(`${where}.id is required`)
+    // As S3 has them, so that every rule can be read back through either door (XML carries no control character).
+    if (rule.id.length > MAX_RULE_ID_LENGTH || controlCharacter.test(rule.id)) throw invalid(`${where}.id must be at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character`)
     if (ids.has(rule.id)) throw invalid(`${where}.id is used twice`)
     ids.add(rule.id)
     if (typeof rule.enabled !== 'boolean') throw invalid(`${where}.enabled must be a boolean`)
     if (!isObject(rule.conditions)) throw invalid(`${where}.conditions must be an object`)
     const prefix: unknown = rule.conditions.prefix
-    if (prefix !== undefined && typeof prefix !== 'string') throw invalid(`${where}.conditions.prefix must be a string`)
+    if (prefix !== undefined && (typeof prefix !== 'string' || controlCharacter.test(prefix))) throw invalid(`${where}.conditions.prefix must be a string without control characters`)
     const kept: LifecycleRuleDocument = { id: rule.id, enabled: rule.enabled, conditions: prefix === undefined ? {} : { prefix } }
     const transition = (field: 'abortMultipartUploadsTransition' | 'deleteObjectsTransition', allowDate: boolean): { condition: LifecycleCondition } | undefined => {
       const given: unknown = rule[field]

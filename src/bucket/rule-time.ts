@@ -16,10 +16,11 @@ export function isRuleAge (value: unknown): value is number {
 /**
  * `YYYY-MM-DD` (midnight UTC) or an ISO 8601 date and time with a zone →
  * ms since the epoch; NaN otherwise. A day the calendar lacks (February
- * 30), which `Date.parse` moves into the next month, is NaN.
+ * 30) or an hour past 23, which `Date.parse` moves into the next month or
+ * day, is NaN.
  */
 export function parseRuleDate (text: string): number {
-  const match = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/.exec(text)
+  const match = /^(\d{4})-(\d{2})-(\d{2})(T(?:[01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))?$/.exec(text)
   if (match === null) return Number.NaN
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
   const calendar = new Date(Date.UTC(year, month - 1, day))

@@ -16,7 +16,10 @@
  *   proxy sends: its authority is the request's host (RFC 9112 3.2.2), so
  *   the target becomes its path and query and `Host` becomes the authority,
  *   and every check after this one (the site guard's above all) judges that.
- *   One with user information or another scheme than http(s) is refused.
+ *   One with user information, no host or another scheme than http(s) is
+ *   refused, as is the asterisk form on another method than OPTIONS.
+ * - Behind a request refused here, or an `Expect` the door refuses (417),
+ *   nothing pipelined on the same connection is carried out.
  *
  * A refusal is the door's own answer to a request Node's parser refuses
  * (its `clientError` handler: 431 or 400, after the answers of the
@@ -45,9 +48,12 @@ export function headRefusal (request: IncomingMessage): NodeJS.ErrnoException | 
   for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') hosts++
   if (hosts > 1) return refusal('ERR_INVALID_HOST', 'more than one Host header line')
   const url = request.url ?? ''
-  if (url.charCodeAt(0) !== 47 && url !== '*') {
+  if (url === '*') {
+    // The asterisk form is OPTIONS's alone (RFC 9112 3.2.4).
+    if (request.method !== 'OPTIONS') return refusal('ERR_INVALID_URL', 'a request target of * on another method than OPTIONS')
+  } else if (url.charCodeAt(0) !== 47) {
     const absolute = absoluteForm.exec(url)
-    if (absolute === null || absolute[1].includes('@')) return refusal('ERR_INVALID_URL', 'a request target that is neither a path nor an http(s) URL')
+    if (absolute === null || absolute[1] === '' || absolute[1].includes('@')) return refusal('ERR_INVALID_URL', 'a request target that is neither a path nor an http(s) URL with a host')
     request.headers.host = absolute[1]
     request.url = absolute[2] === '' ? '/' : absolute[2].startsWith('?') ? `/${absolute[2]}` : absolute[2]
   }
@@ -63,11 +69,20 @@ export function headRefusal (request: IncomingMessage): NodeJS.ErrnoException | 
  */
 const refusedConnections = new WeakSet<Socket>()
 
-/** Sets `server`'s count and puts the refusals in front of its 'request' listeners (call it once they are all on). */
+/** Sets `server`'s count and puts the refusals in front of its 'request' and 'checkExpectation' listeners (call it once they are all on). */
 export function guardRequestHead (server: Server): void {
   server.maxHeadersCount = MAX_HEADER_LINES
   const listeners = server.listeners('request') as RequestListener[]
   server.removeAllListeners('request')
+  // An `Expect` the door refuses (417) closes the connection after its answer: nothing pipelined behind it is carried out either.
+  const expectations = server.listeners('checkExpectation') as RequestListener[]
+  if (expectations.length > 0) {
+    server.removeAllListeners('checkExpectation')
+    server.on('checkExpectation', function (this: Server, request, response) {
+      refusedConnections.add(request.socket)
+      for (const listener of expectations) listener.call(this, request, response)
+    })
+  }
   server.on('request', function (this: Server, request, response) {
     if (refusedConnections.has(request.socket)) return
     const refused = headRefusal(request)

@@ -17,7 +17,7 @@
  * answers the hosted service's default (SSE-S3, AES256) so that clients that
  * ask find what they expect. Versioning is never enabled.
  */
-import { authorize, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, type CorsRule } from '../bucket/index.js'
+import { authorize, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, MAX_RULE_ID_LENGTH, type CorsRule } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -230,8 +230,6 @@ export async function deleteBucketCors (ctx: S3Context): Promise<void> {
 
 type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
-/** The longest rule ID (S3's); the most rules is the engine's (the hosted service's, and S3's too). */
-const MAX_RULE_ID_LENGTH = 255
 
 /** A whole number of days: MalformedXML when not a number, InvalidArgument when not positive. */
 function daysFrom (value: string, what: string): number {

@@ -240,10 +240,23 @@ t.test('a Host given twice or no host, and a target in absolute form, are judged
   const absolute = await ask(`PUT http://127.0.0.1:${port}/photos/absolute?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 5\r\nConnection: close\r\n\r\nhello`)
   t.same(statuses(absolute.text), [200], 'a target in absolute form is its path')
   t.equal((await app.inject({ method: 'GET', url: '/photos/absolute', headers: auth })).body, 'hello')
-  for (const target of ['ftp://127.0.0.1/photos/x', 'http://user@127.0.0.1/photos/x', 'photos/x']) {
+  for (const target of ['ftp://127.0.0.1/photos/x', 'http://user@127.0.0.1/photos/x', 'photos/x', 'http:///photos/x', '*']) {
     const { text } = await ask(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Connection: close\r\n\r\n`)
     t.same(statuses(text), [400], target)
   }
+})
+
+t.test('nothing pipelined behind a refused Expect (417) is carried out', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  const socket = await open(port)
+  socket.write(`PUT /photos/e1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: something-else\r\nContent-Length: 2\r\n\r\nhi` +
+    `PUT /photos/e2 HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 2\r\n\r\nhi`)
+  const { text } = await received(socket, () => false, 3000)
+  socket.destroy()
+  t.same(statuses(text), [417], 'the refusal alone')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  t.equal((await app.inject({ method: 'GET', url: '/photos/e2', headers: auth })).statusCode, 404, 'the PUT behind it stored nothing')
 })
 
 t.test('without credentials, a target in absolute form names the host the site guard judges', async t => {

@@ -84,13 +84,24 @@ t.test('lifecycle: impossible ages and dates are refused (10040), unknown fields
     ['no age at all', { type: 'Age', maxAge: 0 }, /maxAge/],
     ['February 30', { type: 'Date', date: '2027-02-30' }, /date must be a date/],
     ['a date without its zone', { type: 'Date', date: '2027-01-01T00:00:00' }, /date must be a date/],
-    ['a date in words', { type: 'Date', date: 'March 7, 2027' }, /date must be a date/]
+    ['a date in words', { type: 'Date', date: 'March 7, 2027' }, /date must be a date/],
+    ['hour 24', { type: 'Date', date: '2027-01-01T24:00:00Z' }, /date must be a date/]
   ]
   for (const [what, condition, message] of refusals) {
     const answer = await call(app, 'PUT', `${buckets}/logs/lifecycle`, expiring(condition))
     t.equal(answer.status, 400, what)
     t.equal(answer.body.errors[0].code, 10040, what)
     t.match(answer.body.errors[0].message, message, what)
+  }
+  // What S3 could not carry back (its 255 characters of ID, XML without control characters) is refused too.
+  const cases: Array<[string, string, Record<string, unknown>]> = [
+    ['an id of 256 characters', 'i'.repeat(256), {}],
+    ['a control character in the id', 'x\u0001y', {}],
+    ['a control character in the prefix', 'r', { prefix: 'p\u0001' }]
+  ]
+  for (const [what, id, conditions] of cases) {
+    const answer = await call(app, 'PUT', `${buckets}/logs/lifecycle`, { rules: [{ id, enabled: true, conditions, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } }] })
+    t.equal(answer.body.errors?.[0]?.code, 10040, what)
   }
   const tooMany = { rules: Array.from({ length: 1001 }, (_, i) => ({ id: `r${i}`, enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } })) }
   t.equal((await call(app, 'PUT', `${buckets}/logs/lifecycle`, tooMany)).body.errors[0].code, 10040, 'at most 1000 rules')

@@ -164,6 +164,11 @@ t.test('a Host given twice is refused as S3 refuses a malformed request; a targe
   t.same(statuses(twice), [400])
   t.match(twice, /<Code>InvalidRequest<\/Code>/)
   t.equal(await bucket.head('twice'), null, 'nothing stored')
+  const expect = await ask('PUT /photos/e1 HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\nhi' +
+    'PUT /photos/e2 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi')
+  t.same(statuses(expect), [417], 'a refused Expect alone')
+  t.equal(await bucket.head('e2'), null, 'and nothing behind it carried out')
+  t.same(statuses(await ask('GET * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n')), [400], 'the asterisk form is OPTIONS\'s alone')
   await bucket.put('victim', 'v')
   const behind = await ask('GET /photos/victim HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n' +
     'DELETE /photos/victim HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
