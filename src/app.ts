@@ -1,7 +1,8 @@
 /**
  * Builds the Fastify app of one server process from a configuration: the
  * bucket registry, the HTTP gateway routes, and the management API under
- * `/client/v4`. server/gateway.ts (the composition root) listens with it; tests call
+ * `/client/v4` (an app of its own, built at its first request:
+ * doors/handed-on.ts). server/gateway.ts (the composition root) listens with it; tests call
  * `buildApp` and drive it with `app.inject`.
  *
  * Logging: one line per request (doors/request-log.ts), through the logger
@@ -45,7 +46,8 @@ import type { OperatorEndpoints } from './doors/health.js'
 import type { RequestMeter } from './doors/request-meter.js'
 import { readinessChecks } from './server/readiness.js'
 import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
-import { managementApi, type ManagementCredentials, type ShareEndpoint } from './mgmt/index.js'
+import type { ManagementCredentials, ShareEndpoint } from './mgmt/index.js'
+import { HandedLog, handedFrom, handedId, handOn } from './doors/handed-on.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
 
 export interface GatewayConfig {
@@ -84,6 +86,9 @@ export interface GatewayConfig {
 }
 
 export const defaultIdleTimeout = serveDefaults.idleTimeout
+
+/** Where the management API v4 answers. */
+const managementPrefix = '/client/v4'
 
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
   const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })
@@ -177,7 +182,25 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       })
     }
     scope.addHook('onRequest', siteHostHook(guard, refuse))
-    await scope.register(managementApi, { prefix: '/client/v4', registry, credentials: management, shareEndpoint: config.shareEndpoint })
+    // Built at its first request (doors/handed-on.ts), with this app's options, logger and error envelope.
+    handOn(scope, managementPrefix, async () => {
+      const { managementApi } = await import('./mgmt/plugin.js')
+      // This app's options but its server's (it has none listening) and its request lines (this app writes them).
+      const apiOptions: typeof options = { ...options, https: undefined, logger: undefined, loggerInstance: app.log, logController: new HandedLog(), genReqId: handedId }
+      const api = Fastify(apiOptions)
+      if (config.meter != null) {
+        api.addHook('onRequest', (request, _reply, done) => {
+          const port = handedFrom(request.raw)
+          if (port !== undefined) port.operation = `${request.method} ${request.routeOptions.url ?? ''}`
+          done()
+        })
+      }
+      await api.register(managementApi, { prefix: managementPrefix, registry, credentials: management, shareEndpoint: config.shareEndpoint })
+      return api
+    }, (reply, err) => {
+      reply.log.error({ err }, 'the management API could not be built')
+      refuse(reply, new DoorError('InternalError'))
+    })
     await scope.register(webConsole, {
       // What the console refuses is answered in the gateway's envelope.
       refuse: async (reply, refusal) => {

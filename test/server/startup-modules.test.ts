@@ -7,7 +7,7 @@
  * file sender until a console file is asked for, the table of media types
  * until an object stored without one is answered, the signer's
  * package, PostgreSQL's client without --catalog, the S3 door without an
- * S3 port). Recorded as test/cli/startup.test.ts does, through a load hook,
+ * S3 port, the management API until its first request). Recorded as test/cli/startup.test.ts does, through a load hook,
  * and through CommonJS's loader too: packages require one another.
  */
 import { spawn } from 'node:child_process'
@@ -69,6 +69,8 @@ const everywhere = /\/node_modules\/(prom-client|@fastify\/send|mime-types|mime-
 const doors = /\/node_modules\/(fastify|@fastify\/[^/]+|fast-xml-parser|mime-types)\/|\/dist\/src\/(app|server\/gateway|s3\/app|http\/routes|mgmt\/plugin)\.js/
 const commandLine = /\/node_modules\/commander\/|\/dist\/src\/(main|cli\/index)\.js/
 const s3Door = /\/node_modules\/fast-xml-parser\/|\/dist\/src\/s3\/(app|index)\.js/
+// Built at its first request (src/doors/handed-on.ts).
+const managementApi = /\/dist\/src\/mgmt\/(plugin|routes\/[^/]+)\.js/
 
 t.test('serve --workers 2: the primary loads no door, a worker no command line and nothing it does not use yet', async t => {
   const { primary, workers } = await loadedByServe(t, ['--s3-port', '0'])
@@ -77,8 +79,8 @@ t.test('serve --workers 2: the primary loads no door, a worker no command line a
   t.equal(workers.length, 2, 'both workers were recorded')
   for (const loaded of workers) {
     t.ok(loaded.some(line => line.endsWith('/dist/src/server/gateway.js')) && loaded.some(line => /\/node_modules\/fastify\//.test(line)), 'a worker loads its doors')
-    t.same(loaded.filter(line => commandLine.test(line) || everywhere.test(line) || s3Door.test(line)), [],
-      'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, console file sender, media types table, nor the S3 door without an S3 port')
+    t.same(loaded.filter(line => commandLine.test(line) || everywhere.test(line) || s3Door.test(line) || managementApi.test(line)), [],
+      'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, console file sender, media types table, S3 door without an S3 port, nor the management API before its first request')
   }
 })
 
