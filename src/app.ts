@@ -47,7 +47,7 @@ import type { RequestMeter } from './doors/request-meter.js'
 import { readinessChecks } from './server/readiness.js'
 import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
 import type { ManagementCredentials, ShareEndpoint } from './mgmt/index.js'
-import { HandedLog, handedFrom, handedId, handOn } from './doors/handed-on.js'
+import { handedFrom, handedId, handOn } from './doors/handed-on.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
 
 export interface GatewayConfig {
@@ -183,10 +183,10 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     }
     scope.addHook('onRequest', siteHostHook(guard, refuse))
     // Built at its first request (doors/handed-on.ts), with this app's options, logger and error envelope.
-    handOn(scope, managementPrefix, async () => {
+    await handOn(scope, managementPrefix, async () => {
       const { managementApi } = await import('./mgmt/plugin.js')
-      // This app's options but its server's (it has none listening) and its request lines (this app writes them).
-      const apiOptions: typeof options = { ...options, https: undefined, logger: undefined, loggerInstance: app.log, logController: new HandedLog(), genReqId: handedId }
+      // This app's options but its server's (it has none listening); it writes its requests' lines, this app counts them.
+      const apiOptions: typeof options = { ...options, https: undefined, logger: undefined, loggerInstance: app.log, logController: new RequestLog(), genReqId: handedId }
       const api = Fastify(apiOptions)
       if (config.meter != null) {
         api.addHook('onRequest', (request, _reply, done) => {

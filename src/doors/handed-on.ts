@@ -1,50 +1,64 @@
 /**
  * A part of a port's app that is built at its first request: an app of its
  * own, to which the port's app hands every request under a prefix whole
- * (routed and hooked there, its body not yet read). app.ts builds the
- * management API so: a hundred routes that most servers never answer,
- * which cost every worker's start about 80 ms of CPU and its memory a few
- * MiB (docs/benchmarks.md).
+ * (routed and hooked there, its body not yet read), whatever its method.
+ * app.ts builds the management API so: a hundred routes that most servers
+ * never answer, which cost every worker's start about 80 ms of CPU and its
+ * memory a few MiB (docs/benchmarks.md).
  *
- * The port's app keeps doing for a handed request what it does for every
- * request: the connection's order, its guards, the request's log line and
- * its count for the metrics. So the inner app writes no request line
- * (`HandedLog`), takes the port's request id (`handedId`), and names the
- * operation on the port's request (`handedFrom`).
+ * The port's app keeps doing for a handed request what it does before any
+ * route runs: the connection's order, its guards, and the request's count
+ * for the metrics (the inner app names the operation on the port's
+ * request: `handedFrom`). The inner app writes the request's log line,
+ * with the answer it made (`wasHandedOn` tells the port's log to write
+ * none), under the id the port's app gave the request (`handedId`) and
+ * with the time since the port's app took it (`handedElapsed`).
  */
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
-/** The port's request of each request handed on, by its raw request. */
-const handed = new WeakMap<IncomingMessage, FastifyRequest>()
+/** The port app's request and reply of each request handed on, by its raw request. */
+const handed = new WeakMap<IncomingMessage, FastifyReply>()
 
 /** The port app's request a raw request was handed on from; undefined when it was not. */
 export function handedFrom (raw: IncomingMessage): FastifyRequest | undefined {
-  return handed.get(raw)
+  return handed.get(raw)?.request
+}
+
+/** Whether this is the port app's request of one handed on (the inner app's request of it is not). */
+export function wasHandedOn (request: FastifyRequest): boolean {
+  return handed.get(request.raw)?.request === request
+}
+
+/** Milliseconds since the port's app took the request handed on as `raw`; undefined when it was not handed on. */
+export function handedElapsed (raw: IncomingMessage): number | undefined {
+  return handed.get(raw)?.elapsedTime
 }
 
 /** The inner app's `genReqId`: the id the port's app gave the request, so every line about it names one id. */
 export function handedId (raw: IncomingMessage): string {
-  return handed.get(raw)?.id ?? randomUUID()
-}
-
-/** The inner app's log controller: the port's app writes the request's line; its other lines (stream errors) stay. */
-export class HandedLog extends LogController {
-  override incomingRequest (): void {}
-  override requestCompleted (): void {}
+  return handed.get(raw)?.request.id ?? randomUUID()
 }
 
 /**
- * Routes every method of `prefix` and everything below it in `scope` to
+ * Hands every request under `prefix` in `scope`, whatever its method, to
  * the app `build` makes, built (and made ready) at the first such request
  * and closed with `scope`. A build that fails is answered by `fail` and
  * tried again at the next request.
  */
-export function handOn (scope: FastifyInstance, prefix: string, build: () => Promise<FastifyInstance>, fail: (reply: FastifyReply, err: unknown) => void): void {
+export async function handOn (scope: FastifyInstance, prefix: string, build: () => Promise<FastifyInstance>, fail: (reply: FastifyReply, err: unknown) => void): Promise<void> {
   let inner: Promise<FastifyInstance> | null = null
   const open = async (): Promise<FastifyInstance> => {
-    inner ??= build().then(async app => { await app.ready(); return app }).catch(err => {
+    inner ??= build().then(async app => {
+      try {
+        await app.ready()
+      } catch (err) {
+        await app.close().catch(() => {})
+        throw err
+      }
+      return app
+    }).catch(err => {
       inner = null
       throw err
     })
@@ -58,14 +72,19 @@ export function handOn (scope: FastifyInstance, prefix: string, build: () => Pro
       fail(reply, err)
       return
     }
-    handed.set(request.raw, request)
+    handed.set(request.raw, reply)
     reply.hijack()
     app.routing(request.raw, reply.raw)
   }
-  // Handed on before the body is read: the inner app parses it as its routes say.
-  for (const url of [prefix, `${prefix}/*`]) {
-    scope.route({ method: scope.supportedMethods, url, exposeHeadRoute: false, onRequest: hand, handler: hand })
-  }
+  await scope.register(async below => {
+    // After every onRequest hook of the port's app (those added after this too), before the body is read (the
+    // inner app parses it as its routes say); on every route and on the not-found handler below the prefix,
+    // which is where a method the router does not know arrives.
+    below.addHook('preParsing', async (request, reply) => { await hand(request, reply) })
+    below.route({ method: below.supportedMethods, url: '/', exposeHeadRoute: false, handler: hand })
+    below.route({ method: below.supportedMethods, url: '/*', exposeHeadRoute: false, handler: hand })
+    below.setNotFoundHandler(hand)
+  }, { prefix })
   scope.addHook('onClose', async () => {
     const app = await inner?.catch(() => null)
     await app?.close()
