@@ -108,6 +108,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     // those in flight, its connection closed after it, rather than refused with Fastify's own JSON 503.
     return503OnClosing: false,
     connectionTimeout: idleMs,
+    // A kept-alive connection silent between requests is closed after the same time (Fastify's own is 72 s).
+    keepAliveTimeout: idleMs,
     clientErrorHandler: answerClientError,
     // Object keys are opaque: never rewrite `//` or a trailing `/` (Fastify 5 leaves `;` alone by default).
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },

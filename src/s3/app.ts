@@ -141,7 +141,7 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const portMeter = config.meter?.port('s3') ?? null
-  const options: FastifyServerOptions & { connectionTimeout?: number, https?: S3AppConfig['https'] } = {
+  const options: FastifyServerOptions & { connectionTimeout?: number, keepAliveTimeout?: number, https?: S3AppConfig['https'] } = {
     logController: new RequestLog({ url: redactedUrl, meter: portMeter }),
     genReqId: newRequestId,
     // No route declares a schema: the compilers load only if one ever does.
@@ -170,7 +170,11 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   }
   if (config.https !== undefined) options.https = config.https
   const connections = config.connections
-  if (connections !== undefined) options.connectionTimeout = connections.idleTimeoutMs
+  if (connections !== undefined) {
+    options.connectionTimeout = connections.idleTimeoutMs
+    // A kept-alive connection silent between requests is closed after the same time (Fastify's own is 72 s).
+    options.keepAliveTimeout = connections.idleTimeoutMs
+  }
   const app = Fastify(options)
   // The 100 of Expect: 100-continue waits until a handler reads the body (bodyPipeline), after the signature and the checks.
   deferContinue(app.server)

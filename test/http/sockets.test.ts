@@ -61,6 +61,20 @@ t.test('a body that stops arriving answers 408 after the idle timeout, and nothi
   t.equal((await app.inject({ method: 'PUT', url: '/photos/later', headers: auth, payload: 'fine' })).statusCode, 200, 'later writes work')
 })
 
+t.test('a kept-alive connection silent after its answer is closed after the idle timeout, as its Keep-Alive says', async t => {
+  const { app } = await gateway(t, { idleTimeout: 1 })
+  const port = await listening(app)
+  const socket = await open(port)
+  const started = Date.now()
+  socket.write('GET /_health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  const { text, closed } = await received(socket, () => false, 8000)
+  const elapsed = Date.now() - started
+  t.match(text, /^HTTP\/1\.1 200 /)
+  t.match(text, /keep-alive: timeout=1\r\n/i, 'the answer says how long the connection is kept')
+  t.ok(closed, 'the connection closed')
+  t.ok(elapsed >= 900 && elapsed < 4000, `after about a second (${elapsed} ms)`)
+})
+
 t.test('a slow body that keeps sending is not cut', async t => {
   const { app } = await gateway(t, { idleTimeout: 1 })
   const port = await listening(app)

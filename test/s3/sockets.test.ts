@@ -14,6 +14,19 @@ import { s3Server } from './fixture.js'
 const connections = (seconds: number): S3Connections =>
   ({ idleTimeoutMs: seconds * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered })
 
+t.test('a kept-alive connection silent after its answer is closed after the idle timeout, as its Keep-Alive says', async t => {
+  const { port } = await s3Server(t, { connections: connections(1) })
+  const socket = await open(port)
+  const started = Date.now()
+  socket.write('HEAD /photos HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  const { text, closed } = await received(socket, () => false, 8000)
+  const elapsed = Date.now() - started
+  t.match(text, /^HTTP\/1\.1 200 /)
+  t.match(text, /keep-alive: timeout=1\r\n/i, 'the answer says how long the connection is kept')
+  t.ok(closed, 'the connection closed')
+  t.ok(elapsed >= 900 && elapsed < 4000, `after about a second (${elapsed} ms)`)
+})
+
 t.test('pipelined PutObject then DeleteObject of one key: the object ends deleted', async t => {
   const { port, registry } = await s3Server(t, { connections: connections(60) })
   const bucket = (await registry.open('photos'))!
