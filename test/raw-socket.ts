@@ -23,6 +23,16 @@ export async function received (socket: Socket, until: (text: string) => boolean
   })
 }
 
+/** Sends `head` on a new connection and waits (up to `ms`) for the server to close it: what it answered, and after how long. */
+export async function answeredUntilClosed (port: number, head: string, ms = 8000): Promise<{ text: string, closed: boolean, elapsed: number }> {
+  const socket = await open(port)
+  const started = Date.now()
+  socket.write(head)
+  const { text, closed } = await received(socket, () => false, ms)
+  socket.destroy()
+  return { text, closed, elapsed: Date.now() - started }
+}
+
 /** The status codes of the responses in `text`, in order. */
 export function statuses (text: string): number[] {
   return [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(m => Number(m[1]))

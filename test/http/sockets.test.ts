@@ -3,7 +3,7 @@
  * a stalled body answers 408 and stores nothing, headers have a deadline.
  */
 import t from 'tap'
-import { open, received, statuses } from '../raw-socket.js'
+import { answeredUntilClosed, open, received, statuses } from '../raw-socket.js'
 import type { FastifyInstance } from 'fastify'
 import { auth, gateway, token } from './gateway-fixture.js'
 
@@ -64,11 +64,7 @@ t.test('a body that stops arriving answers 408 after the idle timeout, and nothi
 t.test('a kept-alive connection silent after its answer is closed after the idle timeout, as its Keep-Alive says', async t => {
   const { app } = await gateway(t, { idleTimeout: 1 })
   const port = await listening(app)
-  const socket = await open(port)
-  const started = Date.now()
-  socket.write('GET /_health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
-  const { text, closed } = await received(socket, () => false, 8000)
-  const elapsed = Date.now() - started
+  const { text, closed, elapsed } = await answeredUntilClosed(port, 'GET /_health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
   t.match(text, /^HTTP\/1\.1 200 /)
   t.match(text, /keep-alive: timeout=1\r\n/i, 'the answer says how long the connection is kept')
   t.ok(closed, 'the connection closed')
