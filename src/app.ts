@@ -192,7 +192,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       const api = Fastify(apiOptions)
       if (config.meter != null) {
         api.addHook('onRequest', (request, _reply, done) => {
-          const port = handedFrom(request.raw)
+          const port = handedFrom(request.raw)?.request
           if (port !== undefined) port.operation = `${request.method} ${request.routeOptions.url ?? ''}`
           done()
         })

@@ -9,31 +9,25 @@
  * The port's app keeps doing for a handed request what it does before any
  * route runs: the connection's order, its guards, and the request's count
  * for the metrics (the inner app names the operation on the port's
- * request: `handedFrom`). The inner app writes the request's log line,
- * with the answer it made (`wasHandedOn` tells the port's log to write
- * none), under the id the port's app gave the request (`handedId`) and
- * with the time since the port's app took it (`handedElapsed`).
+ * request). The inner app writes the request's log line, with the answer
+ * it made, under the id the port's app gave the request (`handedId`) and
+ * with the time since the port's app took it; the port's log writes none
+ * (`handedFrom` gives both apps the port's side).
  */
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
-/** The port app's request and reply of each request handed on, by its raw request. */
+/** The port app's reply (and through it its request) of each request handed on, by its raw request. */
 const handed = new WeakMap<IncomingMessage, FastifyReply>()
 
-/** The port app's request a raw request was handed on from; undefined when it was not. */
-export function handedFrom (raw: IncomingMessage): FastifyRequest | undefined {
-  return handed.get(raw)?.request
-}
-
-/** Whether this is the port app's request of one handed on (the inner app's request of it is not). */
-export function wasHandedOn (request: FastifyRequest): boolean {
-  return handed.get(request.raw)?.request === request
-}
-
-/** Milliseconds since the port's app took the request handed on as `raw`; undefined when it was not handed on. */
-export function handedElapsed (raw: IncomingMessage): number | undefined {
-  return handed.get(raw)?.elapsedTime
+/**
+ * The port app's reply to the request handed on as `raw`; undefined when it
+ * was not handed on. Its `request` is the port's request (not the inner
+ * app's), and its `elapsedTime` counts from when the port took it.
+ */
+export function handedFrom (raw: IncomingMessage): FastifyReply | undefined {
+  return handed.get(raw)
 }
 
 /** The inner app's `genReqId`: the id the port's app gave the request, so every line about it names one id. */

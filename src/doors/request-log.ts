@@ -12,7 +12,7 @@
  * stored.
  */
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
-import { handedElapsed, wasHandedOn } from './handed-on.js'
+import { handedFrom } from './handed-on.js'
 import type { PortMeter } from './request-meter.js'
 
 /** What a request log line names, filled in by the door. */
@@ -52,13 +52,14 @@ export class RequestLog extends LogController {
   }
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    // The app it was handed on to writes its line (handed-on.ts).
-    if (wasHandedOn(request)) return
+    // A request handed on to another app (handed-on.ts) is logged there, timed from when this app took it.
+    const port = handedFrom(request.raw)
+    if (port?.request === request) return
     // Below the info level a request's line is not even made.
     if (error == null && (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return
     // An app that never set them (the management API's: handed-on.ts) names the request by its URL.
     const fields = request.logFields ?? null
-    const ms = handedElapsed(request.raw) ?? reply.elapsedTime
+    const ms = port?.elapsedTime ?? reply.elapsedTime
     const line = requestLine(request.method, fields, fields === null ? this.#url(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), ms)
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')

@@ -230,7 +230,6 @@ export async function deleteBucketCors (ctx: S3Context): Promise<void> {
 
 type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
-
 /** A whole number of days: MalformedXML when not a number, InvalidArgument when not positive. */
 function daysFrom (value: string, what: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
