@@ -8,10 +8,11 @@
  * the least a Node server can spend on a request, so `w2 / node` is the
  * share of Node's own rate the gateway keeps.
  *
- * The small GET and 304 rows are driven by wrk (2 threads, 50
- * connections) where it is installed: autocannon, in this process,
- * parses every answer in JavaScript and takes a core the servers need.
- * Without wrk they fall back to autocannon (the table says which).
+ * The small GET, 304 and small PUT rows are driven by wrk (2 threads, 50
+ * connections; the PUTs by a script giving each request a new key) where
+ * it is installed: autocannon, in this process, parses every answer in
+ * JavaScript and takes a core the servers need. Without wrk they fall back
+ * to autocannon (the table says which).
  *
  *   small GET        1 KiB object, 50 connections (req/s)
  *   small PUT        1 KiB, a new key per request, fsync on, 50 connections (req/s),
@@ -82,6 +83,7 @@ import Fastify from 'fastify'
 import S3rver from 's3rver'
 import { freePort, serverEnv, stop, waitForPort } from './processes.js'
 import { ratioText } from './ratio.js'
+import { putScript, wrk, wrkPath } from './wrk.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -269,45 +271,30 @@ async function cannon (options: Parameters<typeof autocannon>[0]): Promise<Await
   return result
 }
 
-/** wrk's path, or null when it is not installed. */
-const wrkPath = ['/usr/bin/wrk', '/usr/local/bin/wrk'].find(p => existsSync(p)) ?? null
-
-/** Requests per second of wrk (2 threads, `connections`) over `seconds`, after the same warm-up as autocannon's. */
-async function wrk (url: string, connections: number, headers: Record<string, string> = {}): Promise<{ rate: number, errors: string | null }> {
-  // A 10 s timeout: on a busy machine a server's slowest answers are counted late rather than dropped.
-  const args = ['-t2', `-c${connections}`, '--timeout', '10s', ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`])]
-  if (warmUpSeconds > 0) await run(wrkPath as string, [...args, `-d${warmUpSeconds}s`, url])
-  const { stdout } = await run(wrkPath as string, [...args, `-d${seconds}s`, url])
-  const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN)
-  const errors = /Non-2xx or 3xx responses: \d+|Socket errors:.*/.exec(stdout)?.[0] ?? null
-  if (errors !== null) console.error(`  ${url}: ${errors}`)
-  return { rate, errors }
-}
-
-/** Bytes per second wrk's "Transfer/sec" line gives (it counts the answers' headers too: a few hundred bytes against MiBs). */
-function wrkTransfer (stdout: string): number {
-  const match = /Transfer\/sec:\s+([\d.]+)([KMG]?)B/.exec(stdout)
-  if (match === null) return NaN
-  return Number(match[1]) * { '': 1, K: 1024, M: MiB, G: 1024 * MiB }[match[2] as '' | 'K' | 'M' | 'G']
-}
-
 /**
- * The large-body rows' load with wrk (2 threads, `connections`), after
- * `warmUp` seconds of it: answers per second and bytes per second.
+ * PUTs per second of 1 KiB bodies to new keys under `base` (a URL ending
+ * in the keys' prefix), 50 connections: wrk where installed, else
+ * autocannon. The warm-up writes keys of its own.
  */
-async function wrkLarge (url: string, connections: number, warmUp: number, headers: Record<string, string> = {}): Promise<{ rate: number, bytesPerSecond: number, errors: string | null }> {
-  const args = ['-t2', `-c${connections}`, '--timeout', '30s', ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`])]
-  await run(wrkPath as string, [...args, `-d${warmUp}s`, url])
-  const { stdout } = await run(wrkPath as string, [...args, `-d${seconds}s`, url])
-  const errors = /Non-2xx or 3xx responses: \d+|Socket errors:.*/.exec(stdout)?.[0] ?? null
-  if (errors !== null) console.error(`  ${url}: ${errors}`)
-  return { rate: Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN), bytesPerSecond: wrkTransfer(stdout), errors }
+async function putLoad (base: string, scriptFile: string): Promise<Measured> {
+  const { origin, pathname } = new URL(base)
+  if (wrkPath !== null) {
+    const { rate, errors } = await wrk(origin, { connections: 50, seconds, warmUp: warmUpSeconds, script: scriptFile, args: [pathname], warmUpArgs: [`${pathname}warm-`] })
+    return { value: rate, unit: 'req/s', note: errors ?? undefined }
+  }
+  let n = 0
+  const r = await cannon({
+    url: origin,
+    connections: 50,
+    requests: [{ method: 'PUT', body: Buffer.alloc(1024, 120), setupRequest: request => ({ ...request, path: `${pathname}${n++}` }) }]
+  })
+  return { value: r.requests.average, unit: 'req/s', note: `autocannon, ${r.non2xx} non-2xx` }
 }
 
 /** The small GET and 304 rows' load: wrk where installed, else autocannon. */
 async function smallLoad (url: string, headers: Record<string, string> = {}): Promise<Measured> {
   if (wrkPath !== null) {
-    const { rate } = await wrk(url, 50, headers)
+    const { rate } = await wrk(url, { connections: 50, seconds, warmUp: warmUpSeconds, headers })
     return { value: rate, unit: 'req/s' }
   }
   const r = await cannon({ url, connections: 50, headers })
@@ -422,6 +409,8 @@ async function main (): Promise<void> {
     console.error(`preparing files in ${root} ...`)
     await makeFile(path.join(files, 'small.bin'), 1024)
     await makeFile(path.join(files, 'big.bin'), 64 * MiB)
+    const putScriptFile = path.join(root, 'put.lua')
+    await fsp.writeFile(putScriptFile, putScript)
     const uploadFile = path.join(root, 'upload.bin')
     if (measures('1 GiB upload')) await makeFile(uploadFile, uploadBytes)
 
@@ -502,7 +491,7 @@ async function main (): Promise<void> {
       if (column.does.has('Range GET') && inRound('Range GET')) {
         const range = `bytes=${8 * MiB}-${9 * MiB - 1}`
         if (wrkPath !== null) {
-          const measured = await wrkLarge(url('big.bin'), 10, 3, { range })
+          const measured = await wrk(url('big.bin'), { connections: 10, seconds, warmUp: 3, timeout: 30, headers: { range } })
           record('Range GET', column.name, { value: measured.rate, unit: 'req/s', ...(measured.errors === null ? {} : { note: measured.errors }) })
         } else {
           await curlBatch(url('big.bin'), 2500, 10, ['-H', `Range: ${range}`], root)
@@ -512,7 +501,7 @@ async function main (): Promise<void> {
       }
       if (column.does.has('64 MiB GET') && inRound('64 MiB GET')) {
         if (wrkPath !== null) {
-          const measured = await wrkLarge(url('big.bin'), 4, 2)
+          const measured = await wrk(url('big.bin'), { connections: 4, seconds, warmUp: 2, timeout: 30 })
           record('64 MiB GET', column.name, { value: measured.bytesPerSecond / MiB, unit: 'MB/s', ...(measured.errors === null ? {} : { note: measured.errors }) })
         } else {
           await curlBatch(url('big.bin'), 8, 4, [], root)
@@ -522,15 +511,7 @@ async function main (): Promise<void> {
       }
       if (column.does.has('small PUT') && inRound('small PUT')) {
         // Distinct keys in every run, under a prefix of its own (its warm-up included): the same keys again would measure overwrites.
-        const prefix = `/bench/put/${putRuns++}-`
-        let n = 0
-        const body = Buffer.alloc(1024, 120)
-        const r = await cannon({
-          url: url('small.bin'),
-          connections: 50,
-          requests: [{ method: 'PUT', body, setupRequest: request => ({ ...request, path: `${prefix}${n++}` }) }]
-        })
-        record('small PUT', column.name, { value: r.requests.average, unit: 'req/s', note: `${r.non2xx} non-2xx` })
+        record('small PUT', column.name, await putLoad(url(`put/${putRuns++}-`), putScriptFile))
         if (column.name === 'fsbucket w1') {
           record('small PUT', 'raw disk', { value: await rawDurableWrites(path.join(root, `raw-puts-${rawRuns++}`), seconds), unit: 'files/s', note: 'create+fdatasync+rename+dir fsync' })
         }

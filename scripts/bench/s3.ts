@@ -1,7 +1,7 @@
 /**
  * The S3 benchmark (`npm run bench:s3`): the S3 port against the HTTP routes
- * of the same server and against s3rver, in the same run, driven by
- * autocannon over loopback.
+ * of the same server and against s3rver, in the same run, driven over
+ * loopback by wrk (wrk.ts; autocannon where wrk is not installed).
  *
  *   small GET      1 KiB object, 50 connections (req/s); S3 requests carry a
  *                  SigV4 Authorization header (signed once: a header
@@ -30,7 +30,7 @@
  * 100 MiB RSS.
  *
  * Environment:
- *   BENCH_SECONDS   length of each autocannon run (default 5)
+ *   BENCH_SECONDS   length of each measured run (default 5)
  *   BENCH_WARMUP    seconds of the same load before each run, not measured (default 1)
  *   BENCH_ROUNDS    rounds of the small-op rows, alternating the servers; medians kept (default 3)
  *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
@@ -52,6 +52,7 @@ import { SignatureV4 } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
 import { freePort, serverEnv, stop, waitForPort } from './processes.js'
 import { ratioText } from './ratio.js'
+import { putScript, signedPutScript, wrk, wrkPath } from './wrk.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -115,24 +116,53 @@ async function cannon (options: Parameters<typeof autocannon>[0]): Promise<numbe
 
 async function smallGet (port: number, urlPath: string, credentials: typeof devCredentials | null): Promise<number> {
   const headers = credentials === null ? {} : await signedHeaders(credentials, 'GET', port, urlPath)
-  return await cannon({ url: `http://127.0.0.1:${port}${urlPath}`, headers })
+  const url = `http://127.0.0.1:${port}${urlPath}`
+  if (wrkPath !== null) return (await wrk(url, { connections: 50, seconds, warmUp: warmUpSeconds, headers })).okRate
+  return await cannon({ url, headers })
 }
 
 let putRuns = 0
+let scripts = 0
 
-async function smallPut (port: number, keyPrefix: string, credentials: typeof devCredentials | null): Promise<number> {
-  // Every run writes new keys, as the first did.
-  const prefix = `${keyPrefix}${putRuns++}-`
-  // Enough pre-signed keys for the run; they are reused (overwritten) past that.
-  const count = credentials === null ? 0 : 40_000
+/** `count` PUTs of new keys under `prefix`, each signed (UNSIGNED-PAYLOAD) as a client would sign it. */
+async function signedPuts (credentials: typeof devCredentials, port: number, prefix: string, count: number): Promise<Array<{ path: string, headers: Record<string, string> }>> {
   const signed: Array<{ path: string, headers: Record<string, string> }> = []
   for (let i = 0; i < count; i++) {
     const urlPath = `${prefix}${i}`
-    signed.push({ path: urlPath, headers: await signedHeaders(credentials!, 'PUT', port, urlPath) })
+    signed.push({ path: urlPath, headers: await signedHeaders(credentials, 'PUT', port, urlPath) })
   }
+  return signed
+}
+
+/** Writes a wrk script into `dir`, returning its path. */
+async function scriptFile (dir: string, text: string): Promise<string> {
+  const file = path.join(dir, `load-${scripts++}.lua`)
+  await fsp.writeFile(file, text)
+  return file
+}
+
+async function smallPut (dir: string, port: number, keyPrefix: string, credentials: typeof devCredentials | null): Promise<number> {
+  // Every run writes new keys, as the first did.
+  const prefix = `${keyPrefix}${putRuns++}-`
+  const origin = `http://127.0.0.1:${port}`
+  if (wrkPath !== null) {
+    if (credentials === null) {
+      const script = await scriptFile(dir, putScript)
+      return (await wrk(origin, { connections: 50, seconds, warmUp: warmUpSeconds, script, args: [prefix], warmUpArgs: [`${prefix}warm-`] })).okRate
+    }
+    // Signed beforehand, keys of their own for the warm-up; enough for the run, reused (overwritten) past that.
+    if (warmUpSeconds > 0) {
+      const warm = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, `${prefix}warm-`, 10_000)))
+      await wrk(origin, { connections: 50, seconds: warmUpSeconds, warmUp: 0, script: warm })
+    }
+    const script = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, prefix, 40_000)))
+    return (await wrk(origin, { connections: 50, seconds, warmUp: 0, script })).okRate
+  }
+  // Enough pre-signed keys for the run; they are reused (overwritten) past that.
+  const signed = credentials === null ? [] : await signedPuts(credentials, port, prefix, 40_000)
   let n = 0
   return await cannon({
-    url: `http://127.0.0.1:${port}`,
+    url: origin,
     requests: [{
       method: 'PUT',
       setupRequest: request => {
@@ -290,14 +320,14 @@ async function main (): Promise<void> {
     row('small GET, 1 worker (req/s)', get.s3, get.http, get.s3rver)
     row('small GET, 2 workers (req/s)', get.s3w2, get.httpw2, get.s3rver)
     const put = await alternated({
-      s3: async () => await smallPut(s3Port, '/bench/put-s3-', devCredentials),
-      http: async () => await smallPut(httpPort, '/bench/put-http-', null),
-      s3w2: async () => await smallPut(s32Port, '/bench/put-s3-', devCredentials),
-      httpw2: async () => await smallPut(http2Port, '/bench/put-http-', null),
-      s3Unsynced: async () => await smallPut(unsyncedS3Port, '/bench/put-s3-', devCredentials),
-      httpUnsynced: async () => await smallPut(unsyncedHttpPort, '/bench/put-http-', null),
-      s3rver: async () => await smallPut(s3rverPort, '/bench/put-', s3rverCredentials),
-      file: async () => await smallPut(filePort, '/bench/put-', null)
+      s3: async () => await smallPut(root, s3Port, '/bench/put-s3-', devCredentials),
+      http: async () => await smallPut(root, httpPort, '/bench/put-http-', null),
+      s3w2: async () => await smallPut(root, s32Port, '/bench/put-s3-', devCredentials),
+      httpw2: async () => await smallPut(root, http2Port, '/bench/put-http-', null),
+      s3Unsynced: async () => await smallPut(root, unsyncedS3Port, '/bench/put-s3-', devCredentials),
+      httpUnsynced: async () => await smallPut(root, unsyncedHttpPort, '/bench/put-http-', null),
+      s3rver: async () => await smallPut(root, s3rverPort, '/bench/put-', s3rverCredentials),
+      file: async () => await smallPut(root, filePort, '/bench/put-', null)
     })
     const filePerPut = (s3: number): Record<string, string> => ({ 'file per PUT': put.file.toFixed(0), 'S3 / file per PUT': ratioText(s3, put.file), 's3rver / file per PUT': ratioText(put.s3rver, put.file) })
     row('small PUT, 1 worker (req/s)', put.s3, put.http, put.s3rver, filePerPut(put.s3))
@@ -345,7 +375,7 @@ async function main (): Promise<void> {
     console.log(format(lines[0]))
     console.log(`|${widths.map(w => '-'.repeat(w + 2)).join('|')}|`)
     for (const l of lines.slice(1)) console.log(format(l))
-    console.log(`\n${os.cpus().length} cores, ${seconds} s per autocannon run, Node ${process.version}; goals (issue 11): S3 small ops ≥ 0.8× HTTP routes and ≥ 5× s3rver; upload ≥ 0.7× md5sum with peak RSS < 100 MiB.`)
+    console.log(`\n${os.cpus().length} cores, ${seconds} s per ${wrkPath === null ? 'autocannon' : 'wrk'} run, Node ${process.version}; goals: S3 small ops ≥ 0.9× HTTP routes (issue 37) and ≥ 5× s3rver (issue 11); upload ≥ 0.7× md5sum with peak RSS < 100 MiB.`)
   } finally {
     for (const child of children) await stop(child)
     await fsp.rm(root, { recursive: true, force: true })
