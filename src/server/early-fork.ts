@@ -1,18 +1,21 @@
 /**
- * `fsbucket serve` with several workers forks them as the command starts,
- * before it loads its option parser and its commands: a worker then spends
- * that time (about a tenth of a second here) booting Node and loading its
- * doors instead of waiting for the primary to get there. bin/fsbucket.js
- * calls `forkEarly` for `serve`; nothing else does.
+ * `fsbucket serve` with several workers forks the first of them as the
+ * command starts, before it loads its option parser and its commands: that
+ * worker then spends this time (about a tenth of a second here) booting
+ * Node and loading its doors instead of waiting for the primary to get
+ * there. The others start once it listens (serve.ts): started beside it,
+ * they took the cores its start needed, and the server answered its first
+ * request about 90 ms later on two cores (docs/benchmarks.md).
+ * bin/fsbucket.js calls `forkEarly` for `serve`; nothing else does.
  *
- * The command line still decides. The count read here is only a guess from
- * the same flags and variable (`workersAskedFor`, which declines whenever it
- * is unsure), and a worker does nothing until the primary sends it the
- * options it parsed and checked (serve.ts). The primary adopts these
- * workers (`takeEarlyWorkers`): it keeps as many as it wants, kills any
- * extra, forks what is missing, and replays what they said or did before it
- * listened. A server of one process kills them all (`dismissEarlyWorkers`),
- * and a command line that fails exits with its early workers killed.
+ * The command line still decides. Whether it wants workers is only a guess
+ * here, from the same flags and variable (`workersAskedFor`, which declines
+ * whenever it is unsure), and the worker does nothing until the primary
+ * sends it the options it parsed and checked (serve.ts). The primary
+ * adopts the worker (`takeEarlyWorkers`) and replays what it said or did
+ * before the primary listened. A server of one process kills it
+ * (`dismissEarlyWorkers`), and a command line that fails exits with it
+ * killed.
  */
 import cluster, { type Worker } from 'node:cluster'
 import os from 'node:os'
@@ -73,10 +76,9 @@ export function workersAskedFor (args: readonly string[], env: NodeJS.ProcessEnv
 
 let early: (EarlyWorkers & { stop: () => void }) | null = null
 
-/** Forks the workers `serve <args>` will want, when it plainly wants several; a fork that fails leaves it to the primary. */
+/** Forks the first worker of `serve <args>`, when it plainly wants several; a fork that fails leaves it to the primary. */
 export function forkEarly (args: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
-  const count = workersAskedFor(args, env)
-  if (count === null || !cluster.isPrimary || early !== null) return
+  if (workersAskedFor(args, env) === null || !cluster.isPrimary || early !== null) return
   const workers: Worker[] = []
   const events: EarlyEvent[] = []
   const onMessage = (worker: Worker, message: unknown): void => { events.push({ kind: 'message', worker, message }) }
@@ -93,7 +95,7 @@ export function forkEarly (args: readonly string[], env: NodeJS.ProcessEnv = pro
   process.on('exit', onProcessExit)
   try {
     cluster.setupPrimary({ exec: workerEntry })
-    for (let i = 0; i < count; i++) workers.push(cluster.fork())
+    workers.push(cluster.fork())
   } catch {
     // The primary forks them itself, as it would have without this.
     stop()
@@ -107,7 +109,7 @@ function killAll (workers: readonly Worker[]): void {
   for (const worker of workers) worker.process.kill('SIGKILL')
 }
 
-/** The workers forked early, with what happened to them so far, once; null when there were none. */
+/** The worker forked early (in a list), with what happened to it so far, once; null when there was none. */
 export function takeEarlyWorkers (): EarlyWorkers | null {
   if (early === null) return null
   const { workers, events, stop } = early
@@ -116,7 +118,7 @@ export function takeEarlyWorkers (): EarlyWorkers | null {
   return { workers, events }
 }
 
-/** Kills the workers forked early, for a server that runs as one process after all. */
+/** Kills the worker forked early, for a server that runs as one process after all. */
 export function dismissEarlyWorkers (): void {
   killAll(takeEarlyWorkers()?.workers ?? [])
 }

@@ -168,10 +168,11 @@ export async function receiveServeOptions (): Promise<ServeOptions | null> {
 
 /**
  * The cluster primary: checks, first bucket, sweeper, workers, restarts,
- * shutdown. It loads no door (startup.ts), and its workers start before its
- * checks (most often before it parsed its command line: early-fork.ts, whose
- * workers it adopts): a worker spends most of its start-up loading its doors
- * (worker.ts), which it does while the primary checks. A worker is sent the
+ * shutdown. It loads no door (startup.ts), and its first worker starts
+ * before its checks (most often before it parsed its command line:
+ * early-fork.ts, whose worker it adopts), the others once that one listens:
+ * a worker spends most of its start-up loading its doors (worker.ts), which
+ * the first does while the primary checks. A worker is sent the
  * options, and builds and listens, only once every check passed, so what
  * the checks refuse (a certificate, a credentials file, a busy port) is one
  * line from the primary, before any worker listens, and the first bucket
@@ -206,10 +207,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   const asking = new Set<Worker>()
 
-  /** Workers forked as the command started (early-fork.ts) that this server does not want: their exits are not deaths. */
-  const dismissed = new Set<Worker>()
   const onMessage = (worker: Worker, message: unknown): void => {
-    if (dismissed.has(worker)) return
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
     else if (isMessage<OptionsAsked>(message, 'options-asked')) {
       // A worker still loading when the drain was sent missed the word: it hears it now.
@@ -219,15 +217,12 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     }
   }
   const onExit = (worker: Worker, code: number, signal: string | null): void => {
-    const wanted = !dismissed.delete(worker)
     asking.delete(worker)
     if (stopping) {
-      // A dismissed worker's SIGKILL is not a failed drain, but its exit may be the last one.
-      if (wanted && code !== 0) exitCode = 1
+      if (code !== 0) exitCode = 1
       if (workers().length === 0) void closeRegistry().finally(() => process.exit(exitCode))
       return
     }
-    if (!wanted) return
     const now = Date.now()
     deaths.push(now)
     while (deaths[0] < now - crashWindowMs) deaths.shift()
@@ -262,9 +257,15 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const listeners = options.s3Port === 0 ? 1 : 2
   // Set once the checks' module is loaded, which is before any worker is let listen.
   let logServing: (() => void) | null = null
+  // The first worker starts alone, the others once it listens: beside it, they would take the cores its start needs.
+  let othersForked = false
   cluster.on('listening', worker => {
     // A worker that started after the signal missed the word.
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
+    else if (!othersForked) {
+      othersForked = true
+      for (let i = 1; i < options.workers; i++) cluster.fork()
+    }
     if (++listening === options.workers * listeners) logServing?.()
   })
 
@@ -273,13 +274,9 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   cluster.on('message', onMessage)
   cluster.on('exit', onExit)
   cluster.setupPrimary({ exec: workerEntry })
-  // The live ones first: a dead one kept would be a death to replace.
-  const adopted = [...early?.workers ?? []].sort((a, b) => Number(a.isDead()) - Number(b.isDead()))
-  for (const worker of adopted.slice(options.workers)) {
-    dismissed.add(worker)
-    worker.process.kill('SIGKILL')
-  }
-  for (let i = adopted.length; i < options.workers; i++) cluster.fork()
+  // The first worker: the one forked as the command started, else one forked now (one that died is a death to replace).
+  const adopted = early?.workers ?? []
+  if (adopted.length === 0) cluster.fork()
   for (const event of early?.events ?? []) {
     if (event.kind === 'message') onMessage(event.worker, event.message)
     else onExit(event.worker, event.code, event.signal)

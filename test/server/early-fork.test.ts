@@ -1,8 +1,9 @@
 /**
- * `fsbucket serve` forks its workers before it parses its command line
- * (src/server/early-fork.ts). The guess of how many must be what the command
- * line then decides, or nothing; and whatever the guess, the server runs the
- * workers it was asked for, and a command line that fails leaves no worker.
+ * `fsbucket serve` forks its first worker before it parses its command line
+ * (src/server/early-fork.ts), and the others once that one listens. The
+ * guess of how many must be what the command line then decides, or nothing;
+ * and whatever the guess, the server runs the workers it was asked for, and
+ * a command line that fails leaves no worker.
  */
 import t from 'tap'
 import cluster, { type Worker } from 'node:cluster'
@@ -117,7 +118,7 @@ t.test('a refused command line leaves no early worker behind', async t => {
   clearInterval(watch)
   t.equal(code, 1)
   t.match(served.stderr(), /unknown option '--no-such-flag'/)
-  t.ok(seen.size >= 1, `the workers were forked early (${seen.size} seen)`)
+  t.equal(seen.size, 1, 'the first worker was forked early, alone')
   // Killed as the command exits, not left to notice their channel closed later.
   const deadline = Date.now() + 20
   while (Date.now() < deadline && [...seen].some(isRunning)) await new Promise(resolve => setTimeout(resolve, 2))
@@ -135,30 +136,30 @@ function forkHere (args: string[]): void {
   }
 }
 
-t.test('the workers forked early wait for their options; the primary gets what they said before it took them', async t => {
+t.test('the worker forked early waits for its options; the primary gets what it said before it took it', async t => {
   let asked = 0
   const onMessage = (_worker: Worker, message: { fsbucket?: string }): void => { if (message.fsbucket === 'options-asked') asked++ }
   cluster.on('message', onMessage)
   t.teardown(() => { cluster.off('message', onMessage) })
   forkHere(['serve', '--workers', '2'])
   const deadline = Date.now() + 30_000
-  while (asked < 2 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10))
-  t.equal(asked, 2, 'each worker asked for its options')
+  while (asked < 1 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10))
+  t.equal(asked, 1, 'the worker asked for its options')
   const early = takeEarlyWorkers()
   t.equal(takeEarlyWorkers(), null, 'taken once')
   const workers = early?.workers ?? []
-  t.equal(workers.length, 2)
-  t.same(early?.events.map(e => e.kind === 'message' ? (e.message as { fsbucket?: string }).fsbucket : e.kind), ['options-asked', 'options-asked'],
-    'what they said before the primary took them is handed over')
-  t.ok(workers.every(w => !w.isDead()), 'both wait, alive')
+  t.equal(workers.length, 1, 'one worker: the others start once it listens')
+  t.same(early?.events.map(e => e.kind === 'message' ? (e.message as { fsbucket?: string }).fsbucket : e.kind), ['options-asked'],
+    'what it said before the primary took it is handed over')
+  t.ok(workers.every(w => !w.isDead()), 'it waits, alive')
   for (const worker of workers) worker.process.kill('SIGKILL')
   await Promise.all(workers.map(async w => { if (!w.isDead()) await new Promise(resolve => w.once('exit', resolve)) }))
 })
 
-t.test('a server of one process after all kills the workers forked early', async t => {
+t.test('a server of one process after all kills the worker forked early', async t => {
   forkHere(['serve', '--workers', '2'])
   const pids = childrenOf(process.pid)
-  t.equal(pids.length, 2, 'forked')
+  t.equal(pids.length, 1, 'forked')
   dismissEarlyWorkers()
   t.equal(takeEarlyWorkers(), null, 'none left to adopt')
   const deadline = Date.now() + 5000
@@ -166,17 +167,25 @@ t.test('a server of one process after all kills the workers forked early', async
   t.same(pids.filter(isRunning), [], 'killed')
 })
 
-t.test('the workers forked early are the server\'s workers, not more', async t => {
+t.test('the first worker starts alone, the others once it listens; the one forked early is adopted, not one more', async t => {
   const dataDir = testdir(t)
   const port = await freePort()
   const served = run(['serve', '--data', dataDir, '--port', String(port), '--workers', '3', '--s3-port', '0', '--log-level', 'info'])
   t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
   const deadline = Date.now() + 60_000
+  let alone = false
+  while (childrenOf(served.child.pid!).length < 2) {
+    if (childrenOf(served.child.pid!).length === 1) alone = true
+    if (served.child.exitCode !== null || Date.now() > deadline) throw new Error(`no second worker: ${served.stderr()}`)
+    await new Promise(resolve => setTimeout(resolve, 2))
+  }
+  t.ok(alone, 'one worker alone first')
+  t.equal((await fetch(`http://127.0.0.1:${port}/_health/live`)).status, 200, 'the port answered by the time a second worker was forked')
   while (!/"msg":"serving/.test(served.stdout())) {
     if (served.child.exitCode !== null || Date.now() > deadline) throw new Error(`no serving line: ${served.stderr()}`)
     await new Promise(resolve => setTimeout(resolve, 20))
   }
-  t.equal(childrenOf(served.child.pid!).length, 3, 'three workers: those forked early were adopted, none forked twice')
+  t.equal(childrenOf(served.child.pid!).length, 3, 'three workers: the one forked early was adopted, none forked twice')
   const res = await fetch(`http://127.0.0.1:${port}/`)
   t.equal(res.status, 200)
   served.child.kill('SIGTERM')

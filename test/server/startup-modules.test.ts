@@ -44,12 +44,16 @@ Module._load = function (request, parent, isMain) {
   const port = await freePort()
   // Without tap's hooks (NODE_OPTIONS), as serve-process.ts runs the server; the cluster passes --import on to the workers.
   const child = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, '--import', pathToFileURL(register).href, bin, 'serve', '--data', path.join(dir, 'data'),
-    '--port', String(port), '--workers', '2', '--log-level', 'warn', ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+    '--port', String(port), '--workers', '2', '--log-level', 'info', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
   let stderr = ''
+  child.stdout.on('data', chunk => { stdout += String(chunk) })
   child.stderr.on('data', chunk => { stderr += String(chunk) })
   const exited = new Promise(resolve => child.once('exit', resolve))
   try {
-    await answering(port, { child, stdout: () => '', stderr: () => stderr, exited: exited as Promise<number> })
+    await answering(port, { child, stdout: () => stdout, stderr: () => stderr, exited: exited as Promise<number> })
+    // The second worker starts once the first listens: the primary says `serving` once both do.
+    await within((async () => { while (!stdout.includes('"msg":"serving"')) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'serving')
     // Both workers answer: a few requests on their own connections reach each (the cluster hands connections round-robin).
     for (let i = 0; i < 4; i++) t.equal((await call(port, 'GET', '/_health/live')).status, 200)
   } finally {
