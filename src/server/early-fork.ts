@@ -74,6 +74,27 @@ export function workersAskedFor (args: readonly string[], env: NodeJS.ProcessEnv
   return count >= 2 && count <= maxWorkers ? count : null
 }
 
+/**
+ * What a worker's environment changes from the primary's: nothing, or an
+ * empty NODE_EXTRA_CA_CERTS. Node 20 reads and parses the certificates that
+ * variable names as every process starts, before any of its code runs
+ * (80-90 ms of CPU and 2 MiB of memory each for a system's bundle here);
+ * Node 22 and later only when a TLS client first needs them. A worker's
+ * only TLS client is its connection to a PostgreSQL catalog
+ * (`--catalog`): without one, a worker on Node 20 starts without them. The
+ * primary keeps them (queue-push.ts posts with fetch).
+ */
+export function workerEnv (catalog: boolean, env: NodeJS.ProcessEnv = process.env, node: string = process.versions.node): Record<string, string> | undefined {
+  const extra = env.NODE_EXTRA_CA_CERTS
+  if (catalog || extra === undefined || extra === '' || Number(node.split('.')[0]) >= 22) return undefined
+  return { NODE_EXTRA_CA_CERTS: '' }
+}
+
+/** Whether `serve <args>` may use a PostgreSQL catalog, read as the command line reads it (`--catalog`, else FSBUCKET_CATALOG). */
+export function catalogAskedFor (args: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return args.some(arg => arg === '--catalog' || arg.startsWith('--catalog=')) || (env.FSBUCKET_CATALOG ?? '') !== ''
+}
+
 let early: (EarlyWorkers & { stop: () => void }) | null = null
 
 /** Forks the first worker of `serve <args>`, when it plainly wants several; a fork that fails leaves it to the primary. */
@@ -95,7 +116,7 @@ export function forkEarly (args: readonly string[], env: NodeJS.ProcessEnv = pro
   process.on('exit', onProcessExit)
   try {
     cluster.setupPrimary({ exec: workerEntry })
-    workers.push(cluster.fork())
+    workers.push(cluster.fork(workerEnv(catalogAskedFor(args, env), env)))
   } catch {
     // The primary forks them itself, as it would have without this.
     stop()

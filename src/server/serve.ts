@@ -31,7 +31,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
-import { dismissEarlyWorkers, takeEarlyWorkers, workerEntry } from './early-fork.js'
+import { dismissEarlyWorkers, takeEarlyWorkers, workerEntry, workerEnv } from './early-fork.js'
 import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
 
@@ -180,6 +180,7 @@ export async function receiveServeOptions (): Promise<ServeOptions | null> {
  */
 export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
+  const env = workerEnv(options.catalog !== undefined)
   let registry: BucketRegistry | null = null
   let stopPush: (() => Promise<void>) | null = null
   let checked = false
@@ -232,7 +233,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     }
     const delay = Math.min(firstRestartDelayMs * 2 ** (deaths.length - 1), maxRestartDelayMs)
     log.error({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; starting another')
-    setTimeout(() => { if (!stopping) cluster.fork() }, delay)
+    setTimeout(() => { if (!stopping) cluster.fork(env) }, delay)
   }
 
   const stop = (signal: string): void => {
@@ -264,7 +265,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
     else if (!othersForked) {
       othersForked = true
-      for (let i = 1; i < options.workers; i++) cluster.fork()
+      for (let i = 1; i < options.workers; i++) cluster.fork(env)
     }
     if (++listening === options.workers * listeners) logServing?.()
   })
@@ -276,7 +277,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   cluster.setupPrimary({ exec: workerEntry })
   // The first worker: the one forked as the command started, else one forked now (one that died is a death to replace).
   const adopted = early?.workers ?? []
-  if (adopted.length === 0) cluster.fork()
+  if (adopted.length === 0) cluster.fork(env)
   for (const event of early?.events ?? []) {
     if (event.kind === 'message') onMessage(event.worker, event.message)
     else onExit(event.worker, event.code, event.signal)

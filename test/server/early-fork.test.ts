@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import type { Command } from 'commander'
 import { buildCli } from '../../src/main.js'
-import { dismissEarlyWorkers, forkEarly, takeEarlyWorkers, workersAskedFor } from '../../src/server/early-fork.js'
+import { catalogAskedFor, dismissEarlyWorkers, forkEarly, takeEarlyWorkers, workerEnv, workersAskedFor } from '../../src/server/early-fork.js'
 import { testdir } from '../testdir.js'
 import { freePort, run } from './serve-process.js'
 
@@ -188,6 +188,37 @@ t.test('the first worker starts alone, the others once it listens; the one forke
   t.equal(childrenOf(served.child.pid!).length, 3, 'three workers: the one forked early was adopted, none forked twice')
   const res = await fetch(`http://127.0.0.1:${port}/`)
   t.equal(res.status, 200)
+  served.child.kill('SIGTERM')
+  t.equal(await served.exited, 0)
+})
+
+t.test('a worker on Node 20 starts without NODE_EXTRA_CA_CERTS unless it may reach a PostgreSQL catalog', async t => {
+  const certificates = { NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' }
+  t.same(workerEnv(false, certificates, '20.20.2'), { NODE_EXTRA_CA_CERTS: '' }, 'Node 20, no catalog: without them')
+  t.equal(workerEnv(true, certificates, '20.20.2'), undefined, 'a catalog: its TLS connections need them')
+  t.equal(workerEnv(false, certificates, '22.12.0'), undefined, 'Node 22 reads them only when a TLS client needs them')
+  t.equal(workerEnv(false, {}, '20.20.2'), undefined, 'none set: nothing to change')
+  t.ok(catalogAskedFor(['serve', '--catalog', 'postgres://db/x'], {}))
+  t.ok(catalogAskedFor(['serve', '--catalog=postgres://db/x'], {}))
+  t.ok(catalogAskedFor(['serve'], { FSBUCKET_CATALOG: 'postgres://db/x' }))
+  t.notOk(catalogAskedFor(['serve', '--catalog-connections', '3'], {}), '--catalog-connections is not --catalog')
+
+  const dataDir = testdir(t)
+  const port = await freePort()
+  const served = run(['serve', '--data', dataDir, '--port', String(port), '--workers', '2', '--s3-port', '0', '--log-level', 'info'], { env: certificates })
+  t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
+  const deadline = Date.now() + 60_000
+  while (!/"msg":"serving/.test(served.stdout())) {
+    if (served.child.exitCode !== null || Date.now() > deadline) throw new Error(`no serving line: ${served.stderr()}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  const variable = (pid: number): string | undefined => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find(entry => entry.startsWith('NODE_EXTRA_CA_CERTS='))
+  const expected = Number(process.versions.node.split('.')[0]) >= 22 ? `NODE_EXTRA_CA_CERTS=${certificates.NODE_EXTRA_CA_CERTS}` : 'NODE_EXTRA_CA_CERTS='
+  const workers = childrenOf(served.child.pid!)
+  t.equal(workers.length, 2)
+  for (const pid of workers) t.equal(variable(pid), expected, 'the first worker and the one forked after it alike')
+  t.equal(variable(served.child.pid!), `NODE_EXTRA_CA_CERTS=${certificates.NODE_EXTRA_CA_CERTS}`, 'the primary keeps them')
+  t.equal((await fetch(`http://127.0.0.1:${port}/`)).status, 200)
   served.child.kill('SIGTERM')
   t.equal(await served.exited, 0)
 })
