@@ -202,9 +202,32 @@ function libsqlDatabase (Libsql: LibsqlConstructor): DatabaseConstructor {
   }
 }
 
+/**
+ * libsql's module. Its loader picks the package of its binary by asking
+ * `process.report.getReport()` whether the C library is glibc: a whole
+ * diagnostic report of the process, which cost each process here 7 ms and
+ * left it almost a MiB larger for good. The answer is the same as
+ * detect-libc's (which libsql loads too, and which reads the ELF
+ * interpreter of the running binary): while libsql loads, synchronously, a
+ * report asked for has that answer in its header and nothing else.
+ */
+function requireLibsql (): LibsqlConstructor {
+  const report = process.platform === 'linux' ? process.report : undefined
+  if (report === undefined) return require('libsql') as LibsqlConstructor
+  const { familySync, GLIBC } = require('detect-libc') as { familySync: () => string | null, GLIBC: string }
+  const header = familySync() === GLIBC ? { glibcVersionRuntime: 'glibc' } : {}
+  const getReport = report.getReport
+  report.getReport = () => ({ header })
+  try {
+    return require('libsql') as LibsqlConstructor
+  } finally {
+    report.getReport = getReport
+  }
+}
+
 /** libsql, whose prebuilt binary npm installs as a package of the platform's (`@libsql/linux-x64-gnu`, ...). */
 export function loadLibsql (): DatabaseConstructor {
-  const Database = libsqlDatabase(require('libsql') as LibsqlConstructor)
+  const Database = libsqlDatabase(requireLibsql())
   // A binary that cannot work here fails now, at start-up, not at the first catalog.
   new Database(':memory:').close()
   return Database
