@@ -216,12 +216,13 @@ function requireLibsql (): LibsqlConstructor {
   if (report === undefined) return require('libsql') as LibsqlConstructor
   const { familySync, GLIBC } = require('detect-libc') as { familySync: () => string | null, GLIBC: string }
   const header = familySync() === GLIBC ? { glibcVersionRuntime: 'glibc' } : {}
-  const getReport = report.getReport
+  const getReport = Object.getOwnPropertyDescriptor(report, 'getReport')
   report.getReport = () => ({ header })
   try {
     return require('libsql') as LibsqlConstructor
   } finally {
-    report.getReport = getReport
+    if (getReport === undefined) Reflect.deleteProperty(report, 'getReport')
+    else Object.defineProperty(report, 'getReport', getReport)
   }
 }
 
