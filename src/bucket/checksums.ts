@@ -19,8 +19,12 @@
  */
 import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
-import zlib from 'node:zlib'
 import type { createCRC32 as CreateCRC32, createCRC64 as CreateCRC64, IHasher } from 'hash-wasm'
+
+/** node:zlib's CRC32, the module loaded at the first one: a process that computes none does not hold it. */
+function crc32 (data: Uint8Array, value?: number): number {
+  return process.getBuiltinModule('node:zlib').crc32(data, value)
+}
 
 // hash-wasm's builds of one algorithm each: its main entry embeds every
 // algorithm's WebAssembly, which cost about 7 MiB of memory once loaded and
@@ -212,7 +216,7 @@ export function runningChecksum (algorithm: HashAlgorithm): RunningChecksum {
   switch (algorithm) {
     case 'crc32': {
       let crc = 0
-      return { update: data => { crc = zlib.crc32(data, crc) }, digest: async () => uint32Bytes(crc) }
+      return { update: data => { crc = crc32(data, crc) }, digest: async () => uint32Bytes(crc) }
     }
     case 'crc32c':
     case 'crc64nvme':
@@ -293,7 +297,7 @@ export function combineCrcs (algorithm: CrcAlgorithm, pieces: Array<{ crc: Buffe
 export function compositeOf (algorithm: Exclude<HashAlgorithm, 'crc64nvme'>, partChecksums: Buffer[]): Buffer {
   const data = Buffer.concat(partChecksums)
   switch (algorithm) {
-    case 'crc32': return uint32Bytes(zlib.crc32(data))
+    case 'crc32': return uint32Bytes(crc32(data))
     case 'crc32c': return uint32Bytes(~crc32cRegister(0xffffffff, data))
     default: return createHash(algorithm).update(data).digest()
   }

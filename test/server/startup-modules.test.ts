@@ -85,7 +85,7 @@ t.test('serve --workers 2: the primary loads no door, a worker no command line a
     t.ok(loaded.some(line => line.endsWith('/dist/src/server/gateway.js')) && loaded.some(line => /\/node_modules\/fastify\//.test(line)), 'a worker loads its doors')
     t.same(loaded.filter(line => commandLine.test(line) || everywhere.test(line) || s3Door.test(line) || managementApi.test(line)), [],
       'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, console file sender, media types table, S3 door without an S3 port, nor the management API before its first request')
-    t.same(loaded.filter(line => /^node:(https|http2|tls)$/.test(line)), [], 'serving plain HTTP/1.1: no HTTPS, HTTP/2 or TLS module of Node\'s')
+    t.same(loaded.filter(line => /^node:(https|http2|tls|zlib)$/.test(line)), [], 'serving plain HTTP/1.1 before any upload: no HTTPS, HTTP/2, TLS or zlib module of Node\'s')
   }
 })
 
