@@ -150,12 +150,13 @@ async function smallPut (dir: string, port: number, keyPrefix: string, credentia
       const script = await scriptFile(dir, putScript)
       return (await wrk(origin, { connections: 50, seconds, warmUp: warmUpSeconds, script, args: [prefix], warmUpArgs: [`${prefix}warm-`] })).okRate
     }
-    // Signed beforehand, keys of their own for the warm-up; enough for the run, reused (overwritten) past that.
+    // Signed beforehand (5,000 a second of load, more than any server here takes), keys of their own for the
+    // warm-up; reused (overwritten) past that.
     if (warmUpSeconds > 0) {
-      const warm = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, `${prefix}warm-`, 10_000)))
+      const warm = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, `${prefix}warm-`, Math.ceil(warmUpSeconds * 5_000))))
       await wrk(origin, { connections: 50, seconds: warmUpSeconds, warmUp: 0, script: warm })
     }
-    const script = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, prefix, 40_000)))
+    const script = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, prefix, Math.ceil(seconds * 5_000))))
     return (await wrk(origin, { connections: 50, seconds, warmUp: 0, script })).okRate
   }
   // Enough pre-signed keys for the run; they are reused (overwritten) past that.
