@@ -68,16 +68,20 @@ export async function wrk (url: string, load: WrkLoad): Promise<WrkResult> {
   return { rate, okRate: total > 0 ? rate * (total - failed) / total : rate, bytesPerSecond, errors }
 }
 
-/**
- * A wrk script for PUTs of 1 KiB to new keys: each request one key of its
- * own, `<prefix><thread>-<n>` (the prefix is the script's argument).
- */
-export const putScript = `
+/** The start of a wrk script whose threads each know their number, `tid` (0, 1). */
+const numberedThreads = `
 local threads = 0
 function setup (thread)
   thread:set("tid", threads)
   threads = threads + 1
 end
+`
+
+/**
+ * A wrk script for PUTs of 1 KiB to new keys: each request one key of its
+ * own, `<prefix><thread>-<n>` (the prefix is the script's argument).
+ */
+export const putScript = `${numberedThreads}
 function init (args)
   prefix = args[1] .. tid .. "-"
   body = string.rep("x", 1024)
@@ -100,12 +104,7 @@ end
 export function signedPutScript (requests: Array<{ path: string, headers: Record<string, string> }>): string {
   const lines = requests.map(r => [r.path, ...Object.entries(r.headers).filter(([name]) => name.toLowerCase() !== 'host').flat()].join('\t'))
   if (lines.some(line => /[\n\]]/.test(line))) throw new Error('a signed request the script cannot carry')
-  return `
-local threads = 0
-function setup (thread)
-  thread:set("tid", threads)
-  threads = threads + 1
-end
+  return `${numberedThreads}
 function init (args)
   requests = {}
   for line in ([[
