@@ -279,8 +279,8 @@ async function cannon (options: Parameters<typeof autocannon>[0]): Promise<Await
 async function putLoad (base: string, scriptFile: string): Promise<Measured> {
   const { origin, pathname } = new URL(base)
   if (wrkPath !== null) {
-    const { rate, errors } = await wrk(origin, { connections: 50, seconds, warmUp: warmUpSeconds, script: scriptFile, args: [pathname], warmUpArgs: [`${pathname}warm-`] })
-    return { value: rate, unit: 'req/s', note: errors ?? undefined }
+    const { okRate, errors } = await wrk(origin, { connections: 50, seconds, warmUp: warmUpSeconds, script: scriptFile, args: [pathname], warmUpArgs: [`${pathname}warm-`] })
+    return { value: okRate, unit: 'req/s', note: errors ?? undefined }
   }
   let n = 0
   const r = await cannon({

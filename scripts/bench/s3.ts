@@ -156,8 +156,11 @@ async function smallPut (dir: string, port: number, keyPrefix: string, credentia
       const warm = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, `${prefix}warm-`, Math.ceil(warmUpSeconds * 5_000))))
       await wrk(origin, { connections: 50, seconds: warmUpSeconds, warmUp: 0, script: warm })
     }
-    const script = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, prefix, Math.ceil(seconds * 5_000))))
-    return (await wrk(origin, { connections: 50, seconds, warmUp: 0, script })).okRate
+    const count = Math.ceil(seconds * 5_000)
+    const script = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, prefix, count)))
+    const measured = await wrk(origin, { connections: 50, seconds, warmUp: 0, script })
+    if (measured.requests > count) console.error(`  ${origin}: ${measured.requests} PUTs for ${count} keys signed: the rest overwrote them`)
+    return measured.okRate
   }
   // Enough pre-signed keys for the run; they are reused (overwritten) past that.
   const signed = credentials === null ? [] : await signedPuts(credentials, port, prefix, 40_000)

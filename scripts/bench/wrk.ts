@@ -34,6 +34,8 @@ export interface WrkResult {
   rate: number
   /** Answers per second that were 2xx or 3xx (a failing server answers fast). */
   okRate: number
+  /** Requests answered in the measured run. */
+  requests: number
   /** Bytes per second of its "Transfer/sec" line (the answers' headers included). */
   bytesPerSecond: number
   /** Its line about answers other than 2xx/3xx or socket errors; null when there were none. */
@@ -65,7 +67,7 @@ export async function wrk (url: string, load: WrkLoad): Promise<WrkResult> {
   const rate = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN)
   const total = Number(/(\d+) requests in/.exec(stdout)?.[1] ?? NaN)
   const failed = Number(/Non-2xx or 3xx responses: (\d+)/.exec(stdout)?.[1] ?? 0)
-  return { rate, okRate: total > 0 ? rate * (total - failed) / total : rate, bytesPerSecond, errors }
+  return { rate, okRate: total > 0 ? rate * (total - failed) / total : rate, requests: total, bytesPerSecond, errors }
 }
 
 /** The start of a wrk script whose threads each know their number, `tid` (0, 1). */

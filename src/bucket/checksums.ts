@@ -21,9 +21,12 @@ import { createHash } from 'node:crypto'
 import { createRequire } from 'node:module'
 import type { createCRC32 as CreateCRC32, createCRC64 as CreateCRC64, IHasher } from 'hash-wasm'
 
+let zlibCrc32: ((data: Uint8Array, value?: number) => number) | undefined
+
 /** node:zlib's CRC32, the module loaded at the first one: a process that computes none does not hold it. */
 function crc32 (data: Uint8Array, value?: number): number {
-  return process.getBuiltinModule('node:zlib').crc32(data, value)
+  zlibCrc32 ??= process.getBuiltinModule('node:zlib').crc32
+  return zlibCrc32(data, value)
 }
 
 // hash-wasm's builds of one algorithm each: its main entry embeds every

@@ -5,7 +5,7 @@
  * Node and loading its doors instead of waiting for the primary to get
  * there. The others start once it listens (serve.ts): started beside it,
  * they took the cores its start needed, and the server answered its first
- * request about 90 ms later on two cores (docs/benchmarks.md).
+ * request 100-120 ms later on two cores (docs/benchmarks.md).
  * bin/fsbucket.js calls `forkEarly` for `serve`; nothing else does.
  *
  * The command line still decides. Whether it wants workers is only a guess
@@ -90,7 +90,7 @@ export function workerEnv (catalog: boolean, env: NodeJS.ProcessEnv = process.en
   return { NODE_EXTRA_CA_CERTS: '' }
 }
 
-/** Whether `serve <args>` may use a PostgreSQL catalog, read as the command line reads it (`--catalog`, else FSBUCKET_CATALOG). */
+/** Whether `serve <args>` may use a PostgreSQL catalog, read as the command line reads it (`--catalog`, else FSBUCKET_CATALOG; an empty one is none). */
 export function catalogAskedFor (args: readonly string[], env: NodeJS.ProcessEnv): boolean {
   return args.some(arg => arg === '--catalog' || arg.startsWith('--catalog=')) || (env.FSBUCKET_CATALOG ?? '') !== ''
 }

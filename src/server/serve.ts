@@ -50,6 +50,8 @@ const firstRestartDelayMs = 100
 const maxRestartDelayMs = 10_000
 
 interface ListenFailed { fsbucket: 'listen-failed', message: string }
+/** A worker listens on every port it serves. */
+interface Listening { fsbucket: 'listening' }
 interface Drain { fsbucket: 'drain' }
 interface ReloadTls { fsbucket: 'reload-tls' }
 interface OptionsAsked { fsbucket: 'options-asked' }
@@ -139,6 +141,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     await new Promise(resolve => process.send?.(message, undefined, {}, resolve))
     process.exit(1)
   }
+  if (inWorker) process.send?.({ fsbucket: 'listening' } satisfies Listening)
   const reload = gateway.reloadTls
   if (reload !== null) {
     // A SIGHUP to this process, or the primary's word when it got one.
@@ -180,7 +183,7 @@ export async function receiveServeOptions (): Promise<ServeOptions | null> {
  */
 export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
-  const env = workerEnv(options.catalog !== undefined)
+  const env = workerEnv((options.catalog ?? '') !== '')
   let registry: BucketRegistry | null = null
   let stopPush: (() => Promise<void>) | null = null
   let checked = false
@@ -207,9 +210,24 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options } satisfies Start)
   }
   const asking = new Set<Worker>()
+  // Set once the checks' module is loaded, which is before any worker is let listen.
+  let logServing: (() => void) | null = null
+  /** The workers that said they listen (by id), until every one wanted has: then the `serving` line. */
+  const listened = new Set<number>()
+  // The first worker starts alone, the others once it listens: beside it, they would take the cores its start needs.
+  let othersForked = false
+  const onListening = (worker: Worker): void => {
+    if (stopping) return
+    if (!othersForked) {
+      othersForked = true
+      for (let i = 1; i < options.workers; i++) cluster.fork(env)
+    }
+    if (listened.size < options.workers && listened.add(worker.id).size === options.workers) logServing?.()
+  }
 
   const onMessage = (worker: Worker, message: unknown): void => {
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
+    else if (isMessage<Listening>(message, 'listening')) onListening(worker)
     else if (isMessage<OptionsAsked>(message, 'options-asked')) {
       // A worker still loading when the drain was sent missed the word: it hears it now.
       if (stopping && worker.isConnected()) worker.send({ fsbucket: 'drain' } satisfies Drain)
@@ -219,6 +237,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   const onExit = (worker: Worker, code: number, signal: string | null): void => {
     asking.delete(worker)
+    // Until every worker listens, one that died is not one listening.
+    if (listened.size < options.workers) listened.delete(worker.id)
     if (stopping) {
       if (code !== 0) exitCode = 1
       if (workers().length === 0) void closeRegistry().finally(() => process.exit(exitCode))
@@ -254,20 +274,9 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
 
-  let listening = 0
-  const listeners = options.s3Port === 0 ? 1 : 2
-  // Set once the checks' module is loaded, which is before any worker is let listen.
-  let logServing: (() => void) | null = null
-  // The first worker starts alone, the others once it listens: beside it, they would take the cores its start needs.
-  let othersForked = false
   cluster.on('listening', worker => {
     // A worker that started after the signal missed the word.
     if (stopping) worker.send({ fsbucket: 'drain' } satisfies Drain)
-    else if (!othersForked) {
-      othersForked = true
-      for (let i = 1; i < options.workers; i++) cluster.fork(env)
-    }
-    if (++listening === options.workers * listeners) logServing?.()
   })
 
   // Adopts the workers forked as the command started, and what they did before now (all in this one turn: nothing is missed).

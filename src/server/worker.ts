@@ -5,9 +5,11 @@
  * server's options as the primary parsed them, over the cluster's channel.
  *
  * It starts loading its doors at once, while the primary is still parsing
- * its command line (the workers of `serve` are forked as it starts:
- * early-fork.ts) or checking, and waits for the options, which come only once every check passed. Told
- * to drain before then, it exits: it has served nothing.
+ * its command line (the first worker of `serve` is forked as it starts:
+ * early-fork.ts; the others once that one listens) or checking, and waits
+ * for the options, which come only once every check passed. Told to drain
+ * before then, it exits: it has served nothing. Once it listens on every
+ * port, it says so (serve.ts).
  */
 import module from 'node:module'
 import { receiveServeOptions, serveOne } from './serve.js'

@@ -222,3 +222,22 @@ t.test('a worker on Node 20 starts without NODE_EXTRA_CA_CERTS unless it may rea
   served.child.kill('SIGTERM')
   t.equal(await served.exited, 0)
 })
+
+t.test('the `serving` line comes once every worker says it listens on both ports (on localhost here)', async t => {
+  const dataDir = testdir(t)
+  const port = await freePort()
+  const s3Port = await freePort()
+  const served = run(['serve', '--data', dataDir, '--host', 'localhost', '--port', String(port), '--s3-port', String(s3Port), '--workers', '2', '--log-level', 'info'])
+  t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
+  const deadline = Date.now() + 60_000
+  while (!/"msg":"serving/.test(served.stdout())) {
+    if (served.child.exitCode !== null || Date.now() > deadline) throw new Error(`no serving line: ${served.stderr()}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  const before = served.stdout().slice(0, served.stdout().indexOf('"msg":"serving'))
+  const listened = (what: string): Set<string> => new Set([...before.matchAll(new RegExp(`"pid":(\\d+)[^\\n]*"msg":"${what} listening at`, 'g'))].map(m => m[1]))
+  t.equal(listened('HTTP gateway').size, 2, 'both workers listened on the gateway port before it')
+  t.equal(listened('S3 API').size, 2, 'and on the S3 port')
+  served.child.kill('SIGTERM')
+  t.equal(await served.exited, 0)
+})

@@ -35,6 +35,9 @@ import { createRequire, register } from 'node:module'
 const record = ${record}
 register(${JSON.stringify(pathToFileURL(hooks).href)})
 const Module = createRequire(import.meta.url)('node:module')
+// Node's own modules loaded by name at run time count too.
+const getBuiltinModule = process.getBuiltinModule
+process.getBuiltinModule = function (id) { record(id.startsWith('node:') ? id : 'node:' + id); return getBuiltinModule.call(this, id) }
 const load = Module._load
 Module._load = function (request, parent, isMain) {
   try { record(Module._resolveFilename(request, parent, isMain)) } catch {}

@@ -203,26 +203,34 @@ function libsqlDatabase (Libsql: LibsqlConstructor): DatabaseConstructor {
 }
 
 /**
- * libsql's module. Its loader picks the package of its binary by asking
- * `process.report.getReport()` whether the C library is glibc: a whole
- * diagnostic report of the process, which cost each process here 7 ms and
- * left it almost a MiB larger for good. The answer is the same as
- * detect-libc's (which libsql loads too, and which reads the ELF
- * interpreter of the running binary): while libsql loads, synchronously, a
- * report asked for has that answer in its header and nothing else.
+ * libsql's module. Its loader (@neon-rs/load), first thing, picks the
+ * package of its binary by asking `process.report.getReport()` whether the
+ * C library is glibc: a whole diagnostic report of the process, which cost
+ * each process here 7 ms and left it almost a MiB larger for good. The
+ * answer is detect-libc's (which reads the ELF interpreter of the running
+ * binary, else `ldd`, else that report itself): the first report asked for
+ * while libsql loads is that answer alone, and every other one, from then
+ * on, Node's own.
  */
 function requireLibsql (): LibsqlConstructor {
   const report = process.platform === 'linux' ? process.report : undefined
   if (report === undefined) return require('libsql') as LibsqlConstructor
   const { familySync, GLIBC } = require('detect-libc') as { familySync: () => string | null, GLIBC: string }
-  const header = familySync() === GLIBC ? { glibcVersionRuntime: 'glibc' } : {}
+  // The loader asks only whether the header names a glibc version, not which.
+  const header = familySync() === GLIBC ? { glibcVersionRuntime: GLIBC } : {}
   const getReport = Object.getOwnPropertyDescriptor(report, 'getReport')
-  report.getReport = () => ({ header })
+  const restore = (): void => {
+    if (getReport === undefined) Reflect.deleteProperty(report, 'getReport')
+    else Object.defineProperty(report, 'getReport', getReport)
+  }
+  report.getReport = () => {
+    restore()
+    return { header }
+  }
   try {
     return require('libsql') as LibsqlConstructor
   } finally {
-    if (getReport === undefined) Reflect.deleteProperty(report, 'getReport')
-    else Object.defineProperty(report, 'getReport', getReport)
+    restore()
   }
 }
 
