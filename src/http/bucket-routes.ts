@@ -80,8 +80,15 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
         fields[part.fieldname] = String(part.value)
         continue
       }
+      // A file input left empty: a browser sends the part with no file name and no bytes. Nothing to store.
+      if (part.filename === '') {
+        part.file.resume()
+        continue
+      }
       files++
       storing = true
+      // One `key` names one object: a second file would replace the first, reported as stored.
+      if (fields.key !== undefined && files > 1) throw new DoorError('InvalidForm', 'The form names one key (field "key") and has more than one file; name several files with "prefix".')
       const key = fields.key ?? `${fields.prefix ?? ''}${part.filename}`
       request.logFields = { bucket: request.logFields?.bucket, key }
       const object = await bucket.put(key, part.file, {

@@ -352,6 +352,48 @@ t.test('multipart/form-data uploads', async t => {
   t.equal((await app.inject({ method: 'HEAD', url: '/photos/a', headers: auth })).statusCode, 404, 'nothing stored from a broken form')
 })
 
+t.test('a form\'s file input left empty stores nothing; one key takes one file; file names are their last segment', async t => {
+  const { app } = await gateway(t)
+  const boundary = 'fsbucketboundary'
+  const headers = { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }
+  const marker = await app.inject({ method: 'PUT', url: '/photos/site/', headers: auth, payload: 'MARKER' })
+  t.equal(marker.statusCode, 200)
+  // A browser sends an input with no file chosen as a file part with an empty name and no bytes.
+  const withEmpty = await app.inject({
+    method: 'POST', url: '/photos', headers,
+    payload: formBody(boundary, [
+      { name: 'prefix', value: 'site/' },
+      { name: 'file', value: 'PAGE', filename: 'index.html', type: 'text/html' },
+      { name: 'file2', value: '', filename: '' }
+    ])
+  })
+  t.equal(withEmpty.statusCode, 200, withEmpty.body)
+  t.same(envelope(withEmpty).result.map((o: any) => o.key), ['site/index.html'], 'only the chosen file is stored')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/site/', headers: auth })).body, 'MARKER', 'the object at the bare prefix is untouched')
+  const onlyEmpty = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'file', value: '', filename: '' }]) })
+  t.equal(errorCode(onlyEmpty), 40005, 'a form whose only input is empty has no file')
+  const emptyFirst = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'a', value: '', filename: '' }, { name: 'b', value: 'B', filename: 'b.txt' }]) })
+  t.same(envelope(emptyFirst).result.map((o: any) => o.key), ['b.txt'])
+
+  // Two files under one key: the second would replace the first while both were reported stored.
+  const twoUnderKey = await app.inject({
+    method: 'POST', url: '/photos', headers,
+    payload: formBody(boundary, [{ name: 'key', value: 'k2' }, { name: 'file', value: 'FIRST', filename: 'a.txt' }, { name: 'file', value: 'SECOND', filename: 'b.txt' }])
+  })
+  t.equal(twoUnderKey.statusCode, 400, twoUnderKey.body)
+  t.equal(envelope(twoUnderKey).errors[0].code, 40005)
+  t.match(envelope(twoUnderKey).errors[0].message, /file part 2 was not stored; 1 file stored before it: "k2"/)
+  t.same(envelope(twoUnderKey).result.stored.map((o: any) => o.key), ['k2'])
+  t.equal((await app.inject({ method: 'GET', url: '/photos/k2', headers: auth })).body, 'FIRST', 'the first file is what the key holds')
+
+  // Browsers send a file's name only; a name with a path keeps its last segment, never `..` as a key.
+  const pathy = await app.inject({
+    method: 'POST', url: '/photos', headers,
+    payload: formBody(boundary, [{ name: 'prefix', value: 'up/' }, { name: 'file', value: 'E', filename: '../../evil.txt' }, { name: 'file', value: 'W', filename: 'C:\\fakepath\\w.txt' }])
+  })
+  t.same(envelope(pathy).result.map((o: any) => o.key), ['up/evil.txt', 'up/w.txt'])
+})
+
 t.test('a form that fails after storing files says which ones were stored', async t => {
   const { app } = await gateway(t)
   const boundary = 'fsbucketboundary'
