@@ -65,13 +65,14 @@ function partsFrom (body: unknown): Array<{ partNumber: number, etag: string }> 
  * A read's headers. Objects read on the host that also serves the web
  * console and the management API (path style, and routes bound to no host:
  * not `ownHost`) share their origin: on a credential-free loopback server
- * an HTML object there would run with every right, so those answers with
- * a body are sandboxed (`sandboxObjectHeaders`), and the site guard and CORS treat the
+ * an HTML object there would run with every right, so those answers are
+ * sandboxed (`sandboxObjectHeaders`; a HEAD's as its GET's, a 304 has no
+ * body to run and keeps the cached answer's), and the site guard and CORS treat the
  * sandbox's opaque origin (`Origin: null`) as another site. A host route or
  * a custom domain is an origin of its own and serves its site untouched.
  */
 export function readHeaders (result: ReadResult, ownHost: boolean): Record<string, string> {
-  return ownHost || result.body === undefined ? result.headers : sandboxObjectHeaders(result.headers)
+  return ownHost || result.status === 304 ? result.headers : sandboxObjectHeaders(result.headers)
 }
 
 export async function sendRead (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string, ownHost: boolean, site?: SiteOptions): Promise<void> {

@@ -66,6 +66,7 @@ t.test('a plain read answers exactly as the route does, without Fastify', async 
     ['a large body, streamed', '/photos/big.bin', auth],
     ['a range of the large body', '/photos/big.bin', { ...auth, range: 'bytes=1048570-2097160' }],
     ['an HTML object: sandboxed', '/photos/page.html', auth],
+    ['HEAD of an HTML object: sandboxed as its GET', '/photos/page.html', auth, 'HEAD'],
     ['no token on a private bucket: 401', key, {}],
     ['a wrong token: 403', key, { authorization: 'Bearer wrong' }],
     ['a missing key: 404', '/photos/none', auth],

@@ -462,6 +462,8 @@ t.test('objects read on the console\'s own host are sandboxed, so their scripts 
     t.match(headers['content-security-policy'], /^sandbox( |$)/, `${url}: sandboxed`)
     t.notMatch(headers['content-security-policy'], /allow-same-origin/, `${url}: in an opaque origin`)
     t.equal(headers['x-content-type-options'], 'nosniff', `${url}: not sniffed`)
+    const head = (await app.inject({ method: 'HEAD', url, headers: { host } })).headers
+    t.same([head['content-security-policy'], head['x-content-type-options']], [headers['content-security-policy'], headers['x-content-type-options']], `${url}: HEAD answers the same headers`)
   }
   t.equal((await read('/photos/paper.pdf'))['content-security-policy'], undefined, 'a PDF stays viewable')
   const text = await read('/photos/note.txt')
