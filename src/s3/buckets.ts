@@ -22,7 +22,7 @@ import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { single } from './headers.js'
-import { list, readXmlBody, text } from './xml.js'
+import { elementsOf, list, readXmlBody, text } from './xml.js'
 
 const DAY_SECONDS = 86_400
 
@@ -194,10 +194,11 @@ const MAX_CORS_RULES = 100
 
 export async function putBucketCors (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
-  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'CORSConfiguration')
+  const document = elementsOf(await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'CORSConfiguration'), ['CORSRule'], 'CORSConfiguration')
   const documentRules = list(document, 'CORSRule')
   if (documentRules.length > MAX_CORS_RULES) throw new S3Error('InvalidRequest', `A CORS configuration has at most ${MAX_CORS_RULES} rules.`)
-  const rules = documentRules.map(rule => {
+  const rules = documentRules.map(element => {
+    const rule = elementsOf(element, ['ID', 'AllowedOrigin', 'AllowedMethod', 'AllowedHeader', 'ExposeHeader', 'MaxAgeSeconds'], 'CORSRule')
     const stored: CorsRule & { id?: string } = { allowedOrigins: strings(rule, 'AllowedOrigin'), allowedMethods: strings(rule, 'AllowedMethod') }
     if (stored.allowedOrigins.length === 0 || stored.allowedMethods.length === 0) {
       throw new S3Error('MalformedXML', 'Every CORSRule has at least one AllowedOrigin and one AllowedMethod.')
@@ -253,9 +254,24 @@ function conditionFrom (element: unknown, where: string): Condition {
   return { type: 'Date', date: new Date(parsed).toISOString() }
 }
 
+/**
+ * What S3's schema puts in each element of a lifecycle configuration. Any
+ * other element is MalformedXML, never skipped: a filter read without the
+ * element that narrows it would name the whole bucket.
+ */
+const LIFECYCLE_ELEMENTS = {
+  LifecycleConfiguration: ['Rule'],
+  Rule: ['ID', 'Filter', 'Prefix', 'Status', 'Expiration', 'Transition', 'NoncurrentVersionExpiration', 'NoncurrentVersionTransition', 'AbortIncompleteMultipartUpload'],
+  Filter: ['Prefix', 'Tag', 'And', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan'],
+  Expiration: ['Days', 'Date', 'ExpiredObjectDeleteMarker'],
+  Transition: ['Days', 'Date', 'StorageClass'],
+  AbortIncompleteMultipartUpload: ['DaysAfterInitiation']
+} as const
+
 /** The rule's Prefix (in a Filter or, the older form, beside it); filters this server cannot apply are NotImplemented, never widened to the whole bucket. */
 function rulePrefix (rule: Record<string, unknown>): string {
-  const filter = rule.Filter as Record<string, unknown> | undefined
+  if (rule.Filter !== undefined && rule.Prefix !== undefined) throw new S3Error('MalformedXML', 'A Rule has a Filter or a Prefix, not both.')
+  const filter = elementsOf(rule.Filter, LIFECYCLE_ELEMENTS.Filter, 'Filter')
   const unsupported = ['Tag', 'And', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan'].find(name => filter?.[name] !== undefined)
   if (unsupported !== undefined) throw new S3Error('NotImplemented', `Lifecycle filters by ${unsupported} are not supported by this server; filter by Prefix.`)
   return text(filter, 'Prefix') ?? text(rule, 'Prefix') ?? ''
@@ -267,11 +283,12 @@ function conditionXml (condition: Condition): Record<string, unknown> {
 
 export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
-  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'LifecycleConfiguration')
+  const document = elementsOf(await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'LifecycleConfiguration'), LIFECYCLE_ELEMENTS.LifecycleConfiguration, 'LifecycleConfiguration')
   const ids = new Set<string>()
-  const documentRules = list(document, 'Rule') as Array<Record<string, unknown>>
+  const documentRules = list(document, 'Rule')
   if (documentRules.length > MAX_LIFECYCLE_RULES) throw new S3Error('InvalidRequest', `A lifecycle configuration has at most ${MAX_LIFECYCLE_RULES} rules.`)
-  const rules = documentRules.map((rule, i) => {
+  const rules = documentRules.map((element, i) => {
+    const rule = elementsOf(element, LIFECYCLE_ELEMENTS.Rule, 'Rule')
     const id = text(rule, 'ID')?.trim() || `rule-${i + 1}`
     if (id.length > MAX_RULE_ID_LENGTH) throw new S3Error('InvalidArgument', `A rule ID is at most ${MAX_RULE_ID_LENGTH} characters.`)
     if (ids.has(id)) throw new S3Error('InvalidArgument', `Rule ID ${id} is used twice.`)
@@ -283,16 +300,17 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
       (text(rule.Expiration, 'ExpiredObjectDeleteMarker') === undefined ? undefined : 'ExpiredObjectDeleteMarker')
     if (versioned !== undefined) throw new S3Error('NotImplemented', `${versioned}: versioning is not supported by this server.`)
     const stored: Record<string, unknown> = { id, enabled: status === 'Enabled', conditions: { prefix: rulePrefix(rule) } }
-    const expiration = rule.Expiration
+    const expiration = rule.Expiration === undefined ? undefined : elementsOf(rule.Expiration, LIFECYCLE_ELEMENTS.Expiration, 'Expiration')
     if (expiration !== undefined) stored.deleteObjectsTransition = { condition: conditionFrom(expiration, 'Expiration') }
-    const abort = rule.AbortIncompleteMultipartUpload
+    const abort = rule.AbortIncompleteMultipartUpload === undefined ? undefined : elementsOf(rule.AbortIncompleteMultipartUpload, LIFECYCLE_ELEMENTS.AbortIncompleteMultipartUpload, 'AbortIncompleteMultipartUpload')
     if (abort !== undefined) {
       const days = daysFrom(text(abort, 'DaysAfterInitiation')?.trim() ?? '', 'DaysAfterInitiation')
       stored.abortMultipartUploadsTransition = { condition: { type: 'Age', maxAge: days * DAY_SECONDS } }
     }
     const transitions = list(rule, 'Transition')
     if (transitions.length > 0) {
-      stored.storageClassTransitions = transitions.map(t => {
+      stored.storageClassTransitions = transitions.map(element => {
+        const t = elementsOf(element, LIFECYCLE_ELEMENTS.Transition, 'Transition')
         if (text(t, 'StorageClass')?.trim() !== 'STANDARD_IA') throw new S3Error('InvalidStorageClass', 'Transitions may only go to STANDARD_IA.')
         return { storageClass: 'InfrequentAccess', condition: conditionFrom(t, 'Transition') }
       })

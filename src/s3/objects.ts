@@ -34,7 +34,7 @@ import {
 } from './headers.js'
 import { decodePutRequest, type PutRequest } from './put-request.js'
 import { copySourceSsecKey, ssecAnswerHeaders, ssecOption } from './ssec.js'
-import { list, readXmlBody, text, textOnly } from './xml.js'
+import { list, readXmlBody, text } from './xml.js'
 
 /**
  * `x-amz-expiration` of an object (PutObject, GetObject, HeadObject,
@@ -187,14 +187,16 @@ export async function deleteObjects (ctx: S3Context): Promise<void> {
   if (objects.length === 0 || objects.length > MAX_DELETE_KEYS) {
     throw new S3Error('MalformedXML', `A Delete names 1 to ${MAX_DELETE_KEYS} objects.`)
   }
-  const quiet = text(document, 'Quiet')?.trim().toLowerCase() === 'true'
+  const quietText = text(document, 'Quiet')?.trim().toLowerCase()
+  if (quietText !== undefined && !['true', 'false', '1', '0'].includes(quietText)) throw new S3Error('MalformedXML', 'Quiet is true or false.')
+  const quiet = quietText === 'true' || quietText === '1'
   const deleted: Array<Record<string, string>> = []
   const errors: Array<Record<string, string>> = []
   for (const entry of objects) {
-    const key = textOnly(entry, 'Key')
+    const key = text(entry, 'Key')
     if (key === undefined || key === '') throw new S3Error('MalformedXML', 'Every Object of a Delete has a Key.')
     refuseConditionalDelete(['ETag', 'LastModifiedTime', 'Size'].find(name => text(entry, name) !== undefined))
-    const version = textOnly(entry, 'VersionId')
+    const version = text(entry, 'VersionId')
     const named: Record<string, string> = version === undefined ? {} : { VersionId: version }
     // As for DeleteObject: versions are not kept, `null` is the object itself and any other id names nothing to delete.
     if (version !== undefined && version !== 'null') errors.push({ Key: key, ...named, Code: 'InvalidArgument', Message: 'Invalid version id specified' })

@@ -291,10 +291,11 @@ export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: XmlD
 }
 
 /**
- * The text of a child element that must hold text only (a Key): undefined
- * when absent, MalformedXML when it is given twice or holds elements.
+ * The text of a child element, undefined when absent: MalformedXML when
+ * it is given twice or holds elements, never read as empty (a filter's
+ * `<Prefix>` read as '' would name the whole bucket).
  */
-export function textOnly (element: unknown, name: string): string | undefined {
+export function text (element: unknown, name: string): string | undefined {
   const value = (element as Record<string, unknown> | null | undefined)?.[name]
   if (value === undefined || value === null) return undefined
   if (typeof value === 'string') return value
@@ -305,16 +306,30 @@ export function textOnly (element: unknown, name: string): string | undefined {
   throw new S3Error('MalformedXML', `${name} must hold text only, once.`)
 }
 
-/** A child element's text, or undefined. */
-export function text (element: unknown, name: string): string | undefined {
-  const value = (element as Record<string, unknown> | null | undefined)?.[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value === 'string') return value
-  if (typeof value === 'object' && '#text' in value && typeof (value as { '#text': unknown })['#text'] === 'string') {
-    return (value as { '#text': string })['#text']
+/**
+ * The child elements of `element` (named `where` in the error), each
+ * among `allowed` as S3's schema puts them there: MalformedXML for any
+ * other element (a misspelt or miscased name is another element, XML's
+ * names are case-sensitive) or for text beside them. An element with no
+ * child (`<Filter/>`, or white space only) has none.
+ */
+export function elementsOf (element: unknown, allowed: readonly string[], where: string): Record<string, unknown> {
+  if (element === undefined || element === null) return {}
+  if (typeof element === 'string') {
+    if (element.trim() === '') return {}
+    throw new S3Error('MalformedXML', `${where} holds elements, not text.`)
   }
-  if (typeof value === 'object') return ''
-  return String(value)
+  if (typeof element !== 'object' || Array.isArray(element)) throw new S3Error('MalformedXML', `${where} is given once.`)
+  const children = element as Record<string, unknown>
+  for (const name of Object.keys(children)) {
+    if (name === '#text') {
+      const between = children[name]
+      if (typeof between === 'string' && between.trim() === '') continue
+      throw new S3Error('MalformedXML', `${where} holds elements, not text.`)
+    }
+    if (!allowed.includes(name)) throw new S3Error('MalformedXML', `${where} has no element ${name}: it holds ${allowed.join(', ')}.`)
+  }
+  return children
 }
 
 /** A child list (as `listPaths` makes them), or []. */

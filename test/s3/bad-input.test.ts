@@ -42,6 +42,45 @@ t.test('malformed XML bodies are MalformedXML', async t => {
   await stillServing(t, server)
 })
 
+t.test('a lifecycle or CORS document with an element S3\'s schema does not put there is MalformedXML, never read as a rule for the whole bucket', async t => {
+  const server = await s3Server(t)
+  const rule = (filter: string, extra = ''): string =>
+    `<LifecycleConfiguration><Rule><ID>only-logs</ID>${filter}<Status>Enabled</Status><Expiration><Days>1</Days></Expiration>${extra}</Rule></LifecycleConfiguration>`
+  const refused: Array<[string, string]> = [
+    ['a miscased Prefix', rule('<Filter><prefix>logs/</prefix></Filter>')],
+    ['PREFIX', rule('<Filter><PREFIX>logs/</PREFIX></Filter>')],
+    ['Prefix twice', rule('<Filter><Prefix>logs/</Prefix><Prefix>tmp/</Prefix></Filter>')],
+    ['an element inside Prefix', rule('<Filter><Prefix><Value>logs/</Value></Prefix></Filter>')],
+    ['an unknown element in the Filter', rule('<Filter><Prefix>logs/</Prefix><Bogus/></Filter>')],
+    ['two Filters', rule('<Filter><Prefix>logs/</Prefix></Filter><Filter><Prefix>tmp/</Prefix></Filter>')],
+    ['text for a Filter', rule('<Filter>logs/</Filter>')],
+    ['a Prefix beside a Filter', rule('<Prefix>a/</Prefix><Filter><Prefix>b/</Prefix></Filter>')],
+    ['an unknown element in the Rule', rule('<Filter><Prefix>logs/</Prefix></Filter>', '<Expire><Days>1</Days></Expire>')],
+    ['Days twice', rule('<Filter><Prefix>logs/</Prefix></Filter>').replace('<Days>1</Days>', '<Days>1</Days><Days>2</Days>')],
+    ['an unknown element at the top', `<LifecycleConfiguration><Rules/>${rule('').slice('<LifecycleConfiguration>'.length)}`]
+  ]
+  for (const [what, body] of refused) {
+    const answer = await raw(server, 'PUT', '/photos?lifecycle', {}, body)
+    t.equal(answer.status, 400, what)
+    t.match(answer.body, /<Code>MalformedXML<\/Code>/, what)
+  }
+  t.equal((await server.registry.info('photos'))?.settings.lifecycle ?? null, null, 'no rule was stored')
+  const narrow = await raw(server, 'PUT', '/photos?lifecycle', {}, rule('<Filter><Prefix>logs/</Prefix></Filter>'))
+  t.equal(narrow.status, 200, 'the same rule, well formed')
+  const stored = (await server.registry.info('photos'))?.settings.lifecycle as { rules: Array<{ conditions: { prefix: string } }> }
+  t.same(stored.rules.map(r => r.conditions.prefix), ['logs/'], 'is stored for its prefix')
+  for (const body of [
+    '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><MaxAgeSeconds>1</MaxAgeSeconds><MaxAgeSeconds>2</MaxAgeSeconds></CORSRule></CORSConfiguration>',
+    '<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin><AllowedMethod>GET</AllowedMethod><AllowedOrigins>x</AllowedOrigins></CORSRule></CORSConfiguration>'
+  ]) {
+    const answer = await raw(server, 'PUT', '/photos?cors', {}, body)
+    t.match(answer.body, /<Code>MalformedXML<\/Code>/, body)
+  }
+  const quiet = await raw(server, 'POST', '/photos?delete', {}, '<Delete><Quiet>maybe</Quiet><Object><Key>a</Key></Object></Delete>')
+  t.match(quiet.body, /<Code>MalformedXML<\/Code>/, 'Quiet is true or false')
+  await stillServing(t, server)
+})
+
 t.test('a truncated aws-chunked body stores nothing', async t => {
   const server = await s3Server(t)
   const headers = { 'x-amz-content-sha256': 'STREAMING-UNSIGNED-PAYLOAD-TRAILER', 'content-encoding': 'aws-chunked', 'x-amz-decoded-content-length': '10' }
