@@ -79,14 +79,25 @@ function permits (permission: Permission, action: Action): boolean {
   }
 }
 
-/** Whether a session's key scope admits `key` (for a listing: the listing's prefix). */
+/** A key as the engine keeps it: its NFC form (keys.ts), when it has one. */
+function asKept (key: string): string {
+  // ASCII is its own NFC form.
+  return /^[\u0000-\u007f]*$/.test(key) || !key.isWellFormed() ? key : key.normalize('NFC')
+}
+
+/**
+ * Whether a session's key scope admits `key` (for a listing: the listing's
+ * prefix). Judged on the NFC forms of both, as the engine keeps and lists
+ * keys: `cafe\u0301/x` is the object `café/x`, outside a scope of `cafe`.
+ */
 function keyInScope (principal: Principal, action: Action, key: string | undefined): boolean {
   const prefixes = principal.prefixes ?? []
   const objects = principal.objects ?? []
   if (prefixes.length === 0 && objects.length === 0) return true
   if (key === undefined) return true
-  if (action === 'objects:list') return prefixes.some(p => key.startsWith(p))
-  return objects.includes(key) || prefixes.some(p => key.startsWith(p))
+  const kept = asKept(key)
+  if (action === 'objects:list') return prefixes.some(p => kept.startsWith(asKept(p)))
+  return objects.some(o => asKept(o) === kept) || prefixes.some(p => kept.startsWith(asKept(p)))
 }
 
 /**

@@ -181,6 +181,8 @@ function authorizeOperation (ctx: S3Context, principal: Principal, operation: S3
     ? (typeof ctx.query.prefix === 'string' ? ctx.query.prefix : operation.startsWith('List') ? '' : undefined)
     : ctx.key === '' ? undefined : ctx.key
   requireAccess(principal, action, ctx.bucketName, key, operation)
+  // A writer's listing of uploads in progress names their keys: judged as a listing of its prefix too.
+  if (operation === 'ListMultipartUploads') requireAccess(principal, 'objects:list', ctx.bucketName, typeof ctx.query.prefix === 'string' ? ctx.query.prefix : '', operation)
   if (operation === 'CopyObject' || operation === 'UploadPartCopy') {
     const source = objects.copySourceFrom(ctx)
     requireAccess(principal, 'object:read', source.bucket, source.key, operation)

@@ -59,6 +59,25 @@ t.test('temporary credentials: one bucket, its prefixes and objects, never the a
   t.equal(authorize(admin, 'account:read'), false, 'never on the account')
 })
 
+t.test('a session\'s key scope is judged on the keys the engine keeps (NFC): another spelling of a key outside it stays outside', async t => {
+  const s: Principal = { kind: 'session', id: 'p', permission: 'object-read-write', buckets: ['photos'], prefixes: ['cafe', 'jos\u00e9/'], objects: ['r\u00e9sum\u00e9.pdf'] }
+  const cases: Array<[Action, string, boolean]> = [
+    ['object:read', 'cafe/menu', true],
+    ['object:read', 'caf\u00e9/secret.txt', false],
+    ['object:read', 'cafe\u0301/secret.txt', false], // the same object, decomposed
+    ['object:write', 'cafe\u0301/secret.txt', false],
+    ['objects:list', 'cafe\u0301', false],
+    ['objects:list', 'cafe/', true],
+    ['object:read', 'jose\u0301/cv.pdf', true], // a decomposed spelling of a key inside the scope is inside
+    ['objects:list', 'jose\u0301/', true],
+    ['object:read', 're\u0301sume\u0301.pdf', true],
+    ['object:read', 'resume.pdf', false]
+  ]
+  for (const [action, key, want] of cases) t.equal(authorize(s, action, 'photos', key), want, `${action} ${JSON.stringify(key)}`)
+  const decomposed: Principal = { ...s, prefixes: ['jose\u0301/'], objects: [] }
+  t.equal(authorize(decomposed, 'object:read', 'photos', 'jos\u00e9/cv.pdf'), true, 'a scope written decomposed admits the key it names')
+})
+
 t.test('--expires: ISO 8601 or a duration from now, in the future', async t => {
   const now = new Date('2026-06-01T12:00:00.000Z')
   const cases: Array<[string, string | null]> = [

@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { AddressInfo } from 'node:net'
 import {
-  CopyObjectCommand, CreateBucketCommand, GetBucketCorsCommand, GetObjectCommand, HeadBucketCommand, ListBucketsCommand, ListObjectsV2Command,
+  CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetBucketCorsCommand, GetObjectCommand, HeadBucketCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectsV2Command,
   PutObjectCommand, S3Client
 } from '@aws-sdk/client-s3'
 import { buildApp } from '../../src/app.js'
@@ -215,6 +215,23 @@ t.test('temporary credentials: made through the API, scoped to a bucket and pref
   t.equal(await outcome(writes, new PutObjectCommand({ Bucket: 'photos', Key: 'cats/new.jpg', Body: 'x' })), 'ok', 'a writer within its prefix')
   t.equal(await outcome(writes, new PutObjectCommand({ Bucket: 'photos', Key: 'new.jpg', Body: 'x' })), 'AccessDenied', 'and outside it')
   t.equal(await outcome(writes, new CopyObjectCommand({ Bucket: 'photos', Key: 'cats/copy.jpg', CopySource: 'photos/dogs/rex.jpg' })), 'AccessDenied', 'a copy from outside its prefix')
+  // Keys the engine keeps in NFC: a decomposed spelling of a key outside the scope names that key.
+  await (await registry.open('photos'))!.put('caf\u00e9/secret.txt', 'secret')
+  const cafe = (await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-write', ttlSeconds: 600, prefixes: ['cafe'] })).result
+  const cafeClient = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: cafe })
+  clients.push(cafeClient)
+  t.equal(await outcome(cafeClient, new GetObjectCommand({ Bucket: 'photos', Key: 'caf\u00e9/secret.txt' })), 'AccessDenied', 'a key outside the prefix')
+  t.equal(await outcome(cafeClient, new GetObjectCommand({ Bucket: 'photos', Key: 'cafe\u0301/secret.txt' })), 'AccessDenied', 'the same key, decomposed')
+  t.equal(await outcome(cafeClient, new PutObjectCommand({ Bucket: 'photos', Key: 'cafe\u0301/secret.txt', Body: 'x' })), 'AccessDenied', 'nor overwritten so')
+  t.equal(await outcome(cafeClient, new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'cafe\u0301' })), 'AccessDenied', 'nor listed so')
+  t.equal((await (await registry.open('photos'))!.head('caf\u00e9/secret.txt'))?.size, 6, 'the object is as it was')
+  // Uploads in progress name their keys: listed only within the scope.
+  await (await registry.open('photos'))!.createMultipartUpload('dogs/private.bin')
+  t.equal(await outcome(writes, new ListMultipartUploadsCommand({ Bucket: 'photos' })), 'AccessDenied', 'the uploads of the whole bucket')
+  t.equal(await outcome(writes, new ListMultipartUploadsCommand({ Bucket: 'photos', Prefix: 'dogs/' })), 'AccessDenied', 'the uploads of another prefix')
+  t.equal(await outcome(writes, new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'cats/big.bin' })), 'ok')
+  const own = await writes.send(new ListMultipartUploadsCommand({ Bucket: 'photos', Prefix: 'cats/' }))
+  t.same(own.Uploads?.map(u => u.Key), ['cats/big.bin'], 'the uploads within its prefix')
 
   t.match(await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'admin-read-write', ttlSeconds: 60 }), { success: false, errors: [{ code: 10040 }] }, 'no more than the parent holds')
   t.match(await mint({ bucket: 'other', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 60 }), { success: false, errors: [{ code: 10040 }] }, 'nor on another bucket')
