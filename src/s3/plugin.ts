@@ -58,6 +58,15 @@ const unsupportedBucketResources = [
   'intelligent-tiering', 'versions', 'encryption'
 ]
 const unsupportedObjectResources = ['acl', 'tagging', 'retention', 'legal-hold', 'torrent', 'restore', 'select', 'attributes']
+/**
+ * A bucket's sub-resources, which name no operation on an object: on an
+ * object's path they are refused, never read as the object's PutObject or
+ * DeleteObject (`DELETE /b/k?cors` deleted the object).
+ */
+const bucketOnlyResources = [
+  ...unsupportedBucketResources.filter(name => !unsupportedObjectResources.includes(name)),
+  'cors', 'lifecycle', 'location', 'versioning', 'delete'
+]
 
 interface Target {
   bucket: string
@@ -232,7 +241,7 @@ function bucketOperation (method: string, query: Record<string, string | string[
 
 function objectOperation (method: string, query: Record<string, string | string[]>, copy: boolean): S3Operation | Refusal {
   const has = (name: string): boolean => query[name] !== undefined
-  const unsupported = unsupportedObjectResources.find(has)
+  const unsupported = unsupportedObjectResources.find(has) ?? bucketOnlyResources.find(has)
   if (unsupported !== undefined) return notImplemented(`?${unsupported} on an object`)
   // Versions are not kept: `null` names the one version an object has, any other id none.
   if (has('versionId') && query.versionId !== 'null') return new S3Error('InvalidArgument', 'Invalid version id specified')

@@ -238,6 +238,17 @@ t.test('Expect: 100-continue is answered before the body; HEAD errors have no bo
   t.match(unsupported.body, /<Code>NotImplemented<\/Code>/)
 })
 
+t.test('a bucket\'s sub-resource on an object\'s path is NotImplemented, never the object\'s put or delete', async t => {
+  const server = await s3Server(t)
+  await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'victim', Body: 'data' }))
+  for (const [method, query] of [['DELETE', 'cors'], ['DELETE', 'lifecycle'], ['DELETE', 'policy'], ['DELETE', 'delete'], ['PUT', 'cors'], ['PUT', 'lifecycle'], ['PUT', 'versioning'], ['PUT', 'website'], ['GET', 'location']] as const) {
+    const answer = await raw(server, method, `/photos/victim?${query}`, {}, method === 'PUT' ? ['<CORSConfiguration/>'] : undefined)
+    t.equal(answer.status, 501, `${method} ?${query}`)
+    t.match(answer.body, /<Code>NotImplemented<\/Code>/, `${method} ?${query}`)
+  }
+  t.equal((await (await server.registry.open('photos'))!.head('victim'))?.size, 4, 'the object is untouched')
+})
+
 t.test('Expect: 100-continue waits for the signature and the size: a refused request never gets the 100', async t => {
   const server = await s3Server(t, { policy: s3AccessPolicy(devCredentials, null, true) })
   const ask = async (headers: Record<string, string>): Promise<{ continued: boolean, status: number, body: string }> => await new Promise((resolve, reject) => {
