@@ -14,13 +14,16 @@
  * store's delete commit sees) and the version judged expired: an object
  * rewritten between the walk and the deletion is kept.
  *
- * A transition is a `copy` of the object onto itself: bytes, etag,
- * metadata and `uploaded` stay, the storage class becomes InfrequentAccess
- * and the record gets a new version (the copy's atomic commit is what keeps
- * a concurrent overwrite from being undone).
+ * A transition is a `copy` of the object onto itself with the cause
+ * `transition`: bytes, etag, metadata and `uploaded` stay, the storage
+ * class becomes InfrequentAccess and the record gets a new version (the
+ * copy's atomic commit is what keeps a concurrent overwrite from being
+ * undone). A lock does not hold it back (it refuses deletes and
+ * overwrites, and goes on retaining the object by its upload time), and no
+ * event reports it: the hosted service reports new objects and deletions.
  */
 import { actionAt, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes, type LifecycleRule } from './lifecycle.js'
-import { isBucketError, withFields, type BucketStore, type StoredObject } from './port.js'
+import { withFields, type BucketStore, type StoredObject } from './port.js'
 import { randomHex } from './random.js'
 
 /** Objects read per page of the walk, and ids removed per `delete` call. */
@@ -90,14 +93,10 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
 
 /** Moves the version `seen` of `id` to InfrequentAccess; false when it changed meanwhile (or was already there). */
 async function transition (store: BucketStore, id: string, seen: StoredObject): Promise<boolean> {
-  // The change is a copy onto itself, which a bucket lock refuses for a retained object: it stays in its class.
   const outcome = await store.copy(id, id,
     source => source.version === seen.version && source.storageClass !== 'InfrequentAccess'
       ? withFields(source, { storageClass: 'InfrequentAccess', version: randomHex(16) })
       : null,
-    current => current?.version === seen.version).catch((err: unknown) => {
-    if (isBucketError(err) && err.errorName === 'ObjectLocked') return null
-    throw err
-  })
-  return outcome?.status === 'copied'
+    current => current?.version === seen.version, { cause: 'transition' })
+  return outcome.status === 'copied'
 }

@@ -180,6 +180,21 @@ export interface DeleteOptions {
   versions?: ReadonlyMap<string, string>
 }
 
+/** Options of `BucketStore.copy`. */
+export interface CopyOptions {
+  /**
+   * Why the object is copied, when it is not a client's copy (which a lock
+   * on the destination refuses and an event emitter reports as
+   * `CopyObject`). `'transition'`: a lifecycle rule moves an object to
+   * another storage class, copying it onto itself with the same bytes,
+   * etag, metadata and upload time (lifecycle-sweep.ts). That is neither
+   * an overwrite, which a lock refuses (the lock goes on retaining the
+   * object by its unchanged upload time), nor a new object, which an
+   * event reports: the copy is checked against no lock and emits nothing.
+   */
+  cause?: 'transition'
+}
+
 /**
  * The precondition of an unconditional write: it holds whatever is stored,
  * so a store may replace the record without reading it first (one
@@ -300,7 +315,7 @@ export interface BucketStore {
    * object as it was or finds no source, and never leaves a record without
    * its bytes. `fromId` and `toId` may be the same (a metadata change).
    */
-  copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome>
+  copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition, options?: CopyOptions): Promise<CopyOutcome>
   /** The bucket's lock rules (locks.ts), as last set; none at first. */
   lockRules (): Promise<LockRule[]>
   /** Replaces the bucket's lock rules (checked by `parseLockRules`), in the order of writes (guarantee 4). */

@@ -136,6 +136,9 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 's3/c' }))
     // A lifecycle expiry deletes through the same path, with its cause.
     await bucket.deleteEach(['lib/a'], { cause: 'lifecycle' })
+    // A lifecycle transition changes an object's class: neither a new object nor a deletion, so no event.
+    const ia = { id: 'ia', enabled: true, conditions: { prefix: 'http/c' }, storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Age', maxAge: 1 } }] }
+    t.equal((await bucket.sweep({ lifecycle: { rules: [ia] }, now: Date.now() + 86_400_000 })).transitionedObjects, 1, 'a transition')
 
     const events = await drain(api, queueId)
     const seen = events.map(e => `${e.action} ${e.object.key}`)

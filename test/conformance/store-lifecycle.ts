@@ -95,7 +95,7 @@ export function lifecycleConformance (t: Test, sut: StoreUnderTest): void {
       t.equal(await store.head('logs/plain'), null, 'the other goes')
     })
 
-    t.test('a bucket lock wins: a retained object is neither expired nor moved, and the sweep goes on', async t => {
+    t.test('a bucket lock wins over an expiry, not over a transition: a retained object stays, and may move to InfrequentAccess', async t => {
       const store = await sut.open(testdir(t))
       const engine = new BucketEngine(store)
       t.teardown(async () => { await engine.close() })
@@ -108,7 +108,10 @@ export function lifecycleConformance (t: Test, sut: StoreUnderTest): void {
       t.equal(report.expiredObjects, 1, 'only the object no rule retains expires')
       t.equal(await store.head('logs/free'), null)
       t.equal((await bytesOf(store, 'logs/held'))?.toString(), 'body of logs/held', 'the retained object is kept as it was')
-      t.equal((await store.head('keep/held'))?.storageClass, 'Standard', 'a retained object stays in its class')
+      const moved = await store.head('keep/held')
+      t.equal(moved?.storageClass, 'InfrequentAccess', 'a retained object moves to InfrequentAccess (no overwrite: the same bytes, etag and upload time)')
+      t.equal((await bytesOf(store, 'keep/held'))?.toString(), 'body of keep/held')
+      t.same(await store.delete(['keep/held']), ['keep/held'], 'and the lock goes on retaining it')
     })
 
     t.test('uploads under an abort rule\'s prefix are aborted at their age', async t => {

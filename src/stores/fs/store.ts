@@ -48,7 +48,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -354,7 +354,8 @@ export class FsStore implements BucketStore {
    * MAX_COPY_ATTEMPTS times; then the copy fails with 10909
    * (CopySourceContended, 503: try again), never a raw file-system error.
    */
-  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
+  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition, options: CopyOptions = {}): Promise<CopyOutcome> {
+    const transition = options.cause === 'transition'
     const sql = this.#catalog.sql
     const fromBytes = Buffer.from(fromId, 'utf8')
     const toBytes = Buffer.from(toId, 'utf8')
@@ -388,9 +389,9 @@ export class FsStore implements BucketStore {
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
           // Thrown inside the transaction: rolled back, so the links go below.
-          if (this.#catalog.retained(toId, current)) throw objectLocked('copy', object.key)
+          if (!transition && this.#catalog.retained(toId, current)) throw objectLocked('copy', object.key)
           this.#catalog.putRow(toBytes, object, segments, body)
-          this.#catalog.emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key })
+          if (!transition) this.#catalog.emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key })
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
         })

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import { randomHex } from '../../bucket/port.js'
 import {
-  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CompleteBuilder, type CopyBuilder, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -175,16 +175,17 @@ export class MemoryStore implements BucketStore {
   }
 
   /** One synchronous step, so atomic: the copy shares the source's buffers (they are never changed in place). */
-  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
+  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition, options: CopyOptions = {}): Promise<CopyOutcome> {
+    const transition = options.cause === 'transition'
     this.#refuseRetired()
     const source = this.#objects.get(fromId)
     if (source === undefined) return { status: 'no-source' }
     const object = build(source.record)
     if (object === null) return { status: 'source-refused', source: source.record }
     if (!precondition(this.#objects.get(toId)?.record ?? null)) return { status: 'refused' }
-    if (this.#retained(toId)) throw objectLocked('copy', object.key)
+    if (!transition && this.#retained(toId)) throw objectLocked('copy', object.key)
     this.#set(toId, { record: object, chunks: source.chunks })
-    this.#emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.record.key })
+    if (!transition) this.#emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.record.key })
     return { status: 'copied', object }
   }
 

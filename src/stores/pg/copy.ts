@@ -11,7 +11,7 @@
  * sweeper removes.
  */
 import { insertMessages } from './outbox.js'
-import { bucketRetired, lockRulesOf, objectLocked, retainingRule, type CopyBuilder, type CopyOutcome, type EventSink, type Precondition } from '../../bucket/port.js'
+import { bucketRetired, lockRulesOf, objectLocked, retainingRule, type CopyBuilder, type CopyOptions, type CopyOutcome, type EventSink, type Precondition } from '../../bucket/port.js'
 import type { BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
 import { FULL_COLUMNS, LIVE_STORE_RULES, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow, type Segment } from './rows.js'
@@ -27,7 +27,8 @@ export interface CopyRooms {
 /** Thrown inside the transaction when another writer created the destination first: the copy judges again. */
 const RACED = new Error('the destination was created meanwhile')
 
-export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
+export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: string, build: CopyBuilder, precondition: Precondition, options: CopyOptions = {}): Promise<CopyOutcome> {
+  const transition = options.cause === 'transition'
   const { catalog, storeId, blobs } = rooms
   const fromBytes = Buffer.from(fromId, 'utf8')
   const toBytes = Buffer.from(toId, 'utf8')
@@ -48,7 +49,7 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
         if (object === null) return { status: 'source-refused', source }
         if (!precondition(currentRow === undefined ? null : toObject(currentRow))) return { status: 'refused' }
         // The store's row (FOR SHARE) and the destination's (FOR UPDATE) are held: the judgement stands until the commit.
-        if (currentRow !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), toId, Number(currentRow.uploaded), Date.now()) !== null) {
+        if (!transition && currentRow !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), toId, Number(currentRow.uploaded), Date.now()) !== null) {
           throw objectLocked('copy', object.key)
         }
         linked = await catalog.busy(client, async progress => await blobs.linkSegments(object.version, sourceRow.segments, progress))
@@ -62,7 +63,7 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
           await client.query('INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $2 FROM unnest($3::text[]) f',
             [storeId, Date.now(), currentRow.segments.map(s => s[0])])
         }
-        await insertMessages(client, storeId, rooms.sink?.({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key }) ?? [])
+        if (!transition) await insertMessages(client, storeId, rooms.sink?.({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key }) ?? [])
         return { status: 'copied', object }
       })
     } catch (err) {

@@ -40,7 +40,7 @@ import { insertMessages, PgOutbox } from './outbox.js'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, assembleListPageAsync, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder,
+  ALWAYS, assembleListPageAsync, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOptions,
   type CopyOutcome, type DeleteOptions, type EventSink, type OutboxMessage, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
@@ -383,8 +383,8 @@ export class PgStore implements BucketStore {
     this.#rulesText = text
   }
 
-  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition): Promise<CopyOutcome> {
-    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, sink: this.#sink }, fromId, toId, build, precondition)
+  async copy (fromId: string, toId: string, build: CopyBuilder, precondition: Precondition, options: CopyOptions = {}): Promise<CopyOutcome> {
+    return await copyPgObject({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, sink: this.#sink }, fromId, toId, build, precondition, options)
   }
 
   async list (query: ListQuery): Promise<ListPage> {
