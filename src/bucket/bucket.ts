@@ -24,7 +24,7 @@ import { keyId, lookupId } from './keys.js'
 import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
-import { ALWAYS, type BucketStore, type DeleteOptions, type Outbox, type StoredObject, type StoredUpload } from './port.js'
+import { ALWAYS, type BucketStore, type CommitOptions, type DeleteOptions, type Outbox, type StoredObject, type StoredUpload } from './port.js'
 import { messagesFor, type QueueNotifications } from './notifications.js'
 import type {
   Bucket, BucketCopyOptions, BucketCopyOutcome, BucketGetOptions, BucketListOptions, BucketMultipartOptions, BucketMultipartUpload, BucketObject,
@@ -180,6 +180,14 @@ export class BucketEngine implements Bucket {
   }
 
   async put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null> {
+    return await this.#put(key, value, options, {})
+  }
+
+  async putCopied (key: string, value: BucketValue, options: BucketPutOptions | undefined, source: { bucket: string, key: string }): Promise<BucketObject | null> {
+    return await this.#put(key, value, options, { copiedFrom: { bucket: source.bucket, key: source.key } })
+  }
+
+  async #put (key: string, value: BucketValue, options: BucketPutOptions | undefined, commit: CommitOptions): Promise<BucketObject | null> {
     const id = keyId('put', key)
     const opts = optionsObject<BucketPutOptions>('put', options)
     const conditional = parseConditional(opts.onlyIf, 'put')
@@ -215,7 +223,7 @@ export class BucketEngine implements Bucket {
       checksums: digests
     }
     const committed = await this.#store.commit(id, record, staged,
-      unconditional ? ALWAYS : current => judgeRecord(conditional, current) === 'pass')
+      unconditional ? ALWAYS : current => judgeRecord(conditional, current) === 'pass', commit)
     return committed ? new ObjectMetadata(record) : null
   }
 

@@ -18,6 +18,15 @@ export interface ObjectChange {
   size?: number
   etag?: string
   copySource?: string
+  /** A copy's source bucket, when it is another than the change's own (S3's CopyObject between buckets). */
+  copySourceBucket?: string
+}
+
+/** What a committed put tells: PutObject, or CopyObject naming its source for an object copied in from another bucket. */
+export function putChange (object: { key: string, size: number, etag: string }, copiedFrom?: { bucket: string, key: string }): ObjectChange {
+  const change: ObjectChange = { action: copiedFrom === undefined ? 'PutObject' : 'CopyObject', key: object.key, size: object.size, etag: object.etag }
+  if (copiedFrom !== undefined) Object.assign(change, { copySource: copiedFrom.key, copySourceBucket: copiedFrom.bucket })
+  return change
 }
 
 /** A message for one queue, written in the same transaction as the change it tells of. */

@@ -143,7 +143,7 @@ export function eventBody (account: string, bucket: string, change: ObjectChange
   const deletion = change.action === 'DeleteObject' || change.action === 'LifecycleDeletion'
   const object = deletion ? { key: change.key } : { key: change.key, size: change.size, eTag: change.etag }
   const body: Record<string, unknown> = { account, action: change.action, bucket, object, eventTime: eventTime.toISOString() }
-  if (change.action === 'CopyObject' && change.copySource !== undefined) body.copySource = { bucket, object: change.copySource }
+  if (change.action === 'CopyObject' && change.copySource !== undefined) body.copySource = { bucket: change.copySourceBucket ?? bucket, object: change.copySource }
   return JSON.stringify(body)
 }
 

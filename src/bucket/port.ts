@@ -56,6 +56,7 @@ export function bucketLocked (): BucketError {
 }
 export { randomHex } from './random.js'
 export type { ChangeAction, ObjectChange, OutboxMessage } from './events.js'
+export { putChange } from './events.js'
 
 /** What a store throws for a write to a retired bucket (10006), in every process. */
 export function bucketRetired (method = 'write'): BucketError {
@@ -180,6 +181,17 @@ export interface DeleteOptions {
   versions?: ReadonlyMap<string, string>
 }
 
+/** Options of `BucketStore.commit`. */
+export interface CommitOptions {
+  /**
+   * The bucket and key the object was copied from, when the bytes came
+   * from another bucket (S3's CopyObject between buckets, which the engine
+   * carries out as a put): its event is CopyObject naming that source
+   * (`putChange`), not PutObject.
+   */
+  copiedFrom?: { bucket: string, key: string }
+}
+
 /** Options of `BucketStore.copy`. */
 export interface CopyOptions {
   /**
@@ -297,7 +309,7 @@ export interface BucketStore {
    * body discarded) otherwise. Throws `objectLocked` (body discarded) when
    * the current record is retained (guarantee 4).
    */
-  commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean>
+  commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition, options?: CommitOptions): Promise<boolean>
   /**
    * Removes the objects `ids` (those not stored are no error), but those
    * retained (guarantee 4), whose ids it answers, in the order given. Every

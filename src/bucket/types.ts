@@ -421,6 +421,13 @@ export interface Bucket {
   head (key: string): Promise<BucketObject | null>
   get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null>
   put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null>
+  /**
+   * Beyond the binding (for S3's CopyObject between buckets, whose bytes
+   * are read from the source bucket and written here): `put`, whose event
+   * notification is CopyObject naming `source`, as the hosted service
+   * reports every copy.
+   */
+  putCopied (key: string, value: BucketValue, options: BucketPutOptions | undefined, source: { bucket: string, key: string }): Promise<BucketObject | null>
   /** Deletes every key a bucket lock does not retain; throws 10913 (ObjectLocked) when one was retained. */
   delete (keys: string | string[]): Promise<void>
   /** Beyond the binding (for S3's DeleteObjects): deletes every key a bucket lock does not retain, and answers those it kept. */

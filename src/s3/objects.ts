@@ -294,14 +294,14 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   // The copy's checksums, as the binding's copy chooses them, computed as the bytes stream.
   const had = Object.keys(object.checksums.toJSON()) as BucketChecksumAlgorithm[]
   const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
-  const copied = await bucket.put(ctx.key, sourceBytes(object), {
+  const copied = await bucket.putCopied(ctx.key, sourceBytes(object), {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? Object.assign({}, object.httpMetadata, httpMetadataFrom(headers)) : httpMetadataFrom(headers),
     customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? Object.assign({}, object.customMetadata, customMetadataFrom(headers)) : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
     computeChecksums,
     onlyIf,
     ...ssec
-  })
+  }, { bucket: source.bucket, key: object.key })
   if (copied === null) throw new S3Error('PreconditionFailed', undefined, {})
   ctx.reply.headers(ssecAnswerHeaders(copied.ssecKeyMd5))
   await sendXml(ctx, 200, 'CopyObjectResult', copyResult(copied, checksumAlgorithm))

@@ -127,6 +127,10 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     // The S3 port.
     await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 's3/c', Body: 'sea' }))
     await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 's3/d', CopySource: 'photos/s3/c' }))
+    // A copy from another bucket (its bytes read there and written here) is a copy all the same.
+    await registry.create('albums')
+    await (await registry.open('albums'))!.put('a.txt', 'album')
+    await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 's3/from-albums', CopySource: 'albums/a.txt' }))
     const upload = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 's3/m' }))
     const one = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 's3/m', UploadId: upload.UploadId, PartNumber: 1, Body: 'part-one' }))
     const two = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 's3/m', UploadId: upload.UploadId, PartNumber: 2, Body: 'two' }))
@@ -143,7 +147,7 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     const events = await drain(api, queueId)
     const seen = events.map(e => `${e.action} ${e.object.key}`)
     t.same(seen.slice().sort(), [
-      'CompleteMultipartUpload s3/m', 'CopyObject s3/d', 'DeleteObject http/b', 'DeleteObject s3/c', 'LifecycleDeletion lib/a',
+      'CompleteMultipartUpload s3/m', 'CopyObject s3/d', 'CopyObject s3/from-albums', 'DeleteObject http/b', 'DeleteObject s3/c', 'LifecycleDeletion lib/a',
       'PutObject http/b', 'PutObject http/c', 'PutObject lib/a', 'PutObject s3/c'
     ], 'one event per committed change, none for the refused ones')
     t.same(seen.filter(s => s.endsWith(' http/b')), ['PutObject http/b', 'DeleteObject http/b'], 'in commit order')
@@ -157,9 +161,12 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     }
     const put = events.find(e => e.action === 'PutObject' && e.object.key === 'lib/a')
     t.same(put.object, { key: 'lib/a', size: 5, eTag: md5('hello') }, 'a put names size and eTag')
-    const copy = events.find(e => e.action === 'CopyObject')
+    const copy = events.find(e => e.action === 'CopyObject' && e.object.key === 's3/d')
     t.same(copy.copySource, { bucket: 'photos', object: 's3/c' }, 'a copy names its source')
     t.same(copy.object, { key: 's3/d', size: 3, eTag: md5('sea') })
+    const across = events.find(e => e.action === 'CopyObject' && e.object.key === 's3/from-albums')
+    t.same(across.copySource, { bucket: 'albums', object: 'a.txt' }, 'a copy from another bucket names that bucket')
+    t.same(across.object, { key: 's3/from-albums', size: 5, eTag: md5('album') })
     const completed = events.find(e => e.action === 'CompleteMultipartUpload')
     t.equal(completed.object.size, 11)
     t.match(completed.object.eTag, /^[0-9a-f]{32}-2$/, 'the multipart etag')

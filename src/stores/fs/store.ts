@@ -48,7 +48,7 @@ import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import {
-  assembleListPage, BucketError, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, putChange, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CommitOptions, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -93,6 +93,7 @@ interface PutJob {
   segment: Segment | null
   inline: Buffer | null
   precondition: Precondition
+  copiedFrom: CommitOptions['copiedFrom']
 }
 
 /** `locked`: refused because the current row is retained (nothing written). */
@@ -235,13 +236,13 @@ export class FsStore implements BucketStore {
     return partLayoutOfSizes(row.etag, (JSON.parse(row.segments) as Segment[]).map(([, size]) => size))
   }
 
-  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition, options: CommitOptions = {}): Promise<boolean> {
     const inline = body instanceof InlineBody ? body.bytes : null
     const segment = inline === null ? await this.#blobs.place(body, object.version) : null
     const own = segment === null ? [] : [segment]
     let outcome: PutOutcome
     try {
-      outcome = await this.#puts.submit({ id, object, segment, inline, precondition })
+      outcome = await this.#puts.submit({ id, object, segment, inline, precondition, copiedFrom: options.copiedFrom })
     } catch (err) {
       // Nothing half-stored stays: a body no row names goes at once (not only at the next sweep).
       if (wasRolledBack(err)) await this.#blobs.removeSegments(own)
@@ -262,14 +263,14 @@ export class FsStore implements BucketStore {
   }
 
   /** One put of a group commit, inside the write transaction. */
-  #applyPut ({ id, object, segment, inline, precondition }: PutJob): PutOutcome {
+  #applyPut ({ id, object, segment, inline, precondition, copiedFrom }: PutJob): PutOutcome {
     const sql = this.#catalog.sql
     const idBytes = Buffer.from(id, 'utf8')
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
     if (this.#catalog.retained(id, current)) return { committed: false, replaced: [], locked: true }
     this.#catalog.putRow(idBytes, object, segment === null ? [] : [segment], inline)
-    this.#catalog.emit({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag })
+    this.#catalog.emit(putChange(object, copiedFrom))
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
   }
 

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import { randomHex } from '../../bucket/port.js'
 import {
-  assembleListPage, bucketLocked, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, putChange, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CommitOptions, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -144,7 +144,7 @@ export class MemoryStore implements BucketStore {
     this.#sorted = undefined
   }
 
-  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition, options: CommitOptions = {}): Promise<boolean> {
     this.#refuseRetired()
     if (!precondition(this.#objects.get(id)?.record ?? null)) {
       await body.discard()
@@ -155,7 +155,7 @@ export class MemoryStore implements BucketStore {
       throw objectLocked('put', object.key)
     }
     this.#set(id, { record: object, chunks: [(body as MemoryBody).bytes] })
-    this.#emit({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag })
+    this.#emit(putChange(object, options.copiedFrom))
     return true
   }
 

@@ -40,7 +40,7 @@ import { insertMessages, PgOutbox } from './outbox.js'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, assembleListPageAsync, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CompleteBuilder, type CopyBuilder, type CopyOptions,
+  ALWAYS, assembleListPageAsync, putChange, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CommitOptions, type CompleteBuilder, type CopyBuilder, type CopyOptions,
   type CopyOutcome, type DeleteOptions, type EventSink, type OutboxMessage, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
@@ -223,14 +223,14 @@ export class PgStore implements BucketStore {
     }
   }
 
-  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition): Promise<boolean> {
+  async commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition, options: CommitOptions = {}): Promise<boolean> {
     const segment = await this.#blobs.place(body, object.version)
     const idBytes = Buffer.from(id, 'utf8')
     const values = [this.#storeId, idBytes, ...objectValues(object, [segment])]
     // The row this process read last for the key (a conditional put heads it first): a guess, checked by the write.
     let current = precondition === ALWAYS ? undefined : this.#seen.take(id)
     // The messages the put sends if it commits (the sink only reads the rules).
-    const messages = this.#sink?.({ action: 'PutObject', key: object.key, size: object.size, etag: object.etag }) ?? []
+    const messages = this.#sink?.(putChange(object, options.copiedFrom)) ?? []
     // When the catalog fails, the body stays: the row may have committed; if not, the sweeper removes it.
     for (;;) {
       // The rules this write is judged against: its statement lands only while they are the store's (liveStoreUnder).
