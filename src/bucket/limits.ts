@@ -35,3 +35,5 @@ export const MAX_KEY_BYTES = 1024
 export const MAX_CUSTOM_METADATA_BYTES = 2048
 /** Age after which an incomplete multipart upload is aborted (R2 multipart docs: the default lifecycle aborts after 7 days). */
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
+/** Most CORS rules a bucket holds (S3's cap, on every door). */
+export const MAX_CORS_RULES = 100

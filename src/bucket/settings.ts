@@ -5,6 +5,7 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { parseLifecycleRules } from './lifecycle.js'
+import { MAX_CORS_RULES } from './limits.js'
 import type { StorageClass } from './types.js'
 import { isQueueNotificationsList, type QueueNotifications } from './notifications.js'
 
@@ -111,7 +112,9 @@ export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<
     if (patch.cors !== null && !(Array.isArray(patch.cors) && patch.cors.every(isCorsRule))) {
       throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}: strings of printable ASCII, one * at most in an origin, maxAgeSeconds a whole number of seconds')
     }
-    out.cors = patch.cors
+    if (patch.cors !== null && patch.cors.length > MAX_CORS_RULES) throw new TypeError(`settings.cors holds at most ${MAX_CORS_RULES} rules (got ${patch.cors.length})`)
+    // No rule is no configuration, as every door reads it back.
+    out.cors = patch.cors === null || patch.cors.length === 0 ? null : patch.cors
   }
   if (patch.lifecycle !== undefined) {
     const lifecycle = patch.lifecycle

@@ -17,7 +17,7 @@
  * answers the hosted service's default (SSE-S3, AES256) so that clients that
  * ask find what they expect. Versioning is never enabled.
  */
-import { authorize, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, MAX_RULE_ID_LENGTH, type CorsRule } from '../bucket/index.js'
+import { authorize, MAX_CORS_RULES, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, MAX_RULE_ID_LENGTH, type CorsRule } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -189,8 +189,6 @@ export async function getBucketCors (ctx: S3Context): Promise<void> {
 }
 
 const corsMethods = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD']
-/** Most rules in a CORS configuration (S3's). */
-const MAX_CORS_RULES = 100
 
 export async function putBucketCors (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
@@ -233,7 +231,7 @@ type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string 
 
 /** A whole number of days: MalformedXML when not a number, InvalidArgument when not positive. */
 function daysFrom (value: string, what: string): number {
-  if (!/^\d{1,9}$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
+  if (!/^-?\d{1,9}$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
   const days = Number(value)
   if (days < 1) throw new S3Error('InvalidArgument', `${what} must be a positive integer.`)
   if (days * DAY_SECONDS > MAX_RULE_AGE_SECONDS) throw new S3Error('InvalidArgument', `${what} must be at most ${MAX_RULE_AGE_SECONDS / DAY_SECONDS} days.`)

@@ -50,6 +50,7 @@ t.test('parseLockRules: normalised rules, or the first mistake', async t => {
     [[null], /rules\[0\] must be an object/],
     [[{ ...rule, id: '' }], /rules\[0\]\.id must be a non-empty string/],
     [[{ ...rule, id: 3 }], /rules\[0\]\.id/],
+    [[{ ...rule, id: 'a\u0001' }], /rules\[0\]\.id must hold no control character/],
     [[rule, rule], /rules\[1\]\.id "r" is used by another rule/],
     [[{ ...rule, enabled: 'yes' }], /enabled must be true or false/],
     [[{ ...rule, prefix: 7 }], /prefix must be a string/],

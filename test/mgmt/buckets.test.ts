@@ -127,6 +127,21 @@ t.test('CORS: none, replace, read back in the API shape, delete', async t => {
   t.equal((await call(app, 'DELETE', `${buckets}/site/cors`)).status, 200)
   t.equal((await registry.info('site'))!.settings.cors, null)
   t.equal((await call(app, 'GET', `${buckets}/site/cors`)).status, 404)
+  // As S3 holds them: at most 100 rules, origins of printable ASCII with one * at most, each mistake named.
+  const rule = { allowed: { origins: ['https://app.test'], methods: ['GET'] } }
+  const tooMany = await call(app, 'PUT', `${buckets}/site/cors`, { rules: Array(101).fill(rule) })
+  t.equal(tooMany.body.errors[0].code, 10040)
+  t.match(tooMany.body.errors[0].message, /at most 100 rules/)
+  t.equal((await call(app, 'PUT', `${buckets}/site/cors`, { rules: Array(100).fill(rule) })).status, 200, '100 rules fit')
+  for (const origin of ['https://**.x', 'https://\u00e9.x']) {
+    const bad = await call(app, 'PUT', `${buckets}/site/cors`, { rules: [{ allowed: { origins: ['https://ok.test', origin], methods: ['GET'] } }] })
+    t.equal(bad.body.errors[0].code, 10040, origin)
+    t.match(bad.body.errors[0].message, /rules\[0\]\.allowed\.origins\[1\] must be printable ASCII with one \* at most/, origin)
+  }
+  // No rule is no configuration, read back as such by this API and by S3.
+  t.equal((await call(app, 'PUT', `${buckets}/site/cors`, { rules: [] })).status, 200)
+  t.equal((await registry.info('site'))!.settings.cors, null)
+  t.equal((await call(app, 'GET', `${buckets}/site/cors`)).body.errors[0].code, 10059)
 })
 
 t.test('custom domains: attach creates the CNAME and the route, detach removes both', async t => {

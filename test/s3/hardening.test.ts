@@ -232,6 +232,8 @@ t.test('lifecycle rules this server cannot apply are refused, never widened to t
     [rule('<Filter><Prefix>a/</Prefix></Filter><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration>'), 501, 'NotImplemented'],
     [rule('<Filter><Prefix>a/</Prefix></Filter><Status>Enabled</Status>'), 400, 'InvalidRequest'],
     [rule('<Filter/><Status>Enabled</Status><Expiration><Days>0</Days></Expiration>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Days>-1</Days></Expiration>'), 400, 'InvalidArgument'],
+    [rule('<Filter/><Status>Enabled</Status><Expiration><Days>1.5</Days></Expiration>'), 400, 'MalformedXML'],
     [rule('<Filter/><Status>Enabled</Status><Expiration><Date>1</Date></Expiration>'), 400, 'InvalidArgument'],
     [rule('<Filter/><Status>Enabled</Status><Expiration><Date>2030-01-01T12:00:00Z</Date></Expiration>'), 400, 'InvalidArgument'],
     [rule('<Filter/><Status>Enabled</Status><Expiration><Days>99999999999999999999999</Days></Expiration>'), 400, 'MalformedXML'],

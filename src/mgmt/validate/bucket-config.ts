@@ -13,7 +13,7 @@
  * headers}, exposeHeaders, maxAgeSeconds, id}` is stored as `{allowedOrigins,
  * allowedMethods, allowedHeaders, exposeHeaders, maxAgeSeconds, id}`.
  */
-import { parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
+import { MAX_CORS_RULES, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
 import { ManagementError } from '../errors.js'
 
 /** The service's default lifecycle of a new bucket (7 days, as the engine's sweeper). */
@@ -55,12 +55,15 @@ export function corsFromApi (body: unknown): StoredCorsRule[] {
   if (!isObject(body)) throw invalid('the body must be an object')
   const rules = body.rules ?? []
   if (!Array.isArray(rules)) throw invalid('rules must be an array')
+  if (rules.length > MAX_CORS_RULES) throw invalid(`rules holds at most ${MAX_CORS_RULES} rules (got ${rules.length})`)
   return rules.map((rule: unknown, i) => {
     const where = `rules[${i}]`
     if (!isObject(rule) || !isObject(rule.allowed)) throw invalid(`${where}.allowed is required`)
     const origins = stringArray(rule.allowed.origins, `${where}.allowed.origins`)
     const methods = stringArray(rule.allowed.methods, `${where}.allowed.methods`)
     if (origins.length === 0) throw invalid(`${where}.allowed.origins must not be empty`)
+    const badOrigin = origins.findIndex(origin => !/^[\x20-\x7e]*$/.test(origin) || origin.split('*').length > 2)
+    if (badOrigin !== -1) throw invalid(`${where}.allowed.origins[${badOrigin}] must be printable ASCII with one * at most`)
     if (methods.length === 0 || !methods.every(m => corsMethods.includes(m))) {
       throw invalid(`${where}.allowed.methods must be some of ${corsMethods.join(', ')}`)
     }
