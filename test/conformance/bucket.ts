@@ -217,6 +217,36 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     }
   })
 
+  t.test('a source that writes its next bytes into the buffer of the chunk it gave before: the bytes stored are the bytes given', async t => {
+    const bucket = await fresh(t, { minPartSize: 5 })
+    // Small chunks (gathered into one write) and large ones (each a write of its own, in flight as the next arrives).
+    for (const [name, size, count] of [['small chunks', 4, 5], ['large chunks', 300 * KiB, 4]] as const) {
+      const expected = Buffer.concat(Array.from({ length: count }, (_, i) => Buffer.alloc(size, i + 1)))
+      const reusing = async function * (): AsyncGenerator<Uint8Array> {
+        const buffer = Buffer.alloc(size)
+        for (let i = 0; i < count; i++) yield buffer.fill(i + 1)
+      }
+      const put = await bucket.put(`reused/${name}`, reusing())
+      t.same(await bytesOf(await bucket.get(`reused/${name}`)), expected, `${name}: put`)
+      t.equal(put?.etag, md5Hex(expected), `${name}: the etag is the MD5 of the bytes stored`)
+      let pulls = 0
+      const one = new Uint8Array(size)
+      const stream = new ReadableStream<Uint8Array>({
+        pull (controller) {
+          if (pulls === count) return controller.close()
+          controller.enqueue(one.fill(++pulls))
+        }
+      }, { highWaterMark: 0 })
+      await bucket.put(`reused/${name} stream`, stream)
+      t.same(await bytesOf(await bucket.get(`reused/${name} stream`)), expected, `${name}: a stream re-enqueuing one array`)
+      const upload = await bucket.createMultipartUpload(`reused/${name} parts`)
+      const part = await upload.uploadPart(1, reusing())
+      t.equal(part.etag, md5Hex(expected), `${name}: a part`)
+      await upload.complete([part])
+      t.same(await bytesOf(await bucket.get(`reused/${name} parts`)), expected, `${name}: the completed object`)
+    }
+  })
+
   t.test('a put whose stream fails stores nothing and keeps the previous object', async t => {
     const bucket = await fresh(t)
     await bucket.put('fragile', 'the previous object')

@@ -42,6 +42,20 @@ let inFlightInProcess = 0
  */
 const FLUSH_EVERY = 16 * 1024 * 1024
 
+/**
+ * Write buffers whose writes are done, kept for the next (at most what may
+ * be in flight, and one more): a fresh one costs the kernel page faults.
+ */
+const spareBatches: Buffer[] = []
+
+function takeBatch (): Buffer {
+  return spareBatches.pop() ?? Buffer.allocUnsafeSlow(WRITE_BATCH)
+}
+
+function giveBackBatch (buffer: Buffer): void {
+  if (spareBatches.length <= MAX_IN_FLIGHT / WRITE_BATCH) spareBatches.push(buffer)
+}
+
 /** A store directory that is something else (a symbolic link planted there): never written through. */
 export function notOurDirectory (dir: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${dir} is not a directory of the store (a symbolic link?): it is not written through.`), { code: 'ENOTDIR' })
@@ -196,7 +210,10 @@ export class BlobFiles {
 
   /**
    * Receives a body (into blobs/ under its version, or tmp/ for a part).
-   * Chunks are gathered into writes of about 256 KiB at explicit offsets; up
+   * Chunks are copied, as they arrive, into writes of 256 KiB at explicit
+   * offsets (a source may write its next bytes into the buffer of the chunk
+   * it gave before: a generator or stream that reuses one; the bytes written
+   * are then still the bytes hashed); up
    * to 2 MiB of them (in the process) are on their way to the disk while the next chunks are
    * received and hashed, so the network, the hash and the disk work side by
    * side. With fsync on, a flush of what is written starts every 16 MiB, so
@@ -226,19 +243,23 @@ export class BlobFiles {
         entryDurable = fsyncDirectory(path.dirname(file))
         entryDurable.catch(() => {}) // observed below, when it is awaited
       }
-      let batch: Uint8Array[] = []
+      let batch: Buffer | undefined
       let batchBytes = 0
       let position = 0
       let unflushed = 0
       const send = async (): Promise<void> => {
         const bytes = batchBytes
+        const buffer = batch ?? takeBatch()
         inFlightInProcess += bytes
-        const done = writeChunks(target, batch, position).finally(() => { inFlightInProcess -= bytes })
+        const done = writeAll(target, buffer.subarray(0, bytes), position).finally(() => {
+          inFlightInProcess -= bytes
+          giveBackBatch(buffer)
+        })
         done.catch(() => {}) // observed below, when it is awaited
         inFlight.push({ bytes, done })
         position += batchBytes
         unflushed += batchBytes
-        batch = []
+        batch = undefined
         batchBytes = 0
         while (inFlight.length > 1 && inFlightInProcess > MAX_IN_FLIGHT) await inFlight.shift()?.done
         if (this.#fsync && unflushed >= FLUSH_EVERY) {
@@ -249,13 +270,19 @@ export class BlobFiles {
         }
       }
       for await (const chunk of source) {
-        batch.push(chunk)
         bodyBytesReceived(chunk.byteLength)
-        batchBytes += chunk.byteLength
         size += chunk.byteLength
-        if (batchBytes >= WRITE_BATCH) await send()
+        for (let offset = 0; offset < chunk.byteLength;) {
+          batch ??= takeBatch()
+          const n = Math.min(chunk.byteLength - offset, WRITE_BATCH - batchBytes)
+          batch.set(chunk.subarray(offset, offset + n), batchBytes)
+          batchBytes += n
+          offset += n
+          if (batchBytes === WRITE_BATCH) await send()
+        }
       }
       if (batchBytes > 0) await send()
+      if (batch !== undefined) giveBackBatch(batch)
       for (const write of inFlight.splice(0)) await write.done
       await flushing
       if (this.#fsync) await Promise.all([handle.datasync(), entryDurable])
@@ -360,16 +387,10 @@ export class BlobFiles {
   }
 }
 
-/** Writes every byte of `chunks`, in order, from `position`. */
-async function writeChunks (handle: FileHandle, chunks: Uint8Array[], position: number): Promise<void> {
-  const total = chunks.reduce((sum, c) => sum + c.byteLength, 0)
-  const { bytesWritten } = await handle.writev(chunks, position)
-  // A short write: finish with the rest as one buffer.
-  let done = bytesWritten
-  if (done === total) return
-  const rest = Buffer.concat(chunks)
-  while (done < total) {
-    const { bytesWritten: n } = await handle.write(rest, done, total - done, position + done)
-    done += n
+/** Writes every byte of `bytes` from `position` (a short write is finished with the rest). */
+async function writeAll (handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  for (let done = 0; done < bytes.byteLength;) {
+    const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, position + done)
+    done += bytesWritten
   }
 }

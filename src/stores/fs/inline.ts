@@ -34,23 +34,31 @@ export class InlineBody implements StagedBody {
 /**
  * Receives `source` into memory when it ends within `limit` bytes; else
  * hands what was read and the rest of the source, in order, to `toFile`.
+ * Chunks are copied as they arrive: a source may write its next bytes into
+ * the buffer of a chunk it gave before.
  */
 export async function stageInlineOrFile (source: AsyncIterable<Uint8Array>, limit: number,
   toFile: (source: AsyncIterable<Uint8Array>) => Promise<StagedBody>): Promise<StagedBody> {
   const iterator = source[Symbol.asyncIterator]()
-  const gathered: Uint8Array[] = []
+  const gathered: Buffer[] = []
   let size = 0
+  let over: Uint8Array
   for (;;) {
     const next = await iterator.next()
-    if (next.done === true) return new InlineBody(gathered.length === 1 ? Buffer.from(gathered[0]) : Buffer.concat(gathered, size))
-    gathered.push(next.value)
+    if (next.done === true) return new InlineBody(gathered.length === 1 ? gathered[0] : Buffer.concat(gathered, size))
+    if (size + next.value.byteLength > limit) {
+      over = next.value
+      break
+    }
+    gathered.push(Buffer.from(next.value))
     size += next.value.byteLength
-    if (size > limit) break
   }
   return await toFile((async function * () {
     let done = false
     try {
       yield * gathered.splice(0)
+      // The chunk past the limit is handed on before the source is asked for more: it is still what was given.
+      yield over
       for (;;) {
         const next = await iterator.next()
         if (next.done === true) {
