@@ -209,8 +209,8 @@ export class BucketEngine implements Bucket {
     const sealed = ssecKey === undefined || ssec === undefined ? undefined : new SealedBody(body, ssecKey, ssec.salt)
     const staged = await this.#store.stage(sealed ?? body, version)
     const { md5, ...others } = await verifiedDigests('put', body, checksum, staged)
-    // An SSE-C object keeps no digest of its data that was not asked for: its ETag is its ciphertext's MD5 (ssec.ts).
-    const digests = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, others)
+    // An SSE-C object keeps no digest of its data that was not asked for: its ETag is its ciphertext's MD5 (ssec.ts). An MD5 given is kept, as any checksum given.
+    const digests = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, checksum?.algorithm === 'md5' ? { md5 } : {}, others)
     const record: StoredObject = {
       key,
       version,
