@@ -75,6 +75,30 @@ function validPartNumber (partNumber: unknown): number {
   return n
 }
 
+/**
+ * A store may answer a read without waiting for any I/O (the filesystem
+ * store from its caches and SQLite): the read's promise then settles within
+ * the current task, and a caller polling for a write of its own process
+ * (`while (await bucket.head(k) === null) {}`) would hold the event loop
+ * forever, the write never getting the turn it waits for. So a binding's
+ * reads count themselves, and every 256th since the loop last turned waits
+ * for its next turn.
+ */
+const READS_BEFORE_A_TURN = 256
+let readsThisTurn = 0
+let turnWatched = false
+
+async function loopTurnNow (): Promise<void> {
+  if (!turnWatched) {
+    turnWatched = true
+    setImmediate(() => {
+      turnWatched = false
+      readsThisTurn = 0
+    })
+  }
+  if (++readsThisTurn >= READS_BEFORE_A_TURN) await new Promise<void>(resolve => { setImmediate(resolve) })
+}
+
 /** What a read of the whole object reports as its range (the hosted binding always reports one). */
 function wholeRange (record: StoredObject): ResolvedRange {
   return { offset: 0, length: record.size }
@@ -134,6 +158,7 @@ export class BucketEngine implements Bucket {
   }
 
   async head (key: string): Promise<BucketObject | null> {
+    await loopTurnNow()
     const record = await this.#store.head(lookupId('head', key))
     return record === null ? null : new ObjectMetadata(record, wholeRange(record))
   }
@@ -153,6 +178,7 @@ export class BucketEngine implements Bucket {
     else if (opts.range !== undefined) range = validateRange('get', opts.range)
     const ssecKey = parseSsecKey('get', opts.ssecKey)
 
+    await loopTurnNow()
     const opened = await this.#store.open(id)
     if (opened === null) return null
     const reader = await readerWithKey('get', opened, ssecKey)
@@ -255,6 +281,7 @@ export class BucketEngine implements Bucket {
   }
 
   async list (options?: BucketListOptions): Promise<BucketObjects> {
+    await loopTurnNow()
     return await listObjects(this.#store, optionsObject<BucketListOptions>('list', options))
   }
 

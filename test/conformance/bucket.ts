@@ -185,6 +185,19 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.equal((await bucket.head('greeting.txt'))?.etag, md5Hex('hello again'), 'the second write replaced the first')
   })
 
+  t.test('a caller polling for a write of its own process sees it: reads give the event loop its turns', async t => {
+    const bucket = await fresh(t)
+    const polls = { head: 0, get: 0, list: 0 }
+    const writing = bucket.put('polled/a', 'hello')
+    while ((await bucket.head('polled/a')) === null && polls.head < 20_000) polls.head++
+    const second = bucket.put('polled/b', 'hello')
+    while ((await bucket.get('polled/b')) === null && polls.get < 20_000) polls.get++
+    const third = bucket.put('polled/c', 'hello')
+    while ((await bucket.list({ prefix: 'polled/c' })).objects.length === 0 && polls.list < 20_000) polls.list++
+    await Promise.all([writing, second, third])
+    t.ok(polls.head < 20_000 && polls.get < 20_000 && polls.list < 20_000, `each write seen (polls: ${JSON.stringify(polls)})`)
+  })
+
   t.test('missing keys give null', async t => {
     const bucket = await fresh(t)
     t.equal(await bucket.head('nothing-here'), null)
