@@ -80,15 +80,12 @@ export function writeHttpHeaders (stored: StoredHttpMetadata, headers: Headers):
 export function parseCustomMetadata (method: string, input: unknown): Record<string, string> {
   if (input === undefined) return {}
   if (input === null || typeof input !== 'object') throw new TypeError(`${method}: customMetadata must be an object.`)
-  const out: Record<string, string> = {}
+  const entries = Object.entries(input as Record<string, unknown>).map(([k, v]) => [k, String(v)] as const)
   let bytes = 0
-  for (const [k, v] of Object.entries(input as Record<string, unknown>)) {
-    const value = String(v)
-    out[k] = value
-    bytes += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(value, 'utf8')
-  }
+  for (const [k, value] of entries) bytes += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(value, 'utf8')
   if (bytes > MAX_CUSTOM_METADATA_BYTES) throw new BucketError('MetadataTooLarge', method)
-  return out
+  // Made as own properties: a name such as `__proto__` is an entry like any other, not the object's prototype.
+  return Object.fromEntries(entries)
 }
 
 export function parseStorageClass (method: string, input: unknown): StorageClass {

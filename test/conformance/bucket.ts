@@ -378,6 +378,10 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     const bucket = await fresh(t)
     await bucket.put('custom', 'x', { customMetadata: { owner: 'ada', number: 5 as unknown as string, flag: true as unknown as string } })
     t.same((await bucket.head('custom'))?.customMetadata, { owner: 'ada', number: '5', flag: 'true' }, 'values are stringified')
+    await bucket.put('custom/proto', 'x', { customMetadata: JSON.parse('{"__proto__": "x", "constructor": "y", "a": "b"}') })
+    const kept = (await bucket.get('custom/proto'))?.customMetadata ?? {}
+    t.same(Object.entries(kept), [['__proto__', 'x'], ['constructor', 'y'], ['a', 'b']], 'a name such as __proto__ is an entry like any other')
+    t.equal(Object.getPrototypeOf(kept), Object.prototype, 'and not the prototype')
 
     const atLimit = { k: 'v'.repeat(2047) }
     t.ok(await bucket.put('custom/at-limit', 'x', { customMetadata: atLimit }), '2048 bytes of keys and values are accepted')
