@@ -69,7 +69,7 @@ async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof k
   let principal: Principal | null
   if (request.headers.authorization !== undefined) {
     let signer: Principal | null = null
-    await verifySignature({ method, rawPath: path, rawQuery: '', headers: request.headers }, {}, async (id, sessionToken) => {
+    await verifySignature({ method, rawPath: path, rawQuery: '', headers: request.headers, rawHeaders: request.rawHeaders }, {}, async (id, sessionToken) => {
       const known = await secretOf(id, sessionToken)
       signer = known?.principal ?? null
       return known?.secretAccessKey

@@ -331,7 +331,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
    * development mode, null for an anonymous read of a public bucket.
    */
   async function authenticate (request: FastifyRequest, target: Target, query: Record<string, string | string[]>, rawPath: string, rawQuery: string): Promise<{ signature: VerifiedSignature | null, principal: Principal | null }> {
-    const signed = { method: request.method, rawPath, rawQuery, headers: request.headers }
+    const signed = { method: request.method, rawPath, rawQuery, headers: request.headers, rawHeaders: request.raw.rawHeaders }
     const kind = authenticationKind(signed, query)
     if (kind !== 'anonymous') {
       let principal: Principal | null = null

@@ -240,6 +240,25 @@ export interface SignedRequest {
   /** The raw query string (after `?`), or ''. */
   rawQuery: string
   headers: IncomingHttpHeaders
+  /** The header lines as received (name, value, ...): a header sent on several lines is signed as their values joined with `,`. */
+  rawHeaders?: string[]
+}
+
+/**
+ * A signed header's value as SigV4 signs it. Node joins a header sent on
+ * several lines with `, ` (a few of them it keeps as a list); SigV4 joins
+ * the lines' trimmed values with `,`.
+ */
+function signedValue (request: SignedRequest, name: string): string | undefined {
+  // Its own headers only: a signed name like `constructor` is a header that was not sent, not the object's.
+  const value = Object.hasOwn(request.headers, name) ? request.headers[name] : undefined
+  if (value === undefined) return undefined
+  if (Array.isArray(value)) return value.map(line => line.trim()).join(',')
+  const raw = request.rawHeaders
+  if (raw === undefined || !value.includes(',')) return value
+  const lines: string[] = []
+  for (let i = 0; i + 1 < raw.length; i += 2) if (raw[i].toLowerCase() === name) lines.push(raw[i + 1].trim())
+  return lines.length > 1 ? lines.join(',') : value
 }
 
 /** How the request says it is authenticated. */
@@ -384,10 +403,9 @@ function presignedClaim (request: SignedRequest, query: Record<string, string | 
 function signatureMatches (request: SignedRequest, query: Record<string, string | string[]>, signed: SignedHeaderList, claim: SignatureClaim, signingKey: KeyObject): boolean {
   const values: string[] = []
   for (const name of signed.names) {
-    // Its own headers only: a signed name like `constructor` is a header that was not sent, not the object's.
-    const value = Object.hasOwn(request.headers, name) ? request.headers[name] : undefined
+    const value = signedValue(request, name)
     if (value === undefined) throw new S3Error('SignatureDoesNotMatch', `The signed header ${name} is missing.`)
-    values.push(Array.isArray(value) ? value.join(',') : value)
+    values.push(value)
   }
   // Header values arrive one Latin-1 character per byte. A client that put UTF-8 in a header (metadata sent as is)
   // signed its bytes: the values read as UTF-8 are tried when the values as received do not verify.

@@ -238,6 +238,20 @@ t.test('Expect: 100-continue is answered before the body; HEAD errors have no bo
   t.match(unsupported.body, /<Code>NotImplemented<\/Code>/)
 })
 
+t.test('a signed header sent on several lines is signed as its values joined with a comma, as SigV4 says', async t => {
+  const server = await s3Server(t)
+  const put = async (signedValue: string, lines: string | string[]): Promise<number> => {
+    const signed = await devSigner().sign({
+      method: 'PUT', protocol: 'http:', hostname: '127.0.0.1', port: server.port, path: '/photos/dup', query: {},
+      headers: { host: `127.0.0.1:${server.port}`, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'x-amz-meta-dup': signedValue, 'content-length': '1' }
+    })
+    return (await raw(server, 'PUT', '/photos/dup', { ...(signed.headers as Record<string, string>), 'x-amz-meta-dup': lines as string }, 'x')).status
+  }
+  t.equal(await put('one,two', ['one', ' two ']), 200, 'two lines, signed as one,two')
+  t.equal(await put('one, two', ['one', 'two']), 403, 'not as Node joins them')
+  t.equal(await put('one, two', 'one, two'), 200, 'one line holding a comma is signed as it is')
+})
+
 t.test('a bucket\'s sub-resource on an object\'s path is NotImplemented, never the object\'s put or delete', async t => {
   const server = await s3Server(t)
   await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'victim', Body: 'data' }))
