@@ -88,7 +88,8 @@ const READS_BEFORE_A_TURN = 256
 let readsThisTurn = 0
 let turnWatched = false
 
-async function loopTurnNow (): Promise<void> {
+/** The wait for the loop's next turn when this read is due to give it one; else undefined (nothing to await). */
+function loopTurnNow (): Promise<void> | undefined {
   if (!turnWatched) {
     turnWatched = true
     setImmediate(() => {
@@ -96,7 +97,7 @@ async function loopTurnNow (): Promise<void> {
       readsThisTurn = 0
     })
   }
-  if (++readsThisTurn >= READS_BEFORE_A_TURN) await new Promise<void>(resolve => { setImmediate(resolve) })
+  return ++readsThisTurn >= READS_BEFORE_A_TURN ? new Promise<void>(resolve => { setImmediate(resolve) }) : undefined
 }
 
 /** What a read of the whole object reports as its range (the hosted binding always reports one). */
@@ -158,7 +159,8 @@ export class BucketEngine implements Bucket {
   }
 
   async head (key: string): Promise<BucketObject | null> {
-    await loopTurnNow()
+    const turn = loopTurnNow()
+    if (turn !== undefined) await turn
     const record = await this.#store.head(lookupId('head', key))
     return record === null ? null : new ObjectMetadata(record, wholeRange(record))
   }
@@ -178,7 +180,8 @@ export class BucketEngine implements Bucket {
     else if (opts.range !== undefined) range = validateRange('get', opts.range)
     const ssecKey = parseSsecKey('get', opts.ssecKey)
 
-    await loopTurnNow()
+    const turn = loopTurnNow()
+    if (turn !== undefined) await turn
     const opened = await this.#store.open(id)
     if (opened === null) return null
     const reader = await readerWithKey('get', opened, ssecKey)
@@ -281,7 +284,8 @@ export class BucketEngine implements Bucket {
   }
 
   async list (options?: BucketListOptions): Promise<BucketObjects> {
-    await loopTurnNow()
+    const turn = loopTurnNow()
+    if (turn !== undefined) await turn
     return await listObjects(this.#store, optionsObject<BucketListOptions>('list', options))
   }
 

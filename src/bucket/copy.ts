@@ -78,7 +78,7 @@ export async function copyObject (
     uploaded: fresh.now,
     httpMetadata: merge && httpMetadata !== undefined ? Object.assign({}, source.httpMetadata, httpMetadata) : httpMetadata,
     customMetadata: merge && customMetadata !== undefined
-      ? parseCustomMetadata('copy', Object.assign({}, source.customMetadata, customMetadata))
+      ? parseCustomMetadata('copy', { ...source.customMetadata, ...customMetadata })
       : customMetadata,
     storageClass
   })
@@ -131,6 +131,7 @@ export async function copyObject (
   // A copy is a new body: encrypted under the copy's key, if any, with a layout of one part (ssec.ts).
   const checksums = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, others)
   const record = withFields(copyOf(source), { size: body.size, etag: sealed === undefined ? md5 as string : sealed.etag(), checksums })
-  if (!await store.commit(toId, record, staged, destination)) return { status: 'precondition-failed' }
+  // Its event is the copy's, naming its source, though its bytes were written anew.
+  if (!await store.commit(toId, record, staged, destination, { copiedFrom: { key: source.key } })) return { status: 'precondition-failed' }
   return { status: 'copied', object: new ObjectMetadata(record) }
 }

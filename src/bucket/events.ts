@@ -22,10 +22,13 @@ export interface ObjectChange {
   copySourceBucket?: string
 }
 
-/** What a committed put tells: PutObject, or CopyObject naming its source for an object copied in from another bucket. */
-export function putChange (object: { key: string, size: number, etag: string }, copiedFrom?: { bucket: string, key: string }): ObjectChange {
+/** What a committed put tells: PutObject, or CopyObject naming its source for a copy whose bytes were written anew. */
+export function putChange (object: { key: string, size: number, etag: string }, copiedFrom?: { bucket?: string, key: string }): ObjectChange {
   const change: ObjectChange = { action: copiedFrom === undefined ? 'PutObject' : 'CopyObject', key: object.key, size: object.size, etag: object.etag }
-  if (copiedFrom !== undefined) Object.assign(change, { copySource: copiedFrom.key, copySourceBucket: copiedFrom.bucket })
+  if (copiedFrom !== undefined) {
+    change.copySource = copiedFrom.key
+    if (copiedFrom.bucket !== undefined) change.copySourceBucket = copiedFrom.bucket
+  }
   return change
 }
 

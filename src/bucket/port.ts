@@ -184,12 +184,13 @@ export interface DeleteOptions {
 /** Options of `BucketStore.commit`. */
 export interface CommitOptions {
   /**
-   * The bucket and key the object was copied from, when the bytes came
-   * from another bucket (S3's CopyObject between buckets, which the engine
-   * carries out as a put): its event is CopyObject naming that source
-   * (`putChange`), not PutObject.
+   * The key (and bucket, when another) the object was copied from, when a
+   * copy's bytes were written anew (a copy the store could not share: from
+   * another bucket, from a multipart or encrypted source, into an
+   * encryption): its event is CopyObject naming that source (`putChange`),
+   * not PutObject.
    */
-  copiedFrom?: { bucket: string, key: string }
+  copiedFrom?: { bucket?: string, key: string }
 }
 
 /** Options of `BucketStore.copy`. */

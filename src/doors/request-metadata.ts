@@ -85,12 +85,13 @@ export function conditionalHeadersOf (headers: RequestHeaders, names: readonly s
 
 /** The custom metadata of a request's headers: each `<prefix><name>` header (a name after the prefix required). */
 export function customMetadataOfHeaders (headers: RequestHeaders, prefix: string): Record<string, string> {
-  const metadata: Record<string, string> = {}
+  const entries: Array<[string, string]> = []
   for (const name of Object.keys(headers)) {
     if (!name.startsWith(prefix) || name.length === prefix.length) continue
-    metadata[name.slice(prefix.length)] = decodeHeaderValue(single(headers, name) ?? '')
+    entries.push([name.slice(prefix.length), decodeHeaderValue(single(headers, name) ?? '')])
   }
-  return metadata
+  // Own properties: a name such as `__proto__` is an entry like any other.
+  return Object.fromEntries(entries)
 }
 
 /** The `response-*` query parameters (S3's, which the HTTP routes take too) and the headers they override. */

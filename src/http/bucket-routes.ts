@@ -81,9 +81,14 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
         continue
       }
       // A file input left empty: a browser sends the part with no file name and no bytes. Nothing to store.
-      if (part.filename === '') {
-        part.file.resume()
-        continue
+      // A part with bytes but no name (none sent, or one that was only a path) needs the form's `key`.
+      if (part.filename === '' && fields.key === undefined) {
+        let bytes = 0
+        for await (const chunk of part.file) bytes += (chunk as Buffer).byteLength
+        if (bytes === 0) continue
+        files++
+        storing = true
+        throw new DoorError('InvalidForm', `A file part of ${bytes} bytes has no file name to make its key from; give the form a "key" field.`)
       }
       files++
       storing = true

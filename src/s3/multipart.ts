@@ -33,7 +33,7 @@ import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageCl
 import { checkKey, copySourceFrom, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { decodePartRequest } from './put-request.js'
 import { ssecAnswerHeaders, ssecEchoHeaders, ssecOption } from './ssec.js'
-import { list, readXmlBody, text } from './xml.js'
+import { elementsOf, list, readXmlBody, text } from './xml.js'
 import { listEncoder } from './list-encoding.js'
 
 const checksumElements: Record<string, BucketChecksumAlgorithm> = {
@@ -161,7 +161,9 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   const { bucket, info } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'completion').stream, 'CompleteMultipartUpload')
-  const parts = list(document, 'Part').map(part => {
+  // Every element S3's schema puts there, no other: a miscased checksum read as absent would go unchecked.
+  const parts = list(elementsOf(document, ['Part'], 'CompleteMultipartUpload'), 'Part').map(element => {
+    const part = elementsOf(element, ['PartNumber', 'ETag', ...Object.keys(checksumElements)], 'Part')
     const number = text(part, 'PartNumber')
     const etag = text(part, 'ETag')
     if (number === undefined || etag === undefined || !/^\d+$/.test(number.trim())) {

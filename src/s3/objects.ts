@@ -34,7 +34,7 @@ import {
 } from './headers.js'
 import { decodePutRequest, type PutRequest } from './put-request.js'
 import { copySourceSsecKey, ssecAnswerHeaders, ssecOption } from './ssec.js'
-import { list, readXmlBody, text } from './xml.js'
+import { elementsOf, list, readXmlBody, text } from './xml.js'
 
 /**
  * `x-amz-expiration` of an object (PutObject, GetObject, HeadObject,
@@ -182,8 +182,9 @@ function validKey (key: string): boolean {
 
 export async function deleteObjects (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
-  const document = await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'Delete')
-  const objects = list(document, 'Object')
+  // Every element S3's schema puts there, no other: a miscased `Etag` read as absent would delete without its condition.
+  const document = elementsOf(await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'Delete'), ['Object', 'Quiet'], 'Delete')
+  const objects = list(document, 'Object').map(entry => elementsOf(entry, ['Key', 'VersionId', 'ETag', 'LastModifiedTime', 'Size'], 'Object'))
   if (objects.length === 0 || objects.length > MAX_DELETE_KEYS) {
     throw new S3Error('MalformedXML', `A Delete names 1 to ${MAX_DELETE_KEYS} objects.`)
   }
@@ -296,7 +297,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
   const copied = await bucket.putCopied(ctx.key, sourceBytes(object), {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? Object.assign({}, object.httpMetadata, httpMetadataFrom(headers)) : httpMetadataFrom(headers),
-    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? Object.assign({}, object.customMetadata, customMetadataFrom(headers)) : customMetadataFrom(headers),
+    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? { ...object.customMetadata, ...customMetadataFrom(headers) } : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
     computeChecksums,
     onlyIf,

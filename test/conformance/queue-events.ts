@@ -137,6 +137,8 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     await s3.send(new CompleteMultipartUploadCommand({
       Bucket: 'photos', Key: 's3/m', UploadId: upload.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: one.ETag }, { PartNumber: 2, ETag: two.ETag }] }
     }))
+    // A copy of a multipart object (its bytes read and written again as one part) is a copy too.
+    await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 's3/m-copy', CopySource: 'photos/s3/m' }))
     await s3.send(new DeleteObjectCommand({ Bucket: 'photos', Key: 's3/c' }))
     // A lifecycle expiry deletes through the same path, with its cause.
     await bucket.deleteEach(['lib/a'], { cause: 'lifecycle' })
@@ -147,7 +149,7 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     const events = await drain(api, queueId)
     const seen = events.map(e => `${e.action} ${e.object.key}`)
     t.same(seen.slice().sort(), [
-      'CompleteMultipartUpload s3/m', 'CopyObject s3/d', 'CopyObject s3/from-albums', 'DeleteObject http/b', 'DeleteObject s3/c', 'LifecycleDeletion lib/a',
+      'CompleteMultipartUpload s3/m', 'CopyObject s3/d', 'CopyObject s3/from-albums', 'CopyObject s3/m-copy', 'DeleteObject http/b', 'DeleteObject s3/c', 'LifecycleDeletion lib/a',
       'PutObject http/b', 'PutObject http/c', 'PutObject lib/a', 'PutObject s3/c'
     ], 'one event per committed change, none for the refused ones')
     t.same(seen.filter(s => s.endsWith(' http/b')), ['PutObject http/b', 'DeleteObject http/b'], 'in commit order')
@@ -167,6 +169,7 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     const across = events.find(e => e.action === 'CopyObject' && e.object.key === 's3/from-albums')
     t.same(across.copySource, { bucket: 'albums', object: 'a.txt' }, 'a copy from another bucket names that bucket')
     t.same(across.object, { key: 's3/from-albums', size: 5, eTag: md5('album') })
+    t.same(events.find(e => e.object.key === 's3/m-copy').copySource, { bucket: 'photos', object: 's3/m' }, 'a copy written anew names its source')
     const completed = events.find(e => e.action === 'CompleteMultipartUpload')
     t.equal(completed.object.size, 11)
     t.match(completed.object.eTag, /^[0-9a-f]{32}-2$/, 'the multipart etag')

@@ -93,6 +93,9 @@ t.test('a plain read answers exactly as the route does, without Fastify', async 
   t.equal(seen.length, before, 'a plain GET is answered in front of Fastify')
   await get(port, '/photos/none', auth)
   t.same(seen.slice(before), ['/photos/none'], 'a read that fails is the route\'s to answer')
+  const html = await get(port, '/photos/page.html', auth, 'HEAD')
+  t.match(html.headers['content-security-policy'], /^sandbox /, 'a HEAD in front of Fastify is sandboxed as its GET')
+  t.equal(html.headers['x-content-type-options'], 'nosniff')
 })
 
 t.test('the connection\'s order holds between reads answered in front of Fastify and writes through it', async t => {

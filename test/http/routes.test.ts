@@ -23,6 +23,14 @@ function errorCode (res: LightMyRequestResponse): number {
 
 const md5Hex = (data: string | Buffer): string => createHash('md5').update(data).digest('hex')
 
+t.test('custom metadata named __proto__ in a header is kept and answered like any other', async t => {
+  const { app } = await gateway(t)
+  const put = await app.inject({ method: 'PUT', url: '/photos/proto', headers: { ...auth, 'x-meta-__proto__': 'p', 'x-meta-a': 'b' }, payload: 'x' })
+  t.same(Object.entries(envelope(put).result.customMetadata), [['__proto__', 'p'], ['a', 'b']])
+  const head = await app.inject({ method: 'HEAD', url: '/photos/proto', headers: auth })
+  t.equal(head.headers['x-meta-__proto__'], 'p')
+})
+
 t.test('put, get, head, delete', async t => {
   const { app } = await gateway(t)
   const put = await app.inject({
@@ -374,6 +382,11 @@ t.test('a form\'s file input left empty stores nothing; one key takes one file; 
   t.equal(errorCode(onlyEmpty), 40005, 'a form whose only input is empty has no file')
   const emptyFirst = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'a', value: '', filename: '' }, { name: 'b', value: 'B', filename: 'b.txt' }]) })
   t.same(envelope(emptyFirst).result.map((o: any) => o.key), ['b.txt'])
+  const namelessBytes = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'a', value: 'A', filename: 'a.txt' }, { name: 'b', value: 'BYTES', filename: '' }]) })
+  t.equal(namelessBytes.statusCode, 400, 'a part with bytes but no name is not dropped in silence')
+  t.match(envelope(namelessBytes).errors[0].message, /has no file name.*file part 2 was not stored; 1 file stored before it: "a\.txt"/)
+  const namelessUnderKey = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'key', value: 'named' }, { name: 'b', value: 'BYTES', filename: '' }]) })
+  t.same(envelope(namelessUnderKey).result.map((o: any) => o.key), ['named'], 'with a key, it is stored under it')
 
   // Two files under one key: the second would replace the first while both were reported stored.
   const twoUnderKey = await app.inject({

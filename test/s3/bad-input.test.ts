@@ -78,6 +78,14 @@ t.test('a lifecycle or CORS document with an element S3\'s schema does not put t
   }
   const quiet = await raw(server, 'POST', '/photos?delete', {}, '<Delete><Quiet>maybe</Quiet><Object><Key>a</Key></Object></Delete>')
   t.match(quiet.body, /<Code>MalformedXML<\/Code>/, 'Quiet is true or false')
+  await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'kept', Body: 'x' }))
+  for (const entry of ['<Key>kept</Key><Etag>x</Etag>', '<Key>kept</Key><VersionID>v1</VersionID>', '<key>kept</key>']) {
+    const answer = await raw(server, 'POST', '/photos?delete', {}, `<Delete><Object>${entry}</Object></Delete>`)
+    t.match(answer.body, /<Code>MalformedXML<\/Code>/, `a Delete's ${entry}: never a delete without its condition`)
+  }
+  t.not(await (await server.registry.open('photos'))!.head('kept'), null, 'nothing deleted')
+  const completion = await raw(server, 'POST', '/photos/k?uploadId=abc', {}, '<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>e</ETag><ChecksumCrc32>AAAAAA==</ChecksumCrc32></Part></CompleteMultipartUpload>')
+  t.match(completion.body, /<Code>MalformedXML<\/Code>/, 'a miscased part checksum is not skipped')
   await stillServing(t, server)
 })
 

@@ -146,7 +146,8 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
 
   app.get<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {
     const info = await requireBucket(ctx, request.params.bucketName)
-    if (info.settings.cors === null) throw new ManagementError('NoCorsConfiguration')
+    // No rule is no configuration (a bucket written before that rule may hold an empty list).
+    if (info.settings.cors === null || info.settings.cors.length === 0) throw new ManagementError('NoCorsConfiguration')
     return success(corsToApi(info.settings.cors as StoredCorsRule[]))
   })
 
