@@ -262,13 +262,37 @@ const DAY_MS = 86_400_000
  * UTC (AWS's rule); a Date rule's date is its own.
  */
 export function expirationHeader (expiry: LifecycleExpiry): string {
-  const at = expiry.type === 'Age' ? Math.ceil(expiry.at / DAY_MS) * DAY_MS : expiry.at
-  // A rule ID is free text: a quote or backslash is escaped, as in a quoted-string (RFC 9110, 5.6.4), and
-  // what a header cannot carry (controls, non-ASCII) is percent-encoded.
-  const id = expiry.ruleId
-    .replace(/[\\"]/g, c => `\\${c}`)
-    .replace(/[^\x20-\x7e]/gu, c => c.isWellFormed() ? encodeURIComponent(c) : '%EF%BF%BD')
-  return `expiry-date="${new Date(at).toUTCString()}", rule-id="${id}"`
+  // A rule ID is free text: a quote or backslash is escaped, as in a quoted-string (RFC 9110, 5.6.4).
+  const id = headerText(expiry.ruleId.replace(/[\\"]/g, c => `\\${c}`))
+  return `expiry-date="${new Date(announcedInstant(expiry)).toUTCString()}", rule-id="${id}"`
+}
+
+/** The instant S3 announces for a rule's action: an Age rule's rounded up to the next midnight UTC (AWS's rule), a Date rule's its own. */
+function announcedInstant (due: { at: number, type: LifecycleCondition['type'] }): number {
+  return due.type === 'Age' ? Math.ceil(due.at / DAY_MS) * DAY_MS : due.at
+}
+
+/** Free text as a header value: what a header cannot carry (controls, non-ASCII) percent-encoded. */
+function headerText (text: string): string {
+  return text.replace(/[^\x20-\x7e]/gu, c => c.isWellFormed() ? encodeURIComponent(c) : '%EF%BF%BD')
+}
+
+/**
+ * S3's `x-amz-abort-date` and `x-amz-abort-rule-id` for an upload of `key`
+ * created at `created`, by the lifecycle document `document`: the earliest
+ * abort of the enabled rules that match it; undefined when none does (the
+ * default abort of uploads after 7 days is no rule, and S3 announces rules).
+ */
+export function uploadAbortHeaders (document: unknown, key: string, created: Date): Record<string, string> | undefined {
+  const rules = lifecycleRules(document)
+  const id = key.isWellFormed() ? key.normalize('NFC') : key
+  let found: { at: number, type: LifecycleCondition['type'], ruleId: string } | undefined
+  for (const rule of rules) {
+    if (rule.abortUploads === undefined || !applies(rule, id)) continue
+    const at = conditionInstant(rule.abortUploads, created.getTime())
+    if (found === undefined || at < found.at) found = { at, type: rule.abortUploads.type, ruleId: rule.id }
+  }
+  return found === undefined ? undefined : { 'x-amz-abort-date': new Date(announcedInstant(found)).toUTCString(), 'x-amz-abort-rule-id': headerText(found.ruleId) }
 }
 
 /**

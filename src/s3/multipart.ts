@@ -24,7 +24,7 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, isBucketError, MAX_UPLOAD_PAGE, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import { bodyStream, compareIds, isBucketError, MAX_UPLOAD_PAGE, uploadAbortHeaders, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
@@ -78,6 +78,7 @@ export async function createMultipartUpload (ctx: S3Context): Promise<void> {
     throw new S3Error('InvalidRequest', `The ${type} checksum type cannot be used with the ${algorithm} checksum algorithm.`)
   }
   const ssec = ssecOption(headers)
+  const created = new Date()
   const upload = await bucket.createMultipartUpload(ctx.key, {
     httpMetadata: httpMetadataFrom(headers),
     customMetadata: customMetadataFrom(headers),
@@ -87,6 +88,8 @@ export async function createMultipartUpload (ctx: S3Context): Promise<void> {
     ...ssec
   })
   ctx.reply.headers(ssecEchoHeaders(ssec))
+  // When a lifecycle rule will abort the upload, when and which, as S3 says it.
+  ctx.reply.headers(uploadAbortHeaders(info.settings.lifecycle, upload.key, created) ?? {})
   if (algorithm !== undefined) {
     ctx.reply.header('x-amz-checksum-algorithm', algorithm)
     ctx.reply.header('x-amz-checksum-type', type ?? (algorithm === 'CRC64NVME' ? 'FULL_OBJECT' : 'COMPOSITE'))

@@ -67,3 +67,30 @@ t.test('x-amz-expiration names the expiry date and rule of an object', async t =
   t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'ia/d' }))).StorageClass, 'STANDARD_IA')
   t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'off/c' }))).StorageClass, undefined, 'the disabled rule left off/c alone')
 })
+
+t.test('CreateMultipartUpload names the abort date and rule of an upload a lifecycle rule will abort', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const abort = (days: number): { DaysAfterInitiation: number } => ({ DaysAfterInitiation: days })
+  await s3.send(new PutBucketLifecycleConfigurationCommand({
+    Bucket: 'photos',
+    LifecycleConfiguration: {
+      Rules: [
+        { ID: 'tmp-2d', Status: 'Enabled', Filter: { Prefix: 'tmp/' }, AbortIncompleteMultipartUpload: abort(2) },
+        { ID: 'tmp-fast-1d', Status: 'Enabled', Filter: { Prefix: 'tmp/fast/' }, AbortIncompleteMultipartUpload: abort(1) },
+        { ID: 'off', Status: 'Disabled', Filter: { Prefix: 'off/' }, AbortIncompleteMultipartUpload: abort(1) }
+      ]
+    }
+  }))
+  const before = Date.now()
+  const slow = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'tmp/a.bin' }))
+  t.equal(slow.AbortRuleId, 'tmp-2d')
+  t.equal(slow.AbortDate?.toUTCString(), midnightAfter(before + 2 * DAY_MS), 'its age, rounded up to midnight UTC')
+  const fast = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'tmp/fast/b.bin' }))
+  t.equal(fast.AbortRuleId, 'tmp-fast-1d', 'the earliest of the rules that match')
+  for (const key of ['off/c.bin', 'other.bin']) {
+    const none = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: key }))
+    t.equal(none.AbortRuleId, undefined, `${key}: no rule, no header`)
+    t.equal(none.AbortDate, undefined)
+  }
+})
