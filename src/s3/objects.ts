@@ -265,7 +265,10 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const storageClass = storageClassFrom(headers)
   const source = copySourceFrom(ctx)
   const ssec = ssecOption(headers)
-  if (source.bucket === ctx.bucketName && source.key === ctx.key && directive === 'COPY' && storageClass === undefined && ssec.ssecKey === undefined) {
+  // The same customer key on both sides changes no encryption attribute either.
+  const sourceKey = copySourceSsecKey(headers)
+  const sameEncryption = ssec.ssecKey === undefined || (sourceKey !== undefined && Buffer.from(sourceKey).equals(Buffer.from(ssec.ssecKey)))
+  if (source.bucket === ctx.bucketName && source.key === ctx.key && directive === 'COPY' && storageClass === undefined && sameEncryption) {
     throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
   }
   const checksumAlgorithm = copyChecksumAlgorithmFrom(single(headers, 'x-amz-checksum-algorithm'))
@@ -282,7 +285,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
       ...(directive === 'MERGE' ? { mergeMetadata: true } : {}),
       storageClass,
       ...(checksumAlgorithm === undefined ? {} : { checksumAlgorithm }),
-      sourceSsecKey: copySourceSsecKey(headers),
+      sourceSsecKey: sourceKey,
       ...ssec
     })
     if (outcome.status === 'not-found') throw new S3Error('NoSuchKey')

@@ -103,6 +103,20 @@ t.test('multipart uploads, CopyObject and UploadPartCopy under keys', async t =>
   t.equal(copied.SSECustomerKeyMD5, createHash('md5').update(OTHER).digest('base64'), 'CopyObject echoes the copy\'s key MD5')
   const copy = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'copy.bin', ...otherSse }))
   t.same(Buffer.from(await copy.Body!.transformToByteArray()), whole, 'the copy reads with its own key')
+  const ontoItself = await rejection(s3.send(new CopyObjectCommand({
+    Bucket: 'photos', Key: 'copy.bin', CopySource: 'photos/copy.bin',
+    CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: OTHER as unknown as string, ...otherSse
+  })))
+  t.equal(ontoItself.name, 'InvalidRequest', 'a copy onto itself under the same key changes nothing: InvalidRequest, as S3 answers')
+  const rekeyed = await s3.send(new CopyObjectCommand({
+    Bucket: 'photos', Key: 'copy.bin', CopySource: 'photos/copy.bin',
+    CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: OTHER as unknown as string, ...sse
+  }))
+  t.equal(rekeyed.SSECustomerKeyMD5, createHash('md5').update(KEY).digest('base64'), 'onto itself under another key is a change')
+  await s3.send(new CopyObjectCommand({
+    Bucket: 'photos', Key: 'copy.bin', CopySource: 'photos/copy.bin',
+    CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: KEY as unknown as string, ...otherSse
+  }))
 
   const target = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'pc.bin', ...sse }))
   const partCopy = await s3.send(new UploadPartCopyCommand({
