@@ -75,6 +75,8 @@ async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof k
       return known?.secretAccessKey
     })
     principal = signer
+  } else if (request.headers['x-amz-security-token'] !== undefined) {
+    return false // a session token without its signature: the route refuses it
   } else if (policy.anonymousWrites) {
     principal = ADMIN
   } else {

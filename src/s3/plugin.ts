@@ -343,6 +343,10 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       if (kind === 'query') hoistQueryHeaders(request.headers, query)
       return { signature, principal }
     }
+    // A session token proves something only with the signature of its key pair: sent unsigned, it is refused, not ignored.
+    if (request.headers['x-amz-security-token'] !== undefined || query['X-Amz-Security-Token'] !== undefined) {
+      throw new S3Error('InvalidToken', 'A session token is sent with a request signed by its temporary credentials.')
+    }
     if (policy.anonymousWrites) return { signature: null, principal: ADMIN }
     if (target.bucket !== '' && anonymousRead(request.method, target, query)) {
       if (policy.publicBuckets.has(target.bucket) || (await registry.info(target.bucket))?.settings.public === true) {

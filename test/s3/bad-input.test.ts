@@ -246,6 +246,17 @@ t.test('Expect: 100-continue is answered before the body; HEAD errors have no bo
   t.match(unsupported.body, /<Code>NotImplemented<\/Code>/)
 })
 
+t.test('a session token on a request its key pair did not sign is InvalidToken, not ignored', async t => {
+  const server = await s3Server(t)
+  await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'open', Body: 'x' }))
+  for (const [path, headers] of [['/photos/open', { 'x-amz-security-token': 'bogus' }], ['/photos/open?X-Amz-Security-Token=bogus', {}]] as const) {
+    const answer = await raw(server, 'GET', path, headers)
+    t.equal(answer.status, 400, path)
+    t.match(answer.body, /<Code>InvalidToken<\/Code>/, path)
+  }
+  t.equal((await raw(server, 'GET', '/photos/open')).status, 200, 'the same request without it is served (development mode)')
+})
+
 t.test('a signed header sent on several lines is signed as its values joined with a comma, as SigV4 says', async t => {
   const server = await s3Server(t)
   const put = async (signedValue: string, lines: string | string[]): Promise<number> => {
