@@ -24,6 +24,7 @@ import { keyId, lookupId } from './keys.js'
 import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
+import { loopTurnNow } from './loop-turns.js'
 import { ALWAYS, type BucketStore, type CommitOptions, type DeleteOptions, type Outbox, type StoredObject, type StoredUpload } from './port.js'
 import { messagesFor, type QueueNotifications } from './notifications.js'
 import type {
@@ -73,31 +74,6 @@ function validPartNumber (partNumber: unknown): number {
     throw new RangeError(`uploadPart: partNumber must be between 1 and ${MAX_PART_NUMBER} (got ${String(partNumber)}).`)
   }
   return n
-}
-
-/**
- * A store may answer a read without waiting for any I/O (the filesystem
- * store from its caches and SQLite): the read's promise then settles within
- * the current task, and a caller polling for a write of its own process
- * (`while (await bucket.head(k) === null) {}`) would hold the event loop
- * forever, the write never getting the turn it waits for. So a binding's
- * reads count themselves, and every 256th since the loop last turned waits
- * for its next turn.
- */
-const READS_BEFORE_A_TURN = 256
-let readsThisTurn = 0
-let turnWatched = false
-
-/** The wait for the loop's next turn when this read is due to give it one; else undefined (nothing to await). */
-function loopTurnNow (): Promise<void> | undefined {
-  if (!turnWatched) {
-    turnWatched = true
-    setImmediate(() => {
-      turnWatched = false
-      readsThisTurn = 0
-    })
-  }
-  return ++readsThisTurn >= READS_BEFORE_A_TURN ? new Promise<void>(resolve => { setImmediate(resolve) }) : undefined
 }
 
 /** What a read of the whole object reports as its range (the hosted binding always reports one). */

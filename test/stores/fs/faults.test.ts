@@ -68,7 +68,7 @@ const always = (): boolean => true
 type Step = [name: string, operation: 'put' | 'small put' | 'part' | 'complete', fn: string, where: (file: string) => boolean, kind: 'fs' | 'sqlite']
 const steps: Step[] = [
   ['put: opening the body file', 'put', 'open', inBlobs, 'fs'],
-  ['put: writing the body', 'put', 'writev', inBlobs, 'fs'],
+  ['put: writing the body', 'put', 'write', inBlobs, 'fs'],
   ['put: flushing the body', 'put', 'datasync', inBlobs, 'fs'],
   ['put: flushing its directory', 'put', 'sync', inBlobs, 'fs'],
   ['put: committing the row', 'put', 'commit', always, 'sqlite'],
@@ -77,7 +77,7 @@ const steps: Step[] = [
   ['small put: committing the row', 'small put', 'commit', always, 'sqlite'],
   ['small put: flushing the catalog', 'small put', 'datasync', isWal, 'fs'],
   ['part: opening the part file', 'part', 'open', inTmp, 'fs'],
-  ['part: writing the part', 'part', 'writev', inTmp, 'fs'],
+  ['part: writing the part', 'part', 'write', inTmp, 'fs'],
   ['part: placing it in its upload', 'part', 'rename', inUploads, 'fs'],
   ['part: committing its row', 'part', 'commit', always, 'sqlite'],
   ['complete: linking the parts', 'complete', 'link', inBlobs, 'fs'],
