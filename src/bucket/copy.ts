@@ -20,7 +20,7 @@ import { isUnconditional, judgeRecord, parseConditional } from './conditional.js
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { keyId, lookupId } from './keys.js'
 import { isMultipartRecord } from './multipart.js'
-import { parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
+import { mergeCustomMetadata, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { ObjectMetadata } from './object.js'
 import { ALWAYS, type BucketStore, type CopyBuilder, type StagedBody, type StoredObject } from './port.js'
 import type { BucketCopyOptions, BucketCopyOutcome } from './types.js'
@@ -78,7 +78,7 @@ export async function copyObject (
     uploaded: fresh.now,
     httpMetadata: merge && httpMetadata !== undefined ? Object.assign({}, source.httpMetadata, httpMetadata) : httpMetadata,
     customMetadata: merge && customMetadata !== undefined
-      ? parseCustomMetadata('copy', { ...source.customMetadata, ...customMetadata })
+      ? parseCustomMetadata('copy', mergeCustomMetadata(source.customMetadata, customMetadata))
       : customMetadata,
     storageClass
   })

@@ -88,6 +88,11 @@ export function parseCustomMetadata (method: string, input: unknown): Record<str
   return Object.fromEntries(entries)
 }
 
+/** Custom metadata `over` laid over `base` (a MERGE), every name an own entry: `__proto__` too, which an assignment would drop. */
+export function mergeCustomMetadata (base: Record<string, string>, over: Record<string, string>): Record<string, string> {
+  return Object.fromEntries([...Object.entries(base), ...Object.entries(over)])
+}
+
 export function parseStorageClass (method: string, input: unknown): StorageClass {
   if (input === undefined || input === null) return 'Standard'
   if (input === 'Standard' || input === 'InfrequentAccess') return input

@@ -21,7 +21,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
-import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, objectExpirationHeader } from '../bucket/index.js'
+import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, mergeCustomMetadata, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import { VersionHeaders } from '../doors/version-headers.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
@@ -300,7 +300,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
   const copied = await bucket.putCopied(ctx.key, sourceBytes(object), {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? Object.assign({}, object.httpMetadata, httpMetadataFrom(headers)) : httpMetadataFrom(headers),
-    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? { ...object.customMetadata, ...customMetadataFrom(headers) } : customMetadataFrom(headers),
+    customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? mergeCustomMetadata(object.customMetadata, customMetadataFrom(headers)) : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,
     computeChecksums,
     onlyIf,

@@ -66,6 +66,13 @@ t.test('x-amz-metadata-directive: MERGE lays the request\'s metadata over the so
   t.equal(replaced.CacheControl, undefined)
   await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'src', CopySource: 'photos/src', MetadataDirective: 'MERGE' as any, Metadata: { d: '4' } }))
   t.same((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'src' }))).Metadata, { a: '1', b: '2', d: '4' }, 'a merge onto itself adds a key')
+  // A name such as __proto__ is an entry like any other, kept through a merge in one bucket and across two.
+  await (await registry.open('photos'))!.put('proto', 'p', { customMetadata: JSON.parse('{"__proto__": "kept"}') })
+  for (const bucket of ['photos', 'other']) {
+    await s3.send(new CopyObjectCommand({ Bucket: bucket, Key: 'proto-merged', CopySource: 'photos/proto', MetadataDirective: 'MERGE' as any, Metadata: { e: '5' } }))
+    const kept = (await (await registry.open(bucket))!.head('proto-merged'))?.customMetadata ?? {}
+    t.same(Object.entries(kept), [['__proto__', 'kept'], ['e', '5']], `${bucket}: __proto__ kept through a merge`)
+  }
   const unknown = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x', CopySource: 'photos/src', MetadataDirective: 'MIX' as any })))
   t.equal(unknown.name, 'InvalidArgument')
 })
