@@ -77,6 +77,11 @@ export const MAX_LIFECYCLE_RULES = 1000
 export const MAX_RULE_ID_LENGTH = 255
 const controlCharacter = /[\u0000-\u001f\u007f]/
 
+/** A rule id (lifecycle, CORS) as S3 has them, so every rule reads back through either door: XML carries no control character. */
+export function isRuleId (id: string): boolean {
+  return id.length <= MAX_RULE_ID_LENGTH && !controlCharacter.test(id)
+}
+
 function invalid (detail: string): ArgumentTypeError {
   return new ArgumentTypeError(`Invalid argument: ${detail}`)
 }
@@ -128,7 +133,7 @@ export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
     if (!isObject(rule)) throw invalid(`${where} must be an object`)
     if (typeof rule.id !== 'string' || rule.id === '') throw invalid(`${where}.id is required`)
     // As S3 has them, so that every rule can be read back through either door (XML carries no control character).
-    if (rule.id.length > MAX_RULE_ID_LENGTH || controlCharacter.test(rule.id)) throw invalid(`${where}.id must be at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character`)
+    if (!isRuleId(rule.id)) throw invalid(`${where}.id must be at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character`)
     if (ids.has(rule.id)) throw invalid(`${where}.id is used twice`)
     ids.add(rule.id)
     if (typeof rule.enabled !== 'boolean') throw invalid(`${where}.enabled must be a boolean`)

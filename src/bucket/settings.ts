@@ -4,7 +4,7 @@
  * document. Pure functions, shared by the registry, its storages and doors.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { parseLifecycleRules } from './lifecycle.js'
+import { isRuleId, parseLifecycleRules } from './lifecycle.js'
 import { MAX_CORS_RULES } from './limits.js'
 import type { StorageClass } from './types.js'
 import { isQueueNotificationsList, type QueueNotifications } from './notifications.js'
@@ -15,6 +15,8 @@ export interface CorsRule {
   allowedHeaders?: string[]
   exposeHeaders?: string[]
   maxAgeSeconds?: number
+  /** The rule's name, given back by every door as it was given. */
+  id?: string
 }
 
 export interface BucketSettings {
@@ -133,16 +135,26 @@ function isStringArray (value: unknown): value is string[] {
 }
 
 /** Origins, methods and header names go out in response headers: printable ASCII only (a CR or LF could never be sent). */
+export function isHeaderText (value: string): boolean {
+  return /^[\x20-\x7e]*$/.test(value)
+}
+
+/** An allowed CORS origin: header text with one `*` at most. */
+export function isCorsOrigin (origin: string): boolean {
+  return isHeaderText(origin) && origin.split('*').length <= 2
+}
+
 function isHeaderTextArray (value: unknown): value is string[] {
-  return isStringArray(value) && value.every(v => /^[\x20-\x7e]*$/.test(v))
+  return isStringArray(value) && value.every(isHeaderText)
 }
 
 function isCorsRule (rule: unknown): rule is CorsRule {
   const r = rule as CorsRule
   return typeof r === 'object' && r !== null &&
-    isHeaderTextArray(r.allowedOrigins) && r.allowedOrigins.every(o => o.split('*').length <= 2) && isHeaderTextArray(r.allowedMethods) &&
+    isStringArray(r.allowedOrigins) && r.allowedOrigins.every(isCorsOrigin) && isHeaderTextArray(r.allowedMethods) &&
     (r.allowedHeaders === undefined || isHeaderTextArray(r.allowedHeaders)) &&
     (r.exposeHeaders === undefined || isHeaderTextArray(r.exposeHeaders)) &&
+    (r.id === undefined || (typeof r.id === 'string' && isRuleId(r.id))) &&
     (r.maxAgeSeconds === undefined || (Number.isInteger(r.maxAgeSeconds) && r.maxAgeSeconds >= 0 && r.maxAgeSeconds <= 2 ** 31 - 1))
 }
 

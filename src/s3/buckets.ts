@@ -178,7 +178,7 @@ export async function getBucketCors (ctx: S3Context): Promise<void> {
   if (rules === null || rules.length === 0) throw new S3Error('NoSuchCORSConfiguration')
   await sendXml(ctx, 200, 'CORSConfiguration', {
     CORSRule: rules.map(rule => ({
-      ...((rule as CorsRule & { id?: string }).id === undefined ? {} : { ID: (rule as CorsRule & { id?: string }).id }),
+      ...(rule.id === undefined ? {} : { ID: rule.id }),
       AllowedOrigin: rule.allowedOrigins,
       AllowedMethod: rule.allowedMethods,
       ...(rule.allowedHeaders === undefined ? {} : { AllowedHeader: rule.allowedHeaders }),
@@ -197,7 +197,7 @@ export async function putBucketCors (ctx: S3Context): Promise<void> {
   if (documentRules.length > MAX_CORS_RULES) throw new S3Error('InvalidRequest', `A CORS configuration has at most ${MAX_CORS_RULES} rules.`)
   const rules = documentRules.map(element => {
     const rule = elementsOf(element, ['ID', 'AllowedOrigin', 'AllowedMethod', 'AllowedHeader', 'ExposeHeader', 'MaxAgeSeconds'], 'CORSRule')
-    const stored: CorsRule & { id?: string } = { allowedOrigins: strings(rule, 'AllowedOrigin'), allowedMethods: strings(rule, 'AllowedMethod') }
+    const stored: CorsRule = { allowedOrigins: strings(rule, 'AllowedOrigin'), allowedMethods: strings(rule, 'AllowedMethod') }
     if (stored.allowedOrigins.length === 0 || stored.allowedMethods.length === 0) {
       throw new S3Error('MalformedXML', 'Every CORSRule has at least one AllowedOrigin and one AllowedMethod.')
     }

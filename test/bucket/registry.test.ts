@@ -55,7 +55,10 @@ t.test('settings patches are checked', async t => {
     { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], exposeHeaders: ['ETag\r\nX-Injected: 1'] }] },
     { cors: [{ allowedOrigins: ['https://a.test\n'], allowedMethods: ['GET'] }] },
     { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], maxAgeSeconds: 1e23 }] },
-    { cors: [{ allowedOrigins: ['https://*.*.test'], allowedMethods: ['GET'] }] }
+    { cors: [{ allowedOrigins: ['https://*.*.test'], allowedMethods: ['GET'] }] },
+    // A rule id goes out in S3's XML, which carries no control character.
+    { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], id: 'web\u0001' }] },
+    { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'], id: 'x'.repeat(256) }] }
   ]
   t.ok(validateSettingsPatch({ cors: [{ allowedOrigins: ['https://a.test'], allowedMethods: ['GET'], exposeHeaders: ['ETag'], maxAgeSeconds: 600 }] }).cors)
   for (const patch of bad) t.throws(() => validateSettingsPatch(patch as any), TypeError, JSON.stringify(patch))

@@ -212,4 +212,14 @@ t.test('CORS documents translate both ways', async t => {
     { rules: [{}] }
   ]
   for (const body of bad) t.equal(codeOf(() => corsFromApi(body)), 10040, JSON.stringify(body))
+  // What goes out in a response header, or in S3's XML, is named when it cannot.
+  const named: Array<[unknown, string]> = [
+    [{ rules: [{ allowed: { origins: ['*'], methods: ['GET'], headers: ['x-a', 'x-b\r\nx-c: 1'] } }] }, 'rules[0].allowed.headers[1]'],
+    [{ rules: [{ allowed: { origins: ['*'], methods: ['GET'] }, exposeHeaders: ['etag\n'] }] }, 'rules[0].exposeHeaders[0]'],
+    [{ rules: [{ allowed: { origins: ['https://a.test', 'https://*.*.test'], methods: ['GET'] } }] }, 'rules[0].allowed.origins[1]'],
+    [{ rules: [{ id: 'web\u0007', allowed: { origins: ['*'], methods: ['GET'] } }] }, 'rules[0].id']
+  ]
+  for (const [body, where] of named) {
+    t.throws(() => corsFromApi(body), { message: new RegExp(where.replace(/[[\].]/g, '\\$&')) }, where)
+  }
 })

@@ -19,7 +19,7 @@ import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { perPage, single, type Query } from '../query.js'
-import { corsFromApi, corsToApi, defaultLifecycle, parseLifecycle, type StoredCorsRule } from '../validate/bucket-config.js'
+import { corsFromApi, corsToApi, defaultLifecycle, parseLifecycle } from '../validate/bucket-config.js'
 
 interface BucketParams { accountId: string, bucketName: string }
 
@@ -148,7 +148,7 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
     const info = await requireBucket(ctx, request.params.bucketName)
     // No rule is no configuration (a bucket written before that rule may hold an empty list).
     if (info.settings.cors === null || info.settings.cors.length === 0) throw new ManagementError('NoCorsConfiguration')
-    return success(corsToApi(info.settings.cors as StoredCorsRule[]))
+    return success(corsToApi(info.settings.cors))
   })
 
   app.put<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {

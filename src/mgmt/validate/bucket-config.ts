@@ -13,7 +13,7 @@
  * headers}, exposeHeaders, maxAgeSeconds, id}` is stored as `{allowedOrigins,
  * allowedMethods, allowedHeaders, exposeHeaders, maxAgeSeconds, id}`.
  */
-import { MAX_CORS_RULES, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
+import { MAX_CORS_RULES, MAX_RULE_ID_LENGTH, isCorsOrigin, isHeaderText, isRuleId, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
 import { ManagementError } from '../errors.js'
 
 /** The service's default lifecycle of a new bucket (7 days, as the engine's sweeper). */
@@ -47,11 +47,16 @@ function stringArray (value: unknown, where: string): string[] {
   return value
 }
 
-/** A stored CORS rule; `id` rides along so the API gives back what it was given. */
-export type StoredCorsRule = CorsRule & { id?: string }
+/** Strings that go out in response headers; the first that cannot is named. */
+function headerTexts (value: unknown, where: string): string[] {
+  const texts = stringArray(value, where)
+  const bad = texts.findIndex(text => !isHeaderText(text))
+  if (bad !== -1) throw invalid(`${where}[${bad}] must be printable ASCII`)
+  return texts
+}
 
 /** A CORS PUT body → the rules stored in `settings.cors`. */
-export function corsFromApi (body: unknown): StoredCorsRule[] {
+export function corsFromApi (body: unknown): CorsRule[] {
   if (!isObject(body)) throw invalid('the body must be an object')
   const rules = body.rules ?? []
   if (!Array.isArray(rules)) throw invalid('rules must be an array')
@@ -62,14 +67,14 @@ export function corsFromApi (body: unknown): StoredCorsRule[] {
     const origins = stringArray(rule.allowed.origins, `${where}.allowed.origins`)
     const methods = stringArray(rule.allowed.methods, `${where}.allowed.methods`)
     if (origins.length === 0) throw invalid(`${where}.allowed.origins must not be empty`)
-    const badOrigin = origins.findIndex(origin => !/^[\x20-\x7e]*$/.test(origin) || origin.split('*').length > 2)
+    const badOrigin = origins.findIndex(origin => !isCorsOrigin(origin))
     if (badOrigin !== -1) throw invalid(`${where}.allowed.origins[${badOrigin}] must be printable ASCII with one * at most`)
     if (methods.length === 0 || !methods.every(m => corsMethods.includes(m))) {
       throw invalid(`${where}.allowed.methods must be some of ${corsMethods.join(', ')}`)
     }
-    const stored: StoredCorsRule = { allowedOrigins: origins, allowedMethods: methods }
-    if (rule.allowed.headers !== undefined) stored.allowedHeaders = stringArray(rule.allowed.headers, `${where}.allowed.headers`)
-    if (rule.exposeHeaders !== undefined) stored.exposeHeaders = stringArray(rule.exposeHeaders, `${where}.exposeHeaders`)
+    const stored: CorsRule = { allowedOrigins: origins, allowedMethods: methods }
+    if (rule.allowed.headers !== undefined) stored.allowedHeaders = headerTexts(rule.allowed.headers, `${where}.allowed.headers`)
+    if (rule.exposeHeaders !== undefined) stored.exposeHeaders = headerTexts(rule.exposeHeaders, `${where}.exposeHeaders`)
     if (rule.maxAgeSeconds !== undefined) {
       if (typeof rule.maxAgeSeconds !== 'number' || !Number.isInteger(rule.maxAgeSeconds) || rule.maxAgeSeconds < 0) {
         throw invalid(`${where}.maxAgeSeconds must be a non-negative integer`)
@@ -77,7 +82,7 @@ export function corsFromApi (body: unknown): StoredCorsRule[] {
       stored.maxAgeSeconds = rule.maxAgeSeconds
     }
     if (rule.id !== undefined) {
-      if (typeof rule.id !== 'string') throw invalid(`${where}.id must be a string`)
+      if (typeof rule.id !== 'string' || !isRuleId(rule.id)) throw invalid(`${where}.id must be a string of at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character`)
       stored.id = rule.id
     }
     return stored
@@ -85,7 +90,7 @@ export function corsFromApi (body: unknown): StoredCorsRule[] {
 }
 
 /** Stored CORS rules → the API's document. */
-export function corsToApi (rules: StoredCorsRule[]): { rules: Array<Record<string, unknown>> } {
+export function corsToApi (rules: CorsRule[]): { rules: Array<Record<string, unknown>> } {
   return {
     rules: rules.map(rule => {
       const allowed: Record<string, unknown> = { origins: rule.allowedOrigins, methods: rule.allowedMethods }
