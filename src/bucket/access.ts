@@ -38,6 +38,7 @@
  * upload) asks again for each.
  */
 import { BucketError } from './errors.js'
+import { keptForm } from './keys.js'
 
 export const permissions = ['admin-read-write', 'admin-read-only', 'object-read-write', 'object-read-only'] as const
 export type Permission = typeof permissions[number]
@@ -79,12 +80,6 @@ function permits (permission: Permission, action: Action): boolean {
   }
 }
 
-/** A key as the engine keeps it: its NFC form (keys.ts), when it has one. */
-function asKept (key: string): string {
-  // ASCII is its own NFC form.
-  return /^[\u0000-\u007f]*$/.test(key) || !key.isWellFormed() ? key : key.normalize('NFC')
-}
-
 /**
  * Whether a session's key scope admits `key` (for a listing: the listing's
  * prefix). Judged on the NFC forms of both, as the engine keeps and lists
@@ -95,9 +90,9 @@ function keyInScope (principal: Principal, action: Action, key: string | undefin
   const objects = principal.objects ?? []
   if (prefixes.length === 0 && objects.length === 0) return true
   if (key === undefined) return true
-  const kept = asKept(key)
-  if (action === 'objects:list') return prefixes.some(p => kept.startsWith(asKept(p)))
-  return objects.some(o => asKept(o) === kept) || prefixes.some(p => kept.startsWith(asKept(p)))
+  const kept = keptForm(key)
+  if (action === 'objects:list') return prefixes.some(p => kept.startsWith(keptForm(p)))
+  return objects.some(o => keptForm(o) === kept) || prefixes.some(p => kept.startsWith(keptForm(p)))
 }
 
 /**

@@ -22,7 +22,7 @@ export interface ObjectChange {
   copySourceBucket?: string
 }
 
-/** What a committed put tells: PutObject, or CopyObject naming its source for a copy whose bytes were written anew. */
+/** What a committed put or copy tells: PutObject, or CopyObject naming its source (its bucket when another). */
 export function putChange (object: { key: string, size: number, etag: string }, copiedFrom?: { bucket?: string, key: string }): ObjectChange {
   const change: ObjectChange = { action: copiedFrom === undefined ? 'PutObject' : 'CopyObject', key: object.key, size: object.size, etag: object.etag }
   if (copiedFrom !== undefined) {

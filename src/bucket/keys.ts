@@ -25,6 +25,11 @@ import { ArgumentTypeError as TypeError } from './errors.js' // argument errors,
 import { BucketError } from './errors.js'
 import { MAX_KEY_BYTES } from './limits.js'
 
+/** The form keys and prefixes are kept and compared in: NFC (ASCII is its own; a lone surrogate stays as it is). */
+export function keptForm (text: string): string {
+  return /^[\u0000-\u007f]*$/.test(text) ? text : text.normalize('NFC')
+}
+
 /** Validates a key that names an object `method` writes (no U+0000); returns its id (NFC form). */
 export function keyId (method: string, key: unknown): string {
   const id = lookupId(method, key)
@@ -42,7 +47,7 @@ export function lookupId (method: string, key: unknown): string {
   if (key.length === 0 || Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES || !key.isWellFormed()) {
     throw new BucketError('InvalidObjectName', method)
   }
-  const id = key.normalize('NFC')
+  const id = keptForm(key)
   if (Buffer.byteLength(id, 'utf8') > MAX_KEY_BYTES) throw new BucketError('InvalidObjectName', method)
   return id
 }

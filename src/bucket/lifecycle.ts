@@ -33,6 +33,7 @@
 import { ArgumentTypeError } from './errors.js'
 import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
 import type { StorageClass } from './types.js'
+import { keptForm } from './keys.js'
 
 export type LifecycleCondition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
@@ -290,7 +291,7 @@ function headerText (text: string): string {
  */
 export function uploadAbortHeaders (document: unknown, key: string, created: Date): Record<string, string> | undefined {
   const rules = lifecycleRules(document)
-  const id = key.isWellFormed() ? key.normalize('NFC') : key
+  const id = keptForm(key)
   let found: { at: number, type: LifecycleCondition['type'], ruleId: string } | undefined
   for (const rule of rules) {
     if (rule.abortUploads === undefined || !applies(rule, id)) continue
@@ -308,7 +309,7 @@ export function uploadAbortHeaders (document: unknown, key: string, created: Dat
 export function objectExpirationHeader (document: unknown, key: string, uploaded: Date): string | undefined {
   const rules = lifecycleRules(document)
   if (rules.length === 0) return undefined
-  const id = key.isWellFormed() ? key.normalize('NFC') : key
+  const id = keptForm(key)
   const expiry = objectExpiry(rules, id, uploaded.getTime())
   return expiry === null ? undefined : expirationHeader(expiry)
 }

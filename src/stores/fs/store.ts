@@ -392,7 +392,7 @@ export class FsStore implements BucketStore {
           // Thrown inside the transaction: rolled back, so the links go below.
           if (!transition && this.#catalog.retained(toId, current)) throw objectLocked('copy', object.key)
           this.#catalog.putRow(toBytes, object, segments, body)
-          if (!transition) this.#catalog.emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key })
+          if (!transition) this.#catalog.emit(putChange(object, { key: source.key }))
           replaced = current === undefined ? [] : JSON.parse(current.segments)
           return { status: 'copied', object }
         })

@@ -185,7 +185,7 @@ export class MemoryStore implements BucketStore {
     if (!precondition(this.#objects.get(toId)?.record ?? null)) return { status: 'refused' }
     if (!transition && this.#retained(toId)) throw objectLocked('copy', object.key)
     this.#set(toId, { record: object, chunks: source.chunks })
-    if (!transition) this.#emit({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.record.key })
+    if (!transition) this.#emit(putChange(object, { key: source.record.key }))
     return { status: 'copied', object }
   }
 

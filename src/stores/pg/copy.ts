@@ -11,7 +11,7 @@
  * sweeper removes.
  */
 import { insertMessages } from './outbox.js'
-import { bucketRetired, lockRulesOf, objectLocked, retainingRule, type CopyBuilder, type CopyOptions, type CopyOutcome, type EventSink, type Precondition } from '../../bucket/port.js'
+import { bucketRetired, lockRulesOf, objectLocked, putChange, retainingRule, type CopyBuilder, type CopyOptions, type CopyOutcome, type EventSink, type Precondition } from '../../bucket/port.js'
 import type { BlobFiles } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
 import { FULL_COLUMNS, LIVE_STORE_RULES, OBJECT_COLUMNS, OBJECT_UPDATE, OBJECT_VALUES, objectValues, toObject, type PgObjectRow, type Segment } from './rows.js'
@@ -63,7 +63,7 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
           await client.query('INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $2 FROM unnest($3::text[]) f',
             [storeId, Date.now(), currentRow.segments.map(s => s[0])])
         }
-        if (!transition) await insertMessages(client, storeId, rooms.sink?.({ action: 'CopyObject', key: object.key, size: object.size, etag: object.etag, copySource: source.key }) ?? [])
+        if (!transition) await insertMessages(client, storeId, rooms.sink?.(putChange(object, { key: source.key })) ?? [])
         return { status: 'copied', object }
       })
     } catch (err) {
