@@ -5,6 +5,8 @@
  * - Keys travel percent-encoded whole (a `/` as `%2F`): the gateway decodes
  *   the path after the bucket once, and a key with `.` or `..` segments
  *   would otherwise be folded away by URL normalisation before it is sent.
+ *   The request path is sent as written, never through a URL: a key that
+ *   is `.` or `..` whole has no spelling a URL keeps (`/b/..` is `/`).
  * - `head` is a one-key list (`prefix=<key>&limit=1`): it gives the same
  *   fields, to the millisecond, as the local transport, and a missing bucket
  *   answers 404 with its own code where a HEAD would answer a bare 404.
@@ -20,6 +22,7 @@
  */
 import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
+import { urlToHttpOptions } from 'node:url'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { BucketErrors, isValidBucketName } from '../bucket/index.js'
@@ -138,10 +141,10 @@ export class HttpTransport implements ObjectTransport {
       headers['content-type'] = 'application/json'
       headers['content-length'] = String(Buffer.byteLength(json))
     }
-    const url = new URL(`${this.#base.pathname.replace(/\/+$/, '')}${path}`, this.#base)
-    const send = url.protocol === 'https:' ? https.request : http.request
+    const target = { ...urlToHttpOptions(this.#base), path: `${this.#base.pathname.replace(/\/+$/, '')}${path}`, method, headers, agent: this.#agent }
+    const send = this.#base.protocol === 'https:' ? https.request : http.request
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const request = send(url, { method, headers, agent: this.#agent }, resolve)
+      const request = send(target, resolve)
       request.on('error', err => {
         const code = (err as NodeJS.ErrnoException).code
         reject(new CliError(`cannot reach ${this.#origin}: ${code ?? err.message}`, undefined, { cause: err }))

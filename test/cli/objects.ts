@@ -164,6 +164,28 @@ export async function objectCommands (t: Test, cli: Cli): Promise<void> {
     t.same((await run(['ls', '-r', 'fsb://backup'])).out.trim().split('\n').map(line => line.split(/\s+/).pop()), ['cat.jpg'])
   })
 
+  await t.test('keys that are "." or ".." whole: up, cat, stat, down, rm', async t => {
+    // A URL folds them away (`/dots/..` is `/`): over HTTP they read the bucket list, with exit 0.
+    t.equal((await run(['mb', 'fsb://dots'])).code, 0)
+    await fsp.writeFile(path.join(work, 'one-dot.txt'), 'one dot')
+    await fsp.writeFile(path.join(work, 'two-dots.txt'), 'two dots')
+    for (const [file, key] of [['one-dot.txt', '.'], ['two-dots.txt', '..']]) {
+      const up = await run(['cp', file, `fsb://dots/${key}`])
+      t.equal(up.code, 0, up.stderr)
+      t.equal(up.out, `upload: ${file} -> fsb://dots/${key}\n`)
+    }
+    t.equal((await run(['cat', 'fsb://dots/.'])).out, 'one dot')
+    t.equal((await run(['cat', 'fsb://dots/..'])).out, 'two dots')
+    t.match(JSON.parse((await run(['stat', '--json', 'fsb://dots/..'])).out), { key: '..', size: 8 })
+    const down = await run(['cp', 'fsb://dots/..', 'two-dots-back.txt'])
+    t.equal(down.code, 0, down.stderr)
+    t.equal(await fsp.readFile(path.join(work, 'two-dots-back.txt'), 'utf8'), 'two dots')
+    const removed = await run(['rm', 'fsb://dots/.', 'fsb://dots/..'])
+    t.equal(removed.code, 0, removed.stderr)
+    t.equal((await run(['ls', '-r', 'fsb://dots'])).out, '', 'both removed')
+    t.equal((await run(['rb', 'fsb://dots'])).code, 0)
+  })
+
   await t.test('rb refuses a bucket with objects; rb --force empties it first', async t => {
     const refused = await run(['rb', 'fsb://backup'])
     t.equal(refused.code, 1)

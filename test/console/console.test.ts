@@ -194,6 +194,33 @@ t.test('the console, without a token (loopback)', async t => {
     t.same(dialogs, [], 'no script ran')
   })
 
+  await t.test('keys a URL cannot name ("." and ".." whole): no link to the wrong resource, delete by the key', async t => {
+    // `/dots/..` is `/` to a browser (and `%2E%2E` too): a link would download the bucket list.
+    await registry.create('dots', { public: true })
+    const dots = await registry.open('dots')
+    if (dots === null) throw new Error('no bucket')
+    await dots.put('.', 'one dot')
+    await dots.put('..', 'two dots')
+    await page.goto(`${base}/_console/#/objects?bucket=dots`)
+    await page.locator('tr.object[data-key=".."]').waitFor()
+    for (const key of ['.', '..']) {
+      const row = page.locator(`tr.object[data-key="${key}"]`)
+      t.equal(await row.locator('a.download').count(), 0, `no download link for ${key}`)
+      t.equal(await row.locator('.download').textContent(), 'no link')
+    }
+    await page.getByRole('button', { name: '..', exact: true }).click()
+    const details = page.locator('aside.details')
+    t.equal(await details.getByTestId('details-key').textContent(), '..')
+    t.equal(await details.getByTestId('details-type').textContent(), 'none stored', 'not the type of whatever `/` answers')
+    t.equal(await details.getByLabel('Public link').count(), 0, 'no public link')
+    t.match(await details.textContent(), /A browser cannot name this key in a link/)
+    await details.getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click()
+    await details.waitFor({ state: 'detached' })
+    t.equal(await dots.head('..'), null, 'the object ".." is deleted')
+    t.equal(await (await dots.get('.') as BucketObjectBody | null)?.text(), 'one dot', 'and "." is kept')
+  })
+
   await t.test('upload 12 MiB by the picker (multipart) and a file by drop; download; delete', async t => {
     await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=up%2F`)
     await page.getByText('No objects here yet').waitFor()

@@ -85,6 +85,16 @@ export async function userApi<T> (path: string, init: RequestInit = {}): Promise
   return await call<T>(`/client/v4${path}`, init, { authorization: `Bearer ${token}` })
 }
 
+/**
+ * Whether a browser can name the object in a URL path at all. A key that is
+ * `.` or `..` whole has no spelling a URL keeps: `%2E` is collapsed too, and
+ * `/bucket/..` becomes `/`. Such objects are read with the CLI, the S3 port
+ * or `curl --path-as-is`, and deleted through `POST /{bucket}?delete`.
+ */
+export function hasObjectUrl (key: string): boolean {
+  return key !== '.' && key !== '..'
+}
+
 /** Whether a key has a `.` or `..` segment, which URLs (and so browsers) collapse. */
 export function hasDotSegment (key: string): boolean {
   return key.split('/').some(s => s === '.' || s === '..')

@@ -4,7 +4,7 @@
  * public, and delete. Everything shown is text (untrusted); links are built
  * with `objectPath`.
  */
-import { authHeaders, gateway, objectPath, tokens, type ListedObject } from './api.js'
+import { authHeaders, gateway, hasObjectUrl, jsonBody, objectPath, tokens, type ListedObject } from './api.js'
 import { confirmDialog, formatDate, formatSize, h, showStatus } from './dom.js'
 import { can } from './scope.js'
 import { shareLinkSection } from './share.js'
@@ -13,13 +13,17 @@ function lastSegment (key: string): string {
   return key.slice(key.lastIndexOf('/') + 1) || 'download'
 }
 
+/** Said where a link of a key that is `.` or `..` would be (`hasObjectUrl`). */
+const noUrl = 'A browser cannot name this key in a link (URLs remove "." and ".."): read it with the CLI, the S3 port or curl --path-as-is.'
+
 /**
  * A download link. A plain link streams the object straight to disk; when
  * the read needs the bearer token (a private bucket on a server with a
  * token), the click fetches it with the header and hands the browser a blob
  * instead, since a link cannot carry a header.
  */
-export function downloadLink (bucket: string, key: string, publicBucket: boolean, label: string): HTMLAnchorElement {
+export function downloadLink (bucket: string, key: string, publicBucket: boolean, label: string): HTMLElement {
+  if (!hasObjectUrl(key)) return h('span', { class: 'download unavailable', title: noUrl }, 'no link')
   const link = h('a', { href: objectPath(bucket, key), download: lastSegment(key), class: 'download' }, label)
   link.addEventListener('click', event => {
     if (publicBucket || tokens.get() === null || link.dataset.blob === 'yes') return
@@ -46,6 +50,10 @@ export function downloadLink (bucket: string, key: string, publicBucket: boolean
 function contentType (bucket: string, key: string, stored: string | undefined): HTMLElement {
   const cell = h('dd', { 'data-testid': 'details-type' }, stored ?? '…')
   if (stored !== undefined) return cell
+  if (!hasObjectUrl(key)) {
+    cell.textContent = 'none stored'
+    return cell
+  }
   void fetch(objectPath(bucket, key), { method: 'HEAD', headers: authHeaders() }).then(response => {
     const served = response.ok ? response.headers.get('content-type') : null
     cell.textContent = served === null ? 'none stored' : `${served} (from the key's extension)`
@@ -80,7 +88,8 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
     void (async () => {
       if (!await confirmDialog('Delete this object?', [object.key], 'Delete')) return
       try {
-        await gateway(objectPath(bucket, object.key), { method: 'DELETE' })
+        // By the keys of a POST, which names every key (a URL path cannot name "." or "..").
+        await gateway(`/${encodeURIComponent(bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: [object.key] }) })
         onDeleted()
       } catch (err) {
         showStatus(status, `Delete failed: ${(err as Error).message}`, true)
@@ -104,7 +113,9 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
     entries('Checksums', object.checksums ?? {}),
     h('div', { class: 'actions' }, downloadLink(bucket, object.key, publicBucket, 'Download'), can('object:write', bucket) ? remove : null),
     shareLinkSection(bucket, object.key),
-    publicBucket
+    !hasObjectUrl(object.key)
+      ? h('p', { class: 'hint' }, noUrl)
+      : publicBucket
       ? h('div', { class: 'field' }, h('label', { for: 'public-link' }, 'Public link'), h('div', { class: 'inline' }, publicInput, copy))
       : h('p', { class: 'hint' }, 'The bucket is private: its links work only for clients allowed to read it. Make it public in the bucket settings to share links.'),
     status)
