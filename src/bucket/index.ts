@@ -17,7 +17,7 @@ export { parseConditional, evaluateConditional, InvalidConditionalHeader } from 
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'
 export { parseRangeHeader, resolveRange } from './range.js'
 export type { ResolvedRange } from './range.js'
-export { compareIds, keyId, lookupId } from './keys.js'
+export { compareIds, keptForm, keyId, lookupId } from './keys.js'
 export { headerFields, mergeCustomMetadata } from './metadata.js'
 export { parseHttpDate } from './http-date.js'
 export { runningChecksum, type RunningChecksum } from './checksums.js'

@@ -136,7 +136,8 @@ export function describeError (err: unknown): string {
       case 'ENOENT': return `no such file or directory${errno.path === undefined ? '' : `: ${errno.path}`}`
       case 'EACCES':
       case 'EPERM': return `permission denied${errno.path === undefined ? '' : `: ${errno.path}`}`
-      case 'EISDIR': return 'is a directory (use -r)'
+      // A download renamed over a directory (a key `a` beside keys under `a/`), or a directory read as a file.
+      case 'EISDIR': return errno.syscall === 'rename' ? `a directory is in the way of the file${errno.path === undefined ? '' : `: ${errno.path}`}` : 'is a directory (use -r)'
       case 'ENOTDIR': return `not a directory${errno.path === undefined ? '' : `: ${errno.path}`}`
       case 'ENOSPC': return 'no space left on the device'
       case 'ENAMETOOLONG': return `file name too long${errno.path === undefined ? '' : `: ${errno.path}`}`

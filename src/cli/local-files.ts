@@ -12,13 +12,20 @@
  *   walked or a second name of a file inside it, so mirror never removes it.
  *   A link to a directory that holds it (`ln -s .. up`) is skipped: followed,
  *   it would repeat the tree under itself until the kernel gives up.
+ * - A walk reports what it cannot read rather than leave it out silently:
+ *   a name that is not UTF-8 (Node reads it with U+FFFD, a name no file
+ *   has) cannot be a key, and an entry that vanished or cannot be read is
+ *   named with its error. Only dangling links are skipped without a word.
+ * - A download into a directory (`cp -r`, `mirror`) never passes a symbolic
+ *   link between that directory and the file: a link `DST/x -> /etc` would
+ *   put a key `x/passwd` outside DST. The item fails instead.
  * - A download streams into a temporary file beside the destination,
  *   renamed over it once complete: an interrupted download (Ctrl-C,
  *   SIGTERM, a failed stdout; stopping.ts) never leaves a truncated file
  *   under the real name, nor a temporary one behind.
  */
 import { createReadStream, createWriteStream } from 'node:fs'
-import { mkdir, readdir, rename, stat, unlink } from 'node:fs/promises'
+import { lstat, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { Readable, Transform } from 'node:stream'
@@ -52,26 +59,37 @@ export async function requireDataDirectory (dataDir: string, hint = ''): Promise
   if ((await fileKind(dataDir))?.kind !== 'directory') throw new CliError(`no data directory ${dataDir} (set --data or FSBUCKET_DATA${hint})`)
 }
 
-/** Regular files under `root`, depth first, each directory's entries in name order. */
-export async function * walkFiles (root: string): AsyncGenerator<LocalFile> {
+/** What a walk could not read: the path, and why. */
+export type Unreadable = (file: string, err: Error) => void
+
+/** Regular files under `root`, depth first, each directory's entries in name order; `unreadable` hears of what is left out. */
+export async function * walkFiles (root: string, unreadable: Unreadable): AsyncGenerator<LocalFile> {
   const info = await stat(root)
-  yield * walkFrom(root, '', false, new Set([`${info.dev}:${info.ino}`]))
+  yield * walkFrom(root, '', false, new Set([`${info.dev}:${info.ino}`]), unreadable)
 }
 
 /** `ancestors`: the directories from the root down to this one, by device and inode. */
-async function * walkFrom (root: string, relative: string, throughLink: boolean, ancestors: Set<string>): AsyncGenerator<LocalFile> {
+async function * walkFrom (root: string, relative: string, throughLink: boolean, ancestors: Set<string>, unreadable: Unreadable): AsyncGenerator<LocalFile> {
   const dir = path.join(root, relative)
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   for (const entry of entries) {
     const child = path.join(relative, entry.name)
     const full = path.join(root, child)
-    const info = entry.isSymbolicLink() || entry.isFile() || entry.isDirectory() ? await stat(full).catch(() => null) : null
+    if (entry.name.includes('\uFFFD') && (await lstat(full).catch(() => null)) === null) {
+      unreadable(full, new CliError('the name is not UTF-8, and a key is: skipped'))
+      continue
+    }
+    if (!(entry.isSymbolicLink() || entry.isFile() || entry.isDirectory())) continue
+    const info = await stat(full).catch((err: Error) => {
+      if (!entry.isSymbolicLink()) unreadable(full, err) // a dangling link is skipped without a word
+      return null
+    })
     if (info === null) continue
     if (info.isDirectory()) {
       // A link to a directory that holds it would be walked again and again (up to the kernel's 40 links): skipped.
       const id = `${info.dev}:${info.ino}`
       if (ancestors.has(id)) continue
-      yield * walkFrom(root, child, throughLink || entry.isSymbolicLink(), new Set([...ancestors, id]))
+      yield * walkFrom(root, child, throughLink || entry.isSymbolicLink(), new Set([...ancestors, id]), unreadable)
     } else if (info.isFile()) {
       yield { path: full, relative: keySuffix(child), size: info.size, throughLink }
     }
@@ -83,8 +101,31 @@ export function readLocal (file: string, range?: { start: number, length: number
   return range === undefined ? createReadStream(file) : createReadStream(file, { start: range.start, end: range.start + range.length - 1 })
 }
 
-/** Streams `body` through `through` into `file`, by way of a temporary file renamed over it at the end. */
-export async function writeLocal (file: string, body: Readable, through: Transform): Promise<void> {
+/** Refuses a path from `root` down to `dir` that passes a symbolic link (what does not exist yet is made a directory later). */
+async function refuseLinks (root: string, dir: string): Promise<void> {
+  let at = path.resolve(root)
+  for (const segment of path.relative(at, path.resolve(dir)).split(path.sep).filter(s => s !== '')) {
+    at = path.join(at, segment)
+    const info = await lstat(at).catch(() => null)
+    if (info === null) return
+    if (info.isSymbolicLink()) throw new CliError(`${at} is a symbolic link: it may lead outside ${root}, so nothing is written through it`)
+  }
+}
+
+/**
+ * Streams `body` through `through` into `file`, by way of a temporary file
+ * renamed over it at the end; `root`, for a download into a directory, is
+ * that directory, which the file must not leave by a symbolic link.
+ */
+export async function writeLocal (file: string, body: Readable, through: Transform, root?: string): Promise<void> {
+  if (root !== undefined) {
+    try {
+      await refuseLinks(root, path.dirname(file))
+    } catch (err) {
+      body.destroy()
+      throw err
+    }
+  }
   await mkdir(path.dirname(file), { recursive: true })
   // Not named after the file: a name near the file system's limit (255 bytes) would leave no room for a suffix.
   const temporary = path.join(path.dirname(file), `.fsbucket-${randomBytes(6).toString('hex')}.download`)
@@ -97,6 +138,9 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
     await unlink(temporary).catch(() => {})
     // The user never named the temporary file: a failure is the destination's.
     const errno = err as NodeJS.ErrnoException
+    if (errno.path === temporary && errno.syscall === 'open') {
+      throw new CliError(`cannot create a file in ${path.dirname(file)} to write ${path.basename(file)} (${errno.code ?? errno.message})`, undefined, { cause: err })
+    }
     if (errno.path === temporary) errno.path = file
     throw err
   } finally {

@@ -15,7 +15,8 @@ import type { RemoteObject } from './transport.js'
 
 export type Step =
   | { kind: 'upload', file: string, size: number, bucket: string, key: string }
-  | { kind: 'download', bucket: string, object: RemoteObject, file: string }
+  /** `root`: the directory a recursive download writes under, which the file may not leave by a link. */
+  | { kind: 'download', bucket: string, object: RemoteObject, file: string, root?: string }
   | { kind: 'copy', from: { bucket: string, object: RemoteObject }, bucket: string, key: string }
   | { kind: 'remove', bucket: string, key: string }
   | { kind: 'remove-file', file: string }
@@ -58,7 +59,7 @@ async function runTransfer (context: CommandContext, step: Step, options: Transf
         await uploadFile(context.transport, step.bucket, step.key, step.file, step.size, metadataFor(step.file, options), tuning, tracker)
         break
       case 'download':
-        await downloadToFile(context.transport, step.bucket, step.object.key, step.file, tracker)
+        await downloadToFile(context.transport, step.bucket, step.object.key, step.file, tracker, step.root)
         break
       case 'copy':
         await copyObject(context.transport, step.from, step.bucket, step.key, metadataFor(step.key, options, step.from.object), tuning, tracker)

@@ -171,12 +171,12 @@ export async function uploadStream (
   })
 }
 
-/** Streams an object into `file` through a temporary file renamed over it at the end. */
+/** Streams an object into `file` through a temporary file renamed over it at the end (`root`: see writeLocal). */
 export async function downloadToFile (
-  transport: ObjectTransport, bucket: string, key: string, file: string, tracker: Tracker
+  transport: ObjectTransport, bucket: string, key: string, file: string, tracker: Tracker, root?: string
 ): Promise<void> {
   const { body } = await transport.get(bucket, key)
-  await writeLocal(file, body, counted(tracker))
+  await writeLocal(file, body, counted(tracker), root)
 }
 
 /** Streams an object to a stream (stdout), which is left open. */

@@ -75,3 +75,40 @@ t.test('file system errors of a download read as one plain line', async t => {
   t.equal(long.code, 1)
   t.match(long.stderr, /^fsbucket: cp fsb:\/\/names\/d\/a\.txt: file name too long: n+\n$/)
 })
+
+t.test('cp -r and mirror never write through a symbolic link inside the destination', async t => {
+  const { run, work } = await localCli(t)
+  t.equal((await run(['mb', 'fsb://drop'])).code, 0)
+  for (const key of ['link/keep.txt', 'deep/link/keep.txt', 'ok.txt']) {
+    t.equal((await run(['cp', '-', `fsb://drop/${key}`], { input: Buffer.from(`key ${key}`) })).code, 0)
+  }
+  const outside = path.join(work, 'outside')
+  await fsp.mkdir(outside)
+  await fsp.writeFile(path.join(outside, 'keep.txt'), 'precious')
+  for (const command of ['cp', 'mirror']) {
+    const out = path.join(work, `${command}-out`)
+    await fsp.mkdir(path.join(out, 'deep'), { recursive: true })
+    await fsp.symlink(outside, path.join(out, 'link'))
+    await fsp.symlink(outside, path.join(out, 'deep', 'link'))
+    const result = await run(command === 'cp' ? ['cp', '-r', 'fsb://drop', `${command}-out`] : ['mirror', 'fsb://drop', `${command}-out`])
+    t.equal(result.code, 1, `${command}: the items through links fail`)
+    t.match(result.stderr, new RegExp(`fsb://drop/link/keep\\.txt: ${path.join(out, 'link').replace(/[.]/g, '\\.')} is a symbolic link`), command)
+    t.match(result.stderr, /fsb:\/\/drop\/deep\/link\/keep\.txt: .*deep\/link is a symbolic link/, command)
+    t.equal(await fsp.readFile(path.join(outside, 'keep.txt'), 'utf8'), 'precious', `${command}: nothing written outside the destination`)
+    t.equal(await fsp.readFile(path.join(out, 'ok.txt'), 'utf8'), 'key ok.txt', `${command}: the other items are downloaded`)
+    t.same(await fsp.readdir(outside), ['keep.txt'], `${command}: no temporary file left outside`)
+  }
+})
+
+t.test('a directory in the way of a download, and a destination no file can be made in, are said as such', async t => {
+  const { run, work } = await localCli(t)
+  t.equal((await run(['mb', 'fsb://names'])).code, 0)
+  t.equal((await run(['cp', '-', 'fsb://names/d/a.txt'], { input: Buffer.from('a') })).code, 0)
+  await fsp.mkdir(path.join(work, 'out', 'a.txt'), { recursive: true })
+  const blocked = await run(['cp', '-r', 'fsb://names/d', 'out'])
+  t.equal(blocked.code, 1)
+  t.equal(blocked.stderr, `fsbucket: cp fsb://names/d/a.txt: a directory is in the way of the file: ${path.join('out', 'a.txt')}\n`, 'not "use -r", which was given')
+  const proc = await run(['cp', 'fsb://names/d/a.txt', '/proc/version'])
+  t.equal(proc.code, 1)
+  t.equal(proc.stderr, 'fsbucket: cp fsb://names/d/a.txt: cannot create a file in /proc to write version (ENOENT)\n', 'not "no such file" of a file that exists')
+})

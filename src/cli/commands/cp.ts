@@ -59,7 +59,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     if (found.kind === 'directory') {
       if (!recursive) throw new CliError('is a directory (use -r)')
       const steps: Step[] = []
-      for await (const file of walkFiles(source.path)) {
+      for await (const file of walkFiles(source.path, context.report)) {
         steps.push({ kind: 'upload', file: file.path, size: file.size, bucket: destination.bucket, key: `${directoryPrefix(destination.key)}${file.relative}` })
       }
       return steps
@@ -71,7 +71,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     if (recursive) {
       return await stepsFromPrefix(context, source, (object, relative) => {
         if (localPathFor(destination.path, relative) === null) return null
-        return { kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')) }
+        return { kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')), root: destination.path }
       })
     }
     const object = await requireObject(context.transport, source)

@@ -18,10 +18,11 @@
  */
 import path from 'node:path'
 import type { Command } from 'commander'
+import { keptForm } from '../../bucket/index.js'
 import { CliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { bytesMatchEtag } from '../etag.js'
-import { fileKind, makeDirectory, readLocal, walkFiles, type LocalFile } from '../local-files.js'
+import { fileKind, makeDirectory, readLocal, walkFiles, type LocalFile, type Unreadable } from '../local-files.js'
 import { directoryPrefix, isFolderMarker, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll, type RemoteObject } from '../transport.js'
@@ -58,7 +59,7 @@ async function sameObject (context: CommandContext, source: RemoteObject, destin
 async function remoteEntries (context: CommandContext, location: Remote): Promise<Map<string, RemoteObject>> {
   const prefix = directoryPrefix(location.key)
   const entries = new Map<string, RemoteObject>()
-  for await (const object of listAll(context.transport, location.bucket, prefix)) entries.set(object.key.slice(prefix.length), object)
+  for await (const object of listAll(context.transport, location.bucket, prefix)) entries.set(keptForm(object.key.slice(prefix.length)), object)
   return entries
 }
 
@@ -75,50 +76,65 @@ async function sourceEntries (context: CommandContext, source: Remote, options: 
   return entries
 }
 
-async function localEntries (dir: string, mustExist: boolean): Promise<Map<string, LocalFile>> {
+/**
+ * The files of a local directory. As the source (`unreadable` given, to hear
+ * of files left out), it must exist, and with `--delete` hold a file: an
+ * empty one cannot be told from a mistyped one, as an empty prefix. As the
+ * destination, what cannot be read is neither compared nor removed.
+ */
+async function localEntries (dir: string, source: { unreadable: Unreadable, delete: boolean } | null): Promise<Map<string, LocalFile>> {
   const entries = new Map<string, LocalFile>()
   const info = await fileKind(dir)
-  if (info === null && !mustExist) return entries
+  if (info === null && source === null) return entries
   if (info === null) throw Object.assign(new Error('no such directory'), { code: 'ENOENT' })
   if (info.kind !== 'directory') throw new CliError(`${dir} is not a directory`)
-  for await (const file of walkFiles(dir)) entries.set(file.relative, file)
+  for await (const file of walkFiles(dir, source?.unreadable ?? (() => {}))) {
+    // Names that differ only in Unicode normalization are one key (`café` spelled two ways).
+    const kept = keptForm(file.relative)
+    const first = entries.get(kept)
+    if (first === undefined) entries.set(kept, file)
+    else source?.unreadable(file.path, new CliError(`names the same key as ${first.path} (keys are compared in NFC): skipped`))
+  }
+  if (entries.size === 0 && source?.delete === true) {
+    throw new CliError(`${dir} holds no files: --delete would remove everything the destination holds (use rm -r for that)`)
+  }
   return entries
 }
 
 async function plan (context: CommandContext, source: Location, destination: Location, options: MirrorOptions): Promise<Step[]> {
   const steps: Step[] = []
   if (source.kind === 'local' && destination.kind === 'remote') {
-    const have = await localEntries(source.path, true)
+    const have = await localEntries(source.path, { unreadable: context.report, delete: options.delete })
     const there = await remoteEntries(context, destination)
     const prefix = directoryPrefix(destination.key)
-    for (const [relative, file] of have) {
-      const object = there.get(relative)
+    for (const [kept, file] of have) {
+      const object = there.get(kept)
       if (object !== undefined && await sameFile(file, object, options.partSize)) continue
-      steps.push({ kind: 'upload', file: file.path, size: file.size, bucket: destination.bucket, key: `${prefix}${relative}` })
+      steps.push({ kind: 'upload', file: file.path, size: file.size, bucket: destination.bucket, key: `${prefix}${file.relative}` })
     }
     if (options.delete) {
-      for (const object of there.values()) {
-        if (!have.has(object.key.slice(prefix.length))) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
-      }
+      for (const [kept, object] of there) if (!have.has(kept)) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
     }
     return steps
   }
   if (source.kind === 'remote' && destination.kind === 'local') {
     const have = await sourceEntries(context, source, options)
-    const there = await localEntries(destination.path, false)
-    for (const [relative, object] of have) {
+    const there = await localEntries(destination.path, null)
+    const prefix = directoryPrefix(source.key)
+    for (const [kept, object] of have) {
       if (isFolderMarker(object)) continue
+      const relative = object.key.slice(prefix.length)
       if (localPathFor(destination.path, relative) === null) {
         context.report(remoteUrl(source.bucket, object.key), new CliError('not a safe local path, skipped'))
         continue
       }
-      const file = there.get(relative)
+      const file = there.get(kept)
       if (file !== undefined && await sameFile(file, object, options.partSize)) continue
-      steps.push({ kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')) })
+      steps.push({ kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')), root: destination.path })
     }
     if (options.delete) {
       // A file under a link to a directory is not the destination's own: it may live outside it.
-      for (const [relative, file] of there) if (!have.has(relative) && !file.throughLink) steps.push({ kind: 'remove-file', file: file.path })
+      for (const [kept, file] of there) if (!have.has(kept) && !file.throughLink) steps.push({ kind: 'remove-file', file: file.path })
     }
     return steps
   }
@@ -126,13 +142,14 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     const have = await sourceEntries(context, source, options)
     const there = await remoteEntries(context, destination)
     const prefix = directoryPrefix(destination.key)
-    for (const [relative, object] of have) {
-      const existing = there.get(relative)
+    const sourcePrefix = directoryPrefix(source.key)
+    for (const [kept, object] of have) {
+      const existing = there.get(kept)
       if (existing !== undefined && await sameObject(context, object, { bucket: destination.bucket, object: existing }, options.partSize)) continue
-      steps.push({ kind: 'copy', from: { bucket: source.bucket, object }, bucket: destination.bucket, key: `${prefix}${relative}` })
+      steps.push({ kind: 'copy', from: { bucket: source.bucket, object }, bucket: destination.bucket, key: `${prefix}${object.key.slice(sourcePrefix.length)}` })
     }
     if (options.delete) {
-      for (const [relative, object] of there) if (!have.has(relative)) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
+      for (const [kept, object] of there) if (!have.has(kept)) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
     }
     return steps
   }

@@ -1,0 +1,54 @@
+/**
+ * What the walk of a local source tells: a file it cannot upload (a name
+ * that is not UTF-8, two names that are one key) is reported, never left
+ * out in silence; `mirror --delete` from an empty directory is refused, as
+ * from an empty prefix.
+ */
+import t from 'tap'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { localCli } from './fixture.js'
+
+t.test('a name that is not UTF-8 is reported by cp -r and mirror, and the command exits 1', async t => {
+  const { run, work } = await localCli(t)
+  t.equal((await run(['mb', 'fsb://conf'])).code, 0)
+  await fsp.mkdir(path.join(work, 'bad'))
+  await fsp.writeFile(Buffer.concat([Buffer.from(path.join(work, 'bad') + '/'), Buffer.from([0xff, 0xfe]), Buffer.from('.txt')]), 'x')
+  await fsp.writeFile(path.join(work, 'bad', 'ok.txt'), 'y')
+  for (const args of [['cp', '-r', 'bad', 'fsb://conf/cp'], ['mirror', 'bad', 'fsb://conf/mirror']]) {
+    const result = await run(args)
+    t.equal(result.code, 1, `${args[0]}: exit 1`)
+    t.match(result.stderr, /^fsbucket: \w+ bad\/\uFFFD\uFFFD\.txt: the name is not UTF-8, and a key is: skipped\n$/, `${args[0]}: one line names it`)
+    t.match(result.out, /ok\.txt\n$/, `${args[0]}: the other file is uploaded`)
+  }
+})
+
+t.test('two local names of one key (NFC and NFD) upload once, and a second mirror moves nothing', async t => {
+  const { run, work } = await localCli(t)
+  t.equal((await run(['mb', 'fsb://conf'])).code, 0)
+  await fsp.mkdir(path.join(work, 'nf'))
+  await fsp.writeFile(path.join(work, 'nf', 'caf\u00e9.txt'), 'composed')
+  await fsp.writeFile(path.join(work, 'nf', 'cafe\u0301.txt'), 'decomposed')
+  const first = await run(['mirror', 'nf', 'fsb://conf/nf'])
+  t.equal(first.code, 1, 'the second name is reported')
+  t.match(first.stderr, /names the same key as .* \(keys are compared in NFC\): skipped\n$/)
+  t.equal(first.out.trim().split('\n').length, 1, 'one upload')
+  const again = await run(['mirror', 'nf', 'fsb://conf/nf'])
+  t.equal(again.out, '', 'a second mirror uploads nothing')
+  const back = await run(['mirror', 'fsb://conf/nf', 'back'])
+  t.equal(back.code, 0, back.stderr)
+  t.equal((await fsp.readdir(path.join(work, 'back'))).length, 1)
+  t.equal((await run(['mirror', 'fsb://conf/nf', 'back'])).out, '', 'and back down, nothing twice')
+})
+
+t.test('mirror --delete from an empty directory is refused, and the destination kept', async t => {
+  const { run, work } = await localCli(t)
+  t.equal((await run(['mb', 'fsb://conf'])).code, 0)
+  t.equal((await run(['cp', '-', 'fsb://conf/kept.txt'], { input: Buffer.from('kept') })).code, 0)
+  await fsp.mkdir(path.join(work, 'empty'))
+  const refused = await run(['mirror', '--delete', 'empty', 'fsb://conf'])
+  t.equal(refused.code, 1)
+  t.equal(refused.stderr, 'fsbucket: mirror empty: empty holds no files: --delete would remove everything the destination holds (use rm -r for that)\n')
+  t.match((await run(['ls', 'fsb://conf'])).out, /kept\.txt/, 'nothing removed')
+  t.equal((await run(['mirror', 'empty', 'fsb://conf'])).code, 0, 'without --delete an empty directory is nothing to do')
+})
