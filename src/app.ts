@@ -157,6 +157,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   }
 
   app.setNotFoundHandler(async (request, reply) => {
+    request.operation ??= 'Unsupported'
     const err = app.supportedMethods.includes(request.method)
       ? new DoorError('NoSuchRoute')
       : new DoorError('MethodNotAllowed', undefined, { allow: 'GET, HEAD, PUT, POST, DELETE, OPTIONS' })
@@ -179,11 +180,18 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       scope.addHook('onRequest', (request, _reply, done) => {
         const route = request.routeOptions.url ?? ''
         request.door = route.startsWith(consolePath.slice(0, -1)) ? 'console' : 'mgmt'
-        request.operation = `${request.method} ${route}`
+        // A method or path no route has is one series, not one per method.
+        request.operation = route === '' ? 'Unsupported' : `${request.method} ${route}`
         done()
       })
     }
     scope.addHook('onRequest', siteHostHook(guard, refuse))
+    // What fails before the API or the console runs (the guards' custom-domain lookup while the catalog is down) in the v4 envelope.
+    scope.setErrorHandler(async (err, request, reply) => {
+      const answer = errorReply(err)
+      if (answer.log !== null) request.log[answer.log]({ err }, 'request failed')
+      return await reply.code(answer.status).headers(answer.headers).type('application/json').send(failure(answer.code, answer.message))
+    })
     // Built at its first request (doors/handed-on.ts), with this app's options, logger and error envelope.
     await handOn(scope, managementPrefix, async () => {
       const { managementApi } = await import('./mgmt/plugin.js')
@@ -193,7 +201,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       if (config.meter != null) {
         api.addHook('onRequest', (request, _reply, done) => {
           const port = handedFrom(request.raw)?.request
-          if (port !== undefined) port.operation = `${request.method} ${request.routeOptions.url ?? ''}`
+          const route = request.routeOptions.url ?? ''
+          if (port !== undefined) port.operation = route === '' ? 'Unsupported' : `${request.method} ${route}`
           done()
         })
       }

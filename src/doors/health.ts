@@ -61,3 +61,29 @@ export async function sendMetrics (reply: FastifyReply, method: string, text: st
   if (method === 'HEAD') return await reply.header('content-length', Buffer.byteLength(text)).send()
   return await reply.send(text)
 }
+
+/**
+ * The custom-domain lookup of a request for an operator's endpoint (its
+ * exact path), bounded, as the router and the foreign-Host guard make it:
+ * a probe answers even when the catalog does not. A Host the lookup cannot
+ * confirm as a custom domain within `ms` is taken
+ * for none (only such a domain's keys `_health/live`, `_health/ready` and
+ * `_metrics` are at stake, while the catalog is down).
+ */
+export async function probeLookup<T> (path: string, lookup: () => Promise<T | null>, ms = 1000): Promise<T | null> {
+  return isProbePath(path) ? await boundedLookup(lookup, ms) : await lookup()
+}
+
+/** The exact paths of the operator's endpoints. */
+export function isProbePath (path: string): boolean {
+  return path === '/_health/live' || path === '/_health/ready' || path === '/_metrics'
+}
+
+/** `lookup`, or null when it fails or takes longer than `ms`. */
+export async function boundedLookup<T> (lookup: () => Promise<T | null>, ms = 1000): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined
+  return await Promise.race([
+    lookup().catch(() => null),
+    new Promise<null>(resolve => { timer = setTimeout(() => { resolve(null) }, ms) })
+  ]).finally(() => { clearTimeout(timer) })
+}

@@ -59,22 +59,6 @@ export function nameOperation (request: FastifyRequest, target: RequestTarget): 
   return probe
 }
 
-/**
- * The custom-domain lookup of a request for an operator's endpoint (its
- * exact path), bounded: a probe answers even when the catalog does not. A
- * Host the lookup cannot confirm as a custom domain within `ms` is taken
- * for none (only such a domain's keys `_health/live`, `_health/ready` and
- * `_metrics` are at stake, while the catalog is down).
- */
-export async function probeLookup (path: string, lookup: () => Promise<string | null>, ms = 1000): Promise<string | null> {
-  if (path !== '/_health/live' && path !== '/_health/ready' && path !== '/_metrics') return await lookup()
-  let timer: NodeJS.Timeout | undefined
-  return await Promise.race([
-    lookup().catch(() => null),
-    new Promise<null>(resolve => { timer = setTimeout(() => { resolve(null) }, ms) })
-  ]).finally(() => { clearTimeout(timer) })
-}
-
 /** Answers an operator's endpoint: GET or HEAD; `/_metrics` with the gateway's credentials. */
 export async function answerProbe (request: FastifyRequest, reply: FastifyReply, probe: Probe, endpoints: OperatorEndpoints, policy: AccessPolicy): Promise<void> {
   if (request.method !== 'GET' && request.method !== 'HEAD') throw new DoorError('MethodNotAllowed', 'Allowed: GET, HEAD.', { allow: 'GET, HEAD' })

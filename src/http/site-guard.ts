@@ -42,6 +42,7 @@ import { BlockList, isIP } from 'node:net'
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { hostName, mayBeCustomDomain, type BucketRegistry } from '../bucket/index.js'
+import { boundedLookup, isProbePath } from '../doors/health.js'
 import { DoorError } from './errors.js'
 import { rawPath } from './target.js'
 
@@ -246,14 +247,23 @@ export function siteHostHook (options: Pick<SiteGuardOptions, 'routeHosts' | 'is
  */
 export function siteGuardHook (options: SiteGuardOptions, applies: (request: FastifyRequest) => boolean,
   refuse: (reply: FastifyReply, err: DoorError) => void): onRequestHookHandler {
+  // A probe's Host is looked up as the router looks it up (bounded, a failure taken for no domain): `localhost` stays alive while the catalog is down.
+  const forProbes: SiteGuardOptions = {
+    routeHosts: options.routeHosts,
+    isRouted: options.isRouted,
+    isOwnHost: options.isOwnHost,
+    isCustomDomain: async host => await boundedLookup(async () => await options.isCustomDomain(host) ? true : null) === true
+  }
   return (request, reply, done) => {
     if (!applies(request)) {
       done()
       return
     }
-    const verdict = siteVerdict(request.method, request.url, request.headers, options)
+    const path = rawPath(request.url)
+    const verdict = siteVerdict(request.method, request.url, request.headers, isProbePath(path) ? forProbes : options)
     if (verdict === null) done()
     else if (verdict instanceof DoorError) refuse(reply, verdict)
     else verdict.then(v => { if (v === null) done(); else refuse(reply, v) }, (err: Error) => { done(err) })
   }
 }
+

@@ -323,7 +323,10 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   })
 
   // Methods S3 has no operation for (PATCH, TRACE, ...) answer its XML, with a request id, like the rest.
-  app.setNotFoundHandler(async request => { throw new S3Error('MethodNotAllowed', `${request.method} is not an S3 operation.`) })
+  app.setNotFoundHandler(async request => {
+    request.operation = 'Unsupported'
+    throw new S3Error('MethodNotAllowed', `${request.method} is not an S3 operation.`)
+  })
 
   /**
    * The request's signature (null: unsigned) and who made it: the principal

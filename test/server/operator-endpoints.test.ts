@@ -86,8 +86,14 @@ t.test('/_metrics counts the requests of two workers together, and takes the tok
   const pids = new Set([...served.stdout().matchAll(/"pid":(\d+)[^\n]*"msg":"request"/g)].map(m => m[1]))
   t.equal(pids.size, 2, 'the reads were served by both workers')
 
+  // A method no route has is one series per door, whatever the method.
+  t.equal((await call(port, 'PURGE', '/default/k', undefined, auth)).status, 405)
+  await call(port, 'PROPFIND', '/client/v4/user/tokens', undefined, auth)
   const scraped = await call(port, 'GET', '/_metrics', undefined, auth)
   t.equal(scraped.status, 200)
+  t.equal(sample(scraped.body, 'fsbucket_request_duration_seconds_count', { door: 'http', operation: 'Unsupported' }), 1, 'PURGE: Unsupported')
+  t.equal(sample(scraped.body, 'fsbucket_request_duration_seconds_count', { door: 'mgmt', operation: 'Unsupported' }), 1, 'PROPFIND on the API: Unsupported')
+  t.notMatch(scraped.body, /operation="(?:PURGE|PROPFIND)/, 'no series named after a method')
   t.match(scraped.body, /^# HELP /m, 'the Prometheus text format')
   t.equal(sample(scraped.body, 'fsbucket_requests_total', { door: 'http', operation: 'GetObject', status: '200' }), reads, 'every read counted once, whichever worker served it')
   t.equal(sample(scraped.body, 'fsbucket_requests_total', { door: 'http', operation: 'PutObject', status: '200' }), 1)

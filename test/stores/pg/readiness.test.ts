@@ -13,6 +13,8 @@ import { startPostgres } from './server.js'
 
 const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
+// One body directory for the file's servers: they share the one catalog, whose buckets must be there.
+const dataDir = testdir(t)
 
 /** A TCP proxy to the catalog server that can stop forwarding (a hung server) and resume. */
 async function hangingProxy (target: number): Promise<{ port: number, hang: () => void, resume: () => void, close: () => void }> {
@@ -55,7 +57,7 @@ t.test('readiness follows the catalog: stopped, hung, back', async t => {
   const port = await freePort()
   const s3Port = await freePort()
   const catalog = `postgres://postgres@127.0.0.1:${proxy.port}/postgres`
-  const served = run(['serve', '--data', testdir(t), '--catalog', catalog, '--port', String(port), '--s3-port', String(s3Port), '--workers', '1', '--fsync', 'off', '--log-level', 'warn', '--token', 'pg-token'])
+  const served = run(['serve', '--data', dataDir, '--catalog', catalog, '--port', String(port), '--s3-port', String(s3Port), '--workers', '1', '--fsync', 'off', '--log-level', 'warn', '--token', 'pg-token'])
   t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
   await answering(port, served)
   t.equal((await call(port, 'GET', '/_health/ready')).status, 200, 'ready with the catalog up')
@@ -84,6 +86,31 @@ t.test('readiness follows the catalog: stopped, hung, back', async t => {
   }
   proxy.resume()
   t.equal((await readyWithin(port, 200, 15_000)).status, 200, 'answering again: ready')
+  served.child.kill('SIGTERM')
+  await within(served.exited, 30_000, 'exit')
+})
+
+t.test('without a token (open loopback), the probes by the name localhost still answer while the catalog is down', async t => {
+  // The foreign-Host guard looks a name like `localhost` up among the custom domains, which are in the catalog.
+  const port = await freePort()
+  const s3Port = await freePort()
+  const catalog = `postgres://postgres@127.0.0.1:${server.port}/postgres`
+  const served = run(['serve', '--data', dataDir, '--catalog', catalog, '--port', String(port), '--s3-port', String(s3Port), '--workers', '1', '--fsync', 'off', '--log-level', 'error'])
+  t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
+  await answering(port, served)
+  await server.stop()
+  t.teardown(async () => { await server.start() })
+  for (const p of [port, s3Port]) {
+    const live = await call(p, 'GET', '/_health/live', undefined, { host: `localhost:${p}` })
+    t.equal(live.status, 200, `live on ${p === port ? 'the routes' : 'the S3 port'}, by the name localhost`)
+    const ready = await call(p, 'GET', '/_health/ready', undefined, { host: `localhost:${p}` })
+    t.equal(ready.status, 503)
+    t.same(JSON.parse(ready.body), { status: 'unavailable', failed: ['catalog'] }, 'not ready, naming the catalog')
+    t.equal((await call(p, 'GET', '/_health/live', undefined, { host: 'rebound.example.test' })).status, p === port ? 421 : 403, 'a foreign name is still refused')
+  }
+  const api = await call(port, 'GET', '/client/v4/accounts/local/r2/buckets', undefined, { host: `localhost:${port}`, authorization: 'Bearer any' })
+  t.equal(api.status, 503, 'the management API: unavailable')
+  t.match(JSON.parse(api.body), { success: false, errors: [{ code: 10908 }] }, 'in the v4 envelope')
   served.child.kill('SIGTERM')
   await within(served.exited, 30_000, 'exit')
 })
