@@ -31,7 +31,9 @@
  * `TOKEN_CACHE_MS`: each process keeps the document it read for that long,
  * and drops it at once after a change it made itself. An expired token is
  * refused at lookup, as an unknown one is (the lookup says which, for the
- * message).
+ * message). A revoked token is remembered by its secret's hash (the last
+ * 10,000), so that a server which takes any bearer value (loopback, no
+ * credentials configured) still refuses one that was revoked.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ArgumentRangeError, ArgumentTypeError } from './errors.js'
@@ -75,9 +77,24 @@ export type NewToken = TokenRecord & { token: string, accessKeyId: string }
 /** What a lookup finds: a principal, an expired token, or nothing. */
 export type TokenLookup = { principal: Principal, record: TokenRecord } | { expired: TokenRecord } | null
 
+/** A bearer value's lookup: also a token that was revoked (a server that takes any token must still refuse it). */
+export type BearerLookup = TokenLookup | { revoked: string }
+
+/** What is kept of a revoked token: enough to know its value again, never to use it. */
+interface Revoked {
+  id: string
+  secretAccessKey: string
+  revokedOn: string
+}
+
+/** At most this many revoked tokens are remembered (the oldest are forgotten first). */
+const MAX_REVOKED = 10_000
+
 interface TokensDocument {
   format: 1
   tokens: TokenRecord[]
+  /** Absent in documents written before revocations were remembered. */
+  revoked?: Revoked[]
 }
 
 /** The S3 secret access key of a token value (the hosted derivation): hex SHA-256. */
@@ -126,6 +143,8 @@ interface Snapshot {
   readAt: number
   byId: Map<string, TokenRecord>
   bySecret: Map<string, TokenRecord>
+  /** Secret → id of the revoked tokens. */
+  revoked: Map<string, string>
 }
 
 /** The tokens of one registry (its state area `tokens`), with a short-lived cache for lookups. */
@@ -159,7 +178,13 @@ export class TokenDirectory {
     const readAt = performance.now()
     const document = await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] })
     const records = Array.isArray(document.tokens) ? document.tokens : []
-    const snapshot = { readAt, byId: new Map(records.map(r => [r.id, r])), bySecret: new Map(records.map(r => [r.secretAccessKey, r])) }
+    const revoked = Array.isArray(document.revoked) ? document.revoked : []
+    const snapshot = {
+      readAt,
+      byId: new Map(records.map(r => [r.id, r])),
+      bySecret: new Map(records.map(r => [r.secretAccessKey, r])),
+      revoked: new Map(revoked.map(r => [r.secretAccessKey, r.id]))
+    }
     this.#snapshot = snapshot
     return snapshot
   }
@@ -213,20 +238,26 @@ export class TokenDirectory {
   async revoke (id: string): Promise<boolean> {
     const removed = await this.#state.transaction(async tx => {
       const document = await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] })
-      const before = document.tokens.length
+      const gone = document.tokens.filter(r => r.id === id)
       document.tokens = document.tokens.filter(r => r.id !== id)
-      return document.tokens.length < before
+      const revokedOn = this.#clock().toISOString()
+      document.revoked = [...document.revoked ?? [], ...gone.map(r => ({ id: r.id, secretAccessKey: r.secretAccessKey, revokedOn }))].slice(-MAX_REVOKED)
+      return gone.length > 0
     })
     this.#changedAt = performance.now()
     return removed
   }
 
-  /** The token whose value is `value` (a bearer token). */
-  async byValue (value: string): Promise<TokenLookup> {
+  /** The token whose value is `value` (a bearer token), or the id of the revoked token it was. */
+  async byValue (value: string): Promise<BearerLookup> {
     const secret = secretOfToken(value)
     const record = await this.#lookup(tokenValue.test(value), snapshot => snapshot.bySecret.get(secret))
+    if (record === undefined) {
+      const revoked = (await this.#records()).revoked.get(secret)
+      return revoked === undefined ? null : { revoked }
+    }
     // The map found it by the hash; the comparison is the constant-time one all secrets get.
-    if (record === undefined || !timingSafeEqual(Buffer.from(record.secretAccessKey), Buffer.from(secret))) return null
+    if (!timingSafeEqual(Buffer.from(record.secretAccessKey), Buffer.from(secret))) return null
     return this.#found(record)
   }
 

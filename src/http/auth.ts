@@ -59,6 +59,7 @@ export async function principalOf (policy: AccessPolicy, authorization: string |
   if (match !== null && policy.tokens != null) {
     const found = await policy.tokens.byValue(match[1])
     if (found !== null && 'expired' in found) throw new DoorError('InvalidToken', 'It expired.')
+    if (found !== null && 'revoked' in found) throw new DoorError('InvalidToken', 'It was revoked.')
     if (found !== null) return found.principal
   }
   if (policy.token === null) {

@@ -92,7 +92,7 @@ export async function authenticate (headers: Headers, credentials: ManagementCre
     if (configured && anyMatches(credentials.tokens, t => sameSecret(match[1], t))) return ADMIN
     const scoped = tokens === null ? null : await tokens.byValue(match[1])
     if (scoped !== null) {
-      if ('expired' in scoped) throw wrongTokenError(url)
+      if ('expired' in scoped || 'revoked' in scoped) throw wrongTokenError(url)
       return scoped.principal
     }
     if (!configured) {

@@ -152,6 +152,46 @@ t.test('tokens through the management API: create, list, delete', async t => {
   t.match(await api('GET', '/user/tokens/verify', created.result.value), { success: false, errors: [{ code: 1000 }] }, 'a revoked token is no token at once in the process that revoked it')
 })
 
+t.test('a token made by a token that expires expires with it, at the latest', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  const app = await buildApp({ dataDir, host: '0.0.0.0', token: adminToken, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
+  t.teardown(async () => { await app.close(); await registry.close() })
+  const api = async (url: string, bearer: string, payload: object): Promise<any> => (await app.inject({
+    method: 'POST', url: `/client/v4${url}`, headers: { authorization: `Bearer ${bearer}` }, payload
+  })).json()
+  const soon = new Date(Date.now() + 3600_000)
+  const maker = await api('/user/tokens', adminToken, { name: 'temp admin', permission: 'admin-read-write', expires_on: soon.toISOString() })
+  const forever = await api('/user/tokens', maker.result.value, { name: 'child', permission: 'admin-read-write' })
+  t.equal(Date.parse(forever.result.expires_on), soon.getTime(), 'no expiry asked: the maker\'s')
+  const later = await api('/user/tokens', maker.result.value, { name: 'child 2', permission: 'object-read-only', expires_on: '2099-01-01T00:00:00Z' })
+  t.equal(Date.parse(later.result.expires_on), soon.getTime(), 'a later expiry: cut to the maker\'s')
+  const earlier = new Date(Date.now() + 60_000)
+  const sooner = await api('/user/tokens', maker.result.value, { name: 'child 3', permission: 'object-read-only', expires_on: earlier.toISOString() })
+  t.equal(Date.parse(sooner.result.expires_on), earlier.getTime(), 'an earlier one is kept')
+  const byAdmin = await api('/user/tokens', adminToken, { name: 'free', permission: 'object-read-only' })
+  t.equal(byAdmin.result.expires_on, undefined, 'the configured token makes tokens that never expire')
+})
+
+t.test('a revoked token is refused by a loopback server without credentials, which takes any other bearer value', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const app = await buildApp({ dataDir, host: '127.0.0.1', token: null, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
+  t.teardown(async () => { await app.close(); await registry.close() })
+  const made = await registry.tokens.create({ name: 'reader', permission: 'object-read-only', buckets: ['photos'] })
+  const put = async (bearer: string): Promise<number> => (await app.inject({ method: 'PUT', url: '/photos/k', headers: { authorization: `Bearer ${bearer}` }, payload: 'x' })).statusCode
+  const api = async (bearer: string): Promise<number> => (await app.inject({ method: 'GET', url: '/client/v4/user/tokens', headers: { authorization: `Bearer ${bearer}` } })).statusCode
+  const verify = async (bearer: string): Promise<any> => (await app.inject({ method: 'GET', url: '/client/v4/user/tokens/verify', headers: { authorization: `Bearer ${bearer}` } })).json()
+  t.equal(await put(made.token), 403, 'held to its permission')
+  t.match(await verify(made.token), { success: true, result: { id: made.id } }, 'verified as itself')
+  t.equal(await put('x'.repeat(40)), 200, 'a value no token has: the open server\'s admin')
+  t.ok(await registry.tokens.revoke(made.id))
+  t.equal(await put(made.token), 403, 'revoked: refused, not taken for the admin')
+  t.match(await verify(made.token), { success: false, errors: [{ code: 1000 }] }, 'and by the management API')
+  t.equal(await api('y'.repeat(40)), 200, 'which still takes a value no token has')
+})
+
 t.test('temporary credentials: made through the API, scoped to a bucket and prefixes, in the header and in presigned URLs', async t => {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false })

@@ -28,6 +28,7 @@
 import type { FastifyInstance } from 'fastify'
 import { requireAccess, type Principal } from '../../bucket/index.js'
 import { curlCommand, makeShareLink, MAX_SHARE_SECONDS } from '../../doors/share-links.js'
+import { callerExpiry } from './tokens.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -62,10 +63,9 @@ export function parseShareRequest (body: unknown): ShareRequest {
 
 /** Seconds the link may live: what was asked, cut to the caller's own token's expiry. */
 async function linkSeconds (ctx: ManagementContext, principal: Principal, asked: number, now: Date): Promise<number> {
-  if (principal.kind !== 'token') return asked
-  const own = (await ctx.registry.tokens.list()).find(t => t.id === principal.id)
-  if (own?.expiresOn == null) return asked
-  return Math.max(1, Math.min(asked, Math.floor((Date.parse(own.expiresOn) - now.getTime()) / 1000)))
+  const limit = await callerExpiry(ctx, principal)
+  if (limit === null) return asked
+  return Math.max(1, Math.min(asked, Math.floor((limit.getTime() - now.getTime()) / 1000)))
 }
 
 export function registerShareLinkRoutes (app: FastifyInstance, ctx: ManagementContext, endpointOf: ShareEndpoint): void {

@@ -15,7 +15,7 @@
  * (`accessKeyId`, `secretAccessKey`).
  */
 import type { FastifyInstance } from 'fastify'
-import { isPermission, type Permission, type TokenSummary } from '../../bucket/index.js'
+import { isPermission, type Permission, type Principal, type TokenSummary } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -89,6 +89,13 @@ function expiresFrom (value: unknown): Date | null {
   return at
 }
 
+/** When the caller's own token expires (null: never, or the caller is no scoped token). What it makes ends with it. */
+export async function callerExpiry (ctx: ManagementContext, principal: Principal | null): Promise<Date | null> {
+  if (principal?.kind !== 'token') return null
+  const own = (await ctx.registry.tokens.list()).find(t => t.id === principal.id)
+  return own?.expiresOn == null ? null : new Date(own.expiresOn)
+}
+
 export function registerTokenRoutes (app: FastifyInstance, ctx: ManagementContext): void {
   // Paged as the hosted list is (`page`, `per_page` 5 to 50, 20 by default, `direction` of the creation order), and as every list here reads its query.
   app.get('/user/tokens', async (request) => {
@@ -109,7 +116,11 @@ export function registerTokenRoutes (app: FastifyInstance, ctx: ManagementContex
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('The body must be a JSON object.')
     const fields = body as Record<string, unknown>
     if (typeof fields.name !== 'string') throw invalid('name is required.')
-    const created = await ctx.registry.tokens.create({ name: fields.name, ...scopeFrom(fields), expiresOn: expiresFrom(fields.expires_on) })
+    // A token made by a token that expires expires with it, at the latest: an expiry would otherwise be no limit.
+    const asked = expiresFrom(fields.expires_on)
+    const limit = await callerExpiry(ctx, request.principal)
+    const expiresOn = limit !== null && (asked == null || asked > limit) ? limit : asked
+    const created = await ctx.registry.tokens.create({ name: fields.name, ...scopeFrom(fields), expiresOn })
     return success({
       ...shown(created),
       value: created.token,
