@@ -177,14 +177,17 @@ export async function getBucketCors (ctx: S3Context): Promise<void> {
   const rules = info.settings.cors
   if (rules === null || rules.length === 0) throw new S3Error('NoSuchCORSConfiguration')
   await sendXml(ctx, 200, 'CORSConfiguration', {
-    CORSRule: rules.map(rule => ({
-      ...(rule.id === undefined ? {} : { ID: rule.id }),
-      AllowedOrigin: rule.allowedOrigins,
-      AllowedMethod: rule.allowedMethods,
-      ...(rule.allowedHeaders === undefined ? {} : { AllowedHeader: rule.allowedHeaders }),
-      ...(rule.exposeHeaders === undefined ? {} : { ExposeHeader: rule.exposeHeaders }),
-      ...(rule.maxAgeSeconds === undefined ? {} : { MaxAgeSeconds: rule.maxAgeSeconds })
-    }))
+    CORSRule: rules.map(rule => {
+      // In the schema's order: ID first, when the rule has one.
+      const element: Record<string, unknown> = {}
+      if (rule.id !== undefined) element.ID = rule.id
+      element.AllowedOrigin = rule.allowedOrigins
+      element.AllowedMethod = rule.allowedMethods
+      if (rule.allowedHeaders !== undefined) element.AllowedHeader = rule.allowedHeaders
+      if (rule.exposeHeaders !== undefined) element.ExposeHeader = rule.exposeHeaders
+      if (rule.maxAgeSeconds !== undefined) element.MaxAgeSeconds = rule.maxAgeSeconds
+      return element
+    })
   })
 }
 
