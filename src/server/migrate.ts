@@ -116,6 +116,8 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
   try {
     const retired = db !== null && db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined
     if (retired) return { name, objects: 0, uploads: 0, skipped: 'being deleted' }
+    // A bucket directory no store ever opened has no body directory yet; a store the registry opens never makes one.
+    await fsp.mkdir(internal, { recursive: true })
     const storeId = randomBytes(12).toString('hex')
     return await catalog.transaction('migrating', async client => {
       const inserted = await client.query('INSERT INTO fsbucket.buckets (name, store_id, document) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING',

@@ -123,6 +123,46 @@ export async function removeTree (dir: string): Promise<void> {
   await fsp.rm(dir, { force: true, recursive: true }).catch(() => {})
 }
 
+/** `.deleted-<bucket>-<12 hex digits>`: never a bucket's name (those start with no dot), nor a state area's (`.<letters>`). */
+const DELETED_BUCKET = /^\.deleted-.+-[0-9a-f]{12}$/
+/** How often a process looks for deleted buckets' directories: every bucket's sweep asks, one look serves a sweep of them all. */
+const DELETED_LOOK_EVERY_MS = 60_000
+
+/**
+ * The directories of deleted buckets at the top of a data directory (here
+ * because both stores' registries delete buckets this way). A delete
+ * first moves the bucket's directory to `.deleted-<name>-<random>`, so it is
+ * gone at once for every process and a bucket of that name made meanwhile
+ * starts afresh, then removes it; a delete cut short there (a crash, a
+ * restart, a failed removal) leaves it, with every body it held. Nothing
+ * reads such a directory once it is moved, so the sweeper removes any it
+ * finds, however young.
+ */
+export class DeletedBuckets {
+  readonly #dataDir: string
+  #lookedAt = -Infinity
+
+  constructor (dataDir: string) {
+    this.#dataDir = dataDir
+  }
+
+  /** Where the directory of bucket `name` goes when the bucket is deleted. */
+  place (name: string): string {
+    return path.join(this.#dataDir, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
+  }
+
+  /** Removes the directories deleted buckets left; how many (none when this process looked less than a minute ago). */
+  async sweep (): Promise<number> {
+    if (Date.now() - this.#lookedAt < DELETED_LOOK_EVERY_MS) return 0
+    this.#lookedAt = Date.now()
+    const listing = await fsp.readdir(this.#dataDir, { withFileTypes: true }).catch(() => [])
+    // A Dirent does not follow links: a link of that name is left alone.
+    const left = listing.filter(entry => entry.isDirectory() && DELETED_BUCKET.test(entry.name))
+    for (const entry of left) await removeTree(path.join(this.#dataDir, entry.name))
+    return left.length
+  }
+}
+
 export class Staged implements StagedBody {
   /** `entryDurable`: the file was received in place and its directory entry is already on disk. */
   constructor (readonly file: string, readonly size: number, readonly entryDurable = false) {}

@@ -5,7 +5,6 @@
  * file. Kept here so that only src/persist knows node:fs and proper-lockfile.
  */
 import { promises as fsp, lstatSync, statSync } from 'node:fs'
-import lockfile from 'proper-lockfile'
 import { storageError } from './atomic.js'
 import { makeDirectory } from './make-directory.js'
 
@@ -65,7 +64,7 @@ export async function createDirectory (dir: string): Promise<boolean> {
   }
 }
 
-/** Moves `dir` to `trash` at once (false when `dir` is gone), then removes it. */
+/** Moves `dir` to `trash` at once (false when `dir` is gone), then removes it (what cannot be removed now, the sweeper removes). */
 export async function removeTree (dir: string, trash: string): Promise<boolean> {
   try {
     await fsp.rename(dir, trash)
@@ -73,7 +72,8 @@ export async function removeTree (dir: string, trash: string): Promise<boolean> 
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
     throw storageError(err, 'removing a bucket', dir)
   }
-  await fsp.rm(trash, { recursive: true, force: true })
+  // The bucket is gone once moved: a failure to remove its files is no failure of the delete.
+  await fsp.rm(trash, { recursive: true, force: true }).catch(() => {})
   return true
 }
 
@@ -81,7 +81,8 @@ export async function removeTree (dir: string, trash: string): Promise<boolean> 
 export async function withFileLock<T> (file: string, critical: () => Promise<T>): Promise<T> {
   let release: () => Promise<void>
   try {
-    release = await lockfile.lock(file, {
+    // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
+    release = await (await import('proper-lockfile')).default.lock(file, {
       realpath: false,
       stale: 10_000,
       retries: { retries: 50, minTimeout: 5, maxTimeout: 100 }

@@ -8,13 +8,15 @@
  * Settings files are replaced with `writeJsonAtomic`, so a reader never sees
  * half a file; read-modify-writes run under proper-lockfile. Deleting a
  * bucket renames its directory out of the way first (`.deleted-<name>-<r>`),
- * so other processes see it vanish at once, then removes the files. The
+ * so other processes see it vanish at once, then removes the files (what a
+ * crash leaves there, the sweep of any bucket removes: blobs.ts). The
  * documents of a state area (the management API's) live in `<dataDir>/.<area>/`.
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
 import { BucketError, bucketRetired, isBucketError, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
+import { DeletedBuckets } from './blobs.js'
 import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
 } from './data-directory.js'
@@ -30,12 +32,14 @@ export interface FsRegistryOptions {
 export class FsRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly #fsync: boolean
+  readonly #deleted: DeletedBuckets
   /** Fingerprints of settings files and of the change stamp, looked at once per turn (../turn.ts). */
   readonly #fingerprints = new TurnMemo<string | null>()
 
   private constructor (dataDir: string, fsync: boolean) {
     this.location = dataDir
     this.#fsync = fsync
+    this.#deleted = new DeletedBuckets(dataDir)
   }
 
   /** The storage of the buckets in `dataDir` (created when missing). */
@@ -123,9 +127,8 @@ export class FsRegistryStorage implements RegistryStorage {
   }
 
   async removePlace (name: string): Promise<boolean> {
-    const trash = path.join(this.location, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
     try {
-      return await removeTree(this.#bucketDir(name), trash)
+      return await removeTree(this.#bucketDir(name), this.#deleted.place(name))
     } finally {
       this.#fingerprints.forget()
     }
@@ -149,7 +152,7 @@ export class FsRegistryStorage implements RegistryStorage {
   async openStore (name: string): Promise<BucketStore> {
     // A link planted as the bucket's directory would put its catalog and bodies outside the data directory.
     if (!this.placeExists(name)) throw bucketRetired('open')
-    return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync, create: false })
+    return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync, create: false, deletedBuckets: this.#deleted })
   }
 
   /** `<dataDir>/.<area>/`: a name starting with a dot is never a bucket. */

@@ -46,13 +46,12 @@
  */
 import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
-import lockfile from 'proper-lockfile'
 import {
   assembleListPage, BucketError, putChange, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CommitOptions, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
-import { BlobFiles, isSinglePutBody, notOurDirectory } from './blobs.js'
+import { BlobFiles, isSinglePutBody, notOurDirectory, type DeletedBuckets } from './blobs.js'
 import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
@@ -86,6 +85,9 @@ export interface FsStoreOptions {
   create?: boolean
 }
 
+/** What a registry adds (not the library's: FsStoreOptions is public): the data directory's deleted buckets, which each sweep removes (blobs.ts). */
+type RegistryStoreOptions = FsStoreOptions & { deletedBuckets?: DeletedBuckets }
+
 interface PutJob {
   id: string
   object: StoredObject
@@ -114,9 +116,11 @@ export class FsStore implements BucketStore {
   /** A body file's name → its path. */
   readonly #abs = (file: string): string => this.#blobs.abs(file)
   readonly outbox: Outbox
+  readonly #deletedBuckets: DeletedBuckets | undefined
 
-  private constructor (root: string, catalog: Catalog, fsync: boolean) {
+  private constructor (root: string, catalog: Catalog, fsync: boolean, deletedBuckets: DeletedBuckets | undefined) {
     this.#root = root
+    this.#deletedBuckets = deletedBuckets
     this.#catalog = catalog
     this.#commits = new Commits(catalog, path.join(root, 'catalog.db'), fsync)
     this.#blobs = new BlobFiles(root, fsync)
@@ -132,7 +136,7 @@ export class FsStore implements BucketStore {
   }
 
   /** Opens (and creates when missing) the store of the bucket directory `dir`. */
-  static async open (dir: string, options: FsStoreOptions = {}): Promise<FsStore> {
+  static async open (dir: string, options: RegistryStoreOptions = {}): Promise<FsStore> {
     try {
       return await FsStore.#open(dir, options)
     } catch (err) {
@@ -142,7 +146,7 @@ export class FsStore implements BucketStore {
     }
   }
 
-  static async #open (dir: string, options: FsStoreOptions): Promise<FsStore> {
+  static async #open (dir: string, options: RegistryStoreOptions): Promise<FsStore> {
     const root = path.join(path.resolve(dir), INTERNAL)
     const fsync = options.fsync ?? true
     try {
@@ -161,7 +165,8 @@ export class FsStore implements BucketStore {
     }
     let release: () => Promise<void>
     try {
-      release = await lockfile.lock(root, {
+      // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
+      release = await (await import('proper-lockfile')).default.lock(root, {
         lockfilePath: path.join(root, 'init.lock'),
         realpath: false,
         stale: 10_000,
@@ -193,7 +198,7 @@ export class FsStore implements BucketStore {
           throw err
         }
       }
-      const store = new FsStore(root, catalog, fsync)
+      const store = new FsStore(root, catalog, fsync, options.deletedBuckets)
       await reserveSpare(store.#root)
       return store
     } finally {
@@ -469,7 +474,8 @@ export class FsStore implements BucketStore {
   }
 
   async sweep (createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
-    return await sweepStore({ root: this.#root, catalog: this.#catalog, blobs: this.#blobs, uploads: this.#uploads }, createdBefore, leftoversBefore, underLock)
+    const rooms = { root: this.#root, catalog: this.#catalog, blobs: this.#blobs, uploads: this.#uploads, deletedBuckets: this.#deletedBuckets }
+    return await sweepStore(rooms, createdBefore, leftoversBefore, underLock)
   }
 
   async close (): Promise<void> {

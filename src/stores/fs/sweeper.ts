@@ -3,7 +3,9 @@
  * a time, and removes leftovers of interrupted writes (files no catalog row
  * names) once they are older than a grace period. One sweeper at a time per
  * bucket, across processes (proper-lockfile), and the engine's lifecycle
- * pass runs under the same lock; every step may be repeated.
+ * pass runs under the same lock; every step may be repeated. The sweep of
+ * a store its registry opened also removes what deleted buckets left at
+ * the top of the data directory (`DeletedBuckets`, blobs.ts).
  *
  * Leftovers include the readable view's temporary files
  * (`.<process tag><counter>.view`, view.ts). They are made in the store's
@@ -20,9 +22,8 @@
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import lockfile from 'proper-lockfile'
 import type { SweepReport } from '../../bucket/port.js'
-import { entries, removeTree, type BlobFiles } from './blobs.js'
+import { entries, removeTree, type BlobFiles, type DeletedBuckets } from './blobs.js'
 import type { Catalog } from './catalog.js'
 import type { Uploads } from './uploads.js'
 import { VIEW_STRAYS_MARKER, VIEW_TEMPORARY } from './view.js'
@@ -32,15 +33,20 @@ export interface SweepRooms {
   catalog: Catalog
   blobs: BlobFiles
   uploads: Uploads
+  /** The data directory's deleted buckets, for a store its registry opened (swept with each bucket: blobs.ts). */
+  deletedBuckets?: DeletedBuckets
 }
 
 export async function sweepStore (rooms: SweepRooms, createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
   const { root, catalog, blobs, uploads } = rooms
   const sql = catalog.sql
   const report: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
+  // Not this bucket's files, so not under its lock: what deleted buckets left in the data directory.
+  report.removedLeftovers += await rooms.deletedBuckets?.sweep() ?? 0
   let release: () => Promise<void>
   try {
-    release = await lockfile.lock(root, {
+    // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
+    release = await (await import('proper-lockfile')).default.lock(root, {
       lockfilePath: path.join(root, 'sweep.lock'),
       realpath: false,
       stale: 60_000,

@@ -25,7 +25,9 @@ const CONNECT_TIMEOUT_MS = 5_000
  * server cancels it then (`statement_timeout`), so a statement that waited
  * on a lock cannot still commit after its request was answered "try
  * again"; the gateway gives up a little later by itself
- * (QUERY_TIMEOUT_GRACE_MS), for a server that stopped answering at all.
+ * (QUERY_TIMEOUT_GRACE_MS), for a server that stopped answering at all
+ * (whose statements, already sent, may still commit when it wakes: such a
+ * write's outcome is unknown, docs/scale-out.md).
  */
 const STATEMENT_TIMEOUT_MS = 30_000
 const QUERY_TIMEOUT_GRACE_MS = 5_000
@@ -56,10 +58,23 @@ export function isUnavailable (err: unknown): boolean {
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)
 }
 
-/** An unreachable catalog becomes 10908; other errors pass through. */
+/**
+ * Whether the server refused a connection: SQLSTATE class 08 (connection
+ * exception), class 28 (authorization: a password rotated under running
+ * gateways, a pg_hba.conf line removed), 3D000 (the database is gone). At
+ * start-up that is a setting to correct (`connect` says so); while gateways
+ * run it is an outage like the others, answered 10908 until the operator
+ * has finished, never 10001 (which is for bugs).
+ */
+function refusedConnection (err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (/^(08|28)[0-9A-Z]{3}$/.test(code) || code === '3D000')
+}
+
+/** An unreachable catalog, or one refusing connections, becomes 10908; other errors pass through. */
 export function catalogError (err: unknown, what: string): unknown {
   if (err instanceof BucketError) return err
-  return isUnavailable(err) ? new BucketError('CatalogUnavailable', what) : err
+  return isUnavailable(err) || refusedConnection(err) ? new BucketError('CatalogUnavailable', what) : err
 }
 
 /** `bigint` columns (sizes, times, revisions) read as numbers: all stay below 2^53. */
@@ -75,18 +90,37 @@ export function isCatalogUrl (url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url)
 }
 
+const HIDDEN = '[redacted]'
+/** The start of a URL's authority: a scheme, however mistyped (`postgres//`, ` postgres://`), then `//`. */
+const AUTHORITY = /^\s*[a-z][a-z0-9+.-]*:?\/\//i
+/** A `password=` value: a URL's parameter, or a keyword string's (`host=... password='...'`), quoted or not. */
+const PASSWORD_VALUE = /(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&#]*)/gi
+
 /**
- * The URL without its password, for messages and logs, whatever its scheme
- * (a mistyped one is reported too). The password runs to the last `@`: a
- * URL parser reads `user:p@ss@host` as the password `p@ss`, and one holding
- * a `/` cannot be told from a path, so this hides too much rather than a
- * part (a host, when a later parameter holds an `@`). A `password`
- * parameter (`?password=`) is hidden as well.
+ * The catalog string without its password, for messages and logs, whatever
+ * it holds: a URL of any scheme (a mistyped one is reported too), or
+ * something that is no URL at all (a keyword string, a URL with a stray
+ * space). Hidden: every `password=` value, and the user-info's password,
+ * from the user's `:` to the last `@` (a URL parser reads `user:p@ss@host`
+ * as the password `p@ss`, and one holding a `/` cannot be told from a
+ * path), so this hides too much rather than a part (a host, when a later
+ * parameter holds an `@`). A string that still names a password (once
+ * percent-decoded, as the driver reads parameters) is not shown at all.
  */
 export function redactUrl (url: string): string {
-  return url
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:).*@/i, '$1[redacted]@')
-    .replace(/([?&]password=)[^&#]*/gi, '$1[redacted]')
+  let shown = url.replace(PASSWORD_VALUE, `$1${HIDDEN}`)
+  const at = shown.lastIndexOf('@')
+  const colon = shown.indexOf(':', AUTHORITY.exec(shown)?.[0].length ?? 0)
+  if (colon !== -1 && colon < at) shown = `${shown.slice(0, colon + 1)}${HIDDEN}${shown.slice(at)}`
+  return /password(?!\s*=\s*\[redacted\])/i.test(percentDecoded(shown)) ? '[not shown: it may hold a password]' : shown
+}
+
+function percentDecoded (text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  }
 }
 
 export interface CatalogOptions {

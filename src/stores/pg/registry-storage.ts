@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
-import { removeTree } from '../fs/blobs.js'
+import { DeletedBuckets, removeTree } from '../fs/blobs.js'
 import { TurnMemo } from '../turn.js'
 import { PgCatalog, type CatalogOptions } from './catalog.js'
 import { PgDocuments } from './documents.js'
@@ -57,6 +57,7 @@ export class PgRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly catalog: PgCatalog
   readonly #fsync: boolean
+  readonly #deleted: DeletedBuckets
   /** Settings versions and the change token, asked once per turn where the server shares looks (../turn.ts). */
   readonly #looks = new TurnMemo<Promise<string | null>>()
 
@@ -64,6 +65,7 @@ export class PgRegistryStorage implements RegistryStorage {
     this.location = dataDir
     this.catalog = catalog
     this.#fsync = fsync
+    this.#deleted = new DeletedBuckets(dataDir)
   }
 
   /** Connects to the catalog at `url` (migrating it) with the bodies in `dataDir` (created when missing). */
@@ -152,8 +154,9 @@ export class PgRegistryStorage implements RegistryStorage {
       return id
     })
     if (storeId === null) return false
-    // Out of the way first, so a bucket of the same name created meanwhile starts in a fresh directory.
-    const trash = path.join(this.location, `.deleted-${name}-${randomBytes(6).toString('hex')}`)
+    // Out of the way first, so a bucket of the same name created meanwhile starts in a fresh
+    // directory; what a crash leaves there, the sweep of any bucket removes (blobs.ts).
+    const trash = this.#deleted.place(name)
     await fsp.rename(path.join(this.location, name), trash).catch(() => {})
     await removeTree(trash)
     return true
@@ -173,7 +176,7 @@ export class PgRegistryStorage implements RegistryStorage {
   async openStore (name: string): Promise<BucketStore> {
     const { rows } = await this.catalog.query<{ store_id: string }>('opening a bucket', 'SELECT store_id FROM fsbucket.buckets WHERE name = $1', [name])
     if (rows.length === 0) throw bucketRetired('openBucket') // deleted meanwhile
-    return await PgStore.open(this.catalog, rows[0].store_id, bodyRoot(this.location, name), { fsync: this.#fsync })
+    return await PgStore.open(this.catalog, rows[0].store_id, bodyRoot(this.location, name), { fsync: this.#fsync, deletedBuckets: this.#deleted })
   }
 
   state (area: string): StateDocuments {

@@ -45,7 +45,7 @@ import {
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
-import { BlobFiles } from '../fs/blobs.js'
+import { BlobFiles, type DeletedBuckets } from '../fs/blobs.js'
 import { openSegments } from '../fs/readers.js'
 import type { PgCatalog } from './catalog.js'
 import { copyPgObject } from './copy.js'
@@ -59,8 +59,14 @@ import { PgUploads } from './uploads.js'
 export interface PgStoreOptions {
   /** fsync bodies and their directories before a write resolves (default true). */
   fsync?: boolean
-  /** Create the store's row when missing (a store outside any registry); a registry creates it with the bucket. */
+  /**
+   * Create the store's row and its directory `root` when missing (a store
+   * outside any registry); a registry creates both with the bucket, and a
+   * store it opens never makes `root` again (see `open`).
+   */
   create?: boolean
+  /** The data directory's deleted buckets, which the registry has each sweep remove (blobs.ts). */
+  deletedBuckets?: DeletedBuckets
 }
 
 /** Rows kept as guesses for the conditional writes that follow a read. */
@@ -97,6 +103,7 @@ export class PgStore implements BucketStore {
   readonly #uploads: PgUploads
   readonly #root: string
   readonly #seen = new RecentRows()
+  readonly #deletedBuckets: DeletedBuckets | undefined
   /**
    * The store's lock rules as this process last saw them (their text, null
    * for none): a guess, which every write statement checks (liveStoreUnder)
@@ -107,8 +114,9 @@ export class PgStore implements BucketStore {
   /** Where committed changes send their events; null without rules. */
   #sink: EventSink | null = null
 
-  private constructor (catalog: PgCatalog, storeId: string, root: string, fsync: boolean) {
+  private constructor (catalog: PgCatalog, storeId: string, root: string, fsync: boolean, deletedBuckets: DeletedBuckets | undefined) {
     this.#catalog = catalog
+    this.#deletedBuckets = deletedBuckets
     this.#storeId = storeId
     this.#root = root
     this.#blobs = new BlobFiles(root, fsync)
@@ -135,18 +143,25 @@ export class PgStore implements BucketStore {
 
   /**
    * Opens the store `storeId` of the catalog, with its bodies in the
-   * directory `root` (created when missing; the store's row too, with `create`).
+   * directory `root` (with `create`, made when missing, and the store's row
+   * too). Without `create`, `root` is never made: the bucket may have been
+   * deleted (its directory moved away) since its row was read, and a write
+   * racing the delete must answer NoSuchBucket, not bring the directory back.
    */
   static async open (catalog: PgCatalog, storeId: string, root: string, options: PgStoreOptions = {}): Promise<PgStore> {
     try {
-      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub), { recursive: true })))
+      if (options.create === true) await fsp.mkdir(root, { recursive: true })
+      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err
+      })))
     } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw bucketRetired('open')
       throw storageError(err, 'creating the bucket directory')
     }
     if (options.create === true) {
       await catalog.query('opening a bucket', 'INSERT INTO fsbucket.stores (id) VALUES ($1) ON CONFLICT (id) DO NOTHING', [storeId])
     }
-    return new PgStore(catalog, storeId, root, options.fsync ?? true)
+    return new PgStore(catalog, storeId, root, options.fsync ?? true, options.deletedBuckets)
   }
 
   /** True when the store is retired or its bucket deleted; notes the store's lock rules as it goes. */
@@ -444,7 +459,8 @@ export class PgStore implements BucketStore {
   }
 
   async sweep (createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
-    return await sweepPgStore({ catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, uploads: this.#uploads, root: this.#root }, createdBefore, leftoversBefore, underLock)
+    const rooms = { catalog: this.#catalog, storeId: this.#storeId, blobs: this.#blobs, uploads: this.#uploads, root: this.#root, deletedBuckets: this.#deletedBuckets }
+    return await sweepPgStore(rooms, createdBefore, leftoversBefore, underLock)
   }
 
   async close (): Promise<void> {

@@ -6,11 +6,13 @@
  * judged before any file is removed. One sweeper at a time per store, across
  * every gateway: an advisory lock of the catalog (a gateway that dies loses
  * it), held by the engine's lifecycle pass too. Every step may be repeated.
+ * The sweep of a store the registry opened also removes what deleted
+ * buckets left at the top of the data directory (`DeletedBuckets`, blobs.ts).
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import type { SweepReport } from '../../bucket/port.js'
-import { entries, removeTree, type BlobFiles } from '../fs/blobs.js'
+import { entries, removeTree, type BlobFiles, type DeletedBuckets } from '../fs/blobs.js'
 import type { PgCatalog } from './catalog.js'
 import type { PgUploads } from './uploads.js'
 
@@ -20,6 +22,8 @@ export interface PgSweepRooms {
   root: string
   blobs: BlobFiles
   uploads: PgUploads
+  /** The data directory's deleted buckets, for a store its registry opened (swept with each bucket: blobs.ts). */
+  deletedBuckets?: DeletedBuckets
 }
 
 /** Garbage rows removed per statement. */
@@ -27,7 +31,9 @@ const GARBAGE_BATCH = 500
 
 export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
   const { catalog, storeId } = rooms
-  const report: SweepReport = { abortedUploads: 0, removedLeftovers: 0 }
+  // Not this store's files, so not under its lock: what deleted buckets left in the shared data directory.
+  const deleted = await rooms.deletedBuckets?.sweep() ?? 0
+  const report: SweepReport = { abortedUploads: 0, removedLeftovers: deleted }
   const swept = await catalog.withLock('sweeping', `sweep:${storeId}`, async () => {
     // The engine's lifecycle pass: its deletions go through the store's ordinary delete.
     await underLock?.()
@@ -46,7 +52,7 @@ export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, 
     report.removedLeftovers += removable.length
     return true
   }, false)
-  return swept === undefined ? { abortedUploads: 0, removedLeftovers: 0 } : report
+  return swept === undefined ? { abortedUploads: 0, removedLeftovers: deleted } : report
 }
 
 /** Files of `garbage` recorded before `before`: unlinked, then their rows deleted. */

@@ -1,10 +1,13 @@
 /**
  * Deleting a bucket never loses an acknowledged write: emptiness is judged
- * and writes are closed in one critical section, seen by every handle.
+ * and writes are closed in one critical section, seen by every handle; a
+ * write racing the delete never brings the bucket's directory back.
  */
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { openBucket, openRegistry } from '../../../src/index.js'
+import { FsRegistryStorage } from '../../../src/stores/fs/registry-storage.js'
 import { testdir } from '../../testdir.js'
 
 t.test('a retired bucket refuses writes from every handle', async t => {
@@ -33,4 +36,17 @@ t.test('the registry refuses to delete a bucket that a racing put filled', async
   await writer.put('k', 'v')
   await t.rejects(registry.delete('race'), { code: 10008 })
   t.ok(await writer.head('k'), 'the object is still there')
+})
+
+t.test('a store opened for a bucket deleted meanwhile is NoSuchBucket, and its directory is not brought back', async t => {
+  const data = testdir(t)
+  const one = await FsRegistryStorage.open(data, { fsync: false })
+  const two = await FsRegistryStorage.open(data, { fsync: false }) // as another process would
+  await one.createPlace('race')
+  // The other process saw the bucket, then this one deleted it before the store was opened.
+  t.equal(two.placeExists('race'), true)
+  await one.removePlace('race')
+  two.placeExists = () => true
+  await t.rejects(two.openStore('race'), { code: 10006 })
+  t.notOk(existsSync(path.join(data, 'race')), 'no directory of the deleted bucket')
 })

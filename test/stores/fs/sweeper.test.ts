@@ -2,14 +2,17 @@
  * The sweeper's 7-day rule (issue 2, "Sweeper"), proved with an injected
  * clock: an upload not completed 7 days after it was created is aborted by
  * `sweep()`, one a millisecond younger is left alone, completed objects are
- * never touched, and a shorter `uploadMaxAgeMs` is honoured.
+ * never touched, and a shorter `uploadMaxAgeMs` is honoured. The sweep of
+ * a data directory removes what bucket deletes cut short left
+ * (../deleted-buckets.ts).
  */
 import { promises as fsp } from 'node:fs'
 import { link, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t, { type Test } from 'tap'
-import { BucketErrors, openBucket, type Bucket } from '../../../src/index.js'
+import { BucketErrors, openBucket, openRegistry, type Bucket } from '../../../src/index.js'
 import { testdir } from '../../testdir.js'
+import { deletedBucketLeftovers } from '../deleted-buckets.js'
 
 const day = 24 * 60 * 60 * 1000
 const start = Date.UTC(2024, 3, 1, 9, 30, 0, 250)
@@ -260,4 +263,11 @@ t.test('a body whose put commits while a sweep judges it a leftover is not remov
   t.equal(object?.size, 128 * 1024)
   const read = await bucket.get('slow')
   t.equal(read !== null && 'body' in read ? (await read.arrayBuffer()).byteLength : -1, 128 * 1024, 'its body is still there')
+})
+
+t.test('a sweep of the data directory removes what a bucket delete cut short after its move left', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  t.teardown(async () => { await registry.close() })
+  await deletedBucketLeftovers(t, registry, dataDir)
 })

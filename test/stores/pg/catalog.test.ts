@@ -248,6 +248,8 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   await upload.complete([part1, part2])
   await before.state('mgmt').transaction(async tx => { (await tx.load<{ n: number }>('zones.json', { n: 0 })).n = 7 })
   await before.close()
+  // A bucket's directory that no store ever opened: no body directory yet.
+  await mkdir(path.join(dataDir, 'bare'))
 
   t.match(await migrate(dataDir, url), /site: 32 objects, 1 uploads in progress/)
 
@@ -270,6 +272,7 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   t.equal(done.size, 11, 'an upload in progress continues after the import')
   t.equal(done.checksums.composite?.algorithm, 'crc32')
   t.same(await after.state('mgmt').read('zones.json', null), { n: 7 }, 'state documents are imported')
+  t.match(await (await after.open('bare'))!.put('k', 'v'), { key: 'k' }, 'a bucket no store had opened takes writes')
 
   t.match(await migrate(dataDir, url), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
 })

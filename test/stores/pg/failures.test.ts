@@ -3,26 +3,41 @@
  * server ends while a gateway works between two statements (a restart, a
  * failover, a session an operator terminated) fails that request with
  * 10908 and leaves the process running; a bucket delete cut short after
- * its bucket was closed to writes can be run again; a catalog URL that is
- * wrong is reported without its password, however the password is written;
+ * its bucket was closed to writes can be run again, and what one cut short
+ * after its commit left is swept; a write racing a bucket delete on another
+ * gateway answers 10006 and brings no directory back; a catalog string that
+ * is wrong, or no URL at all, is reported without its password, however the
+ * password is written; a password rotated under running gateways answers
+ * 10908, as an outage does, not 10001;
  * a gateway frozen inside a transaction or a settings update loses it (and
  * its locks) after a while, one still linking files does not; a statement
  * the gateway stopped waiting for never lands later; a data directory that
  * is not the shared one is refused.
  */
 import t, { type Test } from 'tap'
-import { openRegistry, type BucketObjectBody } from '../../../src/index.js'
+import { createRegistry, openRegistry, type BucketObjectBody } from '../../../src/index.js'
 import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { BucketEngine } from '../../../src/bucket/index.js'
 import { BlobFiles } from '../../../src/stores/fs/blobs.js'
 import { PgCatalog, redactUrl } from '../../../src/stores/pg/catalog.js'
+import { PgRegistryStorage } from '../../../src/stores/pg/registry-storage.js'
 import { PgStore } from '../../../src/stores/pg/store.js'
 import { testdir } from '../../testdir.js'
+import { deletedBucketLeftovers } from '../deleted-buckets.js'
 import { startPostgres } from './server.js'
 
-const server = await startPostgres()
+const server = await startPostgres({ passwords: true })
 t.teardown(async () => { await server.destroy() })
+
+/** The URL of a new database of the server, owned by `owner`. */
+async function database (name: string, owner = 'postgres'): Promise<string> {
+  const admin = await PgCatalog.connect(server.url())
+  await admin.query('preparing', `CREATE DATABASE ${name} OWNER ${owner}`)
+  await admin.close()
+  return server.url(name)
+}
 
 /** Ends the server session `pid` as `pg_terminate_backend` (or a fast shutdown) does, and waits until its client has heard. */
 async function terminate (admin: PgCatalog, pid: number): Promise<void> {
@@ -78,10 +93,76 @@ t.test('a catalog URL is shown without its password, however it is written', asy
     // A mistyped scheme is reported, the password still hidden.
     ['postgress://fsb:secret@db/fsb', 'postgress://fsb:[redacted]@db/fsb'],
     ['mysql://root:secret@db/fsb', 'mysql://root:[redacted]@db/fsb'],
-    ['postgres://db/fsb', 'postgres://db/fsb']
+    ['postgres://db/fsb', 'postgres://db/fsb'],
+    ['postgres://fsb@db/fsb', 'postgres://fsb@db/fsb'],
+    // Not quite a URL, or none at all.
+    [' postgres://fsb:secret@127.0.0.1:55432/fsb', ' postgres://fsb:[redacted]@127.0.0.1:55432/fsb'],
+    ['postgres//fsb:secret@db/fsb', 'postgres//fsb:[redacted]@db/fsb'],
+    ['postgres:/fsb:secret@db/fsb', 'postgres:[redacted]@db/fsb'],
+    ['fsb:p//secret@db/fsb', 'fsb:[redacted]@db/fsb'],
+    ['host=127.0.0.1 user=fsb password=secret dbname=fsb', 'host=127.0.0.1 user=fsb password=[redacted] dbname=fsb'],
+    ["host=db PASSWORD = 'a secret\\' too' dbname=fsb", 'host=db PASSWORD = [redacted] dbname=fsb'],
+    // A password named in a way not foreseen: the string is not shown at all.
+    ['postgres://db/fsb?pass%77ord=secret', '[not shown: it may hold a password]'],
+    ['{"password": "secret"}', '[not shown: it may hold a password]']
   ]
   for (const [url, shown] of cases) t.equal(redactUrl(url), shown, url)
   await t.rejects(PgCatalog.connect('postgress://fsb:secret@127.0.0.1/x'), { message: /^(?!.*secret).*\[redacted\]/ })
+  for (const url of [' postgres://fsb:secret@127.0.0.1:55432/fsb', 'postgres//fsb:secret@127.0.0.1/fsb', 'host=127.0.0.1 user=fsb password=secret dbname=fsb']) {
+    await t.rejects(PgCatalog.connect(url), { message: /^(?!.*secret)The catalog must be a postgres:\/\/ URL \(got .*\[redacted\]/ }, url)
+  }
+})
+
+t.test('a password rotated under running gateways answers 10908, as an outage does, not 10001', async t => {
+  const admin = await PgCatalog.connect(server.url())
+  t.teardown(async () => { await admin.close() })
+  await admin.query('preparing', "CREATE ROLE rotated LOGIN PASSWORD 'before-secret'")
+  const url = (await database('rotated', 'rotated')).replace('postgres@', 'rotated:before-secret@')
+  const registry = await openRegistry(testdir(t), { catalog: url, fsync: false })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const bucket = (await registry.open('photos'))!
+  await bucket.put('cat', 'meow')
+  // The password changes, then the server restarts: every session ends, and the next ones must log in.
+  await admin.query('rotating', "ALTER ROLE rotated PASSWORD 'after-secret'")
+  await admin.query('rotating', "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'rotated'")
+  await new Promise(resolve => setTimeout(resolve, 300))
+  await t.rejects(bucket.get('cat'), { code: 10908 }, 'a read (28P01)')
+  await t.rejects(bucket.put('cat', 'purr'), { code: 10908 }, 'a write')
+  await t.rejects(registry.list(), { code: 10908 }, 'the bucket list')
+  await admin.query('rotating', "ALTER ROLE rotated NOLOGIN PASSWORD 'before-secret'")
+  await t.rejects(bucket.get('cat'), { code: 10908 }, 'a role that may not log in (28000)')
+  await admin.query('rotating', 'ALTER ROLE rotated LOGIN')
+  t.equal(await (await bucket.get('cat') as BucketObjectBody).text(), 'meow', 'the gateway recovers on its own once the login works')
+  // At start-up a refused login is a setting to correct, said so, without the password.
+  await t.rejects(PgCatalog.connect(url.replace('before-secret', 'wrong-secret')), { message: /^(?!.*secret)The catalog .* cannot be used: password authentication failed/ })
+})
+
+t.test('a sweep removes what a bucket delete cut short after its commit left in the shared directory', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { catalog: await database('leftovers'), fsync: false })
+  t.teardown(async () => { await registry.close() })
+  await deletedBucketLeftovers(t, registry, dataDir)
+})
+
+t.test('a write racing a bucket delete on another gateway answers 10006 and brings no directory back', async t => {
+  const url = await database('racing')
+  const dataDir = testdir(t)
+  const one = await PgRegistryStorage.open(dataDir, url, { fsync: false })
+  const two = await PgRegistryStorage.open(dataDir, url, { fsync: false })
+  const deleting = createRegistry(one)
+  const writing = createRegistry(two)
+  t.teardown(async () => { await deleting.close(); await writing.close() })
+  await deleting.create('photos')
+  // Gateway two reads the bucket's row; gateway one deletes the bucket before two opens its store.
+  const query = two.catalog.query.bind(two.catalog)
+  two.catalog.query = (async (what: string, text: string, params?: unknown[]) => {
+    const result = await query(what, text, params)
+    if (what === 'opening a bucket') await deleting.delete('photos')
+    return result
+  }) as typeof two.catalog.query
+  await t.rejects(async () => await (await writing.open('photos'))!.put('cat', 'meow'), { code: 10006 })
+  t.notOk(existsSync(path.join(dataDir, 'photos')), 'the deleted bucket\'s directory is not made again')
 })
 
 t.test('a catalog that refuses the connection is named in the message, without its password', async t => {

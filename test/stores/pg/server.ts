@@ -5,12 +5,14 @@
  * behaviour, not the server's durability; the benchmark asks for `durable`:
  * the server's defaults, fsync and synchronous commit). Run as the
  * `postgres` user when the tests run as root, as the server refuses root.
+ * With `passwords`, other roles log in with their password (for the tests
+ * of a rotated one); `postgres` stays trusted.
  * When the server cannot start, `startPostgres` throws with the reason:
  * these tests never skip.
  */
 import { execFile } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -44,6 +46,8 @@ export interface PostgresOptions {
   durable?: boolean
   /** Extra `-c name=value` settings. */
   settings?: Record<string, string>
+  /** Roles other than `postgres` log in over TCP with their password (scram-sha-256). */
+  passwords?: boolean
 }
 
 export async function startPostgres (options: PostgresOptions = {}): Promise<PostgresServer> {
@@ -71,6 +75,11 @@ export async function startPostgres (options: PostgresOptions = {}): Promise<Pos
     }
   }
   await as('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'])
+  if (options.passwords === true) {
+    const hba = path.join(data, 'pg_hba.conf')
+    await writeFile(hba, 'local all all trust\nhost all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\n')
+    if (asRoot) await run('chown', ['postgres:postgres', hba])
+  }
   const port = await freePort()
   const settings: Record<string, string> = {
     listen_addresses: '127.0.0.1',
