@@ -19,11 +19,22 @@
  * that stop arriving altogether meet the idle timer first, which answers
  * them the same way). An idle kept-alive connection is closed quietly.
  *
- * The S3 listener gets the same two promises: the composition root hands
+ * Shutdown. Node's `server.close()` closes the connections idle at that
+ * moment and waits for the others, but a kept-alive connection whose request
+ * was still running stays open after its answer until the idle timeout, and
+ * `close()` waits with it. Once a server closes (`connectionsOf(...).end`),
+ * each of its connections ends after the answers to the requests it has
+ * (requests in flight and pipelined finish): its last answer says
+ * `Connection: close` when it has not begun yet, and the connection is
+ * closed once that answer went out.
+ *
+ * The S3 listener gets the same promises: the composition root hands
  * `inConnectionOrder` and `idleConnectionListener` (with the S3 answer) to
- * it, so both ports keep them the same way.
+ * it, and ends the connections of both ports (gateway.ts), so both ports keep
+ * them the same way.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Server as HttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
@@ -44,6 +55,8 @@ const connections = new WeakMap<Socket, Pending[]>()
 const waiting = new WeakMap<Socket, Array<() => void>>()
 /** Bytes a connection had received when its last answer ended: more at the idle timeout are a request's headers that stopped. */
 const answeredAt = new WeakMap<Socket, number>()
+/** Connections of a closing server: each answer says `Connection: close`, and the connection ends after its last. */
+const ending = new WeakSet<Socket>()
 
 /**
  * Runs `then` once every request of the socket's connection has been
@@ -104,6 +117,7 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
   }
   const queue = pending
   queue.push(own)
+  if (ending.has(socket)) closeAfter(queue)
   // 'close' follows the end of every answer, and a connection's end.
   own.response.once('close', () => {
     const at = queue.indexOf(own)
@@ -116,6 +130,8 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
         waiting.delete(socket)
         for (const run of then) run()
       }
+      // Its server is closing: the connection ends with its last answer, instead of idling until the idle timeout.
+      if (ending.has(socket)) socket.destroy()
       return
     }
     if (at !== 0) return
@@ -128,6 +144,63 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
   })
   if (queue.length === 1) done()
   else own.start = done
+}
+
+/**
+ * Makes the last answer of a closing server's connection say `Connection:
+ * close`, and only the last: Node sends nothing after such an answer, so the
+ * requests pipelined before it must keep theirs to be answered.
+ */
+function closeAfter (queue: Pending[]): void {
+  const last = queue.at(-1)?.response
+  if (last === undefined || last.headersSent) return
+  last.setHeader('connection', 'close')
+  const before = queue.at(-2)?.response
+  if (before !== undefined && !before.headersSent) before.removeHeader('connection')
+}
+
+/**
+ * Keeps the open connections of a server that has yet to listen (`tls`: it
+ * serves HTTPS, whose requests come on the socket of 'secureConnection', not
+ * the raw one of 'connection'); `end`, called as the server closes, ends
+ * each after the answers to the requests it has, and closes at once those
+ * that are idle (no request pending, none begun since the last answer).
+ *
+ * It takes the server's `closeIdleConnections` over, which `server.close()`
+ * calls: Node's counts a connection idle as soon as its last answer is
+ * ended, and destroys it with that answer still unsent (a large read whose
+ * client reads slowly was cut at a few MiB), while a connection that never
+ * sent a byte, which it does not count, held `close()` until the headers
+ * timeout. Here an answer is done when it went out (its 'close', which
+ * `enqueue` waits for).
+ */
+export function connectionsOf (server: Server | HttpsServer, tls: boolean): { end: () => void } {
+  const open = new Set<Socket>()
+  let closing = false
+  const endAfterAnswers = (socket: Socket): void => {
+    ending.add(socket)
+    const pending = connections.get(socket)
+    if (pending !== undefined) closeAfter(pending)
+  }
+  server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    open.add(socket)
+    socket.once('close', () => { open.delete(socket) })
+    // Accepted after `end` and before the listener closed.
+    if (closing) endAfterAnswers(socket)
+  })
+  server.closeIdleConnections = () => {
+    for (const socket of open) {
+      const idle = (connections.get(socket)?.length ?? 0) === 0 && socket.bytesRead === (answeredAt.get(socket) ?? 0)
+      if (idle) socket.destroy()
+    }
+  }
+  return {
+    end: () => {
+      closing = true
+      for (const socket of open) endAfterAnswers(socket)
+      server.closeIdleConnections()
+    }
+  }
 }
 
 /**

@@ -18,13 +18,15 @@
  * - Logs: errors only (a fault is worth seeing; a line per request is not).
  *
  * Deliberately unlike `serve`: no signal handlers (the process is the
- * caller's), and looks at shared state are not shared within a turn
- * (stores/turn.ts): that switch is process-wide, and the caller's own
- * library calls in this process must look afresh.
+ * caller's; with `dataDir`, proper-lockfile's signal-exit adds its own at
+ * the first lock: docs/embedding.md), and looks at shared state are not
+ * shared within a turn (stores/turn.ts): that switch is process-wide, and
+ * the caller's own library calls in this process must look afresh.
  *
- * `close()` stops both listeners (idle keep-alive connections are closed,
- * requests in flight finish), stops the sweeper and closes every store, so
- * a process that has closed its servers exits by itself.
+ * `close()` stops both listeners (idle connections are closed at once,
+ * requests in flight finish, and their connections close after their last
+ * answer: connection.ts), stops the sweeper and closes every store, so a
+ * process that has closed its servers exits by itself.
  */
 import { randomBytes } from 'node:crypto'
 import { isLoopbackHost } from '../http/auth.js'

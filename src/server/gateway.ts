@@ -24,7 +24,7 @@ import type { BucketRegistry } from '../bucket/index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackHost } from '../http/auth.js'
 import { isLoopbackName } from '../http/site-guard.js'
-import { beginAlone, idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
+import { beginAlone, connectionsOf, idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
 import { lazyChildLogger } from './logger.js'
 import { routeHostsOf } from '../http/target.js'
 import { managementCredentials } from '../mgmt/auth.js'
@@ -86,7 +86,7 @@ export interface Gateway {
   registry: BucketRegistry
   /** Listens on both ports; a port that cannot be had is a StartupError naming it. Returns the ports listened on. */
   listen: () => Promise<{ port: number, s3Port: number | null }>
-  /** Stops both listeners (requests in flight finish), then closes the registry (sweeper, stores, catalog connections). */
+  /** Stops both listeners (requests in flight finish; each connection closes after its last answer), then closes the registry (sweeper, stores, catalog connections). */
   close: () => Promise<void>
   /** `https` when both ports serve TLS. */
   scheme: 'http' | 'https'
@@ -122,9 +122,12 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   let stopPush: (() => Promise<void>) | null = null
   // The S3 port share links name: the one asked for until the listener says which it got (port 0 picks one).
   let s3PortBound = options.s3Port
+  /** Ends the connections of each listener as it closes (connection.ts), so an answer given during shutdown frees its connection. */
+  const endConnections: Array<() => void> = []
   const close = async (): Promise<void> => {
     try {
       await stopPush?.()
+      for (const end of endConnections) end()
       await Promise.all([app?.close(), s3?.close()])
     } finally {
       await registry.close()
@@ -219,6 +222,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       return bound
     }
     const servers = [app, s3].filter(a => a !== null).map(a => a.server as unknown as HttpsServer)
+    for (const server of servers) endConnections.push(connectionsOf(server, tls !== undefined).end)
     const reload = tlsFiles === null ? null : async () => await reloadTls(tlsFiles, servers, log)
     return { app, s3, s3Policy, registry, listen, close, scheme, reloadTls: reload }
   } catch (err) {

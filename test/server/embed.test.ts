@@ -2,7 +2,8 @@
  * `startServer` used the way a user's test suite uses it: loaded from the
  * package's entry, started in memory before the tests and closed after
  * them, driven with the AWS SDK on `s3.endpoint` and fetch on `url`. Also:
- * a process that closed its server ends by itself, memory mode writes
+ * a process that closed its server ends by itself (and has no signal
+ * handler of ours, from the import or the server), memory mode writes
  * nothing to disk (not in the working directory, not in the temporary
  * one), a taken port is a clear error, and a token gets the S3 port a key
  * pair of its own.
@@ -10,12 +11,13 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:net'
+import { connect, createServer, type Server, type Socket } from 'node:net'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import type { StartedServer } from '../../src/index.js'
 import { testdir } from '../testdir.js'
+import { within } from './serve-process.js'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../../..')
@@ -76,6 +78,71 @@ t.test('close() stops both ports; a second close() is harmless', async t => {
   await server.close()
   await t.rejects(fetch(`${server.url}/default/none`), 'the HTTP port is closed')
   await t.rejects(fetch(server.s3.endpoint), 'the S3 port is closed')
+})
+
+/** A kept-alive connection to `origin` (HTTP/1.1, no `Connection: close`), and all it receives until it closes. */
+async function keptAlive (origin: string): Promise<{ socket: Socket, received: Promise<string> }> {
+  const { hostname, port } = new URL(origin)
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    const s = connect(Number(port), hostname, () => resolve(s))
+    s.once('error', reject)
+  })
+  socket.on('error', () => {})
+  const received = new Promise<string>(resolve => {
+    let text = ''
+    socket.on('data', chunk => { text += String(chunk) })
+    socket.once('close', () => resolve(text))
+  })
+  return { socket, received }
+}
+
+const pause = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
+
+t.test('close() lets a request in flight on a kept-alive connection finish, then ends that connection at once, on either port', async t => {
+  for (const door of ['HTTP', 'S3'] as const) {
+    const server = await startServer({ memory: true })
+    const origin = door === 'HTTP' ? server.url : server.s3.endpoint
+    const { socket, received } = await keptAlive(origin)
+    socket.write(`PUT /default/k HTTP/1.1\r\nHost: ${new URL(origin).host}\r\nContent-Length: 10\r\n\r\nhello`)
+    await pause(300)
+    let closed = false
+    const closing = server.close().then(() => { closed = true })
+    await pause(300)
+    t.notOk(closed, `${door}: close() waits for the upload in flight`)
+    socket.write('world')
+    // The idle timeout (60 s) is what ended such a connection before.
+    const answer = await within(received, 10_000, `${door}: the answer, then the end of its connection`)
+    t.match(answer, /^HTTP\/1\.1 200 /, `${door}: the upload in flight finished`)
+    t.match(answer, /\r\nconnection: close\r\n/i, `${door}: its answer says the connection ends`)
+    await within(closing, 10_000, `${door}: close()`)
+  }
+})
+
+t.test('close() closes at once a connection that never sent a request', async t => {
+  const server = await startServer({ memory: true })
+  const { received } = await keptAlive(server.url)
+  // Node's own sweep left it open until the headers timeout (60 s).
+  await within(server.close(), 10_000, 'close()')
+  t.equal(await within(received, 10_000, 'the end of the connection'), '', 'closed without a word')
+})
+
+t.test('close() during an answer already begun on a kept-alive connection: the connection ends after it', async t => {
+  const server = await startServer({ memory: true })
+  const body = Buffer.alloc(32 * 1024 * 1024, 'x')
+  t.equal((await fetch(`${server.url}/default/big`, { method: 'PUT', body })).status, 200)
+  const { socket, received } = await keptAlive(server.url)
+  socket.write(`GET /default/big HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\n\r\n`)
+  await new Promise(resolve => socket.once('data', resolve))
+  socket.pause()
+  let closed = false
+  const closing = server.close().then(() => { closed = true })
+  await pause(300)
+  t.notOk(closed, 'close() waits for the answer being sent')
+  socket.resume()
+  const answer = await within(received, 10_000, 'the answer, then the end of its connection')
+  t.match(answer, /^HTTP\/1\.1 200 /)
+  t.equal(answer.length - answer.indexOf('\r\n\r\n') - 4, body.length, 'the whole body')
+  await within(closing, 10_000, 'close()')
 })
 
 t.test('each in-memory server has buckets of its own', async t => {
@@ -157,6 +224,7 @@ t.test('a process that closes its server exits by itself, soon after', async t =
   t.equal(code, 0, `exit code 0 (stderr: ${stderr})`)
   t.match(seen, { put: 200, form: 200, read: 'from S3', multipart: 'one part', deleted: 204, bucket: 200, console: 200 }, 'it used the doors')
   t.match(seen.conflict, /^cannot listen: port \d+ on 127\.0\.0\.1 is already in use \(EADDRINUSE\) \(the (HTTP gateway|S3 API) port\)$/, 'the failed start is a clear error')
+  t.same(seen.signalListeners, { imported: 0, closed: 0 }, 'no signal handler: not by the import, not by a server in memory')
   t.type(seen.closedAt, 'number', 'it closed the server')
   const after = exitedAt - (seen.closedAt as number)
   t.ok(after < 5000, `exited ${after} ms after close(), with nothing to keep it alive`)

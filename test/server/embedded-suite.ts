@@ -4,11 +4,14 @@
  * `import 'fsbucket'` loads), tries a port that is taken, starts an
  * in-memory server, uses every door that stores something (S3 put and
  * multipart, HTTP put, form upload and delete, the management API, the
- * console page), closes it, and prints one JSON line of what it saw. It
- * never calls process.exit: the parent checks that it ends by itself.
+ * console page), closes it, and prints one JSON line of what it saw
+ * (with how many signal listeners the process had after the import and
+ * after the close). It never calls process.exit: the parent checks that it
+ * ends by itself.
  */
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { constants } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
@@ -17,7 +20,11 @@ import {
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..')
 const main = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { main: string }).main
+/** Listeners on every signal the system knows (SIGINT, SIGTERM, SIGHUP, ...). */
+const signalListeners = (): number => Object.keys(constants.signals).reduce((sum, signal) => sum + process.listenerCount(signal), 0)
 const { startServer } = await import(pathToFileURL(path.join(root, main)).href) as typeof import('../../src/index.js')
+
+const importedWith = signalListeners()
 
 const seen: Record<string, unknown> = {}
 
@@ -55,4 +62,5 @@ seen.console = (await fetch(`${server.url}/_console/`)).status
 s3.destroy()
 await server.close()
 seen.closedAt = Date.now()
+seen.signalListeners = { imported: importedWith, closed: signalListeners() }
 console.log(JSON.stringify(seen))

@@ -157,6 +157,25 @@ t.test('a request pipelined behind one in flight while the server drains is answ
   t.equal(await within(served.exited, 30_000, 'exit'), 0)
 })
 
+t.test('a request in flight on a kept-alive connection while the server drains: its answer closes the connection, and the server exits 0 at once', async t => {
+  const data = testdir(t)
+  const port = await freePort()
+  const served = run(['serve', '--data', data, '--port', String(port), '--workers', '1', ...quiet])
+  t.teardown(() => { served.child.kill('SIGKILL') })
+  await answering(port, served)
+  const socket = await halfUpload(port, 'kept-alive', true)
+  const answer = answerOf(socket)
+  served.child.kill('SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 500))
+  socket.write('world')
+  const text = await within(answer, 30_000, 'the answer, then the end of its connection')
+  t.match(text, /^HTTP\/1\.1 200 /, 'the upload in flight finished')
+  t.match(text, /\r\nconnection: close\r\n/i, 'and its answer says the connection ends')
+  // The connection left open until the idle timeout (60 s) held the drain until its timeout (10 s): exit 1.
+  t.equal(await within(served.exited, 30_000, 'exit'), 0, 'the server exited 0, nothing left in flight')
+  t.notMatch(served.stdout(), /drain timeout/)
+})
+
 t.test('a second signal exits at once; the drain timeout bounds the first', async t => {
   const data = testdir(t)
   const port = await freePort()

@@ -10,7 +10,6 @@
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import lockfile from 'proper-lockfile'
 import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
@@ -34,7 +33,8 @@ export class JsonDirectory implements StateDocuments {
   /** Runs `change` under the directory's lock, then writes the documents it changed and removes those it removed. */
   async transaction<R> (change: (tx: JsonTransaction) => Promise<R>): Promise<R> {
     await fsp.mkdir(this.dir, { recursive: true, mode: this.#private ? 0o700 : 0o777 })
-    const release = await lockfile.lock(this.dir, {
+    // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
+    const release = await (await import('proper-lockfile')).default.lock(this.dir, {
       lockfilePath: path.join(this.dir, 'state.lock'),
       realpath: false,
       stale: 10_000,
