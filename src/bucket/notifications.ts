@@ -14,7 +14,14 @@
  * match both: they share an action, one prefix starts the other and one
  * suffix ends the other (a key can always be made long enough to carry
  * both). So a change matches at most one rule, and each queue gets one
- * message per change at most.
+ * message per change at most. Keys, prefixes and suffixes are compared in
+ * the form keys are kept in (NFC, keys.ts): `café/` matches a key sent
+ * decomposed too, which names the same object. The message names the key as
+ * the change spelled it.
+ *
+ * Limits: at most MAX_NOTIFICATION_RULES rules a bucket; a prefix or suffix
+ * of at most 1,024 bytes (a key's longest), a description of at most 1,024
+ * characters, none holding a control character (wrangler prints them).
  *
  * The message body is the hosted one:
  *
@@ -26,7 +33,14 @@
  * `copySource: {bucket, object}` for CopyObject only.
  */
 import type { ChangeAction, ObjectChange, OutboxMessage } from './events.js'
+import { keptForm } from './keys.js'
+import { MAX_KEY_BYTES } from './limits.js'
 import { randomHex } from './random.js'
+
+/** Rules of one bucket, over every queue. */
+export const MAX_NOTIFICATION_RULES = 1000
+const MAX_DESCRIPTION_LENGTH = 1024
+const controlCharacter = /[\u0000-\u001f\u007f]/
 
 export const changeActions: readonly ChangeAction[] = ['PutObject', 'CopyObject', 'CompleteMultipartUpload', 'DeleteObject', 'LifecycleDeletion']
 
@@ -70,7 +84,13 @@ export function parseRuleInputs (body: unknown): RuleInput[] {
     if (typeof rule !== 'object' || rule === null) throw new RuleRefusal('invalid', `rules[${i}] must be an object`)
     const r = rule as Record<string, unknown>
     for (const field of ['prefix', 'suffix', 'description'] as const) {
-      if (r[field] !== undefined && r[field] !== null && typeof r[field] !== 'string') throw new RuleRefusal('invalid', `rules[${i}].${field} must be a string`)
+      const value = r[field]
+      if (value === undefined || value === null) continue
+      if (typeof value !== 'string' || controlCharacter.test(value) || !value.isWellFormed()) {
+        throw new RuleRefusal('invalid', `rules[${i}].${field} must be a string without control characters`)
+      }
+      const long = field === 'description' ? value.length > MAX_DESCRIPTION_LENGTH : Buffer.byteLength(value) > MAX_KEY_BYTES
+      if (long) throw new RuleRefusal('invalid', `rules[${i}].${field} is longer than ${field === 'description' ? `${MAX_DESCRIPTION_LENGTH} characters` : `${MAX_KEY_BYTES} bytes`}`)
     }
     if (!Array.isArray(r.actions) || r.actions.length === 0 || !r.actions.every(a => (changeActions as readonly unknown[]).includes(a))) {
       throw new RuleRefusal('invalid', `rules[${i}].actions must list actions among ${changeActions.join(', ')}`)
@@ -84,8 +104,9 @@ export function parseRuleInputs (body: unknown): RuleInput[] {
 /** Whether some key and action would match both rules. */
 export function rulesOverlap (a: Pick<RuleInput, 'prefix' | 'suffix' | 'actions'>, b: Pick<RuleInput, 'prefix' | 'suffix' | 'actions'>): boolean {
   if (!a.actions.some(action => b.actions.includes(action))) return false
-  const prefixes = a.prefix.startsWith(b.prefix) || b.prefix.startsWith(a.prefix)
-  const suffixes = a.suffix.endsWith(b.suffix) || b.suffix.endsWith(a.suffix)
+  const [aPrefix, bPrefix, aSuffix, bSuffix] = [a.prefix, b.prefix, a.suffix, b.suffix].map(keptForm)
+  const prefixes = aPrefix.startsWith(bPrefix) || bPrefix.startsWith(aPrefix)
+  const suffixes = aSuffix.endsWith(bSuffix) || bSuffix.endsWith(aSuffix)
   return prefixes && suffixes
 }
 
@@ -96,6 +117,9 @@ export function rulesOverlap (a: Pick<RuleInput, 'prefix' | 'suffix' | 'actions'
  */
 export function addRules (current: QueueNotifications[], queueId: string, account: string, inputs: RuleInput[], now: Date): QueueNotifications[] {
   const existing = current.flatMap(q => q.rules)
+  if (existing.length + inputs.length > MAX_NOTIFICATION_RULES) {
+    throw new RuleRefusal('invalid', `a bucket has at most ${MAX_NOTIFICATION_RULES} event notification rules (it has ${existing.length}; ${inputs.length} more asked)`)
+  }
   inputs.forEach((input, i) => {
     const clash = [...existing, ...inputs.slice(0, i)].find(rule => rulesOverlap(rule, input))
     if (clash !== undefined) {
@@ -150,8 +174,9 @@ export function eventBody (account: string, bucket: string, change: ObjectChange
 /** The messages `change` sends: one per queue with a matching rule. */
 export function messagesFor (notifications: readonly QueueNotifications[], bucket: string, change: ObjectChange, now: Date): OutboxMessage[] {
   const out: OutboxMessage[] = []
+  const key = keptForm(change.key)
   for (const queue of notifications) {
-    const matches = queue.rules.some(rule => rule.actions.includes(change.action) && change.key.startsWith(rule.prefix) && change.key.endsWith(rule.suffix))
+    const matches = queue.rules.some(rule => rule.actions.includes(change.action) && key.startsWith(keptForm(rule.prefix)) && key.endsWith(keptForm(rule.suffix)))
     if (matches) out.push({ queue: queue.queueId, id: randomHex(16), body: eventBody(queue.account, bucket, change, now), created: now.getTime() })
   }
   return out

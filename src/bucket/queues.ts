@@ -29,7 +29,7 @@
  * (no producer API); a dead-letter queue named but not created drops the
  * messages it would receive.
  */
-import { linkQueue } from './notifications.js'
+import { addRules, linkQueue, type RuleInput } from './notifications.js'
 import type { BucketInfo, BucketRegistry } from './registry.js'
 import type { LeasedMessage, LeaseRef } from './port.js'
 import { randomHex } from './random.js'
@@ -99,6 +99,8 @@ export function parseLeaseId (leaseId: unknown): { bucket: string, ref: LeaseRef
 export class Queues {
   readonly #registry: BucketRegistry
   readonly #clock: () => Date
+  /** Pulls made by this process, which pick the bucket a pull starts at. */
+  #pulls = 0
 
   constructor (registry: BucketRegistry, clock: () => Date = () => new Date()) {
     this.#registry = registry
@@ -162,6 +164,23 @@ export class Queues {
   }
 
   /** Removes the queue, the rules that send to it and its waiting messages; false when there was none. */
+  /**
+   * Adds event notification rules of `bucket` that send to `queueId`;
+   * false when there is no such queue. The queue is looked for again once
+   * the rules are written: a delete of the queue running meanwhile removes
+   * the rules it finds bucket by bucket, and may have passed this bucket
+   * before they were there. Then they are taken back, with any message
+   * they sent, so no rule is ever left sending to a deleted queue.
+   */
+  async addRules (bucket: string, queueId: string, account: string, inputs: RuleInput[]): Promise<boolean> {
+    if (await this.get(queueId) === undefined) return false
+    await this.#registry.changeNotifications(bucket, current => addRules(current, queueId, account, inputs, this.#clock()))
+    if (await this.get(queueId) !== undefined) return true
+    await this.#registry.changeNotifications(bucket, current => current.filter(q => q.queueId !== queueId))
+    await (await this.#registry.outbox(bucket))?.drop(queueId)
+    return false
+  }
+
   async delete (queueId: string): Promise<boolean> {
     const removed = await this.#documents.transaction(async tx => {
       const doc = await tx.load<QueuesDocument>('queues.json', { queues: [] })
@@ -198,7 +217,10 @@ export class Queues {
     }
     const messages: PulledMessage[] = []
     let backlog = 0
-    for (const { name, settings } of await this.#sources(queue.queue_id)) {
+    // Each pull starts at another of the queue's buckets: one bucket's flood of messages never holds another's back.
+    const sources = await this.#sources(queue.queue_id)
+    const start = sources.length === 0 ? 0 : this.#pulls++ % sources.length
+    for (const { name, settings } of [...sources.slice(start), ...sources.slice(0, start)]) {
       const outbox = await this.#registry.outbox(name)
       if (outbox === null) continue
       await outbox.drop(queue.queue_id, expired)

@@ -24,15 +24,16 @@
  * values: SHA-256 is not invertible, so the HTTP routes and the management
  * API, which take the value, stay closed to the thief; nor the configured
  * admin credentials (FSBUCKET_TOKEN and the configured S3 pair are never
- * stored). Revoking a token (deleting its record) ends all of it.
+ * stored). Revoking a token (deleting its record) ends all of it; what is
+ * kept of it (revokedMark) opens nothing.
  *
  * A new token works at once everywhere: a lookup that misses reads the
  * records again. A revocation reaches a running server within
  * `TOKEN_CACHE_MS`: each process keeps the document it read for that long,
  * and drops it at once after a change it made itself. An expired token is
  * refused at lookup, as an unknown one is (the lookup says which, for the
- * message). A revoked token is remembered by its secret's hash (the last
- * 10,000), so that a server which takes any bearer value (loopback, no
+ * message). A revoked token is remembered by the hash of its secret (the
+ * last 1,000), so that a server which takes any bearer value (loopback, no
  * credentials configured) still refuses one that was revoked.
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
@@ -78,23 +79,21 @@ export type NewToken = TokenRecord & { token: string, accessKeyId: string }
 export type TokenLookup = { principal: Principal, record: TokenRecord } | { expired: TokenRecord } | null
 
 /** A bearer value's lookup: also a token that was revoked (a server that takes any token must still refuse it). */
-export type BearerLookup = TokenLookup | { revoked: string }
-
-/** What is kept of a revoked token: enough to know its value again, never to use it. */
-interface Revoked {
-  id: string
-  secretAccessKey: string
-  revokedOn: string
-}
+export type BearerLookup = TokenLookup | { revoked: true }
 
 /** At most this many revoked tokens are remembered (the oldest are forgotten first). */
-const MAX_REVOKED = 10_000
+const MAX_REVOKED = 1000
+
+/** What is kept of a revoked token: the hash of its secret (itself the hash of its value), enough to know the value again, never to use it. */
+function revokedMark (secret: string): string {
+  return createHash('sha256').update(secret).digest('hex')
+}
 
 interface TokensDocument {
   format: 1
   tokens: TokenRecord[]
-  /** Absent in documents written before revocations were remembered. */
-  revoked?: Revoked[]
+  /** Revoked tokens (`revokedMark`), oldest first; absent in documents written before revocations were remembered. */
+  revoked?: string[]
 }
 
 /** The S3 secret access key of a token value (the hosted derivation): hex SHA-256. */
@@ -143,8 +142,8 @@ interface Snapshot {
   readAt: number
   byId: Map<string, TokenRecord>
   bySecret: Map<string, TokenRecord>
-  /** Secret → id of the revoked tokens. */
-  revoked: Map<string, string>
+  /** The marks of the revoked tokens. */
+  revoked: Set<string>
 }
 
 /** The tokens of one registry (its state area `tokens`), with a short-lived cache for lookups. */
@@ -178,12 +177,11 @@ export class TokenDirectory {
     const readAt = performance.now()
     const document = await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] })
     const records = Array.isArray(document.tokens) ? document.tokens : []
-    const revoked = Array.isArray(document.revoked) ? document.revoked : []
     const snapshot = {
       readAt,
       byId: new Map(records.map(r => [r.id, r])),
       bySecret: new Map(records.map(r => [r.secretAccessKey, r])),
-      revoked: new Map(revoked.map(r => [r.secretAccessKey, r.id]))
+      revoked: new Set(Array.isArray(document.revoked) ? document.revoked : [])
     }
     this.#snapshot = snapshot
     return snapshot
@@ -240,22 +238,18 @@ export class TokenDirectory {
       const document = await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] })
       const gone = document.tokens.filter(r => r.id === id)
       document.tokens = document.tokens.filter(r => r.id !== id)
-      const revokedOn = this.#clock().toISOString()
-      document.revoked = [...document.revoked ?? [], ...gone.map(r => ({ id: r.id, secretAccessKey: r.secretAccessKey, revokedOn }))].slice(-MAX_REVOKED)
+      document.revoked = [...document.revoked ?? [], ...gone.map(r => revokedMark(r.secretAccessKey))].slice(-MAX_REVOKED)
       return gone.length > 0
     })
     this.#changedAt = performance.now()
     return removed
   }
 
-  /** The token whose value is `value` (a bearer token), or the id of the revoked token it was. */
+  /** The token whose value is `value` (a bearer token), or word that it was revoked. */
   async byValue (value: string): Promise<BearerLookup> {
     const secret = secretOfToken(value)
     const record = await this.#lookup(tokenValue.test(value), snapshot => snapshot.bySecret.get(secret))
-    if (record === undefined) {
-      const revoked = (await this.#records()).revoked.get(secret)
-      return revoked === undefined ? null : { revoked }
-    }
+    if (record === undefined) return (await this.#records()).revoked.has(revokedMark(secret)) ? { revoked: true } : null
     // The map found it by the hash; the comparison is the constant-time one all secrets get.
     if (!timingSafeEqual(Buffer.from(record.secretAccessKey), Buffer.from(secret))) return null
     return this.#found(record)

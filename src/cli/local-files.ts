@@ -18,7 +18,10 @@
  *   named with its error. Only dangling links are skipped without a word.
  * - A download into a directory (`cp -r`, `mirror`) never passes a symbolic
  *   link between that directory and the file: a link `DST/x -> /etc` would
- *   put a key `x/passwd` outside DST. The item fails instead.
+ *   put a key `x/passwd` outside DST. The item fails instead. (Checked
+ *   before the file is written: a link made in between, by someone who can
+ *   write in DST, is not seen; Node has no way to open along a path
+ *   without following links.)
  * - A download streams into a temporary file beside the destination,
  *   renamed over it once complete: an interrupted download (Ctrl-C,
  *   SIGTERM, a failed stdout; stopping.ts) never leaves a truncated file

@@ -130,8 +130,6 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
         waiting.delete(socket)
         for (const run of then) run()
       }
-      // Its server is closing: the connection ends with its last answer, instead of idling until the idle timeout.
-      if (ending.has(socket)) socket.destroy()
       return
     }
     if (at !== 0) return
@@ -164,24 +162,39 @@ function closeAfter (queue: Pending[]): void {
  * serves HTTPS, whose requests come on the socket of 'secureConnection', not
  * the raw one of 'connection'); `end`, called as the server closes, ends
  * each after the answers to the requests it has, and closes at once those
- * that are idle (no request pending, none begun since the last answer).
+ * that are idle (every request Node parsed on it answered).
  *
  * It takes the server's `closeIdleConnections` over, which `server.close()`
  * calls: Node's counts a connection idle as soon as its last answer is
  * ended, and destroys it with that answer still unsent (a large read whose
  * client reads slowly was cut at a few MiB), while a connection that never
  * sent a byte, which it does not count, held `close()` until the headers
- * timeout. Here an answer is done when it went out (its 'close', which
- * `enqueue` waits for).
+ * timeout. Here an answer is done when it went out (its 'close'), counted
+ * for every request Node parsed, whichever door answered it (a URL Fastify
+ * cannot decode is answered before any hook). Bytes of a request whose
+ * headers have not all arrived when the server closes are not waited for.
+ * A TLS connection still in its handshake is Node's to time out.
  */
 export function connectionsOf (server: Server | HttpsServer, tls: boolean): { end: () => void } {
   const open = new Set<Socket>()
+  /** Requests Node parsed on each connection and not yet answered. */
+  const answering = new WeakMap<Socket, number>()
   let closing = false
   const endAfterAnswers = (socket: Socket): void => {
     ending.add(socket)
     const pending = connections.get(socket)
     if (pending !== undefined) closeAfter(pending)
   }
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket
+    answering.set(socket, (answering.get(socket) ?? 0) + 1)
+    response.once('close', () => {
+      const left = (answering.get(socket) ?? 1) - 1
+      answering.set(socket, left)
+      // Its server is closing: the connection ends once its last answer went out, instead of idling until the idle timeout.
+      if (left === 0 && ending.has(socket)) socket.destroySoon()
+    })
+  })
   server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket)
     socket.once('close', () => { open.delete(socket) })
@@ -189,10 +202,7 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
     if (closing) endAfterAnswers(socket)
   })
   server.closeIdleConnections = () => {
-    for (const socket of open) {
-      const idle = (connections.get(socket)?.length ?? 0) === 0 && socket.bytesRead === (answeredAt.get(socket) ?? 0)
-      if (idle) socket.destroy()
-    }
+    for (const socket of open) if ((answering.get(socket) ?? 0) === 0) socket.destroy()
   }
   return {
     end: () => {

@@ -45,7 +45,12 @@ t.test('parseRuleInputs', async t => {
   for (const [name, body] of [
     ['no rules', {}], ['empty rules', { rules: [] }], ['a rule not an object', { rules: [1] }], ['no actions', { rules: [{}] }],
     ['empty actions', { rules: [{ actions: [] }] }], ['unknown action', { rules: [{ actions: ['GetObject'] }] }],
-    ['prefix not a string', { rules: [{ prefix: 3, actions: ['PutObject'] }] }]
+    ['prefix not a string', { rules: [{ prefix: 3, actions: ['PutObject'] }] }],
+    ['a control character in a prefix', { rules: [{ prefix: 'a\nb/', actions: ['PutObject'] }] }],
+    ['a NUL in a suffix', { rules: [{ suffix: '\u0000', actions: ['PutObject'] }] }],
+    ['a control character in a description', { rules: [{ description: 'x\u001b[2J', actions: ['PutObject'] }] }],
+    ['a prefix longer than a key', { rules: [{ prefix: 'é'.repeat(513), actions: ['PutObject'] }] }],
+    ['a description of 1,025 characters', { rules: [{ description: 'd'.repeat(1025), actions: ['PutObject'] }] }]
   ] as Array<[string, unknown]>) {
     t.equal(refusalOf(() => parseRuleInputs(body)), 'invalid', name)
   }
@@ -60,6 +65,25 @@ t.test('addRules refuses overlaps, among the new rules too', async t => {
   const two = addRules(one, 'q1', 'acct', [{ prefix: 'doc/', suffix: '', actions: ['PutObject'] }], now)
   t.equal(two.length, 1, 'same queue, rules appended')
   t.equal(two[0].rules.length, 2)
+  t.equal(refusalOf(() => addRules(one, 'q2', 'acct', [{ prefix: 'cafe\u0301/', suffix: '', actions: ['PutObject'] }], now)), 'none', 'disjoint')
+  const cafe = addRules([], 'q1', 'acct', [{ prefix: 'caf\u00e9/', suffix: '', actions: ['PutObject'] }], now)
+  t.equal(refusalOf(() => addRules(cafe, 'q2', 'acct', [{ prefix: 'cafe\u0301/', suffix: '', actions: ['PutObject'] }], now)), 'overlap', 'one prefix spelled two ways (NFC, NFD) overlaps itself')
+  const many = Array.from({ length: 1000 }, (_, i) => ({ prefix: `p${i}/`, suffix: '', actions: ['PutObject' as const] }))
+  const full = addRules([], 'q1', 'acct', many, now)
+  t.equal(refusalOf(() => addRules(full, 'q1', 'acct', [{ prefix: 'one-more/', suffix: '', actions: ['PutObject'] }], now)), 'invalid', 'at most 1,000 rules a bucket')
+})
+
+t.test('a rule matches a key whichever Unicode form either was written in; the message keeps the key as written', async t => {
+  const now = new Date(0)
+  const nfc = addRules([], 'q1', 'acct', [{ prefix: 'caf\u00e9/', suffix: '.txt', actions: ['PutObject', 'DeleteObject'] }], now)
+  const nfd = addRules([], 'q1', 'acct', [{ prefix: 'cafe\u0301/', suffix: '', actions: ['PutObject'] }], now)
+  const change = (key: string): { action: 'PutObject', key: string, size: number, etag: string } => ({ action: 'PutObject', key, size: 1, etag: 'e' })
+  const sent = messagesFor(nfc, 'b', change('cafe\u0301/x.txt'), now)
+  t.equal(sent.length, 1, 'an NFC rule, a key sent in NFD')
+  t.equal(JSON.parse(sent[0].body).object.key, 'cafe\u0301/x.txt', 'named as the change spelled it')
+  t.equal(messagesFor(nfc, 'b', { action: 'DeleteObject', key: 'cafe\u0301/y.txt', size: 0, etag: '' }, now).length, 1, 'a delete too')
+  t.equal(messagesFor(nfd, 'b', change('caf\u00e9/x'), now).length, 1, 'an NFD rule, a key sent in NFC')
+  t.equal(messagesFor(nfc, 'b', change('cafe/x.txt'), now).length, 0, 'not another key')
 })
 
 t.test('eventBody and messagesFor', async t => {
@@ -135,6 +159,47 @@ t.test('a queue\'s delivery delay, pause and max_retries on the memory store, by
   t.equal((await queues.pull(queue, 10, 1000)).messages.length, 1)
   time.now += 1000
   t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 0 }, 'without a dead-letter queue a spent message is dropped')
+})
+
+t.test('a rule added while its queue is deleted is taken back, with what it sent', async t => {
+  const registry = openMemoryRegistry()
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const queues = new Queues(registry)
+  const queue = (await queues.create('q'))!
+  // The delete runs between the rule's check of the queue and its write: it finds no rule of the bucket to remove.
+  const change = registry.changeNotifications.bind(registry)
+  let raced = false
+  registry.changeNotifications = async (name, edit) => {
+    if (!raced) {
+      raced = true
+      t.equal(await queues.delete(queue.queue_id), true)
+    }
+    return await change(name, edit)
+  }
+  t.equal(await queues.addRules('photos', queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject'] }]), false, 'no such queue, after all')
+  t.same((await registry.info('photos'))!.settings.notifications, [], 'no rule left sending to the deleted queue')
+  t.equal(await queues.addRules('photos', queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject'] }]), false, 'nor added later')
+})
+
+t.test('pulls take turns among the buckets of a queue: a busy bucket does not hold another\'s message back', async t => {
+  const registry = openMemoryRegistry()
+  t.teardown(async () => { await registry.close() })
+  const queues = new Queues(registry)
+  const queue = (await queues.create('q'))!
+  for (const name of ['aaa', 'zzz']) {
+    await registry.create(name)
+    t.equal(await queues.addRules(name, queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject'] }]), true)
+  }
+  await (await registry.open('zzz'))!.put('lonely', 'x')
+  const busy = (await registry.open('aaa'))!
+  for (let i = 0; i < 30; i++) await busy.put(`k${i}`, 'x')
+  const seen: string[] = []
+  for (let pull = 0; pull < 2; pull++) {
+    const { messages } = await queues.pull(queue, 10, 60_000)
+    seen.push(...messages.map(m => JSON.parse(m.body).bucket as string))
+  }
+  t.ok(seen.includes('zzz'), 'the other bucket\'s message within two pulls, not after the thirty')
 })
 
 t.test('a pull reads the outboxes of the buckets linked to the queue, not every bucket', async t => {

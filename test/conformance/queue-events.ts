@@ -228,7 +228,8 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     t.equal((await call('PUT', `${v4}/queues/${queueId}/consumers/${'0'.repeat(32)}`, { type: 'http_pull' })).body.errors[0].code, 11006, 'no such consumer')
 
     await bucket.put('dlq/x', 'x')
-    t.equal((await pull(queueId, 1)).messages[0].attempts, 1)
+    const first = (await pull(queueId, 1)).messages[0]
+    t.equal(first.attempts, 1)
     await sleep(30)
     t.equal((await pull(queueId, 1)).messages[0].attempts, 2, 'one retry (max_retries 1)')
     await sleep(30)
@@ -236,6 +237,9 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     t.same([spent.messages.length, spent.message_backlog_count], [0, 0], 'after 1 + max_retries deliveries the message leaves the queue')
     const letters = await pull(dead, 60_000)
     t.same(letters.messages.map((m: any) => [JSON.parse(m.body).object.key, m.attempts]), [['dlq/x', 1]], 'into the dead-letter queue, as a new message')
+    t.match(letters.messages[0].id, /^[0-9a-f]{32}$/)
+    t.not(letters.messages[0].id, first.id, 'with an id of its own')
+    t.ok(letters.messages[0].timestamp_ms > first.timestamp_ms, 'and its age from the move (retention counts again)')
     await ack(dead, letters.messages)
 
     t.equal((await call('PATCH', `${v4}/queues/${queueId}`, { settings: { delivery_paused: true } })).status, 200)

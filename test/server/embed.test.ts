@@ -118,6 +118,26 @@ t.test('close() lets a request in flight on a kept-alive connection finish, then
   }
 })
 
+t.test('close() closes at once a kept-alive connection whose last answer no hook saw, or whose refused body is still arriving', async t => {
+  for (const door of ['HTTP', 'S3'] as const) {
+    const server = await startServer({ memory: true, token: 'embed-token' })
+    const origin = door === 'HTTP' ? server.url : server.s3.endpoint
+    const host = new URL(origin).host
+    // A URL the router cannot decode is answered 400 before any hook runs.
+    const bad = await keptAlive(origin)
+    bad.socket.write(`GET /default/%zz HTTP/1.1\r\nHost: ${host}\r\n\r\n`)
+    await new Promise(resolve => bad.socket.once('data', resolve))
+    // A write without credentials is refused at once, while its 8 MiB are still being sent (and thrown away).
+    const refused = await keptAlive(origin)
+    refused.socket.write(`PUT /default/k HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${8 * 1024 * 1024}\r\n\r\n`)
+    refused.socket.write(Buffer.alloc(8 * 1024 * 1024, 'x'))
+    await new Promise(resolve => refused.socket.once('data', resolve))
+    await within(server.close(), 10_000, `${door}: close()`)
+    t.match(await within(bad.received, 10_000, `${door}: the bad URL's connection ends`), /^HTTP\/1\.1 400 /)
+    t.match(await within(refused.received, 10_000, `${door}: the refused write's connection ends`), /^HTTP\/1\.1 40[13] /)
+  }
+})
+
 t.test('close() closes at once a connection that never sent a request', async t => {
   const server = await startServer({ memory: true })
   const { received } = await keptAlive(server.url)

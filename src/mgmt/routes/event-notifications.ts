@@ -10,7 +10,7 @@
  * holds); the account of the path is the one each message names.
  */
 import type { FastifyInstance } from 'fastify'
-import { addRules, parseRuleInputs, removeRules, RuleRefusal, withRules, type BucketInfo, type QueueNotifications } from '../../bucket/index.js'
+import { parseRuleInputs, removeRules, RuleRefusal, withRules, type BucketInfo, type QueueNotifications } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -62,12 +62,13 @@ export function registerEventNotificationRoutes (app: FastifyInstance, ctx: Mana
       throw refusal(err)
     }
     await requireBucket(ctx, bucketName)
-    if (await ctx.queues.get(queueId) === undefined) throw new ManagementError('QueueNotFound')
+    let added
     try {
-      await ctx.registry.changeNotifications(bucketName, current => addRules(current, queueId, accountId, inputs, ctx.now()))
+      added = await ctx.queues.addRules(bucketName, queueId, accountId, inputs)
     } catch (err) {
       throw refusal(err)
     }
+    if (!added) throw new ManagementError('QueueNotFound')
     return success({})
   })
 

@@ -93,7 +93,9 @@ function expiresFrom (value: unknown): Date | null {
 export async function callerExpiry (ctx: ManagementContext, principal: Principal | null): Promise<Date | null> {
   if (principal?.kind !== 'token') return null
   const own = (await ctx.registry.tokens.list()).find(t => t.id === principal.id)
-  return own?.expiresOn == null ? null : new Date(own.expiresOn)
+  // Revoked since it was checked: it makes nothing (no record would mean no limit).
+  if (own === undefined) throw new ManagementError('AuthenticationError')
+  return own.expiresOn == null ? null : new Date(own.expiresOn)
 }
 
 export function registerTokenRoutes (app: FastifyInstance, ctx: ManagementContext): void {

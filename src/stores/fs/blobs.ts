@@ -157,9 +157,14 @@ export class DeletedBuckets {
     this.#lookedAt = Date.now()
     const listing = await fsp.readdir(this.#dataDir, { withFileTypes: true }).catch(() => [])
     // A Dirent does not follow links: a link of that name is left alone.
-    const left = listing.filter(entry => entry.isDirectory() && DELETED_BUCKET.test(entry.name))
-    for (const entry of left) await removeTree(path.join(this.#dataDir, entry.name))
-    return left.length
+    let removed = 0
+    for (const entry of listing.filter(entry => entry.isDirectory() && DELETED_BUCKET.test(entry.name))) {
+      const dir = path.join(this.#dataDir, entry.name)
+      await removeTree(dir)
+      // Counted when gone: removeTree says nothing of what it could not remove (the next sweep tries again).
+      if (await fsp.lstat(dir).then(() => false, () => true)) removed++
+    }
+    return removed
   }
 }
 

@@ -206,7 +206,7 @@ interface Statements {
   visibleMessages: Statement<[string, number, number, number, number], OutboxRow>
   spentMessage: Statement<[string, number, number], number>
   dropSpent: Statement<[string, number, number]>
-  moveSpent: Statement<[string, number, string, number, number]>
+  moveSpent: Statement<[string, number, number, string, number, number]>
   leaseMessage: Statement<[number, string, number]>
   ackMessage: Statement<[number, string, string]>
   retryMessage: Statement<[number, number, string, string]>
@@ -277,7 +277,8 @@ function statements (db: SqliteDatabase): Statements {
       WHERE queue = ? AND visible_at <= ? AND created <= ? AND attempts < ? ORDER BY visible_at, seq LIMIT ?`),
     spentMessage: db.prepare<[string, number, number], number>('SELECT seq FROM outbox WHERE queue = ? AND visible_at <= ? AND attempts >= ? LIMIT 1').pluck() as Statement<[string, number, number], number>,
     dropSpent: prepare<[string, number, number]>('DELETE FROM outbox WHERE queue = ? AND visible_at <= ? AND attempts >= ?'),
-    moveSpent: prepare<[string, number, string, number, number]>(`UPDATE outbox SET queue = ?, attempts = 0, lease = NULL, visible_at = ?
+    // A new message of the dead-letter queue: a new id, its age from now (retention and delivery delay count again).
+    moveSpent: prepare<[string, number, number, string, number, number]>(`UPDATE outbox SET queue = ?, id = lower(hex(randomblob(16))), created = ?, attempts = 0, lease = NULL, visible_at = ?
       WHERE queue = ? AND visible_at <= ? AND attempts >= ?`),
     leaseMessage: prepare<[number, string, number]>('UPDATE outbox SET visible_at = ?, lease = ?, attempts = attempts + 1 WHERE seq = ?'),
     ackMessage: prepare<[number, string, string]>('DELETE FROM outbox WHERE seq = ? AND queue = ? AND lease = ?'),

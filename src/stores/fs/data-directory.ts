@@ -7,6 +7,7 @@
 import { promises as fsp, lstatSync, statSync } from 'node:fs'
 import { storageError } from './atomic.js'
 import { makeDirectory } from './make-directory.js'
+import { lockFile } from './file-lock.js'
 
 /**
  * Identity of a file's current content (inode, mtime, size), or null when it
@@ -81,8 +82,7 @@ export async function removeTree (dir: string, trash: string): Promise<boolean> 
 export async function withFileLock<T> (file: string, critical: () => Promise<T>): Promise<T> {
   let release: () => Promise<void>
   try {
-    // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
-    release = await (await import('proper-lockfile')).default.lock(file, {
+    release = await lockFile(file, {
       realpath: false,
       stale: 10_000,
       retries: { retries: 50, minTimeout: 5, maxTimeout: 100 }

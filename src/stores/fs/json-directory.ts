@@ -13,6 +13,7 @@ import path from 'node:path'
 import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
+import { lockFile } from './file-lock.js'
 
 export class JsonDirectory implements StateDocuments {
   readonly dir: string
@@ -33,8 +34,7 @@ export class JsonDirectory implements StateDocuments {
   /** Runs `change` under the directory's lock, then writes the documents it changed and removes those it removed. */
   async transaction<R> (change: (tx: JsonTransaction) => Promise<R>): Promise<R> {
     await fsp.mkdir(this.dir, { recursive: true, mode: this.#private ? 0o700 : 0o777 })
-    // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
-    const release = await (await import('proper-lockfile')).default.lock(this.dir, {
+    const release = await lockFile(this.dir, {
       lockfilePath: path.join(this.dir, 'state.lock'),
       realpath: false,
       stale: 10_000,

@@ -44,7 +44,7 @@ export class CatalogOutbox implements Outbox {
     if (sql.spentMessage.get(queue, now, maxDeliveries) === undefined) return 0
     return await this.#commits.commit(() => to === null
       ? sql.dropSpent.run(queue, now, maxDeliveries).changes
-      : sql.moveSpent.run(to, now, queue, now, maxDeliveries).changes)
+      : sql.moveSpent.run(to, now, now, queue, now, maxDeliveries).changes)
   }
 
   async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {

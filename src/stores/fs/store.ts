@@ -61,6 +61,7 @@ import { releaseSpare, reserveSpare } from './spare.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
 import { KeyView } from './view.js'
+import { lockFile } from './file-lock.js'
 
 export const FORMAT = 'fsbucket-bucket'
 export const FORMAT_VERSION = 3
@@ -165,8 +166,7 @@ export class FsStore implements BucketStore {
     }
     let release: () => Promise<void>
     try {
-      // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
-      release = await (await import('proper-lockfile')).default.lock(root, {
+      release = await lockFile(root, {
         lockfilePath: path.join(root, 'init.lock'),
         realpath: false,
         stale: 10_000,

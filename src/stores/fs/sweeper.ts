@@ -27,6 +27,7 @@ import { entries, removeTree, type BlobFiles, type DeletedBuckets } from './blob
 import type { Catalog } from './catalog.js'
 import type { Uploads } from './uploads.js'
 import { VIEW_STRAYS_MARKER, VIEW_TEMPORARY } from './view.js'
+import { lockFile } from './file-lock.js'
 
 export interface SweepRooms {
   root: string
@@ -45,8 +46,7 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
   report.removedLeftovers += await rooms.deletedBuckets?.sweep() ?? 0
   let release: () => Promise<void>
   try {
-    // Loaded at the first lock, not with the package: it installs signal handlers as it loads (docs/embedding.md).
-    release = await (await import('proper-lockfile')).default.lock(root, {
+    release = await lockFile(root, {
       lockfilePath: path.join(root, 'sweep.lock'),
       realpath: false,
       stale: 60_000,

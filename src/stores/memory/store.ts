@@ -50,7 +50,7 @@ class MemoryOutbox implements Outbox {
     const spent = this.messages.filter(m => m.queue === queue && m.visibleAt <= now && m.attempts >= maxDeliveries)
     for (const m of spent) {
       if (to === null) this.messages.splice(this.messages.indexOf(m), 1)
-      else Object.assign(m, { queue: to, attempts: 0, lease: null, visibleAt: now })
+      else Object.assign(m, { queue: to, id: randomHex(16), created: now, attempts: 0, lease: null, visibleAt: now }) // a new message of `to`
     }
     return spent.length
   }

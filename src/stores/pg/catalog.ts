@@ -59,16 +59,16 @@ export function isUnavailable (err: unknown): boolean {
 }
 
 /**
- * Whether the server refused a connection: SQLSTATE class 08 (connection
- * exception), class 28 (authorization: a password rotated under running
- * gateways, a pg_hba.conf line removed), 3D000 (the database is gone). At
+ * Whether the server refused a login (beside the outages of UNAVAILABLE):
+ * SQLSTATE class 28 (authorization: a password rotated under running
+ * gateways, a pg_hba.conf line removed) or 3D000 (the database is gone). At
  * start-up that is a setting to correct (`connect` says so); while gateways
  * run it is an outage like the others, answered 10908 until the operator
  * has finished, never 10001 (which is for bugs).
  */
 function refusedConnection (err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
-  return typeof code === 'string' && (/^(08|28)[0-9A-Z]{3}$/.test(code) || code === '3D000')
+  return typeof code === 'string' && (/^28[0-9A-Z]{3}$/.test(code) || code === '3D000')
 }
 
 /** An unreachable catalog, or one refusing connections, becomes 10908; other errors pass through. */
@@ -91,28 +91,27 @@ export function isCatalogUrl (url: string): boolean {
 }
 
 const HIDDEN = '[redacted]'
-/** The start of a URL's authority: a scheme, however mistyped (`postgres//`, ` postgres://`), then `//`. */
-const AUTHORITY = /^\s*[a-z][a-z0-9+.-]*:?\/\//i
-/** A `password=` value: a URL's parameter, or a keyword string's (`host=... password='...'`), quoted or not. */
-const PASSWORD_VALUE = /(password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s&#]*)/gi
+/** What is shown of a catalog string that is no URL, or that still names a password after the redaction. */
+export const NOT_SHOWN = '[not shown: it may hold a password]'
 
 /**
- * The catalog string without its password, for messages and logs, whatever
- * it holds: a URL of any scheme (a mistyped one is reported too), or
- * something that is no URL at all (a keyword string, a URL with a stray
- * space). Hidden: every `password=` value, and the user-info's password,
- * from the user's `:` to the last `@` (a URL parser reads `user:p@ss@host`
- * as the password `p@ss`, and one holding a `/` cannot be told from a
- * path), so this hides too much rather than a part (a host, when a later
- * parameter holds an `@`). A string that still names a password (once
- * percent-decoded, as the driver reads parameters) is not shown at all.
+ * The catalog URL without its password, for messages and logs, whatever its
+ * scheme (a mistyped one is reported too). The password runs to the last
+ * `@`: a URL parser reads `user:p@ss@host` as the password `p@ss`, and one
+ * holding a `/` cannot be told from a path, so this hides too much rather
+ * than a part (a host, when a later parameter holds an `@`). A `password`
+ * parameter is hidden as well. A string that is not a URL (a keyword
+ * string, a URL with a stray space or a missing `:`), whose quoting and
+ * escapes leave no sure end to a password, is not shown at all, nor is one
+ * that still names a password (once percent-decoded, as the driver reads
+ * parameters).
  */
 export function redactUrl (url: string): string {
-  let shown = url.replace(PASSWORD_VALUE, `$1${HIDDEN}`)
-  const at = shown.lastIndexOf('@')
-  const colon = shown.indexOf(':', AUTHORITY.exec(shown)?.[0].length ?? 0)
-  if (colon !== -1 && colon < at) shown = `${shown.slice(0, colon + 1)}${HIDDEN}${shown.slice(at)}`
-  return /password(?!\s*=\s*\[redacted\])/i.test(percentDecoded(shown)) ? '[not shown: it may hold a password]' : shown
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return NOT_SHOWN
+  const shown = url
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:).*@/i, `$1${HIDDEN}@`)
+    .replace(/([?&]password=)[^&#]*/gi, `$1${HIDDEN}`)
+  return /password(?!=\[redacted\])/i.test(percentDecoded(shown)) ? NOT_SHOWN : shown
 }
 
 function percentDecoded (text: string): string {
@@ -164,7 +163,7 @@ export class PgCatalog {
 
   /** Connects to the catalog at `url` and migrates its schema; fails when the server cannot be reached. */
   static async connect (url: string, options: CatalogOptions = {}): Promise<PgCatalog> {
-    if (!isCatalogUrl(url)) throw new TypeError(`The catalog must be a postgres:// URL (got ${JSON.stringify(redactUrl(url))}).`)
+    if (!isCatalogUrl(url)) throw new TypeError(`The catalog must be a postgres:// URL (got ${redactUrl(url) === NOT_SHOWN ? 'a string that is not one, not shown as it may hold a password' : JSON.stringify(redactUrl(url))}).`)
     const statementMs = options.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS
     const idleInTransactionMs = options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS
     const pool = new pg.Pool({

@@ -49,7 +49,9 @@ export class PgOutbox implements Outbox {
     const where = 'store_id = $1 AND queue = $2 AND visible_at <= $3 AND attempts >= $4'
     const result = to === null
       ? await this.#catalog.query('dropping spent messages', `DELETE FROM fsbucket.outbox WHERE ${where}`, [this.#storeId, queue, now, maxDeliveries])
-      : await this.#catalog.query('dead-lettering messages', `UPDATE fsbucket.outbox SET queue = $5, attempts = 0, lease = NULL, visible_at = $3 WHERE ${where}`,
+      // A new message of the dead-letter queue: a new id (32 hex digits), its age from now.
+      : await this.#catalog.query('dead-lettering messages', `UPDATE fsbucket.outbox SET queue = $5, id = md5(random()::text || clock_timestamp()::text || seq::text),
+        created = $3, attempts = 0, lease = NULL, visible_at = $3 WHERE ${where}`,
         [this.#storeId, queue, now, maxDeliveries, to])
     return result.rowCount ?? 0
   }

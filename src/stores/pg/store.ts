@@ -155,7 +155,11 @@ export class PgStore implements BucketStore {
         if (err.code !== 'EEXIST') throw err
       })))
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw bucketRetired('open')
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+        // Deleted meanwhile, or a live bucket whose directory is missing (an unmounted share): the catalog tells which.
+        const { rows } = await catalog.query<{ retired: boolean }>('looking for a bucket', 'SELECT retired FROM fsbucket.stores WHERE id = $1', [storeId])
+        if (rows.length === 0 || rows[0].retired) throw bucketRetired('open')
+      }
       throw storageError(err, 'creating the bucket directory')
     }
     if (options.create === true) {
