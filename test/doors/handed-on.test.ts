@@ -143,6 +143,6 @@ t.test('the management API: one log line and one count per request, named by its
   const counted = meter.series('mgmt', 'GET /client/v4/accounts/:accountId/r2/buckets').statuses
   t.same([counted.get(200), counted.get(400)], [1, 1], 'counted under the route the API matched')
   t.equal(meter.series('mgmt', 'GET /client/v4/*').statuses.get(404), 1, 'an unknown path under the API\'s catch-all')
-  t.equal(meter.series('mgmt', 'PROPFIND ').statuses.get(404), 1, 'an unknown method under the API\'s not found')
+  t.equal(meter.series('mgmt', 'Unsupported').statuses.get(404), 1, 'an unknown method under the API\'s not found: one series, whatever the method')
   t.equal(meter.inFlight.http, 0, 'nothing left in flight')
 })
