@@ -90,6 +90,11 @@ export const defaultIdleTimeout = serveDefaults.idleTimeout
 /** Where the management API v4 answers. */
 const managementPrefix = '/client/v4'
 
+/** The metrics' operation of the management API and the console: the method and route pattern; one series for a method or path no route has. */
+function routeOperation (method: string, route: string): string {
+  return route === '' ? 'Unsupported' : `${method} ${route}`
+}
+
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
   const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })
   const idleMs = (config.idleTimeout ?? defaultIdleTimeout) * 1000
@@ -180,8 +185,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       scope.addHook('onRequest', (request, _reply, done) => {
         const route = request.routeOptions.url ?? ''
         request.door = route.startsWith(consolePath.slice(0, -1)) ? 'console' : 'mgmt'
-        // A method or path no route has is one series, not one per method.
-        request.operation = route === '' ? 'Unsupported' : `${request.method} ${route}`
+        request.operation = routeOperation(request.method, route)
         done()
       })
     }
@@ -201,8 +205,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       if (config.meter != null) {
         api.addHook('onRequest', (request, _reply, done) => {
           const port = handedFrom(request.raw)?.request
-          const route = request.routeOptions.url ?? ''
-          if (port !== undefined) port.operation = route === '' ? 'Unsupported' : `${request.method} ${route}`
+          if (port !== undefined) port.operation = routeOperation(request.method, request.routeOptions.url ?? '')
           done()
         })
       }

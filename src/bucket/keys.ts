@@ -25,6 +25,11 @@ import { ArgumentTypeError as TypeError } from './errors.js' // argument errors,
 import { BucketError } from './errors.js'
 import { MAX_KEY_BYTES } from './limits.js'
 
+/** Whether `text` holds a C0 control or DEL: rule ids and prefixes, printed by wrangler and carried by S3's XML, hold none. */
+export function hasControlCharacter (text: string): boolean {
+  return /[\u0000-\u001f\u007f]/.test(text)
+}
+
 /** The form keys and prefixes are kept and compared in: NFC (ASCII is its own; a lone surrogate stays as it is). */
 export function keptForm (text: string): string {
   return /^[\u0000-\u007f]*$/.test(text) ? text : text.normalize('NFC')

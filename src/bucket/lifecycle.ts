@@ -33,7 +33,7 @@
 import { ArgumentTypeError } from './errors.js'
 import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
 import type { StorageClass } from './types.js'
-import { keptForm } from './keys.js'
+import { hasControlCharacter, keptForm } from './keys.js'
 
 export type LifecycleCondition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
@@ -76,11 +76,10 @@ function conditionOf (value: unknown): LifecycleCondition | undefined {
 /** The hosted service's most lifecycle rules in a bucket, and S3's longest rule ID. */
 export const MAX_LIFECYCLE_RULES = 1000
 export const MAX_RULE_ID_LENGTH = 255
-const controlCharacter = /[\u0000-\u001f\u007f]/
 
 /** A rule id (lifecycle, CORS) as S3 has them, so every rule reads back through either door: XML carries no control character. */
 export function isRuleId (id: string): boolean {
-  return id.length <= MAX_RULE_ID_LENGTH && !controlCharacter.test(id)
+  return id.length <= MAX_RULE_ID_LENGTH && !hasControlCharacter(id)
 }
 
 function invalid (detail: string): ArgumentTypeError {
@@ -140,7 +139,7 @@ export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
     if (typeof rule.enabled !== 'boolean') throw invalid(`${where}.enabled must be a boolean`)
     if (!isObject(rule.conditions)) throw invalid(`${where}.conditions must be an object`)
     const prefix: unknown = rule.conditions.prefix
-    if (prefix !== undefined && (typeof prefix !== 'string' || controlCharacter.test(prefix))) throw invalid(`${where}.conditions.prefix must be a string without control characters`)
+    if (prefix !== undefined && (typeof prefix !== 'string' || hasControlCharacter(prefix))) throw invalid(`${where}.conditions.prefix must be a string without control characters`)
     const kept: LifecycleRuleDocument = { id: rule.id, enabled: rule.enabled, conditions: prefix === undefined ? {} : { prefix } }
     const transition = (field: 'abortMultipartUploadsTransition' | 'deleteObjectsTransition', allowDate: boolean): { condition: LifecycleCondition } | undefined => {
       const given: unknown = rule[field]

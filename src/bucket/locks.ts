@@ -26,6 +26,7 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
+import { hasControlCharacter } from './keys.js'
 
 export type LockCondition =
   | { type: 'Age', maxAgeSeconds: number }
@@ -83,7 +84,7 @@ export function parseLockRules (value: unknown): LockRule[] {
     if (!isObject(rule)) throw new TypeError(`${where} must be an object`)
     if (typeof rule.id !== 'string' || rule.id === '') throw new TypeError(`${where}.id must be a non-empty string`)
     // Ids are shown by wrangler and the console, and found by `lock remove`: no control character, as lifecycle rule ids.
-    if (/[\u0000-\u001f\u007f]/.test(rule.id)) throw new TypeError(`${where}.id must hold no control character`)
+    if (hasControlCharacter(rule.id)) throw new TypeError(`${where}.id must hold no control character`)
     if (ids.has(rule.id)) throw new TypeError(`${where}.id "${rule.id}" is used by another rule`)
     ids.add(rule.id)
     if (typeof rule.enabled !== 'boolean') throw new TypeError(`${where}.enabled must be true or false`)

@@ -33,14 +33,13 @@
  * `copySource: {bucket, object}` for CopyObject only.
  */
 import type { ChangeAction, ObjectChange, OutboxMessage } from './events.js'
-import { keptForm } from './keys.js'
+import { hasControlCharacter, keptForm } from './keys.js'
 import { MAX_KEY_BYTES } from './limits.js'
 import { randomHex } from './random.js'
 
 /** Rules of one bucket, over every queue. */
 export const MAX_NOTIFICATION_RULES = 1000
 const MAX_DESCRIPTION_LENGTH = 1024
-const controlCharacter = /[\u0000-\u001f\u007f]/
 
 export const changeActions: readonly ChangeAction[] = ['PutObject', 'CopyObject', 'CompleteMultipartUpload', 'DeleteObject', 'LifecycleDeletion']
 
@@ -86,7 +85,7 @@ export function parseRuleInputs (body: unknown): RuleInput[] {
     for (const field of ['prefix', 'suffix', 'description'] as const) {
       const value = r[field]
       if (value === undefined || value === null) continue
-      if (typeof value !== 'string' || controlCharacter.test(value) || !value.isWellFormed()) {
+      if (typeof value !== 'string' || hasControlCharacter(value) || !value.isWellFormed()) {
         throw new RuleRefusal('invalid', `rules[${i}].${field} must be a string without control characters`)
       }
       const long = field === 'description' ? value.length > MAX_DESCRIPTION_LENGTH : Buffer.byteLength(value) > MAX_KEY_BYTES
