@@ -36,21 +36,45 @@ export function bodyRoot (dataDir: string, name: string): string {
   return path.join(dataDir, name, '.fsbucket')
 }
 
+/** Buckets whose bodies are looked for at start (an object's each): enough to tell the shared directory from another. */
+const SAMPLED_BUCKETS = 5
+
 /**
- * Refuses a data directory that holds the body directory of none of the
- * catalog's buckets: the shared mount missing (an empty mount point) or
- * mounted at another path than `--data`. A gateway there would answer 500
- * to every read and acknowledge writes whose bodies no other gateway can
- * read. A catalog without buckets yet has nothing to compare.
+ * Refuses a data directory that is not the catalog's shared one: one that
+ * holds the body directory of none of the catalog's buckets (the shared
+ * mount missing: an empty mount point, or the share mounted at another path
+ * than `--data`), or one whose bucket directories hold none of the bodies
+ * the catalog names (another data directory with buckets of the same names
+ * at the mount point: an old SQLite gateway's, say). A gateway there would
+ * answer 500 to every read and acknowledge writes whose bodies no other
+ * gateway can read. A body file is looked for in up to five buckets (an
+ * object each, by the key index); one found is enough, so a body lost to a
+ * disk fault never stops a start. A catalog without buckets, or without
+ * bodies yet, has nothing to compare.
  */
 async function checkSharedDirectory (catalog: PgCatalog, dataDir: string): Promise<void> {
-  const { rows } = await catalog.query<{ name: string }>('opening the catalog', 'SELECT name FROM fsbucket.buckets ORDER BY name')
-  for (const { name } of rows) {
-    if ((await fsp.stat(bodyRoot(dataDir, name)).catch(() => null))?.isDirectory() === true) return
-  }
+  const { rows } = await catalog.query<{ name: string, store_id: string }>('opening the catalog', 'SELECT name, store_id FROM fsbucket.buckets ORDER BY name')
   if (rows.length === 0) return
-  const names = rows.slice(0, 3).map(r => r.name).join(', ') + (rows.length > 3 ? ', ...' : '')
-  throw new Error(`The data directory ${dataDir} holds none of the catalog's ${rows.length} bucket(s) (${names}): every gateway over one catalog must see the shared body directory at --data. Is it mounted there?`)
+  const present: typeof rows = []
+  for (const row of rows) {
+    if ((await fsp.stat(bodyRoot(dataDir, row.name)).catch(() => null))?.isDirectory() === true) present.push(row)
+    if (present.length === SAMPLED_BUCKETS) break
+  }
+  const named = (list: typeof rows): string => list.slice(0, 3).map(r => r.name).join(', ') + (list.length > 3 ? ', ...' : '')
+  if (present.length === 0) {
+    throw new Error(`The data directory ${dataDir} holds none of the catalog's ${rows.length} bucket(s) (${named(rows)}): every gateway over one catalog must see the shared body directory at --data. Is it mounted there?`)
+  }
+  let sampled = 0
+  for (const { name, store_id: storeId } of present) {
+    const found = await catalog.query<{ segments: Array<[string, number]> }>('opening the catalog',
+      'SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND size > 0 LIMIT 1', [storeId])
+    const file = found.rows[0]?.segments[0]?.[0]
+    if (file === undefined) continue
+    sampled++
+    if (await fsp.access(path.join(bodyRoot(dataDir, name), file)).then(() => true, () => false)) return
+  }
+  if (sampled === 0) return
+  throw new Error(`The data directory ${dataDir} has directories named like the catalog's buckets (${named(present)}), but none of the ${sampled} object bodies looked for: it is another data directory, not the one the catalog's gateways share. Mount the shared body directory at --data.`)
 }
 
 export class PgRegistryStorage implements RegistryStorage {

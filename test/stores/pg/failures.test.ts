@@ -18,6 +18,7 @@ import t, { type Test } from 'tap'
 import { createRegistry, openRegistry, type BucketObjectBody } from '../../../src/index.js'
 import { randomBytes } from 'node:crypto'
 import { existsSync, renameSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { BucketEngine } from '../../../src/bucket/index.js'
 import { BlobFiles } from '../../../src/stores/fs/blobs.js'
@@ -311,10 +312,45 @@ t.test('a gateway whose data directory is not the shared one (the mount missing)
   await (await first.open('photos'))!.put('cat', 'meow')
   // An empty mount point: the catalog's buckets are not there.
   await t.rejects(openRegistry(`${shared}-not-mounted`, { catalog: url, fsync: false }), { message: /holds none of the catalog's 1 bucket\(s\) \(photos\).*Is it mounted there\?/ })
+  // Another data directory with a bucket of the same name at the mount point: an old SQLite gateway's.
+  const old = `${shared}-old-sqlite`
+  t.teardown(async () => { await rm(old, { recursive: true, force: true }) })
+  const sqlite = await openRegistry(old, { fsync: false })
+  await sqlite.create('photos')
+  await (await sqlite.open('photos'))!.put('dog', 'woof')
+  await sqlite.close()
+  await t.rejects(openRegistry(old, { catalog: url, fsync: false }), { message: /has directories named like the catalog's buckets \(photos\), but none of the 1 object bodies looked for: it is another data directory/ })
   const second = await openRegistry(shared, { catalog: url, fsync: false })
   t.teardown(async () => { await second.close() })
   const cat = await (await second.open('photos'))!.get('cat') as BucketObjectBody
   t.equal(await cat.text(), 'meow', 'the shared directory is accepted')
+  // One body found is enough: a body lost to a disk fault does not stop a start.
+  await second.create('albums')
+  await (await second.open('albums'))!.put('lost', 'gone')
+  const lost = path.join(shared, 'albums', '.fsbucket', 'blobs')
+  await rm(lost, { recursive: true })
+  const third = await openRegistry(shared, { catalog: url, fsync: false })
+  await third.close()
+})
+
+t.test('a catalog whose buckets hold no bodies yet accepts any directory holding them', async t => {
+  const admin = await PgCatalog.connect(server.url())
+  await admin.query('preparing', 'CREATE DATABASE bodiless')
+  await admin.close()
+  const url = server.url('bodiless')
+  const shared = testdir(t)
+  const first = await openRegistry(shared, { catalog: url, fsync: false })
+  await first.create('empty')
+  await (await first.open('empty'))!.put('nothing', '')
+  await first.close()
+  const other = `${shared}-other`
+  t.teardown(async () => { await rm(other, { recursive: true, force: true }) })
+  const sqlite = await openRegistry(other, { fsync: false })
+  await sqlite.create('empty')
+  await sqlite.close()
+  const second = await openRegistry(other, { catalog: url, fsync: false })
+  t.same((await second.list()).map(b => b.name), ['empty'])
+  await second.close()
 })
 
 t.test('a gateway frozen while it updates a bucket\'s settings does not stall the settings updates of the others', async t => {
