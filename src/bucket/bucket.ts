@@ -67,11 +67,14 @@ function computedChecksums (algorithms: unknown): HashAlgorithm[] {
   return algorithms as HashAlgorithm[]
 }
 
-function validPartNumber (partNumber: unknown): number {
-  const n = Math.trunc(Number(partNumber))
-  if (typeof partNumber === 'object' || Number.isNaN(n)) throw new TypeError('uploadPart: partNumber must be a number.')
-  if (n < 1 || n > MAX_PART_NUMBER) {
-    throw new RangeError(`uploadPart: partNumber must be between 1 and ${MAX_PART_NUMBER} (got ${String(partNumber)}).`)
+/**
+ * A part number as workerd reads its `int` argument: converted and truncated (1.5 is part 1, '2' part 2),
+ * held to 1..10,000, every refusal a TypeError with workerd's sentence, named after the method called.
+ */
+function validPartNumber (method: string, partNumber: unknown): number {
+  const n = typeof partNumber === 'object' || typeof partNumber === 'symbol' ? Number.NaN : Math.trunc(Number(partNumber))
+  if (!(n >= 1 && n <= MAX_PART_NUMBER)) {
+    throw new TypeError(`${method}: Part number must be between 1 and ${MAX_PART_NUMBER} (inclusive). Actual value was: ${typeof partNumber === 'object' && partNumber !== null ? 'an object' : String(partNumber)}`)
   }
   return n
 }
@@ -303,7 +306,7 @@ export class BucketEngine implements Bucket {
 
   async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
     lookupId('uploadPart', key)
-    const n = validPartNumber(partNumber)
+    const n = validPartNumber('uploadPart', partNumber)
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
     const opts = optionsObject<BucketUploadPartOptions>('uploadPart', options)
     const checksum = parseChecksumOption('uploadPart', opts)
@@ -355,7 +358,7 @@ export class BucketEngine implements Bucket {
     if (!Array.isArray(uploadedParts)) throw new TypeError(`${method}: uploadedParts must be an array.`)
     const named = uploadedParts.map(p => {
       if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') throw new TypeError(`${method}: each part must be {partNumber, etag}.`)
-      return { partNumber: validPartNumber(p.partNumber), etag: unquoteEtag(p.etag), checksums: checksumsHex(method, p.checksums) }
+      return { partNumber: validPartNumber(method, p.partNumber), etag: unquoteEtag(p.etag), checksums: checksumsHex(method, p.checksums) }
     })
     // The hosted service takes the parts in ascending order only, as S3 does.
     for (let i = 1; i < named.length; i++) {

@@ -4,7 +4,7 @@
  * and the metadata budget of one page; the page itself comes from the
  * store (assembled by list-page.ts).
  */
-import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import { pastPrefix } from './keys.js'
 import { ObjectMetadata } from './object.js'
@@ -43,12 +43,14 @@ function listedMetadataBytes (key: string, record: { httpMetadata: object, custo
   return bytes
 }
 
+/** As workerd reads `include`: an array of strings (else a TypeError), each a field it knows (else a RangeError). */
 function parseInclude (include: unknown): Set<ListInclude> {
   if (include === undefined) return new Set()
   if (!Array.isArray(include)) throw new TypeError('list: include must be an array.')
   for (const item of include) {
+    if (typeof item !== 'string') throw new TypeError('list: include must be an array of strings.')
     if (item !== 'httpMetadata' && item !== 'customMetadata') {
-      throw new TypeError(`list: include may contain "httpMetadata" and "customMetadata" only (got ${String(item)}).`)
+      throw new RangeError(`list: Unsupported include value ${item} (include may contain "httpMetadata" and "customMetadata").`)
     }
   }
   return new Set(include as ListInclude[])

@@ -675,7 +675,9 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     const withBoth = (await bucket.list({ prefix: 'c/f', include: ['httpMetadata', 'customMetadata'] })).objects[0]
     t.equal(withBoth?.httpMetadata.contentType, 'text/plain')
     t.same(withBoth?.customMetadata, { of: 'c/f' })
-    await expectArgumentError(t, () => bucket.list({ include: ['everything' as never] }), 'unknown include value', [TypeError])
+    // workerd: an include value it does not know is a RangeError ("Unsupported include value"); a value that is no string, a TypeError.
+    await expectArgumentError(t, () => bucket.list({ include: ['everything' as never] }), 'unknown include value', [RangeError])
+    await expectArgumentError(t, () => bucket.list({ include: [5 as never] }), 'an include value that is no string', [TypeError])
 
     t.same((await bucket.list({ prefix: 'a/' })).objects.map(o => o.key), ['a/1', 'a/2'], 'prefix')
     t.same((await bucket.list({ prefix: 'zzz' })).objects, [], 'prefix without matches')
@@ -851,8 +853,15 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.equal(await bucket.head('part-errors'), null, 'failed completions store nothing')
 
     const numbers = await bucket.createMultipartUpload('numbers')
-    for (const bad of [0, 10001, -1]) {
-      await expectArgumentError(t, () => numbers.uploadPart(bad, small), `part number ${bad}`)
+    // workerd refuses a part number out of 1..10,000 (NaN and infinities convert to 0) with a TypeError, naming the method called.
+    for (const bad of [0, 10001, -1, 0.5, NaN, Infinity, null, {}]) {
+      await expectArgumentError(t, () => numbers.uploadPart(bad as number, small), `part number ${String(bad)}`, [TypeError])
+      await t.rejects(numbers.uploadPart(bad as number, small), { message: /^uploadPart: Part number must be between 1 and 10000 \(inclusive\)/ }, `part number ${String(bad)}: workerd's sentence`)
+    }
+    const listed = await numbers.uploadPart(1, small)
+    for (const bad of [0, 10001, NaN]) {
+      await expectArgumentError(t, () => numbers.complete([{ partNumber: bad, etag: listed.etag }]), `a completion listing part ${bad}`, [TypeError])
+      await t.rejects(numbers.complete([{ partNumber: bad, etag: listed.etag }]), { message: /^completeMultipartUpload: Part number must be between/ }, `a completion listing part ${bad}: named after complete`)
     }
     t.equal((await numbers.uploadPart(10000, small)).partNumber, 10000, 'part number 10000 is accepted')
     t.equal((await numbers.uploadPart(1.5, small)).partNumber, 1, 'part number 1.5 is 1')

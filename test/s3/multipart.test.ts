@@ -179,6 +179,22 @@ t.test('part numbers 0 and 10001 are refused and store nothing', async t => {
   t.ok(ok.ETag, 'the server still serves; 10000 is allowed')
 })
 
+t.test('a completion listing no part is MalformedXML, as S3 answers it; the upload stays and nothing is stored', async t => {
+  const server = await s3Server(t)
+  const s3 = server.client()
+  const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'none' }))
+  await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'none', UploadId: created.UploadId, PartNumber: 1, Body: 'x' }))
+  const sdk = await rejection(s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'none', UploadId: created.UploadId, MultipartUpload: { Parts: [] } })))
+  t.same([sdk.name, sdk.$metadata.httpStatusCode], ['MalformedXML', 400], 'Parts: [] through the SDK')
+  for (const body of ['<CompleteMultipartUpload></CompleteMultipartUpload>', '<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>']) {
+    const answer = await raw(server, 'POST', `/photos/none?uploadId=${encodeURIComponent(created.UploadId!)}`, { 'content-type': 'application/xml' }, [body])
+    t.equal(answer.status, 400, body)
+    t.match(answer.body, /<Code>MalformedXML<\/Code>/, body)
+  }
+  t.equal((await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'none', UploadId: created.UploadId }))).Parts?.length, 1, 'the upload and its part are kept')
+  t.equal(await (await server.registry.open('photos'))!.head('none'), null, 'no empty object was made')
+})
+
 t.test('ListMultipartUploads and ListParts, with pages', async t => {
   const { client } = await s3Server(t)
   const s3 = client()
