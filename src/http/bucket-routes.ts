@@ -7,7 +7,7 @@
  * writes a `FormUploadError` so.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { BucketError, isBucketError } from '../bucket/index.js'
+import { BucketError, isBucketError, isValidBucketName } from '../bucket/index.js'
 import type { Bucket, BucketInfo } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { DoorError, errorReply, success } from './errors.js'
@@ -135,6 +135,9 @@ export async function handleBucket (scope: RouteScope, request: FastifyRequest, 
       throw new DoorError('InvalidAction', 'POST on a bucket takes ?delete with {"keys": [...]} or a multipart/form-data upload.')
     }
     default:
+      // A segment that is no bucket name (`UPPER`, `a`, `default%2Fr`) names no bucket, whatever the method: refused as
+      // any write is (401, 403) or answered as its GET is (404, the registry knows no such bucket), never 405.
+      if (!isValidBucketName(name)) await enter(scope, request, reply, name, 'write', 'object:write')
       throw methodNotAllowed(bucketMethods)
   }
 }

@@ -6,7 +6,7 @@
  * before the 100-continue is sent.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { BucketError, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, isRecyclingStream, isValidBucketName, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketInfo } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { declaresBodyOver, namesAwsChunked, sandboxObjectHeaders } from '../doors/request-metadata.js'
@@ -153,7 +153,11 @@ export async function handleObject (scope: RouteScope, request: FastifyRequest, 
     if (publicRead && !await holdsCredentials(scope.policy, request.headers.authorization)) refuseResponseOverrides(query, 'An anonymous read of a public bucket')
     return await sendRead(request, reply, bucket, key, false)
   }
-  if (!['PUT', 'POST', 'DELETE'].includes(method)) throw methodNotAllowed(objectMethods)
+  if (!['PUT', 'POST', 'DELETE'].includes(method)) {
+    // As on a bucket's path (bucket-routes.ts): a segment that is no bucket name answers as a write to no bucket, not 405.
+    if (!isValidBucketName(name)) await enter(scope, request, reply, name, 'write', 'object:write', key)
+    throw methodNotAllowed(objectMethods)
+  }
 
   const action = queryValue(query, 'action')
   const { bucket, info } = await enter(scope, request, reply, name, 'write', 'object:write', key)

@@ -77,15 +77,17 @@ export async function enter (scope: RouteScope, request: FastifyRequest, reply: 
     (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
   const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
   reply.headers(corsHeaders(rules, request.headers.origin, request.method))
+  // A HEAD's refusal is its GET's, word for word: its Content-Length announces the body the GET would send.
+  const operation = request.method === 'HEAD' ? 'get' : request.method.toLowerCase()
   if (!publicRead) {
     const principal = await principalOf(policy, request.headers.authorization)
     // The engine's one decision: what this principal may do to this bucket (and key).
-    requireAccess(principal, action, name, key, request.method.toLowerCase())
+    requireAccess(principal, action, name, key, operation)
     // Read with the token: no browser keeps it (an object's own Cache-Control, set after this, still wins).
     if ((policy.token !== null || principal.kind !== 'admin') && access === 'read') reply.header('cache-control', privateReadCacheControl)
   }
   const bucket = info === null ? null : await registry.open(name, info)
-  if (info === null || bucket === null) throw new BucketError('NoSuchBucket', request.method.toLowerCase())
+  if (info === null || bucket === null) throw new BucketError('NoSuchBucket', operation)
   return { bucket, info, publicRead }
 }
 

@@ -36,7 +36,7 @@ import { handleObject, refuseResponseOverrides, sendRead } from './object-routes
 import { answerProbe, nameOperation, type OperatorEndpoints } from './probes.js'
 import { probeLookup } from '../doors/health.js'
 import { enter, methodNotAllowed, preflight, readOnlyMethods } from './route-scope.js'
-import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, requireDecodableQuery, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry
@@ -120,6 +120,7 @@ async function handleRoot (options: GatewayRoutesOptions, routeHosts: ReadonlySe
 }
 
 async function route (options: GatewayRoutesOptions, routeHosts: ReadonlySet<string>, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  requireDecodableQuery(request.raw.url ?? '/')
   const target = await resolveTarget(options, request)
   if (target.kind !== 'root') request.logFields = { bucket: target.bucket, key: target.kind === 'bucket' ? undefined : target.key }
   const probe = nameOperation(request, target)

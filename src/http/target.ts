@@ -130,6 +130,28 @@ function decodeOnce (raw: string): string {
   }
 }
 
+/**
+ * Refuses a query string whose names or values do not percent-decode to
+ * UTF-8 (`?prefix=%FF`, `?delimiter=%E0%A4%A`), as the path is refused: 400,
+ * code 40001. Fastify's parser keeps such a value as sent, so `prefix=%FF`
+ * would quietly list the keys that start with the three characters `%FF`
+ * (what `prefix=%25FF` asks for). S3 refuses a URL with a bad escape
+ * before anything else (400, InvalidURI), whichever parameter holds it, and
+ * so does this door, parameters it does not read included.
+ */
+export function requireDecodableQuery (url: string): void {
+  const start = url.indexOf('?')
+  if (start === -1) return
+  for (const pair of url.slice(start + 1).split('&')) {
+    try {
+      decodeURIComponent(pair)
+    } catch {
+      const name = pair.split('=')[0]
+      throw new DoorError('InvalidUrl', `The query parameter ${JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}...` : name)} is not percent-encoded UTF-8.`)
+    }
+  }
+}
+
 /** The path of a request URL, still percent-encoded. */
 export function rawPath (url: string): string {
   const query = url.indexOf('?')

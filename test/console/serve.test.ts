@@ -114,6 +114,37 @@ t.test('console files: a failed condition or a bad range answers in the envelope
   t.equal((await app.inject({ method: 'GET', url: style, headers: { range: 'bytes=0-3' } })).body, whole.slice(0, 4), 'a good range still works')
 })
 
+t.test('console files: If-Match and If-Range compare strongly (RFC 9110), so the weak ETag never matches them', async t => {
+  const { app } = await gateway(t)
+  const files = await readdir(consoleRoot)
+  const style = `/_console/${String(files.find(name => name.endsWith('.css')))}`
+  const whole = await app.inject({ method: 'GET', url: style })
+  const etag = String(whole.headers.etag)
+  const lastModified = String(whole.headers['last-modified'])
+  t.match(etag, /^W\//, 'send\'s ETags are weak')
+  for (const ifMatch of [etag, etag.slice(2), `"nope", ${etag}`]) {
+    const answer = await app.inject({ method: 'GET', url: style, headers: { 'if-match': ifMatch } })
+    t.equal(answer.statusCode, 412, `If-Match: ${ifMatch}`)
+    t.equal(answer.json().errors[0].code, 41200)
+    t.equal((await app.inject({ method: 'GET', url: style, headers: { 'if-match': ifMatch, 'if-none-match': etag } })).statusCode, 412, 'before If-None-Match\'s 304')
+  }
+  t.equal((await app.inject({ method: 'GET', url: style, headers: { 'if-match': '*' } })).statusCode, 200, 'If-Match: * holds for a file')
+  t.equal((await app.inject({ method: 'GET', url: style, headers: { 'if-match': '*', 'if-none-match': etag } })).statusCode, 304, 'and If-None-Match is judged after it')
+  for (const ifRange of [etag, etag.slice(2), 'Mon, 01 Jan 2001 00:00:00 GMT', 'garbage']) {
+    const answer = await app.inject({ method: 'GET', url: style, headers: { range: 'bytes=0-3', 'if-range': ifRange } })
+    t.equal(answer.statusCode, 200, `If-Range: ${ifRange} does not hold: the whole file`)
+    t.equal(answer.body, whole.body)
+    t.equal(answer.headers['content-range'], undefined)
+  }
+  const partial = await app.inject({ method: 'GET', url: style, headers: { range: 'bytes=0-3', 'if-range': lastModified } })
+  t.equal(partial.statusCode, 206, 'If-Range with the file\'s Last-Modified: the range')
+  t.equal(partial.body, whole.body.slice(0, 4))
+  const head = await app.inject({ method: 'HEAD', url: style, headers: { range: 'bytes=0-3', 'if-range': etag } })
+  t.equal(head.statusCode, 200)
+  t.equal(head.headers['content-length'], whole.headers['content-length'], 'HEAD: the whole file\'s length')
+  t.equal((await app.inject({ method: 'GET', url: '/_console/missing.css', headers: { 'if-match': '*' } })).statusCode, 404, 'no file: 404 before any condition')
+})
+
 t.test('console files: validators, and a 304 for a copy the browser already holds', async t => {
   const { app } = await gateway(t)
   const files = await readdir(consoleRoot)
