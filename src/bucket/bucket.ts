@@ -22,7 +22,7 @@ import { isUnconditional, judgeRecord, parseConditional } from './conditional.js
 import { BucketError } from './errors.js'
 import { keyId, lookupId } from './keys.js'
 import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
-import { ObjectBody, ObjectMetadata } from './object.js'
+import { keylessView, ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
 import { loopTurnNow } from './loop-turns.js'
 import { ALWAYS, type BucketStore, type CommitOptions, type DeleteOptions, type Outbox, type StoredObject, type StoredUpload } from './port.js'
@@ -141,7 +141,7 @@ export class BucketEngine implements Bucket {
     const turn = loopTurnNow()
     if (turn !== undefined) await turn
     const record = await this.#store.head(lookupId('head', key))
-    return record === null ? null : new ObjectMetadata(record, wholeRange(record))
+    return record === null ? null : new ObjectMetadata(keylessView(record), wholeRange(record))
   }
 
   async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
@@ -355,6 +355,7 @@ export class BucketEngine implements Bucket {
     const opts = optionsObject<BucketCompleteOptions>(method, options)
     const conditional = parseConditional(opts.onlyIf, method)
     const unconditional = isUnconditional(conditional)
+    const ssecKey = parseSsecKey(method, opts.ssecKey)
     if (!Array.isArray(uploadedParts)) throw new TypeError(`${method}: uploadedParts must be an array.`)
     const named = uploadedParts.map(p => {
       if (p === null || typeof p !== 'object' || typeof p.etag !== 'string') throw new TypeError(`${method}: each part must be {partNumber, etag}.`)
@@ -378,6 +379,7 @@ export class BucketEngine implements Bucket {
     const refused = new Error('precondition failed')
     const record = await this.#store.completeUpload(uploadId, id, (upload, stored, current) => {
       if (upload.key.normalize('NFC') !== id) throw new BucketError('NoSuchUpload', method)
+      if (ssecKey !== undefined) judgeSsecKey(method, upload.ssec, ssecKey)
       if (!unconditional && judgeRecord(conditional, current) !== 'pass') throw refused
       const object = completedObject(upload, stored, named, request)
       return { object, partNumbers: named.map(p => p.partNumber) }

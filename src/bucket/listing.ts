@@ -7,7 +7,7 @@
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import { pastPrefix } from './keys.js'
-import { ObjectMetadata } from './object.js'
+import { keylessView, ObjectMetadata } from './object.js'
 import type { BucketStore } from './port.js'
 import { withFields } from './records.js'
 import { MAX_LIST_LIMIT } from './limits.js'
@@ -107,9 +107,11 @@ export async function listObjects (store: BucketStore, opts: Partial<BucketListO
     }
     const record = entry.object
     if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
+    // A listed SSE-C object carries no checksum value (object.ts): a list takes no key.
     objects.push(new ObjectMetadata(withFields(record, {
       httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
-      customMetadata: include.has('customMetadata') ? record.customMetadata : {}
+      customMetadata: include.has('customMetadata') ? record.customMetadata : {},
+      checksums: keylessView(record).checksums
     }), undefined, include.has('httpMetadata')))
     last = encodeCursor('k', entry.id)
   }

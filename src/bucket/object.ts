@@ -1,12 +1,21 @@
 /**
  * The objects a read returns: `BucketObject` (metadata) and
  * `BucketObjectBody` (metadata and value). Built from a store's record.
+ *
+ * An object encrypted with a customer-provided key (SSE-C) shows its
+ * checksums only to a reader that gave the key (`get`, `read`, a put's or
+ * copy's answer); `head` and `list`, which take none, show it with no
+ * checksum value at all (`keylessView`): a digest of the data, even one the
+ * writer gave, lets anyone holding a guess at the plaintext confirm it. S3's
+ * ListObjects lists no checksum value of any object, and its HeadObject of
+ * such an object needs the key.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { Readable } from 'node:stream'
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { httpMetadataView, writeHttpHeaders } from './metadata.js'
 import type { StoredChecksums, StoredObject } from './port.js'
+import { withFields } from './records.js'
 import type { BucketChecksums, BucketCompositeChecksum, BucketHTTPMetadata, BucketObject, BucketObjectBody, StorageClass } from './types.js'
 
 class Checksums implements BucketChecksums {
@@ -39,6 +48,15 @@ class Checksums implements BucketChecksums {
     }
     return out
   }
+}
+
+/** `record` as a reader without its SSE-C key sees it: no digest of the data (not the composite either); its layout and its key's MD5 kept. Any other record as it is. */
+export function keylessView (record: StoredObject): StoredObject {
+  const { ssec, multipart } = record.checksums
+  if (ssec === undefined) return record
+  const checksums: StoredChecksums = { ssec }
+  if (multipart !== undefined) checksums.multipart = { parts: multipart.parts, partSize: multipart.partSize }
+  return withFields(record, { checksums })
 }
 
 function hexBuffer (hex: string): ArrayBuffer {

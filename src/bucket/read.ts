@@ -88,7 +88,8 @@ function partRange (record: StoredObject, n: number): { range: ResolvedRange | n
   if (n > layout.parts) return { range: 'past-end', parts: layout.parts }
   const offset = (n - 1) * layout.partSize
   const length = n < layout.parts ? layout.partSize : record.size - offset
-  return { range: { offset, length }, parts: layout.parts }
+  // As for an object put whole: an empty object (its one part empty) has no range, and is read whole.
+  return { range: record.size === 0 ? null : { offset, length }, parts: layout.parts }
 }
 
 /** `record` with the part layout its store derives from its part bodies, when it can. */

@@ -285,6 +285,8 @@ export interface BucketCompleteOptions {
    * the binding does) the finished upload is unknown: 10024.
    */
   repeatable?: boolean
+  /** Beyond the binding: the upload's customer key (SSE-C), optional; when given, judged as a part's (10911, or 10912 for an upload without one). */
+  ssecKey?: BucketSsecKey
 }
 
 /** Options of `listParts`: parts numbered above `partNumberMarker`, at most `limit` (1 to 1,000, default 1,000). */

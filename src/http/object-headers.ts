@@ -3,9 +3,10 @@
  *
  * Request side: the contract's header table becomes `httpMetadata`,
  * `customMetadata` (`x-meta-*`), checksums (`Content-MD5` in base64,
- * `x-checksum-sha*` in hex), `storageClass` (`x-storage-class`) and `onlyIf`
+ * `x-checksum-sha*` in hex), `storageClass` (`x-storage-class`), `onlyIf`
  * (the four conditional headers, handed to the binding as `Headers` so that
- * it parses lists, `*` and weak etags itself).
+ * it parses lists, `*` and weak etags itself) and `ssecKey` (S3's three
+ * SSE-C headers, on reads and on every write that takes a key).
  *
  * Response side: ETag, Last-Modified, Accept-Ranges, the stored HTTP
  * metadata, `x-meta-*`, `x-storage-class` and the stored checksums, with a
@@ -21,7 +22,8 @@
 import { typeByName } from '../doors/type-by-name.js'
 import type { IncomingHttpHeaders } from 'node:http'
 import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../doors/request-metadata.js'
-import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
+import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketSsecKey, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
+import { ssecKeyFromHeaders } from '../doors/ssec-headers.js'
 import { DoorError } from './errors.js'
 
 const conditionalHeaders = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since'] as const
@@ -58,6 +60,19 @@ export function storageClassFrom (headers: IncomingHttpHeaders): StorageClass | 
   throw new DoorError('InvalidHeader', 'x-storage-class must be Standard or InfrequentAccess.')
 }
 
+/**
+ * The customer key of S3's SSE-C headers (`x-amz-server-side-encryption-customer-*`),
+ * undefined when none of the three was sent; malformed ones are 40003 on a
+ * write as on a read, so a key sent is never dropped and the object stored
+ * in the clear.
+ */
+export function ssecKeyFrom (headers: IncomingHttpHeaders): Uint8Array | undefined {
+  const ssec = ssecKeyFromHeaders(headers)
+  if (ssec === undefined) return undefined
+  if (!('key' in ssec)) throw new DoorError('InvalidHeader', ssec.message)
+  return ssec.key
+}
+
 /** Content-MD5 (base64 of 16 bytes) as an ArrayBuffer. */
 function md5From (value: string): ArrayBuffer {
   const bytes = contentMd5Bytes(value)
@@ -65,7 +80,7 @@ function md5From (value: string): ArrayBuffer {
   return bytes
 }
 
-/** Every put option the request headers carry (checksums, metadata, storage class, conditions). */
+/** Every put option the request headers carry (checksums, metadata, storage class, conditions, SSE-C key). */
 export function putOptionsFrom (headers: IncomingHttpHeaders, defaultStorageClass: StorageClass): BucketPutOptions {
   const options: BucketPutOptions = {
     httpMetadata: httpMetadataFrom(headers),
@@ -75,14 +90,21 @@ export function putOptionsFrom (headers: IncomingHttpHeaders, defaultStorageClas
   const onlyIf = conditionalFrom(headers)
   if (onlyIf !== undefined) options.onlyIf = onlyIf
   addChecksums(options, headers)
+  addSsecKey(options, headers)
   return options
 }
 
-/** The checksums a part's request carries (Content-MD5, x-checksum-sha*), for the binding to verify as for a put. */
+/** The checksums a part's request carries (Content-MD5, x-checksum-sha*), for the binding to verify as for a put, and its SSE-C key (the engine judges it against the upload's). */
 export function partOptionsFrom (headers: IncomingHttpHeaders): BucketUploadPartOptions {
   const options: BucketUploadPartOptions = {}
   addChecksums(options, headers)
+  addSsecKey(options, headers)
   return options
+}
+
+function addSsecKey (options: { ssecKey?: BucketSsecKey }, headers: IncomingHttpHeaders): void {
+  const ssecKey = ssecKeyFrom(headers)
+  if (ssecKey !== undefined) options.ssecKey = ssecKey
 }
 
 function addChecksums (options: BucketPutOptions | BucketUploadPartOptions, headers: IncomingHttpHeaders): void {

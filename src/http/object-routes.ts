@@ -7,12 +7,12 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BucketError, isRecyclingStream, isValidBucketName, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
-import type { Bucket, BucketInfo } from '../bucket/index.js'
+import type { Bucket, BucketCompleteOptions, BucketInfo, BucketMultipartOptions } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { declaresBodyOver, namesAwsChunked, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import { holdsCredentials } from './auth.js'
 import { DoorError, DoorErrors, failure, success } from './errors.js'
-import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
+import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, ssecKeyFrom, storageClassFrom } from './object-headers.js'
 import { readObject, type ReadResult } from './read.js'
 import { enter, methodNotAllowed, objectMethods, preflight, queryValue, readJsonBody, type RouteScope } from './route-scope.js'
 import { sendRecycling } from './send-body.js'
@@ -110,11 +110,14 @@ async function deleteObject (request: FastifyRequest, reply: FastifyReply, bucke
 }
 
 async function createUpload (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, info: BucketInfo, key: string): Promise<void> {
-  const upload = await bucket.createMultipartUpload(key, {
+  const options: BucketMultipartOptions = {
     httpMetadata: httpMetadataFrom(request.headers),
     customMetadata: customMetadataFrom(request.headers),
     storageClass: storageClassFrom(request.headers) ?? info.settings.storageClass
-  })
+  }
+  const ssecKey = ssecKeyFrom(request.headers)
+  if (ssecKey !== undefined) options.ssecKey = ssecKey
+  const upload = await bucket.createMultipartUpload(key, options)
   return await reply.send(success({ key: upload.key, uploadId: upload.uploadId }))
 }
 
@@ -133,9 +136,25 @@ async function uploadPart (request: FastifyRequest, reply: FastifyReply, bucket:
   return await reply.header('etag', `"${part.etag}"`).send(success(part))
 }
 
+/**
+ * A completion judges the request's conditional headers against the key's
+ * current object (the engine decides, in its commit: a failed one is 412
+ * and leaves the upload to complete again), and an SSE-C key, when sent,
+ * against the upload's (the engine refuses one the upload was not created
+ * with); the object's encryption is the upload's.
+ */
 async function completeUpload (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string): Promise<void> {
+  const options: BucketCompleteOptions = {}
+  const onlyIf = conditionalFrom(request.headers)
+  if (onlyIf !== undefined) options.onlyIf = onlyIf
+  const ssecKey = ssecKeyFrom(request.headers)
+  if (ssecKey !== undefined) options.ssecKey = ssecKey
   const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(request.query as Record<string, unknown>))
-  const object = await upload.complete(partsFrom(await readJsonBody(request.raw)))
+  const object = await upload.complete(partsFrom(await readJsonBody(request.raw)), options)
+  if (object === null) {
+    const { code, message } = DoorErrors.PreconditionFailed
+    return await reply.code(412).send(failure(code, message))
+  }
   return await reply.header('etag', object.httpEtag).send(success(object))
 }
 

@@ -24,11 +24,10 @@ import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BucketErrors } from '../bucket/index.js'
 import { responseOverridesFrom } from '../doors/request-metadata.js'
-import { ssecKeyFromHeaders } from '../doors/ssec-headers.js'
 import type { Bucket, BucketObject } from '../bucket/index.js'
 import { VersionHeaders } from '../doors/version-headers.js'
 import { DoorError, DoorErrors, failure, type GatewayEnvelope } from './errors.js'
-import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders } from './object-headers.js'
+import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders, ssecKeyFrom } from './object-headers.js'
 
 export interface ReadResult {
   status: number
@@ -103,9 +102,8 @@ export async function readObject (
   query: Record<string, unknown>
 ): Promise<ReadResult> {
   // An object encrypted with a customer key (SSE-C) is read only with S3's key headers; the engine refuses it otherwise.
-  const ssec = ssecKeyFromHeaders(headers)
-  if (ssec !== undefined && !('key' in ssec)) throw new DoorError('InvalidHeader', ssec.message)
-  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(headers), range: headers.range, body: method === 'GET', ...(ssec === undefined ? {} : { ssecKey: ssec.key }) })
+  const ssecKey = ssecKeyFrom(headers)
+  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(headers), range: headers.range, body: method === 'GET', ...(ssecKey === undefined ? {} : { ssecKey }) })
   switch (outcome.status) {
     case 'not-found':
       throw new DoorError('NoSuchKey')

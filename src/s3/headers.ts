@@ -51,9 +51,15 @@ function encodeHeaderValue (value: string): string {
  * locked: NotImplemented instead, as for the sub-resources.
  * `x-amz-server-side-encryption: AES256` (SSE-S3, the default
  * GetBucketEncryption answers) is accepted; SSE-C's headers are read by the
- * operations that take them (ssec.ts).
+ * operations that take them (ssec.ts), and are InvalidArgument beside
+ * `x-amz-server-side-encryption` (any value), as S3 answers them.
  */
 export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
+  // SSE-C's key with another encryption method (SSE-S3 or SSE-KMS) for the same object: S3 refuses the two together,
+  // whatever that method (a copy source's key, x-amz-copy-source-server-side-encryption-customer-*, is another object's).
+  if (headers['x-amz-server-side-encryption'] !== undefined && Object.keys(headers).some(name => name.startsWith('x-amz-server-side-encryption-customer-'))) {
+    throw new S3Error('InvalidArgument', 'Server Side Encryption with Customer provided key is incompatible with the encryption method specified')
+  }
   for (const name in headers) {
     if (!name.startsWith('x-amz-')) continue
     if (name.startsWith('x-amz-server-side-encryption-aws-kms') ||
@@ -146,6 +152,21 @@ export function copyDestinationConditionalFrom (headers: IncomingHttpHeaders): H
   if (plain === undefined || prefixed === undefined) return prefixed ?? plain
   prefixed.forEach((value, name) => { plain.set(name, value) })
   return plain
+}
+
+const conditionHeaderNames: Record<string, string> = { 'if-match': 'If-Match', 'if-none-match': 'If-None-Match', 'if-modified-since': 'If-Modified-Since', 'if-unmodified-since': 'If-Unmodified-Since' }
+
+/**
+ * PreconditionFailed for a request whose conditions `onlyIf` were (as this
+ * module made them), with S3's `Condition` element naming the header that
+ * failed when the request carried that one condition alone: then the
+ * engine's outcome leaves no doubt. With several, the outcome does not say
+ * which one failed, and the door does not judge them again to find out: the
+ * element is left out.
+ */
+export function preconditionFailed (onlyIf: Headers | undefined): S3Error {
+  const sent = onlyIf === undefined ? [] : conditionNames.filter(name => onlyIf.has(name))
+  return new S3Error('PreconditionFailed', undefined, {}, sent.length === 1 ? { Condition: conditionHeaderNames[sent[0]] } : {})
 }
 
 /** The conditional headers of a read under their own names, or under `prefix` (x-amz-copy-source-if-*). */

@@ -29,7 +29,7 @@ import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from
 import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
-import { customMetadataFrom, httpMetadataFrom, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
+import { customMetadataFrom, httpMetadataFrom, preconditionFailed, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
 import { checkKey, copySourceFrom, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
 import { decodePartRequest } from './put-request.js'
 import { ssecAnswerHeaders, ssecEchoHeaders, ssecOption } from './ssec.js'
@@ -193,8 +193,9 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   // Without x-amz-checksum-type, the binding takes the upload's type (or FULL_OBJECT for a whole-object checksum).
   const checksumType = checksumTypeFrom(ctx)
   // S3 answers a completion asked again (a client retrying a lost answer) with the object it made.
-  const object = await upload.complete(parts, { checksum, repeatable: true, ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }) })
-  if (object === null) throw new S3Error('PreconditionFailed')
+  // A key sent is the upload's, or the completion is refused (the engine checks it); none is needed, as in S3.
+  const object = await upload.complete(parts, { checksum, repeatable: true, ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }), ...ssecOption(ctx.request.headers) })
+  if (object === null) throw preconditionFailed(onlyIf)
   ctx.reply.headers(ssecAnswerHeaders(object.ssecKeyMd5))
   const composite = object.checksums.composite
   const checksums = composite === undefined

@@ -30,7 +30,7 @@ import { openBucketForUpload } from './extensions.js'
 import { openNamedBucket, sendXml, type S3Context } from './context.js'
 import { fromCatalogue, S3Error } from './errors.js'
 import {
-  checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, single, storageClassFrom
+  checksumHeaders, conditionalFrom, copyDestinationConditionalFrom, customMetadataFrom, httpMetadataFrom, objectHeaders, preconditionFailed, single, storageClassFrom
 } from './headers.js'
 import { decodePutRequest, type PutRequest } from './put-request.js'
 import { copySourceSsecKey, ssecAnswerHeaders, ssecOption } from './ssec.js'
@@ -73,7 +73,7 @@ export async function putObject (ctx: S3Context): Promise<void> {
   const put = decodePutRequest(ctx.request.headers, ctx.signature)
   const body = bodyPipeline(ctx.request.raw, put.body)
   const object = await bucket.put(ctx.key, body.stream, putOptions(put, body.checksum, info.settings.storageClass))
-  if (object === null) throw new S3Error('PreconditionFailed', undefined, {})
+  if (object === null) throw preconditionFailed(put.onlyIf)
   ctx.request.logFields = { bucket: ctx.bucketName, key: ctx.key, bytes: object.size }
   ctx.reply.code(200).header('etag', object.httpEtag).headers(checksumHeaders(object)).headers(expirationHeaders(info, object)).headers(ssecAnswerHeaders(object.ssecKeyMd5))
   await ctx.reply.send()
@@ -85,8 +85,14 @@ export interface ReadAnswer {
   body?: Buffer | Readable
 }
 
+/** A 304 carries the validators, and the Cache-Control and Expires a 200 would (RFC 9110 section 15.4.5), no other metadata. */
 function notModified (object: BucketObject): ReadAnswer {
-  return { status: 304, headers: { etag: object.httpEtag, 'last-modified': object.uploaded.toUTCString() } }
+  const described = objectHeaders(object)
+  const headers: Record<string, string> = { etag: described.etag, 'last-modified': described['last-modified'] }
+  for (const name of ['cache-control', 'expires']) {
+    if (described[name] !== undefined) headers[name] = described[name]
+  }
+  return { status: 304, headers }
 }
 
 function unsatisfiable (size: number): never {
@@ -132,10 +138,11 @@ export async function readAnswer (requestHeaders: IncomingHttpHeaders, query: Re
   const partParameter = Array.isArray(query.partNumber) ? query.partNumber[0] : query.partNumber
   const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
   if (partNumber !== undefined && rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
-  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(requestHeaders), range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(requestHeaders) })
+  const onlyIf = conditionalFrom(requestHeaders)
+  const outcome = await bucket.read(key, { onlyIf, range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(requestHeaders) })
   switch (outcome.status) {
     case 'not-found': throw new S3Error('NoSuchKey')
-    case 'precondition-failed': throw new S3Error('PreconditionFailed', undefined, {})
+    case 'precondition-failed': throw preconditionFailed(onlyIf)
     case 'not-modified': return notModified(outcome.object)
     case 'range-not-satisfiable':
       if (partNumber !== undefined) throw new S3Error('InvalidPartNumber')
@@ -265,9 +272,12 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const storageClass = storageClassFrom(headers)
   const source = copySourceFrom(ctx)
   const ssec = ssecOption(headers)
-  // The same customer key on both sides changes no encryption attribute either.
+  // Plain on both sides, or the same customer key on both, changes no encryption attribute; a key on one side
+  // only (decrypting in place, or encrypting) or two different keys do change it.
   const sourceKey = copySourceSsecKey(headers)
-  const sameEncryption = ssec.ssecKey === undefined || (sourceKey !== undefined && Buffer.from(sourceKey).equals(Buffer.from(ssec.ssecKey)))
+  const sameEncryption = ssec.ssecKey === undefined || sourceKey === undefined
+    ? ssec.ssecKey === sourceKey
+    : Buffer.from(sourceKey).equals(Buffer.from(ssec.ssecKey))
   if (source.bucket === ctx.bucketName && source.key === ctx.key && directive === 'COPY' && storageClass === undefined && sameEncryption) {
     throw new S3Error('InvalidRequest', 'This copy request is illegal because it is trying to copy an object to itself without changing the object\'s metadata, storage class, website redirect location or encryption attributes.')
   }
@@ -289,7 +299,9 @@ export async function copyObject (ctx: S3Context): Promise<void> {
       ...ssec
     })
     if (outcome.status === 'not-found') throw new S3Error('NoSuchKey')
-    if (outcome.status !== 'copied') throw new S3Error('PreconditionFailed', undefined, {})
+    // A copy source's condition is not named: S3's name for it is not known to this door.
+    if (outcome.status === 'source-precondition-failed') throw new S3Error('PreconditionFailed', undefined, {})
+    if (outcome.status === 'precondition-failed') throw preconditionFailed(onlyIf)
     ctx.reply.headers(ssecAnswerHeaders(outcome.object.ssecKeyMd5))
     await sendXml(ctx, 200, 'CopyObjectResult', copyResult(outcome.object, checksumAlgorithm))
     return
@@ -306,7 +318,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     onlyIf,
     ...ssec
   }, { bucket: source.bucket, key: object.key })
-  if (copied === null) throw new S3Error('PreconditionFailed', undefined, {})
+  if (copied === null) throw preconditionFailed(onlyIf)
   ctx.reply.headers(ssecAnswerHeaders(copied.ssecKeyMd5))
   await sendXml(ctx, 200, 'CopyObjectResult', copyResult(copied, checksumAlgorithm))
 }

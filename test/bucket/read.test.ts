@@ -74,6 +74,25 @@ for (const [name, open] of stores) {
   })
 }
 
+for (const [name, open] of stores) {
+  t.test(`${name}: part 1 of an empty multipart object (its one part empty) is a whole read, as of an empty object put whole`, async t => {
+    const bucket = await open(t)
+    t.teardown(async () => { await bucket.close() })
+    const upload = await bucket.createMultipartUpload('empty-parts')
+    const part = await upload.uploadPart(1, '')
+    await upload.complete([part])
+    await bucket.put('empty-put', '')
+    for (const key of ['empty-parts', 'empty-put']) {
+      for (const body of [true, false]) {
+        const outcome = await bucket.read(key, { partNumber: 1, body })
+        t.equal(outcome.status, 'found', `${key}, body ${String(body)}: found, not partial`)
+        if ('range' in outcome) t.equal(outcome.range, null, `${key}: no range (no Content-Range of bytes 0--1)`)
+      }
+      t.equal((await bucket.read(key, { partNumber: 2 })).status, 'range-not-satisfiable', `${key}: part 2 is past the end`)
+    }
+  })
+}
+
 t.test('a multipart object without its part layout (completed by an older version) is not read by part, and its bytes are released', async t => {
   const store = new MemoryStore()
   const bucket = new BucketEngine(store)

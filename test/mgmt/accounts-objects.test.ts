@@ -216,6 +216,20 @@ t.test('an object PUT through the account\'s API verifies Content-MD5, keeps its
   t.equal(await text(), 'second')
 })
 
+t.test('the content of an SSE-C object through the account\'s API: the engine\'s refusal (10910), not an invalid argument', async t => {
+  const { app, registry } = await buildApp(t)
+  await registry.create('things')
+  const bucket = await registry.open('things')
+  await bucket?.put('sealed', 'the plaintext', { ssecKey: 'ab'.repeat(32), sha256: (await import('node:crypto')).createHash('sha256').update('the plaintext').digest('hex') })
+  const got = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects/sealed`, headers: auth })
+  t.equal(got.statusCode, 400)
+  t.equal(got.json().errors[0].code, 10910, 'SsecKeyRequired, as docs/errors.md lists it')
+  t.notMatch(got.body, 'plaintext', 'no data in the answer')
+  const listed = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects`, headers: auth })
+  t.equal(listed.statusCode, 200, 'the object is listed')
+  t.notMatch(listed.body, /checksum|sha256/i, 'with no checksum value')
+})
+
 t.test('graphql: the storage metrics of a bucket', async t => {
   const { app, registry } = await buildApp(t)
   await registry.create('measured')

@@ -112,3 +112,21 @@ t.test('the S3 port\'s reads beside Fastify keep their connection\'s order', asy
     t.same(statuses(text), [404, 200, 200], `round ${round}: the handed-over read answered before the PUT behind it took effect`)
   }
 })
+
+t.test('a 304 carries the object\'s Cache-Control and Expires, beside Fastify and through the route', async t => {
+  const { connections, seen } = counted()
+  const server = await s3Server(t, { connections, readsBeside: { beginAlone, guard: null } })
+  const photos = await server.registry.open('photos')
+  const expires = new Date('2030-01-02T03:04:05Z')
+  const stored = await photos?.put('cached.txt', 'x', { httpMetadata: { cacheControl: 'max-age=60, public', cacheExpiry: expires, contentType: 'text/plain' } })
+  for (const [name, suffix] of [['beside Fastify', ''], ['through the route', '?']]) {
+    const before = seen.length
+    const answer = await signedRead(server, 'GET', '/photos/cached.txt', { 'if-none-match': stored?.httpEtag ?? '' }, suffix)
+    t.equal(answer.status, 304, `${name}: 304`)
+    t.equal(answer.headers['cache-control'], 'max-age=60, public', `${name}: Cache-Control`)
+    t.equal(answer.headers.expires, expires.toUTCString(), `${name}: Expires`)
+    t.equal(answer.headers.etag, stored?.httpEtag, `${name}: ETag`)
+    t.equal(answer.headers['content-type'], undefined, `${name}: no other metadata`)
+    t.equal(seen.length > before, suffix === '?', `${name}: answered ${suffix === '' ? 'without' : 'by'} Fastify`)
+  }
+})

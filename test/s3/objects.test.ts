@@ -164,3 +164,33 @@ t.test('any Content-Type is stored as given (empty, malformed, a list): PutObjec
   await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'signed', Body: 'x', ContentType: 'a/b/c' }))
   t.equal((await bucket.head('signed'))?.httpMetadata.contentType, 'a/b/c')
 })
+
+t.test('PreconditionFailed names the condition (S3\'s <Condition>) when the request carried that one alone', async t => {
+  const server = await s3Server(t)
+  const put = await raw(server, 'PUT', '/photos/cond.txt', { 'content-length': '1' }, 'x')
+  const etag = String(put.headers.etag)
+  const past = 'Mon, 01 Jan 2001 00:00:00 GMT'
+  const cases: Array<[string, string, string, Record<string, string>, string | undefined, string?]> = [
+    ['GetObject If-Match', 'GET', '/photos/cond.txt', { 'if-match': '"nope"' }, 'If-Match'],
+    ['GetObject If-Unmodified-Since', 'GET', '/photos/cond.txt', { 'if-unmodified-since': past }, 'If-Unmodified-Since'],
+    ['GetObject with two conditions: not named', 'GET', '/photos/cond.txt', { 'if-match': '"nope"', 'if-unmodified-since': past }, undefined],
+    ['PutObject If-None-Match: *', 'PUT', '/photos/cond.txt', { 'if-none-match': '*', 'content-length': '1' }, 'If-None-Match', 'y'],
+    ['PutObject If-Match', 'PUT', '/photos/cond.txt', { 'if-match': '"nope"', 'content-length': '1' }, 'If-Match', 'y'],
+    ['CopyObject If-None-Match (destination)', 'PUT', '/photos/cond.txt', { 'x-amz-copy-source': '/photos/cond.txt', 'x-amz-metadata-directive': 'REPLACE', 'if-none-match': etag }, 'If-None-Match'],
+    ['CopyObject source condition: not named', 'PUT', '/photos/other.txt', { 'x-amz-copy-source': '/photos/cond.txt', 'x-amz-copy-source-if-match': '"nope"' }, undefined]
+  ]
+  for (const [name, method, path, headers, condition, body] of cases) {
+    const answer = await raw(server, method, path, headers, body ?? [])
+    t.equal(answer.status, 412, `${name}: 412`)
+    t.match(answer.body, '<Code>PreconditionFailed</Code>', name)
+    if (condition === undefined) t.notMatch(answer.body, '<Condition>', `${name}: no Condition`)
+    else t.match(answer.body, `<Condition>${condition}</Condition>`, `${name}: Condition ${condition}`)
+  }
+  const created = await raw(server, 'POST', '/photos/cond.txt?uploads')
+  const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(created.body)?.[1] ?? ''
+  const part = await raw(server, 'PUT', `/photos/cond.txt?partNumber=1&uploadId=${uploadId}`, { 'content-length': '5' }, 'parts')
+  const document = `<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>${String(part.headers.etag)}</ETag></Part></CompleteMultipartUpload>`
+  const completed = await raw(server, 'POST', `/photos/cond.txt?uploadId=${uploadId}`, { 'if-none-match': '*', 'content-length': String(document.length) }, document)
+  t.equal(completed.status, 412, 'CompleteMultipartUpload If-None-Match: 412')
+  t.match(completed.body, '<Condition>If-None-Match</Condition>')
+})

@@ -84,10 +84,17 @@ t.test('multipart uploads, CopyObject and UploadPartCopy under keys', async t =>
     t.equal(part.SSECustomerKeyMD5, KEY_MD5, `UploadPart ${i + 1} echoes the key's MD5`)
     etags.push(part.ETag!)
   }
-  const done = await s3.send(new CompleteMultipartUploadCommand({
-    Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) }
-  }))
-  t.match(done.ETag, /-3"$/, 'a multipart ETag')
+  const listed = { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) }
+  const wrongKey = await rejection(s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, MultipartUpload: listed, ...otherSse })))
+  t.same([wrongKey.name, wrongKey.$metadata.httpStatusCode], ['AccessDenied', 403], 'a completion with another key than the upload\'s is refused')
+  const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, MultipartUpload: listed, ...sse }))
+  t.match(done.ETag, /-3"$/, 'the upload\'s own key completes it')
+  const plain = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'plain-mp.bin' }))
+  const plainPart = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'plain-mp.bin', UploadId: plain.UploadId, PartNumber: 1, Body: 'p' }))
+  const keyOnPlain = await rejection(s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'plain-mp.bin', UploadId: plain.UploadId, MultipartUpload: { Parts: [{ ETag: plainPart.ETag, PartNumber: 1 }] }, ...sse
+  })))
+  t.equal(keyOnPlain.$metadata.httpStatusCode, 400, 'a key on the completion of an upload made without one is refused')
   const whole = Buffer.concat(parts)
   const got = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'mp.bin', ...sse }))
   t.same(Buffer.from(await got.Body!.transformToByteArray()), whole, 'the object reads back whole')
@@ -206,4 +213,57 @@ t.test('awscli --sse-c', { skip: spawnSync('aws', ['--version']).status === 0 ? 
   await aws('s3', 'cp', 's3://photos/cli.bin', target, '--sse-c', 'AES256', '--sse-c-key', KEY.toString())
   t.same(readFileSync(target), readFileSync(source), 'awscli writes and reads back an SSE-C object')
   await t.rejects(aws('s3', 'cp', 's3://photos/cli.bin', path.join(dir, 'no.bin')), /400|Bad Request/, 'and cannot read it without the key')
+})
+
+t.test('a copy onto itself that only removes SSE-C (copy source key alone) is a change; the same key, or none, is not', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'inplace.bin', Body: 'secret bytes', ...sse }))
+  const sameKey = await rejection(s3.send(new CopyObjectCommand({
+    Bucket: 'photos', Key: 'inplace.bin', CopySource: 'photos/inplace.bin', CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: KEY as unknown as string, ...sse
+  })))
+  t.equal(sameKey.name, 'InvalidRequest', 'the same key on both sides changes nothing')
+  const decrypted = await s3.send(new CopyObjectCommand({
+    Bucket: 'photos', Key: 'inplace.bin', CopySource: 'photos/inplace.bin', CopySourceSSECustomerAlgorithm: 'AES256', CopySourceSSECustomerKey: KEY as unknown as string
+  }))
+  t.equal(decrypted.SSECustomerKeyMD5, undefined, 'the copy is not encrypted')
+  const plain = await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'inplace.bin' }))
+  t.equal(await plain.Body!.transformToString(), 'secret bytes', 'decrypted in place, it reads without a key')
+  const unchanged = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'inplace.bin', CopySource: 'photos/inplace.bin' })))
+  t.equal(unchanged.name, 'InvalidRequest', 'plain onto itself, changing nothing: still refused')
+  const encrypted = await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'inplace.bin', CopySource: 'photos/inplace.bin', ...sse }))
+  t.equal(encrypted.SSECustomerKeyMD5, KEY_MD5, 'encrypting in place is a change too')
+})
+
+t.test('SSE-C headers beside x-amz-server-side-encryption: InvalidArgument, nothing written', async t => {
+  const server = await s3Server(t)
+  const customer = {
+    'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+    'x-amz-server-side-encryption-customer-key': KEY.toString('base64'),
+    'x-amz-server-side-encryption-customer-key-md5': KEY_MD5
+  }
+  const message = 'Server Side Encryption with Customer provided key is incompatible with the encryption method specified'
+  for (const method of ['AES256', 'aws:kms']) {
+    const both = { ...customer, 'x-amz-server-side-encryption': method }
+    const put = await raw(server, 'PUT', '/photos/both.bin', { ...both, 'content-length': '1' }, 'x')
+    t.equal(put.status, 400, `PutObject with ${method}: 400`)
+    t.match(put.body, '<Code>InvalidArgument</Code>')
+    t.match(put.body, `<Message>${message}</Message>`)
+    const created = await raw(server, 'POST', '/photos/both.bin?uploads', both)
+    t.equal(created.status, 400, `CreateMultipartUpload with ${method}: 400`)
+    t.match(created.body, '<Code>InvalidArgument</Code>')
+  }
+  t.equal((await raw(server, 'GET', '/photos/both.bin')).status, 404, 'nothing was stored')
+  await raw(server, 'PUT', '/photos/src.bin', { ...customer, 'content-length': '4' }, 'data')
+  const copySource = {
+    'x-amz-copy-source': '/photos/src.bin',
+    'x-amz-copy-source-server-side-encryption-customer-algorithm': 'AES256',
+    'x-amz-copy-source-server-side-encryption-customer-key': KEY.toString('base64'),
+    'x-amz-copy-source-server-side-encryption-customer-key-md5': KEY_MD5
+  }
+  const copyBoth = await raw(server, 'PUT', '/photos/dst.bin', { ...copySource, ...customer, 'x-amz-server-side-encryption': 'AES256' })
+  t.equal(copyBoth.status, 400, 'CopyObject whose destination has both: 400')
+  t.match(copyBoth.body, '<Code>InvalidArgument</Code>')
+  const toSseS3 = await raw(server, 'PUT', '/photos/dst.bin', { ...copySource, 'x-amz-server-side-encryption': 'AES256' })
+  t.equal(toSseS3.status, 200, 'a copy source\'s key beside SSE-S3 for the copy is fine')
 })
