@@ -208,6 +208,14 @@ t.test('an object PUT through the account\'s API verifies Content-MD5, keeps its
   const framed = await app.inject({ method: 'PUT', url, headers: { ...auth, 'content-encoding': 'aws-chunked' }, payload: '6;chunk-signature=x\r\nsecond\r\n0\r\n\r\n' })
   t.equal(framed.statusCode, 400)
   t.equal(framed.json().errors[0].code, 10040)
+  const key = Buffer.alloc(32, 7)
+  const ssec = {
+    'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+    'x-amz-server-side-encryption-customer-key': key.toString('base64'),
+    'x-amz-server-side-encryption-customer-key-md5': (await import('node:crypto')).createHash('md5').update(key).digest('base64')
+  }
+  const keyed = await app.inject({ method: 'PUT', url, headers: { ...auth, ...ssec }, payload: 'secret' })
+  t.same([keyed.statusCode, keyed.json().errors[0].code], [400, 10040], 'a customer key is refused, not ignored')
   t.equal(await text(), 'first', 'nothing refused was stored')
   const right = await app.inject({ method: 'PUT', url, headers: { ...auth, 'content-md5': Buffer.from('a7d6ad9d3a8e3ce5de2f9b3c5ff8a0f5', 'hex').toString('base64') }, payload: 'x' })
   t.equal(right.statusCode, 400, 'a digest of other bytes')

@@ -180,6 +180,10 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     if (namesAwsChunked(request.headers)) {
       throw new ManagementError('InvalidArgument', 'Content-Encoding: aws-chunked is not accepted: send the object\'s bytes as they are')
     }
+    // This API takes no customer key: an object sent with one is refused, never stored in the clear.
+    if (Object.keys(request.headers).some(name => name.startsWith('x-amz-server-side-encryption-customer-'))) {
+      throw new ManagementError('InvalidArgument', 'SSE-C headers are not taken here: put an object under a customer key through the S3 API or the HTTP routes')
+    }
     const storageClass = storageClassFrom(request.headers['cf-r2-storage-class'])
     const md5 = md5From(request.headers['content-md5'])
     const onlyIf = conditionalHeadersOf(request.headers, ['if-match', 'if-none-match'])
