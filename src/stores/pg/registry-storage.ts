@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
-import { DeletedBuckets, removeTree } from '../fs/blobs.js'
+import { DeletedBuckets, isStoreFile, removeTree } from '../fs/blobs.js'
 import { TurnMemo } from '../turn.js'
 import { PgCatalog, type CatalogOptions } from './catalog.js'
 import { PgDocuments } from './documents.js'
@@ -36,8 +36,14 @@ export function bodyRoot (dataDir: string, name: string): string {
   return path.join(dataDir, name, '.fsbucket')
 }
 
-/** Buckets whose bodies are looked for at start (an object's each): enough to tell the shared directory from another. */
+/** Buckets whose bodies are looked for at start, at most (those with no body to look for count too, up to `ASKED_BUCKETS`). */
 const SAMPLED_BUCKETS = 5
+const ASKED_BUCKETS = 50
+/** Bodies looked for in each bucket, among the first objects of its key index (a bounded look, whatever the bucket holds). */
+const SAMPLED_BODIES = 8
+const SAMPLE_SQL = `SELECT o.segments->0->>0 AS file
+  FROM (SELECT size, segments FROM fsbucket.objects WHERE store_id = $1 LIMIT 200) AS o
+  WHERE o.size > 0 LIMIT ${SAMPLED_BODIES}`
 
 /**
  * Refuses a data directory that is not the catalog's shared one: one that
@@ -47,34 +53,37 @@ const SAMPLED_BUCKETS = 5
  * the catalog names (another data directory with buckets of the same names
  * at the mount point: an old SQLite gateway's, say). A gateway there would
  * answer 500 to every read and acknowledge writes whose bodies no other
- * gateway can read. A body file is looked for in up to five buckets (an
- * object each, by the key index); one found is enough, so a body lost to a
- * disk fault never stops a start. A catalog without buckets, or without
- * bodies yet, has nothing to compare.
+ * gateway can read. Up to eight bodies are looked for in each of up to five
+ * buckets; one found is enough, so a few bodies lost to a disk fault do not
+ * stop a start. A catalog without buckets, or without bodies yet, has
+ * nothing to compare.
  */
 async function checkSharedDirectory (catalog: PgCatalog, dataDir: string): Promise<void> {
   const { rows } = await catalog.query<{ name: string, store_id: string }>('opening the catalog', 'SELECT name, store_id FROM fsbucket.buckets ORDER BY name')
   if (rows.length === 0) return
-  const present: typeof rows = []
-  for (const row of rows) {
-    if ((await fsp.stat(bodyRoot(dataDir, row.name)).catch(() => null))?.isDirectory() === true) present.push(row)
-    if (present.length === SAMPLED_BUCKETS) break
-  }
   const named = (list: typeof rows): string => list.slice(0, 3).map(r => r.name).join(', ') + (list.length > 3 ? ', ...' : '')
+  const present: typeof rows = []
+  let asked = 0
+  let looked = 0
+  for (const row of rows) {
+    if (looked === SAMPLED_BUCKETS || asked === ASKED_BUCKETS) break
+    const root = bodyRoot(dataDir, row.name)
+    if ((await fsp.stat(root).catch(() => null))?.isDirectory() !== true) continue
+    present.push(row)
+    asked++
+    const { rows: sampled } = await catalog.query<{ file: string | null }>('opening the catalog', SAMPLE_SQL, [row.store_id])
+    const files = sampled.map(r => r.file).filter(isStoreFile)
+    if (files.length === 0) continue
+    looked += 1
+    for (const file of files) {
+      if (await fsp.access(path.join(root, file)).then(() => true, () => false)) return
+    }
+  }
   if (present.length === 0) {
     throw new Error(`The data directory ${dataDir} holds none of the catalog's ${rows.length} bucket(s) (${named(rows)}): every gateway over one catalog must see the shared body directory at --data. Is it mounted there?`)
   }
-  let sampled = 0
-  for (const { name, store_id: storeId } of present) {
-    const found = await catalog.query<{ segments: Array<[string, number]> }>('opening the catalog',
-      'SELECT segments FROM fsbucket.objects WHERE store_id = $1 AND size > 0 LIMIT 1', [storeId])
-    const file = found.rows[0]?.segments[0]?.[0]
-    if (file === undefined) continue
-    sampled++
-    if (await fsp.access(path.join(bodyRoot(dataDir, name), file)).then(() => true, () => false)) return
-  }
-  if (sampled === 0) return
-  throw new Error(`The data directory ${dataDir} has directories named like the catalog's buckets (${named(present)}), but none of the ${sampled} object bodies looked for: it is another data directory, not the one the catalog's gateways share. Mount the shared body directory at --data.`)
+  if (looked === 0) return
+  throw new Error(`The data directory ${dataDir} has directories named like the catalog's buckets (${named(present)}), but none of the object bodies looked for in ${looked} of them: it is another data directory, not the one the catalog's gateways share. Mount the shared body directory at --data.`)
 }
 
 export class PgRegistryStorage implements RegistryStorage {
