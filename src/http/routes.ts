@@ -120,11 +120,12 @@ async function handleRoot (options: GatewayRoutesOptions, routeHosts: ReadonlySe
 }
 
 async function route (options: GatewayRoutesOptions, routeHosts: ReadonlySet<string>, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  requireDecodableQuery(request.raw.url ?? '/')
   const target = await resolveTarget(options, request)
   if (target.kind !== 'root') request.logFields = { bucket: target.bucket, key: target.kind === 'bucket' ? undefined : target.key }
   const probe = nameOperation(request, target)
   if (probe !== null) return await answerProbe(request, reply, probe, options.operator, options.policy)
+  // The API's parameters must decode; a public site's query (`?ref=50%off`) is its pages' own, and a preflight reads none.
+  if (target.kind !== 'public' && request.method !== 'OPTIONS') requireDecodableQuery(request.raw.url ?? '/')
   switch (target.kind) {
     case 'root': return await handleRoot(options, routeHosts, request, reply)
     case 'bucket': return await handleBucket(options, request, reply, target.bucket)

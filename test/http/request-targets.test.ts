@@ -42,6 +42,19 @@ t.test('a list whose prefix, delimiter or cursor does not decode answers 400 (40
   t.equal(errorOf(read)?.code, 40001)
 })
 
+t.test('a public site\'s query and a preflight\'s are not the API\'s: pages answer whatever their query holds', async t => {
+  const { app, registry } = await gateway(t, { routes: [{ host: 'cdn.example', pathPrefix: '/', bucket: 'site' }] })
+  await (await registry.open('site'))!.put('page.html', '<p>hi</p>', { httpMetadata: { contentType: 'text/html' } })
+  for (const query of ['ref=50%off', 'q=caf%E9']) {
+    const page = await app.inject({ method: 'GET', url: `/page.html?${query}`, headers: { host: 'cdn.example' } })
+    t.equal(page.statusCode, 200, `a page with ?${query}`)
+    t.equal(page.body, '<p>hi</p>')
+  }
+  const preflight = await app.inject({ method: 'OPTIONS', url: '/photos/a?x=%FF', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } })
+  t.not(preflight.statusCode, 400, 'a preflight is not refused for its query')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/a?x=%FF', headers: auth })).statusCode, 400, 'the API still refuses it')
+})
+
 t.test('HEAD of a missing bucket announces the length of the body its GET sends, and sends none', async t => {
   const { app } = await gateway(t)
   await app.listen({ host: '127.0.0.1', port: 0 })
