@@ -17,8 +17,8 @@
  * requests, ranges, the type by its extension), loaded at the first such
  * request: a server that never shows its console never loads it. `send`
  * compares `If-Match` and `If-Range` weakly, where RFC 9110 compares them
- * strongly: those two are judged here (strong-validators.ts), against the
- * validators `send` gives the file, and `send` never sees them.
+ * strongly: those two are judged here (`judgedStrongly`), and `send` never
+ * sees them.
  * The console imports no other door: the composition root (app.ts) answers
  * its refusals (`ConsoleRefusal`) in the envelope.
  *
@@ -43,7 +43,6 @@ import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { packagePath } from '../package-root.js'
-import { ifMatchHolds, ifRangeHolds } from './strong-validators.js'
 
 export const consolePath = '/_console/'
 
@@ -125,39 +124,31 @@ async function sendModule (): Promise<Send> {
   return await loadedSend
 }
 
-type SendResult = Awaited<ReturnType<Send>>
-
 /** The request as `send` is to see it: the same, without the headers named in `drop`. */
 function requestWithout (raw: IncomingMessage, drop: readonly string[]): IncomingMessage {
   const headers = Object.fromEntries(Object.entries(raw.headers).filter(([name]) => !drop.includes(name)))
   return Object.create(raw, { headers: { value: headers } }) as IncomingMessage
 }
 
-/** The headers a request's conditions and range are in. */
-const conditionalHeaders = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since', 'if-range', 'range']
-
 /**
- * Judges `If-Match` and `If-Range` as RFC 9110 does (strongly), against the
- * validators of the file as `send` answers it with no condition and no range:
- * 'PreconditionFailed' for a failed `If-Match`; else `send`'s answer to the
- * request without them (and without `If-Unmodified-Since` when `If-Match`
- * is given, 13.2.2; without `Range` when `If-Range` fails), or null when the
- * request has neither (`send` answers it as it is).
+ * `send` compares `If-Match` and `If-Range` weakly, where RFC 9110 compares
+ * them strongly (13.1.1, 13.1.5), and the ETags it makes are weak
+ * (`W/"<size>-<mtime>"`): no tag ever matches one strongly. So against these
+ * files only `If-Match: *` holds (and then `If-Unmodified-Since` is not
+ * looked at, 13.2.2), any other `If-Match` fails (412), and an `If-Range`
+ * naming a tag never holds (the whole file is sent); an `If-Range` date is
+ * `send`'s to judge. Answers the request as `send` is to see it.
  */
-async function judgeStrongConditions (raw: IncomingMessage, sendFile: (seen: IncomingMessage) => Promise<SendResult>): Promise<SendResult | 'PreconditionFailed' | null> {
+function judgedStrongly (raw: IncomingMessage): IncomingMessage | 'PreconditionFailed' {
   const ifMatch = raw.headers['if-match']
   const ifRange = raw.headers['if-range'] as string | undefined // Node joins a repeated header other than Set-Cookie
-  if (ifMatch === undefined && ifRange === undefined) return null
-  const plain = await sendFile(requestWithout(raw, conditionalHeaders))
-  // No file (gone since the listing, a directory now), or a fault: answered as such, with no condition to judge.
-  if (plain.type !== 'file') return plain
-  plain.stream.destroy()
-  const { ETag: etag, 'Last-Modified': lastModified } = plain.headers
-  if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etag)) return 'PreconditionFailed'
-  const drop = ['if-match', 'if-range']
-  if (ifMatch !== undefined) drop.push('if-unmodified-since')
-  if (ifRange !== undefined && !ifRangeHolds(ifRange, etag, lastModified, new Date())) drop.push('range')
-  return await sendFile(requestWithout(raw, drop))
+  const drop: string[] = []
+  if (ifMatch !== undefined) {
+    if (ifMatch.trim() !== '*') return 'PreconditionFailed'
+    drop.push('if-match', 'if-unmodified-since')
+  }
+  if (ifRange !== undefined && /^\s*(W\/)?"/.test(ifRange)) drop.push('if-range', 'range')
+  return drop.length === 0 ? raw : requestWithout(raw, drop)
 }
 
 export async function webConsole (app: FastifyInstance, options: WebConsoleOptions): Promise<void> {
@@ -178,10 +169,9 @@ export async function webConsole (app: FastifyInstance, options: WebConsoleOptio
     if (!files.has(name)) return await options.refuse(reply, 'NoSuchFile')
     const send = await sendModule()
     // `send` decodes the path it is given: the name, encoded, under the root.
-    const sendFile = async (seen: IncomingMessage): Promise<SendResult> => await send(seen, `/${encodeURIComponent(name)}`, { root, dotfiles: 'ignore', cacheControl: false })
-    const strong = await judgeStrongConditions(request.raw, sendFile)
-    if (strong === 'PreconditionFailed') return await options.refuse(reply, 'PreconditionFailed')
-    const answer = strong ?? await sendFile(request.raw)
+    const seen = judgedStrongly(request.raw)
+    if (seen === 'PreconditionFailed') return await options.refuse(reply, 'PreconditionFailed')
+    const answer = await send(seen, `/${encodeURIComponent(name)}`, { root, dotfiles: 'ignore', cacheControl: false })
     if (answer.type === 'directory') {
       // A listed name that is a directory now: no file either (`send` would redirect to its `/`).
       answer.stream.destroy()
