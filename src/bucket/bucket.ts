@@ -39,7 +39,7 @@ import { lifecycleRules } from './lifecycle.js'
 import { sweepLifecycle, type LifecycleSweepReport } from './lifecycle-sweep.js'
 import { listObjects } from './listing.js'
 import { parseLockRules, type LockRule } from './locks.js'
-import { completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
+import { completedAgain, completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 import { DEFAULT_MIN_PART_BYTES, DEFAULT_UPLOAD_MAX_AGE_MS, MAX_DELETE_KEYS, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from './limits.js'
 import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
@@ -388,7 +388,7 @@ export class BucketEngine implements Bucket {
     if (record === null || record instanceof Error) {
       if (opts.repeatable === true) {
         const current = await this.#store.head(id)
-        if (current !== null && completedBefore(current, uploadId, named)) return new ObjectMetadata(current)
+        if (current !== null && completedBefore(current, uploadId, named)) return completedAgain(method, current, ssecKey)
       }
       throw new BucketError('NoSuchUpload', method)
     }

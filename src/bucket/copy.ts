@@ -85,9 +85,11 @@ export async function copyObject (
 
   // The store's copy first (no look beforehand: one round trip for the common case); a source whose bytes must be read refuses it.
   const build: CopyBuilder = source => {
+    // Bytes under a customer key are deciphered and (re-)encrypted, never shared; and their key is judged before the
+    // source's conditions (below), so a source refused by its conditions never shows its digests to a caller without it.
+    if (source.checksums.ssec !== undefined || sourceSsecKey !== undefined || ssecKey !== undefined) throw rewriteNeeded
     if (judgeRecord(sourceConditional, source) !== 'pass') return null
-    // Bytes under a customer key are deciphered and (re-)encrypted, never shared.
-    if (needsBytes(source, algorithm) || source.checksums.ssec !== undefined || sourceSsecKey !== undefined || ssecKey !== undefined) throw rewriteNeeded
+    if (needsBytes(source, algorithm)) throw rewriteNeeded
     return copyOf(source)
   }
   const outcome = await store.copy(fromId, toId, build, destination).catch((err: unknown) => { if (err === rewriteNeeded) return null; throw err })

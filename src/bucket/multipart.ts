@@ -21,6 +21,8 @@ import { combineCrcs, compositeOf, digestBytes, isCrc, type HashAlgorithm } from
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError, UploadChecksumError } from './errors.js'
 import { MAX_UPLOAD_PAGE } from './limits.js'
+import { judgeSsecKey, parseSsecKey, type SsecKey } from './ssec.js'
+import { ObjectMetadata } from './object.js'
 import type { MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadChecksum } from './records.js'
 import type { BucketStore } from './port.js'
 import type { BucketMultipartOptions, BucketPartListOptions, BucketParts, BucketUploadListOptions, BucketUploads } from './types.js'
@@ -293,14 +295,28 @@ export async function listUploadsPage (store: BucketStore, options: unknown): Pr
   }
 }
 
-/** One page of an upload's parts (`upload.listParts`); the caller checked the upload belongs to its key. */
+/** The object a completion asked again made, once a key it carries is judged as the first completion judged it. */
+export function completedAgain (method: string, current: StoredObject, ssecKey: SsecKey | undefined): ObjectMetadata {
+  if (ssecKey !== undefined) judgeSsecKey(method, current.checksums.ssec, ssecKey)
+  return new ObjectMetadata(current)
+}
+
+/**
+ * One page of an upload's parts (`upload.listParts`); the caller checked the
+ * upload belongs to its key. The parts of an upload made under a customer
+ * key (SSE-C) are listed with their checksums only when that key is given
+ * (they are digests of the data); a key given must be the upload's.
+ */
 export async function listPartsPage (store: BucketStore, upload: StoredUpload, options: unknown): Promise<BucketParts> {
   const uploadId = upload.uploadId
   const opts = pageOptions<BucketPartListOptions>('listParts', options)
+  const ssecKey = parseSsecKey('listParts', opts.ssecKey)
+  if (ssecKey !== undefined) judgeSsecKey('listParts', upload.ssec, ssecKey)
+  const keyless = upload.ssec !== undefined && ssecKey === undefined
   const marker = opts.partNumberMarker === undefined ? 0 : Math.trunc(Number(opts.partNumberMarker))
   if (!Number.isFinite(marker) || marker < 0) throw new RangeError('listParts: partNumberMarker must be a non-negative number.')
   const found = await store.listParts(uploadId, marker, opts.limit + 1)
   if (found === null) throw new BucketError('NoSuchUpload', 'listParts')
-  const parts = found.slice(0, opts.limit).map(p => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, checksums: { ...p.checksums } }))
+  const parts = found.slice(0, opts.limit).map(p => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, checksums: keyless ? {} : { ...p.checksums } }))
   return { parts, truncated: found.length > opts.limit, ...(upload.checksum === undefined ? {} : { checksum: { ...upload.checksum } }) }
 }

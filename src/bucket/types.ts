@@ -293,6 +293,8 @@ export interface BucketCompleteOptions {
 export interface BucketPartListOptions {
   partNumberMarker?: number
   limit?: number
+  /** The upload's customer key (SSE-C): without it, the parts of an upload made under one are listed without checksums. */
+  ssecKey?: BucketSsecKey
 }
 
 export interface BucketParts {

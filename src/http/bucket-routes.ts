@@ -11,6 +11,7 @@ import { BucketError, isBucketError, isValidBucketName } from '../bucket/index.j
 import type { Bucket, BucketInfo } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { DoorError, errorReply, success } from './errors.js'
+import { ssecKeyFrom } from './object-headers.js'
 import { bucketMethods, enter, methodNotAllowed, preflight, queryValue, readJsonBody, type RouteScope } from './route-scope.js'
 
 function keysFrom (body: unknown): string[] {
@@ -73,6 +74,8 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
   let files = 0
   let storedBytes = 0
   let storing = false
+  // A customer key in the request's headers encrypts every file of the form (malformed: 40003 before anything is read).
+  const ssecKey = ssecKeyFrom(request.headers)
   continueBody(request.raw)
   try {
     for await (const part of request.parts()) {
@@ -98,7 +101,8 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
       request.logFields = { bucket: request.logFields?.bucket, key }
       const object = await bucket.put(key, part.file, {
         httpMetadata: { contentType: part.mimetype },
-        storageClass: info.settings.storageClass
+        storageClass: info.settings.storageClass,
+        ssecKey
       })
       storing = false
       stored.push(object)

@@ -89,10 +89,8 @@ export const ManagementErrors = {
   EntityTooLarge: { code: 100100, status: 400, message: 'Your proposed upload exceeds the maximum allowed object size.' },
   BadDigest: { code: 10037, status: 400, message: 'The provided checksum does not match the data.' },
   MetadataTooLarge: { code: 10012, status: 400, message: 'Your metadata headers exceed the maximum allowed metadata size.' },
-  // Objects encrypted with a customer-provided key (SSE-C): the engine's catalogue's codes; this API takes no key, so it reads no such object
+  // An object encrypted with a customer-provided key (SSE-C): the engine's code; this API takes no key, so it reads no such object
   SsecKeyRequired: { code: 10910, status: 400, message: 'The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object.' },
-  SsecKeyMismatch: { code: 10911, status: 403, message: 'Requests specifying Server Side Encryption with Customer provided keys must provide the correct secret key.' },
-  SsecNotApplicable: { code: 10912, status: 400, message: 'The encryption parameters are not applicable to this object.' },
   // Bucket locks (fsbucket's own codes, as the engine's catalogue)
   ObjectLocked: { code: 10913, status: 403, message: 'The object is retained by a bucket lock rule and cannot be deleted or overwritten.' },
   BucketLocked: { code: 10914, status: 409, message: 'The bucket has lock rules; remove them before deleting the bucket.' },
@@ -180,10 +178,11 @@ const fromCatalogue: Record<Exclude<BucketErrorName, CataloguedName>, Management
   InvalidBucketName: 'InvalidBucketName',
   NoSuchBucket: 'NoSuchBucket',
   BucketNotEmpty: 'BucketNotEmpty',
-  // The management API takes no customer key: a read of an SSE-C object's content is refused as the engine refuses it.
+  // The management API takes no customer key: a read of an SSE-C object's content is refused as the engine refuses it
+  // (another key, or a key where none is wanted, cannot be asked here).
   SsecKeyRequired: 'SsecKeyRequired',
-  SsecKeyMismatch: 'SsecKeyMismatch',
-  SsecNotApplicable: 'SsecNotApplicable',
+  SsecKeyMismatch: 'InvalidArgument',
+  SsecNotApplicable: 'InvalidArgument',
   ObjectLocked: 'ObjectLocked',
   BucketLocked: 'BucketLocked',
   AccessDenied: 'AccessDenied'

@@ -284,7 +284,7 @@ export async function listParts (ctx: S3Context): Promise<void> {
   if (!/^\d{1,5}$/.test(markerText)) throw new S3Error('InvalidArgument', 'part-number-marker must be a part number.')
   const marker = Number(markerText)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
-  const listed = await upload.listParts({ partNumberMarker: marker, limit: Math.max(limit, 1) })
+  const listed = await upload.listParts({ partNumberMarker: marker, limit: Math.max(limit, 1), ...ssecOption(ctx.request.headers) })
   const parts = limit === 0 ? [] : listed.parts
   const truncated = limit === 0 ? listed.parts.length > 0 : listed.truncated
   await sendXml(ctx, 200, 'ListPartsResult', {

@@ -161,6 +161,18 @@ export function ssecConformance (t: Test, open: Open): void {
 
     const plain = await bucket.createMultipartUpload('mp-plain')
     await expectCode(t, async () => await plain.uploadPart(1, 'x', { ssecKey: KEY_HEX }), NOT_APPLICABLE, 'uploadPart', 'a key for a part of a plain upload')
+    await expectCode(t, async () => await plain.listParts({ ssecKey: KEY_HEX }), NOT_APPLICABLE, 'listParts', 'a key to list the parts of a plain upload')
+  })
+
+  t.test('ssec: the parts of an upload under a key are listed with their checksums only with the key', async t => {
+    const { bucket } = await place(t)
+    const upload = await bucket.createMultipartUpload('sums', { ssecKey: KEY_HEX, checksumAlgorithm: 'crc32', checksumType: 'FULL_OBJECT' })
+    await upload.uploadPart(1, plaintext(100, 5), { ssecKey: KEY_HEX })
+    const keyless = await upload.listParts()
+    t.same(keyless.parts.map(p => [p.partNumber, p.checksums]), [[1, {}]], 'without the key: the part, no digest of its data')
+    const keyed = await upload.listParts({ ssecKey: KEY })
+    t.match(keyed.parts[0].checksums.crc32, /^[0-9a-f]{8}$/, 'with the key: the part\'s CRC32')
+    await expectCode(t, async () => await upload.listParts({ ssecKey: OTHER_HEX }), MISMATCH, 'listParts', 'another key')
   })
 
   t.test('ssec: copies decipher their source with its key and encrypt under theirs', async t => {

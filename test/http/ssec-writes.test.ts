@@ -146,3 +146,17 @@ t.test('a completion judges If-None-Match and If-Match: 412, the upload kept, th
   t.equal(done.statusCode, 200, 'a condition that holds completes the upload kept by the refusals')
   t.equal((await app.inject({ method: 'GET', url: '/photos/kept', headers: auth })).body, 'the replacement')
 })
+
+t.test('a form upload with SSE-C headers stores each file under the key; malformed headers store nothing', async t => {
+  const { app, registry, dataDir } = await gateway(t)
+  const form = (name: string): string => `--zz\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\nContent-Type: text/plain\r\n\r\n${MARKER}\r\n--zz--\r\n`
+  const headers = { ...auth, 'content-type': 'multipart/form-data; boundary=zz' }
+  const posted = await app.inject({ method: 'POST', url: '/photos', headers: { ...headers, ...keyHeaders(KEY) }, payload: form('form.txt') })
+  t.equal(posted.statusCode, 200)
+  t.notOk(foundOnDisk(dataDir, MARKER), 'no plaintext in the data directory')
+  t.equal(errorCode(await app.inject({ method: 'GET', url: '/photos/form.txt', headers: auth })), 10910, 'the file needs the key')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/form.txt', headers: { ...auth, ...keyHeaders(KEY) } })).body, MARKER, 'and reads with it')
+  const refused = await app.inject({ method: 'POST', url: '/photos', headers: { ...headers, ...keyHeaders(KEY, 'AAAAAAAAAAAAAAAAAAAAAA==') }, payload: form('bad.txt') })
+  t.same([refused.statusCode, errorCode(refused)], [400, 40003], 'a malformed key: InvalidHeader')
+  t.equal(await (await registry.open('photos'))?.head('bad.txt'), null, 'nothing stored')
+})

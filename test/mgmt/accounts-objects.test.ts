@@ -235,7 +235,9 @@ t.test('the content of an SSE-C object through the account\'s API: the engine\'s
   t.notMatch(got.body, 'plaintext', 'no data in the answer')
   const listed = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects`, headers: auth })
   t.equal(listed.statusCode, 200, 'the object is listed')
+  t.same(listed.json().result.map((o: { key: string }) => o.key), ['sealed'], 'the object is listed')
   t.notMatch(listed.body, /checksum|sha256/i, 'with no checksum value')
+  t.same((await bucket?.list())?.objects[0].checksums.toJSON(), {}, 'the binding\'s list it answers from shows none either')
 })
 
 t.test('graphql: the storage metrics of a bucket', async t => {

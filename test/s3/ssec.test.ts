@@ -9,7 +9,7 @@
  */
 import t from 'tap'
 import {
-  CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand,
+  CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, ListPartsCommand, PutObjectCommand,
   UploadPartCommand, UploadPartCopyCommand
 } from '@aws-sdk/client-s3'
 import { execFile, spawnSync } from 'node:child_process'
@@ -84,11 +84,21 @@ t.test('multipart uploads, CopyObject and UploadPartCopy under keys', async t =>
     t.equal(part.SSECustomerKeyMD5, KEY_MD5, `UploadPart ${i + 1} echoes the key's MD5`)
     etags.push(part.ETag!)
   }
+  const checksumsOf = (parts: Array<Record<string, unknown>> | undefined): string[] => (parts ?? []).flatMap(part => Object.keys(part).filter(name => name.startsWith('Checksum') && part[name] !== undefined))
+  const keyless = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId }))
+  t.equal(keyless.Parts?.length, 3, 'ListParts without the key lists the parts')
+  t.same(checksumsOf(keyless.Parts as Array<Record<string, unknown>>), [], 'but no checksum of their data')
+  const keyed = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, ...sse }))
+  t.equal(checksumsOf(keyed.Parts as Array<Record<string, unknown>>).length, 3, 'with the key, each part\'s checksum')
   const listed = { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) }
   const wrongKey = await rejection(s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, MultipartUpload: listed, ...otherSse })))
   t.same([wrongKey.name, wrongKey.$metadata.httpStatusCode], ['AccessDenied', 403], 'a completion with another key than the upload\'s is refused')
   const done = await s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, MultipartUpload: listed, ...sse }))
   t.match(done.ETag, /-3"$/, 'the upload\'s own key completes it')
+  const retried = await rejection(s3.send(new CompleteMultipartUploadCommand({ Bucket: 'photos', Key: 'mp.bin', UploadId: created.UploadId, MultipartUpload: listed, ...otherSse })))
+  t.same([retried.name, retried.$metadata.httpStatusCode], ['AccessDenied', 403], 'a completion asked again with another key is refused too')
+  const failedCondition = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'cond.bin', CopySource: 'photos/mp.bin', CopySourceIfMatch: '"nope"' })))
+  t.same([failedCondition.name, failedCondition.$metadata.httpStatusCode], ['InvalidRequest', 400], 'a copy of an SSE-C source without its key: the key is judged before the source\'s conditions')
   const plain = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'plain-mp.bin' }))
   const plainPart = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'plain-mp.bin', UploadId: plain.UploadId, PartNumber: 1, Body: 'p' }))
   const keyOnPlain = await rejection(s3.send(new CompleteMultipartUploadCommand({
