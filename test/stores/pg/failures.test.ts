@@ -301,10 +301,7 @@ t.test('a statement that waited past its time on a lock is cancelled by the serv
 })
 
 t.test('a gateway whose data directory is not the shared one (the mount missing) refuses to start', async t => {
-  const admin = await PgCatalog.connect(server.url())
-  await admin.query('preparing', 'CREATE DATABASE unmounted')
-  await admin.close()
-  const url = server.url('unmounted')
+  const url = await database('unmounted')
   const shared = testdir(t)
   const first = await openRegistry(shared, { catalog: url, fsync: false })
   t.teardown(async () => { await first.close() })
@@ -341,10 +338,7 @@ t.test('a gateway whose data directory is not the shared one (the mount missing)
 })
 
 t.test('a catalog whose buckets hold no bodies yet accepts any directory holding them', async t => {
-  const admin = await PgCatalog.connect(server.url())
-  await admin.query('preparing', 'CREATE DATABASE bodiless')
-  await admin.close()
-  const url = server.url('bodiless')
+  const url = await database('bodiless')
   const shared = testdir(t)
   const first = await openRegistry(shared, { catalog: url, fsync: false })
   await first.create('empty')
