@@ -7,12 +7,12 @@
  * writes a `FormUploadError` so.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { BucketError, isBucketError, isValidBucketName } from '../bucket/index.js'
+import { BucketError, isBucketError } from '../bucket/index.js'
 import type { Bucket, BucketInfo } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { DoorError, errorReply, success } from './errors.js'
 import { ssecKeyFrom } from './object-headers.js'
-import { bucketMethods, enter, methodNotAllowed, preflight, queryValue, readJsonBody, type RouteScope } from './route-scope.js'
+import { bucketMethods, enter, preflight, queryValue, readJsonBody, refuseMethod, type RouteScope } from './route-scope.js'
 
 function keysFrom (body: unknown): string[] {
   const keys = (body as { keys?: unknown } | null)?.keys
@@ -139,9 +139,6 @@ export async function handleBucket (scope: RouteScope, request: FastifyRequest, 
       throw new DoorError('InvalidAction', 'POST on a bucket takes ?delete with {"keys": [...]} or a multipart/form-data upload.')
     }
     default:
-      // A segment that is no bucket name (`UPPER`, `a`, `default%2Fr`) names no bucket, whatever the method: refused as
-      // any write is (401, 403) or answered as its GET is (404, the registry knows no such bucket), never 405.
-      if (!isValidBucketName(name)) await enter(scope, request, reply, name, 'write', 'object:write')
-      throw methodNotAllowed(bucketMethods)
+      return await refuseMethod(scope, request, reply, name, bucketMethods)
   }
 }

@@ -102,7 +102,8 @@ export function partOptionsFrom (headers: IncomingHttpHeaders): BucketUploadPart
   return options
 }
 
-function addSsecKey (options: { ssecKey?: BucketSsecKey }, headers: IncomingHttpHeaders): void {
+/** Sets `options.ssecKey` to the key the request's SSE-C headers carry, when they carry one (malformed: 40003). */
+export function addSsecKey (options: { ssecKey?: BucketSsecKey }, headers: IncomingHttpHeaders): void {
   const ssecKey = ssecKeyFrom(headers)
   if (ssecKey !== undefined) options.ssecKey = ssecKey
 }

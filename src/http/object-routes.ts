@@ -6,15 +6,15 @@
  * before the 100-continue is sent.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { BucketError, isRecyclingStream, isValidBucketName, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
+import { BucketError, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketCompleteOptions, BucketInfo, BucketMultipartOptions } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { declaresBodyOver, namesAwsChunked, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import { holdsCredentials } from './auth.js'
-import { DoorError, DoorErrors, failure, success } from './errors.js'
-import { conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, ssecKeyFrom, storageClassFrom } from './object-headers.js'
+import { DoorError, success } from './errors.js'
+import { addSsecKey, conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
 import { readObject, type ReadResult } from './read.js'
-import { enter, methodNotAllowed, objectMethods, preflight, queryValue, readJsonBody, type RouteScope } from './route-scope.js'
+import { enter, objectMethods, preflight, queryValue, readJsonBody, refuseMethod, type RouteScope } from './route-scope.js'
 import { sendRecycling } from './send-body.js'
 import type { SiteOptions } from './target.js'
 import { readSite } from './website.js'
@@ -94,10 +94,7 @@ async function putObject (request: FastifyRequest, reply: FastifyReply, bucket: 
   refuseOversized(request, MAX_PUT_BYTES, 'put')
   continueBody(request.raw)
   const object = await bucket.put(key, request.raw, options)
-  if (object === null) {
-    const { code, message } = DoorErrors.PreconditionFailed
-    return await reply.code(412).send(failure(code, message))
-  }
+  if (object === null) throw new DoorError('PreconditionFailed')
   request.logFields = { bucket: request.logFields?.bucket, key: request.logFields?.key, bytes: object.size }
   return await reply.header('etag', object.httpEtag).send(success(object))
 }
@@ -115,8 +112,7 @@ async function createUpload (request: FastifyRequest, reply: FastifyReply, bucke
     customMetadata: customMetadataFrom(request.headers),
     storageClass: storageClassFrom(request.headers) ?? info.settings.storageClass
   }
-  const ssecKey = ssecKeyFrom(request.headers)
-  if (ssecKey !== undefined) options.ssecKey = ssecKey
+  addSsecKey(options, request.headers)
   const upload = await bucket.createMultipartUpload(key, options)
   return await reply.send(success({ key: upload.key, uploadId: upload.uploadId }))
 }
@@ -147,14 +143,10 @@ async function completeUpload (request: FastifyRequest, reply: FastifyReply, buc
   const options: BucketCompleteOptions = {}
   const onlyIf = conditionalFrom(request.headers)
   if (onlyIf !== undefined) options.onlyIf = onlyIf
-  const ssecKey = ssecKeyFrom(request.headers)
-  if (ssecKey !== undefined) options.ssecKey = ssecKey
+  addSsecKey(options, request.headers)
   const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(request.query as Record<string, unknown>))
   const object = await upload.complete(partsFrom(await readJsonBody(request.raw)), options)
-  if (object === null) {
-    const { code, message } = DoorErrors.PreconditionFailed
-    return await reply.code(412).send(failure(code, message))
-  }
+  if (object === null) throw new DoorError('PreconditionFailed')
   return await reply.header('etag', object.httpEtag).send(success(object))
 }
 
@@ -172,11 +164,7 @@ export async function handleObject (scope: RouteScope, request: FastifyRequest, 
     if (publicRead && !await holdsCredentials(scope.policy, request.headers.authorization)) refuseResponseOverrides(query, 'An anonymous read of a public bucket')
     return await sendRead(request, reply, bucket, key, false)
   }
-  if (!['PUT', 'POST', 'DELETE'].includes(method)) {
-    // As on a bucket's path (bucket-routes.ts): a segment that is no bucket name answers as a write to no bucket, not 405.
-    if (!isValidBucketName(name)) await enter(scope, request, reply, name, 'write', 'object:write', key)
-    throw methodNotAllowed(objectMethods)
-  }
+  if (!['PUT', 'POST', 'DELETE'].includes(method)) return await refuseMethod(scope, request, reply, name, objectMethods, key)
 
   const action = queryValue(query, 'action')
   const { bucket, info } = await enter(scope, request, reply, name, 'write', 'object:write', key)

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
-import { BucketError, requireAccess } from '../bucket/index.js'
+import { BucketError, isValidBucketName, requireAccess } from '../bucket/index.js'
 import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { parseJsonBody } from '../doors/json-body.js'
@@ -32,6 +32,17 @@ export const readOnlyMethods = 'GET, HEAD, OPTIONS'
 
 export function methodNotAllowed (allow: string): DoorError {
   return new DoorError('MethodNotAllowed', `Allowed: ${allow}.`, { allow })
+}
+
+/**
+ * Refuses a method a bucket's or an object's path does not take (`allow`
+ * lists those it does): 405, unless the path's segment is no bucket name
+ * (`UPPER`, `a`, `default%2Fr`), which names no bucket whatever the method:
+ * refused as a write is (401, 403), else 404 as its GET is.
+ */
+export async function refuseMethod (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, allow: string, key?: string): Promise<never> {
+  if (!isValidBucketName(name)) await enter(scope, request, reply, name, 'write', 'object:write', key)
+  throw methodNotAllowed(allow)
 }
 
 export function queryValue (query: Record<string, unknown>, name: string): string | undefined {
