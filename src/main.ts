@@ -29,6 +29,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
+import { MAX_SWEEP_INTERVAL_MS } from './bucket/limits.js'
 import { serveDefaults } from './server/defaults.js'
 import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork.js'
 import { registerTokenCommands } from './cli/tokens.js'
@@ -176,7 +177,7 @@ export function buildCli (): Command {
     .addOption(new Option('-w, --workers <n>', 'worker processes sharing the port').env(workersVariable)
       .default(defaultWorkers(), 'one per core').argParser(integer(1, maxWorkers)))
     .addOption(new Option('--sweep-interval <seconds>', 'how often lifecycle rules are carried out and expired uploads and leftovers swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
-      .default(serveDefaults.sweepInterval).argParser(integer(0, 31 * 24 * 3600)))
+      .default(serveDefaults.sweepInterval).argParser(integer(0, Math.floor(MAX_SWEEP_INTERVAL_MS / 1000))))
     .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))
     .addOption(new Option('--idle-timeout <seconds>', 'close a connection silent this long (a stalled upload answers 408); also the deadline for request headers').env('FSBUCKET_IDLE_TIMEOUT')
       .default(serveDefaults.idleTimeout).argParser(integer(1, 24 * 3600)))

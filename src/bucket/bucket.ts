@@ -36,7 +36,7 @@ import type {
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copyObject } from './copy.js'
 import { lifecycleRules } from './lifecycle.js'
-import { sweepLifecycle, type LifecycleSweepReport } from './lifecycle-sweep.js'
+import { sweepLifecycle, sweepTimer, type LifecycleSweepReport } from './lifecycle-sweep.js'
 import { listObjects } from './listing.js'
 import { parseLockRules, type LockRule } from './locks.js'
 import { completedAgain, completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
@@ -110,10 +110,7 @@ export class BucketEngine implements Bucket {
     this.#uploadMaxAgeMs = options.uploadMaxAgeMs ?? DEFAULT_UPLOAD_MAX_AGE_MS
     this.#notifications = options.notifications
     if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
-      this.#timer = setInterval(() => {
-        if (this.#sweeping.size === 0) this.sweep().catch(() => {})
-      }, options.sweepIntervalMs)
-      this.#timer.unref()
+      this.#timer = sweepTimer(options.sweepIntervalMs, () => { if (this.#sweeping.size === 0) this.sweep().catch(() => {}) })
     }
   }
 

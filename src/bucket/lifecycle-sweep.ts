@@ -25,6 +25,15 @@
 import { actionAt, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes, type LifecycleRule } from './lifecycle.js'
 import { withFields, type BucketStore, type StoredObject } from './port.js'
 import { randomHex } from './random.js'
+import { MAX_SWEEP_INTERVAL_MS } from './limits.js'
+
+/** Calls `tick` every `ms` on a timer that keeps no process alive; a delay Node's timers cannot keep is a RangeError, not a sweep a millisecond. */
+export function sweepTimer (ms: number, tick: () => void): NodeJS.Timeout {
+  if (!(ms > 0 && ms <= MAX_SWEEP_INTERVAL_MS)) throw new RangeError(`sweepIntervalMs must be from 1 to ${MAX_SWEEP_INTERVAL_MS} ms (got ${ms})`)
+  const timer = setInterval(tick, ms)
+  timer.unref()
+  return timer
+}
 
 /** Objects read per page of the walk, and ids removed per `delete` call. */
 const PAGE = 1000

@@ -37,3 +37,21 @@ export const MAX_CUSTOM_METADATA_BYTES = 2048
 export const DEFAULT_UPLOAD_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 /** Most CORS rules a bucket holds (S3's cap, on every door). */
 export const MAX_CORS_RULES = 100
+/**
+ * Largest CORS configuration, in bytes of S3's CORSConfiguration document
+ * (`corsConfigurationBytes`): the S3 door's cap on that body, so every door
+ * holds what S3 could send and no more. Every preflight and cross-origin
+ * answer walks the rules, so their size is what an anonymous request costs.
+ */
+export const MAX_CORS_CONFIGURATION_BYTES = 64 * 1024
+/**
+ * Most buckets one scoped token names. The hosted service documents no cap
+ * (a token is scoped "to a set of buckets"); a thousand covers any scope a
+ * person picks. Unbounded, a few tokens of 80,000 names each made the
+ * records 14 MB, which every process reads and parses again after any
+ * change to a token, and every listing sends.
+ */
+export const MAX_TOKEN_BUCKETS = 1000
+
+/** Longest time between a server's sweeps: the longest delay Node's timers keep (2^31 - 1 ms, 24.8 days); a longer one fires at once, then every millisecond. */
+export const MAX_SWEEP_INTERVAL_MS = 2 ** 31 - 1

@@ -46,6 +46,7 @@
  */
 import { BucketEngine } from './bucket.js'
 import { BucketError } from './errors.js'
+import { sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'
 import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
 import type { QueueNotifications } from './notifications.js'
@@ -369,13 +370,12 @@ class Registry implements BucketRegistry {
 
   startSweeper (intervalMs: number, onError: (err: unknown) => void = () => {}, onSwept: (report: SweepReport, ms: number) => void = () => {}): void {
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
-    this.#sweeper = setInterval(() => {
+    this.#sweeper = sweepTimer(intervalMs, () => {
       // A tick during a long sweep has nothing to add (it would join it): the sweep is heard of once.
       if (this.#sweeping !== null) return
       const started = Date.now()
       this.sweep().then(report => { onSwept(report, Date.now() - started) }, onError)
-    }, intervalMs)
-    this.#sweeper.unref()
+    })
   }
 
   async close (): Promise<void> {

@@ -91,3 +91,13 @@ t.test('SIGTERM during start-up: the process exits within the drain timeout', as
   t.equal(await within(served.exited, 15_000, 'exit after SIGTERM'), 1)
   t.match(served.stderr(), 'stopped during start-up: it did not finish within the drain timeout (1 s)')
 })
+
+t.test('--sweep-interval stops at the longest delay Node\'s timers keep (24.8 days): a longer one would sweep every millisecond', async t => {
+  for (const [args, env] of [[['--sweep-interval', '2147484'], {}], [[], { FSBUCKET_SWEEP_INTERVAL: '2678400' }]] as Array<[string[], Record<string, string>]>) {
+    const served = run(['serve', '--memory', '--port', String(await freePort()), '--s3-port', '0', '--workers', '1', ...args, ...quiet], { env })
+    t.teardown(() => { served.child.kill('SIGKILL') })
+    t.equal(await within(served.exited, 30_000, 'exit'), 1)
+    t.match(served.stderr(), "option '--sweep-interval <seconds>'", 'the flag is named')
+    t.match(served.stderr(), 'expected an integer from 0 to 2147483')
+  }
+})

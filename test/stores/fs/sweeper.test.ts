@@ -193,6 +193,20 @@ t.test('the sweeper runs on a timer when sweepIntervalMs is set', async t => {
   t.ok(aborted, 'an expired upload is aborted without anyone calling sweep()')
 })
 
+t.test('a sweep interval longer than Node\'s timers keep is refused, not run every millisecond', async t => {
+  const longest = 2 ** 31 - 1
+  await t.rejects(openBucket(path.join(testdir(t), 'too-long'), { sweepIntervalMs: longest + 1 }), { name: 'RangeError', message: /sweepIntervalMs must be from 1 to 2147483647 ms/ })
+  const bucket = await openBucket(path.join(testdir(t), 'longest'), { sweepIntervalMs: longest })
+  await bucket.close()
+  const registry = await openRegistry(path.join(testdir(t), 'data'), { fsync: false })
+  t.teardown(() => registry.close())
+  t.throws(() => { registry.startSweeper(longest + 1) }, { name: 'RangeError' })
+  let swept = 0
+  registry.startSweeper(longest, undefined, () => { swept++ })
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(swept, 0, 'the longest interval does not fire at once')
+})
+
 t.test('close waits for a sweep in progress', async t => {
   const clock = new Clock()
   const bucket = await openBucket(path.join(testdir(t), 'bucket'), { clock: clock.read, minPartSize })
