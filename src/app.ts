@@ -90,9 +90,12 @@ export const defaultIdleTimeout = serveDefaults.idleTimeout
 /** Where the management API v4 answers. */
 const managementPrefix = '/client/v4'
 
+/** The management API's catch-alls (this app's, which hands the API its requests, and the API's own `NoRoute`): no route of the API. */
+const unrouted = new Set(['', managementPrefix, `${managementPrefix}/`, `${managementPrefix}/*`])
+
 /** The metrics' operation of the management API and the console: the method and route pattern; one series for a method or path no route has. */
 function routeOperation (method: string, route: string): string {
-  return route === '' ? 'Unsupported' : `${method} ${route}`
+  return unrouted.has(route) ? 'Unsupported' : `${method} ${route}`
 }
 
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
