@@ -327,9 +327,14 @@ export function elementsOf (element: unknown, allowed: readonly string[], where:
       if (typeof between === 'string' && between.trim() === '') continue
       throw new S3Error('MalformedXML', `${where} holds elements, not text.`)
     }
-    if (!allowed.includes(name)) throw new S3Error('MalformedXML', `${where} has no element ${name}: it holds ${allowed.join(', ')}.`)
+    if (!allowed.includes(name)) throw new S3Error('MalformedXML', `${where} has no element ${shownName(name)}: it holds ${allowed.join(', ')}.`)
   }
   return children
+}
+
+/** An element's name as an error names it: a name of a megabyte would make a megabyte's answer. */
+function shownName (name: string): string {
+  return name.length > 64 ? `${name.slice(0, 64)}…` : name
 }
 
 /** A child list (as `listPaths` makes them), or []. */

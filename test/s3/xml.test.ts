@@ -1,7 +1,7 @@
 /** The S3 door's reading of XML bodies, by tables: the shapes documents are read into, and what is refused. */
 import t from 'tap'
 import { Readable } from 'node:stream'
-import { MAX_DEPTH, readXmlBody, scanMarkup, XML_BODY_LIMITS, type XmlDocumentRoot } from '../../src/s3/xml.js'
+import { elementsOf, MAX_DEPTH, readXmlBody, scanMarkup, XML_BODY_LIMITS, type XmlDocumentRoot } from '../../src/s3/xml.js'
 import { S3Error } from '../../src/s3/errors.js'
 
 const read = async (text: string | Buffer, root: XmlDocumentRoot = 'Delete'): Promise<unknown> =>
@@ -67,6 +67,13 @@ t.test('what XML forbids, and what S3 documents never hold, is MalformedXML', as
   t.equal(await refusal(`<Delete>${'<!---->'.repeat(XML_BODY_LIMITS.Delete.nodes)}</Delete>`),
     `MalformedXML: A document holds at most ${XML_BODY_LIMITS.Delete.nodes} elements, comments and other markup.`, 'comments count')
   t.equal(await refusal(`<Delete>${'k'.repeat(XML_BODY_LIMITS.Delete.bytes)}</Delete>`), `MaxMessageLengthExceeded: A Delete body is limited to ${XML_BODY_LIMITS.Delete.bytes} bytes.`)
+})
+
+t.test('an element a document may not hold is named in the error, cut to 64 characters', async t => {
+  t.throws(() => elementsOf({ Keey: 'a' }, ['Key'], 'Object'), { code: 'MalformedXML', message: 'Object has no element Keey: it holds Key.' })
+  const long = 'N'.repeat(1_000_000)
+  const err = (() => { try { elementsOf({ [long]: 'a' }, ['Key'], 'Object') } catch (err) { return err as S3Error } })()
+  t.equal(err?.message, `Object has no element ${'N'.repeat(64)}…: it holds Key.`, 'a megabyte\'s name is not echoed whole')
 })
 
 t.test('the markup scan', async t => {
