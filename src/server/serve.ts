@@ -286,6 +286,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   cluster.setupPrimary({ exec: workerEntry })
   // The first worker: the one forked as the command started, else one forked now (one that died is a death to replace).
   const adopted = early?.workers ?? []
+  // A message to a worker that has just died (a signal to the whole group, Ctrl-C, as workers start) fails as an
+  // 'error' on its Worker, which unheard would end this process: the worker's exit, onExit's, is what counts.
+  const onWorkerError = (err: Error): void => { log.debug({ err }, 'a message to a worker was lost') }
+  cluster.on('fork', worker => { worker.on('error', onWorkerError) })
+  for (const worker of adopted) worker.on('error', onWorkerError)
   if (adopted.length === 0) cluster.fork(env)
   for (const event of early?.events ?? []) {
     if (event.kind === 'message') onMessage(event.worker, event.message)

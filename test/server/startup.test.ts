@@ -6,6 +6,7 @@
  * and a signal during start-up ends the process within the drain timeout.
  */
 import t from 'tap'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import path from 'node:path'
 import { listenFailure } from '../../src/server/startup.js'
@@ -90,6 +91,32 @@ t.test('SIGTERM during start-up: the process exits within the drain timeout', as
   // One second of drain timeout, and room for a loaded machine; without the bound it never exits.
   t.equal(await within(served.exited, 15_000, 'exit after SIGTERM'), 1)
   t.match(served.stderr(), 'stopped during start-up: it did not finish within the drain timeout (1 s)')
+})
+
+t.test('a worker that dies just as the primary answers it: the lost message does not crash the primary', async t => {
+  // Ctrl-C signals the whole group: a worker may die of it just after asking for its options, and the primary's
+  // answer then fails (EPIPE) as an 'error' on its Worker, which crashed the primary and, through it, the other
+  // workers. Made certain here: the primary is stopped while the second worker asks and dies, then resumed.
+  const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--port', String(await freePort()), '--s3-port', '0', '--workers', '2', ...quiet])
+  t.teardown(() => { served.child.kill('SIGKILL') })
+  const primary = served.child.pid ?? 0
+  const workers = (): number[] => readdirSync('/proc').filter(entry => /^\d+$/.test(entry))
+    .filter(pid => { try { return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(primary) } catch { return false } })
+    .map(Number)
+  // The first worker listens, then the primary forks the second.
+  await within((async () => { while (workers().length < 2) await new Promise(resolve => setTimeout(resolve, 20)) })(), 60_000, 'the second worker')
+  process.kill(primary, 'SIGSTOP')
+  const [second] = workers().sort((a, b) => b - a)
+  // Time for it to load and ask (a start takes well under this), with the primary deaf.
+  await new Promise(resolve => setTimeout(resolve, 4000))
+  process.kill(second, 'SIGKILL')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  process.kill(primary, 'SIGCONT')
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  t.notMatch(served.stderr(), /Unhandled 'error' event|EPIPE/, 'no crash on stderr')
+  t.equal(served.child.exitCode, null, 'the primary still runs')
+  served.child.kill('SIGTERM')
+  await within(served.exited, 30_000, 'exit')
 })
 
 t.test('--sweep-interval stops at the longest delay Node\'s timers keep (24.8 days): a longer one would sweep every millisecond', async t => {
