@@ -10,8 +10,9 @@
  *
  * Idle clients. A connection that sends and receives nothing for the idle
  * timeout is dealt with by `onIdleConnection`: a request whose body stopped
- * arriving is answered 408 (code 40800) and the connection closed, so the
- * engine discards the partial upload; an answer the client stopped reading
+ * arriving is answered 408 (code 40800), the connection closed and the body
+ * failed, so the engine discards the partial upload (its file and handle,
+ * as when the client goes away); an answer the client stopped reading
  * is cut; a request whose body has fully arrived is left alone (the server
  * is the slow one, committing a large write, and its answer must not lie).
  * The headers of a request must arrive within the same time (Node's
@@ -239,8 +240,20 @@ export function idleConnectionListener (answer: (request?: FastifyRequest) => Ba
     }
     const stalled = answer(reply.request)
     reply.hijack()
-    endWith(reply.raw, stalled, () => { socket.destroy() })
+    const request = running.request
+    endWith(reply.raw, stalled, () => {
+      socket.destroy()
+      // The body must fail where the engine reads it, so the engine discards the partial upload and closes its file
+      // (a client's going away does so). Node fails a body only when its connection closes with the answer unsent,
+      // and this one was just sent: the request is failed here, after the answer, since failing it closes the socket.
+      request.destroy(stalledBody())
+    })
   }
+}
+
+/** What a request whose body stopped arriving fails with, as a client's going away does (Node's 'aborted', ECONNRESET). */
+function stalledBody (): NodeJS.ErrnoException {
+  return Object.assign(new Error('The request body stopped arriving for the idle timeout.'), { code: 'ECONNRESET' })
 }
 
 const gatewayIdleAnswer: BareAnswer = {

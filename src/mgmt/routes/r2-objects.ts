@@ -176,7 +176,7 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     return await sendObject(reply, bucket, request.params['*'])
   })
 
-  app.put<{ Params: ObjectParams }>(path, async (request) => {
+  app.put<{ Params: ObjectParams }>(path, async (request, reply) => {
     if (namesAwsChunked(request.headers)) {
       throw new ManagementError('InvalidArgument', 'Content-Encoding: aws-chunked is not accepted: send the object\'s bytes as they are')
     }
@@ -194,7 +194,14 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     }
     const bucket = await openBucket(ctx, request.params.bucketName)
     const body = request.body as IncomingMessage | undefined
-    const put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass, md5, onlyIf }))
+    let put
+    try {
+      put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass, md5, onlyIf }))
+    } catch (err) {
+      // Answered already (408 to an idle body, connection closed): what failed after that is the upload it cut.
+      if (reply.sent) { request.log.debug({ err }, 'failed after its answer'); return }
+      throw err
+    }
     if (put === null) throw new ManagementError('PreconditionFailed')
     return success(uploadedShape(put))
   })
