@@ -401,6 +401,13 @@ export interface DocumentTransaction {
  */
 export interface StateDocuments {
   read<T> (name: string, fallback: T): Promise<T>
+  /**
+   * A cheap mark of the document `name` as it stands (null: there is none),
+   * which differs after any write or removal of it, by any process: a reader
+   * that keeps what it parsed asks this instead of reading it all again.
+   * Optional: a storage without it is read whole each time.
+   */
+  version?: (name: string) => Promise<string | null>
   transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R>
 }
 

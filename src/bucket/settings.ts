@@ -5,7 +5,7 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isRuleId, parseLifecycleRules } from './lifecycle.js'
-import { MAX_CORS_RULES } from './limits.js'
+import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_RULES } from './limits.js'
 import type { StorageClass } from './types.js'
 import { isQueueNotificationsList, type QueueNotifications } from './notifications.js'
 
@@ -115,6 +115,8 @@ export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<
       throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}: strings of printable ASCII, one * at most in an origin, maxAgeSeconds a whole number of seconds')
     }
     if (patch.cors !== null && patch.cors.length > MAX_CORS_RULES) throw new TypeError(`settings.cors holds at most ${MAX_CORS_RULES} rules (got ${patch.cors.length})`)
+    const bytes = patch.cors === null ? 0 : corsConfigurationBytes(patch.cors)
+    if (bytes > MAX_CORS_CONFIGURATION_BYTES) throw new TypeError(`settings.cors is at most ${MAX_CORS_CONFIGURATION_BYTES} bytes as an S3 CORSConfiguration (got ${bytes})`)
     // No rule is no configuration, as every door reads it back.
     out.cors = patch.cors === null || patch.cors.length === 0 ? null : patch.cors
   }
@@ -142,6 +144,28 @@ export function isHeaderText (value: string): boolean {
 /** An allowed CORS origin: header text with one `*` at most. */
 export function isCorsOrigin (origin: string): boolean {
   return isHeaderText(origin) && origin.split('*').length <= 2
+}
+
+/**
+ * The size of `rules` as S3's CORSConfiguration document spells them,
+ * without whitespace, declaration or namespace: what MAX_CORS_CONFIGURATION_BYTES
+ * bounds on every door. Measured in that one shape so that the S3 door's cap
+ * on the body (whitespace and all) and the other doors' cap on the rules
+ * agree: whatever S3 accepts fits, and JSON's terser spelling buys no more.
+ * Values are printable ASCII (isHeaderText), one byte a character; escaping
+ * (`&amp;`) is not counted, so an S3 body is never smaller than this.
+ */
+export function corsConfigurationBytes (rules: CorsRule[]): number {
+  const elements = (name: string, values: readonly string[] | undefined): number =>
+    (values ?? []).reduce((sum, value) => sum + 2 * name.length + 5 + value.length, 0)
+  let bytes = '<CORSConfiguration></CORSConfiguration>'.length
+  for (const rule of rules) {
+    bytes += '<CORSRule></CORSRule>'.length + elements('ID', rule.id === undefined ? undefined : [rule.id]) +
+      elements('AllowedOrigin', rule.allowedOrigins) + elements('AllowedMethod', rule.allowedMethods) +
+      elements('AllowedHeader', rule.allowedHeaders) + elements('ExposeHeader', rule.exposeHeaders) +
+      elements('MaxAgeSeconds', rule.maxAgeSeconds === undefined ? undefined : [String(rule.maxAgeSeconds)])
+  }
+  return bytes
 }
 
 function isHeaderTextArray (value: unknown): value is string[] {

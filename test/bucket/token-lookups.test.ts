@@ -6,12 +6,16 @@
  * configured credentials reads nothing per request.
  */
 import t from 'tap'
-import { createRegistry, type StateDocuments } from '../../src/bucket/index.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createRegistry, TOKEN_CACHE_MS, type StateDocuments } from '../../src/bucket/index.js'
+import type { RegistryStorage } from '../../src/bucket/port.js'
+import { FsRegistryStorage } from '../../src/stores/fs/registry-storage.js'
 import { MemoryRegistryStorage } from '../../src/stores/memory/registry-storage.js'
+import { testdir } from '../testdir.js'
 
-function counted (before: () => Promise<void> = async () => {}): { storage: MemoryRegistryStorage, reads: () => number } {
-  const storage = new MemoryRegistryStorage()
+function counted<S extends RegistryStorage = MemoryRegistryStorage> (before: () => Promise<void> = async () => {}, storage: S = new MemoryRegistryStorage() as unknown as S): { storage: S, reads: () => number, checks: () => number } {
   let reads = 0
+  let checks = 0
   const state = storage.state.bind(storage)
   storage.state = (area: string): StateDocuments => {
     const documents = state(area)
@@ -19,6 +23,12 @@ function counted (before: () => Promise<void> = async () => {}): { storage: Memo
     return new Proxy(documents, {
       get (target, name, receiver) {
         const value = Reflect.get(target, name, receiver)
+        if (name === 'version' && typeof value === 'function') {
+          return async (...args: unknown[]) => {
+            checks++
+            return await value.apply(target, args)
+          }
+        }
         if (name !== 'read' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value
         return async (...args: unknown[]) => {
           reads++
@@ -29,21 +39,23 @@ function counted (before: () => Promise<void> = async () => {}): { storage: Memo
       }
     })
   }
-  return { storage, reads: () => reads }
+  return { storage, reads: () => reads, checks: () => checks }
 }
 
 t.test('misses read again only for what could be a token', async t => {
-  const { storage, reads } = counted()
+  const { storage, reads, checks } = counted()
   const tokens = createRegistry(storage).tokens
   const made = await tokens.create({ name: 'reader', permission: 'object-read-only' })
   t.ok(await tokens.byValue(made.token), 'found')
   const afterHit = reads()
+  const checked = checks()
   for (let i = 0; i < 20; i++) t.equal(await tokens.byValue('the-configured-admin-token'), null)
   for (let i = 0; i < 20; i++) t.equal(await tokens.byAccessKey('AKIAIOSFODNN7EXAMPLE'), null)
-  t.equal(reads(), afterHit, 'values no token has are answered from the records kept')
+  t.equal(reads() + checks(), afterHit + checked, 'values no token has are answered from the records kept')
   t.equal(await tokens.byValue('A'.repeat(40)), null)
   t.equal(await tokens.byAccessKey('0'.repeat(32)), null)
-  t.equal(reads(), afterHit + 2, 'a token-shaped miss reads once more')
+  t.equal(checks(), checked + 2, 'a token-shaped miss checks the records once more')
+  t.equal(reads(), afterHit, 'and, as they did not change, does not read them again')
 })
 
 t.test('a read in flight while this process revokes a token is not kept', async t => {
@@ -60,3 +72,28 @@ t.test('a read in flight while this process revokes a token is not kept', async 
   await during
   t.equal(await tokens.byAccessKey(made.id), null, 'the revoked token is gone at once in the process that revoked it')
 })
+
+// A store of many tokens made a server read and parse all of it every second, and for every token-shaped miss: a request then waited for that parse.
+for (const [kind, open] of [
+  ['memory', async () => { const one = new MemoryRegistryStorage(); return [one, one.another()] }],
+  ['data directory', async (dir: string) => [await FsRegistryStorage.open(dir, { fsync: false }), await FsRegistryStorage.open(dir, { fsync: false })]]
+] as Array<[string, (dir: string) => Promise<RegistryStorage[]>]>) {
+  t.test(`records that did not change are not parsed again (${kind})`, async t => {
+    const [mine, theirs] = await open(testdir(t))
+    const { reads } = counted(async () => {}, mine)
+    const tokens = createRegistry(mine).tokens
+    const elsewhere = createRegistry(theirs).tokens
+    const made = await elsewhere.create({ name: 'reader', permission: 'object-read-only' })
+    t.ok(await tokens.byValue(made.token), 'a token made elsewhere works at once')
+    const first = reads()
+    await sleep(TOKEN_CACHE_MS + 50)
+    for (let i = 0; i < 5; i++) t.ok(await tokens.byValue(made.token))
+    for (let i = 0; i < 5; i++) t.equal(await tokens.byValue('B'.repeat(40)), null, 'a token-shaped miss')
+    t.equal(reads(), first, 'the records, unchanged, were not read again')
+    t.equal(await elsewhere.revoke(made.id), true)
+    await sleep(TOKEN_CACHE_MS + 50)
+    t.same(await tokens.byValue(made.token), { revoked: true }, 'a revocation elsewhere is seen once the cache runs out')
+    t.equal(await tokens.byAccessKey(made.id), null)
+    t.equal(reads(), first + 1, 'read once more, after the change')
+  })
+}

@@ -13,7 +13,7 @@
  * headers}, exposeHeaders, maxAgeSeconds, id}` is stored as `{allowedOrigins,
  * allowedMethods, allowedHeaders, exposeHeaders, maxAgeSeconds, id}`.
  */
-import { MAX_CORS_RULES, MAX_RULE_ID_LENGTH, isCorsOrigin, isHeaderText, isRuleId, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
+import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_RULES, MAX_RULE_ID_LENGTH, corsConfigurationBytes, isCorsOrigin, isHeaderText, isRuleId, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
 import { ManagementError } from '../errors.js'
 
 /** The service's default lifecycle of a new bucket (7 days, as the engine's sweeper). */
@@ -55,8 +55,21 @@ function headerTexts (value: unknown, where: string): string[] {
   return texts
 }
 
-/** A CORS PUT body → the rules stored in `settings.cors`. */
+/**
+ * A CORS PUT body → the rules stored in `settings.cors`, no larger than the
+ * S3 door takes (MAX_CORS_CONFIGURATION_BYTES, measured as S3's document of
+ * the same rules): every preflight walks them, unauthenticated.
+ */
 export function corsFromApi (body: unknown): CorsRule[] {
+  const rules = corsRulesFromApi(body)
+  const bytes = corsConfigurationBytes(rules)
+  if (bytes > MAX_CORS_CONFIGURATION_BYTES) {
+    throw invalid(`the configuration is at most ${MAX_CORS_CONFIGURATION_BYTES} bytes as an S3 CORSConfiguration document, as the S3 API takes it (got ${bytes}); use fewer or shorter origins and headers, or a wildcard origin`)
+  }
+  return rules
+}
+
+function corsRulesFromApi (body: unknown): CorsRule[] {
   if (!isObject(body)) throw invalid('the body must be an object')
   const rules = body.rules ?? []
   if (!Array.isArray(rules)) throw invalid('rules must be an array')

@@ -58,10 +58,16 @@ class MemoryTransaction implements DocumentTransaction {
 class MemoryDocuments implements StateDocuments {
   readonly #documents = new Map<string, string>()
   readonly #lock = new Lock()
+  /** Moves with every change of the set: a document's version is coarser than it need be (any change reads it again), never finer. */
+  #changes = 0
 
   async read<T> (name: string, fallback: T): Promise<T> {
     const text = this.#documents.get(name)
     return text === undefined ? fallback : JSON.parse(text) as T
+  }
+
+  async version (name: string): Promise<string | null> {
+    return this.#documents.has(name) ? String(this.#changes) : null
   }
 
   async transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R> {
@@ -69,6 +75,7 @@ class MemoryDocuments implements StateDocuments {
       const tx = new MemoryTransaction(this.#documents)
       const result = await change(tx)
       tx.commit()
+      this.#changes++
       return result
     })
   }

@@ -24,6 +24,12 @@ export class PgDocuments implements StateDocuments {
     return rows.length === 0 ? fallback : JSON.parse(rows[0].value) as T
   }
 
+  /** The row's version (`xmin`, the transaction that wrote it, with its place `ctid`): every upsert writes a new one; the value is not sent. */
+  async version (name: string): Promise<string | null> {
+    const { rows } = await this.#catalog.query<{ version: string }>('reading state', 'SELECT xmin::text || \':\' || ctid::text AS version FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
+    return rows.length === 0 ? null : rows[0].version
+  }
+
   async transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R> {
     return await this.#catalog.transaction('changing state', async client => {
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`fsbucket:state:${this.#area}`])
