@@ -256,6 +256,8 @@ export function buildCli (): Command {
         const report = await registry.sweep({ now: options.now })
         console.log(`swept: ${report.expiredObjects ?? 0} objects expired, ${report.transitionedObjects ?? 0} moved to InfrequentAccess, ` +
           `${report.abortedUploads} uploads aborted, ${report.removedLeftovers} leftovers removed`)
+        const skipped = report.skippedBuckets ?? 0
+        if (skipped > 0) console.log(`${skipped} ${skipped === 1 ? 'bucket' : 'buckets'} skipped: another sweep holds ${skipped === 1 ? 'it' : 'them'} (one that was stopped holds its bucket for a minute); run again later`)
       } finally {
         await registry.close()
       }

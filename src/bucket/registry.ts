@@ -347,7 +347,7 @@ class Registry implements BucketRegistry {
   }
 
   async #sweepAll (now?: number): Promise<SweepReport> {
-    const total: Required<SweepReport> = { abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0 }
+    const total: Required<SweepReport> = { abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0, skippedBuckets: 0 }
     for (const info of await this.list()) {
       const bucket = await this.open(info.name)
       const lifecycle = info.settings.lifecycle
@@ -356,6 +356,7 @@ class Registry implements BucketRegistry {
       total.removedLeftovers += report?.removedLeftovers ?? 0
       total.expiredObjects += report?.expiredObjects ?? 0
       total.transitionedObjects += report?.transitionedObjects ?? 0
+      total.skippedBuckets += report?.skippedBuckets ?? 0
     }
     return total
   }

@@ -337,6 +337,12 @@ export interface SweepReport {
   expiredObjects?: number
   /** Objects a lifecycle rule moved to InfrequentAccess. Absent where no lifecycle rules were applied. */
   transitionedObjects?: number
+  /**
+   * Buckets left alone because another sweep held them (one process at a
+   * time sweeps a bucket; one that was killed holds it for a minute): their
+   * rules, uploads and leftovers wait for the next sweep. Absent: none.
+   */
+  skippedBuckets?: number
 }
 
 export interface SweepOptions {

@@ -54,7 +54,9 @@ export async function sweepStore (rooms: SweepRooms, createdBefore: number, left
       onCompromised: () => {}
     })
   } catch {
-    return report // another process is sweeping this bucket
+    // Another process is sweeping this bucket (or was, and was killed: its lock goes stale after a minute).
+    report.skippedBuckets = 1
+    return report
   }
   try {
     // The lifecycle pass (lifecycle-sweep.ts) deletes through the store's ordinary delete, not here.

@@ -52,7 +52,8 @@ export async function sweepPgStore (rooms: PgSweepRooms, createdBefore: number, 
     report.removedLeftovers += removable.length
     return true
   }, false)
-  return swept === undefined ? { abortedUploads: 0, removedLeftovers: deleted } : report
+  // Another gateway is sweeping this store.
+  return swept === undefined ? { abortedUploads: 0, removedLeftovers: deleted, skippedBuckets: 1 } : report
 }
 
 /** Files of `garbage` recorded before `before`: unlinked, then their rows deleted. */

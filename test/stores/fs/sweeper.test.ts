@@ -12,6 +12,7 @@ import path from 'node:path'
 import t, { type Test } from 'tap'
 import { BucketErrors, openBucket, openRegistry, type Bucket } from '../../../src/index.js'
 import { testdir } from '../../testdir.js'
+import { lockFile } from '../../../src/stores/fs/file-lock.js'
 import { deletedBucketLeftovers } from '../deleted-buckets.js'
 
 const day = 24 * 60 * 60 * 1000
@@ -205,6 +206,20 @@ t.test('a sweep interval longer than Node\'s timers keep is refused, not run eve
   registry.startSweeper(longest, undefined, () => { swept++ })
   await new Promise(resolve => setTimeout(resolve, 100))
   t.equal(swept, 0, 'the longest interval does not fire at once')
+})
+
+t.test('a bucket another sweep holds is skipped, and the report says so', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  t.teardown(() => registry.close())
+  await registry.create('held')
+  await registry.create('free')
+  await (await registry.open('held'))!.put('k', 'v')
+  // The lock a sweep of another process holds (a killed one holds it until it goes stale, a minute).
+  const release = await lockFile(path.join(dataDir, 'held', '.fsbucket'), { lockfilePath: path.join(dataDir, 'held', '.fsbucket', 'sweep.lock'), realpath: false })
+  t.equal((await registry.sweep()).skippedBuckets, 1, 'one bucket skipped')
+  await release()
+  t.equal((await registry.sweep()).skippedBuckets, 0, 'none once the lock is free')
 })
 
 t.test('close waits for a sweep in progress', async t => {
