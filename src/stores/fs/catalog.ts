@@ -87,6 +87,10 @@ CREATE TABLE IF NOT EXISTS outbox (
 );
 CREATE INDEX IF NOT EXISTS outbox_by_visibility ON outbox (queue, visible_at, seq);
 CREATE INDEX IF NOT EXISTS outbox_by_age ON outbox (queue, created);
+CREATE TABLE IF NOT EXISTS view_intents (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id BLOB NOT NULL
+);
 `
 
 /** A body kept in `bodies` goes with the row that names it: when the row names another (or none), and when it is deleted. */
@@ -213,6 +217,9 @@ interface Statements {
   backlog: Statement<[string], number>
   dropMessages: Statement<[string, number]>
   oldestMessage: Statement<[string], number | null>
+  recordViewIntent: Statement<[Buffer]>
+  viewIntents: Statement<[], { seq: number, id: Buffer }>
+  settleViewIntents: Statement<[number, number]>
 }
 
 /** A row of the outbox (see outbox.ts). */
@@ -285,7 +292,11 @@ function statements (db: SqliteDatabase): Statements {
     retryMessage: prepare<[number, number, string, string]>('UPDATE outbox SET visible_at = ?, lease = NULL WHERE seq = ? AND queue = ? AND lease = ?'),
     backlog: db.prepare<[string], number>('SELECT count(*) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number>,
     dropMessages: prepare<[string, number]>('DELETE FROM outbox WHERE queue = ? AND created < ?'),
-    oldestMessage: db.prepare<[string], number | null>('SELECT min(created) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number | null>
+    oldestMessage: db.prepare<[string], number | null>('SELECT min(created) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number | null>,
+    // Keys a commit of several keys owes the readable view (view-intents.ts); AUTOINCREMENT: a settled range is never reused by a later batch.
+    recordViewIntent: prepare<[Buffer]>('INSERT INTO view_intents (id) VALUES (?)'),
+    viewIntents: prepare<[], { seq: number, id: Buffer }>('SELECT seq, id FROM view_intents ORDER BY seq'),
+    settleViewIntents: prepare<[number, number]>('DELETE FROM view_intents WHERE seq BETWEEN ? AND ?')
   }
 }
 

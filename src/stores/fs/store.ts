@@ -3,7 +3,7 @@
  * (formats 1 and 2, with no small bodies in the catalog or with them in the
  * object rows, are upgraded on open).
  * This module composes the rooms: catalog.ts (SQLite), blobs.ts (body
- * files), view.ts (the readable view), uploads.ts, sweeper.ts, commit.ts
+ * files), view.ts and view-intents.ts (the readable view), uploads.ts, sweeper.ts, commit.ts
  * (group commit and WAL flush), readers.ts and read-cache.ts.
  *
  *   <bucket>/.fsbucket/format.json         {"format": "fsbucket-bucket", "version": 3}
@@ -61,6 +61,7 @@ import { releaseSpare, reserveSpare } from './spare.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
 import { KeyView } from './view.js'
+import { ViewIntents } from './view-intents.js'
 import { lockFile } from './file-lock.js'
 
 export const FORMAT = 'fsbucket-bucket'
@@ -112,6 +113,7 @@ export class FsStore implements BucketStore {
   readonly #commits: Commits
   readonly #blobs: BlobFiles
   readonly #view: KeyView
+  readonly #intents: ViewIntents
   readonly #uploads: Uploads
   readonly #puts: GroupCommit<PutJob, PutOutcome>
   /** A body file's name → its path. */
@@ -126,6 +128,7 @@ export class FsStore implements BucketStore {
     this.#commits = new Commits(catalog, path.join(root, 'catalog.db'), fsync)
     this.#blobs = new BlobFiles(root, fsync)
     this.#view = new KeyView(path.dirname(root), root)
+    this.#intents = new ViewIntents(catalog, id => { this.#publish(id) })
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
     this.outbox = new CatalogOutbox(catalog, this.#commits)
     this.#puts = new GroupCommit(catalog, this.#commits, 'committing a write', batch => batch.map(job => this.#applyPut(job)),
@@ -199,6 +202,8 @@ export class FsStore implements BucketStore {
         }
       }
       const store = new FsStore(root, catalog, fsync, options.deletedBuckets)
+      // View entries a crashed process owed after a commit of several keys (view-intents.ts): fixed now, not at the next sweep.
+      await store.#intents.replay()
       await reserveSpare(store.#root)
       return store
     } finally {
@@ -344,8 +349,13 @@ export class FsStore implements BucketStore {
 
   async #deleteRows (ids: string[], { cause, versions }: DeleteOptions): Promise<string[]> {
     const action = cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
-    const { deleted, removed, refused } = await this.#commits.commit(() => this.#catalog.deleteRows(ids, versions, action))
+    // Several keys' view entries, published after the commit, are recorded in it for a crash in between (view-intents.ts).
+    const [{ deleted, removed, refused }, intents] = await this.#commits.commit(() => {
+      const done = this.#catalog.deleteRows(ids, versions, action)
+      return [done, this.#intents.record(done.deleted)] as const
+    })
     for (const id of deleted) this.#publish(id)
+    await this.#intents.settle(intents)
     await this.#blobs.removeSegments(removed)
     return refused
   }
@@ -474,6 +484,7 @@ export class FsStore implements BucketStore {
   }
 
   async sweep (createdBefore: number, leftoversBefore: number, underLock?: () => Promise<void>): Promise<SweepReport> {
+    await this.#intents.replay()
     const rooms = { root: this.#root, catalog: this.#catalog, blobs: this.#blobs, uploads: this.#uploads, deletedBuckets: this.#deletedBuckets }
     return await sweepStore(rooms, createdBefore, leftoversBefore, underLock)
   }

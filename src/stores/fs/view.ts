@@ -11,8 +11,12 @@
  * current catalog row (never inside the write transaction, which touches no
  * file); a publisher that finds the row changed meanwhile by another process
  * publishes again, so the view follows the catalog write for write. After a
- * crash it can be one write behind the catalog for the key that was being
- * written. Keys that cannot be shown are simply absent from it:
+ * crash it can be one write behind the catalog for each key whose write was
+ * in flight; a commit of several keys at once (a batch delete) records them
+ * in the catalog with the commit, and the next process to open the store (or
+ * any sweep) publishes what a crash left recorded (view-intents.ts), so a
+ * crash in a batch leaves no entry of a deleted object behind. Keys that
+ * cannot be shown are simply absent from it:
  *   - keys with empty, `.` or `..` segments, a leading or trailing `/`,
  *     control characters, or segments longer than 255 bytes;
  *   - keys whose first segment is `.fsbucket` (the store's own directory),
