@@ -52,6 +52,8 @@ export const DoorErrors = {
   UnsupportedMediaType: { code: 41500, status: 415, message: 'The request body has an unsupported content type.' },
   ExpectationFailed: { code: 41700, status: 417, message: 'The Expect header cannot be met: this server supports only Expect: 100-continue.' },
   ConditionalDelete: { code: 50100, status: 501, message: 'DELETE does not take If-Match, If-None-Match, If-Modified-Since or If-Unmodified-Since here: nothing was deleted.' },
+  // The process's budget for bodies held in memory (src/doors/body-budget.ts) has no room: a moment's wait is the cure, as S3's SlowDown says.
+  SlowDown: { code: 50300, status: 503, message: 'The server holds too many request bodies at once; try again in a moment.' },
   InternalError: { code: BucketErrors.InternalError.code, status: 500, message: BucketErrors.InternalError.message }
 } as const satisfies Record<string, DoorErrorDefinition>
 
@@ -105,7 +107,8 @@ export interface ErrorReply {
 /** The one translation of a thrown error into the door's answer. */
 export function errorReply (err: unknown): ErrorReply {
   if (err instanceof DoorError) {
-    return { status: err.status, code: err.code, message: err.message, headers: err.headers, log: err.status >= 500 && err.status !== 501 ? 'error' : null } // 501: a refusal, not a fault
+    // 501 and 503 are the door's refusals (not implemented, try again), not faults.
+    return { status: err.status, code: err.code, message: err.message, headers: err.headers, log: err.status >= 500 && err.status !== 501 && err.status !== 503 ? 'error' : null }
   }
   if (isStorageFailure(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: 'warn', path: err.path }
   if (isBucketError(err)) return { status: err.status, code: err.code, message: err.message, headers: {}, log: isTransient(err) ? 'warn' : err.status >= 500 ? 'error' : null }

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import { BucketError, isValidBucketName, requireAccess } from '../bucket/index.js'
 import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
+import { bodyBudget } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { parseJsonBody } from '../doors/json-body.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
@@ -53,7 +54,9 @@ export function queryValue (query: Record<string, unknown>, name: string): strin
 
 /**
  * A JSON body must say so: a cross-site page can send `text/plain` or a form
- * without a preflight, never `application/json`.
+ * without a preflight, never `application/json`. Its bytes are held within
+ * the process's body budget: 503 (SlowDown) when a chunk finds no room
+ * there, the connection closed rather than the rest read.
  */
 export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   const type = (source.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
@@ -61,17 +64,24 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
     throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
   }
   continueBody(source)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of source) {
-    size += (chunk as Buffer).length
-    if (size > maxJsonBytes) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`)
-    chunks.push(chunk as Buffer)
-  }
+  const hold = bodyBudget.hold()
   try {
-    return parseJsonBody(Buffer.concat(chunks).toString('utf8'))
-  } catch {
-    throw new DoorError('InvalidJson')
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of source) {
+      size += (chunk as Buffer).length
+      if (size > maxJsonBytes) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`)
+      if (!hold.take((chunk as Buffer).length)) throw new DoorError('SlowDown', undefined, { 'retry-after': '1', connection: 'close' })
+      chunks.push(chunk as Buffer)
+    }
+    try {
+      return parseJsonBody(Buffer.concat(chunks).toString('utf8'))
+    } catch {
+      throw new DoorError('InvalidJson')
+    }
+  } finally {
+    // Answered, refused, cut off or timed out (the stream fails): the bytes go back in every case.
+    hold.release()
   }
 }
 

@@ -40,6 +40,8 @@ export const ManagementErrors = {
   AccessDenied: { code: 10950, status: 403, message: 'Access denied: these credentials do not permit this action.' },
   TokenNotFound: { code: 10951, status: 404, message: 'No token with that id.' },
   NoS3Port: { code: 10952, status: 501, message: 'This server has no S3 port: share links are presigned S3 URLs.' },
+  // The process's budget for bodies held in memory (src/doors/body-budget.ts) has no room; the hosted API's code for it is not known.
+  SlowDown: { code: 10953, status: 503, message: 'The server holds too many request bodies at once; try again in a moment.' },
   // Requests
   NoRoute: { code: 7000, status: 404, message: 'No route for that URI' },
   MalformedJson: { code: 6007, status: 400, message: 'Malformed JSON in request body' },

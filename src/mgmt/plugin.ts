@@ -13,10 +13,17 @@
  * sent as `text/plain` or without a content type is read as JSON too, as the
  * hosted API does: wrangler posts JSON strings through fetch, which labels
  * them `text/plain`. The object routes (routes/r2-objects.ts) take their
- * bodies raw, in a scope of their own.
+ * bodies raw, in a scope of their own. A JSON body is read here rather than
+ * by Fastify (`parseAs`), chunk by chunk within the process's body budget
+ * (src/doors/body-budget.ts), which the object routes' streamed bodies
+ * never touch: a chunk it has no room for is 10953 (503), answered with
+ * `Retry-After: 1` and without `x-should-retry: false`, since trying again
+ * is the cure.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import type { IncomingMessage } from 'node:http'
 import { isStorageFailure, isTransient, Queues, requireAccess, type BucketRegistry, type Principal, type StateDocuments } from '../bucket/index.js'
+import { bodyBudget } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
@@ -68,9 +75,39 @@ const unchecked = /\/(user\/tokens\/verify|accounts\/:accountId\/r2\/buckets\/:b
 const graphqlRoute = /\/graphql$/
 
 function send (reply: FastifyReply, err: ManagementError): FastifyReply {
-  // The official SDK retries these statuses; the conditions behind them here are final.
-  if (isRetriedBySdk(err.status)) reply.header('x-should-retry', 'false')
+  if (err.errorName === 'SlowDown') {
+    // Room in the body budget comes back as other bodies are parsed: the SDK's retry is welcome. The body's rest is not read.
+    reply.header('retry-after', '1').header('connection', 'close')
+  } else if (isRetriedBySdk(err.status)) {
+    // The official SDK retries these statuses; the conditions behind them here are final.
+    reply.header('x-should-retry', 'false')
+  }
   return reply.code(err.status).type('application/json').send(failure(err))
+}
+
+/**
+ * A JSON body's text, read as Fastify's own `parseAs: 'string'` reads it
+ * (its body limit, judged first by Content-Length, then by the bytes
+ * received) and held within the process's body budget until it is parsed.
+ */
+async function readBodyText (request: FastifyRequest, payload: IncomingMessage): Promise<string> {
+  const limit = request.routeOptions.bodyLimit
+  if (Number(request.headers['content-length']) > limit) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
+  const hold = bodyBudget.hold()
+  try {
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of payload) {
+      size += (chunk as Buffer).length
+      if (size > limit) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
+      if (!hold.take((chunk as Buffer).length)) throw new ManagementError('SlowDown')
+      chunks.push(chunk as Buffer)
+    }
+    return Buffer.concat(chunks).toString('utf8')
+  } finally {
+    // Read, refused, cut off or timed out (the stream fails): the bytes go back in every case.
+    hold.release()
+  }
 }
 
 /** Fastify's own complaints about a request (content type, body size, schema). */
@@ -91,13 +128,13 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   app.decorateRequest('principal', null)
   app.removeContentTypeParser(['application/json', 'text/plain'])
   for (const type of ['application/json', 'text/plain', '*']) {
-    app.addContentTypeParser(type, { parseAs: 'string' }, (_request, body, done) => {
-      const text = (body as string).trim()
-      if (text === '') { done(null, undefined); return }
+    app.addContentTypeParser(type, async (request: FastifyRequest, payload: IncomingMessage) => {
+      const text = (await readBodyText(request, payload)).trim()
+      if (text === '') return undefined
       try {
-        done(null, parseJsonBody(text))
+        return parseJsonBody(text)
       } catch {
-        done(new ManagementError('MalformedJson'), undefined)
+        throw new ManagementError('MalformedJson')
       }
     })
   }

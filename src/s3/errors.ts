@@ -63,6 +63,8 @@ export const S3Errors = {
   RequestTimeTooSkewed: { status: 403, message: 'The difference between the request time and the server\'s time is too large.' },
   ServiceUnavailable: { status: 503, message: 'The storage is unavailable; try again later.' },
   SignatureDoesNotMatch: { status: 403, message: 'The request signature we calculated does not match the signature you provided. Check your key and signing method.' },
+  // S3's answer to more than it will take at once; here, a body the process's body budget (src/doors/body-budget.ts) has no room for.
+  SlowDown: { status: 503, message: 'Please reduce your request rate.' },
   XAmzContentSHA256Mismatch: { status: 400, message: 'The provided \'x-amz-content-sha256\' header does not match what was computed.' }
 } as const satisfies Record<string, S3ErrorDefinition>
 

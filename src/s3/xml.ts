@@ -35,6 +35,8 @@
  * that looked for the end of each `<!--` took minutes for 2 MiB).
  */
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
+import { MAX_CORS_CONFIGURATION_BYTES } from '../bucket/index.js'
+import { bodyBudget } from '../doors/body-budget.js'
 import { S3Error } from './errors.js'
 
 export const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/'
@@ -57,8 +59,8 @@ export const XML_BODY_LIMITS = {
   CompleteMultipartUpload: { bytes: 2 * MiB, nodes: 100_000 },
   // 1,000 rules (S3's cap) of a dozen elements or so, each with an ID of 255 characters and a prefix filter.
   LifecycleConfiguration: { bytes: 256 * KiB, nodes: 16_384 },
-  // 100 rules (S3's cap) of a few origins, methods and headers each.
-  CORSConfiguration: { bytes: 64 * KiB, nodes: 8_192 },
+  // 100 rules (S3's cap) of a few origins, methods and headers each; the engine holds every door to the same bytes.
+  CORSConfiguration: { bytes: MAX_CORS_CONFIGURATION_BYTES, nodes: 8_192 },
   // A LocationConstraint, and the few elements directory buckets add.
   CreateBucketConfiguration: { bytes: 64 * KiB, nodes: 256 }
 } as const satisfies Record<string, XmlBodyLimit>
@@ -250,20 +252,38 @@ export function scanMarkup (text: string, maxNodes: number): ScanResult {
  * not well-formed XML in UTF-8 (a byte that is not UTF-8, an undefined
  * entity, a control character, a DOCTYPE, nesting over 100 deep, an
  * element named `__proto__`), holds more markup than its document's
- * budget, or is not a `root` document.
+ * budget, or is not a `root` document. Its bytes are held within the
+ * process's body budget: SlowDown (503) when a chunk finds no room there.
  */
 export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: XmlDocumentRoot): Promise<Record<string, unknown>> {
+  const hold = bodyBudget.hold()
+  try {
+    return parseXmlBody(await bufferedXmlBody(source, root, hold.take), root)
+  } finally {
+    // Answered, refused, cut off or timed out (the stream fails): the bytes go back in every case.
+    hold.release()
+  }
+}
+
+async function bufferedXmlBody (source: AsyncIterable<Uint8Array>, root: XmlDocumentRoot, take: (bytes: number) => boolean): Promise<Buffer> {
   const limit: XmlBodyLimit = XML_BODY_LIMITS[root]
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of source) {
     size += chunk.length
     if (size > limit.bytes) throw new S3Error('MaxMessageLengthExceeded', `A ${root} body is limited to ${limit.bytes} bytes.`)
+    // S3's SlowDown, with the Retry-After the other doors send: room comes back as soon as other bodies are parsed.
+    if (!take(chunk.length)) throw new S3Error('SlowDown', undefined, { 'retry-after': '1' })
     chunks.push(Buffer.from(chunk))
   }
+  return Buffer.concat(chunks)
+}
+
+function parseXmlBody (body: Buffer, root: XmlDocumentRoot): Record<string, unknown> {
+  const limit: XmlBodyLimit = XML_BODY_LIMITS[root]
   let text: string
   try {
-    text = utf8.decode(Buffer.concat(chunks))
+    text = utf8.decode(body)
   } catch {
     throw new S3Error('MalformedXML', 'The XML body is not UTF-8.')
   }
