@@ -33,8 +33,16 @@ function why (err: unknown): string {
   return reasons[code] === undefined ? (err as Error).message : `${reasons[code]} (${code})`
 }
 
+/**
+ * One name for every process's probe: a start killed between the write and
+ * the removal leaves the file, and the next start's probe replaces and
+ * removes it (a name of its own would stay for good). Two processes probing
+ * at once only remove the file twice.
+ */
+const PROBE = '.fsbucket-write-probe'
+
 async function probeDirectory (dir: string, what: string): Promise<void> {
-  const probe = path.join(dir, `.fsbucket-write-probe-${process.pid}`)
+  const probe = path.join(dir, PROBE)
   try {
     await fsp.writeFile(probe, '')
     await fsp.rm(probe, { force: true })
