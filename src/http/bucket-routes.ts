@@ -9,6 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BucketError, isBucketError } from '../bucket/index.js'
 import type { Bucket, BucketInfo } from '../bucket/index.js'
+import { bodyBudget } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { DoorError, errorReply, success } from './errors.js'
 import { ssecKeyFrom } from './object-headers.js'
@@ -76,11 +77,15 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
   let storing = false
   // A customer key in the request's headers encrypts every file of the form (malformed: 40003 before anything is read).
   const ssecKey = ssecKeyFrom(request.headers)
+  // The fields' values are held until the form ends (up to 100 of 64 KiB): they draw on the process's body budget.
+  const hold = bodyBudget.hold()
   continueBody(request.raw)
   try {
     for await (const part of request.parts()) {
       if (part.type === 'field') {
-        fields[part.fieldname] = String(part.value)
+        const value = String(part.value)
+        if (!hold.take(Buffer.byteLength(value))) throw new DoorError('SlowDown', undefined, { 'retry-after': '1', connection: 'close' })
+        fields[part.fieldname] = value
         continue
       }
       // A file input left empty: a browser sends the part with no file name and no bytes. Nothing to store.
@@ -116,6 +121,8 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
     // Each file was its own put: those stored before the failure stay, and the answer says which.
     if (stored.length === 0) throw failed
     throw new FormUploadError(failed, stored, storedBeforeFailure(keys, storing ? files : null))
+  } finally {
+    hold.release()
   }
   if (stored.length === 0) throw new DoorError('InvalidForm', 'The form has no file part.')
   request.logFields = { bucket: request.logFields?.bucket, key: keys.length === 1 ? keys[0] : undefined, bytes: storedBytes }

@@ -54,3 +54,36 @@ t.test('a bulk delete past the budget is 503 50300 with Retry-After; the budget 
   t.ok(await budgetHolds(held => held === 0, 5000), 'timed out (--idle-timeout): nothing held')
   idle.destroy()
 })
+
+t.test('a form\'s field values draw on the budget: past it, 503 50300 and nothing stored; the budget returns to zero', async t => {
+  bodyBudget.resize(budget)
+  t.teardown(() => { bodyBudget.resize(BODY_BUDGET_BYTES) })
+  const { app } = await gateway(t, { idleTimeout: 1 })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as AddressInfo).port
+  const boundary = 'budgetboundary'
+  const form = (fieldBytes: number, key: string): string =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="note"\r\n\r\n${'n'.repeat(fieldBytes)}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="key"\r\n\r\n${key}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.txt"\r\nContent-Type: text/plain\r\n\r\nhello\r\n--${boundary}--\r\n`
+  const headers = { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` }
+
+  const fits = form(1000, 'fits')
+  t.equal((await exchange(port, requestHead('POST', '/photos', headers, fits.length) + fits)).status, 200, 'a form within the budget')
+  t.equal(bodyBudget.held, 0, 'answered: nothing held')
+
+  // Most of the budget held by a stalled JSON body, the form's 40,000-byte field finds no room.
+  const length = 60_000
+  const part = `{"keys":["${'k'.repeat(40_000)}`
+  const stalled = await stalledBody(port, requestHead('POST', '/photos?delete', json, length), part)
+  const over = form(40_000, 'over')
+  const refused = await exchange(port, requestHead('POST', '/photos', headers, over.length) + over)
+  t.equal(refused.status, 503)
+  t.equal((JSON.parse(refused.body) as { errors: Array<{ code: number }> }).errors[0].code, 50300)
+  t.match(refused.head, /\r\nretry-after: 1\r\n/)
+  t.equal((await app.inject({ method: 'GET', url: '/photos/over', headers: auth })).statusCode, 404, 'nothing stored')
+  t.equal(bodyBudget.held, part.length, 'the refused form gave back what it took')
+  stalled.destroy()
+  t.ok(await budgetHolds(held => held === 0), 'nothing held once the stalled body is gone')
+})
+
