@@ -72,3 +72,35 @@ export class BodyBudget {
 
 /** The process's one budget: every door of a worker shares it. */
 export const bodyBudget = new BodyBudget()
+
+/** What a body read whole may hold, and what each refusal is. */
+export interface HeldBodyLimits {
+  /** Largest body in bytes; past it, `tooLarge()` is thrown. */
+  bytes: number
+  tooLarge: () => Error
+  /** Thrown when the process's budget has no room for the next chunk (the door's 503). */
+  noRoom: () => Error
+}
+
+/**
+ * Reads `source` whole within `limits` and the process's budget, and runs
+ * `use` on its bytes while they are held; they go back to the budget
+ * whatever happens (used, refused, cut off: the stream fails).
+ */
+export async function withHeldBody<T> (source: AsyncIterable<Uint8Array>, limits: HeldBodyLimits, use: (body: Buffer) => T): Promise<T> {
+  const hold = bodyBudget.hold()
+  try {
+    const chunks: Buffer[] = []
+    let size = 0
+    for await (const chunk of source) {
+      size += chunk.length
+      if (size > limits.bytes) throw limits.tooLarge()
+      if (!hold.take(chunk.length)) throw limits.noRoom()
+      // A copy: a decoding source (S3's aws-chunked) may hand out the same memory again for its next chunk.
+      chunks.push(Buffer.from(chunk))
+    }
+    return use(Buffer.concat(chunks, size))
+  } finally {
+    hold.release()
+  }
+}

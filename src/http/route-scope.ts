@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import { BucketError, isValidBucketName, requireAccess } from '../bucket/index.js'
 import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
-import { bodyBudget } from '../doors/body-budget.js'
+import { withHeldBody } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { parseJsonBody } from '../doors/json-body.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
@@ -64,25 +64,17 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
     throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
   }
   continueBody(source)
-  const hold = bodyBudget.hold()
-  try {
-    const chunks: Buffer[] = []
-    let size = 0
-    for await (const chunk of source) {
-      size += (chunk as Buffer).length
-      if (size > maxJsonBytes) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`)
-      if (!hold.take((chunk as Buffer).length)) throw new DoorError('SlowDown', undefined, { 'retry-after': '1', connection: 'close' })
-      chunks.push(chunk as Buffer)
-    }
+  return await withHeldBody(source, {
+    bytes: maxJsonBytes,
+    tooLarge: () => new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`),
+    noRoom: () => new DoorError('SlowDown', undefined, { 'retry-after': '1', connection: 'close' })
+  }, body => {
     try {
-      return parseJsonBody(Buffer.concat(chunks).toString('utf8'))
+      return parseJsonBody(body.toString('utf8'))
     } catch {
       throw new DoorError('InvalidJson')
     }
-  } finally {
-    // Answered, refused, cut off or timed out (the stream fails): the bytes go back in every case.
-    hold.release()
-  }
+  })
 }
 
 /**

@@ -28,6 +28,7 @@ import multipart from '@fastify/multipart'
 import { authorize, hostName, isStorageFailure, MAX_PUT_BYTES, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
+import { answeredOnce } from '../doors/cut-off.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { FormUploadError, handleBucket } from './bucket-routes.js'
@@ -161,14 +162,6 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     method: app.supportedMethods,
     url: '/*',
     exposeHeadRoute: false,
-    handler: async (request, reply) => {
-      try {
-        return await route(options, routeHosts, request, reply)
-      } catch (err) {
-        // Answered already (408 to an idle body, connection closed): what failed after that is the upload it cut.
-        if (reply.sent) { request.log.debug({ err }, 'failed after its answer'); return }
-        throw err
-      }
-    }
+    handler: async (request, reply) => await answeredOnce(request, reply, async () => await route(options, routeHosts, request, reply))
   })
 }

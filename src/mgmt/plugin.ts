@@ -23,7 +23,8 @@
 import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import { isStorageFailure, isTransient, Queues, requireAccess, type BucketRegistry, type Principal, type StateDocuments } from '../bucket/index.js'
-import { bodyBudget } from '../doors/body-budget.js'
+import { withHeldBody } from '../doors/body-budget.js'
+import { wasCutOff } from '../doors/cut-off.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
@@ -86,28 +87,23 @@ function send (reply: FastifyReply, err: ManagementError): FastifyReply {
 }
 
 /**
- * A JSON body's text, read as Fastify's own `parseAs: 'string'` reads it
- * (its body limit, judged first by Content-Length, then by the bytes
- * received) and held within the process's body budget until it is parsed.
+ * A JSON body, read as Fastify's own `parseAs: 'string'` reads it (its body
+ * limit, judged first by Content-Length, then by the bytes received) and
+ * held within the process's body budget until it is parsed; empty (white
+ * space only): none.
  */
-async function readBodyText (request: FastifyRequest, payload: IncomingMessage): Promise<string> {
-  const limit = request.routeOptions.bodyLimit
-  if (Number(request.headers['content-length']) > limit) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
-  const hold = bodyBudget.hold()
-  try {
-    const chunks: Buffer[] = []
-    let size = 0
-    for await (const chunk of payload) {
-      size += (chunk as Buffer).length
-      if (size > limit) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
-      if (!hold.take((chunk as Buffer).length)) throw new ManagementError('SlowDown')
-      chunks.push(chunk as Buffer)
+async function readJson (request: FastifyRequest, payload: IncomingMessage): Promise<unknown> {
+  const bytes = request.routeOptions.bodyLimit
+  if (Number(request.headers['content-length']) > bytes) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
+  return await withHeldBody(payload, { bytes, tooLarge: () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), noRoom: () => new ManagementError('SlowDown') }, body => {
+    const text = body.toString('utf8').trim()
+    if (text === '') return undefined
+    try {
+      return parseJsonBody(text)
+    } catch {
+      throw new ManagementError('MalformedJson')
     }
-    return Buffer.concat(chunks).toString('utf8')
-  } finally {
-    // Read, refused, cut off or timed out (the stream fails): the bytes go back in every case.
-    hold.release()
-  }
+  })
 }
 
 /** Fastify's own complaints about a request (content type, body size, schema). */
@@ -129,12 +125,14 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
   app.removeContentTypeParser(['application/json', 'text/plain'])
   for (const type of ['application/json', 'text/plain', '*']) {
     app.addContentTypeParser(type, async (request: FastifyRequest, payload: IncomingMessage) => {
-      const text = (await readBodyText(request, payload)).trim()
-      if (text === '') return undefined
       try {
-        return parseJsonBody(text)
-      } catch {
-        throw new ManagementError('MalformedJson')
+        return await readJson(request, payload)
+      } catch (err) {
+        if (!wasCutOff(request.raw)) throw err
+        // The idle timer answered this request and failed its body (doors/cut-off.ts): thrown, the failure would be
+        // sent to the reply already answered. The request goes no further; its connection is closed.
+        request.log.debug({ err }, 'failed after the idle timeout\'s answer')
+        return await new Promise<never>(() => {})
       }
     })
   }

@@ -34,6 +34,7 @@ import { authenticationKind, verifySignature, type VerifiedSignature } from './s
 import { parseRawQuery } from './uri-encoding.js'
 import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
+import { answeredOnce } from '../doors/cut-off.js'
 import { healthAnswer, probeOf, sendHealth, type OperatorEndpoints } from '../doors/health.js'
 
 export interface S3ApiOptions {
@@ -385,7 +386,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     method: ['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTIONS'],
     url: '/*',
     exposeHeadRoute: false,
-    handler: async (request, reply) => {
+    handler: async (request, reply) => await answeredOnce(request, reply, async () => {
       const url = request.raw.url ?? '/'
       const question = url.indexOf('?')
       const rawPath = question === -1 ? url : url.slice(0, question)
@@ -422,6 +423,6 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       const ctx: S3Context = { request, reply, registry, query, signature, principal, bucketName: target.bucket, key: target.key }
       if (principal !== null) authorizeOperation(ctx, principal, operation)
       return await handlers[operation](ctx)
-    }
+    })
   })
 }

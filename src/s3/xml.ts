@@ -36,7 +36,7 @@
  */
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
 import { MAX_CORS_CONFIGURATION_BYTES } from '../bucket/index.js'
-import { bodyBudget } from '../doors/body-budget.js'
+import { withHeldBody } from '../doors/body-budget.js'
 import { S3Error } from './errors.js'
 
 export const S3_NAMESPACE = 'http://s3.amazonaws.com/doc/2006-03-01/'
@@ -256,27 +256,13 @@ export function scanMarkup (text: string, maxNodes: number): ScanResult {
  * process's body budget: SlowDown (503) when a chunk finds no room there.
  */
 export async function readXmlBody (source: AsyncIterable<Uint8Array>, root: XmlDocumentRoot): Promise<Record<string, unknown>> {
-  const hold = bodyBudget.hold()
-  try {
-    return parseXmlBody(await bufferedXmlBody(source, root, hold.take), root)
-  } finally {
-    // Answered, refused, cut off or timed out (the stream fails): the bytes go back in every case.
-    hold.release()
-  }
-}
-
-async function bufferedXmlBody (source: AsyncIterable<Uint8Array>, root: XmlDocumentRoot, take: (bytes: number) => boolean): Promise<Buffer> {
-  const limit: XmlBodyLimit = XML_BODY_LIMITS[root]
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of source) {
-    size += chunk.length
-    if (size > limit.bytes) throw new S3Error('MaxMessageLengthExceeded', `A ${root} body is limited to ${limit.bytes} bytes.`)
+  const bytes = XML_BODY_LIMITS[root].bytes
+  return await withHeldBody(source, {
+    bytes,
+    tooLarge: () => new S3Error('MaxMessageLengthExceeded', `A ${root} body is limited to ${bytes} bytes.`),
     // S3's SlowDown, with the Retry-After the other doors send: room comes back as soon as other bodies are parsed.
-    if (!take(chunk.length)) throw new S3Error('SlowDown', undefined, { 'retry-after': '1' })
-    chunks.push(Buffer.from(chunk))
-  }
-  return Buffer.concat(chunks)
+    noRoom: () => new S3Error('SlowDown', undefined, { 'retry-after': '1' })
+  }, body => parseXmlBody(body, root))
 }
 
 function parseXmlBody (body: Buffer, root: XmlDocumentRoot): Record<string, unknown> {

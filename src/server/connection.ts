@@ -39,6 +39,7 @@ import type { Server as HttpsServer } from 'node:https'
 import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
+import { markCutOff } from '../doors/cut-off.js'
 import { DoorErrors, failure } from '../http/errors.js'
 
 interface Pending {
@@ -241,6 +242,7 @@ export function idleConnectionListener (answer: (request?: FastifyRequest) => Ba
     const stalled = answer(reply.request)
     reply.hijack()
     const request = running.request
+    markCutOff(request)
     endWith(reply.raw, stalled, () => {
       socket.destroy()
       // The body must fail where the engine reads it, so the engine discards the partial upload and closes its file

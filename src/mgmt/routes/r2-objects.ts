@@ -35,6 +35,7 @@ import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { perPage, single, type Query } from '../query.js'
 import { acceptAnyContentType } from '../../doors/any-content-type.js'
+import { answeredOnce } from '../../doors/cut-off.js'
 
 interface ObjectParams { accountId: string, bucketName: string, '*': string }
 
@@ -176,7 +177,7 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     return await sendObject(reply, bucket, request.params['*'])
   })
 
-  app.put<{ Params: ObjectParams }>(path, async (request, reply) => {
+  app.put<{ Params: ObjectParams }>(path, async (request, reply) => await answeredOnce(request, reply, async () => {
     if (namesAwsChunked(request.headers)) {
       throw new ManagementError('InvalidArgument', 'Content-Encoding: aws-chunked is not accepted: send the object\'s bytes as they are')
     }
@@ -194,17 +195,10 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     }
     const bucket = await openBucket(ctx, request.params.bucketName)
     const body = request.body as IncomingMessage | undefined
-    let put
-    try {
-      put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass, md5, onlyIf }))
-    } catch (err) {
-      // Answered already (408 to an idle body, connection closed): what failed after that is the upload it cut.
-      if (reply.sent) { request.log.debug({ err }, 'failed after its answer'); return }
-      throw err
-    }
+    const put = await asClientError(async () => await bucket.put(request.params['*'], body ?? null, { httpMetadata, storageClass, md5, onlyIf }))
     if (put === null) throw new ManagementError('PreconditionFailed')
     return success(uploadedShape(put))
-  })
+  }))
 
   app.delete<{ Params: ObjectParams }>(path, async (request) => {
     const bucket = await openBucket(ctx, request.params.bucketName)

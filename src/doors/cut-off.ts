@@ -1,0 +1,38 @@
+/**
+ * What fails after the idle timer answered a request whose body stopped
+ * arriving (server/connection.ts answers 408 or RequestTimeout, then fails
+ * the body, so the engine discards the partial upload): that failure is the
+ * cut, not a fault, and the answer is already out. Left to Fastify, a
+ * handler's rejection after its reply was sent is logged as an error, and a
+ * body parser's is sent to the reply again, with a warning.
+ */
+import type { IncomingMessage } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+
+const cutOff = new WeakSet<IncomingMessage>()
+
+/** Marks `request` as answered by the idle timer, before its body is failed. */
+export function markCutOff (request: IncomingMessage): void {
+  cutOff.add(request)
+}
+
+/** Whether the idle timer answered `request` and failed its body. */
+export function wasCutOff (request: IncomingMessage): boolean {
+  return cutOff.has(request)
+}
+
+/**
+ * Runs a route's handler. What fails once its answer went out cannot be
+ * answered: the idle timer's cut is logged at debug, anything else at error
+ * (as Fastify would), and neither is thrown.
+ */
+export async function answeredOnce (request: FastifyRequest, reply: FastifyReply, handle: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await handle()
+  } catch (err) {
+    if (!reply.sent) throw err
+    if (wasCutOff(request.raw)) request.log.debug({ err }, 'failed after the idle timeout\'s answer')
+    else request.log.error({ err }, 'failed after its answer')
+    return undefined
+  }
+}
