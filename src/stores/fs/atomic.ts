@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { storageFailure, storageFailureOf, type StorageFailureName } from '../../bucket/port.js'
 
@@ -57,6 +58,8 @@ export interface AtomicWriteOptions {
   fsync?: boolean
   /** File mode of the new file (default 0o644). */
   mode?: number
+  /** Runs on the written temporary file before it is synced and renamed over the target (to set its times, say). */
+  beforeRename?: (file: FileHandle) => Promise<void>
 }
 
 /** Replaces `target` with `data`, atomically. */
@@ -67,6 +70,7 @@ export async function writeFileAtomic (target: string, data: string | Uint8Array
     const handle = await fsp.open(tmp, 'wx', options.mode ?? 0o644)
     try {
       await handle.writeFile(data)
+      if (options.beforeRename !== undefined) await options.beforeRename(handle)
       if (durable) await handle.sync()
     } finally {
       await handle.close()

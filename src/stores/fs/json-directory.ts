@@ -7,8 +7,23 @@
  * seconds. Only documents whose content changed are written back. A
  * `private` directory (the tokens' records, which hold S3 secrets) is made
  * 0700 and its documents 0600: only the server's user reads them.
+ *
+ * A document's `version` is one `stat` of it, and must never repeat after
+ * a write, or a reader keeps a stale parse (a revoked token honoured with
+ * no time bound). The inode, size and times alone can repeat: over writes
+ * A, B, C, ext4 gives C the inode A freed, a same-length change (a full
+ * revoked list dropping one hash for another) gives C A's size, and a
+ * kernel without fine-grained timestamps stamps fast writes from a clock
+ * of 1–4 ms ticks. So each write makes its document's mtime strictly later
+ * than the one it replaces (see `laterThan`): writes of a directory are
+ * serialized by its lock, so the mtimes of one document's successive
+ * versions strictly increase and no version can equal an earlier one,
+ * whatever inode, size or clock. The counter lives in the file's own
+ * mtime rather than in a sidecar because the reader's one `stat` then
+ * sees it with the rename that publishes the document, never apart.
  */
 import { promises as fsp } from 'node:fs'
+import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
@@ -33,10 +48,11 @@ export class JsonDirectory implements StateDocuments {
 
   /**
    * The document's device, inode, size, and change and modification times
-   * in nanoseconds: every write replaces the file by a rename (a new inode,
-   * new times), and a hand edit moves the times, so a write that left all
-   * five alike would need the same inode back, the same size and the same
-   * nanosecond. One stat, whatever the document's size.
+   * in nanoseconds, from one stat whatever the document's size. A write
+   * through `transaction` always moves the mtime forward (see the note at
+   * the top), so it alone tells a write from every earlier one; the other
+   * fields are kept for hand edits, which may set any mtime (an editor
+   * replacing the file gives a new inode, and any edit a new ctime).
    */
   async version (name: string): Promise<string | null> {
     try {
@@ -90,8 +106,46 @@ export class JsonTransaction implements DocumentTransaction {
     for (const [name, value] of this.#changes.changed()) {
       const file = path.join(this.#dir, name)
       await fsp.mkdir(path.dirname(file), { recursive: true })
-      await writeJsonAtomic(file, value, { fsync, mode })
+      const replaced = await modifiedAt(file)
+      await writeJsonAtomic(file, value, { fsync, mode, beforeRename: replaced === null ? undefined : laterThan(replaced) })
     }
     for (const name of this.#changes.removed()) await fsp.rm(path.join(this.#dir, name), { force: true })
+  }
+}
+
+/** The mtime of `file` in nanoseconds, or null when there is none. */
+async function modifiedAt (file: string): Promise<bigint | null> {
+  try {
+    return (await fsp.stat(file, { bigint: true })).mtimeNs
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw err
+  }
+}
+
+/**
+ * Makes a written temporary's mtime later than `replaced` (ns), the mtime of
+ * the document it is about to replace. The kernel's own stamp is kept when
+ * it is later already (the usual case: times stay real times). Otherwise
+ * the time is set just past `replaced`: Node hands `utimes` seconds as a
+ * double and libuv keeps whole microseconds, truncating, so a step of 2 µs
+ * past `replaced`'s microsecond is the least that surely lands beyond it on
+ * a filesystem keeping nanoseconds (ext4, xfs, btrfs, tmpfs); a burst of
+ * writes within one clock tick runs 2 µs a write ahead of the clock, which
+ * catches up at its next tick. Each try is checked by an fstat, the very field a reader's
+ * stat sees, and a filesystem keeping coarser times gets a coarser step
+ * (2 ms, then 2 s: FAT keeps 2 s). One that ignores set times leaves the
+ * kernel's stamp, and the version rests on inode and ctime as before.
+ * Removing a document forgets its mtime, so a document written again after
+ * a removal is not covered; `tokens.json` is never removed.
+ */
+function laterThan (replaced: bigint): (file: FileHandle) => Promise<void> {
+  return async file => {
+    if ((await file.stat({ bigint: true })).mtimeNs > replaced) return
+    for (const stepUs of [2n, 2_000n, 2_000_000n]) {
+      const seconds = Number(replaced / 1000n + stepUs) / 1e6
+      await file.utimes(seconds, seconds)
+      if ((await file.stat({ bigint: true })).mtimeNs > replaced) return
+    }
   }
 }

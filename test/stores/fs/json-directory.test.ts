@@ -1,0 +1,71 @@
+/**
+ * A JsonDirectory document's version never repeats after a write. Over
+ * writes A, B, C, ext4 gives C the inode A freed and a same-length change
+ * gives C A's size, so what keeps C's version from being A's is the mtime
+ * each write moves strictly forward; these tests check that property
+ * itself, since whether two writes land in one coarse clock tick depends
+ * on the kernel and the machine's speed.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { JsonDirectory } from '../../../src/stores/fs/json-directory.js'
+import { testdir } from '../../testdir.js'
+
+/** A revoked list of fixed length whose content changes every write, as a full list does on a revoke. */
+function revokedList (write: number): { revoked: string[] } {
+  return { revoked: [write.toString(16).padStart(8, '0')] }
+}
+
+async function writeTokens (documents: JsonDirectory, value: unknown): Promise<void> {
+  await documents.transaction(async tx => {
+    const doc = await tx.load<{ revoked: string[] }>('tokens.json', { revoked: [] })
+    Object.assign(doc, value)
+  })
+}
+
+async function mtimeOf (documents: JsonDirectory): Promise<bigint> {
+  return (await fsp.stat(path.join(documents.dir, 'tokens.json'), { bigint: true })).mtimeNs
+}
+
+t.test('rapid writes of one size never repeat a version, and each moves the mtime forward', async t => {
+  const documents = new JsonDirectory(testdir(t), { fsync: false })
+  const versions = new Set<string>()
+  const sizes = new Set<string>()
+  let previous = -1n
+  let stalled = 0
+  for (let write = 0; write < 200; write++) {
+    await writeTokens(documents, revokedList(write))
+    const version = await documents.version('tokens.json')
+    if (version === null) throw new Error('tokens.json is missing after a write')
+    versions.add(version)
+    sizes.add(version.split(':')[2] ?? '')
+    const mtime = await mtimeOf(documents)
+    if (mtime <= previous) stalled++
+    previous = mtime
+  }
+  t.equal(versions.size, 200, 'no version repeats an earlier one')
+  t.equal(sizes.size, 1, 'every document has the same size')
+  t.equal(stalled, 0, 'every write leaves a later mtime than the document it replaced')
+})
+
+t.test('a write moves the mtime past a document stamped ahead of the clock', async t => {
+  // A clock stepped back, or a coarse clock that has not ticked since the
+  // last write: the document's mtime is not behind the time of the next write.
+  const documents = new JsonDirectory(testdir(t), { fsync: false })
+  await writeTokens(documents, revokedList(0))
+  const ahead = new Date(Date.now() + 60_000)
+  await fsp.utimes(path.join(documents.dir, 'tokens.json'), ahead, ahead)
+  const first = await documents.version('tokens.json')
+  let previous = await mtimeOf(documents)
+  const versions = new Set([first])
+  for (let write = 1; write <= 3; write++) {
+    await writeTokens(documents, revokedList(write))
+    const mtime = await mtimeOf(documents)
+    t.ok(mtime > previous, `write ${write} leaves a later mtime`, { mtime, previous })
+    t.ok(mtime - previous < 1_000_000n, `write ${write} stays within a millisecond of the one before`)
+    previous = mtime
+    versions.add(await documents.version('tokens.json'))
+  }
+  t.equal(versions.size, 4, 'no version repeats')
+})
