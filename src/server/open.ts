@@ -16,7 +16,13 @@ export type OpenFsBucketOptions = OpenBucketOptions & FsStoreOptions
 /** Opens the bucket stored in the directory `dir`, creating it when missing. */
 export async function openBucket (dir: string, options: OpenFsBucketOptions = {}): Promise<Bucket> {
   const store = await FsStore.open(dir, { fsync: options.fsync })
-  return new BucketEngine(store, options)
+  try {
+    return new BucketEngine(store, options)
+  } catch (err) {
+    // An option the engine refuses (a sweep interval Node's timers cannot keep): the store opened for it is closed again.
+    await store.close()
+    throw err
+  }
 }
 
 /**
