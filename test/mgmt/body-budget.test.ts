@@ -23,7 +23,7 @@ t.test('a JSON body past the budget is 503 10953 with Retry-After; the budget re
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as AddressInfo).port
   // A socket timeout, as the serve command's --idle-timeout: a stalled body is cut.
-  app.server.setTimeout(1000)
+  app.server.setTimeout(4000)
 
   const create = JSON.stringify({ name: 'photos' })
   const answered = await exchange(port, requestHead('POST', buckets, json, create.length) + create)
@@ -59,6 +59,6 @@ t.test('a JSON body past the budget is 503 10953 with Retry-After; the budget re
   t.equal(put.status, 200, 'an object PUT larger than the whole budget streams past it')
 
   const idle = await stalledBody(port, requestHead('POST', buckets, json, length), part)
-  t.ok(await budgetHolds(held => held === 0, 5000), 'timed out: nothing held')
+  t.ok(await budgetHolds(held => held === 0, 12_000), 'timed out: nothing held')
   idle.destroy()
 })

@@ -97,22 +97,31 @@ t.test('a worker that dies just as the primary answers it: the lost message does
   // Ctrl-C signals the whole group: a worker may die of it just after asking for its options, and the primary's
   // answer then fails (EPIPE) as an 'error' on its Worker, which crashed the primary and, through it, the other
   // workers. Made certain here: the primary is stopped while the second worker asks and dies, then resumed.
-  const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--port', String(await freePort()), '--s3-port', '0', '--workers', '2', ...quiet])
+  // At debug level, the primary says when a message to a worker was lost: the test knows the race was run.
+  const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--port', String(await freePort()), '--s3-port', '0', '--workers', '2', '--fsync', 'off', '--log-level', 'debug'])
   t.teardown(() => { served.child.kill('SIGKILL') })
   const primary = served.child.pid ?? 0
+  const stat = (pid: number): string[] => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
   const workers = (): number[] => readdirSync('/proc').filter(entry => /^\d+$/.test(entry))
-    .filter(pid => { try { return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1] === String(primary) } catch { return false } })
+    .filter(pid => { try { return stat(Number(pid))[1] === String(primary) } catch { return false } })
     .map(Number)
   // The first worker listens, then the primary forks the second.
   await within((async () => { while (workers().length < 2) await new Promise(resolve => setTimeout(resolve, 20)) })(), 60_000, 'the second worker')
   process.kill(primary, 'SIGSTOP')
   const [second] = workers().sort((a, b) => b - a)
-  // Time for it to load and ask (a start takes well under this), with the primary deaf.
-  await new Promise(resolve => setTimeout(resolve, 4000))
+  // With the primary deaf, the second worker loads and asks for its options, then waits: its CPU time stops moving.
+  const cpu = (): number => Number(stat(second)[11]) + Number(stat(second)[12])
+  await within((async () => {
+    for (let last = -1, still = 0; still < 3; await new Promise(resolve => setTimeout(resolve, 200))) {
+      const now = cpu()
+      still = now === last ? still + 1 : 0
+      last = now
+    }
+  })(), 60_000, 'the second worker waits for its options')
   process.kill(second, 'SIGKILL')
   await new Promise(resolve => setTimeout(resolve, 200))
   process.kill(primary, 'SIGCONT')
-  await new Promise(resolve => setTimeout(resolve, 1500))
+  await within((async () => { while (!served.stdout().includes('a message to a worker was lost')) await new Promise(resolve => setTimeout(resolve, 50)) })(), 30_000, 'the lost message')
   t.notMatch(served.stderr(), /Unhandled 'error' event|EPIPE/, 'no crash on stderr')
   t.equal(served.child.exitCode, null, 'the primary still runs')
   served.child.kill('SIGTERM')
