@@ -13,7 +13,7 @@ import { bodyBudget } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { DoorError, errorReply, success } from './errors.js'
 import { ssecKeyFrom } from './object-headers.js'
-import { bucketMethods, enter, preflight, queryValue, readJsonBody, refuseMethod, type RouteScope } from './route-scope.js'
+import { bucketMethods, enter, preflight, queryValue, readJsonBody, refuseMethod, slowDown, type RouteScope } from './route-scope.js'
 
 function keysFrom (body: unknown): string[] {
   const keys = (body as { keys?: unknown } | null)?.keys
@@ -84,7 +84,7 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
     for await (const part of request.parts()) {
       if (part.type === 'field') {
         const value = String(part.value)
-        if (!hold.take(Buffer.byteLength(value))) throw new DoorError('SlowDown', undefined, { 'retry-after': '1', connection: 'close' })
+        if (!hold.take(Buffer.byteLength(value))) throw slowDown()
         fields[part.fieldname] = value
         continue
       }

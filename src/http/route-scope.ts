@@ -52,6 +52,11 @@ export function queryValue (query: Record<string, unknown>, name: string): strin
   throw new DoorError('InvalidQuery', `"${name}" given more than once.`)
 }
 
+/** A body the process's body budget has no room for: 503 (50300), to retry in a second, its rest not read (the connection closes). */
+export function slowDown (): DoorError {
+  return new DoorError('SlowDown', undefined, { 'retry-after': '1', connection: 'close' })
+}
+
 /**
  * A JSON body must say so: a cross-site page can send `text/plain` or a form
  * without a preflight, never `application/json`. Its bytes are held within
@@ -67,7 +72,7 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   return await withHeldBody(source, {
     bytes: maxJsonBytes,
     tooLarge: () => new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`),
-    noRoom: () => new DoorError('SlowDown', undefined, { 'retry-after': '1', connection: 'close' })
+    noRoom: slowDown
   }, body => {
     try {
       return parseJsonBody(body.toString('utf8'))
