@@ -39,7 +39,8 @@
  * last 1,000), so that a server which takes any bearer value (loopback, no
  * credentials configured) still refuses one that was revoked.
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
+import { sha256Hex } from './checksums.js'
 import { ArgumentRangeError, ArgumentTypeError } from './errors.js'
 import { isPermission, type Permission, type Principal } from './access.js'
 import { MAX_TOKEN_BUCKETS } from './limits.js'
@@ -90,7 +91,7 @@ const MAX_REVOKED = 1000
 
 /** What is kept of a revoked token: the hash of its secret (itself the hash of its value), enough to know the value again, never to use it. */
 function revokedMark (secret: string): string {
-  return createHash('sha256').update(secret).digest('hex')
+  return sha256Hex(secret)
 }
 
 interface TokensDocument {
@@ -102,7 +103,7 @@ interface TokensDocument {
 
 /** The S3 secret access key of a token value (the hosted derivation): hex SHA-256. */
 export function secretOfToken (value: string): string {
-  return createHash('sha256').update(value).digest('hex')
+  return sha256Hex(value)
 }
 
 /** Checks a new token's fields; the engine's argument errors (400 at every door). */

@@ -17,7 +17,7 @@
  * neither the content nor the length of the configured token leaks through
  * timing.
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 import { ADMIN, type Principal, type TokenDirectory } from '../bucket/index.js'
 import { DoorError } from './errors.js'
 import { isLoopbackName } from './site-guard.js'
@@ -38,7 +38,7 @@ export function isLoopbackHost (host: string): boolean {
 }
 
 function digest (value: string): Buffer {
-  return createHash('sha256').update(value).digest()
+  return hash('sha256', value, 'buffer')
 }
 
 /** Whether a request holds credentials (`principalOf` would let it through), without an answer. */

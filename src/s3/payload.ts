@@ -24,9 +24,9 @@
  */
 import { createHash, type Hash } from 'node:crypto'
 import { Transform, type TransformCallback } from 'node:stream'
-import { runningChecksum, type RunningChecksum } from '../bucket/index.js'
+import { runningChecksum, sha256Hex, type RunningChecksum } from '../bucket/index.js'
 import { S3Error } from './errors.js'
-import { hmacHex, sha256Hex, signaturesEqual, UNSIGNED_PAYLOAD, type VerifiedSignature } from './sigv4.js'
+import { hmacHex, signaturesEqual, UNSIGNED_PAYLOAD, type VerifiedSignature } from './sigv4.js'
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'
 /** Longest chunk header or trailer line (a 64-hex signature and a size fit many times over). */

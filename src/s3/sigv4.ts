@@ -45,9 +45,9 @@
  * when its Latin-1 reading (one character per byte, as Node.js gives it;
  * the AWS SDK for JavaScript signs Latin-1 characters so) does not verify.
  */
-import * as crypto from 'node:crypto'
-import { createHash, createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
+import { sha256Hex } from '../bucket/index.js'
 import { decodeHeaderValue } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
 import { presignedPayloadHash } from './presigned.js'
@@ -178,15 +178,6 @@ function signingKeyOf (scope: Scope, secretAccessKey: string): KeyObject {
   scope.signing = { secretAccessKey, key: signingKey }
   return signingKey
 }
-
-/**
- * SHA-256 in hex. Node's one-call `crypto.hash` (Node 20.12 and later) takes
- * a third of `createHash`'s time on a canonical request; older Node 20
- * releases lack it.
- */
-export const sha256Hex: (data: string | Uint8Array) => string = typeof crypto.hash === 'function'
-  ? data => crypto.hash('sha256', data, 'hex')
-  : data => createHash('sha256').update(data).digest('hex')
 
 /** Constant-time comparison of two hex signatures. */
 export function signaturesEqual (a: string, b: string): boolean {
