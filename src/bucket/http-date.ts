@@ -15,10 +15,11 @@ const asctime = new RegExp(`^(?:mon|tue|wed|thu|fri|sat|sun) ([a-z]{3}) ( \\d|\\
 function utc (year: number, month: string, day: string, hours: string, minutes: string, seconds: string): Date | undefined {
   const m = months.indexOf(month.toLowerCase())
   if (m === -1) return undefined
-  const ms = Date.UTC(year, m, Number(day), Number(hours), Number(minutes), Number(seconds))
-  const date = new Date(ms)
+  const date = new Date(Date.UTC(2000, m, Number(day), Number(hours), Number(minutes), Number(seconds)))
+  // Set apart: Date.UTC reads the years 0 to 99 as 1900 to 1999.
+  const ms = date.setUTCFullYear(year, m, Number(day))
   // Out-of-range fields (31 Feb, 25:00) would roll over: refuse them.
-  if (Number.isNaN(ms) || date.getUTCDate() !== Number(day) || date.getUTCHours() !== Number(hours) ||
+  if (Number.isNaN(ms) || date.getUTCMonth() !== m || date.getUTCDate() !== Number(day) || date.getUTCHours() !== Number(hours) ||
       date.getUTCMinutes() !== Number(minutes) || date.getUTCSeconds() !== Number(seconds)) return undefined
   return date
 }

@@ -69,7 +69,8 @@ function isObject (value: unknown): value is Record<string, any> {
 function conditionOf (value: unknown): LifecycleCondition | undefined {
   if (!isObject(value)) return undefined
   if (value.type === 'Age' && typeof value.maxAge === 'number' && value.maxAge >= 0 && value.maxAge <= MAX_RULE_AGE_SECONDS) return { type: 'Age', maxAge: value.maxAge }
-  if (value.type === 'Date' && typeof value.date === 'string' && !Number.isNaN(Date.parse(value.date))) return { type: 'Date', date: value.date }
+  // Kept as an ISO instant in UTC, as rules are stored since: S3 clients parse the date S3's document shows.
+  if (value.type === 'Date' && typeof value.date === 'string' && !Number.isNaN(Date.parse(value.date))) return { type: 'Date', date: new Date(Date.parse(value.date)).toISOString() }
   return undefined
 }
 
@@ -97,7 +98,8 @@ function parseCondition (value: unknown, where: string, allowDate: boolean): Lif
     if (typeof value.date !== 'string' || Number.isNaN(parseRuleDate(value.date))) {
       throw invalid(`${where}.condition.date must be a date (YYYY-MM-DD or an ISO 8601 date and time)`)
     }
-    return { type: 'Date', date: value.date }
+    // One form whichever door wrote it (`2027-01-01`, an offset): the instant in UTC, as S3's document carries it.
+    return { type: 'Date', date: new Date(parseRuleDate(value.date)).toISOString() }
   }
   throw invalid(`${where}.condition.type must be Age${allowDate ? ' or Date' : ''}`)
 }

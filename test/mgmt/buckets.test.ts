@@ -109,8 +109,8 @@ t.test('lifecycle: impossible ages and dates are refused (10040), unknown fields
   const given = { rules: [{ id: 'r', enabled: true, bogus: 1, conditions: { prefix: 'a/', extra: true }, deleteObjectsTransition: { condition: century, note: 'x' }, storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Date', date: '2028-02-29' }, why: 'y' }] }] }
   t.equal((await call(app, 'PUT', `${buckets}/logs/lifecycle`, given)).status, 200, '100 years and a leap day are fine')
   t.same((await call(app, 'GET', `${buckets}/logs/lifecycle`)).body.result, {
-    rules: [{ id: 'r', enabled: true, conditions: { prefix: 'a/' }, deleteObjectsTransition: { condition: century }, storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Date', date: '2028-02-29' } }] }]
-  }, 'what is read back is what acts: the fields the rules have, nothing else')
+    rules: [{ id: 'r', enabled: true, conditions: { prefix: 'a/' }, deleteObjectsTransition: { condition: century }, storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Date', date: '2028-02-29T00:00:00.000Z' } }] }]
+  }, 'what is read back is what acts: the fields the rules have, nothing else, a date as its instant in UTC')
 })
 
 t.test('CORS: none, replace, read back in the API shape, delete', async t => {

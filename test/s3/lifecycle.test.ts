@@ -7,9 +7,10 @@
  */
 import t from 'tap'
 import {
-  CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, PutBucketLifecycleConfigurationCommand,
-  PutObjectCommand, UploadPartCommand
+  CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetBucketLifecycleConfigurationCommand, GetObjectCommand, HeadObjectCommand,
+  PutBucketLifecycleConfigurationCommand, PutObjectCommand, UploadPartCommand
 } from '@aws-sdk/client-s3'
+import { parseLifecycleRules } from '../../src/bucket/index.js'
 import { s3Server, rejection } from './fixture.js'
 
 const DAY_MS = 86_400_000
@@ -93,4 +94,24 @@ t.test('CreateMultipartUpload names the abort date and rule of an upload a lifec
     t.equal(none.AbortRuleId, undefined, `${key}: no rule, no header`)
     t.equal(none.AbortDate, undefined)
   }
+})
+
+t.test('dates of rules set through the management API read back through S3 as instants the SDK parses', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  // As the management API stores them (its PUT .../lifecycle): a date alone, and a date and time with an offset.
+  const lifecycle = parseLifecycleRules([
+    { id: 'day', enabled: true, conditions: { prefix: 'a/' }, deleteObjectsTransition: { condition: { type: 'Date', date: '2027-01-01' } } },
+    { id: 'offset', enabled: true, conditions: { prefix: 'b/' }, deleteObjectsTransition: { condition: { type: 'Date', date: '2027-01-01T01:00:00+01:00' } } }
+  ])
+  await registry.updateSettings('photos', { lifecycle: { rules: lifecycle } })
+  const got = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'photos' }))
+  t.same(got.Rules?.map(rule => [rule.ID, rule.Expiration?.Date?.toISOString()]), [
+    ['day', '2027-01-01T00:00:00.000Z'],
+    ['offset', '2027-01-01T00:00:00.000Z']
+  ], 'midnight UTC, both')
+  t.same(lifecycle.map(rule => rule.deleteObjectsTransition?.condition), [{ type: 'Date', date: '2027-01-01T00:00:00.000Z' }, { type: 'Date', date: '2027-01-01T00:00:00.000Z' }], 'kept in one form')
+  // And the document read back is one S3 takes again.
+  await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: got.Rules } }))
+  t.same(((await registry.info('photos'))?.settings.lifecycle as { rules: typeof lifecycle }).rules.map(rule => rule.deleteObjectsTransition?.condition), [{ type: 'Date', date: '2027-01-01T00:00:00.000Z' }, { type: 'Date', date: '2027-01-01T00:00:00.000Z' }])
 })
