@@ -7,6 +7,8 @@
  * Here a request of a connection starts only once the one before it on that
  * connection has been answered (or failed): the requests of one connection
  * take effect in the order they were sent. Connections stay independent.
+ * An answer that closes its connection (`Connection: close`) is the last:
+ * the requests Node already parsed behind it never start.
  *
  * Idle clients. A connection that sends and receives nothing for the idle
  * timeout is dealt with by `onIdleConnection`: a request whose body stopped
@@ -106,9 +108,14 @@ export function inConnectionOrder (request: FastifyRequest, reply: FastifyReply,
 export function beginAlone (request: IncomingMessage, response: ServerResponse): boolean {
   const socket = request.socket
   const pending = connections.get(socket)
-  if (pending !== undefined && pending.length > 0) return false
+  if ((pending !== undefined && pending.length > 0) || closed(socket)) return false
   enqueue(socket, { request, response }, () => {})
   return true
+}
+
+/** Whether the connection can carry no more answers: ended or destroyed (an injected request's stand-in socket has no such state). */
+function closed (socket: Socket): boolean {
+  return socket.writable === false
 }
 
 function enqueue (socket: Socket, own: Pending, done: () => void): void {
@@ -134,7 +141,7 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
       }
       return
     }
-    if (at !== 0) return
+    if (at !== 0 || closed(socket)) return
     const next = queue[0]
     const start = next?.start
     if (start !== undefined) {
@@ -142,6 +149,10 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
       start()
     }
   })
+  // After an answer that closed the connection (`Connection: close`: a refusal whose body went unread, a request
+  // without Host; Node ends the socket as that answer ends) or once it is gone, nothing more of it runs (RFC 9112
+  // 9.6): no answer could reach its client. Node may still parse what was pipelined behind, as the unread body passes.
+  if (closed(socket)) return
   if (queue.length === 1) done()
   else own.start = done
 }

@@ -279,3 +279,24 @@ t.test('without credentials, a target in absolute form names the host the site g
   t.same(statuses(text), [421], 'the authority of the target is the host: a foreign one is refused')
   t.equal((await app.inject({ method: 'GET', url: '/photos/rebound', headers: { host: '127.0.0.1' } })).statusCode, 404, 'nothing stored')
 })
+
+t.test('nothing pipelined behind an answer that closes the connection is carried out (RFC 9112 9.6)', async t => {
+  const { app } = await gateway(t)
+  const port = await listening(app)
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/keep-me', headers: auth, payload: 'kept' })).statusCode, 200)
+  for (const [what, first] of [
+    ['a request without Host (400, 40007)', 'GET /photos/x HTTP/1.1\r\n\r\n'],
+    ['a refused request whose body went unread (401)', 'PUT /photos/y HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello']
+  ]) {
+    const socket = await open(port)
+    socket.write(first + `DELETE /photos/keep-me HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n` +
+      `PUT /photos/after-close HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Content-Length: 2\r\n\r\nhi`)
+    const { text, closed } = await received(socket, () => false, 3000)
+    t.equal(statuses(text).length, 1, `${what}: its answer alone`)
+    t.match(text, /\r\nconnection: close\r\n/i)
+    t.ok(closed)
+    await new Promise(resolve => setTimeout(resolve, 100))
+    t.equal((await app.inject({ method: 'GET', url: '/photos/keep-me', headers: auth })).body, 'kept', `${what}: the DELETE behind it did nothing`)
+    t.equal((await app.inject({ method: 'GET', url: '/photos/after-close', headers: auth })).statusCode, 404, `${what}: nor the PUT`)
+  }
+})

@@ -187,3 +187,23 @@ t.test('a Host given twice is refused as S3 refuses a malformed request; a targe
   t.same(statuses(absolute), [200])
   t.equal((await bucket.head('absolute'))?.size, 5)
 })
+
+t.test('nothing pipelined behind an answer that closes the connection is carried out (RFC 9112 9.6)', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const bucket = (await registry.open('photos'))!
+  await bucket.put('keep-me', 'kept')
+  // A refusal whose body went unread closes the connection: the DELETE and PUT behind it must not run.
+  const socket = await open(port)
+  socket.write('PUT /no-such-bucket/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello' +
+    'DELETE /photos/keep-me HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' +
+    'PUT /photos/after-close HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi')
+  const { text, closed } = await received(socket, () => false, 3000)
+  t.same(statuses(text), [404], 'the refusal alone')
+  t.match(text, /<Code>NoSuchBucket<\/Code>/)
+  t.match(text, /\r\nconnection: close\r\n/i)
+  t.ok(closed)
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const kept = await bucket.get('keep-me')
+  t.equal(kept !== null && 'text' in kept ? await kept.text() : null, 'kept', 'the DELETE behind it did nothing')
+  t.equal(await bucket.head('after-close'), null, 'nor the PUT')
+})
