@@ -15,7 +15,10 @@
  * in flight; a commit of several keys at once (a batch delete) records them
  * in the catalog with the commit, and the next process to open the store (or
  * any sweep) publishes what a crash left recorded (view-intents.ts), so a
- * crash in a batch leaves no entry of a deleted object behind. Keys that
+ * crash in a batch leaves no entry of a deleted object behind. A process
+ * removing the last entry of a directory removes the directory too; another
+ * process adding an entry there meanwhile finds its directory gone under it,
+ * and makes it again (`#made`), so that race loses no entry either. Keys that
  * cannot be shown are simply absent from it:
  *   - keys with empty, `.` or `..` segments, a leading or trailing `/`,
  *     control characters, or segments longer than 255 bytes;
@@ -42,6 +45,23 @@ import { linkSync, lstatSync, mkdirSync, renameSync, rmdirSync, unlinkSync, writ
 import path from 'node:path'
 
 const MAX_SEGMENT_BYTES = 255
+
+/**
+ * What making an entry answers when its place changed under it, so that
+ * looking again can make it: a directory on the key's path vanished
+ * (another process hiding the last key of that directory removed it,
+ * emptied, between this one making or finding it and adding the entry),
+ * or another process made the entry since this one saw none.
+ */
+const AGAIN = Symbol('again')
+
+/**
+ * How many times an entry is made again after AGAIN, from the directories
+ * up. One `hide` removes each directory at most once, so a race with one of
+ * them needs one retry; several at once need more, and the bound keeps a
+ * directory removed over and over from holding a publisher forever.
+ */
+const RETRIES = 8
 
 /** Temporary entries are `.<process tag><counter>.view`: unique across processes by the tag, within one by the counter. */
 const processTag = randomBytes(6).toString('hex')
@@ -86,6 +106,19 @@ function entryAt (file: string): Stats | null {
   }
 }
 
+/**
+ * What a failure (its error code) to add an entry to `parent` means: AGAIN
+ * when the directory is gone, to be made again, false otherwise. Looked at
+ * only after a failure for a missing name.
+ */
+function vanished (code: string | undefined, parent: string): false | typeof AGAIN {
+  return code === 'ENOENT' && entryAt(parent) === null ? AGAIN : false
+}
+
+function codeOf (err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code
+}
+
 export class KeyView {
   readonly #bucketDir: string
   readonly #scratchDir: string | undefined
@@ -104,11 +137,11 @@ export class KeyView {
   }
 
   /** Where the key's file goes: its checked directory (`#parent`) and path; null when the key is not in the view. */
-  #place (id: string, create: boolean): { parent: string, target: string } | null {
+  #place (id: string, create: boolean): { parent: string, target: string } | null | typeof AGAIN {
     const relative = viewPath(id)
     if (relative === null) return null
     const parent = this.#parent(relative, create)
-    return parent === null ? null : { parent, target: path.join(parent, path.basename(relative)) }
+    return parent === null || parent === AGAIN ? parent : { parent, target: path.join(parent, path.basename(relative)) }
   }
 
   /**
@@ -116,9 +149,11 @@ export class KeyView {
    * component without following links: every component must be a real
    * directory inside the bucket (with `create`, missing ones are made, one
    * level at a time, never the bucket directory itself). Null when a
-   * component is a link, a file, or missing: the key is then not in the view.
+   * component is a link, a file, or missing: the key is then not in the view;
+   * AGAIN when a component made (or found) was removed before the next one
+   * could be made in it.
    */
-  #parent (relative: string, create: boolean): string | null {
+  #parent (relative: string, create: boolean): string | null | typeof AGAIN {
     if (entryAt(this.#bucketDir)?.isDirectory() !== true) return null // the bucket is gone: never bring it back
     let dir = this.#bucketDir
     for (const component of path.dirname(relative).split(path.sep)) {
@@ -126,8 +161,14 @@ export class KeyView {
       dir = path.join(dir, component)
       let entry = entryAt(dir)
       if (entry === null && create) {
-        try { mkdirSync(dir) } catch {}
+        try {
+          mkdirSync(dir)
+        } catch (err) {
+          const code = codeOf(err)
+          if (code !== 'EEXIST' && code !== 'ENOENT') return null // not made (no room, no right): the key is not shown
+        }
         entry = entryAt(dir)
+        if (entry === null) return AGAIN // removed since, or its own directory was, so it could not be made
       }
       if (entry === null || !entry.isDirectory()) return null // missing, a file of another key, or a link (isDirectory is false for links)
     }
@@ -140,21 +181,21 @@ export class KeyView {
    * a directory) is left alone and the key is not shown.
    */
   show (id: string, body: string): boolean {
-    const place = this.#place(id, true)
-    if (place === null) return false
-    const { parent, target } = place
-    const existing = entryAt(target)
-    if (existing === null) {
-      try {
-        linkSync(body, target)
-        return true
-      } catch {
-        return false
+    return this.#made(id, (parent, target) => {
+      const existing = entryAt(target)
+      if (existing === null) {
+        try {
+          linkSync(body, target)
+          return true
+        } catch (err) {
+          const code = codeOf(err)
+          return code === 'EEXIST' ? AGAIN : vanished(code, parent) // EEXIST: another process showed the key since: replace its entry
+        }
       }
-    }
-    if (!existing.isFile()) return false // a link or a directory: not ours
-    // A key shown already: link beside it, then replace it in one rename (rename never follows the target).
-    return this.#replaceEntry(parent, target, tmp => { linkSync(body, tmp) }, true)
+      if (!existing.isFile()) return false // a link or a directory: not ours
+      // A key shown already: link beside it, then replace it in one rename (rename never follows the target).
+      return this.#replaceEntry(parent, target, tmp => { linkSync(body, tmp) }, true)
+    })
   }
 
   /**
@@ -167,12 +208,28 @@ export class KeyView {
    * reads served beside them waited less, not more).
    */
   write (id: string, bytes: Uint8Array): boolean {
-    const place = this.#place(id, true)
-    if (place === null) return false
-    const { parent, target } = place
-    const existing = entryAt(target)
-    if (existing !== null && !existing.isFile()) return false // a link or a directory: not ours
-    return this.#replaceEntry(parent, target, tmp => { writeFileSync(tmp, bytes, { flag: 'wx', mode: 0o644 }) })
+    return this.#made(id, (parent, target) => {
+      const existing = entryAt(target)
+      if (existing !== null && !existing.isFile()) return false // a link or a directory: not ours
+      return this.#replaceEntry(parent, target, tmp => { writeFileSync(tmp, bytes, { flag: 'wx', mode: 0o644 }) })
+    })
+  }
+
+  /**
+   * Makes the key's entry with `make` in its place (its directories made),
+   * and starts again from the directories while `make` or the making of
+   * them answers AGAIN, at most RETRIES times: the entry of a key written
+   * while another process hid the last key beside it lands in the
+   * directory made again, instead of being lost with the removed one.
+   */
+  #made (id: string, make: (parent: string, target: string) => boolean | typeof AGAIN): boolean {
+    for (let retries = 0; ; retries++) {
+      const place = this.#place(id, true)
+      if (place === null) return false
+      const made = place === AGAIN ? AGAIN : make(place.parent, place.target)
+      if (made !== AGAIN) return made
+      if (retries === RETRIES) return false
+    }
   }
 
   /**
@@ -184,8 +241,12 @@ export class KeyView {
    * rename across file systems), the entry is made beside `target`, and
    * the marker that sends the sweeper through the view is touched first.
    */
-  #replaceEntry (parent: string, target: string, make: (tmp: string) => void, link = false): boolean {
-    if (this.#scratchDir !== undefined && this.#replace(this.#scratchDir, target, make, link)) return true
+  #replaceEntry (parent: string, target: string, make: (tmp: string) => void, link = false): boolean | typeof AGAIN {
+    if (this.#scratchDir !== undefined) {
+      const failure = this.#replace(this.#scratchDir, target, make, link)
+      if (failure === null) return true
+      if (vanished(failure, parent) === AGAIN) return AGAIN // and no temporary beside the key, where there is no directory
+    }
     if (this.#strays !== undefined) {
       try {
         writeFileSync(this.#strays, '')
@@ -193,17 +254,19 @@ export class KeyView {
         return false // no marker, no temporary beside the key: the sweeper would never look for it
       }
     }
-    return this.#replace(parent, target, make, link)
+    const failure = this.#replace(parent, target, make, link)
+    return failure === null ? true : vanished(failure, parent)
   }
 
   /**
    * Makes a new entry in `dir` with `make`, then renames it over `target`;
-   * false (and nothing left behind) on failure. A `link` to the body
-   * `target` already links (another process published the same version)
-   * is the same file: rename then succeeds and leaves both names, so the
-   * temporary one is removed after it.
+   * null on success, else the failure's error code ('' without one), and
+   * nothing left behind. A `link` to the body `target` already links
+   * (another process published the same version) is the same file: rename
+   * then succeeds and leaves both names, so the temporary one is removed
+   * after it.
    */
-  #replace (dir: string, target: string, make: (tmp: string) => void, link = false): boolean {
+  #replace (dir: string, target: string, make: (tmp: string) => void, link = false): string | null {
     const tmp = temporaryEntry(dir)
     try {
       make(tmp)
@@ -211,17 +274,17 @@ export class KeyView {
       if (link) {
         try { unlinkSync(tmp) } catch {}
       }
-      return true
-    } catch {
+      return null
+    } catch (err) {
       try { unlinkSync(tmp) } catch {}
-      return false
+      return codeOf(err) ?? ''
     }
   }
 
   /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */
   hide (id: string): void {
     const place = this.#place(id, false)
-    if (place === null) return
+    if (place === null || place === AGAIN) return
     const { parent, target } = place
     if (entryAt(target)?.isFile() !== true) return // not shown, a directory of other keys, or not ours
     try {
