@@ -228,7 +228,7 @@ export class BucketEngine implements Bucket {
       checksums: digests
     }
     const committed = await this.#store.commit(id, record, staged,
-      unconditional ? ALWAYS : current => judgeRecord(conditional, current) === 'pass', commit)
+      unconditional ? ALWAYS : current => judgeRecord(conditional, current) === 'pass', Object.assign({ now: record.uploaded }, commit))
     return committed ? new ObjectMetadata(record) : null
   }
 
@@ -245,7 +245,7 @@ export class BucketEngine implements Bucket {
     }
     const ids = keys.map(k => lookupId('delete', k))
     await this.#readRules()
-    const refused = new Set(await this.#store.delete([...new Set(ids)], options.cause === undefined ? undefined : { cause: options.cause }))
+    const refused = new Set(await this.#store.delete([...new Set(ids)], { cause: options.cause, now: this.#now() }))
     return keys.filter((_, i) => refused.has(ids[i]))
   }
 
@@ -380,7 +380,7 @@ export class BucketEngine implements Bucket {
       if (!unconditional && judgeRecord(conditional, current) !== 'pass') throw refused
       const object = completedObject(upload, stored, named, request)
       return { object, partNumbers: named.map(p => p.partNumber) }
-    }).catch((err: unknown) => { if (err === refused) return refused; throw err })
+    }, { now: request.uploaded }).catch((err: unknown) => { if (err === refused) return refused; throw err })
     if (record === refused) return null
     if (record === null || record instanceof Error) {
       if (opts.repeatable === true) {

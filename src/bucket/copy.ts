@@ -92,7 +92,7 @@ export async function copyObject (
     if (needsBytes(source, algorithm)) throw rewriteNeeded
     return copyOf(source)
   }
-  const outcome = await store.copy(fromId, toId, build, destination).catch((err: unknown) => { if (err === rewriteNeeded) return null; throw err })
+  const outcome = await store.copy(fromId, toId, build, destination, { now: fresh.now }).catch((err: unknown) => { if (err === rewriteNeeded) return null; throw err })
   if (outcome !== null) {
     switch (outcome.status) {
       case 'copied': return { status: 'copied', object: new ObjectMetadata(outcome.object) }
@@ -134,6 +134,6 @@ export async function copyObject (
   const checksums = sealed === undefined ? { md5, ...others } : Object.assign({ ssec }, others)
   const record = withFields(copyOf(source), { size: body.size, etag: sealed === undefined ? md5 as string : sealed.etag(), checksums })
   // Its event is the copy's, naming its source, though its bytes were written anew.
-  if (!await store.commit(toId, record, staged, destination, { copiedFrom: { key: source.key } })) return { status: 'precondition-failed' }
+  if (!await store.commit(toId, record, staged, destination, { copiedFrom: { key: source.key }, now: fresh.now })) return { status: 'precondition-failed' }
   return { status: 'copied', object: new ObjectMetadata(record) }
 }

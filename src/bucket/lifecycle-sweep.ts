@@ -51,8 +51,8 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
     if (doomed.size === 0) return
     const batch = doomed
     doomed = new Map()
-    // A bucket lock wins over an expiry: the store keeps what a rule retains and names it.
-    const kept = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch })
+    // A bucket lock wins over an expiry: the store keeps what a rule retains at the sweep's `now` and names it.
+    const kept = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch, now })
     report.expiredObjects += batch.size - kept.length
   }
   for (const prefix of objectSweepPrefixes(rules)) {

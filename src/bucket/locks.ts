@@ -14,7 +14,8 @@
  * rule keeps a given object at a given instant. Stores call the latter
  * inside their commit's critical section (port.ts, guarantee 4), so the
  * rule that refuses a write is the rule that held when the write would
- * have landed.
+ * have landed, at the instant the engine gives (its clock, by which it
+ * stamped `uploaded`, or a sweep's `now`).
  *
  * Decisions where the hosted service documents nothing:
  *   - Retention runs out at the instant `uploaded + maxAgeSeconds` (or

@@ -19,9 +19,11 @@
  *   4. Bucket locks (locks.ts) are kept by the store, beside the records,
  *      and judged inside the critical section of every write that would
  *      replace or remove a record (`commit`, `copy`, `completeUpload`,
- *      `delete`): a record that `retainingRule` retains at that instant
- *      is left as it is, and the write is refused (`objectLocked`; for
- *      `delete`, the id is answered as refused). `setLockRules` belongs to
+ *      `delete`): a record that `retainingRule` retains at the write's
+ *      instant (its options' `now`: the engine's clock, or a sweep's
+ *      `now`; the real time when absent) is left as it is, and the write
+ *      is refused (`objectLocked`; for `delete`, the id is answered as
+ *      refused). `setLockRules` belongs to
  *      the same order of critical sections, so no write judged against the
  *      old rules lands after the new rules are committed. `retire` refuses
  *      a store that has rules (`BucketLocked`).
@@ -179,6 +181,8 @@ export interface DeleteOptions {
    * it was judged expired stays. Judged inside the delete's commit.
    */
   versions?: ReadonlyMap<string, string>
+  /** The instant (ms) locks are judged at (guarantee 4): the engine's clock, or a sweep's `now`; absent, the real time. */
+  now?: number
 }
 
 /** Options of `BucketStore.commit`. */
@@ -191,6 +195,14 @@ export interface CommitOptions {
    * not PutObject.
    */
   copiedFrom?: { bucket?: string, key: string }
+  /** The instant (ms) a lock on the record replaced is judged at (guarantee 4), as `DeleteOptions.now`. */
+  now?: number
+}
+
+/** Options of `BucketStore.completeUpload`. */
+export interface CompleteOptions {
+  /** The instant (ms) a lock on the record replaced is judged at (guarantee 4), as `DeleteOptions.now`. */
+  now?: number
 }
 
 /** Options of `BucketStore.copy`. */
@@ -206,6 +218,8 @@ export interface CopyOptions {
    * event reports: the copy is checked against no lock and emits nothing.
    */
   cause?: 'transition'
+  /** The instant (ms) a lock on the destination is judged at (guarantee 4), as `DeleteOptions.now`. */
+  now?: number
 }
 
 /**
@@ -347,7 +361,7 @@ export interface BucketStore {
   /** Stores a part; false (and the body discarded) when the upload does not exist. */
   putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean>
   /** Completes an upload into the object `id`; null when the upload does not exist; `objectLocked` (the upload kept) when `id` holds a retained record. */
-  completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null>
+  completeUpload (uploadId: string, id: string, build: CompleteBuilder, options?: CompleteOptions): Promise<StoredObject | null>
   /** Removes an upload and its parts; false when there was none (unknown, or completed or aborted first: the one that removed it says true). */
   abortUpload (uploadId: string): Promise<boolean>
   /** Uploads in progress, in (id bytes, uploadId) order, at most `limit`. */

@@ -3,12 +3,13 @@
  * 4): the rules a store keeps, the writes a retained record refuses (commit,
  * copy onto it, completing an upload onto it, delete) with the record left
  * as it was, what stays writable (new keys under a locked prefix, keys
- * outside it, records whose retention ran out), retirement refused, rules
+ * outside it, records whose retention ran out), the instant each write is
+ * judged at (the engine's, from its options), retirement refused, rules
  * seen at once by a second handle, and a rule set while overwrites are in
  * flight: none lands after the rule's commit.
  */
 import type { Test } from 'tap'
-import { ALWAYS, type BucketStore, type LockRule, type StoredObject } from '../../src/bucket/port.js'
+import { ALWAYS, type BucketStore, type LockRule, type StoredObject, type StoredUpload } from '../../src/bucket/port.js'
 import { testdir } from '../testdir.js'
 import { patternBytes } from './bucket.js'
 import { absent, always, bytesOf, chunksOf, code, put, record } from './store.js'
@@ -91,6 +92,43 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
     await put(store, 'young', Buffer.from('y'))
     await store.setLockRules([{ id: 'future', enabled: true, condition: { type: 'Date', date: new Date(now + DAY_S * 1000).toISOString() } }])
     t.same(await store.delete(['young', 'old']), ['young', 'old'], 'until a date to come, whatever the age')
+  })
+
+  t.test(`${sut.name}: locks are judged at the instant a write gives (its options' now), not at the store's own time`, async t => {
+    const store = await fresh(t)
+    const HOUR = 3_600_000
+    const real = Date.now()
+    const upload = (key: string): StoredUpload => ({ uploadId: `upload-${key.replace('/', '-')}-0123456789abcdef`, key, created: 1000, httpMetadata: {}, customMetadata: {}, storageClass: 'Standard' })
+    /** What a write answered, or the code it threw. */
+    const outcome = async (promise: Promise<unknown>): Promise<unknown> => await promise.catch((err: { code?: unknown }) => err.code)
+    /** Writes each of the four ways onto `prefix` + its key, judged at `now`: what each answered. */
+    const writeAll = async (prefix: string, now: number): Promise<unknown[]> => {
+      const staged = await store.stage(chunksOf(Buffer.from('new')), record(`${prefix}put`, 3).version)
+      return [
+        await outcome(store.commit(`${prefix}put`, uploadedAt(`${prefix}put`, 3, now), staged, ALWAYS, { now })),
+        await outcome(store.copy('source', `${prefix}copy`, source => ({ ...source, key: `${prefix}copy`, version: record('c', 0).version, uploaded: now }), always, { now }).then(copy => copy.status)),
+        await outcome(store.completeUpload(upload(`${prefix}complete`).uploadId, `${prefix}complete`, () => ({ object: uploadedAt(`${prefix}complete`, 4, now), partNumbers: [1] }), { now }).then(object => object?.key)),
+        await store.delete([`${prefix}delete`], { now })
+      ]
+    }
+    await put(store, 'source', Buffer.from('source'))
+    for (const [prefix, uploaded] of [['ahead/', real], ['behind/', real - 2 * HOUR]] as const) {
+      for (const key of ['put', 'copy', 'complete', 'delete']) await put(store, prefix + key, Buffer.from(key), always, uploadedAt(prefix + key, key.length, uploaded))
+      await store.createUpload(`${prefix}complete`, upload(`${prefix}complete`))
+      t.equal(await store.putPart(upload(`${prefix}complete`).uploadId, { partNumber: 1, etag: 'e1', size: 4 }, await store.stage(chunksOf(Buffer.from('part')))), true)
+    }
+    await store.setLockRules([{ id: 'hour', enabled: true, condition: { type: 'Age', maxAgeSeconds: 3600 } }])
+
+    // Uploaded an hour and a half before the instant given: the hour of retention ran out then, though not by the store's time.
+    t.same(await writeAll('ahead/', real + 90 * 60_000), [true, 'copied', 'ahead/complete', []], 'overwrite, copy onto, completion onto and delete land')
+    t.equal(await store.head('ahead/delete'), null)
+    t.equal((await store.head('ahead/put'))?.uploaded, real + 90 * 60_000)
+
+    // Uploaded a minute before the instant given: retained, though its hour ran out by the store's time.
+    const before = await Promise.all(['put', 'copy', 'complete', 'delete'].map(async key => await store.head(`behind/${key}`)))
+    t.same(await writeAll('behind/', real - 2 * HOUR + 60_000), [10913, 10913, 10913, ['behind/delete']], 'each is refused')
+    t.same(await Promise.all(['put', 'copy', 'complete', 'delete'].map(async key => await store.head(`behind/${key}`))), before, 'and every record stays as it was')
+    t.not(await store.getUpload(upload('behind/complete').uploadId), null, 'the upload too')
   })
 
   t.test(`${sut.name}: a store with lock rules refuses retirement (10914), even empty`, async t => {

@@ -404,20 +404,21 @@ export class Catalog {
 
   /**
    * Inside `write`: whether a lock rule retains the row `current` of `id`
-   * at this instant (port.ts, guarantee 4). A key without a row has
-   * nothing to retain, and costs no look at the rules.
+   * at `now`, the write's instant (port.ts, guarantee 4: the engine's, from
+   * the write's options; the real time when it gives none). A key without
+   * a row has nothing to retain, and costs no look at the rules.
    */
-  retained (id: string, current: { uploaded: number } | undefined): boolean {
+  retained (id: string, current: { uploaded: number } | undefined, now = Date.now()): boolean {
     if (current === undefined) return false
     const rules = this.lockRules()
-    return rules.length > 0 && retainingRule(rules, id, current.uploaded, Date.now()) !== null
+    return rules.length > 0 && retainingRule(rules, id, current.uploaded, now) !== null
   }
 
   /**
    * Inside `write`: deletes the rows of `ids` but those a lock rule retains
-   * (`refused`); the ids deleted and the body files their rows named.
+   * at `now` (`refused`); the ids deleted and the body files their rows named.
    */
-  deleteRows (ids: string[], versions: ReadonlyMap<string, string> | undefined, action: 'DeleteObject' | 'LifecycleDeletion'): { deleted: string[], removed: Segment[], refused: string[] } {
+  deleteRows (ids: string[], versions: ReadonlyMap<string, string> | undefined, action: 'DeleteObject' | 'LifecycleDeletion', now = Date.now()): { deleted: string[], removed: Segment[], refused: string[] } {
     const done = { deleted: [] as string[], removed: [] as Segment[], refused: [] as string[] }
     for (const id of ids) {
       const idBytes = Buffer.from(id, 'utf8')
@@ -426,7 +427,7 @@ export class Catalog {
       // A row rewritten since it was judged (a lifecycle expiry's `versions`) is not the one judged: kept.
       const version = versions?.get(id)
       if (version !== undefined && row.version !== version) continue
-      if (this.retained(id, row)) {
+      if (this.retained(id, row, now)) {
         done.refused.push(id)
         continue
       }

@@ -47,7 +47,7 @@
 import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  assembleListPage, BucketError, putChange, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CommitOptions, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, putChange, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -98,6 +98,7 @@ interface PutJob {
   inline: Buffer | null
   precondition: Precondition
   copiedFrom: CommitOptions['copiedFrom']
+  now: CommitOptions['now']
 }
 
 /** `locked`: refused because the current row is retained (nothing written). */
@@ -252,7 +253,7 @@ export class FsStore implements BucketStore {
     const own = segment === null ? [] : [segment]
     let outcome: PutOutcome
     try {
-      outcome = await this.#puts.submit({ id, object, segment, inline, precondition, copiedFrom: options.copiedFrom })
+      outcome = await this.#puts.submit({ id, object, segment, inline, precondition, copiedFrom: options.copiedFrom, now: options.now })
     } catch (err) {
       // Nothing half-stored stays: a body no row names goes at once (not only at the next sweep).
       if (wasRolledBack(err)) await this.#blobs.removeSegments(own)
@@ -273,12 +274,12 @@ export class FsStore implements BucketStore {
   }
 
   /** One put of a group commit, inside the write transaction. */
-  #applyPut ({ id, object, segment, inline, precondition, copiedFrom }: PutJob): PutOutcome {
+  #applyPut ({ id, object, segment, inline, precondition, copiedFrom, now }: PutJob): PutOutcome {
     const sql = this.#catalog.sql
     const idBytes = Buffer.from(id, 'utf8')
     const current = sql.head.get(idBytes)
     if (!precondition(current === undefined ? null : toRecord(current))) return { committed: false, replaced: [] }
-    if (this.#catalog.retained(id, current)) return { committed: false, replaced: [], locked: true }
+    if (this.#catalog.retained(id, current, now)) return { committed: false, replaced: [], locked: true }
     this.#catalog.putRow(idBytes, object, segment === null ? [] : [segment], inline)
     this.#catalog.emit(putChange(object, copiedFrom))
     return { committed: true, replaced: current === undefined ? [] : JSON.parse(current.segments) }
@@ -347,11 +348,11 @@ export class FsStore implements BucketStore {
     }
   }
 
-  async #deleteRows (ids: string[], { cause, versions }: DeleteOptions): Promise<string[]> {
+  async #deleteRows (ids: string[], { cause, versions, now }: DeleteOptions): Promise<string[]> {
     const action = cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
     // Several keys' view entries, published after the commit, are recorded in it for a crash in between (view-intents.ts).
     const [{ deleted, removed, refused }, intents] = await this.#commits.commit(() => {
-      const done = this.#catalog.deleteRows(ids, versions, action)
+      const done = this.#catalog.deleteRows(ids, versions, action, now)
       return [done, this.#intents.record(done.deleted)] as const
     })
     for (const id of deleted) this.#publish(id)
@@ -405,7 +406,7 @@ export class FsStore implements BucketStore {
           const current = sql.head.get(toBytes)
           if (!precondition(current === undefined ? null : toRecord(current))) return { status: 'refused' }
           // Thrown inside the transaction: rolled back, so the links go below.
-          if (!transition && this.#catalog.retained(toId, current)) throw objectLocked('copy', object.key)
+          if (!transition && this.#catalog.retained(toId, current, options.now)) throw objectLocked('copy', object.key)
           this.#catalog.putRow(toBytes, object, segments, body)
           if (!transition) this.#catalog.emit(putChange(object, { key: source.key }))
           replaced = current === undefined ? [] : JSON.parse(current.segments)
@@ -463,8 +464,8 @@ export class FsStore implements BucketStore {
     return await this.#uploads.putPart(uploadId, part, body)
   }
 
-  async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
-    const done = await this.#uploads.complete(uploadId, id, build)
+  async completeUpload (uploadId: string, id: string, build: CompleteBuilder, options: CompleteOptions = {}): Promise<StoredObject | null> {
+    const done = await this.#uploads.complete(uploadId, id, build, options.now)
     if (done === null) return null
     this.#publish(id)
     await this.#blobs.removeSegments(done.replaced)

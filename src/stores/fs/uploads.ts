@@ -102,7 +102,7 @@ export class Uploads {
    * meanwhile (its condition judged on the object the key holds now), and
    * commits the rows.
    */
-  async complete (uploadId: string, id: string, build: CompleteBuilder): Promise<{ object: StoredObject, replaced: Segment[] } | null> {
+  async complete (uploadId: string, id: string, build: CompleteBuilder, now?: number): Promise<{ object: StoredObject, replaced: Segment[] } | null> {
     if (!isUploadId(uploadId)) return null
     const idBytes = Buffer.from(id, 'utf8')
     const sql = this.#catalog.sql
@@ -137,7 +137,7 @@ export class Uploads {
           const current = sql.head.get(idBytes)
           if ((current?.version ?? null) !== (read.current?.version ?? null)) object = build(upload, parts, current === undefined ? null : toRecord(current)).object
           // Thrown inside the transaction: nothing is written, the upload stays as it was.
-          if (this.#catalog.retained(id, current)) throw objectLocked('completeMultipartUpload', object.key)
+          if (this.#catalog.retained(id, current, now)) throw objectLocked('completeMultipartUpload', object.key)
           if (current !== undefined) replaced = JSON.parse(current.segments)
           this.#catalog.putRow(idBytes, object, segments)
           this.#catalog.emit({ action: 'CompleteMultipartUpload', key: object.key, size: object.size, etag: object.etag })

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import { randomHex } from '../../bucket/port.js'
 import {
-  assembleListPage, bucketLocked, putChange, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CommitOptions, type CompleteBuilder, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, putChange, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -97,10 +97,10 @@ export class MemoryStore implements BucketStore {
     this.#lockRules = structuredClone(rules)
   }
 
-  /** Whether the record of `id` is retained now (every method here is one synchronous step: the judgement and the write are one instant). */
-  #retained (id: string): boolean {
+  /** Whether the record of `id` is retained at `now`, the write's instant (every method here is one synchronous step: the judgement and the write are one instant). */
+  #retained (id: string, now = Date.now()): boolean {
     const current = this.#objects.get(id)?.record
-    return current !== undefined && retainingRule(this.#lockRules, id, current.uploaded, Date.now()) !== null
+    return current !== undefined && retainingRule(this.#lockRules, id, current.uploaded, now) !== null
   }
 
   readonly outbox = new MemoryOutbox()
@@ -150,7 +150,7 @@ export class MemoryStore implements BucketStore {
       await body.discard()
       return false
     }
-    if (this.#retained(id)) {
+    if (this.#retained(id, options.now)) {
       await body.discard()
       throw objectLocked('put', object.key)
     }
@@ -159,9 +159,9 @@ export class MemoryStore implements BucketStore {
     return true
   }
 
-  async delete (ids: string[], { cause, versions }: DeleteOptions = {}): Promise<string[]> {
+  async delete (ids: string[], { cause, versions, now }: DeleteOptions = {}): Promise<string[]> {
     this.#refuseRetired()
-    const refused = ids.filter(id => this.#retained(id))
+    const refused = ids.filter(id => this.#retained(id, now))
     for (const id of ids) {
       if (refused.includes(id)) continue
       const entry = this.#objects.get(id)
@@ -183,7 +183,7 @@ export class MemoryStore implements BucketStore {
     const object = build(source.record)
     if (object === null) return { status: 'source-refused', source: source.record }
     if (!precondition(this.#objects.get(toId)?.record ?? null)) return { status: 'refused' }
-    if (!transition && this.#retained(toId)) throw objectLocked('copy', object.key)
+    if (!transition && this.#retained(toId, options.now)) throw objectLocked('copy', object.key)
     this.#set(toId, { record: object, chunks: source.chunks })
     if (!transition) this.#emit(putChange(object, { key: source.record.key }))
     return { status: 'copied', object }
@@ -240,13 +240,13 @@ export class MemoryStore implements BucketStore {
     return true
   }
 
-  async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+  async completeUpload (uploadId: string, id: string, build: CompleteBuilder, options: CompleteOptions = {}): Promise<StoredObject | null> {
     this.#refuseRetired()
     const upload = this.#uploads.get(uploadId)
     if (upload === undefined) return null
     const parts = new Map([...upload.parts].map(([n, { bytes: _bytes, ...part }]) => [n, structuredClone(part)]))
     const { object, partNumbers } = build(upload.upload, parts, this.#objects.get(id)?.record ?? null)
-    if (this.#retained(id)) throw objectLocked('completeMultipartUpload', object.key)
+    if (this.#retained(id, options.now)) throw objectLocked('completeMultipartUpload', object.key)
     const chunks = partNumbers.map(n => upload.parts.get(n)?.bytes as Buffer)
     this.#set(id, { record: object, chunks })
     this.#emit({ action: 'CompleteMultipartUpload', key: object.key, size: object.size, etag: object.etag })

@@ -49,7 +49,7 @@ export async function copyPgObject (rooms: CopyRooms, fromId: string, toId: stri
         if (object === null) return { status: 'source-refused', source }
         if (!precondition(currentRow === undefined ? null : toObject(currentRow))) return { status: 'refused' }
         // The store's row (FOR SHARE) and the destination's (FOR UPDATE) are held: the judgement stands until the commit.
-        if (!transition && currentRow !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), toId, Number(currentRow.uploaded), Date.now()) !== null) {
+        if (!transition && currentRow !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), toId, Number(currentRow.uploaded), options.now ?? Date.now()) !== null) {
           throw objectLocked('copy', object.key)
         }
         linked = await catalog.busy(client, async progress => await blobs.linkSegments(object.version, sourceRow.segments, progress))

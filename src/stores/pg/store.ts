@@ -40,7 +40,7 @@ import { insertMessages, PgOutbox } from './outbox.js'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, assembleListPageAsync, putChange, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CommitOptions, type CompleteBuilder, type CopyBuilder, type CopyOptions,
+  ALWAYS, assembleListPageAsync, putChange, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions,
   type CopyOutcome, type DeleteOptions, type EventSink, type OutboxMessage, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
@@ -274,7 +274,7 @@ export class PgStore implements BucketStore {
           return false
         }
         // A refusal is judged on the row and the rules of one snapshot, never on a guess of either.
-        if (current !== null && retainingRule(lockRulesOf(rules), id, Number(current.uploaded), Date.now()) !== null) {
+        if (current !== null && retainingRule(lockRulesOf(rules), id, Number(current.uploaded), options.now ?? Date.now()) !== null) {
           if (guessed) { current = undefined; continue }
           await this.#blobs.removeSegments([segment])
           throw objectLocked('put', object.key)
@@ -326,7 +326,7 @@ export class PgStore implements BucketStore {
       SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now(), null], result => result.rows[0].n)
   }
 
-  async delete (ids: string[], { cause, versions }: DeleteOptions = {}): Promise<string[]> {
+  async delete (ids: string[], { cause, versions, now = Date.now() }: DeleteOptions = {}): Promise<string[]> {
     const sink = this.#sink
     const action = cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
     const refused = new Set<string>()
@@ -346,7 +346,6 @@ export class PgStore implements BucketStore {
         if (rows.length === 0 || rows[0].retired) throw bucketRetired('delete')
         this.#rulesText = rulesText = rows[0].lock_rules
         const rules = lockRulesOf(rulesText)
-        const now = Date.now()
         targets = []
         for (const row of rows) {
           if (row.id === null) continue
@@ -446,8 +445,8 @@ export class PgStore implements BucketStore {
     return await this.#uploads.putPart(uploadId, part, body)
   }
 
-  async completeUpload (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
-    return await this.#uploads.complete(uploadId, id, build)
+  async completeUpload (uploadId: string, id: string, build: CompleteBuilder, options: CompleteOptions = {}): Promise<StoredObject | null> {
+    return await this.#uploads.complete(uploadId, id, build, options.now)
   }
 
   async abortUpload (uploadId: string): Promise<boolean> {

@@ -90,7 +90,8 @@ export class PgUploads {
     return stored
   }
 
-  async complete (uploadId: string, id: string, build: CompleteBuilder): Promise<StoredObject | null> {
+  /** `now`: the instant a lock on the key's current object is judged at (port.ts, guarantee 4). */
+  async complete (uploadId: string, id: string, build: CompleteBuilder, now = Date.now()): Promise<StoredObject | null> {
     if (!isUploadId(uploadId)) return null
     const idBytes = Buffer.from(id, 'utf8')
     const object = await this.#catalog.transaction('completing an upload', async client => {
@@ -105,7 +106,7 @@ export class PgUploads {
       const current = await client.query<PgObjectRow>(`SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE`, [this.#storeId, idBytes])
       const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts, current.rows[0] === undefined ? null : toObject(current.rows[0]))
       // The store's row (FOR SHARE) and the key's (FOR UPDATE) are held: neither the rules nor the object change before the commit.
-      if (current.rows[0] !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), id, Number(current.rows[0].uploaded), Date.now()) !== null) {
+      if (current.rows[0] !== undefined && retainingRule(lockRulesOf(live.rows[0].lock_rules), id, Number(current.rows[0].uploaded), now) !== null) {
         throw objectLocked('completeMultipartUpload', object.key)
       }
       // Linked before the row naming them commits; if it never does, the sweeper removes the links.
