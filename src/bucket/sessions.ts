@@ -102,7 +102,8 @@ export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date)
   }
   const key = sessionKey(parent.secretAccessKey)
   const accessKeyId = randomHex(16)
-  const expires = Math.floor(now.getTime() / 1000) + spec.ttlSeconds
+  // Rounded up to the second: credentials minted late in a second still live their whole ttlSeconds.
+  const expires = Math.ceil(now.getTime() / 1000) + spec.ttlSeconds
   const parentExpires = parent.expiresOn === null ? Infinity : Math.floor(Date.parse(parent.expiresOn) / 1000)
   const terms: SessionTerms = { v: 1, k: accessKeyId, p: parent.id, b: spec.bucket, m: spec.permission, e: Math.min(expires, parentExpires), x: prefixes, o: objects }
   const body = Buffer.from(JSON.stringify(terms)).toString('base64url')
