@@ -39,6 +39,7 @@
  */
 import { BucketError } from './errors.js'
 import { keptForm } from './keys.js'
+import { parseRuleDate } from './rule-time.js'
 
 export const permissions = ['admin-read-write', 'admin-read-only', 'object-read-write', 'object-read-only'] as const
 export type Permission = typeof permissions[number]
@@ -123,19 +124,24 @@ const durationForm = /^(\d{1,6})([smhd])$/
 const unitSeconds: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 }
 
 /**
- * When a token given `--expires` expires: an ISO 8601 date and time
- * (`2026-12-31T00:00:00Z`, a date alone is midnight UTC) or a duration from
- * `now` (`90s`, `15m`, `12h`, `30d`). Null for text of neither form or a
- * time not after `now`.
+ * When a token expires, from text: a date and time as lifecycle and lock
+ * dates are written (`parseRuleDate`: `2026-12-31`, midnight UTC, or
+ * `2026-12-31T00:00:00Z` with a zone, `Z` or `+02:00`; a day the calendar
+ * lacks, such as February 30, is refused rather than moved into March) or,
+ * given `now`, a duration from it (`90s`, `15m`, `12h`, `30d`). Null for
+ * text of neither form, and, given `now`, for a time not after it. Without
+ * `now` (the management API's `expires_on`) only a date and time is read,
+ * past or not: the token's maker refuses one that is not in the future.
  */
-export function parseExpiry (text: string, now: Date): Date | null {
-  const duration = durationForm.exec(text.trim())
+export function parseExpiry (text: string, now?: Date): Date | null {
+  const trimmed = text.trim()
+  const duration = durationForm.exec(trimmed)
   if (duration !== null) {
+    if (now === undefined) return null
     const seconds = Number(duration[1]) * unitSeconds[duration[2]]
     return seconds > 0 ? new Date(now.getTime() + seconds * 1000) : null
   }
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim())) return null
-  const at = new Date(text.trim())
-  if (Number.isNaN(at.getTime()) || at.getTime() <= now.getTime()) return null
-  return at
+  const ms = parseRuleDate(trimmed)
+  if (Number.isNaN(ms) || (now !== undefined && ms <= now.getTime())) return null
+  return new Date(ms)
 }

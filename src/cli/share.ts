@@ -51,7 +51,7 @@ interface ShareOptions {
  */
 export function shareSeconds (text: string, now: Date): number | string {
   const at = parseExpiry(text, now)
-  if (at === null) return 'expected a duration such as 15m, 12h, 7d, or an ISO 8601 date and time in the future'
+  if (at === null) return 'expected a duration such as 15m, 12h, 7d, or an ISO 8601 date and time with a zone (2026-12-31T00:00:00Z) in the future'
   const seconds = Math.ceil((at.getTime() - now.getTime()) / 1000)
   if (seconds > MAX_SHARE_SECONDS) return 'a share link lives at most 7 days (604800 seconds), as S3 presigned URLs do'
   return seconds

@@ -27,11 +27,12 @@ interface Where {
   catalog?: string
 }
 
-/** `--expires`: an ISO 8601 date and time, or a duration from now (`30d`, `12h`, `15m`, `90s`). */
+/** `--expires`: a date (midnight UTC), a date and time with a zone, or a duration from now (`30d`, `12h`, `15m`, `90s`). */
 function expiry (value: string): Date {
   const at = parseExpiry(value, new Date())
-  if (at === null) throw new InvalidArgumentError('expected an ISO 8601 date and time in the future, or a duration such as 30d, 12h, 15m')
-  return at
+  if (at !== null) return at
+  if (parseExpiry(value) !== null) throw new InvalidArgumentError('the expiry must be in the future')
+  throw new InvalidArgumentError('expected a date (2026-12-31, midnight UTC), a date and time with a zone (2026-12-31T00:00:00Z), or a duration such as 30d, 12h, 15m')
 }
 
 function collect (value: string, previous: string[]): string[] {
@@ -67,7 +68,7 @@ export function registerTokenCommands (program: Command, wiring: TokenCommandWir
     .requiredOption('--name <name>', 'what the token is for')
     .addOption(new Option('--permission <permission>', 'what it may do').choices(permissions).makeOptionMandatory())
     .option('--bucket <name>', 'limit an object permission to this bucket (repeatable; default: every bucket)', collect, [])
-    .option('--expires <when>', 'ISO 8601 date and time, or a duration from now (30d, 12h, 15m)', expiry)
+    .option('--expires <when>', 'a date (midnight UTC), an ISO 8601 date and time with a zone, or a duration from now (30d, 12h, 15m)', expiry)
     .action(async (options: Where & { name: string, permission: Permission, bucket: string[], expires?: Date }) => {
       await run(async () => {
         const created = await withRegistry(wiring, options, async registry => await registry.tokens.create({

@@ -17,8 +17,10 @@
  * requests, ranges, the type by its extension), loaded at the first such
  * request: a server that never shows its console never loads it. `send`
  * compares `If-Match` and `If-Range` weakly, where RFC 9110 compares them
- * strongly: those two are judged here (`judgedStrongly`), and `send` never
- * sees them.
+ * strongly, and reads dates with `Date.parse` (`2099` is a date to it),
+ * where RFC 9110 asks that a date that is no HTTP-date be ignored: so every
+ * condition but `If-None-Match` is judged here (`conditionsForSend`),
+ * against the file `send` found, with the engine's HTTP-date parser.
  * The console imports no other door: the composition root (app.ts) answers
  * its refusals (`ConsoleRefusal`) in the envelope.
  *
@@ -38,10 +40,12 @@
  * routes and to the management API like any other client.
  */
 import { randomBytes } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import type { Stats } from 'node:fs'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import { readdir, readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { parseHttpDate } from '../bucket/index.js'
 import { packagePath } from '../package-root.js'
 
 export const consolePath = '/_console/'
@@ -124,32 +128,63 @@ async function sendModule (): Promise<Send> {
   return await loadedSend
 }
 
-/** The request as `send` is to see it: the same, without the headers named in `drop`. */
-function requestWithout (raw: IncomingMessage, drop: readonly string[]): IncomingMessage {
-  const headers = Object.fromEntries(Object.entries(raw.headers).filter(([name]) => !drop.includes(name)))
-  return Object.create(raw, { headers: { value: headers } }) as IncomingMessage
-}
-
 /**
- * `send` compares `If-Match` and `If-Range` weakly, where RFC 9110 compares
- * them strongly (13.1.1, 13.1.5), and the ETags it makes are weak
- * (`W/"<size>-<mtime>"`): no tag ever matches one strongly. So against these
- * files only `If-Match: *` holds (and then `If-Unmodified-Since` is not
- * looked at, 13.2.2), any other `If-Match` fails (412), and an `If-Range`
- * naming a tag never holds (the whole file is sent); an `If-Range` date is
- * `send`'s to judge. Answers the request as `send` is to see it.
+ * The request's headers as `send` is to see them, once the file it found is
+ * known (`mtime`), or the 412 the conditions answer. RFC 9110 (13.2.2)
+ * judges, in order:
+ *
+ * - `If-Match`: `send`'s ETags are weak (`W/"<size>-<mtime>"`) and If-Match
+ *   compares strongly (13.1.1), so only `*` holds, and then
+ *   `If-Unmodified-Since` is not looked at; any other value fails (412).
+ * - `If-Unmodified-Since` (without If-Match): fails when the file's
+ *   Last-Modified is later than it.
+ * - `If-None-Match` is `send`'s (a weak comparison, as 13.1.2 asks); with it,
+ *   `If-Modified-Since` is not looked at.
+ * - `If-Modified-Since`: holds (304) when the Last-Modified is not later
+ *   than it; `send` then sees the Last-Modified itself, which it reads back
+ *   exactly.
+ * - `If-Range` (with a Range): a tag never holds (a weak tag never matches
+ *   strongly, 13.1.5), and a date holds only when it is the Last-Modified
+ *   exactly (a strong validator); otherwise the Range is ignored and the
+ *   whole file sent. A value that is neither a tag nor an HTTP-date matches
+ *   no validator: the whole file too.
+ *
+ * A date of If-Modified-Since or If-Unmodified-Since that is no HTTP-date
+ * (`2099`, `Mon, 30 Feb 2026 ...`, a year of five digits) is ignored, as
+ * 13.1.3 and 13.1.4 ask: the header is as if absent. `send` never sees
+ * If-Match, If-Unmodified-Since or If-Range.
  */
-function judgedStrongly (raw: IncomingMessage): IncomingMessage | 'PreconditionFailed' {
-  const ifMatch = raw.headers['if-match']
-  const ifRange = raw.headers['if-range'] as string | undefined // Node joins a repeated header other than Set-Cookie
-  const drop: string[] = []
+export function conditionsForSend (headers: IncomingHttpHeaders, mtime: Date): IncomingHttpHeaders | 'PreconditionFailed' {
+  const seen: IncomingHttpHeaders = Object.fromEntries(Object.entries(headers).filter(([name]) => !judgedHere.has(name)))
+  // What `send` writes as Last-Modified, and the instant it stands for (whole seconds).
+  const lastModified = mtime.toUTCString()
+  const modified = parseHttpDate(lastModified)?.getTime()
+  const ifMatch = headers['if-match']
   if (ifMatch !== undefined) {
     if (ifMatch.trim() !== '*') return 'PreconditionFailed'
-    drop.push('if-match', 'if-unmodified-since')
+  } else {
+    const unmodifiedSince = instantOf(headers['if-unmodified-since'])
+    if (unmodifiedSince !== undefined && (modified === undefined || modified > unmodifiedSince)) return 'PreconditionFailed'
   }
-  if (ifRange !== undefined && /^\s*(W\/)?"/.test(ifRange)) drop.push('if-range', 'range')
-  return drop.length === 0 ? raw : requestWithout(raw, drop)
+  if (headers['if-none-match'] === undefined) {
+    const modifiedSince = instantOf(headers['if-modified-since'])
+    if (modifiedSince !== undefined && modified !== undefined && modified <= modifiedSince) seen['if-modified-since'] = lastModified
+  }
+  const ifRange = headers['if-range'] as string | undefined // Node joins a repeated header other than Set-Cookie
+  if (headers.range !== undefined && (ifRange === undefined || (modified !== undefined && instantOf(ifRange) === modified))) seen.range = headers.range
+  return seen
 }
+
+/** The headers `conditionsForSend` judges, which `send` sees only as it says. */
+const judgedHere = new Set(['if-match', 'if-unmodified-since', 'if-modified-since', 'if-range', 'range'])
+
+/** A header's HTTP-date in ms since the epoch; undefined when absent or no HTTP-date. */
+function instantOf (value: string | undefined): number | undefined {
+  return value === undefined ? undefined : parseHttpDate(value)?.getTime()
+}
+
+/** Thrown from `send`'s `onFile` when the conditions fail, so that it opens no stream. */
+const preconditionFailed = new Error('console file: precondition failed')
 
 export async function webConsole (app: FastifyInstance, options: WebConsoleOptions): Promise<void> {
   // Unbuilt (tsc without the console bundle), everything under /_console/ answers 404.
@@ -168,10 +203,17 @@ export async function webConsole (app: FastifyInstance, options: WebConsoleOptio
     const name = request.params['*']
     if (!files.has(name)) return await options.refuse(reply, 'NoSuchFile')
     const send = await sendModule()
+    // `send` reads the headers once it has found the file (and called onFile with it), before it answers.
+    const seen = Object.create(request.raw, { headers: { value: {}, writable: true } }) as IncomingMessage
+    const onFile = (_path: string, stat: Stats): void => {
+      const headers = conditionsForSend(request.raw.headers, stat.mtime)
+      if (headers === 'PreconditionFailed') throw preconditionFailed
+      seen.headers = headers
+    }
     // `send` decodes the path it is given: the name, encoded, under the root.
-    const seen = judgedStrongly(request.raw)
-    if (seen === 'PreconditionFailed') return await options.refuse(reply, 'PreconditionFailed')
-    const answer = await send(seen, `/${encodeURIComponent(name)}`, { root, dotfiles: 'ignore', cacheControl: false })
+    const answer = await send(seen, `/${encodeURIComponent(name)}`, { root, dotfiles: 'ignore', cacheControl: false, onFile })
+      .catch((err: unknown) => { if (err === preconditionFailed) return null; throw err })
+    if (answer === null) return await options.refuse(reply, 'PreconditionFailed')
     if (answer.type === 'directory') {
       // A listed name that is a directory now: no file either (`send` would redirect to its `/`).
       answer.stream.destroy()

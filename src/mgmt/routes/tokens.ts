@@ -15,7 +15,7 @@
  * (`accessKeyId`, `secretAccessKey`).
  */
 import type { FastifyInstance } from 'fastify'
-import { isPermission, type Permission, type Principal, type TokenSummary } from '../../bucket/index.js'
+import { isPermission, parseExpiry, type Permission, type Principal, type TokenSummary } from '../../bucket/index.js'
 import type { ManagementContext } from '../context.js'
 import { success, timestamp } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -82,10 +82,16 @@ function scopeFrom (body: Record<string, unknown>): { permission: Permission, bu
   return { permission, buckets }
 }
 
+/**
+ * `expires_on`: a date and time with a zone (`2026-12-31T00:00:00Z`) or a
+ * date alone (midnight UTC), as the engine reads an expiry (`parseExpiry`,
+ * strict: no other text, no February 30). One in the past is the engine's
+ * to refuse (10040).
+ */
 function expiresFrom (value: unknown): Date | null {
   if (value === undefined || value === null) return null
-  const at = typeof value === 'string' ? new Date(value) : new Date(Number.NaN)
-  if (Number.isNaN(at.getTime())) throw invalid('expires_on must be an ISO 8601 date and time.')
+  const at = typeof value === 'string' ? parseExpiry(value) : null
+  if (at === null) throw invalid('expires_on must be an ISO 8601 date and time with a zone (2026-12-31T00:00:00Z) or a date (midnight UTC).')
   return at
 }
 
