@@ -159,11 +159,13 @@ export interface ShareLink {
 export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spec: ShareLinkSpec): Promise<ShareLink> {
   if (spec.method === 'PUT') keyId('putObject', spec.key)
   else lookupId('getObject', spec.key)
+  // The URL's X-Amz-Date names a whole second, and the URL expires `seconds` after it: so does the token, and the answer says when.
+  const signed = new Date(Math.floor(spec.now.getTime() / 1000) * 1000)
   const made = await tokens.create({
     name: shareTokenName(spec.bucket, spec.key),
     permission: spec.method === 'PUT' ? 'object-read-write' : 'object-read-only',
     buckets: [spec.bucket],
-    expiresOn: new Date(spec.now.getTime() + spec.seconds * 1000)
+    expiresOn: new Date(signed.getTime() + spec.seconds * 1000)
   })
   const url = await presignShare({
     endpoint: spec.endpoint,
@@ -173,7 +175,7 @@ export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spe
     accessKeyId: made.accessKeyId,
     secretAccessKey: made.secretAccessKey,
     seconds: spec.seconds,
-    now: spec.now
+    now: signed
   })
   return { url, tokenId: made.id, expiresOn: made.expiresOn ?? '' }
 }

@@ -1,0 +1,27 @@
+/**
+ * A share link's stated expiry is the instant its URL stops working: the
+ * URL's X-Amz-Date (a whole second) plus X-Amz-Expires, whenever in a
+ * second the link was made; its token expires then too.
+ */
+import t from 'tap'
+import { makeShareLink } from '../../src/doors/share-links.js'
+
+t.test('expiresOn is X-Amz-Date plus X-Amz-Expires, and the token expires with the URL', async t => {
+  for (const ms of [0, 400, 999]) {
+    const now = new Date(Date.UTC(2026, 10, 30, 12, 0, 5, ms))
+    let tokenExpiry: Date | undefined
+    const tokens = {
+      create: async (spec: { expiresOn?: Date | null }) => {
+        tokenExpiry = spec.expiresOn ?? undefined
+        return { id: 'f'.repeat(32), accessKeyId: 'f'.repeat(32), secretAccessKey: 'e'.repeat(64), expiresOn: spec.expiresOn?.toISOString() ?? null } as any
+      }
+    }
+    const link = await makeShareLink(tokens, { endpoint: new URL('http://127.0.0.1:8788'), bucket: 'photos', key: 'a.txt', method: 'GET', seconds: 1, now })
+    const url = new URL(link.url)
+    const date = url.searchParams.get('X-Amz-Date') ?? ''
+    const signedAt = Date.UTC(+date.slice(0, 4), +date.slice(4, 6) - 1, +date.slice(6, 8), +date.slice(9, 11), +date.slice(11, 13), +date.slice(13, 15))
+    const urlExpiry = signedAt + Number(url.searchParams.get('X-Amz-Expires')) * 1000
+    t.equal(link.expiresOn, new Date(urlExpiry).toISOString(), `made at .${ms}: the answer says when the URL stops working`)
+    t.equal(tokenExpiry?.getTime(), urlExpiry, `made at .${ms}: and its token expires then`)
+  }
+})
