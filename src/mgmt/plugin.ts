@@ -163,7 +163,10 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
       err = new ManagementError('InvalidRequestBody', error.message)
     } else {
       err = toManagementError(error)
-      if (isStorageFailure(error)) request.log.warn({ err: error, path: err.path }, 'storage failure')
+      // A client that went away (an upload cut short): no fault of the server, as on the other doors. The socket, not the
+      // request stream: a request whose body was read whole counts as destroyed too.
+      if (request.raw.socket?.destroyed !== false) request.log.debug({ err: error }, 'client went away')
+      else if (isStorageFailure(error)) request.log.warn({ err: error, path: err.path }, 'storage failure')
       else if (isTransient(error)) request.log.warn({ err: error }, 'try again later')
       else if (err.status >= 500) request.log.error({ err: error }, 'management API request failed')
     }
