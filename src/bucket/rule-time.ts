@@ -23,7 +23,8 @@ export function parseRuleDate (text: string): number {
   const match = /^(\d{4})-(\d{2})-(\d{2})(T(?:[01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d))?$/.exec(text)
   if (match === null) return Number.NaN
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])]
-  const calendar = new Date(Date.UTC(year, month - 1, day))
+  const calendar = new Date(0)
+  calendar.setUTCFullYear(year, month - 1, day) // not Date.UTC, which reads the years 0 to 99 as 1900 to 1999
   if (calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) return Number.NaN
   return Date.parse(match[4] === undefined ? `${match[1]}-${match[2]}-${match[3]}T00:00:00Z` : text)
 }

@@ -46,6 +46,9 @@ t.test('with now (--expires): a date, a date and time with a zone, or a duration
 t.test('without now (expires_on): a date or a date and time with a zone, past or not; no duration', async t => {
   t.equal(parseExpiry('2020-01-01')?.toISOString(), '2020-01-01T00:00:00.000Z', 'in the past: read, for the caller to refuse')
   t.equal(parseExpiry('2099-01-01T00:00:00Z')?.toISOString(), '2099-01-01T00:00:00.000Z')
+  // The calendar of the years 0 to 99 is their own (the year 0 is a leap year, 1900 was not).
+  t.equal(parseExpiry('0000-02-29')?.toISOString(), '0000-02-29T00:00:00.000Z')
+  t.equal(parseExpiry('0100-02-29'), null)
   for (const text of ['30d', '2020-02-30', '2099-02-30T00:00:00Z', '2099-01-01T00:00:00', 'Thu, 31 Dec 2026 00:00:00 GMT']) {
     t.equal(parseExpiry(text), null, JSON.stringify(text))
   }
