@@ -25,7 +25,9 @@
  *   API keeps its state in `<dataDir>/.mgmt/`), nor are directories whose
  *   names are not valid bucket names.
  * - Deleting a bucket renames its directory out of the way first, so other
- *   processes see it vanish at once, then removes the files.
+ *   processes see it vanish at once, then removes the files. The other
+ *   processes close their handles on it within a second or so, even when
+ *   no request names it again (HANDLE_CHECK_MS).
  * - A directory made by hand (no settings file yet) is adopted on first sight:
  *   it gets a settings file (private, created then), so its creation date,
  *   which tells one incarnation of a bucket name from the next, stays put.
@@ -128,6 +130,17 @@ interface CachedInfo {
  */
 const RULES_FRESH_MS = 1000
 
+/**
+ * How often a process looks whether buckets it holds open were deleted or
+ * created again by another process, which closes them there but not here:
+ * until then this process would keep the deleted bucket's catalog (its
+ * files, and the disk space they hold) open. A look asks the storage's
+ * change token (a stat or two, or one row of a catalog server), and only
+ * when it moved looks at each open bucket's settings; no request waits for
+ * it, and a request to such a bucket reopens or refuses it by itself.
+ */
+const HANDLE_CHECK_MS = 1000
+
 interface OpenHandle {
   /** The bucket's creation date: a bucket deleted and created again is a new bucket. */
   incarnation: number
@@ -153,6 +166,10 @@ class Registry implements BucketRegistry {
   readonly #handles = new Map<string, OpenHandle>()
   #domains: { token: string, map: Map<string, string> } | null = null
   #sweeper: NodeJS.Timeout | null = null
+  /** The timer of the looks at open buckets (HANDLE_CHECK_MS), running while one is open; and the change token last looked at. */
+  #handleCheck: NodeJS.Timeout | null = null
+  #checkedToken: string | null = null
+  #checking: Promise<void> | null = null
   #sweeping: Promise<SweepReport> | null = null
   readonly tokens: TokenDirectory
 
@@ -254,7 +271,53 @@ class Registry implements BucketRegistry {
     const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
     this.#handles.set(name, { incarnation, bucket })
     bucket.catch(() => this.#handles.delete(name))
+    this.#startHandleCheck()
     return await bucket
+  }
+
+  #startHandleCheck (): void {
+    if (this.#handleCheck !== null) return
+    this.#handleCheck = setInterval(() => {
+      // A look that failed (a catalog server unreachable) is tried again at the next tick.
+      this.#checking ??= this.#closeGoneHandles().catch(() => {}).finally(() => { this.#checking = null })
+    }, HANDLE_CHECK_MS)
+    this.#handleCheck.unref()
+  }
+
+  #stopHandleCheck (): void {
+    if (this.#handleCheck !== null) clearInterval(this.#handleCheck)
+    this.#handleCheck = null
+    this.#checkedToken = null
+  }
+
+  /**
+   * Closes the open buckets that were deleted, or deleted and created
+   * again, since the change token last moved (a delete moves it). Only the
+   * handle looked at is closed: one opened meanwhile for a new bucket of the
+   * name stays. Never adopts a place without settings (that may be a bucket
+   * being created): a request does that.
+   */
+  async #closeGoneHandles (): Promise<void> {
+    if (this.#handles.size === 0) {
+      this.#stopHandleCheck()
+      return
+    }
+    const token = await this.#storage.changeToken()
+    if (token === this.#checkedToken) return
+    for (const [name, handle] of [...this.#handles]) {
+      const version = await this.#storage.settingsVersion(name)
+      let gone = version === null
+      if (!gone && this.#infos.get(name)?.version !== version) {
+        const document = await this.#storage.readSettings(name)
+        gone = document === null || new Date(document.creationDate).getTime() !== handle.incarnation
+      }
+      if (gone && this.#handles.get(name) === handle) {
+        this.#handles.delete(name)
+        this.#infos.delete(name)
+        await (await handle.bucket.catch(() => null))?.close()
+      }
+    }
+    this.#checkedToken = token
   }
 
   /** The bucket's notification rules for a write about to be made (see RULES_FRESH_MS). */
@@ -382,6 +445,8 @@ class Registry implements BucketRegistry {
   async close (): Promise<void> {
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
     this.#sweeper = null
+    this.#stopHandleCheck()
+    await this.#checking
     await this.#sweeping?.catch(() => undefined)
     await Promise.all([...this.#handles.keys()].map(async name => await this.#closeHandle(name)))
     await this.#storage.close?.()

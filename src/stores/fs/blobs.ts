@@ -10,7 +10,7 @@
  *   tmp/<random>                a part being received
  */
 import { randomBytes } from 'node:crypto'
-import { constants as fsConstants, existsSync, promises as fsp } from 'node:fs'
+import { constants as fsConstants, existsSync, promises as fsp, statSync } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { BucketError, bucketRetired, type StagedBody } from '../../bucket/port.js'
@@ -174,8 +174,27 @@ export class Staged implements StagedBody {
   async discard (): Promise<void> { await removeQuietly(this.file) }
 }
 
+/** The device and inode of `file`, null when it is gone. */
+function identityOf (file: string): string | null {
+  try {
+    const stat = statSync(file, { throwIfNoEntry: false })
+    return stat === undefined ? null : `${stat.dev}:${stat.ino}`
+  } catch {
+    return null
+  }
+}
+
 export class BlobFiles {
   readonly #root: string
+  /**
+   * What tells this store's bucket from a bucket of the same name created
+   * after it was deleted: the catalog file (`catalog.db`), which the store's
+   * own connection holds open, so that no file made since can take its inode
+   * number; a store keeping its catalog elsewhere (PostgreSQL) has only its
+   * directory. `#identity` is its device and inode when the store opened.
+   */
+  readonly #identityFile: string
+  readonly #identity: string | null
   readonly #fsync: boolean
   readonly #dirs = new Set<string>()
   /** Directories being made, until durable in their parent: one found there (EEXIST) meanwhile is not yet. */
@@ -185,7 +204,20 @@ export class BlobFiles {
 
   constructor (root: string, fsync: boolean) {
     this.#root = root
+    const catalog = path.join(root, 'catalog.db')
+    this.#identityFile = existsSync(catalog) ? catalog : root
+    this.#identity = identityOf(this.#identityFile)
     this.#fsync = fsync
+  }
+
+  /**
+   * Whether the bucket of this store is gone: the store was closed, or its
+   * directory was moved away by a delete (in any process), or replaced by
+   * that of a bucket of the same name created since. A stat, asked only
+   * where a body is received or a directory made, never on a read.
+   */
+  #bucketGone (): boolean {
+    return this.closed || this.#identity === null || identityOf(this.#identityFile) !== this.#identity
   }
 
   /** The absolute path of a file named relative to the store's directory. */
@@ -196,8 +228,11 @@ export class BlobFiles {
   /**
    * Makes a directory of the store (a `blobs/<vv>` or an upload's), one
    * level only: when its parent is gone, so is the bucket, and nothing
-   * brings a deleted bucket's directory back. A directory it makes is
-   * durable in its parent before anything is put in it.
+   * brings a deleted bucket's directory back. Nor is one made in the
+   * directory of a bucket of the same name created after this store's was
+   * deleted: that is looked at before and after the mkdir, and a directory
+   * made there is removed again (10006). A directory it makes is durable in
+   * its parent before anything is put in it.
    */
   async #ensureDir (dir: string, remember = true): Promise<void> {
     if (this.#dirs.has(dir)) return
@@ -218,8 +253,13 @@ export class BlobFiles {
   }
 
   async #makeDir (dir: string): Promise<void> {
+    if (this.#bucketGone()) throw bucketRetired()
     try {
       await fsp.mkdir(dir)
+      if (this.#bucketGone()) {
+        await fsp.rmdir(dir).catch(() => {}) // not emptied: a writer of the new bucket may have found it meanwhile
+        throw bucketRetired()
+      }
       // The new directory's own entry, or a power cut could lose it with the files made durable in it.
       if (this.#fsync) await fsyncDirectory(path.dirname(dir))
     } catch (err) {
@@ -247,9 +287,9 @@ export class BlobFiles {
     }
   }
 
-  /** The error to report for `err`: a bucket whose directory is gone was deleted (10006); else a storage failure or `err`. */
+  /** The error to report for `err`: a bucket whose directory is gone or replaced was deleted (10006); else a storage failure or `err`. */
   #failure (err: unknown, what: string, path: string): unknown {
-    if (this.closed || ((err as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(this.#root))) return bucketRetired()
+    if (this.#bucketGone()) return bucketRetired()
     return storageError(err, what, path)
   }
 
@@ -268,21 +308,17 @@ export class BlobFiles {
   async stage (source: AsyncIterable<Uint8Array>, version?: string): Promise<StagedBody> {
     // A put's body goes where its version belongs (no row names it before
     // the commit, and the sweeper removes it if none ever does); a part's
-    // goes to tmp/ until it is placed in its upload.
-    if (this.closed) throw bucketRetired()
-    let file: string
-    if (version === undefined) {
-      file = this.abs(`tmp/${randomBytes(12).toString('hex')}`)
-    } else {
-      file = this.abs(blobFile(version))
-      await this.#ensureDir(path.dirname(file))
-    }
+    // goes to tmp/ until it is placed in its upload. Nothing is received
+    // for a bucket deleted meanwhile (nor into one of its name made since).
+    if (this.#bucketGone()) throw bucketRetired()
+    const file = version === undefined ? this.abs(`tmp/${randomBytes(12).toString('hex')}`) : this.abs(blobFile(version))
     let handle: FileHandle | undefined
     const inFlight: Array<{ bytes: number, done: Promise<void> }> = []
     let flushing: Promise<void> = Promise.resolve()
     let entryDurable: Promise<void> | undefined
     let size = 0
     try {
+      if (version !== undefined) await this.#ensureDir(path.dirname(file))
       const target = handle = await this.#create(file)
       if (version !== undefined && this.#fsync) {
         entryDurable = fsyncDirectory(path.dirname(file))
@@ -331,15 +367,21 @@ export class BlobFiles {
       for (const write of inFlight.splice(0)) await write.done
       await flushing
       if (this.#fsync) await Promise.all([handle.datasync(), entryDurable])
+      // The bucket was deleted while the body arrived (its files removed,
+      // or a bucket of that name made since, whose blobs/ directory the
+      // body may have been received into): 10006, and the file goes.
+      const { nlink } = await handle.stat()
+      if (this.#bucketGone()) throw bucketRetired()
       // A body stalled for longer than the sweeper's grace period may have
       // been removed as abandoned: fail rather than commit a row naming nothing.
-      if ((await handle.stat()).nlink === 0) throw new Error('The body was removed by a sweep while it was being received.')
+      if (nlink === 0) throw new Error('The body was removed by a sweep while it was being received.')
       await handle.close()
       return new Staged(file, size, entryDurable !== undefined)
     } catch (err) {
       await Promise.allSettled([...inFlight.map(async w => await w.done), flushing, entryDurable])
       await handle?.close().catch(() => {})
-      await removeQuietly(file)
+      // Only a file this call made (O_EXCL) is removed.
+      if (handle !== undefined) await removeQuietly(file)
       throw this.#failure(err, 'storing a body', file)
     }
   }
