@@ -413,7 +413,7 @@ export class BucketEngine implements Bucket {
     const rules = lifecycleRules(options.lifecycle)
     let lifecycle: LifecycleSweepReport | undefined
     // The rules are carried out under the store's sweep lock: one sweeper at a time, in every process.
-    const underLock = rules.length === 0 ? undefined : async (): Promise<void> => { lifecycle = await sweepLifecycle(this.#store, rules, now) }
+    const underLock = rules.length === 0 ? undefined : async (): Promise<void> => { lifecycle = await sweepLifecycle(this.#store, rules, now, Math.min(now, this.#now())) }
     const report = await this.#store.sweep(now - maxAge, Date.now() - grace, underLock)
     return lifecycle === undefined
       ? report

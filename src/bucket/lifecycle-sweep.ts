@@ -44,15 +44,21 @@ export interface LifecycleSweepReport {
   abortedUploads: number
 }
 
-export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[], now: number): Promise<LifecycleSweepReport> {
+/**
+ * Carries out `rules` as if the clock read `now`; bucket locks are judged at
+ * `locksAt`, which the engine makes the earlier of `now` and its own clock:
+ * a sweep asked to look ahead (`fsbucket sweep --now`) never releases a lock
+ * before its time.
+ */
+export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[], now: number, locksAt = now): Promise<LifecycleSweepReport> {
   const report: LifecycleSweepReport = { expiredObjects: 0, transitionedObjects: 0, abortedUploads: 0 }
   let doomed = new Map<string, string>()
   const removeDoomed = async (): Promise<void> => {
     if (doomed.size === 0) return
     const batch = doomed
     doomed = new Map()
-    // A bucket lock wins over an expiry: the store keeps what a rule retains at the sweep's `now` and names it.
-    const kept = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch, now })
+    // A bucket lock wins over an expiry: the store keeps what a rule retains at `locksAt` and names it.
+    const kept = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch, now: locksAt })
     report.expiredObjects += batch.size - kept.length
   }
   for (const prefix of objectSweepPrefixes(rules)) {

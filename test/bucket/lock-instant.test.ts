@@ -56,9 +56,10 @@ t.test('the clock option: an object uploaded a minute ago by the clock is retain
   t.equal(await bucket.head('k'), null, 'an hour after its upload by the clock, it goes')
 })
 
-t.test("sweep's now: a lock is judged at the sweep's instant, as the lifecycle rules are", async t => {
+t.test("sweep's now: the rules are judged at it, a lock at the earlier of it and the clock", async t => {
   const real = Date.now()
-  const bucket = new BucketEngine(new MemoryStore())
+  let clock = real
+  const bucket = new BucketEngine(new MemoryStore(), { clock: () => new Date(clock) })
   t.teardown(async () => { await bucket.close() })
   await bucket.put('logs/a', 'a')
   await bucket.put('keep/a', 'a')
@@ -67,8 +68,14 @@ t.test("sweep's now: a lock is judged at the sweep's instant, as the lifecycle r
     { id: 'keep-5d', enabled: true, prefix: 'keep/', condition: { type: 'Age', maxAgeSeconds: 5 * 86_400 } }
   ])
   const lifecycle = { rules: [{ id: 'expire-2d', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 2 * 86_400 } } }] }
+  // Looking three days ahead (`fsbucket sweep --now`) with the clock at today: the rule is due, but no lock is released early.
+  const ahead = await bucket.sweep({ lifecycle, now: real + 3 * DAY })
+  t.equal(ahead.expiredObjects, 0, 'a sweep that looks ahead keeps what the locks hold today')
+  t.not(await bucket.head('logs/a'), null)
+  // The clock three days on: the lock of one day is over, the one of five days still holds.
+  clock = real + 3 * DAY
   const report = await bucket.sweep({ lifecycle, now: real + 3 * DAY })
-  t.equal(report.expiredObjects, 1, 'three days on, the expiry of two days deletes what a lock of one day held')
+  t.equal(report.expiredObjects, 1, 'three days on by the clock, the expiry of two days deletes what a lock of one day held')
   t.equal(await bucket.head('logs/a'), null)
   t.not(await bucket.head('keep/a'), null, 'and keeps what a lock of five days still holds then')
 })
