@@ -314,3 +314,8 @@ export function compositeOf (algorithm: Exclude<HashAlgorithm, 'crc64nvme'>, par
 export function sha256Hex (data: string | Uint8Array): string {
   return hash('sha256', data, 'hex')
 }
+
+/** The same, as bytes (a bearer check compares digests in constant time). */
+export function sha256 (data: string | Uint8Array): Buffer {
+  return hash('sha256', data, 'buffer')
+}

@@ -170,6 +170,8 @@ class Registry implements BucketRegistry {
   #handleCheck: NodeJS.Timeout | null = null
   #checkedToken: string | null = null
   #checking: Promise<void> | null = null
+  /** Set by `close`: no timer starts again (a bucket opened after it would have it run on closed storage). */
+  #closed = false
   #sweeping: Promise<SweepReport> | null = null
   readonly tokens: TokenDirectory
 
@@ -276,7 +278,7 @@ class Registry implements BucketRegistry {
   }
 
   #startHandleCheck (): void {
-    if (this.#handleCheck !== null) return
+    if (this.#handleCheck !== null || this.#closed) return
     this.#handleCheck = setInterval(() => {
       // A look that failed (a catalog server unreachable) is tried again at the next tick.
       this.#checking ??= this.#closeGoneHandles().catch(() => {}).finally(() => { this.#checking = null })
@@ -443,6 +445,7 @@ class Registry implements BucketRegistry {
   }
 
   async close (): Promise<void> {
+    this.#closed = true
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
     this.#sweeper = null
     this.#stopHandleCheck()

@@ -19,8 +19,9 @@
  * to many names (localhost, 127.0.0.1, a container's), and the signature
  * already binds the credentials to a parent known here only.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, timingSafeEqual } from 'node:crypto'
 import { isPermission, type Permission, type Principal } from './access.js'
+import { sha256Hex } from './checksums.js'
 import { isValidBucketName } from './settings.js'
 
 /** What a check needs of the parent token (tokens.ts's record). */
@@ -108,5 +109,5 @@ export function openSignedSession (jwt: string, accessKeyId: string, parent: Sig
   if (parentExpired || claims.exp <= nowSeconds) return 'expired'
   const principal: Principal = { kind: 'session', id: parent.id, permission: claims.scope, buckets: [claims.bucket], prefixes: claims.prefixes, objects: claims.objects }
   if (claims.actions !== undefined) principal.operations = claims.actions
-  return { principal, secretAccessKey: createHash('sha256').update(jwt).digest('hex') }
+  return { principal, secretAccessKey: sha256Hex(jwt) }
 }

@@ -16,6 +16,16 @@ export function markCutOff (request: IncomingMessage): void {
   cutOff.add(request)
 }
 
+/**
+ * Whether the client of `request` went away (its connection is gone): what
+ * then fails is no fault of the server. The socket, not the request stream:
+ * a request whose body was read whole counts as gone too. An injected
+ * request's stand-in socket (light-my-request) has no such state: never gone.
+ */
+export function clientGone (request: IncomingMessage): boolean {
+  return request.socket?.destroyed === true
+}
+
 /** Whether the idle timer answered `request` and failed its body. */
 export function wasCutOff (request: IncomingMessage): boolean {
   return cutOff.has(request)

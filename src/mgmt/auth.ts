@@ -26,8 +26,8 @@
  * wrong token. What the principal may do is the engine's `authorize`'s to
  * say (plugin.ts asks it).
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
-import { ADMIN, type Principal, type StateDocuments, type TokenDirectory } from '../bucket/index.js'
+import { timingSafeEqual } from 'node:crypto'
+import { ADMIN, sha256, type Principal, type StateDocuments, type TokenDirectory } from '../bucket/index.js'
 import { ManagementError } from './errors.js'
 
 export interface ApiKey {
@@ -49,12 +49,8 @@ function header (headers: Headers, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
-function digest (value: string): Buffer {
-  return createHash('sha256').update(value).digest()
-}
-
 function sameSecret (given: string, configured: string): boolean {
-  return timingSafeEqual(digest(given), digest(configured))
+  return timingSafeEqual(sha256(given), sha256(configured))
 }
 
 /** Every configured secret is compared, so timing does not tell which one nearly matched. */

@@ -24,7 +24,7 @@ import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply,
 import type { IncomingMessage } from 'node:http'
 import { isStorageFailure, isTransient, Queues, requireAccess, type BucketRegistry, type Principal, type StateDocuments } from '../bucket/index.js'
 import { withHeldBody } from '../doors/body-budget.js'
-import { wasCutOff } from '../doors/cut-off.js'
+import { clientGone, wasCutOff } from '../doors/cut-off.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
@@ -163,9 +163,8 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
       err = new ManagementError('InvalidRequestBody', error.message)
     } else {
       err = toManagementError(error)
-      // A client that went away (an upload cut short): no fault of the server, as on the other doors. The socket, not the
-      // request stream: a request whose body was read whole counts as destroyed too.
-      if (request.raw.socket?.destroyed !== false) request.log.debug({ err: error }, 'client went away')
+      // A client that went away (an upload cut short): no fault of the server, as on the other doors.
+      if (clientGone(request.raw)) request.log.debug({ err: error }, 'client went away')
       else if (isStorageFailure(error)) request.log.warn({ err: error, path: err.path }, 'storage failure')
       else if (isTransient(error)) request.log.warn({ err: error }, 'try again later')
       else if (err.status >= 500) request.log.error({ err: error }, 'management API request failed')

@@ -34,7 +34,7 @@ import { authenticationKind, verifySignature, type VerifiedSignature } from './s
 import { parseRawQuery } from './uri-encoding.js'
 import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
-import { answeredOnce } from '../doors/cut-off.js'
+import { answeredOnce, clientGone } from '../doors/cut-off.js'
 import { healthAnswer, probeOf, sendHealth, type OperatorEndpoints } from '../doors/health.js'
 
 export interface S3ApiOptions {
@@ -306,8 +306,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
 
   app.setErrorHandler(async (err, request, reply) => {
     const answer = s3ErrorReply(err)
-    // The socket, not the request stream: a request whose body was read whole counts as destroyed too.
-    if (request.raw.socket?.destroyed !== false) request.log.debug({ err }, 'client went away')
+    if (clientGone(request.raw)) request.log.debug({ err }, 'client went away')
     // The disk's failures (full, read-only, I/O) are the operator's to see, with the path, as the HTTP door logs them; faults are errors.
     else if (isStorageFailure(err)) request.log.warn({ err, path: err.path }, 'storage failure')
     // Asked to try again later (a copy whose source kept changing): not a fault either.

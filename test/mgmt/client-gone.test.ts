@@ -7,7 +7,7 @@ import t from 'tap'
 import { Writable } from 'node:stream'
 import { buildApp } from '../../src/app.js'
 import { openRegistry } from '../../src/index.js'
-import { open } from '../raw-socket.js'
+import { open, received } from '../raw-socket.js'
 import { testdir } from '../testdir.js'
 import { accountId } from './helpers.js'
 
@@ -23,8 +23,11 @@ t.test('an upload cut short by its client logs no error', async t => {
   const port = (app.server.address() as { port: number }).port
   for (let round = 0; round < 5; round++) {
     const socket = await open(port)
-    socket.write(`PUT /client/v4/accounts/${accountId}/r2/buckets/photos/objects/gone HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer x\r\nContent-Length: 100000\r\n\r\n` + 'x'.repeat(1000))
-    await new Promise(resolve => setTimeout(resolve, 100))
+    // With Expect: 100-continue, the 100 says the route has begun to read the body: then the client goes.
+    socket.write(`PUT /client/v4/accounts/${accountId}/r2/buckets/photos/objects/gone HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n`)
+    t.match((await received(socket, text => text.includes('\r\n\r\n'))).text, /^HTTP\/1\.1 100 /, 'the body is asked for')
+    socket.write('x'.repeat(1000))
+    await new Promise(resolve => setTimeout(resolve, 20))
     socket.destroy()
   }
   const deadline = Date.now() + 3000

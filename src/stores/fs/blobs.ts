@@ -190,10 +190,13 @@ export class BlobFiles {
    * What tells this store's bucket from a bucket of the same name created
    * after it was deleted: the catalog file (`catalog.db`), which the store's
    * own connection holds open, so that no file made since can take its inode
-   * number; a store keeping its catalog elsewhere (PostgreSQL) has only its
-   * directory. `#identity` is its device and inode when the store opened.
+   * number; `#identity` is its device and inode when the store opened. A
+   * store keeping its catalog elsewhere (PostgreSQL) has none: nothing holds
+   * its directory's inode, which a remount or a restore changes and a new
+   * directory may reuse, so only the directory's being gone tells there
+   * (its catalog refuses the commit of a deleted bucket's write).
    */
-  readonly #identityFile: string
+  readonly #identityFile: string | null
   readonly #identity: string | null
   readonly #fsync: boolean
   readonly #dirs = new Set<string>()
@@ -205,8 +208,8 @@ export class BlobFiles {
   constructor (root: string, fsync: boolean) {
     this.#root = root
     const catalog = path.join(root, 'catalog.db')
-    this.#identityFile = existsSync(catalog) ? catalog : root
-    this.#identity = identityOf(this.#identityFile)
+    this.#identityFile = existsSync(catalog) ? catalog : null
+    this.#identity = this.#identityFile === null ? null : identityOf(this.#identityFile)
     this.#fsync = fsync
   }
 
@@ -217,7 +220,8 @@ export class BlobFiles {
    * where a body is received or a directory made, never on a read.
    */
   #bucketGone (): boolean {
-    return this.closed || this.#identity === null || identityOf(this.#identityFile) !== this.#identity
+    if (this.closed) return true
+    return this.#identityFile === null ? !existsSync(this.#root) : identityOf(this.#identityFile) !== this.#identity
   }
 
   /** The absolute path of a file named relative to the store's directory. */
