@@ -95,11 +95,14 @@ function parseCondition (value: unknown, where: string, allowDate: boolean): Lif
     return { type: 'Age', maxAge: value.maxAge }
   }
   if (allowDate && value.type === 'Date') {
-    if (typeof value.date !== 'string' || Number.isNaN(parseRuleDate(value.date))) {
-      throw invalid(`${where}.condition.date must be a date (YYYY-MM-DD or an ISO 8601 date and time)`)
+    const ms = typeof value.date === 'string' ? parseRuleDate(value.date) : Number.NaN
+    // Kept as the instant in UTC (below), which must itself be a date of four digits (an offset can move 9999-12-31 on).
+    const year = new Date(ms).getUTCFullYear()
+    if (Number.isNaN(ms) || year < 0 || year > 9999) {
+      throw invalid(`${where}.condition.date must be a date (YYYY-MM-DD or an ISO 8601 date and time) from the year 0 to 9999 in UTC`)
     }
     // One form whichever door wrote it (`2027-01-01`, an offset): the instant in UTC, as S3's document carries it.
-    return { type: 'Date', date: new Date(parseRuleDate(value.date)).toISOString() }
+    return { type: 'Date', date: new Date(ms).toISOString() }
   }
   throw invalid(`${where}.condition.type must be Age${allowDate ? ' or Date' : ''}`)
 }

@@ -85,7 +85,9 @@ t.test('lifecycle: impossible ages and dates are refused (10040), unknown fields
     ['February 30', { type: 'Date', date: '2027-02-30' }, /date must be a date/],
     ['a date without its zone', { type: 'Date', date: '2027-01-01T00:00:00' }, /date must be a date/],
     ['a date in words', { type: 'Date', date: 'March 7, 2027' }, /date must be a date/],
-    ['hour 24', { type: 'Date', date: '2027-01-01T24:00:00Z' }, /date must be a date/]
+    ['hour 24', { type: 'Date', date: '2027-01-01T24:00:00Z' }, /date must be a date/],
+    ['a year past 9999 in UTC', { type: 'Date', date: '9999-12-31T23:30:00-01:00' }, /date must be a date/],
+    ['a year before 0 in UTC', { type: 'Date', date: '0000-01-01T00:30:00+01:00' }, /date must be a date/]
   ]
   for (const [what, condition, message] of refusals) {
     const answer = await call(app, 'PUT', `${buckets}/logs/lifecycle`, expiring(condition))
