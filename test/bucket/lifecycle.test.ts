@@ -6,7 +6,7 @@ import t from 'tap'
 import { createRegistry } from '../../src/bucket/index.js'
 import { MemoryRegistryStorage } from '../../src/stores/memory/registry-storage.js'
 import {
-  actionAt, expirationHeader, lifecycleRules, objectExpirationHeader, objectExpiry, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes
+  actionAt, expirationHeader, lifecycleRules, objectExpirationHeader, objectExpiry, objectSweepPrefixes, parseLifecycleRules, uploadAbortDue, uploadSweepPrefixes
 } from '../../src/bucket/lifecycle.js'
 
 const DAY = 86_400
@@ -118,4 +118,12 @@ t.test('the registry keeps only rules the engine reads, whichever door (or libra
   t.same((await registry.info('logs'))?.settings.lifecycle, { rules: [{ id: 'r', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } }] }, 'what is kept is what acts')
   await registry.updateSettings('logs', { lifecycle: null })
   t.equal((await registry.info('logs'))?.settings.lifecycle, null)
+})
+
+t.test('a Date condition is kept as its instant in UTC, which must be a date of four digits', async t => {
+  const rule = (date: string): unknown[] => [{ id: 'r', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Date', date } } }]
+  t.same(parseLifecycleRules(rule('2027-01-01'))[0].deleteObjectsTransition?.condition, { type: 'Date', date: '2027-01-01T00:00:00.000Z' })
+  t.same(parseLifecycleRules(rule('9999-12-31T22:30:00-01:00'))[0].deleteObjectsTransition?.condition, { type: 'Date', date: '9999-12-31T23:30:00.000Z' })
+  t.throws(() => parseLifecycleRules(rule('9999-12-31T23:30:00-01:00')), /from the year 0 to 9999 in UTC/, 'the year 10000 in UTC')
+  t.throws(() => parseLifecycleRules(rule('0000-01-01T00:30:00+01:00')), /from the year 0 to 9999 in UTC/, 'the year -1 in UTC')
 })
