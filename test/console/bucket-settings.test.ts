@@ -61,7 +61,7 @@ t.test('lifecycle rules: add, disable, refuse, delete', async t => {
     enabled: true,
     conditions: { prefix: 'logs/' },
     deleteObjectsTransition: { condition: { type: 'Age', maxAge: 30 * 86400 } },
-    storageClassTransitions: [{ condition: { type: 'Date', date: '2027-01-01T00:00:00Z' }, storageClass: 'InfrequentAccess' }],
+    storageClassTransitions: [{ condition: { type: 'Date', date: '2027-01-01T00:00:00.000Z' }, storageClass: 'InfrequentAccess' }],
     abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 2 * 86400 } }
   }, 'the management API has the rule, ages in seconds')
   t.ok(stored.some((r: { id: string }) => r.id === 'Default Multipart Abort Rule'), 'and kept the default rule')
