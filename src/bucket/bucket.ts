@@ -321,7 +321,7 @@ export class BucketEngine implements Bucket {
     const { md5, ...checksums } = await verifiedDigests('uploadPart', body, checksum, staged)
     const etag = sealed === undefined ? md5 : sealed.etag()
     if (etag === undefined) throw new Error('uploadPart: the MD5 of the part was not computed.')
-    const part = { partNumber: n, etag, size: body.size, checksums, ...(salt === undefined ? {} : { ssec: { salt } }) }
+    const part = { partNumber: n, etag, size: body.size, uploaded: this.#now(), checksums, ...(salt === undefined ? {} : { ssec: { salt } }) }
     if (!await this.#store.putPart(uploadId, part, staged)) {
       throw new BucketError('NoSuchUpload', 'uploadPart')
     }

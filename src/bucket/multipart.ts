@@ -317,6 +317,6 @@ export async function listPartsPage (store: BucketStore, upload: StoredUpload, o
   if (!Number.isFinite(marker) || marker < 0) throw new RangeError('listParts: partNumberMarker must be a non-negative number.')
   const found = await store.listParts(uploadId, marker, opts.limit + 1)
   if (found === null) throw new BucketError('NoSuchUpload', 'listParts')
-  const parts = found.slice(0, opts.limit).map(p => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, checksums: keyless ? {} : { ...p.checksums } }))
+  const parts = found.slice(0, opts.limit).map(p => ({ partNumber: p.partNumber, etag: p.etag, size: p.size, uploaded: new Date(p.uploaded ?? upload.created), checksums: keyless ? {} : { ...p.checksums } }))
   return { parts, truncated: found.length > opts.limit, ...(upload.checksum === undefined ? {} : { checksum: { ...upload.checksum } }) }
 }

@@ -103,6 +103,13 @@ export interface StoredPart {
   partNumber: number
   etag: string
   size: number
+  /**
+   * Milliseconds since the epoch: when the part was uploaded, by the
+   * engine's clock (as an object's `uploaded`). A store lists a part kept
+   * without one (stored before parts kept their time) with its upload's
+   * `created`.
+   */
+  uploaded?: number
   /** Hex checksums the part was uploaded with, beside its MD5 (the etag); absent or empty when none. */
   checksums?: Partial<Record<HashAlgorithm, string>>
   /** For a part of an SSE-C upload: the salt of its body key, base64 (ssec.ts). */

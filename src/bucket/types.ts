@@ -298,8 +298,11 @@ export interface BucketPartListOptions {
 }
 
 export interface BucketParts {
-  /** `checksums`: hex by algorithm, those the part was uploaded with (not its MD5, which is the etag). */
-  parts: Array<{ partNumber: number, etag: string, size: number, checksums: Partial<Record<BucketChecksumAlgorithm, string>> }>
+  /**
+   * `uploaded`: when the part was uploaded (its upload's creation time for a part stored before parts kept theirs);
+   * `checksums`: hex by algorithm, those the part was uploaded with (not its MD5, which is the etag).
+   */
+  parts: Array<{ partNumber: number, etag: string, size: number, uploaded: Date, checksums: Partial<Record<BucketChecksumAlgorithm, string>> }>
   truncated: boolean
   /** The checksum algorithm and type the upload was created with, if any. */
   checksum?: { algorithm: BucketUploadChecksumAlgorithm, type: 'COMPOSITE' | 'FULL_OBJECT' }

@@ -24,7 +24,10 @@
  * ListMultipartUploads answer them, and a completion without
  * x-amz-checksum-type takes the upload's.
  */
-import { bodyStream, compareIds, isBucketError, MAX_UPLOAD_PAGE, uploadAbortHeaders, type BucketChecksumAlgorithm, type BucketUploadChecksumAlgorithm } from '../bucket/index.js'
+import {
+  bodyStream, compareIds, isBucketError, MAX_UPLOAD_PAGE, uploadAbortHeaders, type BucketChecksumAlgorithm, type BucketMultipartUpload,
+  type BucketUploadChecksumAlgorithm
+} from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
@@ -153,10 +156,22 @@ export async function uploadPartCopy (ctx: S3Context): Promise<void> {
   const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true, defaultChecksum, ...ssec })
   ctx.reply.headers(ssecEchoHeaders(ssec))
   await sendXml(ctx, 200, 'CopyPartResult', {
-    LastModified: source.uploaded.toISOString(),
+    LastModified: (await partUploaded(upload, partNumber, part.etag, ssec)).toISOString(),
     ETag: `"${part.etag}"`,
     ...checksumElementsOf((part.checksums ?? {}) as Record<string, string>)
   })
+}
+
+/**
+ * When the part just stored was uploaded, as the binding keeps it (CopyPartResult's LastModified: AWS documents
+ * it as the time the part, the object this request made, was uploaded, not its source's). The binding's
+ * uploadPart answers the hosted service's shape, without it: it is listed. Should the part be gone or replaced
+ * meanwhile (the upload completed or aborted, the part uploaded again), the time is this request's.
+ */
+async function partUploaded (upload: BucketMultipartUpload, partNumber: number, etag: string, ssec: { ssecKey?: Uint8Array }): Promise<Date> {
+  const listed = await upload.listParts(Object.assign({ partNumberMarker: partNumber - 1, limit: 1 }, ssec)).catch(() => null)
+  const part = listed?.parts[0]
+  return part !== undefined && part.partNumber === partNumber && part.etag === etag ? part.uploaded : new Date()
 }
 
 export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
@@ -297,7 +312,7 @@ export async function listParts (ctx: S3Context): Promise<void> {
     IsTruncated: truncated,
     Initiator: OWNER,
     Owner: OWNER,
-    ...(parts.length === 0 ? {} : { Part: parts.map(p => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"`, Size: p.size, ...checksumElementsOf(p.checksums) })) }),
+    ...(parts.length === 0 ? {} : { Part: parts.map(p => ({ PartNumber: p.partNumber, LastModified: p.uploaded.toISOString(), ETag: `"${p.etag}"`, Size: p.size, ...checksumElementsOf(p.checksums) })) }),
     ...(listed.checksum === undefined ? {} : { ChecksumAlgorithm: listed.checksum.algorithm.toUpperCase(), ChecksumType: listed.checksum.type })
   })
 }

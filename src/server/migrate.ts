@@ -160,8 +160,8 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
         await client.query(`INSERT INTO fsbucket.uploads (store_id, upload_id, id, key, created, storage_class, http_metadata, custom_metadata, checksum)
           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [storeId, u.upload_id, u.id, u.key, u.created, u.storage_class, u.http_metadata, u.custom_metadata, u.checksum ?? null])
         for (const p of db.prepare('SELECT * FROM parts WHERE upload_id = ?').all(u.upload_id) as PartRow[]) {
-          await client.query('INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file, checksums) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-            [storeId, u.upload_id, p.part_number, p.etag, p.size, p.file, p.checksums ?? null])
+          await client.query('INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file, checksums, uploaded) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+            [storeId, u.upload_id, p.part_number, p.etag, p.size, p.file, p.checksums ?? null, p.uploaded ?? null])
         }
       }
       return { name, objects, uploads: uploads.length }

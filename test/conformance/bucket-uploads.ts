@@ -5,9 +5,25 @@
  */
 import type { Test } from 'tap'
 import type { Bucket } from '../../src/bucket/index.js'
-import { expectCode, md5Hex } from './bucket.js'
+import { expectCode, md5Hex, TestClock, type SuiteOptions } from './bucket.js'
 
-export function uploadListingConformance (t: Test, fresh: (t: Test, options?: { minPartSize?: number }) => Promise<Bucket>): void {
+export function uploadListingConformance (t: Test, fresh: (t: Test, options?: SuiteOptions) => Promise<Bucket>): void {
+  t.test('multipart: listParts gives each part the time the engine\'s clock read at its upload', async t => {
+    const clock = new TestClock(Date.UTC(2024, 2, 1, 12, 0, 0, 250))
+    const bucket = await fresh(t, { minPartSize: 5, clock: clock.read })
+    const upload = await bucket.createMultipartUpload('timed')
+    const created = clock.now
+    for (const n of [2, 1, 3]) {
+      clock.now += 1000
+      await upload.uploadPart(n, `part ${n}`)
+    }
+    const times = async (): Promise<Array<[number, number]>> => (await upload.listParts()).parts.map(p => [p.partNumber, p.uploaded.getTime()])
+    t.same(await times(), [[1, created + 2000], [2, created + 1000], [3, created + 3000]], 'by part number, each with its time to the millisecond')
+    clock.now += 1000
+    await upload.uploadPart(2, 'part 2 again')
+    t.same(await times(), [[1, created + 2000], [2, created + 4000], [3, created + 3000]], 'a part uploaded again has the later time')
+  })
+
   t.test('multipart: listing uploads in progress and their parts', async t => {
     const bucket = await fresh(t, { minPartSize: 5 })
     t.same(await bucket.listMultipartUploads(), { uploads: [], truncated: false }, 'none at first')

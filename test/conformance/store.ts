@@ -216,10 +216,12 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
     const one = patternBytes(70_000, 4)
     const two = patternBytes(5000, 5)
     const stagePart = async (bytes: Uint8Array): Promise<Awaited<ReturnType<BucketStore['stage']>>> => await store.stage(chunksOf(bytes))
-    t.equal(await store.putPart(upload.uploadId, { partNumber: 1, etag: 'old', size: 3 }, await stagePart(Buffer.from('old'))), true)
-    t.equal(await store.putPart(upload.uploadId, { partNumber: 1, etag: 'e1', size: one.length }, await stagePart(one)), true, 'a part uploaded again replaces the first')
-    t.equal(await store.putPart(upload.uploadId, { partNumber: 2, etag: 'e2', size: two.length, checksums: { crc32: '0a1b2c3d' } }, await stagePart(two)), true)
-    t.same(await store.listParts(upload.uploadId, 0, 10), [{ partNumber: 1, etag: 'e1', size: one.length }, { partNumber: 2, etag: 'e2', size: two.length, checksums: { crc32: '0a1b2c3d' } }], 'a part keeps its checksums')
+    t.equal(await store.putPart(upload.uploadId, { partNumber: 1, etag: 'old', size: 3, uploaded: 2000 }, await stagePart(Buffer.from('old'))), true)
+    t.equal(await store.putPart(upload.uploadId, { partNumber: 1, etag: 'e1', size: one.length, uploaded: 3000 }, await stagePart(one)), true, 'a part uploaded again replaces the first')
+    t.equal(await store.putPart(upload.uploadId, { partNumber: 2, etag: 'e2', size: two.length, uploaded: 2500, checksums: { crc32: '0a1b2c3d' } }, await stagePart(two)), true)
+    const kept = [{ partNumber: 1, etag: 'e1', size: one.length, uploaded: 3000 }, { partNumber: 2, etag: 'e2', size: two.length, uploaded: 2500, checksums: { crc32: '0a1b2c3d' } }]
+    t.same(await store.listParts(upload.uploadId, 0, 10), kept, 'a part keeps its checksums and its upload time (the replacement\'s)')
+    t.same(await store.listParts(upload.uploadId, 1, 10), kept.slice(1), 'after a part number')
     t.equal(await store.putPart('upload-ffffffffffffffff', { partNumber: 1, etag: 'x', size: 1 }, await stagePart(Buffer.from('x'))), false, 'no such upload')
 
     t.equal(await code(store.completeUpload(upload.uploadId, 'big', () => { throw Object.assign(new Error('refused'), { code: 10025 }) })), 10025)
@@ -233,7 +235,7 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
       return { object, partNumbers: [1, 2] }
     })
     t.same(completed, object)
-    t.same(given, { upload, parts: [{ partNumber: 1, etag: 'e1', size: one.length }, { partNumber: 2, etag: 'e2', size: two.length, checksums: { crc32: '0a1b2c3d' } }] })
+    t.same(given, { upload, parts: kept })
     t.same(await store.head('big'), object)
     t.same(await bytesOf(store, 'big'), Buffer.concat([one, two]))
     const reader = await store.open('big')
@@ -251,6 +253,14 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
     t.equal(await store.abortUpload('upload-ffffffffffffffff'), false, 'nor an unknown id')
     t.equal(await store.getUpload(other.uploadId), null)
     t.equal(await store.putPart(other.uploadId, { partNumber: 1, etag: 'x', size: 1 }, await stagePart(Buffer.from('x'))), false)
+  })
+
+  t.test(`${sut.name}: a part kept without its upload time lists with its upload's creation time`, async t => {
+    const store = await fresh(t)
+    const upload = { uploadId: 'upload-0123456789abcdef', key: 'k', created: 1234, httpMetadata: {}, customMetadata: {}, storageClass: 'Standard' as const }
+    await store.createUpload('k', upload)
+    t.equal(await store.putPart(upload.uploadId, { partNumber: 1, etag: 'e1', size: 1 }, await store.stage(chunksOf(Buffer.from('x')))), true)
+    t.same(await store.listParts(upload.uploadId, 0, 10), [{ partNumber: 1, etag: 'e1', size: 1, uploaded: 1234 }])
   })
 
   t.test(`${sut.name}: retire is refused while an object is stored, then every write fails with 10006`, async t => {

@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS parts (
   size INTEGER NOT NULL,
   file TEXT NOT NULL,
   checksums TEXT,
+  uploaded INTEGER,
   PRIMARY KEY (upload_id, part_number)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS bucket_state (
@@ -120,7 +121,8 @@ export interface ObjectRow extends ObjectColumns {
 
 export type UploadRow = UploadColumns
 
-export interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
+/** `uploaded`: NULL in rows stored before parts kept their time (listed with the upload's `created`). */
+export interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null, uploaded: number | null }
 
 /** A list query's row: the list columns, then (with metadata) the two metadata columns. */
 export type ListRow = [id: Buffer, key: string | Buffer, version: string, size: number, etag: string, uploaded: number,
@@ -276,8 +278,9 @@ function statements (db: SqliteDatabase): Statements {
     uploadsAfter: prepare(`SELECT ${uploadColumns} FROM uploads WHERE substr(id, 1, @prefix_length) = @prefix
       AND (id > @after_id OR (id = @after_id AND upload_id > @after_upload)) ORDER BY id, upload_id LIMIT @limit`),
     partsAfter: prepare<[string, number, number], PartRow>('SELECT * FROM parts WHERE upload_id = ? AND part_number > ? ORDER BY part_number LIMIT ?'),
-    upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file, checksums) VALUES (@upload_id, @part_number, @etag, @size, @file, @checksums)
-      ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums`),
+    upsertPart: prepare(`INSERT INTO parts (upload_id, part_number, etag, size, file, checksums, uploaded) VALUES (@upload_id, @part_number, @etag, @size, @file, @checksums, @uploaded)
+      ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums,
+        uploaded = excluded.uploaded`),
     deleteParts: prepare<[string]>('DELETE FROM parts WHERE upload_id = ?'),
     insertMessage: prepare<[string, string, string, number, number]>('INSERT INTO outbox (queue, id, body, created, visible_at) VALUES (?, ?, ?, ?, ?)'),
     visibleMessages: prepare<[string, number, number, number, number], OutboxRow>(`SELECT seq, id, body, created, attempts FROM outbox
@@ -333,6 +336,8 @@ export class Catalog {
     // Catalogs made before parts kept their checksums gain the column (NULL: none).
     const partColumns = db.pragma('table_info(parts)') as Array<{ name: string }>
     if (!partColumns.some(c => c.name === 'checksums')) db.exec('ALTER TABLE parts ADD COLUMN checksums TEXT')
+    // And those made before parts kept their upload time (NULL: listed with the upload's creation time).
+    if (!partColumns.some(c => c.name === 'uploaded')) db.exec('ALTER TABLE parts ADD COLUMN uploaded INTEGER')
     // And those made before uploads kept their checksum algorithm and type (NULL: none).
     const uploadColumns = db.pragma('table_info(uploads)') as Array<{ name: string }>
     if (!uploadColumns.some(c => c.name === 'checksum')) db.exec('ALTER TABLE uploads ADD COLUMN checksum TEXT')

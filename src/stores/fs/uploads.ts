@@ -9,6 +9,11 @@ import { isUploadId, type BlobFiles } from './blobs.js'
 import { toRecord, toUpload, uploadChecksumText, type Catalog, type PartRow, type Segment } from './catalog.js'
 import { wasRolledBack, type Commits } from './commit.js'
 
+/** A part's record from its row; one stored before parts kept their time takes the upload's creation time. */
+function partOfRow (row: PartRow, created: number): StoredPart {
+  return { partNumber: row.part_number, etag: row.etag, size: row.size, uploaded: row.uploaded ?? created, ...partChecksumsFrom(row.checksums) }
+}
+
 export class Uploads {
   readonly #catalog: Catalog
   readonly #commits: Commits
@@ -56,8 +61,9 @@ export class Uploads {
     const sql = this.#catalog.sql
     // One read transaction: the upload and its parts as of one moment.
     return this.#catalog.read(() => {
-      if (sql.upload.get(uploadId) === undefined) return null
-      return sql.partsAfter.all(uploadId, after, limit).map(p => ({ partNumber: p.part_number, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }))
+      const upload = sql.upload.get(uploadId)
+      if (upload === undefined) return null
+      return sql.partsAfter.all(uploadId, after, limit).map(p => partOfRow(p, upload.created))
     })
   }
 
@@ -81,7 +87,7 @@ export class Uploads {
       stored = await this.#commits.commit(() => {
         if (sql.upload.get(uploadId) === undefined) return false
         replaced = sql.part.get(uploadId, part.partNumber)?.file
-        sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file, checksums: partChecksumsText(part) })
+        sql.upsertPart.run({ upload_id: uploadId, part_number: part.partNumber, etag: part.etag, size: part.size, file, checksums: partChecksumsText(part), uploaded: part.uploaded ?? null })
         return true
       })
     } catch (err) {
@@ -114,7 +120,7 @@ export class Uploads {
         return { upload, rows: new Map(sql.parts.all(uploadId).map(p => [p.part_number, p])), current: currentRow === undefined ? null : toRecord(currentRow) }
       })
       if (read === null) return null
-      const parts = new Map([...read.rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
+      const parts = new Map([...read.rows].map(([n, p]) => [n, partOfRow(p, read.upload.created)]))
       const upload = toUpload(read.upload)
       const built = build(upload, parts, read.current)
       let object = built.object

@@ -236,7 +236,8 @@ export class MemoryStore implements BucketStore {
       await body.discard()
       return false
     }
-    upload.parts.set(part.partNumber, Object.assign({}, part, { bytes: (body as MemoryBody).bytes }))
+    // A part given without its time (port.ts) is kept with its upload's creation time, as the other stores list one.
+    upload.parts.set(part.partNumber, Object.assign({}, part, { uploaded: part.uploaded ?? upload.upload.created, bytes: (body as MemoryBody).bytes }))
     return true
   }
 

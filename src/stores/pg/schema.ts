@@ -126,6 +126,11 @@ CREATE TABLE fsbucket.outbox (
 CREATE INDEX outbox_by_visibility ON fsbucket.outbox (store_id, queue, visible_at, seq);
 CREATE INDEX outbox_by_age ON fsbucket.outbox (store_id, queue, created);
 `
+  },
+  {
+    // When a part was uploaded (milliseconds, the engine's clock); NULL for parts stored before, listed with their upload's creation time.
+    version: 6,
+    sql: 'ALTER TABLE fsbucket.parts ADD COLUMN uploaded bigint'
   }
 ]
 

@@ -21,7 +21,13 @@ import { FULL_COLUMNS, LIVE_STORE_RULES, OBJECT_COLUMNS, OBJECT_UPDATE, objectVa
 /** Locks the store's row against retirement for the transaction; empty when the store is retired or gone. */
 const LIVE = 'SELECT 1 FROM fsbucket.stores WHERE id = $1 AND NOT retired FOR SHARE'
 
-interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null }
+/** `uploaded`: NULL in rows stored before parts kept their time. */
+interface PartRow { part_number: number, etag: string, size: number, file: string, checksums: string | null, uploaded: number | null }
+
+/** A part's record from its row; one stored before parts kept their time takes the upload's creation time. */
+function partOfRow (row: Omit<PartRow, 'file'>, created: number): StoredPart {
+  return { partNumber: row.part_number, etag: row.etag, size: Number(row.size), uploaded: row.uploaded ?? created, ...partChecksumsFrom(row.checksums) }
+}
 
 export class PgUploads {
   readonly #catalog: PgCatalog
@@ -77,9 +83,10 @@ export class PgUploads {
         const old = await client.query<{ file: string }>('SELECT file FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number = $3 FOR UPDATE',
           [this.#storeId, uploadId, part.partNumber])
         replaced = old.rows[0]?.file
-        await client.query(`INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file, checksums) VALUES ($1, $2, $3, $4, $5, $6, $7)
-          ON CONFLICT (store_id, upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums`,
-        [this.#storeId, uploadId, part.partNumber, part.etag, part.size, file, partChecksumsText(part)])
+        await client.query(`INSERT INTO fsbucket.parts (store_id, upload_id, part_number, etag, size, file, checksums, uploaded) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+          ON CONFLICT (store_id, upload_id, part_number) DO UPDATE SET etag = excluded.etag, size = excluded.size, file = excluded.file, checksums = excluded.checksums,
+            uploaded = excluded.uploaded`,
+        [this.#storeId, uploadId, part.partNumber, part.etag, part.size, file, partChecksumsText(part), part.uploaded ?? null])
         return true
       })
     } finally {
@@ -99,9 +106,9 @@ export class PgUploads {
       if (uploads.rowCount === 0) return null
       const live = await client.query<{ lock_rules: string | null }>(LIVE_STORE_RULES, [this.#storeId])
       if (live.rowCount === 0) throw bucketRetired()
-      const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file, checksums FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      const partRows = await client.query<PartRow>('SELECT part_number, etag, size, file, checksums, uploaded FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       const rows = new Map(partRows.rows.map(p => [p.part_number, p]))
-      const parts = new Map([...rows].map(([n, p]) => [n, { partNumber: n, etag: p.etag, size: p.size, ...partChecksumsFrom(p.checksums) }]))
+      const parts = new Map([...rows].map(([n, p]) => [n, partOfRow(p, Number(uploads.rows[0].created))]))
       // The key's current object is locked before the build judges it (a conditional completion).
       const current = await client.query<PgObjectRow>(`SELECT ${FULL_COLUMNS} FROM fsbucket.objects WHERE store_id = $1 AND id = $2 FOR UPDATE`, [this.#storeId, idBytes])
       const { object, partNumbers } = build(toUpload(uploads.rows[0]), parts, current.rows[0] === undefined ? null : toObject(current.rows[0]))
@@ -153,12 +160,12 @@ export class PgUploads {
   async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
     if (!isUploadId(uploadId)) return null
     return await this.#catalog.transaction('listing parts', async client => {
-      const upload = await client.query('SELECT 1 FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
+      const upload = await client.query<{ created: number }>('SELECT created FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2', [this.#storeId, uploadId])
       if (upload.rowCount === 0) return null
-      const { rows } = await client.query<{ part_number: number, etag: string, size: string | number, checksums: string | null }>(
-        'SELECT part_number, etag, size, checksums FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number > $3 ORDER BY part_number LIMIT $4',
+      const { rows } = await client.query<Omit<PartRow, 'file'>>(
+        'SELECT part_number, etag, size, checksums, uploaded FROM fsbucket.parts WHERE store_id = $1 AND upload_id = $2 AND part_number > $3 ORDER BY part_number LIMIT $4',
         [this.#storeId, uploadId, after, limit])
-      return rows.map(r => ({ partNumber: r.part_number, etag: r.etag, size: Number(r.size), ...partChecksumsFrom(r.checksums) }))
+      return rows.map(r => partOfRow(r, Number(upload.rows[0].created)))
     }, 'REPEATABLE READ')
   }
 
