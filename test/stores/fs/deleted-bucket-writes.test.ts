@@ -12,7 +12,7 @@ import path from 'node:path'
 import { Readable } from 'node:stream'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { openBucket, openRegistry } from '../../../src/index.js'
 import { gateway, auth } from '../../http/gateway-fixture.js'
 import { testdir } from '../../testdir.js'
@@ -29,6 +29,17 @@ function filesUnder (dir: string): string[] {
 }
 
 /** Waits until `done()` holds, collecting garbage meanwhile (libsql's closed connections keep their files until then). */
+/** A registry on a new data directory with bucket `name`, and a library handle on that bucket: both closed by the test's end. */
+async function registryAndHandle (t: Test, name: string): Promise<{ data: string, registry: Awaited<ReturnType<typeof openRegistry>>, handle: Awaited<ReturnType<typeof openBucket>> }> {
+  const data = testdir(t)
+  const registry = await openRegistry(data, { fsync: false })
+  t.teardown(async () => await registry.close())
+  await registry.create(name)
+  const handle = await openBucket(path.join(data, name), { fsync: false })
+  t.teardown(async () => await handle.close())
+  return { data, registry, handle }
+}
+
 async function until (what: string, done: () => boolean, ms = 5000): Promise<void> {
   for (const deadline = Date.now() + ms; !done();) {
     if (Date.now() > deadline) throw new Error(`still waiting for ${what} after ${ms} ms`)
@@ -60,12 +71,7 @@ t.test('a put whose body is still arriving when another process deletes the buck
 })
 
 t.test('a put through a handle on a bucket another process deleted fails with 10006 and brings nothing back', async t => {
-  const data = testdir(t)
-  const registry = await openRegistry(data, { fsync: false })
-  t.teardown(async () => await registry.close())
-  await registry.create('gone')
-  const handle = await openBucket(path.join(data, 'gone'), { fsync: false })
-  t.teardown(async () => await handle.close())
+  const { data, registry, handle } = await registryAndHandle(t, 'gone')
   await handle.head('k')
   await registry.delete('gone')
   await t.rejects(handle.put('small', 'x'), { code: 10006 })
@@ -74,12 +80,7 @@ t.test('a put through a handle on a bucket another process deleted fails with 10
 })
 
 t.test('a handle on a deleted bucket writes nothing into the bucket of that name created since', async t => {
-  const data = testdir(t)
-  const registry = await openRegistry(data, { fsync: false })
-  t.teardown(async () => await registry.close())
-  await registry.create('again')
-  const handle = await openBucket(path.join(data, 'again'), { fsync: false })
-  t.teardown(async () => await handle.close())
+  const { data, registry, handle } = await registryAndHandle(t, 'again')
   // The old handle made (and remembers) a blobs/ directory, as a process that wrote there would.
   await handle.put('before', large)
   await handle.delete('before')
@@ -113,12 +114,7 @@ t.test('a handle on a deleted bucket writes nothing into the bucket of that name
 })
 
 t.test('a handle on a deleted bucket makes no directory in the bucket of that name created since', async t => {
-  const data = testdir(t)
-  const registry = await openRegistry(data, { fsync: false })
-  t.teardown(async () => await registry.close())
-  await registry.create('again')
-  const handle = await openBucket(path.join(data, 'again'), { fsync: false })
-  t.teardown(async () => await handle.close())
+  const { data, registry, handle } = await registryAndHandle(t, 'again')
   await handle.head('k')
   await registry.delete('again')
   await registry.create('again')
