@@ -8,18 +8,10 @@
 import t, { type Test } from 'tap'
 import { BucketEngine } from '../../src/bucket/index.js'
 import { MemoryStore } from '../../src/stores/memory/store.js'
+import { code } from '../conformance/store.js'
 
 const HOUR = 3_600_000
 const DAY = 24 * HOUR
-
-async function code (promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-    return 'resolved'
-  } catch (err) {
-    return (err as { code?: unknown }).code
-  }
-}
 
 /** A bucket in memory whose clock reads `clock.now`, with an Age lock of an hour on every key. */
 async function lockedForAnHour (t: Test, now: number): Promise<{ bucket: BucketEngine, clock: { now: number } }> {

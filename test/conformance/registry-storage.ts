@@ -14,6 +14,7 @@ import type { RegistryStorage, SettingsDocument } from '../../src/bucket/port.js
 import { shareChecksWithinTurns } from '../../src/index.js'
 import { createRegistry, secretOfToken, TOKEN_CACHE_MS } from '../../src/bucket/index.js'
 import { arrivals, lookCommitArrive, phases, unshared } from '../stores/arrivals.js'
+import { code } from './store.js'
 
 export interface RegistryStorageUnderTest {
   name: string
@@ -34,15 +35,6 @@ function settings (n: number, padding = 0): SettingsDocument {
 /** The names of places a registry would take for buckets (a storage may also list its own dot-directories). */
 async function bucketNames (storage: RegistryStorage): Promise<string[]> {
   return (await storage.names()).filter(name => !name.startsWith('.')).sort()
-}
-
-async function code (promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise
-    return 'resolved'
-  } catch (err) {
-    return (err as { code?: unknown }).code
-  }
 }
 
 /** Writes a bucket's settings from another process (`elsewhere` opens its handle), returning when it has committed. */
