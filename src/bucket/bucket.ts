@@ -245,7 +245,7 @@ export class BucketEngine implements Bucket {
     }
     const ids = keys.map(k => lookupId('delete', k))
     await this.#readRules()
-    const refused = new Set(await this.#store.delete([...new Set(ids)], { cause: options.cause, now: this.#now() }))
+    const refused = new Set((await this.#store.delete([...new Set(ids)], { cause: options.cause, now: this.#now() })).retained)
     return keys.filter((_, i) => refused.has(ids[i]))
   }
 

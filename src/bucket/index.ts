@@ -39,4 +39,4 @@ export { Queues, isValidQueueName, DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, DEFAULT_V
 export type { QueueRecord, QueueConsumer, PulledMessage } from './queues.js'
 export { parseRuleInputs, addRules, removeRules, withRules, RuleRefusal, changeActions } from './notifications.js'
 export type { NotificationRule, QueueNotifications, RuleInput } from './notifications.js'
-export type { ChangeAction, DeleteOptions } from './port.js'
+export type { ChangeAction, DeleteOptions, DeleteOutcome } from './port.js'

@@ -58,8 +58,9 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
     const batch = doomed
     doomed = new Map()
     // A bucket lock wins over an expiry: the store keeps what a rule retains at `locksAt` and names it.
-    const kept = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch, now: locksAt })
-    report.expiredObjects += batch.size - kept.length
+    // An object rewritten since it was judged stays too (`versions`): only what the store removed counts.
+    const { removed } = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch, now: locksAt })
+    report.expiredObjects += removed
   }
   for (const prefix of objectSweepPrefixes(rules)) {
     let after: Uint8Array | undefined

@@ -185,6 +185,14 @@ export interface DeleteOptions {
   now?: number
 }
 
+/** What `BucketStore.delete` did. */
+export interface DeleteOutcome {
+  /** The ids a lock kept (guarantee 4), in the order given. */
+  retained: string[]
+  /** How many objects it removed: not those absent, retained, or holding another version than `versions` names. */
+  removed: number
+}
+
 /** Options of `BucketStore.commit`. */
 export interface CommitOptions {
   /**
@@ -327,12 +335,13 @@ export interface BucketStore {
   commit (id: string, object: StoredObject, body: StagedBody, precondition: Precondition, options?: CommitOptions): Promise<boolean>
   /**
    * Removes the objects `ids` (those not stored are no error), but those
-   * retained (guarantee 4), whose ids it answers, in the order given. Every
+   * retained (guarantee 4), whose ids it answers in the order given, with
+   * the count of those it removed. Every
    * deletion goes through here, the sweeper's lifecycle expiries included
    * (`options.cause`), so a check or an effect that belongs to every
    * deletion (a lock, an event) sits in this commit.
    */
-  delete (ids: string[], options?: DeleteOptions): Promise<string[]>
+  delete (ids: string[], options?: DeleteOptions): Promise<DeleteOutcome>
   /**
    * Copies the object of `fromId` to `toId` without its bytes passing
    * through the engine (shared, hard-linked or reflinked, never streamed).

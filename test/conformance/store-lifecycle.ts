@@ -87,12 +87,27 @@ export function lifecycleConformance (t: Test, sut: StoreUnderTest): void {
       t.teardown(async () => { await engine.close() })
       await putText(store, 'logs/raced', 'old body')
       await putText(store, 'logs/plain', 'plain')
-      await engine.sweep({ lifecycle, now: uploaded + DAY_MS })
+      const report = await engine.sweep({ lifecycle, now: uploaded + DAY_MS })
+      t.equal(report.expiredObjects, 1, 'only the object removed counts as expired')
       t.equal(calls.length, 1, 'one batch')
       t.same(calls[0].ids.sort(), ['logs/plain', 'logs/raced'])
       t.equal(calls[0].options?.cause, 'lifecycle', 'the delete carries its cause')
       t.equal((await bytesOf(store, 'logs/raced'))?.toString(), 'new body', 'the rewritten object stays')
       t.equal(await store.head('logs/plain'), null, 'the other goes')
+    })
+
+    t.test('a delete answers what it removed and what a lock kept; a record rewritten since it was judged is neither, locked or not', async t => {
+      const store = await sut.open(testdir(t))
+      t.teardown(async () => { await store.close() })
+      for (const id of ['held/same', 'held/rewritten', 'free/same', 'free/rewritten']) await putText(store, id, 'old')
+      const versions = new Map<string, string>()
+      for (const id of ['held/same', 'held/rewritten', 'free/same', 'free/rewritten', 'absent']) versions.set(id, (await store.head(id))?.version ?? 'none')
+      for (const id of ['held/rewritten', 'free/rewritten']) await putText(store, id, 'new')
+      await store.setLockRules([{ id: 'hold', enabled: true, prefix: 'held/', condition: { type: 'Indefinite' } }])
+      const outcome = await store.delete([...versions.keys()], { cause: 'lifecycle', versions })
+      t.same(outcome, { retained: ['held/same'], removed: 1 }, 'one removed, one retained; the rewritten ones and the absent one are neither')
+      t.equal(await store.head('free/same'), null)
+      for (const id of ['held/same', 'held/rewritten', 'free/rewritten']) t.not(await store.head(id), null, `${id} stays`)
     })
 
     t.test('a bucket lock wins over an expiry, not over a transition: a retained object stays, and may move to InfrequentAccess', async t => {
@@ -111,7 +126,7 @@ export function lifecycleConformance (t: Test, sut: StoreUnderTest): void {
       const moved = await store.head('keep/held')
       t.equal(moved?.storageClass, 'InfrequentAccess', 'a retained object moves to InfrequentAccess (no overwrite: the same bytes, etag and upload time)')
       t.equal((await bytesOf(store, 'keep/held'))?.toString(), 'body of keep/held')
-      t.same(await store.delete(['keep/held']), ['keep/held'], 'and the lock goes on retaining it')
+      t.same((await store.delete(['keep/held'])).retained, ['keep/held'], 'and the lock goes on retaining it')
     })
 
     t.test('uploads under an abort rule\'s prefix are aborted at their age', async t => {

@@ -60,7 +60,7 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
     t.equal(await store.putPart(upload.uploadId, { partNumber: 1, etag: 'e1', size: 4 }, await store.stage(chunksOf(Buffer.from('part')))), true)
     t.equal(await code(store.completeUpload(upload.uploadId, 'keep/a', () => ({ object: record('keep/a', 4, 'multi-1'), partNumbers: [1] }))), 10913, 'completing an upload onto it')
     t.same(await store.getUpload(upload.uploadId), upload, 'the upload stays')
-    t.same(await store.delete(['keep/a', 'free/a', 'nothing', 'keep/b']), ['keep/a', 'keep/b'], 'delete answers the retained ids, in the order given')
+    t.same(await store.delete(['keep/a', 'free/a', 'nothing', 'keep/b']), { retained: ['keep/a', 'keep/b'], removed: 1 }, 'delete answers the retained ids, in the order given, and the count it removed')
 
     t.same(await store.head('keep/a'), before, 'the record is unchanged')
     t.same(await bytesOf(store, 'keep/a'), bytes, 'and so are its bytes')
@@ -75,7 +75,7 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
 
     await store.setLockRules([{ ...forever('keep/'), enabled: false }])
     t.equal(await put(store, 'keep/a', Buffer.from('now')), true, 'a disabled rule retains nothing')
-    t.same(await store.delete(['keep/a', 'keep/b']), [])
+    t.same(await store.delete(['keep/a', 'keep/b']), { retained: [], removed: 2 })
     t.same(await bytesOf(store, 'keep/a'), null)
   })
 
@@ -88,10 +88,10 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
     t.equal(await put(store, 'old', Buffer.from('o2')), true, 'uploaded two days ago: a day of retention ran out')
     t.equal(await code(put(store, 'young', Buffer.from('y2'))), 10913, 'uploaded now: retained')
     await store.setLockRules([{ id: 'past', enabled: true, condition: { type: 'Date', date: new Date(now - 1000).toISOString() } }])
-    t.same(await store.delete(['young']), [], 'a date gone by retains nothing')
+    t.same((await store.delete(['young'])).retained, [], 'a date gone by retains nothing')
     await put(store, 'young', Buffer.from('y'))
     await store.setLockRules([{ id: 'future', enabled: true, condition: { type: 'Date', date: new Date(now + DAY_S * 1000).toISOString() } }])
-    t.same(await store.delete(['young', 'old']), ['young', 'old'], 'until a date to come, whatever the age')
+    t.same((await store.delete(['young', 'old'])).retained, ['young', 'old'], 'until a date to come, whatever the age')
   })
 
   t.test(`${sut.name}: locks are judged at the instant a write gives (its options' now), not at the store's own time`, async t => {
@@ -108,7 +108,7 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
         await outcome(store.commit(`${prefix}put`, uploadedAt(`${prefix}put`, 3, now), staged, ALWAYS, { now })),
         await outcome(store.copy('source', `${prefix}copy`, source => ({ ...source, key: `${prefix}copy`, version: record('c', 0).version, uploaded: now }), always, { now }).then(copy => copy.status)),
         await outcome(store.completeUpload(upload(`${prefix}complete`).uploadId, `${prefix}complete`, () => ({ object: uploadedAt(`${prefix}complete`, 4, now), partNumbers: [1] }), { now }).then(object => object?.key)),
-        await store.delete([`${prefix}delete`], { now })
+        (await store.delete([`${prefix}delete`], { now })).retained
       ]
     }
     await put(store, 'source', Buffer.from('source'))
@@ -137,7 +137,7 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
     t.equal(await code(store.retire()), 10914)
     t.equal(await put(store, 'k', Buffer.from('still writable')), true, 'and goes on taking writes')
     await store.setLockRules([])
-    t.same(await store.delete(['k']), [])
+    t.same((await store.delete(['k'])).retained, [])
     t.equal(await store.retire(), true)
     t.equal(await code(store.setLockRules([forever()])), 10006, 'a retired store takes no rules')
   })
@@ -153,7 +153,7 @@ export function lockConformance (t: Test, sut: StoreUnderTest): void {
       // ALWAYS (the engine's unconditional write, which a store may commit without judging the row it replaces) and a judged one.
       t.equal(await code(put(other, 'k', Buffer.from('x'), ALWAYS)), 10913, 'unconditional overwrite')
       t.equal(await code(put(other, 'k', Buffer.from('x'))), 10913, 'overwrite')
-      t.same(await other.delete(['k']), ['k'], 'delete')
+      t.same((await other.delete(['k'])).retained, ['k'], 'delete')
       t.same(await bytesOf(store, 'k'), Buffer.from('w'))
       await store.setLockRules([])
       t.equal(await put(other, 'k', Buffer.from('y')), true, 'cleared rules free it through the other handle too')

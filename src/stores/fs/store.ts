@@ -47,7 +47,7 @@
 import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  assembleListPage, BucketError, putChange, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
+  assembleListPage, BucketError, putChange, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type DeleteOutcome, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { readJson, storageError, writeJsonAtomic } from './atomic.js'
@@ -335,20 +335,20 @@ export class FsStore implements BucketStore {
     }
   }
 
-  async delete (ids: string[], options: DeleteOptions = {}): Promise<string[]> {
+  async delete (ids: string[], options: DeleteOptions = {}): Promise<DeleteOutcome> {
     try {
       return await this.#deleteRows(ids, options)
     } catch (err) {
       if (!isBucketError(err) || (err.errorName !== 'NoSpaceLeft' && err.errorName !== 'QuotaExceeded')) throw err
       // The disk is full: free the spare so that SQLite can write the deletion, which then frees the bodies.
       await releaseSpare(this.#root)
-      const refused = await this.#deleteRows(ids, options)
+      const outcome = await this.#deleteRows(ids, options)
       void reserveSpare(this.#root)
-      return refused
+      return outcome
     }
   }
 
-  async #deleteRows (ids: string[], { cause, versions, now }: DeleteOptions): Promise<string[]> {
+  async #deleteRows (ids: string[], { cause, versions, now }: DeleteOptions): Promise<DeleteOutcome> {
     const action = cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
     // Several keys' view entries, published after the commit, are recorded in it for a crash in between (view-intents.ts).
     const [{ deleted, removed, refused }, intents] = await this.#commits.commit(() => {
@@ -358,7 +358,7 @@ export class FsStore implements BucketStore {
     for (const id of deleted) this.#publish(id)
     await this.#intents.settle(intents)
     await this.#blobs.removeSegments(removed)
-    return refused
+    return { retained: refused, removed: deleted.length }
   }
 
   /**

@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import { randomHex } from '../../bucket/port.js'
 import {
-  assembleListPage, bucketLocked, putChange, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, putChange, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type DeleteOutcome, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -159,19 +159,24 @@ export class MemoryStore implements BucketStore {
     return true
   }
 
-  async delete (ids: string[], { cause, versions, now }: DeleteOptions = {}): Promise<string[]> {
+  async delete (ids: string[], { cause, versions, now }: DeleteOptions = {}): Promise<DeleteOutcome> {
     this.#refuseRetired()
-    const refused = ids.filter(id => this.#retained(id, now))
+    const outcome: DeleteOutcome = { retained: [], removed: 0 }
     for (const id of ids) {
-      if (refused.includes(id)) continue
       const entry = this.#objects.get(id)
       if (entry === undefined) continue
+      // A record rewritten since it was judged (a lifecycle expiry's `versions`) is not the one judged: kept, whatever its lock.
       const version = versions?.get(id)
       if (version !== undefined && entry.record.version !== version) continue
+      if (this.#retained(id, now)) {
+        outcome.retained.push(id)
+        continue
+      }
       this.#set(id, undefined)
       this.#emit({ action: cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject', key: entry.record.key })
+      outcome.removed++
     }
-    return refused
+    return outcome
   }
 
   /** One synchronous step, so atomic: the copy shares the source's buffers (they are never changed in place). */

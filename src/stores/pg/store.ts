@@ -41,7 +41,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
   ALWAYS, assembleListPageAsync, putChange, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions,
-  type CopyOutcome, type DeleteOptions, type EventSink, type OutboxMessage, type ListPage, type ListQuery, type ObjectReader, type Precondition,
+  type CopyOutcome, type DeleteOptions, type DeleteOutcome, type EventSink, type OutboxMessage, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
@@ -326,16 +326,19 @@ export class PgStore implements BucketStore {
       SELECT ((SELECT count(*) FROM updated) + (SELECT count(*) FROM inserted))::int AS n`, [...values, Date.now(), null], result => result.rows[0].n)
   }
 
-  async delete (ids: string[], { cause, versions, now = Date.now() }: DeleteOptions = {}): Promise<string[]> {
+  async delete (ids: string[], { cause, versions, now = Date.now() }: DeleteOptions = {}): Promise<DeleteOutcome> {
     const sink = this.#sink
     const action = cause === 'lifecycle' ? 'LifecycleDeletion' : 'DeleteObject'
     const refused = new Set<string>()
+    let removedCount = 0
     let left = [...new Set(ids)]
     while (left.length > 0) {
       let rulesText = this.#rulesText
       // Without rules, nothing needs judging: the ids go as they are. With rules, each row is judged and removed only if unchanged since (same rev).
       // With versions (a lifecycle expiry's), a row goes only while it holds the version judged.
       let targets: Array<{ id: string, rev: number | null, version: string | null }> = left.map(id => ({ id, rev: null, version: versions?.get(id) ?? null }))
+      // What these rules retain counts once the deletion ran under them (rules changed meanwhile judge again).
+      const retained: string[] = []
       if (rulesText !== null) {
         // The rules and the rows, read in one snapshot: a refusal is judged on both as they were at one instant.
         const { rows } = await this.#catalog.query<{ lock_rules: string | null, retired: boolean, id: Buffer | null, uploaded: string, rev: string, version: string }>('deleting objects',
@@ -352,10 +355,13 @@ export class PgStore implements BucketStore {
           const id = row.id.toString('utf8')
           const version = versions?.get(id) ?? null
           if (version !== null && row.version !== version) continue
-          if (retainingRule(rules, id, Number(row.uploaded), now) !== null) refused.add(id)
+          if (retainingRule(rules, id, Number(row.uploaded), now) !== null) retained.push(id)
           else targets.push({ id, rev: Number(row.rev), version })
         }
-        if (targets.length === 0) break
+        if (targets.length === 0) {
+          for (const id of retained) refused.add(id)
+          break
+        }
       }
       const text = `WITH live AS (${liveStoreUnder(5)}),
         removed AS (DELETE FROM fsbucket.objects o USING unnest($2::bytea[], $3::bigint[], $6::text[]) AS t(id, rev, version)
@@ -378,12 +384,14 @@ export class PgStore implements BucketStore {
         if (await this.#retired()) throw bucketRetired('delete')
         continue
       }
+      removedCount += rows[0].removed.length
+      for (const id of retained) refused.add(id)
       if (rulesText === null) break
       // A judged row replaced meanwhile (another rev) is judged again as it is now; one deleted meanwhile is gone anyway.
       const removed = new Set(rows[0].removed.map(id => Buffer.from(id).toString('utf8')))
       left = targets.filter(t => !removed.has(t.id)).map(t => t.id)
     }
-    return ids.filter(id => refused.has(id))
+    return { retained: ids.filter(id => refused.has(id)), removed: removedCount }
   }
 
   async lockRules (): Promise<LockRule[]> {
