@@ -141,7 +141,16 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
       }
       return
     }
-    if (at !== 0 || closed(socket)) return
+    if (at !== 0) return
+    if (closed(socket)) {
+      // None of those behind will start.
+      for (const behind of queue.slice()) {
+        if (behind.start === undefined) continue
+        behind.start = undefined
+        closeUnsent(behind.response)
+      }
+      return
+    }
     const next = queue[0]
     const start = next?.start
     if (start !== undefined) {
@@ -152,9 +161,23 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
   // After an answer that closed the connection (`Connection: close`: a refusal whose body went unread, a request
   // without Host; Node ends the socket as that answer ends) or once it is gone, nothing more of it runs (RFC 9112
   // 9.6): no answer could reach its client. Node may still parse what was pipelined behind, as the unread body passes.
-  if (closed(socket)) return
+  if (closed(socket)) {
+    closeUnsent(own.response)
+    return
+  }
   if (queue.length === 1) done()
   else own.start = done
+}
+
+/**
+ * Closes the answer of a request that will never start, for what waits on
+ * its end (the metrics count the request cut short; Fastify listens only
+ * for a 'finish' that never comes). Node closes an answer when its
+ * connection closes, but only one it gave the connection to: those queued
+ * behind an answer that closed the connection never get it.
+ */
+function closeUnsent (response: ServerResponse): void {
+  if (response.socket == null) response.emit('close')
 }
 
 /**

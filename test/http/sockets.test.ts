@@ -6,6 +6,7 @@ import t from 'tap'
 import { answeredUntilClosed, open, received, statuses } from '../raw-socket.js'
 import type { FastifyInstance } from 'fastify'
 import { auth, gateway, token } from './gateway-fixture.js'
+import { ABORTED, RequestMeter } from '../../src/doors/request-meter.js'
 
 async function listening (app: FastifyInstance): Promise<number> {
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -298,5 +299,28 @@ t.test('nothing pipelined behind an answer that closes the connection is carried
     await new Promise(resolve => setTimeout(resolve, 100))
     t.equal((await app.inject({ method: 'GET', url: '/photos/keep-me', headers: auth })).body, 'kept', `${what}: the DELETE behind it did nothing`)
     t.equal((await app.inject({ method: 'GET', url: '/photos/after-close', headers: auth })).statusCode, 404, `${what}: nor the PUT`)
+  }
+})
+
+t.test('requests dropped behind an answer that closes the connection leave the in-flight gauge, counted as cut short', async t => {
+  for (const [what, first, refusal] of [
+    ['behind a request without Host (queued while it ran)', 'GET /photos/x HTTP/1.1\r\n\r\n', 400],
+    ['behind a refusal whose body went unread (parsed after it)', 'PUT /photos/y HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello', 401]
+  ] as const) {
+    const meter = new RequestMeter()
+    const { app } = await gateway(t, { meter })
+    const port = await listening(app)
+    const socket = await open(port)
+    socket.write(first + `DELETE /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n` +
+      `GET /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n`)
+    const { text, closed } = await received(socket, () => false, 3000)
+    t.same(statuses(text), [refusal], `${what}: the first answer alone`)
+    t.ok(closed)
+    const count = (status: number): number => [...meter.all()].reduce((sum, series) => sum + (series.statuses.get(status) ?? 0), 0)
+    for (let waited = 0; count(ABORTED) < 2 && waited < 2000; waited += 20) await new Promise(resolve => setTimeout(resolve, 20))
+    await new Promise(resolve => setTimeout(resolve, 100))
+    t.equal(meter.inFlight.http, 0, `${what}: nothing stays in flight`)
+    t.equal(count(ABORTED), 2, `${what}: the two dropped requests, counted once each as cut short`)
+    t.equal(count(refusal), 1, `${what}: the refusal, counted as answered`)
   }
 })
