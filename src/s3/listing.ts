@@ -1,7 +1,8 @@
 /**
  * ListObjects (V1) and ListObjectsV2 over the binding's `list`.
  *
- * The binding lists in UTF-8 byte order with delimited prefixes rolled up,
+ * The binding lists in UTF-8 byte order (of the keys' NFC form, though each
+ * shows the form it was last written in) with delimited prefixes rolled up,
  * as S3 does. V2's continuation token is the binding's cursor, handed out
  * and taken back unchanged; `start-after` is the binding's `startAfter`.
  *
@@ -64,10 +65,11 @@ async function page (ctx: S3Context, options: { prefix: string, delimiter?: stri
     startAfter: options.startAfter,
     limit: options.limit
   })
-  const entries: Entry[] = [
-    ...listed.objects.map(object => ({ object })),
-    ...listed.delimitedPrefixes.map(prefix => ({ prefix }))
-  ].sort((a, b) => compareIds(entryName(a), entryName(b)))
+  // Merged in the order the binding pages in: a key's NFC form (it shows the form last written, which may sort elsewhere).
+  const entries = [
+    ...listed.objects.map(object => ({ entry: { object } as Entry, id: object.key.normalize('NFC') })),
+    ...listed.delimitedPrefixes.map(prefix => ({ entry: { prefix } as Entry, id: prefix }))
+  ].sort((a, b) => compareIds(a.id, b.id)).map(named => named.entry)
   return { entries, truncated: listed.truncated, cursor: listed.cursor }
 }
 

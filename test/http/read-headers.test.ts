@@ -36,3 +36,12 @@ t.test('an answer\'s own headers stay its own, and a new version is answered wit
   t.equal(next['x-meta-n'], '2', 'and metadata')
   t.equal(next['content-length'], '3')
 })
+
+t.test('an object stored without a type is typed by its key\'s extension, and a key without one is application/octet-stream', async t => {
+  const { app, registry } = await gateway(t, { token: null })
+  const photos = (await registry.open('photos'))!
+  for (const key of ['page.html', 'html', 'dir/svg', 'x.html/']) await photos.put(key, '<b>x</b>')
+  const typeOf = async (key: string): Promise<unknown> => (await app.inject({ method: 'GET', url: `/photos/${key}`, headers: { host } })).headers['content-type']
+  t.equal(await typeOf('page.html'), 'text/html')
+  for (const key of ['html', 'dir/svg', 'x.html/']) t.equal(await typeOf(key), 'application/octet-stream', key)
+})
