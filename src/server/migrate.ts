@@ -8,8 +8,11 @@
  * as the body file of its version first: the PostgreSQL store keeps every
  * body in a file.
  *
- * What is imported: each bucket's settings document, objects, uploads in
- * progress and their parts, and the documents of the state areas
+ * What is imported: each bucket's settings document, lock rules, objects,
+ * uploads in progress and their parts, the event messages its queues have
+ * not yet had acknowledged (a lease in progress ends: the message is
+ * delivered again once its visibility timeout passes), and the documents of
+ * the state areas
  * (`<dataDir>/.<area>/**.json`, the management API's). A bucket already in
  * the catalog is left alone (so a second run adds only what is new), as is
  * a bucket being deleted. Stop the gateways using the SQLite catalogs first:
@@ -22,13 +25,14 @@
  * read and deleted through the SQLite store, then the import run again.
  */
 import { randomBytes } from 'node:crypto'
+import type pg from 'pg'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { isValidBucketName } from '../bucket/index.js'
 import { fsyncDirectory } from '../stores/fs/atomic.js'
 import { blobFile } from '../stores/fs/blobs.js'
 import { KEPT_BODY, type ObjectRow, type PartRow, type UploadRow } from '../stores/fs/catalog.js'
-import { Database } from '../stores/fs/sqlite.js'
+import { Database, type SqliteDatabase } from '../stores/fs/sqlite.js'
 import { PgCatalog } from '../stores/pg/catalog.js'
 import { bodyRoot } from '../stores/pg/registry-storage.js'
 
@@ -123,8 +127,14 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
       const inserted = await client.query('INSERT INTO fsbucket.buckets (name, store_id, document) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING',
         [name, storeId, JSON.stringify(settings)])
       if (inserted.rowCount === 0) return { name, objects: 0, uploads: 0, skipped: 'already in the catalog' }
-      await client.query('INSERT INTO fsbucket.stores (id) VALUES ($1)', [storeId])
-      if (db === null) return { name, objects: 0, uploads: 0 }
+      if (db === null) {
+        await client.query('INSERT INTO fsbucket.stores (id) VALUES ($1)', [storeId])
+        return { name, objects: 0, uploads: 0 }
+      }
+      // Both stores keep the rules as the same JSON text (locks.ts): a retained object stays retained.
+      const lockRules = db.prepare("SELECT value FROM bucket_state WHERE name = 'lock'").pluck().get() as string | undefined
+      await client.query('INSERT INTO fsbucket.stores (id, lock_rules) VALUES ($1, $2)', [storeId, lockRules ?? null])
+      await importOutbox(client, db, storeId)
       let objects = 0
       let batch: ObjectRow[] = []
       const flush = async (): Promise<void> => {
@@ -168,6 +178,22 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
     })
   } finally {
     db?.close()
+  }
+}
+
+/** The messages of the SQLite outbox (catalogs made before it have none), oldest first, so the queues deliver them in the same order. */
+async function importOutbox (client: pg.ClientBase, db: SqliteDatabase, storeId: string): Promise<void> {
+  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").get() === undefined) return
+  const read = db.prepare('SELECT seq, queue, id, body, created, visible_at, attempts FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?')
+  for (let after = 0; ;) {
+    const rows = read.all(after, BATCH) as Array<{ seq: number, queue: string, id: string, body: string, created: number, visible_at: number, attempts: number }>
+    if (rows.length === 0) return
+    const column = (k: 'queue' | 'id' | 'body' | 'created' | 'visible_at' | 'attempts'): unknown[] => rows.map(r => r[k])
+    await client.query(`INSERT INTO fsbucket.outbox (store_id, queue, id, body, created, visible_at, attempts)
+      SELECT $1, m.queue, m.id, m.body, m.created, m.visible_at, m.attempts
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::int[]) WITH ORDINALITY AS m(queue, id, body, created, visible_at, attempts, n) ORDER BY m.n`,
+    [storeId, column('queue'), column('id'), column('body'), column('created'), column('visible_at'), column('attempts')])
+    after = rows[rows.length - 1].seq
   }
 }
 
