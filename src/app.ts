@@ -31,8 +31,8 @@ import { deferContinue } from './doors/expect-continue.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { isLoopbackHost } from './http/auth.js'
-import { answerClientError, expectationListener, requireHost } from './server/client-error.js'
-import { beginAlone, inConnectionOrder, onIdleConnection } from './server/connection.js'
+import { clientErrorAnswer, expectationListener, requireHost } from './server/client-error.js'
+import { beginAlone, gatewayIdleListener, inConnectionOrder } from './server/connection.js'
 import { createLogger, lazyChildLogger } from './server/logger.js'
 import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
 import { DoorError, errorReply, failure } from './http/errors.js'
@@ -43,7 +43,7 @@ import { guardRequestHead } from './doors/request-head.js'
 import { lazySchemaCompilers } from './doors/schema-compilers.js'
 import { logRefusedRequest, RequestLog } from './doors/request-log.js'
 import type { OperatorEndpoints } from './doors/health.js'
-import type { RequestMeter } from './doors/request-meter.js'
+import type { DoorName, RequestMeter } from './doors/request-meter.js'
 import { readinessChecks } from './server/readiness.js'
 import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
 import type { ManagementCredentials, ShareEndpoint } from './mgmt/index.js'
@@ -95,7 +95,17 @@ const unrouted = new Set(['', managementPrefix, `${managementPrefix}/`, `${manag
 
 /** The metrics' operation of the management API and the console: the method and route pattern; one series for a method or path no route has. */
 function routeOperation (method: string, route: string): string {
-  return unrouted.has(route) ? 'Unsupported' : `${method} ${route}`
+  if (unrouted.has(route)) return 'Unsupported'
+  // The console's routes for other methods than GET and HEAD only refuse them (console/serve.ts): no route of its.
+  if (route.startsWith(consolePath.slice(0, -1)) && method !== 'GET' && method !== 'HEAD') return 'Unsupported'
+  return `${method} ${route}`
+}
+
+/** The door of a request no route takes, for the metrics: the console's or the management API's by its path, else the routes'. */
+function unroutedDoor (url: string): DoorName | null {
+  const path = rawPath(url)
+  if (path === consolePath.slice(0, -1) || path.startsWith(consolePath)) return 'console'
+  return isManagementUrl(url) ? 'mgmt' : null
 }
 
 export async function buildApp (config: GatewayConfig): Promise<FastifyInstance> {
@@ -118,7 +128,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     connectionTimeout: idleMs,
     // A kept-alive connection silent between requests is closed after the same time (Fastify's own is 72 s).
     keepAliveTimeout: idleMs,
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: clientErrorAnswer(portMeter),
     // Object keys are opaque: never rewrite `//` or a trailing `/` (Fastify 5 leaves `;` alone by default).
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
     frameworkErrors: (err, request, rawReply) => {
@@ -136,8 +146,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
   // Node's own refusal of a request without Host has an empty body: requireHost answers it in the envelope.
   Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)), requireHostHeader: false })
-  app.server.on('timeout', onIdleConnection)
-  app.server.on('checkExpectation', expectationListener(app.log))
+  app.server.on('timeout', gatewayIdleListener((socket, status) => { portMeter?.refused(socket, status) }))
+  app.server.on('checkExpectation', expectationListener(app.log, portMeter))
 
   app.decorateRequest('logFields', null)
   app.decorateRequest('operation', null)
@@ -166,6 +176,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
 
   app.setNotFoundHandler(async (request, reply) => {
     request.operation ??= 'Unsupported'
+    // A method Fastify has no route for (PROPFIND) comes here even under the console's or the API's prefix.
+    request.door ??= unroutedDoor(request.url)
     const err = app.supportedMethods.includes(request.method)
       ? new DoorError('NoSuchRoute')
       : new DoorError('MethodNotAllowed', undefined, { allow: 'GET, HEAD, PUT, POST, DELETE, OPTIONS' })

@@ -12,7 +12,8 @@
  * the names of the failed checks. No paths, versions or reasons (the log
  * has the reasons). Never cached. HEAD answers the same without a body.
  */
-import type { FastifyReply } from 'fastify'
+import { Socket } from 'node:net'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /** What a process answers its probes from; the composition root (src/server/) makes it. */
 export interface OperatorEndpoints {
@@ -39,9 +40,20 @@ export interface HealthAnswer {
   body: { status: 'ok' } | { status: 'unavailable', failed: string[] }
 }
 
-/** The answer of `live` (the process serves: always 200) or `ready`. */
-export async function healthAnswer (probe: 'live' | 'ready', endpoints: OperatorEndpoints): Promise<HealthAnswer> {
+/**
+ * Whether the server that took the request is closing: it came over a
+ * connection the server accepted (not `app.inject`'s), and the server no
+ * longer listens, which it stops doing as its close begins (Fastify's
+ * `close`, on SIGTERM), while the connections it has drain.
+ */
+export function serverClosing (request: FastifyRequest): boolean {
+  return request.raw.socket instanceof Socket && !request.server.server.listening
+}
+
+/** The answer of `live` (the process serves: always 200) or `ready` (503 `shutting-down` while its server closes: `closing`). */
+export async function healthAnswer (probe: 'live' | 'ready', endpoints: OperatorEndpoints, closing = false): Promise<HealthAnswer> {
   if (probe === 'live') return { status: 200, body: { status: 'ok' } }
+  if (closing) return { status: 503, body: { status: 'unavailable', failed: ['shutting-down'] } }
   const failed = await endpoints.ready()
   return failed.length === 0 ? { status: 200, body: { status: 'ok' } } : { status: 503, body: { status: 'unavailable', failed } }
 }

@@ -8,7 +8,7 @@
  * the door names from a closed set (`GetObject`, `ListObjects`, ...; the
  * management API and the console by method and route pattern), never a
  * bucket or a key. A request no door named (refused before its route ran,
- * a URL no route takes) is `other`.
+ * a URL no route takes, or before Fastify saw it: `refused`) is `other`.
  *
  * Cost: a request pays a few array and map updates and one 'close'
  * listener (no label object: its series is made once). The counts are plain numbers in a series made once per
@@ -133,7 +133,20 @@ export class PortMeter {
   /** Counts a request whose answer closed, `seconds` after it began. */
   answered (res: ServerResponse, socket: Socket | null | undefined, door: DoorName, operation: string, seconds: number): void {
     this.meter.inFlight[this.name]--
-    const series = this.meter.series(door, operation)
+    this.#record(this.meter.series(door, operation), res.writableFinished ? res.statusCode : ABORTED, seconds, socket)
+  }
+
+  /**
+   * Counts a request answered before any door saw it (refused by Node's
+   * parser, an `Expect` the server cannot meet), under `other`, once its
+   * answer is written. It was never in flight, and its arrival is not
+   * known: its duration counts as 0.
+   */
+  refused (socket: Socket | null | undefined, status: number): void {
+    this.#record(this.meter.series(this.#door, 'other'), status, 0, socket)
+  }
+
+  #record (series: RequestSeries, status: number, seconds: number, socket: Socket | null | undefined): void {
     let received = 0
     let sent = 0
     // A socket of `app.inject` counts nothing.
@@ -147,6 +160,6 @@ export class PortMeter {
       counted.read = read
       counted.written = written
     }
-    series.record(res.writableFinished ? res.statusCode : ABORTED, seconds, received, sent)
+    series.record(status, seconds, received, sent)
   }
 }

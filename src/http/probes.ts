@@ -9,9 +9,13 @@
  * server, and a server listening elsewhere refuses it (403, 40301), as it
  * refuses private reads: what it counts is nobody's business but the
  * operator's.
+ *
+ * `/_health/ready` answers 503 (`shutting-down`) once the server closes:
+ * a probe on a connection kept alive through the drain must not be told to
+ * send more traffic to a process about to exit.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { healthAnswer, probeOf, sendHealth, sendMetrics, type OperatorEndpoints, type Probe } from '../doors/health.js'
+import { healthAnswer, probeOf, sendHealth, sendMetrics, serverClosing, type OperatorEndpoints, type Probe } from '../doors/health.js'
 import { requireAccess } from '../bucket/index.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { DoorError } from './errors.js'
@@ -62,7 +66,7 @@ export function nameOperation (request: FastifyRequest, target: RequestTarget): 
 /** Answers an operator's endpoint: GET or HEAD; `/_metrics` with the gateway's credentials. */
 export async function answerProbe (request: FastifyRequest, reply: FastifyReply, probe: Probe, endpoints: OperatorEndpoints, policy: AccessPolicy): Promise<void> {
   if (request.method !== 'GET' && request.method !== 'HEAD') throw new DoorError('MethodNotAllowed', 'Allowed: GET, HEAD.', { allow: 'GET, HEAD' })
-  if (probe !== 'metrics') return await sendHealth(reply, request.method, await healthAnswer(probe, endpoints))
+  if (probe !== 'metrics') return await sendHealth(reply, request.method, await healthAnswer(probe, endpoints, serverClosing(request)))
   if (endpoints.metrics === null) throw new DoorError('NoSuchRoute', 'Metrics are off on this server (--metrics off).')
   // The server's figures are the account's: admin tokens read them, object tokens do not.
   requireAccess(await principalOf(policy, request.headers.authorization), 'account:read', undefined, undefined, 'metrics')

@@ -28,7 +28,7 @@ import { guardRequestHead } from '../doors/request-head.js'
 import { lazySchemaCompilers } from '../doors/schema-compilers.js'
 import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
 import type { OperatorEndpoints } from '../doors/health.js'
-import type { RequestMeter } from '../doors/request-meter.js'
+import type { PortMeter, RequestMeter } from '../doors/request-meter.js'
 
 export interface S3AppConfig {
   registry: BucketRegistry
@@ -69,7 +69,7 @@ export interface S3Connections {
   /** An onRequest hook holding a request until the connection's earlier ones are answered. */
   inConnectionOrder: onRequestHookHandler
   /** Makes the server's 'timeout' listener from what a stalled request is answered. */
-  idleListener: (answer: (request?: FastifyRequest) => BareAnswer) => (socket: Socket) => void
+  idleListener: (answer: (request?: FastifyRequest) => BareAnswer, refused?: (socket: Socket, status: number) => void) => (socket: Socket) => void
   /** Runs a function once the connection's requests have all been answered (the parser's refusals wait for them). */
   whenAnswered: (socket: Socket, then: () => void) => void
 }
@@ -124,7 +124,7 @@ function bareAnswer (code: S3ErrorCode, requestId = newRequestId()): BareAnswer 
  * and log the request's raw bytes, its Authorization header included; this
  * one logs the parser's error code only.
  */
-function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
+function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
   return function (err, socket) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return
     const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
@@ -133,7 +133,12 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered']): (this
     this.log.debug({ code: err.code }, 'client error')
     // After the answers of the requests pipelined before it: they were whole and take effect.
     whenAnswered(socket, () => {
-      if (socket.writable) socket.write(rawAnswer(bareAnswer(code)))
+      if (socket.writable) {
+        const answer = bareAnswer(code)
+        socket.write(rawAnswer(answer))
+        // No route saw it: counted here, under `other` (doors/request-meter.ts).
+        meter?.refused(socket, answer.status)
+      }
       socket.destroy()
     })
   }
@@ -158,7 +163,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
-    clientErrorHandler: clientErrorHandler(config.connections?.whenAnswered ?? ((_socket, then) => { then() })),
+    clientErrorHandler: clientErrorHandler(config.connections?.whenAnswered ?? ((_socket, then) => { then() }), portMeter),
     frameworkErrors: (err, request, rawReply) => {
       const answer = s3ErrorReply(err)
       const reply = rawReply as unknown as FastifyReply
@@ -180,13 +185,16 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   deferContinue(app.server)
   // Node's own refusals of a request without Host and of an Expect it cannot meet have empty bodies: these answer S3's XML.
   Object.assign(app.server, { requireHostHeader: false })
-  app.server.on('checkExpectation', (_request: IncomingMessage, response: ServerResponse) => { endWith(response, bareAnswer('ExpectationFailed')) })
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const answer = bareAnswer('ExpectationFailed')
+    endWith(response, answer, () => { portMeter?.refused(request.socket, answer.status) })
+  })
   if (connections !== undefined) {
     const ms = connections.idleTimeoutMs
     app.server.headersTimeout = ms
     // Node checks the headers' deadline on this period (30 s by default): a fraction of it keeps the deadline close.
     Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, ms / 4)) })
-    app.server.on('timeout', connections.idleListener(request => bareAnswer('RequestTimeout', request?.s3RequestId)))
+    app.server.on('timeout', connections.idleListener(request => bareAnswer('RequestTimeout', request?.s3RequestId), (socket, status) => { portMeter?.refused(socket, status) }))
     app.addHook('onRequest', connections.inConnectionOrder)
   }
   await app.register(s3Api, { registry: config.registry, policy: config.policy, domains: config.domains, operator: config.operator })

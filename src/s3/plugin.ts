@@ -35,7 +35,7 @@ import { parseRawQuery } from './uri-encoding.js'
 import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { answeredOnce, clientGone } from '../doors/cut-off.js'
-import { healthAnswer, probeOf, sendHealth, type OperatorEndpoints } from '../doors/health.js'
+import { healthAnswer, probeOf, sendHealth, serverClosing, type OperatorEndpoints } from '../doors/health.js'
 
 export interface S3ApiOptions {
   registry: BucketRegistry
@@ -403,7 +403,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       if (probe === 'live' || probe === 'ready') {
         request.operation = 'Health'
         if (request.method !== 'GET' && request.method !== 'HEAD') throw new S3Error('MethodNotAllowed', 'The health endpoints take GET and HEAD.')
-        return await sendHealth(reply, request.method, await healthAnswer(probe, options.operator as OperatorEndpoints))
+        return await sendHealth(reply, request.method, await healthAnswer(probe, options.operator as OperatorEndpoints, serverClosing(request)))
       }
       const origin = request.headers.origin
       if (request.method === 'OPTIONS') {

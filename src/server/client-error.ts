@@ -9,6 +9,10 @@
  * off) and an `Expect` other than 100-continue (417, code 41700, answered
  * before the body is read; Node answers 100-continue itself).
  *
+ * None of these reaches Fastify, so no door counts them for the metrics:
+ * each is counted here, under `other`, when its answer is written
+ * (doors/request-meter.ts's `refused`).
+ *
  * Fastify's default handler logs the parser's error with its `rawPacket`,
  * the request's raw bytes, Authorization header included; this one logs the
  * error's code only.
@@ -17,6 +21,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
+import type { PortMeter } from '../doors/request-meter.js'
 import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from '../http/errors.js'
 
@@ -26,11 +31,14 @@ function errorFor (code: string | undefined): DoorErrorName {
   return 'InvalidRequest'
 }
 
-/** Fastify's `clientErrorHandler` option (called with the instance as `this`). */
-export function answerClientError (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return
-  this.log.debug({ code: err.code }, 'client error')
-  answerLast(socket, rawAnswer(envelopeAnswer(errorFor(err.code))))
+/** Fastify's `clientErrorHandler` option (called with the instance as `this`), counting each refusal on `meter`. */
+export function clientErrorAnswer (meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
+  return function (err, socket) {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return
+    this.log.debug({ code: err.code }, 'client error')
+    const answer = envelopeAnswer(errorFor(err.code))
+    answerLast(socket, rawAnswer(answer), () => { meter?.refused(socket, answer.status) })
+  }
 }
 
 function envelopeAnswer (name: DoorErrorName): BareAnswer {
@@ -41,10 +49,15 @@ function envelopeAnswer (name: DoorErrorName): BareAnswer {
 /**
  * Writes a parser refusal after the answers of the requests pipelined
  * before it (they were whole and take effect), then closes the connection.
+ * `written` runs once the answer is queued, before the close (the socket's
+ * byte counts include it then).
  */
-export function answerLast (socket: Socket, answer: string): void {
+export function answerLast (socket: Socket, answer: string, written?: () => void): void {
   whenAnswered(socket, () => {
-    if (socket.writable) socket.write(answer)
+    if (socket.writable) {
+      socket.write(answer)
+      written?.()
+    }
     socket.destroy()
   })
 }
@@ -70,9 +83,10 @@ export function requireHost (request: FastifyRequest, reply: FastifyReply, done:
  * and the connection closed after the answer (Node writes it after the
  * answers of the requests pipelined before it).
  */
-export function expectationListener (log: FastifyBaseLogger): (request: IncomingMessage, response: ServerResponse) => void {
+export function expectationListener (log: FastifyBaseLogger, meter: PortMeter | null = null): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     log.debug({ expect: request.headers.expect }, 'expectation refused')
-    endWith(response, envelopeAnswer('ExpectationFailed'))
+    const answer = envelopeAnswer('ExpectationFailed')
+    endWith(response, answer, () => { meter?.refused(request.socket, answer.status) })
   }
 }

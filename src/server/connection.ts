@@ -254,12 +254,17 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
  * idle timeout) answering what `answer` makes for the stalled request (none
  * when its headers stopped arriving).
  */
-export function idleConnectionListener (answer: (request?: FastifyRequest) => BareAnswer): (socket: Socket) => void {
+export function idleConnectionListener (answer: (request?: FastifyRequest) => BareAnswer, refused?: (socket: Socket, status: number) => void): (socket: Socket) => void {
   return socket => {
     const running = connections.get(socket)?.[0]
     if (running === undefined) {
       // No request: an idle kept-alive connection closes quietly; headers that stopped arriving are answered first.
-      if (socket.bytesRead > (answeredAt.get(socket) ?? 0) && socket.writable) socket.write(rawAnswer(answer()))
+      if (socket.bytesRead > (answeredAt.get(socket) ?? 0) && socket.writable) {
+        const stalled = answer()
+        socket.write(rawAnswer(stalled))
+        // No door saw this request: `refused` counts it for the metrics (doors/request-meter.ts).
+        refused?.(socket, stalled.status)
+      }
       socket.destroy()
       return
     }
@@ -298,5 +303,7 @@ const gatewayIdleAnswer: BareAnswer = {
   body: JSON.stringify(failure(DoorErrors.RequestTimeout.code, DoorErrors.RequestTimeout.message))
 }
 
-/** The gateway's 'timeout' listener: 408 with code 40800. */
-export const onIdleConnection = idleConnectionListener(() => gatewayIdleAnswer)
+/** The gateway's 'timeout' listener: 408 with code 40800; `refused` counts a request whose headers stopped arriving. */
+export function gatewayIdleListener (refused?: (socket: Socket, status: number) => void): (socket: Socket) => void {
+  return idleConnectionListener(() => gatewayIdleAnswer, refused)
+}

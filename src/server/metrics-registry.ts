@@ -200,6 +200,17 @@ export function metricsRegistry (metrics: ProcessCounts): { text: () => Promise<
   return { text: async () => await registry.metrics(), json: async () => await registry.getMetricsAsJSON() }
 }
 
+/**
+ * The counters and histograms of several processes' metrics, summed (their
+ * gauges left out): what a worker gone leaves in the server's sum.
+ */
+export async function countersSum (parts: MetricsJson[]): Promise<MetricsJson> {
+  // prom-client's types call `type` an enum; what it holds is the text format's name of the type.
+  const counts = (metric: MetricsJson[number]): boolean => ['counter', 'histogram'].includes(metric.type as unknown as string)
+  const counting = parts.map(part => part.filter(counts))
+  return await AggregatorRegistry.aggregate(counting).getMetricsAsJSON()
+}
+
 /** The sum of several processes' metrics (counters and histograms summed, ...), in the text format. */
 export async function aggregateText (parts: MetricsJson[]): Promise<string> {
   return await AggregatorRegistry.aggregate(parts).metrics()

@@ -10,8 +10,9 @@
  * over the cluster's IPC channel, adds its own (the sweeper runs there) and
  * adds them all up (prom-client's `AggregatorRegistry.aggregate`: counters
  * and histograms summed, the event loop's lag averaged, ...). A worker that
- * does not answer within `gatherTimeoutMs` is left out of that answer, so a
- * stuck worker cannot stall the scrape.
+ * does not answer within `gatherTimeoutMs` is counted at its last report,
+ * so a stuck worker can neither stall the scrape nor make a counter go
+ * down, and a worker gone keeps its counters in the sum.
  *
  * What is counted between scrapes is kept here in plain numbers (`Tally`,
  * the meter's series); prom-client, which turns them into its metrics, is
@@ -137,39 +138,66 @@ export function workerMetrics (metrics: ProcessMetrics): () => Promise<string> {
   }
 }
 
-/** In the primary: gathers every worker's metrics and its own when a worker asks, and answers it with their sum. */
+/**
+ * In the primary: gathers every worker's metrics and its own when a worker
+ * asks, and answers it with their sum.
+ *
+ * The sum's counters and histograms must never go down, or Prometheus reads
+ * a reset and `rate()` jumps. So the primary keeps what each worker last
+ * reported (any report, even one that came after its gather gave up): a
+ * worker that misses a gather (stopped, busy past `gatherTimeoutMs`) is
+ * counted at its last report, and the counters and histograms of a worker
+ * that is gone (exited, replaced) are added to `gone`, which only grows. A
+ * gone worker's gauges leave with it: its memory and requests in flight are
+ * no longer the server's.
+ */
 export function answerWorkersMetrics (metrics: ProcessMetrics): void {
   let next = 0
-  const gathering = new Map<number, (worker: Worker, part: MetricsJson) => void>()
+  const gathering = new Map<number, (worker: Worker) => void>()
+  /** The last report of each worker still there, by worker id. */
+  const reports = new Map<number, MetricsJson>()
+  /** The counters and histograms of the workers gone, summed; replaced (never changed) as one more leaves. */
+  let gone: Promise<MetricsJson> = Promise.resolve([])
 
   async function gather (): Promise<string> {
     const id = next++
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected())
-    const parts: MetricsJson[] = [await metrics.json()]
+    const own = await metrics.json()
     const answered = new Set<Worker>()
     await new Promise<void>(resolve => {
       const timer = setTimeout(resolve, gatherTimeoutMs)
       const done = (): void => { clearTimeout(timer); resolve() }
-      gathering.set(id, (worker, part) => {
+      gathering.set(id, worker => {
         if (answered.has(worker)) return
         answered.add(worker)
-        parts.push(part)
         if (answered.size === workers.length) done()
       })
       for (const worker of workers) worker.send({ fsbucket: 'metrics-collect', id } satisfies MetricsCollect)
       if (workers.length === 0) done()
     })
     gathering.delete(id)
+    // Read together, in one turn: a worker that left meanwhile is in `gone` or in `reports`, never in both or neither.
+    const parts = [own, ...reports.values()]
+    const left = gone
+    parts.push(await left)
     return await (await import('./metrics-registry.js')).aggregateText(parts)
   }
 
   cluster.on('message', (worker, message) => {
     if (isMessage<MetricsPart>(message, 'metrics-part')) {
-      gathering.get(message.id)?.(worker, message.metrics)
+      reports.set(worker.id, message.metrics)
+      gathering.get(message.id)?.(worker)
     } else if (isMessage<MetricsAsked>(message, 'metrics-asked')) {
       void gather().then(text => {
         if (worker.isConnected()) worker.send({ fsbucket: 'metrics-text', id: message.id, text } satisfies MetricsText)
       })
     }
+  })
+  cluster.on('exit', worker => {
+    const last = reports.get(worker.id)
+    if (last === undefined) return
+    reports.delete(worker.id)
+    const before = gone
+    gone = (async () => await (await import('./metrics-registry.js')).countersSum([await before, last]))()
   })
 }

@@ -17,7 +17,8 @@
  *   descriptors (`/proc/self/fd`, `/proc/self/limits`; absent elsewhere).
  * - The event loop's lag: how long a `setImmediate` queued by the scrape
  *   waits (what prom-client reports too), and its utilization since the
- *   previous scrape (`performance.eventLoopUtilization`, kept by libuv).
+ *   previous scrape, or since the process started for the first
+ *   (`performance.eventLoopUtilization`, kept by libuv).
  * - What it deliberately leaves out: the lag's percentiles and the
  *   durations of garbage collections, which only a watcher running all the
  *   time can know.
@@ -63,6 +64,14 @@ async function loopLag (): Promise<number> {
 
 const startSeconds = Math.round(Date.now() / 1000 - process.uptime())
 
+/**
+ * The event loop's times as of the previous scrape; null before the first,
+ * which reads them since the loop started (libuv keeps them from there).
+ * Not taken when this module loads: the first scrape loads it, and would
+ * measure itself alone (1).
+ */
+let utilization: EventLoopUtilization | null = null
+
 /** Registers the process metrics on `registry`, each read when it is scraped. */
 export function registerProcessMetrics (registry: Registry): void {
   // Registered through `registerMetric`: made with `registers: []`, nothing reaches prom-client's global registry.
@@ -84,7 +93,6 @@ export function registerProcessMetrics (registry: Registry): void {
       }
     }))
   }
-  let utilization: EventLoopUtilization = performance.eventLoopUtilization()
   const gauges: GaugeSpec[] = [
     { name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.', aggregator: 'min', read: g => { g.set(startSeconds) } },
     { name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', read: g => { g.set(process.memoryUsage.rss()) } },
@@ -118,7 +126,7 @@ export function registerProcessMetrics (registry: Registry): void {
       aggregator: 'average',
       read: g => {
         const now = performance.eventLoopUtilization()
-        g.set(performance.eventLoopUtilization(now, utilization).utilization)
+        g.set(utilization === null ? now.utilization : performance.eventLoopUtilization(now, utilization).utilization)
         utilization = now
       }
     },

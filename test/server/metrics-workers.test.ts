@@ -1,0 +1,90 @@
+/**
+ * The counters `/_metrics` sums over the workers never go down
+ * (src/server/metrics.ts): not when a worker dies and is replaced (its
+ * counts stay in the sum), not when one misses the gather (counted at its
+ * last report). Prometheus would read either drop as a counter reset.
+ */
+import { readFileSync } from 'node:fs'
+import { request } from 'node:http'
+import t from 'tap'
+import { testdir } from '../testdir.js'
+import { call, freePort, run, within } from './serve-process.js'
+
+const port = await freePort()
+
+/** The sum of every sample of `name` (of the series whose line matches `only`, when given). */
+function total (text: string, name: string, only = /./): number {
+  let sum = 0
+  for (const line of text.split('\n')) {
+    if ((line.startsWith(`${name}{`) || line.startsWith(`${name} `)) && only.test(line)) sum += Number(line.slice(line.lastIndexOf(' ') + 1))
+  }
+  return sum
+}
+
+/** A scrape, on connections that give up after `ms` (one may land on a stopped worker), until one answers. */
+async function scrape (ms = 4000): Promise<string> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const text = await new Promise<string | null>(resolve => {
+      const req = request({ host: '127.0.0.1', port, path: '/_metrics', agent: false, timeout: ms }, res => {
+        let body = ''
+        res.on('data', chunk => { body += String(chunk) })
+        res.on('end', () => { resolve(res.statusCode === 200 ? body : null) })
+      })
+      req.on('timeout', () => { req.destroy(); resolve(null) })
+      req.on('error', () => { resolve(null) })
+      req.end()
+    })
+    if (text !== null) return text
+  }
+  throw new Error('no scrape answered')
+}
+
+function workersOf (pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+}
+
+t.test('summed counters never go down when a worker is replaced or misses the gather', async t => {
+  const served = run(['serve', '--data', testdir(t), '--port', String(port), '--s3-port', '0', '--workers', '2', '--fsync', 'off', '--log-level', 'info'])
+  const stopped: number[] = []
+  t.teardown(() => {
+    for (const pid of stopped) { try { process.kill(pid, 'SIGCONT') } catch {} }
+    if (served.child.exitCode === null) served.child.kill('SIGKILL')
+  })
+  await within((async () => { while (!served.stdout().includes('"msg":"serving"')) await new Promise(resolve => setTimeout(resolve, 50)) })(), 60_000, 'serving')
+  const primary = served.child.pid ?? 0
+
+  for (let i = 0; i < 60; i++) t.equal((await call(port, 'GET', '/_health/live')).status, 200)
+  const first = await scrape()
+  const health = (text: string): number => total(text, 'fsbucket_requests_total', /operation="Health"/)
+  t.equal(health(first), 60, 'every probe counted')
+
+  const [killed] = workersOf(primary)
+  process.kill(killed, 'SIGKILL')
+  await within((async () => {
+    while (workersOf(primary).length < 2 || workersOf(primary).includes(killed)) await new Promise(resolve => setTimeout(resolve, 50))
+  })(), 30_000, 'the worker replaced')
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  const afterRestart = await scrape()
+  t.ok(health(afterRestart) >= health(first), `the probes the dead worker counted stay (${health(first)} then ${health(afterRestart)})`)
+  t.ok(total(afterRestart, 'fsbucket_requests_total') >= total(first, 'fsbucket_requests_total'), 'requests_total does not go down')
+  t.ok(total(afterRestart, 'fsbucket_request_duration_seconds_count') >= total(first, 'fsbucket_request_duration_seconds_count'), 'nor a histogram')
+  t.ok(total(afterRestart, 'process_cpu_seconds_total') >= total(first, 'process_cpu_seconds_total'), 'nor the CPU time')
+
+  // Both workers report once more, then one stops answering.
+  let previous = await scrape()
+  const [stuck] = workersOf(primary)
+  stopped.push(stuck)
+  process.kill(stuck, 'SIGSTOP')
+  for (let i = 0; i < 3; i++) {
+    const now = await scrape()
+    t.ok(total(now, 'fsbucket_requests_total') >= total(previous, 'fsbucket_requests_total'),
+      `a worker stopped, scrape ${i + 1}: ${total(previous, 'fsbucket_requests_total')} then ${total(now, 'fsbucket_requests_total')}`)
+    t.ok(total(now, 'process_cpu_seconds_total') >= total(previous, 'process_cpu_seconds_total'), `scrape ${i + 1}: the CPU time does not go down`)
+    previous = now
+  }
+  process.kill(stuck, 'SIGCONT')
+  const resumed = await scrape()
+  t.ok(total(resumed, 'fsbucket_requests_total') >= total(previous, 'fsbucket_requests_total'), 'resumed: no drop either')
+  served.child.kill('SIGTERM')
+  await within(served.exited, 30_000, 'exit')
+})

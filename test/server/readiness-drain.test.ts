@@ -1,0 +1,33 @@
+/**
+ * `/_health/ready` while the server closes (http/probes.ts): a probe on a
+ * connection kept alive through the drain answers 503, `shutting-down`,
+ * while `/_health/live` still answers 200.
+ */
+import t from 'tap'
+import { open, received, statuses } from '../raw-socket.js'
+import { auth, gateway } from '../http/gateway-fixture.js'
+
+t.test('ready answers 503 on a connection kept alive through the close, live 200', async t => {
+  const { app } = await gateway(t)
+  const big = Buffer.alloc(16 * 1024 * 1024, 'x')
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/big', headers: auth, payload: big })).statusCode, 200)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const socket = await open((app.server.address() as { port: number }).port)
+  t.teardown(() => { socket.destroy() })
+  const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth.authorization}\r\n\r\n`
+  socket.write(get('/_health/ready'))
+  t.same(statuses((await received(socket, text => text.endsWith('}'))).text), [200], 'ready before the close')
+  // A large read the client does not read yet keeps the connection busy while the server closes.
+  socket.pause()
+  socket.write(get('/photos/big') + get('/_health/live') + get('/_health/ready'))
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const closed = app.close()
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const answers = received(socket, text => statuses(text).length === 3 && text.endsWith('}'), 20_000)
+  socket.resume()
+  const { text } = await answers
+  t.same(statuses(text), [200, 200, 503], 'the read, live, then ready refused')
+  t.match(text.slice(text.lastIndexOf('\r\n\r\n') + 4), /^\{"status":"unavailable","failed":\["shutting-down"\]\}$/, 'naming why')
+  socket.destroy()
+  await closed
+})
