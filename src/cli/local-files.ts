@@ -16,6 +16,8 @@
  *   a name that is not UTF-8 (Node reads it with U+FFFD, a name no file
  *   has) cannot be a key, and an entry that vanished or cannot be read is
  *   named with its error. Only dangling links are skipped without a word.
+ *   Of two names that differ only in Unicode normalization (`café` spelled
+ *   two ways: one key), `filesByKey` keeps the first and reports the second.
  * - A download into a directory (`cp -r`, `mirror`) never passes a symbolic
  *   link between that directory and the file: a link `DST/x -> /etc` would
  *   put a key `x/passwd` outside DST. The item fails instead. (Checked
@@ -33,6 +35,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { keptForm } from '../bucket/index.js'
 import { keySuffix } from './paths.js'
 import { undoIfStopped } from './stopping.js'
 import { CliError } from './errors.js'
@@ -66,7 +69,7 @@ export async function requireDataDirectory (dataDir: string, hint = ''): Promise
 export type Unreadable = (file: string, err: Error) => void
 
 /** Regular files under `root`, depth first, each directory's entries in name order; `unreadable` hears of what is left out. */
-export async function * walkFiles (root: string, unreadable: Unreadable): AsyncGenerator<LocalFile> {
+async function * walkFiles (root: string, unreadable: Unreadable): AsyncGenerator<LocalFile> {
   const info = await stat(root)
   yield * walkFrom(root, '', false, new Set([`${info.dev}:${info.ino}`]), unreadable)
 }
@@ -97,6 +100,22 @@ async function * walkFrom (root: string, relative: string, throughLink: boolean,
       yield { path: full, relative: keySuffix(child), size: info.size, throughLink }
     }
   }
+}
+
+/**
+ * The files under `root` by the form their keys are compared in (NFC), in
+ * walk order; a second name of one key is reported to `unreadable`, not
+ * uploaded over the first (`cp -r` and `mirror` read a directory so).
+ */
+export async function filesByKey (root: string, unreadable: Unreadable): Promise<Map<string, LocalFile>> {
+  const files = new Map<string, LocalFile>()
+  for await (const file of walkFiles(root, unreadable)) {
+    const kept = keptForm(file.relative)
+    const first = files.get(kept)
+    if (first === undefined) files.set(kept, file)
+    else unreadable(file.path, new CliError(`names the same key as ${first.path} (keys are compared in NFC): skipped`))
+  }
+  return files
 }
 
 /** The bytes of a file, or of `length` bytes from `start`. */

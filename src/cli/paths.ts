@@ -8,8 +8,14 @@
  * reach outside the destination (`..`, `.`, empty segments, NUL, a leading
  * `/`), so a hostile or odd key is skipped with an error rather than written
  * somewhere else.
+ *
+ * A listing under a prefix matches keys by their NFC form but shows each in
+ * the form it was last written in (as R2 does), so a key listed under
+ * `résumé/` may be spelled `re\u0301sume\u0301/...`: `keyUnderPrefix` finds
+ * where the prefix ends in it by comparing NFC forms, never by length.
  */
 import path from 'node:path'
+import { keptForm } from '../bucket/index.js'
 import { CliError } from './errors.js'
 
 export const scheme = 'fsb://'
@@ -45,6 +51,27 @@ export function remoteUrl (bucket: string, key = ''): string {
 /** A prefix treated as a directory: `photos` and `photos/` both mean the keys under `photos/`. */
 export function directoryPrefix (prefix: string): string {
   return prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`
+}
+
+/**
+ * The part of a listed key after `prefix` (what a copy names it under its
+ * destination, what `ls` shows), keys and prefixes compared in NFC. The
+ * part keeps the key's own spelling: the shortest start of the key whose
+ * NFC form is the prefix's is cut off. A key with no such start (its NFC
+ * form begins with the prefix's in the middle of a composed character) gives
+ * the rest of its NFC form; one the prefix does not cover is kept whole.
+ */
+export function keyUnderPrefix (prefix: string, key: string): string {
+  if (key.startsWith(prefix) && keptForm(prefix) === prefix) return key.slice(prefix.length)
+  const kept = keptForm(prefix)
+  for (let end = 0; end <= key.length; end++) {
+    const start = keptForm(key.slice(0, end))
+    if (start === kept) return key.slice(end)
+    // A start's NFC form grows with it (a mark composes into the character before, never away): past the prefix's, none will match.
+    if (start.length > kept.length + 1) break
+  }
+  const whole = keptForm(key)
+  return whole.startsWith(kept) ? whole.slice(kept.length) : key
 }
 
 /** An empty object whose key ends in `/`: the folder some tools make; a download has nothing to write for it. */

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream'
 import { parsePartSize, parseSize } from '../../src/cli/context.js'
 import { bytesMatchEtag } from '../../src/cli/etag.js'
 import { describeError, fromCode } from '../../src/cli/errors.js'
-import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation } from '../../src/cli/paths.js'
+import { directoryPrefix, isFolderMarker, keyBaseName, keyUnderPrefix, localPathFor, parseLocation } from '../../src/cli/paths.js'
 import { jsonLine, shownText } from '../../src/cli/terminal-text.js'
 import { partSizeFor } from '../../src/cli/transfer.js'
 import { LocalTransport } from '../../src/cli/transport-local.js'
@@ -55,6 +55,26 @@ t.test('prefixes and names', async t => {
   t.ok(isFolderMarker({ key: 'a/b/', size: 0 }))
   t.notOk(isFolderMarker({ key: 'a/b/', size: 1 }), 'an object with bytes is not a marker')
   t.notOk(isFolderMarker({ key: 'a/b', size: 0 }))
+})
+
+t.test('keyUnderPrefix: the part under a prefix, found by NFC form, in the key\'s spelling', async t => {
+  const nfc = 'r\u00e9sum\u00e9/'
+  const nfd = 're\u0301sume\u0301/'
+  const table: Array<[prefix: string, key: string, under: string]> = [
+    ['photos/', 'photos/a.jpg', 'a.jpg'],
+    ['', 're\u0301sume\u0301/one.txt', 're\u0301sume\u0301/one.txt'],
+    [nfc, `${nfc}two.txt`, 'two.txt'],
+    [nfc, `${nfd}one.txt`, 'one.txt'],
+    [nfd, `${nfc}two.txt`, 'two.txt'],
+    [nfd, `${nfd}one.txt`, 'one.txt'],
+    [nfc, `${nfd}cafe\u0301.txt`, 'cafe\u0301.txt'],
+    ['r\u00e9sum', `${nfd}x`, 'e\u0301/x'],
+    ['e\u0323', '\u1eb9\u0301x', '\u0301x'],
+    // No start of the key is the prefix in NFC (the prefix ends inside a composed character): the rest of the NFC form.
+    ['\u1eb9', 'e\u0301\u0323/x', '\u0301/x'],
+    ['other/', 'photos/a.jpg', 'photos/a.jpg']
+  ]
+  for (const [prefix, key, under] of table) t.equal(keyUnderPrefix(prefix, key), under, `${JSON.stringify(prefix)} in ${JSON.stringify(key)}`)
 })
 
 t.test('parseSize', async t => {

@@ -13,8 +13,8 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
-import { fileKind, walkFiles } from '../local-files.js'
-import { directoryPrefix, isFolderMarker, keyBaseName, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
+import { fileKind, filesByKey } from '../local-files.js'
+import { directoryPrefix, isFolderMarker, keyBaseName, keyUnderPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { downloadToStream, uploadStream } from '../transfer.js'
 import { listAll, type ObjectTransport, type RemoteObject } from '../transport.js'
@@ -45,7 +45,7 @@ async function stepsFromPrefix (
   const steps: Step[] = []
   for await (const object of listAll(context.transport, source.bucket, prefix)) {
     if (isFolderMarker(object)) continue
-    const step = toStep(object, object.key.slice(prefix.length))
+    const step = toStep(object, keyUnderPrefix(prefix, object.key))
     if (step === null) context.report(remoteUrl(source.bucket, object.key), new CliError('not a safe local path, skipped'))
     else steps.push(step)
   }
@@ -59,7 +59,8 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     if (found.kind === 'directory') {
       if (!recursive) throw new CliError('is a directory (use -r)')
       const steps: Step[] = []
-      for await (const file of walkFiles(source.path, context.report)) {
+      // Two names of one key (`café` composed and decomposed): the second fails its item rather than replace the first.
+      for (const file of (await filesByKey(source.path, context.report)).values()) {
         steps.push({ kind: 'upload', file: file.path, size: file.size, bucket: destination.bucket, key: `${directoryPrefix(destination.key)}${file.relative}` })
       }
       return steps

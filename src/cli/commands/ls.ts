@@ -13,7 +13,7 @@
  */
 import type { Command } from 'commander'
 import { addCommonOptions, printJson, printLine, runCommand, type ObjectCommandWiring } from '../context.js'
-import { parseLocation, scheme } from '../paths.js'
+import { keyUnderPrefix, parseLocation, scheme } from '../paths.js'
 
 interface LsOptions {
   recursive: boolean
@@ -47,7 +47,7 @@ export function registerLs (program: Command, wiring: ObjectCommandWiring): void
       const location = parseLocation(arg)
       if (location.kind !== 'remote') throw new Error('ls lists fsb:// locations')
       const prefix = location.key
-      const shownFrom = options.recursive ? 0 : prefix.lastIndexOf('/') + 1
+      const shownUnder = options.recursive ? '' : prefix.slice(0, prefix.lastIndexOf('/') + 1)
       let cursor: string | undefined
       do {
         const page = await transport.list(location.bucket, { prefix, delimiter: options.recursive ? undefined : '/', cursor })
@@ -57,7 +57,7 @@ export function registerLs (program: Command, wiring: ObjectCommandWiring): void
             name: p,
             print: options.json
               ? () => { printJson({ type: 'prefix', prefix: p }) }
-              : () => { printLine(`${' '.repeat(20)}  ${'PRE'.padStart(12)}  ${''.padEnd(32)}  ${p.slice(shownFrom)}`) }
+              : () => { printLine(`${' '.repeat(20)}  ${'PRE'.padStart(12)}  ${''.padEnd(32)}  ${keyUnderPrefix(shownUnder, p)}`) }
           })
         }
         for (const o of page.objects) {
@@ -65,7 +65,7 @@ export function registerLs (program: Command, wiring: ObjectCommandWiring): void
             name: o.key,
             print: options.json
               ? () => { printJson({ type: 'object', key: o.key, size: o.size, etag: o.etag, uploaded: o.uploaded.toISOString(), storageClass: o.storageClass }) }
-              : () => { printLine(`${formatTime(o.uploaded)}  ${String(o.size).padStart(12)}  ${o.etag.padEnd(32)}  ${o.key.slice(shownFrom)}`) }
+              : () => { printLine(`${formatTime(o.uploaded)}  ${String(o.size).padStart(12)}  ${o.etag.padEnd(32)}  ${keyUnderPrefix(shownUnder, o.key)}`) }
           })
         }
         for (const row of rows.sort((a, b) => byteOrder(a.name, b.name))) row.print()

@@ -22,8 +22,8 @@ import { keptForm } from '../../bucket/index.js'
 import { CliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { bytesMatchEtag } from '../etag.js'
-import { fileKind, makeDirectory, readLocal, walkFiles, type LocalFile, type Unreadable } from '../local-files.js'
-import { directoryPrefix, isFolderMarker, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
+import { fileKind, filesByKey, makeDirectory, readLocal, type LocalFile, type Unreadable } from '../local-files.js'
+import { directoryPrefix, isFolderMarker, keyUnderPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll, type RemoteObject } from '../transport.js'
 
@@ -59,7 +59,7 @@ async function sameObject (context: CommandContext, source: RemoteObject, destin
 async function remoteEntries (context: CommandContext, location: Remote): Promise<Map<string, RemoteObject>> {
   const prefix = directoryPrefix(location.key)
   const entries = new Map<string, RemoteObject>()
-  for await (const object of listAll(context.transport, location.bucket, prefix)) entries.set(keptForm(object.key.slice(prefix.length)), object)
+  for await (const object of listAll(context.transport, location.bucket, prefix)) entries.set(keptForm(keyUnderPrefix(prefix, object.key)), object)
   return entries
 }
 
@@ -83,18 +83,12 @@ async function sourceEntries (context: CommandContext, source: Remote, options: 
  * destination, what cannot be read is neither compared nor removed.
  */
 async function localEntries (dir: string, source: { unreadable: Unreadable, delete: boolean } | null): Promise<Map<string, LocalFile>> {
-  const entries = new Map<string, LocalFile>()
   const info = await fileKind(dir)
-  if (info === null && source === null) return entries
+  if (info === null && source === null) return new Map()
   if (info === null) throw Object.assign(new Error('no such directory'), { code: 'ENOENT' })
   if (info.kind !== 'directory') throw new CliError(`${dir} is not a directory`)
-  for await (const file of walkFiles(dir, source?.unreadable ?? (() => {}))) {
-    // Names that differ only in Unicode normalization are one key (`café` spelled two ways).
-    const kept = keptForm(file.relative)
-    const first = entries.get(kept)
-    if (first === undefined) entries.set(kept, file)
-    else source?.unreadable(file.path, new CliError(`names the same key as ${first.path} (keys are compared in NFC): skipped`))
-  }
+  // Names that differ only in Unicode normalization are one key (`café` spelled two ways): the second is reported.
+  const entries = await filesByKey(dir, source?.unreadable ?? (() => {}))
   if (entries.size === 0 && source?.delete === true) {
     throw new CliError(`${dir} holds no files: --delete would remove everything the destination holds (use rm -r for that)`)
   }
@@ -123,7 +117,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     const prefix = directoryPrefix(source.key)
     for (const [kept, object] of have) {
       if (isFolderMarker(object)) continue
-      const relative = object.key.slice(prefix.length)
+      const relative = keyUnderPrefix(prefix, object.key)
       if (localPathFor(destination.path, relative) === null) {
         context.report(remoteUrl(source.bucket, object.key), new CliError('not a safe local path, skipped'))
         continue
@@ -146,7 +140,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     for (const [kept, object] of have) {
       const existing = there.get(kept)
       if (existing !== undefined && await sameObject(context, object, { bucket: destination.bucket, object: existing }, options.partSize)) continue
-      steps.push({ kind: 'copy', from: { bucket: source.bucket, object }, bucket: destination.bucket, key: `${prefix}${object.key.slice(sourcePrefix.length)}` })
+      steps.push({ kind: 'copy', from: { bucket: source.bucket, object }, bucket: destination.bucket, key: `${prefix}${keyUnderPrefix(sourcePrefix, object.key)}` })
     }
     if (options.delete) {
       for (const [kept, object] of there) if (!have.has(kept)) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })

@@ -80,8 +80,27 @@ function showDetails (view: Browser, object: ListedObject): void {
   detailsSlot.querySelector<HTMLElement>('h2')?.focus()
 }
 
+/**
+ * A key's name under the folder `prefix`. The gateway matches keys and
+ * prefixes by their NFC form but lists each key as last written, so under
+ * `résumé/` a key may be spelled `re\u0301sume\u0301/one.txt`: the start
+ * cut off is the shortest whose NFC form is the prefix's, not the prefix's
+ * length (the CLI's keyUnderPrefix does the same).
+ */
+function nameUnder (prefix: string, key: string): string {
+  if (key.startsWith(prefix) && prefix.normalize('NFC') === prefix) return key.slice(prefix.length)
+  const kept = prefix.normalize('NFC')
+  for (let end = 0; end <= key.length; end++) {
+    const start = key.slice(0, end).normalize('NFC')
+    if (start === kept) return key.slice(end)
+    if (start.length > kept.length + 1) break
+  }
+  const whole = key.normalize('NFC')
+  return whole.startsWith(kept) ? whole.slice(kept.length) : key
+}
+
 function objectRow (view: Browser, object: ListedObject): HTMLElement {
-  const name = object.key.slice(view.prefix.length)
+  const name = nameUnder(view.prefix, object.key)
   const box = h('input', { type: 'checkbox', 'aria-label': `Select ${object.key}` })
   box.checked = view.selected.has(object.key)
   box.addEventListener('change', () => {
@@ -98,7 +117,7 @@ function objectRow (view: Browser, object: ListedObject): HTMLElement {
 }
 
 function folderRow (bucket: string, prefix: string, folder: string): HTMLElement {
-  const name = folder.slice(prefix.length)
+  const name = nameUnder(prefix, folder)
   return h('tr', { class: 'folder' },
     h('td', {}),
     h('td', {}, h('a', { href: objectsHash(bucket, folder), class: 'folder-link' }, name)),

@@ -1,0 +1,9 @@
+/** Keys of two spellings (NFC and NFD) over the local transport, in child processes. */
+import t from 'tap'
+import { localCli } from './fixture.js'
+import { unicodeKeys } from './unicode-keys.js'
+
+// A few dozen child processes, each starting Node and the program.
+t.setTimeout(10 * 60 * 1000)
+
+t.test('keys of two spellings, on a data directory (--data)', async t => { await unicodeKeys(t, await localCli(t)) })
