@@ -158,6 +158,16 @@ function alreadyRetired (err: unknown): true {
   throw err
 }
 
+/**
+ * A call on a registry after its `close()`: its stores and catalog are
+ * closed, and a call would open them again behind the caller's back. Not an
+ * entry of the catalogue (no request meets it: a server closes its doors
+ * first); Node's code for a use after close.
+ */
+function closedRegistry (method: string): Error {
+  return Object.assign(new Error(`${method}: The registry is closed. (ERR_USE_AFTER_CLOSE)`), { code: 'ERR_USE_AFTER_CLOSE' })
+}
+
 class Registry implements BucketRegistry {
   readonly #storage: RegistryStorage
   readonly #clock: () => Date
@@ -172,6 +182,9 @@ class Registry implements BucketRegistry {
   #checking: Promise<void> | null = null
   /** Set by `close`: no timer starts again (a bucket opened after it would have it run on closed storage). */
   #closed = false
+  /** Set by `close` once the sweep in progress has ended: every call is refused from then on. */
+  #refusing = false
+  #closing: Promise<void> | null = null
   #sweeping: Promise<SweepReport> | null = null
   readonly tokens: TokenDirectory
 
@@ -187,12 +200,14 @@ class Registry implements BucketRegistry {
   }
 
   async list (): Promise<BucketInfo[]> {
+    if (this.#refusing) throw closedRegistry('list')
     const names = (await this.#storage.names()).filter(isValidBucketName).sort()
     const infos = await Promise.all(names.map(async name => await this.info(name)))
     return infos.filter((i): i is BucketInfo => i !== null)
   }
 
   async info (name: string): Promise<BucketInfo | null> {
+    if (this.#refusing) throw closedRegistry('info')
     if (!isValidBucketName(name)) return null
     const current = await this.#storage.settingsVersion(name)
     if (current === null) {
@@ -226,6 +241,7 @@ class Registry implements BucketRegistry {
   }
 
   async create (name: string, settings: Partial<BucketSettings> = {}): Promise<BucketInfo> {
+    if (this.#refusing) throw closedRegistry('create')
     if (!isValidBucketName(name)) throw new BucketError('InvalidBucketName', 'createBucket')
     const patch = validateSettingsPatch(settings)
     if (!await this.#storage.createPlace(name)) throw new BucketError('BucketAlreadyExists', 'createBucket')
@@ -241,6 +257,7 @@ class Registry implements BucketRegistry {
   }
 
   async delete (name: string): Promise<void> {
+    if (this.#refusing) throw closedRegistry('delete')
     const info = await this.info(name)
     if (info === null) throw new BucketError('NoSuchBucket', 'deleteBucket')
     const bucket = await this.open(name)
@@ -256,6 +273,7 @@ class Registry implements BucketRegistry {
   }
 
   async open (name: string, known?: BucketInfo): Promise<Bucket | null> {
+    if (this.#refusing) throw closedRegistry('open')
     const info = known ?? await this.info(name)
     if (info === null) {
       await this.#closeHandle(name)
@@ -337,6 +355,7 @@ class Registry implements BucketRegistry {
   }
 
   async updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings> {
+    if (this.#refusing) throw closedRegistry('updateSettings')
     const checked = validateSettingsPatch(patch)
     const info = await this.info(name)
     if (info === null) throw new BucketError('NoSuchBucket', 'updateBucket')
@@ -353,10 +372,12 @@ class Registry implements BucketRegistry {
   }
 
   async lockRules (name: string): Promise<LockRule[]> {
+    if (this.#refusing) throw closedRegistry('lockRules')
     return await (await this.#openOrFail(name, 'getBucketLock')).lockRules()
   }
 
   async setLockRules (name: string, rules: unknown): Promise<LockRule[]> {
+    if (this.#refusing) throw closedRegistry('setLockRules')
     const parsed = parseLockRules(rules)
     return await (await this.#openOrFail(name, 'putBucketLock')).setLockRules(parsed)
   }
@@ -368,6 +389,7 @@ class Registry implements BucketRegistry {
   }
 
   async changeNotifications (name: string, change: (current: QueueNotifications[]) => QueueNotifications[]): Promise<QueueNotifications[]> {
+    if (this.#refusing) throw closedRegistry('changeNotifications')
     if (await this.info(name) === null) throw new BucketError('NoSuchBucket', 'updateBucket')
     const notifications = await this.#storage.withSettingsLock(name, async () => {
       const current = await this.#storage.readSettings(name)
@@ -383,11 +405,13 @@ class Registry implements BucketRegistry {
   }
 
   async outbox (name: string): Promise<Outbox | null> {
+    if (this.#refusing) throw closedRegistry('outbox')
     const bucket = await this.open(name)
     return (bucket as BucketEngine | null)?.outbox ?? null
   }
 
   async bucketForDomain (host: string): Promise<string | null> {
+    if (this.#refusing) throw closedRegistry('bucketForDomain')
     const token = await this.#storage.changeToken()
     if (token === null) return null
     if (this.#domains?.token !== token) {
@@ -401,6 +425,7 @@ class Registry implements BucketRegistry {
   }
 
   async sweep (options: { now?: Date } = {}): Promise<SweepReport> {
+    if (this.#refusing) throw closedRegistry('sweep')
     // One sweep at a time per process; a timer tick during a long sweep joins it (a sweep at another instant waits for it).
     if (options.now !== undefined) {
       // A sweep at another instant is not joined: it runs after the one in progress (each store sweeps one at a time anyway).
@@ -427,14 +452,17 @@ class Registry implements BucketRegistry {
   }
 
   async ping (): Promise<void> {
+    if (this.#refusing) throw closedRegistry('ping')
     await this.#storage.ping?.()
   }
 
   state (area: string): StateDocuments {
+    if (this.#refusing) throw closedRegistry('state')
     return this.#storage.state(area)
   }
 
   startSweeper (intervalMs: number, onError: (err: unknown) => void = () => {}, onSwept: (report: SweepReport, ms: number) => void = () => {}): void {
+    if (this.#refusing) throw closedRegistry('startSweeper')
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
     this.#sweeper = sweepTimer(intervalMs, () => {
       // A tick during a long sweep has nothing to add (it would join it): the sweep is heard of once.
@@ -445,12 +473,17 @@ class Registry implements BucketRegistry {
   }
 
   async close (): Promise<void> {
+    await (this.#closing ??= this.#close())
+  }
+
+  async #close (): Promise<void> {
     this.#closed = true
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
     this.#sweeper = null
     this.#stopHandleCheck()
     await this.#checking
     await this.#sweeping?.catch(() => undefined)
+    this.#refusing = true
     await Promise.all([...this.#handles.keys()].map(async name => await this.#closeHandle(name)))
     await this.#storage.close?.()
   }

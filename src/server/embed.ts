@@ -16,6 +16,11 @@
  *   for this server, since a test cannot read a start-up line. Both are in
  *   the result, with the region the SDKs need (`auto`).
  * - Logs: errors only (a fault is worth seeing; a line per request is not).
+ * - Options are checked before anything opens: a key it does not know (a
+ *   misspelt `datadir` would otherwise start in memory), a value of the
+ *   wrong type, an empty string, an unknown log level and a `tls` without
+ *   both parts are each a TypeError with Node's code for it, naming the
+ *   option.
  *
  * Deliberately unlike `serve`: no signal handlers (the process is the
  * caller's; with `dataDir`, proper-lockfile's signal-exit adds its own at
@@ -51,8 +56,10 @@ export interface StartServerOptions {
   logLevel?: string
   /** fsync writes before answering them (with `dataDir`). Default true, as for `serve`. */
   fsync?: boolean
-  /** Serve HTTPS on both ports with this PEM certificate chain and private key (the URLs start with `https://`). Default: plain HTTP. */
+  /** Serve HTTPS on both ports with this PEM certificate chain and private key, both required and non-empty (the URLs start with `https://`). Default: plain HTTP. */
   tls?: { cert: string | Buffer, key: string | Buffer }
+  /** Seconds a connection may stay silent (`serve --idle-timeout`), 1 to 86400: a request whose body stopped arriving is answered 408 after it, and `close()` waits for that answer. Default 60. */
+  idleTimeout?: number
 }
 
 /** How a client reaches the S3 port: the values an S3 client's configuration takes. */
@@ -77,7 +84,6 @@ const fixed = {
   catalogConnections: serveDefaults.catalogConnections,
   sweepInterval: serveDefaults.sweepInterval,
   defaultBucket: serveDefaults.defaultBucket,
-  idleTimeout: serveDefaults.idleTimeout,
   public: [],
   route: [],
   s3Domain: []
@@ -89,19 +95,87 @@ function origin (scheme: string, host: string, port: number): string {
   return `${scheme}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
 }
 
+/**
+ * A refused option: a TypeError with Node's code for it (`ERR_INVALID_ARG_TYPE`
+ * for a value of the wrong type, `ERR_INVALID_ARG_VALUE` for any other), so a
+ * suite can tell it from a start-up failure (a StartupError) without reading
+ * the message.
+ */
+class OptionError extends TypeError {
+  readonly code: 'ERR_INVALID_ARG_TYPE' | 'ERR_INVALID_ARG_VALUE'
+  constructor (message: string, code: OptionError['code'] = 'ERR_INVALID_ARG_VALUE') {
+    super(`startServer: ${message}`)
+    this.code = code
+  }
+}
+
+/** Every option and the type of its value: a key not listed is refused, so a misspelt one is not silently ignored. */
+const optionTypes = {
+  dataDir: 'string', memory: 'boolean', host: 'string', port: 'number', s3Port: 'number', token: 'string',
+  logLevel: 'string', fsync: 'boolean', tls: 'object', idleTimeout: 'number'
+} as const satisfies Record<keyof StartServerOptions, string>
+
+/** Pino's levels (what `serve --log-level` takes). */
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function shown (value: unknown): string {
+  return value === null ? 'null' : typeof value === 'string' ? `string ${JSON.stringify(value)}` : Buffer.isBuffer(value) ? 'a Buffer' : typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
+}
+
+function unknownKey (key: string, known: readonly string[], where: string): OptionError {
+  const meant = known.find(k => k.toLowerCase() === key.toLowerCase())
+  return new OptionError(`unknown option ${where}${key}${meant === undefined ? ` (known: ${known.join(', ')})` : ` (did you mean ${where}${meant}?)`}`)
+}
+
+/** The options as given, each of its type; an option set to `undefined` counts as left out. */
+function checkOptions (options: unknown): StartServerOptions {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new OptionError(`options must be an object (got ${shown(options)})`, 'ERR_INVALID_ARG_TYPE')
+  }
+  const known = Object.keys(optionTypes)
+  for (const [key, value] of Object.entries(options)) {
+    if (!Object.hasOwn(optionTypes, key)) throw unknownKey(key, known, '')
+    const type = optionTypes[key as keyof StartServerOptions]
+    if (value === undefined) continue
+    if (typeof value !== type || value === null) throw new OptionError(`${key} must be a ${type} (got ${shown(value)})`, 'ERR_INVALID_ARG_TYPE')
+    if (value === '') throw new OptionError(`${key} must not be empty`)
+  }
+  const checked = options as StartServerOptions
+  if (checked.logLevel !== undefined && !logLevels.includes(checked.logLevel)) {
+    throw new OptionError(`logLevel must be one of ${logLevels.join(', ')} (got ${shown(checked.logLevel)})`)
+  }
+  if (checked.idleTimeout !== undefined && !(Number.isInteger(checked.idleTimeout) && checked.idleTimeout >= 1 && checked.idleTimeout <= 86400)) {
+    throw new OptionError(`idleTimeout must be an integer number of seconds from 1 to 86400 (got ${String(checked.idleTimeout)})`)
+  }
+  if (checked.tls !== undefined) checkTls(checked.tls)
+  return checked
+}
+
+/** Both PEM values, each a non-empty string or Buffer: Node would build a context without one, and every handshake would fail. */
+function checkTls (tls: object): void {
+  for (const key of Object.keys(tls)) if (key !== 'cert' && key !== 'key') throw unknownKey(key, ['cert', 'key'], 'tls.')
+  for (const part of ['cert', 'key'] as const) {
+    const value = (tls as Record<string, unknown>)[part]
+    if (value === undefined) throw new OptionError(`tls needs both cert and key (PEM, strings or Buffers): ${part} is missing`)
+    if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new OptionError(`tls.${part} must be a string or a Buffer (got ${shown(value)})`, 'ERR_INVALID_ARG_TYPE')
+    if (value.length === 0) throw new OptionError(`tls.${part} must not be empty`)
+  }
+}
+
 function port (name: string, value: number | undefined): number {
   if (value === undefined) return 0
-  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new TypeError(`startServer: ${name} must be an integer from 0 to 65535 (got ${String(value)})`)
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new OptionError(`${name} must be an integer from 0 to 65535 (got ${String(value)})`)
   return value
 }
 
 /** Starts a server in this process; see StartServerOptions for the defaults. */
-export async function startServer (options: StartServerOptions = {}): Promise<StartedServer> {
+export async function startServer (given: StartServerOptions = {}): Promise<StartedServer> {
+  const options = checkOptions(given)
   if (options.memory === true && options.dataDir !== undefined) {
-    throw new TypeError('startServer: give either dataDir or memory: true, not both')
+    throw new OptionError('give either dataDir or memory: true, not both')
   }
   if (options.memory === false && options.dataDir === undefined) {
-    throw new TypeError('startServer: memory: false needs a dataDir to keep the buckets in')
+    throw new OptionError('memory: false needs a dataDir to keep the buckets in')
   }
   const host = options.host ?? serveDefaults.host
   const memory = options.dataDir === undefined
@@ -119,6 +193,7 @@ export async function startServer (options: StartServerOptions = {}): Promise<St
     token: options.token,
     fsync: options.fsync ?? serveDefaults.fsync,
     logLevel: options.logLevel ?? 'error',
+    idleTimeout: options.idleTimeout ?? serveDefaults.idleTimeout,
     tls: options.tls,
     ...(developmentPair ? {} : { s3AccessKeyId: pair.accessKeyId, s3SecretAccessKey: pair.secretAccessKey })
   }, true)

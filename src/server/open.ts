@@ -10,11 +10,23 @@ import { FsRegistryStorage } from '../stores/fs/registry-storage.js'
 import { FsStore, type FsStoreOptions } from '../stores/fs/store.js'
 import { MemoryRegistryStorage } from '../stores/memory/registry-storage.js'
 
+/**
+ * A path the library would resolve against the working directory, or a
+ * value no path: `''` would make the working directory itself a bucket
+ * (its files beside the catalog), so it is refused as a TypeError with
+ * Node's codes, naming the function.
+ */
+function checkPath (method: string, name: string, value: unknown): void {
+  if (typeof value !== 'string') throw Object.assign(new TypeError(`${method}: ${name} must be a string (got ${typeof value})`), { code: 'ERR_INVALID_ARG_TYPE' })
+  if (value === '') throw Object.assign(new TypeError(`${method}: ${name} must not be empty (give '.' for the working directory)`), { code: 'ERR_INVALID_ARG_VALUE' })
+}
+
 /** Options of a bucket on the filesystem: the engine's and the store's (`fsync`). */
 export type OpenFsBucketOptions = OpenBucketOptions & FsStoreOptions
 
 /** Opens the bucket stored in the directory `dir`, creating it when missing. */
 export async function openBucket (dir: string, options: OpenFsBucketOptions = {}): Promise<Bucket> {
+  checkPath('openBucket', 'dir', dir)
   const store = await FsStore.open(dir, { fsync: options.fsync })
   try {
     return new BucketEngine(store, options)
@@ -36,6 +48,7 @@ export type OpenFsRegistryOptions = RegistryOptions & FsStoreOptions & { catalog
 
 /** Opens the registry of the buckets in the data directory `dataDir` (created when missing). */
 export async function openRegistry (dataDir: string, options: OpenFsRegistryOptions = {}): Promise<BucketRegistry> {
+  checkPath('openRegistry', 'dataDir', dataDir)
   if (options.catalog !== undefined && options.catalog !== '') {
     // Loaded only when asked for: the PostgreSQL client weighs on every process's memory.
     const { PgRegistryStorage } = await import('../stores/pg/registry-storage.js')

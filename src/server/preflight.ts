@@ -14,8 +14,20 @@ import { constants, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { makeDirectory } from '../stores/fs/make-directory.js'
 
-/** A start-up failure: its message is the one line `serve` prints before exiting. */
-export class StartupError extends Error {}
+/**
+ * A start-up failure: its message is the one line `serve` prints before
+ * exiting. One caused by a system error has it as `cause`, and its `code`
+ * (`EACCES`, `ENOTDIR`, `EADDRINUSE`), so a caller tells them apart without
+ * reading the message.
+ */
+export class StartupError extends Error {
+  readonly code?: string
+  constructor (message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    const code = (options?.cause as NodeJS.ErrnoException | undefined)?.code
+    if (typeof code === 'string') this.code = code
+  }
+}
 
 const reasons: Record<string, string> = {
   EACCES: 'permission denied',
@@ -47,7 +59,7 @@ async function probeDirectory (dir: string, what: string): Promise<void> {
     await fsp.writeFile(probe, '')
     await fsp.rm(probe, { force: true })
   } catch (err) {
-    throw new StartupError(`cannot write in ${what} ${dir}: ${why(err)}`)
+    throw new StartupError(`cannot write in ${what} ${dir}: ${why(err)}`, { cause: err })
   }
 }
 
@@ -60,7 +72,7 @@ async function probeFiles (dir: string, what: string): Promise<string[]> {
     try {
       await (await fsp.open(full, constants.O_WRONLY | constants.O_APPEND)).close()
     } catch (err) {
-      throw new StartupError(`cannot write ${what} file ${full}: ${why(err)}`)
+      throw new StartupError(`cannot write ${what} file ${full}: ${why(err)}`, { cause: err })
     }
   }
   return subdirectories
@@ -72,7 +84,7 @@ export async function checkWritable (dataDir: string): Promise<void> {
   try {
     await makeDirectory(root)
   } catch (err) {
-    throw new StartupError(`cannot create the data directory ${root}: ${why(err)}`)
+    throw new StartupError(`cannot create the data directory ${root}: ${why(err)}`, { cause: err })
   }
   await probeDirectory(root, 'the data directory')
   for (const entry of await fsp.readdir(root, { withFileTypes: true })) {
