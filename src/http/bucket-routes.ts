@@ -96,7 +96,7 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
         if (bytes === 0) continue
         files++
         storing = true
-        throw new DoorError('InvalidForm', `A file part of ${bytes} bytes has no file name to make its key from; give the form a "key" field.`)
+        throw new DoorError('InvalidForm', `A file part of ${bytes} bytes has no file name to make its key from (none was sent, or only a path such as ".."); give the form a "key" field.`)
       }
       files++
       storing = true

@@ -385,6 +385,9 @@ t.test('a form\'s file input left empty stores nothing; one key takes one file; 
   const namelessBytes = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'a', value: 'A', filename: 'a.txt' }, { name: 'b', value: 'BYTES', filename: '' }]) })
   t.equal(namelessBytes.statusCode, 400, 'a part with bytes but no name is not dropped in silence')
   t.match(envelope(namelessBytes).errors[0].message, /has no file name.*file part 2 was not stored; 1 file stored before it: "a\.txt"/)
+  const onlyDots = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'b', value: 'BYTES', filename: '..' }]) })
+  t.equal(errorCode(onlyDots), 40005, 'a file name that is only a path names no key')
+  t.match(envelope(onlyDots).errors[0].message, /has no file name to make its key from \(none was sent, or only a path such as "\.\."\)/, 'and the message says why')
   const namelessUnderKey = await app.inject({ method: 'POST', url: '/photos', headers, payload: formBody(boundary, [{ name: 'key', value: 'named' }, { name: 'b', value: 'BYTES', filename: '' }]) })
   t.same(envelope(namelessUnderKey).result.map((o: any) => o.key), ['named'], 'with a key, it is stored under it')
 
