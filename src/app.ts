@@ -135,8 +135,11 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       const answer = errorReply(err)
       const reply = rawReply as unknown as FastifyReply
       const body = JSON.stringify(failure(answer.code, answer.message))
-      logRefusedRequest(request, answer.status, Buffer.byteLength(body), request.url)
-      void reply.code(answer.status).type('application/json').send(body)
+      // Made before any hook: it takes its place in the connection's order here (behind an answer that closed it, it is never sent).
+      inConnectionOrder(request, reply, () => {
+        logRefusedRequest(request, answer.status, Buffer.byteLength(body), request.url)
+        void reply.code(answer.status).type('application/json').send(body)
+      })
     }
   }
   const app = Fastify(options)

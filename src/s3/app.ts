@@ -14,7 +14,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Logger } from 'pino'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type onRequestHookHandler } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { randomHex, type BucketRegistry } from '../bucket/index.js'
 import { deferContinue } from '../doors/expect-continue.js'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
@@ -66,8 +66,8 @@ export interface S3AppConfig {
  */
 export interface S3Connections {
   idleTimeoutMs: number
-  /** An onRequest hook holding a request until the connection's earlier ones are answered. */
-  inConnectionOrder: onRequestHookHandler
+  /** An onRequest hook holding a request until the connection's earlier ones are answered (also what holds a refusal made before any hook). */
+  inConnectionOrder: (request: FastifyRequest, reply: FastifyReply, done: () => void) => void
   /** Makes the server's 'timeout' listener from what a stalled request is answered. */
   idleListener: (answer: (request?: FastifyRequest) => BareAnswer, refused?: (socket: Socket, status: number) => void) => (socket: Socket) => void
   /** Runs a function once the connection's requests have all been answered (the parser's refusals wait for them). */
@@ -169,8 +169,13 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       const reply = rawReply as unknown as FastifyReply
       const requestId = request.id
       const document = errorDocument(answer.code, answer.message, { RequestId: requestId })
-      logRefusedRequest(request, answer.status, Buffer.byteLength(document), redactedUrl(request.url))
-      void reply.code(answer.status).header('x-amz-request-id', requestId).header('x-amz-id-2', requestId).type('application/xml').send(document)
+      const send = (): void => {
+        logRefusedRequest(request, answer.status, Buffer.byteLength(document), redactedUrl(request.url))
+        void reply.code(answer.status).header('x-amz-request-id', requestId).header('x-amz-id-2', requestId).type('application/xml').send(document)
+      }
+      // Made before any hook: it takes its place in the connection's order here (behind an answer that closed it, it is never sent).
+      if (config.connections === undefined) send()
+      else config.connections.inConnectionOrder(request, reply, send)
     }
   }
   if (config.https !== undefined) options.https = config.https

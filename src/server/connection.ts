@@ -172,12 +172,18 @@ function enqueue (socket: Socket, own: Pending, done: () => void): void {
 /**
  * Closes the answer of a request that will never start, for what waits on
  * its end (the metrics count the request cut short; Fastify listens only
- * for a 'finish' that never comes). Node closes an answer when its
+ * for a 'finish' that never comes). Node 20 closes an answer when its
  * connection closes, but only one it gave the connection to: those queued
- * behind an answer that closed the connection never get it.
+ * behind an answer that closed the connection never get it. Newer Nodes
+ * destroy those too as the connection closes, and a destroyed answer
+ * without a connection closes on the next tick: whichever comes first
+ * closes it, once (the answer is marked destroyed here, which such a Node's
+ * `destroy` then leaves alone).
  */
 function closeUnsent (response: ServerResponse): void {
-  if (response.socket == null) response.emit('close')
+  if (response.socket != null || response.destroyed) return
+  response.destroyed = true
+  response.emit('close')
 }
 
 /**

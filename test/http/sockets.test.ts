@@ -303,15 +303,16 @@ t.test('nothing pipelined behind an answer that closes the connection is carried
 })
 
 t.test('requests dropped behind an answer that closes the connection leave the in-flight gauge, counted as cut short', async t => {
-  for (const [what, first, refusal] of [
+  for (const [what, first, refusal, second] of [
     ['behind a request without Host (queued while it ran)', 'GET /photos/x HTTP/1.1\r\n\r\n', 400],
+    ['a URL refused before any hook, behind a request without Host', 'GET /photos/x HTTP/1.1\r\n\r\n', 400, 'GET /photos/%zz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'],
     ['behind a refusal whose body went unread (parsed after it)', 'PUT /photos/y HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello', 401]
   ] as const) {
     const meter = new RequestMeter()
     const { app } = await gateway(t, { meter })
     const port = await listening(app)
     const socket = await open(port)
-    socket.write(first + `DELETE /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n` +
+    socket.write(first + (second ?? `DELETE /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n`) +
       `GET /photos/k HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}\r\n`)
     const { text, closed } = await received(socket, () => false, 3000)
     t.same(statuses(text), [refusal], `${what}: the first answer alone`)
