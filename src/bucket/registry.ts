@@ -159,10 +159,8 @@ function alreadyRetired (err: unknown): true {
 }
 
 /**
- * A call on a registry after its `close()`: its stores and catalog are
- * closed, and a call would open them again behind the caller's back. Not an
- * entry of the catalogue (no request meets it: a server closes its doors
- * first); Node's code for a use after close.
+ * A call on a registry after its `close()`, which would open its closed stores again behind the caller's back. Not in
+ * the catalogue (a server closes its doors first: no request meets it); Node's code for a use after close.
  */
 function closedRegistry (method: string): Error {
   return Object.assign(new Error(`${method}: The registry is closed. (ERR_USE_AFTER_CLOSE)`), { code: 'ERR_USE_AFTER_CLOSE' })
@@ -186,13 +184,17 @@ class Registry implements BucketRegistry {
   #refusing = false
   #closing: Promise<void> | null = null
   #sweeping: Promise<SweepReport> | null = null
-  readonly tokens: TokenDirectory
+  readonly #tokens: TokenDirectory
+  get tokens (): TokenDirectory {
+    if (this.#refusing) throw closedRegistry('tokens')
+    return this.#tokens
+  }
 
   constructor (storage: RegistryStorage, options: RegistryOptions) {
     this.#storage = storage
     this.#clock = options.clock ?? (() => new Date())
     this.#engineOptions = { clock: this.#clock, minPartSize: options.minPartSize }
-    this.tokens = new TokenDirectory(storage.state('tokens'), this.#clock)
+    this.#tokens = new TokenDirectory(storage.state('tokens'), this.#clock)
   }
 
   get dataDir (): string {
@@ -286,6 +288,8 @@ class Registry implements BucketRegistry {
   }
 
   async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
+    // A call begun before `close` and still on its way: what it opened now would never be closed.
+    if (this.#refusing) throw closedRegistry('open')
     if (handle !== undefined) await this.#closeHandle(name)
     const notifications = { bucket: name, rules: async () => await this.#rules(name) }
     const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))

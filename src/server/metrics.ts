@@ -188,9 +188,10 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
       reports.set(worker.id, message.metrics)
       gathering.get(message.id)?.(worker)
     } else if (isMessage<MetricsAsked>(message, 'metrics-asked')) {
-      void gather().then(text => {
+      // A gather that failed sends nothing: the worker answers its scrape with its own timeout's error.
+      gather().then(text => {
         if (worker.isConnected()) worker.send({ fsbucket: 'metrics-text', id: message.id, text } satisfies MetricsText)
-      })
+      }, () => {})
     }
   })
   cluster.on('exit', worker => {
@@ -198,6 +199,7 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
     if (last === undefined) return
     reports.delete(worker.id)
     const before = gone
-    gone = (async () => await (await import('./metrics-registry.js')).countersSum([await before, last]))()
+    // Summing cannot fail on prom-client's own output; were it to, the sum keeps what it had rather than failing every scrape after.
+    gone = (async () => await (await import('./metrics-registry.js')).countersSum([await before, last]))().catch(async () => await before)
   })
 }

@@ -64,14 +64,6 @@ async function loopLag (): Promise<number> {
 
 const startSeconds = Math.round(Date.now() / 1000 - process.uptime())
 
-/**
- * The event loop's times as of the previous scrape; null before the first,
- * which reads them since the loop started (libuv keeps them from there).
- * Not taken when this module loads: the first scrape loads it, and would
- * measure itself alone (1).
- */
-let utilization: EventLoopUtilization | null = null
-
 /** Registers the process metrics on `registry`, each read when it is scraped. */
 export function registerProcessMetrics (registry: Registry): void {
   // Registered through `registerMetric`: made with `registers: []`, nothing reaches prom-client's global registry.
@@ -93,6 +85,9 @@ export function registerProcessMetrics (registry: Registry): void {
       }
     }))
   }
+  // The loop's times as of this registry's previous scrape; null before its first, which reads them since the loop
+  // started (libuv keeps them from there): taken here, the first scrape (which makes the registry) would measure itself (1).
+  let utilization: EventLoopUtilization | null = null
   const gauges: GaugeSpec[] = [
     { name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.', aggregator: 'min', read: g => { g.set(startSeconds) } },
     { name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', read: g => { g.set(process.memoryUsage.rss()) } },

@@ -57,7 +57,7 @@ async function readPem (file: string, what: string): Promise<Buffer> {
     return await fsp.readFile(file)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
-    throw new StartupError(`cannot read the TLS ${what} ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (err as Error).message}${code === undefined ? '' : ` (${code})`}`)
+    throw new StartupError(`cannot read the TLS ${what} ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (err as Error).message}${code === undefined ? '' : ` (${code})`}`, { cause: err })
   }
 }
 

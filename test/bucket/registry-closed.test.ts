@@ -22,6 +22,7 @@ async function refusesEverything (t: Test, registry: BucketRegistry): Promise<vo
   await t.rejects(registry.lockRules('aaa'), closed, 'lockRules')
   await t.rejects(registry.sweep(), closed, 'sweep')
   t.throws(() => registry.state('mgmt'), closed, 'state')
+  t.throws(() => registry.tokens, closed, 'the token directory')
   await registry.close()
   t.pass('a second close() resolves')
 }
@@ -40,4 +41,16 @@ t.test('a memory registry refuses every call after close()', async t => {
   await registry.create('aaa')
   await registry.close()
   await refusesEverything(t, registry)
+})
+
+t.test('an open begun before close() and still on its way opens nothing after it', async t => {
+  const dir = testdir(t)
+  const registry = await openRegistry(dir, { fsync: false })
+  await registry.create('aaa')
+  // The open is past its check on entry, reading the bucket's settings, when the close begins.
+  const opening = registry.open('aaa')
+  const closing = registry.close()
+  const opened = await opening.then(() => 'opened', (err: { code?: string }) => err.code)
+  await closing
+  t.equal(opened, 'ERR_USE_AFTER_CLOSE', 'refused, rather than a bucket nothing will close')
 })

@@ -65,12 +65,16 @@ t.test('tls needs both a certificate and a key, neither empty', { skip: !openssl
 
 t.test('idleTimeout: an upload whose body stopped is answered 408 after it, and close() resolves then', async t => {
   const server = await startServer({ idleTimeout: 1 })
+  let sent: () => void = () => {}
+  const written = new Promise<void>(resolve => { sent = resolve })
   const answered = new Promise<number | undefined>((resolve, reject) => {
     const upload = request(`${server.url}/default/stalled`, { method: 'PUT', headers: { 'content-length': 1_000_000 } }, res => { res.resume(); resolve(res.statusCode) })
     upload.on('error', reject)
-    upload.write(Buffer.alloc(100_000))
+    upload.write(Buffer.alloc(100_000), () => { sent() })
   })
-  await new Promise(resolve => setTimeout(resolve, 200))
+  // The upload's bytes are out, and the server has answered a request sent after them: it is reading that upload.
+  await written
+  t.equal((await fetch(`${server.url}/_health/live`)).status, 200)
   const started = Date.now()
   await server.close()
   t.ok(Date.now() - started < 5000, `close() resolved after ${Date.now() - started} ms`)
