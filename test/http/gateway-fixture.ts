@@ -20,6 +20,15 @@ export async function gateway (t: Test, config: Partial<GatewayConfig> = {}): Pr
   const registry = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
   await registry.create('photos')
   await registry.create('site', { public: true })
+  return await serving(t, dataDir, registry, config)
+}
+
+/** A gateway started again on `dataDir` (what a restart reads: nothing cached), after `gateway`'s was closed. */
+export async function restarted (t: Test, dataDir: string, config: Partial<GatewayConfig> = {}): Promise<Gateway> {
+  return await serving(t, dataDir, await openRegistry(dataDir, { fsync: false, minPartSize: 5 }), config)
+}
+
+async function serving (t: Test, dataDir: string, registry: BucketRegistry, config: Partial<GatewayConfig>): Promise<Gateway> {
   const app = await buildApp({
     dataDir, host: '127.0.0.1', token, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry, ...config
   })

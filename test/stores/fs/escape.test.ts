@@ -8,7 +8,7 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { auth, gateway } from '../../http/gateway-fixture.js'
+import { auth, gateway, restarted } from '../../http/gateway-fixture.js'
 import { testdir } from '../../testdir.js'
 import { Database } from '../../../src/stores/fs/sqlite.js'
 
@@ -55,15 +55,19 @@ t.test('planted links never lead a PUT, GET or DELETE outside the data directory
 })
 
 t.test('a forged catalog row cannot read or remove a file outside the store', async t => {
-  const { app, dataDir, registry } = await gateway(t)
+  const first = await gateway(t)
+  const dataDir = first.dataDir
   const outside = outsideTree(t)
-  t.equal((await app.inject({ method: 'PUT', url: '/photos/victim', headers: auth, payload: 'stored' })).statusCode, 200)
+  t.equal((await first.app.inject({ method: 'PUT', url: '/photos/victim', headers: auth, payload: 'stored' })).statusCode, 200)
+  await first.app.close()
+  await first.registry.close()
   const relative = path.relative(path.join(dataDir, 'photos', '.fsbucket'), outside.file)
   const db = new Database(path.join(dataDir, 'photos', '.fsbucket', 'catalog.db'))
   // The row names the outside file as its body file (and keeps no body of its own, as a large object's row).
   db.prepare('UPDATE objects SET segments = ?, size = ?, body = NULL, body_ref = NULL').run(JSON.stringify([[relative, 36]]), 36)
   db.close()
-  await registry.close() // forget cached rows, as a restart would
+  // Started again: nothing of the row is cached.
+  const { app } = await restarted(t, dataDir)
 
   const res = await app.inject({ method: 'GET', url: '/photos/victim', headers: auth })
   t.equal(res.statusCode, 500)
@@ -74,12 +78,14 @@ t.test('a forged catalog row cannot read or remove a file outside the store', as
 })
 
 t.test('a body file replaced by a link is not read through it', async t => {
-  const { app, dataDir, registry } = await gateway(t)
+  const first = await gateway(t)
+  const dataDir = first.dataDir
   const outside = outsideTree(t)
   for (const [key, bytes] of [['large', 'L'.repeat(100_000)], ['small', 'S'.repeat(20_000)]] as const) {
-    t.equal((await app.inject({ method: 'PUT', url: `/photos/${key}`, headers: auth, payload: bytes })).statusCode, 200)
+    t.equal((await first.app.inject({ method: 'PUT', url: `/photos/${key}`, headers: auth, payload: bytes })).statusCode, 200)
   }
-  await registry.close() // no cached bodies
+  await first.app.close()
+  await first.registry.close()
   const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
   for (const dir of readdirSync(blobs)) {
     for (const name of readdirSync(path.join(blobs, dir))) {
@@ -88,6 +94,8 @@ t.test('a body file replaced by a link is not read through it', async t => {
       symlinkSync(outside.file, file)
     }
   }
+  // Started again: no body is cached.
+  const { app } = await restarted(t, dataDir)
   for (const key of ['large', 'small']) {
     const res = await app.inject({ method: 'GET', url: `/photos/${key}`, headers: auth })
     t.equal(res.statusCode, 500, key)
@@ -96,26 +104,31 @@ t.test('a body file replaced by a link is not read through it', async t => {
 })
 
 t.test('links planted as a bucket\'s directory or the store\'s own directories are never written through', async t => {
-  const { app, dataDir, registry } = await gateway(t)
+  const first = await gateway(t)
+  const dataDir = first.dataDir
   const outside = outsideTree(t)
   symlinkSync(outside.dir, path.join(dataDir, 'linked'))
-  const put = await app.inject({ method: 'PUT', url: '/linked/k', headers: auth, payload: 'x' })
+  const put = await first.app.inject({ method: 'PUT', url: '/linked/k', headers: auth, payload: 'x' })
   t.equal(put.statusCode, 404, 'a linked directory is no bucket')
   t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
 
-  t.equal((await app.inject({ method: 'PUT', url: '/photos/first', headers: auth, payload: 'x'.repeat(20_000) })).statusCode, 200)
-  await registry.close()
+  t.equal((await first.app.inject({ method: 'PUT', url: '/photos/first', headers: auth, payload: 'x'.repeat(20_000) })).statusCode, 200)
+  await first.app.close()
+  await first.registry.close()
   const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
   for (const dir of readdirSync(blobs)) rmSync(path.join(blobs, dir), { recursive: true })
   // Every two-letter directory a new version could need, planted as a link.
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
   for (const a of alphabet) for (const b of alphabet) symlinkSync(outside.dir, path.join(blobs, a + b))
-  const large = await app.inject({ method: 'PUT', url: '/photos/large', headers: auth, payload: 'y'.repeat(100_000) })
+  const second = await restarted(t, dataDir)
+  const large = await second.app.inject({ method: 'PUT', url: '/photos/large', headers: auth, payload: 'y'.repeat(100_000) })
   t.equal(large.statusCode, 500, 'refused, not written through the link')
   t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
   rmSync(blobs, { recursive: true })
   symlinkSync(outside.dir, blobs)
-  await registry.close()
+  await second.app.close()
+  await second.registry.close()
+  const { app } = await restarted(t, dataDir)
   const again = await app.inject({ method: 'PUT', url: '/photos/again', headers: auth, payload: 'z'.repeat(100_000) })
   t.equal(again.statusCode, 500, 'a linked blobs/ keeps the bucket from opening')
   t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
