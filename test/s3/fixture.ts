@@ -27,7 +27,7 @@ export interface S3Server {
 
 export const devCredentials = { accessKeyId: DEVELOPMENT_CREDENTIAL.accessKeyId, secretAccessKey: DEVELOPMENT_CREDENTIAL.secretAccessKey }
 
-export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, domains?: string[], connections?: S3Connections, readsBeside?: S3AppConfig['readsBeside'], logger?: S3AppConfig['logger'], meter?: S3AppConfig['meter'] } = {}): Promise<S3Server> {
+export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, domains?: string[], connections?: S3Connections, readsBeside?: S3AppConfig['readsBeside'], logger?: S3AppConfig['logger'], meter?: S3AppConfig['meter'], operator?: S3AppConfig['operator'] } = {}): Promise<S3Server> {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false, minPartSize: 5 })
   await registry.create('photos')
@@ -39,7 +39,8 @@ export async function s3Server (t: Test, options: { policy?: S3AccessPolicy, dom
     ...(options.connections === undefined ? {} : { connections: options.connections }),
     ...(options.readsBeside === undefined ? {} : { readsBeside: options.readsBeside }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
-    ...(options.meter === undefined ? {} : { meter: options.meter })
+    ...(options.meter === undefined ? {} : { meter: options.meter }),
+    ...(options.operator === undefined ? {} : { operator: options.operator })
   })
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as AddressInfo).port
