@@ -39,7 +39,7 @@ import { lifecycleRules } from './lifecycle.js'
 import { sweepLifecycle, sweepTimer, type LifecycleSweepReport } from './lifecycle-sweep.js'
 import { listObjects } from './listing.js'
 import { parseLockRules, type LockRule } from './locks.js'
-import { completedAgain, completedBefore, completedObject, completionVersion, defaultPartChecksum, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
+import { completedAgain, completedBefore, completedObject, completionVersion, defaultPartChecksum, expectedComposite, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 import { DEFAULT_MIN_PART_BYTES, DEFAULT_UPLOAD_MAX_AGE_MS, MAX_DELETE_KEYS, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from './limits.js'
 import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
@@ -369,7 +369,7 @@ export class BucketEngine implements Bucket {
       throw new TypeError(`${method}: checksumType must be "COMPOSITE" or "FULL_OBJECT".`)
     }
     const request = {
-      key, version: completionVersion(uploadId, randomHex(8)), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum)
+      key, version: completionVersion(uploadId, randomHex(8)), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum), composite: expectedComposite(opts.compositeChecksum)
     }
     await this.#readRules()
     // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.

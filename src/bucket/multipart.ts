@@ -23,9 +23,10 @@ import { BucketError, UploadChecksumError } from './errors.js'
 import { MAX_UPLOAD_PAGE } from './limits.js'
 import { judgeSsecKey, parseSsecKey, type SsecKey } from './ssec.js'
 import { ObjectMetadata } from './object.js'
+import { checksumsHex } from './metadata.js'
 import type { MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadChecksum } from './records.js'
 import type { BucketStore } from './port.js'
-import type { BucketMultipartOptions, BucketPartListOptions, BucketParts, BucketUploadListOptions, BucketUploads } from './types.js'
+import type { BucketCompleteOptions, BucketMultipartOptions, BucketPartListOptions, BucketParts, BucketUploadListOptions, BucketUploads } from './types.js'
 
 /**
  * Most bytes of part checksums a COMPOSITE object keeps in its record (4 KiB
@@ -122,6 +123,16 @@ export interface CompletionRequest {
   checksumType?: 'COMPOSITE' | 'FULL_OBJECT'
   /** Hex checksums of the whole object the completion must produce. */
   expected: Partial<Record<HashAlgorithm, string>>
+  /** The COMPOSITE checksum (hex) of `parts` parts it must produce. */
+  composite?: { algorithm: HashAlgorithm, hex: string, parts: number }
+}
+
+/** A completion's `compositeChecksum` option, checked, in hex. */
+export function expectedComposite (option: BucketCompleteOptions['compositeChecksum']): CompletionRequest['composite'] {
+  if (option === undefined) return undefined
+  const hex = checksumsHex(method, { [option.algorithm]: option.value })[option.algorithm] as string
+  if (!Number.isInteger(option.parts) || option.parts < 1) throw new TypeError(`${method}: a composite checksum counts its parts from 1 (got ${String(option.parts)}).`)
+  return { algorithm: option.algorithm, hex, parts: option.parts }
 }
 
 const method = 'completeMultipartUpload'
@@ -211,11 +222,16 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
     if (parts.some(p => p.ssec === undefined)) throw new BucketError('InvalidPart', method, 'A part of this encrypted upload was stored without its encryption.')
     checksums.ssec = { keyMd5: upload.ssec.keyMd5, salt: upload.ssec.salt, check: upload.ssec.check, partSalts: Buffer.concat(parts.map(p => Buffer.from(p.ssec?.salt ?? '', 'base64'))).toString('base64') }
   }
+  const compositeOfObject = layout.composite === undefined ? undefined : `${layout.composite.hex}-${layout.parts} (COMPOSITE)`
   for (const [name, hex] of Object.entries(request.expected)) {
-    const actual = checksums[name as HashAlgorithm]
+    const actual = checksums[name as HashAlgorithm] ?? (layout.composite?.algorithm === name ? compositeOfObject : undefined)
     if (actual !== hex) {
       throw new BucketError('BadDigest', method, `The ${name} you provided was ${hex}; the object's is ${actual ?? 'not known (its parts carry no such checksum)'}.`)
     }
+  }
+  const composite = request.composite
+  if (composite !== undefined && (layout.composite?.algorithm !== composite.algorithm || layout.composite.hex !== composite.hex || layout.parts !== composite.parts)) {
+    throw new BucketError('BadDigest', method, `The ${composite.algorithm} you provided was ${composite.hex}-${composite.parts} (COMPOSITE); the object's is ${checksums[composite.algorithm] ?? compositeOfObject ?? 'not known (its parts carry no such checksum)'}.`)
   }
   return {
     key: request.key,

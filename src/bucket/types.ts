@@ -277,6 +277,8 @@ export interface BucketCompleteOptions {
   checksumType?: 'COMPOSITE' | 'FULL_OBJECT'
   /** The whole object's checksum the completion must produce (a FULL_OBJECT one); BadDigest otherwise. */
   checksum?: Partial<Record<BucketChecksumAlgorithm, ChecksumInput>>
+  /** Beyond the binding (S3's `<base64>-<parts>` form): the COMPOSITE checksum the completion must produce, of `parts` parts; BadDigest otherwise. */
+  compositeChecksum?: { algorithm: BucketChecksumAlgorithm, value: ChecksumInput, parts: number }
   /**
    * Beyond the binding (S3's CompleteMultipartUpload, which a client
    * retries when the answer was lost): a completion asked again after it

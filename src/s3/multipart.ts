@@ -199,23 +199,35 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
     if (parts[i].partNumber <= parts[i - 1].partNumber) throw new S3Error('InvalidPartOrder')
   }
   const onlyIf = writeConditionalFrom(ctx.request.headers)
-  // A whole-object checksum in a header is what a FULL_OBJECT completion must produce.
+  // A whole-object checksum in a header is what a FULL_OBJECT completion must produce; one in the `<base64>-<parts>`
+  // form (S3's for a COMPOSITE checksum), what a COMPOSITE one must. Either is the engine's to judge.
   const checksum: Partial<Record<BucketChecksumAlgorithm, Buffer>> = {}
+  let compositeChecksum: { algorithm: BucketChecksumAlgorithm, value: Buffer, parts: number } | undefined
   for (const algorithm of Object.values(checksumElements)) {
     const value = single(ctx.request.headers, `x-amz-checksum-${algorithm}`)?.trim()
-    if (value !== undefined && !value.includes('-')) checksum[algorithm] = Buffer.from(value, 'base64')
+    if (value === undefined) continue
+    const composite = /^([^-]*)-(\d{1,5})$/.exec(value)
+    if (composite !== null) compositeChecksum = { algorithm, value: Buffer.from(composite[1], 'base64'), parts: Number(composite[2]) }
+    else if (value.includes('-')) throw new S3Error('InvalidRequest', `Value for x-amz-checksum-${algorithm} header is invalid.`)
+    else checksum[algorithm] = Buffer.from(value, 'base64')
   }
   // Without x-amz-checksum-type, the binding takes the upload's type (or FULL_OBJECT for a whole-object checksum).
   const checksumType = checksumTypeFrom(ctx)
   // S3 answers a completion asked again (a client retrying a lost answer) with the object it made.
   // A key sent is the upload's, or the completion is refused (the engine checks it); none is needed, as in S3.
-  const object = await upload.complete(parts, { checksum, repeatable: true, ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }), ...ssecOption(ctx.request.headers) })
+  const ssec = ssecOption(ctx.request.headers)
+  const object = await upload.complete(parts, {
+    checksum, repeatable: true, ...(compositeChecksum === undefined ? {} : { compositeChecksum }), ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }), ...ssec
+  })
   if (object === null) throw preconditionFailed(onlyIf)
   ctx.reply.headers(ssecAnswerHeaders(object.ssecKeyMd5))
   const composite = object.checksums.composite
-  const checksums = composite === undefined
-    ? checksumElementsOf(object.checksums.toJSON())
-    : checksumElementsOf({ [composite.algorithm]: Buffer.from(composite.value).toString('hex') }, composite.parts)
+  // A digest of data encrypted with a customer key goes only to who holds the key (as HeadObject and ListParts do).
+  const checksums = object.ssecKeyMd5 !== undefined && ssec.ssecKey === undefined
+    ? {}
+    : composite === undefined
+      ? checksumElementsOf(object.checksums.toJSON())
+      : checksumElementsOf({ [composite.algorithm]: Buffer.from(composite.value).toString('hex') }, composite.parts)
   ctx.reply.headers(expirationHeaders(info, object))
   await sendXml(ctx, 200, 'CompleteMultipartUploadResult', {
     Location: `/${ctx.bucketName}/${encodeURIComponent(ctx.key)}`,

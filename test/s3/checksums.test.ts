@@ -275,3 +275,43 @@ t.test('CopyObject: the checksum asked for (or the source\'s) computed and answe
   const bad = await rejection(s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x', CopySource: 'photos/small', ChecksumAlgorithm: 'MD5' as 'CRC32' })))
   t.same([bad.name, bad.$metadata.httpStatusCode], ['InvalidRequest', 400], 'an algorithm S3 does not have')
 })
+
+t.test('CompleteMultipartUpload judges a COMPOSITE checksum given in its <base64>-<parts> form', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const parts = [randomBytes(64), randomBytes(32)]
+  const upload = await uploadParts(s3, 'judged', ChecksumAlgorithm.CRC32, parts)
+  const right = `${b64(crc32(Buffer.concat(parts.map(crc32))))}-2`
+  const complete = async (ChecksumCRC32: string): Promise<unknown> => await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'judged', UploadId: upload.uploadId, ChecksumCRC32,
+    MultipartUpload: { Parts: upload.etags.map((ETag, i) => ({ PartNumber: i + 1, ETag, ChecksumCRC32: upload.checksums[i] })) }
+  }))
+  for (const [what, value] of [['a wrong value', 'AAAAAA==-2'], ['the right value with another part count', `${right.slice(0, -2)}-3`], ['a whole-object value', b64(crc32(Buffer.concat(parts)))]]) {
+    const refused = await rejection(complete(value))
+    t.equal(refused.name, 'BadDigest', `${what}: refused`)
+    t.match(refused.message, `the object's is ${Buffer.from(right.slice(0, -2), 'base64').toString('hex')}-2 (COMPOSITE)`, `${what}: the message names the object's composite checksum`)
+  }
+  t.equal((await rejection(complete('AAAAAA==-x'))).name, 'InvalidRequest', 'a value that is neither form')
+  const done = await complete(right) as { ChecksumCRC32?: string }
+  t.equal(done.ChecksumCRC32, right, 'the right one completes')
+})
+
+t.test('a completion of an SSE-C upload answers its checksum only to who sends the key', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  const key = randomBytes(32)
+  // The SDK takes the key's bytes and sends them as S3's three headers.
+  const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: key as unknown as string }
+  const complete = async (withKey: boolean, uploadId: string, etag: string, checksum: string): Promise<{ ChecksumCRC32?: string }> => await s3.send(new CompleteMultipartUploadCommand({
+    Bucket: 'photos', Key: 'secret', UploadId: uploadId, ...(withKey ? ssec : {}), MultipartUpload: { Parts: [{ PartNumber: 1, ETag: etag, ChecksumCRC32: checksum }] }
+  }))
+  for (const withKey of [false, true]) {
+    const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'secret', ChecksumAlgorithm: 'CRC32', ...ssec }))
+    const part = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'secret', UploadId: created.UploadId, PartNumber: 1, Body: Buffer.from('PIN=4821'), ChecksumAlgorithm: 'CRC32', ...ssec }))
+    const first = await complete(withKey, created.UploadId!, part.ETag!, part.ChecksumCRC32!)
+    const again = await complete(false, created.UploadId!, part.ETag!, part.ChecksumCRC32!)
+    if (withKey) t.equal(first.ChecksumCRC32, `${b64(crc32(crc32(Buffer.from('PIN=4821'))))}-1`, 'with the key: the checksum')
+    else t.equal(first.ChecksumCRC32, undefined, 'without the key: none')
+    t.equal(again.ChecksumCRC32, undefined, `${withKey ? 'after a completion with the key' : 'again'}, a completion asked again without it: none`)
+  }
+})
