@@ -234,7 +234,8 @@ type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string 
 
 /** A whole number of days: MalformedXML when not a number, InvalidArgument when not positive. */
 function daysFrom (value: string, what: string): number {
-  if (!/^-?\d{1,9}$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
+  if (!/^-?\d+$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
+  // Any number of digits (leading zeros too): one too large for a Number is past the limit all the same.
   const days = Number(value)
   if (days < 1) throw new S3Error('InvalidArgument', `${what} must be a positive integer.`)
   if (days * DAY_SECONDS > MAX_RULE_AGE_SECONDS) throw new S3Error('InvalidArgument', `${what} must be at most ${MAX_RULE_AGE_SECONDS / DAY_SECONDS} days.`)

@@ -198,7 +198,9 @@ function parseAmzDate (value: string): Date | null {
   if (value === lastAmzDate.text) return lastAmzDate.date
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value)
   const ms = m === null ? NaN : Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6])
-  lastAmzDate = { text: value, date: Number.isNaN(ms) ? null : new Date(ms) }
+  // Date.UTC rolls an impossible field over (hour 30 is 06:00 the next day): only a date that reads back the same is one.
+  const date = Number.isNaN(ms) || formatAmzDate(new Date(ms)) !== value ? null : new Date(ms)
+  lastAmzDate = { text: value, date }
   return lastAmzDate.date
 }
 

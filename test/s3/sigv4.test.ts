@@ -400,3 +400,15 @@ t.test('a Credential that does not parse is named first, before the time of the 
   const url = '/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404'
   t.equal(await code(verify('GET', url, { host: 'examplebucket.s3.amazonaws.com' }, new Date(DOC_TIME.getTime() + 3600_000))), 'AuthorizationQueryParametersError', 'presigned: not "Request has expired"')
 })
+
+t.test('an X-Amz-Date that names no instant (hour 30, second 99, 30 February) is malformed, not rolled over', async t => {
+  for (const date of ['20130524T300000Z', '20130523T235999Z', '20130230T000000Z']) {
+    const headers = { ...getObjectHeaders(), 'x-amz-date': date }
+    const failure = await verify('GET', '/test.txt', headers, new Date(Date.UTC(2013, 4, 24, 6))).catch((err: unknown) => err)
+    t.ok(failure instanceof S3Error, date)
+    t.match(failure, { code: 'AccessDenied', message: /requires a valid Date or x-amz-date header/ }, `${date}: refused as no date, as S3 does`)
+  }
+  const url = '/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130523T300000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404'
+  const presigned = await verify('GET', url, { host: 'examplebucket.s3.amazonaws.com' }, new Date(DOC_TIME.getTime() + 3600_000)).catch((err: unknown) => err)
+  t.match((presigned as S3Error).message, /X-Amz-Date must be yyyymmddThhmmssZ/, 'a presigned URL\'s: malformed')
+})
