@@ -26,10 +26,10 @@
  * the raw request stream over: an object's bytes are not JSON, whatever
  * their Content-Type says.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
-import { bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
-import { conditionalHeadersOf, contentMd5Bytes, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
+import { bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, MAX_PUT_BYTES, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
+import { conditionalHeadersOf, contentMd5Bytes, declaresBodyOver, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -177,7 +177,12 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     return await sendObject(reply, bucket, request.params['*'])
   })
 
-  app.put<{ Params: ObjectParams }>(path, async (request, reply) => await answeredOnce(request, reply, async () => {
+  // A body announced over the largest put is refused before it is asked for (this hook runs before the API's preParsing,
+  // which sends the 100 Continue): the put would refuse it only once it had all arrived.
+  const refuseOversized = async (request: FastifyRequest): Promise<void> => {
+    if (declaresBodyOver(request.headers, MAX_PUT_BYTES)) throw new ManagementError('EntityTooLarge')
+  }
+  app.put<{ Params: ObjectParams }>(path, { onRequest: refuseOversized }, async (request, reply) => await answeredOnce(request, reply, async () => {
     if (namesAwsChunked(request.headers)) {
       throw new ManagementError('InvalidArgument', 'Content-Encoding: aws-chunked is not accepted: send the object\'s bytes as they are')
     }
