@@ -11,7 +11,7 @@ import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index
 import { withHeldBody } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { parseJsonBody } from '../doors/json-body.js'
-import { privateReadCacheControl } from '../doors/request-metadata.js'
+import { declaresBodyOver, privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError } from './errors.js'
@@ -68,6 +68,8 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   if (type !== 'application/json') {
     throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
   }
+  // One announced over the limit is refused before it is asked for (no 100 Continue), not once the limit's bytes arrived.
+  if (declaresBodyOver(source.headers, maxJsonBytes)) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`)
   continueBody(source)
   return await withHeldBody(source, {
     bytes: maxJsonBytes,

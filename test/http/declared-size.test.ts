@@ -1,0 +1,37 @@
+/**
+ * Bodies announced over what a route takes are refused before they are
+ * asked for (no 100 Continue, nothing read): the management API's object
+ * PUT over the largest put (100100), as the HTTP routes and the S3 port
+ * refuse it, and the HTTP routes' JSON bodies over their limit (41300).
+ */
+import t from 'tap'
+import { answeredUntilClosed, statuses } from '../raw-socket.js'
+import { gateway, token } from './gateway-fixture.js'
+import { accountId } from '../mgmt/helpers.js'
+
+t.test('an object PUT announcing more than the largest put is refused before its body', async t => {
+  const { app, registry } = await gateway(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  for (const length of ['5363466241', '9007199254740993']) {
+    const head = `PUT /client/v4/accounts/${accountId}/r2/buckets/photos/objects/huge HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`
+    const { text } = await answeredUntilClosed(port, head, 5000)
+    t.same(statuses(text), [400], `${length}: refused at once, without a 100 Continue`)
+    t.match(text, /"code":100100/, `${length}: EntityTooLarge`)
+  }
+  t.equal(await (await registry.open('photos'))!.head('huge'), null, 'nothing stored')
+})
+
+t.test('a JSON body of the HTTP routes announced over their limit is refused before it is asked for', async t => {
+  const { app } = await gateway(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  for (const length of ['2097153', '9007199254740993']) {
+    const head = `POST /photos?delete HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`
+    const { text } = await answeredUntilClosed(port, head, 5000)
+    t.same(statuses(text), [413], `${length}: refused at once, without a 100 Continue`)
+    t.match(text, /"code":41300/, `${length}: BodyTooLarge`)
+  }
+})
