@@ -18,6 +18,7 @@ import { Readable } from 'node:stream'
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
+import { BucketError } from './errors.js'
 import { keyId, lookupId } from './keys.js'
 import { isMultipartRecord } from './multipart.js'
 import { mergeCustomMetadata, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
@@ -114,6 +115,11 @@ export async function copyObject (
   if (!unconditional && !destination(await store.head(toId))) {
     await reader.close()
     return { status: 'precondition-failed' }
+  }
+  // A source larger than a copy may be (a multipart object) is refused now, not once that many of its bytes were written.
+  if (source.size > MAX_COPY_BYTES) {
+    await reader.close()
+    throw new BucketError('EntityTooLarge', 'copy')
   }
   const held = reader.bytes
   if (held !== undefined) await reader.close()
