@@ -369,7 +369,7 @@ export class BucketEngine implements Bucket {
       throw new TypeError(`${method}: checksumType must be "COMPOSITE" or "FULL_OBJECT".`)
     }
     const request = {
-      key, version: completionVersion(uploadId, randomHex(8)), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum), composite: expectedComposite(opts.compositeChecksum)
+      key, version: completionVersion(uploadId, randomHex(8)), uploaded: this.#now(), minPartSize: this.#minPartSize, checksumType: opts.checksumType, expected: checksumsHex(method, opts.checksum), composite: expectedComposite(opts.compositeChecksum), keyless: ssecKey === undefined
     }
     await this.#readRules()
     // A failed onlyIf (judged against the key's current object by the store's critical section) leaves the upload as it was.

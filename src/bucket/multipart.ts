@@ -125,6 +125,8 @@ export interface CompletionRequest {
   expected: Partial<Record<HashAlgorithm, string>>
   /** The COMPOSITE checksum (hex) of `parts` parts it must produce. */
   composite?: { algorithm: HashAlgorithm, hex: string, parts: number }
+  /** Sent without a customer key: a refusal then names no digest of an encrypted upload's data. */
+  keyless: boolean
 }
 
 /** A completion's `compositeChecksum` option, checked, in hex. */
@@ -223,15 +225,16 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
     checksums.ssec = { keyMd5: upload.ssec.keyMd5, salt: upload.ssec.salt, check: upload.ssec.check, partSalts: Buffer.concat(parts.map(p => Buffer.from(p.ssec?.salt ?? '', 'base64'))).toString('base64') }
   }
   const compositeOfObject = layout.composite === undefined ? undefined : `${layout.composite.hex}-${layout.parts} (COMPOSITE)`
+  /** The object's checksum of `algorithm`, as a refusal names it: never one of data under a customer key to a caller without it. */
+  const shown = (algorithm: HashAlgorithm): string => upload.ssec !== undefined && request.keyless
+    ? 'not shown without the upload\'s customer key'
+    : checksums[algorithm] ?? (layout.composite?.algorithm === algorithm ? compositeOfObject : undefined) ?? 'not known (its parts carry no such checksum)'
   for (const [name, hex] of Object.entries(request.expected)) {
-    const actual = checksums[name as HashAlgorithm] ?? (layout.composite?.algorithm === name ? compositeOfObject : undefined)
-    if (actual !== hex) {
-      throw new BucketError('BadDigest', method, `The ${name} you provided was ${hex}; the object's is ${actual ?? 'not known (its parts carry no such checksum)'}.`)
-    }
+    if (checksums[name as HashAlgorithm] !== hex) throw new BucketError('BadDigest', method, `The ${name} you provided was ${hex}; the object's is ${shown(name as HashAlgorithm)}.`)
   }
   const composite = request.composite
   if (composite !== undefined && (layout.composite?.algorithm !== composite.algorithm || layout.composite.hex !== composite.hex || layout.parts !== composite.parts)) {
-    throw new BucketError('BadDigest', method, `The ${composite.algorithm} you provided was ${composite.hex}-${composite.parts} (COMPOSITE); the object's is ${checksums[composite.algorithm] ?? compositeOfObject ?? 'not known (its parts carry no such checksum)'}.`)
+    throw new BucketError('BadDigest', method, `The ${composite.algorithm} you provided was ${composite.hex}-${composite.parts} (COMPOSITE); the object's is ${shown(composite.algorithm)}.`)
   }
   return {
     key: request.key,

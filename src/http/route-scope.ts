@@ -68,8 +68,9 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   if (type !== 'application/json') {
     throw new DoorError('UnsupportedMediaType', 'This body must be sent with Content-Type: application/json.')
   }
-  // One announced over the limit is refused before it is asked for (no 100 Continue), not once the limit's bytes arrived.
-  if (declaresBodyOver(source.headers, maxJsonBytes)) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`)
+  // One announced over the limit is refused before it is asked for (no 100 Continue), not once the limit's bytes arrived;
+  // the connection closes, or Node would read the whole body to find the next request.
+  if (declaresBodyOver(source.headers, maxJsonBytes)) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`, { connection: 'close' })
   continueBody(source)
   return await withHeldBody(source, {
     bytes: maxJsonBytes,

@@ -206,15 +206,15 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
   for (const algorithm of Object.values(checksumElements)) {
     const value = single(ctx.request.headers, `x-amz-checksum-${algorithm}`)?.trim()
     if (value === undefined) continue
-    const composite = /^([^-]*)-(\d{1,5})$/.exec(value)
-    if (composite !== null) compositeChecksum = { algorithm, value: Buffer.from(composite[1], 'base64'), parts: Number(composite[2]) }
+    const compositeForm = /^([^-]*)-(\d{1,5})$/.exec(value)
+    if (compositeForm !== null) compositeChecksum = { algorithm, value: Buffer.from(compositeForm[1], 'base64'), parts: Number(compositeForm[2]) }
     else if (value.includes('-')) throw new S3Error('InvalidRequest', `Value for x-amz-checksum-${algorithm} header is invalid.`)
     else checksum[algorithm] = Buffer.from(value, 'base64')
   }
   // Without x-amz-checksum-type, the binding takes the upload's type (or FULL_OBJECT for a whole-object checksum).
   const checksumType = checksumTypeFrom(ctx)
   // S3 answers a completion asked again (a client retrying a lost answer) with the object it made.
-  // A key sent is the upload's, or the completion is refused (the engine checks it); none is needed, as in S3.
+  // A key sent is the upload's, or the completion is refused (the engine checks it); none is needed (S3 asks for it of an upload with a checksum).
   const ssec = ssecOption(ctx.request.headers)
   const object = await upload.complete(parts, {
     checksum, repeatable: true, ...(compositeChecksum === undefined ? {} : { compositeChecksum }), ...(onlyIf === undefined ? {} : { onlyIf }), ...(checksumType === undefined ? {} : { checksumType }), ...ssec

@@ -19,7 +19,7 @@ function completion (count: number): ReturnType<typeof completedObject> {
     stored.set(n, { partNumber: n, etag, size: 5, checksums: { sha256 } })
     named.push({ partNumber: n, etag, checksums: { sha256 } })
   }
-  return completedObject(upload, stored, named, { key: 'k', version: 'v', uploaded: 0, minPartSize: 5, expected: {} })
+  return completedObject(upload, stored, named, { key: 'k', version: 'v', uploaded: 0, minPartSize: 5, expected: {}, keyless: false })
 }
 
 t.test('a composite object keeps its parts\' checksums up to the bound, none beyond', async t => {

@@ -13,12 +13,13 @@ t.test('an object PUT announcing more than the largest put is refused before its
   const { app, registry } = await gateway(t)
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as { port: number }).port
-  for (const length of ['5363466241', '9007199254740993']) {
+  for (const [length, expect] of [['5363466241', true], ['9007199254740993', true], ['9007199254740993', false]] as const) {
     const head = `PUT /client/v4/accounts/${accountId}/r2/buckets/photos/objects/huge HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
-      `Content-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`
-    const { text } = await answeredUntilClosed(port, head, 5000)
-    t.same(statuses(text), [400], `${length}: refused at once, without a 100 Continue`)
+      `Content-Length: ${length}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`
+    const { text, closed } = await answeredUntilClosed(port, head, 5000)
+    t.same(statuses(text), [400], `${length}${expect ? '' : ', no Expect'}: refused at once, without a 100 Continue`)
     t.match(text, /"code":100100/, `${length}: EntityTooLarge`)
+    t.ok(closed, `${length}${expect ? '' : ', no Expect'}: and the connection closed, its body unread`)
   }
   t.equal(await (await registry.open('photos'))!.head('huge'), null, 'nothing stored')
 })
@@ -27,11 +28,12 @@ t.test('a JSON body of the HTTP routes announced over their limit is refused bef
   const { app } = await gateway(t)
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as { port: number }).port
-  for (const length of ['2097153', '9007199254740993']) {
+  for (const [length, expect] of [['2097153', true], ['9007199254740993', true], ['9007199254740993', false]] as const) {
     const head = `POST /photos?delete HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${length}\r\nExpect: 100-continue\r\n\r\n`
-    const { text } = await answeredUntilClosed(port, head, 5000)
-    t.same(statuses(text), [413], `${length}: refused at once, without a 100 Continue`)
+      `Content-Length: ${length}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`
+    const { text, closed } = await answeredUntilClosed(port, head, 5000)
+    t.same(statuses(text), [413], `${length}${expect ? '' : ', no Expect'}: refused at once, without a 100 Continue`)
     t.match(text, /"code":41300/, `${length}: BodyTooLarge`)
+    t.ok(closed, `${length}${expect ? '' : ', no Expect'}: and the connection closed, its body unread`)
   }
 })

@@ -308,6 +308,15 @@ t.test('a completion of an SSE-C upload answers its checksum only to who sends t
   for (const withKey of [false, true]) {
     const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'secret', ChecksumAlgorithm: 'CRC32', ...ssec }))
     const part = await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'secret', UploadId: created.UploadId, PartNumber: 1, Body: Buffer.from('PIN=4821'), ChecksumAlgorithm: 'CRC32', ...ssec }))
+    if (!withKey) {
+      // A wrong value, sent without the key, is refused without naming the object's.
+      const refused = await rejection(s3.send(new CompleteMultipartUploadCommand({
+        Bucket: 'photos', Key: 'secret', UploadId: created.UploadId, ChecksumCRC32: 'AAAAAA==-1', MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag, ChecksumCRC32: part.ChecksumCRC32 }] }
+      })))
+      t.equal(refused.name, 'BadDigest')
+      t.notMatch(refused.message, Buffer.from(`${b64(crc32(crc32(Buffer.from('PIN=4821'))))}`, 'base64').toString('hex'), 'the refusal names no digest of the data')
+      t.match(refused.message, /not shown without the upload's customer key/)
+    }
     const first = await complete(withKey, created.UploadId!, part.ETag!, part.ChecksumCRC32!)
     const again = await complete(false, created.UploadId!, part.ETag!, part.ChecksumCRC32!)
     if (withKey) t.equal(first.ChecksumCRC32, `${b64(crc32(crc32(Buffer.from('PIN=4821'))))}-1`, 'with the key: the checksum')

@@ -179,8 +179,11 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
 
   // A body announced over the largest put is refused before it is asked for (this hook runs before the API's preParsing,
   // which sends the 100 Continue): the put would refuse it only once it had all arrived.
-  const refuseOversized = async (request: FastifyRequest): Promise<void> => {
-    if (declaresBodyOver(request.headers, MAX_PUT_BYTES)) throw new ManagementError('EntityTooLarge')
+  // The connection closes with the refusal, or Node would read the whole body to find the next request.
+  const refuseOversized = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (!declaresBodyOver(request.headers, MAX_PUT_BYTES)) return
+    reply.header('connection', 'close')
+    throw new ManagementError('EntityTooLarge')
   }
   app.put<{ Params: ObjectParams }>(path, { onRequest: refuseOversized }, async (request, reply) => await answeredOnce(request, reply, async () => {
     if (namesAwsChunked(request.headers)) {

@@ -96,6 +96,7 @@ t.test('a body file replaced by a link is not read through it', async t => {
   }
   // Started again: no body is cached.
   const { app } = await restarted(t, dataDir)
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/fresh', headers: auth, payload: 'fresh' })).statusCode, 200, 'the gateway started again serves')
   for (const key of ['large', 'small']) {
     const res = await app.inject({ method: 'GET', url: `/photos/${key}`, headers: auth })
     t.equal(res.statusCode, 500, key)
@@ -129,6 +130,7 @@ t.test('links planted as a bucket\'s directory or the store\'s own directories a
   await second.app.close()
   await second.registry.close()
   const { app } = await restarted(t, dataDir)
+  t.equal((await app.inject({ method: 'PUT', url: '/site/ok', headers: auth, payload: 'ok' })).statusCode, 200, 'the gateway started again serves its other bucket')
   const again = await app.inject({ method: 'PUT', url: '/photos/again', headers: auth, payload: 'z'.repeat(100_000) })
   t.equal(again.statusCode, 500, 'a linked blobs/ keeps the bucket from opening')
   t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
