@@ -234,9 +234,9 @@ type Condition = { type: 'Age', maxAge: number } | { type: 'Date', date: string 
 
 /** A whole number of days: MalformedXML when not a number, InvalidArgument when not positive. */
 function daysFrom (value: string, what: string): number {
-  if (!/^-?\d+$/.test(value)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
-  // Any number of digits (leading zeros too): one too large for a Number is past the limit all the same.
-  const days = Number(value)
+  // S3's schema makes it a 32-bit integer: leading zeros are fine, a number past that range is no integer of it.
+  const days = /^-?\d+$/.test(value) ? Number(value) : NaN
+  if (!(Math.abs(days) <= 2 ** 31 - 1)) throw new S3Error('MalformedXML', `${what} must be a whole number of days.`)
   if (days < 1) throw new S3Error('InvalidArgument', `${what} must be a positive integer.`)
   if (days * DAY_SECONDS > MAX_RULE_AGE_SECONDS) throw new S3Error('InvalidArgument', `${what} must be at most ${MAX_RULE_AGE_SECONDS / DAY_SECONDS} days.`)
   return days
