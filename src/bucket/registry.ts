@@ -158,14 +158,6 @@ function alreadyRetired (err: unknown): true {
   throw err
 }
 
-/**
- * A call on a registry after its `close()`, which would open its closed stores again behind the caller's back. Not in
- * the catalogue (a server closes its doors first: no request meets it); Node's code for a use after close.
- */
-function closedRegistry (method: string): Error {
-  return Object.assign(new Error(`${method}: The registry is closed. (ERR_USE_AFTER_CLOSE)`), { code: 'ERR_USE_AFTER_CLOSE' })
-}
-
 class Registry implements BucketRegistry {
   readonly #storage: RegistryStorage
   readonly #clock: () => Date
@@ -183,10 +175,17 @@ class Registry implements BucketRegistry {
   /** Set by `close` once the sweep in progress has ended: every call is refused from then on. */
   #refusing = false
   #closing: Promise<void> | null = null
+  /**
+   * Every public call (and an open still on its way) starts here: once `close` refuses, a call would open closed stores
+   * again behind the caller's back. Not in the catalogue (a server closes its doors first); Node's code for a use after close.
+   */
+  #live (method: string): void {
+    if (this.#refusing) throw Object.assign(new Error(`${method}: The registry is closed. (ERR_USE_AFTER_CLOSE)`), { code: 'ERR_USE_AFTER_CLOSE' })
+  }
   #sweeping: Promise<SweepReport> | null = null
   readonly #tokens: TokenDirectory
   get tokens (): TokenDirectory {
-    if (this.#refusing) throw closedRegistry('tokens')
+    this.#live('tokens')
     return this.#tokens
   }
 
@@ -202,14 +201,14 @@ class Registry implements BucketRegistry {
   }
 
   async list (): Promise<BucketInfo[]> {
-    if (this.#refusing) throw closedRegistry('list')
+    this.#live('list')
     const names = (await this.#storage.names()).filter(isValidBucketName).sort()
     const infos = await Promise.all(names.map(async name => await this.info(name)))
     return infos.filter((i): i is BucketInfo => i !== null)
   }
 
   async info (name: string): Promise<BucketInfo | null> {
-    if (this.#refusing) throw closedRegistry('info')
+    this.#live('info')
     if (!isValidBucketName(name)) return null
     const current = await this.#storage.settingsVersion(name)
     if (current === null) {
@@ -243,7 +242,7 @@ class Registry implements BucketRegistry {
   }
 
   async create (name: string, settings: Partial<BucketSettings> = {}): Promise<BucketInfo> {
-    if (this.#refusing) throw closedRegistry('create')
+    this.#live('create')
     if (!isValidBucketName(name)) throw new BucketError('InvalidBucketName', 'createBucket')
     const patch = validateSettingsPatch(settings)
     if (!await this.#storage.createPlace(name)) throw new BucketError('BucketAlreadyExists', 'createBucket')
@@ -259,7 +258,7 @@ class Registry implements BucketRegistry {
   }
 
   async delete (name: string): Promise<void> {
-    if (this.#refusing) throw closedRegistry('delete')
+    this.#live('delete')
     const info = await this.info(name)
     if (info === null) throw new BucketError('NoSuchBucket', 'deleteBucket')
     const bucket = await this.open(name)
@@ -275,7 +274,7 @@ class Registry implements BucketRegistry {
   }
 
   async open (name: string, known?: BucketInfo): Promise<Bucket | null> {
-    if (this.#refusing) throw closedRegistry('open')
+    this.#live('open')
     const info = known ?? await this.info(name)
     if (info === null) {
       await this.#closeHandle(name)
@@ -289,7 +288,7 @@ class Registry implements BucketRegistry {
 
   async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
     // A call begun before `close` and still on its way: what it opened now would never be closed.
-    if (this.#refusing) throw closedRegistry('open')
+    this.#live('open')
     if (handle !== undefined) await this.#closeHandle(name)
     const notifications = { bucket: name, rules: async () => await this.#rules(name) }
     const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
@@ -359,7 +358,7 @@ class Registry implements BucketRegistry {
   }
 
   async updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings> {
-    if (this.#refusing) throw closedRegistry('updateSettings')
+    this.#live('updateSettings')
     const checked = validateSettingsPatch(patch)
     const info = await this.info(name)
     if (info === null) throw new BucketError('NoSuchBucket', 'updateBucket')
@@ -376,12 +375,12 @@ class Registry implements BucketRegistry {
   }
 
   async lockRules (name: string): Promise<LockRule[]> {
-    if (this.#refusing) throw closedRegistry('lockRules')
+    this.#live('lockRules')
     return await (await this.#openOrFail(name, 'getBucketLock')).lockRules()
   }
 
   async setLockRules (name: string, rules: unknown): Promise<LockRule[]> {
-    if (this.#refusing) throw closedRegistry('setLockRules')
+    this.#live('setLockRules')
     const parsed = parseLockRules(rules)
     return await (await this.#openOrFail(name, 'putBucketLock')).setLockRules(parsed)
   }
@@ -393,7 +392,7 @@ class Registry implements BucketRegistry {
   }
 
   async changeNotifications (name: string, change: (current: QueueNotifications[]) => QueueNotifications[]): Promise<QueueNotifications[]> {
-    if (this.#refusing) throw closedRegistry('changeNotifications')
+    this.#live('changeNotifications')
     if (await this.info(name) === null) throw new BucketError('NoSuchBucket', 'updateBucket')
     const notifications = await this.#storage.withSettingsLock(name, async () => {
       const current = await this.#storage.readSettings(name)
@@ -409,13 +408,13 @@ class Registry implements BucketRegistry {
   }
 
   async outbox (name: string): Promise<Outbox | null> {
-    if (this.#refusing) throw closedRegistry('outbox')
+    this.#live('outbox')
     const bucket = await this.open(name)
     return (bucket as BucketEngine | null)?.outbox ?? null
   }
 
   async bucketForDomain (host: string): Promise<string | null> {
-    if (this.#refusing) throw closedRegistry('bucketForDomain')
+    this.#live('bucketForDomain')
     const token = await this.#storage.changeToken()
     if (token === null) return null
     if (this.#domains?.token !== token) {
@@ -429,7 +428,7 @@ class Registry implements BucketRegistry {
   }
 
   async sweep (options: { now?: Date } = {}): Promise<SweepReport> {
-    if (this.#refusing) throw closedRegistry('sweep')
+    this.#live('sweep')
     // One sweep at a time per process; a timer tick during a long sweep joins it (a sweep at another instant waits for it).
     if (options.now !== undefined) {
       // A sweep at another instant is not joined: it runs after the one in progress (each store sweeps one at a time anyway).
@@ -456,17 +455,17 @@ class Registry implements BucketRegistry {
   }
 
   async ping (): Promise<void> {
-    if (this.#refusing) throw closedRegistry('ping')
+    this.#live('ping')
     await this.#storage.ping?.()
   }
 
   state (area: string): StateDocuments {
-    if (this.#refusing) throw closedRegistry('state')
+    this.#live('state')
     return this.#storage.state(area)
   }
 
   startSweeper (intervalMs: number, onError: (err: unknown) => void = () => {}, onSwept: (report: SweepReport, ms: number) => void = () => {}): void {
-    if (this.#refusing) throw closedRegistry('startSweeper')
+    this.#live('startSweeper')
     if (this.#sweeper !== null) clearInterval(this.#sweeper)
     this.#sweeper = sweepTimer(intervalMs, () => {
       // A tick during a long sweep has nothing to add (it would join it): the sweep is heard of once.

@@ -26,6 +26,7 @@ import { isStorageFailure, isTransient, Queues, requireAccess, type BucketRegist
 import { withHeldBody } from '../doors/body-budget.js'
 import { clientGone, wasCutOff } from '../doors/cut-off.js'
 import { continueBody } from '../doors/expect-continue.js'
+import { declaresBodyOver } from '../doors/request-metadata.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'
@@ -88,13 +89,16 @@ function send (reply: FastifyReply, err: ManagementError): FastifyReply {
 
 /**
  * A JSON body, read as Fastify's own `parseAs: 'string'` reads it (its body
- * limit, judged first by Content-Length, then by the bytes received) and
- * held within the process's body budget until it is parsed; empty (white
- * space only): none.
+ * limit, judged first by the length announced, before an `Expect:
+ * 100-continue` is answered, then by the bytes received) and held within
+ * the process's body budget until it is parsed; empty (white space only):
+ * none.
  */
 async function readJson (request: FastifyRequest, payload: IncomingMessage): Promise<unknown> {
   const bytes = request.routeOptions.bodyLimit
-  if (Number(request.headers['content-length']) > bytes) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
+  if (declaresBodyOver(request.headers, bytes)) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
+  // Authenticated (onRequest ran) and within the limit: the client may send it now.
+  continueBody(request.raw)
   return await withHeldBody(payload, { bytes, tooLarge: () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), noRoom: () => new ManagementError('SlowDown') }, body => {
     const text = body.toString('utf8').trim()
     if (text === '') return undefined
@@ -148,11 +152,6 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
       const reads = request.method === 'GET' || request.method === 'HEAD' || graphqlRoute.test(route)
       requireAccess(principal, reads ? 'account:read' : 'account:write', undefined, undefined, 'management')
     }
-  })
-  // Bodies here are parsed before the handler runs: an authenticated request's Expect: 100-continue is answered now.
-  app.addHook('preParsing', async (request, _reply, payload) => {
-    continueBody(request.raw)
-    return payload
   })
 
   app.setErrorHandler((error: FastifyError | ManagementError, request, reply) => {

@@ -2,10 +2,11 @@
  * Bodies announced over what a route takes are refused before they are
  * asked for (no 100 Continue, nothing read): the management API's object
  * PUT over the largest put (100100), as the HTTP routes and the S3 port
- * refuse it, and the HTTP routes' JSON bodies over their limit (41300).
+ * refuse it, the management API's JSON bodies over Fastify's 1 MiB (1199),
+ * and the HTTP routes' JSON bodies over their limit (41300).
  */
 import t from 'tap'
-import { answeredUntilClosed, statuses } from '../raw-socket.js'
+import { answeredUntilClosed, open, received, statuses } from '../raw-socket.js'
 import { gateway, token } from './gateway-fixture.js'
 import { accountId } from '../mgmt/helpers.js'
 
@@ -36,4 +37,26 @@ t.test('a JSON body of the HTTP routes announced over their limit is refused bef
     t.match(text, /"code":41300/, `${length}: BodyTooLarge`)
     t.ok(closed, `${length}${expect ? '' : ', no Expect'}: and the connection closed, its body unread`)
   }
+})
+
+t.test('a JSON body of the management API announced over its limit is refused before it is asked for; one within it is asked for', async t => {
+  const { app, registry } = await gateway(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  const post = (length: number | string, expect: boolean): string => `POST /client/v4/accounts/${accountId}/r2/buckets HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+    `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${expect ? 'Expect: 100-continue\r\n' : ''}\r\n`
+  for (const [length, expect] of [['1048577', true], ['9007199254740993', true], ['9007199254740993', false]] as const) {
+    const { text, closed } = await answeredUntilClosed(port, post(length, expect), 5000)
+    t.same(statuses(text), [400], `${length}${expect ? '' : ', no Expect'}: refused at once, without a 100 Continue`)
+    t.match(text, /"code":1199/, `${length}: the body is too large`)
+    t.ok(closed, `${length}${expect ? '' : ', no Expect'}: and the connection closed, its body unread`)
+  }
+  const body = JSON.stringify({ name: 'asked-for' })
+  const socket = await open(port)
+  t.teardown(() => socket.destroy())
+  socket.write(post(Buffer.byteLength(body), true))
+  t.match((await received(socket, text => text.includes('\r\n\r\n'))).text, /^HTTP\/1\.1 100 /, 'within the limit, the body is asked for')
+  socket.write(body)
+  t.match((await received(socket, text => text.includes('"success"'))).text, /HTTP\/1\.1 200 /, 'and the bucket made')
+  t.not(await registry.info('asked-for'), null)
 })

@@ -36,6 +36,7 @@ import { ManagementError } from '../errors.js'
 import { perPage, single, type Query } from '../query.js'
 import { acceptAnyContentType } from '../../doors/any-content-type.js'
 import { answeredOnce } from '../../doors/cut-off.js'
+import { continueBody } from '../../doors/expect-continue.js'
 
 interface ObjectParams { accountId: string, bucketName: string, '*': string }
 
@@ -151,7 +152,11 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
   const path = '/accounts/:accountId/r2/buckets/:bucketName/objects/*'
 
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', (_request, payload, done) => { done(null, payload) })
+  // The handler streams the body: an Expect: 100-continue is answered as it is handed over (after the route's onRequest refusals).
+  app.addContentTypeParser('*', (request, payload, done) => {
+    continueBody(request.raw)
+    done(null, payload)
+  })
   acceptAnyContentType(app)
 
   app.get<{ Params: Omit<ObjectParams, '*'> }>('/accounts/:accountId/r2/buckets/:bucketName/objects', async (request) => {
@@ -177,7 +182,7 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     return await sendObject(reply, bucket, request.params['*'])
   })
 
-  // A body announced over the largest put is refused before it is asked for (this hook runs before the API's preParsing,
+  // A body announced over the largest put is refused before it is asked for (this hook runs before the parser above,
   // which sends the 100 Continue): the put would refuse it only once it had all arrived.
   // The connection closes with the refusal, or Node would read the whole body to find the next request.
   const refuseOversized = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
