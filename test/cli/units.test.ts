@@ -7,6 +7,7 @@ import { parsePartSize, parseSize } from '../../src/cli/context.js'
 import { bytesMatchEtag } from '../../src/cli/etag.js'
 import { describeError, fromCode } from '../../src/cli/errors.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, keyUnderPrefix, localPathFor, parseLocation } from '../../src/cli/paths.js'
+import { nameUnder } from '../../src/console/ui/names.js'
 import { jsonLine, shownText } from '../../src/cli/terminal-text.js'
 import { partSizeFor } from '../../src/cli/transfer.js'
 import { LocalTransport } from '../../src/cli/transport-local.js'
@@ -57,7 +58,7 @@ t.test('prefixes and names', async t => {
   t.notOk(isFolderMarker({ key: 'a/b', size: 0 }))
 })
 
-t.test('keyUnderPrefix: the part under a prefix, found by NFC form, in the key\'s spelling', async t => {
+t.test('keyUnderPrefix and the console\'s nameUnder: the part under a prefix, found by NFC form, in the key\'s spelling', async t => {
   const nfc = 'r\u00e9sum\u00e9/'
   const nfd = 're\u0301sume\u0301/'
   const table: Array<[prefix: string, key: string, under: string]> = [
@@ -74,7 +75,10 @@ t.test('keyUnderPrefix: the part under a prefix, found by NFC form, in the key\'
     ['\u1eb9', 'e\u0301\u0323/x', '\u0301/x'],
     ['other/', 'photos/a.jpg', 'photos/a.jpg']
   ]
-  for (const [prefix, key, under] of table) t.equal(keyUnderPrefix(prefix, key), under, `${JSON.stringify(prefix)} in ${JSON.stringify(key)}`)
+  for (const [prefix, key, under] of table) {
+    t.equal(keyUnderPrefix(prefix, key), under, `CLI: ${JSON.stringify(prefix)} in ${JSON.stringify(key)}`)
+    t.equal(nameUnder(prefix, key), under, `console: ${JSON.stringify(prefix)} in ${JSON.stringify(key)}`)
+  }
 })
 
 t.test('parseSize', async t => {

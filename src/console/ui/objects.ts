@@ -7,6 +7,7 @@
 import { gateway, isPublic, jsonBody, listObjects, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace, showStatus } from './dom.js'
+import { nameUnder } from './names.js'
 import { can } from './scope.js'
 import { uploadLinkSection } from './share.js'
 import { uploadFiles } from './upload.js'
@@ -78,25 +79,6 @@ function showDetails (view: Browser, object: ListedObject): void {
   }
   document.addEventListener('keydown', closeOnEscape)
   detailsSlot.querySelector<HTMLElement>('h2')?.focus()
-}
-
-/**
- * A key's name under the folder `prefix`. The gateway matches keys and
- * prefixes by their NFC form but lists each key as last written, so under
- * `résumé/` a key may be spelled `re\u0301sume\u0301/one.txt`: the start
- * cut off is the shortest whose NFC form is the prefix's, not the prefix's
- * length (the CLI's keyUnderPrefix does the same).
- */
-function nameUnder (prefix: string, key: string): string {
-  if (key.startsWith(prefix) && prefix.normalize('NFC') === prefix) return key.slice(prefix.length)
-  const kept = prefix.normalize('NFC')
-  for (let end = 0; end <= key.length; end++) {
-    const start = key.slice(0, end).normalize('NFC')
-    if (start === kept) return key.slice(end)
-    if (start.length > kept.length + 1) break
-  }
-  const whole = key.normalize('NFC')
-  return whole.startsWith(kept) ? whole.slice(kept.length) : key
 }
 
 function objectRow (view: Browser, object: ListedObject): HTMLElement {
