@@ -34,7 +34,7 @@ import type {
   BucketReadOptions, BucketReadOutcome, OpenBucketOptions, SweepOptions, SweepReport
 } from './types.js'
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
-import { copyObject } from './copy.js'
+import { copiedBytes, copyObject } from './copy.js'
 import { lifecycleRules } from './lifecycle.js'
 import { sweepLifecycle, sweepTimer, type LifecycleSweepReport } from './lifecycle-sweep.js'
 import { listObjects } from './listing.js'
@@ -188,8 +188,8 @@ export class BucketEngine implements Bucket {
     return await this.#put(key, value, options, {})
   }
 
-  async putCopied (key: string, value: BucketValue, options: BucketPutOptions | undefined, source: { bucket: string, key: string }): Promise<BucketObject | null> {
-    return await this.#put(key, value, options, { copiedFrom: { bucket: source.bucket, key: source.key } })
+  async putCopied (key: string, value: BucketObjectBody, options: BucketPutOptions | undefined, source: { bucket: string, key: string }): Promise<BucketObject | null> {
+    return await this.#put(key, copiedBytes('put', value), options, { copiedFrom: { bucket: source.bucket, key: source.key } })
   }
 
   async #put (key: string, value: BucketValue, options: BucketPutOptions | undefined, commit: CommitOptions): Promise<BucketObject | null> {
@@ -385,7 +385,7 @@ export class BucketEngine implements Bucket {
     if (record === null || record instanceof Error) {
       if (opts.repeatable === true) {
         const current = await this.#store.head(id)
-        if (current !== null && completedBefore(current, uploadId, named)) return completedAgain(method, current, ssecKey)
+        if (current !== null && completedBefore(current, uploadId, named)) return completedAgain(current, ssecKey, request)
       }
       throw new BucketError('NoSuchUpload', method)
     }

@@ -15,6 +15,7 @@
  * the commit's critical section.
  */
 import { Readable } from 'node:stream'
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web'
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
@@ -22,9 +23,9 @@ import { BucketError } from './errors.js'
 import { keyId, lookupId } from './keys.js'
 import { isMultipartRecord } from './multipart.js'
 import { mergeCustomMetadata, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
-import { ObjectMetadata } from './object.js'
+import { ObjectBody, ObjectMetadata } from './object.js'
 import { ALWAYS, type BucketStore, type CopyBuilder, type StagedBody, type StoredObject } from './port.js'
-import type { BucketCopyOptions, BucketCopyOutcome } from './types.js'
+import type { BucketCopyOptions, BucketCopyOutcome, BucketObjectBody } from './types.js'
 import { withFields } from './records.js'
 import { MeasuredBody } from './value.js'
 import { MAX_COPY_BYTES } from './limits.js'
@@ -44,6 +45,24 @@ function needsBytes (source: StoredObject, algorithm: HashAlgorithm | undefined)
 export function copiedChecksums<A extends HashAlgorithm> (had: A[], composite: A | undefined, asked: A | undefined): A[] {
   if (asked !== undefined) return [asked]
   return [...new Set([...had, ...(composite === undefined ? [] : [composite])])]
+}
+
+/**
+ * The bytes of a copy from another bucket (S3's CopyObject between buckets,
+ * through `putCopied`, and UploadPartCopy): `source`, as the source bucket's
+ * `get` served it (the whole object, or the range asked for). A source
+ * serving more than a copy may carry is refused (EntityTooLarge, as a copy
+ * within a bucket is) before a byte of it is read, its files closed: the
+ * write it feeds would learn its size only as it read, after writing up to
+ * 5 GiB.
+ */
+export function copiedBytes (method: string, source: BucketObjectBody): Buffer | Readable {
+  const stream = (): Readable => source instanceof ObjectBody ? source.nodeStream() : Readable.fromWeb(source.body as NodeReadableStream)
+  if ((source.range?.length ?? source.size) > MAX_COPY_BYTES) {
+    stream().destroy()
+    throw new BucketError('EntityTooLarge', method)
+  }
+  return (source instanceof ObjectBody ? source.bufferedBytes() : undefined) ?? stream()
 }
 
 function copiedAlgorithms (source: StoredObject, asked: HashAlgorithm | undefined): HashAlgorithm[] {

@@ -17,7 +17,7 @@
  * object keeps its parts' checksums in its layout, for reads of one part.
  */
 import { createHash } from 'node:crypto'
-import { combineCrcs, compositeOf, digestBytes, isCrc, type HashAlgorithm } from './checksums.js'
+import { combineCrcs, compositeOf, digestBytes, hashAlgorithms, isCrc, type HashAlgorithm } from './checksums.js'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError, UploadChecksumError } from './errors.js'
 import { MAX_UPLOAD_PAGE } from './limits.js'
@@ -167,6 +167,37 @@ export function completedBefore (current: StoredObject, uploadId: string, named:
   return current.version.startsWith(uploadTag(uploadId)) && current.etag === multipartEtag(named.map(p => p.etag))
 }
 
+/**
+ * Judges the checksums a completion names (`request.expected`, whole-object;
+ * `request.composite`, COMPOSITE `<hex>-N`) against `checksums`, the
+ * object's: the one the completion makes, or, asked again, the one it made.
+ * A checksum must be of the object's algorithm (`algorithm`: the upload's,
+ * else its parts'), as S3 holds a part to its upload's algorithm
+ * (InvalidRequest); a value, or a part count, that is not the object's is
+ * BadDigest, naming the object's checksum unless `hidden` (data under a
+ * customer key, asked without that key).
+ */
+function judgeNamedChecksums (checksums: StoredChecksums, algorithm: HashAlgorithm | undefined, request: Pick<CompletionRequest, 'expected' | 'composite'>, hidden: boolean): void {
+  const composite = request.composite
+  const named = [...Object.keys(request.expected) as HashAlgorithm[], ...(composite === undefined ? [] : [composite.algorithm])]
+  const other = named.find(a => a !== algorithm)
+  if (other !== undefined) {
+    throw new UploadChecksumError(`${method}: Checksum Type mismatch occurred, expected checksum Type: ${algorithm ?? 'null'}, actual checksum Type: ${other}`)
+  }
+  const layout = checksums.multipart
+  const compositeOfObject = layout?.composite === undefined ? undefined : `${layout.composite.hex}-${layout.parts} (COMPOSITE)`
+  /** The object's checksum of `algorithm`, as a refusal names it: never one of data under a customer key to a caller without it. */
+  const shown = (algorithm: HashAlgorithm): string => hidden
+    ? 'not shown without the upload\'s customer key'
+    : checksums[algorithm] ?? (layout?.composite?.algorithm === algorithm ? compositeOfObject : undefined) ?? 'not known (its parts carry no such checksum)'
+  for (const [name, hex] of Object.entries(request.expected)) {
+    if (checksums[name as HashAlgorithm] !== hex) throw new BucketError('BadDigest', method, `The ${name} you provided was ${hex}; the object's is ${shown(name as HashAlgorithm)}.`)
+  }
+  if (composite !== undefined && (layout?.composite?.algorithm !== composite.algorithm || layout.composite.hex !== composite.hex || layout.parts !== composite.parts)) {
+    throw new BucketError('BadDigest', method, `The ${composite.algorithm} you provided was ${composite.hex}-${composite.parts} (COMPOSITE); the object's is ${shown(composite.algorithm)}.`)
+  }
+}
+
 /** The algorithm every chosen part has a checksum of, if any. */
 function commonAlgorithm (parts: StoredPart[]): HashAlgorithm | undefined {
   const first = Object.keys(parts[0]?.checksums ?? {}) as HashAlgorithm[]
@@ -224,18 +255,7 @@ export function completedObject (upload: StoredUpload, stored: Map<number, Store
     if (parts.some(p => p.ssec === undefined)) throw new BucketError('InvalidPart', method, 'A part of this encrypted upload was stored without its encryption.')
     checksums.ssec = { keyMd5: upload.ssec.keyMd5, salt: upload.ssec.salt, check: upload.ssec.check, partSalts: Buffer.concat(parts.map(p => Buffer.from(p.ssec?.salt ?? '', 'base64'))).toString('base64') }
   }
-  const compositeOfObject = layout.composite === undefined ? undefined : `${layout.composite.hex}-${layout.parts} (COMPOSITE)`
-  /** The object's checksum of `algorithm`, as a refusal names it: never one of data under a customer key to a caller without it. */
-  const shown = (algorithm: HashAlgorithm): string => upload.ssec !== undefined && request.keyless
-    ? 'not shown without the upload\'s customer key'
-    : checksums[algorithm] ?? (layout.composite?.algorithm === algorithm ? compositeOfObject : undefined) ?? 'not known (its parts carry no such checksum)'
-  for (const [name, hex] of Object.entries(request.expected)) {
-    if (checksums[name as HashAlgorithm] !== hex) throw new BucketError('BadDigest', method, `The ${name} you provided was ${hex}; the object's is ${shown(name as HashAlgorithm)}.`)
-  }
-  const composite = request.composite
-  if (composite !== undefined && (layout.composite?.algorithm !== composite.algorithm || layout.composite.hex !== composite.hex || layout.parts !== composite.parts)) {
-    throw new BucketError('BadDigest', method, `The ${composite.algorithm} you provided was ${composite.hex}-${composite.parts} (COMPOSITE); the object's is ${shown(composite.algorithm)}.`)
-  }
+  judgeNamedChecksums(checksums, kept?.algorithm ?? algorithm, request, upload.ssec !== undefined && request.keyless)
   return {
     key: request.key,
     version: request.version,
@@ -314,9 +334,23 @@ export async function listUploadsPage (store: BucketStore, options: unknown): Pr
   }
 }
 
-/** The object a completion asked again made, once a key it carries is judged as the first completion judged it. */
-export function completedAgain (method: string, current: StoredObject, ssecKey: SsecKey | undefined): ObjectMetadata {
+/**
+ * The object a completion asked again made, once what it carries is judged
+ * as the first completion judged it: a key, then a checksum type (the
+ * object's, if it has one) and the checksums it names. A repeat that the
+ * first completion would have refused is refused alike, so a retry with a
+ * wrong checksum never reads as a success.
+ */
+export function completedAgain (current: StoredObject, ssecKey: SsecKey | undefined, request: CompletionRequest): ObjectMetadata {
   if (ssecKey !== undefined) judgeSsecKey(method, current.checksums.ssec, ssecKey)
+  const checksums = current.checksums
+  const composite = checksums.multipart?.composite
+  const whole = hashAlgorithms.find(a => a !== 'md5' && checksums[a] !== undefined)
+  const type = composite !== undefined ? 'COMPOSITE' : whole !== undefined ? 'FULL_OBJECT' : undefined
+  if (request.checksumType !== undefined && type !== undefined && request.checksumType !== type) {
+    throw new BucketError('BadDigest', method, `The object was completed with the ${type} checksum type; the completion names ${request.checksumType}.`)
+  }
+  judgeNamedChecksums(checksums, composite?.algorithm ?? whole, request, checksums.ssec !== undefined && request.keyless)
   return new ObjectMetadata(current)
 }
 

@@ -438,11 +438,12 @@ export interface Bucket {
   put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null>
   /**
    * Beyond the binding (for S3's CopyObject between buckets, whose bytes
-   * are read from the source bucket and written here): `put`, whose event
-   * notification is CopyObject naming `source`, as the hosted service
-   * reports every copy.
+   * are read from the source bucket and written here): `put` of `value`, a
+   * `get` of `source` in its bucket, whose event notification is CopyObject
+   * naming `source`, as the hosted service reports every copy. A value
+   * serving more than a copy may carry is refused before it is read (100100).
    */
-  putCopied (key: string, value: BucketValue, options: BucketPutOptions | undefined, source: { bucket: string, key: string }): Promise<BucketObject | null>
+  putCopied (key: string, value: BucketObjectBody, options: BucketPutOptions | undefined, source: { bucket: string, key: string }): Promise<BucketObject | null>
   /** Deletes every key a bucket lock does not retain; throws 10913 (ObjectLocked) when one was retained. */
   delete (keys: string | string[]): Promise<void>
   /** Beyond the binding (for S3's DeleteObjects): deletes every key a bucket lock does not retain, and answers those it kept. */

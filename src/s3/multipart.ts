@@ -22,10 +22,13 @@
  * are kept with the upload by the binding, which holds its parts and its
  * completion to them as S3 does (InvalidRequest, BadDigest); ListParts and
  * ListMultipartUploads answer them, and a completion without
- * x-amz-checksum-type takes the upload's.
+ * x-amz-checksum-type takes the upload's. A completion's x-amz-checksum-*
+ * (one header at most, put-request.ts) is the binding's to judge, of the
+ * upload's algorithm (InvalidRequest) and value (BadDigest), when the
+ * completion is asked again too.
  */
 import {
-  bodyStream, compareIds, isBucketError, MAX_UPLOAD_PAGE, uploadAbortHeaders, type BucketChecksumAlgorithm, type BucketMultipartUpload,
+  bodyStream, compareIds, copiedBytes, isBucketError, MAX_UPLOAD_PAGE, uploadAbortHeaders, type BucketChecksumAlgorithm, type BucketMultipartUpload,
   type BucketUploadChecksumAlgorithm
 } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
@@ -33,8 +36,8 @@ import { openBucketForUpload } from './extensions.js'
 import { OWNER, openNamedBucket, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { customMetadataFrom, httpMetadataFrom, preconditionFailed, s3StorageClass, single, storageClassFrom, writeConditionalFrom } from './headers.js'
-import { checkKey, copySourceFrom, expirationHeaders, partNumberFrom, readCopySource, sourceBytes } from './objects.js'
-import { decodePartRequest } from './put-request.js'
+import { checkKey, copySourceFrom, expirationHeaders, partNumberFrom, readCopySource } from './objects.js'
+import { completionChecksumFrom, decodePartRequest } from './put-request.js'
 import { ssecAnswerHeaders, ssecEchoHeaders, ssecOption } from './ssec.js'
 import { elementsOf, list, readXmlBody, text } from './xml.js'
 import { listEncoder } from './list-encoding.js'
@@ -153,7 +156,8 @@ export async function uploadPartCopy (ctx: S3Context): Promise<void> {
   }
   // The engine computes the upload's checksum over the copied bytes (the default one for an upload created without).
   const ssec = ssecOption(ctx.request.headers)
-  const part = await upload.uploadPart(partNumber, sourceBytes(source), { copied: true, defaultChecksum, ...ssec })
+  // The engine refuses a source serving more than a copy may carry before a byte of it is read.
+  const part = await upload.uploadPart(partNumber, copiedBytes('uploadPart', source), { copied: true, defaultChecksum, ...ssec })
   ctx.reply.headers(ssecEchoHeaders(ssec))
   await sendXml(ctx, 200, 'CopyPartResult', {
     LastModified: (await partUploaded(upload, partNumber, part.etag, ssec)).toISOString(),
@@ -199,18 +203,10 @@ export async function completeMultipartUpload (ctx: S3Context): Promise<void> {
     if (parts[i].partNumber <= parts[i - 1].partNumber) throw new S3Error('InvalidPartOrder')
   }
   const onlyIf = writeConditionalFrom(ctx.request.headers)
-  // A whole-object checksum in a header is what a FULL_OBJECT completion must produce; one in the `<base64>-<parts>`
-  // form (S3's for a COMPOSITE checksum), what a COMPOSITE one must. Either is the engine's to judge.
-  const checksum: Partial<Record<BucketChecksumAlgorithm, Buffer>> = {}
-  let compositeChecksum: { algorithm: BucketChecksumAlgorithm, value: Buffer, parts: number } | undefined
-  for (const algorithm of Object.values(checksumElements)) {
-    const value = single(ctx.request.headers, `x-amz-checksum-${algorithm}`)?.trim()
-    if (value === undefined) continue
-    const compositeForm = /^([^-]*)-(\d{1,5})$/.exec(value)
-    if (compositeForm !== null) compositeChecksum = { algorithm, value: Buffer.from(compositeForm[1], 'base64'), parts: Number(compositeForm[2]) }
-    else if (value.includes('-')) throw new S3Error('InvalidRequest', `Value for x-amz-checksum-${algorithm} header is invalid.`)
-    else checksum[algorithm] = Buffer.from(value, 'base64')
-  }
+  // A whole-object checksum or a COMPOSITE one (`<base64>-<parts>`), one header at most: the engine judges it.
+  const named = completionChecksumFrom(ctx.request.headers)
+  const checksum: Partial<Record<BucketChecksumAlgorithm, Buffer>> = named.checksum === undefined ? {} : { [named.checksum.algorithm]: named.checksum.value }
+  const compositeChecksum = named.composite
   // Without x-amz-checksum-type, the binding takes the upload's type (or FULL_OBJECT for a whole-object checksum).
   const checksumType = checksumTypeFrom(ctx)
   // S3 answers a completion asked again (a client retrying a lost answer) with the object it made.

@@ -17,11 +17,13 @@
  * (multipart.ts), it is a `get` streamed into a `put`, the conditions being
  * the source read's `onlyIf`, the checksum (x-amz-checksum-algorithm, else
  * the source's) computed by the binding as the bytes stream; the result
- * answers it.
+ * answers it. The binding is handed the body the `get` answered, not its
+ * bytes: it refuses a source larger than a copy may be before reading it,
+ * as it does within a bucket (EntityTooLarge).
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
-import { authorize, BucketErrors, bodyBuffer, bodyStream, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, mergeCustomMetadata, objectExpirationHeader } from '../bucket/index.js'
+import { authorize, BucketErrors, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, mergeCustomMetadata, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import { VersionHeaders } from '../doors/version-headers.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
@@ -259,10 +261,6 @@ export async function readCopySource (ctx: S3Context, range?: BucketRange): Prom
   return object
 }
 
-export function sourceBytes (object: BucketObjectBody): Buffer | Readable {
-  return bodyBuffer(object) ?? bodyStream(object)
-}
-
 export async function copyObject (ctx: S3Context): Promise<void> {
   checkKey(ctx.key)
   const headers = ctx.request.headers
@@ -310,7 +308,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   // The copy's checksums, as the binding's copy chooses them, computed as the bytes stream.
   const had = Object.keys(object.checksums.toJSON()) as BucketChecksumAlgorithm[]
   const computeChecksums = copiedChecksums(had, object.checksums.composite?.algorithm, checksumAlgorithm)
-  const copied = await bucket.putCopied(ctx.key, sourceBytes(object), {
+  const copied = await bucket.putCopied(ctx.key, object, {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? Object.assign({}, object.httpMetadata, httpMetadataFrom(headers)) : httpMetadataFrom(headers),
     customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? mergeCustomMetadata(object.customMetadata, customMetadataFrom(headers)) : customMetadataFrom(headers),
     storageClass: storageClass ?? object.storageClass,

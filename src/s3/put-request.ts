@@ -203,3 +203,26 @@ function checkAnnouncedAlgorithm (headers: IncomingHttpHeaders, sent: string[]):
   }
   if (sent[0] !== announced) throw new S3Error('InvalidRequest', `x-amz-sdk-checksum-algorithm says ${announced}; the checksum sent is ${sent[0]}.`)
 }
+
+/**
+ * The checksum of the object a CompleteMultipartUpload must make, from its
+ * x-amz-checksum-* headers: a whole-object value (`checksum`, what a
+ * FULL_OBJECT completion must produce) or one in S3's `<base64>-<parts>`
+ * form (`composite`, what a COMPOSITE one must). One header at most, as S3
+ * takes one on every request (InvalidRequest, its PutObject's sentence): of
+ * several, none would be judged but the last. Whether it is of the upload's
+ * algorithm and matches is the binding's to judge.
+ */
+export function completionChecksumFrom (headers: IncomingHttpHeaders): { checksum?: { algorithm: ChecksumAlgorithm, value: Buffer }, composite?: { algorithm: ChecksumAlgorithm, value: Buffer, parts: number } } {
+  const sent = checksumAlgorithms.flatMap(algorithm => {
+    const value = first(headers, `x-amz-checksum-${algorithm}`)?.trim()
+    return value === undefined ? [] : [{ algorithm, value }]
+  })
+  if (sent.length > 1) throw new S3Error('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.')
+  if (sent.length === 0) return {}
+  const { algorithm, value } = sent[0]
+  const compositeForm = /^([^-]*)-(\d{1,5})$/.exec(value)
+  if (compositeForm !== null) return { composite: { algorithm, value: Buffer.from(compositeForm[1], 'base64'), parts: Number(compositeForm[2]) } }
+  if (value.includes('-')) throw new S3Error('InvalidRequest', `Value for x-amz-checksum-${algorithm} header is invalid.`)
+  return { checksum: { algorithm, value: Buffer.from(value, 'base64') } }
+}
