@@ -53,8 +53,10 @@ export type BucketRange =
 export interface BucketConditional {
   etagMatches?: string // If-Match
   etagDoesNotMatch?: string // If-None-Match
-  uploadedBefore?: Date // If-Unmodified-Since
-  uploadedAfter?: Date // If-Modified-Since
+  /** If-Unmodified-Since: a Date, or milliseconds since the epoch. */
+  uploadedBefore?: Date | number
+  /** If-Modified-Since: a Date, or milliseconds since the epoch. */
+  uploadedAfter?: Date | number
 }
 
 /**
@@ -411,7 +413,7 @@ export type BucketReadOutcome =
 export interface BucketReadServed {
   status: 'found' | 'partial'
   object: BucketObject
-  /** The bytes served (null for `partial`: the whole object). */
+  /** The bytes served (null for `found`: the whole object). */
   range: { offset: number, length: number } | null
   /** The bytes: already in memory for small objects, else a stream to consume or destroy; null when `body: false`. */
   body: Buffer | Readable | null
