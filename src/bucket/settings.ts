@@ -22,7 +22,7 @@ export interface CorsRule {
 export interface BucketSettings {
   /** GET/HEAD without credentials. */
   public: boolean
-  /** null = the default CORS of public buckets. */
+  /** null (or an empty list, as older files may hold) = no rules: the default CORS of public buckets on the HTTP routes. */
   cors: CorsRule[] | null
   /** The management API's lifecycle document, `{rules}`, as `parseLifecycleRules` keeps it (see the notes above). */
   lifecycle: unknown | null
@@ -112,7 +112,7 @@ export function validateSettingsPatch (patch: Partial<BucketSettings>): Partial<
   }
   if (patch.cors !== undefined) {
     if (patch.cors !== null && !(Array.isArray(patch.cors) && patch.cors.every(isCorsRule))) {
-      throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}: strings of printable ASCII, one * at most in an origin, maxAgeSeconds a whole number of seconds')
+      throw new TypeError('settings.cors must be null or an array of {allowedOrigins, allowedMethods, allowedHeaders?, exposeHeaders?, maxAgeSeconds?}: strings of printable ASCII, one * at most in an origin or an allowed header, maxAgeSeconds a whole number of seconds')
     }
     if (patch.cors !== null && patch.cors.length > MAX_CORS_RULES) throw new TypeError(`settings.cors holds at most ${MAX_CORS_RULES} rules (got ${patch.cors.length})`)
     const bytes = patch.cors === null ? 0 : corsConfigurationBytes(patch.cors)
@@ -141,24 +141,94 @@ export function isHeaderText (value: string): boolean {
   return /^[\x20-\x7e]*$/.test(value)
 }
 
+/** Whether `value` holds one `*` at most: S3's rule for an AllowedOrigin and an AllowedHeader ("can not have more than one wildcard"). */
+function hasOneWildcardAtMost (value: string): boolean {
+  const star = value.indexOf('*')
+  return star === -1 || value.indexOf('*', star + 1) === -1
+}
+
 /** An allowed CORS origin: header text with one `*` at most. */
 export function isCorsOrigin (origin: string): boolean {
-  return isHeaderText(origin) && origin.split('*').length <= 2
+  return isHeaderText(origin) && hasOneWildcardAtMost(origin)
+}
+
+/** An allowed CORS request header: header text with one `*` at most (`*`, `x-amz-*`). */
+export function isCorsAllowedHeader (header: string): boolean {
+  return isHeaderText(header) && hasOneWildcardAtMost(header)
+}
+
+/** The largest `maxAgeSeconds`: S3's MaxAgeSeconds is an xsd:int. */
+export const MAX_CORS_MAX_AGE_SECONDS = 2 ** 31 - 1
+
+/**
+ * CORS matching, the one every door uses. A pattern (an allowed origin or
+ * header) is compared case-insensitively and may hold one `*`, which stands
+ * for any run of characters (`https://*.example.com`, `x-amz-*`, `*`).
+ * `lowerValue` is lowercased once by the caller: an 8 KB Origin against a
+ * configuration's thousands of patterns is not lowercased for each.
+ */
+export function corsPatternMatches (pattern: string, lowerValue: string): boolean {
+  if (pattern === '*') return true
+  const star = pattern.indexOf('*')
+  if (star === -1) return pattern.length === lowerValue.length && pattern.toLowerCase() === lowerValue
+  const head = pattern.slice(0, star).toLowerCase()
+  const tail = pattern.slice(star + 1).toLowerCase()
+  return lowerValue.length >= head.length + tail.length && lowerValue.startsWith(head) && lowerValue.endsWith(tail)
 }
 
 /**
- * The size of `rules` as S3's CORSConfiguration document spells them,
- * without whitespace, declaration or namespace: what MAX_CORS_CONFIGURATION_BYTES
- * bounds on every door. Measured in that one shape so that the S3 door's cap
- * on the body (whitespace and all) and the other doors' cap on the rules
- * agree: whatever S3 accepts fits, and JSON's terser spelling buys no more.
- * Values are printable ASCII (isHeaderText), one byte a character; escaping
- * (`&amp;`) is not counted, so an S3 body is never smaller than this.
+ * The rule that decides a CORS request, as S3 judges it on every door: the
+ * first whose allowed origins match `origin`, whose allowed methods hold
+ * `method`, and whose allowed headers cover every one of `requestHeaders`
+ * (a preflight's `Access-Control-Request-Headers`, lowercase; none for an
+ * actual request). An empty list is no configuration.
+ */
+export function matchingCorsRule (rules: readonly CorsRule[] | null, origin: string, method: string, requestHeaders: readonly string[] = []): CorsRule | undefined {
+  if (rules === null || rules.length === 0) return undefined
+  const wanted = method.toUpperCase()
+  const lowerOrigin = origin.toLowerCase()
+  return rules.find(rule =>
+    rule.allowedOrigins.some(pattern => corsPatternMatches(pattern, lowerOrigin)) &&
+    rule.allowedMethods.some(m => m.toUpperCase() === wanted) &&
+    requestHeaders.every(h => (rule.allowedHeaders ?? []).some(pattern => corsPatternMatches(pattern, h))))
+}
+
+/**
+ * Whether answers under `rules` depend on the request's Origin beyond its
+ * presence: some rule echoes the origin (it allows no `*`), so a cache must
+ * keep one answer per Origin (`Vary: Origin`), the answers to no Origin or
+ * to an origin no rule allows included.
+ */
+export function corsVariesByOrigin (rules: readonly CorsRule[] | null): boolean {
+  return rules !== null && rules.some(rule => !rule.allowedOrigins.includes('*'))
+}
+
+/** The bytes a value takes in an XML document (`&` is `&amp;`, `"` is `&quot;`, as the S3 door escapes them). */
+function xmlTextBytes (value: string): number {
+  let bytes = Buffer.byteLength(value)
+  for (const c of value) {
+    if (c === '&') bytes += 4
+    else if (c === '<' || c === '>') bytes += 3
+    else if (c === '"' || c === "'") bytes += 5
+  }
+  return bytes
+}
+
+/** What GetBucketCors writes around the rules: the declaration and the root element with S3's namespace. */
+const CORS_DOCUMENT_FRAME = '<?xml version="1.0" encoding="UTF-8"?><CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></CORSConfiguration>'
+
+/**
+ * The size of `rules` as the S3 door's GetBucketCors writes them, byte for
+ * byte (declaration, namespace and escapes included): what
+ * MAX_CORS_CONFIGURATION_BYTES bounds on every door. Measured on that one
+ * canonical form so that what one door stores the S3 door gives back in a
+ * body its PutBucketCors takes (its cap on the body is the same number), and
+ * JSON's terser spelling buys no more.
  */
 export function corsConfigurationBytes (rules: CorsRule[]): number {
   const elements = (name: string, values: readonly string[] | undefined): number =>
-    (values ?? []).reduce((sum, value) => sum + 2 * name.length + 5 + value.length, 0)
-  let bytes = '<CORSConfiguration></CORSConfiguration>'.length
+    (values ?? []).reduce((sum, value) => sum + 2 * name.length + 5 + xmlTextBytes(value), 0)
+  let bytes = CORS_DOCUMENT_FRAME.length
   for (const rule of rules) {
     bytes += '<CORSRule></CORSRule>'.length + elements('ID', rule.id === undefined ? undefined : [rule.id]) +
       elements('AllowedOrigin', rule.allowedOrigins) + elements('AllowedMethod', rule.allowedMethods) +
@@ -176,9 +246,9 @@ function isCorsRule (rule: unknown): rule is CorsRule {
   const r = rule as CorsRule
   return typeof r === 'object' && r !== null &&
     isStringArray(r.allowedOrigins) && r.allowedOrigins.every(isCorsOrigin) && isHeaderTextArray(r.allowedMethods) &&
-    (r.allowedHeaders === undefined || isHeaderTextArray(r.allowedHeaders)) &&
+    (r.allowedHeaders === undefined || (isStringArray(r.allowedHeaders) && r.allowedHeaders.every(isCorsAllowedHeader))) &&
     (r.exposeHeaders === undefined || isHeaderTextArray(r.exposeHeaders)) &&
     (r.id === undefined || (typeof r.id === 'string' && isRuleId(r.id))) &&
-    (r.maxAgeSeconds === undefined || (Number.isInteger(r.maxAgeSeconds) && r.maxAgeSeconds >= 0 && r.maxAgeSeconds <= 2 ** 31 - 1))
+    (r.maxAgeSeconds === undefined || (Number.isInteger(r.maxAgeSeconds) && r.maxAgeSeconds >= 0 && r.maxAgeSeconds <= MAX_CORS_MAX_AGE_SECONDS))
 }
 

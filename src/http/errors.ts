@@ -38,7 +38,7 @@ export const DoorErrors = {
   WritesRefused: { code: 40301, status: 403, message: 'This server has no token configured and does not listen on loopback only, so it refuses writes and private reads. Start it with --token.' },
   CorsRefused: { code: 40302, status: 403, message: 'CORS preflight refused by the bucket\'s CORS rules.' },
   CrossSiteRequest: { code: 40303, status: 403, message: 'This server has no credentials configured, so it refuses requests that change something unless they come from its own origin.' },
-  CrossSiteRead: { code: 40304, status: 403, message: 'This server has no credentials configured, so it answers reads from another site\'s pages only on its routes and custom domains.' },
+  CrossSiteRead: { code: 40304, status: 403, message: 'This server has no credentials configured, so on its loopback names (path routes such as /pub/ included) it answers reads, and their preflights, from local pages only; other sites read through its host routes and its buckets\' custom domains.' },
   RequestTimeout: { code: 40800, status: 408, message: 'The request body sent nothing for too long (--idle-timeout).' },
   HeadersTooLarge: { code: 43100, status: 431, message: 'The request headers are too large (16 KiB in all).' },
   UnsupportedEncoding: { code: 41501, status: 415, message: 'Content-Encoding: aws-chunked bodies are not accepted on these routes: send the object\'s bytes as they are.' },

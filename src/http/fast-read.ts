@@ -7,11 +7,12 @@
  * answered with the route's own pieces: the registry's settings,
  * `principalOf` and the engine's `authorize`, `readObject` (the engine
  * decides conditions and ranges) and the route's headers (`readHeaders`,
- * with the sandbox of the gateway's own host). A read that would not answer
+ * with the sandbox of the gateway's own host, and `Vary: Origin` as the
+ * route's CORS gives it). A read that would not answer
  * its object (200, 206, 304) is the route's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { authorize, hostName, mayBeCustomDomain } from '../bucket/index.js'
+import { authorize, corsVariesByOrigin, hostName, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
@@ -61,6 +62,8 @@ async function answer (options: FastReadOptions, request: IncomingMessage, respo
   const info = await registry.info(name)
   if (info === null) return false
   const headers: Record<string, string> = {}
+  // As the route's `enter` (cors.ts): rules that echo an origin make every answer vary by it, this one without an Origin too.
+  if (info.settings.cors !== null && corsVariesByOrigin(info.settings.cors)) headers.vary = 'Origin'
   if (!options.publicBuckets.has(name) && info.settings.public !== true) {
     const principal = await principalOf(policy, request.headers.authorization)
     if (!authorize(principal, 'object:read', name, key, request.method?.toLowerCase())) return false

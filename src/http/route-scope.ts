@@ -30,6 +30,8 @@ const maxJsonBytes = 2 * 1024 * 1024
 export const objectMethods = 'GET, HEAD, PUT, POST, DELETE, OPTIONS'
 export const bucketMethods = 'GET, HEAD, POST, OPTIONS'
 export const readOnlyMethods = 'GET, HEAD, OPTIONS'
+/** What a read-only route's preflight may grant. */
+const readMethods = ['GET', 'HEAD']
 
 export function methodNotAllowed (allow: string): DoorError {
   return new DoorError('MethodNotAllowed', `Allowed: ${allow}.`, { allow })
@@ -122,11 +124,10 @@ export async function preflight (scope: RouteScope, request: FastifyRequest, rep
   const info = await scope.registry.info(name)
   const isPublic = servedPublicly || scope.publicBuckets.has(name) || info?.settings.public === true
   const rules = effectiveCorsRules(info?.settings.cors ?? null, isPublic)
-  const requested = request.headers['access-control-request-headers']
-  // A public route is read-only whatever the rules say.
-  const allowed = servedPublicly && !['GET', 'HEAD'].includes(method.toUpperCase())
+  // A public route is read-only whatever the rules say: it grants and lists GET and HEAD only.
+  const allowed = servedPublicly && !readMethods.includes(method.toUpperCase())
     ? null
-    : preflightHeaders(rules, origin, method, Array.isArray(requested) ? requested.join(',') : requested)
+    : preflightHeaders(rules, origin, method, request.headers['access-control-request-headers'], servedPublicly ? readMethods : undefined)
   // The same answer whether the bucket is missing or private without rules: a preflight needs no credentials, so it must not tell which buckets exist.
   if (info === null || allowed === null) throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}.`)
   await reply.code(204).headers(allowed).send()

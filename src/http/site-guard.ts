@@ -36,7 +36,11 @@
  *   rules, even `*`, would otherwise let any site the user visits read
  *   every private bucket of this open server. Reads without `Origin` (images, scripts, links) pass: their
  *   bodies stay opaque to the page. Public reads meant for other sites go
- *   through route hosts and custom domains, which this rule does not touch.
+ *   through route hosts and custom domains, which this rule does not touch
+ *   (a path route such as `/pub/` on a loopback name is not one of them).
+ * - A CORS preflight (OPTIONS with `Origin` and
+ *   `Access-Control-Request-Method`) is judged as the request it asks for:
+ *   refused where that request would be, never granted for it.
  */
 import { BlockList, isIP } from 'node:net'
 import type { IncomingHttpHeaders } from 'node:http'
@@ -159,9 +163,14 @@ function isLocalOrigin (origin: string, options: SiteGuardOptions): boolean | Pr
  * server's own origin.
  */
 function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
+  if (method === 'OPTIONS') {
+    // A preflight is judged as the request it asks for, so that it is never granted (`*` on a path route) where that request would be refused.
+    const asked = single(headers['access-control-request-method'])?.toUpperCase()
+    return asked === undefined || asked === 'OPTIONS' || single(headers.origin) === undefined ? null : originVerdict(asked, headers, rawHost, options)
+  }
   if (safeMethods.has(method)) {
     const origin = single(headers.origin)
-    if (method === 'OPTIONS' || origin === undefined) return null
+    if (origin === undefined) return null
     const refusal = new DoorError('CrossSiteRead', `Origin ${origin}.`)
     const local = isLocalOrigin(origin, options)
     if (typeof local === 'boolean') return local ? null : refusal

@@ -17,7 +17,10 @@
  * answers the hosted service's default (SSE-S3, AES256) so that clients that
  * ask find what they expect. Versioning is never enabled.
  */
-import { authorize, MAX_CORS_RULES, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, MAX_RULE_ID_LENGTH, type CorsRule } from '../bucket/index.js'
+import {
+  authorize, corsConfigurationBytes, isCorsAllowedHeader, isCorsOrigin, isHeaderText, isRuleId, MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_MAX_AGE_SECONDS,
+  MAX_CORS_RULES, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, MAX_RULE_ID_LENGTH, type CorsRule
+} from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
@@ -193,33 +196,69 @@ export async function getBucketCors (ctx: S3Context): Promise<void> {
 
 const corsMethods = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD']
 
+/**
+ * An AllowedOrigin's or AllowedHeader's values, refused as S3 refuses them
+ * (InvalidRequest): one `*` at most; and, here, printable ASCII only, since
+ * they go out in response headers (a CR or LF never could).
+ */
+function wildcardTexts (values: string[], element: 'AllowedOrigin' | 'AllowedHeader'): string[] {
+  for (const value of values) {
+    if (!isHeaderText(value)) throw new S3Error('InvalidRequest', `${element} ${JSON.stringify(value)} contains invalid character.`)
+    if (!(element === 'AllowedOrigin' ? isCorsOrigin(value) : isCorsAllowedHeader(value))) {
+      throw new S3Error('InvalidRequest', `${element} ${JSON.stringify(value)} can not have more than one wildcard.`)
+    }
+  }
+  return values
+}
+
+/** A CORSRule element → the stored rule, every value checked here, so that the engine's own check never refuses what this door let through. */
+function corsRuleFrom (element: unknown): CorsRule {
+  const rule = elementsOf(element, ['ID', 'AllowedOrigin', 'AllowedMethod', 'AllowedHeader', 'ExposeHeader', 'MaxAgeSeconds'], 'CORSRule')
+  const stored: CorsRule = { allowedOrigins: strings(rule, 'AllowedOrigin'), allowedMethods: strings(rule, 'AllowedMethod') }
+  if (stored.allowedOrigins.length === 0 || stored.allowedMethods.length === 0) {
+    throw new S3Error('MalformedXML', 'Every CORSRule has at least one AllowedOrigin and one AllowedMethod.')
+  }
+  const unknown = stored.allowedMethods.find(m => !corsMethods.includes(m))
+  if (unknown !== undefined) throw new S3Error('InvalidRequest', `Found unsupported HTTP method in CORS config. Unsupported method is ${unknown}`)
+  wildcardTexts(stored.allowedOrigins, 'AllowedOrigin')
+  const id = text(rule, 'ID')
+  if (id !== undefined) {
+    if (!isRuleId(id)) throw new S3Error('InvalidRequest', `The ID of a CORSRule is at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character.`)
+    stored.id = id
+  }
+  const headers = wildcardTexts(strings(rule, 'AllowedHeader'), 'AllowedHeader')
+  if (headers.length > 0) stored.allowedHeaders = headers
+  const maxAge = text(rule, 'MaxAgeSeconds')?.trim()
+  if (maxAge !== undefined) {
+    // The schema's xsd:int: a value past it does not validate, as a value that is no number does not.
+    if (!/^\d+$/.test(maxAge) || Number(maxAge) > MAX_CORS_MAX_AGE_SECONDS) throw new S3Error('MalformedXML', `MaxAgeSeconds "${maxAge.slice(0, 40)}" is not a valid value: a whole number from 0 to ${MAX_CORS_MAX_AGE_SECONDS}.`)
+    stored.maxAgeSeconds = Number(maxAge)
+  }
+  const expose = strings(rule, 'ExposeHeader')
+  const badExpose = expose.find(value => !isHeaderText(value))
+  if (badExpose !== undefined) throw new S3Error('InvalidRequest', `ExposeHeader ${JSON.stringify(badExpose)} contains invalid character.`)
+  if (expose.length > 0) stored.exposeHeaders = expose
+  return stored
+}
+
+/**
+ * PutBucketCors. The body is capped at MAX_CORS_CONFIGURATION_BYTES (xml.ts);
+ * the rules are then held to the same number measured as GetBucketCors
+ * writes them (`corsConfigurationBytes`), the measure of every door, so
+ * that what GetBucketCors gives back (never over the cap) is always taken
+ * back here.
+ */
 export async function putBucketCors (ctx: S3Context): Promise<void> {
   await openNamedBucket(ctx)
   const document = elementsOf(await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'CORSConfiguration'), ['CORSRule'], 'CORSConfiguration')
   const documentRules = list(document, 'CORSRule')
   if (documentRules.length > MAX_CORS_RULES) throw new S3Error('InvalidRequest', `A CORS configuration has at most ${MAX_CORS_RULES} rules.`)
-  const rules = documentRules.map(element => {
-    const rule = elementsOf(element, ['ID', 'AllowedOrigin', 'AllowedMethod', 'AllowedHeader', 'ExposeHeader', 'MaxAgeSeconds'], 'CORSRule')
-    const stored: CorsRule = { allowedOrigins: strings(rule, 'AllowedOrigin'), allowedMethods: strings(rule, 'AllowedMethod') }
-    if (stored.allowedOrigins.length === 0 || stored.allowedMethods.length === 0) {
-      throw new S3Error('MalformedXML', 'Every CORSRule has at least one AllowedOrigin and one AllowedMethod.')
-    }
-    const unknown = stored.allowedMethods.find(m => !corsMethods.includes(m))
-    if (unknown !== undefined) throw new S3Error('InvalidRequest', `Found unsupported HTTP method in CORS config. Unsupported method is ${unknown}`)
-    const headers = strings(rule, 'AllowedHeader')
-    if (headers.length > 0) stored.allowedHeaders = headers
-    const expose = strings(rule, 'ExposeHeader')
-    if (expose.length > 0) stored.exposeHeaders = expose
-    const maxAge = text(rule, 'MaxAgeSeconds')?.trim()
-    if (maxAge !== undefined) {
-      if (!/^\d+$/.test(maxAge)) throw new S3Error('MalformedXML', 'MaxAgeSeconds must be a non-negative integer.')
-      stored.maxAgeSeconds = Number(maxAge)
-    }
-    const id = text(rule, 'ID')
-    if (id !== undefined) stored.id = id
-    return stored
-  })
+  const rules = documentRules.map(corsRuleFrom)
   if (rules.length === 0) throw new S3Error('MalformedXML', 'A CORSConfiguration has at least one CORSRule.')
+  const bytes = corsConfigurationBytes(rules)
+  if (bytes > MAX_CORS_CONFIGURATION_BYTES) {
+    throw new S3Error('MaxMessageLengthExceeded', `A CORS configuration is at most ${MAX_CORS_CONFIGURATION_BYTES} bytes as GetBucketCors writes it (got ${bytes}).`)
+  }
   await ctx.registry.updateSettings(ctx.bucketName, { cors: rules })
   await ctx.reply.code(200).send()
 }

@@ -14,39 +14,41 @@
  *   - an actual request with an Origin gets Access-Control-Allow-Origin (and
  *     the rule's exposed headers) when a rule matches its origin and method.
  *
- * An AllowedOrigin or AllowedHeader may hold one `*` wildcard
+ * Matching is the engine's `matchingCorsRule`, the HTTP routes' too: an
+ * AllowedOrigin or AllowedHeader may hold one `*` wildcard
  * (`https://*.example.com`, `x-amz-*`), compared case-insensitively. Unlike
  * the HTTP routes, a public bucket without rules sends no CORS headers here:
  * S3 has no default rule.
+ *
+ * `Vary`: as S3, only answers to a request with an Origin say `Vary: Origin,
+ * Access-Control-Request-Headers, Access-Control-Request-Method` (here when
+ * the rules echo origins, whether one matches or not); an answer to a request without
+ * Origin carries none, as S3 sends none there: a cache in front of this
+ * port must key on Origin, as CloudFront is told to for S3. The HTTP routes
+ * vary every answer of such a bucket (http/cors.ts).
  */
-import type { CorsRule } from '../bucket/index.js'
+import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
 
-function wildcardMatches (pattern: string, value: string): boolean {
-  const p = pattern.toLowerCase()
-  const v = value.toLowerCase()
-  const star = p.indexOf('*')
-  if (star === -1) return p === v
-  const head = p.slice(0, star)
-  const tail = p.slice(star + 1)
-  return v.length >= head.length + tail.length && v.startsWith(head) && v.endsWith(tail)
-}
 
-export function matchingCorsRule (rules: CorsRule[] | null, origin: string, method: string, requestHeaders: string[] = []): CorsRule | undefined {
-  if (rules === null) return undefined
-  const wanted = method.toUpperCase()
-  return rules.find(rule =>
-    rule.allowedOrigins.some(pattern => wildcardMatches(pattern, origin)) &&
-    rule.allowedMethods.some(m => m.toUpperCase() === wanted) &&
-    requestHeaders.every(h => (rule.allowedHeaders ?? []).some(pattern => wildcardMatches(pattern, h))))
-}
+const varied = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
 
 /** Headers of an answer to `origin` under `rule`. */
-export function corsAnswerHeaders (rule: CorsRule, origin: string): Record<string, string> {
+function corsAnswerHeaders (rule: CorsRule, origin: string): Record<string, string> {
   const headers: Record<string, string> = rule.allowedOrigins.includes('*')
     ? { 'access-control-allow-origin': '*' }
-    : { 'access-control-allow-origin': origin, vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method' }
+    : { 'access-control-allow-origin': origin, vary: varied }
   if (rule.exposeHeaders !== undefined && rule.exposeHeaders.length > 0) headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   return headers
+}
+
+/**
+ * The CORS headers of an answer (not a preflight) to a request from `origin`: the matching rule's, or, when none
+ * matches but the rules echo origins, only `Vary`: another origin's answer differs, and a cache must not give it this one.
+ */
+export function actualCorsHeaders (rules: CorsRule[] | null, origin: string, method: string): Record<string, string> {
+  const rule = matchingCorsRule(rules, origin, method)
+  if (rule !== undefined) return corsAnswerHeaders(rule, origin)
+  return corsVariesByOrigin(rules) ? { vary: varied } : {}
 }
 
 /** The answer to an allowed preflight. */

@@ -19,11 +19,11 @@
  * after the signature and the checks: a refused request never gets one.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ADMIN, hostName, isStorageFailure, isTransient, requireAccess, type Action, type BucketRegistry, type Principal } from '../bucket/index.js'
+import { ADMIN, hostName, isStorageFailure, isTransient, matchingCorsRule, requireAccess, type Action, type BucketRegistry, type Principal } from '../bucket/index.js'
 import { keyLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import type { S3Context } from './context.js'
-import { corsAnswerHeaders, matchingCorsRule, preflightAnswerHeaders, requestedHeaders } from './cors.js'
+import { actualCorsHeaders, preflightAnswerHeaders, requestedHeaders } from './cors.js'
 import { S3Error, s3ErrorReply } from './errors.js'
 import { refuseUnsupportedHeaders } from './headers.js'
 import { listObjectsV1, listObjectsV2 } from './listing.js'
@@ -413,8 +413,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       const operation = s3Operation(request.method, target, query, request.headers['x-amz-copy-source'] !== undefined)
       request.operation = typeof operation === 'string' ? operation : 'Unsupported'
       if (origin !== undefined && target.bucket !== '') {
-        const rule = matchingCorsRule((await registry.info(target.bucket))?.settings.cors ?? null, origin, request.method)
-        if (rule !== undefined) reply.headers(corsAnswerHeaders(rule, origin))
+        reply.headers(actualCorsHeaders((await registry.info(target.bucket))?.settings.cors ?? null, origin, request.method))
       }
       const { signature, principal } = await authenticate(request, target, query, rawPath, rawQuery)
       refuseUnsupportedHeaders(request.headers)

@@ -167,8 +167,11 @@ t.test('no token on loopback: a page of another site cannot read a private bucke
     t.equal(res.body, 'private bytes')
     t.equal(res.headers['access-control-allow-origin'], '*')
   }
+  // A preflight is judged as the read it asks for: refused as that read is, never granted `*` for it.
   const preflight = await app.inject({ method: 'OPTIONS', url: '/photos/secret', headers: { host, origin: 'https://evil.example', 'access-control-request-method': 'GET' } })
-  t.equal(preflight.statusCode, 204, 'a preflight still answers by the rules (it shows no data)')
+  t.same([preflight.statusCode, errorCode(preflight), preflight.headers['access-control-allow-origin']], [403, 40304, undefined], 'a preflight from another site is refused as its read is')
+  const local = await app.inject({ method: 'OPTIONS', url: '/photos/secret', headers: { host, origin: 'http://localhost:3000', 'access-control-request-method': 'GET' } })
+  t.equal(local.statusCode, 204, 'a local page\'s preflight answers by the rules')
 })
 
 t.test('no token on loopback: a route host\'s pages are not local pages', async t => {

@@ -73,7 +73,10 @@ t.test('CORS rules', async t => {
   t.same(corsHeaders(rules, 'https://app.example.test', 'PUT'), {
     'access-control-allow-origin': 'https://app.example.test', vary: 'Origin', 'access-control-expose-headers': 'ETag'
   })
-  t.same(corsHeaders(rules, 'https://evil.test', 'GET'), {})
+  // Rules that echo an origin vary every answer by it, one to an origin they refuse or to none too.
+  t.same(corsHeaders(rules, 'https://evil.test', 'GET'), { vary: 'Origin' })
+  t.same(corsHeaders(rules, undefined, 'GET'), { vary: 'Origin' })
+  t.same(corsHeaders([], 'https://app.example.test', 'GET'), {}, 'an empty list answers no origin and cannot vary')
   t.same(preflightHeaders(rules, 'https://app.example.test', 'PUT', 'Content-Type'), {
     'access-control-allow-origin': 'https://app.example.test',
     vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',

@@ -1,7 +1,8 @@
 /**
  * A bucket's CORS configuration has one size limit on every door: at most
- * MAX_CORS_CONFIGURATION_BYTES as S3's CORSConfiguration document spells it
- * (the S3 door caps that document's body at the same number). The
+ * MAX_CORS_CONFIGURATION_BYTES as the S3 port's GetBucketCors writes it
+ * (declaration, namespace and escapes included; the S3 door caps
+ * PutBucketCors's body at the same number, so what it gives it takes back). The
  * management API refuses a larger one with 10040 before storing it, and the
  * engine refuses it from any caller, so no door can store what makes every
  * preflight slow.
@@ -15,12 +16,12 @@ const origins = (n: number, width = 20): string[] => Array.from({ length: n }, (
 
 function xmlOf (rules: CorsRule[]): string {
   const el = (name: string, values: Array<string | number> | undefined): string => (values ?? []).map(v => `<${name}>${v}</${name}>`).join('')
-  return '<CORSConfiguration>' + rules.map(r => '<CORSRule>' + el('ID', r.id === undefined ? [] : [r.id]) + el('AllowedOrigin', r.allowedOrigins) +
+  return '<?xml version="1.0" encoding="UTF-8"?><CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">' + rules.map(r => '<CORSRule>' + el('ID', r.id === undefined ? [] : [r.id]) + el('AllowedOrigin', r.allowedOrigins) +
     el('AllowedMethod', r.allowedMethods) + el('AllowedHeader', r.allowedHeaders) + el('ExposeHeader', r.exposeHeaders) +
     el('MaxAgeSeconds', r.maxAgeSeconds === undefined ? [] : [r.maxAgeSeconds]) + '</CORSRule>').join('') + '</CORSConfiguration>'
 }
 
-t.test('the size is what the S3 document of the rules would be', async t => {
+t.test('the size is what the S3 port\'s GetBucketCors document of the rules is', async t => {
   t.equal(MAX_CORS_CONFIGURATION_BYTES, 64 * 1024, 'the S3 door\'s cap on a CORSConfiguration body')
   const rules: CorsRule[] = [
     { id: 'one', allowedOrigins: ['https://a.test', '*'], allowedMethods: ['GET', 'HEAD'], allowedHeaders: ['range'], exposeHeaders: ['etag'], maxAgeSeconds: 3600 },

@@ -152,7 +152,8 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
   })
 
   app.put<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {
-    const cors = corsFromApi(request.body ?? {})
+    // A body that is none or `null` is refused (10040) as `[]` is: only `{"rules": []}` or DELETE removes the rules.
+    const cors = corsFromApi(request.body)
     await requireBucket(ctx, request.params.bucketName)
     await ctx.registry.updateSettings(request.params.bucketName, { cors })
     return success({})

@@ -13,7 +13,7 @@
  * headers}, exposeHeaders, maxAgeSeconds, id}` is stored as `{allowedOrigins,
  * allowedMethods, allowedHeaders, exposeHeaders, maxAgeSeconds, id}`.
  */
-import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_RULES, MAX_RULE_ID_LENGTH, corsConfigurationBytes, isCorsOrigin, isHeaderText, isRuleId, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
+import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_MAX_AGE_SECONDS, MAX_CORS_RULES, MAX_RULE_ID_LENGTH, corsConfigurationBytes, isCorsAllowedHeader, isCorsOrigin, isHeaderText, isRuleId, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
 import { ManagementError } from '../errors.js'
 
 /** The service's default lifecycle of a new bucket (7 days, as the engine's sweeper). */
@@ -42,60 +42,71 @@ export function parseLifecycle (body: unknown): { rules: LifecycleRuleDocument[]
 
 const corsMethods = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD']
 
+/** A value as a refusal quotes it: JSON, cut short when long (a 64 KiB header is named, not echoed whole). */
+function quoted (value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text
+}
+
 function stringArray (value: unknown, where: string): string[] {
-  if (!Array.isArray(value) || !value.every(v => typeof v === 'string')) throw invalid(`${where} must be an array of strings`)
+  if (!Array.isArray(value)) throw invalid(`${where} must be an array of strings (got ${quoted(value)})`)
+  const bad = value.findIndex(v => typeof v !== 'string')
+  if (bad !== -1) throw invalid(`${where}[${bad}] must be a string (got ${quoted(value[bad])})`)
   return value
 }
 
-/** Strings that go out in response headers; the first that cannot is named. */
-function headerTexts (value: unknown, where: string): string[] {
+/** Strings that go out in response headers, each passing `ok`; the first that does not is named with its value. */
+function checkedTexts (value: unknown, where: string, ok: (text: string) => boolean, what: string): string[] {
   const texts = stringArray(value, where)
-  const bad = texts.findIndex(text => !isHeaderText(text))
-  if (bad !== -1) throw invalid(`${where}[${bad}] must be printable ASCII`)
+  const bad = texts.findIndex(text => !ok(text))
+  if (bad !== -1) throw invalid(`${where}[${bad}] must be ${what} (got ${quoted(texts[bad])})`)
   return texts
 }
 
 /**
  * A CORS PUT body → the rules stored in `settings.cors`, no larger than the
- * S3 door takes (MAX_CORS_CONFIGURATION_BYTES, measured as S3's document of
- * the same rules): every preflight walks them, unauthenticated.
+ * S3 door gives back and takes (MAX_CORS_CONFIGURATION_BYTES, measured on
+ * GetBucketCors's document of the same rules): every preflight walks them,
+ * unauthenticated. A body that is no object (`null`, `[]`, none) is refused,
+ * never read as no rules: only `{"rules": []}` (or DELETE) removes them.
  */
 export function corsFromApi (body: unknown): CorsRule[] {
   const rules = corsRulesFromApi(body)
   const bytes = corsConfigurationBytes(rules)
   if (bytes > MAX_CORS_CONFIGURATION_BYTES) {
-    throw invalid(`the configuration is at most ${MAX_CORS_CONFIGURATION_BYTES} bytes as an S3 CORSConfiguration document, as the S3 API takes it (got ${bytes}); use fewer or shorter origins and headers, or a wildcard origin`)
+    throw invalid(`the configuration is at most ${MAX_CORS_CONFIGURATION_BYTES} bytes as the S3 API's GetBucketCors document of the same rules, which its PutBucketCors takes back (got ${bytes}); use fewer or shorter origins and headers, or a wildcard origin`)
   }
   return rules
 }
 
 function corsRulesFromApi (body: unknown): CorsRule[] {
-  if (!isObject(body)) throw invalid('the body must be an object')
+  if (!isObject(body)) throw invalid(`the body must be an object {"rules": [...]} (got ${body === undefined ? 'none' : quoted(body)})`)
   const rules = body.rules ?? []
-  if (!Array.isArray(rules)) throw invalid('rules must be an array')
+  if (!Array.isArray(rules)) throw invalid(`rules must be an array (got ${quoted(rules)})`)
   if (rules.length > MAX_CORS_RULES) throw invalid(`rules holds at most ${MAX_CORS_RULES} rules (got ${rules.length})`)
   return rules.map((rule: unknown, i) => {
     const where = `rules[${i}]`
     if (!isObject(rule) || !isObject(rule.allowed)) throw invalid(`${where}.allowed is required`)
-    const origins = stringArray(rule.allowed.origins, `${where}.allowed.origins`)
+    const origins = checkedTexts(rule.allowed.origins, `${where}.allowed.origins`, isCorsOrigin, 'printable ASCII with one * at most')
     const methods = stringArray(rule.allowed.methods, `${where}.allowed.methods`)
     if (origins.length === 0) throw invalid(`${where}.allowed.origins must not be empty`)
-    const badOrigin = origins.findIndex(origin => !isCorsOrigin(origin))
-    if (badOrigin !== -1) throw invalid(`${where}.allowed.origins[${badOrigin}] must be printable ASCII with one * at most`)
-    if (methods.length === 0 || !methods.every(m => corsMethods.includes(m))) {
-      throw invalid(`${where}.allowed.methods must be some of ${corsMethods.join(', ')}`)
-    }
+    if (methods.length === 0) throw invalid(`${where}.allowed.methods must not be empty`)
+    const badMethod = methods.findIndex(m => !corsMethods.includes(m))
+    if (badMethod !== -1) throw invalid(`${where}.allowed.methods[${badMethod}] must be one of ${corsMethods.join(', ')} (got ${quoted(methods[badMethod])})`)
     const stored: CorsRule = { allowedOrigins: origins, allowedMethods: methods }
-    if (rule.allowed.headers !== undefined) stored.allowedHeaders = headerTexts(rule.allowed.headers, `${where}.allowed.headers`)
-    if (rule.exposeHeaders !== undefined) stored.exposeHeaders = headerTexts(rule.exposeHeaders, `${where}.exposeHeaders`)
+    if (rule.allowed.headers !== undefined) {
+      stored.allowedHeaders = checkedTexts(rule.allowed.headers, `${where}.allowed.headers`, isCorsAllowedHeader, 'printable ASCII with one * at most')
+    }
+    if (rule.exposeHeaders !== undefined) stored.exposeHeaders = checkedTexts(rule.exposeHeaders, `${where}.exposeHeaders`, isHeaderText, 'printable ASCII')
     if (rule.maxAgeSeconds !== undefined) {
-      if (typeof rule.maxAgeSeconds !== 'number' || !Number.isInteger(rule.maxAgeSeconds) || rule.maxAgeSeconds < 0) {
-        throw invalid(`${where}.maxAgeSeconds must be a non-negative integer`)
+      const age = rule.maxAgeSeconds
+      if (typeof age !== 'number' || !Number.isInteger(age) || age < 0 || age > MAX_CORS_MAX_AGE_SECONDS) {
+        throw invalid(`${where}.maxAgeSeconds must be a whole number of seconds from 0 to ${MAX_CORS_MAX_AGE_SECONDS} (got ${quoted(age)})`)
       }
-      stored.maxAgeSeconds = rule.maxAgeSeconds
+      stored.maxAgeSeconds = age
     }
     if (rule.id !== undefined) {
-      if (typeof rule.id !== 'string' || !isRuleId(rule.id)) throw invalid(`${where}.id must be a string of at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character`)
+      if (typeof rule.id !== 'string' || !isRuleId(rule.id)) throw invalid(`${where}.id must be a string of at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character (got ${quoted(rule.id)})`)
       stored.id = rule.id
     }
     return stored

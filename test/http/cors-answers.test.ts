@@ -1,0 +1,119 @@
+/**
+ * CORS answers of the HTTP routes (src/http/cors.ts): `Vary: Origin` on
+ * every answer of a bucket whose rules echo an origin (path style, public
+ * route, custom domain, and the plain reads answered beside Fastify), none
+ * where the answer cannot vary; an empty stored list is no rules; allowed
+ * headers are matched as on the S3 port (`x-amz-*`); a read-only route's
+ * preflight lists only what it serves.
+ */
+import { request as httpRequest } from 'node:http'
+import { readFile, rename, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { auth, gateway } from './gateway-fixture.js'
+
+const allowed = 'https://app.example'
+const echoing = [{ allowedOrigins: [allowed], allowedMethods: ['GET', 'HEAD', 'PUT'], allowedHeaders: ['x-amz-*', 'content-type'] }]
+
+async function listening (app: FastifyInstance): Promise<number> {
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  return (app.server.address() as { port: number }).port
+}
+
+/** A GET over a socket of its own (a plain read is answered beside Fastify there). */
+async function get (port: number, url: string, headers: Record<string, string> = {}): Promise<{ status: number, vary: unknown }> {
+  return await new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: url, headers, agent: false }, res => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, vary: res.headers.vary }))
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+t.test('rules that echo an origin: every answer varies by Origin, on every way in', async t => {
+  const { app, registry } = await gateway(t, { routes: [{ host: null, pathPrefix: '/pub/', bucket: 'site' }, { host: 'files.test', pathPrefix: '/', bucket: 'site' }] })
+  await (await registry.open('site'))!.put('a.txt', 'A')
+  await (await registry.open('photos'))!.put('a.txt', 'P')
+  await registry.updateSettings('site', { cors: echoing })
+  await registry.updateSettings('photos', { cors: echoing })
+  await registry.updateSettings('site', { domains: ['cdn.test'] })
+  const ways: Array<[string, string, Record<string, string>]> = [
+    ['path style, public bucket', '/site/a.txt', {}],
+    ['path style, private bucket', '/photos/a.txt', auth],
+    ['public route', '/pub/a.txt', {}],
+    ['host route', '/a.txt', { host: 'files.test' }],
+    ['custom domain', '/a.txt', { host: 'cdn.test' }]
+  ]
+  for (const [what, url, headers] of ways) {
+    for (const origin of [undefined, 'https://other.example', allowed]) {
+      const res = await app.inject({ method: 'GET', url, headers: origin === undefined ? headers : { ...headers, origin } })
+      t.equal(res.statusCode, 200, `${what}, Origin ${origin ?? 'none'}`)
+      t.match(String(res.headers.vary), /\bOrigin\b/, `${what}, Origin ${origin ?? 'none'}: Vary: Origin`)
+      t.equal(res.headers['access-control-allow-origin'], origin === allowed ? allowed : undefined)
+    }
+  }
+  // A refusal varies too: the same URL answers an allowed origin otherwise.
+  const missing = await app.inject({ method: 'GET', url: '/site/nothing.txt' })
+  t.same([missing.statusCode, missing.headers.vary], [404, 'Origin'], 'a 404 of such a bucket varies too')
+
+  // The plain reads answered beside Fastify say the same as the route.
+  const port = await listening(app)
+  t.same(await get(port, '/site/a.txt'), { status: 200, vary: 'Origin' }, 'a plain read of a public bucket, beside Fastify')
+  t.same(await get(port, '/photos/a.txt', auth), { status: 200, vary: 'Origin' }, 'a plain read with the token, beside Fastify')
+})
+
+t.test('no Vary where the answer cannot vary by origin', async t => {
+  const { app, registry } = await gateway(t)
+  await (await registry.open('site'))!.put('a.txt', 'A')
+  await (await registry.open('photos'))!.put('a.txt', 'P')
+  const port = await listening(app)
+  for (const [what, url, headers] of [['public bucket, default rule', '/site/a.txt', {}], ['private bucket without rules', '/photos/a.txt', auth]] as const) {
+    t.equal((await app.inject({ method: 'GET', url, headers })).headers.vary, undefined, what)
+    t.equal((await get(port, url, headers)).vary, undefined, `${what}, beside Fastify`)
+  }
+  await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
+  t.equal((await app.inject({ method: 'GET', url: '/photos/a.txt', headers: { ...auth, origin: allowed } })).headers.vary, undefined, 'rules of `*` only: the same answer for every origin')
+  t.equal((await get(port, '/photos/a.txt', auth)).vary, undefined, 'and beside Fastify')
+})
+
+t.test('a stored empty list of rules is no rules: a public bucket gets the default', async t => {
+  const { app, registry, dataDir } = await gateway(t)
+  await (await registry.open('site'))!.put('a.txt', 'A')
+  // Written by hand (or by an older version): `updateSettings` stores null for [].
+  const file = path.join(dataDir, 'site', '.fsbucket', 'settings.json')
+  const document = JSON.parse(await readFile(file, 'utf8'))
+  document.settings.cors = []
+  await writeFile(`${file}.new`, JSON.stringify(document))
+  await rename(`${file}.new`, file)
+  t.same((await registry.info('site'))!.settings.cors, [], 'the file holds an empty list')
+  const get = await app.inject({ method: 'GET', url: '/site/a.txt', headers: { origin: allowed } })
+  t.equal(get.headers['access-control-allow-origin'], '*', 'the default rule answers')
+  const preflight = await app.inject({ method: 'OPTIONS', url: '/site/a.txt', headers: { origin: allowed, 'access-control-request-method': 'GET' } })
+  t.same([preflight.statusCode, preflight.headers['access-control-allow-origin']], [204, '*'])
+})
+
+t.test('allowed headers match as on the S3 port: one * is a wildcard anywhere', async t => {
+  const { app, registry } = await gateway(t)
+  await registry.updateSettings('photos', { cors: echoing })
+  const preflight = async (requested: string): Promise<number> => (await app.inject({
+    method: 'OPTIONS', url: '/photos/a.txt', headers: { origin: allowed, 'access-control-request-method': 'PUT', 'access-control-request-headers': requested }
+  })).statusCode
+  t.equal(await preflight('x-amz-meta-a'), 204, 'x-amz-* covers x-amz-meta-a')
+  t.equal(await preflight('X-Amz-Date, Content-Type'), 204, 'case-insensitively, every requested header covered')
+  t.equal(await preflight('x-amz-meta-a, authorization'), 403, 'a header no pattern covers')
+  // The first rule that covers the headers decides, as S3 judges: a narrower rule before it does not refuse.
+  await registry.updateSettings('photos', { cors: [{ allowedOrigins: [allowed], allowedMethods: ['PUT'] }, ...echoing] })
+  t.equal(await preflight('x-amz-meta-a'), 204, 'a later rule that covers the headers')
+})
+
+t.test('a read-only route\'s preflight lists only GET and HEAD', async t => {
+  const { app, registry } = await gateway(t, { routes: [{ host: null, pathPrefix: '/pub/', bucket: 'photos' }] })
+  await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'PUT', 'DELETE', 'HEAD'] }] })
+  const routed = await app.inject({ method: 'OPTIONS', url: '/pub/a.txt', headers: { origin: allowed, 'access-control-request-method': 'GET' } })
+  t.same([routed.statusCode, routed.headers['access-control-allow-methods']], [204, 'GET, HEAD'], 'the route serves reads only')
+  const pathStyle = await app.inject({ method: 'OPTIONS', url: '/photos/a.txt', headers: { origin: allowed, 'access-control-request-method': 'GET' } })
+  t.equal(pathStyle.headers['access-control-allow-methods'], 'GET, PUT, DELETE, HEAD', 'the bucket\'s own path lists what the rule allows')
+})
