@@ -30,6 +30,7 @@ import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
 import { MAX_SWEEP_INTERVAL_MS } from './bucket/limits.js'
+import { isValidBucketName } from './bucket/settings.js'
 import { serveDefaults } from './server/defaults.js'
 import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork.js'
 import { registerTokenCommands } from './cli/tokens.js'
@@ -117,12 +118,50 @@ function routeSpec (value: string, previous: string[] = []): string[] {
   return [...previous, value]
 }
 
-/** `--queue-push <queue>=<url>`, repeatable; the variable holds several, comma-separated. */
+/** `--queue-push <queue>=<url>`, repeatable; the variable holds several, comma-separated. Its refusals never repeat a URL's credentials (queue-push.ts). */
 function queuePushSpec (value: string, previous: QueuePush[] = []): QueuePush[] {
-  try {
-    return [...previous, ...value.split(/[\s,]+/).filter(s => s !== '').map(parseQueuePush)]
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message)
+  return [...previous, ...value.split(/[\s,]+/).filter(s => s !== '').map(parseQueuePush)]
+}
+
+/** `--s3-endpoint`: an origin, without credentials (a share link would carry them to whoever it is given). */
+function s3EndpointOrigin (value: string): string {
+  if (/:\/\/[^/?#]*@/.test(value)) throw new Error('the URL must not hold credentials (user:password@)')
+  return parseS3Endpoint(value).origin
+}
+
+/** `--host`: an address or a name; empty would listen on every interface (as `startServer` refuses it: embed.ts). */
+function listenHost (value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('expected an address or host name such as 127.0.0.1, not an empty value')
+  return value
+}
+
+/**
+ * `--token`: one word, as a client's `Authorization: Bearer <token>` can
+ * carry it (http/auth.ts), else no request could ever authenticate. Empty
+ * is no token, as an empty --api-token, --tls-cert or --catalog is none.
+ */
+function bearerToken (value: string): string {
+  if (/\s/.test(value)) throw new Error('the token must not contain whitespace (a space or a line break, often one left at its end): no request could present it')
+  return value
+}
+
+function bucketName (value: string): string {
+  if (!isValidBucketName(value)) throw new InvalidArgumentError('expected a bucket name: 3 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit')
+  return value
+}
+
+/**
+ * The parser of a flag whose value may be a secret or hold one (a token, a
+ * URL's user:password@): commander's refusal repeats the value; this one
+ * names the flag and its variable only.
+ */
+function secretValue<T, P> (command: () => Command, option: string, variable: string, parse: (value: string, previous: P) => T) {
+  return (value: string, previous: P): T => {
+    try {
+      return parse(value, previous)
+    } catch (err) {
+      return command().error(`error: option '${option}' (or ${variable}) is invalid: ${(err as Error).message}`, { exitCode: 1, code: 'commander.invalidArgument' })
+    }
   }
 }
 
@@ -158,16 +197,18 @@ export function buildCli (): Command {
     .showHelpAfterError('(add --help for usage)')
     .configureHelp(commandHelp)
 
-  const serve = program.command('serve')
+  const serveCommand = (): Command => serve
+  const serve: Command = program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
     .addOption(dataOption())
     .addOption(catalogOption())
     .addOption(new Option('--catalog-connections <n>', 'connections each process may open to the --catalog (the primary and every worker)').env('FSBUCKET_CATALOG_CONNECTIONS')
       .default(serveDefaults.catalogConnections).argParser(integer(1, 1000)))
     .addOption(new Option('--memory', 'keep every bucket in this process\'s memory: nothing is written to disk and all is lost when the server stops (one process; not with --data or --catalog)'))
-    .addOption(new Option('-H, --host <address>', 'address to listen on').env('FSBUCKET_HOST').default(serveDefaults.host))
+    .addOption(new Option('-H, --host <address>', 'address to listen on').env('FSBUCKET_HOST').default(serveDefaults.host).argParser(listenHost))
     .addOption(new Option('-p, --port <port>', 'port to listen on').env('FSBUCKET_PORT').default(8787).argParser(integer(0, 65535)))
-    .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads').env('FSBUCKET_TOKEN'))
+    .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads (empty: none)').env('FSBUCKET_TOKEN')
+      .argParser(secretValue(serveCommand, '--token', 'FSBUCKET_TOKEN', bearerToken)))
     .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(nameList))
     .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable; comma-separated in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpec))
     .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync, serveDefaults.fsync ? 'on' : 'off').argParser(onOff))
@@ -178,7 +219,7 @@ export function buildCli (): Command {
       .default(defaultWorkers(), 'one per core').argParser(integer(1, maxWorkers)))
     .addOption(new Option('--sweep-interval <seconds>', 'how often lifecycle rules are carried out and expired uploads and leftovers swept (0 = never)').env('FSBUCKET_SWEEP_INTERVAL')
       .default(serveDefaults.sweepInterval).argParser(integer(0, Math.floor(MAX_SWEEP_INTERVAL_MS / 1000))))
-    .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket))
+    .addOption(new Option('--default-bucket <name>', 'bucket created when the data directory has none').env('FSBUCKET_DEFAULT_BUCKET').default(serveDefaults.defaultBucket).argParser(bucketName))
     .addOption(new Option('--idle-timeout <seconds>', 'close a connection silent this long (a stalled upload answers 408); also the deadline for request headers').env('FSBUCKET_IDLE_TIMEOUT')
       .default(serveDefaults.idleTimeout).argParser(integer(1, 24 * 3600)))
     .addOption(new Option('--drain-timeout <seconds>', 'on SIGINT/SIGTERM, how long requests in flight may finish').env('FSBUCKET_DRAIN_TIMEOUT')
@@ -186,15 +227,17 @@ export function buildCli (): Command {
     .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(serveDefaults.s3Port).argParser(integer(0, 65535)))
     .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
     .addOption(new Option('--s3-endpoint <url>', 'the S3 port\'s public origin, which share links made in the console name (default: the host the console was reached by, with --s3-port)').env('FSBUCKET_S3_ENDPOINT')
-      .argParser(value => parseS3Endpoint(value).origin))
+      .argParser(secretValue(serveCommand, '--s3-endpoint', 'FSBUCKET_S3_ENDPOINT', s3EndpointOrigin)))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))
     .addOption(new Option('--s3-secret-access-key <secret>', 'secret access key of the S3 API\'s key pair').env('FSBUCKET_S3_SECRET_ACCESS_KEY'))
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS on both ports with this PEM certificate chain (with --tls-key; re-read on SIGHUP)').env('FSBUCKET_TLS_CERT'))
     .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('FSBUCKET_TLS_KEY'))
     .addOption(new Option('--queue-push <queue=url>', 'POST the messages of a queue to a local app as JSON batches; a 2xx answer acknowledges, anything else retries with back-off (repeatable; comma-separated in the variable)')
-      .env('FSBUCKET_QUEUE_PUSH').default([]).argParser(queuePushSpec))
+      .env('FSBUCKET_QUEUE_PUSH').default([]).argParser(secretValue(serveCommand, '--queue-push', 'FSBUCKET_QUEUE_PUSH', queuePushSpec)))
     .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true, 'on').argParser(onOff))
     .action(async (options: ServeOptions, command: Command) => {
+      // An empty --token (FSBUCKET_TOKEN=) is none (bearerToken); the parser cannot say so itself: commander keeps ''.
+      if (options.token === '') delete options.token
       if (options.memory === true) {
         const refusal = memoryRefusal(options, name => command.getOptionValueSource(name))
         if (refusal !== null) throw new Error(refusal)

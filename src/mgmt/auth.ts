@@ -124,6 +124,19 @@ export interface CredentialSources {
   state?: StateDocuments
 }
 
+/**
+ * The key pair of `--api-email` and `--api-key`, or null for neither (empty
+ * is none). One without the other is refused, as half an S3 key pair is
+ * (s3/auth.ts): ignored, it would leave the API without the credentials its
+ * operator meant to set.
+ */
+export function managementKeyPair (email: string | undefined, key: string | undefined): ApiKey | null {
+  const hasEmail = email !== undefined && email !== ''
+  const hasKey = key !== undefined && key !== ''
+  if (hasEmail !== hasKey) throw new TypeError('--api-email and --api-key (FSBUCKET_API_EMAIL, FSBUCKET_API_KEY) go together')
+  return hasEmail && hasKey ? { email, key } : null
+}
+
 /** Merges credentials from flags, the environment and the state's `credentials.json`. */
 export async function loadCredentials (sources: CredentialSources): Promise<ManagementCredentials> {
   const env = sources.env ?? {}
@@ -131,9 +144,8 @@ export async function loadCredentials (sources: CredentialSources): Promise<Mana
   const keys: ApiKey[] = []
   const token = sources.token ?? env.FSBUCKET_API_TOKEN
   if (token !== undefined && token !== '') tokens.push(token)
-  const email = sources.email ?? env.FSBUCKET_API_EMAIL
-  const key = sources.key ?? env.FSBUCKET_API_KEY
-  if (email !== undefined && email !== '' && key !== undefined && key !== '') keys.push({ email, key })
+  const pair = managementKeyPair(sources.email ?? env.FSBUCKET_API_EMAIL, sources.key ?? env.FSBUCKET_API_KEY)
+  if (pair !== null) keys.push(pair)
   if (sources.state !== undefined) {
     const file = await sources.state.read<Partial<ManagementCredentials>>('credentials.json', {})
     for (const t of file.tokens ?? []) if (typeof t === 'string' && t !== '') tokens.push(t)

@@ -97,8 +97,34 @@ export function catalogAskedFor (args: readonly string[], env: NodeJS.ProcessEnv
 
 let early: (EarlyWorkers & { stop: () => void }) | null = null
 
-/** Forks the first worker of `serve <args>`, when it plainly wants several; a fork that fails leaves it to the primary. */
+/**
+ * The signals `serve` answers (serve.ts), held from the command's first
+ * moments until its handlers take them over: Node's default for each is to
+ * die at once (143, 130, 129), which the half second of loading the command
+ * line would otherwise leave open.
+ */
+const heldKinds = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+const held: NodeJS.Signals[] = []
+const holdSignal = (signal: NodeJS.Signals): void => { held.push(signal) }
+let holding = false
+
+/** The signals that came while they were held, in order; the holding stops. */
+export function takeHeldSignals (): NodeJS.Signals[] {
+  for (const kind of heldKinds) process.off(kind, holdSignal)
+  holding = false
+  return held.splice(0)
+}
+
+/**
+ * As `serve` starts: holds its signals (above), and forks the first worker
+ * of `serve <args>` when it plainly wants several; a fork that fails leaves
+ * it to the primary.
+ */
 export function forkEarly (args: readonly string[], env: NodeJS.ProcessEnv = process.env): void {
+  if (args[0] === 'serve' && cluster.isPrimary && !holding) {
+    holding = true
+    for (const kind of heldKinds) process.on(kind, holdSignal)
+  }
   if (workersAskedFor(args, env) === null || !cluster.isPrimary || early !== null) return
   const workers: Worker[] = []
   const events: EarlyEvent[] = []

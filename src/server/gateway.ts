@@ -22,14 +22,14 @@ import type { Logger } from 'pino'
 import { buildApp } from '../app.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { consoleUrl } from '../console/serve.js'
-import { isLoopbackHost } from '../http/auth.js'
 import { isLoopbackName } from '../http/site-guard.js'
 import { beginAlone, connectionsOf, idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
 import { lazyChildLogger } from './logger.js'
 import { routeHostsOf } from '../http/target.js'
-import { managementCredentials } from '../mgmt/auth.js'
+import { managementCredentials, managementKeyPair } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/auth.js'
 import { createLogger } from './logger.js'
+import { loopbackOnlyHost } from './listen-host.js'
 import { ProcessMetrics, workerMetrics } from './metrics.js'
 import { readinessChecks } from './readiness.js'
 import { checkWritable } from './preflight.js'
@@ -115,6 +115,15 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   if (tls !== undefined) checkTlsPair(tls)
   else if (tlsFiles !== null) tls = await readTlsPair(tlsFiles)
   const scheme = tls === undefined ? 'http' : 'https'
+  // From the addresses the host resolves to, not its name alone (listen-host.ts); before anything is opened.
+  const loopbackOnly = await loopbackOnlyHost(options.host)
+  // What would otherwise fail once the registry is open (the management API's key pair), refused before.
+  managementKeyPair(options.apiEmail, options.apiKey)
+  const ports: Array<{ port: number, role: PortRole }> = [{ port: options.port, role: 'HTTP gateway' }]
+  if (options.s3Port !== null) ports.push({ port: options.s3Port, role: 'S3 API' })
+  // Before anything is made (the data directory, the first bucket). A worker shares the primary's listening sockets,
+  // which checked the ports before starting it.
+  if (primary) await checkPorts(options.host, ports)
   if (primary && !memory) await checkWritable(options.data)
   const registry = await openServerRegistry(options)
   let app: FastifyInstance | null = null
@@ -135,7 +144,6 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   }
   try {
     const routes = await loadRoutes(memory ? null : options.data, options.route)
-    const loopbackOnly = isLoopbackHost(options.host)
     // Each process answers its own readiness; a worker's metrics are the whole server's (metrics.ts).
     const metrics = options.metrics === true ? new ProcessMetrics() : null
     const operator = {
@@ -186,7 +194,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     if (s3 !== null && s3Guard !== null) s3Guard.guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
     const log = app.log as unknown as Logger
     if (primary) {
-      startupNotes(options, log)
+      startupNotes({ ...options, loopbackOnly }, log)
       await ensureFirstBucket(registry, options.defaultBucket, log)
       startSweeper(options.sweepInterval, registry, metrics, log)
       if (options.queuePush !== undefined && options.queuePush.length > 0) {
@@ -196,10 +204,6 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     const gatewayApp = app
     const s3App = s3
     const listen = async (): Promise<{ port: number, s3Port: number | null }> => {
-      const ports: Array<{ port: number, role: PortRole }> = [{ port: options.port, role: 'HTTP gateway' }]
-      if (s3App !== null && options.s3Port !== null) ports.push({ port: options.s3Port, role: 'S3 API' })
-      // A worker shares the primary's listening sockets, which checked the ports before starting it.
-      if (primary) await checkPorts(options.host, ports)
       let role: PortRole = 'HTTP gateway'
       let port = options.port
       try {

@@ -28,6 +28,7 @@ import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
+import { StartupError, why } from './preflight.js'
 import { isValidBucketName } from '../bucket/index.js'
 import { fsyncDirectory } from '../stores/fs/atomic.js'
 import { blobFile } from '../stores/fs/blobs.js'
@@ -46,7 +47,9 @@ export interface MigrationReport {
 
 export async function migrateToCatalog (dataDir: string, url: string, log: (line: string) => void = () => {}): Promise<MigrationReport> {
   const root = path.resolve(dataDir)
-  const entries = await fsp.readdir(root, { withFileTypes: true })
+  const entries = await fsp.readdir(root, { withFileTypes: true }).catch((err: unknown) => {
+    throw new StartupError(`migrate: cannot read the data directory ${root} (--from): ${why(err)}`, { cause: err })
+  })
   const unfit = await keysThatCannotMove(root, entries.filter(e => e.isDirectory() && isValidBucketName(e.name)).map(e => e.name))
   if (unfit.length > 0) {
     const shown = unfit.slice(0, 20).map(k => `  ${k.bucket}: ${k.what} ${JSON.stringify(k.key)}`).join('\n')

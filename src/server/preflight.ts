@@ -37,10 +37,12 @@ const reasons: Record<string, string> = {
   EDQUOT: 'disk quota exceeded',
   ENOTDIR: 'not a directory',
   ENOENT: 'does not exist',
-  EEXIST: 'exists and is not a directory'
+  EEXIST: 'exists and is not a directory',
+  EISDIR: 'is a directory'
 }
 
-function why (err: unknown): string {
+/** A system error's reason in words, with its code: `permission denied (EACCES)`. */
+export function why (err: unknown): string {
   const code = (err as NodeJS.ErrnoException).code ?? ''
   return reasons[code] === undefined ? (err as Error).message : `${reasons[code]} (${code})`
 }

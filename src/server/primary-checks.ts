@@ -11,10 +11,10 @@ import path from 'node:path'
 import type { Logger } from 'pino'
 import type { BucketRegistry } from '../bucket/index.js'
 import { consoleUrl } from '../console/serve.js'
-import { isLoopbackHost } from '../http/auth.js'
-import { managementCredentials } from '../mgmt/auth.js'
+import { managementCredentials, managementKeyPair } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
 import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
+import { loopbackOnlyHost } from './listen-host.js'
 import { checkWritable } from './preflight.js'
 import type { GatewayOptions } from './gateway.js'
 import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
@@ -31,38 +31,42 @@ export function schemeOf (options: ServeOptions): 'http' | 'https' {
 /**
  * Before any worker may build and listen: every check a worker would
  * otherwise fail in turn, the first bucket, the sweeper (and the metrics it
- * counts in), and the ports. `opened` is handed the registry as soon as it
+ * counts in), and the ports (first). `opened` is handed the registry as soon as it
  * is open, for the primary to close.
  */
-export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<void> {
+export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<{ loopbackOnly: boolean }> {
   // Read by every worker as it starts; a file that is wrong is refused here once.
   const tlsFiles = tlsFilesFrom(options)
   if (tlsFiles !== null) await readTlsPair(tlsFiles)
-  await checkWritable(options.data)
   // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
   s3CredentialFrom(options)
+  managementKeyPair(options.apiEmail, options.apiKey)
+  const loopbackOnly = await loopbackOnlyHost(options.host)
+  // Before anything is made (the data directory, the first bucket) and before any worker listens: a busy port is one
+  // line, before any line says the other port listens.
+  await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
+  await checkWritable(options.data)
   await loadRoutes(options.data, options.route)
-  startupNotes(options, log)
+  startupNotes({ ...options, loopbackOnly }, log)
   const registry = await openServerRegistry(options)
   opened(registry)
   // The management API's credentials file too, which every worker reads as it starts.
-  await managementCredentials(options, isLoopbackHost(options.host), registry.state('mgmt'))
+  await managementCredentials(options, loopbackOnly, registry.state('mgmt'))
   await ensureFirstBucket(registry, options.defaultBucket, log)
   // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
   const metrics = options.metrics === true ? new ProcessMetrics() : null
   if (metrics !== null) answerWorkersMetrics(metrics)
   startSweeper(options.sweepInterval, registry, metrics, log)
-  // Before any worker listens: a busy port is one line, before any line says the other port listens.
-  await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
+  return { loopbackOnly }
 }
 
-/** The lines once every worker listens: where the server serves, the S3 port's access, the console's URL. */
-export function logServing (options: ServeOptions, log: Logger): void {
+/** The lines once every worker listens: where the server serves (`options`' ports are the bound ones), the S3 port's access, the console's URL. */
+export function logServing (options: ServeOptions, loopbackOnly: boolean, log: Logger): void {
   const scheme = schemeOf(options)
   // The message stays 'serving' (scripts wait for it); the fields name each port, as the workers' lines did.
   log.info({ host: options.host, httpGatewayPort: options.port, s3ApiPort: options.s3Port === 0 ? null : options.s3Port, scheme, workers: options.workers, data: path.resolve(options.data) }, 'serving')
   if (options.s3Port !== 0) {
-    log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, isLoopbackHost(options.host), options.public), options.host, options.s3Port, scheme))
+    log.info(...s3StartupNote(s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, loopbackOnly, options.public), options.host, options.s3Port, scheme))
   }
   log.info({ url: consoleUrl(options.host, options.port, scheme) }, `web console: ${consoleUrl(options.host, options.port, scheme)}`)
 }

@@ -27,19 +27,32 @@ export interface QueuePush {
   url: string
 }
 
-/** `<queue>=<url>` → the push it asks for; throws with what is wrong. */
+/**
+ * `<queue>=<url>` → the push it asks for; throws with what is wrong, naming
+ * the queue and never repeating the URL (it may hold a secret). A URL
+ * holding credentials is refused: fetch will not send a request to one (the
+ * push could never deliver), and each failure's log line would carry the
+ * password.
+ */
 export function parseQueuePush (spec: string): QueuePush {
   const at = spec.indexOf('=')
   const queue = at === -1 ? '' : spec.slice(0, at)
   const url = at === -1 ? '' : spec.slice(at + 1)
-  if (!isValidQueueName(queue)) throw new Error(`--queue-push "${spec}": expected <queue>=<url> with a queue name of lowercase letters, digits and hyphens`)
+  // Shown only when it cannot be part of a URL.
+  const got = /^[\w.-]+$/.test(queue) ? ` (got "${queue}")` : ''
+  if (!isValidQueueName(queue)) {
+    throw new Error(`expected <queue>=<url> with a queue name of lowercase letters, digits and hyphens${got}`)
+  }
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    throw new Error(`--queue-push "${spec}": "${url}" is not a URL`)
+    throw new Error(`queue "${queue}": what follows = is not a URL`)
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`--queue-push "${spec}": the URL must be http: or https:`)
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`queue "${queue}": the URL must be http: or https:`)
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new Error(`queue "${queue}": the URL must not hold credentials (user:password@): fetch refuses to send them, so no batch could be delivered`)
+  }
   return { queue, url: parsed.href }
 }
 

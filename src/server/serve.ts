@@ -27,11 +27,18 @@
  * Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process
  * group; the primary decides) and are told to drain over the cluster's IPC
  * channel, so one Ctrl-C never counts as two.
+ *
+ * SIGHUP (`systemctl reload`) never stops the server: with `--tls-cert` the
+ * certificate files are read again (tls.ts; the primary tells its workers);
+ * without, a line says there is nothing to reload. The handlers are set as
+ * the command starts (early-fork.ts holds a signal until these take over),
+ * so a signal during start-up is never Node's default (death).
  */
 import cluster, { type Worker } from 'node:cluster'
 import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
-import { dismissEarlyWorkers, takeEarlyWorkers, workerEntry, workerEnv } from './early-fork.js'
+import { dismissEarlyWorkers, takeEarlyWorkers, takeHeldSignals, workerEntry, workerEnv } from './early-fork.js'
+import type { Logger } from 'pino'
 import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
 
@@ -50,8 +57,8 @@ const firstRestartDelayMs = 100
 const maxRestartDelayMs = 10_000
 
 interface ListenFailed { fsbucket: 'listen-failed', message: string }
-/** A worker listens on every port it serves. */
-interface Listening { fsbucket: 'listening' }
+/** A worker listens on every port it serves: these (the system's pick for a port 0). */
+interface Listening { fsbucket: 'listening', port: number, s3Port: number | null }
 interface Drain { fsbucket: 'drain' }
 interface ReloadTls { fsbucket: 'reload-tls' }
 interface OptionsAsked { fsbucket: 'options-asked' }
@@ -96,10 +103,20 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Ga
     if (server === null) boundStartup()
     drain()
   }
+  let startupLog: Logger | null = null
+  const log = (): Logger => server !== null ? server.app.log as unknown as Logger : (startupLog ??= createLogger({ level: options.logLevel }))
+  const onHangup = (): void => {
+    const reload = server?.reloadTls ?? null
+    if (reload !== null) void reload()
+    // A worker's SIGHUP came to the whole group: the primary's line says it.
+    else if (!inWorker) log().info({ signal: 'SIGHUP' }, server === null ? 'SIGHUP during start-up: nothing to reload' : 'SIGHUP: nothing to reload (no --tls-cert); still serving')
+  }
   process.on('SIGTERM', onSignal)
+  process.on('SIGHUP', onHangup)
   if (inWorker) {
     process.on('SIGINT', () => {})
     process.on('message', message => {
+      if (isMessage<ReloadTls>(message, 'reload-tls')) { void server?.reloadTls?.(); return }
       if (!isMessage<Drain>(message, 'drain') || reason !== null) return
       reason = 'asked by the primary'
       if (server === null) boundStartup()
@@ -107,6 +124,11 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Ga
     })
   } else {
     process.on('SIGINT', onSignal)
+  }
+  // What came before these handlers (as the command started) counts as if it came now.
+  for (const signal of takeHeldSignals()) {
+    if (signal === 'SIGHUP') onHangup()
+    else if (!inWorker || signal === 'SIGTERM') onSignal(signal)
   }
   /** Hands over the gateway; false when a signal came first (the drain has begun: do not listen). */
   return gateway => {
@@ -132,8 +154,9 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
   if (!serving(gateway)) return
   // Requests arrive through the event loop here, so the stores may share their looks at the catalogs and settings within a turn (stores/turn.ts).
   shareChecksWithinTurns(() => true)
+  let bound: { port: number, s3Port: number | null }
   try {
-    await gateway.listen()
+    bound = await gateway.listen()
   } catch (err) {
     if (!inWorker || process.send === undefined) throw err
     // The primary prints it, once, and stops the other workers.
@@ -141,13 +164,7 @@ export async function serveOne (options: ServeOptions, inWorker: boolean): Promi
     await new Promise(resolve => process.send?.(message, undefined, {}, resolve))
     process.exit(1)
   }
-  if (inWorker) process.send?.({ fsbucket: 'listening' } satisfies Listening)
-  const reload = gateway.reloadTls
-  if (reload !== null) {
-    // A SIGHUP to this process, or the primary's word when it got one.
-    process.on('SIGHUP', () => { void reload() })
-    if (inWorker) process.on('message', message => { if (isMessage<ReloadTls>(message, 'reload-tls')) void reload() })
-  }
+  if (inWorker) process.send?.({ fsbucket: 'listening', ...bound } satisfies Listening)
 }
 
 /**
@@ -211,23 +228,23 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   const asking = new Set<Worker>()
   // Set once the checks' module is loaded, which is before any worker is let listen.
-  let logServing: (() => void) | null = null
+  let logServing: ((bound: Listening) => void) | null = null
   /** The workers that said they listen (by id), until every one wanted has: then the `serving` line. */
   const listened = new Set<number>()
   // The first worker starts alone, the others once it listens: beside it, they would take the cores its start needs.
   let othersForked = false
-  const onListening = (worker: Worker): void => {
+  const onListening = (worker: Worker, bound: Listening): void => {
     if (stopping) return
     if (!othersForked) {
       othersForked = true
       for (let i = 1; i < options.workers; i++) cluster.fork(env)
     }
-    if (listened.size < options.workers && listened.add(worker.id).size === options.workers) logServing?.()
+    if (listened.size < options.workers && listened.add(worker.id).size === options.workers) logServing?.(bound)
   }
 
   const onMessage = (worker: Worker, message: unknown): void => {
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
-    else if (isMessage<Listening>(message, 'listening')) onListening(worker)
+    else if (isMessage<Listening>(message, 'listening')) onListening(worker, message)
     else if (isMessage<OptionsAsked>(message, 'options-asked')) {
       // A worker still loading when the drain was sent missed the word: it hears it now.
       if (stopping && worker.isConnected()) worker.send({ fsbucket: 'drain' } satisfies Drain)
@@ -241,7 +258,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (listened.size < options.workers) listened.delete(worker.id)
     if (stopping) {
       if (code !== 0) exitCode = 1
-      if (workers().length === 0) void closeRegistry().finally(() => process.exit(exitCode))
+      // During start-up, the checks finish first (below).
+      if (workers().length === 0 && checked) void closeRegistry().finally(() => process.exit(exitCode))
       return
     }
     const now = Date.now()
@@ -267,12 +285,35 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     // A worker still waiting for its options exits at once (worker.ts).
     const drain: Drain = { fsbucket: 'drain' }
     for (const worker of workers()) if (worker.isConnected()) worker.send(drain)
+    if (!checked) {
+      // As one process does (handleShutdown): start-up goes on, then the drain, bounded by the drain timeout.
+      setTimeout(() => {
+        console.error(`stopped during start-up: it did not finish within the drain timeout (${options.drainTimeout} s)`)
+        exitNow(1)
+      }, options.drainTimeout * 1000).unref()
+      return
+    }
     // The workers time out on their own; this only catches one that cannot.
     setTimeout(() => { exitCode = 1; exitNow(1) }, options.drainTimeout * 1000 + 2000).unref()
     if (workers().length === 0) exitNow(0)
   }
+  let checks: typeof import('./primary-checks.js') | null = null
+  const hangup = (): void => {
+    if (checks === null) log.info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
+    else if (checks.schemeOf(options) === 'https') {
+      // Each worker reads the files itself and logs whether it took them.
+      log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
+      for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls' } satisfies ReloadTls)
+    } else log.info({ signal: 'SIGHUP' }, 'SIGHUP: nothing to reload (no --tls-cert); still serving')
+  }
   process.on('SIGINT', stop)
   process.on('SIGTERM', stop)
+  process.on('SIGHUP', hangup)
+  // What came before these handlers (as the command started) counts as if it came now.
+  for (const signal of takeHeldSignals()) {
+    if (signal === 'SIGHUP') hangup()
+    else stop(signal)
+  }
 
   cluster.on('listening', worker => {
     // A worker that started after the signal missed the word.
@@ -296,12 +337,13 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (event.kind === 'message') onMessage(event.worker, event.message)
     else onExit(event.worker, event.code, event.signal)
   }
-  let checks: typeof import('./primary-checks.js')
   try {
     // Loaded after the fork: the stores, the SQLite driver and the credentials load here while the workers load their doors.
-    checks = await import('./primary-checks.js')
-    logServing = () => { checks.logServing(options, log) }
-    await checks.primaryChecks(options, log, opened => { registry = opened })
+    const loaded = await import('./primary-checks.js')
+    const { loopbackOnly } = await loaded.primaryChecks(options, log, opened => { registry = opened })
+    // The ports the workers listen on (they share them: any worker's say): the system's pick for a port 0.
+    logServing = bound => { loaded.logServing({ ...options, port: bound.port, s3Port: bound.s3Port ?? 0 }, loopbackOnly, log) }
+    checks = loaded
   } catch (err) {
     // Refused before any worker was sent its options: the workers go quietly, and the command line prints the one line (exit 1).
     stopping = true
@@ -310,6 +352,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     throw err
   }
   checked = true
+  if (stopping) {
+    // Stopped during start-up: the workers, told to drain, have gone or are going (onExit closes once the last has).
+    if (workers().length === 0) void closeRegistry().finally(() => process.exit(exitCode))
+    return
+  }
   for (const worker of asking) start(worker)
   asking.clear()
   // The queues pushed to a local app are pulled by this process alone, as it alone sweeps (a worker never pushes).
@@ -317,12 +364,5 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   if (registry !== null && pushes.length > 0 && !stopping) {
     const { startQueuePush } = await import('./queue-push.js')
     stopPush = startQueuePush(registry, pushes, { onFailure: (push, reason) => { log.warn({ queue: push.queue, url: push.url, reason }, 'queue push failed; the batch will be retried') } })
-  }
-  if (checks.schemeOf(options) === 'https') {
-    // Each worker reads the files itself and logs whether it took them.
-    process.on('SIGHUP', () => {
-      log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
-      for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls' } satisfies ReloadTls)
-    })
   }
 }

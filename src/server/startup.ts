@@ -14,12 +14,11 @@ import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Logger } from 'pino'
 import { isBucketError, type BucketRegistry } from '../bucket/index.js'
-import { isLoopbackHost } from '../http/auth.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { parseJsonOf } from '../stores/fs/atomic.js'
 import type { ProcessMetrics } from './metrics.js'
 import { openMemoryRegistry, openRegistry } from './open.js'
-import { StartupError } from './preflight.js'
+import { StartupError, why } from './preflight.js'
 
 /** Where a server's buckets are (GatewayOptions' fields of the same names). */
 interface RegistryPlace {
@@ -39,7 +38,7 @@ export async function loadRoutes (dataDir: string | null, specs: string[]): Prom
   try {
     text = await fsp.readFile(file, 'utf8')
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new StartupError(`cannot read ${file}: ${why(err)}`, { cause: err })
   }
   if (text !== null) {
     const listed = parseJsonOf<unknown>(file, text)
@@ -68,12 +67,13 @@ export async function ensureFirstBucket (registry: BucketRegistry, name: string,
   }
 }
 
-export function startupNotes (options: { memory?: boolean, token?: string, host: string, fsync: boolean }, log: Logger): void {
+/** The notes on what the server will do; `loopbackOnly` as listen-host.ts judged the host. */
+export function startupNotes (options: { memory?: boolean, token?: string, host: string, fsync: boolean, loopbackOnly: boolean }, log: Logger): void {
   if (options.memory === true) {
     log.warn('memory mode: nothing is kept; buckets and objects live in this process and are lost when it stops')
   }
   if (options.token === undefined) {
-    if (isLoopbackHost(options.host)) {
+    if (options.loopbackOnly) {
       log.warn('no token configured: accepting writes and private reads without credentials, because the server listens on loopback only (foreign Host names and cross-site writes are refused)')
     } else {
       log.warn(`no token configured and listening on ${options.host}: writes and private reads are refused; set --token or FSBUCKET_TOKEN`)
@@ -109,6 +109,9 @@ export function listenFailure (err: unknown, host: string, port: number, role?: 
  * false). Port 0 (any free port) needs no check. A port taken between the
  * check and the listen is still reported, by the listen itself.
  *
+ * Two roles given the same port are refused first, saying so (the second
+ * listen would otherwise say the port is in use, by the first).
+ *
  * A client already trying the port (a script waiting for the server) may
  * be let in while the probe listens: its connection is reset at once, so it
  * tries again, and the probe's close, which waits for its connections, is
@@ -116,6 +119,11 @@ export function listenFailure (err: unknown, host: string, port: number, role?: 
  * loading beside it, can take a while between listening and closing).
  */
 export async function checkPorts (host: string, ports: Array<{ port: number, role: PortRole }>): Promise<void> {
+  const asked = ports.filter(p => p.port !== 0)
+  const twice = asked.find((p, i) => asked.findIndex(q => q.port === p.port) !== i)
+  if (twice !== undefined) {
+    throw new StartupError(`cannot listen: the ${asked.filter(p => p.port === twice.port).map(p => p.role).join(' and the ')} ports are both ${twice.port} (--port, --s3-port): each needs its own`)
+  }
   for (const { port, role } of ports) {
     if (port === 0) continue
     const probe = createServer(socket => { socket.destroy() })

@@ -18,6 +18,8 @@ import { receiveServeOptions, serveOne } from './serve.js'
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.()
 // Ctrl-C reaches the whole process group; the primary decides (serve.ts).
 process.on('SIGINT', () => {})
+// A SIGHUP to the whole group, before serveOne's handler (which leaves the reload to the primary's word) is set.
+process.on('SIGHUP', () => {})
 // A failure here surfaces from serveOne's own import of the same module.
 import('./gateway.js').catch(() => {})
 

@@ -21,6 +21,17 @@ t.test('parseQueuePush', async t => {
   }
 })
 
+t.test('parseQueuePush refuses credentials in the URL (fetch would never send them), and no refusal repeats them', async t => {
+  t.throws(() => parseQueuePush('evq=http://app:SECRET@127.0.0.1:3000/hook'),
+    { message: 'queue "evq": the URL must not hold credentials (user:password@): fetch refuses to send them, so no batch could be delivered' })
+  t.throws(() => parseQueuePush('evq=http://app@127.0.0.1:3000/hook'), /must not hold credentials/, 'a user name alone too')
+  for (const bad of ['evq=http://app:SECRET@[bad', 'http://app:SECRET@127.0.0.1/hook', 'evq=ftp://app:SECRET@x/', 'Q=http://app:SECRET@x/']) {
+    let message = ''
+    try { parseQueuePush(bad) } catch (err) { message = (err as Error).message }
+    t.ok(message !== '' && !message.includes('SECRET'), `refused, not repeated: ${bad} (${message})`)
+  }
+})
+
 t.test('pushBackoffSeconds doubles up to 5 minutes', async t => {
   t.same([1, 2, 3, 4, 10, 20].map(pushBackoffSeconds), [1, 2, 4, 8, 300, 300])
 })

@@ -74,23 +74,27 @@ t.test('a data directory that cannot be made (/proc/nope): a clear error at once
   }
 })
 
-t.test('SIGTERM during start-up: the process exits within the drain timeout', async t => {
-  // A catalog that accepts connections and never answers: start-up waits on it for ever.
-  const sockets: Socket[] = []
-  const silent = createServer(socket => { sockets.push(socket) })
-  await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { for (const s of sockets) s.destroy(); silent.close() })
-  const catalogPort = (silent.address() as { port: number }).port
-  const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--catalog', `postgres://fsbucket@127.0.0.1:${catalogPort}/fsbucket`,
-    '--port', String(await freePort()), '--s3-port', '0', '--workers', '1', '--drain-timeout', '1', ...quiet])
-  t.teardown(() => { served.child.kill('SIGKILL') })
-  const deadline = Date.now() + 60_000
-  while (sockets.length === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
-  t.ok(sockets.length > 0, 'start-up is waiting on the catalog')
-  served.child.kill('SIGTERM')
-  // One second of drain timeout, and room for a loaded machine; without the bound it never exits.
-  t.equal(await within(served.exited, 15_000, 'exit after SIGTERM'), 1)
-  t.match(served.stderr(), 'stopped during start-up: it did not finish within the drain timeout (1 s)')
+t.test('SIGTERM during start-up: the process exits within the drain timeout, with or without workers', async t => {
+  for (const workers of ['1', '2']) {
+    // A catalog that accepts connections and never answers: start-up waits on it for ever.
+    const sockets: Socket[] = []
+    const silent = createServer(socket => { sockets.push(socket) })
+    await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => { for (const s of sockets) s.destroy(); silent.close() })
+    const catalogPort = (silent.address() as { port: number }).port
+    const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--catalog', `postgres://fsbucket@127.0.0.1:${catalogPort}/fsbucket`,
+      '--port', String(await freePort()), '--s3-port', '0', '--workers', workers, '--drain-timeout', '1', ...quiet])
+    t.teardown(() => { served.child.kill('SIGKILL') })
+    const deadline = Date.now() + 60_000
+    while (sockets.length === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
+    t.ok(sockets.length > 0, 'start-up is waiting on the catalog')
+    const signalled = Date.now()
+    served.child.kill('SIGTERM')
+    // One second of drain timeout, and room for a loaded machine; without the bound it never exits.
+    t.equal(await within(served.exited, 15_000, 'exit after SIGTERM'), 1, `--workers ${workers}: exit 1`)
+    t.ok(Date.now() - signalled >= 900, `--workers ${workers}: start-up was given the drain timeout to finish`)
+    t.match(served.stderr(), 'stopped during start-up: it did not finish within the drain timeout (1 s)')
+  }
 })
 
 t.test('a worker that dies just as the primary answers it: the lost message does not crash the primary', async t => {
