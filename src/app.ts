@@ -52,8 +52,10 @@ import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js
 
 export interface GatewayConfig {
   dataDir: string
-  /** Address the server listens on; decides whether writes without a token are allowed. */
+  /** Address the server listens on; decides whether writes without a token are allowed (unless `loopbackOnly` says). */
   host: string
+  /** Whether `host` reaches loopback only, as the server judged it from its addresses (server/listen-host.ts); default: by its name. */
+  loopbackOnly?: boolean
   /** Bearer token for writes and private reads; null for none. */
   token: string | null
   /** Buckets served publicly whatever their settings (`--public`). */
@@ -160,8 +162,9 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     inConnectionOrder(request, reply, request.headers.host !== undefined ? done : () => { requireHost(request, reply, done) })
   })
 
-  const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: isLoopbackHost(config.host) }
-  const gatewayOpen = config.token === null && isLoopbackHost(config.host)
+  const loopbackOnly = config.loopbackOnly ?? isLoopbackHost(config.host)
+  const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: loopbackOnly }
+  const gatewayOpen = config.token === null && loopbackOnly
   const managementOpen = management.open === true && management.tokens.length + management.keys.length === 0
   const routes = orderRoutes(config.routes)
   const guard = {
@@ -244,7 +247,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     })
   })
 
-  const policy = { token: config.token, loopbackOnly: isLoopbackHost(config.host), tokens: registry.tokens }
+  const policy = { token: config.token, loopbackOnly, tokens: registry.tokens }
   const publicBuckets = new Set(config.publicBuckets)
   await app.register(gatewayRoutes, {
     registry,

@@ -200,8 +200,14 @@ export function matchingCorsRule (rules: readonly CorsRule[] | null, origin: str
  * to an origin no rule allows included.
  */
 export function corsVariesByOrigin (rules: readonly CorsRule[] | null): boolean {
-  return rules !== null && rules.some(rule => !rule.allowedOrigins.includes('*'))
+  if (rules === null) return false
+  // Asked on every read of the bucket: judged once per rules (settings are read anew, not changed, when they change).
+  let varies = varyingRules.get(rules)
+  if (varies === undefined) varyingRules.set(rules, varies = rules.some(rule => !rule.allowedOrigins.includes('*')))
+  return varies
 }
+
+const varyingRules = new WeakMap<readonly CorsRule[], boolean>()
 
 /** The bytes a value takes in an XML document (`&` is `&amp;`, `"` is `&quot;`, as the S3 door escapes them). */
 function xmlTextBytes (value: string): number {

@@ -186,6 +186,20 @@ export function sandboxObjectHeaders (headers: Record<string, string>): Record<s
  * for the body, so the client is never told to send it.
  */
 export function declaresBodyOver (headers: RequestHeaders, limit: number): boolean {
-  const declared = single(headers, 'x-amz-decoded-content-length') ?? single(headers, 'content-length')
+  return numberOver(single(headers, 'x-amz-decoded-content-length') ?? single(headers, 'content-length'), limit)
+}
+
+/** Whether the Content-Length alone is over `limit` (a door that takes no aws-chunked framing: the management API's JSON). */
+export function contentLengthOver (headers: RequestHeaders, limit: number): boolean {
+  return numberOver(single(headers, 'content-length'), limit)
+}
+
+function numberOver (declared: string | undefined, limit: number): boolean {
   return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit
+}
+
+/** `Access-Control-Request-Headers` → lowercase names (a CORS preflight's, on every door). */
+export function requestedHeaderNames (value: string | string[] | undefined): string[] {
+  const text = Array.isArray(value) ? value.join(',') : value ?? ''
+  return text.split(',').map(h => h.trim().toLowerCase()).filter(h => h !== '')
 }

@@ -23,6 +23,7 @@
  * Preflights need no credentials (browsers never send them on OPTIONS).
  */
 import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
+import { requestedHeaderNames } from '../doors/request-metadata.js'
 
 export const defaultExposedHeaders = ['ETag', 'Content-Range', 'Content-Length', 'Content-Type', 'Last-Modified', 'Accept-Ranges']
 
@@ -61,12 +62,6 @@ export function corsHeaders (rules: CorsRule[] | null, origin: string | undefine
     headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   }
   return headers
-}
-
-/** `Access-Control-Request-Headers` → lowercase names. */
-export function requestedHeaderNames (value: string | string[] | undefined): string[] {
-  const text = Array.isArray(value) ? value.join(',') : value ?? ''
-  return text.split(',').map(h => h.trim().toLowerCase()).filter(h => h !== '')
 }
 
 /**

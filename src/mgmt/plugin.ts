@@ -26,7 +26,7 @@ import { isStorageFailure, isTransient, Queues, requireAccess, type BucketRegist
 import { withHeldBody } from '../doors/body-budget.js'
 import { clientGone, wasCutOff } from '../doors/cut-off.js'
 import { continueBody } from '../doors/expect-continue.js'
-import { declaresBodyOver } from '../doors/request-metadata.js'
+import { contentLengthOver } from '../doors/request-metadata.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
 import type { ManagementContext } from './context.js'
 import { failure } from './envelope.js'
@@ -96,7 +96,7 @@ function send (reply: FastifyReply, err: ManagementError): FastifyReply {
  */
 async function readJson (request: FastifyRequest, payload: IncomingMessage): Promise<unknown> {
   const bytes = request.routeOptions.bodyLimit
-  if (declaresBodyOver(request.headers, bytes)) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
+  if (contentLengthOver(request.headers, bytes)) throw new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()
   // Authenticated (onRequest ran) and within the limit: the client may send it now.
   continueBody(request.raw)
   return await withHeldBody(payload, { bytes, tooLarge: () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), noRoom: () => new ManagementError('SlowDown') }, body => {

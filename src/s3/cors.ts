@@ -29,14 +29,12 @@
  */
 import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
 
-
 const varied = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
 
-/** Headers of an answer to `origin` under `rule`. */
-function corsAnswerHeaders (rule: CorsRule, origin: string): Record<string, string> {
-  const headers: Record<string, string> = rule.allowedOrigins.includes('*')
-    ? { 'access-control-allow-origin': '*' }
-    : { 'access-control-allow-origin': origin, vary: varied }
+/** Headers of an answer to `origin` under `rule`, one of `rules`: varied by Origin when the rules echo origins, whichever matched. */
+function corsAnswerHeaders (rules: CorsRule[], rule: CorsRule, origin: string): Record<string, string> {
+  const headers: Record<string, string> = { 'access-control-allow-origin': rule.allowedOrigins.includes('*') ? '*' : origin }
+  if (corsVariesByOrigin(rules)) headers.vary = varied
   if (rule.exposeHeaders !== undefined && rule.exposeHeaders.length > 0) headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   return headers
 }
@@ -47,21 +45,15 @@ function corsAnswerHeaders (rule: CorsRule, origin: string): Record<string, stri
  */
 export function actualCorsHeaders (rules: CorsRule[] | null, origin: string, method: string): Record<string, string> {
   const rule = matchingCorsRule(rules, origin, method)
-  if (rule !== undefined) return corsAnswerHeaders(rule, origin)
+  if (rules !== null && rule !== undefined) return corsAnswerHeaders(rules, rule, origin)
   return corsVariesByOrigin(rules) ? { vary: varied } : {}
 }
 
-/** The answer to an allowed preflight. */
-export function preflightAnswerHeaders (rule: CorsRule, origin: string, requestHeaders: string[]): Record<string, string> {
-  const headers = corsAnswerHeaders(rule, origin)
+/** The answer to a preflight `rule` of `rules` allows. */
+export function preflightAnswerHeaders (rules: CorsRule[], rule: CorsRule, origin: string, requestHeaders: string[]): Record<string, string> {
+  const headers = corsAnswerHeaders(rules, rule, origin)
   headers['access-control-allow-methods'] = rule.allowedMethods.map(m => m.toUpperCase()).join(', ')
   if (requestHeaders.length > 0) headers['access-control-allow-headers'] = requestHeaders.join(', ')
   if (rule.maxAgeSeconds !== undefined) headers['access-control-max-age'] = String(rule.maxAgeSeconds)
   return headers
-}
-
-/** `Access-Control-Request-Headers` → lowercase names. */
-export function requestedHeaders (value: string | string[] | undefined): string[] {
-  const text = Array.isArray(value) ? value.join(',') : value ?? ''
-  return text.split(',').map(h => h.trim().toLowerCase()).filter(h => h !== '')
 }

@@ -23,7 +23,7 @@ import { ADMIN, hostName, isStorageFailure, isTransient, matchingCorsRule, requi
 import { keyLookup, type S3AccessPolicy } from './auth.js'
 import * as buckets from './buckets.js'
 import type { S3Context } from './context.js'
-import { actualCorsHeaders, preflightAnswerHeaders, requestedHeaders } from './cors.js'
+import { actualCorsHeaders, preflightAnswerHeaders } from './cors.js'
 import { S3Error, s3ErrorReply } from './errors.js'
 import { refuseUnsupportedHeaders } from './headers.js'
 import { listObjectsV1, listObjectsV2 } from './listing.js'
@@ -36,6 +36,7 @@ import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { answeredOnce, clientGone } from '../doors/cut-off.js'
 import { healthAnswer, probeOf, sendHealth, serverClosing, type OperatorEndpoints } from '../doors/health.js'
+import { requestedHeaderNames } from '../doors/request-metadata.js'
 
 export interface S3ApiOptions {
   registry: BucketRegistry
@@ -372,13 +373,13 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     if (target.bucket === '' || origin === undefined || typeof method !== 'string') {
       throw new S3Error('InvalidRequest', 'A CORS preflight needs a bucket, Origin and Access-Control-Request-Method.')
     }
-    const info = await registry.info(target.bucket)
-    const headers = requestedHeaders(request.headers['access-control-request-headers'])
-    const rule = matchingCorsRule(info?.settings.cors ?? null, origin, method, headers)
+    const rules = (await registry.info(target.bucket))?.settings.cors ?? null
+    const headers = requestedHeaderNames(request.headers['access-control-request-headers'])
+    const rule = matchingCorsRule(rules, origin, method, headers)
     // One refusal for a missing bucket, a bucket without rules and rules that do not match: a preflight needs no
     // signature, so its answer must not tell which buckets exist (S3's NoSuchBucket and "CORS is not enabled" would).
-    if (rule === undefined) throw new S3Error('AccessForbidden')
-    await reply.code(200).headers(preflightAnswerHeaders(rule, origin, headers)).send()
+    if (rules === null || rule === undefined) throw new S3Error('AccessForbidden')
+    await reply.code(200).headers(preflightAnswerHeaders(rules, rule, origin, headers)).send()
   }
 
   app.route({

@@ -15,7 +15,7 @@
  * data directory, `routes.json`, the writability checks and fsync play no
  * part, and nothing is written to disk.
  */
-import { startQueuePush, type QueuePush } from './queue-push.js'
+import { pushFailureLogger, startQueuePush, type QueuePush } from './queue-push.js'
 import type { Server as HttpsServer } from 'node:https'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
@@ -153,6 +153,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     app = await buildApp({
       dataDir: options.data,
       host: options.host,
+      loopbackOnly,
       token: options.token ?? null,
       publicBuckets: options.public,
       routes,
@@ -198,7 +199,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       await ensureFirstBucket(registry, options.defaultBucket, log)
       startSweeper(options.sweepInterval, registry, metrics, log)
       if (options.queuePush !== undefined && options.queuePush.length > 0) {
-        stopPush = startQueuePush(registry, options.queuePush, { onFailure: (push, reason) => { log.warn({ queue: push.queue, url: push.url, reason }, 'queue push failed; the batch will be retried') } })
+        stopPush = startQueuePush(registry, options.queuePush, { onFailure: pushFailureLogger(log) })
       }
     }
     const gatewayApp = app

@@ -70,6 +70,19 @@ export interface QueuePushOptions {
   onFailure?: (push: QueuePush, reason: string) => void
 }
 
+/**
+ * The log's warning for a failed delivery, naming the app's URL without its
+ * query, which may carry a token for the app (`query: true` says one was
+ * left out; credentials are refused as the URL is parsed).
+ */
+export function pushFailureLogger (log: { warn: (fields: object, message: string) => void }): NonNullable<QueuePushOptions['onFailure']> {
+  return (push, reason) => {
+    const url = new URL(push.url)
+    const query = url.search === '' ? {} : { query: true }
+    log.warn({ queue: push.queue, url: `${url.origin}${url.pathname}`, ...query, reason }, 'queue push failed; the batch will be retried')
+  }
+}
+
 /** Starts pushing each queue of `pushes`; the function returned stops, once the deliveries in flight ended. */
 export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], options: QueuePushOptions = {}): () => Promise<void> {
   const queues: QueuesClass = new Queues(registry)

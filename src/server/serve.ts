@@ -106,10 +106,11 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Ga
   let startupLog: Logger | null = null
   const log = (): Logger => server !== null ? server.app.log as unknown as Logger : (startupLog ??= createLogger({ level: options.logLevel }))
   const onHangup = (): void => {
+    // A worker reloads on the primary's word only: a SIGHUP to the whole group reaches both, and would reload twice.
+    if (inWorker) return
     const reload = server?.reloadTls ?? null
     if (reload !== null) void reload()
-    // A worker's SIGHUP came to the whole group: the primary's line says it.
-    else if (!inWorker) log().info({ signal: 'SIGHUP' }, server === null ? 'SIGHUP during start-up: nothing to reload' : 'SIGHUP: nothing to reload (no --tls-cert); still serving')
+    else log().info({ signal: 'SIGHUP' }, server === null ? 'SIGHUP during start-up: nothing to reload' : 'SIGHUP: nothing to reload (no --tls-cert); still serving')
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGHUP', onHangup)
@@ -332,7 +333,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const onWorkerError = (err: Error): void => { log.debug({ err }, 'a message to a worker was lost') }
   cluster.on('fork', worker => { worker.on('error', onWorkerError) })
   for (const worker of adopted) worker.on('error', onWorkerError)
-  if (adopted.length === 0) cluster.fork(env)
+  // A signal held as the command started may have begun the stop already: no worker to start, then.
+  if (adopted.length === 0 && !stopping) cluster.fork(env)
   for (const event of early?.events ?? []) {
     if (event.kind === 'message') onMessage(event.worker, event.message)
     else onExit(event.worker, event.code, event.signal)
@@ -362,7 +364,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   // The queues pushed to a local app are pulled by this process alone, as it alone sweeps (a worker never pushes).
   const pushes = options.queuePush ?? []
   if (registry !== null && pushes.length > 0 && !stopping) {
-    const { startQueuePush } = await import('./queue-push.js')
-    stopPush = startQueuePush(registry, pushes, { onFailure: (push, reason) => { log.warn({ queue: push.queue, url: push.url, reason }, 'queue push failed; the batch will be retried') } })
+    const { pushFailureLogger, startQueuePush } = await import('./queue-push.js')
+    stopPush = startQueuePush(registry, pushes, { onFailure: pushFailureLogger(log) })
   }
 }

@@ -32,6 +32,13 @@ t.test('S3 port: anonymous preflight and GET on a public bucket follow its rules
   t.equal(get.headers.vary, 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method', 'the allowed origin\'s answer varies by origin')
   t.equal(other.headers.vary, get.headers.vary, 'and so does the other origin\'s: a cache keeps them apart')
   t.equal((await raw(server, 'GET', '/ruled/a.txt', {})).headers.vary, undefined, 'no Origin: no Vary, as S3 sends none')
+  // A `*` rule after one that echoes: the answers still differ by origin (the first origin's exposes ETag).
+  await server.registry.updateSettings('ruled', { cors: [...rules, { allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
+  const starred = await raw(server, 'GET', '/ruled/a.txt', { origin: 'https://other.test' })
+  t.same([starred.headers['access-control-allow-origin'], starred.headers.vary], ['*', get.headers.vary], 'the `*` rule\'s answer varies by origin too')
+  const starredPreflight = await raw(server, 'OPTIONS', '/ruled/a.txt', { origin: 'https://other.test', 'access-control-request-method': 'GET' })
+  t.same([starredPreflight.status, starredPreflight.headers.vary], [200, get.headers.vary], 'and so does its preflight')
+  await server.registry.updateSettings('ruled', { cors: rules })
   t.equal((await raw(server, 'OPTIONS', '/ruled/a.txt', { origin, 'access-control-request-method': 'PUT' })).status, 403, 'a method no rule allows')
 
   const bare = await raw(server, 'GET', '/bare/a.txt', { origin })

@@ -9,7 +9,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { addRules, openRegistry, Queues } from '../../src/index.js'
-import { parseQueuePush, pushBackoffSeconds, startQueuePush } from '../../src/server/queue-push.js'
+import { parseQueuePush, pushBackoffSeconds, startQueuePush, pushFailureLogger } from '../../src/server/queue-push.js'
 import { buildCli } from '../../src/main.js'
 import { testdir } from '../testdir.js'
 import { answering, call, freePort, run, within } from './serve-process.js'
@@ -122,4 +122,16 @@ t.test('serve with two workers pushes, from its primary, each message once', asy
   await new Promise(resolve => setTimeout(resolve, 1500))
   t.same(keys(), ['a.jpg', 'b.jpg', 'c.jpg'], 'each message pushed once')
   t.ok(received.every(batch => batch.queue === 'photo-events'))
+})
+
+t.test('a failed delivery is logged without the URL\'s query, which may hold the app\'s token', async t => {
+  const lines: Array<{ fields: object, message: string }> = []
+  const log = { warn: (fields: object, message: string) => { lines.push({ fields, message }) } }
+  pushFailureLogger(log)(parseQueuePush('evq=http://127.0.0.1:9/hook?token=SECRET'), 'answered 500')
+  pushFailureLogger(log)(parseQueuePush('evq=http://127.0.0.1:9/hook'), 'answered 500')
+  t.same(lines.map(line => line.fields), [
+    { queue: 'evq', url: 'http://127.0.0.1:9/hook', query: true, reason: 'answered 500' },
+    { queue: 'evq', url: 'http://127.0.0.1:9/hook', reason: 'answered 500' }
+  ])
+  t.notMatch(JSON.stringify(lines), 'SECRET')
 })
