@@ -34,7 +34,8 @@ import { isValidBucketName } from './bucket/settings.js'
 import { serveDefaults } from './server/defaults.js'
 import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork.js'
 import { registerTokenCommands } from './cli/tokens.js'
-import { parseS3Endpoint, registerShareCommand } from './cli/share.js'
+import { registerShareCommand, s3EndpointOrigin } from './cli/share.js'
+import { secretValue } from './cli/secret-option.js'
 import { parseRouteSpec } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
@@ -123,12 +124,6 @@ function queuePushSpec (value: string, previous: QueuePush[] = []): QueuePush[] 
   return [...previous, ...value.split(/[\s,]+/).filter(s => s !== '').map(parseQueuePush)]
 }
 
-/** `--s3-endpoint`: an origin, without credentials (a share link would carry them to whoever it is given). */
-function s3EndpointOrigin (value: string): string {
-  if (/:\/\/[^/?#]*@/.test(value)) throw new Error('the URL must not hold credentials (user:password@)')
-  return parseS3Endpoint(value).origin
-}
-
 /** `--host`: an address or a name; empty would listen on every interface (as `startServer` refuses it: embed.ts). */
 function listenHost (value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('expected an address or host name such as 127.0.0.1, not an empty value')
@@ -148,21 +143,6 @@ function bearerToken (value: string): string {
 function bucketName (value: string): string {
   if (!isValidBucketName(value)) throw new InvalidArgumentError('expected a bucket name: 3 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit')
   return value
-}
-
-/**
- * The parser of a flag whose value may be a secret or hold one (a token, a
- * URL's user:password@): commander's refusal repeats the value; this one
- * names the flag and its variable only.
- */
-function secretValue<T, P> (command: () => Command, option: string, variable: string, parse: (value: string, previous: P) => T) {
-  return (value: string, previous: P): T => {
-    try {
-      return parse(value, previous)
-    } catch (err) {
-      return command().error(`error: option '${option}' (or ${variable}) is invalid: ${(err as Error).message}`, { exitCode: 1, code: 'commander.invalidArgument' })
-    }
-  }
 }
 
 /**

@@ -20,7 +20,9 @@
  * `15m`, `12h`, `7d`, or an ISO 8601 instant), at most 7 days away: the
  * longest life S3 gives a presigned URL. The S3 endpoint the URL names is
  * the serve defaults' host and S3 port unless `--s3-endpoint`
- * (FSBUCKET_S3_ENDPOINT) names another (`https://s3.example.test`).
+ * (FSBUCKET_S3_ENDPOINT) names another (`https://s3.example.test`); a bad
+ * one is refused as `serve` refuses its own (secret-option.ts), never
+ * repeated: it may hold a password.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import { isArgumentError, parseExpiry, type BucketRegistry } from '../bucket/index.js'
@@ -28,6 +30,7 @@ import { catalogOption, dataOption } from '../doors/command-options.js'
 import { curlCommand, hasDotSegment, makeShareLink, MAX_SHARE_SECONDS, type ShareLink } from '../doors/share-links.js'
 import { parseLocation } from './paths.js'
 import { watchStdout } from './context.js'
+import { secretValue } from './secret-option.js'
 
 export interface ShareCommandWiring {
   /** Opens the registry of the buckets in a data directory (with the catalog `catalog` names, if given). */
@@ -72,20 +75,27 @@ export function parseS3Endpoint (text: string): URL {
   return url
 }
 
+/** `--s3-endpoint`: an origin, without credentials (a share link would carry them to whoever it is given); refused through `secretValue`, which never repeats the value. */
+export function s3EndpointOrigin (value: string): string {
+  if (/:\/\/[^/?#]*@/.test(value)) throw new Error('the URL must not hold credentials (user:password@)')
+  return parseS3Endpoint(value).origin
+}
+
 function fail (target: string, what: string): void {
   process.stderr.write(`fsbucket: share ${JSON.stringify(target)}: ${what}\n`)
   process.exitCode = 1
 }
 
 export function registerShareCommand (program: Command, wiring: ShareCommandWiring): void {
-  program.command('share <target>')
+  const share = program.command('share <target>')
+  share
     .description('print a presigned S3 URL that downloads fsb://<bucket>/<key> (or uploads it, with --upload) until it expires, and the curl command that uses it')
     .addOption(dataOption())
     .addOption(catalogOption())
     .option('--expires <when>', 'how long the link works: a duration (90s, 15m, 12h, 7d) or an ISO 8601 instant, at most 7 days', '1h')
     .option('--upload', 'a link that PUTs the object instead of GETting it', false)
     .addOption(new Option('--s3-endpoint <url>', 'the S3 port the link names').env('FSBUCKET_S3_ENDPOINT').default(wiring.defaultS3Endpoint)
-      .argParser(value => parseS3Endpoint(value).origin))
+      .argParser(secretValue(() => share, '--s3-endpoint', 'FSBUCKET_S3_ENDPOINT', s3EndpointOrigin)))
     .action(async (target: string, options: ShareOptions) => {
       const location = parseLocation(target)
       if (location.kind !== 'remote' || location.key === '' || location.key.endsWith('/')) {

@@ -16,11 +16,14 @@
  *   for this server, since a test cannot read a start-up line. Both are in
  *   the result, with the region the SDKs need (`auto`).
  * - Logs: errors only (a fault is worth seeing; a line per request is not).
- * - Options are checked before anything opens: a key it does not know (a
- *   misspelt `datadir` would otherwise start in memory), a value of the
- *   wrong type, an empty string, an unknown log level and a `tls` without
- *   both parts are each a TypeError with Node's code for it, naming the
- *   option.
+ * - Metrics: on, as `serve` has them (`GET {url}/_metrics`). The process's
+ *   figures (Node's, the catalog commits) are the whole process's, the
+ *   suite's own library calls included: the store observer is process-wide.
+ * - Options are checked before anything opens (options-check.ts, shared
+ *   with the library's open functions): a key it does not know (a misspelt
+ *   `datadir` would otherwise start in memory), a value of the wrong type,
+ *   an empty string, an unknown log level and a `tls` without both parts
+ *   are each a TypeError with Node's code for it, naming the option.
  *
  * Deliberately unlike `serve`: no signal handlers (the process is the
  * caller's; with `dataDir`, proper-lockfile's signal-exit adds its own at
@@ -38,6 +41,7 @@ import { isLoopbackHost } from '../http/auth.js'
 import { DEVELOPMENT_CREDENTIAL } from '../s3/index.js'
 import { serveDefaults } from './defaults.js'
 import { buildGateway, type GatewayOptions } from './gateway.js'
+import { checkOptions, OptionError, shown, unknownKey, type OptionErrorCode, type OptionType } from './options-check.js'
 
 export interface StartServerOptions {
   /** Serve the buckets of this data directory (created when missing), as `serve --data` does. Not with `memory`. */
@@ -86,7 +90,9 @@ const fixed = {
   defaultBucket: serveDefaults.defaultBucket,
   public: [],
   route: [],
-  s3Domain: []
+  s3Domain: [],
+  // On, as `serve` has them by default: `GET {url}/_metrics` answers. Counting costs plain additions; prom-client loads at the first scrape (metrics.ts).
+  metrics: true
 } satisfies Partial<GatewayOptions>
 
 /** `http://host:port`, with an IPv6 address in brackets and a wildcard address reached on loopback. */
@@ -95,57 +101,28 @@ function origin (scheme: string, host: string, port: number): string {
   return `${scheme}://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`
 }
 
-/**
- * A refused option: a TypeError with Node's code for it (`ERR_INVALID_ARG_TYPE`
- * for a value of the wrong type, `ERR_INVALID_ARG_VALUE` for any other), so a
- * suite can tell it from a start-up failure (a StartupError) without reading
- * the message.
- */
-class OptionError extends TypeError {
-  readonly code: 'ERR_INVALID_ARG_TYPE' | 'ERR_INVALID_ARG_VALUE'
-  constructor (message: string, code: OptionError['code'] = 'ERR_INVALID_ARG_VALUE') {
-    super(`startServer: ${message}`)
-    this.code = code
-  }
+/** A refused option of startServer (options-check.ts): a TypeError with Node's code for it. */
+function refused (message: string, code?: OptionErrorCode): OptionError {
+  return new OptionError('startServer', message, code)
 }
 
 /** Every option and the type of its value: a key not listed is refused, so a misspelt one is not silently ignored. */
 const optionTypes = {
   dataDir: 'string', memory: 'boolean', host: 'string', port: 'number', s3Port: 'number', token: 'string',
   logLevel: 'string', fsync: 'boolean', tls: 'object', idleTimeout: 'number'
-} as const satisfies Record<keyof StartServerOptions, string>
+} as const satisfies Record<keyof StartServerOptions, OptionType>
 
 /** Pino's levels (what `serve --log-level` takes). */
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
-function shown (value: unknown): string {
-  return value === null ? 'null' : typeof value === 'string' ? `string ${JSON.stringify(value)}` : Buffer.isBuffer(value) ? 'a Buffer' : typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
-}
-
-function unknownKey (key: string, known: readonly string[], where: string): OptionError {
-  const meant = known.find(k => k.toLowerCase() === key.toLowerCase())
-  return new OptionError(`unknown option ${where}${key}${meant === undefined ? ` (known: ${known.join(', ')})` : ` (did you mean ${where}${meant}?)`}`)
-}
-
 /** The options as given, each of its type; an option set to `undefined` counts as left out. */
-function checkOptions (options: unknown): StartServerOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new OptionError(`options must be an object (got ${shown(options)})`, 'ERR_INVALID_ARG_TYPE')
-  }
-  const known = Object.keys(optionTypes)
-  for (const [key, value] of Object.entries(options)) {
-    if (!Object.hasOwn(optionTypes, key)) throw unknownKey(key, known, '')
-    const type = optionTypes[key as keyof StartServerOptions]
-    if (value === undefined) continue
-    if (typeof value !== type || value === null) throw new OptionError(`${key} must be a ${type} (got ${shown(value)})`, 'ERR_INVALID_ARG_TYPE')
-    if (value === '') throw new OptionError(`${key} must not be empty`)
-  }
-  const checked = options as StartServerOptions
+function checkServerOptions (options: unknown): StartServerOptions {
+  const checked = checkOptions<StartServerOptions>('startServer', options, optionTypes)
   if (checked.logLevel !== undefined && !logLevels.includes(checked.logLevel)) {
-    throw new OptionError(`logLevel must be one of ${logLevels.join(', ')} (got ${shown(checked.logLevel)})`)
+    throw refused(`logLevel must be one of ${logLevels.join(', ')} (got ${shown(checked.logLevel)})`)
   }
   if (checked.idleTimeout !== undefined && !(Number.isInteger(checked.idleTimeout) && checked.idleTimeout >= 1 && checked.idleTimeout <= 86400)) {
-    throw new OptionError(`idleTimeout must be an integer number of seconds from 1 to 86400 (got ${String(checked.idleTimeout)})`)
+    throw refused(`idleTimeout must be an integer number of seconds from 1 to 86400 (got ${String(checked.idleTimeout)})`)
   }
   if (checked.tls !== undefined) checkTls(checked.tls)
   return checked
@@ -153,29 +130,29 @@ function checkOptions (options: unknown): StartServerOptions {
 
 /** Both PEM values, each a non-empty string or Buffer: Node would build a context without one, and every handshake would fail. */
 function checkTls (tls: object): void {
-  for (const key of Object.keys(tls)) if (key !== 'cert' && key !== 'key') throw unknownKey(key, ['cert', 'key'], 'tls.')
+  for (const key of Object.keys(tls)) if (key !== 'cert' && key !== 'key') throw unknownKey('startServer', key, ['cert', 'key'], 'tls.')
   for (const part of ['cert', 'key'] as const) {
     const value = (tls as Record<string, unknown>)[part]
-    if (value === undefined) throw new OptionError(`tls needs both cert and key (PEM, strings or Buffers): ${part} is missing`)
-    if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw new OptionError(`tls.${part} must be a string or a Buffer (got ${shown(value)})`, 'ERR_INVALID_ARG_TYPE')
-    if (value.length === 0) throw new OptionError(`tls.${part} must not be empty`)
+    if (value === undefined) throw refused(`tls needs both cert and key (PEM, strings or Buffers): ${part} is missing`)
+    if (typeof value !== 'string' && !Buffer.isBuffer(value)) throw refused(`tls.${part} must be a string or a Buffer (got ${shown(value)})`, 'ERR_INVALID_ARG_TYPE')
+    if (value.length === 0) throw refused(`tls.${part} must not be empty`)
   }
 }
 
 function port (name: string, value: number | undefined): number {
   if (value === undefined) return 0
-  if (!Number.isInteger(value) || value < 0 || value > 65535) throw new OptionError(`${name} must be an integer from 0 to 65535 (got ${String(value)})`)
+  if (!Number.isInteger(value) || value < 0 || value > 65535) throw refused(`${name} must be an integer from 0 to 65535 (got ${String(value)})`)
   return value
 }
 
 /** Starts a server in this process; see StartServerOptions for the defaults. */
 export async function startServer (given: StartServerOptions = {}): Promise<StartedServer> {
-  const options = checkOptions(given)
+  const options = checkServerOptions(given)
   if (options.memory === true && options.dataDir !== undefined) {
-    throw new OptionError('give either dataDir or memory: true, not both')
+    throw refused('give either dataDir or memory: true, not both')
   }
   if (options.memory === false && options.dataDir === undefined) {
-    throw new OptionError('memory: false needs a dataDir to keep the buckets in')
+    throw refused('memory: false needs a dataDir to keep the buckets in')
   }
   const host = options.host ?? serveDefaults.host
   const memory = options.dataDir === undefined

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
-import { parseS3Endpoint, shareSeconds } from '../../src/cli/share.js'
+import { parseS3Endpoint, s3EndpointOrigin, shareSeconds } from '../../src/cli/share.js'
 import { curlCommand as commandFor, shellQuote } from '../../src/doors/share-links.js'
 import { localAccount } from '../../src/mgmt/routes/accounts.js'
 import { testdir } from '../testdir.js'
@@ -78,6 +78,8 @@ t.test('--expires: the token forms, at most 7 days', async t => {
 t.test('--s3-endpoint: an http(s) origin', async t => {
   t.equal(parseS3Endpoint('http://127.0.0.1:8788').origin, 'http://127.0.0.1:8788')
   t.equal(parseS3Endpoint('https://s3.example.test/').origin, 'https://s3.example.test')
+  t.equal(s3EndpointOrigin('https://s3.example.test:8443/'), 'https://s3.example.test:8443')
+  for (const bad of ['http://u:p@a', 'http://u@a', 'http://u:p@[bad']) t.throws(() => s3EndpointOrigin(bad), { message: /must not hold credentials/ }, bad)
   for (const bad of ['ftp://x', 'not a url', 'http://a/b', 'http://u:p@a', 'http://a/?x=1']) t.throws(() => parseS3Endpoint(bad), bad)
 })
 
@@ -218,6 +220,28 @@ t.test('refusals', async t => {
     t.not(ran.code, 0, args.join(' '))
     t.match(ran.stderr, message, args.join(' '))
     t.equal(ran.stdout, '', 'no link')
+  }
+  t.same(JSON.parse((await cli(['token', 'list', '--data', data])).stdout), [], 'and no token made')
+})
+
+t.test('credentials in --s3-endpoint (or FSBUCKET_S3_ENDPOINT) are refused without repeating the value', async t => {
+  const data = testdir(t)
+  t.equal((await cli(['bucket', 'create', 'photos', '--data', data])).code, 0)
+  const cases: Array<[string[], NodeJS.ProcessEnv, string]> = [
+    [['--s3-endpoint', 'http://key:S3SECRET@127.0.0.1:8788'], {}, "option '--s3-endpoint' (or FSBUCKET_S3_ENDPOINT) is invalid: the URL must not hold credentials (user:password@)"],
+    [['--s3-endpoint', 'http://key:S3SECRET@[bad'], {}, 'the URL must not hold credentials'],
+    [['--s3-endpoint', 'ftp://key:S3SECRET@x'], {}, 'the URL must not hold credentials'],
+    [['--s3-endpoint', 'S3SECRET is no URL'], {}, "option '--s3-endpoint' (or FSBUCKET_S3_ENDPOINT) is invalid: expected an http"],
+    [[], { FSBUCKET_S3_ENDPOINT: 'https://key:S3SECRET@s3.example.test' }, 'the URL must not hold credentials']
+  ]
+  for (const [args, env, message] of cases) {
+    const served = run(['share', 'fsb://photos/a', '--data', data, ...args], { env })
+    const code = await within(served.exited, 30_000, args.join(' '))
+    const what = args.join(' ') || JSON.stringify(env)
+    t.equal(code, 1, what)
+    t.match(served.stderr(), message, what)
+    t.notMatch(served.stderr(), /S3SECRET/, `${what}: the value is not repeated`)
+    t.equal(served.stdout(), '', 'no link')
   }
   t.same(JSON.parse((await cli(['token', 'list', '--data', data])).stdout), [], 'and no token made')
 })

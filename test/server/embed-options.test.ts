@@ -27,6 +27,7 @@ t.test('unknown options are refused, naming the one meant when only its case dif
   await refused(t, { datadir: dir }, wrongValue, /^startServer: unknown option datadir \(did you mean dataDir\?\)$/)
   await refused(t, { dataDirectory: dir }, wrongValue, /^startServer: unknown option dataDirectory \(known: dataDir, memory, /)
   await refused(t, { s3port: 18580 }, wrongValue, /did you mean s3Port\?/)
+  await refused(t, { fsnyc: false, dataDir: dir }, wrongValue, /^startServer: unknown option fsnyc \(did you mean fsync\?\)$/)
   await refused(t, { tls: { certificate: 'x', privateKey: 'y' } }, wrongValue, /unknown option tls\.certificate \(known: cert, key\)/)
   t.notOk(existsSync(dir), 'no data directory was made')
 })
