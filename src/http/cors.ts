@@ -64,6 +64,9 @@ export function corsHeaders (rules: CorsRule[] | null, origin: string | undefine
   return headers
 }
 
+/** What a preflight's answer varies by (a refusal's always, an allowed one's when the rules echo origins). */
+export const preflightVary = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'
+
 /**
  * The answer to a preflight: headers when allowed, null when refused.
  * `methods` narrows what the answer lists to what the path takes (a
@@ -85,6 +88,6 @@ export function preflightHeaders (
   headers['access-control-allow-methods'] = allowed.join(', ')
   if (asked.length > 0) headers['access-control-allow-headers'] = asked.join(', ')
   if (rule.maxAgeSeconds !== undefined) headers['access-control-max-age'] = String(rule.maxAgeSeconds)
-  if (corsVariesByOrigin(rules)) headers.vary = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'
+  if (corsVariesByOrigin(rules)) headers.vary = preflightVary
   return headers
 }

@@ -117,3 +117,18 @@ t.test('a read-only route\'s preflight lists only GET and HEAD', async t => {
   const pathStyle = await app.inject({ method: 'OPTIONS', url: '/photos/a.txt', headers: { origin: allowed, 'access-control-request-method': 'GET' } })
   t.equal(pathStyle.headers['access-control-allow-methods'], 'GET, PUT, DELETE, HEAD', 'the bucket\'s own path lists what the rule allows')
 })
+
+t.test('a refused preflight varies as an allowed one, whatever the bucket (missing, ruled or not)', async t => {
+  const { app, registry } = await gateway(t)
+  await registry.updateSettings('photos', { cors: echoing })
+  const vary = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'
+  const ask = async (url: string, origin: string): Promise<[number, unknown]> => {
+    const res = await app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': 'GET' } })
+    return [res.statusCode, res.headers.vary]
+  }
+  t.same(await ask('/photos/a.txt', allowed), [204, vary], 'allowed')
+  t.same(await ask('/photos/a.txt', 'https://other.example'), [403, vary], 'refused by the rules')
+  t.same(await ask('/nothing/a.txt', 'https://other.example'), [403, vary], 'a missing bucket: the same refusal')
+  await registry.updateSettings('photos', { cors: null })
+  t.same(await ask('/photos/a.txt', 'https://other.example'), [403, vary], 'a private bucket without rules: the same refusal')
+})

@@ -66,3 +66,18 @@ t.test('a JSON body of the management API announced over its limit is refused be
   framed.write(post(Buffer.byteLength(small), false).replace('\r\n\r\n', '\r\nx-amz-decoded-content-length: 9999999\r\n\r\n') + small)
   t.match((await received(framed, text => text.includes('"success"'))).text, /HTTP\/1\.1 200 /, 'a small body with an S3 framing header is taken')
 })
+
+t.test('an object PUT of the HTTP routes refused before its body closes the connection (its body unread)', async t => {
+  const { app } = await gateway(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  for (const [what, head] of [
+    ['over the largest put', `PUT /photos/huge HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Length: 5363466241\r\n\r\n`],
+    ['without credentials', 'PUT /photos/huge HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\n']
+  ] as const) {
+    const { text, closed } = await answeredUntilClosed(port, head, 5000)
+    t.equal(statuses(text).length, 1, `${what}: answered once`)
+    t.match(text, /\r\nconnection: close\r\n/i, `${what}: the answer says the connection closes`)
+    t.ok(closed, `${what}: and it closes, rather than wait for a body it will not read`)
+  }
+})
