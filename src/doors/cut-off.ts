@@ -26,6 +26,23 @@ export function clientGone (request: IncomingMessage): boolean {
   return request.socket?.destroyed === true
 }
 
+/** Largest unread rest of a refused request's body Node may read and discard to keep its connection (as clients expect after a 412). */
+const DISCARDED_BODY_BYTES = 64 * 1024
+
+/**
+ * Whether an answer to `request`, refused before or while its body streamed,
+ * must close its connection: Node reads what is left of the body to find
+ * the next request, which stalls the connection when the rest is large,
+ * of no stated length (chunked), or may never come (a client waiting for
+ * its 100 Continue). A small body is read and dropped: the connection stays.
+ */
+export function leavesBodyUnread (request: IncomingMessage): boolean {
+  if (request.complete) return false
+  if (request.headers.expect !== undefined) return true
+  const length = request.headers['content-length']
+  return length === undefined || !/^\d+$/.test(length) || Number(length) > DISCARDED_BODY_BYTES
+}
+
 /** Whether the idle timer answered `request` and failed its body. */
 export function wasCutOff (request: IncomingMessage): boolean {
   return cutOff.has(request)

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BucketError, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketCompleteOptions, BucketInfo, BucketMultipartOptions } from '../bucket/index.js'
 import { continueBody } from '../doors/expect-continue.js'
-import { declaresBodyOver, namesAwsChunked, sandboxObjectHeaders } from '../doors/request-metadata.js'
+import { contentLengthOver, namesAwsChunked, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import { holdsCredentials } from './auth.js'
 import { DoorError, success } from './errors.js'
 import { addSsecKey, conditionalFrom, customMetadataFrom, httpMetadataFrom, partOptionsFrom, putOptionsFrom, storageClassFrom } from './object-headers.js'
@@ -27,7 +27,7 @@ export function refuseResponseOverrides (query: unknown, who: string): void {
 
 /** EntityTooLarge (100100) for a body announced over `limit` bytes, before it is asked for. */
 function refuseOversized (request: FastifyRequest, limit: number, method: string): void {
-  if (declaresBodyOver(request.headers, limit)) throw new BucketError('EntityTooLarge', method)
+  if (contentLengthOver(request.headers, limit)) throw new BucketError('EntityTooLarge', method)
 }
 
 /** S3 SDKs frame streamed bodies with `Content-Encoding: aws-chunked`; stored as sent, the framing would corrupt the object. */

@@ -11,7 +11,7 @@ import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index
 import { withHeldBody } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { parseJsonBody } from '../doors/json-body.js'
-import { declaresBodyOver, privateReadCacheControl } from '../doors/request-metadata.js'
+import { contentLengthOver, privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders, preflightVary } from './cors.js'
 import { DoorError } from './errors.js'
@@ -72,7 +72,7 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
   }
   // One announced over the limit is refused before it is asked for (no 100 Continue), not once the limit's bytes arrived;
   // the connection closes, or Node would read the whole body to find the next request.
-  if (declaresBodyOver(source.headers, maxJsonBytes)) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`, { connection: 'close' })
+  if (contentLengthOver(source.headers, maxJsonBytes)) throw new DoorError('BodyTooLarge', `JSON bodies are limited to ${maxJsonBytes} bytes.`, { connection: 'close' })
   continueBody(source)
   return await withHeldBody(source, {
     bytes: maxJsonBytes,

@@ -28,7 +28,7 @@ import multipart from '@fastify/multipart'
 import { authorize, hostName, isStorageFailure, MAX_PUT_BYTES, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
-import { answeredOnce } from '../doors/cut-off.js'
+import { answeredOnce, leavesBodyUnread } from '../doors/cut-off.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { FormUploadError, handleBucket } from './bucket-routes.js'
@@ -154,8 +154,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, isStorageFailure(err) ? 'storage failure' : 'try again later')
     else if (answer.log === 'error') request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers).type('application/json')
-    // A body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.
-    if (!request.raw.complete) reply.header('connection', 'close')
+    // A large body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.
+    if (leavesBodyUnread(request.raw)) reply.header('connection', 'close')
     if (partial === null) return await reply.send(failure(answer.code, answer.message))
     return await reply.send({ ...failure(answer.code, `${answer.message.replace(/\.?$/, '.')} ${partial.detail}`), result: { stored: partial.stored } })
   })

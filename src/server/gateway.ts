@@ -129,6 +129,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   let app: FastifyInstance | null = null
   let s3: FastifyInstance | null = null
   let stopPush: (() => Promise<void>) | null = null
+  /** Stops this server's metrics counting the process's catalog commits. */
+  let stopCounting: (() => void) | null = null
   // The S3 port share links name: the one asked for until the listener says which it got (port 0 picks one).
   let s3PortBound = options.s3Port
   /** Ends the connections of each listener as it closes (connection.ts), so an answer given during shutdown frees its connection. */
@@ -139,6 +141,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       for (const end of endConnections) end()
       await Promise.all([app?.close(), s3?.close()])
     } finally {
+      stopCounting?.()
       await registry.close()
     }
   }
@@ -146,6 +149,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     const routes = await loadRoutes(memory ? null : options.data, options.route)
     // Each process answers its own readiness; a worker's metrics are the whole server's (metrics.ts).
     const metrics = options.metrics === true ? new ProcessMetrics() : null
+    stopCounting = metrics?.stopObserving ?? null
     const operator = {
       ready: readinessChecks(memory ? null : options.data, registry, { log: createLogger({ level: options.logLevel }) }),
       metrics: metrics === null ? null : primary ? async () => await metrics.text() : workerMetrics(metrics)

@@ -56,11 +56,13 @@ export class ProcessMetrics {
   readonly batches = new Tally([1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
   readonly sweeps = { ok: 0, failed: 0, abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0, seconds: new Tally([0.01, 0.1, 1, 10, 60, 600]) }
   #registry: Promise<{ text: () => Promise<string>, json: () => Promise<MetricsJson> }> | null = null
+  /** Stops counting the process's catalog commits (the server closed). */
+  readonly stopObserving: () => void
 
   constructor () {
     const commitBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
     this.commits = { sqlite: new Tally(commitBuckets), postgresql: new Tally(commitBuckets) }
-    observeStores({
+    this.stopObserving = observeStores({
       committed: (catalog, seconds, batch) => {
         this.commits[catalog].observe(seconds)
         if (batch !== null) this.batches.observe(batch)

@@ -87,12 +87,16 @@ export function unknownKey (method: string, key: string, known: readonly string[
   return new OptionError(method, `unknown option ${where}${key}${meant === undefined ? ` (known: ${known.join(', ')})` : ` (did you mean ${where}${meant}?)`}`)
 }
 
+/** Option names whose values are secrets or may hold one. */
+const secretKey = /token|secret|catalog|password/i
+
 /**
  * The options of `method` as given, each known and of its type: `types`
  * lists every option (a key not in it is refused), `emptyAllowed` the
  * string options an empty string means something for. `undefined` is no
  * options at all.
  */
+
 export function checkOptions<T extends object> (method: string, options: unknown, types: Readonly<Record<keyof T & string, OptionType>>, emptyAllowed: readonly string[] = []): T {
   if (options === undefined) return {} as T // no options: every one left out
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -104,7 +108,9 @@ export function checkOptions<T extends object> (method: string, options: unknown
     if (value === undefined) continue
     const type = types[key as keyof T & string]
     if (typeof value !== type || value === null) {
-      throw new OptionError(method, `${key} must be a${type === 'object' ? 'n' : ''} ${type} (got ${shown(value)})`, 'ERR_INVALID_ARG_TYPE')
+      // A secret (a token, a key, a catalog URL's password) is named by its type alone: errors reach logs.
+      const got = secretKey.test(key) ? (value === null ? 'null' : typeof value) : shown(value)
+      throw new OptionError(method, `${key} must be a${type === 'object' ? 'n' : ''} ${type} (got ${got})`, 'ERR_INVALID_ARG_TYPE')
     }
     if (value === '' && !emptyAllowed.includes(key)) throw new OptionError(method, `${key} must not be empty`)
   }

@@ -71,15 +71,13 @@ export interface QueuePushOptions {
 }
 
 /**
- * The log's warning for a failed delivery, naming the app's URL without its
- * query, which may carry a token for the app (`query: true` says one was
- * left out; credentials are refused as the URL is parsed).
+ * The log's warning for a failed delivery, naming the app by its origin
+ * alone: a webhook's path or query often carries its token (the queue
+ * names which push failed; credentials are refused as the URL is parsed).
  */
 export function pushFailureLogger (log: { warn: (fields: object, message: string) => void }): NonNullable<QueuePushOptions['onFailure']> {
   return (push, reason) => {
-    const url = new URL(push.url)
-    const query = url.search === '' ? {} : { query: true }
-    log.warn({ queue: push.queue, url: `${url.origin}${url.pathname}`, ...query, reason }, 'queue push failed; the batch will be retried')
+    log.warn({ queue: push.queue, origin: new URL(push.url).origin, reason }, 'queue push failed; the batch will be retried')
   }
 }
 

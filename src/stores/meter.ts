@@ -2,9 +2,9 @@
  * What the stores tell the metrics (src/server/metrics.ts, docs/operations.md):
  * how long catalog commits take, how many writes a group commit carries,
  * and how the PostgreSQL pool is used. Shared by the stores, so it imports
- * no metrics library: a server sets the one observer of its process
- * (`observeStores`), as it turns on look sharing (turn.ts); without one,
- * noting a commit costs a clock read and a call that does nothing.
+ * no metrics library: each server of the process adds its observer
+ * (`observeStores`) and removes it as it closes; without one, noting a
+ * commit costs a clock read and a loop over nothing.
  */
 import { performance } from 'node:perf_hooks'
 
@@ -28,12 +28,13 @@ export interface StoreObserver {
   committed: (catalog: CatalogKind, seconds: number, batch: number | null) => void
 }
 
-let observer: StoreObserver | null = null
+const observers = new Set<StoreObserver>()
 const pools = new Set<() => PoolUse>()
 
-/** Sets the observer of this process's stores (null: none). */
-export function observeStores (next: StoreObserver | null): void {
-  observer = next
+/** Adds an observer of this process's stores (every server's counts the process's commits) until the returned function is called. */
+export function observeStores (observer: StoreObserver): () => void {
+  observers.add(observer)
+  return () => { observers.delete(observer) }
 }
 
 /** A start time for `noteCommit`. */
@@ -42,7 +43,9 @@ export function commitStarted (): number {
 }
 
 export function noteCommit (catalog: CatalogKind, started: number, batch: number | null): void {
-  observer?.committed(catalog, (performance.now() - started) / 1000, batch)
+  if (observers.size === 0) return
+  const seconds = (performance.now() - started) / 1000
+  for (const observer of observers) observer.committed(catalog, seconds, batch)
 }
 
 /** Counts a pool's use in the metrics until the returned function is called (the pool closed). */

@@ -81,3 +81,21 @@ t.test('an object PUT of the HTTP routes refused before its body closes the conn
     t.ok(closed, `${what}: and it closes, rather than wait for a body it will not read`)
   }
 })
+
+t.test('a refused PUT whose small body came with it keeps its connection; an S3 framing header is no size here', async t => {
+  const { app, registry } = await gateway(t)
+  await (await registry.open('photos'))!.put('taken', 'x')
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  const socket = await open(port)
+  t.teardown(() => socket.destroy())
+  // Create-only on a key that exists: 412, the 5 bytes read and dropped, and the next request answered on the same connection.
+  socket.write(`PUT /photos/taken HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nIf-None-Match: *\r\nContent-Length: 5\r\n\r\nhello`)
+  const refused = await received(socket, text => /\r\n\r\n\{[^]*\}$/.test(text))
+  t.match(refused.text, /^HTTP\/1\.1 412 /, 'refused')
+  t.notMatch(refused.text, /connection: close/i, 'without closing')
+  socket.write(`PUT /photos/framed HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nx-amz-decoded-content-length: 99999999999\r\nContent-Length: 5\r\n\r\nhello`)
+  const stored = await received(socket, text => /\r\n\r\n\{[^]*\}$/.test(text))
+  t.match(stored.text, /^HTTP\/1\.1 200 /, 'the next request answered on it: stored, its framing header no size')
+  t.equal(stored.closed, false)
+})

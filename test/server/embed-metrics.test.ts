@@ -6,6 +6,7 @@
  */
 import t from 'tap'
 import { startServer } from '../../src/index.js'
+import { testdir } from '../testdir.js'
 
 t.test('GET /_metrics answers on an embedded server', async t => {
   const server = await startServer({ memory: true })
@@ -26,4 +27,23 @@ t.test('with a token, the token reads them', async t => {
   const response = await fetch(`${server.url}/_metrics`, { headers: { authorization: 'Bearer secret-token' } })
   t.equal(response.status, 200)
   await response.arrayBuffer()
+})
+
+t.test('catalog commits are the process\'s: every open server counts them, a closed one stops', async t => {
+  const commits = async (url: string): Promise<number> => {
+    const text = await (await fetch(`${url}/_metrics`)).text()
+    return Number(/^fsbucket_catalog_commit_duration_seconds_count\{catalog="sqlite"\} (\d+)$/m.exec(text)?.[1] ?? 0)
+  }
+  const a = await startServer({ dataDir: testdir(t) })
+  t.teardown(a.close)
+  const b = await startServer({ dataDir: testdir(t) })
+  const put = async (url: string, key: string): Promise<void> => { t.equal((await fetch(`${url}/default/${key}`, { method: 'PUT', body: key })).status, 200) }
+  const [a0, b0] = [await commits(a.url), await commits(b.url)]
+  await put(a.url, 'one')
+  t.ok(await commits(a.url) > a0, 'the first server counts its own commit')
+  t.ok(await commits(b.url) > b0, 'and so does the second (process figures)')
+  await b.close()
+  const a1 = await commits(a.url)
+  await put(a.url, 'two')
+  t.ok(await commits(a.url) > a1, 'the first still counts after the second closed')
 })

@@ -48,7 +48,7 @@ t.test('openRegistry refuses a misspelt catalog rather than opening SQLite', asy
   await refusedRegistry(t, dir, { catalogg: 'postgres://u:p@127.0.0.1:1/db' }, wrongValue, /^openRegistry: unknown option catalogg \(did you mean catalog\?\)$/)
   await refusedRegistry(t, dir, { fsnyc: false }, wrongValue, /did you mean fsync\?/)
   await refusedRegistry(t, dir, { sweepIntervalMs: 1000 }, wrongValue, /^openRegistry: unknown option sweepIntervalMs \(known: fsync, clock, minPartSize, catalog, catalogConnections\)$/)
-  await refusedRegistry(t, dir, { catalog: 5 }, wrongType, /^openRegistry: catalog must be a string \(got number 5\)$/)
+  await refusedRegistry(t, dir, { catalog: 5 }, wrongType, /^openRegistry: catalog must be a string \(got number\)$/)
   await refusedRegistry(t, dir, { clock: new Date() }, wrongType, /^openRegistry: clock must be a function \(got an object\)$/)
   await refusedRegistry(t, dir, { minPartSize: '5' }, wrongType, /minPartSize must be a number/)
   await refusedRegistry(t, dir, { catalogConnections: 0 }, outOfRange, /^openRegistry: catalogConnections must be an integer from 1 to 1000 \(got 0\)$/)

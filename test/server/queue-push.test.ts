@@ -124,14 +124,14 @@ t.test('serve with two workers pushes, from its primary, each message once', asy
   t.ok(received.every(batch => batch.queue === 'photo-events'))
 })
 
-t.test('a failed delivery is logged without the URL\'s query, which may hold the app\'s token', async t => {
+t.test('a failed delivery is logged by the app\'s origin alone: a webhook\'s path or query may hold its token', async t => {
   const lines: Array<{ fields: object, message: string }> = []
   const log = { warn: (fields: object, message: string) => { lines.push({ fields, message }) } }
   pushFailureLogger(log)(parseQueuePush('evq=http://127.0.0.1:9/hook?token=SECRET'), 'answered 500')
-  pushFailureLogger(log)(parseQueuePush('evq=http://127.0.0.1:9/hook'), 'answered 500')
+  pushFailureLogger(log)(parseQueuePush('evq=http://127.0.0.1:9/hooks/SECRET'), 'answered 500')
   t.same(lines.map(line => line.fields), [
-    { queue: 'evq', url: 'http://127.0.0.1:9/hook', query: true, reason: 'answered 500' },
-    { queue: 'evq', url: 'http://127.0.0.1:9/hook', reason: 'answered 500' }
+    { queue: 'evq', origin: 'http://127.0.0.1:9', reason: 'answered 500' },
+    { queue: 'evq', origin: 'http://127.0.0.1:9', reason: 'answered 500' }
   ])
   t.notMatch(JSON.stringify(lines), 'SECRET')
 })

@@ -29,7 +29,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import { bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, MAX_PUT_BYTES, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
-import { conditionalHeadersOf, contentMd5Bytes, declaresBodyOver, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
+import { conditionalHeadersOf, contentLengthOver, contentMd5Bytes, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
@@ -186,7 +186,7 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
   // which sends the 100 Continue): the put would refuse it only once it had all arrived.
   // The connection closes with the refusal, or Node would read the whole body to find the next request.
   const refuseOversized = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (!declaresBodyOver(request.headers, MAX_PUT_BYTES)) return
+    if (!contentLengthOver(request.headers, MAX_PUT_BYTES)) return
     reply.header('connection', 'close')
     throw new ManagementError('EntityTooLarge')
   }
