@@ -198,6 +198,9 @@ function numberOver (declared: string | undefined, limit: number): boolean {
   return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit
 }
 
+/** The `Vary` of a CORS answer whose bucket's rules echo origins, on every door (S3's order). */
+export const corsVary = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
+
 /** `Access-Control-Request-Headers` → lowercase names (a CORS preflight's, on every door). */
 export function requestedHeaderNames (value: string | string[] | undefined): string[] {
   const text = Array.isArray(value) ? value.join(',') : value ?? ''

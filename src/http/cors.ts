@@ -23,7 +23,7 @@
  * Preflights need no credentials (browsers never send them on OPTIONS).
  */
 import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
-import { requestedHeaderNames } from '../doors/request-metadata.js'
+import { corsVary, requestedHeaderNames } from '../doors/request-metadata.js'
 
 export const defaultExposedHeaders = ['ETag', 'Content-Range', 'Content-Length', 'Content-Type', 'Last-Modified', 'Accept-Ranges']
 
@@ -64,9 +64,6 @@ export function corsHeaders (rules: CorsRule[] | null, origin: string | undefine
   return headers
 }
 
-/** What a preflight's answer varies by (a refusal's always, an allowed one's when the rules echo origins). */
-export const preflightVary = 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers'
-
 /**
  * The answer to a preflight: headers when allowed, null when refused.
  * `methods` narrows what the answer lists to what the path takes (a
@@ -88,6 +85,6 @@ export function preflightHeaders (
   headers['access-control-allow-methods'] = allowed.join(', ')
   if (asked.length > 0) headers['access-control-allow-headers'] = asked.join(', ')
   if (rule.maxAgeSeconds !== undefined) headers['access-control-max-age'] = String(rule.maxAgeSeconds)
-  if (corsVariesByOrigin(rules)) headers.vary = preflightVary
+  if (corsVariesByOrigin(rules)) headers.vary = corsVary
   return headers
 }

@@ -11,9 +11,9 @@ import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index
 import { withHeldBody } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { parseJsonBody } from '../doors/json-body.js'
-import { contentLengthOver, privateReadCacheControl } from '../doors/request-metadata.js'
+import { contentLengthOver, corsVary, privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
-import { corsHeaders, effectiveCorsRules, preflightHeaders, preflightVary } from './cors.js'
+import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
 import { DoorError } from './errors.js'
 
 /** What the handlers share of the routes' options. */
@@ -130,6 +130,6 @@ export async function preflight (scope: RouteScope, request: FastifyRequest, rep
     : preflightHeaders(rules, origin, method, request.headers['access-control-request-headers'], servedPublicly ? readMethods : undefined)
   // The same answer whether the bucket is missing or private without rules: a preflight needs no credentials, so it must not tell which buckets exist.
   // Its Vary is every refusal's, whatever the rules: what it varies by would tell them.
-  if (info === null || allowed === null) throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}.`, { vary: preflightVary })
+  if (info === null || allowed === null) throw new DoorError('CorsRefused', `Origin ${origin}, method ${method}.`, { vary: corsVary })
   await reply.code(204).headers(allowed).send()
 }

@@ -28,13 +28,12 @@
  * vary every answer of such a bucket (http/cors.ts).
  */
 import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
-
-const varied = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
+import { corsVary } from '../doors/request-metadata.js'
 
 /** Headers of an answer to `origin` under `rule`, one of `rules`: varied by Origin when the rules echo origins, whichever matched. */
 function corsAnswerHeaders (rules: CorsRule[], rule: CorsRule, origin: string): Record<string, string> {
   const headers: Record<string, string> = { 'access-control-allow-origin': rule.allowedOrigins.includes('*') ? '*' : origin }
-  if (corsVariesByOrigin(rules)) headers.vary = varied
+  if (corsVariesByOrigin(rules)) headers.vary = corsVary
   if (rule.exposeHeaders !== undefined && rule.exposeHeaders.length > 0) headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   return headers
 }
@@ -46,7 +45,7 @@ function corsAnswerHeaders (rules: CorsRule[], rule: CorsRule, origin: string): 
 export function actualCorsHeaders (rules: CorsRule[] | null, origin: string, method: string): Record<string, string> {
   const rule = matchingCorsRule(rules, origin, method)
   if (rules !== null && rule !== undefined) return corsAnswerHeaders(rules, rule, origin)
-  return corsVariesByOrigin(rules) ? { vary: varied } : {}
+  return corsVariesByOrigin(rules) ? { vary: corsVary } : {}
 }
 
 /** The answer to a preflight `rule` of `rules` allows. */

@@ -34,7 +34,7 @@ import { authenticationKind, verifySignature, type VerifiedSignature } from './s
 import { parseRawQuery } from './uri-encoding.js'
 import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
-import { answeredOnce, clientGone } from '../doors/cut-off.js'
+import { answeredOnce, clientGone, leavesBodyUnread } from '../doors/cut-off.js'
 import { healthAnswer, probeOf, sendHealth, serverClosing, type OperatorEndpoints } from '../doors/health.js'
 import { requestedHeaderNames } from '../doors/request-metadata.js'
 
@@ -315,8 +315,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     // The door's own answers (NotImplemented included) are decisions, not faults.
     else if (answer.status >= 500 && !(err instanceof S3Error)) request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers)
-    // A body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.
-    if (!request.raw.complete) reply.header('connection', 'close')
+    // A body left unread that Node could not read and drop (doors/cut-off.ts) would stall a kept-alive connection: close it.
+    if (leavesBodyUnread(request.raw)) reply.header('connection', 'close')
     if (request.method === 'HEAD') return await reply.send()
     const resource = (request.raw.url ?? '/').split('?')[0]
     return await reply.type('application/xml')

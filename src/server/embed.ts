@@ -37,11 +37,11 @@
  * process that has closed its servers exits by itself.
  */
 import { randomBytes } from 'node:crypto'
-import { isLoopbackHost } from '../http/auth.js'
 import { DEVELOPMENT_CREDENTIAL } from '../s3/index.js'
 import { serveDefaults } from './defaults.js'
 import { buildGateway, type GatewayOptions } from './gateway.js'
-import { checkOptions, OptionError, shown, unknownKey, type OptionErrorCode, type OptionType } from './options-check.js'
+import { loopbackOnlyHost } from './listen-host.js'
+import { checkNumber, checkOptions, OptionError, shown, unknownKey, type OptionErrorCode, type OptionType } from './options-check.js'
 
 export interface StartServerOptions {
   /** Serve the buckets of this data directory (created when missing), as `serve --data` does. Not with `memory`. */
@@ -121,9 +121,11 @@ function checkServerOptions (options: unknown): StartServerOptions {
   if (checked.logLevel !== undefined && !logLevels.includes(checked.logLevel)) {
     throw refused(`logLevel must be one of ${logLevels.join(', ')} (got ${shown(checked.logLevel)})`)
   }
-  if (checked.idleTimeout !== undefined && !(Number.isInteger(checked.idleTimeout) && checked.idleTimeout >= 1 && checked.idleTimeout <= 86400)) {
-    throw refused(`idleTimeout must be an integer number of seconds from 1 to 86400 (got ${String(checked.idleTimeout)})`)
-  }
+  const isPort = (value: number): boolean => Number.isInteger(value) && value >= 0 && value <= 65535
+  checkNumber('startServer', 'port', checked.port, isPort, 'an integer from 0 to 65535', OptionError)
+  checkNumber('startServer', 's3Port', checked.s3Port, isPort, 'an integer from 0 to 65535', OptionError)
+  const isSeconds = (value: number): boolean => Number.isInteger(value) && value >= 1 && value <= 86400
+  checkNumber('startServer', 'idleTimeout', checked.idleTimeout, isSeconds, 'an integer number of seconds from 1 to 86400', OptionError)
   if (checked.tls !== undefined) checkTls(checked.tls)
   return checked
 }
@@ -139,12 +141,6 @@ function checkTls (tls: object): void {
   }
 }
 
-function port (name: string, value: number | undefined): number {
-  if (value === undefined) return 0
-  if (!Number.isInteger(value) || value < 0 || value > 65535) throw refused(`${name} must be an integer from 0 to 65535 (got ${String(value)})`)
-  return value
-}
-
 /** Starts a server in this process; see StartServerOptions for the defaults. */
 export async function startServer (given: StartServerOptions = {}): Promise<StartedServer> {
   const options = checkServerOptions(given)
@@ -156,7 +152,9 @@ export async function startServer (given: StartServerOptions = {}): Promise<Star
   }
   const host = options.host ?? serveDefaults.host
   const memory = options.dataDir === undefined
-  const developmentPair = options.token === undefined && isLoopbackHost(host)
+  // One judgement of the host, from the addresses it resolves to, for the key pair handed back and every door.
+  const loopbackOnly = await loopbackOnlyHost(host)
+  const developmentPair = options.token === undefined && loopbackOnly
   const pair = developmentPair
     ? { ...DEVELOPMENT_CREDENTIAL }
     : { accessKeyId: `FSB${randomBytes(8).toString('hex').toUpperCase()}`, secretAccessKey: randomBytes(30).toString('base64url') }
@@ -165,8 +163,9 @@ export async function startServer (given: StartServerOptions = {}): Promise<Star
     data: options.dataDir ?? '',
     memory,
     host,
-    port: port('port', options.port),
-    s3Port: port('s3Port', options.s3Port),
+    loopbackOnly,
+    port: options.port ?? 0,
+    s3Port: options.s3Port ?? 0,
     token: options.token,
     fsync: options.fsync ?? serveDefaults.fsync,
     logLevel: options.logLevel ?? 'error',

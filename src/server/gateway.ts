@@ -47,6 +47,8 @@ export interface GatewayOptions {
   /** Connections each process may open to the catalog (`--catalog-connections`; the command line always gives one, 10 by default). */
   catalogConnections?: number
   host: string
+  /** Whether `host` reaches loopback only, when the caller judged it already (listen-host.ts); else judged here. */
+  loopbackOnly?: boolean
   port: number
   token?: string
   public: string[]
@@ -116,7 +118,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   else if (tlsFiles !== null) tls = await readTlsPair(tlsFiles)
   const scheme = tls === undefined ? 'http' : 'https'
   // From the addresses the host resolves to, not its name alone (listen-host.ts); before anything is opened.
-  const loopbackOnly = await loopbackOnlyHost(options.host)
+  const loopbackOnly = options.loopbackOnly ?? await loopbackOnlyHost(options.host)
   // What would otherwise fail once the registry is open (the management API's key pair), refused before.
   managementKeyPair(options.apiEmail, options.apiKey)
   const ports: Array<{ port: number, role: PortRole }> = [{ port: options.port, role: 'HTTP gateway' }]

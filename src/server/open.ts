@@ -14,7 +14,7 @@ import { BucketEngine, createRegistry, MAX_PART_BYTES, MAX_SWEEP_INTERVAL_MS, ty
 import { FsRegistryStorage } from '../stores/fs/registry-storage.js'
 import { FsStore, type FsStoreOptions } from '../stores/fs/store.js'
 import { MemoryRegistryStorage } from '../stores/memory/registry-storage.js'
-import { checkOptions, OptionError, OptionRangeError, shown, type OptionType } from './options-check.js'
+import { checkNumber, checkOptions, OptionError, shown, type OptionType } from './options-check.js'
 
 /**
  * A path the library would resolve against the working directory, or a
@@ -28,10 +28,6 @@ function checkPath (method: string, name: string, value: unknown): void {
 }
 
 /** A number option, when given, that `fits`; else a RangeError saying what it `must` be. */
-function checkNumber (method: string, name: string, value: number | undefined, fits: (value: number) => boolean, must: string): void {
-  if (value !== undefined && !fits(value)) throw new OptionRangeError(method, `${name} must be ${must} (got ${String(value)})`)
-}
-
 const isCount = (value: number): boolean => Number.isSafeInteger(value) && value >= 0
 
 /** The engine's options every open function takes. */

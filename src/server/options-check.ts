@@ -43,6 +43,18 @@ export class OptionRangeError extends RangeError {
   }
 }
 
+/**
+ * Refuses a number option that is given and does not `fit`: `must` says what
+ * it must be. A RangeError (OptionRangeError) unless the function has
+ * promised a TypeError for every refusal (`startServer`: OptionError).
+ */
+export function checkNumber (
+  method: string, name: string, value: number | undefined, fits: (value: number) => boolean, must: string,
+  Refusal: typeof OptionError | typeof OptionRangeError = OptionRangeError
+): void {
+  if (value !== undefined && !fits(value)) throw new Refusal(method, `${name} must be ${must} (got ${String(value)})`)
+}
+
 /** What an option's value must be: its `typeof` (never null). */
 export type OptionType = 'string' | 'boolean' | 'number' | 'object' | 'function'
 

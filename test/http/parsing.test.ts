@@ -79,7 +79,7 @@ t.test('CORS rules', async t => {
   t.same(corsHeaders([], 'https://app.example.test', 'GET'), {}, 'an empty list answers no origin and cannot vary')
   t.same(preflightHeaders(rules, 'https://app.example.test', 'PUT', 'Content-Type'), {
     'access-control-allow-origin': 'https://app.example.test',
-    vary: 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers',
+    vary: 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method',
     'access-control-allow-methods': 'GET, PUT',
     'access-control-allow-headers': 'content-type',
     'access-control-max-age': '60'

@@ -192,9 +192,17 @@ t.test('nothing pipelined behind an answer that closes the connection is carried
   const { port, registry } = await s3Server(t, { connections: connections(60) })
   const bucket = (await registry.open('photos'))!
   await bucket.put('keep-me', 'kept')
-  // A refusal whose body went unread closes the connection: the DELETE and PUT behind it must not run.
+  // A refusal of a small body reads and drops it: the connection stays, and the request behind it is answered.
+  const small = await open(port)
+  small.write('PUT /no-such-bucket/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello' +
+    'GET /photos/keep-me HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+  const smallAnswers = await received(small, text => statuses(text).length === 2, 3000)
+  t.same(statuses(smallAnswers.text), [404, 200], 'a small refused body is dropped and the next request answered')
+  t.notOk(smallAnswers.closed, 'on the same connection')
+  small.destroy()
+  // A refusal whose large body went unread closes the connection: the DELETE and PUT behind it must not run.
   const socket = await open(port)
-  socket.write('PUT /no-such-bucket/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello' +
+  socket.write(`PUT /no-such-bucket/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 70000\r\n\r\n${'h'.repeat(70_000)}` +
     'DELETE /photos/keep-me HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' +
     'PUT /photos/after-close HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi')
   const { text, closed } = await received(socket, () => false, 3000)
