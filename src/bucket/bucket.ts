@@ -9,7 +9,9 @@
  *     a write becomes visible only by the store's atomic commit, judged
  *     against `onlyIf` inside the store's critical section;
  *   - a conditional put is first judged against the current object before
- *     the body is read, so a refused upload costs no disk write.
+ *     the body is read, so a refused upload costs no disk write;
+ *   - a handle its user closed refuses every later call (ERR_USE_AFTER_CLOSE),
+ *     one the registry closed for a deleted bucket answers 10006.
  *
  * Deliberate differences from the hosted runtime: a ReadableStream of
  * unknown length is accepted by `put` and `uploadPart` (the HTTP door
@@ -17,9 +19,8 @@
  * Node.js stream) is accepted as a value.
  */
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { Readable } from 'node:stream'
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
-import { BucketError } from './errors.js'
+import { BucketError, useAfterClose } from './errors.js'
 import { keyId, lookupId } from './keys.js'
 import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { keylessView, ObjectBody, ObjectMetadata } from './object.js'
@@ -45,6 +46,7 @@ import { randomBase64url, randomHex } from './random.js'
 import { decideRead } from './read.js'
 import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
 import { judgeSsecKey, newSalt, newSsecRecord, parseSsecKey, readerWithKey, SealedBody } from './ssec.js'
+import { MultipartUpload } from './upload-handle.js'
 
 const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
@@ -102,6 +104,13 @@ export class BucketEngine implements Bucket {
    * event sink runs inside its transaction, where nothing can be awaited.
    */
   #rules: readonly QueueNotifications[] = []
+  /**
+   * Set by a close, for every later call, the same on every store: 'closed'
+   * by its user (ERR_USE_AFTER_CLOSE); 'deleted' by the registry for a
+   * bucket deleted (here or by another process): 10006, as its absence.
+   */
+  #closed: 'closed' | 'deleted' | null = null
+  #closing: Promise<void> | null = null
 
   constructor (store: BucketStore, options: OpenBucketOptions = {}) {
     this.#store = store
@@ -112,6 +121,17 @@ export class BucketEngine implements Bucket {
     if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
       this.#timer = sweepTimer(options.sweepIntervalMs, () => { if (this.#sweeping.size === 0) this.sweep().catch(() => {}) })
     }
+  }
+
+  /** Every call starts here (before its arguments are judged): a closed handle refuses it. */
+  #live (method: string): void {
+    if (this.#closed === 'deleted') throw new BucketError('NoSuchBucket', method)
+    if (this.#closed !== null) throw useAfterClose(method, 'bucket')
+  }
+
+  /** Whether the handle was closed (the registry opens a new one for a handle its user closed). */
+  get closed (): boolean {
+    return this.#closed !== null
   }
 
   #now (): number {
@@ -135,6 +155,7 @@ export class BucketEngine implements Bucket {
   }
 
   async head (key: string): Promise<BucketObject | null> {
+    this.#live('head')
     const turn = loopTurnNow()
     if (turn !== undefined) await turn
     const record = await this.#store.head(lookupId('head', key))
@@ -142,11 +163,13 @@ export class BucketEngine implements Bucket {
   }
 
   async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
+    this.#live('read')
     const id = lookupId('read', key)
     return await decideRead(this.#store, id, optionsObject<BucketReadOptions>('read', options))
   }
 
   async get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null> {
+    this.#live('get')
     const id = lookupId('get', key)
     const opts = optionsObject<BucketGetOptions>('get', options)
     const conditional = parseConditional(opts.onlyIf, 'get')
@@ -193,6 +216,7 @@ export class BucketEngine implements Bucket {
   }
 
   async #put (key: string, value: BucketValue, options: BucketPutOptions | undefined, commit: CommitOptions): Promise<BucketObject | null> {
+    this.#live('put')
     const id = keyId('put', key)
     const opts = optionsObject<BucketPutOptions>('put', options)
     const conditional = parseConditional(opts.onlyIf, 'put')
@@ -240,6 +264,7 @@ export class BucketEngine implements Bucket {
 
   /** `delete` of each key, answering the keys a lock rule kept; `{cause: 'lifecycle'}` for objects a lifecycle rule expired (their event is LifecycleDeletion). */
   async deleteEach (keys: string[], options: DeleteOptions = {}): Promise<string[]> {
+    this.#live('delete')
     if (keys.length > MAX_DELETE_KEYS) {
       throw new RangeError(`delete: at most ${MAX_DELETE_KEYS} keys can be deleted at once (got ${keys.length}).`)
     }
@@ -250,27 +275,32 @@ export class BucketEngine implements Bucket {
   }
 
   async lockRules (): Promise<LockRule[]> {
+    this.#live('lockRules')
     return await this.#store.lockRules()
   }
 
   async setLockRules (rules: unknown): Promise<LockRule[]> {
+    this.#live('setLockRules')
     const parsed = parseLockRules(rules)
     await this.#store.setLockRules(parsed)
     return parsed
   }
 
   async list (options?: BucketListOptions): Promise<BucketObjects> {
+    this.#live('list')
     const turn = loopTurnNow()
     if (turn !== undefined) await turn
     return await listObjects(this.#store, optionsObject<BucketListOptions>('list', options))
   }
 
   async copy (sourceKey: string, key: string, options?: BucketCopyOptions): Promise<BucketCopyOutcome> {
+    this.#live('copy')
     await this.#readRules()
     return await copyObject(this.#store, sourceKey, key, optionsObject<BucketCopyOptions>('copy', options), { now: this.#now(), version: newVersion() })
   }
 
   async createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload> {
+    this.#live('createMultipartUpload')
     const id = keyId('createMultipartUpload', key)
     const opts = optionsObject<BucketMultipartOptions>('createMultipartUpload', options)
     const upload: StoredUpload = {
@@ -289,6 +319,7 @@ export class BucketEngine implements Bucket {
   }
 
   resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload {
+    this.#live('resumeMultipartUpload')
     lookupId('resumeMultipartUpload', key)
     if (typeof uploadId !== 'string') throw new TypeError('resumeMultipartUpload: uploadId must be a string.')
     return new MultipartUpload(this, key, uploadId)
@@ -302,6 +333,7 @@ export class BucketEngine implements Bucket {
   }
 
   async uploadPart (key: string, uploadId: string, partNumber: unknown, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
+    this.#live('uploadPart')
     lookupId('uploadPart', key)
     const n = validPartNumber('uploadPart', partNumber)
     if (value === null || value === undefined) throw new TypeError('uploadPart: a part needs a value (got null).')
@@ -329,10 +361,12 @@ export class BucketEngine implements Bucket {
   }
 
   async listMultipartUploads (options?: BucketUploadListOptions): Promise<BucketUploads> {
+    this.#live('listMultipartUploads')
     return await listUploadsPage(this.#store, options)
   }
 
   async listParts (key: string, uploadId: string, options?: BucketPartListOptions): Promise<BucketParts> {
+    this.#live('listParts')
     lookupId('listParts', key)
     const upload = await this.#liveUpload('listParts', key, uploadId)
     return await listPartsPage(this.#store, upload, options)
@@ -340,6 +374,7 @@ export class BucketEngine implements Bucket {
 
   /** Aborts the upload of `key`; 10024 when there is none (unknown id, or an upload of another key). */
   async abortUpload (key: string, uploadId: string): Promise<void> {
+    this.#live('abortMultipartUpload')
     lookupId('abortMultipartUpload', key)
     await this.#liveUpload('abortMultipartUpload', key, uploadId)
     // A completion (or another abort) may remove it between the look and the abort: then only that one succeeded.
@@ -348,6 +383,7 @@ export class BucketEngine implements Bucket {
 
   async completeUpload (key: string, uploadId: string, uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
     const method = 'completeMultipartUpload'
+    this.#live(method)
     const id = keyId(method, key)
     const opts = optionsObject<BucketCompleteOptions>(method, options)
     const conditional = parseConditional(opts.onlyIf, method)
@@ -393,6 +429,7 @@ export class BucketEngine implements Bucket {
   }
 
   async sweep (options: SweepOptions = {}): Promise<SweepReport> {
+    this.#live('sweep')
     // Registered before its first await: a close() called meanwhile waits for it.
     const sweeping = this.#sweep(options)
     this.#sweeping.add(sweeping)
@@ -426,71 +463,28 @@ export class BucketEngine implements Bucket {
   }
 
   async retire (): Promise<boolean> {
+    this.#live('retire')
     return await this.#store.retire()
   }
 
+  /** Final: every later call on this handle (and its upload handles) is refused with ERR_USE_AFTER_CLOSE; a second close does nothing more. */
   async close (): Promise<void> {
-    if (this.#timer !== undefined) clearInterval(this.#timer)
-    // A sweep still running would touch files after close returned.
-    await Promise.allSettled(this.#sweeping)
-    await this.#store.close()
+    await this.#close('closed')
+  }
+
+  /** What the registry calls for a bucket deleted (here or by another process): every later call answers 10006. */
+  async closeDeleted (): Promise<void> {
+    await this.#close('deleted')
+  }
+
+  async #close (why: 'closed' | 'deleted'): Promise<void> {
+    this.#closed ??= why
+    this.#closing ??= (async () => {
+      if (this.#timer !== undefined) clearInterval(this.#timer)
+      // A sweep still running would touch files after close returned.
+      await Promise.allSettled(this.#sweeping)
+      await this.#store.close()
+    })()
+    await this.#closing
   }
 }
-
-/**
- * A handle on one upload of one key. Every call names the key, so a handle
- * resumed under another key than the upload's finds no upload (10024).
- * Aborting again through a handle that already aborted or completed its
- * upload does nothing, as in the hosted runtime; a store forgets finished
- * uploads, so through another handle the id is unknown (10024).
- */
-class MultipartUpload implements BucketMultipartUpload {
-  readonly key: string
-  readonly uploadId: string
-  readonly #engine: BucketEngine
-  #finished = false
-
-  constructor (engine: BucketEngine, key: string, uploadId: string) {
-    this.#engine = engine
-    this.key = key
-    this.uploadId = uploadId
-  }
-
-  async uploadPart (partNumber: number, value: BucketValue, options?: BucketUploadPartOptions): Promise<BucketUploadedPart> {
-    return await this.#engine.uploadPart(this.key, this.uploadId, partNumber, value, options)
-  }
-
-  async abort (): Promise<void> {
-    if (this.#finished) return
-    await this.#engine.abortUpload(this.key, this.uploadId)
-    this.#finished = true
-  }
-
-  async complete (uploadedParts: BucketUploadedPart[]): Promise<BucketObject>
-  async complete (uploadedParts: BucketUploadedPart[], options: BucketCompleteOptions): Promise<BucketObject | null>
-  async complete (uploadedParts: BucketUploadedPart[], options?: BucketCompleteOptions): Promise<BucketObject | null> {
-    const object = await this.#engine.completeUpload(this.key, this.uploadId, uploadedParts, options)
-    if (object !== null) this.#finished = true
-    return object
-  }
-
-  async listParts (options?: BucketPartListOptions): Promise<BucketParts> {
-    return await this.#engine.listParts(this.key, this.uploadId, options)
-  }
-}
-
-/**
- * The body of a read as a Buffer when the engine already holds it in memory
- * (small objects), so a door can send it without a stream; undefined
- * otherwise (use `bodyStream`). Consumes the body.
- */
-export function bodyBuffer (body: BucketObjectBody): Buffer | undefined {
-  return body instanceof ObjectBody ? body.bufferedBytes() : undefined
-}
-
-/** The body of a read as a Node.js stream, for doors that pipe it to a socket. */
-export function bodyStream (body: BucketObjectBody): Readable {
-  if (body instanceof ObjectBody) return body.nodeStream()
-  return Readable.fromWeb(body.body as import('node:stream/web').ReadableStream)
-}
-

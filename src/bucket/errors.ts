@@ -111,6 +111,17 @@ export class BucketError extends Error {
   }
 }
 
+/**
+ * What a call on a registry or a bucket handle after its `close()` throws.
+ * Not in the catalogue: no request can make it (a server closes its doors
+ * before its registry), so it is a mistake in using the library, and
+ * carries Node's own code for a use after close, as the stores' would
+ * differ (one would go on, another answer 10006).
+ */
+export function useAfterClose (method: string, what: 'registry' | 'bucket'): Error {
+  return Object.assign(new Error(`${method}: The ${what} is closed. (ERR_USE_AFTER_CLOSE)`), { code: 'ERR_USE_AFTER_CLOSE' })
+}
+
 /** Whether `err` is a storage failure of the catalogue (logged at warn with its path). */
 export function isStorageFailure (err: unknown): err is BucketError {
   return err instanceof BucketError && (storageFailureNames as readonly string[]).includes(err.errorName)

@@ -11,7 +11,8 @@ export {
   UploadChecksumError
 } from './errors.js'
 export type { ErrorDefinition, BucketErrorName, StorageFailureName } from './errors.js'
-export { BucketEngine, bodyBuffer, bodyStream } from './bucket.js'
+export { BucketEngine } from './bucket.js'
+export { bodyBuffer, bodyStream } from './object.js'
 export * from './limits.js'
 export { parseConditional, evaluateConditional, InvalidConditionalHeader } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'

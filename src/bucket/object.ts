@@ -189,3 +189,19 @@ export class ObjectBody extends ObjectMetadata implements BucketObjectBody {
     return new Blob([await this.arrayBuffer()], { type })
   }
 }
+
+/**
+ * The body of a read as a Buffer when the engine already holds it in memory
+ * (small objects), so a door can send it without a stream; undefined
+ * otherwise (use `bodyStream`). Consumes the body.
+ */
+export function bodyBuffer (body: BucketObjectBody): Buffer | undefined {
+  return body instanceof ObjectBody ? body.bufferedBytes() : undefined
+}
+
+/** The body of a read as a Node.js stream, for doors that pipe it to a socket. */
+export function bodyStream (body: BucketObjectBody): Readable {
+  if (body instanceof ObjectBody) return body.nodeStream()
+  return Readable.fromWeb(body.body as import('node:stream/web').ReadableStream)
+}
+

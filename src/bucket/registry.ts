@@ -47,7 +47,7 @@
  * whole-bucket age above.
  */
 import { BucketEngine } from './bucket.js'
-import { BucketError } from './errors.js'
+import { BucketError, useAfterClose } from './errors.js'
 import { sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'
 import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
@@ -175,12 +175,9 @@ class Registry implements BucketRegistry {
   /** Set by `close` once the sweep in progress has ended: every call is refused from then on. */
   #refusing = false
   #closing: Promise<void> | null = null
-  /**
-   * Every public call (and an open still on its way) starts here: once `close` refuses, a call would open closed stores
-   * again behind the caller's back. Not in the catalogue (a server closes its doors first); Node's code for a use after close.
-   */
+  /** Every public call (and an open still on its way) starts here: once `close` refuses, a call would open closed stores again behind the caller's back. */
   #live (method: string): void {
-    if (this.#refusing) throw Object.assign(new Error(`${method}: The registry is closed. (ERR_USE_AFTER_CLOSE)`), { code: 'ERR_USE_AFTER_CLOSE' })
+    if (this.#refusing) throw useAfterClose(method, 'registry')
   }
   #sweeping: Promise<SweepReport> | null = null
   readonly #tokens: TokenDirectory
@@ -267,7 +264,7 @@ class Registry implements BucketRegistry {
     // (and the delete is refused) or fails; it is never acknowledged and lost.
     // A bucket with lock rules is refused there too (10914), even when empty.
     if (!await bucket!.retire().catch(alreadyRetired)) throw new BucketError('BucketNotEmpty', 'deleteBucket')
-    await this.#closeHandle(name)
+    await this.#closeHandle(name, true)
     this.#infos.delete(name)
     if (!await this.#storage.removePlace(name)) throw new BucketError('NoSuchBucket', 'deleteBucket')
     await this.#storage.touch()
@@ -277,19 +274,21 @@ class Registry implements BucketRegistry {
     this.#live('open')
     const info = known ?? await this.info(name)
     if (info === null) {
-      await this.#closeHandle(name)
+      await this.#closeHandle(name, true)
       return null
     }
     const incarnation = info.creationDate.getTime()
     const handle = this.#handles.get(name)
-    if (handle !== undefined && handle.incarnation === incarnation) return await handle.bucket
-    return await this.#openEngine(name, incarnation, handle)
+    if (handle === undefined || handle.incarnation !== incarnation) return await this.#openEngine(name, incarnation, handle)
+    if (!(await handle.bucket).closed) return await handle.bucket
+    if (this.#handles.get(name) === handle) this.#handles.delete(name) // closed by its user: opened again, once for all who found it so
+    return await this.open(name, info)
   }
 
   async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
     // A call begun before `close` and still on its way: what it opened now would never be closed.
     this.#live('open')
-    if (handle !== undefined) await this.#closeHandle(name)
+    if (handle !== undefined) await this.#closeHandle(name, true) // of a bucket deleted, and created again
     const notifications = { bucket: name, rules: async () => await this.#rules(name) }
     const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
     this.#handles.set(name, { incarnation, bucket })
@@ -337,7 +336,7 @@ class Registry implements BucketRegistry {
       if (gone && this.#handles.get(name) === handle) {
         this.#handles.delete(name)
         this.#infos.delete(name)
-        await (await handle.bucket.catch(() => null))?.close()
+        await (await handle.bucket.catch(() => null))?.closeDeleted()
       }
     }
     this.#checkedToken = token
@@ -350,11 +349,13 @@ class Registry implements BucketRegistry {
     return (await this.info(name))?.settings.notifications ?? []
   }
 
-  async #closeHandle (name: string): Promise<void> {
+  /** `deleted`: the bucket is gone, the handle answers 10006 from now on; else closed as by its user (ERR_USE_AFTER_CLOSE). */
+  async #closeHandle (name: string, deleted: boolean): Promise<void> {
     const handle = this.#handles.get(name)
     if (handle === undefined) return
     this.#handles.delete(name)
-    await (await handle.bucket.catch(() => null))?.close()
+    const bucket = await handle.bucket.catch(() => null)
+    await (deleted ? bucket?.closeDeleted() : bucket?.close())
   }
 
   async updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings> {
@@ -487,7 +488,7 @@ class Registry implements BucketRegistry {
     await this.#checking
     await this.#sweeping?.catch(() => undefined)
     this.#refusing = true
-    await Promise.all([...this.#handles.keys()].map(async name => await this.#closeHandle(name)))
+    await Promise.all([...this.#handles.keys()].map(async name => await this.#closeHandle(name, false)))
     await this.#storage.close?.()
   }
 }

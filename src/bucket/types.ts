@@ -474,7 +474,7 @@ export interface Bucket {
    * object is stored. Uploads in progress do not count.
    */
   retire (): Promise<boolean>
-  /** Releases the bucket's handles and timers. */
+  /** Releases the bucket's handles and timers; final: every later call on the handle rejects (ERR_USE_AFTER_CLOSE). */
   close (): Promise<void>
 }
 

@@ -71,9 +71,12 @@ function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['f
 /**
  * Drain on the first signal (or the primary's word), exit at once on the
  * second. Installed before the app is built, so a signal during start-up
- * counts too; the drain itself starts once the app exists.
+ * counts too; the drain itself starts once the app exists. So does a TLS
+ * reload (SIGHUP alone, the primary's word in a worker): one asked before
+ * the gateway is handed over is done once it is, since the gateway may have
+ * read the certificate files before they were replaced.
  */
-function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Gateway) => boolean {
+export function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Gateway) => boolean {
   let server: Gateway | null = null
   let reason: string | null = null
   const drain = (): void => {
@@ -105,19 +108,23 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Ga
   }
   let startupLog: Logger | null = null
   const log = (): Logger => server !== null ? server.app.log as unknown as Logger : (startupLog ??= createLogger({ level: options.logLevel }))
+  /** A reload asked before the gateway is handed over (several count as one): done at the hand-over. */
+  let reloadAsked = false
+  const reload = (): void => {
+    if (server === null) reloadAsked = true
+    else if (server.reloadTls !== null) void server.reloadTls()
+    else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP: nothing to reload (no --tls-cert); still serving')
+  }
   const onHangup = (): void => {
     // A worker reloads on the primary's word only: a SIGHUP to the whole group reaches both, and would reload twice.
-    if (inWorker) return
-    const reload = server?.reloadTls ?? null
-    if (reload !== null) void reload()
-    else log().info({ signal: 'SIGHUP' }, server === null ? 'SIGHUP during start-up: nothing to reload' : 'SIGHUP: nothing to reload (no --tls-cert); still serving')
+    if (!inWorker) reload()
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGHUP', onHangup)
   if (inWorker) {
     process.on('SIGINT', () => {})
     process.on('message', message => {
-      if (isMessage<ReloadTls>(message, 'reload-tls')) { void server?.reloadTls?.(); return }
+      if (isMessage<ReloadTls>(message, 'reload-tls')) { reload(); return }
       if (!isMessage<Drain>(message, 'drain') || reason !== null) return
       reason = 'asked by the primary'
       if (server === null) boundStartup()
@@ -134,6 +141,11 @@ function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Ga
   /** Hands over the gateway; false when a signal came first (the drain has begun: do not listen). */
   return gateway => {
     server = gateway
+    if (reloadAsked) {
+      reloadAsked = false
+      if (gateway.reloadTls !== null) void gateway.reloadTls()
+      else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
+    }
     drain()
     return reason === null
   }

@@ -26,6 +26,7 @@ import type {
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 import { checksumConformance } from './bucket-checksums.js'
+import { closeConformance } from './bucket-close.js'
 import { copyConformance } from './bucket-copy.js'
 import { ssecConformance } from './bucket-ssec.js'
 import { uploadListingConformance } from './bucket-uploads.js'
@@ -954,4 +955,5 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
   ssecConformance(t, open)
   copyConformance(t, fresh)
   fidelityCases(t, open)
+  closeConformance(t, open)
 }
