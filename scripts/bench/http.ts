@@ -3,10 +3,11 @@
  * loopback, each workload beside the same workload, in the same run,
  * against nginx serving the same files statically (GET rows), against a
  * bare Fastify route that streams the file with `fs.createReadStream`, and
- * (small GET, 304) against a bare `node:http` cluster of two workers
- * answering the same 1 KiB from memory: no routing, auth, catalog or disk,
- * the least a Node server can spend on a request, so `w2 / node` is the
- * share of Node's own rate the gateway keeps.
+ * against a bare `node:http` cluster of two workers (serveBareNode): the
+ * same 1 KiB from memory for the small GET and 304, one positioned read and
+ * one write for a range, no routing, auth, catalog or log: the least a
+ * Node server can spend on a request, so `w2 / node` is the share of
+ * Node's own rate the gateway keeps.
  *
  * The small GET, 304 and small PUT rows are driven by wrk (2 threads, 50
  * connections; the PUTs by a script giving each request a new key) where
@@ -135,20 +136,42 @@ async function serveBareFastify (port: number, dir: string): Promise<void> {
 }
 
 /**
- * The bare `node:http` baseline of the small GET and 304 rows: a cluster of
- * two workers (as the gateway runs on two cores), each answering every
- * request with the same 1 KiB from memory, or 304 to a matching
- * If-None-Match, with the headers a static server sends.
+ * The bare `node:http` baseline: a cluster of two workers (as the gateway
+ * runs on two cores) with the least a Node server can do for each read
+ * row, so the ratios to it say what Node itself allows. `small.bin` (the
+ * small GET and 304 rows): the same 1 KiB from memory, or 304 to a
+ * matching If-None-Match, with the headers a static server sends.
+ * `big.bin`: a range (`bytes=a-b` within 1 MiB) read with one positioned
+ * read into a reused buffer and written with one call; the whole file
+ * streamed in 1 MiB reads. No routing, access, catalog or log.
  */
-function serveBareNode (port: number, file: string): void {
+function serveBareNode (port: number, dir: string): void {
   if (cluster.isPrimary) {
     for (let i = 0; i < 2; i++) cluster.fork()
     return
   }
-  void fsp.readFile(file).then(body => {
+  void Promise.all([fsp.readFile(path.join(dir, 'small.bin')), fsp.open(path.join(dir, 'big.bin'))]).then(async ([body, big]) => {
+    const bigSize = (await big.stat()).size
     const etag = '"bench-small"'
     const lastModified = new Date().toUTCString()
+    const buffers: Buffer[] = []
     http.createServer((request, response) => {
+      if (request.url?.endsWith('/big.bin') === true) {
+        const range = /^bytes=(\d+)-(\d+)$/.exec(request.headers.range ?? '')
+        if (range === null) {
+          response.writeHead(200, { etag, 'last-modified': lastModified, 'content-type': 'application/octet-stream', 'content-length': bigSize })
+          big.createReadStream({ start: 0, highWaterMark: MiB, autoClose: false }).pipe(response)
+          return
+        }
+        const start = Number(range[1])
+        const end = Math.min(Number(range[2]), bigSize - 1, start + MiB - 1)
+        const buffer = buffers.pop() ?? Buffer.allocUnsafeSlow(MiB)
+        void big.read(buffer, 0, end - start + 1, start).then(({ bytesRead }) => {
+          response.writeHead(206, { etag, 'last-modified': lastModified, 'content-type': 'application/octet-stream', 'content-range': `bytes ${start}-${end}/${bigSize}`, 'content-length': bytesRead })
+          response.end(buffer.subarray(0, bytesRead), () => { buffers.push(buffer) })
+        })
+        return
+      }
       if (request.headers['if-none-match'] === etag) {
         response.writeHead(304, { etag, 'last-modified': lastModified })
         response.end()
@@ -444,10 +467,10 @@ async function main (): Promise<void> {
     }
     {
       const port = await freePort()
-      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--bare-node', String(port), path.join(files, 'small.bin')], { stdio: 'inherit' })
+      const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--bare-node', String(port), files], { stdio: 'inherit' })
       children.push(child)
       await waitForPort(port)
-      columns.push({ name: 'bare node', port, does: new Set(['small GET', '304']) })
+      columns.push({ name: 'bare node', port, does: new Set([...gets, '304']) })
     }
     {
       const port = await freePort()
