@@ -16,10 +16,24 @@
 # --tests runs those test files of this checkout with tap under each binary
 # too (the checkout must be built and its node_modules installed), and where
 # the binary has node:sqlite, the SQLite driver's test once more on libsql
-# (FSBUCKET_SQLITE_DRIVER=libsql). One line
-# per binary, `package smoke <version>: ok` or `package smoke <version>:
-# FAILED (<step>)`, closes its output; the exit status is the number of
-# binaries that failed.
+# (FSBUCKET_SQLITE_DRIVER=libsql).
+#
+# Three checks of how the package is published follow, per binary, each on
+# a line of its own:
+# - source maps: no file of the installed package names a source map that
+#   is not in it, nor a map whose sources are not in it;
+# - types: a consumer project (`"type": "module"`, with typescript and
+#   @types/node installed from the registry's cache) type-checks
+#   docs/library.md's first example and an import of startServer under
+#   `strict` and moduleResolution node16, nodenext and bundler, where a deep
+#   import is refused; the package declares @types/node as an optional peer
+#   dependency, which the installed one satisfies (`npm ls`);
+# - exports: Node imports `fsbucket` and `fsbucket/package.json`, resolves
+#   `fsbucket/bin/fsbucket.js` and runs it, and refuses a deep import
+#   (`fsbucket/dist/...`, ERR_PACKAGE_PATH_NOT_EXPORTED).
+# Lines such as `package smoke <version>: ok`, `package exports <version>:
+# FAILED (<step>)` close the output; the exit status is the number of
+# FAILED lines.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -30,7 +44,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --tarball) tarball=$(realpath "$2"); shift 2 ;;
     --tests) tests=$2; shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     plain:*) binaries+=("plain:$(realpath "${1#plain:}")"); shift ;;
     *) binaries+=("$(realpath "$1")"); shift ;;
   esac
@@ -54,17 +68,24 @@ free_port () {
   node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })'
 }
 
+# Puts one binary first on PATH (so npm and npx run under it too), in this shell.
+use_node () {
+  local bin=${1#plain:} dir=$2
+  mkdir -p "$dir/path"
+  ln -sfn "$bin" "$dir/path/node"
+  export PATH="$dir/path:$PATH"
+  hash -r
+  [ "$(node -p process.version)" = "$("$bin" -p process.version)" ] || { echo 'node on PATH'; return 1; }
+}
+
 # One binary: install, serve, PUT/GET, object commands, tests. Echoes the failed step and returns 1 on failure.
 smoke () {
   local bin=$1 dir=$2 plain=''
   [[ $bin == plain:* ]] && { plain=1; bin=${bin#plain:}; }
-  mkdir -p "$dir/path" "$dir/project" "$dir/data"
-  ln -s "$bin" "$dir/path/node"
-  export PATH="$dir/path:$PATH"
-  hash -r
+  mkdir -p "$dir/project" "$dir/data"
+  use_node "$bin" "$dir" || return 1
   local version
   version=$(node -p process.version)
-  [ "$version" = "$("$bin" -p process.version)" ] || { echo 'node on PATH'; return 1; }
   cd "$dir/project" || return 1
   echo '{ "name": "smoke", "private": true }' >package.json
 
@@ -170,6 +191,111 @@ smoke () {
   return 0
 }
 
+# The installed package's files, in the project: each source map a file names
+# (`//# sourceMappingURL=`) is in the package, and so is each source that map
+# names (a map of ../../src/x.ts, which is not published, leaves a consumer's
+# tools warning as a missing map does).
+check_source_maps () {
+  local found
+  found=$(node -e '
+    const fs = require("node:fs"), path = require("node:path")
+    const pkg = fs.realpathSync("node_modules/fsbucket"), found = []
+    const inPackage = file => !path.relative(pkg, file).startsWith("..") && fs.existsSync(file)
+    const check = file => {
+      for (const [, url] of fs.readFileSync(file, "utf8").matchAll(/^\s*\/[/*][#@]\s*sourceMappingURL=([^\s*]+)/gm)) {
+        if (url.startsWith("data:")) continue
+        const map = path.resolve(path.dirname(file), decodeURIComponent(url))
+        if (!inPackage(map)) { found.push(`${path.relative(pkg, file)} names ${url}, not in the package`); continue }
+        const json = JSON.parse(fs.readFileSync(map, "utf8"))
+        for (const source of json.sources ?? []) {
+          if (!inPackage(path.resolve(path.dirname(map), json.sourceRoot ?? "", source))) found.push(`${path.relative(pkg, map)} names ${source}, not in the package`)
+        }
+      }
+    }
+    const walk = dir => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name)
+        if (entry.isDirectory()) { if (entry.name !== "node_modules") walk(file) } else if (/\.[cm]?js$|\.d\.[cm]?ts$/.test(entry.name)) check(file)
+      }
+    }
+    walk(pkg)
+    if (found.length > 0) console.log(`${found.length} files, such as ${found.slice(0, 2).join("; ")}`)') \
+    || { echo 'the check failed'; return 1; }
+  [ -z "$found" ] || { echo "$found"; return 1; }
+}
+
+# A TypeScript consumer, a project of its own: the tarball with typescript and
+# @types/node (the versions this checkout's npm ci installed, so from npm's
+# cache; its package.json's ranges where it has none), type-checked under
+# `strict` with each moduleResolution. Echoes every failed step, `; ` between.
+check_types () {
+  local dir=$1 ts types_node problems=() mode module
+  ts=$(node -p "require('$root/node_modules/typescript/package.json').version" 2>/dev/null \
+    || node -p "require('$root/package.json').devDependencies.typescript")
+  types_node=$(node -p "require('$root/node_modules/@types/node/package.json').version" 2>/dev/null \
+    || node -p "require('$root/package.json').devDependencies['@types/node']")
+  mkdir -p "$dir/types" && cd "$dir/types" || return 1
+  echo '{ "name": "smoke-types", "private": true, "type": "module" }' >package.json
+  log "$(node -p process.version): npm install $(basename "$tarball") typescript@$ts @types/node@$types_node"
+  npm install "$tarball" "typescript@$ts" "@types/node@$types_node" --prefer-offline --no-audit --no-fund --loglevel=error \
+    >"$dir/types-install.log" 2>&1 || { cat "$dir/types-install.log" >&2; echo 'npm install'; return 1; }
+  # The example that opens docs/library.md (the installed copy), and the embedding API.
+  node -e '
+    const page = require("node:fs").readFileSync("node_modules/fsbucket/docs/library.md", "utf8")
+    process.stdout.write(/```ts\n([^]*?)```/.exec(page)?.[1] ?? "")' >library.ts
+  grep -q "from 'fsbucket'" library.ts || { echo 'no example in the installed docs/library.md'; return 1; }
+  printf '%s\n' \
+    "import { startServer, type StartedServer } from 'fsbucket'" \
+    "// @ts-expect-error only what the package exports is its API: a deep import is refused" \
+    "import { sqliteDriver } from 'fsbucket/dist/src/stores/fs/sqlite.js'" \
+    '' \
+    'const server: StartedServer = await startServer()' \
+    'await server.close()' \
+    'export const driver = sqliteDriver' >embed.ts
+  for mode in node16 nodenext bundler; do
+    module=$mode
+    [ "$mode" = bundler ] && module=esnext
+    if ! node node_modules/typescript/bin/tsc --noEmit --strict --skipLibCheck false --target es2022 \
+        --module "$module" --moduleResolution "$mode" library.ts embed.ts >"$dir/tsc-$mode.log" 2>&1; then
+      cat "$dir/tsc-$mode.log" >&2
+      problems+=("$mode: $(grep -m 1 -oE 'error TS[0-9]+: .{0,80}' "$dir/tsc-$mode.log")")
+    fi
+  done
+  # The declarations need @types/node (Buffer, node:stream): declared, optional
+  # (JavaScript needs none), and the version installed satisfies it.
+  node -e '
+    const pkg = require("./node_modules/fsbucket/package.json")
+    process.exit(pkg.peerDependencies?.["@types/node"] && pkg.peerDependenciesMeta?.["@types/node"]?.optional === true ? 0 : 1)' \
+    || problems+=('no optional peer dependency on @types/node')
+  npm ls @types/node >"$dir/types-ls.log" 2>&1 || { cat "$dir/types-ls.log" >&2; problems+=('npm ls @types/node'); }
+  [ ${#problems[@]} -eq 0 ] || { printf '%s; ' "${problems[@]}" | sed 's/; $//'; return 1; }
+}
+
+# Node's view of `exports`, in the smoke's project: the entry point (import,
+# and require on Node >= 20.19 and 22.12), package.json, the bin's path and
+# the bin run from it; a deep import is refused.
+check_exports () {
+  local dir=$1 out bin
+  out=$(node --input-type=module -e '
+    import { createRequire } from "node:module"
+    const require = createRequire(`${process.cwd()}/consumer.js`)
+    const lib = await import("fsbucket")
+    if (typeof lib.openBucket !== "function" || typeof lib.startServer !== "function") throw new Error("import(\"fsbucket\") lacks openBucket or startServer")
+    if (require("fsbucket").openBucket !== lib.openBucket) throw new Error("require(\"fsbucket\") is another module")
+    const { default: pkg } = await import("fsbucket/package.json", { with: { type: "json" } })
+    if (pkg.name !== "fsbucket" || require("fsbucket/package.json").version !== pkg.version) throw new Error("fsbucket/package.json")
+    for (const deep of ["fsbucket/dist/src/stores/fs/sqlite.js", "fsbucket/dist/src/index.js", "fsbucket/dist/bundle/main.js"]) {
+      const refused = await import(deep).then(() => "it loaded", err => err.code)
+      if (refused !== "ERR_PACKAGE_PATH_NOT_EXPORTED") throw new Error(`import("${deep}"): ${refused}`)
+    }
+    console.log(require.resolve("fsbucket/bin/fsbucket.js"))' 2>"$dir/exports.log") \
+    || { cat "$dir/exports.log" >&2; grep -m 1 -oE '^[A-Za-z]*Error.{0,140}' "$dir/exports.log" || echo 'node failed'; return 1; }
+  bin=$out
+  [ "$(node "$bin" --version 2>&1)" = "$(node -p 'require("fsbucket/package.json").version')" ] \
+    || { echo "node $bin --version"; return 1; }
+  [ "$(node_modules/.bin/fsbucket --version 2>&1)" = "$(node "$bin" --version)" ] || { echo 'node_modules/.bin/fsbucket --version'; return 1; }
+}
+
 failed=0
 results=()
 n=0
@@ -192,6 +318,20 @@ for bin in "${binaries[@]}"; do
     failed=$((failed + 1))
     results+=("package smoke $version: FAILED (${step:-unknown step})")
   fi
+  # What is published, checked on the project the smoke installed (the types in one of their own).
+  for check in 'source maps' types exports; do
+    step=$(
+      use_node "$bin" "$work/$n" || exit 1
+      [ -d "$work/$n/project/node_modules/fsbucket" ] || { echo 'the package is not installed'; exit 1; }
+      cd "$work/$n/project" && "check_${check// /_}" "$work/$n"
+    )
+    if [ $? -eq 0 ]; then
+      results+=("package $check $version: ok")
+    else
+      failed=$((failed + 1))
+      results+=("package $check $version: FAILED (${step:-unknown step})")
+    fi
+  done
 done
 printf '%s\n' "${results[@]}"
 exit "$failed"
