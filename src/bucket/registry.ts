@@ -33,18 +33,10 @@
  *   which tells one incarnation of a bucket name from the next, stays put.
  *
  * Lifecycle: the stored value is the management API's document, kept as
- * given. The sweeper reads from it the age after which uploads in progress
- * are aborted: the smallest `abortMultipartUploadsTransition.condition.maxAge`
- * (seconds) among enabled rules that apply to the whole bucket (no prefix, or
- * an empty one):
- *
- *     { "rules": [{ "id": "abort-7d", "enabled": true, "conditions": { "prefix": "" },
- *                   "abortMultipartUploadsTransition": { "condition": { "type": "Age", "maxAge": 604800 } } }] }
- *
- * Every rule is carried out by the sweep (lifecycle.ts says how, and
- * lifecycle-sweep.ts how it walks a store): expiries, transitions to
- * InfrequentAccess, and uploads aborted under a rule's prefix, besides the
- * whole-bucket age above.
+ * given; the sweep carries out every rule (lifecycle.ts says how, and
+ * lifecycle-sweep.ts how it walks a store). The sweeper's age for uploads in
+ * progress is the smallest `abortMultipartUploadsTransition.condition.maxAge`
+ * (seconds) among enabled rules for the whole bucket (no or an empty prefix).
  */
 import { BucketEngine } from './bucket.js'
 import { BucketError, useAfterClose } from './errors.js'
@@ -288,11 +280,15 @@ class Registry implements BucketRegistry {
   async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
     // A call begun before `close` and still on its way: what it opened now would never be closed.
     this.#live('open')
-    if (handle !== undefined) await this.#closeHandle(name, true) // of a bucket deleted, and created again
+    if (handle !== undefined) await this.#closeHandle(name, true, handle) // of a bucket deleted, and created again
+    // Another open may have made a handle meanwhile: one a bucket (an older bucket's closed), none left unclosed.
+    const made = this.#handles.get(name)
+    if (made !== undefined) return made.incarnation >= incarnation ? await made.bucket : await this.#openEngine(name, incarnation, made)
     const notifications = { bucket: name, rules: async () => await this.#rules(name) }
     const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
-    this.#handles.set(name, { incarnation, bucket })
-    bucket.catch(() => this.#handles.delete(name))
+    const opened = { incarnation, bucket }
+    this.#handles.set(name, opened)
+    bucket.catch(() => this.#handles.get(name) === opened && this.#handles.delete(name))
     this.#startHandleCheck()
     return await bucket
   }
@@ -349,11 +345,10 @@ class Registry implements BucketRegistry {
     return (await this.info(name))?.settings.notifications ?? []
   }
 
-  /** `deleted`: the bucket is gone, the handle answers 10006 from now on; else closed as by its user (ERR_USE_AFTER_CLOSE). */
-  async #closeHandle (name: string, deleted: boolean): Promise<void> {
-    const handle = this.#handles.get(name)
+  /** Closes `handle` (default: the name's): `deleted`, it answers 10006 from now on; else as closed by its user (ERR_USE_AFTER_CLOSE). */
+  async #closeHandle (name: string, deleted: boolean, handle = this.#handles.get(name)): Promise<void> {
     if (handle === undefined) return
-    this.#handles.delete(name)
+    if (this.#handles.get(name) === handle) this.#handles.delete(name)
     const bucket = await handle.bucket.catch(() => null)
     await (deleted ? bucket?.closeDeleted() : bucket?.close())
   }

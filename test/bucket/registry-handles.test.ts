@@ -79,3 +79,26 @@ t.test('filesystem: a handle on a bucket another process deleted answers 10006 o
   t.equal(await registry.open('shared'), null, 'seen gone')
   await answersNoSuchBucket(t, bucket!)
 })
+
+t.test('filesystem: opens racing to replace the handle of a bucket another process deleted and created again share one new handle', async t => {
+  const dir = testdir(t)
+  const registry = await openRegistry(dir, { fsync: false })
+  const other = await openRegistry(dir, { fsync: false })
+  t.teardown(async () => { await registry.close(); await other.close() })
+  await registry.create('again')
+  const old = await registry.open('again')
+  await other.delete('again')
+  // Creation dates are milliseconds: the new bucket must be told from the old.
+  await new Promise(resolve => setTimeout(resolve, 5))
+  await other.create('again')
+  await (await other.open('again'))!.put('k', 'new')
+  // As the doors open it: with the bucket's info in hand, so the opens meet at the handle in the same turn.
+  const info = await registry.info('again')
+  const opened = await Promise.all([registry.open('again', info!), registry.open('again', info!), registry.open('again', info!)])
+  t.not(opened[0], old, 'a new handle')
+  t.equal(opened[1], opened[0], 'the same for every caller (none made beside it and left unclosed)')
+  t.equal(opened[2], opened[0])
+  t.equal(await (await opened[0]!.get('k') as BucketObjectBody).text(), 'new', 'and it answers for the new bucket')
+  t.equal(await registry.open('again'), opened[0], 'kept as the handle from then on')
+  await answersNoSuchBucket(t, old!)
+})
