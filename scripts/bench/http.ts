@@ -83,7 +83,7 @@ import autocannon from 'autocannon'
 import Fastify from 'fastify'
 import S3rver from 's3rver'
 import { freePort, serverEnv, stop, waitForPort } from './processes.js'
-import { ratioText } from './ratio.js'
+import { median, ratioText } from './ratio.js'
 import { putScript, wrk, wrkPath } from './wrk.js'
 
 const run = promisify(execFile)
@@ -488,7 +488,9 @@ async function main (): Promise<void> {
       const cell = `${workload}\u0000${column}`
       const taken = [...(rounds.get(cell) ?? []), ...(measured === null ? [] : [measured])]
       rounds.set(cell, taken)
-      row[column] = taken.length === 0 ? null : [...taken].sort((a, b) => a.value - b.value)[Math.floor(taken.length / 2)]
+      // The median of the rounds, with the unit and note of the round nearest below it.
+      const value = median(taken.map(m => m.value))
+      row[column] = taken.length === 0 ? null : { ...[...taken].sort((a, b) => a.value - b.value)[(taken.length - 1) >> 1], value }
       rows.set(workload, row)
       if (measured !== null) console.error(`  ${workload} / ${column}: ${measured.value.toFixed(1)} ${measured.unit}${measured.note === undefined ? '' : ` (${measured.note})`}`)
     }
@@ -582,7 +584,6 @@ async function main (): Promise<void> {
           settledRss.push(await largest())
         })
       }
-      const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
       if (measures('ready') && readyMs.length > 0) {
         const withoutCa = readyWithoutCaMs.length > 0 ? `; ${median(readyWithoutCaMs).toFixed(0)} ms without NODE_EXTRA_CA_CERTS, which this environment sets` : ''
         record('ready', 'fsbucket w2', { value: median(readyMs), unit: 'ms', note: `median of ${readyMs.length} starts${withoutCa}` })
@@ -640,8 +641,7 @@ function printTable (rows: Map<string, Row>, rounds: Map<string, Measured[]>, co
       const [x, y] = [rows.get(workload)?.[a], rows.get(workload)?.[b]]
       return x == null || y == null || y.value === 0 ? '—' : `${ratioText(x.value, y.value)}×`
     }
-    const sorted = paired.map(r => r.a / r.b).sort((x, y) => x - y)
-    return `${ratioText(sorted[Math.floor(sorted.length / 2)], 1)}×`
+    return `${ratioText(median(paired.map(r => r.a / r.b)), 1)}×`
   }
   const header = ['workload', ...columnNames, 'w2 / node', 'w1 / nginx', 'w2 / nginx', 'w1 / bare', 'w1 / md5sum', 'w1 / disk', 'w2 / disk', 'w2 / s3rver']
   const lines = [header]

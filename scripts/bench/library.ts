@@ -56,6 +56,7 @@ import { fileURLToPath } from 'node:url'
 import { bodyStream, openBucket, type Bucket, type BucketObjectBody, type BucketUploadedPart } from '../../src/index.js'
 import { discardingSink, generatedBytes, GiB, KiB, MiB } from './generated-bytes.js'
 import { postgresColumn } from './postgres.js'
+import { median } from './ratio.js'
 import { catalogScale } from './scale.js'
 
 const MB = 1e6
@@ -110,12 +111,6 @@ function printTable (): void {
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
 const verdict = (ok: boolean): string => ok ? 'yes' : 'NO'
-
-function median (values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
 
 function percentile (values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b)

@@ -28,6 +28,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { freePort, serverEnv, stop, waitForPort } from './processes.js'
+import { median } from './ratio.js'
 
 const run = promisify(execFile)
 const bin = process.env.BENCH_BIN ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
@@ -84,8 +85,7 @@ try {
     cpuRatios.push(on.cpuUs / off.cpuUs)
     console.log(`${round} | ${on.rate.toFixed(0)} | ${off.rate.toFixed(0)} | ${(on.rate / off.rate).toFixed(3)} | ${on.cpuUs.toFixed(1)} | ${off.cpuUs.toFixed(1)} | ${(on.cpuUs / off.cpuUs).toFixed(3)}`)
   }
-  const median = (values: number[]): string => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)].toFixed(3)
-  console.log(`median req/s on/off: ${median(rateRatios)}; median CPU per request on/off: ${median(cpuRatios)}`)
+  console.log(`median req/s on/off: ${median(rateRatios).toFixed(3)}; median CPU per request on/off: ${median(cpuRatios).toFixed(3)}`)
 } finally {
   for (const server of servers) await stop(server.child)
   await rm(root, { recursive: true, force: true })

@@ -51,7 +51,7 @@ import { Upload } from '@aws-sdk/lib-storage'
 import { SignatureV4 } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
 import { freePort, serverEnv, stop, waitForPort } from './processes.js'
-import { ratioText } from './ratio.js'
+import { median, ratioText } from './ratio.js'
 import { putScript, signedPutScript, wrk, wrkPath } from './wrk.js'
 
 const run = promisify(execFile)
@@ -64,10 +64,6 @@ const warmUpSeconds = Number(process.env.BENCH_WARMUP ?? 1)
 /** The small-op rows alternate the three servers this many times and keep each one's median. */
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3)
 
-function median (values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
 
 /** Runs each measure `rounds` times, alternating them, and returns each one's median. */
 async function alternated<K extends string> (measures: Record<K, () => Promise<number>>): Promise<Record<K, number>> {

@@ -12,6 +12,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { openBucket } from '../../src/index.js'
 import type { BenchTools } from './postgres.js'
+import { median } from './ratio.js'
 
 type ScaleTools = Pick<BenchTools, 'row' | 'progress' | 'fmt' | 'verdict' | 'listKey' | 'digitsFor' | 'fill' | 'timePages' | 'mulberry32'>
 
@@ -39,10 +40,6 @@ async function openAndRead (dir: string, key: string): Promise<number> {
   return ms
 }
 
-function median (values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
 
 export async function catalogScale (work: string, keys: number, tools: ScaleTools): Promise<void> {
   const { row, progress, fmt, verdict, listKey, digitsFor, fill, timePages, mulberry32 } = tools
