@@ -26,6 +26,7 @@
  * (registry, doors, listeners) is src/server/gateway.ts, which
  * `startServer` uses too.
  */
+import type { EventEmitter } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { BucketRegistry } from './bucket/index.js'
@@ -119,9 +120,25 @@ function routeSpec (value: string, previous: string[] = []): string[] {
   return [...previous, value]
 }
 
-/** `--queue-push <queue>=<url>`, repeatable; the variable holds several, comma-separated. Its refusals never repeat a URL's credentials (queue-push.ts). */
-function queuePushSpec (value: string, previous: QueuePush[] = []): QueuePush[] {
-  return [...previous, ...value.split(/[\s,]+/).filter(s => s !== '').map(parseQueuePush)]
+/** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, …, 21st. */
+function ordinal (n: number): string {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th'
+  return `${n}${suffix}`
+}
+
+/**
+ * `--queue-push <queue>=<url>`: one push per flag, taken whole (a comma in a
+ * webhook's query is part of its URL), repeatable; FSBUCKET_QUEUE_PUSH holds
+ * several, comma-separated (`fromVariable` tells which one is parsed). A
+ * refusal names the push by its queue or its place, never by its text (a URL
+ * or a piece of one may hold a secret: queue-push.ts).
+ */
+function queuePushSpec (fromVariable: () => boolean) {
+  return (value: string, previous: QueuePush[] = []): QueuePush[] => {
+    if (!fromVariable()) return [...previous, parseQueuePush(value.trim(), `the ${ordinal(previous.length + 1)} --queue-push`)]
+    const specs = value.split(/[\s,]+/).filter(s => s !== '')
+    return [...previous, ...specs.map((spec, i) => parseQueuePush(spec, `the ${ordinal(i + 1)} item of FSBUCKET_QUEUE_PUSH`))]
+  }
 }
 
 /** `--host`: an address or a name; empty would listen on every interface (as `startServer` refuses it: embed.ts). */
@@ -178,6 +195,7 @@ export function buildCli (): Command {
     .configureHelp(commandHelp)
 
   const serveCommand = (): Command => serve
+  let queuePushFromVariable = false
   const serve: Command = program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
     .addOption(dataOption())
@@ -213,7 +231,7 @@ export function buildCli (): Command {
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS on both ports with this PEM certificate chain (with --tls-key; re-read on SIGHUP)').env('FSBUCKET_TLS_CERT'))
     .addOption(new Option('--tls-key <file>', 'PEM private key of --tls-cert').env('FSBUCKET_TLS_KEY'))
     .addOption(new Option('--queue-push <queue=url>', 'POST the messages of a queue to a local app as JSON batches; a 2xx answer acknowledges, anything else retries with back-off (repeatable; comma-separated in the variable)')
-      .env('FSBUCKET_QUEUE_PUSH').default([]).argParser(secretValue(serveCommand, '--queue-push', 'FSBUCKET_QUEUE_PUSH', queuePushSpec)))
+      .env('FSBUCKET_QUEUE_PUSH').default([]).argParser(secretValue(serveCommand, '--queue-push', 'FSBUCKET_QUEUE_PUSH', queuePushSpec(() => queuePushFromVariable))))
     .addOption(new Option('--metrics <on|off>', 'count requests and answer GET /_metrics (docs/operations.md)').env('FSBUCKET_METRICS').default(true, 'on').argParser(onOff))
     .action(async (options: ServeOptions, command: Command) => {
       // An empty --token (FSBUCKET_TOKEN=) is none (bearerToken); the parser cannot say so itself: commander keeps ''.
@@ -232,6 +250,10 @@ export function buildCli (): Command {
     })
   // The management API's credentials are serve flags too; that module defines them.
   for (const option of managementServeOptions()) serve.addOption(option)
+  // Commander parses FSBUCKET_QUEUE_PUSH with the flag's parser, on this event (a Command is an EventEmitter,
+  // its typings declare only `on`): true only while it does, from before commander's listener to after it.
+  ;(serve as unknown as EventEmitter).prependListener('optionEnv:queue-push', () => { queuePushFromVariable = true })
+  serve.on('optionEnv:queue-push', () => { queuePushFromVariable = false })
 
   const bucket = program.command('bucket').description('manage buckets')
   bucket.command('create <name>')

@@ -145,6 +145,11 @@ function isExpired (record: TokenRecord, now: Date): boolean {
 
 /** The shapes of what `create` makes: a value of 30 random bytes in base64url, an id of 16 in hex. */
 const tokenValue = /^[A-Za-z0-9_-]{40}$/
+
+/** Whether `text` has the shape of a token's value (not its id): the CLI tells one given for the other. */
+export function looksLikeTokenValue (text: string): boolean {
+  return tokenValue.test(text)
+}
 const tokenId = /^[0-9a-f]{32}$/
 
 interface Snapshot {

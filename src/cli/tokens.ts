@@ -13,7 +13,7 @@
  * names, buckets with an admin permission) answer `error: ...` and exit 1.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander'
-import { isArgumentError, parseExpiry, permissions, type BucketRegistry, type Permission } from '../bucket/index.js'
+import { isArgumentError, looksLikeTokenValue, parseExpiry, permissions, type BucketRegistry, type Permission } from '../bucket/index.js'
 import { catalogOption, dataOption } from '../doors/command-options.js'
 
 /** What the commands need from the composition root. */
@@ -34,6 +34,8 @@ function expiry (value: string): Date {
   if (parseExpiry(value) !== null) throw new InvalidArgumentError('the expiry must be in the future')
   throw new InvalidArgumentError('expected a date (2026-12-31, midnight UTC), a date and time with a zone (2026-12-31T00:00:00Z), or a duration such as 30d, 12h, 15m')
 }
+
+const notAnId = ': that looks like a token\'s value (40 characters), not its id (32 hex digits); `fsbucket token list` shows the ids'
 
 function collect (value: string, previous: string[]): string[] {
   return [...previous, value]
@@ -93,7 +95,8 @@ export function registerTokenCommands (program: Command, wiring: TokenCommandWir
     .addOption(catalogOption())
     .action(async (id: string, options: Where) => {
       if (!await withRegistry(wiring, options, async registry => await registry.tokens.revoke(id))) {
-        console.error(`error: no token ${JSON.stringify(id)}`)
+        // Never the argument: it may be the bearer value itself, given for the id.
+        console.error(`error: no token with that id${looksLikeTokenValue(id) ? notAnId : ''}`)
         process.exitCode = 1
         return
       }

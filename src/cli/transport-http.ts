@@ -117,9 +117,10 @@ export class HttpTransport implements ObjectTransport {
     try {
       url = new URL(endpoint)
     } catch {
-      throw new CliError(`--endpoint ${endpoint} is not a URL (e.g. http://127.0.0.1:8787)`)
+      // Never the value: it may carry a password or a token (user:password@, ?token=), as --s3-endpoint's refusals never do.
+      throw new CliError('--endpoint (or FSBUCKET_ENDPOINT) is not a URL (e.g. http://127.0.0.1:8787)')
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--endpoint ${endpoint} is not an http(s) URL`)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError('--endpoint (or FSBUCKET_ENDPOINT) is not an http(s) URL (e.g. http://127.0.0.1:8787)')
     this.#base = url
     this.#token = token === '' ? undefined : token
     this.#agent = url.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true })

@@ -29,19 +29,18 @@ export interface QueuePush {
 
 /**
  * `<queue>=<url>` → the push it asks for; throws with what is wrong, naming
- * the queue and never repeating the URL (it may hold a secret). A URL
- * holding credentials is refused: fetch will not send a request to one (the
- * push could never deliver), and each failure's log line would carry the
- * password.
+ * the queue (or, when there is no queue name, `where`: the spec's place
+ * among those given) and never repeating any of the spec's text: the URL,
+ * or a fragment of one, may hold a secret. A URL holding credentials is
+ * refused: fetch will not send a request to one (the push could never
+ * deliver), and each failure's log line would carry the password.
  */
-export function parseQueuePush (spec: string): QueuePush {
+export function parseQueuePush (spec: string, where = 'the value'): QueuePush {
   const at = spec.indexOf('=')
   const queue = at === -1 ? '' : spec.slice(0, at)
   const url = at === -1 ? '' : spec.slice(at + 1)
-  // Shown only when it cannot be part of a URL.
-  const got = /^[\w.-]+$/.test(queue) ? ` (got "${queue}")` : ''
   if (!isValidQueueName(queue)) {
-    throw new Error(`expected <queue>=<url> with a queue name of lowercase letters, digits and hyphens${got}`)
+    throw new Error(`${where}: expected <queue>=<url> with a queue name of lowercase letters, digits and hyphens`)
   }
   let parsed: URL
   try {

@@ -1,0 +1,21 @@
+/**
+ * A malformed `--endpoint` (or FSBUCKET_ENDPOINT) is refused without being
+ * repeated: it may carry a password or a token, as --s3-endpoint may.
+ */
+import t from 'tap'
+import { HttpTransport } from '../../src/cli/transport-http.js'
+
+t.test('a malformed --endpoint is refused, never repeated', async t => {
+  const cases: Array<[string, string]> = [
+    ['http//CLIMALFORMEDsecret@x', '--endpoint (or FSBUCKET_ENDPOINT) is not a URL (e.g. http://127.0.0.1:8787)'],
+    ['http://user:CLIMALFORMEDsecret@[bad', '--endpoint (or FSBUCKET_ENDPOINT) is not a URL'],
+    ['ftp://user:CLIMALFORMEDsecret@host/', '--endpoint (or FSBUCKET_ENDPOINT) is not an http(s) URL'],
+    ['CLIMALFORMEDsecret:x', '--endpoint (or FSBUCKET_ENDPOINT) is not an http(s) URL']
+  ]
+  for (const [endpoint, message] of cases) {
+    let text = ''
+    try { void new HttpTransport(endpoint, undefined) } catch (err) { text = (err as Error).message }
+    t.match(text, message, message)
+    t.notMatch(text, /CLIMALFORMEDsecret/, 'the value is not repeated')
+  }
+})
