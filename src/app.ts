@@ -139,7 +139,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       const body = JSON.stringify(failure(answer.code, answer.message))
       // Made before any hook: it takes its place in the connection's order here (behind an answer that closed it, it is never sent).
       inConnectionOrder(request, reply, () => {
-        logRefusedRequest(request, answer.status, Buffer.byteLength(body), request.url)
+        logRefusedRequest(request, answer.status, Buffer.byteLength(body))
         void reply.code(answer.status).type('application/json').send(body)
       })
     }

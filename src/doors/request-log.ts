@@ -1,15 +1,17 @@
 /**
  * One log line per request, for every door that serves HTTP (the gateway,
- * the S3 port): method, bucket, key, status, bytes and time.
+ * the S3 port, the management API): method, bucket, key, status, bytes and
+ * time.
  *
  * Fastify's own "incoming request" / "request completed" pair is replaced
  * through its log controller, so there is exactly one line and it never
  * carries request headers (credentials live in them). A door names what
  * the request was about in `request.logFields` once it knows; a request
- * that never got that far is named by its URL, through the door's `url`
- * (the S3 port redacts a presigned URL's credentials there). `bytes` is the
- * body sent (Content-Length of the answer) or, for uploads, the bytes
- * stored.
+ * that never got that far is named by its URL, with the values of the query
+ * parameters that carry credentials hidden (`redactedUrl`: a presigned
+ * URL's signature, an SSE-C key, a `?token=`), whichever door it came to.
+ * `bytes` is the body sent (Content-Length of the answer) or, for uploads,
+ * the bytes stored.
  */
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { handedFrom } from './handed-on.js'
@@ -29,20 +31,54 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Query parameters whose values are credentials, by their decoded names in
+ * lowercase: a presigned URL's signature, credential and session token
+ * (SigV4); the SSE-C keys S3 accepts in the query as well as in headers (a
+ * key's MD5 too: it names the key); and the names other clients put
+ * bearer tokens and signatures under.
+ */
+const secretParameters = new Set([
+  'x-amz-signature', 'x-amz-credential', 'x-amz-security-token',
+  'x-amz-server-side-encryption-customer-key', 'x-amz-server-side-encryption-customer-key-md5',
+  'x-amz-copy-source-server-side-encryption-customer-key', 'x-amz-copy-source-server-side-encryption-customer-key-md5',
+  'token', 'access_token', 'sig', 'signature'
+])
+
+function decodedName (name: string): string {
+  try {
+    return decodeURIComponent(name).toLowerCase()
+  } catch {
+    return name.toLowerCase()
+  }
+}
+
+/**
+ * A URL with the values of the parameters in `secretParameters` replaced by
+ * `[redacted]` (their names kept), however their names are percent-encoded
+ * (the query is read decoded, so `X-Amz-Signatur%65` is the signature too).
+ */
+export function redactedUrl (url: string): string {
+  const question = url.indexOf('?')
+  if (question === -1) return url
+  const parameters = url.slice(question + 1).split('&').map(part => {
+    const eq = part.indexOf('=')
+    const name = eq === -1 ? part : part.slice(0, eq)
+    return eq !== -1 && secretParameters.has(decodedName(name)) ? `${name}=[redacted]` : part
+  })
+  return `${url.slice(0, question)}?${parameters.join('&')}`
+}
+
 export interface RequestLogOptions {
-  /** The URL as logged for a request the door did not name (default: as received). */
-  url?: (url: string) => string
   /** Where the port's requests are counted for the metrics (doors/request-meter.ts); none when absent. */
   meter?: PortMeter | null
 }
 
 export class RequestLog extends LogController {
-  readonly #url: (url: string) => string
   readonly #meter: PortMeter | null
 
   constructor (options: RequestLogOptions = {}) {
     super()
-    this.#url = options.url ?? (url => url)
     this.#meter = options.meter ?? null
   }
 
@@ -60,7 +96,7 @@ export class RequestLog extends LogController {
     // An app that never set them (the management API's: handed-on.ts) names the request by its URL.
     const fields = request.logFields ?? null
     const ms = port?.elapsedTime ?? reply.elapsedTime
-    const line = requestLine(request.method, fields, fields === null ? this.#url(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), ms)
+    const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), ms)
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')
   }
@@ -83,8 +119,9 @@ export function requestLine (method: string, fields: RequestLogFields | null, ur
 /**
  * The line of a request refused before any route ran (Fastify's
  * `frameworkErrors`: a URL it cannot decode, say), whose answer Fastify does
- * not follow to its end: written by the door as it sends the answer.
+ * not follow to its end: written by the door as it sends the answer, its
+ * URL redacted as every request line's.
  */
-export function logRefusedRequest (request: FastifyRequest, status: number, bytes: number, url: string): void {
-  request.log.info({ method: request.method, url, status, bytes }, 'request')
+export function logRefusedRequest (request: FastifyRequest, status: number, bytes: number): void {
+  request.log.info({ method: request.method, url: redactedUrl(request.url), status, bytes }, 'request')
 }

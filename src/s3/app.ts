@@ -26,7 +26,7 @@ import { errorDocument } from './xml.js'
 import { readsBeside } from '../doors/reads-beside.js'
 import { guardRequestHead } from '../doors/request-head.js'
 import { lazySchemaCompilers } from '../doors/schema-compilers.js'
-import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
+import { logRefusedRequest, redactedUrl, RequestLog } from '../doors/request-log.js'
 import type { OperatorEndpoints } from '../doors/health.js'
 import type { PortMeter, RequestMeter } from '../doors/request-meter.js'
 
@@ -74,34 +74,7 @@ export interface S3Connections {
   whenAnswered: (socket: Socket, then: () => void) => void
 }
 
-/** Query parameters whose values are credentials, by their decoded names in lowercase. */
-const secretParameters = new Set(['x-amz-signature', 'x-amz-credential', 'x-amz-security-token'])
-
-function decodedName (name: string): string {
-  try {
-    return decodeURIComponent(name).toLowerCase()
-  } catch {
-    return name.toLowerCase()
-  }
-}
-
-/**
- * A URL with the values of X-Amz-Signature, X-Amz-Credential and
- * X-Amz-Security-Token replaced, however their names are percent-encoded
- * (the query is read decoded, so `X-Amz-Signatur%65` is the signature too).
- */
-export function redactedUrl (url: string): string {
-  const question = url.indexOf('?')
-  if (question === -1) return url
-  const parameters = url.slice(question + 1).split('&').map(part => {
-    const eq = part.indexOf('=')
-    const name = eq === -1 ? part : part.slice(0, eq)
-    return secretParameters.has(decodedName(name)) ? `${name}=[redacted]` : part
-  })
-  return `${url.slice(0, question)}?${parameters.join('&')}`
-}
-
-/** A request as Fastify logs it where it does (faults at its root): method, host, and the URL without a presigned URL's credentials. */
+/** A request as Fastify logs it where it does (faults at its root): method, host, and the URL without its credentials (doors/request-log.ts). */
 function requestForLog (req: { method: string, url: string, hostname?: string }): Record<string, unknown> {
   return { method: req.method, url: redactedUrl(req.url), host: req.hostname }
 }
@@ -147,7 +120,7 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], meter:
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const portMeter = config.meter?.port('s3') ?? null
   const options: FastifyServerOptions & { connectionTimeout?: number, keepAliveTimeout?: number, https?: S3AppConfig['https'] } = {
-    logController: new RequestLog({ url: redactedUrl, meter: portMeter }),
+    logController: new RequestLog({ meter: portMeter }),
     genReqId: newRequestId,
     // No route declares a schema: the compilers load only if one ever does.
     schemaController: { compilersFactory: lazySchemaCompilers as NonNullable<FastifyServerOptions['schemaController']>['compilersFactory'] },
@@ -170,7 +143,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       const requestId = request.id
       const document = errorDocument(answer.code, answer.message, { RequestId: requestId })
       const send = (): void => {
-        logRefusedRequest(request, answer.status, Buffer.byteLength(document), redactedUrl(request.url))
+        logRefusedRequest(request, answer.status, Buffer.byteLength(document))
         void reply.code(answer.status).header('x-amz-request-id', requestId).header('x-amz-id-2', requestId).type('application/xml').send(document)
       }
       // Made before any hook: it takes its place in the connection's order here (behind an answer that closed it, it is never sent).

@@ -17,12 +17,20 @@
  * (`dismissEarlyWorkers`), and a command line that fails exits with it
  * killed.
  */
-import cluster, { type Worker } from 'node:cluster'
+import cluster, { type ClusterSettings, type Worker } from 'node:cluster'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
 
-/** The module a worker runs (worker.ts), beside this one in tsc's output and in the bundle alike. */
-export const workerEntry = fileURLToPath(new URL('./worker.js', import.meta.url))
+/**
+ * How the cluster starts a worker: the module it runs (worker.ts, beside
+ * this one in tsc's output and in the bundle alike), with `serve` for its
+ * only argument. Without `args`, Node hands each worker the primary's own
+ * arguments, which may hold secrets (`--token`, `--api-key`, a `--catalog`
+ * URL's password) for `ps` to show every local user once per worker; a
+ * worker reads none of them (it is sent the parsed options), and `serve`
+ * is there only so that `ps` tells a worker apart (docs/deployment.md).
+ */
+export const workerSettings: ClusterSettings = { exec: fileURLToPath(new URL('./worker.js', import.meta.url)), args: ['serve'] }
 
 /** What a worker said or did before the primary listened. */
 export type EarlyEvent =
@@ -141,7 +149,7 @@ export function forkEarly (args: readonly string[], env: NodeJS.ProcessEnv = pro
   cluster.on('exit', onExit)
   process.on('exit', onProcessExit)
   try {
-    cluster.setupPrimary({ exec: workerEntry })
+    cluster.setupPrimary(workerSettings)
     workers.push(cluster.fork(workerEnv(catalogAskedFor(args, env), env)))
   } catch {
     // The primary forks them itself, as it would have without this.

@@ -32,7 +32,7 @@ import { createLogger } from './logger.js'
 import { loopbackOnlyHost } from './listen-host.js'
 import { ProcessMetrics, workerMetrics } from './metrics.js'
 import { readinessChecks } from './readiness.js'
-import { checkWritable } from './preflight.js'
+import { checkWritable, privateManagementState } from './preflight.js'
 import { shareEndpointOf } from './share-endpoint.js'
 import { checkPorts, ensureFirstBucket, listenFailure, loadRoutes, openServerRegistry, startSweeper, startupNotes, type PortRole } from './startup.js'
 import { checkTlsPair, readTlsPair, reloadTls, tlsFilesFrom, type TlsPair } from './tls.js'
@@ -127,6 +127,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   // which checked the ports before starting it.
   if (primary) await checkPorts(options.host, ports)
   if (primary && !memory) await checkWritable(options.data)
+  // Logged with the other notes, once there is a log.
+  const stateWarnings = primary && !memory ? await privateManagementState(options.data) : []
   const registry = await openServerRegistry(options)
   let app: FastifyInstance | null = null
   let s3: FastifyInstance | null = null
@@ -202,6 +204,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     const log = app.log as unknown as Logger
     if (primary) {
       startupNotes({ ...options, loopbackOnly }, log)
+      for (const warning of stateWarnings) log.warn(warning)
       await ensureFirstBucket(registry, options.defaultBucket, log)
       startSweeper(options.sweepInterval, registry, metrics, log)
       if (options.queuePush !== undefined && options.queuePush.length > 0) {

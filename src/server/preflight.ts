@@ -9,6 +9,9 @@
  * internal directories (`.fsbucket/` and those directly below it), and the
  * files there must open for writing. Permission bits alone would say
  * nothing to root, and nothing about a read-only mount.
+ *
+ * The management API's state directory, which holds its credentials, is
+ * kept to the server's user here too (`privateManagementState`).
  */
 import { constants, promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -101,4 +104,37 @@ export async function checkWritable (dataDir: string): Promise<void> {
     await probeDirectory(internal, what)
     for (const dir of await probeFiles(internal, what)) await probeDirectory(dir, what)
   }
+}
+
+/** A file's permission bits as `ls` and `chmod` write them: `0644`. */
+const octal = (mode: number): string => (mode & 0o777).toString(8).padStart(4, '0')
+
+/**
+ * Keeps `<data>/.mgmt/` to the server's user, and says what it cannot:
+ * the directory holds `credentials.json`, the management API's admin
+ * tokens and key pairs, which an operator writes by hand. The server makes
+ * the directory 0700 (stores/fs/registry-storage.ts); one an older version
+ * made 0755 is made 0700 here when it is a directory of this user's own (a
+ * link, or another user's, is left as it is, with a warning). A
+ * `credentials.json` that group or others may read or write gets a warning
+ * naming it and its mode, never its content: the server only reads it, and
+ * leaves its mode to its owner. Returns the warnings, one line each.
+ */
+export async function privateManagementState (dataDir: string): Promise<string[]> {
+  const dir = path.resolve(dataDir, '.mgmt')
+  const warnings: string[] = []
+  const stat = await fsp.lstat(dir).catch(() => null)
+  // Without POSIX owners (Windows), the modes say nothing.
+  if (stat === null || process.getuid === undefined) return warnings
+  if (stat.isDirectory() && (stat.mode & 0o077) !== 0) {
+    const own = stat.uid === process.getuid()
+    const failed = own ? await fsp.chmod(dir, 0o700).then(() => null, (err: unknown) => why(err)) : 'not owned by the server\'s user'
+    if (failed !== null) warnings.push(`the management API's state directory ${dir} is open to group or others (mode ${octal(stat.mode)}) and was not made 0700: ${failed}`)
+  }
+  const file = path.join(dir, 'credentials.json')
+  const credentials = await fsp.stat(file).catch(() => null)
+  if (credentials !== null && (credentials.mode & 0o066) !== 0) {
+    warnings.push(`${file} is readable or writable by group or others (mode ${octal(credentials.mode)}); it holds the management API's credentials: chmod 600 it`)
+  }
+  return warnings
 }

@@ -15,7 +15,7 @@ import { managementCredentials, managementKeyPair } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
 import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
 import { loopbackOnlyHost } from './listen-host.js'
-import { checkWritable } from './preflight.js'
+import { checkWritable, privateManagementState } from './preflight.js'
 import type { GatewayOptions } from './gateway.js'
 import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
 import { readTlsPair, tlsFilesFrom } from './tls.js'
@@ -46,6 +46,7 @@ export async function primaryChecks (options: ServeOptions, log: Logger, opened:
   // line, before any line says the other port listens.
   await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
   await checkWritable(options.data)
+  for (const warning of await privateManagementState(options.data)) log.warn(warning)
   await loadRoutes(options.data, options.route)
   startupNotes({ ...options, loopbackOnly }, log)
   const registry = await openServerRegistry(options)

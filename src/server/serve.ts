@@ -37,7 +37,7 @@
 import cluster, { type Worker } from 'node:cluster'
 import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
-import { dismissEarlyWorkers, takeEarlyWorkers, takeHeldSignals, workerEntry, workerEnv } from './early-fork.js'
+import { dismissEarlyWorkers, takeEarlyWorkers, takeHeldSignals, workerEnv, workerSettings } from './early-fork.js'
 import type { Logger } from 'pino'
 import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
@@ -337,7 +337,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const early = takeEarlyWorkers()
   cluster.on('message', onMessage)
   cluster.on('exit', onExit)
-  cluster.setupPrimary({ exec: workerEntry })
+  cluster.setupPrimary(workerSettings)
   // The first worker: the one forked as the command started, else one forked now (one that died is a death to replace).
   const adopted = early?.workers ?? []
   // A message to a worker that has just died (a signal to the whole group, Ctrl-C, as workers start) fails as an

@@ -8,7 +8,7 @@ import { connect } from 'node:net'
 import path from 'node:path'
 import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { gateway, token } from './gateway-fixture.js'
+import { auth, gateway, token } from './gateway-fixture.js'
 
 function collector (): { stream: Writable, text: () => string } {
   const lines: string[] = []
@@ -103,6 +103,22 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   const refused = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').at(-1)
   t.match(refused, { method: 'GET', url: '/photos/%zz', status: 400, bytes: undecodable.body.length }, 'a request refused before any route has its line too')
   t.equal(lines.length, 6)
+})
+
+t.test('the line of a request named by its URL hides the credentials in its query, on the routes and the management API', async t => {
+  const logs = collector()
+  const mgmtToken = 'MGMT-TOKEN-SECRET-8'
+  const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream, management: { tokens: [mgmtToken], keys: [] } })
+  const query = 'X-Amz-Credential=AKIDSECRET&X-Amz-Signature=SIGSECRET&X-Amz-Security-Token=STSSECRET&token=TOKENSECRET&Access_Token=ACCESSSECRET&sig=SIG2SECRET&signature=SIG3SECRET&page=2'
+  const hidden = 'X-Amz-Credential=[redacted]&X-Amz-Signature=[redacted]&X-Amz-Security-Token=[redacted]&token=[redacted]&Access_Token=[redacted]&sig=[redacted]&signature=[redacted]&page=2'
+  const routes = await app.inject({ method: 'GET', url: `/photos/%zz?${query}`, headers: auth })
+  t.equal(routes.statusCode, 400)
+  const mgmt = await app.inject({ method: 'GET', url: `/client/v4/accounts/a/r2/buckets?${query}`, headers: { authorization: `Bearer ${mgmtToken}` } })
+  t.equal(mgmt.statusCode, 200)
+  const lines = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request')
+  t.match(lines.at(-2), { method: 'GET', url: `/photos/%zz?${hidden}`, status: 400 }, 'the routes: names kept, values hidden')
+  t.match(lines.at(-1), { method: 'GET', url: `/client/v4/accounts/a/r2/buckets?${hidden}`, status: 200 }, 'the management API: names kept, values hidden')
+  t.notMatch(logs.text(), /SECRET/, 'no value anywhere')
 })
 
 t.test('a refusal the door decides (a conditional DELETE: 501) is not logged as a fault', async t => {

@@ -63,3 +63,20 @@ t.test('one line per request: reqId is the answered x-amz-request-id; bucket, ke
     'a request refused before any route has its line too')
   t.notMatch(text.join(''), /feedbeef99/)
 })
+
+t.test('SSE-C keys given in the query are hidden from the line of a request named by its URL', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos')
+  const text: string[] = []
+  const logger = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { text.push(String(chunk)); done() } }))
+  const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', logger })
+  t.teardown(async () => { await app.close(); await registry.close() })
+  const query = 'x-amz-server-side-encryption-customer-algorithm=AES256&x-amz-server-side-encryption-customer-key=SSECKEYSECRET&x-amz-server-side-encryption-customer-key-MD5=SSECMD5SECRET' +
+    '&x-amz-copy-source-server-side-encryption-customer-key=COPYKEYSECRET&x-amz-copy-source-server-side-encryption-customer-key-MD5=COPYMD5SECRET'
+  const refused = await app.inject({ method: 'PATCH', url: `/photos?${query}` })
+  t.equal(refused.statusCode, 405)
+  const line = text.map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l.msg === 'request').at(-1)
+  t.equal(line?.url, '/photos?x-amz-server-side-encryption-customer-algorithm=AES256&x-amz-server-side-encryption-customer-key=[redacted]&x-amz-server-side-encryption-customer-key-MD5=[redacted]' +
+    '&x-amz-copy-source-server-side-encryption-customer-key=[redacted]&x-amz-copy-source-server-side-encryption-customer-key-MD5=[redacted]', 'names kept, values hidden')
+  t.notMatch(text.join(''), /SSECKEYSECRET|SSECMD5SECRET|COPYKEYSECRET|COPYMD5SECRET/, 'no key anywhere')
+})

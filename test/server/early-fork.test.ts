@@ -241,3 +241,27 @@ t.test('the `serving` line comes once every worker says it listens on both ports
   served.child.kill('SIGTERM')
   t.equal(await served.exited, 0)
 })
+
+t.test("a worker's command line carries none of the primary's arguments (a --token shows in ps)", async t => {
+  const dataDir = testdir(t)
+  const token = 'cmdline-secret-token'
+  // Port 0: the system's pick, shared by the workers; the test reads processes, not answers.
+  const served = run(['serve', '--data', dataDir, '--port', '0', '--s3-port', '0', '--workers', '2', '--token', token, '--log-level', 'info'])
+  t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
+  const deadline = Date.now() + 60_000
+  while (!/"msg":"serving/.test(served.stdout())) {
+    if (served.child.exitCode !== null || Date.now() > deadline) throw new Error(`no serving line: ${served.stderr()}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  const commandLine = (pid: number): string[] => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(s => s !== '')
+  t.ok(commandLine(served.child.pid!).includes(token), 'the primary was given it on its command line')
+  const workers = childrenOf(served.child.pid!)
+  t.equal(workers.length, 2, 'the first worker and the one forked after it')
+  for (const pid of workers) {
+    const args = commandLine(pid)
+    t.notOk(args.some(arg => arg.includes(token)), `worker ${pid}: no token in ${JSON.stringify(args)}`)
+    t.match(args.slice(-2), [/worker\.js$/, 'serve'], 'ps still tells it apart: worker.js serve')
+  }
+  served.child.kill('SIGTERM')
+  t.equal(await served.exited, 0)
+})

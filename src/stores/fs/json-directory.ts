@@ -5,8 +5,10 @@
  * proper-lockfile lock for the directory, so a change spanning documents
  * is applied whole. A lock left by a crashed process goes stale after ten
  * seconds. Only documents whose content changed are written back. A
- * `private` directory (the tokens' records, which hold S3 secrets) is made
- * 0700 and its documents 0600: only the server's user reads them.
+ * `private` directory (the tokens' records, which hold S3 secrets; the
+ * management API's state, which holds its credentials) is made 0700 as it
+ * is created, and the documents written there 0600: only the server's user
+ * reads them.
  *
  * A document's `version` is one `stat` of it, and must never repeat after
  * a write, or a reader keeps a stale parse (a revoked token honoured with

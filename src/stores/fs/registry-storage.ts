@@ -29,6 +29,15 @@ export interface FsRegistryOptions {
   fsync?: boolean
 }
 
+/**
+ * The state areas readable by the server's user only (a directory 0700,
+ * documents 0600): the tokens' records hold S3 secrets, and the management
+ * API's (`.mgmt/`) its `credentials.json`, admin tokens and key pairs an
+ * operator writes by hand. A `.mgmt/` an older version made 0755 is
+ * tightened as the server starts (server/preflight.ts).
+ */
+const privateAreas = new Set(['tokens', 'mgmt'])
+
 export class FsRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly #fsync: boolean
@@ -158,7 +167,6 @@ export class FsRegistryStorage implements RegistryStorage {
   /** `<dataDir>/.<area>/`: a name starting with a dot is never a bucket. */
   state (area: string): StateDocuments {
     if (!/^[a-z]+$/.test(area)) throw new TypeError(`state: the area must be lowercase letters (got ${JSON.stringify(area)}).`)
-    // The tokens' records hold S3 secrets: readable by the server's user only.
-    return new JsonDirectory(path.join(this.location, `.${area}`), { fsync: this.#fsync, private: area === 'tokens' })
+    return new JsonDirectory(path.join(this.location, `.${area}`), { fsync: this.#fsync, private: privateAreas.has(area) })
   }
 }
