@@ -135,7 +135,12 @@ function ordinal (n: number): string {
  */
 function queuePushSpec (fromVariable: () => boolean) {
   return (value: string, previous: QueuePush[] = []): QueuePush[] => {
-    if (!fromVariable()) return [...previous, parseQueuePush(value.trim(), `the ${ordinal(previous.length + 1)} --queue-push`)]
+    if (!fromVariable()) {
+      const where = `the ${ordinal(previous.length + 1)} --queue-push`
+      // Two pushes in one flag (as the variable takes them) would make one, to a wrong URL: refused, naming nothing of it.
+      if (/,\s*[a-z0-9-]+=https?:\/\//i.test(value)) throw new Error(`${where} holds a second <queue>=<url> after a comma: give each push a --queue-push of its own`)
+      return [...previous, parseQueuePush(value.trim(), where)]
+    }
     const specs = value.split(/[\s,]+/).filter(s => s !== '')
     return [...previous, ...specs.map((spec, i) => parseQueuePush(spec, `the ${ordinal(i + 1)} item of FSBUCKET_QUEUE_PUSH`))]
   }

@@ -15,6 +15,7 @@
  */
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { handedFrom } from './handed-on.js'
+import { redactedUrl } from './redacted-url.js'
 import type { PortMeter } from './request-meter.js'
 
 /** What a request log line names, filled in by the door. */
@@ -29,44 +30,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     logFields: RequestLogFields | null
   }
-}
-
-/**
- * Query parameters whose values are credentials, by their decoded names in
- * lowercase: a presigned URL's signature, credential and session token
- * (SigV4); the SSE-C keys S3 accepts in the query as well as in headers (a
- * key's MD5 too: it names the key); and the names other clients put
- * bearer tokens and signatures under.
- */
-const secretParameters = new Set([
-  'x-amz-signature', 'x-amz-credential', 'x-amz-security-token',
-  'x-amz-server-side-encryption-customer-key', 'x-amz-server-side-encryption-customer-key-md5',
-  'x-amz-copy-source-server-side-encryption-customer-key', 'x-amz-copy-source-server-side-encryption-customer-key-md5',
-  'token', 'access_token', 'sig', 'signature'
-])
-
-function decodedName (name: string): string {
-  try {
-    return decodeURIComponent(name).toLowerCase()
-  } catch {
-    return name.toLowerCase()
-  }
-}
-
-/**
- * A URL with the values of the parameters in `secretParameters` replaced by
- * `[redacted]` (their names kept), however their names are percent-encoded
- * (the query is read decoded, so `X-Amz-Signatur%65` is the signature too).
- */
-export function redactedUrl (url: string): string {
-  const question = url.indexOf('?')
-  if (question === -1) return url
-  const parameters = url.slice(question + 1).split('&').map(part => {
-    const eq = part.indexOf('=')
-    const name = eq === -1 ? part : part.slice(0, eq)
-    return eq !== -1 && secretParameters.has(decodedName(name)) ? `${name}=[redacted]` : part
-  })
-  return `${url.slice(0, question)}?${parameters.join('&')}`
 }
 
 export interface RequestLogOptions {

@@ -198,7 +198,7 @@ function numberOver (declared: string | undefined, limit: number): boolean {
   return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit
 }
 
-/** The `Vary` of a CORS answer whose bucket's rules echo origins, on every door (S3's order). */
+/** The `Vary` S3 sends when a bucket's rules echo origins (its order): every CORS answer's on the S3 port, a preflight's on the routes (their other answers vary by Origin alone). */
 export const corsVary = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
 
 /** `Access-Control-Request-Headers` → lowercase names (a CORS preflight's, on every door). */

@@ -26,7 +26,8 @@ import { errorDocument } from './xml.js'
 import { readsBeside } from '../doors/reads-beside.js'
 import { guardRequestHead } from '../doors/request-head.js'
 import { lazySchemaCompilers } from '../doors/schema-compilers.js'
-import { logRefusedRequest, redactedUrl, RequestLog } from '../doors/request-log.js'
+import { requestForLog } from '../doors/redacted-url.js'
+import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
 import type { OperatorEndpoints } from '../doors/health.js'
 import type { PortMeter, RequestMeter } from '../doors/request-meter.js'
 
@@ -72,11 +73,6 @@ export interface S3Connections {
   idleListener: (answer: (request?: FastifyRequest) => BareAnswer, refused?: (socket: Socket, status: number) => void) => (socket: Socket) => void
   /** Runs a function once the connection's requests have all been answered (the parser's refusals wait for them). */
   whenAnswered: (socket: Socket, then: () => void) => void
-}
-
-/** A request as Fastify logs it where it does (faults at its root): method, host, and the URL without its credentials (doors/request-log.ts). */
-function requestForLog (req: { method: string, url: string, hostname?: string }): Record<string, unknown> {
-  return { method: req.method, url: redactedUrl(req.url), host: req.hostname }
 }
 
 /** A request id as S3 writes one: 16 upper-case hex digits, random (unique across workers). */

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module'
 import { hostname } from 'node:os'
 import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino'
 import type { PrettyOptions, PrettyStream } from 'pino-pretty'
+import { requestForLog } from '../doors/redacted-url.js'
 
 /** pino-pretty, loaded only for a terminal: a server logging JSON lines never loads it. */
 function prettyStream (options: PrettyOptions): PrettyStream {
@@ -52,7 +53,9 @@ export function createLogger (options: LoggerOptions): Logger {
   const base = {
     level: options.level,
     base: { pid: process.pid, hostname: hostname() },
-    redact: { paths: redactedPaths, censor: '[redacted]' }
+    redact: { paths: redactedPaths, censor: '[redacted]' },
+    // Where Fastify logs a request itself (a fault at an app's root, a failed write of an answer), on every door.
+    serializers: { req: requestForLog }
   }
   if (options.destination !== undefined) return pino(base, options.destination)
   const readable = options.pretty ?? process.stdout.isTTY === true

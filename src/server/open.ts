@@ -27,7 +27,7 @@ function checkPath (method: string, name: string, value: unknown): void {
   if (value === '') throw new OptionError(method, `${name} must not be empty (give '.' for the working directory)`)
 }
 
-/** A number option, when given, that `fits`; else a RangeError saying what it `must` be. */
+/** A count: a whole number, 0 or more, that a double holds exactly. */
 const isCount = (value: number): boolean => Number.isSafeInteger(value) && value >= 0
 
 /** The engine's options every open function takes. */

@@ -126,10 +126,14 @@ export async function privateManagementState (dataDir: string): Promise<string[]
   const stat = await fsp.lstat(dir).catch(() => null)
   // Without POSIX owners (Windows), the modes say nothing.
   if (stat === null || process.getuid === undefined) return warnings
-  if (stat.isDirectory() && (stat.mode & 0o077) !== 0) {
-    const own = stat.uid === process.getuid()
-    const failed = own ? await fsp.chmod(dir, 0o700).then(() => null, (err: unknown) => why(err)) : 'not owned by the server\'s user'
-    if (failed !== null) warnings.push(`the management API's state directory ${dir} is open to group or others (mode ${octal(stat.mode)}) and was not made 0700: ${failed}`)
+  // A link is never followed to change a mode: what it points at is judged, and warned of.
+  const target = stat.isSymbolicLink() ? await fsp.stat(dir).catch(() => null) : stat
+  if (target?.isDirectory() === true && (target.mode & 0o077) !== 0) {
+    const own = target.uid === process.getuid()
+    const failed = stat.isSymbolicLink()
+      ? 'it is a symbolic link'
+      : own ? await fsp.chmod(dir, 0o700).then(() => null, (err: unknown) => why(err)) : 'not owned by the server\'s user'
+    if (failed !== null) warnings.push(`the management API's state directory ${dir} is open to group or others (mode ${octal(target.mode)}) and was not made 0700: ${failed}`)
   }
   const file = path.join(dir, 'credentials.json')
   const credentials = await fsp.stat(file).catch(() => null)

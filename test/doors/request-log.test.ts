@@ -5,7 +5,8 @@
  * percent-encoded.
  */
 import t from 'tap'
-import { redactedUrl } from '../../src/doors/request-log.js'
+import { redactedUrl } from '../../src/doors/redacted-url.js'
+import { createLogger } from '../../src/server/logger.js'
 
 t.test('the values of credential parameters are hidden, their names kept', async t => {
   const cases: Array<[string, string]> = [
@@ -23,4 +24,13 @@ t.test('the values of credential parameters are hidden, their names kept', async
     ['/x?a=%zz&token=t1', '/x?a=%zz&token=[redacted]']
   ]
   for (const [url, expected] of cases) t.equal(redactedUrl(url), expected, url)
+})
+
+t.test('a request Fastify logs itself (a fault at an app\'s root) shows its URL redacted, on the process\'s logger', async t => {
+  const lines: string[] = []
+  const log = createLogger({ level: 'info', destination: { write: (line: string) => { lines.push(line) } }, pretty: false })
+  log.child({ reqId: 'r1' }).error({ req: { method: 'GET', url: '/b/k?token=secret-in-url&x=1', hostname: 'h', headers: { authorization: 'Bearer b' } } }, 'request failed')
+  const line = JSON.parse(lines[0] ?? '{}') as { req?: Record<string, unknown> }
+  t.same(line.req, { method: 'GET', url: '/b/k?token=[redacted]&x=1', host: 'h' }, 'method, URL without its credentials and host: no headers')
+  t.notOk(lines.join('').includes('secret-in-url'))
 })

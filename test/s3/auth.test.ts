@@ -10,7 +10,7 @@ import type { LookupFunction } from 'node:net'
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { s3AccessPolicy, s3StartupNote } from '../../src/s3/index.js'
-import { redactedUrl } from '../../src/doors/request-log.js'
+import { redactedUrl } from '../../src/doors/redacted-url.js'
 import { devCredentials, presignedPath, rejection, s3Server } from './fixture.js'
 
 const configured = { accessKeyId: 'AKIDTESTTEST', secretAccessKey: 'the-real-secret' }

@@ -14,7 +14,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { openRegistry, type BucketObjectBody } from '../../src/index.js'
 import { BucketError } from '../../src/bucket/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
-import { redactedUrl } from '../../src/doors/request-log.js'
+import { redactedUrl } from '../../src/doors/redacted-url.js'
 import { testdir } from '../testdir.js'
 import { devCredentials, raw, rejection, s3Server, type S3Server } from './fixture.js'
 

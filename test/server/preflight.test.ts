@@ -8,7 +8,7 @@
  * read is warned about, once, at every start, naming the file and its mode.
  */
 import t from 'tap'
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { checkWritable, privateManagementState } from '../../src/server/preflight.js'
 import { testdir } from '../testdir.js'
@@ -49,6 +49,17 @@ t.test('the management API\'s state: an open directory is made 0700; a credentia
   t.equal(modeOf(file), 0o644, 'the file is left to its owner')
   chmodSync(file, 0o600)
   t.same(await privateManagementState(data), [], 'a private file: nothing to say')
+})
+
+t.test('the management API\'s state behind a symbolic link: never changed through it, and warned of', async t => {
+  const data = testdir(t)
+  const elsewhere = path.join(data, 'state-elsewhere')
+  mkdirSync(elsewhere, { mode: 0o755 })
+  chmodSync(elsewhere, 0o755)
+  symlinkSync(elsewhere, path.join(data, '.mgmt'))
+  const warnings = await privateManagementState(data)
+  t.equal(modeOf(elsewhere), 0o755, 'the link\'s target is left as it was')
+  t.same(warnings, [`${path.resolve(data, '.mgmt')} is open to group or others (mode 0755) and was not made 0700: it is a symbolic link`].map(w => `the management API's state directory ${w}`))
 })
 
 t.test('a server warns at start of a credentials file others may read, in one line, with or without workers', async t => {

@@ -36,6 +36,12 @@ t.test('a --queue-push value is one push: a comma in its URL stays in the URL', 
     { pushes: [{ queue: 'a', url: 'http://127.0.0.1:1/x?k=1,2' }, { queue: 'b', url: 'http://127.0.0.1:2/y' }] }, 'repeatable')
 })
 
+t.test('two pushes in one --queue-push are refused, naming neither', async t => {
+  const { error } = await parse(['--queue-push', 'a=http://127.0.0.1:1/x?t=SECRETA,b=https://127.0.0.1:2/y'])
+  t.match(error, /the 1st --queue-push holds a second <queue>=<url> after a comma: give each push a --queue-push of its own/)
+  t.notMatch(error, /SECRETA|127\.0\.0\.1/, 'nothing of the value')
+})
+
 t.test('FSBUCKET_QUEUE_PUSH holds several, comma-separated', async t => {
   t.same(await parse([], { FSBUCKET_QUEUE_PUSH: 'a=http://127.0.0.1:1/x,b=http://127.0.0.1:2/y' }),
     { pushes: [{ queue: 'a', url: 'http://127.0.0.1:1/x' }, { queue: 'b', url: 'http://127.0.0.1:2/y' }] })
