@@ -50,6 +50,8 @@ export const BucketErrors = {
   TooManyOpenFiles: { code: 10907, status: 503, message: 'Too many open files; try again later.' },
   // A store whose catalog is a server (PostgreSQL) that cannot be reached: retry later.
   CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
+  // A bucket's settings document that is not one (not JSON, a value of the wrong type): an operator must mend it.
+  SettingsDamaged: { code: 10915, status: 500, message: 'The bucket\'s settings are damaged; the server\'s log names the file and what is wrong.' },
   // A copy whose source was replaced (or removed from under it) at every attempt: retry later.
   CopySourceContended: { code: 10909, status: 503, message: 'The copy source kept changing while it was copied. Please try again.' },
   // Objects encrypted with a customer-provided key (SSE-C), refused as S3 refuses them (ssec.ts).
@@ -68,7 +70,7 @@ export type BucketErrorName = keyof typeof BucketErrors
 /** The storage failures of the catalogue. */
 export const storageFailureNames = [
   'NoSpaceLeft', 'QuotaExceeded', 'ReadOnlyStorage', 'StoragePermissionDenied', 'StorageNotPermitted', 'StorageIoError', 'TooManyOpenFiles',
-  'CatalogUnavailable'
+  'CatalogUnavailable', 'SettingsDamaged'
 ] as const satisfies readonly BucketErrorName[]
 
 export type StorageFailureName = typeof storageFailureNames[number]

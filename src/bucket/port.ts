@@ -35,7 +35,7 @@ import { Readable } from 'node:stream'
 import { BucketError, type StorageFailureName } from './errors.js'
 import type { ListPage, ListQuery, MultipartLayout, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 import type { LockRule } from './locks.js'
-import type { BucketSettings } from './settings.js'
+import type { SettingsDocument } from './settings-document.js'
 import type { SweepReport } from './types.js'
 import type { ObjectChange, OutboxMessage } from './events.js'
 
@@ -57,6 +57,7 @@ export function bucketLocked (): BucketError {
   return new BucketError('BucketLocked', 'deleteBucket')
 }
 export { randomHex } from './random.js'
+export { parseSettingsDocument, type SettingsDocument } from './settings-document.js'
 export type { ChangeAction, ObjectChange, OutboxMessage } from './events.js'
 export { putChange } from './events.js'
 
@@ -434,15 +435,6 @@ export interface StateDocuments {
   transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R>
 }
 
-/** A bucket's settings as a registry storage keeps them. */
-export interface SettingsDocument {
-  format: 1
-  /** ISO 8601; tells one incarnation of a bucket name from the next. */
-  creationDate: string
-  /** As written; documents of older versions may lack fields (the registry fills in defaults). */
-  settings: Partial<BucketSettings>
-}
-
 /**
  * Where the registry keeps which buckets exist and their settings, and the
  * factory of their stores. The registry owns every rule (names, defaults,
@@ -463,6 +455,11 @@ export interface RegistryStorage {
    * indexed row of a catalog server).
    */
   settingsVersion (name: string): string | null | Promise<string | null>
+  /**
+   * The bucket's settings document, through `parseSettingsDocument`; null
+   * only when it has none. A document that is not one throws that
+   * function's `SettingsDamaged` (10915), never null.
+   */
   readSettings (name: string): Promise<SettingsDocument | null>
   /** Replaces the document atomically: a reader sees the old one or the new one. */
   writeSettings (name: string, document: SettingsDocument): Promise<void>

@@ -39,10 +39,12 @@
  * (seconds) among enabled rules for the whole bucket (no or an empty prefix).
  */
 import { BucketEngine } from './bucket.js'
+import { BucketInfos, type BucketInfo, type RegistryWarn } from './bucket-infos.js'
 import { BucketError, useAfterClose } from './errors.js'
 import { sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'
 import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
+import { isSettingsDamaged } from './settings-document.js'
 import type { QueueNotifications } from './notifications.js'
 import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
@@ -51,16 +53,18 @@ import type { Bucket, OpenBucketOptions, SweepReport } from './types.js'
 import { TokenDirectory } from './tokens.js'
 
 export * from './settings.js'
-
-export interface BucketInfo {
-  name: string
-  creationDate: Date
-  settings: BucketSettings
-}
+export type { BucketInfo, RegistryWarn } from './bucket-infos.js'
+export { damageOf, isSettingsDamaged } from './settings-document.js'
 
 export interface BucketRegistry {
   readonly dataDir: string
-  list (): Promise<BucketInfo[]>
+  /**
+   * The buckets, by name. A bucket whose settings are damaged (10915) is
+   * left out (and warned of, once per version of its file), or with
+   * `strict` makes the list throw that error (a server's start-up).
+   */
+  list (options?: { strict?: boolean }): Promise<BucketInfo[]>
+  /** null: no such bucket; throws `SettingsDamaged` (10915) for a bucket whose settings are damaged. */
   info (name: string): Promise<BucketInfo | null>
   create (name: string, settings?: Partial<BucketSettings>): Promise<BucketInfo>
   delete (name: string): Promise<void>
@@ -102,14 +106,8 @@ export interface RegistryOptions {
   clock?: () => Date
   /** Smallest multipart part but the last (tests lower it). */
   minPartSize?: number
-}
-
-/** A settings document as read, with the version of the document it came from. */
-interface CachedInfo {
-  version: string
-  info: BucketInfo
-  /** When the version was last compared with the storage's (Date.now()). */
-  checked: number
+  /** Hears what no caller does: a bucket left out of lists for its damaged settings (default: `process.emitWarning`). */
+  warn?: RegistryWarn
 }
 
 /**
@@ -154,7 +152,7 @@ class Registry implements BucketRegistry {
   readonly #storage: RegistryStorage
   readonly #clock: () => Date
   readonly #engineOptions: OpenBucketOptions
-  readonly #infos = new Map<string, CachedInfo>()
+  readonly #infos: BucketInfos
   readonly #handles = new Map<string, OpenHandle>()
   #domains: { token: string, map: Map<string, string> } | null = null
   #sweeper: NodeJS.Timeout | null = null
@@ -183,51 +181,25 @@ class Registry implements BucketRegistry {
     this.#clock = options.clock ?? (() => new Date())
     this.#engineOptions = { clock: this.#clock, minPartSize: options.minPartSize }
     this.#tokens = new TokenDirectory(storage.state('tokens'), this.#clock)
+    this.#infos = new BucketInfos(storage, this.#clock, options.warn)
   }
 
   get dataDir (): string {
     return this.#storage.location
   }
 
-  async list (): Promise<BucketInfo[]> {
+  async list (options: { strict?: boolean } = {}): Promise<BucketInfo[]> {
     this.#live('list')
     const names = (await this.#storage.names()).filter(isValidBucketName).sort()
-    const infos = await Promise.all(names.map(async name => await this.info(name)))
+    if (options.strict !== true) return await this.#infos.readable(names)
+    const infos = await Promise.all(names.map(async name => await this.#infos.info(name)))
     return infos.filter((i): i is BucketInfo => i !== null)
   }
 
   async info (name: string): Promise<BucketInfo | null> {
     this.#live('info')
     if (!isValidBucketName(name)) return null
-    const current = await this.#storage.settingsVersion(name)
-    if (current === null) {
-      this.#infos.delete(name)
-      return await this.#adopt(name)
-    }
-    const cached = this.#infos.get(name)
-    if (cached?.version === current) {
-      cached.checked = Date.now()
-      return cached.info
-    }
-    const parsed = await this.#storage.readSettings(name)
-    if (parsed === null) return await this.info(name) // removed between the two looks
-    const info: BucketInfo = {
-      name,
-      creationDate: new Date(parsed.creationDate),
-      settings: withDefaults(parsed.settings)
-    }
-    this.#infos.set(name, { version: current, info, checked: Date.now() })
-    return info
-  }
-
-  /** A bucket place made by hand (no settings yet) gets its settings (private, created now) on first sight. */
-  async #adopt (name: string): Promise<BucketInfo | null> {
-    if (!await this.#storage.placeExists(name)) return null
-    await this.#storage.withSettingsLock(name, async () => {
-      if (await this.#storage.settingsVersion(name) !== null) return // another process adopted it first
-      await this.#storage.writeSettings(name, { format: 1, creationDate: this.#clock().toISOString(), settings: withDefaults({}) })
-    })
-    return await this.info(name)
+    return await this.#infos.info(name)
   }
 
   async create (name: string, settings: Partial<BucketSettings> = {}): Promise<BucketInfo> {
@@ -257,7 +229,7 @@ class Registry implements BucketRegistry {
     // A bucket with lock rules is refused there too (10914), even when empty.
     if (!await bucket!.retire().catch(alreadyRetired)) throw new BucketError('BucketNotEmpty', 'deleteBucket')
     await this.#closeHandle(name, true)
-    this.#infos.delete(name)
+    this.#infos.forget(name)
     if (!await this.#storage.removePlace(name)) throw new BucketError('NoSuchBucket', 'deleteBucket')
     await this.#storage.touch()
   }
@@ -325,13 +297,14 @@ class Registry implements BucketRegistry {
     for (const [name, handle] of [...this.#handles]) {
       const version = await this.#storage.settingsVersion(name)
       let gone = version === null
-      if (!gone && this.#infos.get(name)?.version !== version) {
-        const document = await this.#storage.readSettings(name)
-        gone = document === null || new Date(document.creationDate).getTime() !== handle.incarnation
+      if (!gone && this.#infos.cached(name)?.version !== version) {
+        // A damaged document says nothing of whether the bucket was replaced: its handle stays, and requests answer 10915.
+        const document = await this.#storage.readSettings(name).catch(err => { if (isSettingsDamaged(err)) return undefined; throw err })
+        gone = document === null || (document !== undefined && new Date(document.creationDate).getTime() !== handle.incarnation)
       }
       if (gone && this.#handles.get(name) === handle) {
         this.#handles.delete(name)
-        this.#infos.delete(name)
+        this.#infos.forget(name)
         await (await handle.bucket.catch(() => null))?.closeDeleted()
       }
     }
@@ -340,8 +313,8 @@ class Registry implements BucketRegistry {
 
   /** The bucket's notification rules for a write about to be made (see RULES_FRESH_MS). */
   async #rules (name: string): Promise<readonly QueueNotifications[]> {
-    const cached = this.#infos.get(name)
-    if (cached !== undefined && Date.now() - cached.checked < RULES_FRESH_MS) return cached.info.settings.notifications
+    const cached = this.#infos.cached(name)
+    if (cached !== undefined && 'settings' in cached.info && Date.now() - cached.checked < RULES_FRESH_MS) return cached.info.settings.notifications
     return (await this.info(name))?.settings.notifications ?? []
   }
 
@@ -365,7 +338,7 @@ class Registry implements BucketRegistry {
       await this.#storage.writeSettings(name, next)
       return withDefaults(next.settings)
     })
-    this.#infos.delete(name)
+    this.#infos.forget(name)
     await this.#storage.touch()
     return settings
   }
@@ -398,7 +371,7 @@ class Registry implements BucketRegistry {
       await this.#storage.writeSettings(name, { ...current, settings: { ...settings, notifications: next } })
       return next
     })
-    this.#infos.delete(name)
+    this.#infos.forget(name)
     await this.#storage.touch()
     return notifications
   }

@@ -25,8 +25,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
 import { isRecyclingStream, type RecyclingStream } from '../bucket/index.js'
-import { pipeRecycling } from './recycling-body.js'
-import { requestLine, type RequestLogFields } from './request-log.js'
+import { bodyFailure, pipeRecycling } from './recycling-body.js'
+import { cutShortLine, requestLine, type RequestLogFields } from './request-log.js'
 import type { DoorName, PortMeter } from './request-meter.js'
 
 /** What an answer beside Fastify tells the log and the metrics. */
@@ -112,9 +112,12 @@ export function readsBeside<T> (fastify: RequestListener, options: ReadsBesideOp
       const ms = performance.now() - began
       const operation = request.method === 'GET' ? 'GetObject' : 'HeadObject'
       options.meter?.answered(response, request.socket, options.door, operation, ms / 1000)
-      if (options.log === null || !options.log.isLevelEnabled('info')) return
+      // A body cut short after its headers is logged as such, at error.
+      const failure = bodyFailure(response)
+      if (options.log === null || (failure === undefined && !options.log.isLevelEnabled('info'))) return
       const line = requestLine(request.method ?? 'GET', options.fields(taken), undefined, response.statusCode, answered.length, ms)
-      options.log.child({ reqId: requestId() }).info(line, 'request')
+      if (failure !== undefined) options.log.child({ reqId: requestId() }).error(cutShortLine(line, failure), 'request')
+      else options.log.child({ reqId: requestId() }).info(line, 'request')
     })
     const handOver = (): void => {
       // A body that failed after its headers went out: the connection is cut, as Fastify does (the client sees a short body).

@@ -7,10 +7,21 @@
  * the socket's: the stream pauses while its buffer is full. A stream that
  * fails before its first chunk rejects (the door answers the error); one
  * that fails after the headers went out destroys the connection: the
- * client sees a short body, never a wrong one.
+ * client sees a short body, never a wrong one, and the failure is kept
+ * for the request's log line (`bodyFailure`), which then says so, at
+ * `error`, instead of claiming the whole answer.
  */
 import type { ServerResponse } from 'node:http'
+import type { FastifyReply } from 'fastify'
 import type { RecyclingStream } from '../bucket/index.js'
+import { logCutShortRequest, type BodyFailure } from './request-log.js'
+
+const failures = new WeakMap<ServerResponse, BodyFailure>()
+
+/** The failure that cut `res` short after its headers went out, if one did. */
+export function bodyFailure (res: ServerResponse): BodyFailure | undefined {
+  return failures.get(res)
+}
 
 /**
  * Writes `stream` to `res`, chunk by chunk, handing each chunk back once
@@ -19,6 +30,7 @@ import type { RecyclingStream } from '../bucket/index.js'
  */
 export async function pipeRecycling (res: ServerResponse, stream: RecyclingStream, writeHead: () => void): Promise<void> {
   let started = false
+  let sent = 0
   /** The answer is begun at the first chunk: a stream failing before it still gets an error answer. */
   const start = (): void => {
     if (started) return
@@ -39,6 +51,7 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     }
     const onData = (chunk: Buffer): void => {
       start()
+      sent += chunk.byteLength
       // Handed back only after the socket took every byte of it.
       const more = res.write(chunk, err => { if (err == null) stream.recycle(chunk) })
       if (!more) stream.pause()
@@ -50,6 +63,7 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     }
     const onError = (err: Error): void => {
       if (started) {
+        if (!res.destroyed) failures.set(res, { err, sent })
         res.destroy(err)
         done()
         return
@@ -70,4 +84,24 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     res.on('drain', onDrain)
     res.on('close', onClose)
   })
+}
+
+/**
+ * Sends `stream` through Fastify's `reply`: the reply is taken over
+ * (`hijack`) at the first chunk and answered with the status and headers
+ * the route set, the same answer `reply.send(stream)` gives. Fastify's
+ * response listeners (the request log) still run when the response
+ * finishes; a body cut short never finishes, so its line is written here.
+ * A stream that fails before its first chunk is thrown to the route
+ * (Fastify's error answer).
+ */
+export async function sendRecycling (reply: FastifyReply, stream: RecyclingStream): Promise<void> {
+  const res = reply.raw
+  await pipeRecycling(res, stream, () => {
+    reply.hijack()
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) res.setHeader(name, typeof value === 'number' ? String(value) : value)
+    res.writeHead(reply.statusCode)
+  })
+  const failure = bodyFailure(res)
+  if (failure !== undefined) logCutShortRequest(reply.request, reply, failure)
 }

@@ -11,7 +11,10 @@
  * parameters that carry credentials hidden (`redactedUrl`: a presigned
  * URL's signature, an SSE-C key, a `?token=`), whichever door it came to.
  * `bytes` is the body sent (Content-Length of the answer) or, for uploads,
- * the bytes stored.
+ * the bytes stored. An answer whose body failed after its headers went out
+ * (a body file cut short: doors/recycling-body.ts) is logged at `error`
+ * with `incomplete: true`, the bytes handed to the socket before the
+ * failure, and the failure as `err`.
  */
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { handedFrom } from './handed-on.js'
@@ -77,6 +80,30 @@ export function requestLine (method: string, fields: RequestLogFields | null, ur
     bytes: fields?.bytes ?? (contentLength === undefined || method === 'HEAD' ? 0 : Number(contentLength)),
     ms: Math.round(ms * 100) / 100
   }
+}
+
+/** How an answer whose body failed after its headers went out ended (doors/recycling-body.ts). */
+export interface BodyFailure {
+  /** The body stream's error. */
+  err: Error
+  /** Body bytes handed to the socket before it. */
+  sent: number
+}
+
+/** `line`, a request's line, saying that its answer was cut short by `failure`. */
+export function cutShortLine (line: Record<string, unknown>, failure: BodyFailure): Record<string, unknown> {
+  return Object.assign(line, { bytes: failure.sent, incomplete: true, err: failure.err })
+}
+
+/**
+ * The line of a request answered through Fastify whose body failed after
+ * its headers went out: Fastify, whose reply was taken over, never sees
+ * such a response finish and writes none.
+ */
+export function logCutShortRequest (request: FastifyRequest, reply: FastifyReply, failure: BodyFailure): void {
+  const fields = request.logFields ?? null
+  const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), reply.elapsedTime)
+  request.log.error(cutShortLine(line, failure), 'request')
 }
 
 /**

@@ -99,6 +99,7 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   StorageIoError: 'InternalError',
   TooManyOpenFiles: 'ServiceUnavailable',
   CatalogUnavailable: 'ServiceUnavailable',
+  SettingsDamaged: 'InternalError',
   CopySourceContended: 'ServiceUnavailable',
   SsecKeyRequired: 'InvalidRequest',
   SsecKeyMismatch: 'AccessDenied',

@@ -23,8 +23,9 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
-import { authorize, BucketErrors, copiedChecksums, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, mergeCustomMetadata, objectExpirationHeader } from '../bucket/index.js'
+import { authorize, BucketErrors, copiedChecksums, isRecyclingStream, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, mergeCustomMetadata, objectExpirationHeader } from '../bucket/index.js'
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
+import { sendRecycling } from '../doors/recycling-body.js'
 import { VersionHeaders } from '../doors/version-headers.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
@@ -160,6 +161,8 @@ export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promis
   const { bucket, info } = await openNamedBucket(ctx)
   const answer = await readAnswer(ctx.request.headers, ctx.query, bucket, info, ctx.key, method)
   ctx.reply.code(answer.status).headers(answer.headers)
+  // A stored body that lends its chunks is sent as the fast read sends it: a body cut short after the headers is logged as such.
+  if (isRecyclingStream(answer.body)) return await sendRecycling(ctx.reply, answer.body)
   await ctx.reply.send(answer.body)
 }
 

@@ -129,7 +129,9 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   if (primary && !memory) await checkWritable(options.data)
   // Logged with the other notes, once there is a log.
   const stateWarnings = primary && !memory ? await privateManagementState(options.data) : []
-  const registry = await openServerRegistry(options)
+  /** The server's log, once there is one: the registry warns there of a bucket whose settings are damaged. */
+  let warnLog: Logger | null = null
+  const registry = await openServerRegistry(options, (fields, message) => { warnLog?.warn(fields, message) })
   let app: FastifyInstance | null = null
   let s3: FastifyInstance | null = null
   let stopPush: (() => Promise<void>) | null = null
@@ -202,6 +204,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       })
     if (s3 !== null && s3Guard !== null) s3Guard.guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })
     const log = app.log as unknown as Logger
+    warnLog = log
     if (primary) {
       startupNotes({ ...options, loopbackOnly }, log)
       for (const warning of stateWarnings) log.warn(warning)

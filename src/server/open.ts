@@ -75,7 +75,7 @@ export async function openBucket (dir: string, given?: OpenFsBucketOptions): Pro
 export type OpenFsRegistryOptions = RegistryOptions & Pick<FsStoreOptions, 'fsync'> & { catalog?: string, catalogConnections?: number }
 
 const registryOptionTypes = {
-  fsync: 'boolean', clock: 'function', minPartSize: 'number', catalog: 'string', catalogConnections: 'number'
+  fsync: 'boolean', clock: 'function', minPartSize: 'number', warn: 'function', catalog: 'string', catalogConnections: 'number'
 } as const satisfies Record<keyof OpenFsRegistryOptions, OptionType>
 
 /** Opens the registry of the buckets in the data directory `dataDir` (created when missing). */
@@ -94,7 +94,7 @@ export async function openRegistry (dataDir: string, given?: OpenFsRegistryOptio
   return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync }), options)
 }
 
-const memoryRegistryOptionTypes = { clock: 'function', minPartSize: 'number' } as const satisfies Record<keyof RegistryOptions, OptionType>
+const memoryRegistryOptionTypes = { clock: 'function', minPartSize: 'number', warn: 'function' } as const satisfies Record<keyof RegistryOptions, OptionType>
 
 /** A new, empty registry kept in this process's memory: nothing touches the disk, and everything is gone with the registry. */
 export function openMemoryRegistry (given?: RegistryOptions): BucketRegistry {

@@ -11,7 +11,9 @@
  * nothing to root, and nothing about a read-only mount.
  *
  * The management API's state directory, which holds its credentials, is
- * kept to the server's user here too (`privateManagementState`).
+ * kept to the server's user here too (`privateManagementState`), and
+ * neither it nor the tokens' directory may be a symbolic link: their
+ * secrets are never written outside the data directory.
  */
 import { constants, promises as fsp } from 'node:fs'
 import path from 'node:path'
@@ -114,26 +116,34 @@ const octal = (mode: number): string => (mode & 0o777).toString(8).padStart(4, '
  * the directory holds `credentials.json`, the management API's admin
  * tokens and key pairs, which an operator writes by hand. The server makes
  * the directory 0700 (stores/fs/registry-storage.ts); one an older version
- * made 0755 is made 0700 here when it is a directory of this user's own (a
- * link, or another user's, is left as it is, with a warning). A
+ * made 0755 is made 0700 here when it is a directory of this user's own
+ * (another user's is left as it is, with a warning). A
  * `credentials.json` that group or others may read or write gets a warning
  * naming it and its mode, never its content: the server only reads it, and
  * leaves its mode to its owner. Returns the warnings, one line each.
+ *
+ * A `.mgmt` or `.tokens` that is a symbolic link stops the start (a
+ * StartupError naming it): the management API's state and the tokens'
+ * records (S3 secrets) would be written wherever it points, outside the
+ * data directory. stores/fs/json-directory.ts refuses it too, for the
+ * commands that write there without a server (`fsbucket token create`).
  */
 export async function privateManagementState (dataDir: string): Promise<string[]> {
+  for (const name of ['.mgmt', '.tokens']) {
+    const state = path.resolve(dataDir, name)
+    if ((await fsp.lstat(state).catch(() => null))?.isSymbolicLink() === true) {
+      throw new StartupError(`${state} is a symbolic link: fsbucket writes its state only inside the data directory; replace it with a directory`)
+    }
+  }
   const dir = path.resolve(dataDir, '.mgmt')
   const warnings: string[] = []
   const stat = await fsp.lstat(dir).catch(() => null)
   // Without POSIX owners (Windows), the modes say nothing.
   if (stat === null || process.getuid === undefined) return warnings
-  // A link is never followed to change a mode: what it points at is judged, and warned of.
-  const target = stat.isSymbolicLink() ? await fsp.stat(dir).catch(() => null) : stat
-  if (target?.isDirectory() === true && (target.mode & 0o077) !== 0) {
-    const own = target.uid === process.getuid()
-    const failed = stat.isSymbolicLink()
-      ? 'it is a symbolic link'
-      : own ? await fsp.chmod(dir, 0o700).then(() => null, (err: unknown) => why(err)) : 'not owned by the server\'s user'
-    if (failed !== null) warnings.push(`the management API's state directory ${dir} is open to group or others (mode ${octal(target.mode)}) and was not made 0700: ${failed}`)
+  if (stat.isDirectory() && (stat.mode & 0o077) !== 0) {
+    const own = stat.uid === process.getuid()
+    const failed = own ? await fsp.chmod(dir, 0o700).then(() => null, (err: unknown) => why(err)) : 'not owned by the server\'s user'
+    if (failed !== null) warnings.push(`the management API's state directory ${dir} is open to group or others (mode ${octal(stat.mode)}) and was not made 0700: ${failed}`)
   }
   const file = path.join(dir, 'credentials.json')
   const credentials = await fsp.stat(file).catch(() => null)

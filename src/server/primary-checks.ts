@@ -49,7 +49,7 @@ export async function primaryChecks (options: ServeOptions, log: Logger, opened:
   for (const warning of await privateManagementState(options.data)) log.warn(warning)
   await loadRoutes(options.data, options.route)
   startupNotes({ ...options, loopbackOnly }, log)
-  const registry = await openServerRegistry(options)
+  const registry = await openServerRegistry(options, (fields, message) => { log.warn(fields, message) })
   opened(registry)
   // The management API's credentials file too, which every worker reads as it starts.
   await managementCredentials(options, loopbackOnly, registry.state('mgmt'))

@@ -13,7 +13,7 @@ import { promises as fsp } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Logger } from 'pino'
-import { isBucketError, type BucketRegistry } from '../bucket/index.js'
+import { damageOf, isBucketError, isSettingsDamaged, type BucketRegistry, type RegistryWarn } from '../bucket/index.js'
 import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { parseJsonOf } from '../stores/fs/atomic.js'
 import type { ProcessMetrics } from './metrics.js'
@@ -51,14 +51,21 @@ export async function loadRoutes (dataDir: string | null, specs: string[]): Prom
 }
 
 /** The registry the options name: in memory, or on the data directory (and its catalog). */
-export async function openServerRegistry (options: RegistryPlace): Promise<BucketRegistry> {
-  if (options.memory === true) return openMemoryRegistry()
-  return await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections })
+export async function openServerRegistry (options: RegistryPlace, warn?: RegistryWarn): Promise<BucketRegistry> {
+  if (options.memory === true) return openMemoryRegistry({ warn })
+  return await openRegistry(options.data, { fsync: options.fsync, catalog: options.catalog, catalogConnections: options.catalogConnections, warn })
 }
 
-/** Creates the first bucket of an empty data directory, so the README's curl examples work at once. */
+/**
+ * Creates the first bucket of an empty data directory, so the README's curl
+ * examples work at once. A bucket whose settings are damaged stops the start
+ * (named with what is wrong): once running, the server leaves it out of lists.
+ */
 export async function ensureFirstBucket (registry: BucketRegistry, name: string, log: Logger): Promise<void> {
-  if ((await registry.list()).length > 0) return
+  const buckets = await registry.list({ strict: true }).catch(err => {
+    throw isSettingsDamaged(err) ? new StartupError(`bucket settings damaged: ${damageOf(err)}`, { cause: err }) : err
+  })
+  if (buckets.length > 0) return
   try {
     await registry.create(name)
     log.info({ bucket: name }, 'created the first bucket')

@@ -88,7 +88,8 @@ t.test('a stored empty list of rules is no rules: a public bucket gets the defau
   document.settings.cors = []
   await writeFile(`${file}.new`, JSON.stringify(document))
   await rename(`${file}.new`, file)
-  t.same((await registry.info('site'))!.settings.cors, [], 'the file holds an empty list')
+  t.same(JSON.parse(await readFile(file, 'utf8')).settings.cors, [], 'the file holds an empty list')
+  t.equal((await registry.info('site'))!.settings.cors, null, 'read back as a write normalises it: no rules')
   const get = await app.inject({ method: 'GET', url: '/site/a.txt', headers: { origin: allowed } })
   t.equal(get.headers['access-control-allow-origin'], '*', 'the default rule answers')
   const preflight = await app.inject({ method: 'OPTIONS', url: '/site/a.txt', headers: { origin: allowed, 'access-control-request-method': 'GET' } })

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import http from 'node:http'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { auth, gateway } from './gateway-fixture.js'
 
 const MiB = 1024 * 1024
@@ -86,4 +86,72 @@ t.test('a body whose file fails before its first chunk still gets an error answe
   for (const sub of readdirSync(blobs)) for (const name of readdirSync(path.join(blobs, sub))) truncateSync(path.join(blobs, sub, name), 0)
   const cut = await app.inject({ method: 'GET', url: '/photos/cut', headers: auth })
   t.equal(cut.statusCode, 500, 'the shortened body is an error, not an empty 200')
+})
+
+/** Sets the size of every body file of `bucket` (one object each here): cut short or grown. */
+async function resizeBodies (dataDir: string, bucket: string, size: number): Promise<void> {
+  const { readdirSync, truncateSync } = await import('node:fs')
+  const path = await import('node:path')
+  const blobs = path.join(dataDir, bucket, '.fsbucket', 'blobs')
+  for (const sub of readdirSync(blobs)) for (const name of readdirSync(path.join(blobs, sub))) truncateSync(path.join(blobs, sub, name), size)
+}
+
+function logLines (lines: string[]): Array<Record<string, unknown>> {
+  return lines.join('').trim().split('\n').filter(line => line !== '').map(line => JSON.parse(line) as Record<string, unknown>)
+}
+
+async function logged (t: Test): Promise<{ app: Awaited<ReturnType<typeof gateway>>['app'], dataDir: string, port: number, lines: string[] }> {
+  const { Writable } = await import('node:stream')
+  const lines: string[] = []
+  const logDestination = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const { app, dataDir } = await gateway(t, { logLevel: 'info', logDestination })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as { port: number }
+  return { app, dataDir, port, lines }
+}
+
+t.test('a body file of 16 to 64 KiB that does not hold its size is an error before any header, never a short or a longer body', async t => {
+  const { app, dataDir, port, lines } = await logged(t)
+  for (const [size, what] of [[1000, 'shorter'], [40000, 'longer']] as const) {
+    const key = `mid-${what}`
+    t.equal((await app.inject({ method: 'PUT', url: `/photos/${key}`, headers: auth, payload: pattern(30000, 4) })).statusCode, 200)
+    await resizeBodies(dataDir, 'photos', size)
+    for (const headers of [{}, { range: 'bytes=500-1500' }, { origin: 'http://127.0.0.1' }] as Array<Record<string, string>>) {
+      const res = await get(port, `/photos/${key}`, headers)
+      t.equal(res.status, 500, `${what} file, ${JSON.stringify(headers)}: 500`)
+      t.match(JSON.parse(res.body.toString()), { success: false, errors: [{ code: 10001 }] }, 'the code of an internal error')
+    }
+    await app.inject({ method: 'DELETE', url: `/photos/${key}`, headers: auth })
+  }
+  const failed = logLines(lines).filter(line => line.level === 50 && line.msg !== 'request')
+  t.equal(failed.length, 6, 'each logged at error')
+  t.match(failed[0], { err: { message: /shorter than its catalog entry/, path: /blobs/ } }, 'with the reason and the file')
+  t.match(failed[5], { err: { message: /longer than its catalog entry/ } })
+})
+
+t.test('a large body file cut short fails before its headers when its first chunk finds it short', async t => {
+  const { app, dataDir, port } = await logged(t)
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/big', headers: auth, payload: pattern(100000, 5) })).statusCode, 200)
+  await resizeBodies(dataDir, 'photos', 5000)
+  for (const headers of [{}, { origin: 'http://127.0.0.1' }] as Array<Record<string, string>>) {
+    const res = await get(port, '/photos/big', headers)
+    t.equal(res.status, 500, `${JSON.stringify(headers)}: an error answer, not an empty reply`)
+  }
+})
+
+t.test('a large body cut short after its headers is logged at error as an incomplete answer', async t => {
+  const { app, dataDir, port, lines } = await logged(t)
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/cut', headers: auth, payload: pattern(3 * MiB, 6) })).statusCode, 200)
+  await resizeBodies(dataDir, 'photos', 1.5 * MiB)
+  for (const headers of [{}, { origin: 'http://127.0.0.1' }] as Array<Record<string, string>>) {
+    // The connection is cut: the client sees no complete answer.
+    const res = await get(port, '/photos/cut', headers).catch((err: Error) => err)
+    if (!(res instanceof Error)) t.ok(res.body.byteLength < 3 * MiB, 'a short body')
+  }
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const gets = logLines(lines).filter(line => line.method === 'GET')
+  t.equal(gets.length, 2, 'one line per request (beside Fastify, and through its route)')
+  for (const line of gets) {
+    t.match(line, { level: 50, msg: 'request', bucket: 'photos', key: 'cut', incomplete: true, bytes: MiB, err: { message: /shorter than its catalog entry/ } })
+  }
 })

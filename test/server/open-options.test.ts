@@ -47,7 +47,7 @@ t.test('openRegistry refuses a misspelt catalog rather than opening SQLite', asy
   const dir = path.join(testdir(t), 'data')
   await refusedRegistry(t, dir, { catalogg: 'postgres://u:p@127.0.0.1:1/db' }, wrongValue, /^openRegistry: unknown option catalogg \(did you mean catalog\?\)$/)
   await refusedRegistry(t, dir, { fsnyc: false }, wrongValue, /did you mean fsync\?/)
-  await refusedRegistry(t, dir, { sweepIntervalMs: 1000 }, wrongValue, /^openRegistry: unknown option sweepIntervalMs \(known: fsync, clock, minPartSize, catalog, catalogConnections\)$/)
+  await refusedRegistry(t, dir, { sweepIntervalMs: 1000 }, wrongValue, /^openRegistry: unknown option sweepIntervalMs \(known: fsync, clock, minPartSize, warn, catalog, catalogConnections\)$/)
   await refusedRegistry(t, dir, { catalog: 5 }, wrongType, /^openRegistry: catalog must be a string \(got number\)$/)
   await refusedRegistry(t, dir, { clock: new Date() }, wrongType, /^openRegistry: clock must be a function \(got an object\)$/)
   await refusedRegistry(t, dir, { minPartSize: '5' }, wrongType, /minPartSize must be a number/)
@@ -59,7 +59,8 @@ t.test('openRegistry refuses a misspelt catalog rather than opening SQLite', asy
 t.test('openMemoryRegistry refuses its options alike, at once', async t => {
   const open = (options: unknown): void => { openMemoryRegistry(options as RegistryOptions) }
   t.throws(() => { open(null) }, { ...wrongType, message: /^openMemoryRegistry: options must be an object \(got null\)$/ })
-  t.throws(() => { open({ fsync: false }) }, { ...wrongValue, message: /^openMemoryRegistry: unknown option fsync \(known: clock, minPartSize\)$/ })
+  t.throws(() => { open({ fsync: false }) }, { ...wrongValue, message: /^openMemoryRegistry: unknown option fsync \(known: clock, minPartSize, warn\)$/ })
+  t.throws(() => { open({ warn: 5 }) }, { ...wrongType, message: /^openMemoryRegistry: warn must be a function \(got number 5\)$/ })
   t.throws(() => { open({ minpartsize: 5 }) }, { ...wrongValue, message: /did you mean minPartSize\?/ })
   t.throws(() => { open({ clock: 5 }) }, { ...wrongType, message: /^openMemoryRegistry: clock must be a function \(got number 5\)$/ })
   t.throws(() => { open({ minPartSize: 1.5 }) }, { ...outOfRange, message: /minPartSize must be an integer number of bytes/ })

@@ -51,15 +51,19 @@ t.test('the management API\'s state: an open directory is made 0700; a credentia
   t.same(await privateManagementState(data), [], 'a private file: nothing to say')
 })
 
-t.test('the management API\'s state behind a symbolic link: never changed through it, and warned of', async t => {
-  const data = testdir(t)
-  const elsewhere = path.join(data, 'state-elsewhere')
-  mkdirSync(elsewhere, { mode: 0o755 })
-  chmodSync(elsewhere, 0o755)
-  symlinkSync(elsewhere, path.join(data, '.mgmt'))
-  const warnings = await privateManagementState(data)
-  t.equal(modeOf(elsewhere), 0o755, 'the link\'s target is left as it was')
-  t.same(warnings, [`${path.resolve(data, '.mgmt')} is open to group or others (mode 0755) and was not made 0700: it is a symbolic link`].map(w => `the management API's state directory ${w}`))
+t.test('the management API\'s state or the tokens\' records behind a symbolic link: the start is refused, nothing changed through it', async t => {
+  for (const name of ['.mgmt', '.tokens']) {
+    const data = testdir(t)
+    const elsewhere = path.join(data, 'state-elsewhere')
+    mkdirSync(elsewhere, { mode: 0o755 })
+    chmodSync(elsewhere, 0o755)
+    symlinkSync(elsewhere, path.join(data, name))
+    await t.rejects(privateManagementState(data), {
+      name: 'Error',
+      message: `${path.resolve(data, name)} is a symbolic link: fsbucket writes its state only inside the data directory; replace it with a directory`
+    }, name)
+    t.equal(modeOf(elsewhere), 0o755, 'the link\'s target is left as it was')
+  }
 })
 
 t.test('a server warns at start of a credentials file others may read, in one line, with or without workers', async t => {

@@ -90,14 +90,18 @@ export async function writeJsonAtomic (target: string, value: unknown, options: 
 
 /** Reads a JSON file, or returns `fallback` when it does not exist. */
 export async function readJson<T> (file: string, fallback: T): Promise<T> {
-  let text: string
+  const text = await readText(file)
+  return text === null ? fallback : parseJsonOf<T>(file, text)
+}
+
+/** The text of `file`, or null when it does not exist (any other failure is a storage error naming the file). */
+export async function readText (file: string): Promise<string | null> {
   try {
-    text = await fsp.readFile(file, 'utf8')
+    return await fsp.readFile(file, 'utf8')
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fallback
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
     throw storageError(err, `reading ${path.basename(file)}`, file)
   }
-  return parseJsonOf<T>(file, text)
 }
 
 /** `text`, the contents of `file`, parsed; a SyntaxError naming the file to mend when it is not JSON (edited by hand and left broken, say). */

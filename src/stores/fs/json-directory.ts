@@ -8,7 +8,9 @@
  * `private` directory (the tokens' records, which hold S3 secrets; the
  * management API's state, which holds its credentials) is made 0700 as it
  * is created, and the documents written there 0600: only the server's user
- * reads them.
+ * reads them. A directory that is a symbolic link is refused (10905,
+ * naming it) before anything is read or written there: the documents,
+ * secrets among them, stay inside the data directory.
  *
  * A document's `version` is one `stat` of it, and must never repeat after
  * a write, or a reader keeps a stale parse (a revoked token honoured with
@@ -27,7 +29,7 @@
 import { promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
-import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
+import { storageFailure, type DocumentTransaction, type StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
 import { readJson, writeJsonAtomic } from './atomic.js'
 import { lockFile } from './file-lock.js'
@@ -45,6 +47,7 @@ export class JsonDirectory implements StateDocuments {
 
   /** Reads the document `name` (a path relative to the directory), or `fallback` when it does not exist. */
   async read<T> (name: string, fallback: T): Promise<T> {
+    await this.#refuseLink('reading')
     return await readJson<T>(path.join(this.dir, name), fallback)
   }
 
@@ -68,6 +71,7 @@ export class JsonDirectory implements StateDocuments {
 
   /** Runs `change` under the directory's lock, then writes the documents it changed and removes those it removed. */
   async transaction<R> (change: (tx: JsonTransaction) => Promise<R>): Promise<R> {
+    await this.#refuseLink('writing')
     await fsp.mkdir(this.dir, { recursive: true, mode: this.#private ? 0o700 : 0o777 })
     const release = await lockFile(this.dir, {
       lockfilePath: path.join(this.dir, 'state.lock'),
@@ -83,6 +87,12 @@ export class JsonDirectory implements StateDocuments {
     } finally {
       await release()
     }
+  }
+
+  /** Throws when the directory is a symbolic link: what it points at may be anywhere, outside the data directory. */
+  async #refuseLink (doing: string): Promise<void> {
+    if ((await fsp.lstat(this.dir).catch(() => null))?.isSymbolicLink() !== true) return
+    throw storageFailure('StorageNotPermitted', `${doing} ${path.basename(this.dir)} (a symbolic link: state is kept only inside the data directory)`, { path: this.dir })
   }
 }
 

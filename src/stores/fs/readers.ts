@@ -67,6 +67,27 @@ function isMissing (err: unknown): boolean {
 }
 
 /**
+ * A body file that does not hold the size its catalog row records (cut
+ * short or grown by something other than the store): never served as the
+ * object. A plain error, so the doors answer 500 (10001) and log it, with
+ * the file's `path` once the caller knows it.
+ */
+class BodySizeError extends Error {
+  path?: string
+}
+
+function shorterBody (): BodySizeError {
+  return new BodySizeError('An object file is shorter than its catalog entry.')
+}
+
+/** `bytes`, a body read whole, when it holds exactly the object's `size`; else throws. */
+function wholeBody (bytes: Buffer, size: number): Buffer {
+  if (bytes.length < size) throw shorterBody()
+  if (bytes.length > size) throw new BodySizeError('An object file is longer than its catalog entry.')
+  return bytes
+}
+
+/**
  * Opens the current body of `id`. A concurrent overwrite may remove the
  * files of the row just read; the newer row names files that exist, so
  * reading again settles it.
@@ -97,8 +118,9 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
       // the page cache costs less than three trips through the thread pool.
       let bytes = catalog.cache.body(object.version)
       try {
-        bytes ??= readBody(abs(segments[0][0]))
+        bytes ??= wholeBody(readBody(abs(segments[0][0])), object.size)
       } catch (err) {
+        if (err instanceof BodySizeError) throw Object.assign(err, { path: abs(segments[0][0]) })
         if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object', abs(segments[0][0]))
         catalog.cache.forgetRow(id)
         continue
@@ -122,7 +144,14 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
  * meanwhile (ENOENT) and read its row again.
  */
 export async function openSegments (object: StoredObject, segments: Segment[], abs: (file: string) => string): Promise<ObjectReader> {
-  if (object.size <= SMALL_BODY && segments.length === 1) return new BytesReader(object, await readBodyAsync(abs(segments[0][0])))
+  if (object.size <= SMALL_BODY && segments.length === 1) {
+    const file = abs(segments[0][0])
+    try {
+      return new BytesReader(object, wholeBody(await readBodyAsync(file), object.size))
+    } catch (err) {
+      throw err instanceof BodySizeError ? Object.assign(err, { path: file }) : err
+    }
+  }
   return openFileReader(object, segments, abs)
 }
 
@@ -231,11 +260,16 @@ class SegmentStream extends Readable {
       const want = Math.min(READ_CHUNK, this.#segments[this.#index][1] - this.#position, this.#remaining)
       // Whole chunks come from the spares; a short one gets a buffer of its size (a consumer may keep it).
       const buffer = want === READ_CHUNK ? takeChunk() : Buffer.allocUnsafe(want)
-      const read = readSync(this.#fds[this.#index], buffer, 0, want, this.#position)
-      if (read === 0) throw new Error('An object file is shorter than its catalog entry.')
+      // A file shorter than its row fails here, before its bytes are pushed: at the first chunk that is before the answer's headers.
+      let read = 0
+      while (read < want) {
+        const got = readSync(this.#fds[this.#index], buffer, read, want - read, this.#position + read)
+        if (got === 0) throw shorterBody()
+        read += got
+      }
       this.#position += read
       this.#remaining -= read
-      this.push(read === want ? buffer : buffer.subarray(0, read))
+      this.push(buffer)
       if (this.#remaining === 0) this.push(null)
     } catch (err) {
       this.destroy(err as Error)

@@ -14,8 +14,8 @@
  */
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import { BucketError, bucketRetired, isBucketError, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
-import { readJson, writeJsonAtomic } from './atomic.js'
+import { BucketError, bucketRetired, isBucketError, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { readText, writeJsonAtomic } from './atomic.js'
 import { DeletedBuckets } from './blobs.js'
 import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
@@ -84,7 +84,9 @@ export class FsRegistryStorage implements RegistryStorage {
   }
 
   async readSettings (name: string): Promise<SettingsDocument | null> {
-    return await readJson<SettingsDocument | null>(this.#settingsFile(name), null)
+    const file = this.#settingsFile(name)
+    const text = await readText(file)
+    return text === null ? null : parseSettingsDocument(text, file)
   }
 
   /**

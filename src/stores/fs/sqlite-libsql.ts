@@ -33,16 +33,28 @@ type LibsqlConstructor = new (file: string, options?: { timeout?: number }) => L
  * libsql's error, with the code name the callers judge by: from SQLite's
  * code number (`rawCode`) where sqlite-contract.ts's table knows it, so the names
  * are the same on every driver; else libsql's own. Errors libsql's wrapper
- * leaves unconverted (from iterate) carry the same two fields.
+ * leaves unconverted (from iterate) carry the same two fields. A database
+ * that cannot be opened (a directory in the catalog's place) carries
+ * neither: its code number is only in the message,
+ * `ConnectionFailed("Unable to open connection to local database …: 14")`,
+ * and is read from there, so it is SQLITE_CANTOPEN as on node:sqlite.
  */
 function libsqlNamed (err: unknown): unknown {
-  const e = err as { code?: unknown, rawCode?: unknown }
-  if (e !== null && typeof e === 'object' && typeof e.rawCode === 'number') {
-    const known = knownSqliteCodeName(e.rawCode)
+  const e = err as { code?: unknown, rawCode?: unknown, message?: unknown }
+  if (e === null || typeof e !== 'object') return err
+  const rawCode = typeof e.rawCode === 'number' ? e.rawCode : connectionFailure(e.message)
+  if (rawCode !== undefined) {
+    const known = knownSqliteCodeName(rawCode)
     if (known !== undefined) e.code = known
-    else if (typeof e.code !== 'string' || !e.code.startsWith('SQLITE_')) e.code = sqliteCodeName(e.rawCode)
+    else if (typeof e.code !== 'string' || !e.code.startsWith('SQLITE_')) e.code = sqliteCodeName(rawCode)
   }
   return err
+}
+
+/** SQLite's code number in the message of libsql's failure to open a database, if it is one. */
+function connectionFailure (message: unknown): number | undefined {
+  const match = typeof message === 'string' ? /^ConnectionFailed\(".*: (\d+)"\)$/s.exec(message) : null
+  return match === null ? undefined : Number(match[1])
 }
 
 /**

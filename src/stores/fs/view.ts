@@ -39,6 +39,12 @@
  * body shares nothing, and is not flushed: after a power cut it can be
  * short or empty until the key is written again; the catalog holds the
  * object.)
+ *
+ * A key the view cannot show or hide because the file system refused (no
+ * right, no room, an immutable directory) leaves the request as it is (the
+ * catalog holds the object) and is warned of, once per refusal, naming the
+ * path and the reason: a process warning (`FsbucketWarning`), which Node
+ * prints on standard error, or the `warn` the view is given.
  */
 import { randomBytes } from 'node:crypto'
 import { linkSync, lstatSync, mkdirSync, renameSync, rmdirSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
@@ -119,14 +125,26 @@ function codeOf (err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code
 }
 
+/** How the view tells of an entry it could not make or remove: a pino-like `(fields, message)`. */
+type ViewWarn = (fields: { path: string, reason: string }, message: string) => void
+
+const emitWarning: ViewWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.path}: ${fields.reason}`, 'FsbucketWarning') }
+
+/** The reason a file system call failed, for a warning: its message (which names the code and the call), or the value thrown. */
+function reasonOf (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
 export class KeyView {
   readonly #bucketDir: string
   readonly #scratchDir: string | undefined
   readonly #strays: string | undefined
+  readonly #warn: ViewWarn
 
-  /** `storeDir`: where the scratch directory (`tmp`) and the marker of temporaries beside keys are. */
-  constructor (bucketDir: string, storeDir?: string) {
+  /** `storeDir`: where the scratch directory (`tmp`) and the marker of temporaries beside keys are; `warn`: where refusals go. */
+  constructor (bucketDir: string, storeDir?: string, warn: ViewWarn = emitWarning) {
     this.#bucketDir = bucketDir
+    this.#warn = warn
     this.#scratchDir = storeDir === undefined ? undefined : path.join(storeDir, 'tmp')
     this.#strays = storeDir === undefined ? undefined : path.join(storeDir, VIEW_STRAYS_MARKER)
   }
@@ -165,7 +183,10 @@ export class KeyView {
           mkdirSync(dir)
         } catch (err) {
           const code = codeOf(err)
-          if (code !== 'EEXIST' && code !== 'ENOENT') return null // not made (no room, no right): the key is not shown
+          if (code !== 'EEXIST' && code !== 'ENOENT') { // not made (no room, no right): the key is not shown
+            this.#refused('made', dir, err)
+            return null
+          }
         }
         entry = entryAt(dir)
         if (entry === null) return AGAIN // removed since, or its own directory was, so it could not be made
@@ -189,7 +210,10 @@ export class KeyView {
           return true
         } catch (err) {
           const code = codeOf(err)
-          return code === 'EEXIST' ? AGAIN : vanished(code, parent) // EEXIST: another process showed the key since: replace its entry
+          if (code === 'EEXIST') return AGAIN // another process showed the key since: replace its entry
+          const again = vanished(code, parent)
+          if (again === false) this.#refused('made', target, err)
+          return again
         }
       }
       if (!existing.isFile()) return false // a link or a directory: not ours
@@ -245,28 +269,31 @@ export class KeyView {
     if (this.#scratchDir !== undefined) {
       const failure = this.#replace(this.#scratchDir, target, make, link)
       if (failure === null) return true
-      if (vanished(failure, parent) === AGAIN) return AGAIN // and no temporary beside the key, where there is no directory
+      if (vanished(codeOf(failure), parent) === AGAIN) return AGAIN // and no temporary beside the key, where there is no directory
     }
     if (this.#strays !== undefined) {
       try {
         writeFileSync(this.#strays, '')
-      } catch {
+      } catch (err) {
+        this.#refused('made', target, err)
         return false // no marker, no temporary beside the key: the sweeper would never look for it
       }
     }
     const failure = this.#replace(parent, target, make, link)
-    return failure === null ? true : vanished(failure, parent)
+    if (failure === null) return true
+    const again = vanished(codeOf(failure), parent)
+    if (again === false) this.#refused('made', target, failure)
+    return again
   }
 
   /**
    * Makes a new entry in `dir` with `make`, then renames it over `target`;
-   * null on success, else the failure's error code ('' without one), and
-   * nothing left behind. A `link` to the body `target` already links
+   * null on success, else the failure's error, and nothing left behind. A `link` to the body `target` already links
    * (another process published the same version) is the same file: rename
    * then succeeds and leaves both names, so the temporary one is removed
    * after it.
    */
-  #replace (dir: string, target: string, make: (tmp: string) => void, link = false): string | null {
+  #replace (dir: string, target: string, make: (tmp: string) => void, link = false): unknown {
     const tmp = temporaryEntry(dir)
     try {
       make(tmp)
@@ -277,8 +304,14 @@ export class KeyView {
       return null
     } catch (err) {
       try { unlinkSync(tmp) } catch {}
-      return codeOf(err) ?? ''
+      return err ?? new Error('failed')
     }
+  }
+
+  /** Warns that the view's entry at `file` could not be `made` or `removed`: the key's file is missing from the view, or left in it. */
+  #refused (what: 'made' | 'removed', file: string, err: unknown): void {
+    const message = what === 'made' ? 'the readable view could not show a key' : 'the readable view could not remove a deleted key\'s file'
+    this.#warn({ path: file, reason: reasonOf(err) }, message)
   }
 
   /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */
@@ -289,7 +322,8 @@ export class KeyView {
     if (entryAt(target)?.isFile() !== true) return // not shown, a directory of other keys, or not ours
     try {
       unlinkSync(target)
-    } catch {
+    } catch (err) {
+      if (codeOf(err) !== 'ENOENT') this.#refused('removed', target, err) // ENOENT: another process hid it first
       return
     }
     for (let dir = parent; dir !== this.#bucketDir && dir.startsWith(this.#bucketDir + path.sep); dir = path.dirname(dir)) {

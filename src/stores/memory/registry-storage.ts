@@ -14,7 +14,7 @@
  * sees a later change made to an object it was handed. Settings versions
  * and the change token are counters that move with every write.
  */
-import { BucketError, bucketRetired, type BucketStore, type DocumentTransaction, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { BucketError, bucketRetired, parseSettingsDocument, type BucketStore, type DocumentTransaction, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
 import { MemoryStore } from './store.js'
 
@@ -129,7 +129,7 @@ export class MemoryRegistryStorage implements RegistryStorage {
 
   async readSettings (name: string): Promise<SettingsDocument | null> {
     const settings = this.#space.places.get(name)?.settings
-    return settings == null ? null : JSON.parse(settings.text) as SettingsDocument
+    return settings == null ? null : parseSettingsDocument(settings.text, `the settings of bucket ${name}`)
   }
 
   #place (name: string): Place {

@@ -19,7 +19,7 @@
 import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { BucketError, bucketRetired, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { BucketError, bucketRetired, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { DeletedBuckets, isStoreFile, removeTree } from '../fs/blobs.js'
 import { TurnMemo } from '../turn.js'
 import { PgCatalog, type CatalogOptions } from './catalog.js'
@@ -146,7 +146,7 @@ export class PgRegistryStorage implements RegistryStorage {
     const { rows } = await this.catalog.query<{ document: string | null }>('reading a bucket',
       'SELECT document FROM fsbucket.buckets WHERE name = $1', [name])
     const text = rows[0]?.document ?? null
-    return text === null ? null : JSON.parse(text) as SettingsDocument
+    return text === null ? null : parseSettingsDocument(text, `the settings of bucket ${name} in the catalog`)
   }
 
   async writeSettings (name: string, document: SettingsDocument): Promise<void> {

@@ -210,4 +210,9 @@ t.test('a damaged catalog answers the I/O error (10906), never an unknown one', 
   await fill()
   await fsp.writeFile(catalog, Buffer.alloc(8192, 7))
   await t.rejects(openBucket(dir), { code: 10906 }, 'open')
+
+  // A catalog SQLite cannot open at all (SQLITE_CANTOPEN: a directory in its place), on either driver.
+  await fsp.rm(catalog)
+  await fsp.mkdir(catalog)
+  await t.rejects(openBucket(dir), { code: 10906, cause: { code: 'SQLITE_CANTOPEN' } }, 'open a catalog that cannot be opened')
 })

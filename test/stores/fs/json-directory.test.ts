@@ -69,3 +69,18 @@ t.test('a write moves the mtime past a document stamped ahead of the clock', asy
   }
   t.equal(versions.size, 4, 'no version repeats')
 })
+
+t.test('a directory that is a symbolic link is refused: nothing read or written through it', async t => {
+  const root = testdir(t)
+  const elsewhere = path.join(root, 'outside')
+  await fsp.mkdir(elsewhere)
+  await fsp.writeFile(path.join(elsewhere, 'tokens.json'), '{"planted":true}')
+  const dir = path.join(root, 'data', '.tokens')
+  await fsp.mkdir(path.dirname(dir))
+  await fsp.symlink(elsewhere, dir)
+  const state = new JsonDirectory(dir, { fsync: false, private: true })
+  await t.rejects(state.transaction(async tx => { (await tx.load<Record<string, unknown>>('tokens.json', {})).secret = 's3cret' }), { code: 10905, path: dir }, 'a change')
+  await t.rejects(state.read('tokens.json', {}), { code: 10905, path: dir }, 'a read')
+  t.same(await fsp.readdir(elsewhere), ['tokens.json'], 'nothing written where it points')
+  t.equal(await fsp.readFile(path.join(elsewhere, 'tokens.json'), 'utf8'), '{"planted":true}')
+})

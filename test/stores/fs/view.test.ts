@@ -103,3 +103,36 @@ t.test('showing a key again with the body it already links (two processes publis
   t.equal(await readFile(path.join(bucketDir, 'k.txt'), 'utf8'), 'the same version')
   t.same(await readdir(scratch), [], 'no temporary left in the scratch directory')
 })
+
+t.test('a view entry the file system refuses is warned of, and the request stands', async t => {
+  const { execFileSync } = await import('node:child_process')
+  const dir = testdir(t)
+  const bucket = await openBucket(dir, { fsync: false })
+  t.teardown(async () => await bucket.close())
+  await bucket.put('docs/kept.txt', 'a file in the view')
+  const docs = path.join(dir, 'docs')
+  try {
+    execFileSync('chattr', ['+i', docs], { stdio: 'ignore' })
+  } catch {
+    t.pass('skipped: chattr +i is not available here (it needs root, on a file system that has it)')
+    return
+  }
+  t.teardown(() => { execFileSync('chattr', ['-i', docs]) })
+  const warnings: Error[] = []
+  const onWarning = (warning: Error): void => { if (warning.name === 'FsbucketWarning') warnings.push(warning) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
+  await bucket.put('docs/new.txt', 'not shown')
+  await bucket.put('docs/inline.txt', 'x'.repeat(10))
+  await bucket.delete('docs/kept.txt')
+  await new Promise(resolve => setImmediate(resolve))
+  const kept = await bucket.get('docs/new.txt')
+  t.equal(kept !== null && 'body' in kept ? await kept.text() : null, 'not shown', 'the put stands (the catalog holds it)')
+  t.equal(await bucket.head('docs/kept.txt'), null, 'the delete stands')
+  t.same(warnings.map(w => w.message.replace(/: [A-Z]+: .*/, '')), [
+    `the readable view could not show a key: ${path.join(docs, 'new.txt')}`,
+    `the readable view could not show a key: ${path.join(docs, 'inline.txt')}`,
+    `the readable view could not remove a deleted key's file: ${path.join(docs, 'kept.txt')}`
+  ], 'one warning per refusal, naming the path')
+  t.match(warnings[0].message, /EPERM/, 'and the reason')
+})

@@ -1,0 +1,129 @@
+/**
+ * The registry's reading of bucket settings: each bucket's document, kept
+ * while the storage's version of it stays the same, the adoption of a
+ * place without one, and what a damaged document does.
+ *
+ * Promises:
+ * - A look is bounded: a document that vanishes between the look at its
+ *   version and its read (a delete racing the request) is looked for again
+ *   at most LOOKS times in all, adoption included; then the bucket is taken
+ *   for gone. No content of any file makes a look loop.
+ * - A damaged document (settings-document.ts: not JSON, `null`, not an
+ *   object, no creation date) is remembered with its version, as a good one is: every
+ *   request naming the bucket answers `SettingsDamaged` (10915) without
+ *   reading the file again until it changes, and `warn` hears of it once
+ *   per version of the file, naming the file and what is wrong with it.
+ *   Lists leave such a bucket out, so the other buckets are still listed.
+ * - A document with a field today's rules refuse serves the bucket with that
+ *   field's default, and `warn` hears of it once per version of the file.
+ */
+import type { BucketError } from './errors.js'
+import type { RegistryStorage, SettingsDocument } from './port.js'
+import { damageOf, ignoredFields, isSettingsDamaged } from './settings-document.js'
+import { withDefaults, type BucketSettings } from './settings.js'
+
+export interface BucketInfo {
+  name: string
+  creationDate: Date
+  settings: BucketSettings
+}
+
+/** What the registry tells its owner that no caller hears of (a bucket left out of lists): a pino-like `(fields, message)`. */
+export type RegistryWarn = (fields: { bucket: string, path?: string, reason: string }, message: string) => void
+
+/** A settings document as read, with the version of the document it came from. */
+export interface CachedInfo {
+  version: string
+  /** The bucket's info, or the error its document answers (damaged). */
+  info: BucketInfo | BucketError
+  /** When the version was last compared with the storage's (Date.now()). */
+  checked: number
+}
+
+/** How many times one call looks at a bucket's settings: a document removed (or adopted) between two looks is looked for again. */
+const LOOKS = 4
+
+/** The process's warning, for library users who give no `warn` (a server gives its log). */
+const emitWarning: RegistryWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.reason}`, 'FsbucketWarning') }
+
+export class BucketInfos {
+  readonly #storage: RegistryStorage
+  readonly #clock: () => Date
+  readonly #warn: RegistryWarn
+  readonly #infos = new Map<string, CachedInfo>()
+
+  constructor (storage: RegistryStorage, clock: () => Date, warn: RegistryWarn = emitWarning) {
+    this.#storage = storage
+    this.#clock = clock
+    this.#warn = warn
+  }
+
+  /** The bucket's info (null: no such bucket); throws `SettingsDamaged` for a damaged document. `name` is a valid bucket name. */
+  async info (name: string): Promise<BucketInfo | null> {
+    for (let look = 0; look < LOOKS; look++) {
+      const current = await this.#storage.settingsVersion(name)
+      if (current === null) {
+        this.#infos.delete(name)
+        if (!await this.#adopt(name)) return null
+        continue
+      }
+      const cached = this.#infos.get(name)
+      if (cached?.version === current) {
+        cached.checked = Date.now()
+        if (!('settings' in cached.info)) throw cached.info
+        return cached.info
+      }
+      const parsed = await this.#read(name, current)
+      if (parsed === null) continue // removed between the two looks
+      // Once a version, as a damaged document is: a field the rules refuse is left at its default, and said so.
+      const ignored = ignoredFields(parsed)
+      if (ignored.length > 0) this.#warn({ bucket: name, reason: ignored.join('; ') }, 'bucket settings: a field is not valid and is ignored (its default applies) until the file is mended')
+      const info: BucketInfo = { name, creationDate: new Date(parsed.creationDate), settings: withDefaults(parsed.settings) }
+      this.#infos.set(name, { version: current, info, checked: Date.now() })
+      return info
+    }
+    return null // gone at every look
+  }
+
+  /** The infos of the buckets `names` (valid bucket names) that exist, without those whose settings are damaged (warned of). */
+  async readable (names: string[]): Promise<BucketInfo[]> {
+    const infos = await Promise.all(names.map(async name => await this.info(name).catch(skipDamaged)))
+    return infos.filter((i): i is BucketInfo => i !== null)
+  }
+
+  /** The document read, or null when there is none; a damaged one is remembered with `version` and warned of. */
+  async #read (name: string, version: string): Promise<SettingsDocument | null> {
+    try {
+      return await this.#storage.readSettings(name)
+    } catch (err) {
+      if (!isSettingsDamaged(err)) throw err
+      this.#infos.set(name, { version, info: err, checked: Date.now() })
+      this.#warn({ bucket: name, path: err.path, reason: damageOf(err) }, 'bucket settings damaged: the bucket is left out of lists and its requests answer 10915 until the file is mended')
+      throw err
+    }
+  }
+
+  /** A bucket place made by hand (no settings yet) gets its settings (private, created now) on first sight; false when there is no place. */
+  async #adopt (name: string): Promise<boolean> {
+    if (!await this.#storage.placeExists(name)) return false
+    await this.#storage.withSettingsLock(name, async () => {
+      if (await this.#storage.settingsVersion(name) !== null) return // another process adopted it first
+      await this.#storage.writeSettings(name, { format: 1, creationDate: this.#clock().toISOString(), settings: withDefaults({}) })
+    })
+    return true
+  }
+
+  /** What was read of the bucket's document, damaged or not, if anything. */
+  cached (name: string): CachedInfo | undefined {
+    return this.#infos.get(name)
+  }
+
+  forget (name: string): void {
+    this.#infos.delete(name)
+  }
+}
+
+function skipDamaged (err: unknown): null {
+  if (isSettingsDamaged(err)) return null
+  throw err
+}
