@@ -19,7 +19,7 @@
  */
 import type { BucketError } from './errors.js'
 import type { RegistryStorage, SettingsDocument } from './port.js'
-import { damageOf, ignoredFields, isSettingsDamaged } from './settings-document.js'
+import { damageOf, isSettingsDamaged, servedSettings } from './settings-document.js'
 import { withDefaults, type BucketSettings } from './settings.js'
 
 export interface BucketInfo {
@@ -76,18 +76,23 @@ export class BucketInfos {
       const parsed = await this.#read(name, current)
       if (parsed === null) continue // removed between the two looks
       // Once a version, as a damaged document is: a field the rules refuse is left at its default, and said so.
-      const ignored = ignoredFields(parsed)
-      if (ignored.length > 0) this.#warn({ bucket: name, reason: ignored.join('; ') }, 'bucket settings: a field is not valid and is ignored (its default applies) until the file is mended')
-      const info: BucketInfo = { name, creationDate: new Date(parsed.creationDate), settings: withDefaults(parsed.settings) }
+      const { settings, ignored } = servedSettings(parsed.settings)
+      if (ignored.length > 0) this.#warn({ bucket: name, reason: ignored.join('; ') }, 'bucket settings: a field is not valid and is ignored (its default applies) until it is mended or replaced')
+      const info: BucketInfo = { name, creationDate: new Date(parsed.creationDate), settings: withDefaults(settings) }
       this.#infos.set(name, { version: current, info, checked: Date.now() })
       return info
     }
     return null // gone at every look
   }
 
-  /** The infos of the buckets `names` (valid bucket names) that exist, without those whose settings are damaged (warned of). */
-  async readable (names: string[]): Promise<BucketInfo[]> {
-    const infos = await Promise.all(names.map(async name => await this.info(name).catch(skipDamaged)))
+  /** The infos of the buckets `names` (valid bucket names) that exist, without those whose settings are damaged (warned of, and named in `damaged`). */
+  async readable (names: string[], damaged: string[] = []): Promise<BucketInfo[]> {
+    const skipped = (name: string) => (err: unknown): null => {
+      if (!isSettingsDamaged(err)) throw err
+      damaged.push(name)
+      return null
+    }
+    const infos = await Promise.all(names.map(async name => await this.info(name).catch(skipped(name))))
     return infos.filter((i): i is BucketInfo => i !== null)
   }
 
@@ -121,9 +126,4 @@ export class BucketInfos {
   forget (name: string): void {
     this.#infos.delete(name)
   }
-}
-
-function skipDamaged (err: unknown): null {
-  if (isSettingsDamaged(err)) return null
-  throw err
 }

@@ -50,8 +50,6 @@ export const BucketErrors = {
   TooManyOpenFiles: { code: 10907, status: 503, message: 'Too many open files; try again later.' },
   // A store whose catalog is a server (PostgreSQL) that cannot be reached: retry later.
   CatalogUnavailable: { code: 10908, status: 503, message: 'The catalog is unavailable. Please try again.' },
-  // A bucket's settings document that is not one (not JSON, a value of the wrong type): an operator must mend it.
-  SettingsDamaged: { code: 10915, status: 500, message: 'The bucket\'s settings are damaged; the server\'s log names the file and what is wrong.' },
   // A copy whose source was replaced (or removed from under it) at every attempt: retry later.
   CopySourceContended: { code: 10909, status: 503, message: 'The copy source kept changing while it was copied. Please try again.' },
   // Objects encrypted with a customer-provided key (SSE-C), refused as S3 refuses them (ssec.ts).
@@ -61,6 +59,8 @@ export const BucketErrors = {
   // Bucket locks (fsbucket's own codes: the hosted service documents none for these refusals).
   ObjectLocked: { code: 10913, status: 403, message: 'The object is retained by a bucket lock rule and cannot be deleted or overwritten.' },
   BucketLocked: { code: 10914, status: 409, message: 'The bucket has lock rules; remove them before deleting the bucket.' },
+  // A bucket's settings document that is not one (not JSON, not an object, no creation date): an operator must mend it.
+  SettingsDamaged: { code: 10915, status: 500, message: 'The bucket\'s settings are damaged; the server\'s log names the file and what is wrong.' },
   // Credentials that are valid but do not permit what was asked (access.ts decides).
   AccessDenied: { code: 10950, status: 403, message: 'Access denied: these credentials do not permit this action.' },
 } as const satisfies Record<string, ErrorDefinition>

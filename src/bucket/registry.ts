@@ -44,7 +44,7 @@ import { BucketError, useAfterClose } from './errors.js'
 import { sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'
 import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
-import { isSettingsDamaged } from './settings-document.js'
+import { isSettingsDamaged, servedSettings } from './settings-document.js'
 import type { QueueNotifications } from './notifications.js'
 import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
@@ -334,9 +334,10 @@ class Registry implements BucketRegistry {
     const settings = await this.#storage.withSettingsLock(name, async () => {
       const current = await this.#storage.readSettings(name)
       if (current === null) throw new BucketError('NoSuchBucket', 'updateBucket') // deleted meanwhile
+      // Over the stored fields, as stored: one the change does not name stays as it was (even one ignored today).
       const next: SettingsDocument = { ...current, settings: withDefaults({ ...current.settings, ...checked }) }
       await this.#storage.writeSettings(name, next)
-      return withDefaults(next.settings)
+      return withDefaults(servedSettings(next.settings).settings)
     })
     this.#infos.forget(name)
     await this.#storage.touch()
@@ -366,9 +367,9 @@ class Registry implements BucketRegistry {
     const notifications = await this.#storage.withSettingsLock(name, async () => {
       const current = await this.#storage.readSettings(name)
       if (current === null) throw new BucketError('NoSuchBucket', 'updateBucket') // deleted meanwhile
-      const settings = withDefaults(current.settings)
-      const next = validateSettingsPatch({ notifications: change(settings.notifications) }).notifications ?? []
-      await this.#storage.writeSettings(name, { ...current, settings: { ...settings, notifications: next } })
+      const served = withDefaults(servedSettings(current.settings).settings)
+      const next = validateSettingsPatch({ notifications: change(served.notifications) }).notifications ?? []
+      await this.#storage.writeSettings(name, { ...current, settings: { ...withDefaults(current.settings), notifications: next } })
       return next
     })
     this.#infos.forget(name)
@@ -386,14 +387,17 @@ class Registry implements BucketRegistry {
     this.#live('bucketForDomain')
     const token = await this.#storage.changeToken()
     if (token === null) return null
-    if (this.#domains?.token !== token) {
-      const map = new Map<string, string>()
-      for (const info of await this.list()) {
-        for (const domain of info.settings.domains) if (!map.has(domain)) map.set(domain, info.name)
+    let domains = this.#domains?.token === token ? this.#domains.map : null
+    if (domains === null) {
+      domains = new Map<string, string>()
+      const damaged: string[] = []
+      for (const info of await this.#infos.readable((await this.#storage.names()).filter(isValidBucketName).sort(), damaged)) {
+        for (const domain of info.settings.domains) if (!domains.has(domain)) domains.set(domain, info.name)
       }
-      this.#domains = { token, map }
+      // Kept only when every bucket was read: one mended by hand moves no token, and its domains must come back.
+      this.#domains = damaged.length === 0 ? { token, map: domains } : null
     }
-    return this.#domains.map.get(hostName(host)) ?? null
+    return domains.get(hostName(host)) ?? null
   }
 
   async sweep (options: { now?: Date } = {}): Promise<SweepReport> {

@@ -1,22 +1,22 @@
 /**
- * A bucket's settings document as a registry storage reads it back: parsed
- * and judged by the rules of a write (`validateSettingsPatch`, no second
- * validator), so that what a hand edit, a crash or another program left in
- * the file never reaches a door as a value of the wrong type.
+ * A bucket's settings document as a registry storage reads it back, and
+ * the settings the registry serves from it.
  *
  * Promises:
  * - A storage answers null only when the bucket has no document; text that
- *   is not a settings document (not JSON, `null`, `{}`, a `cors` that is a
- *   number, a `creationDate` that is no date) is `SettingsDamaged` (10915),
- *   a storage failure naming the file (`path`, for the log) and, in its
- *   cause, what is wrong with it. Never null: the registry would take a
- *   damaged file for a missing one.
- * - A field today's rules refuse (a `cors` that is a number, a lifecycle
- *   rule an older version took) is left out, so its default applies, and
- *   named by `ignoredFields`: the rest of the bucket keeps working, and the
- *   file is left as it is until it is mended or a settings write replaces
- *   the field.
- * - Fields of a newer version (names no rule knows) are kept as they are.
+ *   is not a settings document (not JSON, `null`, `{}`, not an object, a
+ *   `creationDate` that is no date, `settings` that are no object) is
+ *   `SettingsDamaged` (10915), a storage failure naming the file (`path`,
+ *   for the log) and, in its cause, what is wrong with it. Never null: the
+ *   registry would take a damaged file for a missing one.
+ * - The document comes back as stored: a settings write merges its change
+ *   over the stored fields, so a field nobody changed stays as it was.
+ * - `servedSettings` judges each field by the rules of a write
+ *   (`validateSettingsPatch`, no second validator): a field they refuse (a
+ *   `cors` that is a number, a lifecycle rule an older version took) is
+ *   left out, so its default applies, and named with what is wrong; the
+ *   rest of the bucket keeps working. Fields of a newer version (names no
+ *   rule knows) are kept as they are.
  */
 import { BucketError } from './errors.js'
 import { validateSettingsPatch, type BucketSettings } from './settings.js'
@@ -30,32 +30,34 @@ export interface SettingsDocument {
   settings: Partial<BucketSettings>
 }
 
-/** The fields a document's reading left out, with what was wrong with each (`ignoredFields`). */
-const ignored = new WeakMap<SettingsDocument, string[]>()
-
-/** What was wrong with the fields `parseSettingsDocument` left out of `document` (none: empty). */
-export function ignoredFields (document: SettingsDocument): readonly string[] {
-  return ignored.get(document) ?? []
-}
-
-/** What is wrong with `value` as a settings document, or the document with each field checked as a write's (one refused is left out). */
+/** What is wrong with `value` as a settings document, or the document. */
 function judged (value: unknown): SettingsDocument | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return `the document must be an object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value})`
   const { creationDate, settings } = value as Record<string, unknown>
   if (typeof creationDate !== 'string' || Number.isNaN(Date.parse(creationDate))) return 'creationDate must be an ISO 8601 date'
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) return 'settings must be an object'
-  const checked: Record<string, unknown> = {}
-  const problems: string[] = []
-  for (const [field, given] of Object.entries(settings)) {
+  return value as SettingsDocument
+}
+
+/**
+ * The settings a bucket is served with: each stored field as a write would
+ * take it, one refused left out (its default applies) and named in
+ * `ignored` with what is wrong with it.
+ */
+export function servedSettings (stored: Partial<BucketSettings>): { settings: Partial<BucketSettings>, ignored: string[] } {
+  const settings: Record<string, unknown> = {}
+  const ignored: string[] = []
+  for (const [field, given] of Object.entries(stored)) {
+    // JSON's own `__proto__` key would set the object's prototype through an assignment.
+    if (field === '__proto__') continue
     try {
-      Object.assign(checked, { [field]: given }, validateSettingsPatch({ [field]: given }))
+      const checked: Record<string, unknown> = validateSettingsPatch({ [field]: given })
+      settings[field] = field in checked ? checked[field] : given
     } catch (err) {
-      problems.push((err as Error).message)
+      ignored.push((err as Error).message)
     }
   }
-  const document = Object.assign({}, value as SettingsDocument, { settings: checked as Partial<BucketSettings> })
-  if (problems.length > 0) ignored.set(document, problems)
-  return document
+  return { settings: settings as Partial<BucketSettings>, ignored }
 }
 
 /**

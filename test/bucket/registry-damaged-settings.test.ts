@@ -112,3 +112,36 @@ t.test('a document that is no settings document is damaged; a field the rules of
   t.equal(info?.settings.cors, null, 'normalised as a write normalises it')
   t.equal((info?.settings as unknown as Record<string, unknown>).future, 'kept', 'a field of a newer version is kept')
 })
+
+t.test('a settings write keeps the stored fields it does not change, an ignored one too', async t => {
+  const { registry, dir, warnings } = await opened(t)
+  await registry.create('site')
+  const good = JSON.parse(await readFile(settingsFile(dir, 'site'), 'utf8'))
+  // An older version took this rule id; today's rules refuse it, and with it the bucket's whole lifecycle.
+  const lifecycle = { rules: [{ id: 'keep\u0001', enabled: true, conditions: {} }, { id: 'good', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86400 } } }] }
+  await writeFile(settingsFile(dir, 'site'), JSON.stringify({ ...good, settings: { ...good.settings, lifecycle } }))
+  t.equal((await registry.info('site'))?.settings.lifecycle, null, 'served without it')
+  t.equal(warnings.length, 1, 'warned of')
+  const updated = await registry.updateSettings('site', { public: true })
+  t.equal(updated.public, true)
+  t.equal(updated.lifecycle, null, 'the answer is what is served')
+  const stored = JSON.parse(await readFile(settingsFile(dir, 'site'), 'utf8'))
+  t.same(stored.settings.lifecycle, lifecycle, 'the stored rules are kept for their owner to mend')
+  t.equal(stored.settings.public, true)
+  await registry.changeNotifications('site', current => current)
+  t.same(JSON.parse(await readFile(settingsFile(dir, 'site'), 'utf8')).settings.lifecycle, lifecycle, 'by a change of notifications too')
+})
+
+t.test('a bucket whose settings are mended gets its custom domains back, though no registry write moved', async t => {
+  const { registry, dir } = await opened(t)
+  await registry.create('site')
+  await registry.updateSettings('site', { domains: ['cdn.example.com'] })
+  t.equal(await registry.bucketForDomain('cdn.example.com'), 'site')
+  const file = settingsFile(dir, 'site')
+  const mended = await readFile(file, 'utf8')
+  await writeFile(file, 'null')
+  await registry.create('other')
+  t.equal(await registry.bucketForDomain('cdn.example.com'), null, 'damaged: not served')
+  await writeFile(file, mended)
+  t.equal(await registry.bucketForDomain('cdn.example.com'), 'site', 'mended: served again')
+})
