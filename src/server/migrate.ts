@@ -22,20 +22,22 @@
  * them; src/bucket/keys.ts) cannot be kept in PostgreSQL's text: every
  * catalog is read for them before anything is written, and the import is
  * refused with their list, so it never stops half done. They can still be
- * read and deleted through the SQLite store, then the import run again.
+ * read and deleted through the SQLite store, then the import run again. A
+ * bucket's damaged settings document refuses the import the same way.
  */
 import { randomBytes } from 'node:crypto'
 import type pg from 'pg'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { StartupError, why } from './preflight.js'
-import { isValidBucketName } from '../bucket/index.js'
 import { fsyncDirectory } from '../stores/fs/atomic.js'
 import { blobFile } from '../stores/fs/blobs.js'
 import { KEPT_BODY, type ObjectRow, type PartRow, type UploadRow } from '../stores/fs/catalog.js'
 import { Database, type SqliteDatabase } from '../stores/fs/sqlite.js'
 import { PgCatalog } from '../stores/pg/catalog.js'
 import { bodyRoot } from '../stores/pg/registry-storage.js'
+import { damageOf, isValidBucketName, type BucketError } from '../bucket/index.js'
+import { parseSettingsDocument, type SettingsDocument } from '../bucket/port.js'
 
 /** Rows written per statement. */
 const BATCH = 1000
@@ -56,6 +58,13 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
     throw new Error(`migrate: nothing was imported: ${unfit.length} key(s) hold U+0000, which the PostgreSQL catalog cannot keep:\n${shown}` +
       (unfit.length > 20 ? `\n  ... and ${unfit.length - 20} more` : '') +
       '\nDelete these objects (or abort these uploads) through a gateway on the SQLite catalogs, then run migrate again.')
+  }
+  const damaged: string[] = []
+  for (const entry of entries) {
+    if (entry.isDirectory() && isValidBucketName(entry.name)) await settingsOf(root, entry.name).catch((err: unknown) => { damaged.push(damageOf(err as BucketError)) })
+  }
+  if (damaged.length > 0) {
+    throw new Error(`migrate: nothing was imported: the settings of ${damaged.length} bucket(s) are damaged:\n${damaged.map(d => `  ${d}`).join('\n')}\nMend them (docs/deployment.md says how), then run migrate again.`)
   }
   const catalog = await PgCatalog.connect(url)
   const report: MigrationReport = { buckets: [], documents: 0 }
@@ -79,6 +88,20 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
     await catalog.close()
   }
   return report
+}
+
+/**
+ * A bucket's settings document, judged as the registry judges it (null:
+ * none yet, a directory made by hand); a damaged one throws SettingsDamaged,
+ * so it is neither reset to a new bucket's nor copied damaged.
+ */
+async function settingsOf (root: string, name: string): Promise<SettingsDocument | null> {
+  const file = path.join(bodyRoot(root, name), 'settings.json')
+  const text = await fsp.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return null
+    throw err
+  })
+  return text === null ? null : parseSettingsDocument(text, file)
 }
 
 interface UnfitKey { bucket: string, what: 'object' | 'upload', key: string }
@@ -116,8 +139,7 @@ async function readJson (file: string): Promise<unknown> {
 
 async function importBucket (catalog: PgCatalog, root: string, name: string): Promise<MigrationReport['buckets'][number]> {
   const internal = bodyRoot(root, name)
-  const settings = await readJson(path.join(internal, 'settings.json')) ??
-    { format: 1, creationDate: new Date().toISOString(), settings: {} }
+  const settings = await settingsOf(root, name) ?? { format: 1, creationDate: new Date().toISOString(), settings: {} }
   const dbFile = path.join(internal, 'catalog.db')
   const db = await fsp.access(dbFile).then(() => new Database(dbFile, { readonly: true, fileMustExist: true }), () => null)
   try {

@@ -3,8 +3,11 @@
  * the time each part was uploaded, a bucket's lock rules, and the event
  * messages its queues have not had acknowledged.
  */
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import t from 'tap'
 import { buildCli } from '../../src/main.js'
+import { migrateToCatalog } from '../../src/server/migrate.js'
 import { openRegistry } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 import { startPostgres } from '../stores/pg/server.js'
@@ -70,4 +73,17 @@ t.test('lock rules and unacknowledged event messages come through fsbucket migra
   t.same(await outbox.settle('q1', waiting.map(m => ({ seq: m.seq, lease: m.lease })), []), { acked: 2, retried: 0 }, 'their leases settle')
   const later = await outbox.lease('q1', 10, Date.now() + 61_000, 60_000, rules)
   t.same(later.map(m => [JSON.parse(m.body).object.key, m.attempts]), [['cases/one', 2]], 'the leased one once its visibility timeout passed, delivered once before')
+})
+
+t.test('a bucket whose settings are damaged stops fsbucket migrate before anything is imported, naming the file', async t => {
+  const dataDir = testdir(t)
+  const before = await openRegistry(dataDir, { fsync: false })
+  await before.create('fine')
+  await before.create('broken')
+  await before.close()
+  const file = path.join(dataDir, 'broken', '.fsbucket', 'settings.json')
+  await writeFile(file, 'null')
+  const imported: string[] = []
+  await t.rejects(migrateToCatalog(dataDir, server.url(), line => { imported.push(line) }), { message: /^migrate: nothing was imported: the settings of 1 bucket\(s\) are damaged:\n {2}.*broken.*settings\.json is not a settings document/ })
+  t.same(imported, [], 'not even the sound bucket: it never stops half done')
 })
