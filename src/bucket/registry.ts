@@ -190,10 +190,15 @@ class Registry implements BucketRegistry {
 
   async list (options: { strict?: boolean } = {}): Promise<BucketInfo[]> {
     this.#live('list')
-    const names = (await this.#storage.names()).filter(isValidBucketName).sort()
+    const names = await this.#names()
     if (options.strict !== true) return await this.#infos.readable(names)
     const infos = await Promise.all(names.map(async name => await this.#infos.info(name)))
     return infos.filter((i): i is BucketInfo => i !== null)
+  }
+
+  /** The storage's places that are buckets by name, sorted. */
+  async #names (): Promise<string[]> {
+    return (await this.#storage.names()).filter(isValidBucketName).sort()
   }
 
   async info (name: string): Promise<BucketInfo | null> {
@@ -391,7 +396,7 @@ class Registry implements BucketRegistry {
     if (domains === null) {
       domains = new Map<string, string>()
       const damaged: string[] = []
-      for (const info of await this.#infos.readable((await this.#storage.names()).filter(isValidBucketName).sort(), damaged)) {
+      for (const info of await this.#infos.readable(await this.#names(), damaged)) {
         for (const domain of info.settings.domains) if (!domains.has(domain)) domains.set(domain, info.name)
       }
       // Kept only when every bucket was read: one mended by hand moves no token, and its domains must come back.

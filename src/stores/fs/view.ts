@@ -44,7 +44,7 @@
  * right, no room, an immutable directory) leaves the request as it is (the
  * catalog holds the object) and is warned of, once per refusal, naming the
  * path and the reason: a process warning (`FsbucketWarning`), which Node
- * prints on standard error, or the `warn` the view is given.
+ * prints on standard error.
  */
 import { randomBytes } from 'node:crypto'
 import { linkSync, lstatSync, mkdirSync, renameSync, rmdirSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
@@ -125,11 +125,6 @@ function codeOf (err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code
 }
 
-/** How the view tells of an entry it could not make or remove: a pino-like `(fields, message)`. */
-type ViewWarn = (fields: { path: string, reason: string }, message: string) => void
-
-const emitWarning: ViewWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.path}: ${fields.reason}`, 'FsbucketWarning') }
-
 /** The reason a file system call failed, for a warning: its message (which names the code and the call), or the value thrown. */
 function reasonOf (err: unknown): string {
   return err instanceof Error ? err.message : String(err)
@@ -139,12 +134,10 @@ export class KeyView {
   readonly #bucketDir: string
   readonly #scratchDir: string | undefined
   readonly #strays: string | undefined
-  readonly #warn: ViewWarn
 
-  /** `storeDir`: where the scratch directory (`tmp`) and the marker of temporaries beside keys are; `warn`: where refusals go. */
-  constructor (bucketDir: string, storeDir?: string, warn: ViewWarn = emitWarning) {
+  /** `storeDir`: where the scratch directory (`tmp`) and the marker of temporaries beside keys are. */
+  constructor (bucketDir: string, storeDir?: string) {
     this.#bucketDir = bucketDir
-    this.#warn = warn
     this.#scratchDir = storeDir === undefined ? undefined : path.join(storeDir, 'tmp')
     this.#strays = storeDir === undefined ? undefined : path.join(storeDir, VIEW_STRAYS_MARKER)
   }
@@ -311,7 +304,7 @@ export class KeyView {
   /** Warns that the view's entry at `file` could not be `made` or `removed`: the key's file is missing from the view, or left in it. */
   #refused (what: 'made' | 'removed', file: string, err: unknown): void {
     const message = what === 'made' ? 'the readable view could not show a key' : 'the readable view could not remove a deleted key\'s file'
-    this.#warn({ path: file, reason: reasonOf(err) }, message)
+    process.emitWarning(`${message}: ${file}: ${reasonOf(err)}`, 'FsbucketWarning')
   }
 
   /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */
