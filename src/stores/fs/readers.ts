@@ -4,7 +4,7 @@
  * bodies read whole (from their file or their catalog row) and cached by
  * version, and the byte-range stream across the files of an object.
  */
-import { closeSync, constants as fsConstants, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import type { ObjectReader, StoredObject } from '../../bucket/port.js'
@@ -80,11 +80,21 @@ function shorterBody (): BodySizeError {
   return new BodySizeError('An object file is shorter than its catalog entry.')
 }
 
+function longerBody (): BodySizeError {
+  return new BodySizeError('An object file is longer than its catalog entry.')
+}
+
 /** `bytes`, a body read whole, when it holds exactly the object's `size`; else throws. */
 function wholeBody (bytes: Buffer, size: number): Buffer {
   if (bytes.length < size) throw shorterBody()
-  if (bytes.length > size) throw new BodySizeError('An object file is longer than its catalog entry.')
+  if (bytes.length > size) throw longerBody()
   return bytes
+}
+
+/** Throws, naming `file`, when the file open as `fd` does not hold `size` bytes. */
+function checkBodySize (fd: number, size: number, file: string): void {
+  const held = fstatSync(fd).size
+  if (held !== size) throw Object.assign(held < size ? shorterBody() : longerBody(), { path: file })
 }
 
 /**
@@ -131,6 +141,7 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
     try {
       return openFileReader(object, segments, abs)
     } catch (err) {
+      if (err instanceof BodySizeError) throw err
       if (!isMissing(err) || attempt >= 20) throw storageError(err, 'reading an object')
       catalog.cache.forgetRow(id)
     }
@@ -158,13 +169,20 @@ export async function openSegments (object: StoredObject, segments: Segment[], a
 /**
  * A reader of the body files `segments`, every file opened at once and
  * synchronously, like SegmentStream's reads: from the dentry cache an open
- * is one system call. Throws the operating system's error, with nothing
- * left open.
+ * is one system call. Each file must hold its segment's size, looked at
+ * once it is open (the store never changes a body file, so what it holds
+ * then is what it sends): a file cut short or grown by something else
+ * fails here, before any header, with a `BodySizeError` naming it. Throws
+ * the operating system's error otherwise, with nothing left open.
  */
 function openFileReader (object: StoredObject, segments: Segment[], abs: (file: string) => string): FileReader {
   const fds: number[] = []
   try {
-    for (const [file] of segments) fds.push(openSync(abs(file), READ_BODY))
+    for (const [file, size] of segments) {
+      const fd = openSync(abs(file), READ_BODY)
+      fds.push(fd)
+      checkBodySize(fd, size, abs(file))
+    }
     return new FileReader(object, segments, fds)
   } catch (err) {
     fds.forEach(closeQuietly)
@@ -260,7 +278,7 @@ class SegmentStream extends Readable {
       const want = Math.min(READ_CHUNK, this.#segments[this.#index][1] - this.#position, this.#remaining)
       // Whole chunks come from the spares; a short one gets a buffer of its size (a consumer may keep it).
       const buffer = want === READ_CHUNK ? takeChunk() : Buffer.allocUnsafe(want)
-      // A file shorter than its row fails here, before its bytes are pushed: at the first chunk that is before the answer's headers.
+      // A file cut short while it is read (it held its size when opened) fails here, before the bytes are pushed.
       let read = 0
       while (read < want) {
         const got = readSync(this.#fds[this.#index], buffer, read, want - read, this.#position + read)
