@@ -91,7 +91,8 @@ export async function openRegistry (dataDir: string, given?: OpenFsRegistryOptio
     const { PgRegistryStorage } = await import('../stores/pg/registry-storage.js')
     return createRegistry(await PgRegistryStorage.open(dataDir, options.catalog, { fsync: options.fsync, maxConnections: options.catalogConnections }), options)
   }
-  return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync }), options)
+  // `warn` also hears of the readable view's refusals, in every bucket it opens (view.ts).
+  return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync, warn: options.warn }), options)
 }
 
 const memoryRegistryOptionTypes = { clock: 'function', minPartSize: 'number', warn: 'function' } as const satisfies Record<keyof RegistryOptions, OptionType>

@@ -27,6 +27,8 @@ import { FsStore } from './store.js'
 export interface FsRegistryOptions {
   /** fsync object writes and settings (default true). */
   fsync?: boolean
+  /** Hears of a file the readable view of a bucket could not make or remove (view.ts), with the bucket's name; default a process warning. A registry's `warn` will do. */
+  warn?: (fields: { bucket: string, path: string, reason: string }, message: string) => void
 }
 
 /**
@@ -42,19 +44,21 @@ export class FsRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly #fsync: boolean
   readonly #deleted: DeletedBuckets
+  readonly #warn: FsRegistryOptions['warn']
   /** Fingerprints of settings files and of the change stamp, looked at once per turn (../turn.ts). */
   readonly #fingerprints = new TurnMemo<string | null>()
 
-  private constructor (dataDir: string, fsync: boolean) {
+  private constructor (dataDir: string, fsync: boolean, warn: FsRegistryOptions['warn']) {
     this.location = dataDir
     this.#fsync = fsync
+    this.#warn = warn
     this.#deleted = new DeletedBuckets(dataDir)
   }
 
   /** The storage of the buckets in `dataDir` (created when missing). */
   static async open (dataDir: string, options: FsRegistryOptions = {}): Promise<FsRegistryStorage> {
     await ensureDirectory(dataDir)
-    return new FsRegistryStorage(path.resolve(dataDir), options.fsync ?? true)
+    return new FsRegistryStorage(path.resolve(dataDir), options.fsync ?? true, options.warn)
   }
 
   #bucketDir (name: string): string {
@@ -163,7 +167,9 @@ export class FsRegistryStorage implements RegistryStorage {
   async openStore (name: string): Promise<BucketStore> {
     // A link planted as the bucket's directory would put its catalog and bodies outside the data directory.
     if (!this.placeExists(name)) throw bucketRetired('open')
-    return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync, create: false, deletedBuckets: this.#deleted })
+    const warn = this.#warn
+    const viewWarn = warn === undefined ? undefined : (fields: { path: string, reason: string }, message: string) => { warn({ bucket: name, ...fields }, message) }
+    return await FsStore.open(this.#bucketDir(name), { fsync: this.#fsync, create: false, deletedBuckets: this.#deleted, warn: viewWarn })
   }
 
   /** `<dataDir>/.<area>/`: a name starting with a dot is never a bucket. */

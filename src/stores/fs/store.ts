@@ -60,7 +60,7 @@ import { CatalogOutbox } from './outbox.js'
 import { releaseSpare, reserveSpare } from './spare.js'
 import { sweepStore } from './sweeper.js'
 import { Uploads } from './uploads.js'
-import { KeyView } from './view.js'
+import { KeyView, type ViewWarn } from './view.js'
 import { ViewIntents } from './view-intents.js'
 import { lockFile } from './file-lock.js'
 
@@ -87,8 +87,8 @@ export interface FsStoreOptions {
   create?: boolean
 }
 
-/** What a registry adds (not the library's: FsStoreOptions is public): the data directory's deleted buckets, which each sweep removes (blobs.ts). */
-type RegistryStoreOptions = FsStoreOptions & { deletedBuckets?: DeletedBuckets }
+/** What a registry adds (not the library's: FsStoreOptions is public): the data directory's deleted buckets, which each sweep removes (blobs.ts), and where the readable view's refusals are warned of (view.ts; default a process warning). */
+type RegistryStoreOptions = FsStoreOptions & { deletedBuckets?: DeletedBuckets, warn?: ViewWarn }
 
 interface PutJob {
   id: string
@@ -122,13 +122,13 @@ export class FsStore implements BucketStore {
   readonly outbox: Outbox
   readonly #deletedBuckets: DeletedBuckets | undefined
 
-  private constructor (root: string, catalog: Catalog, fsync: boolean, deletedBuckets: DeletedBuckets | undefined) {
+  private constructor (root: string, catalog: Catalog, fsync: boolean, deletedBuckets: DeletedBuckets | undefined, warn: ViewWarn | undefined) {
     this.#root = root
     this.#deletedBuckets = deletedBuckets
     this.#catalog = catalog
     this.#commits = new Commits(catalog, path.join(root, 'catalog.db'), fsync)
     this.#blobs = new BlobFiles(root, fsync)
-    this.#view = new KeyView(path.dirname(root), root)
+    this.#view = new KeyView(path.dirname(root), root, { warn })
     this.#intents = new ViewIntents(catalog, id => { this.#publish(id) })
     this.#uploads = new Uploads(catalog, this.#commits, this.#blobs)
     this.outbox = new CatalogOutbox(catalog, this.#commits)
@@ -202,7 +202,7 @@ export class FsStore implements BucketStore {
           throw err
         }
       }
-      const store = new FsStore(root, catalog, fsync, options.deletedBuckets)
+      const store = new FsStore(root, catalog, fsync, options.deletedBuckets, options.warn)
       // View entries a crashed process owed after a commit of several keys (view-intents.ts): fixed now, not at the next sweep.
       await store.#intents.replay()
       await reserveSpare(store.#root)

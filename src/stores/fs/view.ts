@@ -42,9 +42,13 @@
  *
  * A key the view cannot show or hide because the file system refused (no
  * right, no room, an immutable directory) leaves the request as it is (the
- * catalog holds the object) and is warned of, once per refusal, naming the
- * path and the reason: a process warning (`FsbucketWarning`), which Node
- * prints on standard error.
+ * catalog holds the object) and is warned of, naming the path and the
+ * reason, to the `warn` the view was given (a registry's: the server's log),
+ * or else as a process warning (`FsbucketWarning`, which Node prints on
+ * standard error). One file refused for one reason (the error's code) is
+ * warned of once a minute at most (WARN_INTERVAL_MS), by each view: a key
+ * written over and over under a directory that refuses it does not flood
+ * the log.
  */
 import { randomBytes } from 'node:crypto'
 import { linkSync, lstatSync, mkdirSync, renameSync, rmdirSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
@@ -130,16 +134,41 @@ function reasonOf (err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
+/** Hears of a view entry the file system refused: a pino-like `(fields, message)`, as a logger's `warn` bound. */
+export type ViewWarn = (fields: { path: string, reason: string }, message: string) => void
+
+/** The process's warning, for library users who give no `warn` (a server gives its log). */
+const emitWarning: ViewWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.path}: ${fields.reason}`, 'FsbucketWarning') }
+
+/** How long one file refused for one reason is not warned of again. */
+export const WARN_INTERVAL_MS = 60_000
+
+/** How many (file, reason) pairs a view remembers having warned of; past it, the oldest are forgotten (and may be warned of again sooner). */
+const WARNED_MAX = 1000
+
+interface KeyViewOptions {
+  /** Where refusals are warned of (default: a process warning). */
+  warn?: ViewWarn
+  /** A clock in ms, for the warnings' interval (tests inject one; default `performance.now`, which never goes back). */
+  now?: () => number
+}
+
 export class KeyView {
   readonly #bucketDir: string
   readonly #scratchDir: string | undefined
   readonly #strays: string | undefined
+  readonly #warn: ViewWarn
+  readonly #now: () => number
+  /** When each (what, file, code) was last warned of, oldest first. */
+  readonly #warned = new Map<string, number>()
 
   /** `storeDir`: where the scratch directory (`tmp`) and the marker of temporaries beside keys are. */
-  constructor (bucketDir: string, storeDir?: string) {
+  constructor (bucketDir: string, storeDir?: string, options: KeyViewOptions = {}) {
     this.#bucketDir = bucketDir
     this.#scratchDir = storeDir === undefined ? undefined : path.join(storeDir, 'tmp')
     this.#strays = storeDir === undefined ? undefined : path.join(storeDir, VIEW_STRAYS_MARKER)
+    this.#warn = options.warn ?? emitWarning
+    this.#now = options.now ?? (() => performance.now())
   }
 
   /** Whether the key can have a file in the view at all. */
@@ -301,10 +330,25 @@ export class KeyView {
     }
   }
 
-  /** Warns that the view's entry at `file` could not be `made` or `removed`: the key's file is missing from the view, or left in it. */
+  /**
+   * Warns that the view's entry at `file` could not be `made` or `removed`:
+   * the key's file is missing from the view, or left in it. Not again for
+   * the same file and reason (its code: the message of a refused link also
+   * names the body, which changes with every write) within WARN_INTERVAL_MS.
+   */
   #refused (what: 'made' | 'removed', file: string, err: unknown): void {
+    const now = this.#now()
+    const key = `${what}\0${file}\0${codeOf(err) ?? reasonOf(err)}`
+    const last = this.#warned.get(key)
+    if (last !== undefined && now - last < WARN_INTERVAL_MS) return
+    this.#warned.delete(key) // set again below: the map stays in the order of the warnings
+    this.#warned.set(key, now)
+    for (const [old, at] of this.#warned) {
+      if (this.#warned.size <= WARNED_MAX && now - at < WARN_INTERVAL_MS) break
+      this.#warned.delete(old)
+    }
     const message = what === 'made' ? 'the readable view could not show a key' : 'the readable view could not remove a deleted key\'s file'
-    process.emitWarning(`${message}: ${file}: ${reasonOf(err)}`, 'FsbucketWarning')
+    this.#warn({ path: file, reason: reasonOf(err) }, message)
   }
 
   /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */

@@ -1,6 +1,7 @@
+import fs from 'node:fs'
 import { readFile, readdir } from 'node:fs/promises'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { openBucket } from '../../../src/index.js'
 import { viewPath } from '../../../src/stores/fs/view.js'
 import { testdir } from '../../testdir.js'
@@ -104,35 +105,116 @@ t.test('showing a key again with the body it already links (two processes publis
   t.same(await readdir(scratch), [], 'no temporary left in the scratch directory')
 })
 
+/** The package entry as built, for `t.mockImport` (which would resolve a relative path from the test's source, where no .js is). */
+const built = new URL('../../../src/index.js', import.meta.url).href
+
+/**
+ * `node:fs` where the directory `dir` can be made immutable, as `chattr +i`
+ * makes it (which needs root, on a file system that has it): while
+ * `frozen.on`, adding, renaming or removing an entry in it fails with
+ * EPERM, for root too. Given to the store's modules with `t.mockImport`,
+ * so the failure is the same wherever the test runs, as whichever user.
+ */
+function immutable (t: Test, dir: string): { fs: Record<string, unknown>, frozen: { on: boolean } } {
+  const frozen = { on: false }
+  const guarded = <A extends unknown[], R>(syscall: string, call: (...args: A) => R, files: (...args: A) => string[]) =>
+    (...args: A): R => {
+      const named = files(...args)
+      if (frozen.on && named.some(file => path.dirname(path.resolve(file)) === dir)) {
+        const message = `EPERM: operation not permitted, ${syscall} ${named.map(file => `'${file}'`).join(' -> ')}`
+        throw Object.assign(new Error(message), { errno: -1, code: 'EPERM', syscall, path: named[0], ...(named.length > 1 ? { dest: named[1] } : {}) })
+      }
+      return call(...args)
+    }
+  return {
+    frozen,
+    fs: t.createMock(fs, {
+      linkSync: guarded('link', fs.linkSync, (existing, file) => [String(existing), String(file)]),
+      renameSync: guarded('rename', fs.renameSync, (from, to) => [String(from), String(to)]),
+      unlinkSync: guarded('unlink', fs.unlinkSync, file => [String(file)]),
+      rmdirSync: guarded('rmdir', fs.rmdirSync, file => [String(file)]),
+      mkdirSync: guarded('mkdir', fs.mkdirSync, file => [String(file)]),
+      writeFileSync: guarded('open', fs.writeFileSync, file => typeof file === 'number' ? [] : [String(file)])
+    })
+  }
+}
+
 t.test('a view entry the file system refuses is warned of, and the request stands', async t => {
-  const { execFileSync } = await import('node:child_process')
   const dir = testdir(t)
+  const docs = path.join(dir, 'docs')
+  const chattr = immutable(t, docs)
+  const { openBucket } = await t.mockImport<typeof import('../../../src/index.js')>(built, { 'node:fs': chattr.fs })
   const bucket = await openBucket(dir, { fsync: false })
   t.teardown(async () => await bucket.close())
   await bucket.put('docs/kept.txt', 'a file in the view')
-  const docs = path.join(dir, 'docs')
-  try {
-    execFileSync('chattr', ['+i', docs], { stdio: 'ignore' })
-  } catch {
-    t.pass('skipped: chattr +i is not available here (it needs root, on a file system that has it)')
-    return
-  }
-  t.teardown(() => { execFileSync('chattr', ['-i', docs]) })
+  t.same(await readdir(docs), ['kept.txt'], 'shown while the directory takes it')
+  chattr.frozen.on = true // chattr +i docs
   const warnings: Error[] = []
   const onWarning = (warning: Error): void => { if (warning.name === 'FsbucketWarning') warnings.push(warning) }
   process.on('warning', onWarning)
   t.teardown(() => { process.off('warning', onWarning) })
-  await bucket.put('docs/new.txt', 'not shown')
-  await bucket.put('docs/inline.txt', 'x'.repeat(10))
+  const large = 'a body file '.repeat(2_000)
+  await bucket.put('docs/new.txt', large) // a body file: linked
+  await bucket.put('docs/inline.txt', 'x'.repeat(10)) // kept in the catalog row: written out
   await bucket.delete('docs/kept.txt')
   await new Promise(resolve => setImmediate(resolve))
   const kept = await bucket.get('docs/new.txt')
-  t.equal(kept !== null && 'body' in kept ? await kept.text() : null, 'not shown', 'the put stands (the catalog holds it)')
+  t.equal(kept !== null && 'body' in kept ? await kept.text() : null, large, 'the put stands (the catalog holds it)')
   t.equal(await bucket.head('docs/kept.txt'), null, 'the delete stands')
+  t.same(await readdir(docs), ['kept.txt'], 'and the view is as the file system left it')
   t.same(warnings.map(w => w.message.replace(/: [A-Z]+: .*/, '')), [
     `the readable view could not show a key: ${path.join(docs, 'new.txt')}`,
     `the readable view could not show a key: ${path.join(docs, 'inline.txt')}`,
     `the readable view could not remove a deleted key's file: ${path.join(docs, 'kept.txt')}`
-  ], 'one warning per refusal, naming the path')
-  t.match(warnings[0].message, /EPERM/, 'and the reason')
+  ], 'with no warn given: one process warning per refusal, naming the path')
+  t.match(warnings[0].message, /: EPERM: operation not permitted, link '.*' -> '.*new\.txt'$/, 'and the reason')
+})
+
+t.test("a registry's warn hears of the view's refusals, once a minute for one file and reason", async t => {
+  const dataDir = testdir(t)
+  const docs = path.join(dataDir, 'photos', 'docs')
+  const chattr = immutable(t, docs)
+  const { openRegistry } = await t.mockImport<typeof import('../../../src/index.js')>(built, { 'node:fs': chattr.fs })
+  const heard: Array<[Record<string, unknown>, string]> = []
+  const registry = await openRegistry(dataDir, { fsync: false, warn: (fields, message) => { heard.push([fields, message]) } })
+  t.teardown(async () => await registry.close())
+  await registry.create('photos')
+  const bucket = await registry.open('photos')
+  if (bucket === null) throw new Error('no bucket')
+  await fs.promises.mkdir(docs)
+  chattr.frozen.on = true
+  const warnings: Error[] = []
+  const onWarning = (warning: Error): void => { if (warning.name === 'FsbucketWarning') warnings.push(warning) }
+  process.on('warning', onWarning)
+  t.teardown(() => { process.off('warning', onWarning) })
+  for (let i = 0; i < 5; i++) await bucket.put('docs/hot.txt', `write ${i}`)
+  await bucket.put('docs/other.txt', 'another file')
+  await new Promise(resolve => setImmediate(resolve))
+  t.same(heard.map(([fields, message]) => [fields.bucket, fields.path, message]), [
+    ['photos', path.join(docs, 'hot.txt'), 'the readable view could not show a key'],
+    ['photos', path.join(docs, 'other.txt'), 'the readable view could not show a key']
+  ], 'five refusals of one file in a row: warned of once; another file: once more')
+  t.match(heard[0][0].reason, /^EPERM: operation not permitted/, 'with the reason')
+  t.same(warnings, [], 'and no process warning')
+  const got = await bucket.get('docs/hot.txt')
+  t.equal(got !== null && 'body' in got ? await got.text() : null, 'write 4', 'every put stands')
+})
+
+t.test('a view warns of one file and reason again once the interval has passed', async t => {
+  const { KeyView, WARN_INTERVAL_MS } = await import('../../../src/stores/fs/view.js')
+  const bucketDir = testdir(t)
+  const storeDir = path.join(bucketDir, '.fsbucket')
+  await fs.promises.mkdir(storeDir)
+  await fs.promises.mkdir(path.join(storeDir, 'view-strays')) // the marker cannot be made: a key needing a temporary beside it is refused, with EISDIR
+  let now = 1_000
+  const heard: string[] = []
+  const view = new KeyView(bucketDir, storeDir, { warn: (fields, message) => { heard.push(`${message}: ${fields.path}: ${fields.reason.replace(/:.*/, '')}`) }, now: () => now })
+  const refused = `the readable view could not show a key: ${path.join(bucketDir, 'a.txt')}: EISDIR`
+  t.notOk(view.write('a.txt', Buffer.from('one')))
+  now += WARN_INTERVAL_MS - 1
+  t.notOk(view.write('a.txt', Buffer.from('two')))
+  t.same(heard, [refused], 'not again within the interval')
+  now += 1
+  t.notOk(view.write('a.txt', Buffer.from('three')))
+  t.same(heard, [refused, refused], 'again once it has passed')
 })
