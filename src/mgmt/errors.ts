@@ -197,7 +197,10 @@ export function toManagementError (err: unknown): ManagementError {
   if (isArgumentError(err)) return new ManagementError('InvalidArgument', err.message)
   if (isBucketError(err)) {
     const name = err.errorName
-    return isCataloguedName(name) ? ManagementError.catalogued(name, err.path, err) : new ManagementError(fromCatalogue[name])
+    if (isCataloguedName(name)) return ManagementError.catalogued(name, err.path, err)
+    // What the engine adds to the sentence (why the name is taken, say) follows this API's own.
+    const own = fromCatalogue[name]
+    return new ManagementError(own, err.detail === undefined ? undefined : `${ManagementErrors[own].message} ${err.detail}`)
   }
   return new ManagementError('InternalError')
 }

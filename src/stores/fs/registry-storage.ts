@@ -24,6 +24,14 @@ import { JsonDirectory } from './json-directory.js'
 import { TurnMemo } from '../turn.js'
 import { FsStore } from './store.js'
 
+/** What a create is told when a file or link made by hand holds the bucket's name. */
+const NOT_A_BUCKET_DIRECTORY = 'A file or link that is not a bucket directory holds its name in the data directory.'
+
+/** The process's warning, when the registry's owner gives no `warn`. */
+function emitWarning (fields: { path: string, reason: string }, message: string): void {
+  process.emitWarning(`${message}: ${fields.path}: ${fields.reason}`, 'FsbucketWarning')
+}
+
 export interface FsRegistryOptions {
   /** fsync object writes and settings (default true). */
   fsync?: boolean
@@ -134,11 +142,19 @@ export class FsRegistryStorage implements RegistryStorage {
 
   async createPlace (name: string): Promise<boolean> {
     await ensureDirectory(this.location)
+    const dir = this.#bucketDir(name)
     try {
-      return await createDirectory(this.#bucketDir(name))
+      if (await createDirectory(dir)) return true
     } finally {
       this.#fingerprints.forget()
     }
+    // Something made by hand holds the name (a file, a link): no bucket is served from it, so the creator and the operator are told what.
+    if (!isDirectory(dir)) {
+      const warn = this.#warn ?? emitWarning
+      warn({ bucket: name, path: dir, reason: 'not a directory' }, 'a bucket cannot be created: a file or link that is not a bucket directory holds its name in the data directory')
+      throw new BucketError('BucketAlreadyExists', 'createBucket', NOT_A_BUCKET_DIRECTORY)
+    }
+    return false
   }
 
   async removePlace (name: string): Promise<boolean> {

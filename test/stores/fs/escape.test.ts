@@ -11,6 +11,8 @@ import t from 'tap'
 import { auth, gateway, restarted } from '../../http/gateway-fixture.js'
 import { testdir } from '../../testdir.js'
 import { Database } from '../../../src/stores/fs/sqlite.js'
+import { openRegistry } from '../../../src/server/open.js'
+import { toManagementError } from '../../../src/mgmt/errors.js'
 
 function outsideTree (t: Parameters<typeof testdir>[0]): { dir: string, file: string } {
   const dir = testdir(t) + '-outside'
@@ -135,4 +137,29 @@ t.test('links planted as a bucket\'s directory or the store\'s own directories a
   t.equal(again.statusCode, 500, 'a linked blobs/ keeps the bucket from opening')
   t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written outside')
   t.ok(lstatSync(blobs).isSymbolicLink())
+})
+
+t.test('a file or link where a bucket\'s directory would be: create is refused, saying what holds the name, and the operator is warned', async t => {
+  const dataDir = testdir(t)
+  const warned: Array<{ fields: Record<string, unknown>, message: string }> = []
+  const registry = await openRegistry(dataDir, { warn: (fields, message) => { warned.push({ fields, message }) } })
+  t.teardown(async () => { await registry.close() })
+  const outside = outsideTree(t)
+  writeFileSync(path.join(dataDir, 'stray'), 'made by hand')
+  symlinkSync(outside.dir, path.join(dataDir, 'linked'))
+  for (const name of ['stray', 'linked']) {
+    const err = await registry.create(name).catch((err: unknown) => err)
+    t.match(err, { code: 10004, status: 409, message: /already exists\. A file or link that is not a bucket directory holds its name/ }, `${name}: refused with the reason`)
+    t.equal(await registry.info(name), null, `${name}: still no bucket`)
+  }
+  t.match(warned, [
+    { fields: { bucket: 'stray', path: path.join(dataDir, 'stray'), reason: 'not a directory' }, message: /a bucket cannot be created/ },
+    { fields: { bucket: 'linked', path: path.join(dataDir, 'linked') } }
+  ], 'one warn line each, naming the path')
+  t.same(readdirSync(outside.dir), ['secret.txt'], 'nothing written through the link')
+  t.equal(readFileSync(path.join(dataDir, 'stray'), 'utf8'), 'made by hand', 'the file is left alone')
+  const mgmt = toManagementError(await registry.create('stray').catch((err: unknown) => err))
+  t.match(mgmt, { code: 10004, status: 409, message: 'The bucket you tried to create already exists, and you own it. A file or link that is not a bucket directory holds its name in the data directory.' }, 'the management API says so too')
+  await registry.create('fine')
+  t.ok((await registry.info('fine')) !== null, 'other names are created as before')
 })
