@@ -21,7 +21,10 @@
  * Every `serve` flag but `--memory` has an environment variable
  * (FSBUCKET_DATA, ...); a flag beats its variable. (A server that keeps
  * nothing is asked for on its own command line, never by an environment
- * left set.) What `serve` does (checks, workers, restarts, draining on
+ * left set.) A secret given as a flag (`--token`, a `--catalog` URL, ...:
+ * `secretFlags`) leaves the command line `ps` shows once the arguments are
+ * parsed: the process's title becomes the command's path alone,
+ * `fsbucket serve` (`main`). What `serve` does (checks, workers, restarts, draining on
  * signals) is src/server/serve.ts; what one server process is made of
  * (registry, doors, listeners) is src/server/gateway.ts, which
  * `startServer` uses too.
@@ -111,19 +114,47 @@ function nameList (value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map(s => s.trim()).filter(s => s !== '')]
 }
 
-function routeSpec (value: string, previous: string[] = []): string[] {
-  try {
-    for (const spec of value.split(/[\s,]+/).filter(s => s !== '')) parseRouteSpec(spec)
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message)
-  }
-  return [...previous, value]
-}
-
 /** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, …, 21st. */
 function ordinal (n: number): string {
   const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : ['th', 'st', 'nd', 'rd'][n % 10] ?? 'th'
   return `${n}${suffix}`
+}
+
+/**
+ * `--route <spec>`: one route per flag, taken whole, as `--queue-push`
+ * takes its push: a comma may stand in a route (a path prefix `/a,b/`, an
+ * `error=` key, an `index=` name: http/target.ts), so a flag is never split
+ * at one; FSBUCKET_ROUTES holds several, separated by commas or spaces
+ * (`fromVariable` tells which one is parsed), as docs/http.md documents. A
+ * flag whose pieces between its commas are each a route of their own is
+ * two routes in one flag: refused, as it would otherwise be one route no
+ * one meant (or a start-up refusal naming a piece of it).
+ */
+function routeSpecs (fromVariable: () => boolean) {
+  return (value: string, previous: string[] = []): string[] => {
+    const specs = value.split(/[\s,]+/).filter(s => s !== '')
+    const parsed = (spec: string): boolean => {
+      try {
+        parseRouteSpec(spec)
+        return true
+      } catch {
+        return false
+      }
+    }
+    try {
+      if (fromVariable()) {
+        for (const spec of specs) parseRouteSpec(spec)
+        return [...previous, ...specs]
+      }
+      if (specs.length > 1 && specs.every(parsed)) {
+        throw new Error(`the ${ordinal(previous.length + 1)} --route holds ${specs.length} routes (separated by a comma or a space): give each route a --route of its own`)
+      }
+      parseRouteSpec(value.trim())
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message)
+    }
+    return [...previous, value.trim()]
+  }
 }
 
 /**
@@ -144,6 +175,34 @@ function queuePushSpec (fromVariable: () => boolean) {
     const specs = value.split(/[\s,]+/).filter(s => s !== '')
     return [...previous, ...specs.map((spec, i) => parseQueuePush(spec, `the ${ordinal(i + 1)} item of FSBUCKET_QUEUE_PUSH`))]
   }
+}
+
+/**
+ * The flags that are secrets or may hold one, over every command, by
+ * attribute name (a command's `--token` is `token`): the bearer tokens
+ * (`serve`'s and the object commands'), the management API's token and
+ * key, the S3 secret key, a catalog URL (its password), a push URL (a token
+ * in its query or path), an endpoint (a user:password@ or `?token=` in it).
+ * The ids and the email of a key pair are not secrets; `--tls-key` is a
+ * file's name.
+ */
+export const secretFlags: ReadonlySet<string> = new Set(['token', 'apiToken', 'apiKey', 's3SecretAccessKey', 'catalog', 'queuePush', 'endpoint', 's3Endpoint'])
+
+/**
+ * The title of a process running `command` when one of `secretFlags` was
+ * given on its command line (not by a variable): the command's path alone,
+ * `fsbucket serve`, which `ps` shows instead of the arguments (on Linux,
+ * `process.title` overwrites their memory); null when none was (the
+ * command line stays as it was).
+ */
+export function secretlessTitle (command: Command): string | null {
+  const path: string[] = []
+  let secret = false
+  for (let c: Command | null = command; c !== null; c = c.parent) {
+    path.unshift(c.name())
+    secret ||= c.options.some(option => secretFlags.has(option.attributeName()) && c.getOptionValueSource(option.attributeName()) === 'cli')
+  }
+  return secret ? path.join(' ') : null
 }
 
 /** `--host`: an address or a name; empty would listen on every interface (as `startServer` refuses it: embed.ts). */
@@ -201,6 +260,7 @@ export function buildCli (): Command {
 
   const serveCommand = (): Command => serve
   let queuePushFromVariable = false
+  let routesFromVariable = false
   const serve: Command = program.command('serve')
     .description('serve the buckets of the data directory over HTTP')
     .addOption(dataOption())
@@ -213,7 +273,7 @@ export function buildCli (): Command {
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads (empty: none)').env('FSBUCKET_TOKEN')
       .argParser(secretValue(serveCommand, '--token', 'FSBUCKET_TOKEN', bearerToken)))
     .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(nameList))
-    .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable; comma-separated in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpec))
+    .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable, one route each; comma-separated in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpecs(() => routesFromVariable)))
     .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync, serveDefaults.fsync ? 'on' : 'off').argParser(onOff))
     .addOption(new Option('--log-level <level>', 'log level').env('FSBUCKET_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))
@@ -259,6 +319,8 @@ export function buildCli (): Command {
   // its typings declare only `on`): true only while it does, from before commander's listener to after it.
   ;(serve as unknown as EventEmitter).prependListener('optionEnv:queue-push', () => { queuePushFromVariable = true })
   serve.on('optionEnv:queue-push', () => { queuePushFromVariable = false })
+  ;(serve as unknown as EventEmitter).prependListener('optionEnv:route', () => { routesFromVariable = true })
+  serve.on('optionEnv:route', () => { routesFromVariable = false })
 
   const bucket = program.command('bucket').description('manage buckets')
   bucket.command('create <name>')
@@ -336,8 +398,15 @@ export function buildCli (): Command {
 
 /** Runs the command line (bin/fsbucket.js calls this). */
 export async function main (argv: string[] = process.argv): Promise<void> {
+  const program = buildCli()
+  // Once the arguments are parsed, before a command does anything (a server listens): the secrets given as flags
+  // leave the command line `ps` shows every local user. Not on Windows, where the title is the console window's.
+  program.hook('preAction', (_, command) => {
+    const title = process.platform === 'win32' ? null : secretlessTitle(command)
+    if (title !== null) process.title = title
+  })
   try {
-    await buildCli().parseAsync(argv)
+    await program.parseAsync(argv)
   } catch (err) {
     console.error(err instanceof Error ? err.message : err)
     process.exit(1)

@@ -14,7 +14,7 @@ import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Logger } from 'pino'
 import { damageOf, isBucketError, isSettingsDamaged, type BucketRegistry, type RegistryWarn } from '../bucket/index.js'
-import { parseRouteList, parseRouteSpec, type PublicRoute } from '../http/target.js'
+import { parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { parseJsonOf } from '../stores/fs/atomic.js'
 import type { ProcessMetrics } from './metrics.js'
 import { openMemoryRegistry, openRegistry } from './open.js'
@@ -31,7 +31,8 @@ interface RegistryPlace {
 
 /** Public routes from flags/environment, then `<dataDir>/routes.json` (an array of route specs); no file with `dataDir` null. */
 export async function loadRoutes (dataDir: string | null, specs: string[]): Promise<PublicRoute[]> {
-  const routes = specs.flatMap(parseRouteList)
+  // One route each: the command line takes a --route whole and splits FSBUCKET_ROUTES itself (main.ts).
+  const routes = specs.map(spec => parseRouteSpec(spec))
   if (dataDir === null) return routes
   const file = path.join(dataDir, 'routes.json')
   let text: string | null = null

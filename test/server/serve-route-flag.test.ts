@@ -1,0 +1,68 @@
+/**
+ * `serve --route`: a flag's value is one route, taken whole (a comma may
+ * stand in a route: a path prefix `/a,b/`, an `error=` key, an `index=`
+ * name); FSBUCKET_ROUTES holds several, comma- or space-separated, each
+ * handed to the server as one route. Two routes in one flag are refused,
+ * asking for a flag each.
+ */
+import t from 'tap'
+import type { Command } from 'commander'
+import { buildCli } from '../../src/main.js'
+
+/** Parses `serve args` (with `env` set) in this process: the routes, or the refusal's text. */
+async function parse (args: string[], env: Record<string, string> = {}): Promise<{ routes?: unknown, error?: string }> {
+  const serve: Command = buildCli().commands.find(c => c.name() === 'serve')!
+  let error = ''
+  serve.exitOverride(err => { throw new Error(err.message) }).configureOutput({ writeErr: text => { error += text }, writeOut: () => {} }).action(() => {})
+  const saved = { ...process.env }
+  Object.assign(process.env, env)
+  try {
+    await serve.parseAsync(args, { from: 'user' })
+    return { routes: serve.opts().route }
+  } catch (err) {
+    return { error: `${error}${(err as Error).message}` }
+  } finally {
+    for (const name of Object.keys(env)) {
+      if (saved[name] === undefined) delete process.env[name]
+      else process.env[name] = saved[name]
+    }
+  }
+}
+
+t.test('the documented spellings: one route per --route, repeatable', async t => {
+  t.same(await parse(['--route', 'cdn.localhost=site', '--route', '/assets/=site']), { routes: ['cdn.localhost=site', '/assets/=site'] })
+  t.same(await parse(['--route', '/docs/=site;error=404.html', '--route', 'files.localhost=site;listing=on;index=off']),
+    { routes: ['/docs/=site;error=404.html', 'files.localhost=site;listing=on;index=off'] })
+})
+
+t.test('a comma in a route stays in the route', async t => {
+  t.same(await parse(['--route', '/a,b/=site']), { routes: ['/a,b/=site'] }, 'in a path prefix')
+  t.same(await parse(['--route', '/docs/=site;error=errors/404,v2.html']), { routes: ['/docs/=site;error=errors/404,v2.html'] }, 'in an error document\'s key')
+  t.same(await parse(['--route', 'cdn.localhost=site;index=a,b.html']), { routes: ['cdn.localhost=site;index=a,b.html'] }, 'in an index document\'s name')
+})
+
+t.test('two routes in one --route are refused: a --route each', async t => {
+  const { error } = await parse(['--route', '/x/=site', '--route', 'a.localhost=site,b.localhost=site'])
+  t.match(error, /the 2nd --route holds 2 routes \(separated by a comma or a space\): give each route a --route of its own/)
+  t.match((await parse(['--route', '/x/=site /y/=site'])).error, /the 1st --route holds 2 routes/)
+})
+
+t.test('FSBUCKET_ROUTES holds several, each handed on as one route', async t => {
+  t.same(await parse([], { FSBUCKET_ROUTES: 'a.localhost=site, /x/=site;listing=on b.localhost=site' }),
+    { routes: ['a.localhost=site', '/x/=site;listing=on', 'b.localhost=site'] })
+  t.match((await parse([], { FSBUCKET_ROUTES: 'a.localhost=site,nonsense' })).error, /Invalid route "nonsense"/)
+  t.same(await parse(['--route', '/only/=site'], { FSBUCKET_ROUTES: 'a.localhost=site,b.localhost=site' }), { routes: ['/only/=site'] }, 'a flag beats the variable')
+})
+
+t.test('a route that is no route is refused, naming it', async t => {
+  t.match((await parse(['--route', 'site'])).error, /Invalid route "site": expected host=bucket/)
+  t.match((await parse(['--route', 'bad host=site'])).error, /Invalid route/)
+})
+
+t.test('the server takes each route whole: a comma in one is part of its path prefix', async t => {
+  const { loadRoutes } = await import('../../src/server/startup.js')
+  t.match(await loadRoutes(null, ['/a,b/=site', 'cdn.localhost=site;index=a,b.html']), [
+    { host: null, pathPrefix: '/a,b/', bucket: 'site' },
+    { host: 'cdn.localhost', pathPrefix: '/', bucket: 'site', site: { indexDocument: 'a,b.html' } }
+  ])
+})
