@@ -17,6 +17,10 @@
  *   - C1 controls (U+0080 to U+009F, which some terminals obey as ESC
  *     sequences: U+009B is CSI) as `\u00HH` (`\u009b`), a code point, so it
  *     cannot be taken for a byte;
+ *   - the bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E,
+ *     U+2066 to U+2069) as `\uHHHH`: printed raw, they reorder what follows
+ *     on the line, so the key `invoice\u202efdp.exe` would show as
+ *     `invoiceexe.pdf`;
  *   - everything else, non-ASCII letters included, prints as it is.
  *
  * Local paths get the same treatment (a download's path holds its key), and
@@ -25,18 +29,19 @@
  * progress.ts: the bar's label), so no field can slip past.
  *
  * `--json` output stays exact: `jsonLine` is JSON.stringify, which escapes
- * C0 controls already; DEL and C1, which it leaves raw, are written as
- * `\u007f` and `\u009b` escapes, the same string to any JSON parser.
+ * C0 controls already; DEL, C1 and the bidirectional controls, which it
+ * leaves raw, are written as escapes (`\u007f`, `\u009b`, `\u202e`), the
+ * same string to any JSON parser.
  */
-const needsEscape = /[\\\u0000-\u001f\u007f-\u009f]/g
+const needsEscape = /[\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
 const named: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' }
 
 function escapeOne (c: string): string {
   const short = named[c]
   if (short !== undefined) return short
   const code = c.charCodeAt(0)
-  const hex = code.toString(16).padStart(2, '0')
-  return code >= 0x80 ? `\\u00${hex}` : `\\x${hex}`
+  if (code < 0x80) return `\\x${code.toString(16).padStart(2, '0')}`
+  return `\\u${code.toString(16).padStart(4, '0')}`
 }
 
 /** Text from a bucket (or a server, a local path, the command line), safe and unambiguous on a terminal. */
@@ -46,5 +51,5 @@ export function shownText (text: string): string {
 
 /** One line of `--json` output: exact JSON, with no raw control character in it. */
 export function jsonLine (value: unknown): string {
-  return JSON.stringify(value).replace(/[\u007f-\u009f]/g, c => `\\u00${c.charCodeAt(0).toString(16)}`)
+  return JSON.stringify(value).replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
