@@ -7,7 +7,7 @@ import { parsePartSize, parseSize } from '../../src/cli/context.js'
 import { bytesMatchEtag } from '../../src/cli/etag.js'
 import { describeError, fromCode } from '../../src/cli/errors.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, keyUnderPrefix, localPathFor, parseLocation } from '../../src/cli/paths.js'
-import { nameUnder } from '../../src/console/ui/names.js'
+import { nameUnder, shownName } from '../../src/console/ui/names.js'
 import { jsonLine, shownText } from '../../src/cli/terminal-text.js'
 import { partSizeFor } from '../../src/cli/transfer.js'
 import { LocalTransport } from '../../src/cli/transport-local.js'
@@ -186,4 +186,11 @@ t.test('the local transport opens one registry however many commands ask for it 
   await transport.close()
   t.same([opened, closed], [2, 2], 'one more registry for the five puts, closed')
   await t.rejects(new LocalTransport(path.join(dataDir, 'none'), async dir => await openRegistry(dir)).listBuckets(), /no data directory/)
+})
+
+t.test('the console writes a key\'s bidirectional controls as the CLI prints them', async t => {
+  t.equal(shownName('invoice\u202efdp.exe'), 'invoice\\u202efdp.exe')
+  t.equal(shownName('a\u2066b\u2069c\u200f'), 'a\\u2066b\\u2069c\\u200f')
+  t.equal(shownName('résumé/日本.txt'), 'résumé/日本.txt', 'letters as they are')
+  for (const key of ['x\u202e', 'a\u061cb\u200e']) t.equal(shownName(key), shownText(key), `the same as the CLI: ${JSON.stringify(key)}`)
 })

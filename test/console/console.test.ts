@@ -101,6 +101,21 @@ t.test('the console, without a token (loopback)', async t => {
     await photos.delete(['evil.js', 'evil.mjs', 'evil.css'])
   })
 
+  await t.test('a key\'s bidirectional controls are shown as escapes: a key cannot pass for another name', async t => {
+    // Written raw, RIGHT-TO-LEFT OVERRIDE makes the name read "invoiceexe.pdf".
+    await photos.put('spoof\u202e/invoice\u202efdp.exe', 'x')
+    await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=`)
+    await page.getByRole('link', { name: 'spoof\\u202e/' }).click()
+    const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' })
+    t.equal(await crumbs.locator('[aria-current="page"]').textContent(), 'spoof\\u202e', 'the breadcrumb')
+    await page.getByRole('button', { name: 'invoice\\u202efdp.exe', exact: true }).click()
+    t.equal(await page.locator('aside.details').getByTestId('details-key').textContent(), 'spoof\\u202e/invoice\\u202efdp.exe', 'the details')
+    const text = (await page.locator('main').textContent()) ?? ''
+    t.notOk(text.includes('\u202e'), `no raw control on the page: ${JSON.stringify(text.slice(Math.max(0, text.indexOf('\u202e') - 80), text.indexOf('\u202e') + 40))}`)
+    await photos.delete('spoof\u202e/invoice\u202efdp.exe')
+    await page.goto(`${base}/_console/`)
+  })
+
   await t.test('browse: folders, breadcrumbs, details', async t => {
     await page.getByRole('link', { name: 'photos', exact: true }).click()
     await page.getByRole('link', { name: 'docs/' }).click()

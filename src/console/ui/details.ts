@@ -6,6 +6,7 @@
  */
 import { authHeaders, gateway, hasObjectUrl, jsonBody, objectPath, tokens, type ListedObject } from './api.js'
 import { confirmDialog, formatDate, formatSize, h, showStatus } from './dom.js'
+import { shownName } from './names.js'
 import { can } from './scope.js'
 import { shareLinkSection } from './share.js'
 
@@ -86,7 +87,7 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
   const remove = h('button', { type: 'button', class: 'danger' }, 'Delete')
   remove.addEventListener('click', () => {
     void (async () => {
-      if (!await confirmDialog('Delete this object?', [object.key], 'Delete')) return
+      if (!await confirmDialog('Delete this object?', [shownName(object.key)], 'Delete')) return
       try {
         // By the keys of a POST, which names every key (a URL path cannot name "." or "..").
         await gateway(`/${encodeURIComponent(bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: [object.key] }) })
@@ -101,7 +102,7 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
     h('div', { class: 'details-head' },
       h('h2', { id: 'details-title', tabindex: -1 }, 'Object details'),
       h('button', { type: 'button', class: 'close', 'aria-label': 'Close details', onclick: onClose }, '×')),
-    h('p', { class: 'key', 'data-testid': 'details-key' }, object.key),
+    h('p', { class: 'key', 'data-testid': 'details-key' }, shownName(object.key)),
     h('dl', {},
       h('dt', {}, 'Size'), h('dd', { 'data-testid': 'details-size' }, `${formatSize(object.size)} (${object.size.toLocaleString('en')} bytes)`),
       h('dt', {}, 'ETag'), h('dd', { 'data-testid': 'details-etag' }, object.etag),

@@ -22,3 +22,17 @@ export function nameUnder (prefix: string, key: string): string {
   const whole = key.normalize('NFC')
   return whole.startsWith(kept) ? whole.slice(kept.length) : key
 }
+
+/** The bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069). */
+const bidiControls = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * A key (or a part of one) as the console writes it on the page: its
+ * bidirectional controls as `\uHHHH`, as the CLI prints them
+ * (src/cli/terminal-text.ts). Written raw, one reorders the rest of its
+ * line: the key `invoice\u202efdp.exe` would read `invoiceexe.pdf`.
+ * Links and requests keep the key itself.
+ */
+export function shownName (name: string): string {
+  return name.replace(bidiControls, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}

@@ -7,7 +7,7 @@
 import { gateway, isPublic, jsonBody, listObjects, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace, showStatus } from './dom.js'
-import { nameUnder } from './names.js'
+import { nameUnder, shownName } from './names.js'
 import { can } from './scope.js'
 import { uploadLinkSection } from './share.js'
 import { uploadFiles } from './upload.js'
@@ -25,7 +25,7 @@ function breadcrumbs (bucket: string, prefix: string): HTMLElement {
   items.push(h('li', {}, h('a', { href: objectsHash(bucket, ''), ...current(parts.length === 0) }, bucket)))
   parts.forEach((part, i) => {
     const upTo = parts.slice(0, i + 1).join('/') + '/'
-    items.push(h('li', {}, h('a', { href: objectsHash(bucket, upTo), ...current(i === parts.length - 1) }, part === '' ? '(empty)' : part)))
+    items.push(h('li', {}, h('a', { href: objectsHash(bucket, upTo), ...current(i === parts.length - 1) }, part === '' ? '(empty)' : shownName(part))))
   })
   return h('nav', { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' }, h('ol', {}, ...items))
 }
@@ -70,7 +70,7 @@ function showDetails (view: Browser, object: ListedObject): void {
   closeDetails(view)
   replace(detailsSlot, renderDetails(view.bucket, object, view.publicBucket, () => {
     closeDetails(view)
-    showStatus(view.status, `Deleted ${object.key}.`)
+    showStatus(view.status, `Deleted ${shownName(object.key)}.`)
     void load(view)
   }, () => { closeDetails(view) }))
   closeOnEscape = event => {
@@ -83,7 +83,7 @@ function showDetails (view: Browser, object: ListedObject): void {
 
 function objectRow (view: Browser, object: ListedObject): HTMLElement {
   const name = nameUnder(view.prefix, object.key)
-  const box = h('input', { type: 'checkbox', 'aria-label': `Select ${object.key}` })
+  const box = h('input', { type: 'checkbox', 'aria-label': `Select ${shownName(object.key)}` })
   box.checked = view.selected.has(object.key)
   box.addEventListener('change', () => {
     if (box.checked) view.selected.add(object.key)
@@ -92,7 +92,7 @@ function objectRow (view: Browser, object: ListedObject): HTMLElement {
   })
   return h('tr', { class: 'object', 'data-key': object.key },
     h('td', {}, can('object:write', view.bucket) ? box : null),
-    h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => { showDetails(view, object) } }, name === '' ? '(this folder\'s own object)' : name)),
+    h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => { showDetails(view, object) } }, name === '' ? '(this folder\'s own object)' : shownName(name))),
     h('td', { class: 'size' }, formatSize(object.size)),
     h('td', {}, formatDate(object.uploaded)),
     h('td', {}, downloadLink(view.bucket, object.key, view.publicBucket, 'Download')))
@@ -102,7 +102,7 @@ function folderRow (bucket: string, prefix: string, folder: string): HTMLElement
   const name = nameUnder(prefix, folder)
   return h('tr', { class: 'folder' },
     h('td', {}),
-    h('td', {}, h('a', { href: objectsHash(bucket, folder), class: 'folder-link' }, name)),
+    h('td', {}, h('a', { href: objectsHash(bucket, folder), class: 'folder-link' }, shownName(name))),
     h('td', { class: 'size' }, '—'), h('td', {}), h('td', {}))
 }
 
@@ -139,7 +139,7 @@ async function load (view: Browser): Promise<void> {
 /** Deletes the selected keys, 1,000 to a request, once confirmed. */
 async function deleteSelection (view: Browser): Promise<void> {
   const keys = [...view.selected]
-  if (!await confirmDialog(`Delete ${keys.length} object${keys.length === 1 ? '' : 's'}?`, keys, 'Delete')) return
+  if (!await confirmDialog(`Delete ${keys.length} object${keys.length === 1 ? '' : 's'}?`, keys.map(shownName), 'Delete')) return
   try {
     for (let i = 0; i < keys.length; i += 1000) {
       await gateway(`/${encodeURIComponent(view.bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: keys.slice(i, i + 1000) }) })
@@ -182,7 +182,7 @@ function dropzone (view: Browser): HTMLElement {
     void upload(view, files)
   })
   const zone = h('section', { class: 'dropzone', 'aria-label': 'Drop files here to upload' },
-    h('p', {}, 'Drop files here to upload them to ', h('strong', {}, `${view.bucket}/${view.prefix}`), ', or ',
+    h('p', {}, 'Drop files here to upload them to ', h('strong', {}, `${view.bucket}/${shownName(view.prefix)}`), ', or ',
       h('label', { for: 'file-picker', class: 'button', tabindex: 0 }, 'choose files'), '.'),
     picker, view.uploads)
   const pickerLabel = zone.querySelector<HTMLLabelElement>('label.button')
@@ -209,7 +209,7 @@ function toolbar (view: Browser): HTMLElement {
   })
   return h('div', { class: 'toolbar' },
     h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); cursors.splice(1); void load(view) } },
-      h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : prefix}`), search),
+      h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : shownName(prefix)}`), search),
     can('object:write', bucket) ? view.deleteSelected : null,
     can('bucket:read', bucket) ? h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings') : null,
     view.publicBucket ? h('span', { class: 'badge' }, 'public') : h('span', { class: 'badge private' }, 'private'))
@@ -218,7 +218,7 @@ function toolbar (view: Browser): HTMLElement {
 function objectsTable (view: Browser): HTMLElement {
   return h('div', { class: 'browser' },
     h('table', { class: 'objects' },
-      h('caption', { class: 'visually-hidden' }, `Objects in ${view.bucket}/${view.prefix}`),
+      h('caption', { class: 'visually-hidden' }, `Objects in ${view.bucket}/${shownName(view.prefix)}`),
       h('thead', {}, h('tr', {},
         h('th', { scope: 'col' }, can('object:write', view.bucket) ? view.selectAll : null), h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Size'),
         h('th', { scope: 'col' }, 'Uploaded'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Download')))),
