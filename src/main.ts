@@ -40,7 +40,7 @@ import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork
 import { registerTokenCommands } from './cli/tokens.js'
 import { registerShareCommand, s3EndpointOrigin } from './cli/share.js'
 import { secretValue } from './cli/secret-option.js'
-import { parseRouteSpec } from './http/target.js'
+import { parseRouteSpec, splitRouteList } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
 import { commandHelp } from './doors/command-help.js'
@@ -48,6 +48,7 @@ import { packagePath } from './package-root.js'
 import { managementServeOptions, registerManagementCommands } from './mgmt/cli.js'
 import { registerObjectCommands } from './cli/index.js'
 import { requireDataDirectory } from './cli/local-files.js'
+import { shownText } from './cli/terminal-text.js'
 import type { ServeOptions } from './server/serve.js'
 
 export type { ServeOptions } from './server/serve.js'
@@ -59,7 +60,13 @@ export type { ServeOptions } from './server/serve.js'
  */
 async function openRegistry (dataDir: string, options: { catalog?: string }): Promise<BucketRegistry> {
   const open = await import('./server/open.js')
-  return await open.openRegistry(dataDir, options)
+  return await open.openRegistry(dataDir, { ...options, warn: commandWarning })
+}
+
+/** What the registry warns a command of (a damaged settings file, a file the readable view could not make), as one line on stderr. */
+function commandWarning (fields: { path?: string, reason: string }, message: string): void {
+  const where = fields.path === undefined ? '' : `${fields.path}: `
+  process.stderr.write(`fsbucket: warning: ${shownText(`${message}: ${where}${fields.reason}`)}\n`)
 }
 
 /**
@@ -132,7 +139,7 @@ function ordinal (n: number): string {
  */
 function routeSpecs (fromVariable: () => boolean) {
   return (value: string, previous: string[] = []): string[] => {
-    const specs = value.split(/[\s,]+/).filter(s => s !== '')
+    const specs = splitRouteList(value)
     const parsed = (spec: string): boolean => {
       try {
         parseRouteSpec(spec)

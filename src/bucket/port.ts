@@ -465,7 +465,12 @@ export interface RegistryStorage {
   writeSettings (name: string, document: SettingsDocument): Promise<void>
   /** Runs `critical` holding the bucket's settings lock, shared by every process. */
   withSettingsLock<T> (name: string, critical: () => Promise<T>): Promise<T>
-  /** Creates the bucket's place; false when it exists already (of two racing creators, one wins). */
+  /**
+   * Creates the bucket's place; false when it exists already (of two racing
+   * creators, one wins). A store whose place can be held by something that
+   * is no bucket's (a file made by hand in a data directory) throws
+   * `BucketAlreadyExists` with a detail saying so.
+   */
   createPlace (name: string): Promise<boolean>
   /** Removes the bucket's place, at once for every process, then its contents; false when it was gone. */
   removePlace (name: string): Promise<boolean>

@@ -110,7 +110,9 @@ export function fromCode (code: number, message: string, cause?: unknown, bucket
 
 /** An error of the engine → a CliError with its text (or the engine's message), naming `bucket` where the words are about it. */
 export function fromBucketError (err: BucketError, bucket?: string): CliError {
-  return new CliError(aboutBucket(err.code, bucket) ?? engineTexts[err.errorName] ?? err.message, err.code, { cause: err })
+  const text = aboutBucket(err.code, bucket) ?? engineTexts[err.errorName] ?? err.message
+  // Why a name is taken when no bucket holds it: the words alone would say it exists.
+  return new CliError(err.errorName === 'BucketAlreadyExists' && err.detail !== undefined ? `${text}: ${err.detail}` : text, err.code, { cause: err })
 }
 
 /** A condition the commands find themselves (a missing bucket or key), as a server would answer it. */

@@ -33,7 +33,10 @@
  * leaves raw, are written as escapes (`\u007f`, `\u009b`, `\u202e`), the
  * same string to any JSON parser.
  */
-const needsEscape = /[\\\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+/** DEL, the C1 controls and the bidirectional controls: what JSON.stringify leaves raw. */
+const rawInJson = '\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069'
+const needsEscape = new RegExp(`[\\\\\\u0000-\\u001f${rawInJson}]`, 'g')
+const escapedInJson = new RegExp(`[${rawInJson}]`, 'g')
 const named: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' }
 
 function escapeOne (c: string): string {
@@ -51,5 +54,5 @@ export function shownText (text: string): string {
 
 /** One line of `--json` output: exact JSON, with no raw control character in it. */
 export function jsonLine (value: unknown): string {
-  return JSON.stringify(value).replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return JSON.stringify(value).replace(escapedInJson, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }

@@ -111,9 +111,14 @@ export function parseRouteSpec (fullSpec: string): PublicRoute {
   return route
 }
 
-/** Route specs from a comma- or whitespace-separated list (the FSBUCKET_ROUTES form). */
+/** The route specs of a comma- or whitespace-separated list (the FSBUCKET_ROUTES form), unparsed. */
+export function splitRouteList (list: string): string[] {
+  return list.split(/[\s,]+/).filter(s => s !== '')
+}
+
+/** Routes from such a list. */
 export function parseRouteList (list: string): PublicRoute[] {
-  return list.split(/[\s,]+/).filter(s => s !== '').map(parseRouteSpec)
+  return splitRouteList(list).map(parseRouteSpec)
 }
 
 /** Most specific first: host-bound routes, then longer prefixes. */

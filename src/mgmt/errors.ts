@@ -198,9 +198,9 @@ export function toManagementError (err: unknown): ManagementError {
   if (isBucketError(err)) {
     const name = err.errorName
     if (isCataloguedName(name)) return ManagementError.catalogued(name, err.path, err)
-    // What the engine adds to the sentence (why the name is taken, say) follows this API's own.
+    // Why a name is taken when no bucket holds it (a file made by hand: stores/fs/registry-storage.ts) follows this API's sentence.
     const own = fromCatalogue[name]
-    return new ManagementError(own, err.detail === undefined ? undefined : `${ManagementErrors[own].message} ${err.detail}`)
+    return new ManagementError(own, name === 'BucketAlreadyExists' && err.detail !== undefined ? `${ManagementErrors[own].message} ${err.detail}` : undefined)
   }
   return new ManagementError('InternalError')
 }

@@ -33,6 +33,18 @@ export async function objectCommands (t: Test, cli: Cli): Promise<void> {
     t.equal((await run(['rb', 'fsb://scratch'])).out, 'removed bucket fsb://scratch\n', 'rb removes an empty bucket')
   })
 
+  await t.test('mb of a name a file holds in the data directory fails, -p too: no bucket was made', async t => {
+    await fsp.writeFile(path.join(cli.dataDir, 'stray'), 'made by hand')
+    for (const args of [['mb', 'fsb://stray'], ['mb', '-p', 'fsb://stray']]) {
+      const refused = await run(args)
+      t.equal(refused.code, 1, `${args.join(' ')}: exit 1`)
+      t.match(refused.stderr, /^fsbucket: mb fsb:\/\/stray: bucket already exists/m)
+      // A data directory opened by the command itself says why, and where.
+      if (cli.transport === 'local') t.match(refused.stderr, /^fsbucket: warning: a bucket cannot be created: .*stray: not a directory$/m)
+    }
+    t.notMatch((await run(['ls'])).out, /stray/, 'and lists no such bucket')
+  })
+
   const cat = randomBytes(20_000)
   const tom = Buffer.from('tom\n')
   await fsp.mkdir(path.join(work, 'album', 'cats'), { recursive: true })

@@ -32,7 +32,9 @@ export function registerBuckets (program: Command, wiring: ObjectCommandWiring):
           await context.transport.createBucket(name)
         } catch (err) {
           // Both transports carry the catalogue's code: the local one from the engine, the HTTP one from the answer.
-          if (options.ignoreExisting && (err as { code?: unknown }).code === BucketErrors.BucketAlreadyExists.code) return
+          // A name a file holds in the data directory is refused with that code too, though no bucket of it exists.
+          if (options.ignoreExisting && (err as { code?: unknown }).code === BucketErrors.BucketAlreadyExists.code &&
+            (await context.transport.listBuckets()).some(bucket => bucket.name === name)) return
           throw err
         }
         context.say(`created bucket ${remoteUrl(name)}`)

@@ -152,7 +152,8 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
  * A reader of the body files `segments` of `object` (paths through `abs`),
  * for stores that keep their rows elsewhere (the PostgreSQL store). Throws
  * the operating system's error, so the caller can tell a file removed
- * meanwhile (ENOENT) and read its row again.
+ * meanwhile (ENOENT) and read its row again, or a `BodySizeError` naming a
+ * file that does not hold its size (a 500, as on the filesystem store).
  */
 export async function openSegments (object: StoredObject, segments: Segment[], abs: (file: string) => string): Promise<ObjectReader> {
   if (object.size <= SMALL_BODY && segments.length === 1) {
@@ -179,9 +180,10 @@ function openFileReader (object: StoredObject, segments: Segment[], abs: (file: 
   const fds: number[] = []
   try {
     for (const [file, size] of segments) {
-      const fd = openSync(abs(file), READ_BODY)
+      const full = abs(file)
+      const fd = openSync(full, READ_BODY)
       fds.push(fd)
-      checkBodySize(fd, size, abs(file))
+      checkBodySize(fd, size, full)
     }
     return new FileReader(object, segments, fds)
   } catch (err) {

@@ -13,6 +13,7 @@
  * documents of a state area (the management API's) live in `<dataDir>/.<area>/`.
  */
 import { randomBytes } from 'node:crypto'
+import { lstatSync } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, isBucketError, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { readText, writeJsonAtomic } from './atomic.js'
@@ -23,14 +24,10 @@ import {
 import { JsonDirectory } from './json-directory.js'
 import { TurnMemo } from '../turn.js'
 import { FsStore } from './store.js'
+import { processWarning } from './view.js'
 
 /** What a create is told when a file or link made by hand holds the bucket's name. */
 const NOT_A_BUCKET_DIRECTORY = 'A file or link that is not a bucket directory holds its name in the data directory.'
-
-/** The process's warning, when the registry's owner gives no `warn`. */
-function emitWarning (fields: { path: string, reason: string }, message: string): void {
-  process.emitWarning(`${message}: ${fields.path}: ${fields.reason}`, 'FsbucketWarning')
-}
 
 export interface FsRegistryOptions {
   /** fsync object writes and settings (default true). */
@@ -144,17 +141,20 @@ export class FsRegistryStorage implements RegistryStorage {
     await ensureDirectory(this.location)
     const dir = this.#bucketDir(name)
     try {
-      if (await createDirectory(dir)) return true
+      // Twice at most: a bucket deleted between the refused mkdir and the look at what holds its name is made on the second.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        if (await createDirectory(dir)) return true
+        const held = lstatSync(dir, { throwIfNoEntry: false })
+        if (held === undefined) continue
+        if (held.isDirectory()) return false
+        // Something made by hand holds the name (a file, a link): no bucket is served from it, so the creator and the operator are told what.
+        ;(this.#warn ?? processWarning)({ bucket: name, path: dir, reason: 'not a directory' }, 'a bucket cannot be created: a file or link that is not a bucket directory holds its name in the data directory')
+        throw new BucketError('BucketAlreadyExists', 'createBucket', NOT_A_BUCKET_DIRECTORY)
+      }
+      return false
     } finally {
       this.#fingerprints.forget()
     }
-    // Something made by hand holds the name (a file, a link): no bucket is served from it, so the creator and the operator are told what.
-    if (!isDirectory(dir)) {
-      const warn = this.#warn ?? emitWarning
-      warn({ bucket: name, path: dir, reason: 'not a directory' }, 'a bucket cannot be created: a file or link that is not a bucket directory holds its name in the data directory')
-      throw new BucketError('BucketAlreadyExists', 'createBucket', NOT_A_BUCKET_DIRECTORY)
-    }
-    return false
   }
 
   async removePlace (name: string): Promise<boolean> {

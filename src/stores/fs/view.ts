@@ -137,8 +137,8 @@ function reasonOf (err: unknown): string {
 /** Hears of a view entry the file system refused: a pino-like `(fields, message)`, as a logger's `warn` bound. */
 export type ViewWarn = (fields: { path: string, reason: string }, message: string) => void
 
-/** The process's warning, for library users who give no `warn` (a server gives its log). */
-const emitWarning: ViewWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.path}: ${fields.reason}`, 'FsbucketWarning') }
+/** The process's warning, for library users who give no `warn` (a server gives its log); the registry storage's too. */
+export const processWarning: ViewWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.path}: ${fields.reason}`, 'FsbucketWarning') }
 
 /** How long one file refused for one reason is not warned of again. */
 export const WARN_INTERVAL_MS = 60_000
@@ -167,7 +167,7 @@ export class KeyView {
     this.#bucketDir = bucketDir
     this.#scratchDir = storeDir === undefined ? undefined : path.join(storeDir, 'tmp')
     this.#strays = storeDir === undefined ? undefined : path.join(storeDir, VIEW_STRAYS_MARKER)
-    this.#warn = options.warn ?? emitWarning
+    this.#warn = options.warn ?? processWarning
     this.#now = options.now ?? (() => performance.now())
   }
 
@@ -348,7 +348,10 @@ export class KeyView {
       this.#warned.delete(old)
     }
     const message = what === 'made' ? 'the readable view could not show a key' : 'the readable view could not remove a deleted key\'s file'
-    this.#warn({ path: file, reason: reasonOf(err) }, message)
+    // A warning never fails the write it follows: the catalog holds the object, whatever a caller's `warn` does.
+    try {
+      this.#warn({ path: file, reason: reasonOf(err) }, message)
+    } catch {}
   }
 
   /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */

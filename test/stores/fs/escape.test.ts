@@ -13,6 +13,7 @@ import { testdir } from '../../testdir.js'
 import { Database } from '../../../src/stores/fs/sqlite.js'
 import { openRegistry } from '../../../src/server/open.js'
 import { toManagementError } from '../../../src/mgmt/errors.js'
+import { BucketError } from '../../../src/bucket/index.js'
 
 function outsideTree (t: Parameters<typeof testdir>[0]): { dir: string, file: string } {
   const dir = testdir(t) + '-outside'
@@ -160,6 +161,9 @@ t.test('a file or link where a bucket\'s directory would be: create is refused, 
   t.equal(readFileSync(path.join(dataDir, 'stray'), 'utf8'), 'made by hand', 'the file is left alone')
   const mgmt = toManagementError(await registry.create('stray').catch((err: unknown) => err))
   t.match(mgmt, { code: 10004, status: 409, message: 'The bucket you tried to create already exists, and you own it. A file or link that is not a bucket directory holds its name in the data directory.' }, 'the management API says so too')
+  for (const [name, detail] of [['ObjectLocked', '(key: "k")'], ['InvalidPart', 'Part 2 is listed twice.']] as const) {
+    t.notMatch(toManagementError(new BucketError(name, 'put', detail)).message, detail, `${name}: the API's own sentence, as before`)
+  }
   await registry.create('fine')
   t.ok((await registry.info('fine')) !== null, 'other names are created as before')
 })
