@@ -11,11 +11,14 @@
  * parameters that carry credentials hidden (`redactedUrl`: a presigned
  * URL's signature, an SSE-C key, a `?token=`), whichever door it came to.
  * `bytes` is the body sent (Content-Length of the answer) or, for uploads,
- * the bytes stored. An answer whose body failed after its headers went out
+ * the bytes stored. An error answer's line has its `code`, as the door
+ * answered it (the routes' and the management API's number, S3's `Code`),
+ * which its error handler notes (`noteAnswerCode`). An answer whose body failed after its headers went out
  * (a body file cut short: doors/recycling-body.ts) is logged at `error`
  * with `incomplete: true`, the bytes handed to the socket before the
  * failure, and the failure as `err`.
  */
+import type { IncomingMessage } from 'node:http'
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { handedFrom } from './handed-on.js'
 import { redactedUrl } from './redacted-url.js'
@@ -38,6 +41,14 @@ declare module 'fastify' {
 export interface RequestLogOptions {
   /** Where the port's requests are counted for the metrics (doors/request-meter.ts); none when absent. */
   meter?: PortMeter | null
+}
+
+/** The code of each error answer, by request, noted by the door that answered it. */
+const answerCodes = new WeakMap<IncomingMessage, number | string>()
+
+/** Notes the error code `request` is answered with, for its log line. */
+export function noteAnswerCode (request: IncomingMessage, code: number | string): void {
+  answerCodes.set(request, code)
 }
 
 export class RequestLog extends LogController {
@@ -63,6 +74,8 @@ export class RequestLog extends LogController {
     const fields = request.logFields ?? null
     const ms = port?.elapsedTime ?? reply.elapsedTime
     const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), ms)
+    const code = answerCodes.get(request.raw)
+    if (code !== undefined) line.code = code
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')
   }

@@ -18,6 +18,7 @@ import { readObject, type ReadResult } from './read.js'
 import { enter, objectMethods, preflight, queryValue, readJsonBody, refuseMethod, type RouteScope } from './route-scope.js'
 import type { SiteOptions } from './target.js'
 import { readSite } from './website.js'
+import { noteAnswerCode } from '../doors/request-log.js'
 
 /** Refuses `response-*` overrides to a reader without credentials (S3 does too): they would let any link serve any object as HTML on its origin. */
 export function refuseResponseOverrides (query: unknown, who: string): void {
@@ -83,7 +84,11 @@ export async function sendRead (request: FastifyRequest, reply: FastifyReply, bu
     : await readSite(bucket, key, site, method, request.headers, query)
   reply.code(result.status).headers(readHeaders(result, ownHost))
   if (result.body === undefined) return await reply.send()
-  if (!Buffer.isBuffer(result.body) && 'success' in result.body) return await reply.type('application/json').send(result.body)
+  if (!Buffer.isBuffer(result.body) && 'success' in result.body) {
+    // A 412 or 416 the engine decided: an error answer, with its code in the log line.
+    noteAnswerCode(request.raw, result.body.errors[0].code)
+    return await reply.type('application/json').send(result.body)
+  }
   if (isRecyclingStream(result.body)) return await sendRecycling(reply, result.body)
   return await reply.send(result.body)
 }

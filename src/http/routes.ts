@@ -38,6 +38,7 @@ import { answerProbe, nameOperation, type OperatorEndpoints } from './probes.js'
 import { probeLookup } from '../doors/health.js'
 import { enter, methodNotAllowed, preflight, readOnlyMethods } from './route-scope.js'
 import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, requireDecodableQuery, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { noteAnswerCode } from '../doors/request-log.js'
 
 export interface GatewayRoutesOptions {
   registry: BucketRegistry
@@ -149,6 +150,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const partial = thrown instanceof FormUploadError ? thrown : null
     const err = partial === null ? thrown : partial.cause
     const answer = errorReply(err)
+    noteAnswerCode(request.raw, answer.code)
     // A client that went away mid-body is not a server fault; the binding already discarded its upload.
     if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
     else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, isStorageFailure(err) ? 'storage failure' : 'try again later')

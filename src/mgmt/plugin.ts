@@ -48,6 +48,7 @@ import { registerUserRoutes } from './routes/user.js'
 import { registerZoneRoutes } from './routes/zones.js'
 import { ManagementStore } from './store.js'
 import { parseJsonBody } from '../doors/json-body.js'
+import { noteAnswerCode } from '../doors/request-log.js'
 
 export interface ManagementApiOptions {
   registry: BucketRegistry
@@ -77,6 +78,7 @@ const unchecked = /\/(user\/tokens\/verify|accounts\/:accountId\/r2\/buckets\/:b
 const graphqlRoute = /\/graphql$/
 
 function send (reply: FastifyReply, err: ManagementError): FastifyReply {
+  noteAnswerCode(reply.request.raw, err.code)
   if (err.errorName === 'SlowDown') {
     // Room in the body budget comes back as other bodies are parsed: the SDK's retry is welcome. The body's rest is not read.
     reply.header('retry-after', '1').header('connection', 'close')

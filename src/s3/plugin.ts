@@ -37,6 +37,7 @@ import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { answeredOnce, clientGone, leavesBodyUnread } from '../doors/cut-off.js'
 import { healthAnswer, probeOf, sendHealth, serverClosing, type OperatorEndpoints } from '../doors/health.js'
 import { requestedHeaderNames } from '../doors/request-metadata.js'
+import { noteAnswerCode } from '../doors/request-log.js'
 
 export interface S3ApiOptions {
   registry: BucketRegistry
@@ -307,6 +308,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
 
   app.setErrorHandler(async (err, request, reply) => {
     const answer = s3ErrorReply(err)
+    noteAnswerCode(request.raw, answer.code)
     if (clientGone(request.raw)) request.log.debug({ err }, 'client went away')
     // The disk's failures (full, read-only, I/O) are the operator's to see, with the path, as the HTTP door logs them; faults are errors.
     else if (isStorageFailure(err)) request.log.warn({ err, path: err.path }, 'storage failure')

@@ -103,6 +103,27 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   const refused = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').at(-1)
   t.match(refused, { method: 'GET', url: '/photos/%zz', status: 400, bytes: undecodable.body.length }, 'a request refused before any route has its line too')
   t.equal(lines.length, 6)
+  t.equal(lines[0].code, undefined, 'an answer that is no error has no code')
+})
+
+t.test('an error answer\'s line has its code, as the client got it', async t => {
+  const logs = collector()
+  const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream })
+  const auth = { authorization: `Bearer ${token}` }
+  await app.inject({ method: 'PUT', url: '/photos/cat.txt', headers: auth, payload: 'hello' })
+  const answers = [
+    await app.inject({ method: 'GET', url: '/photos/none', headers: auth }),
+    await app.inject({ method: 'GET', url: '/nobucket/x', headers: auth }),
+    await app.inject({ method: 'GET', url: '/photos/cat.txt', headers: { ...auth, 'if-match': '"other"' } }),
+    await app.inject({ method: 'GET', url: '/photos/cat.txt', headers: { ...auth, range: 'bytes=10-20' } }),
+    await app.inject({ method: 'PUT', url: '/photos/x' }),
+    await app.inject({ method: 'GET', url: '/client/v4/no/such/route', headers: auth })
+  ]
+  const lines = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').slice(1)
+  t.same(lines.map(line => [line.status, line.code]), answers.map(answer => [answer.statusCode, (JSON.parse(answer.body) as { errors: Array<{ code: number }> }).errors[0].code]))
+  t.same(lines.map(line => line.code).slice(0, 5), [10007, 10006, 41200, 10039, 40100], 'NoSuchKey, NoSuchBucket, the 412, the 416, a refused write')
+  t.equal(typeof lines[5].code, 'number', 'the management API\'s code')
+  t.equal(lines[5].status, 404)
 })
 
 t.test('the line of a request named by its URL hides the credentials in its query, on the routes and the management API', async t => {
