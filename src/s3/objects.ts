@@ -285,7 +285,9 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const checksumAlgorithm = copyChecksumAlgorithmFrom(single(headers, 'x-amz-checksum-algorithm'))
   // cf-copy-destination-if-* (and If-Match, If-None-Match) judge the object the copy would replace.
   const onlyIf = copyDestinationConditionalFrom(headers)
-  const { bucket } = await openNamedBucket(ctx)
+  const { bucket, info } = await openNamedBucket(ctx)
+  // As a put: without x-amz-storage-class the copy takes the destination bucket's default, not the source's (S3's CopyObject).
+  const copiedClass = storageClass ?? info.settings.storageClass
   if (source.bucket === ctx.bucketName) {
     // Within one bucket the binding's copy: the bytes shared, or read again for a multipart source or a checksum the source lacks.
     checkKey(source.key)
@@ -294,7 +296,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
       sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
       ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
       ...(directive === 'MERGE' ? { mergeMetadata: true } : {}),
-      storageClass,
+      storageClass: copiedClass,
       ...(checksumAlgorithm === undefined ? {} : { checksumAlgorithm }),
       sourceSsecKey: sourceKey,
       ...ssec
@@ -314,7 +316,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
   const copied = await bucket.putCopied(ctx.key, object, {
     httpMetadata: directive === 'COPY' ? object.httpMetadata : directive === 'MERGE' ? Object.assign({}, object.httpMetadata, httpMetadataFrom(headers)) : httpMetadataFrom(headers),
     customMetadata: directive === 'COPY' ? object.customMetadata : directive === 'MERGE' ? mergeCustomMetadata(object.customMetadata, customMetadataFrom(headers)) : customMetadataFrom(headers),
-    storageClass: storageClass ?? object.storageClass,
+    storageClass: copiedClass,
     computeChecksums,
     onlyIf,
     ...ssec

@@ -132,6 +132,18 @@ t.test('delete, delete many (quiet or not), copy with REPLACE and COPY', async t
   t.equal(again.StorageClass, 'STANDARD_IA')
   t.same(again.Metadata, { k: 'x/3' })
   t.equal(await again.Body!.transformToString(), 'x/3')
+  // Without the header a copy is stored as a put would be: in the destination bucket's default class.
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x/3', CopySource: 'photos/x/3', MetadataDirective: 'REPLACE', Metadata: { k: 'x/3' } }))
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'x/3' }))).StorageClass, undefined, 'rewritten in place: Standard again')
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x/ia', CopySource: 'photos/x/3', StorageClass: 'STANDARD_IA' }))
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'x/ia' }))).StorageClass, 'STANDARD_IA')
+  await s3.send(new CopyObjectCommand({ Bucket: 'photos', Key: 'x/std', CopySource: 'photos/x/ia' }))
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'x/std' }))).StorageClass, undefined, 'copied within the bucket: its default')
+  await registry.create('cold', { storageClass: 'InfrequentAccess' })
+  await s3.send(new CopyObjectCommand({ Bucket: 'cold', Key: 'c', CopySource: 'photos/x/std' }))
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'cold', Key: 'c' }))).StorageClass, 'STANDARD_IA', 'copied to a bucket whose default is Infrequent Access: that')
+  await s3.send(new CopyObjectCommand({ Bucket: 'archive', Key: 'k2', CopySource: 'photos/x/ia' }))
+  t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'archive', Key: 'k2' }))).StorageClass, undefined, 'copied across buckets: the destination\'s default')
 })
 
 t.test('any Content-Type is stored as given (empty, malformed, a list): PutObject, multipart, DeleteObjects', async t => {
