@@ -5,7 +5,8 @@
  * Promises:
  * - A storage answers null only when the bucket has no document; text that
  *   is not a settings document (not JSON, `null`, `{}`, not an object, a
- *   `creationDate` that is no date, `settings` that are no object) is
+ *   `format` other than 1, a `creationDate` that is no date, `settings`
+ *   that are no object) is
  *   `SettingsDamaged` (10915), a storage failure naming the file (`path`,
  *   for the log) and, in its cause, what is wrong with it. Never null: the
  *   registry would take a damaged file for a missing one.
@@ -33,7 +34,9 @@ export interface SettingsDocument {
 /** What is wrong with `value` as a settings document, or the document. */
 function judged (value: unknown): SettingsDocument | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return `the document must be an object (got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value})`
-  const { creationDate, settings } = value as Record<string, unknown>
+  const { format, creationDate, settings } = value as Record<string, unknown>
+  // Another format is a newer version's (a downgrade): read as this one's, its fields could mean something else.
+  if (format !== undefined && format !== 1) return `format ${JSON.stringify(format)} is not one this version reads (format 1; written by a newer fsbucket?)`
   if (typeof creationDate !== 'string' || Number.isNaN(Date.parse(creationDate))) return 'creationDate must be an ISO 8601 date'
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) return 'settings must be an object'
   return value as SettingsDocument

@@ -81,13 +81,19 @@ t.test('a document that is no settings document is damaged; a field the rules of
     ['5', 5, /must be an object \(got number\)/],
     ['"s"', 's', /must be an object \(got string\)/],
     ['no settings', { format: 1, creationDate: good.creationDate }, /settings must be an object/],
-    ['a creationDate that is no date', { ...good, creationDate: 'soon' }, /creationDate/]
+    ['a creationDate that is no date', { ...good, creationDate: 'soon' }, /creationDate/],
+    // A newer version's format, after a downgrade: never read as this version's.
+    ['format 2', { ...good, format: 2 }, /format 2 is not one this version reads/],
+    ['format "1"', { ...good, format: '1' }, /format "1" is not one/]
   ]
   for (const [label, document, reason] of damaged) {
     await writeFile(settingsFile(dir, 'site'), JSON.stringify(document))
     await t.rejects(registry.info('site'), { code: 10915 }, label)
     t.match(warnings.at(-1)?.fields.reason, reason, `${label}: the log line names what is wrong`)
   }
+  const { format: _, ...unversioned } = good
+  await writeFile(settingsFile(dir, 'site'), JSON.stringify(unversioned))
+  t.equal((await registry.info('site'))?.name, 'site', 'a document without a format (written by hand) is read as format 1')
   // An older version took rules today's refuse: the bucket stays reachable, with that field's default.
   const ignored: Array<[string, Record<string, unknown>, RegExp, (settings: Record<string, unknown>) => boolean]> = [
     ['cors: 5', { cors: 5 }, /settings\.cors must be/, s => s.cors === null],
