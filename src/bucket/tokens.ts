@@ -101,6 +101,17 @@ interface TokensDocument {
   revoked?: string[]
 }
 
+/**
+ * `document` when this version reads its format; else throws. A newer
+ * version's tokens, read as format 1 after a downgrade, could grant what
+ * they no longer mean: every token request fails (500) instead, naming why.
+ */
+function readable (document: TokensDocument): TokensDocument {
+  const format = (document as { format?: unknown }).format
+  if (format !== undefined && format !== 1) throw new Error(`tokens.json is format ${JSON.stringify(format)}, which this version does not read (format 1; written by a newer fsbucket?)`)
+  return document
+}
+
 /** The S3 secret access key of a token value (the hosted derivation): hex SHA-256. */
 export function secretOfToken (value: string): string {
   return sha256Hex(value)
@@ -208,7 +219,7 @@ export class TokenDirectory {
       this.#snapshot = renewed
       return renewed
     }
-    const document = await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+    const document = readable(await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
     const records = Array.isArray(document.tokens) ? document.tokens : []
     const snapshot = {
       readAt,
@@ -251,7 +262,7 @@ export class TokenDirectory {
       secretAccessKey: secretOfToken(token)
     }
     await this.#state.transaction(async tx => {
-      const document = await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+      const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
       document.tokens.push(record)
     })
     this.#changedAt = performance.now()
@@ -262,14 +273,14 @@ export class TokenDirectory {
   /** Every token, oldest first, without secrets. */
   async list (): Promise<TokenSummary[]> {
     const now = this.#clock()
-    const document = await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+    const document = readable(await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
     return document.tokens.map(r => summaryOf(r, now))
   }
 
   /** Removes the token `id`; false when there was none. Its key pair and its temporary credentials stop working with it. */
   async revoke (id: string): Promise<boolean> {
     const removed = await this.#state.transaction(async tx => {
-      const document = await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] })
+      const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
       const gone = document.tokens.filter(r => r.id === id)
       document.tokens = document.tokens.filter(r => r.id !== id)
       document.revoked = [...document.revoked ?? [], ...gone.map(r => revokedMark(r.secretAccessKey))].slice(-MAX_REVOKED)

@@ -97,3 +97,23 @@ for (const [kind, open] of [
     t.equal(reads(), first + 1, 'read once more, after the change')
   })
 }
+
+t.test('tokens of another format (a newer version\'s, after a downgrade) are never read as format 1: every token request fails, naming why', async t => {
+  const dir = testdir(t)
+  const registry = createRegistry(await FsRegistryStorage.open(dir))
+  t.teardown(async () => { await registry.close() })
+  const made = await registry.tokens.create({ name: 'ci', permission: 'admin-read-write' })
+  t.ok((await registry.tokens.byValue(made.token)) !== null, 'format 1: found')
+  const { readFile, writeFile } = await import('node:fs/promises')
+  const path = await import('node:path')
+  const file = path.join(dir, '.tokens', 'tokens.json')
+  const document = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+  await writeFile(file, JSON.stringify({ ...document, format: 2 }))
+  const fresh = createRegistry(await FsRegistryStorage.open(dir))
+  t.teardown(async () => { await fresh.close() })
+  const why = /tokens\.json is format 2, which this version does not read/
+  await t.rejects(fresh.tokens.byValue(made.token), why, 'a lookup')
+  await t.rejects(fresh.tokens.list(), why, 'a list')
+  await t.rejects(fresh.tokens.create({ name: 'x', permission: 'admin-read-only' }), why, 'a create, which would write format 1 over it')
+  t.match(JSON.parse(await readFile(file, 'utf8')), { format: 2 }, 'the file is left as it was')
+})
