@@ -26,7 +26,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Logger } from 'pino'
 import { isRecyclingStream, type RecyclingStream } from '../bucket/index.js'
 import { bodyFailure, pipeRecycling } from './recycling-body.js'
-import { cutShortLine, requestLine, type RequestLogFields } from './request-log.js'
+import { cutShortLine, leftLine, requestLine, type RequestLogFields } from './request-log.js'
 import type { DoorName, PortMeter } from './request-meter.js'
 
 /** What an answer beside Fastify tells the log and the metrics. */
@@ -117,7 +117,7 @@ export function readsBeside<T> (fastify: RequestListener, options: ReadsBesideOp
       if (options.log === null || (failure === undefined && !options.log.isLevelEnabled('info'))) return
       const line = requestLine(request.method ?? 'GET', options.fields(taken), undefined, response.statusCode, answered.length, ms)
       if (failure !== undefined) options.log.child({ reqId: requestId() }).error(cutShortLine(line, failure), 'request')
-      else options.log.child({ reqId: requestId() }).info(line, 'request')
+      else options.log.child({ reqId: requestId() }).info(leftLine(line, response), 'request')
     })
     const handOver = (): void => {
       // A body that failed after its headers went out: the connection is cut, as Fastify does (the client sees a short body).

@@ -9,12 +9,14 @@
  * that fails after the headers went out destroys the connection: the
  * client sees a short body, never a wrong one, and the failure is kept
  * for the request's log line (`bodyFailure`), which then says so, at
- * `error`, instead of claiming the whole answer.
+ * `error`, instead of claiming the whole answer. A client that goes away
+ * mid-body leaves the count of bytes handed over (`noteBodySent`): its line says
+ * `incomplete`, at `info` (the client's choice, no fault).
  */
 import type { ServerResponse } from 'node:http'
 import type { FastifyReply } from 'fastify'
 import type { RecyclingStream } from '../bucket/index.js'
-import { logCutShortRequest, type BodyFailure } from './request-log.js'
+import { logCutShortRequest, logLeftRequest, noteBodySent, type BodyFailure } from './request-log.js'
 
 const failures = new WeakMap<ServerResponse, BodyFailure>()
 
@@ -22,6 +24,7 @@ const failures = new WeakMap<ServerResponse, BodyFailure>()
 export function bodyFailure (res: ServerResponse): BodyFailure | undefined {
   return failures.get(res)
 }
+
 
 /**
  * Writes `stream` to `res`, chunk by chunk, handing each chunk back once
@@ -52,6 +55,7 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     const onData = (chunk: Buffer): void => {
       start()
       sent += chunk.byteLength
+      noteBodySent(res, sent)
       // Handed back only after the socket took every byte of it.
       const more = res.write(chunk, err => { if (err == null) stream.recycle(chunk) })
       if (!more) stream.pause()
@@ -73,7 +77,7 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     }
     const onDrain = (): void => { stream.resume() }
     const onClose = (): void => {
-      // The client went away (or the answer ended): release the body's files.
+      // The client went away before the body's end: release the body's files.
       if (!stream.destroyed) stream.destroy()
       if (!started) started = true // nothing more to answer
       done()
@@ -104,4 +108,5 @@ export async function sendRecycling (reply: FastifyReply, stream: RecyclingStrea
   })
   const failure = bodyFailure(res)
   if (failure !== undefined) logCutShortRequest(reply.request, reply, failure)
+  else if (!res.writableFinished) logLeftRequest(reply.request, reply)
 }

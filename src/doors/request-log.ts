@@ -18,7 +18,7 @@
  * with `incomplete: true`, the bytes handed to the socket before the
  * failure, and the failure as `err`.
  */
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { handedFrom } from './handed-on.js'
 import { redactedUrl } from './redacted-url.js'
@@ -76,6 +76,7 @@ export class RequestLog extends LogController {
     const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), ms)
     const code = answerCodes.get(request.raw)
     if (code !== undefined) line.code = code
+    leftLine(line, reply.raw)
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')
   }
@@ -101,6 +102,30 @@ export interface BodyFailure {
   err: Error
   /** Body bytes handed to the socket before it. */
   sent: number
+}
+
+/** Body bytes handed so far to each streamed response's socket (doors/recycling-body.ts). */
+const sentBodies = new WeakMap<ServerResponse, number>()
+
+/** Notes that `sent` body bytes of `res` are handed to its socket, for its log line should its client go away. */
+export function noteBodySent (res: ServerResponse, sent: number): void {
+  sentBodies.set(res, sent)
+}
+
+/** `line`, the line of the request answered by `res`, saying that its client went away mid-body when it did (the answer never finished). */
+export function leftLine (line: Record<string, unknown>, res: ServerResponse): Record<string, unknown> {
+  const sent = sentBodies.get(res)
+  return sent === undefined || res.writableFinished ? line : Object.assign(line, { bytes: sent, incomplete: true })
+}
+
+/**
+ * The line of a request answered through Fastify whose client went away
+ * mid-body: Fastify, whose reply was taken over, writes none.
+ */
+export function logLeftRequest (request: FastifyRequest, reply: FastifyReply): void {
+  const fields = request.logFields ?? null
+  const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), reply.elapsedTime)
+  request.log.info(leftLine(line, reply.raw), 'request')
 }
 
 /** `line`, a request's line, saying that its answer was cut short by `failure`. */

@@ -206,3 +206,20 @@ t.test('a large body cut short while it is sent is logged at error as an incompl
     t.ok(typeof line.bytes === 'number' && line.bytes >= MiB && line.bytes < size, `the bytes sent before the cut: ${String(line.bytes)}`)
   }
 })
+
+t.test('a client that goes away mid-body: its line says incomplete, with the bytes handed to the socket, at info', async t => {
+  const { app, port, lines } = await logged(t)
+  const size = 64 * MiB
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/left', headers: auth, payload: Buffer.alloc(size, 3) })).statusCode, 200)
+  for (const headers of [{}, { origin: 'http://127.0.0.1' }] as Array<Record<string, string>>) {
+    // Beside Fastify, and through its route (an Origin takes a read there).
+    await get(port, '/photos/left', headers, false, MiB)
+  }
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const gets = logLines(lines).filter(line => line.method === 'GET')
+  t.equal(gets.length, 2, 'one line each')
+  for (const line of gets) {
+    t.match(line, { level: 30, msg: 'request', bucket: 'photos', key: 'left', status: 200, incomplete: true })
+    t.ok(typeof line.bytes === 'number' && line.bytes >= MiB && line.bytes < size, `the bytes handed over, not the object's size: ${String(line.bytes)}`)
+  }
+})
