@@ -5,28 +5,12 @@
  * its place, never by any of its text.
  */
 import t from 'tap'
-import type { Command } from 'commander'
-import { buildCli } from '../../src/main.js'
+import { parseServe } from './serve-flags.js'
 
 /** Parses `serve args` (with `env` set) in this process: the pushes, or the refusal's text. */
 async function parse (args: string[], env: Record<string, string> = {}): Promise<{ pushes?: unknown, error?: string }> {
-  const serve: Command = buildCli().commands.find(c => c.name() === 'serve')!
-  let error = ''
-  // Stops where the process would exit: a CommanderError thrown back would be wrapped again by commander, as it never is when it exits.
-  serve.exitOverride(err => { throw new Error(err.message) }).configureOutput({ writeErr: text => { error += text }, writeOut: () => {} }).action(() => {})
-  const saved = { ...process.env }
-  Object.assign(process.env, env)
-  try {
-    await serve.parseAsync(args, { from: 'user' })
-    return { pushes: serve.opts().queuePush }
-  } catch (err) {
-    return { error: `${error}${(err as Error).message}` }
-  } finally {
-    for (const name of Object.keys(env)) {
-      if (saved[name] === undefined) delete process.env[name]
-      else process.env[name] = saved[name]
-    }
-  }
+  const { value, error } = await parseServe('queuePush', args, env)
+  return error === undefined ? { pushes: value } : { error }
 }
 
 t.test('a --queue-push value is one push: a comma in its URL stays in the URL', async t => {

@@ -6,27 +6,12 @@
  * asking for a flag each.
  */
 import t from 'tap'
-import type { Command } from 'commander'
-import { buildCli } from '../../src/main.js'
+import { parseServe } from './serve-flags.js'
 
 /** Parses `serve args` (with `env` set) in this process: the routes, or the refusal's text. */
 async function parse (args: string[], env: Record<string, string> = {}): Promise<{ routes?: unknown, error?: string }> {
-  const serve: Command = buildCli().commands.find(c => c.name() === 'serve')!
-  let error = ''
-  serve.exitOverride(err => { throw new Error(err.message) }).configureOutput({ writeErr: text => { error += text }, writeOut: () => {} }).action(() => {})
-  const saved = { ...process.env }
-  Object.assign(process.env, env)
-  try {
-    await serve.parseAsync(args, { from: 'user' })
-    return { routes: serve.opts().route }
-  } catch (err) {
-    return { error: `${error}${(err as Error).message}` }
-  } finally {
-    for (const name of Object.keys(env)) {
-      if (saved[name] === undefined) delete process.env[name]
-      else process.env[name] = saved[name]
-    }
-  }
+  const { value, error } = await parseServe('route', args, env)
+  return error === undefined ? { routes: value } : { error }
 }
 
 t.test('the documented spellings: one route per --route, repeatable', async t => {
