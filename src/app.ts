@@ -41,7 +41,7 @@ import { gatewayRoutes } from './http/routes.js'
 import { readsBeside } from './doors/reads-beside.js'
 import { guardRequestHead } from './doors/request-head.js'
 import { lazySchemaCompilers } from './doors/schema-compilers.js'
-import { logRefusedRequest, RequestLog } from './doors/request-log.js'
+import { logRefusedRequest, noteAnswerCode, RequestLog } from './doors/request-log.js'
 import type { OperatorEndpoints } from './doors/health.js'
 import type { DoorName, RequestMeter } from './doors/request-meter.js'
 import { readinessChecks } from './server/readiness.js'
@@ -139,7 +139,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       const body = JSON.stringify(failure(answer.code, answer.message))
       // Made before any hook: it takes its place in the connection's order here (behind an answer that closed it, it is never sent).
       inConnectionOrder(request, reply, () => {
-        logRefusedRequest(request, answer.status, Buffer.byteLength(body))
+        logRefusedRequest(request, answer.status, Buffer.byteLength(body), answer.code)
         void reply.code(answer.status).type('application/json').send(body)
       })
     }
@@ -174,6 +174,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   }
   const refuse = (reply: FastifyReply, err: DoorError): void => {
     const answer = errorReply(err)
+    noteAnswerCode(reply.request.raw, answer.code)
     void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
   }
   if (gatewayOpen || managementOpen) {
@@ -188,6 +189,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       ? new DoorError('NoSuchRoute')
       : new DoorError('MethodNotAllowed', undefined, { allow: 'GET, HEAD, PUT, POST, DELETE, OPTIONS' })
     const answer = errorReply(err)
+    noteAnswerCode(request.raw, answer.code)
     return await reply.code(answer.status).headers(answer.headers).send(failure(answer.code, answer.message))
   })
 
@@ -214,6 +216,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     // What fails before the API or the console runs (the guards' custom-domain lookup while the catalog is down) in the v4 envelope.
     scope.setErrorHandler(async (err, request, reply) => {
       const answer = errorReply(err)
+      noteAnswerCode(request.raw, answer.code)
       if (answer.log !== null) request.log[answer.log]({ err }, 'request failed')
       return await reply.code(answer.status).headers(answer.headers).type('application/json').send(failure(answer.code, answer.message))
     })
@@ -241,6 +244,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
       refuse: async (reply, refusal) => {
         const err = typeof refusal === 'string' ? consoleErrors[refusal]() : refusal.fault
         const answer = errorReply(err)
+        noteAnswerCode(reply.request.raw, answer.code)
         if (answer.log !== null) reply.log.error({ err }, 'console request failed')
         return await reply.code(answer.status).headers(answer.headers).type('application/json').send(failure(answer.code, answer.message))
       }

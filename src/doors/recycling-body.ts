@@ -10,13 +10,13 @@
  * client sees a short body, never a wrong one, and the failure is kept
  * for the request's log line (`bodyFailure`), which then says so, at
  * `error`, instead of claiming the whole answer. A client that goes away
- * mid-body leaves the count of bytes handed over (`noteBodySent`): its line says
+ * mid-body leaves the count of bytes handed over (`noteLeftByClient`): its line says
  * `incomplete`, at `info` (the client's choice, no fault).
  */
 import type { ServerResponse } from 'node:http'
 import type { FastifyReply } from 'fastify'
 import type { RecyclingStream } from '../bucket/index.js'
-import { logCutShortRequest, logLeftRequest, noteBodySent, type BodyFailure } from './request-log.js'
+import { logCutShortRequest, logLeftRequest, noteLeftByClient, type BodyFailure } from './request-log.js'
 
 const failures = new WeakMap<ServerResponse, BodyFailure>()
 
@@ -24,7 +24,6 @@ const failures = new WeakMap<ServerResponse, BodyFailure>()
 export function bodyFailure (res: ServerResponse): BodyFailure | undefined {
   return failures.get(res)
 }
-
 
 /**
  * Writes `stream` to `res`, chunk by chunk, handing each chunk back once
@@ -55,7 +54,6 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     const onData = (chunk: Buffer): void => {
       start()
       sent += chunk.byteLength
-      noteBodySent(res, sent)
       // Handed back only after the socket took every byte of it.
       const more = res.write(chunk, err => { if (err == null) stream.recycle(chunk) })
       if (!more) stream.pause()
@@ -77,7 +75,8 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     }
     const onDrain = (): void => { stream.resume() }
     const onClose = (): void => {
-      // The client went away before the body's end: release the body's files.
+      // The client went away before the body's end: release the body's files, and say how much it was handed.
+      noteLeftByClient(res, sent)
       if (!stream.destroyed) stream.destroy()
       if (!started) started = true // nothing more to answer
       done()
@@ -86,7 +85,8 @@ export async function pipeRecycling (res: ServerResponse, stream: RecyclingStrea
     stream.on('end', onEnd)
     stream.on('error', onError)
     res.on('drain', onDrain)
-    res.on('close', onClose)
+    // First of the response's close listeners: a listener that writes the request's line (reads-beside.ts) finds the count noted.
+    res.prependListener('close', onClose)
   })
 }
 
@@ -107,6 +107,15 @@ export async function sendRecycling (reply: FastifyReply, stream: RecyclingStrea
     res.writeHead(reply.statusCode)
   })
   const failure = bodyFailure(res)
-  if (failure !== undefined) logCutShortRequest(reply.request, reply, failure)
-  else if (!res.writableFinished) logLeftRequest(reply.request, reply)
+  if (failure !== undefined) {
+    logCutShortRequest(reply.request, reply, failure)
+    return
+  }
+  // Fastify writes the line of an answer that finishes; one whose client goes away first (mid-body, or with the last bytes
+  // still on their way) never finishes, and its line is written here, once the response has closed.
+  if (res.closed) {
+    if (!res.writableFinished) logLeftRequest(reply.request, reply)
+  } else {
+    res.once('close', () => { if (!res.writableFinished) logLeftRequest(reply.request, reply) })
+  }
 }

@@ -70,16 +70,19 @@ export class RequestLog extends LogController {
     if (port?.request === request) return
     // Below the info level a request's line is not even made.
     if (error == null && (request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') === false) return
-    // An app that never set them (the management API's: handed-on.ts) names the request by its URL.
-    const fields = request.logFields ?? null
-    const ms = port?.elapsedTime ?? reply.elapsedTime
-    const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), ms)
-    const code = answerCodes.get(request.raw)
-    if (code !== undefined) line.code = code
-    leftLine(line, reply.raw)
+    const line = routeLine(request, reply, port?.elapsedTime ?? reply.elapsedTime)
     if (error != null) request.log.error(Object.assign(line, { err: error }), 'request')
     else request.log.info(line, 'request')
   }
+}
+
+/** The line of a request Fastify answered: its fields (else its URL: an app that never set them names the request so) and its code. */
+function routeLine (request: FastifyRequest, reply: FastifyReply, ms = reply.elapsedTime): Record<string, unknown> {
+  const fields = request.logFields ?? null
+  const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), ms)
+  const code = answerCodes.get(request.raw)
+  if (code !== undefined) line.code = code
+  return line
 }
 
 /** A request's line: what it was about (`fields`, else its `url`), its status, the body bytes and the milliseconds it took. */
@@ -105,27 +108,33 @@ export interface BodyFailure {
 }
 
 /** Body bytes handed so far to each streamed response's socket (doors/recycling-body.ts). */
-const sentBodies = new WeakMap<ServerResponse, number>()
+/** Body bytes handed to the socket of each streamed response whose client went away before the body's end (doors/recycling-body.ts). */
+const leftByClient = new WeakMap<ServerResponse, number>()
 
-/** Notes that `sent` body bytes of `res` are handed to its socket, for its log line should its client go away. */
-export function noteBodySent (res: ServerResponse, sent: number): void {
-  sentBodies.set(res, sent)
+/** Notes that the client of `res` went away after `sent` body bytes were handed to its socket. */
+export function noteLeftByClient (res: ServerResponse, sent: number): void {
+  leftByClient.set(res, sent)
 }
 
-/** `line`, the line of the request answered by `res`, saying that its client went away mid-body when it did (the answer never finished). */
+/**
+ * `line`, the line of the request answered by `res` (its 'close' passed),
+ * saying that its client went away when the answer never finished:
+ * `incomplete`, with the body bytes handed to the socket (all of them when
+ * the client left while the last were on their way).
+ */
 export function leftLine (line: Record<string, unknown>, res: ServerResponse): Record<string, unknown> {
-  const sent = sentBodies.get(res)
-  return sent === undefined || res.writableFinished ? line : Object.assign(line, { bytes: sent, incomplete: true })
+  if (res.writableFinished) return line
+  const sent = leftByClient.get(res)
+  return Object.assign(line, sent === undefined ? {} : { bytes: sent }, { incomplete: true })
 }
 
 /**
  * The line of a request answered through Fastify whose client went away
- * mid-body: Fastify, whose reply was taken over, writes none.
+ * before the answer finished: Fastify, whose reply was taken over, writes
+ * none.
  */
 export function logLeftRequest (request: FastifyRequest, reply: FastifyReply): void {
-  const fields = request.logFields ?? null
-  const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), reply.elapsedTime)
-  request.log.info(leftLine(line, reply.raw), 'request')
+  request.log.info(leftLine(routeLine(request, reply), reply.raw), 'request')
 }
 
 /** `line`, a request's line, saying that its answer was cut short by `failure`. */
@@ -139,9 +148,7 @@ export function cutShortLine (line: Record<string, unknown>, failure: BodyFailur
  * such a response finish and writes none.
  */
 export function logCutShortRequest (request: FastifyRequest, reply: FastifyReply, failure: BodyFailure): void {
-  const fields = request.logFields ?? null
-  const line = requestLine(request.method, fields, fields === null ? redactedUrl(request.url) : undefined, reply.statusCode, reply.getHeader('content-length'), reply.elapsedTime)
-  request.log.error(cutShortLine(line, failure), 'request')
+  request.log.error(cutShortLine(routeLine(request, reply), failure), 'request')
 }
 
 /**
@@ -150,6 +157,6 @@ export function logCutShortRequest (request: FastifyRequest, reply: FastifyReply
  * not follow to its end: written by the door as it sends the answer, its
  * URL redacted as every request line's.
  */
-export function logRefusedRequest (request: FastifyRequest, status: number, bytes: number): void {
-  request.log.info({ method: request.method, url: redactedUrl(request.url), status, bytes }, 'request')
+export function logRefusedRequest (request: FastifyRequest, status: number, bytes: number, code: number | string): void {
+  request.log.info({ method: request.method, url: redactedUrl(request.url), status, bytes, code }, 'request')
 }

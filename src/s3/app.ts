@@ -139,7 +139,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       const requestId = request.id
       const document = errorDocument(answer.code, answer.message, { RequestId: requestId })
       const send = (): void => {
-        logRefusedRequest(request, answer.status, Buffer.byteLength(document))
+        logRefusedRequest(request, answer.status, Buffer.byteLength(document), answer.code)
         void reply.code(answer.status).header('x-amz-request-id', requestId).header('x-amz-id-2', requestId).type('application/xml').send(document)
       }
       // Made before any hook: it takes its place in the connection's order here (behind an answer that closed it, it is never sent).

@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify'
 import type { BucketRegistry } from '../bucket/index.js'
 import { customDomainLookup, siteGuardHook, type SiteGuardOptions } from '../http/site-guard.js'
 import { errorDocument } from '../s3/index.js'
+import { noteAnswerCode } from '../doors/request-log.js'
 
 /** Whether `host` is one of the S3 virtual-host domains or a sub-domain of one. */
 export function underDomains (host: string, domains: string[]): boolean {
@@ -39,6 +40,7 @@ export function guardS3Site (s3: FastifyInstance, { routeHosts, domains, registr
     // The S3 API's own hook has given the request its id (and the x-amz-request-id header) by now.
     const requestId = reply.request.s3RequestId
     const fields: Record<string, string> = requestId === undefined || requestId === '' ? {} : { RequestId: requestId }
+    noteAnswerCode(reply.request.raw, 'AccessDenied')
     void reply.code(403).type('application/xml').send(errorDocument('AccessDenied', err.message, fields))
   }))
 }

@@ -101,7 +101,7 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   const undecodable = await app.inject({ method: 'GET', url: '/photos/%zz', headers: auth })
   t.equal(undecodable.statusCode, 400)
   const refused = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').at(-1)
-  t.match(refused, { method: 'GET', url: '/photos/%zz', status: 400, bytes: undecodable.body.length }, 'a request refused before any route has its line too')
+  t.match(refused, { method: 'GET', url: '/photos/%zz', status: 400, bytes: undecodable.body.length, code: errorCodeOf(undecodable.body) }, 'a request refused before any route has its line too, with its code')
   t.equal(lines.length, 6)
   t.equal(lines[0].code, undefined, 'an answer that is no error has no code')
 })
@@ -124,7 +124,25 @@ t.test('an error answer\'s line has its code, as the client got it', async t => 
   t.same(lines.map(line => line.code).slice(0, 5), [10007, 10006, 41200, 10039, 40100], 'NoSuchKey, NoSuchBucket, the 412, the 416, a refused write')
   t.equal(typeof lines[5].code, 'number', 'the management API\'s code')
   t.equal(lines[5].status, 404)
+  const unsupported = await app.inject({ method: 'PROPFIND' as 'GET', url: '/photos/cat.txt', headers: auth })
+  const consoleMissing = await app.inject({ method: 'GET', url: '/_console/no-such-file.js' })
+  const more = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').slice(-2)
+  t.same(more.map(line => [line.status, line.code]), [unsupported, consoleMissing].map(answer => [answer.statusCode, errorCodeOf(answer.body)]), 'a method no route has, a console file that is not there')
 })
+
+t.test('a refusal of the site guard has its code too', async t => {
+  const logs = collector()
+  // No token on loopback: the guard refuses a foreign Host.
+  const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream, token: null })
+  const refused = await app.inject({ method: 'GET', url: '/photos/cat.txt', headers: { host: 'evil.example' } })
+  t.equal(refused.statusCode, 421, 'a foreign Host')
+  const line = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').at(-1)
+  t.match(line, { status: 421, code: errorCodeOf(refused.body) })
+})
+
+function errorCodeOf (body: string): number {
+  return (JSON.parse(body) as { errors: Array<{ code: number }> }).errors[0].code
+}
 
 t.test('the line of a request named by its URL hides the credentials in its query, on the routes and the management API', async t => {
   const logs = collector()

@@ -223,3 +223,39 @@ t.test('a client that goes away mid-body: its line says incomplete, with the byt
     t.ok(typeof line.bytes === 'number' && line.bytes >= MiB && line.bytes < size, `the bytes handed over, not the object's size: ${String(line.bytes)}`)
   }
 })
+
+t.test('a streamed body sent whole is logged once, complete, whichever path and however its last bytes go', async t => {
+  const { app, port, lines } = await logged(t)
+  // A short last chunk: its write is still queued when the stream ends.
+  const size = 2 * MiB + 100
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/tail', headers: auth, payload: pattern(size, 4) })).statusCode, 200)
+  const before = logLines(lines).length
+  for (const headers of [{}, { origin: 'http://127.0.0.1' }] as Array<Record<string, string>>) {
+    t.equal((await get(port, '/photos/tail', headers)).body.byteLength, size)
+  }
+  const injected = await app.inject({ method: 'GET', url: '/photos/tail', headers: { ...auth, origin: 'http://127.0.0.1' } })
+  t.equal(injected.rawPayload.byteLength, size)
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const gets = logLines(lines).slice(before).filter(line => line.method === 'GET')
+  t.equal(gets.length, 3, 'one line a request')
+  for (const line of gets) {
+    t.match(line, { level: 30, status: 200, bytes: size })
+    t.equal(line.incomplete, undefined, 'not said to be incomplete')
+  }
+})
+
+t.test('a client that goes away before the first byte of a streamed body: incomplete, 0 bytes', async t => {
+  const { app, port, lines } = await logged(t)
+  t.equal((await app.inject({ method: 'PUT', url: '/photos/early', headers: auth, payload: Buffer.alloc(8 * MiB, 2) })).statusCode, 200)
+  const before = logLines(lines).length
+  await new Promise<void>(resolve => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/photos/early', headers: { ...auth, origin: 'http://127.0.0.1' } })
+    req.on('response', res => { res.destroy(); resolve() })
+    req.on('error', () => { resolve() })
+  })
+  await new Promise(resolve => setTimeout(resolve, 200))
+  const gets = logLines(lines).slice(before).filter(line => line.method === 'GET')
+  t.equal(gets.length, 1, 'its line')
+  t.match(gets[0], { level: 30, status: 200, incomplete: true })
+  t.ok(typeof gets[0].bytes === 'number' && gets[0].bytes < 8 * MiB, `bytes handed over: ${String(gets[0].bytes)}`)
+})

@@ -62,6 +62,7 @@ t.test('one line per request: reqId is the answered x-amz-request-id; bucket, ke
   t.ok(undecodable.headers.get('x-amz-id-2'), 'with both ids')
   t.match(lines().at(-1), { method: 'GET', url: '/photos/%zz?X-Amz-Signature=[redacted]', status: 400, reqId: undecodable.headers.get('x-amz-request-id') },
     'a request refused before any route has its line too')
+  t.match(lines().at(-1)?.code, /^[A-Z][A-Za-z]+$/, 'with its S3 Code')
   t.notMatch(text.join(''), /feedbeef99/)
 })
 
