@@ -43,6 +43,11 @@ export async function objectCommands (t: Test, cli: Cli): Promise<void> {
       if (cli.transport === 'local') t.match(refused.stderr, /^fsbucket: warning: a bucket cannot be created: .*stray: not a directory$/m)
     }
     t.notMatch((await run(['ls'])).out, /stray/, 'and lists no such bucket')
+    // A bucket whose settings are damaged is left out of lists, yet exists: -p takes it as existing.
+    t.equal((await run(['mb', 'fsb://damaged'])).code, 0)
+    await fsp.writeFile(path.join(cli.dataDir, 'damaged', '.fsbucket', 'settings.json'), 'not json')
+    const damaged = await run(['mb', '-p', 'fsb://damaged'])
+    t.equal(damaged.code, 0, `mb -p of a damaged bucket: it exists (${damaged.stderr})`)
   })
 
   const cat = randomBytes(20_000)

@@ -10,12 +10,22 @@ import { CliError } from '../errors.js'
 import { addCommonOptions, runCommand, type ObjectCommandWiring } from '../context.js'
 import { parseLocation, remoteUrl } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
-import { listAll } from '../transport.js'
+import { listAll, type ObjectTransport } from '../transport.js'
 
 function bucketOf (arg: string): string {
   const location = parseLocation(arg.endsWith('/') ? arg.slice(0, -1) : arg)
   if (location.kind !== 'remote' || location.key !== '') throw new CliError('expected fsb://<bucket>')
   return location.bucket
+}
+
+/**
+ * Whether the bucket `name` exists: listed, or not listed because its
+ * settings are damaged (its own requests answer 10915, not 10006, as a
+ * name a file holds does).
+ */
+async function bucketExists (transport: ObjectTransport, name: string): Promise<boolean> {
+  if ((await transport.listBuckets()).some(bucket => bucket.name === name)) return true
+  return await transport.list(name, {}).then(() => true, (err: unknown) => (err as { code?: unknown }).code !== BucketErrors.NoSuchBucket.code)
 }
 
 export function registerBuckets (program: Command, wiring: ObjectCommandWiring): void {
@@ -33,8 +43,7 @@ export function registerBuckets (program: Command, wiring: ObjectCommandWiring):
         } catch (err) {
           // Both transports carry the catalogue's code: the local one from the engine, the HTTP one from the answer.
           // A name a file holds in the data directory is refused with that code too, though no bucket of it exists.
-          if (options.ignoreExisting && (err as { code?: unknown }).code === BucketErrors.BucketAlreadyExists.code &&
-            (await context.transport.listBuckets()).some(bucket => bucket.name === name)) return
+          if (options.ignoreExisting && (err as { code?: unknown }).code === BucketErrors.BucketAlreadyExists.code && await bucketExists(context.transport, name)) return
           throw err
         }
         context.say(`created bucket ${remoteUrl(name)}`)
