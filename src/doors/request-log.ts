@@ -13,10 +13,12 @@
  * `bytes` is the body sent (Content-Length of the answer) or, for uploads,
  * the bytes stored. An error answer's line has its `code`, as the door
  * answered it (the routes' and the management API's number, S3's `Code`),
- * which its error handler notes (`noteAnswerCode`). An answer whose body failed after its headers went out
- * (a body file cut short: doors/recycling-body.ts) is logged at `error`
- * with `incomplete: true`, the bytes handed to the socket before the
- * failure, and the failure as `err`.
+ * which its error handler notes (`noteAnswerCode`). An answer whose body
+ * failed after its headers went out (a body file cut short:
+ * doors/recycling-body.ts) is logged at `error` with `incomplete: true`,
+ * the bytes handed to the socket before the failure, and the failure as
+ * `err`; one whose client went away before it finished, at `info` with
+ * `incomplete: true` and the bytes handed over by then.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
@@ -107,7 +109,6 @@ export interface BodyFailure {
   sent: number
 }
 
-/** Body bytes handed so far to each streamed response's socket (doors/recycling-body.ts). */
 /** Body bytes handed to the socket of each streamed response whose client went away before the body's end (doors/recycling-body.ts). */
 const leftByClient = new WeakMap<ServerResponse, number>()
 
