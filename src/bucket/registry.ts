@@ -39,7 +39,7 @@
  * (seconds) among enabled rules for the whole bucket (no or an empty prefix).
  */
 import { BucketEngine } from './bucket.js'
-import { BucketInfos, type BucketInfo, type RegistryWarn } from './bucket-infos.js'
+import { BucketInfos, guardedWarn, type BucketInfo, type RegistryWarn } from './bucket-infos.js'
 import { BucketError, useAfterClose } from './errors.js'
 import { sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'
@@ -54,6 +54,7 @@ import { TokenDirectory } from './tokens.js'
 
 export * from './settings.js'
 export type { BucketInfo, RegistryWarn } from './bucket-infos.js'
+export { guardedWarn } from './bucket-infos.js'
 export { damageOf, isSettingsDamaged } from './settings-document.js'
 
 export interface BucketRegistry {
@@ -181,7 +182,7 @@ class Registry implements BucketRegistry {
     this.#clock = options.clock ?? (() => new Date())
     this.#engineOptions = { clock: this.#clock, minPartSize: options.minPartSize }
     this.#tokens = new TokenDirectory(storage.state('tokens'), this.#clock)
-    this.#infos = new BucketInfos(storage, this.#clock, options.warn)
+    this.#infos = new BucketInfos(storage, this.#clock, options.warn === undefined ? undefined : guardedWarn(options.warn))
   }
 
   get dataDir (): string {

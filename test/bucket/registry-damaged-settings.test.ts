@@ -151,3 +151,18 @@ t.test('a bucket whose settings are mended gets its custom domains back, though 
   await writeFile(file, mended)
   t.equal(await registry.bucketForDomain('cdn.example.com'), 'site', 'mended: served again')
 })
+
+t.test('a warn that throws changes no answer: lists, 10915 and the file-holds-the-name refusal stand', async t => {
+  const dir = testdir(t)
+  let calls = 0
+  const registry = await openRegistry(dir, { fsync: false, warn: () => { calls++; throw new Error('the log is gone') } })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('kept')
+  await registry.create('victim')
+  await writeFile(settingsFile(dir, 'victim'), '{')
+  t.same((await registry.list()).map(b => b.name), ['kept'], 'the list leaves the damaged bucket out')
+  await t.rejects(registry.info('victim'), { code: 10915 }, 'and its requests answer 10915, not the warn\'s error')
+  await writeFile(path.join(dir, 'stray'), 'made by hand')
+  await t.rejects(registry.create('stray'), { code: 10004 }, 'a file holding a name: 10004 as before')
+  t.equal(calls, 2, 'the warn was called for each')
+})

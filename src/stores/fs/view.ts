@@ -348,10 +348,8 @@ export class KeyView {
       this.#warned.delete(old)
     }
     const message = what === 'made' ? 'the readable view could not show a key' : 'the readable view could not remove a deleted key\'s file'
-    // A warning never fails the write it follows: the catalog holds the object, whatever a caller's `warn` does.
-    try {
-      this.#warn({ path: file, reason: reasonOf(err) }, message)
-    } catch {}
+    // A registry's `warn` is guarded (bucket-infos.ts's guardedWarn): a warning never fails the write it follows.
+    this.#warn({ path: file, reason: reasonOf(err) }, message)
   }
 
   /** Removes the key's file (only a plain file of ours, never through a link), and the directories it leaves empty. */

@@ -200,6 +200,30 @@ t.test("a registry's warn hears of the view's refusals, once a minute for one fi
   t.equal(got !== null && 'body' in got ? await got.text() : null, 'write 4', 'every put stands')
 })
 
+t.test("a warn that throws fails no write: the catalog holds the object", async t => {
+  const dataDir = testdir(t)
+  const docs = path.join(dataDir, 'photos', 'docs')
+  const chattr = immutable(t, docs)
+  const { openRegistry } = await t.mockImport<typeof import('../../../src/index.js')>(built, { 'node:fs': chattr.fs })
+  let calls = 0
+  const registry = await openRegistry(dataDir, { fsync: false, warn: () => { calls++; throw new Error('the log is gone') } })
+  t.teardown(async () => await registry.close())
+  await registry.create('photos')
+  const bucket = await registry.open('photos')
+  if (bucket === null) throw new Error('no bucket')
+  await bucket.put('docs/kept.txt', 'shown before')
+  chattr.frozen.on = true
+  await bucket.put('docs/new.txt', 'refused by the view') // kept in its catalog row: written out, refused
+  await bucket.put('docs/large.txt', 'a body file '.repeat(2_000)) // a body file: linked, refused
+  await bucket.delete('docs/kept.txt') // removal refused
+  await new Promise(resolve => setImmediate(resolve))
+  t.equal(calls, 3, 'each refusal reached the warn')
+  const got = await bucket.get('docs/new.txt')
+  t.equal(got !== null && 'body' in got ? await got.text() : null, 'refused by the view', 'the put stands')
+  t.equal((await bucket.head('docs/large.txt'))?.size, 24_000, 'the large put stands')
+  t.equal(await bucket.head('docs/kept.txt'), null, 'the delete stands')
+})
+
 t.test('a view warns of one file and reason again once the interval has passed', async t => {
   const { KeyView, WARN_INTERVAL_MS } = await import('../../../src/stores/fs/view.js')
   const bucketDir = testdir(t)
