@@ -11,7 +11,7 @@
  * (curl and the SDKs send UTF-8 as is) are decoded as UTF-8, so
  * `x-meta-city: Zürich` is stored as written. An Expires that is not a
  * date is not stored; it is reported, and each door answers as its
- * protocol does (the HTTP routes refuse it, S3 ignores it).
+ * protocol does (the HTTP routes refuse it, S3 stores the epoch).
  */
 import { headerFields, parseHttpDate, type BucketHTTPMetadata } from '../bucket/index.js'
 

@@ -24,6 +24,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketSsecKey, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { ssecKeyFromHeaders } from '../doors/ssec-headers.js'
+import { addMetadataHeaders } from '../doors/metadata-headers.js'
 import { DoorError } from './errors.js'
 
 const conditionalHeaders = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since'] as const
@@ -135,11 +136,12 @@ export function objectHeaders (object: BucketObject, overrides: Record<string, s
   if (http.contentEncoding !== undefined) headers['content-encoding'] = http.contentEncoding
   if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
-  const custom = object.customMetadata
-  for (const name in custom) headers[`x-meta-${name.toLowerCase()}`] = custom[name]
-  const checksums = object.checksums.toJSON()
-  for (const algorithm of checksumHeaders) {
-    if (checksums[algorithm] !== undefined) headers[`x-checksum-${algorithm}`] = checksums[algorithm]
+  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-meta-')
+  if (missing > 0) headers['x-missing-meta'] = String(missing)
+  // Every stored hash but the MD5 (the ETag and Content-MD5 carry it), the CRCs an S3 client had stored too.
+  const checksums: Record<string, string | undefined> = object.checksums.toJSON()
+  for (const algorithm in checksums) {
+    if (algorithm !== 'md5' && checksums[algorithm] !== undefined) headers[`x-checksum-${algorithm}`] = checksums[algorithm]
   }
   Object.assign(headers, overrides)
   const safe: Record<string, string> = {}
@@ -147,6 +149,8 @@ export function objectHeaders (object: BucketObject, overrides: Record<string, s
     const encoded = encodeHeaderValue(headers[name])
     if (encoded !== null) safe[name] = encoded
   }
+  // A stored type no header can carry (a control character, which only the binding takes) is answered as a key without one.
+  safe['content-type'] ??= typeByName(object.key)
   return safe
 }
 

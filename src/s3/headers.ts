@@ -25,6 +25,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../doors/request-metadata.js'
+import { addMetadataHeaders } from '../doors/metadata-headers.js'
 import type { BucketHTTPMetadata, BucketObject, StorageClass } from '../bucket/index.js'
 import { decodeEncodedWords } from './encoded-words.js'
 import { S3Error } from './errors.js'
@@ -98,9 +99,17 @@ export function storedContentEncoding (value: string | undefined): string | unde
   return kept.length === 0 ? undefined : kept.join(', ')
 }
 
-/** The HTTP metadata of the request (the engine's mapping), without `aws-chunked`; an unparsable Expires is left out, as S3 does. */
+/**
+ * The HTTP metadata of the request (the engine's mapping), without
+ * `aws-chunked`. An Expires that is no HTTP date (`0`, `never`) is stored
+ * as the epoch: S3 keeps the text, which a stored date cannot, and RFC 9111
+ * reads such a value as a time in the past, which the epoch says to every
+ * cache that reads the object back, as the binding stores an Expires header
+ * it cannot parse.
+ */
 export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetadata {
-  const { metadata } = httpMetadataOfHeaders(headers)
+  const { metadata, invalidExpires } = httpMetadataOfHeaders(headers)
+  if (invalidExpires !== undefined) metadata.cacheExpiry = new Date(0)
   const contentEncoding = storedContentEncoding(metadata.contentEncoding)
   if (contentEncoding === undefined) delete metadata.contentEncoding
   else metadata.contentEncoding = contentEncoding
@@ -205,9 +214,6 @@ export function checksumHeaders (object: BucketObject): Record<string, string> {
   return headers
 }
 
-/** A header name (RFC 9110's token). */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-
 /** The headers describing `object` in a GET/HEAD answer (without Content-Length/Range). */
 export function objectHeaders (object: BucketObject, options: { overrides?: Record<string, string>, checksums?: boolean } = {}): Record<string, string> {
   const headers: Record<string, string> = {
@@ -223,15 +229,7 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
   if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
-  const custom = object.customMetadata
-  let missing = 0
-  for (const name in custom) {
-    const header = `x-amz-meta-${name.toLowerCase()}`
-    // Metadata written through the binding or the HTTP routes may be named what no header can be (`a b`, `ü`), or
-    // differ from another name only in case: S3 counts what it cannot answer in x-amz-missing-meta.
-    if (!HEADER_NAME.test(name) || headers[header] !== undefined) missing++
-    else headers[header] = custom[name]
-  }
+  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-amz-meta-')
   if (missing > 0) headers['x-amz-missing-meta'] = String(missing)
   if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})

@@ -150,3 +150,40 @@ t.test('reads in front of Fastify are logged and counted as the route\'s are', a
   t.equal(meter.series('http', 'HeadObject').statuses.get(200), 1, 'the HEAD counted')
   t.equal(meter.inFlight.http, 0, 'nothing left in flight')
 })
+
+t.test('metadata no header can carry (written through the binding) is left out and counted in x-missing-meta, on both paths', async t => {
+  const { app, registry } = await gateway(t)
+  const port = await listening(app)
+  const photos = (await registry.open('photos'))!
+  await photos.put('k', 'x', { customMetadata: { 'a b': '1', ü: '2', 'a:b': '3', Ok: '4', ok: '5', fine: '6' } })
+  await photos.put('all', 'x', { customMetadata: { fine: '6' } })
+  for (const method of ['GET', 'HEAD']) {
+    for (const path of ['/photos/k', '/photos/k?']) {
+      const answer = await get(port, path, auth, method)
+      t.equal(answer.status, 200, `${method} ${path}: answered`)
+      t.equal(answer.headers['x-missing-meta'], '4', `${method} ${path}: three names that are not header names, one that differs from another only in case`)
+      t.equal(answer.headers['x-meta-fine'], '6')
+      t.equal(answer.headers['x-meta-ok'], '4', 'the first of two names differing in case is answered')
+    }
+    t.equal((await get(port, '/photos/all', auth, method)).headers['x-missing-meta'], undefined, `${method}: none when nothing is missing`)
+  }
+})
+
+t.test('every stored hash but the MD5 is answered as x-checksum-*, and a stored type no header can carry falls back to the key\'s', async t => {
+  const { app, registry } = await gateway(t)
+  const port = await listening(app)
+  const photos = (await registry.open('photos'))!
+  const crc32 = (await photos.put('crc', 'x', { crc32: '8cdc1683' } as never))?.checksums.toJSON().crc32
+  await photos.put('page.html', 'x', { httpMetadata: { contentType: 'text/html\r\nx-injected: 1' } })
+  for (const path of ['/photos/crc', '/photos/crc?']) {
+    const answer = await get(port, path, auth)
+    t.equal(answer.headers['x-checksum-crc32'], crc32, `${path}: the stored CRC32, in hex`)
+    t.equal(answer.headers['x-checksum-md5'], undefined, 'the MD5 is the ETag\'s')
+  }
+  for (const path of ['/photos/page.html', '/photos/page.html?']) {
+    const answer = await get(port, path, auth)
+    t.equal(answer.status, 200, `${path}: answered`)
+    t.equal(answer.headers['content-type'], 'text/html', 'typed by its key')
+    t.equal(answer.headers['x-injected'], undefined)
+  }
+})

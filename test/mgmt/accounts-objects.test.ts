@@ -88,6 +88,8 @@ t.test('an object\'s Content-Type is stored as given through the account\'s API,
     const put = await app.inject({ method: 'PUT', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects/ct-${i}`, headers: { ...auth, 'content-type': type }, payload: 'x' })
     t.equal(put.statusCode, 200, JSON.stringify(type))
     t.equal((await bucket.head(`ct-${i}`))?.httpMetadata.contentType, type)
+    const read = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects/ct-${i}`, headers: auth })
+    t.equal(read.headers['content-type'], type, `${JSON.stringify(type)}: sent back as stored, as the other doors do`)
   }
 })
 

@@ -73,3 +73,15 @@ t.test('metadata no header can carry (written through the binding) is left out a
   await bucket.put('all', 'x', { customMetadata: { fine: '5' } })
   t.equal((await server.app.inject({ method: 'HEAD', url: '/photos/all' })).headers['x-amz-missing-meta'], undefined, 'none when nothing is missing')
 })
+
+t.test('an Expires that is no HTTP date is stored as the epoch (already expired), never dropped; a date is kept', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  for (const [key, expires, stored] of [['zero', '0', 0], ['word', 'never', 0], ['date', 'Wed, 21 Oct 2037 07:28:00 GMT', Date.UTC(2037, 9, 21, 7, 28)]] as const) {
+    const put = await server.app.inject({ method: 'PUT', url: `/photos/${key}`, headers: { expires }, payload: 'x' })
+    t.equal(put.statusCode, 200, `${expires}: taken`)
+    t.equal((await bucket.head(key))?.httpMetadata.cacheExpiry?.getTime(), stored, `${expires}: stored`)
+    const head = await server.app.inject({ method: 'HEAD', url: `/photos/${key}` })
+    t.equal(head.headers.expires, new Date(stored).toUTCString(), `${expires}: answered`)
+  }
+})

@@ -34,7 +34,7 @@ import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { perPage, single, type Query } from '../query.js'
-import { acceptAnyContentType } from '../../doors/any-content-type.js'
+import { acceptAnyContentType, isWellFormedMediaType } from '../../doors/any-content-type.js'
 import { answeredOnce } from '../../doors/cut-off.js'
 import { continueBody } from '../../doors/expect-continue.js'
 
@@ -110,12 +110,15 @@ const objectPageSize = { defaultPerPage: MAX_LIST_LIMIT, minPerPage: 1, maxPerPa
 async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Promise<FastifyReply> {
   const object = await asClientError(async () => await bucket.get(key))
   if (object === null || !('body' in object)) throw new ManagementError('NoSuchKey')
-  reply.headers(storedHeaders(object))
+  const headers = storedHeaders(object)
+  reply.headers(headers)
   reply.header('etag', object.httpEtag)
   reply.header('last-modified', object.uploaded.toUTCString())
   reply.header('content-length', object.size)
   reply.header('cf-r2-storage-class', object.storageClass)
-  return await reply.send(bodyBuffer(object) ?? bodyStream(object))
+  // Fastify puts its own type in place of one it cannot parse (empty, `;;;`, a list) when the payload is a buffer, never a stream's.
+  const buffer = isWellFormedMediaType(headers['content-type']) ? bodyBuffer(object) : undefined
+  return await reply.send(buffer ?? bodyStream(object))
 }
 
 /**
