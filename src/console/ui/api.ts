@@ -26,6 +26,11 @@ export class ApiError extends Error {
   }
 }
 
+/** Token errors of the gateway (40100 none, 40300 wrong) and of the management API (9106, 9109, 10000). */
+export function needsToken (err: unknown): boolean {
+  return err instanceof ApiError && (err.status === 401 || [40300, 9109, 10000].includes(err.code ?? 0))
+}
+
 export interface ApiAnswer<T> {
   success: boolean
   errors: Array<{ code: number, message: string }>
@@ -38,7 +43,8 @@ export function authHeaders (): Record<string, string> {
   return token === null ? {} : { authorization: `Bearer ${token}` }
 }
 
-async function failure (response: Response): Promise<ApiError> {
+/** The error a refused answer carries: its envelope's first error, or else its status line. */
+export async function failure (response: Response): Promise<ApiError> {
   let code: number | null = null
   let message = `${response.status} ${response.statusText}`
   try {

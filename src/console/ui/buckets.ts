@@ -57,8 +57,11 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
     h('label', { for: 'new-bucket' }, 'New bucket'), name,
     h('button', { type: 'submit' }, 'Create bucket'),
     h('span', { id: 'bucket-rule', class: 'hint' }, '3 to 63 lowercase letters, digits and hyphens.'))
+  // A name the browser refuses never submits: the alert of an earlier attempt goes, lest it seem to be this one's.
+  name.addEventListener('invalid', () => { showStatus(status, '') })
   create.addEventListener('submit', event => {
     event.preventDefault()
+    showStatus(status, '')
     void (async () => {
       try {
         await management('', { method: 'POST', ...jsonBody({ name: name.value }) })

@@ -4,7 +4,7 @@
  * public, and delete. Everything shown is text (untrusted); links are built
  * with `objectPath`.
  */
-import { authHeaders, gateway, hasObjectUrl, jsonBody, objectPath, tokens, type ListedObject } from './api.js'
+import { ApiError, authHeaders, failure, gateway, hasObjectUrl, jsonBody, objectPath, tokens, type ListedObject } from './api.js'
 import { confirmDialog, formatDate, formatSize, h, showStatus } from './dom.js'
 import { shownName } from './names.js'
 import { can } from './scope.js'
@@ -21,26 +21,34 @@ const noUrl = 'A browser cannot name this key in a link (URLs remove "." and "..
  * A download link. A plain link streams the object straight to disk; when
  * the read needs the bearer token (a private bucket on a server with a
  * token), the click fetches it with the header and hands the browser a blob
- * instead, since a link cannot carry a header.
+ * instead, since a link cannot carry a header. A plain link's failure is the
+ * browser's to show (its downloads list); a fetched one's would show
+ * nowhere, so it goes to `report` with the server's words.
  */
-export function downloadLink (bucket: string, key: string, publicBucket: boolean, label: string): HTMLElement {
+export function downloadLink (bucket: string, key: string, publicBucket: boolean, label: string, report: (failure: string) => void): HTMLElement {
   if (!hasObjectUrl(key)) return h('span', { class: 'download unavailable', title: noUrl }, 'no link')
   const link = h('a', { href: objectPath(bucket, key), download: lastSegment(key), class: 'download' }, label)
   link.addEventListener('click', event => {
     if (publicBucket || tokens.get() === null || link.dataset.blob === 'yes') return
     event.preventDefault()
-    void (async () => {
-      const response = await fetch(objectPath(bucket, key), { headers: authHeaders() })
-      if (!response.ok) return
-      const url = URL.createObjectURL(await response.blob())
-      const blobLink = h('a', { href: url, download: lastSegment(key), 'data-blob': 'yes' })
-      document.body.appendChild(blobLink)
-      blobLink.click()
-      blobLink.remove()
-      setTimeout(() => { URL.revokeObjectURL(url) }, 60_000)
-    })()
+    fetchDownload(bucket, key).catch((err: Error) => {
+      const code = err instanceof ApiError && err.code !== null ? ` (${err.code})` : ''
+      report(`Download of ${shownName(key)} failed: ${err.message}${code}`)
+    })
   })
   return link
+}
+
+/** Reads the object with the token and saves it through a link to its bytes. */
+async function fetchDownload (bucket: string, key: string): Promise<void> {
+  const response = await fetch(objectPath(bucket, key), { headers: authHeaders() })
+  if (!response.ok) throw await failure(response)
+  const url = URL.createObjectURL(await response.blob())
+  const blobLink = h('a', { href: url, download: lastSegment(key), 'data-blob': 'yes' })
+  document.body.appendChild(blobLink)
+  blobLink.click()
+  blobLink.remove()
+  setTimeout(() => { URL.revokeObjectURL(url) }, 60_000)
 }
 
 /**
@@ -112,7 +120,7 @@ export function renderDetails (bucket: string, object: ListedObject, publicBucke
     entries('HTTP metadata', { 'Content-Language': http.contentLanguage, 'Content-Disposition': http.contentDisposition, 'Content-Encoding': http.contentEncoding, 'Cache-Control': http.cacheControl, Expires: http.cacheExpiry }),
     entries('Custom metadata', object.customMetadata ?? {}),
     entries('Checksums', object.checksums ?? {}),
-    h('div', { class: 'actions' }, downloadLink(bucket, object.key, publicBucket, 'Download'), can('object:write', bucket) ? remove : null),
+    h('div', { class: 'actions' }, downloadLink(bucket, object.key, publicBucket, 'Download', text => { showStatus(status, text, true) }), can('object:write', bucket) ? remove : null),
     shareLinkSection(bucket, object.key),
     !hasObjectUrl(object.key)
       ? h('p', { class: 'hint' }, noUrl)

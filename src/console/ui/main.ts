@@ -7,7 +7,7 @@
  * signed-in credentials may do is asked once, scope.ts).
  */
 import './console.css'
-import { ApiError, gateway, tokens } from './api.js'
+import { gateway, needsToken, tokens } from './api.js'
 import { renderBuckets } from './buckets.js'
 import { h, replace } from './dom.js'
 import { renderObjects } from './objects.js'
@@ -17,11 +17,6 @@ import { renderTokens } from './tokens.js'
 
 const main = document.getElementById('main') as HTMLElement
 const session = document.getElementById('session') as HTMLElement
-
-/** Token errors of the gateway (40100 none, 40300 wrong) and of the management API (9106, 9109, 10000). */
-function needsToken (err: unknown): boolean {
-  return err instanceof ApiError && (err.status === 401 || [40300, 9109, 10000].includes(err.code ?? 0))
-}
 
 function showSession (): void {
   if (tokens.get() === null) return replace(session)

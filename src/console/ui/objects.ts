@@ -4,7 +4,7 @@
  * (and a stack of cursors back), search by prefix, selection and delete with
  * confirmation, upload by picker or drag-and-drop, and the details panel.
  */
-import { gateway, isPublic, jsonBody, listObjects, type Listing, type ListedObject } from './api.js'
+import { gateway, isPublic, jsonBody, listObjects, needsToken, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace, showStatus } from './dom.js'
 import { nameUnder, shownName } from './names.js'
@@ -65,17 +65,28 @@ function closeDetails (view: Browser): void {
   closeOnEscape = null
 }
 
-function showDetails (view: Browser, object: ListedObject): void {
+/**
+ * Closes the details at the user's word (Escape, ×) and gives the focus back
+ * to the name that opened them (or to its row drawn since), so a keyboard
+ * user goes on where they were rather than from the top of the page.
+ */
+function dismissDetails (view: Browser, key: string, opener: HTMLElement): void {
+  closeDetails(view)
+  const row = Array.from(view.table.querySelectorAll<HTMLElement>('tr.object')).find(tr => tr.dataset.key === key)
+  const target = opener.isConnected ? opener : row?.querySelector<HTMLElement>('button.link')
+  target?.focus()
+}
+
+function showDetails (view: Browser, object: ListedObject, opener: HTMLElement): void {
   const { detailsSlot } = view
   closeDetails(view)
   replace(detailsSlot, renderDetails(view.bucket, object, view.publicBucket, () => {
     closeDetails(view)
-    showStatus(view.status, `Deleted ${shownName(object.key)}.`)
-    void load(view)
-  }, () => { closeDetails(view) }))
+    void reload(view, { text: `Deleted ${shownName(object.key)}.`, failed: false })
+  }, () => { dismissDetails(view, object.key, opener) }))
   closeOnEscape = event => {
     if (event.key !== 'Escape' || document.querySelector('dialog[open]') !== null || !detailsSlot.isConnected) return
-    closeDetails(view)
+    dismissDetails(view, object.key, opener)
   }
   document.addEventListener('keydown', closeOnEscape)
   detailsSlot.querySelector<HTMLElement>('h2')?.focus()
@@ -90,12 +101,14 @@ function objectRow (view: Browser, object: ListedObject): HTMLElement {
     else view.selected.delete(object.key)
     updateSelection(view)
   })
+  const open = h('button', { type: 'button', class: 'link' }, name === '' ? '(this folder\'s own object)' : shownName(name))
+  open.addEventListener('click', () => { showDetails(view, object, open) })
   return h('tr', { class: 'object', 'data-key': object.key },
     h('td', {}, can('object:write', view.bucket) ? box : null),
-    h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => { showDetails(view, object) } }, name === '' ? '(this folder\'s own object)' : shownName(name))),
+    h('td', {}, open),
     h('td', { class: 'size' }, formatSize(object.size)),
     h('td', {}, formatDate(object.uploaded)),
-    h('td', {}, downloadLink(view.bucket, object.key, view.publicBucket, 'Download')))
+    h('td', {}, downloadLink(view.bucket, object.key, view.publicBucket, 'Download', text => { showStatus(view.status, text, true) })))
 }
 
 function folderRow (bucket: string, prefix: string, folder: string): HTMLElement {
@@ -110,21 +123,35 @@ function folderRow (bucket: string, prefix: string, folder: string): HTMLElement
 function renderPager (view: Browser, listing: Listing): void {
   const { cursors } = view
   const previous = h('button', { type: 'button', disabled: cursors.length === 1 }, 'Previous page')
-  previous.addEventListener('click', () => { cursors.pop(); void load(view) })
+  previous.addEventListener('click', () => { cursors.pop(); void reload(view) })
   const next = h('button', { type: 'button', disabled: !listing.truncated }, 'Next page')
-  next.addEventListener('click', () => { if (listing.cursor != null) { cursors.push(listing.cursor); void load(view) } })
+  next.addEventListener('click', () => { if (listing.cursor != null) { cursors.push(listing.cursor); void reload(view) } })
   replace(view.pager, previous, h('span', {}, `Page ${cursors.length}`), next)
 }
 
-/** Lists the page the cursors point at and shows it. */
-async function load (view: Browser): Promise<void> {
+/** What the page says once drawn again, in place of its counts: the outcome of what the user just did. */
+interface Outcome { text: string, failed: boolean }
+
+function countOf (count: number): string {
+  return `${count.toLocaleString('en')} object${count === 1 ? '' : 's'}`
+}
+
+/**
+ * Lists the page the cursors point at and shows it, with `outcome` as its
+ * status until the user's next action. A refused token is thrown, for the
+ * caller to ask for one (as the bucket list does); any other failure shows
+ * as an alert.
+ */
+async function load (view: Browser, outcome?: Outcome): Promise<void> {
   const { bucket, prefix, search, cursors, status } = view
-  showStatus(status, 'Loading…')
+  if (outcome === undefined) showStatus(status, 'Loading…')
+  else showStatus(status, outcome.text, outcome.failed)
   let listing: Listing
   try {
     listing = await listObjects(bucket, prefix + search.value, cursors[cursors.length - 1], pageSize)
   } catch (err) {
-    showStatus(status, `Listing failed: ${(err as Error).message}`, true)
+    if (needsToken(err)) throw err
+    showStatus(status, `${outcome === undefined ? '' : `${outcome.text} `}Listing failed: ${(err as Error).message}`, true)
     return
   }
   view.listing = listing
@@ -132,25 +159,77 @@ async function load (view: Browser): Promise<void> {
   if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value !== '' ? 'Nothing matches.' : can('object:write', bucket) ? 'No objects here yet: drop files to upload.' : 'No objects here.')))
   replace(view.table, ...rows)
   renderPager(view, listing)
-  showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
+  if (outcome === undefined) showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
   updateSelection(view)
 }
 
-/** Deletes the selected keys, 1,000 to a request, once confirmed. */
+/**
+ * `load` after a click (a page, a search, a delete, an upload). A token
+ * refused since the page was drawn draws the route again, whose first
+ * listing then fails where main.ts asks for the token (through the event
+ * main.ts routes on: this module cannot import its importer).
+ */
+async function reload (view: Browser, outcome?: Outcome): Promise<void> {
+  await load(view, outcome).catch(err => {
+    if (!needsToken(err)) throw err
+    window.dispatchEvent(new HashChangeEvent('hashchange'))
+  })
+}
+
+/** Whether `key` is still stored: asked by listing from it, since a URL cannot name every key (`.`, `..`). */
+async function stillStored (bucket: string, key: string): Promise<boolean> {
+  const query = new URLSearchParams({ prefix: key, limit: '1' })
+  const answer = await gateway<ListedObject[]>(`/${encodeURIComponent(bucket)}?${query.toString()}`)
+  // The gateway matches keys by their NFC form, and lists each as last written.
+  return answer.result[0]?.key.normalize('NFC') === key.normalize('NFC')
+}
+
+/** Those of `keys` no longer stored, asked a few at a time; one that cannot be asked counts as kept. */
+async function goneOf (bucket: string, keys: string[]): Promise<string[]> {
+  const gone: string[] = []
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < keys.length) {
+      const key = keys[next++]
+      if (!await stillStored(bucket, key).catch(() => true)) gone.push(key)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(8, keys.length) }, worker))
+  return gone
+}
+
+/**
+ * Deletes `keys`, 1,000 to a request (the route's limit), stopping at the
+ * first refusal. A refused request may still have deleted some of its keys
+ * (the server deletes all a bucket lock does not keep, then names the first
+ * kept one), so which of them are gone is asked afresh.
+ */
+async function deleteKeys (bucket: string, keys: string[]): Promise<{ deleted: string[], failure: Error | null }> {
+  const deleted: string[] = []
+  for (let i = 0; i < keys.length; i += 1000) {
+    const batch = keys.slice(i, i + 1000)
+    try {
+      await gateway(`/${encodeURIComponent(bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: batch }) })
+      deleted.push(...batch)
+    } catch (err) {
+      deleted.push(...await goneOf(bucket, batch))
+      return { deleted, failure: err as Error }
+    }
+  }
+  return { deleted, failure: null }
+}
+
+/** Deletes the selected keys once confirmed, then lists the page again, whatever came of it. */
 async function deleteSelection (view: Browser): Promise<void> {
   const keys = [...view.selected]
-  if (!await confirmDialog(`Delete ${keys.length} object${keys.length === 1 ? '' : 's'}?`, keys.map(shownName), 'Delete')) return
-  try {
-    for (let i = 0; i < keys.length; i += 1000) {
-      await gateway(`/${encodeURIComponent(view.bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: keys.slice(i, i + 1000) }) })
-    }
-    view.selected.clear()
-    showStatus(view.status, `Deleted ${keys.length} object${keys.length === 1 ? '' : 's'}.`)
-    replace(view.detailsSlot)
-    await load(view)
-  } catch (err) {
-    showStatus(view.status, `Delete failed: ${(err as Error).message}`, true)
-  }
+  if (!await confirmDialog(`Delete ${countOf(keys.length)}?`, keys.map(shownName), 'Delete')) return
+  const { deleted, failure } = await deleteKeys(view.bucket, keys)
+  for (const key of deleted) view.selected.delete(key)
+  closeDetails(view)
+  const kept = keys.length - deleted.length
+  await reload(view, failure === null
+    ? { text: `Deleted ${countOf(deleted.length)}.`, failed: false }
+    : { text: `Deleted ${deleted.length.toLocaleString('en')} of ${countOf(keys.length)}; ${kept.toLocaleString('en')} ${kept === 1 ? 'was' : 'were'} kept: ${failure.message}`, failed: true })
 }
 
 function wireSelection (view: Browser): void {
@@ -169,8 +248,9 @@ function wireSelection (view: Browser): void {
 async function upload (view: Browser, files: File[]): Promise<void> {
   if (files.length === 0) return
   const { failed } = await uploadFiles(view.bucket, view.prefix, files, view.uploads)
-  showStatus(view.status, failed === 0 ? `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.` : `${failed} of ${files.length} uploads failed.`, failed > 0)
-  await load(view)
+  await reload(view, failed === 0
+    ? { text: `Uploaded ${files.length} file${files.length === 1 ? '' : 's'}.`, failed: false }
+    : { text: `${failed} of ${files.length} uploads failed.`, failed: true })
 }
 
 /** Where files are dropped or picked for upload. */
@@ -205,10 +285,10 @@ function toolbar (view: Browser): HTMLElement {
   let typing: ReturnType<typeof setTimeout> | undefined
   search.addEventListener('input', () => {
     clearTimeout(typing)
-    typing = setTimeout(() => { cursors.splice(1); void load(view) }, 250)
+    typing = setTimeout(() => { cursors.splice(1); void reload(view) }, 250)
   })
   return h('div', { class: 'toolbar' },
-    h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); cursors.splice(1); void load(view) } },
+    h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); cursors.splice(1); void reload(view) } },
       h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : shownName(prefix)}`), search),
     can('object:write', bucket) ? view.deleteSelected : null,
     can('bucket:read', bucket) ? h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings') : null,
@@ -247,7 +327,8 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
   }
   wireSelection(view)
   const writes = can('object:write', bucket)
+  // The status goes above the table, where a failure is seen without scrolling past a page of rows.
   replace(root, breadcrumbs(bucket, prefix), toolbar(view), writes ? dropzone(view) : null, writes ? uploadLinkSection(bucket, prefix) : null,
-    objectsTable(view), view.pager, view.status)
+    view.status, objectsTable(view), view.pager)
   await load(view)
 }

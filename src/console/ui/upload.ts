@@ -4,7 +4,11 @@
  * `?action=mpu-*` routes, `parallelParts` parts in flight at once, parts of
  * one size (the last may be smaller) as the binding requires. Progress comes
  * from XMLHttpRequest's upload events (fetch reports none). A failed or
- * cancelled multipart upload is aborted so no staged parts linger.
+ * cancelled multipart upload is aborted so no staged parts linger: a part
+ * that fails stops the others first, and Cancel lets a create in flight
+ * answer (cut off, it could leave an upload whose id the console never
+ * learnt) and then aborts it. Once the complete is sent, Cancel is gone:
+ * the object may already exist, and "cancelled" would not be true.
  */
 import { authHeaders, ApiError, jsonBody, objectPath, type ApiAnswer } from './api.js'
 import { formatSize, h } from './dom.js'
@@ -16,21 +20,42 @@ const minPartSize = 5 * MiB
 const maxParts = 10_000
 const parallelParts = 4
 const parallelFiles = 2
+/** The binding's longest key, in UTF-8 bytes: said before sending rather than as the server's 10020. */
+const maxKeyBytes = 1024
 
-
-/** The requests of one file in flight, so that Cancel can stop them. */
+/** The requests of one file in flight, so that Cancel (or a failed part) can stop them. */
 class Transfer {
+  /** By the user's Cancel, as opposed to stopped by a failure. */
   cancelled = false
+  #stopped = false
+  #committing = false
   readonly #active = new Set<XMLHttpRequest>()
+  /** Called when the upload can no longer be cancelled. */
+  onCommit = (): void => {}
+
   track (xhr: XMLHttpRequest): void {
-    if (this.cancelled) throw new ApiError(0, null, 'cancelled')
+    if (this.#stopped) throw new ApiError(0, null, 'cancelled')
     this.#active.add(xhr)
     xhr.addEventListener('loadend', () => { this.#active.delete(xhr) })
   }
 
-  cancel (): void {
-    this.cancelled = true
+  /** Aborts the requests in flight and refuses new ones. */
+  stop (): void {
+    this.#stopped = true
     for (const xhr of this.#active) xhr.abort()
+  }
+
+  cancel (): void {
+    if (this.#committing) return
+    this.cancelled = true
+    this.stop()
+  }
+
+  /** From here the outcome is the server's: Cancel no longer applies. */
+  commit (): void {
+    if (this.#stopped) throw new ApiError(0, null, 'cancelled')
+    this.#committing = true
+    this.onCommit()
   }
 }
 
@@ -67,7 +92,8 @@ async function putWhole (bucket: string, key: string, file: File, onProgress: (l
 async function putMultipart (bucket: string, key: string, file: File, onProgress: (loaded: number) => void, transfer: Transfer): Promise<void> {
   const path = objectPath(bucket, key)
   const headers: Record<string, string> = file.type === '' ? {} : { 'content-type': file.type }
-  const created = await send<{ uploadId: string }>('POST', `${path}?action=mpu-create`, null, headers, () => {}, transfer)
+  // Not tracked: a Cancel now is seen by the first part's `track`, which then aborts the upload.
+  const created = await send<{ uploadId: string }>('POST', `${path}?action=mpu-create`, null, headers, () => {})
   const uploadId = encodeURIComponent(created.result.uploadId)
   const partSize = partSizeFor(file.size)
   const count = Math.ceil(file.size / partSize)
@@ -86,9 +112,11 @@ async function putMultipart (bucket: string, key: string, file: File, onProgress
     }
   }
   try {
-    await Promise.all(Array.from({ length: Math.min(parallelParts, count) }, worker))
+    // The first part to fail stops the others, rather than leave them sending into an upload about to be aborted.
+    await Promise.all(Array.from({ length: Math.min(parallelParts, count) }, async () => { await worker().catch(err => { transfer.stop(); throw err }) }))
+    transfer.commit()
     const complete = jsonBody({ parts })
-    await send('POST', `${path}?action=mpu-complete&uploadId=${uploadId}`, complete.body as string, { 'content-type': 'application/json' }, () => {}, transfer)
+    await send('POST', `${path}?action=mpu-complete&uploadId=${uploadId}`, complete.body as string, { 'content-type': 'application/json' }, () => {})
   } catch (err) {
     await send('DELETE', `${path}?action=mpu-abort&uploadId=${uploadId}`, null, {}, () => {}).catch(() => {})
     throw err
@@ -105,6 +133,7 @@ export async function uploadFiles (bucket: string, prefix: string, files: File[]
     const transfer = new Transfer()
     const cancel = h('button', { type: 'button', 'aria-label': `Cancel the upload of ${key}` }, 'Cancel')
     cancel.addEventListener('click', () => { transfer.cancel(); cancel.disabled = true })
+    transfer.onCommit = () => { state.textContent = 'completing'; cancel.remove() }
     const row = h('li', { class: 'upload' },
       h('span', { class: 'upload-name' }, key), h('span', { class: 'upload-size' }, formatSize(file.size)), bar, state, cancel)
     list.appendChild(row)
@@ -125,6 +154,7 @@ export async function uploadFiles (bucket: string, prefix: string, files: File[]
       item.state.textContent = multipart ? 'uploading (multipart)' : 'uploading'
       const progress = (loaded: number): void => { item.bar.value = Math.min(loaded, item.file.size) }
       try {
+        if (new TextEncoder().encode(item.key).length > maxKeyBytes) throw new Error(`the key is longer than ${maxKeyBytes.toLocaleString('en')} bytes (UTF-8), the longest an object name may be`)
         if (multipart) await putMultipart(bucket, item.key, item.file, progress, item.transfer)
         else await putWhole(bucket, item.key, item.file, progress, item.transfer)
         item.bar.value = item.bar.max
