@@ -26,7 +26,8 @@
  * prefix starts with one of `prefixes`. They never act on the account, and
  * admin permissions in them act on their bucket only. A session may also
  * be limited to some operations (`operations`, S3 operation names), which
- * the S3 door passes with each question.
+ * the S3 door passes with each question. A session limited to keys changes
+ * no setting of its bucket (`bucket:write`): a setting reaches every key.
  *
  * Actions name what is touched, not the door's operation:
  * `buckets:list` (which buckets exist), `bucket:read` / `bucket:write`
@@ -89,11 +90,16 @@ function permits (permission: Permission, action: Action): boolean {
 function keyInScope (principal: Principal, action: Action, key: string | undefined): boolean {
   const prefixes = principal.prefixes ?? []
   const objects = principal.objects ?? []
-  if (prefixes.length === 0 && objects.length === 0) return true
+  if (!limitedToKeys(principal)) return true
   if (key === undefined) return true
   const kept = keptForm(key)
   if (action === 'objects:list') return prefixes.some(p => kept.startsWith(keptForm(p)))
   return objects.some(o => keptForm(o) === kept) || prefixes.some(p => kept.startsWith(keptForm(p)))
+}
+
+/** Whether a session is limited to some keys of its bucket (`prefixes`, `objects`). */
+function limitedToKeys (principal: Principal): boolean {
+  return (principal.prefixes ?? []).length > 0 || (principal.objects ?? []).length > 0
 }
 
 /**
@@ -108,6 +114,8 @@ export function authorize (principal: Principal, action: Action, bucket?: string
   if (bucket !== undefined && principal.buckets !== null && !principal.buckets.includes(bucket)) return false
   if (bucket === undefined && principal.buckets !== null && action !== 'buckets:list') return false
   if (principal.kind === 'session' && action.startsWith('object')) return keyInScope(principal, action, key)
+  // A setting reaches every key (a lifecycle rule expires objects outside the scope, CORS opens them all to a site): a session limited to keys changes none.
+  if (principal.kind === 'session' && action === 'bucket:write') return !limitedToKeys(principal)
   return true
 }
 

@@ -50,6 +50,8 @@ export interface SessionSpec {
   ttlSeconds: number
   prefixes?: string[]
   objects?: string[]
+  /** The latest the credentials may live (the management API gives its caller's own expiry, so a token makes nothing that outlives it). */
+  notAfter?: Date
 }
 
 export interface TemporaryCredentials {
@@ -94,6 +96,9 @@ export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date)
   if (!Number.isInteger(spec.ttlSeconds) || spec.ttlSeconds < 1 || spec.ttlSeconds > MAX_SESSION_SECONDS) {
     throw new ArgumentRangeError(`createTemporaryCredentials: ttlSeconds must be a whole number from 1 to ${MAX_SESSION_SECONDS}.`)
   }
+  if (spec.notAfter !== undefined && !(spec.notAfter instanceof Date && !Number.isNaN(spec.notAfter.getTime()))) {
+    throw new ArgumentTypeError('createTemporaryCredentials: notAfter must be a valid Date.')
+  }
   const prefixes = paths(spec.prefixes, 'prefixes')
   const objects = paths(spec.objects, 'objects')
   if (prefixes.length + objects.length > MAX_SESSION_PATHS) throw new ArgumentRangeError(`createTemporaryCredentials: at most ${MAX_SESSION_PATHS} prefixes and objects.`)
@@ -105,7 +110,8 @@ export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date)
   // Rounded up to the second: credentials minted late in a second still live their whole ttlSeconds.
   const expires = Math.ceil(now.getTime() / 1000) + spec.ttlSeconds
   const parentExpires = parent.expiresOn === null ? Infinity : Math.floor(Date.parse(parent.expiresOn) / 1000)
-  const terms: SessionTerms = { v: 1, k: accessKeyId, p: parent.id, b: spec.bucket, m: spec.permission, e: Math.min(expires, parentExpires), x: prefixes, o: objects }
+  const callerExpires = spec.notAfter === undefined ? Infinity : Math.floor(spec.notAfter.getTime() / 1000)
+  const terms: SessionTerms = { v: 1, k: accessKeyId, p: parent.id, b: spec.bucket, m: spec.permission, e: Math.min(expires, parentExpires, callerExpires), x: prefixes, o: objects }
   const body = Buffer.from(JSON.stringify(terms)).toString('base64url')
   return {
     accessKeyId,

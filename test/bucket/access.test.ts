@@ -57,6 +57,12 @@ t.test('temporary credentials: one bucket, its prefixes and objects, never the a
   t.equal(authorize(admin, 'bucket:write', 'photos'), true, 'an admin session acts on its bucket')
   t.equal(authorize(admin, 'bucket:write', 'other'), false)
   t.equal(authorize(admin, 'account:read'), false, 'never on the account')
+  for (const limits of [{ prefixes: ['pub/'] }, { objects: ['readme.txt'] }]) {
+    const limited: Principal = { ...admin, ...limits }
+    t.equal(authorize(limited, 'bucket:write', 'photos'), false, `an admin session limited to keys (${JSON.stringify(limits)}) changes no setting: a lifecycle rule would expire keys outside it`)
+    t.equal(authorize(limited, 'bucket:read', 'photos'), true, 'and still reads them')
+    t.equal(authorize(limited, 'object:write', 'photos', 'pub/a'), 'prefixes' in limits, 'its keys as before')
+  }
 })
 
 t.test('a session\'s key scope is judged on the keys the engine keeps (NFC): another spelling of a key outside it stays outside', async t => {

@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { AddressInfo } from 'node:net'
 import {
-  CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetBucketCorsCommand, GetObjectCommand, HeadBucketCommand, ListBucketsCommand, ListMultipartUploadsCommand, ListObjectsV2Command,
+  CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetBucketCorsCommand, GetObjectCommand, HeadBucketCommand, ListBucketsCommand, ListMultipartUploadsCommand, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand, ListObjectsV2Command,
   PutObjectCommand, S3Client
 } from '@aws-sdk/client-s3'
 import { buildApp } from '../../src/app.js'
@@ -278,6 +278,25 @@ t.test('temporary credentials: made through the API, scoped to a bucket and pref
   t.match(await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 604_801 }), { success: false, errors: [{ code: 10040 }] }, 'at most 7 days')
   t.match(await mint({ bucket: 'photos', parentAccessKeyId: 'f'.repeat(32), permission: 'object-read-only', ttlSeconds: 60 }), { success: false, errors: [{ code: 10951 }] })
   t.match(await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 60 }, parent.token), { success: false, errors: [{ code: 10950 }] }, 'an object token mints nothing itself')
+
+  // An admin session limited to keys changes no setting: a lifecycle rule of its own would expire keys outside its scope.
+  const admin = await registry.tokens.create({ name: 'admin parent', permission: 'admin-read-write' })
+  const limitedAdmin = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: (await mint({ bucket: 'photos', parentAccessKeyId: admin.id, permission: 'admin-read-write', ttlSeconds: 600, prefixes: ['cats/'] })).result })
+  const wholeAdmin = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, maxAttempts: 1, credentials: (await mint({ bucket: 'photos', parentAccessKeyId: admin.id, permission: 'admin-read-write', ttlSeconds: 600 })).result })
+  clients.push(limitedAdmin, wholeAdmin)
+  const expireDogs = new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: [{ ID: 'dogs', Status: 'Enabled', Filter: { Prefix: 'dogs/' }, Expiration: { Days: 1 } }] } })
+  t.equal(await outcome(limitedAdmin, expireDogs), 'AccessDenied', 'a lifecycle rule, from an admin session limited to a prefix')
+  t.equal(await outcome(limitedAdmin, new PutBucketCorsCommand({ Bucket: 'photos', CORSConfiguration: { CORSRules: [{ AllowedOrigins: ['https://evil.example'], AllowedMethods: ['GET'] }] } })), 'AccessDenied', 'CORS rules, so')
+  t.equal(await outcome(limitedAdmin, new PutObjectCommand({ Bucket: 'photos', Key: 'cats/admin.jpg', Body: 'x' })), 'ok', 'its keys as before')
+  t.equal(await outcome(wholeAdmin, expireDogs), 'ok', 'an admin session on the whole bucket sets it')
+
+  // A token that expires makes no session that outlives it, whichever parent it names.
+  const soon = new Date(Date.now() + 120_000)
+  const expiring = await registry.tokens.create({ name: 'expiring admin', permission: 'admin-read-write', expiresOn: soon })
+  const long = await mint({ bucket: 'photos', parentAccessKeyId: parent.id, permission: 'object-read-only', ttlSeconds: 604_800 }, expiring.token)
+  t.equal(long.success, true, 'an expiring token mints')
+  const terms = JSON.parse(Buffer.from(String(long.result.sessionToken).split('.')[0], 'base64url').toString()) as { e: number }
+  t.equal(terms.e, Math.floor(soon.getTime() / 1000), 'a session that ends with its maker, not seven days on')
 
   await registry.tokens.revoke(parent.id)
   t.equal(await outcome(client, new GetObjectCommand({ Bucket: 'photos', Key: 'cats/tom.jpg' })), 'InvalidToken', 'revoking the parent revokes its sessions')

@@ -160,12 +160,15 @@ export function registerTemporaryCredentialRoutes (app: FastifyInstance, ctx: Ma
     if (typeof fields.bucket !== 'string') throw invalid('bucket is required.')
     if (fields.ttlSeconds !== undefined && typeof fields.ttlSeconds !== 'number') throw invalid('ttlSeconds must be a number.')
     if (await ctx.registry.info(fields.bucket) === null) throw new ManagementError('NoSuchBucket')
+    // A token that expires makes nothing that outlives it, whichever parent it names (as for the tokens and share links it makes).
+    const notAfter = await callerExpiry(ctx, request.principal)
     const credentials = await ctx.registry.tokens.createTemporaryCredentials(fields.parentAccessKeyId, {
       bucket: fields.bucket,
       permission: fields.permission as Permission,
       ttlSeconds: fields.ttlSeconds ?? 900,
       prefixes: fields.prefixes as string[] | undefined,
-      objects: fields.objects as string[] | undefined
+      objects: fields.objects as string[] | undefined,
+      ...(notAfter === null ? {} : { notAfter })
     })
     if (credentials === null) throw new ManagementError('TokenNotFound', 'parentAccessKeyId names no live token.')
     return success(credentials)
