@@ -11,9 +11,10 @@
  * past the end is clamped, as is a suffix longer than the object. A header
  * that is not a valid single byte range (several ranges, another unit) is
  * ignored and the whole object is answered with 200, as RFC 9110 allows.
- * Any range on an empty object is 416. `If-Range` is ignored: answering the
- * range for a changed object can only happen when the client also sends no
- * validator, which curl and browsers do not do.
+ * Any range on an empty object is 416. An `If-Range` other than the
+ * object's ETag (which a browser resuming a download sends) sets the range
+ * aside, and the whole object is answered with 200, never the rest of
+ * another version (the engine says why a date never holds).
  *
  * An object encrypted with a customer-provided key (SSE-C) is served only
  * to a request carrying S3's three key headers
@@ -103,7 +104,14 @@ export async function readObject (
 ): Promise<ReadResult> {
   // An object encrypted with a customer key (SSE-C) is read only with S3's key headers; the engine refuses it otherwise.
   const ssecKey = ssecKeyFrom(headers)
-  const outcome = await bucket.read(key, { onlyIf: conditionalFrom(headers), range: headers.range, body: method === 'GET', ...(ssecKey === undefined ? {} : { ssecKey }) })
+  const ifRange = headers['if-range']
+  const outcome = await bucket.read(key, {
+    onlyIf: conditionalFrom(headers),
+    range: headers.range,
+    body: method === 'GET',
+    ...(typeof ifRange === 'string' ? { ifRange } : {}),
+    ...(ssecKey === undefined ? {} : { ssecKey })
+  })
   switch (outcome.status) {
     case 'not-found':
       throw new DoorError('NoSuchKey')

@@ -34,6 +34,7 @@ for (const [name, open] of stores) {
     await bucket.put('large', large)
     const etag = stored!.httpEtag
     const future = new Date(Date.now() + 3600_000).toUTCString()
+    const lastModified = stored!.uploaded.toUTCString()
 
     const cases: Array<[string, string, BucketReadOptions, string, Buffer | null, { offset: number, length: number } | null]> = [
       ['missing', 'nope', {}, 'not-found', null, null],
@@ -58,7 +59,14 @@ for (const [name, open] of stores) {
       ['If-Match holds', 'ten', { onlyIf: new Headers({ 'if-match': etag }), range: 'bytes=0-0' }, 'partial', Buffer.from('0'), { offset: 0, length: 1 }],
       ['a large body', 'large', { range: { offset: 100_000 } }, 'partial', large.subarray(100_000), { offset: 100_000, length: 100_000 }],
       ['HEAD: no body', 'ten', { body: false }, 'found', null, null],
-      ['HEAD: a range without a body', 'ten', { body: false, range: 'bytes=1-2' }, 'partial', null, { offset: 1, length: 2 }]
+      ['HEAD: a range without a body', 'ten', { body: false, range: 'bytes=1-2' }, 'partial', null, { offset: 1, length: 2 }],
+      ['If-Range: the ETag holds', 'ten', { range: 'bytes=2-4', ifRange: etag }, 'partial', Buffer.from('234'), { offset: 2, length: 3 }],
+      ['If-Range: even the Last-Modified never holds (two versions of one second share it)', 'ten', { range: 'bytes=2-4', ifRange: lastModified }, 'found', ten, null],
+      ['If-Range: another ETag answers the whole', 'ten', { range: 'bytes=2-4', ifRange: '"other"' }, 'found', ten, null],
+      ['If-Range: a weak ETag never holds', 'ten', { range: 'bytes=2-4', ifRange: `W/${etag}` }, 'found', ten, null],
+      ['If-Range: neither form answers the whole', 'ten', { range: 'bytes=2-4', ifRange: 'yesterday' }, 'found', ten, null],
+      ['If-Range: not unsatisfiable when it fails', 'ten', { range: 'bytes=50-', ifRange: '"other"' }, 'found', ten, null],
+      ['If-Range without a range: the whole', 'ten', { ifRange: etag }, 'found', ten, null]
     ]
     for (const [label, key, options, status, bytes, range] of cases) {
       const outcome = await bucket.read(key, options)
