@@ -48,7 +48,7 @@ const LOOKS = 4
  * fails nothing (a warning follows what it tells of: a committed write, a
  * read answered without the bucket it names).
  */
-export function guardedWarn (warn: RegistryWarn): RegistryWarn {
+export function guardedWarn<F> (warn: (fields: F, message: string) => void): (fields: F, message: string) => void {
   return (fields, message) => {
     try {
       warn(fields, message)

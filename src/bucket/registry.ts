@@ -54,7 +54,6 @@ import { TokenDirectory } from './tokens.js'
 
 export * from './settings.js'
 export type { BucketInfo, RegistryWarn } from './bucket-infos.js'
-export { guardedWarn } from './bucket-infos.js'
 export { damageOf, isSettingsDamaged } from './settings-document.js'
 
 export interface BucketRegistry {

@@ -10,8 +10,9 @@
  * Header values travel as Latin-1 on the wire. Values that are valid UTF-8
  * (curl and the SDKs send UTF-8 as is) are decoded as UTF-8, so
  * `x-meta-city: Zürich` is stored as written. An Expires that is not a
- * date is not stored; it is reported, and each door answers as its
- * protocol does (the HTTP routes refuse it, S3 stores the epoch).
+ * date is left out of the metadata made here and reported, and each door
+ * answers as its protocol does (the HTTP routes refuse it, S3 stores the
+ * epoch).
  */
 import { headerFields, parseHttpDate, type BucketHTTPMetadata } from '../bucket/index.js'
 

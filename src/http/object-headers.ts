@@ -136,7 +136,7 @@ export function objectHeaders (object: BucketObject, overrides: Record<string, s
   if (http.contentEncoding !== undefined) headers['content-encoding'] = http.contentEncoding
   if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
-  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-meta-')
+  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-meta-', value => encodeHeaderValue(value) !== null)
   if (missing > 0) headers['x-missing-meta'] = String(missing)
   // Every stored hash but the MD5 (the ETag and Content-MD5 carry it), the CRCs an S3 client had stored too.
   const checksums: Record<string, string | undefined> = object.checksums.toJSON()

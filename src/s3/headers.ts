@@ -229,7 +229,8 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
   if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
-  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-amz-meta-')
+  // RFC 2047 words carry any value.
+  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-amz-meta-', () => true)
   if (missing > 0) headers['x-amz-missing-meta'] = String(missing)
   if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})

@@ -10,7 +10,7 @@
  * value of the wrong type or an empty string is a TypeError, a number out
  * of its range a RangeError, each with Node's code (docs/library.md).
  */
-import { BucketEngine, createRegistry, guardedWarn, MAX_PART_BYTES, MAX_SWEEP_INTERVAL_MS, type Bucket, type BucketRegistry, type OpenBucketOptions, type RegistryOptions } from '../bucket/index.js'
+import { BucketEngine, createRegistry, MAX_PART_BYTES, MAX_SWEEP_INTERVAL_MS, type Bucket, type BucketRegistry, type OpenBucketOptions, type RegistryOptions } from '../bucket/index.js'
 import { FsRegistryStorage } from '../stores/fs/registry-storage.js'
 import { FsStore, type FsStoreOptions } from '../stores/fs/store.js'
 import { MemoryRegistryStorage } from '../stores/memory/registry-storage.js'
@@ -92,7 +92,7 @@ export async function openRegistry (dataDir: string, given?: OpenFsRegistryOptio
     return createRegistry(await PgRegistryStorage.open(dataDir, options.catalog, { fsync: options.fsync, maxConnections: options.catalogConnections }), options)
   }
   // `warn` also hears of the readable view's refusals, in every bucket it opens (view.ts).
-  return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync, warn: options.warn === undefined ? undefined : guardedWarn(options.warn) }), options)
+  return createRegistry(await FsRegistryStorage.open(dataDir, { fsync: options.fsync, warn: options.warn }), options)
 }
 
 const memoryRegistryOptionTypes = { clock: 'function', minPartSize: 'number', warn: 'function' } as const satisfies Record<keyof RegistryOptions, OptionType>

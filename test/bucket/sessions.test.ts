@@ -27,3 +27,16 @@ t.test('ttlSeconds counts from the instant of minting, not from the start of its
     t.equal(at(2000), 'expired', `minted at .${ms}: expired 2 s later`)
   }
 })
+
+t.test('notAfter ends the credentials at the latest then, and must be a valid Date', async t => {
+  const minted = new Date(Date.UTC(2026, 10, 30, 12, 0, 0))
+  const notAfter = new Date(minted.getTime() + 60_000)
+  const credentials = mintSession(parent, { bucket: 'photos', permission: 'object-read-only', ttlSeconds: 3600, notAfter }, minted)
+  const at = (later: number): ReturnType<typeof openSession> =>
+    openSession(credentials.sessionToken, credentials.accessKeyId, { record: parent }, new Date(minted.getTime() + later))
+  t.not(at(59_000), 'expired', 'valid before notAfter')
+  t.equal(at(61_000), 'expired', 'expired after it, though ttlSeconds asked for an hour')
+  for (const bad of [new Date(NaN), '2026-12-01', 5]) {
+    t.throws(() => mintSession(parent, { bucket: 'photos', permission: 'object-read-only', ttlSeconds: 60, notAfter: bad as Date }, minted), { name: 'TypeError', message: /notAfter must be a valid Date/ }, String(bad))
+  }
+})

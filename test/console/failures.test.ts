@@ -164,6 +164,41 @@ t.test('without a token', async t => {
     t.equal((await photos.head('up/late.bin'))?.size, 9 * MiB, 'stored')
   })
 
+  await t.test('a whole-file upload whose body is sent: Cancel is gone, and the outcome is the server\'s', async t => {
+    const page = await open(t, base, '#/objects?bucket=photos&prefix=whole%2F')
+    await page.getByText('No objects here yet').waitFor()
+    // The answer comes 3 s after the request (Chromium's emulated latency): the body is sent long before.
+    const cdp = await context.newCDPSession(page)
+    await cdp.send('Network.enable')
+    await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 3000, downloadThroughput: -1, uploadThroughput: -1 })
+    await page.setInputFiles('#file-picker', { name: 'small.bin', mimeType: 'application/octet-stream', buffer: randomBytes(64 * 1024) })
+    const cancel = page.getByRole('button', { name: 'Cancel the upload of whole/small.bin', exact: true })
+    for (let i = 0; i < 25 && await cancel.count() > 0; i++) await new Promise(resolve => setTimeout(resolve, 100))
+    t.equal(await cancel.count(), 0, 'no Cancel offered once the body is sent')
+    t.equal(await page.locator('li.upload.done').count(), 0, 'while the answer is still to come')
+    await page.locator('li.upload.done .upload-state', { hasText: 'done' }).waitFor()
+    t.equal((await photos.head('whole/small.bin'))?.size, 64 * 1024, 'stored')
+  })
+
+  await t.test('Cancel while a failed upload is being aborted keeps the failure\'s reason', async t => {
+    allowConsoleErrors(/status of 507/, /Failed to load resource/)
+    const page = await open(t, base, '#/objects?bucket=photos&prefix=late%2F')
+    let release = (): void => {}
+    const held = new Promise<void>(resolve => { release = resolve })
+    let aborting = (): void => {}
+    const abortSent = new Promise<void>(resolve => { aborting = resolve })
+    await page.route(/action=mpu-uploadpart/, async route => { await refuse(route, 507, 10000 + 1, 'No space left.') })
+    await page.route(/action=mpu-abort/, async route => { aborting(); await held; await route.continue() })
+    await page.getByText('No objects here yet').waitFor()
+    await page.setInputFiles('#file-picker', { name: 'late.bin', mimeType: 'application/octet-stream', buffer: randomBytes(11 * MiB) })
+    await abortSent
+    const cancel = page.getByRole('button', { name: 'Cancel the upload of late/late.bin', exact: true })
+    if (await cancel.count() > 0) await cancel.click()
+    release()
+    await page.locator('li.upload.failed .upload-state', { hasText: 'failed: No space left.' }).waitFor()
+    t.pass('the row says why it failed, not "cancelled"')
+  })
+
   await t.test('a part that fails stops the parts in flight before the upload is aborted', async t => {
     // The refused part is a 507 answer, and the parts stopped are failed loads; Chromium logs both.
     allowConsoleErrors(/status of 507/, /Failed to load resource/)

@@ -63,12 +63,13 @@ t.test('AWS SDK v3: RFC 2047 metadata is stored decoded and answered encoded; La
 t.test('metadata no header can carry (written through the binding) is left out and counted in x-amz-missing-meta', async t => {
   const server = await s3Server(t)
   const bucket = (await server.registry.open('photos'))!
-  await bucket.put('k', 'x', { customMetadata: { 'a b': '1', ü: '2', Ok: '3', ok: '4', fine: '5' } })
+  await bucket.put('k', 'x', { customMetadata: { 'a b': '1', ü: '2', Ok: '3', ok: '4', fine: '5', note: 'a\nb' } })
   for (const method of ['HEAD', 'GET'] as const) {
     const answer = await server.app.inject({ method, url: '/photos/k' })
     t.equal(answer.statusCode, 200, method)
     t.equal(answer.headers['x-amz-missing-meta'], '3', `${method}: two names that are not header names, and one that differs from another only in case`)
     t.equal(answer.headers['x-amz-meta-fine'], '5')
+    t.equal(answer.headers['x-amz-meta-note'], '=?UTF-8?B?YQpi?=', `${method}: a value with a control character travels as an encoded word`)
   }
   await bucket.put('all', 'x', { customMetadata: { fine: '5' } })
   t.equal((await server.app.inject({ method: 'HEAD', url: '/photos/all' })).headers['x-amz-missing-meta'], undefined, 'none when nothing is missing')

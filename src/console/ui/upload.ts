@@ -45,28 +45,31 @@ class Transfer {
     for (const xhr of this.#active) xhr.abort()
   }
 
+  /** The user's Cancel: nothing once the outcome is the server's, or once a failure stopped the transfer (its reason is the one to show). */
   cancel (): void {
-    if (this.#committing) return
+    if (this.#committing || this.#stopped) return
     this.cancelled = true
     this.stop()
   }
 
-  /** From here the outcome is the server's: Cancel no longer applies. */
-  commit (): void {
-    if (this.#stopped) throw new ApiError(0, null, 'cancelled')
+  /** From here the outcome is the server's: Cancel no longer applies. False when the transfer was stopped first. */
+  commit (): boolean {
+    if (this.#stopped) return false
     this.#committing = true
     this.onCommit()
+    return true
   }
 }
 
 /** One request with upload progress; resolves with the parsed envelope. */
-async function send<T> (method: string, url: string, body: Blob | string | null, headers: Record<string, string>, onProgress: (loaded: number) => void, transfer?: Transfer): Promise<ApiAnswer<T>> {
+async function send<T> (method: string, url: string, body: Blob | string | null, headers: Record<string, string>, onProgress: (loaded: number) => void, transfer?: Transfer, onSent?: () => void): Promise<ApiAnswer<T>> {
   return await new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest()
     transfer?.track(xhr)
     xhr.open(method, url)
     for (const [name, value] of Object.entries({ ...authHeaders(), ...headers })) xhr.setRequestHeader(name, value)
     xhr.upload.addEventListener('progress', event => { onProgress(event.loaded) })
+    if (onSent !== undefined) xhr.upload.addEventListener('load', onSent)
     xhr.addEventListener('load', () => {
       let parsed: ApiAnswer<T> | null = null
       try { parsed = JSON.parse(xhr.responseText) } catch {}
@@ -86,7 +89,8 @@ function partSizeFor (size: number): number {
 
 async function putWhole (bucket: string, key: string, file: File, onProgress: (loaded: number) => void, transfer: Transfer): Promise<void> {
   const headers: Record<string, string> = file.type === '' ? {} : { 'content-type': file.type }
-  await send('PUT', objectPath(bucket, key), file, headers, onProgress, transfer)
+  // Once the whole body is sent the server may already be storing it: Cancel goes, lest "cancelled" stand beside a stored object.
+  await send('PUT', objectPath(bucket, key), file, headers, onProgress, transfer, () => { transfer.commit() })
 }
 
 async function putMultipart (bucket: string, key: string, file: File, onProgress: (loaded: number) => void, transfer: Transfer): Promise<void> {
@@ -114,7 +118,7 @@ async function putMultipart (bucket: string, key: string, file: File, onProgress
   try {
     // The first part to fail stops the others, rather than leave them sending into an upload about to be aborted.
     await Promise.all(Array.from({ length: Math.min(parallelParts, count) }, async () => { await worker().catch(err => { transfer.stop(); throw err }) }))
-    transfer.commit()
+    if (!transfer.commit()) throw new ApiError(0, null, 'cancelled')
     const complete = jsonBody({ parts })
     await send('POST', `${path}?action=mpu-complete&uploadId=${uploadId}`, complete.body as string, { 'content-type': 'application/json' }, () => {})
   } catch (err) {

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto'
 import { lstatSync } from 'node:fs'
 import path from 'node:path'
-import { BucketError, bucketRetired, isBucketError, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
+import { BucketError, bucketRetired, guardedWarn, isBucketError, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { readText, writeJsonAtomic } from './atomic.js'
 import { DeletedBuckets } from './blobs.js'
 import {
@@ -56,7 +56,8 @@ export class FsRegistryStorage implements RegistryStorage {
   private constructor (dataDir: string, fsync: boolean, warn: FsRegistryOptions['warn']) {
     this.location = dataDir
     this.#fsync = fsync
-    this.#warn = warn
+    // A caller's warn that throws fails nothing: the warnings here follow committed writes and refusals already decided.
+    this.#warn = warn === undefined ? undefined : guardedWarn(warn)
     this.#deleted = new DeletedBuckets(dataDir)
   }
 

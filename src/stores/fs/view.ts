@@ -348,7 +348,7 @@ export class KeyView {
       this.#warned.delete(old)
     }
     const message = what === 'made' ? 'the readable view could not show a key' : 'the readable view could not remove a deleted key\'s file'
-    // A registry's `warn` is guarded (bucket-infos.ts's guardedWarn): a warning never fails the write it follows.
+    // A registry's `warn` comes guarded (registry-storage.ts): a warning never fails the write it follows.
     this.#warn({ path: file, reason: reasonOf(err) }, message)
   }
 
