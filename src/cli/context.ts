@@ -45,6 +45,7 @@ export interface CommonOptions {
   catalog?: string
   endpoint?: string
   token?: string
+  timeout: number
   quiet: boolean
   debug: boolean
 }
@@ -91,6 +92,12 @@ function parseParallel (value: string): number {
   return Number(value)
 }
 
+/** `--timeout`: whole seconds, up to a day (a silence that long is no transfer). */
+function parseTimeout (value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 86_400) throw new InvalidArgumentError('expected a number of seconds from 1 to 86400')
+  return Number(value)
+}
+
 function parseMeta (value: string, previous: Record<string, string> = {}): Record<string, string> {
   const equals = value.indexOf('=')
   const name = equals === -1 ? '' : value.slice(0, equals).trim().toLowerCase()
@@ -106,6 +113,7 @@ export function addCommonOptions (command: Command): Command {
     .addOption(catalogOption())
     .addOption(new Option('-e, --endpoint <url>', 'a running gateway to talk to over HTTP instead of --data').env('FSBUCKET_ENDPOINT'))
     .addOption(new Option('-t, --token <token>', 'bearer token for --endpoint').env('FSBUCKET_TOKEN'))
+    .addOption(new Option('--timeout <seconds>', 'seconds a request to --endpoint may go without a byte moving').env('FSBUCKET_TIMEOUT').default(60).argParser(parseTimeout))
     .option('-q, --quiet', 'print no progress bar and no record of what was done', false)
     .option('--debug', 'print the stack of an error', false)
 }
@@ -136,15 +144,22 @@ export function metadataFor (name: string, options: TransferOptions, source?: Re
   return { httpMetadata, customMetadata }
 }
 
-/** `--endpoint` (flag or variable) selects HTTP, unless `--data` was given as a flag and the endpoint only by the variable. */
+/**
+ * `--endpoint` (flag or variable) selects HTTP, unless `--data` was given as
+ * a flag and the endpoint only by the variable. Both given as flags are
+ * refused, as a bad flag is: neither can be taken as the one meant.
+ */
 async function transportFor (options: CommonOptions, command: Command, wiring: ObjectCommandWiring): Promise<ObjectTransport> {
   const endpoint = options.endpoint
   const dataFlag = command.getOptionValueSource('data') === 'cli'
   const endpointFlag = command.getOptionValueSource('endpoint') === 'cli'
+  if (dataFlag && endpointFlag) {
+    command.error('error: option \'--endpoint\' cannot be used with option \'--data\' (one names a running gateway, the other a data directory: give one)', { exitCode: 1, code: 'commander.conflictingOption' })
+  }
   // Each transport is loaded when chosen, not by every start of the command line.
   if (endpoint !== undefined && endpoint !== '' && (endpointFlag || !dataFlag)) {
     const { HttpTransport } = await import('./transport-http.js')
-    return new HttpTransport(endpoint, options.token)
+    return new HttpTransport(endpoint, options.token, options.timeout)
   }
   const { LocalTransport } = await import('./transport-local.js')
   return new LocalTransport(options.data, async dataDir => await wiring.openRegistry(dataDir, options.catalog))
@@ -183,6 +198,7 @@ export function watchStdout (name: string, target: string): void {
 export async function runCommand (
   name: string, target: string, command: Command, wiring: ObjectCommandWiring, work: (context: CommandContext) => Promise<void>
 ): Promise<void> {
+  if (isStopping()) return // a command of several locations starts none once stopped (stopping.ts)
   const options = command.opts<CommonOptions>()
   watchStdout(name, target)
   let failed = false
@@ -208,7 +224,8 @@ export async function runCommand (
     fail(target, err)
   } finally {
     progress.stop()
-    await transport?.close().catch(err => { fail(target, err) })
+    // Stopping, the undos still need the transport (an abort is a request); the stop ends the process once they are done.
+    if (!isStopping()) await transport?.close().catch(err => { fail(target, err) })
   }
   if (failed) process.exitCode = 1
 }

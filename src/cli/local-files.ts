@@ -11,7 +11,10 @@
  *   is marked `throughLink`: it may be anywhere, outside the directory
  *   walked or a second name of a file inside it, so mirror never removes it.
  *   A link to a directory that holds it (`ln -s .. up`) is skipped: followed,
- *   it would repeat the tree under itself until the kernel gives up.
+ *   it would repeat the tree under itself until the kernel gives up (and a
+ *   link at the top to a directory above the root would upload that
+ *   directory whole); real paths are compared, so how the link spells its
+ *   target does not matter.
  * - A walk reports what it cannot read rather than leave it out silently:
  *   a name that is not UTF-8 (Node reads it with U+FFFD, a name no file
  *   has) cannot be a key, and an entry that vanished or cannot be read is
@@ -30,10 +33,10 @@
  *   under the real name, nor a temporary one behind.
  */
 import { createReadStream, createWriteStream } from 'node:fs'
-import { lstat, mkdir, readdir, rename, stat, unlink } from 'node:fs/promises'
+import { lstat, mkdir, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
-import type { Readable, Transform } from 'node:stream'
+import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { keptForm } from '../bucket/index.js'
 import { keySuffix } from './paths.js'
@@ -74,6 +77,14 @@ async function * walkFiles (root: string, unreadable: Unreadable): AsyncGenerato
   yield * walkFrom(root, '', false, new Set([`${info.dev}:${info.ino}`]), unreadable)
 }
 
+/** Whether the link `link` names a directory that holds the link itself (`.`, `..`, an ancestor's absolute path). */
+async function leadsToItsOwnHolder (link: string): Promise<boolean> {
+  const [target, home] = await Promise.all([realpath(link), realpath(path.dirname(link))]).catch(() => [null, null])
+  if (target === null || home === null) return false // gone meanwhile: readdir says so
+  const down = path.relative(target, home)
+  return down === '' || (down.split(path.sep)[0] !== '..' && !path.isAbsolute(down))
+}
+
 /** `ancestors`: the directories from the root down to this one, by device and inode. */
 async function * walkFrom (root: string, relative: string, throughLink: boolean, ancestors: Set<string>, unreadable: Unreadable): AsyncGenerator<LocalFile> {
   const dir = path.join(root, relative)
@@ -93,8 +104,9 @@ async function * walkFrom (root: string, relative: string, throughLink: boolean,
     if (info === null) continue
     if (info.isDirectory()) {
       // A link to a directory that holds it would be walked again and again (up to the kernel's 40 links): skipped.
+      // The ancestors walked catch a cycle of links; the real paths, a link to a directory above the root (`up -> ..`).
       const id = `${info.dev}:${info.ino}`
-      if (ancestors.has(id)) continue
+      if (ancestors.has(id) || (entry.isSymbolicLink() && await leadsToItsOwnHolder(full))) continue
       yield * walkFrom(root, child, throughLink || entry.isSymbolicLink(), new Set([...ancestors, id]), unreadable)
     } else if (info.isFile()) {
       yield { path: full, relative: keySuffix(child), size: info.size, throughLink }
@@ -118,9 +130,38 @@ export async function filesByKey (root: string, unreadable: Unreadable): Promise
   return files
 }
 
-/** The bytes of a file, or of `length` bytes from `start`. */
-export function readLocal (file: string, range?: { start: number, length: number }): Readable {
-  return range === undefined ? createReadStream(file) : createReadStream(file, { start: range.start, end: range.start + range.length - 1 })
+/** The bytes of a file. */
+export function readLocal (file: string): Readable {
+  return createReadStream(file)
+}
+
+/**
+ * The bytes of a file that had `size` bytes when its upload was planned, or
+ * of its `part`, checked against that size: a file that shrank or grew
+ * meanwhile fails the stream, since what went up would be neither the file
+ * as it was nor as it is (a short part would otherwise surface as the
+ * store's "part too small", and a short put as a truncated object). A body
+ * that reaches the end of the file reads on past the size planned, so that a
+ * file grown since is seen too.
+ */
+export function readPlanned (file: string, size: number, part?: { start: number, length: number }): Readable {
+  const start = part?.start ?? 0
+  const toEnd = part === undefined || start + part.length >= size
+  const expected = toEnd ? size - start : part.length
+  let read = 0
+  const changed = (): CliError => new CliError(`the file changed while it was read (its size is no longer the ${size} bytes planned)`)
+  const check = new Transform({
+    transform (chunk: Buffer, _encoding, callback) {
+      read += chunk.length
+      callback(read > expected ? changed() : null, chunk)
+    },
+    flush (callback) {
+      callback(read < expected ? changed() : null)
+    }
+  })
+  const source = toEnd ? createReadStream(file, { start }) : createReadStream(file, { start, end: start + expected - 1 })
+  pipeline(source, check).catch(() => {}) // a failure destroys `check` with the error, so its reader sees it
+  return check
 }
 
 /** Refuses a path from `root` down to `dir` that passes a symbolic link (what does not exist yet is made a directory later). */

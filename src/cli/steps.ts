@@ -6,8 +6,9 @@
  * Every step done prints one line on stdout, the record of what happened
  * (`upload: a.txt -> fsb://b/a.txt`), or with `--dry-run` what would happen.
  */
-import { MAX_DELETE_KEYS } from '../bucket/index.js'
+import { BucketErrors, MAX_DELETE_KEYS } from '../bucket/index.js'
 import { removeLocal } from './local-files.js'
+import { isStopping } from './stopping.js'
 import { remoteUrl } from './paths.js'
 import { metadataFor, type CommandContext, type TransferOptions } from './context.js'
 import { copyObject, downloadToFile, uploadFile, type Tuning } from './transfer.js'
@@ -92,7 +93,8 @@ export async function runSteps (
   if (transfers.length > 1) context.progress.startOverall(transfers.reduce((sum, s) => sum + sizeOf(s), 0), transfers.length)
   let next = 0
   const worker = async (): Promise<void> => {
-    while (next < transfers.length) {
+    // Stopping (Ctrl-C), the steps in flight are being undone: none may start, nor create an upload the undo never hears of.
+    while (!isStopping() && next < transfers.length) {
       const step = transfers[next++]
       try {
         await runTransfer(context, step, options, tuning)
@@ -113,14 +115,27 @@ export async function runSteps (
     byBucket.set(step.bucket, keys)
   }
   for (const [bucket, keys] of byBucket) {
-    for (let i = 0; i < keys.length; i += MAX_DELETE_KEYS) {
-      const batch = keys.slice(i, i + MAX_DELETE_KEYS)
-      try {
-        await context.transport.delete(bucket, batch)
-        for (const key of batch) context.say(describeStep({ kind: 'remove', bucket, key }))
-      } catch (err) {
-        context.report(remoteUrl(bucket, batch[0]), err)
-      }
-    }
+    for (let i = 0; i < keys.length; i += MAX_DELETE_KEYS) await removeBatch(context, bucket, keys.slice(i, i + MAX_DELETE_KEYS))
   }
+}
+
+/**
+ * Removes keys of one bucket in one call: a line for each key removed, a
+ * failure for each key kept. A lock rule that retains some keys fails the
+ * call after the others are removed, and its error names only the first it
+ * kept: each key is then removed alone, so that the store's answer for it
+ * says which it kept (removing a key already gone is no error).
+ */
+async function removeBatch (context: CommandContext, bucket: string, keys: string[]): Promise<void> {
+  try {
+    await context.transport.delete(bucket, keys)
+  } catch (err) {
+    if (keys.length > 1 && (err as { code?: unknown }).code === BucketErrors.ObjectLocked.code) {
+      for (const key of keys) await removeBatch(context, bucket, [key])
+    } else {
+      context.report(remoteUrl(bucket, keys[0]), err)
+    }
+    return
+  }
+  for (const key of keys) context.say(describeStep({ kind: 'remove', bucket, key }))
 }

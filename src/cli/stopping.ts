@@ -9,6 +9,15 @@
  * 130 or 143; with nothing registered a signal ends the process as Node
  * does, at once. A standard output that fails (a reader gone, a full disk)
  * stops the command through `stopNow` too (context.ts).
+ *
+ * Once stopping, nothing new starts (the work asks `isStopping` before each
+ * step, upload and part), but work already under way may still register its
+ * undo (an upload whose creation was in flight): the stop runs undos until
+ * none is left, so what was registered late is undone too. An undo waits for
+ * its work in flight (the parts being written) before undoing it, and the
+ * whole stop waits at most `undoLimitMs`: a server that stopped answering
+ * must not keep Ctrl-C from ending the command (a second Ctrl-C ends it at
+ * once, as Node does).
  */
 
 interface Undo {
@@ -18,6 +27,9 @@ interface Undo {
 
 const pending = new Set<Undo>()
 let stopping = false
+
+/** How long a stop waits for its undos: parts in flight to settle, aborts to be answered. */
+const undoLimitMs = 10_000
 
 function interrupted (signal: NodeJS.Signals): void {
   const uploads = [...pending].filter(undo => undo.kind === 'upload').length
@@ -34,7 +46,8 @@ function listen (on: boolean): void {
 
 /** Registers `run`, called if the command stops early; the answer releases it. */
 export function undoIfStopped (kind: Undo['kind'], run: () => Promise<void>): () => void {
-  if (pending.size === 0) listen(true)
+  // While stopping, the first signal's listener is gone for good: a second Ctrl-C ends the process.
+  if (pending.size === 0 && !stopping) listen(true)
   const undo = { kind, run }
   pending.add(undo)
   return () => {
@@ -48,14 +61,23 @@ export function isStopping (): boolean {
   return stopping
 }
 
-/** Undoes everything registered, then exits with `code`. */
+/** Runs the undos registered, and those registered while they run, until none is left. */
+async function undoAll (): Promise<void> {
+  while (pending.size > 0) {
+    const undos = [...pending]
+    pending.clear()
+    await Promise.allSettled(undos.map(async undo => { await undo.run() }))
+  }
+}
+
+/** Undoes everything registered (for `undoLimitMs` at most), then exits with `code`. */
 export async function stopNow (code: number): Promise<never> {
   if (!stopping) {
     stopping = true
-    const undos = [...pending]
-    pending.clear()
     listen(false)
-    await Promise.allSettled(undos.map(async undo => { await undo.run() }))
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([undoAll(), new Promise<void>(resolve => { timer = setTimeout(resolve, undoLimitMs) })])
+    clearTimeout(timer)
     process.exit(code)
   }
   return await new Promise<never>(() => {}) // the first stop exits

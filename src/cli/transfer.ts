@@ -4,8 +4,10 @@
  *
  * Memory stays flat whatever the size. A file larger than the part size
  * goes up as a multipart upload whose parts are read from the file with
- * their own ranged streams, `parallel` at a time; a download streams into a
- * temporary file renamed over the destination once complete (local-files.ts).
+ * their own ranged streams, `parallel` at a time, each checked against the
+ * size planned (a file that changes meanwhile fails, and nothing is
+ * stored); a download streams into a temporary file renamed over the
+ * destination once complete (local-files.ts).
  * A stream of unknown length is cut into parts in memory, so it holds at most
  * `parallel + 1` parts. A copy between buckets streams each part from a
  * ranged read into its part upload.
@@ -20,9 +22,10 @@
 import { Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { MAX_PART_NUMBER } from '../bucket/index.js'
-import { readLocal, writeLocal } from './local-files.js'
+import { readPlanned, writeLocal } from './local-files.js'
 import { counted, countedFrom, type Tracker } from './progress.js'
-import { undoIfStopped } from './stopping.js'
+import { CliError } from './errors.js'
+import { isStopping, undoIfStopped } from './stopping.js'
 import type { ObjectTransport, PartUpload, RemoteObject, UploadedPart, WriteMetadata } from './transport.js'
 
 export interface Tuning {
@@ -60,15 +63,65 @@ async function inPool<T> (count: number, parallel: number, work: (index: number)
   return results
 }
 
-/** Completes an upload from its parts, or aborts it when a part or the completion failed, or the command is interrupted. */
-async function finishUpload (upload: PartUpload, send: () => Promise<UploadedPart[]>): Promise<RemoteObject> {
-  const release = undoIfStopped('upload', async () => { await upload.abort() })
+/** Sends one part of the upload; the body is the part's bytes. */
+type SendPart = (partNumber: number, body: Readable, size: number) => Promise<UploadedPart>
+
+/** What a part or an upload fails with once the command is stopping: never reported (runCommand is quiet then). */
+function stoppedError (): CliError {
+  return new CliError('the command is stopping')
+}
+
+/**
+ * A multipart upload from creation to completion: `send` sends the parts
+ * through the function it is given, then the upload is completed, or
+ * aborted when a part or the completion failed.
+ *
+ * When the command stops (stopping.ts) the upload is aborted too, and no
+ * part of it starts any more. Its undo is registered before the upload is
+ * asked for, so an upload whose creation is in flight at the stop is aborted
+ * once the store answers; and the undo first cuts the bodies of the parts in
+ * flight and waits for those parts to fail, so that the store removes what
+ * it had received of them and no part lands after the abort.
+ */
+async function multipartUpload (
+  transport: ObjectTransport, bucket: string, key: string, metadata: WriteMetadata,
+  send: (sendPart: SendPart) => Promise<UploadedPart[]>
+): Promise<RemoteObject> {
+  if (isStopping()) throw stoppedError()
+  const creating = transport.createUpload(bucket, key, metadata)
+  const inFlight = new Set<{ body: Readable, sent: Promise<UploadedPart> }>()
+  const release = undoIfStopped('upload', async () => {
+    for (const part of inFlight) part.body.destroy()
+    await Promise.allSettled([...inFlight].map(async part => await part.sent))
+    await (await creating).abort()
+  })
+  let upload: PartUpload
   try {
-    const parts = await send()
+    upload = await creating
+  } catch (err) {
+    release()
+    throw err
+  }
+  const sendPart: SendPart = async (partNumber, body, size) => {
+    if (isStopping()) {
+      body.destroy()
+      throw stoppedError()
+    }
+    const part = { body, sent: upload.uploadPart(partNumber, body, size) }
+    inFlight.add(part)
+    try {
+      return await part.sent
+    } finally {
+      inFlight.delete(part)
+    }
+  }
+  try {
+    const parts = await send(sendPart)
+    if (isStopping()) throw stoppedError()
     return await upload.complete(parts.sort((a, b) => a.partNumber - b.partNumber))
   } catch (err) {
-    // The command gives up on this upload: its parts must not wait for the sweeper.
-    await upload.abort().catch(() => {})
+    // The command gives up on this upload: its parts must not wait for the sweeper. (Stopping, the undo aborts it, once its parts settle.)
+    if (!isStopping()) await upload.abort().catch(() => {})
     throw err
   } finally {
     release()
@@ -81,16 +134,15 @@ export async function uploadFile (
 ): Promise<RemoteObject> {
   const partSize = partSizeFor(size, tuning)
   if (size <= partSize) {
-    const body = countedFrom(readLocal(file), tracker)
+    const body = countedFrom(readPlanned(file, size), tracker)
     return await transport.put(bucket, key, body, size, metadata)
   }
-  const upload = await transport.createUpload(bucket, key, metadata)
   const count = Math.ceil(size / partSize)
-  return await finishUpload(upload, async () => await inPool(count, tuning.parallel, async index => {
+  return await multipartUpload(transport, bucket, key, metadata, async sendPart => await inPool(count, tuning.parallel, async index => {
     const start = index * partSize
     const length = Math.min(partSize, size - start)
-    const body = countedFrom(readLocal(file, { start, length }), tracker)
-    return await upload.uploadPart(index + 1, body, length)
+    const body = countedFrom(readPlanned(file, size, { start, length }), tracker)
+    return await sendPart(index + 1, body, length)
   }))
 }
 
@@ -135,7 +187,6 @@ export async function uploadStream (
   if (second.done === true) {
     return await transport.put(bucket, key, Readable.from([firstPart]), firstPart.length, metadata)
   }
-  const upload = await transport.createUpload(bucket, key, metadata)
   const pending: Buffer[] = [firstPart, second.value]
   let partNumber = 0
   let failed = false
@@ -154,12 +205,12 @@ export async function uploadStream (
     taking = turn.catch(() => {})
     return await turn
   }
-  return await finishUpload(upload, async () => {
+  return await multipartUpload(transport, bucket, key, metadata, async sendPart => {
     const done: UploadedPart[] = []
     await Promise.all(Array.from({ length: tuning.parallel }, async () => {
       try {
         for (let part = await take(); part !== null; part = await take()) {
-          done.push(await upload.uploadPart(part.partNumber, Readable.from([part.buffer]), part.buffer.length))
+          done.push(await sendPart(part.partNumber, Readable.from([part.buffer]), part.buffer.length))
           if (part.buffer.length === tuning.partSize) spare.push(part.buffer)
         }
       } catch (err) {
@@ -198,12 +249,11 @@ export async function copyObject (
     const { body } = await transport.get(source.bucket, source.object.key)
     return await transport.put(bucket, key, countedFrom(body, tracker), size, metadata)
   }
-  const upload = await transport.createUpload(bucket, key, metadata)
   const count = Math.ceil(size / partSize)
-  return await finishUpload(upload, async () => await inPool(count, tuning.parallel, async index => {
+  return await multipartUpload(transport, bucket, key, metadata, async sendPart => await inPool(count, tuning.parallel, async index => {
     const offset = index * partSize
     const length = Math.min(partSize, size - offset)
     const { body } = await transport.get(source.bucket, source.object.key, { offset, length })
-    return await upload.uploadPart(index + 1, countedFrom(body, tracker), length)
+    return await sendPart(index + 1, countedFrom(body, tracker), length)
   }))
 }

@@ -19,6 +19,12 @@
  *   is sent chunked. (Node's fetch was the first choice, but a 40 MiB
  *   upload through it grew the process by ~100 MiB against ~30 MiB with
  *   node:http, measured here.)
+ * - A server that stops answering (stopped, or its host gone) fails the
+ *   request instead of hanging the command: connecting may take 10 s, and
+ *   once connected nothing may stay still for `--timeout` seconds (60 by
+ *   default), bytes sent and received alike. It is a limit on silence,
+ *   never on a request's length: a transfer whose bytes keep moving is never
+ *   cut, however long it takes.
  */
 import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
@@ -33,6 +39,9 @@ import type {
 
 const placeholderToken = 'fsbucket-cli'
 const accountId = 'local'
+
+/** How long a connection may take to open: a live server on a network accepts in far less. */
+const connectTimeoutMs = 10_000
 
 interface RequestOptions {
   headers?: Record<string, string>
@@ -111,8 +120,10 @@ export class HttpTransport implements ObjectTransport {
   readonly #base: URL
   readonly #token: string | undefined
   readonly #agent: http.Agent
+  readonly #idleMs: number
 
-  constructor (endpoint: string, token: string | undefined) {
+  /** `idleSeconds`: how long a request's connection may stay silent before the request fails (`--timeout`). */
+  constructor (endpoint: string, token: string | undefined, idleSeconds = 60) {
     let url: URL
     try {
       url = new URL(endpoint)
@@ -123,6 +134,7 @@ export class HttpTransport implements ObjectTransport {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError('--endpoint (or FSBUCKET_ENDPOINT) is not an http(s) URL (e.g. http://127.0.0.1:8787)')
     this.#base = url
     this.#token = token === '' ? undefined : token
+    this.#idleMs = idleSeconds * 1000
     this.#agent = url.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true })
   }
 
@@ -147,9 +159,14 @@ export class HttpTransport implements ObjectTransport {
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
       const request = send(target, resolve)
       request.on('error', err => {
+        if (err instanceof CliError) { // a timeout (#limitSilence)
+          reject(err)
+          return
+        }
         const code = (err as NodeJS.ErrnoException).code
         reject(new CliError(`cannot reach ${this.#origin}: ${code ?? err.message}`, undefined, { cause: err }))
       })
+      this.#limitSilence(request)
       if (init.body instanceof Readable) {
         // A failing body (an unreadable file) is the error to report, not the aborted request it causes.
         pipeline(init.body, request).catch(err => { reject(err) })
@@ -160,6 +177,32 @@ export class HttpTransport implements ObjectTransport {
     const status = response.statusCode ?? 0
     if (status >= 200 && status < 300) return response
     throw await this.#failure(response, init.bucket ?? bucketOfPath(path))
+  }
+
+  /**
+   * Fails `request` when its connection does not open within
+   * `connectTimeoutMs`, or when nothing moves on it, either way, for
+   * `#idleMs`, while the request is sent or while its answer is read: the
+   * answer's reader (a download, an envelope read whole) gets the error.
+   */
+  #limitSilence (request: http.ClientRequest): void {
+    request.once('socket', socket => {
+      if (!socket.connecting) return // a kept-alive connection, open already
+      const timer = setTimeout(() => {
+        request.destroy(new CliError(`cannot reach ${this.#origin}: no connection after ${connectTimeoutMs / 1000} s`))
+      }, connectTimeoutMs)
+      socket.once('connect', () => { clearTimeout(timer) })
+      socket.once('close', () => { clearTimeout(timer) })
+    })
+    let answer: IncomingMessage | undefined
+    request.once('response', response => { answer = response })
+    // Counted once connected: from the last byte sent or received, so a transfer that moves is never cut.
+    request.setTimeout(this.#idleMs, () => {
+      const err = new CliError(`${this.#origin} stopped answering: nothing moved for ${this.#idleMs / 1000} s (--timeout)`)
+      // The answer first: destroyed by the request's end, it would fail with Node's own "aborted".
+      answer?.destroy(err)
+      request.destroy(err)
+    })
   }
 
   /** `bucket`: the one the request was about, named by the line when the error is about it. */

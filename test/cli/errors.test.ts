@@ -140,4 +140,8 @@ t.test('over HTTP', async t => {
   const dataFlag = await runBin(['ls', '--data', cli.work], { cwd: cli.work, env: { FSBUCKET_ENDPOINT: `http://127.0.0.1:${port}` } })
   t.equal(dataFlag.code, 0, '--data given as a flag beats FSBUCKET_ENDPOINT')
   t.equal(dataFlag.out, '', 'the scratch directory has no buckets')
+  const both = await runBin(['rm', 'fsb://photos/a', 'fsb://photos/b', '--data', cli.work, '--endpoint', endpoint, '--token', token], { cwd: cli.work })
+  t.equal(both.code, 1, '--data and --endpoint both given as flags are refused')
+  t.equal(both.stderr, 'error: option \'--endpoint\' cannot be used with option \'--data\' (one names a running gateway, the other a data directory: give one)\n(add --help for usage)\n', 'in one line, once')
+  t.equal(both.out, '', 'and nothing is done')
 })

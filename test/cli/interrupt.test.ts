@@ -1,7 +1,10 @@
 /**
  * An interrupted transfer leaves nothing behind: Ctrl-C (SIGINT) during a
  * multipart upload from stdin aborts the upload before the command exits
- * with 130, and during a download removes its temporary file. The gateway
+ * with 130, and during a download removes its temporary file; during
+ * `cp -r` of several large files it starts no further file and aborts every
+ * upload it created, after the parts being written have failed (so the
+ * store leaves no part file behind). The gateway
  * runs in this process, so the test sees the parts (or the half of a body)
  * arrive before it interrupts, and sees the abort.
  */
@@ -13,6 +16,7 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { buildApp } from '../../src/app.js'
+import { openRegistry } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 import { bin, cleanEnv, token } from './fixture.js'
 
@@ -86,4 +90,76 @@ t.test('SIGINT during a download removes its temporary file', async t => {
   t.equal(await closed, 130)
   t.equal(Buffer.concat(stderr).toString(), '\nfsbucket: interrupted\n')
   t.same(await fsp.readdir(work), [], 'no file, temporary or not, is left')
+})
+
+/** Uploads of `bucket` still in progress, through the engine. */
+async function uploadsLeft (dataDir: string, bucket: string): Promise<string[]> {
+  const registry = await openRegistry(dataDir, { fsync: false })
+  try {
+    const listed = await (await registry.open(bucket))!.listMultipartUploads()
+    return listed.uploads.map(upload => upload.key)
+  } finally {
+    await registry.close()
+  }
+}
+
+/** Three files of three parts each (at 5 MiB), for `cp -r --part-size 5MiB --parallel 2`. */
+async function threeLargeFiles (dir: string): Promise<void> {
+  await fsp.mkdir(dir)
+  for (const name of ['a.bin', 'b.bin', 'c.bin']) await fsp.writeFile(path.join(dir, name), randomBytes(12 * 1024 * 1024))
+}
+
+t.test('SIGINT during cp -r of large files leaves no upload on the server', async t => {
+  const dataDir = testdir(t)
+  const work = path.join(dataDir, '..', `${path.basename(dataDir)}-tree`)
+  t.teardown(async () => { await fsp.rm(work, { recursive: true, force: true }) })
+  await threeLargeFiles(work)
+  const app = await buildApp({ dataDir, host: '127.0.0.1', token, publicBuckets: [], routes: [], fsync: false, logLevel: false })
+  let partsDone: () => void = () => {}
+  const twoParts = new Promise<void>(resolve => { partsDone = resolve })
+  let parts = 0
+  app.addHook('onResponse', async (request, reply) => {
+    if (/[?&]action=mpu-uploadpart/.test(request.url) && reply.statusCode === 200 && ++parts === 2) partsDone()
+  })
+  // An abort answered late: meanwhile the parts it failed return, and a command that went on would start the next file.
+  app.addHook('onSend', async request => {
+    if (/[?&]action=mpu-abort/.test(request.url)) await new Promise(resolve => setTimeout(resolve, 1000))
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(async () => { await app.close() })
+  const address = app.server.address() as AddressInfo
+  t.equal((await app.inject({ method: 'POST', url: '/client/v4/accounts/x/r2/buckets', headers: { authorization: `Bearer ${token}` }, payload: { name: 'photos' } })).statusCode, 200)
+
+  const child = spawn(process.execPath, [bin, 'cp', '-r', '--part-size', '5MiB', '--parallel', '2', work, 'fsb://photos/tree',
+    '--endpoint', `http://127.0.0.1:${address.port}`, '--token', token], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+  const stderr: Buffer[] = []
+  child.stderr.on('data', chunk => stderr.push(chunk))
+  const closed = new Promise<number | null>(resolve => child.on('close', resolve))
+  await twoParts
+  child.kill('SIGINT')
+  t.equal(await closed, 130)
+  t.match(Buffer.concat(stderr).toString(), /^\nfsbucket: interrupted; aborting 2 multipart uploads\n$/, 'nothing else is reported')
+  await new Promise(resolve => setTimeout(resolve, 300)) // what the command sent before it exited has been handled
+  t.same(await uploadsLeft(dataDir, 'photos'), [], 'every upload created was aborted')
+})
+
+t.test('SIGINT during a local cp -r of large files leaves no upload and no part file', async t => {
+  const dataDir = testdir(t)
+  const work = path.join(dataDir, '..', `${path.basename(dataDir)}-tree`)
+  t.teardown(async () => { await fsp.rm(work, { recursive: true, force: true }) })
+  await threeLargeFiles(work)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  await registry.close()
+  const tmp = path.join(dataDir, 'photos', '.fsbucket', 'tmp')
+
+  const child = spawn(process.execPath, [bin, 'cp', '-r', '--part-size', '5MiB', '--parallel', '2', work, 'fsb://photos/tree', '--data', dataDir],
+    { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+  const closed = new Promise<number | null>(resolve => child.on('close', resolve))
+  // Interrupt while parts are being written.
+  while ((await fsp.readdir(tmp).catch(() => [])).length === 0) await new Promise(resolve => setImmediate(resolve))
+  child.kill('SIGINT')
+  t.equal(await closed, 130)
+  t.same(await fsp.readdir(tmp), [], 'no part file is left half written')
+  t.same(await uploadsLeft(dataDir, 'photos'), [], 'every upload created was aborted')
 })

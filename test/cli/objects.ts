@@ -203,6 +203,29 @@ export async function objectCommands (t: Test, cli: Cli): Promise<void> {
     t.equal((await run(['rb', 'fsb://dots'])).code, 0)
   })
 
+  await t.test('rm -r and rb --force where a lock rule retains keys: each key removed has its line, each kept its failure', async t => {
+    const registry = await openRegistry(cli.dataDir, { fsync: false })
+    try {
+      await registry.create('lockb')
+      const bucket = (await registry.open('lockb'))!
+      for (const key of ['a1', 'a2', 'held/b1', 'held/b2', 'c1']) await bucket.put(key, key)
+      await bucket.setLockRules([{ id: 'hold', enabled: true, prefix: 'held/', condition: { type: 'Indefinite' } }])
+    } finally {
+      await registry.close()
+    }
+    const kept = 'retained by a bucket lock rule (not deleted or overwritten)'
+    const removed = await run(['rm', '-r', 'fsb://lockb'])
+    t.equal(removed.code, 1)
+    t.equal(removed.stderr, `fsbucket: rm fsb://lockb/held/b1: ${kept}\nfsbucket: rm fsb://lockb/held/b2: ${kept}\n`, 'the kept keys are named, not the first of the batch')
+    t.equal(removed.out, 'remove: fsb://lockb/a1\nremove: fsb://lockb/a2\nremove: fsb://lockb/c1\n')
+    t.equal((await run(['ls', '-r', 'fsb://lockb'])).out.replace(/^.* /gm, ''), 'held/b1\nheld/b2\n', 'only the kept keys are left')
+    await run(['cp', 'album/tom.txt', 'fsb://lockb/d1'])
+    const forced = await run(['rb', '--force', 'fsb://lockb'])
+    t.equal(forced.code, 1)
+    t.equal(forced.stderr, `fsbucket: rb fsb://lockb/held/b1: ${kept}\nfsbucket: rb fsb://lockb/held/b2: ${kept}\n`)
+    t.equal(forced.out, 'remove: fsb://lockb/d1\n', 'and the bucket stays')
+  })
+
   await t.test('rb refuses a bucket with objects; rb --force empties it first', async t => {
     const refused = await run(['rb', 'fsb://backup'])
     t.equal(refused.code, 1)
