@@ -107,6 +107,20 @@ async function handlePublic (options: GatewayRoutesOptions, request: FastifyRequ
   return await sendRead(request, reply, bucket, key, ownHost, site)
 }
 
+/**
+ * A public route's path without its slash (`/docs` of a `/docs/` route):
+ * 302 to the slash form, as a folder of a site is sent (relative, so no
+ * request makes it a redirect to another site; the query kept).
+ */
+async function toRouteRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
+  const url = request.raw.url ?? '/'
+  const path = rawPath(url)
+  const query = url.indexOf('?')
+  const last = path.slice(path.lastIndexOf('/') + 1)
+  return await reply.code(302).header('location', `./${last}/${query === -1 ? '' : url.slice(query)}`).header('cache-control', 'no-cache').send()
+}
+
 /** `/`: the buckets, or a browser sent to the web console (never from a route host: the console is not served there). */
 async function handleRoot (options: GatewayRoutesOptions, routeHosts: ReadonlySet<string>, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { policy, registry } = options
@@ -132,7 +146,10 @@ async function route (options: GatewayRoutesOptions, routeHosts: ReadonlySet<str
     case 'root': return await handleRoot(options, routeHosts, request, reply)
     case 'bucket': return await handleBucket(options, request, reply, target.bucket)
     case 'object': return await handleObject(options, request, reply, target.bucket, target.key)
-    case 'public': return await handlePublic(options, request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost)
+    case 'public':
+      // A preflight is the route's own, as at `<path>/`.
+      if (target.toRoot === true && request.method !== 'OPTIONS') return await toRouteRoot(request, reply)
+      return await handlePublic(options, request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost)
   }
 }
 

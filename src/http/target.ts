@@ -62,7 +62,7 @@ export type RequestTarget =
   | { kind: 'bucket', bucket: string }
   | { kind: 'object', bucket: string, key: string }
   /** `ownHost`: served on a host of its own (a host route or a custom domain), not the console's. */
-  | { kind: 'public', bucket: string, key: string, ownHost: boolean, site?: SiteOptions }
+  | ({ kind: 'public' } & PublicTarget)
 
 /** Longest object name accepted as an index or error document (the binding's key limit). */
 const maxDocumentName = 1024
@@ -182,16 +182,21 @@ export function isPublicPath (routes: PublicRoute[], host: string, path: string,
 }
 
 /** A configured public route for (host, path), with the key it names. */
-export function matchPublicRoute (routes: PublicRoute[], host: string, path: string): { bucket: string, key: string, ownHost: boolean, site?: SiteOptions } | null {
+export function matchPublicRoute (routes: PublicRoute[], host: string, path: string): PublicTarget | null {
   for (const route of routes) {
     if (route.host !== null && route.host !== host) continue
+    const ownHost = route.host !== null
+    // The route's own path without its slash (`/docs` of `/docs/`) is the route's, sent to the slash form as its folders are, never a bucket's name.
+    if (path === route.pathPrefix.slice(0, -1) && path !== '') return { bucket: route.bucket, key: '', ownHost, toRoot: true }
     if (!path.startsWith(route.pathPrefix)) continue
     const key = decodeOnce(path.slice(route.pathPrefix.length))
-    const ownHost = route.host !== null
     return route.site === undefined ? { bucket: route.bucket, key, ownHost } : { bucket: route.bucket, key, ownHost, site: route.site }
   }
   return null
 }
+
+/** What a public route's request names: its bucket and key; `toRoot` for the route's path without its slash, which is sent to it. */
+export interface PublicTarget { bucket: string, key: string, ownHost: boolean, site?: SiteOptions, toRoot?: boolean }
 
 /** The path-style target of a path (`/`, `/{bucket}`, `/{bucket}/`, `/{bucket}/{key}`). */
 export function pathStyleTarget (path: string): RequestTarget {

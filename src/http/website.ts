@@ -177,9 +177,9 @@ export async function readSite (
       const index = await readIfExists(bucket, `${key}${site.indexDocument}`, method, headers, query)
       if (index !== null) return index
     }
-    // A folder with nothing in it is not found, as its path without the slash is: no empty 200 for every made-up path.
-    const cursor = cursorFrom(query)
-    if (site.listing && (key === '' || cursor !== undefined || await hasEntries(bucket, key))) return await listingPage(bucket, key, method, cursor)
+    // A folder with nothing in it is not found, as its path without the slash is: no empty 200 for every made-up path,
+    // a cursor or not. The query is read only for a listing: any other page is served whatever its query holds.
+    if (site.listing && (key === '' || await hasEntries(bucket, key))) return await listingPage(bucket, key, method, cursorFrom(query))
     // A key ending in `/` may be an object of its own (not a folder marker the listing replaces).
     const object = key === '' ? null : await readIfExists(bucket, key, method, headers, query)
     return object ?? await notFound(bucket, site, method)

@@ -265,13 +265,15 @@ t.test('no token on loopback: a route host bound to a path prefix serves that pr
   await (await registry.open('photos'))!.put('secret', 'private bytes')
   await (await registry.open('site'))!.put('a.html', 'site page')
   // A rebound www.example must not reach the private buckets through the paths its route leaves free.
-  for (const url of ['/photos/secret', '/photos', '/', '/site/a.html', '/assets', '/%70hotos/secret']) {
+  for (const url of ['/photos/secret', '/photos', '/', '/site/a.html', '/%70hotos/secret']) {
     for (const method of ['GET', 'HEAD', 'OPTIONS'] as const) {
       const res = await app.inject({ method, url, headers: { host: 'www.example', origin: 'http://www.example', 'access-control-request-method': 'GET' } })
       t.equal(res.statusCode, 421, `${method} ${url}`)
       t.notMatch(res.body, /private bytes|photos/)
     }
   }
+  const own = await app.inject({ method: 'GET', url: '/assets', headers: { host: 'www.example' } })
+  t.same([own.statusCode, own.headers.location], [302, './assets/'], 'the route\'s own path without its slash is sent to the route')
   t.equal((await app.inject({ method: 'GET', url: '/assets/a.html', headers: { host: 'www.example' } })).body, 'site page', 'its route serves')
   t.equal((await app.inject({ method: 'GET', url: '/static/a.html', headers: { host: 'www.example' } })).body, 'site page', 'so does a route bound to no host')
   t.equal((await app.inject({ method: 'GET', url: '/photos/secret', headers: { host } })).body, 'private bytes', 'the loopback names keep path style')

@@ -50,7 +50,9 @@ t.test('public route matching: host-bound first, longest prefix first', async t 
     ['cdn.localhost', '/assets/x', { bucket: 'cdn', key: 'assets/x', ownHost: true }],
     ['127.0.0.1', '/assets/app.js', { bucket: 'any-host', key: 'app.js', ownHost: false }],
     ['127.0.0.1', '/assets/deep/app.js', { bucket: 'deep', key: 'app.js', ownHost: false }],
-    ['127.0.0.1', '/assets', null],
+    ['127.0.0.1', '/assets', { bucket: 'any-host', key: '', ownHost: false, toRoot: true }],
+    ['127.0.0.1', '/assets/deep', { bucket: 'deep', key: '', ownHost: false, toRoot: true }],
+    ['cdn.localhost', '/img', { bucket: 'images', key: '', ownHost: true, toRoot: true }],
     ['127.0.0.1', '/photos/a', null]
   ]
   for (const [host, path, expected] of cases) t.same(matchPublicRoute(routes, host, path), expected, `${host}${path}`)

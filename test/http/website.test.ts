@@ -122,9 +122,25 @@ t.test('a public route serving a site', async t => {
     t.equal((first.body.match(/<tr><td><a href="\.\/\d{4}">/g) ?? []).length, 1000)
     const next = /<a href="(\?cursor=[^"]+)">Next page<\/a>/.exec(first.body)
     t.ok(next, 'a link to the next page')
-    const second = await get(port, `/files/many/${(next?.[1] ?? '').replace(/&amp;/g, '&')}`)
+    const cursor = (next?.[1] ?? '').replace(/&amp;/g, '&')
+    const second = await get(port, `/files/many/${cursor}`)
     t.equal((second.body.match(/<tr><td><a href="\.\/\d{4}">/g) ?? []).length, 5)
     t.notMatch(second.body, /Next page/)
+    const madeUp = await get(port, `/files/made/up/${cursor}`)
+    t.same([madeUp.status, madeUp.body], [404, '<h1>not here</h1>'], 'a cursor on a made-up path: not found, no empty listing')
+    t.equal((await get(port, '/files/made/up/?cursor=bogus')).status, 404, 'nor a 400 for a cursor it never reads')
+    t.equal((await get(port, '/www/nothing/?cursor=a&cursor=b')).status, 404, 'a route without listings reads no cursor: its page whatever the query holds')
+  })
+
+  await t.test('a path route\'s own path without its slash is sent to it, never taken for a bucket', async t => {
+    await registry.create('www')
+    for (const [path, location] of [['/www', './www/'], ['/files?x=1', './files/?x=1']]) {
+      const answer = await get(port, path)
+      t.same([answer.status, answer.headers.location], [302, location], `${path}: to the route`)
+    }
+    const followed = await get(port, '/www/')
+    t.equal(followed.body, '<h1>home</h1>', 'where the index is')
+    t.equal((await get(port, '/www', {}, 'DELETE')).status, 405, 'and only read')
   })
 
   await t.test('a path too long to be a key is not found: the error document, not a 400', async t => {
