@@ -40,7 +40,7 @@ import { Transform, type Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { keptForm } from '../bucket/index.js'
 import { keySuffix } from './paths.js'
-import { undoIfStopped } from './stopping.js'
+import { isStopping, undoIfStopped } from './stopping.js'
 import { CliError } from './errors.js'
 
 export interface LocalFile {
@@ -190,11 +190,23 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
     }
   }
   await mkdir(path.dirname(file), { recursive: true })
+  // A download whose answer came once the stop began writes nothing: the undos may be over, and its file would outlive the exit.
+  if (isStopping()) {
+    body.destroy()
+    throw new CliError('interrupted')
+  }
   // Not named after the file: a name near the file system's limit (255 bytes) would leave no room for a suffix.
   const temporary = path.join(path.dirname(file), `.fsbucket-${randomBytes(6).toString('hex')}.download`)
-  const release = undoIfStopped('file', async () => { await unlink(temporary).catch(() => {}) })
+  let written: Promise<void> | undefined
+  // Stopped, the download is cut and its writing settled before the file goes: a file opened after the unlink would outlive the exit.
+  const release = undoIfStopped('file', async () => {
+    body.destroy()
+    await written?.catch(() => {})
+    await unlink(temporary).catch(() => {})
+  })
   try {
-    await pipeline(body, through, createWriteStream(temporary, { flags: 'wx' }))
+    written = pipeline(body, through, createWriteStream(temporary, { flags: 'wx' }))
+    await written
     await rename(temporary, file)
   } catch (err) {
     body.destroy()

@@ -106,6 +106,8 @@ export async function runSteps (
   }
   await Promise.all(Array.from({ length: Math.min(tuning.parallel, transfers.length) }, worker))
   context.progress.stop()
+  // Stopping, the workers return at once, the undos still running: a mirror's removals must not follow (they remove what the stop leaves).
+  if (isStopping()) return
 
   const removals = steps.filter((s): s is Extract<Step, { kind: 'remove' }> => s.kind === 'remove')
   const byBucket = new Map<string, string[]>()
@@ -115,7 +117,7 @@ export async function runSteps (
     byBucket.set(step.bucket, keys)
   }
   for (const [bucket, keys] of byBucket) {
-    for (let i = 0; i < keys.length; i += MAX_DELETE_KEYS) await removeBatch(context, bucket, keys.slice(i, i + MAX_DELETE_KEYS))
+    for (let i = 0; i < keys.length && !isStopping(); i += MAX_DELETE_KEYS) await removeBatch(context, bucket, keys.slice(i, i + MAX_DELETE_KEYS))
   }
 }
 
@@ -131,7 +133,7 @@ async function removeBatch (context: CommandContext, bucket: string, keys: strin
     await context.transport.delete(bucket, keys)
   } catch (err) {
     if (keys.length > 1 && (err as { code?: unknown }).code === BucketErrors.ObjectLocked.code) {
-      for (const key of keys) await removeBatch(context, bucket, [key])
+      for (const key of keys) if (!isStopping()) await removeBatch(context, bucket, [key])
     } else {
       context.report(remoteUrl(bucket, keys[0]), err)
     }

@@ -24,7 +24,8 @@
  *   once connected nothing may stay still for `--timeout` seconds (60 by
  *   default), bytes sent and received alike. It is a limit on silence,
  *   never on a request's length: a transfer whose bytes keep moving is never
- *   cut, however long it takes.
+ *   cut, however long it takes, nor one whose reader holds it back (a
+ *   pager, a slow disk).
  */
 import http, { type IncomingMessage } from 'node:http'
 import https from 'node:https'
@@ -197,12 +198,18 @@ export class HttpTransport implements ObjectTransport {
     let answer: IncomingMessage | undefined
     request.once('response', response => { answer = response })
     // Counted once connected: from the last byte sent or received, so a transfer that moves is never cut.
-    request.setTimeout(this.#idleMs, () => {
+    const silent = (): void => {
+      // An answer its reader holds back (`cat | less`, a slow disk) is still: the reader's doing, not the server's. Counted again.
+      if (answer !== undefined && (answer.isPaused() || answer.readableLength >= answer.readableHighWaterMark)) {
+        request.setTimeout(this.#idleMs, silent)
+        return
+      }
       const err = new CliError(`${this.#origin} stopped answering: nothing moved for ${this.#idleMs / 1000} s (--timeout)`)
       // The answer first: destroyed by the request's end, it would fail with Node's own "aborted".
       answer?.destroy(err)
       request.destroy(err)
-    })
+    }
+    request.setTimeout(this.#idleMs, silent)
   }
 
   /** `bucket`: the one the request was about, named by the line when the error is about it. */

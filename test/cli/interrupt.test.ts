@@ -163,3 +163,30 @@ t.test('SIGINT during a local cp -r of large files leaves no upload and no part 
   t.same(await fsp.readdir(tmp), [], 'no part file is left half written')
   t.same(await uploadsLeft(dataDir, 'photos'), [], 'every upload created was aborted')
 })
+
+t.test('SIGINT during mirror --delete removes nothing: the keys the source lacks stay', async t => {
+  const dataDir = testdir(t)
+  const work = path.join(dataDir, '..', `${path.basename(dataDir)}-mirror`)
+  t.teardown(async () => { await fsp.rm(work, { recursive: true, force: true }) })
+  await threeLargeFiles(work)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const photos = (await registry.open('photos'))!
+  for (const key of ['tree/old1', 'tree/old2']) await photos.put(key, 'kept')
+  await registry.close()
+  const tmp = path.join(dataDir, 'photos', '.fsbucket', 'tmp')
+
+  const child = spawn(process.execPath, [bin, 'mirror', '--delete', '--part-size', '5MiB', '--parallel', '1', work, 'fsb://photos/tree', '--data', dataDir],
+    { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  const closed = new Promise<number | null>(resolve => child.on('close', resolve))
+  while ((await fsp.readdir(tmp).catch(() => [])).length === 0) await new Promise(resolve => setImmediate(resolve))
+  child.kill('SIGINT')
+  t.equal(await closed, 130)
+  t.notMatch(out, /remove:/, 'no removal printed')
+  const after = await openRegistry(dataDir, { fsync: false })
+  t.teardown(async () => { await after.close() })
+  const listed = await (await after.open('photos'))!.list({ prefix: 'tree/old' })
+  t.same(listed.objects.map(o => o.key), ['tree/old1', 'tree/old2'], 'the keys the source lacks are still there')
+})

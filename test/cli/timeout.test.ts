@@ -11,7 +11,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { testdir } from '../testdir.js'
-import { runBin } from './fixture.js'
+import { spawn } from 'node:child_process'
+import { bin, cleanEnv, runBin } from './fixture.js'
 
 const size = 8
 const object = { key: 'slow.bin', size, etag: 'e', uploaded: new Date().toISOString(), storageClass: 'Standard', httpMetadata: {}, customMetadata: {} }
@@ -81,4 +82,23 @@ t.test('--timeout takes whole seconds from 1 to a day', async t => {
     t.equal(refused.code, 1, `${value}: exit 1`)
     t.match(refused.stderr, /expected a number of seconds from 1 to 86400/)
   }
+})
+
+t.test('a download its reader holds back longer than --timeout is not cut (cat | less)', async t => {
+  const work = testdir(t)
+  const big = 16 * 1024 * 1024
+  const endpoint = await gateway(t, response => {
+    response.writeHead(200, { 'content-length': String(big) })
+    response.end(Buffer.alloc(big, 7))
+  })
+  const child = spawn(process.execPath, [bin, 'cat', 'fsb://photos/slow.bin', '--endpoint', endpoint, '--timeout', '1'], { cwd: work, env: cleanEnv() })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+  const closed = new Promise<number | null>(resolve => child.on('close', resolve))
+  // The reader reads nothing for 3 s: the pipe fills, the command waits for it, the connection is still.
+  await new Promise(resolve => setTimeout(resolve, 3000))
+  let received = 0
+  child.stdout.on('data', (chunk: Buffer) => { received += chunk.length })
+  t.equal(await closed, 0, stderr)
+  t.equal(received, big, 'every byte, once read')
 })
