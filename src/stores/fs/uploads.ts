@@ -94,7 +94,8 @@ export class Uploads {
       if (wasRolledBack(err)) await this.#blobs.removeFile(file)
       throw err
     }
-    if (!stored) await this.#blobs.removeFile(file)
+    // The upload went meanwhile (aborted, completed): its directory, which placing the part made again, goes with the part.
+    if (!stored) await this.#blobs.removeUpload(uploadId)
     else if (replaced !== undefined) await this.#blobs.removeFile(replaced)
     return stored
   }

@@ -93,7 +93,8 @@ export class PgUploads {
       // Only completion reads part files, and it holds the upload's row: a replaced part can go at once.
       if (stored && replaced !== undefined) await this.#blobs.removeFile(replaced)
     }
-    if (!stored) await this.#blobs.removeFile(file)
+    // The upload went meanwhile (aborted, completed): its directory, which placing the part made again, goes with the part.
+    if (!stored) await this.#blobs.removeUpload(uploadId)
     return stored
   }
 

@@ -3,6 +3,7 @@
  * version 5, no `uploaded` in fsbucket.parts): connecting migrates it, its
  * parts list with their upload's creation time, and new parts keep their own.
  */
+import { readdir } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
@@ -36,4 +37,18 @@ t.test('a catalog without part times gains the column, old parts listing with th
   t.same(await store.listParts(upload.uploadId, 0, 10), [{ partNumber: 1, etag: 'e1', size: 3, uploaded: upload.created }], 'the old part lists with the upload\'s creation time')
   t.equal(await store.putPart(upload.uploadId, { partNumber: 2, etag: 'e2', size: 3, uploaded: 1_700_000_009_000 }, await store.stage(chunksOf(Buffer.from('two')))), true)
   t.same((await store.listParts(upload.uploadId, 0, 10))?.map(p => p.uploaded), [upload.created, 1_700_000_009_000], 'a new part keeps its time')
+})
+
+t.test('a part put after its upload was aborted: false, and no file or directory of it stays', async t => {
+  const dir = path.join(testdir(t), 'bucket', '.fsbucket')
+  const catalog = await PgCatalog.connect(server.url())
+  t.teardown(async () => { await catalog.close() })
+  const store = await PgStore.open(catalog, 'store-aborted', dir, { fsync: false, create: true })
+  t.teardown(async () => { await store.close() })
+  const upload = { uploadId: 'upload-aborted-0123456789', key: 'k', created: Date.now(), httpMetadata: {}, customMetadata: {}, storageClass: 'Standard' as const }
+  await store.createUpload('k', upload)
+  const staged = await store.stage(chunksOf(Buffer.from('late part')))
+  await store.abortUpload(upload.uploadId)
+  t.equal(await store.putPart(upload.uploadId, { partNumber: 1, etag: 'e', size: 9, uploaded: Date.now() }, staged), false, 'no such upload')
+  t.same(await readdir(path.join(dir, 'uploads')).catch(() => []), [], 'nothing of it under uploads/')
 })
