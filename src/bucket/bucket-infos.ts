@@ -43,19 +43,6 @@ export interface CachedInfo {
 /** How many times one call looks at a bucket's settings: a document removed (or adopted) between two looks is looked for again. */
 const LOOKS = 4
 
-/**
- * A caller's `warn` as the registry and its stores call it: one that throws
- * fails nothing (a warning follows what it tells of: a committed write, a
- * read answered without the bucket it names).
- */
-export function guardedWarn<F> (warn: (fields: F, message: string) => void): (fields: F, message: string) => void {
-  return (fields, message) => {
-    try {
-      warn(fields, message)
-    } catch {}
-  }
-}
-
 /** The process's warning, for library users who give no `warn` (a server gives its log). */
 const emitWarning: RegistryWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.reason}`, 'FsbucketWarning') }
 

@@ -58,7 +58,7 @@ export function bucketLocked (): BucketError {
 }
 export { randomHex } from './random.js'
 export { parseSettingsDocument, type SettingsDocument } from './settings-document.js'
-export { guardedWarn } from './bucket-infos.js'
+export { guardedWarn } from './guarded-warn.js'
 export type { ChangeAction, ObjectChange, OutboxMessage } from './events.js'
 export { putChange } from './events.js'
 

@@ -39,7 +39,8 @@
  * (seconds) among enabled rules for the whole bucket (no or an empty prefix).
  */
 import { BucketEngine } from './bucket.js'
-import { BucketInfos, guardedWarn, type BucketInfo, type RegistryWarn } from './bucket-infos.js'
+import { BucketInfos, type BucketInfo, type RegistryWarn } from './bucket-infos.js'
+import { guardedWarn } from './guarded-warn.js'
 import { BucketError, useAfterClose } from './errors.js'
 import { sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'

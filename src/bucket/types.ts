@@ -382,13 +382,7 @@ export interface BucketReadOptions {
    * `range-not-satisfiable`, not ignored as `get` ignores it.
    */
   range?: BucketRange | string
-  /**
-   * The value of an `If-Range` header (RFC 9110 section 13.1.5): `range`
-   * applies only while it is the object's ETag (`"etag"`, compared
-   * strongly); otherwise, a date included (two versions written within one
-   * second share their Last-Modified), the whole object is answered
-   * (`found`).
-   */
+  /** An `If-Range` header's value: `range` applies only while it is the object's ETag (strongly; a date never holds: read.ts). */
   ifRange?: string
   /** false: decide as HEAD does, without opening the body. Default true. */
   body?: boolean
