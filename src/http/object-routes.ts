@@ -81,7 +81,7 @@ export async function sendRead (request: FastifyRequest, reply: FastifyReply, bu
   const query = request.query as Record<string, unknown>
   const result = site === undefined
     ? await readObject(bucket, key, method, request.headers, query)
-    : await readSite(bucket, key, site, method, request.headers, query)
+    : await readSite(bucket, key, site, method, request.headers, query, request.raw.url ?? '/')
   reply.code(result.status).headers(readHeaders(result, ownHost))
   if (result.body === undefined) return await reply.send()
   if (!Buffer.isBuffer(result.body) && 'success' in result.body) {

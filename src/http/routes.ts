@@ -37,6 +37,7 @@ import { handleObject, refuseResponseOverrides, sendRead } from './object-routes
 import { answerProbe, nameOperation, type OperatorEndpoints } from './probes.js'
 import { probeLookup } from '../doors/health.js'
 import { enter, methodNotAllowed, preflight, readOnlyMethods } from './route-scope.js'
+import { folderLocation } from './website.js'
 import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, requireDecodableQuery, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { noteAnswerCode } from '../doors/request-log.js'
 
@@ -114,11 +115,7 @@ async function handlePublic (options: GatewayRoutesOptions, request: FastifyRequ
  */
 async function toRouteRoot (request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
-  const url = request.raw.url ?? '/'
-  const path = rawPath(url)
-  const query = url.indexOf('?')
-  const last = path.slice(path.lastIndexOf('/') + 1)
-  return await reply.code(302).header('location', `./${last}/${query === -1 ? '' : url.slice(query)}`).header('cache-control', 'no-cache').send()
+  return await reply.code(302).header('location', folderLocation(request.raw.url ?? '/')).header('cache-control', 'no-cache').send()
 }
 
 /** `/`: the buckets, or a browser sent to the web console (never from a route host: the console is not served there). */

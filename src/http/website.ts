@@ -29,7 +29,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { MAX_KEY_BYTES, MAX_LIST_LIMIT, type Bucket } from '../bucket/index.js'
 import { DoorError, DoorErrors } from './errors.js'
 import { readObject, type ReadResult } from './read.js'
-import type { SiteOptions } from './target.js'
+import { rawPath, type SiteOptions } from './target.js'
 
 /** One page of a listing: the binding's largest list page. */
 const listingPageSize = MAX_LIST_LIMIT
@@ -73,10 +73,21 @@ async function readIfExists (bucket: Bucket, key: string, method: 'GET' | 'HEAD'
   }
 }
 
-function redirectToFolder (key: string): ReadResult {
-  const name = key.slice(key.lastIndexOf('/') + 1)
+/**
+ * Where a folder's path without its slash is sent: `./<last segment>/`,
+ * relative (no request can make it lead to another site), built from the
+ * segment as the URL wrote it (`/docs%2Fguide` is sent to `./docs%2Fguide/`,
+ * where a decoded key's last segment would lose `docs`), the query kept.
+ */
+export function folderLocation (url: string): string {
+  const query = url.indexOf('?')
+  const path = rawPath(url)
+  return `./${path.slice(path.lastIndexOf('/') + 1)}/${query === -1 ? '' : url.slice(query)}`
+}
+
+function redirectToFolder (url: string): ReadResult {
   // 302, not 301: a browser would remember a permanent redirect even after an object of that name appears.
-  return { status: 302, headers: { location: `./${encodeURIComponent(name)}/`, 'cache-control': 'no-cache' } }
+  return { status: 302, headers: { location: folderLocation(url), 'cache-control': 'no-cache' } }
 }
 
 /** Whether anything is stored under `prefix` (a folder key ending in `/`). */
@@ -163,14 +174,15 @@ function cursorFrom (query: Record<string, unknown>): string | undefined {
   throw new DoorError('InvalidQuery', '"cursor" given more than once.')
 }
 
-/** GET or HEAD of `key` on a route serving a site. */
+/** GET or HEAD of `key` on a route serving a site; `url` is the request's, as sent (a folder's redirect is made of it). */
 export async function readSite (
   bucket: Bucket,
   key: string,
   site: SiteOptions,
   method: 'GET' | 'HEAD',
   headers: IncomingHttpHeaders,
-  query: Record<string, unknown>
+  query: Record<string, unknown>,
+  url: string
 ): Promise<ReadResult> {
   if (key === '' || key.endsWith('/')) {
     if (site.indexDocument !== null) {
@@ -186,6 +198,6 @@ export async function readSite (
   }
   const object = await readIfExists(bucket, key, method, headers, query)
   if (object !== null) return object
-  if (await isFolder(bucket, key, site)) return redirectToFolder(key)
+  if (await isFolder(bucket, key, site)) return redirectToFolder(url)
   return await notFound(bucket, site, method)
 }

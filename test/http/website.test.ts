@@ -46,6 +46,7 @@ t.test('a public route serving a site', async t => {
   if (photos === null) throw new Error('no bucket')
   await photos.put('index.html', '<h1>home</h1>', { httpMetadata: { contentType: 'text/html' } })
   await photos.put('guide/index.html', '<h1>guide</h1>', { httpMetadata: { contentType: 'text/html' } })
+  await photos.put('deep/guide/index.html', '<h1>deep</h1>', { httpMetadata: { contentType: 'text/html' } })
   await photos.put('404.html', '<h1>not here</h1>', { httpMetadata: { contentType: 'text/html' } })
   const tricky = ['list/<img src=x onerror=alert(1)>', 'list/a#b?c%d e.txt', 'list/ü.txt', 'list/..', 'list/sub/x.txt']
   for (const key of tricky) await photos.put(key, key)
@@ -69,6 +70,10 @@ t.test('a public route serving a site', async t => {
     const bare = await get(port, '/www/guide')
     t.equal(bare.status, 302, 'a folder without its slash redirects')
     t.equal(bare.headers.location, './guide/', 'relative, so it stays on this site')
+    t.equal((await get(port, '/www/guide?utm=1&b=%2F')).headers.location, './guide/?utm=1&b=%2F', 'the query kept, as sent')
+    const encoded = await get(port, '/www/deep%2Fguide')
+    t.equal(encoded.headers.location, './deep%2Fguide/', 'a folder named with an encoded slash is sent to itself, not to ./guide/')
+    t.equal((await get(port, '/www/deep%2Fguide/')).body, '<h1>deep</h1>', 'where its index is')
     const direct = await get(port, '/www/guide/index.html')
     t.equal(direct.body, '<h1>guide</h1>', 'the object itself is still served')
     const missing = await get(port, '/www/nothing/')
