@@ -18,13 +18,14 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 /**
  * Adds `custom` to `headers` as `<prefix><name, lowercased>` (values as
  * stored: the door encodes every header at the end), those whose value
- * `travels` only; returns how many entries were left out.
+ * `travels` only (by default, every value does); returns how many entries
+ * were left out.
  */
-export function addMetadataHeaders (headers: Record<string, string>, custom: Record<string, string>, prefix: string, travels: (value: string) => boolean): number {
+export function addMetadataHeaders (headers: Record<string, string>, custom: Record<string, string>, prefix: string, travels?: (value: string) => boolean): number {
   let missing = 0
   for (const name in custom) {
     const header = prefix + name.toLowerCase()
-    if (!HEADER_NAME.test(name) || headers[header] !== undefined || !travels(custom[name])) missing++
+    if (!HEADER_NAME.test(name) || headers[header] !== undefined || travels?.(custom[name]) === false) missing++
     else headers[header] = custom[name]
   }
   return missing

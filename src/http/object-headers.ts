@@ -38,6 +38,11 @@ function single (headers: IncomingHttpHeaders, name: string): string | undefined
 /** A string → a value Node will put in a header (the engine's, shared with the management API's object reads). */
 export const encodeHeaderValue = headerWireValue
 
+/** Whether a stored value can be a header of these routes (UTF-8 bytes, no control character). */
+function travelsAsHeader (value: string): boolean {
+  return headerWireValue(value) !== null
+}
+
 /** Conditional request headers, or undefined when none was sent. */
 export function conditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
   return conditionalHeadersOf(headers, conditionalHeaders)
@@ -136,7 +141,7 @@ export function objectHeaders (object: BucketObject, overrides: Record<string, s
   if (http.contentEncoding !== undefined) headers['content-encoding'] = http.contentEncoding
   if (http.cacheControl !== undefined) headers['cache-control'] = http.cacheControl
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
-  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-meta-', value => encodeHeaderValue(value) !== null)
+  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-meta-', travelsAsHeader)
   if (missing > 0) headers['x-missing-meta'] = String(missing)
   // Every stored hash but the MD5 (the ETag and Content-MD5 carry it), the CRCs an S3 client had stored too.
   const checksums: Record<string, string | undefined> = object.checksums.toJSON()

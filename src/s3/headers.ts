@@ -230,7 +230,7 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (http.cacheExpiry !== undefined) headers.expires = http.cacheExpiry.toUTCString()
   if (object.storageClass !== 'Standard') headers['x-amz-storage-class'] = s3StorageClass(object.storageClass)
   // RFC 2047 words carry any value.
-  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-amz-meta-', () => true)
+  const missing = addMetadataHeaders(headers, object.customMetadata, 'x-amz-meta-')
   if (missing > 0) headers['x-amz-missing-meta'] = String(missing)
   if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})
