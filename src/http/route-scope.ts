@@ -100,8 +100,8 @@ export async function enter (scope: RouteScope, request: FastifyRequest, reply: 
     (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
   const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
   reply.headers(corsHeaders(rules, request.headers.origin, request.method))
-  // A HEAD's refusal is its GET's, word for word: its Content-Length announces the body the GET would send.
-  const operation = request.method === 'HEAD' ? 'get' : request.method.toLowerCase()
+  // A HEAD's refusal is its GET's, word for word: its Content-Length announces the body the GET would send. A listing's is the binding's `list`.
+  const operation = action === 'objects:list' ? 'list' : request.method === 'HEAD' ? 'get' : request.method.toLowerCase()
   if (!publicRead) {
     const principal = await principalOf(policy, request.headers.authorization)
     // The engine's one decision: what this principal may do to this bucket (and key).

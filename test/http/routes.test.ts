@@ -552,6 +552,10 @@ t.test('missing buckets, wrong methods, bad input', async t => {
   t.equal(errorCode(noBucket), 10006)
   t.equal(errorCode(await app.inject({ method: 'PUT', url: '/nothing-here/key', headers: auth, payload: 'x' })), 10006)
   t.equal(errorCode(await app.inject({ method: 'GET', url: '/Not_A_Bucket/key', headers: auth })), 10006)
+  // A listing's error names the binding's operation, as the library's list() would.
+  const noListing = await app.inject({ method: 'GET', url: '/nothing-here/', headers: auth })
+  t.equal(errorCode(noListing), 10006)
+  t.match(noListing.json().errors[0].message, /^list: /)
 
   const patch = await app.inject({ method: 'PATCH', url: '/photos/key', headers: auth, payload: 'x' })
   t.equal(patch.statusCode, 405)
