@@ -29,7 +29,7 @@ import { refuseUnsupportedHeaders } from './headers.js'
 import { listObjectsV1, listObjectsV2 } from './listing.js'
 import * as multipart from './multipart.js'
 import * as objects from './objects.js'
-import { hoistQueryHeaders } from './presigned.js'
+import { hoistQueryHeaders, namesCopySource } from './presigned.js'
 import { authenticationKind, verifySignature, type VerifiedSignature } from './sigv4.js'
 import { parseRawQuery } from './uri-encoding.js'
 import { errorDocument } from './xml.js'
@@ -413,7 +413,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
         request.operation = 'Preflight'
         return await preflight(request, reply, target)
       }
-      const operation = s3Operation(request.method, target, query, request.headers['x-amz-copy-source'] !== undefined)
+      const presigned = authenticationKind({ headers: request.headers }, query) === 'query'
+      const operation = s3Operation(request.method, target, query, namesCopySource(request.headers, query, presigned))
       request.operation = typeof operation === 'string' ? operation : 'Unsupported'
       if (origin !== undefined && target.bucket !== '') {
         reply.headers(actualCorsHeaders((await registry.info(target.bucket))?.settings.cors ?? null, origin, request.method))

@@ -40,6 +40,20 @@ export function hoistQueryHeaders (headers: IncomingHttpHeaders, query: Record<s
 }
 
 /**
+ * Whether the request names a copy source: in its header, or, presigned,
+ * in its URL's query, where the SDKs put it (hoistQueryHeaders makes it a
+ * header once the signature holds; the operation is chosen before that).
+ */
+export function namesCopySource (headers: IncomingHttpHeaders, query: Record<string, string | string[]>, presigned: boolean): boolean {
+  if (headers['x-amz-copy-source'] !== undefined) return true
+  if (!presigned) return false
+  for (const name in query) {
+    if (name.toLowerCase() === 'x-amz-copy-source') return true
+  }
+  return false
+}
+
+/**
  * The payload hash a presigned URL signs (X-Amz-Content-Sha256, its name in
  * any case), or undefined. XAmzContentSHA256Mismatch when the URL gives
  * two, or the request's x-amz-content-sha256 header says another: which

@@ -255,7 +255,7 @@ function signedValue (request: SignedRequest, name: string): string | undefined 
 }
 
 /** How the request says it is authenticated. */
-export function authenticationKind (request: SignedRequest, query: Record<string, string | string[]>): 'header' | 'query' | 'anonymous' {
+export function authenticationKind (request: Pick<SignedRequest, 'headers'>, query: Record<string, string | string[]>): 'header' | 'query' | 'anonymous' {
   if (request.headers.authorization !== undefined) return 'header'
   if (query['X-Amz-Signature'] !== undefined || query['X-Amz-Algorithm'] !== undefined) return 'query'
   // A Signature Version 2 presigned URL: refused as S3 refuses it, not served as anonymous.

@@ -7,7 +7,7 @@ import t from 'tap'
 import http from 'node:http'
 import { createHash } from 'node:crypto'
 import type { LookupFunction } from 'node:net'
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3'
+import { CopyObjectCommand, CreateMultipartUploadCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, ListPartsCommand, PutObjectCommand, UploadPartCopyCommand } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
 import { s3AccessPolicy, s3StartupNote } from '../../src/s3/index.js'
 import { redactedUrl } from '../../src/doors/redacted-url.js'
@@ -96,6 +96,27 @@ t.test('a presigned URL\'s x-amz-* query parameters act as headers: metadata, st
   const wrong = await getSignedUrl(client({ requestChecksumCalculation: 'WHEN_REQUIRED' }), new PutObjectCommand({ Bucket: 'photos', Key: 'meta', ChecksumCRC32: 'AAAAAQ==' }), { expiresIn: 60 })
   t.equal((await fetch(wrong, { method: 'PUT', body: 'other bytes' })).status, 400)
   t.equal((await s3.send(new HeadObjectCommand({ Bucket: 'photos', Key: 'meta' }))).ContentLength, 9, 'the object stays')
+})
+
+t.test('a presigned CopyObject or UploadPartCopy URL copies (its source travels in the query); never a PUT of its empty body', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client({ requestChecksumCalculation: 'WHEN_REQUIRED' })
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'src.txt', Body: 'hello source' }))
+  await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: 'dst.txt', Body: 'old destination' }))
+  const copyUrl = await getSignedUrl(s3, new CopyObjectCommand({ Bucket: 'photos', Key: 'dst.txt', CopySource: 'photos/src.txt' }), { expiresIn: 60 })
+  t.match(copyUrl, /x-amz-copy-source=/, 'the SDK moves the source into the URL')
+  const copied = await fetch(copyUrl, { method: 'PUT' })
+  t.equal(copied.status, 200)
+  t.match(await copied.text(), /<CopyObjectResult[ >]/, 'answered as a copy')
+  t.equal(await (await s3.send(new GetObjectCommand({ Bucket: 'photos', Key: 'dst.txt' }))).Body!.transformToString(), 'hello source', 'the destination holds the source\'s bytes')
+
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'parts.txt' }))
+  const partUrl = await getSignedUrl(s3, new UploadPartCopyCommand({ Bucket: 'photos', Key: 'parts.txt', UploadId, PartNumber: 1, CopySource: 'photos/src.txt' }), { expiresIn: 60 })
+  const part = await fetch(partUrl, { method: 'PUT' })
+  t.equal(part.status, 200)
+  t.match(await part.text(), /<CopyPartResult[ >]/, 'answered as a part copy')
+  const parts = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'parts.txt', UploadId }))
+  t.same(parts.Parts?.map(p => p.Size), [12], 'the part holds the source\'s 12 bytes, not an empty body')
 })
 
 t.test('presigned GET and PUT work with plain fetch; expired and tampered ones do not', async t => {
