@@ -115,6 +115,10 @@ export function decodeBodyHeaders (headers: IncomingHttpHeaders, signature: Veri
     const decodedLength = single(headers, 'x-amz-decoded-content-length')
     if (decodedLength === undefined) throw new S3Error('MissingContentLength', 'An aws-chunked body needs x-amz-decoded-content-length.')
     if (!/^\d+$/.test(decodedLength)) throw new S3Error('InvalidArgument', 'x-amz-decoded-content-length must be a number.')
+    // Without a TRAILER mode no signature would cover the trailer's values.
+    if (!mode.trailer && single(headers, 'x-amz-trailer') !== undefined) {
+      throw new S3Error('InvalidRequest', 'x-amz-trailer needs a trailer mode (x-amz-content-sha256: STREAMING-...-TRAILER).')
+    }
     chunked = { signing: mode.signed ? signature : null, decodedLength: Number(decodedLength), trailers: announcedTrailers(headers) }
   } else if (single(headers, 'x-amz-trailer') !== undefined) {
     throw new S3Error('InvalidRequest', 'x-amz-trailer needs an aws-chunked body (x-amz-content-sha256: STREAMING-...-TRAILER).')

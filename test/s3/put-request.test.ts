@@ -71,6 +71,7 @@ t.test('each error of a body\'s headers', async t => {
     ['aws-chunked without x-amz-decoded-content-length', Object.assign({}, chunked, { 'x-amz-decoded-content-length': undefined }), null, 'MissingContentLength'],
     ['x-amz-decoded-content-length not a number', Object.assign({}, chunked, { 'x-amz-decoded-content-length': '1e3' }), null, 'InvalidArgument'],
     ['x-amz-trailer on a body that is not aws-chunked', Object.assign({ 'x-amz-trailer': 'x-amz-checksum-crc32' }, framed), null, 'InvalidRequest'],
+    ['x-amz-trailer on signed chunks without a trailer mode: no signature would cover it', Object.assign({}, chunked, { 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD', 'x-amz-trailer': 'x-amz-checksum-crc32' }), signature, 'InvalidRequest'],
     ['x-amz-trailer naming what is not a checksum', Object.assign({}, chunked, { 'x-amz-trailer': 'x-amz-meta-a' }), null, 'InvalidRequest'],
     ['x-amz-trailer naming an unknown checksum', Object.assign({}, chunked, { 'x-amz-trailer': 'x-amz-checksum-md5' }), null, 'InvalidRequest'],
     ['Content-MD5 not 16 bytes of base64', Object.assign({ 'content-md5': 'AAAA' }, framed), null, 'InvalidDigest'],
