@@ -196,6 +196,10 @@ export class AwsChunkedDecoder extends Transform {
     const sizeField = (semicolon === -1 ? line : line.slice(0, semicolon)).trim()
     if (!/^[0-9a-fA-F]{1,16}$/.test(sizeField)) throw new S3Error('IncompleteBody', 'An aws-chunked chunk size is not hexadecimal.')
     const size = parseInt(sizeField, 16)
+    // Refused at once: a body whose chunks run past the length it announced would otherwise stream on (up to the size limit) until its end.
+    if (this.#decodedLength !== undefined && this.#decoded + size > this.#decodedLength) {
+      throw new S3Error('IncompleteBody', `x-amz-decoded-content-length says ${this.#decodedLength} bytes; the chunks hold more.`)
+    }
     if (this.#signing !== null) {
       const extensions = semicolon === -1 ? [] : line.slice(semicolon + 1).split(';')
       const signature = extensions.map(e => e.trim()).find(e => e.startsWith('chunk-signature='))?.slice('chunk-signature='.length)
@@ -268,7 +272,16 @@ export class ChecksumVerifier extends Transform {
       const expected = check.expected()
       if (expected === undefined) throw new S3Error('IncompleteBody', `The ${check.algorithm} checksum announced in x-amz-trailer never arrived.`)
       const actual = (await running.digest()).toString('base64')
-      if (actual !== expected) throw new S3Error(check.error, `The ${check.algorithm} you specified was ${expected}; the data received has ${actual}.`)
+      if (actual === expected) continue
+      // The SHA-256 the client sent in hex, as S3 names both in hex.
+      if (check.error === 'XAmzContentSHA256Mismatch') {
+        throw new S3Error(check.error, undefined, {}, { ClientComputedContentSHA256: hexOf(expected), S3ComputedContentSHA256: hexOf(actual) })
+      }
+      throw new S3Error(check.error, `The ${check.algorithm} you specified was ${expected}; the data received has ${actual}.`)
     }
   }
+}
+
+function hexOf (base64: string): string {
+  return Buffer.from(base64, 'base64').toString('hex')
 }

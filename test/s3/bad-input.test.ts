@@ -201,9 +201,12 @@ t.test('a chunk signature that does not verify stores nothing', async t => {
 
 t.test('a literal x-amz-content-sha256 is verified', async t => {
   const server = await s3Server(t)
-  const answer = await raw(server, 'PUT', '/photos/sha', { 'x-amz-content-sha256': createHash('sha256').update('other').digest('hex') }, ['bytes'])
+  const sent = createHash('sha256').update('other').digest('hex')
+  const answer = await raw(server, 'PUT', '/photos/sha', { 'x-amz-content-sha256': sent }, ['bytes'])
   t.equal(answer.status, 400)
   t.match(answer.body, /<Code>XAmzContentSHA256Mismatch<\/Code>/)
+  // Both hashes in hex, as the client sent its own and as S3 names them.
+  t.match(answer.body, `<ClientComputedContentSHA256>${sent}</ClientComputedContentSHA256><S3ComputedContentSHA256>${createHash('sha256').update('bytes').digest('hex')}</S3ComputedContentSHA256>`)
   t.notOk(await stored(server, 'sha'))
   const right = await raw(server, 'PUT', '/photos/sha', { 'x-amz-content-sha256': createHash('sha256').update('bytes').digest('hex') }, ['bytes'])
   t.equal(right.status, 200)

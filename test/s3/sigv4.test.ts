@@ -172,6 +172,17 @@ t.test('unsigned chunks with a trailer decode', async t => {
   t.equal(await code(decode(new AwsChunkedDecoder(null, undefined, noTrailers), Buffer.from('3\r\nabcd\r\n0\r\n\r\n'))), 'IncompleteBody', 'a chunk longer than announced')
 })
 
+t.test('a chunk running past x-amz-decoded-content-length is refused at its size line, before any of its bytes go on', async t => {
+  const decoder = new AwsChunkedDecoder(null, 3, noTrailers)
+  const passed: Buffer[] = []
+  decoder.on('data', (chunk: Buffer) => { passed.push(chunk) })
+  const failed = new Promise<unknown>(resolve => { decoder.on('error', resolve) })
+  decoder.write(Buffer.from('2\r\nab\r\n100000\r\n' + 'x'.repeat(1000)))
+  decoder.end()
+  t.match(await failed, { code: 'IncompleteBody', message: /says 3 bytes; the chunks hold more/ })
+  t.ok(Buffer.concat(passed).length <= 2, 'none of the chunk\'s bytes went on')
+})
+
 t.test('trailer lines: each announced one once, one signature; anything else is MalformedTrailerError', async t => {
   const crc32 = 'x-amz-checksum-crc32:NSRBwg=='
   const cases: Array<[string, string, string[], string]> = [
