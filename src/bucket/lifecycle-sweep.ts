@@ -22,7 +22,7 @@
  * overwrites, and goes on retaining the object by its upload time), and no
  * event reports it: the hosted service reports new objects and deletions.
  */
-import { actionAt, objectSweepPrefixes, uploadAbortDue, uploadSweepPrefixes, type LifecycleRule } from './lifecycle.js'
+import { actionAt, objectSweepPrefixes, transitionAt, uploadAbortDue, uploadSweepPrefixes, type LifecycleRule } from './lifecycle.js'
 import { withFields, type BucketStore, type StoredObject } from './port.js'
 import { randomHex } from './random.js'
 import { MAX_SWEEP_INTERVAL_MS } from './limits.js'
@@ -52,15 +52,24 @@ export interface LifecycleSweepReport {
  */
 export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[], now: number, locksAt = now): Promise<LifecycleSweepReport> {
   const report: LifecycleSweepReport = { expiredObjects: 0, transitionedObjects: 0, abortedUploads: 0 }
-  let doomed = new Map<string, string>()
+  let doomed = new Map<string, StoredObject>()
   const removeDoomed = async (): Promise<void> => {
     if (doomed.size === 0) return
     const batch = doomed
     doomed = new Map()
+    const versions = new Map<string, string>()
+    for (const [id, object] of batch) versions.set(id, object.version)
     // A bucket lock wins over an expiry: the store keeps what a rule retains at `locksAt` and names it.
     // An object rewritten since it was judged stays too (`versions`): only what the store removed counts.
-    const { removed } = await store.delete([...batch.keys()], { cause: 'lifecycle', versions: batch, now: locksAt })
+    const { removed, retained } = await store.delete([...batch.keys()], { cause: 'lifecycle', versions, now: locksAt })
     report.expiredObjects += removed
+    // What a lock keeps still moves to InfrequentAccess when a transition is due (a lock holds back no transition).
+    for (const id of retained) {
+      const object = batch.get(id)
+      if (object !== undefined && transitionAt(rules, id, object.uploaded, object.storageClass, now) !== null && await transition(store, id, object)) {
+        report.transitionedObjects++
+      }
+    }
   }
   for (const prefix of objectSweepPrefixes(rules)) {
     let after: Uint8Array | undefined
@@ -72,7 +81,7 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
         const { id, object } = entry
         const action = actionAt(rules, id, object.uploaded, object.storageClass, now)
         if (action?.action === 'expire') {
-          doomed.set(id, object.version)
+          doomed.set(id, object)
           if (doomed.size >= PAGE) await removeDoomed()
         } else if (action?.action === 'transition') {
           moving.push({ id, object })

@@ -225,6 +225,14 @@ export function objectExpiry (rules: LifecycleRule[], id: string, uploaded: numb
 export function actionAt (rules: LifecycleRule[], id: string, uploaded: number, storageClass: StorageClass, now: number): LifecycleAction | null {
   const expiry = objectExpiry(rules, id, uploaded)
   if (expiry !== null && expiry.at <= now) return { action: 'expire', ruleId: expiry.ruleId }
+  return transitionAt(rules, id, uploaded, storageClass, now)
+}
+
+/**
+ * The transition due for the object at `now`, whatever its expiry: what
+ * the sweep does to an object whose expiry a bucket lock holds back.
+ */
+export function transitionAt (rules: LifecycleRule[], id: string, uploaded: number, storageClass: StorageClass, now: number): LifecycleAction | null {
   if (storageClass === 'InfrequentAccess') return null
   let due: { at: number, ruleId: string } | null = null
   for (const rule of rules) {
