@@ -35,6 +35,13 @@ export function keptForm (text: string): string {
   return /^[\u0000-\u007f]*$/.test(text) ? text : text.normalize('NFC')
 }
 
+/** A list's prefix, delimiter, start or marker, in the form keys are compared in; one that is not well-formed Unicode matches nothing and is refused. */
+export function listText (method: string, name: string, value: unknown): string {
+  const text = String(value)
+  if (!text.isWellFormed()) throw new TypeError(`${method}: ${name} must be well-formed Unicode (it holds a lone surrogate).`)
+  return keptForm(text)
+}
+
 /** Validates a key that names an object `method` writes (no U+0000); returns its id (NFC form). */
 export function keyId (method: string, key: unknown): string {
   const id = lookupId(method, key)

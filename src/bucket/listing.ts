@@ -6,7 +6,7 @@
  */
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
-import { pastPrefix } from './keys.js'
+import { listText, pastPrefix } from './keys.js'
 import { keylessView, ObjectMetadata } from './object.js'
 import type { BucketStore } from './port.js'
 import { withFields } from './records.js'
@@ -83,9 +83,9 @@ function laterBound (a: Uint8Array | undefined, b: Uint8Array | undefined): Uint
 export async function listObjects (store: BucketStore, opts: Partial<BucketListOptions>): Promise<BucketObjects> {
   const limit = parseListLimit(opts.limit)
   const include = parseInclude(opts.include)
-  const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
-  const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
-  const startAfter = opts.startAfter === undefined ? undefined : Buffer.from(String(opts.startAfter).normalize('NFC'), 'utf8')
+  const prefix = opts.prefix === undefined ? '' : listText('list', 'prefix', opts.prefix)
+  const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : listText('list', 'delimiter', opts.delimiter)
+  const startAfter = opts.startAfter === undefined ? undefined : Buffer.from(listText('list', 'startAfter', opts.startAfter), 'utf8')
   const after = laterBound(decodeCursor(opts.cursor), startAfter)
   const withMetadata = include.size > 0
 

@@ -18,8 +18,9 @@
  */
 import { createHash } from 'node:crypto'
 import { combineCrcs, compositeOf, digestBytes, hashAlgorithms, isCrc, type HashAlgorithm } from './checksums.js'
-import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
+import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError, UploadChecksumError } from './errors.js'
+import { listText } from './keys.js'
 import { MAX_UPLOAD_PAGE } from './limits.js'
 import { judgeSsecKey, parseSsecKey, type SsecKey } from './ssec.js'
 import { ObjectMetadata } from './object.js'
@@ -292,9 +293,9 @@ function listed (u: StoredUpload): ListedUpload {
  */
 export async function listUploadsPage (store: BucketStore, options: unknown): Promise<BucketUploads> {
   const opts = pageOptions<BucketUploadListOptions>('listMultipartUploads', options)
-  const prefix = opts.prefix === undefined ? '' : String(opts.prefix).normalize('NFC')
-  const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : String(opts.delimiter)
-  const keyMarker = opts.keyMarker === undefined || opts.keyMarker === '' ? undefined : String(opts.keyMarker).normalize('NFC')
+  const prefix = opts.prefix === undefined ? '' : listText('listMultipartUploads', 'prefix', opts.prefix)
+  const delimiter = opts.delimiter === undefined || opts.delimiter === '' ? undefined : listText('listMultipartUploads', 'delimiter', opts.delimiter)
+  const keyMarker = opts.keyMarker === undefined || opts.keyMarker === '' ? undefined : listText('listMultipartUploads', 'keyMarker', opts.keyMarker)
   let after: { id: string, uploadId: string } | undefined
   if (keyMarker !== undefined) {
     // Upload ids are [A-Za-z0-9_-]: '~' sorts after all of them, so a key marker alone skips the key's every upload.

@@ -5,6 +5,7 @@
  */
 import type { Test } from 'tap'
 import type { Bucket } from '../../src/bucket/index.js'
+import { isArgumentError } from '../../src/bucket/errors.js'
 import { expectCode, md5Hex, TestClock, type SuiteOptions } from './bucket.js'
 
 export function uploadListingConformance (t: Test, fresh: (t: Test, options?: SuiteOptions) => Promise<Bucket>): void {
@@ -65,6 +66,9 @@ export function uploadListingConformance (t: Test, fresh: (t: Test, options?: Su
     const page = await upload.listParts({ partNumberMarker: 1, limit: 1 })
     t.same(page.parts.map(p => p.partNumber), [2])
     t.equal(page.truncated, true)
+    // An argument mistake, marked so that a door answers 400, not 500.
+    const refused: unknown = await upload.listParts({ partNumberMarker: -1 }).then(() => null, (err: unknown) => err)
+    t.ok(isArgumentError(refused), 'a negative marker')
     await expectCode(t, () => bucket.resumeMultipartUpload('other', made.get('a')![0]).listParts(), 10024, undefined, 'the upload of another key')
 
     await upload.complete(parts.parts)

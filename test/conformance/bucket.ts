@@ -460,6 +460,15 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.equal((await bytesOf(await bucket.get(decomposed))).toString(), 'second')
     await bucket.delete(decomposed)
     t.equal(await bucket.head(composed), null, 'delete by the other spelling removes it')
+
+    // A delimiter is matched in the NFC form too, in both listings.
+    await bucket.put('caf\u00e9/x', 'a')
+    await bucket.put('caf\u00e9Zy', 'a')
+    await bucket.createMultipartUpload('caf\u00e9/u')
+    for (const delimiter of ['\u00e9', 'e\u0301']) {
+      t.same((await bucket.list({ delimiter })).delimitedPrefixes, ['caf\u00e9'], `list, delimiter ${JSON.stringify(delimiter)}`)
+      t.same((await bucket.listMultipartUploads({ delimiter })).delimitedPrefixes, ['caf\u00e9'], `listMultipartUploads, delimiter ${JSON.stringify(delimiter)}`)
+    }
   })
 
   t.test('keys: U+0000 cannot name an object on any store; lone surrogates are no key', async t => {
@@ -480,6 +489,12 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
       await expectCode(t, () => bucket.put(lone, 'x'), 10020, 'put', JSON.stringify(lone))
       await expectCode(t, () => bucket.head(lone), 10020, 'head', JSON.stringify(lone))
     }
+    // No key holds one, and its UTF-8 would be U+FFFD's: a list naming one is refused, never matched against U+FFFD's keys.
+    await bucket.put('\ufffdkey', 'x')
+    for (const [name, options] of [['prefix', { prefix: '\ud800' }], ['startAfter', { startAfter: '\ud800' }], ['delimiter', { delimiter: 'z\udc00' }]] as const) {
+      await t.rejects(bucket.list(options), { name: 'TypeError', message: `list: ${name} must be well-formed Unicode (it holds a lone surrogate).` }, `list, ${name}`)
+    }
+    await t.rejects(bucket.listMultipartUploads({ prefix: '\ud800' }), { name: 'TypeError' }, 'listMultipartUploads, prefix')
   })
 
   t.test('conditional get with BucketConditional', async t => {
