@@ -127,18 +127,20 @@ export async function copyObject (
   if (opened === null) return { status: 'not-found' }
   const reader = await readerWithKey('copy', opened, sourceSsecKey)
   const source = reader.object
-  if (judgeRecord(sourceConditional, source) !== 'pass') {
+  // A refusal, or a failure, before the bytes are read closes the source.
+  let refusal: BucketCopyOutcome | undefined
+  try {
+    if (judgeRecord(sourceConditional, source) !== 'pass') refusal = { status: 'source-precondition-failed', source: new ObjectMetadata(source) }
+    else if (!unconditional && !destination(await store.head(toId))) refusal = { status: 'precondition-failed' }
+    // A source larger than a copy may be (a multipart object) is refused now, not once that many of its bytes were written.
+    else if (source.size > MAX_COPY_BYTES) throw new BucketError('EntityTooLarge', 'copy')
+  } catch (err) {
     await reader.close()
-    return { status: 'source-precondition-failed', source: new ObjectMetadata(source) }
+    throw err
   }
-  if (!unconditional && !destination(await store.head(toId))) {
+  if (refusal !== undefined) {
     await reader.close()
-    return { status: 'precondition-failed' }
-  }
-  // A source larger than a copy may be (a multipart object) is refused now, not once that many of its bytes were written.
-  if (source.size > MAX_COPY_BYTES) {
-    await reader.close()
-    throw new BucketError('EntityTooLarge', 'copy')
+    return refusal
   }
   const held = reader.bytes
   if (held !== undefined) await reader.close()

@@ -187,7 +187,7 @@ export function lifecycleRules (document: unknown): LifecycleRule[] {
       : []
     out.push({
       id: rule.id,
-      enabled: rule.enabled !== false,
+      enabled: rule.enabled === true,
       prefix: prefix.isWellFormed() ? prefix.normalize('NFC') : prefix,
       expire: conditionOf(rule.deleteObjectsTransition?.condition),
       transitions,

@@ -98,3 +98,25 @@ t.test('the bytes of a part copied from a source over the copy limit (UploadPart
   const part = await upload.uploadPart(1, copiedBytes('uploadPart', range), { copied: true })
   t.equal((await upload.listParts()).parts[0]?.size, 3, `part ${part.partNumber}: the range's bytes`)
 })
+
+t.test('a copy whose destination cannot be looked at (a storage failure) closes the source it opened', async t => {
+  const store = new MemoryStore()
+  const engine = new BucketEngine(store)
+  t.teardown(async () => { await engine.close() })
+  await engine.put('src', 'bytes')
+  await engine.put('dst', 'old')
+  let opened = 0
+  let closed = 0
+  const open = store.open.bind(store)
+  store.open = async id => {
+    const reader = await open(id)
+    if (reader === null) return null
+    opened++
+    const close = reader.close.bind(reader)
+    return Object.assign(reader, { close: async () => { closed++; await close() } })
+  }
+  store.head = async () => { throw new Error('the disk went away') }
+  // A checksum the source lacks: its bytes are read (the store's own copy declines).
+  await t.rejects(engine.copy('src', 'dst', { onlyIf: { etagMatches: 'x' }, checksumAlgorithm: 'sha256' }), { message: 'the disk went away' })
+  t.same([opened, closed], [1, 1], 'the source was closed')
+})

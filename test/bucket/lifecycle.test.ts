@@ -56,6 +56,7 @@ t.test('an object\'s expiry is the earliest of the matching enabled rules', asyn
     ['earliest of two', { rules: [{ id: 'late', enabled: true, conditions: {}, deleteObjectsTransition: age(9) }, { id: 'early', enabled: true, conditions: { prefix: 'a' }, deleteObjectsTransition: age(2) }] },
       'ab', { at: at(2), ruleId: 'early', type: 'Age' }],
     ['disabled rules do not count', { rules: [{ id: 'off', enabled: false, conditions: {}, deleteObjectsTransition: age(1) }] }, 'a', null],
+    ['an "enabled" that is no boolean (a document edited by hand) enables nothing', { rules: [{ id: 'text', enabled: 'false', conditions: {}, deleteObjectsTransition: age(1) }, { id: 'none', conditions: {}, deleteObjectsTransition: age(1) }] }, 'a', null],
     ['a stored document without rules', null, 'a', null],
     ['an unreadable condition acts on nothing', { rules: [{ id: 'x', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 'soon' } } }] }, 'a', null],
     ['prefixes compare in NFC form', { rules: [{ id: 'nfc', enabled: true, conditions: { prefix: 'cafe\u0301/' }, deleteObjectsTransition: age(1) }] },
