@@ -13,7 +13,7 @@ import { promises as fsp } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Logger } from 'pino'
-import { damageOf, isBucketError, isSettingsDamaged, type BucketRegistry, type RegistryWarn } from '../bucket/index.js'
+import { isBucketError, isSettingsDamaged, type BucketRegistry, type RegistryWarn } from '../bucket/index.js'
 import { parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { parseJsonOf } from '../stores/fs/atomic.js'
 import type { ProcessMetrics } from './metrics.js'
@@ -59,13 +59,20 @@ export async function openServerRegistry (options: RegistryPlace, warn?: Registr
 
 /**
  * Creates the first bucket of an empty data directory, so the README's curl
- * examples work at once. A bucket whose settings are damaged stops the start
- * (named with what is wrong): once running, the server leaves it out of lists.
+ * examples work at once. A bucket whose settings are damaged does not stop
+ * the start: the server serves the others and answers 10915 for it (the
+ * registry's warning names the file), and a directory holding one is not
+ * empty, so no first bucket is made beside it.
  */
 export async function ensureFirstBucket (registry: BucketRegistry, name: string, log: Logger): Promise<void> {
-  const buckets = await registry.list({ strict: true }).catch(err => {
-    throw isSettingsDamaged(err) ? new StartupError(`bucket settings damaged: ${damageOf(err)}`, { cause: err }) : err
-  })
+  let buckets
+  try {
+    buckets = await registry.list({ strict: true })
+  } catch (err) {
+    // The registry's warning has named the file and what is wrong.
+    if (isSettingsDamaged(err)) return
+    throw err
+  }
   if (buckets.length > 0) return
   try {
     await registry.create(name)

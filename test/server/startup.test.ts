@@ -6,10 +6,12 @@
  * and a signal during start-up ends the process within the drain timeout.
  */
 import t from 'tap'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import path from 'node:path'
-import { listenFailure } from '../../src/server/startup.js'
+import pino from 'pino'
+import { openRegistry } from '../../src/index.js'
+import { ensureFirstBucket, listenFailure } from '../../src/server/startup.js'
 import { testdir } from '../testdir.js'
 import { freePort, run, within } from './serve-process.js'
 
@@ -138,4 +140,19 @@ t.test('--sweep-interval stops at the longest delay Node\'s timers keep (24.8 da
     t.match(served.stderr(), "option '--sweep-interval <seconds>'", 'the flag is named')
     t.match(served.stderr(), 'expected an integer from 0 to 2147483')
   }
+})
+
+t.test('a bucket whose settings are damaged does not stop the start: the others are served, and no first bucket is made beside it', async t => {
+  const dir = testdir(t)
+  const registry = await openRegistry(dir, { fsync: false, warn: () => {} })
+  t.teardown(async () => { await registry.close() })
+  for (const name of ['photos', 'site']) await registry.create(name)
+  writeFileSync(path.join(dir, 'photos', '.fsbucket', 'settings.json'), '{"format":1, broken')
+  await ensureFirstBucket(registry, 'default', pino({ level: 'silent' }))
+  t.same((await registry.list()).map(b => b.name), ['site'], 'the other bucket is served, and no `default` was made')
+
+  const empty = await openRegistry(testdir(t), { fsync: false })
+  t.teardown(async () => { await empty.close() })
+  await ensureFirstBucket(empty, 'default', pino({ level: 'silent' }))
+  t.same((await empty.list()).map(b => b.name), ['default'], 'an empty directory gets its first bucket')
 })
