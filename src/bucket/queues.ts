@@ -142,13 +142,17 @@ export class Queues {
     })
   }
 
-  /** Changes a queue with `change` (which may throw to refuse); undefined when there is no such queue. */
-  async update (queueId: string, change: (queue: QueueRecord) => void): Promise<QueueRecord | undefined> {
+  /**
+   * Changes a queue with `change` (which may throw to refuse), given every
+   * queue as this transaction reads them (a rename checks its name there);
+   * undefined when there is no such queue.
+   */
+  async update (queueId: string, change: (queue: QueueRecord, queues: readonly QueueRecord[]) => void): Promise<QueueRecord | undefined> {
     return await this.#documents.transaction(async tx => {
       const doc = await tx.load<QueuesDocument>('queues.json', { queues: [] })
       const queue = doc.queues.find(q => q.queue_id === queueId)
       if (queue === undefined) return undefined
-      change(queue)
+      change(queue, doc.queues)
       queue.modified_on = this.#clock().toISOString()
       return queue
     })

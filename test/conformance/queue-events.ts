@@ -88,6 +88,15 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     t.match(id, /^[0-9a-f]{32}$/, 'a queue id of 32 hex digits')
     t.equal((await call('POST', `${v4}/queues`, { queue_name: 'photo-events' })).body.errors[0].code, 11009, 'a taken name is refused')
     t.equal((await call('POST', `${v4}/queues`, { queue_name: 'Bad Name' })).body.errors[0].code, 11003, 'a bad name is refused')
+    // Renames at once to one name: one wins, the others are refused in their own transaction.
+    const ids: string[] = []
+    for (let i = 0; i < 8; i++) ids.push((await call('POST', `${v4}/queues`, { queue_name: `rename-${i}` })).body.result.queue_id)
+    const renamed = await Promise.all(ids.map(async queue => await call('PATCH', `${v4}/queues/${queue}`, { queue_name: 'renamed' })))
+    t.same(renamed.map(r => r.status).sort(), [200, 409, 409, 409, 409, 409, 409, 409].sort(), 'one rename wins')
+    t.ok(renamed.filter(r => r.status !== 200).every(r => r.body.errors[0].code === 11009), 'the others are 11009')
+    const named = (await call('GET', `${v4}/queues`)).body.result.filter((q: { queue_name: string }) => q.queue_name === 'renamed')
+    t.equal(named.length, 1, 'one queue of that name')
+    for (const queue of ids) t.equal((await call('DELETE', `${v4}/queues/${queue}`)).status, 200)
     const noConsumer = await call('POST', `${v4}/queues/${id}/messages/pull`, {})
     t.equal(noConsumer.status, 404, 'no pull without an http_pull consumer')
     t.equal(noConsumer.body.errors[0].code, 11006)

@@ -174,12 +174,12 @@ export function registerQueueRoutes (app: FastifyInstance, ctx: ManagementContex
     if (body.queue_name !== undefined && !isValidQueueName(body.queue_name)) throw new ManagementError('InvalidQueueName')
     const settings = parseQueueSettings(body.settings)
     const name = body.queue_name as string | undefined
-    if (name !== undefined) {
-      const other = await ctx.queues.byName(name)
-      if (other !== undefined && other.queue_id !== request.params.queueId) throw new ManagementError('QueueAlreadyExists')
-    }
-    const queue = await ctx.queues.update(request.params.queueId, q => {
-      if (name !== undefined) q.queue_name = name
+    // The name is checked in the rename's own transaction: two renames at once never leave two queues of one name.
+    const queue = await ctx.queues.update(request.params.queueId, (q, queues) => {
+      if (name !== undefined) {
+        if (queues.some(other => other.queue_name === name && other.queue_id !== q.queue_id)) throw new ManagementError('QueueAlreadyExists')
+        q.queue_name = name
+      }
       Object.assign(q.settings, settings)
     })
     if (queue === undefined) throw new ManagementError('QueueNotFound')
