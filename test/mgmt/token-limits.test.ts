@@ -54,3 +54,20 @@ t.test('fsbucket token create refuses too many --bucket', async t => {
   t.teardown(async () => { await registry.close() })
   t.same(await registry.tokens.list(), [], 'no token was made')
 })
+
+t.test('the hosted policy shape: a group named by an id and a name must be one group, resources must be named and granted with "*"', async t => {
+  const { app, registry } = await buildApp(t)
+  const account = `com.cloudflare.api.account.${accountId}`
+  const bodies: Array<[string, unknown]> = [
+    ['an id and a name of two groups', { effect: 'allow', resources: { [account]: '*' }, permission_groups: [{ id: 'object-read-only', name: 'Workers R2 Storage Write' }] }],
+    ['no resource', { effect: 'allow', resources: {}, permission_groups: [{ id: 'object-read-write' }] }],
+    ['a resource granted with another value', { effect: 'allow', resources: { [account]: 'deny' }, permission_groups: [{ id: 'object-read-write' }] }]
+  ]
+  for (const [name, policy] of bodies) {
+    const refused = await call(app, 'POST', '/user/tokens', { name: 'p', policies: [policy] })
+    t.same([refused.status, refused.body.errors[0]?.code], [400, 1199], name)
+  }
+  t.same(await registry.tokens.list(), [], 'nothing was made')
+  const agreeing = await call(app, 'POST', '/user/tokens', { name: 'p', policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [{ id: 'object-read-only', name: 'Workers R2 Storage Bucket Item Read' }] }] })
+  t.same([agreeing.status, agreeing.body.result.permission, agreeing.body.result.buckets], [200, 'object-read-only', null], 'an id and its own name make the token asked for')
+})

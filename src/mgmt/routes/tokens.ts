@@ -69,12 +69,20 @@ function scopeFrom (body: Record<string, unknown>): { permission: Permission, bu
   if (!Array.isArray(policies) || policies.length !== 1) throw invalid('policies must hold one policy.')
   const policy = policies[0] as { effect?: unknown, resources?: unknown, permission_groups?: unknown }
   const group = Array.isArray(policy.permission_groups) && policy.permission_groups.length === 1 ? policy.permission_groups[0] as { id?: unknown, name?: unknown } : null
-  const permission = (Object.keys(groups) as Permission[]).find(p => p === group?.id || groups[p] === group?.name)
+  // A group named by its id and by its name must be one group: the wider of two never stands in for the one asked for.
+  const byId = (Object.keys(groups) as Permission[]).find(p => p === group?.id)
+  const byName = (Object.keys(groups) as Permission[]).find(p => groups[p] === group?.name)
+  if (group?.id !== undefined && group.name !== undefined && byId !== byName) throw invalid('the permission group\'s id and name name two groups.')
+  const permission = byId ?? byName
   if (policy.effect !== 'allow' || permission === undefined || typeof policy.resources !== 'object' || policy.resources === null) {
     throw invalid(`the policy must allow one of the permission groups ${Object.values(groups).join(', ')} on resources.`)
   }
+  const resources = Object.entries(policy.resources as Record<string, unknown>)
+  // No resource would read as every bucket, and a resource's value other than "*" grants nothing the token could keep.
+  if (resources.length === 0) throw invalid('the policy names no resource: give the account, or buckets.')
   const buckets: string[] = []
-  for (const resource of Object.keys(policy.resources)) {
+  for (const [resource, value] of resources) {
+    if (value !== '*') throw invalid(`resource ${JSON.stringify(resource)} must be granted with "*".`)
     const bucket = bucketResource.exec(resource)
     if (bucket !== null) buckets.push(bucket[1])
     else if (!resource.startsWith('com.cloudflare.api.account.')) throw invalid(`unknown resource ${JSON.stringify(resource)}.`)
