@@ -43,6 +43,13 @@ type ParentLookup = { record: ParentRecord } | { expired: ParentRecord } | null
 export const MAX_SESSION_SECONDS = 604_800
 /** Most prefixes and keys one session may name, together (a token rides on every request). */
 const MAX_SESSION_PATHS = 100
+/**
+ * Longest session token minted: it rides in every request's headers (or a
+ * presigned URL), which a server takes up to 16 KiB of in all; 12 KiB
+ * leaves the rest of a request room. Longer paths make credentials no
+ * request could carry, refused at once.
+ */
+const MAX_SESSION_TOKEN = 12_288
 
 export interface SessionSpec {
   bucket: string
@@ -113,11 +120,11 @@ export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date)
   const callerExpires = spec.notAfter === undefined ? Infinity : Math.floor(spec.notAfter.getTime() / 1000)
   const terms: SessionTerms = { v: 1, k: accessKeyId, p: parent.id, b: spec.bucket, m: spec.permission, e: Math.min(expires, parentExpires, callerExpires), x: prefixes, o: objects }
   const body = Buffer.from(JSON.stringify(terms)).toString('base64url')
-  return {
-    accessKeyId,
-    secretAccessKey: mac(key, `secret:${accessKeyId}`).toString('hex'),
-    sessionToken: `${body}.${mac(key, body).toString('base64url')}`
+  const sessionToken = `${body}.${mac(key, body).toString('base64url')}`
+  if (sessionToken.length > MAX_SESSION_TOKEN) {
+    throw new ArgumentRangeError(`createTemporaryCredentials: these prefixes and objects make a session token of ${sessionToken.length} characters, and at most ${MAX_SESSION_TOKEN} fit in a request: name fewer or shorter ones.`)
   }
+  return { accessKeyId, secretAccessKey: mac(key, `secret:${accessKeyId}`).toString('hex'), sessionToken }
 }
 
 /** The parent id a session token names, or null when it is not one (read before its parent is looked up). */

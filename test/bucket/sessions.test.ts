@@ -40,3 +40,15 @@ t.test('notAfter ends the credentials at the latest then, and must be a valid Da
     t.throws(() => mintSession(parent, { bucket: 'photos', permission: 'object-read-only', ttlSeconds: 60, notAfter: bad as Date }, minted), { name: 'TypeError', message: /notAfter must be a valid Date/ }, String(bad))
   }
 })
+
+t.test('credentials whose session token no request could carry are refused when minted; those that fit are made', async t => {
+  const minted = new Date(Date.UTC(2026, 10, 30, 12, 0, 0))
+  const paths = (n: number, length: number): string[] => Array.from({ length: n }, (_, i) => `${i}/`.padEnd(length, 'p'))
+  const fits = mintSession(parent, { bucket: 'photos', permission: 'object-read-only', ttlSeconds: 60, prefixes: paths(8, 1000) }, minted)
+  t.ok(fits.sessionToken.length <= 12_288, `8 prefixes of 1,000 bytes: ${fits.sessionToken.length} characters`)
+  t.not(openSession(fits.sessionToken, fits.accessKeyId, { record: parent }, minted), null, 'and it opens')
+  for (const [n, length] of [[20, 600], [100, 1024]]) {
+    t.throws(() => mintSession(parent, { bucket: 'photos', permission: 'object-read-only', ttlSeconds: 60, prefixes: paths(n, length) }, minted),
+      { name: 'RangeError', message: /make a session token of \d+ characters, and at most 12288 fit/ }, `${n} prefixes of ${length} bytes`)
+  }
+})
