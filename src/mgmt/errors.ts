@@ -71,6 +71,7 @@ export const ManagementErrors = {
   InvalidRecordName: { code: 9000, status: 400, message: 'DNS name is invalid.' },
   InvalidRecordType: { code: 9020, status: 400, message: 'Invalid DNS record type.' },
   InvalidTtl: { code: 9021, status: 400, message: 'Invalid TTL. Must be between 60 and 86400 seconds, or 1 for automatic.' },
+  RecordReadOnly: { code: 9102, status: 400, message: 'This record belongs to a bucket\'s custom domain: detach the domain to change or remove it.' },
   InvalidSrvData: { code: 9101, status: 400, message: 'SRV record data is invalid: priority, weight and port must be integers from 0 to 65535 and target a hostname.' },
   // Certificate packs
   CertificatePackNotFound: { code: 1413, status: 404, message: 'Certificate pack not found.' },

@@ -174,6 +174,15 @@ t.test('custom domains: attach creates the CNAME and the route, detach removes b
   await call(app, 'POST', `/zones/${zone.id}/dns_records`, { type: 'A', name: 'taken', content: '192.0.2.1', ttl: 1 })
   t.equal((await call(app, 'POST', custom, { domain: 'taken.example.test', zoneId: zone.id, enabled: true })).body.errors[0].code, 81053)
 
+  // The CNAME goes with the attachment: changed or removed alone, the domain would be served with no record.
+  const cname = records[0].id as string
+  for (const [method, body] of [['DELETE', undefined], ['PATCH', { content: 'elsewhere.test' }], ['PUT', { type: 'CNAME', name: 'cdn', content: 'elsewhere.test', ttl: 1 }]] as const) {
+    t.same((await call(app, method, `/zones/${zone.id}/dns_records/${cname}`, body)).body.errors?.[0]?.code, 9102, `${method} of the domain's record is refused`)
+  }
+  t.equal((await call(app, 'GET', `/zones/${zone.id}/dns_records/${cname}`)).body.result.content, records[0].content, 'the record is as it was')
+  // The name as it was attached (any case, a trailing dot) names the attachment.
+  t.equal((await call(app, 'GET', `${custom}/CDN.Example.Test.`)).status, 200, 'read by the name as attached')
+
   const disabled = await call(app, 'PUT', `${custom}/cdn.example.test`, { enabled: false })
   t.same(disabled.body.result, { domain: 'cdn.example.test', enabled: false, minTLS: '1.2' })
   t.same((await registry.info('assets'))!.settings.domains, [], 'a disabled domain is not served')

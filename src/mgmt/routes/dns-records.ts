@@ -90,6 +90,7 @@ export function registerDnsRecordRoutes (app: FastifyInstance, ctx: ManagementCo
       const index = file.records.findIndex(r => r.id === request.params.recordId)
       if (index === -1) throw new ManagementError('RecordNotFound')
       const previous = file.records[index]
+      refuseReadOnly(previous)
       const body = request.body as Record<string, unknown>
       const input = merge ? { ...previous, name: previous.name, ...body } : { ...body }
       // A PATCH naming a new type carries new content; the old SRV data must not leak into it.
@@ -114,8 +115,14 @@ export function registerDnsRecordRoutes (app: FastifyInstance, ctx: ManagementCo
       const file = await tx.zoneFile(zone.id)
       const index = file.records.findIndex(r => r.id === id)
       if (index === -1) throw new ManagementError('RecordNotFound')
+      refuseReadOnly(file.records[index])
       file.records.splice(index, 1)
     })
     return success({ id })
   })
+}
+
+/** A custom domain's CNAME goes with its attachment (detached, it is removed): changed alone, the domain would be served with no record. */
+function refuseReadOnly (record: DnsRecord): void {
+  if (record.meta?.read_only === true) throw new ManagementError('RecordReadOnly')
 }

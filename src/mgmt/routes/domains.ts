@@ -97,7 +97,7 @@ export function registerDomainRoutes (app: FastifyInstance, ctx: ManagementConte
 
   app.get<{ Params: DomainParams }>(`${base}/:domain`, async (request) => {
     await requireBucket(ctx, request.params.bucketName)
-    const found = (await ctx.store.domains()).find(d => d.bucket === request.params.bucketName && d.domain === request.params.domain.toLowerCase())
+    const found = (await ctx.store.domains()).find(d => d.bucket === request.params.bucketName && d.domain === domainOf(request.params.domain))
     if (found === undefined) throw new ManagementError('DomainNotFound')
     return success(listed(found))
   })
@@ -110,7 +110,7 @@ export function registerDomainRoutes (app: FastifyInstance, ctx: ManagementConte
     await requireBucket(ctx, request.params.bucketName)
     const updated = await ctx.store.update(async tx => {
       const domains = await tx.domains()
-      const index = domains.findIndex(d => d.bucket === request.params.bucketName && d.domain === request.params.domain.toLowerCase())
+      const index = domains.findIndex(d => d.bucket === request.params.bucketName && d.domain === domainOf(request.params.domain))
       if (index === -1) throw new ManagementError('DomainNotFound')
       const next: DomainAttachment = { ...domains[index] }
       if (typeof body.enabled === 'boolean') next.enabled = body.enabled
@@ -125,7 +125,7 @@ export function registerDomainRoutes (app: FastifyInstance, ctx: ManagementConte
 
   app.delete<{ Params: DomainParams }>(`${base}/:domain`, async (request) => {
     await requireBucket(ctx, request.params.bucketName)
-    const domain = request.params.domain.toLowerCase()
+    const domain = domainOf(request.params.domain)
     await ctx.store.update(async tx => {
       const found = (await tx.domains()).find(d => d.bucket === request.params.bucketName && d.domain === domain)
       if (found === undefined) throw new ManagementError('DomainNotFound')
@@ -133,4 +133,9 @@ export function registerDomainRoutes (app: FastifyInstance, ctx: ManagementConte
     })
     return success({ domain })
   })
+}
+
+/** The domain a URL names, as an attachment stores it (lower case, no trailing dot); one no attachment could have matches none. */
+function domainOf (param: string): string {
+  return parseHostname(param) ?? param.toLowerCase()
 }
