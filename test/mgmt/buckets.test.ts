@@ -1,5 +1,5 @@
 import t from 'tap'
-import { accountId, buildApp, call, createZone } from './helpers.js'
+import { accountId, auth, buildApp, call, createZone } from './helpers.js'
 
 const buckets = `/accounts/${accountId}/r2/buckets`
 
@@ -69,6 +69,12 @@ t.test('lifecycle: default, replace, read back, seen by the registry', async t =
   t.same((await registry.info('uploads'))!.settings.lifecycle, { rules })
   const bad = await call(app, 'PUT', `${buckets}/uploads/lifecycle`, { rules: [{ id: 'x', enabled: true, conditions: { prefix: '' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: -5 } } }] })
   t.equal(bad.status, 400)
+  // No body, or `null`, is refused: it never reads as "no rules" (only {"rules": []} removes them).
+  for (const payload of [undefined, 'null']) {
+    const response = await app.inject({ method: 'PUT', url: `/client/v4${buckets}/uploads/lifecycle`, headers: { ...auth, 'content-type': 'application/json' }, ...(payload === undefined ? {} : { payload }) })
+    t.same([response.statusCode, response.json().errors[0]?.code], [400, 10040], `a body of ${String(payload)}`)
+  }
+  t.same((await call(app, 'GET', `${buckets}/uploads/lifecycle`)).body.result, { rules }, 'the rules stay')
   t.equal((await call(app, 'GET', `${buckets}/nothing/lifecycle`)).body.errors[0].code, 10006)
 })
 

@@ -126,7 +126,8 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
   })
 
   app.put<{ Params: BucketParams }>(`${base}/:bucketName/lifecycle`, async (request) => {
-    const lifecycle = parseLifecycle(request.body ?? {})
+    // No body, or `null`, is refused as CORS refuses it: only `{"rules": []}` removes every rule.
+    const lifecycle = parseLifecycle(request.body)
     await requireBucket(ctx, request.params.bucketName)
     await ctx.registry.updateSettings(request.params.bucketName, { lifecycle })
     return success({})
