@@ -13,7 +13,10 @@ t.test('paged lists agree on page and per_page', async t => {
   const { app } = await buildApp(t)
   const zone = await createZone(app, 'example.test')
   await call(app, 'POST', `/zones/${zone.id}/dns_records`, { type: 'A', name: 'www', content: '192.0.2.1', ttl: 1 })
+  const queue = (await call(app, 'POST', `/accounts/${accountId}/queues`, { queue_name: 'paged' })).body.result.queue_id as string
   const lists: Array<[string, number]> = [
+    ['/user/invites', 50],
+    [`/accounts/${accountId}/queues/${queue}/consumers`, 1000],
     ['/zones', 50],
     [`/zones/${zone.id}/dns_records`, 5000],
     [`/zones/${zone.id}/ssl/certificate_packs`, 50],
@@ -56,6 +59,11 @@ t.test('the bucket list: per_page, repeated parameters and cursors', async t => 
     const res = await call(app, 'GET', `${buckets}?per_page=${perPage}`)
     t.same([res.status, res.body.errors[0]?.code], [400, 1198], `per_page=${perPage}`)
   }
+  // A cursor list reads `page` as every list does: a malformed one is refused, not ignored.
+  for (const page of ['0', '1000001', '1e3']) {
+    const res = await call(app, 'GET', `${buckets}?page=${page}`)
+    t.same([res.status, res.body.errors[0]?.code], [400, 1198], `page=${page}`)
+  }
   t.equal((await call(app, 'GET', `${buckets}?per_page=5000`)).body.result_info.per_page, 1000, 'a large per_page is clamped to 1000')
   for (const repeated of ['per_page=1&per_page=2', 'cursor=YWxwaGE&cursor=YmV0YQ', 'direction=asc&direction=desc', 'start_after=a&start_after=b', 'name_contains=a&name_contains=b']) {
     const res = await call(app, 'GET', `${buckets}?${repeated}`)
@@ -79,9 +87,9 @@ t.test('the object list: per_page clamped into 1–1000, repeated parameters ref
   const bucket = await registry.open('things')
   await bucket!.put('a', 'a')
   const url = `${buckets}/things/objects`
-  for (const perPage of ['0', '-1', '2.5', 'x']) {
-    const res = await call(app, 'GET', `${url}?per_page=${perPage}`)
-    t.same([res.status, res.body.errors[0]?.code], [400, 1198], `per_page=${perPage}`)
+  for (const query of ['per_page=0', 'per_page=-1', 'per_page=2.5', 'per_page=x', 'page=0', 'page=1e3']) {
+    const res = await call(app, 'GET', `${url}?${query}`)
+    t.same([res.status, res.body.errors[0]?.code], [400, 1198], query)
   }
   const large = await call(app, 'GET', `${url}?per_page=1001`)
   t.equal(large.status, 200)

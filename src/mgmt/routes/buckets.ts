@@ -18,7 +18,7 @@ import { detachDomain } from '../changes.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
-import { perPage, single, type Query } from '../query.js'
+import { pageNumber, perPage, single, type Query } from '../query.js'
 import { corsFromApi, corsToApi, defaultLifecycle, parseLifecycle } from '../validate/bucket-config.js'
 
 interface BucketParams { accountId: string, bucketName: string }
@@ -70,6 +70,8 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
 
   app.get<{ Params: BucketParams }>(base, async (request) => {
     const query = request.query as Query
+    // A cursor list: `page` means nothing here, but is read as every list reads it (a malformed one is 1198).
+    pageNumber(query)
     const limit = perPage(query, bucketPageSize)
     const direction = (single(query, 'direction') ?? 'asc').toLowerCase()
     if (direction !== 'asc' && direction !== 'desc') throw new ManagementError('InvalidQuery', 'direction must be asc or desc')

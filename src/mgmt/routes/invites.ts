@@ -4,11 +4,14 @@ import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
 import { answerInvite, currentInvite } from '../invites.js'
+import { paginate, parseListQuery, type Query } from '../query.js'
 
 export function registerInviteRoutes (app: FastifyInstance, ctx: ManagementContext): void {
-  app.get('/user/invites', async () => {
+  app.get('/user/invites', async (request) => {
+    const list = parseListQuery(request.query as Query, { orders: [], defaultPerPage: 20, minPerPage: 5, maxPerPage: 50 })
     const now = ctx.now()
-    return success((await ctx.store.invites()).map(i => currentInvite(i, now)))
+    const { result, resultInfo } = paginate((await ctx.store.invites()).map(i => currentInvite(i, now)), list)
+    return success(result, resultInfo)
   })
 
   app.get<{ Params: { inviteId: string } }>('/user/invites/:inviteId', async (request) => {

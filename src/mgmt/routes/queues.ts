@@ -23,7 +23,7 @@ import {
 import { newId, type ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
-import { paginate, pageNumber, perPage, values, type Query } from '../query.js'
+import { paginate, pageNumber, parseListQuery, perPage, values, type Query } from '../query.js'
 
 interface QueueParams { accountId: string, queueId: string }
 
@@ -194,8 +194,10 @@ export function registerQueueRoutes (app: FastifyInstance, ctx: ManagementContex
   })
 
   app.get<{ Params: QueueParams }>(`${base}/:queueId/consumers`, async (request) => {
+    const list = parseListQuery(request.query as Query, { orders: [], defaultPerPage: 100, minPerPage: 1, maxPerPage: 1000 })
     const queue = await requireQueue(ctx, request.params.queueId)
-    return success(queue.consumers.map(c => consumerShape(queue, c)))
+    const { result, resultInfo } = paginate(queue.consumers.map(c => consumerShape(queue, c)), list)
+    return success(result, resultInfo)
   })
 
   app.post<{ Params: QueueParams }>(`${base}/:queueId/consumers`, async (request) => {

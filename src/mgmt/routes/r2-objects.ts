@@ -33,7 +33,7 @@ import { conditionalHeadersOf, contentLengthOver, contentMd5Bytes, headerWireVal
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
 import { ManagementError } from '../errors.js'
-import { perPage, single, type Query } from '../query.js'
+import { pageNumber, perPage, single, type Query } from '../query.js'
 import { acceptAnyContentType, isWellFormedMediaType } from '../../doors/any-content-type.js'
 import { answeredOnce } from '../../doors/cut-off.js'
 import { continueBody } from '../../doors/expect-continue.js'
@@ -164,6 +164,8 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
 
   app.get<{ Params: Omit<ObjectParams, '*'> }>('/accounts/:accountId/r2/buckets/:bucketName/objects', async (request) => {
     const query = request.query as Query
+    // A cursor list: `page` means nothing here, but is read as every list reads it (a malformed one is 1198).
+    pageNumber(query)
     const limit = perPage(query, objectPageSize)
     const list = { prefix: single(query, 'prefix'), delimiter: single(query, 'delimiter'), startAfter: single(query, 'start_after'), cursor: single(query, 'cursor') }
     const bucket = await openBucket(ctx, request.params.bucketName)
