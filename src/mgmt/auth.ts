@@ -28,7 +28,7 @@
  */
 import { timingSafeEqual } from 'node:crypto'
 import { ADMIN, sha256, type Principal, type StateDocuments, type TokenDirectory } from '../bucket/index.js'
-import { ManagementError } from './errors.js'
+import { ManagementError, ManagementErrors } from './errors.js'
 
 export interface ApiKey {
   email: string
@@ -65,11 +65,11 @@ const tokenFormat = /^[\x21-\x7e]{1,1024}$/
 const emailFormat = /^[^\s@]+@[^\s@]+$/
 
 /** How the hosted API names a wrong token, by the path it was sent to. */
-function wrongTokenError (url: string): ManagementError {
+function wrongTokenError (url: string, why?: string): ManagementError {
   const path = url.split('?')[0]
-  if (/\/user\/tokens\/verify\/?$/.test(path)) return new ManagementError('InvalidApiToken')
-  if (/\/accounts(\/|$)/.test(path)) return new ManagementError('AuthenticationError')
-  return new ManagementError('InvalidAccessToken')
+  const name = /\/user\/tokens\/verify\/?$/.test(path) ? 'InvalidApiToken' : /\/accounts(\/|$)/.test(path) ? 'AuthenticationError' : 'InvalidAccessToken'
+  // An expired or revoked token is refused as a wrong one, its message saying which, as the HTTP routes say it.
+  return new ManagementError(name, why === undefined ? undefined : `${ManagementErrors[name].message.replace(/\.?$/, '.')} ${why}`)
 }
 
 /** Throws the ManagementError the request deserves, or returns who the request is when its credentials are good. */
@@ -88,7 +88,8 @@ export async function authenticate (headers: Headers, credentials: ManagementCre
     if (configured && anyMatches(credentials.tokens, t => sameSecret(match[1], t))) return ADMIN
     const scoped = tokens === null ? null : await tokens.byValue(match[1])
     if (scoped !== null) {
-      if ('expired' in scoped || 'revoked' in scoped) throw wrongTokenError(url)
+      if ('expired' in scoped) throw wrongTokenError(url, 'It expired.')
+      if ('revoked' in scoped) throw wrongTokenError(url, 'It was revoked.')
       return scoped.principal
     }
     if (!configured) {

@@ -149,7 +149,8 @@ t.test('tokens through the management API: create, list, delete', async t => {
 
   t.match(await api('DELETE', `/user/tokens/${created.result.id as string}`), { success: true, result: { id: created.result.id } })
   t.match(await api('DELETE', `/user/tokens/${created.result.id as string}`), { success: false, errors: [{ code: 10951 }] })
-  t.match(await api('GET', '/user/tokens/verify', created.result.value), { success: false, errors: [{ code: 1000 }] }, 'a revoked token is no token at once in the process that revoked it')
+  t.match(await api('GET', '/user/tokens/verify', created.result.value), { success: false, errors: [{ code: 1000, message: 'Invalid API Token. It was revoked.' }] }, 'a revoked token is no token at once in the process that revoked it, and the refusal says so')
+  t.match(await api('GET', '/user/tokens', created.result.value), { success: false, errors: [{ code: 9109, message: 'Invalid access token. It was revoked.' }] })
 })
 
 t.test('a token made by a token that expires expires with it, at the latest', async t => {
@@ -171,6 +172,9 @@ t.test('a token made by a token that expires expires with it, at the latest', as
   t.equal(Date.parse(sooner.result.expires_on), earlier.getTime(), 'an earlier one is kept')
   const byAdmin = await api('/user/tokens', adminToken, { name: 'free', permission: 'object-read-only' })
   t.equal(byAdmin.result.expires_on, undefined, 'the configured token makes tokens that never expire')
+  const expired = await registry.tokens.create({ name: 'over', permission: 'object-read-only', expiresOn: new Date(Date.now() + 50) })
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.match(await api('/accounts', expired.token, {}), { success: false, errors: [{ code: 10000, message: 'Authentication error. It expired.' }] }, 'an expired token\'s refusal says so')
 })
 
 t.test('a revoked token is refused by a loopback server without credentials, which takes any other bearer value', async t => {
