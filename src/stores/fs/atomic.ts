@@ -64,19 +64,33 @@ export interface AtomicWriteOptions {
 
 /** Replaces `target` with `data`, atomically. */
 export async function writeFileAtomic (target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-  const durable = options.fsync ?? true
+  const tmp = await stageFile(target, data, options)
+  try {
+    await fsp.rename(tmp, target)
+    if (options.fsync ?? true) await fsyncDirectory(path.dirname(target))
+  } catch (err) {
+    await fsp.rm(tmp, { force: true }).catch(() => {})
+    throw storageError(err, `writing ${path.basename(target)}`, target)
+  }
+}
+
+/**
+ * Writes `data` to a temporary file beside `target` (synced when `fsync`),
+ * ready to be renamed over it, and returns its path; on failure nothing is
+ * left behind.
+ */
+export async function stageFile (target: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<string> {
   const tmp = temporaryName(target)
   try {
     const handle = await fsp.open(tmp, 'wx', options.mode ?? 0o644)
     try {
       await handle.writeFile(data)
       if (options.beforeRename !== undefined) await options.beforeRename(handle)
-      if (durable) await handle.sync()
+      if (options.fsync ?? true) await handle.sync()
     } finally {
       await handle.close()
     }
-    await fsp.rename(tmp, target)
-    if (durable) await fsyncDirectory(path.dirname(target))
+    return tmp
   } catch (err) {
     await fsp.rm(tmp, { force: true }).catch(() => {})
     throw storageError(err, `writing ${path.basename(target)}`, target)

@@ -25,13 +25,21 @@
  * whatever inode, size or clock. The counter lives in the file's own
  * mtime rather than in a sidecar because the reader's one `stat` then
  * sees it with the rename that publishes the document, never apart.
+ *
+ * A change of several documents is all or nothing across a failure or a
+ * crash: every new document is first written and synced under a temporary
+ * name (a failure there changes nothing), then a journal naming every
+ * rename and removal is written (the commit point), then they are carried
+ * out and the journal removed. A journal left by a crash is carried out by
+ * the next change of the directory, under its lock, before anything else.
+ * A change of one document is its one rename, as before.
  */
 import { promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { storageFailure, type DocumentTransaction, type StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
-import { readJson, writeJsonAtomic } from './atomic.js'
+import { fsyncDirectory, readJson, stageFile, storageError, writeJsonAtomic } from './atomic.js'
 import { lockFile } from './file-lock.js'
 
 export class JsonDirectory implements StateDocuments {
@@ -80,6 +88,7 @@ export class JsonDirectory implements StateDocuments {
       retries: { retries: 100, minTimeout: 5, maxTimeout: 100 }
     })
     try {
+      await finishJournal(this.dir, this.#fsync)
       const tx = new JsonTransaction(this.dir)
       const result = await change(tx)
       await tx.commit(this.#fsync, this.#private ? 0o600 : 0o644)
@@ -115,13 +124,74 @@ export class JsonTransaction implements DocumentTransaction {
   }
 
   async commit (fsync: boolean, mode = 0o644): Promise<void> {
-    for (const [name, value] of this.#changes.changed()) {
-      const file = path.join(this.#dir, name)
-      await fsp.mkdir(path.dirname(file), { recursive: true })
-      const replaced = await modifiedAt(file)
-      await writeJsonAtomic(file, value, { fsync, mode, beforeRename: replaced === null ? undefined : laterThan(replaced) })
+    const changed = [...this.#changes.changed()]
+    const removed = [...this.#changes.removed()]
+    if (changed.length + removed.length <= 1) {
+      for (const [name, value] of changed) await writeJsonAtomic(await this.#prepared(name), value, { fsync, mode, beforeRename: await this.#later(name) })
+      for (const name of removed) await fsp.rm(path.join(this.#dir, name), { force: true })
+      return
     }
-    for (const name of this.#changes.removed()) await fsp.rm(path.join(this.#dir, name), { force: true })
+    const journal: Journal = { renames: [], removes: removed }
+    try {
+      for (const [name, value] of changed) {
+        const temp = await stageFile(await this.#prepared(name), JSON.stringify(value, null, 2) + '\n', { fsync, mode, beforeRename: await this.#later(name) })
+        journal.renames.push([path.relative(this.#dir, temp), name])
+      }
+      await writeJsonAtomic(path.join(this.#dir, JOURNAL), journal, { fsync, mode })
+    } catch (err) {
+      for (const [temp] of journal.renames) await fsp.rm(path.join(this.#dir, temp), { force: true }).catch(() => {})
+      throw err
+    }
+    await carryOut(this.#dir, journal, fsync)
+  }
+
+  /** The file of `name`, its directory made. */
+  async #prepared (name: string): Promise<string> {
+    const file = path.join(this.#dir, name)
+    await fsp.mkdir(path.dirname(file), { recursive: true })
+    return file
+  }
+
+  /** What makes the new version of `name` later than the one it replaces (see `laterThan`). */
+  async #later (name: string): Promise<((file: FileHandle) => Promise<void>) | undefined> {
+    const replaced = await modifiedAt(path.join(this.#dir, name))
+    return replaced === null ? undefined : laterThan(replaced)
+  }
+}
+
+/** The journal of a change of several documents, beside them. */
+const JOURNAL = 'commit.journal'
+
+/** The renames (a synced temporary's path and the document it becomes, relative to the directory) and removals of one change. */
+interface Journal {
+  renames: Array<[temp: string, name: string]>
+  removes: string[]
+}
+
+/** Carries out a journal left by a change that did not finish (a crash, a failure after its commit point). */
+async function finishJournal (dir: string, fsync: boolean): Promise<void> {
+  const journal = await readJson<Journal | null>(path.join(dir, JOURNAL), null)
+  if (journal !== null) await carryOut(dir, journal, fsync)
+}
+
+/** Renames and removes what `journal` names (a temporary already renamed is skipped), then removes the journal. */
+async function carryOut (dir: string, journal: Journal, fsync: boolean): Promise<void> {
+  const touched = new Set<string>([dir])
+  try {
+    for (const [temp, name] of journal.renames) {
+      const file = path.join(dir, name)
+      await fsp.rename(path.join(dir, temp), file).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err })
+      touched.add(path.dirname(file))
+    }
+    for (const name of journal.removes) {
+      await fsp.rm(path.join(dir, name), { force: true })
+      touched.add(path.dirname(path.join(dir, name)))
+    }
+    if (fsync) for (const changed of touched) await fsyncDirectory(changed)
+    await fsp.rm(path.join(dir, JOURNAL), { force: true })
+    if (fsync) await fsyncDirectory(dir)
+  } catch (err) {
+    throw storageError(err, 'writing the state documents', dir)
   }
 }
 

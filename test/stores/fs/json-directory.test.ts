@@ -84,3 +84,36 @@ t.test('a directory that is a symbolic link is refused: nothing read or written 
   t.same(await fsp.readdir(elsewhere), ['tokens.json'], 'nothing written where it points')
   t.equal(await fsp.readFile(path.join(elsewhere, 'tokens.json'), 'utf8'), '{"planted":true}')
 })
+
+t.test('a change of several documents is all or nothing: a failure before its commit point changes none of them', async t => {
+  const documents = new JsonDirectory(testdir(t), { fsync: false })
+  await documents.transaction(async tx => { Object.assign(await tx.load('a.json', {}), { n: 1 }) })
+  // A name whose temporary file cannot be made (over 255 bytes): the second document's write fails.
+  const long = `${'b'.repeat(240)}.json`
+  await t.rejects(documents.transaction(async tx => {
+    Object.assign(await tx.load('a.json', {}), { n: 2 })
+    Object.assign(await tx.load(long, {}), { n: 2 })
+  }))
+  t.same(await documents.read('a.json', null), { n: 1 }, 'the first document is as it was')
+  t.same((await fsp.readdir(documents.dir)).filter(name => name.endsWith('.tmp') || name === 'commit.journal'), [], 'no temporary or journal is left')
+})
+
+t.test('a change that stopped after its commit point is finished by the next change, before it reads anything', async t => {
+  const dir = testdir(t)
+  const documents = new JsonDirectory(dir, { fsync: false })
+  await documents.transaction(async tx => {
+    Object.assign(await tx.load('a.json', {}), { n: 1 })
+    Object.assign(await tx.load('zones/z.json', {}), { n: 1 })
+  })
+  t.same(await fsp.readdir(dir).then(names => names.filter(n => n === 'commit.journal')), [], 'a finished change leaves no journal')
+  // What a crash leaves after the journal was written and the first rename made: the second temporary, the journal.
+  await fsp.writeFile(path.join(dir, 'a.json'), JSON.stringify({ n: 2 }))
+  await fsp.writeFile(path.join(dir, 'zones', '.z.json.0.tmp'), JSON.stringify({ n: 2 }))
+  await fsp.writeFile(path.join(dir, 'gone.json'), '{}')
+  await fsp.writeFile(path.join(dir, 'commit.journal'), JSON.stringify({ renames: [['.a.json.0.tmp', 'a.json'], ['zones/.z.json.0.tmp', 'zones/z.json']], removes: ['gone.json'] }))
+  const seen = await documents.transaction(async tx => await tx.load('zones/z.json', {}))
+  t.same(seen, { n: 2 }, 'the next change reads the finished state')
+  t.same(await documents.read('a.json', null), { n: 2 })
+  t.equal(await documents.read('gone.json', null), null, 'and the removal is made')
+  t.same((await fsp.readdir(dir)).filter(name => name === 'commit.journal'), [], 'the journal is gone')
+})
