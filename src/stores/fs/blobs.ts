@@ -394,14 +394,18 @@ export class BlobFiles {
   async place (body: StagedBody, version: string): Promise<Segment> {
     const file = blobFile(version)
     const dir = path.dirname(this.abs(file))
+    let moved = false
     try {
       const staged = body as Staged
       if (staged.file !== this.abs(file)) {
         await this.#ensureDir(dir)
         await fsp.rename(staged.file, this.abs(file))
+        moved = true
       }
       if (this.#fsync && !staged.entryDurable) await fsyncDirectory(dir)
     } catch (err) {
+      // Renamed already (the directory's sync failed): the file goes from where it is now.
+      if (moved) await fsp.rm(this.abs(file), { force: true }).catch(() => {})
       await body.discard()
       throw this.#failure(err, 'storing a body', dir)
     }
@@ -412,11 +416,15 @@ export class BlobFiles {
   async placePart (body: StagedBody, uploadId: string, partNumber: number): Promise<string> {
     const file = `uploads/${uploadId}/${partNumber}.${randomBytes(6).toString('hex')}`
     const dir = path.dirname(this.abs(file))
+    let moved = false
     try {
       await this.#ensureDir(dir, false) // an upload's directory goes when the upload does
       await fsp.rename((body as Staged).file, this.abs(file))
+      moved = true
       if (this.#fsync) await fsyncDirectory(dir)
     } catch (err) {
+      // Renamed already (the directory's sync failed): the file goes from where it is now.
+      if (moved) await fsp.rm(this.abs(file), { force: true }).catch(() => {})
       await body.discard()
       throw this.#failure(err, 'storing a part', dir)
     }

@@ -79,6 +79,7 @@ const steps: Step[] = [
   ['part: opening the part file', 'part', 'open', inTmp, 'fs'],
   ['part: writing the part', 'part', 'write', inTmp, 'fs'],
   ['part: placing it in its upload', 'part', 'rename', inUploads, 'fs'],
+  ['part: flushing its upload\'s directory', 'part', 'sync', inUploads, 'fs'],
   ['part: committing its row', 'part', 'commit', always, 'sqlite'],
   ['complete: linking the parts', 'complete', 'link', inBlobs, 'fs'],
   ['complete: committing the object', 'complete', 'commit', always, 'sqlite']
@@ -144,6 +145,7 @@ t.test('faults at every write step', async t => {
           t.same(await orphans(bucket, root), [], 'nothing half-stored stays, even before a sweep')
         }
         if (operation !== 'complete') t.same(filesUnder(root, 'tmp'), [], 'no part left in tmp/')
+        if (operation === 'part') t.same(filesUnder(root, 'uploads'), [], 'no part file left in its upload, even before it ends')
 
         // Later writes succeed, and the sweeper leaves only live files.
         await bucket.put('later', 'written after the fault')
