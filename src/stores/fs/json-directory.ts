@@ -39,7 +39,7 @@ import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { storageFailure, type DocumentTransaction, type StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
-import { fsyncDirectory, readJson, stageFile, storageError, writeJsonAtomic } from './atomic.js'
+import { fsyncDirectory, makeDirectories, readJson, stageFile, storageError, writeJsonAtomic } from './atomic.js'
 import { lockFile } from './file-lock.js'
 
 export class JsonDirectory implements StateDocuments {
@@ -80,7 +80,7 @@ export class JsonDirectory implements StateDocuments {
   /** Runs `change` under the directory's lock, then writes the documents it changed and removes those it removed. */
   async transaction<R> (change: (tx: JsonTransaction) => Promise<R>): Promise<R> {
     await this.#refuseLink('writing')
-    await fsp.mkdir(this.dir, { recursive: true, mode: this.#private ? 0o700 : 0o777 })
+    await makeDirectories(this.dir, this.#fsync, this.#private ? 0o700 : 0o777)
     const release = await lockFile(this.dir, {
       lockfilePath: path.join(this.dir, 'state.lock'),
       realpath: false,
@@ -89,7 +89,7 @@ export class JsonDirectory implements StateDocuments {
     })
     try {
       await finishJournal(this.dir, this.#fsync)
-      const tx = new JsonTransaction(this.dir)
+      const tx = new JsonTransaction(this.dir, this.#fsync)
       const result = await change(tx)
       await tx.commit(this.#fsync, this.#private ? 0o600 : 0o644)
       return result
@@ -108,10 +108,12 @@ export class JsonDirectory implements StateDocuments {
 /** The documents one change has read; `commit` writes those that changed. */
 export class JsonTransaction implements DocumentTransaction {
   readonly #dir: string
+  readonly #fsync: boolean
   readonly #changes = new DocumentChanges()
 
-  constructor (dir: string) {
+  constructor (dir: string, fsync: boolean) {
     this.#dir = dir
+    this.#fsync = fsync
   }
 
   /** The document `name` as this change sees it; changes to the returned value are written at commit. */
@@ -148,7 +150,7 @@ export class JsonTransaction implements DocumentTransaction {
   /** The file of `name`, its directory made. */
   async #prepared (name: string): Promise<string> {
     const file = path.join(this.#dir, name)
-    await fsp.mkdir(path.dirname(file), { recursive: true })
+    await makeDirectories(path.dirname(file), this.#fsync)
     return file
   }
 

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto'
 import { lstatSync } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, guardedWarn, isBucketError, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
-import { readText, writeJsonAtomic } from './atomic.js'
+import { fsyncDirectory, readText, writeJsonAtomic } from './atomic.js'
 import { DeletedBuckets } from './blobs.js'
 import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
@@ -106,7 +106,8 @@ export class FsRegistryStorage implements RegistryStorage {
    */
   async #ensureInternal (name: string): Promise<string> {
     const dir = path.dirname(this.#settingsFile(name))
-    await createDirectory(dir)
+    // Its entry in the bucket's directory is made durable with it (the settings written inside are synced on their own).
+    if (await createDirectory(dir) && this.#fsync) await fsyncDirectory(path.dirname(dir))
     return dir
   }
 
@@ -144,7 +145,11 @@ export class FsRegistryStorage implements RegistryStorage {
     try {
       // Twice at most: a bucket deleted between the refused mkdir and the look at what holds its name is made on the second.
       for (let attempt = 0; attempt < 2; attempt++) {
-        if (await createDirectory(dir)) return true
+        if (await createDirectory(dir)) {
+          // The bucket's entry in the data directory: a power cut must not lose a bucket whose creation was answered.
+          if (this.#fsync) await fsyncDirectory(this.location)
+          return true
+        }
         const held = lstatSync(dir, { throwIfNoEntry: false })
         if (held === undefined) continue
         if (held.isDirectory()) return false

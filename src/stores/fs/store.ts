@@ -50,7 +50,7 @@ import {
   assembleListPage, BucketError, putChange, bucketLocked, bucketRetired, isBucketError, objectLocked, type LockRule, partLayoutOfSizes, type BucketStore, type MultipartLayout, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type DeleteOptions, type DeleteOutcome, type EventSink, type Outbox, type ListPage, type ListQuery, type ObjectReader, type PageSource,
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
-import { readJson, storageError, writeJsonAtomic } from './atomic.js'
+import { fsyncDirectory, readJson, storageError, writeJsonAtomic } from './atomic.js'
 import { BlobFiles, isSinglePutBody, notOurDirectory, type DeletedBuckets } from './blobs.js'
 import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
@@ -155,11 +155,16 @@ export class FsStore implements BucketStore {
     const root = path.join(path.resolve(dir), INTERNAL)
     const fsync = options.fsync ?? true
     try {
-      if (options.create ?? true) await fsp.mkdir(root, { recursive: true })
-      else await fsp.mkdir(root).catch(err => { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err })
-      await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).catch(err => {
+      const made = (options.create ?? true)
+        ? await fsp.mkdir(root, { recursive: true }) !== undefined
+        : await fsp.mkdir(root).then(() => true, err => { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; return false })
+      const madeInside = await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).then(() => true, err => {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+        return false
       })))
+      // The entries of directories made here, or a power cut could lose them with the files made durable inside.
+      if (fsync && made) await fsyncDirectory(path.dirname(root))
+      if (fsync && madeInside.includes(true)) await fsyncDirectory(root)
       // The store's own directories must be directories, not links leading outside the data directory.
       for (const own of [root, ...['tmp', 'blobs', 'uploads'].map(sub => path.join(root, sub))]) {
         if (!(await fsp.lstat(own)).isDirectory()) throw notOurDirectory(own)
