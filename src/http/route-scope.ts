@@ -45,7 +45,20 @@ export function methodNotAllowed (allow: string): DoorError {
  */
 export async function refuseMethod (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, allow: string, key?: string): Promise<never> {
   if (!isValidBucketName(name)) await enter(scope, request, reply, name, 'write', 'object:write', key)
+  await refusalCors(scope, request, reply, name, false)
   throw methodNotAllowed(allow)
+}
+
+/**
+ * The bucket's CORS headers on a refusal made before `enter` (a method or
+ * an override a route does not take): an answer that varies by Origin
+ * says so whatever its status, or a cache could hand one origin's answer
+ * to another.
+ */
+export async function refusalCors (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, servedPublicly: boolean): Promise<void> {
+  const info = await scope.registry.info(name)
+  const publicRead = servedPublicly || scope.publicBuckets.has(name) || info?.settings.public === true
+  reply.headers(corsHeaders(effectiveCorsRules(info?.settings.cors ?? null, publicRead), request.headers.origin, request.method))
 }
 
 export function queryValue (query: Record<string, unknown>, name: string): string | undefined {

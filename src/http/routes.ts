@@ -36,7 +36,7 @@ import { errorReply, failure, success } from './errors.js'
 import { handleObject, refuseResponseOverrides, sendRead } from './object-routes.js'
 import { answerProbe, nameOperation, type OperatorEndpoints } from './probes.js'
 import { probeLookup } from '../doors/health.js'
-import { enter, methodNotAllowed, preflight, readOnlyMethods } from './route-scope.js'
+import { enter, methodNotAllowed, preflight, readOnlyMethods, refusalCors } from './route-scope.js'
 import { folderLocation } from './website.js'
 import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, requireDecodableQuery, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { noteAnswerCode } from '../doors/request-log.js'
@@ -102,8 +102,16 @@ async function resolveTarget (options: GatewayRoutesOptions, request: FastifyReq
 
 async function handlePublic (options: GatewayRoutesOptions, request: FastifyRequest, reply: FastifyReply, name: string, key: string, site: SiteOptions, ownHost: boolean): Promise<void> {
   if (request.method === 'OPTIONS') return await preflight(options, request, reply, name, true)
-  if (request.method !== 'GET' && request.method !== 'HEAD') throw methodNotAllowed(readOnlyMethods)
-  refuseResponseOverrides(request.query, 'A public route')
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    await refusalCors(options, request, reply, name, true)
+    throw methodNotAllowed(readOnlyMethods)
+  }
+  try {
+    refuseResponseOverrides(request.query, 'A public route')
+  } catch (err) {
+    await refusalCors(options, request, reply, name, true)
+    throw err
+  }
   const { bucket } = await enter(options, request, reply, name, 'public', 'object:read', key)
   return await sendRead(request, reply, bucket, key, ownHost, site)
 }
@@ -145,7 +153,10 @@ async function route (options: GatewayRoutesOptions, routeHosts: ReadonlySet<str
     case 'object': return await handleObject(options, request, reply, target.bucket, target.key)
     case 'public':
       // A preflight is the route's own, as at `<path>/`.
-      if (target.toRoot === true && request.method !== 'OPTIONS') return await toRouteRoot(request, reply)
+      if (target.toRoot === true && request.method !== 'OPTIONS') {
+        await refusalCors(options, request, reply, target.bucket, true)
+        return await toRouteRoot(request, reply)
+      }
       return await handlePublic(options, request, reply, target.bucket, target.key, target.site ?? defaultSite, target.ownHost)
   }
 }

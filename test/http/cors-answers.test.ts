@@ -58,6 +58,19 @@ t.test('rules that echo an origin: every answer varies by Origin, on every way i
   // A refusal varies too: the same URL answers an allowed origin otherwise.
   const missing = await app.inject({ method: 'GET', url: '/site/nothing.txt' })
   t.same([missing.statusCode, missing.headers.vary], [404, 'Origin'], 'a 404 of such a bucket varies too')
+  // Refusals made before the bucket is entered vary too: a method or an override a route does not take, a route root's redirect.
+  const refusals: Array<[string, string, string, Record<string, string>, number]> = [
+    ['an override on a public route', 'GET', '/pub/a.txt?response-content-type=text/html', {}, 400],
+    ['a write on a public route', 'POST', '/pub/a.txt', {}, 405],
+    ['the public route\'s root without its slash', 'GET', '/pub', {}, 302],
+    ['an override on a host route', 'GET', '/a.txt?response-content-type=x', { host: 'files.test' }, 400],
+    ['a write on a host route', 'DELETE', '/a.txt', { host: 'files.test' }, 405],
+    ['a method no object takes', 'PATCH', '/photos/a.txt', auth, 405]
+  ]
+  for (const [what, method, url, headers, status] of refusals) {
+    const res = await app.inject({ method: method as 'GET', url, headers })
+    t.same([res.statusCode, res.headers.vary], [status, 'Origin'], what)
+  }
 
   // The plain reads answered beside Fastify say the same as the route.
   const port = await listening(app)
