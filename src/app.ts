@@ -23,7 +23,7 @@
  * route patterns, the HTTP routes by the operation they ask for.
  */
 import { randomUUID } from 'node:crypto'
-import type { RequestListener } from 'node:http'
+import { METHODS, type RequestListener } from 'node:http'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify'
 import type { DestinationStream, Logger } from 'pino'
 import { BucketError, type BucketRegistry } from './bucket/index.js'
@@ -145,6 +145,11 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
     }
   }
   const app = Fastify(options)
+  // Every method Node parses reaches the routes (PROPFIND, MKCOL, ...), which answer it as any method they do not
+  // take (404 for a segment that names no bucket, 405 naming what a resource takes); CONNECT is Node's own event.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
+  }
   // The 100 of Expect: 100-continue waits until a handler asks for the body, after access and size are judged.
   deferContinue(app.server)
   app.server.headersTimeout = idleMs
@@ -183,12 +188,9 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
 
   app.setNotFoundHandler(async (request, reply) => {
     request.operation ??= 'Unsupported'
-    // A method Fastify has no route for (PROPFIND) comes here even under the console's or the API's prefix.
+    // A method the console's or the API's routes do not take (PROPFIND, PATCH of a page) comes here under their prefixes.
     request.door ??= unroutedDoor(request.url)
-    const err = app.supportedMethods.includes(request.method)
-      ? new DoorError('NoSuchRoute')
-      : new DoorError('MethodNotAllowed', undefined, { allow: 'GET, HEAD, PUT, POST, DELETE, OPTIONS' })
-    const answer = errorReply(err)
+    const answer = errorReply(new DoorError('NoSuchRoute'))
     noteAnswerCode(request.raw, answer.code)
     return await reply.code(answer.status).headers(answer.headers).send(failure(answer.code, answer.message))
   })

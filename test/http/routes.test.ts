@@ -552,6 +552,11 @@ t.test('missing buckets, wrong methods, bad input', async t => {
   t.equal(errorCode(noBucket), 10006)
   t.equal(errorCode(await app.inject({ method: 'PUT', url: '/nothing-here/key', headers: auth, payload: 'x' })), 10006)
   t.equal(errorCode(await app.inject({ method: 'GET', url: '/Not_A_Bucket/key', headers: auth })), 10006)
+  // A method no route takes (WebDAV's) is answered as any other the resource does not take.
+  const propfind = await app.inject({ method: 'PROPFIND' as 'GET', url: '/photos/key', headers: auth })
+  t.same([propfind.statusCode, errorCode(propfind), propfind.headers.allow], [405, 40500, 'GET, HEAD, PUT, POST, DELETE, OPTIONS'], 'PROPFIND of an object: 405 naming what it takes')
+  t.same([(await app.inject({ method: 'MKCOL' as 'GET', url: '/photos/', headers: auth })).headers.allow], ['GET, HEAD, POST, OPTIONS'], 'MKCOL of a bucket: what a bucket takes')
+  t.equal(errorCode(await app.inject({ method: 'PROPFIND' as 'GET', url: '/Not_A_Bucket/key', headers: auth })), 10006, 'a segment that names no bucket: 404, whatever the method')
   // A listing's error names the binding's operation, as the library's list() would.
   const noListing = await app.inject({ method: 'GET', url: '/nothing-here/', headers: auth })
   t.equal(errorCode(noListing), 10006)
