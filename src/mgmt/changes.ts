@@ -60,7 +60,12 @@ export async function addRecord (tx: StoreTransaction, zone: Zone, fields: Recor
 /** Adds or removes `domain` in the bucket's settings (what the gateway routes on). */
 export async function routeDomain (ctx: ManagementContext, bucket: string, domain: string, served: boolean): Promise<void> {
   const info = await ctx.registry.info(bucket)
-  if (info === null) return
+  // Gone meanwhile (deleted while the domain was attached): a detach has nothing to do, an attach is refused
+  // (its transaction keeps no attachment that a later bucket of the name would inherit unserved).
+  if (info === null) {
+    if (served) throw new ManagementError('NoSuchBucket')
+    return
+  }
   const others = info.settings.domains.filter(d => d !== domain)
   const domains = served ? [...others, domain] : others
   if (domains.length !== info.settings.domains.length || served !== info.settings.domains.includes(domain)) {

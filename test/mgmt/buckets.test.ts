@@ -201,6 +201,25 @@ t.test('custom domains: attach creates the CNAME and the route, detach removes b
   t.equal((await call(app, 'DELETE', `${custom}/cdn.example.test`)).body.errors[0].code, 10073)
 })
 
+t.test('a domain attached while its bucket is deleted is refused, and no attachment is kept for a later bucket of the name', async t => {
+  const { app, registry } = await buildApp(t)
+  const zone = await createZone(app, 'example.test')
+  await call(app, 'POST', buckets, { name: 'assets' })
+  // The bucket goes between the route's look at it and the attachment's transaction.
+  const info = registry.info.bind(registry)
+  let looks = 0
+  registry.info = async name => {
+    if (name === 'assets' && ++looks === 2) await registry.delete('assets')
+    return await info(name)
+  }
+  const attached = await call(app, 'POST', `${buckets}/assets/domains/custom`, { domain: 'cdn.example.test', zoneId: zone.id, enabled: true })
+  registry.info = info
+  t.same([attached.status, attached.body.errors?.[0]?.code], [404, 10006], 'refused as the bucket is gone')
+  await call(app, 'POST', buckets, { name: 'assets' })
+  t.same((await call(app, 'GET', `${buckets}/assets/domains/custom`)).body.result.domains, [], 'a new bucket of the name has no attachment')
+  t.same((await call(app, 'GET', `/zones/${zone.id}/dns_records?name=cdn.example.test`)).body.result, [], 'and no record was made')
+})
+
 t.test('deleting a bucket or a zone detaches its custom domains', async t => {
   const { app, registry } = await buildApp(t)
   const zone = await createZone(app, 'example.test')
