@@ -234,6 +234,14 @@ export class Queues {
           await this.#registry.changeNotifications(name, current => linkQueue(current, deadLetter as string, account))
         }
         await outbox.retire(queue.queue_id, rules.maxDeliveries, now, deadLetter)
+        // The dead-letter queue deleted meanwhile (its delete may have passed this bucket before the link above):
+        // what moved to it goes, as that delete drops it, or it would wait for a queue that is no more.
+        if (deadLetter !== null && await this.get(deadLetter) === undefined) {
+          const gone = deadLetter
+          await outbox.drop(gone)
+          await this.#registry.changeNotifications(name, current => current.filter(q => q.queueId !== gone))
+          deadLetter = null
+        }
       }
       if (messages.length < batchSize && !queue.settings.delivery_paused) {
         for (const message of await outbox.lease(queue.queue_id, batchSize - messages.length, now, visibilityMs, rules)) {

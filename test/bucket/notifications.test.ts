@@ -135,6 +135,28 @@ t.test('retention and leases on the memory store, by the queues\' clock', async 
   t.equal(await queues.backlog(queue.queue_id), 1)
 })
 
+t.test('messages dead-lettered to a queue deleted during the pull are dropped, not kept for a queue that is no more', async t => {
+  const { registry, queues, clock: time } = await clockedQueues(t)
+  const clock = (): Date => new Date(time.now)
+  const queue = (await queues.create('q'))!
+  const dead = (await queues.create('dead'))!
+  queue.consumers.push({ consumer_id: 'c', type: 'http_pull', created_on: '', settings: { max_retries: 0 }, dead_letter_queue: 'dead' })
+  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'acct', [{ prefix: '', suffix: '', actions: ['PutObject'] }], clock()))
+  await (await registry.open('photos'))!.put('a', 'x')
+  t.equal((await queues.pull(queue, 10, 1000)).messages.length, 1, 'delivered once')
+  time.now += 1000
+  // The dead-letter queue is deleted after the pull found it, before its messages move.
+  const byName = queues.byName.bind(queues)
+  queues.byName = async name => {
+    const found = await byName(name)
+    if (found !== undefined && name === 'dead') await queues.delete(found.queue_id)
+    return found
+  }
+  t.same(await queues.pull(queue, 10, 1000), { messages: [], backlog: 0 }, 'the message leaves its queue')
+  t.equal(await queues.backlog(dead.queue_id), 0, 'and waits for no deleted queue')
+  t.same((await registry.info('photos'))!.settings.notifications.map(q => q.queueId), [queue.queue_id], 'the bucket links no deleted queue')
+})
+
 t.test('a queue\'s delivery delay, pause and max_retries on the memory store, by the queues\' clock', async t => {
   const { registry, queues, clock: time } = await clockedQueues(t)
   const clock = (): Date => new Date(time.now)
