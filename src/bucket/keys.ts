@@ -30,6 +30,14 @@ export function hasControlCharacter (text: string): boolean {
   return /[\u0000-\u001f\u007f]/.test(text)
 }
 
+/** S3's longest rule ID. */
+export const MAX_RULE_ID_LENGTH = 255
+
+/** A rule id (lifecycle, CORS, lock) as S3 has them, so every rule reads back through either door: XML carries no control character. */
+export function isRuleId (id: string): boolean {
+  return id.length <= MAX_RULE_ID_LENGTH && !hasControlCharacter(id)
+}
+
 /** The form keys and prefixes are kept and compared in: NFC (ASCII is its own; a lone surrogate stays as it is). */
 export function keptForm (text: string): string {
   return /^[\u0000-\u007f]*$/.test(text) ? text : text.normalize('NFC')

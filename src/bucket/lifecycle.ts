@@ -33,7 +33,7 @@
 import { ArgumentTypeError } from './errors.js'
 import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
 import type { StorageClass } from './types.js'
-import { hasControlCharacter, keptForm } from './keys.js'
+import { hasControlCharacter, isRuleId, keptForm, MAX_RULE_ID_LENGTH } from './keys.js'
 
 export type LifecycleCondition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
@@ -74,14 +74,8 @@ function conditionOf (value: unknown): LifecycleCondition | undefined {
   return undefined
 }
 
-/** The hosted service's most lifecycle rules in a bucket, and S3's longest rule ID. */
+/** The hosted service's most lifecycle rules in a bucket. */
 export const MAX_LIFECYCLE_RULES = 1000
-export const MAX_RULE_ID_LENGTH = 255
-
-/** A rule id (lifecycle, CORS) as S3 has them, so every rule reads back through either door: XML carries no control character. */
-export function isRuleId (id: string): boolean {
-  return id.length <= MAX_RULE_ID_LENGTH && !hasControlCharacter(id)
-}
 
 function invalid (detail: string): ArgumentTypeError {
   return new ArgumentTypeError(`Invalid argument: ${detail}`)

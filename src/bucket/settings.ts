@@ -4,7 +4,8 @@
  * document. Pure functions, shared by the registry, its storages and doors.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
-import { isRuleId, parseLifecycleRules } from './lifecycle.js'
+import { isRuleId } from './keys.js'
+import { parseLifecycleRules } from './lifecycle.js'
 import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_RULES } from './limits.js'
 import type { StorageClass } from './types.js'
 import { isQueueNotificationsList, type QueueNotifications } from './notifications.js'

@@ -53,20 +53,6 @@ export async function fsyncDirectory (dir: string): Promise<void> {
   }
 }
 
-/**
- * Makes `dir` and its missing parents (with `mode`); with `fsync`, each
- * directory made is synced into its parent, so that a power cut loses
- * none of them with the files later synced inside.
- */
-export async function makeDirectories (dir: string, fsync: boolean, mode?: number): Promise<void> {
-  const first = await fsp.mkdir(dir, { recursive: true, ...(mode === undefined ? {} : { mode }) })
-  if (!fsync || first === undefined) return
-  for (let made = dir; ; made = path.dirname(made)) {
-    await fsyncDirectory(path.dirname(made))
-    if (made === first || path.dirname(made) === made) return
-  }
-}
-
 export interface AtomicWriteOptions {
   /** fsync the file and its directory (default true). */
   fsync?: boolean

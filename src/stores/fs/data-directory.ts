@@ -6,7 +6,7 @@
  */
 import { promises as fsp, lstatSync, statSync } from 'node:fs'
 import { storageError } from './atomic.js'
-import { makeDirectory } from './make-directory.js'
+import { makeDirectory, makeOne } from './make-directory.js'
 import { lockFile } from './file-lock.js'
 
 /**
@@ -57,10 +57,8 @@ export async function ensureDirectory (dir: string): Promise<void> {
 /** Creates `dir` (its parent must exist); false when it exists already. Of two processes creating one name, exactly one wins. */
 export async function createDirectory (dir: string): Promise<boolean> {
   try {
-    await fsp.mkdir(dir)
-    return true
+    return await makeOne(dir)
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
     throw storageError(err, 'creating a directory', dir)
   }
 }

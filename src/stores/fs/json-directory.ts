@@ -39,7 +39,8 @@ import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { storageFailure, type DocumentTransaction, type StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
-import { fsyncDirectory, makeDirectories, readJson, stageFile, storageError, writeJsonAtomic } from './atomic.js'
+import { fsyncDirectory, readJson, stageFile, storageError, writeJsonAtomic } from './atomic.js'
+import { makeDirectory } from './make-directory.js'
 import { lockFile } from './file-lock.js'
 
 export class JsonDirectory implements StateDocuments {
@@ -80,7 +81,7 @@ export class JsonDirectory implements StateDocuments {
   /** Runs `change` under the directory's lock, then writes the documents it changed and removes those it removed. */
   async transaction<R> (change: (tx: JsonTransaction) => Promise<R>): Promise<R> {
     await this.#refuseLink('writing')
-    await makeDirectories(this.dir, this.#fsync, this.#private ? 0o700 : 0o777)
+    await makeDirectory(this.dir, { fsync: this.#fsync, mode: this.#private ? 0o700 : 0o777 })
     const release = await lockFile(this.dir, {
       lockfilePath: path.join(this.dir, 'state.lock'),
       realpath: false,
@@ -150,7 +151,7 @@ export class JsonTransaction implements DocumentTransaction {
   /** The file of `name`, its directory made. */
   async #prepared (name: string): Promise<string> {
     const file = path.join(this.#dir, name)
-    await makeDirectories(path.dirname(file), this.#fsync)
+    await makeDirectory(path.dirname(file), { fsync: this.#fsync })
     return file
   }
 

@@ -8,9 +8,26 @@
  */
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
+import { fsyncDirectory } from './atomic.js'
 
-/** Creates `dir` and its missing parents; throws the system's error for the first one that cannot be made. */
-export async function makeDirectory (dir: string): Promise<void> {
+/** Makes `dir` (its parent must exist): true when made, false when it was there; any other failure is thrown. */
+export async function makeOne (dir: string, mode?: number): Promise<boolean> {
+  try {
+    await fsp.mkdir(dir, mode === undefined ? undefined : { mode })
+    return true
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw err
+  }
+}
+
+/**
+ * Creates `dir` and its missing parents (with `mode`); throws the system's
+ * error for the first one that cannot be made. With `fsync`, each directory
+ * made here is synced into its parent, so that a power cut loses none of
+ * them with the files later synced inside.
+ */
+export async function makeDirectory (dir: string, options: { fsync?: boolean, mode?: number } = {}): Promise<void> {
   const missing: string[] = []
   let current = path.resolve(dir)
   for (;;) {
@@ -25,12 +42,8 @@ export async function makeDirectory (dir: string): Promise<void> {
     current = parent
   }
   for (const directory of missing.reverse()) {
-    try {
-      await fsp.mkdir(directory)
-    } catch (err) {
-      // Made by another process meanwhile: as good as made here.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-    }
+    // Made by another process meanwhile: as good as made here (and synced there).
+    if (await makeOne(directory, options.mode) && options.fsync === true) await fsyncDirectory(path.dirname(directory))
   }
   // What exists but is no directory is refused as mkdir refuses it.
   if (!(await fsp.stat(dir)).isDirectory()) throw Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR', path: dir })

@@ -51,6 +51,7 @@ import {
   type Precondition, type StagedBody, type StoredChecksums, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { fsyncDirectory, readJson, storageError, writeJsonAtomic } from './atomic.js'
+import { makeDirectory, makeOne } from './make-directory.js'
 import { BlobFiles, isSinglePutBody, notOurDirectory, type DeletedBuckets } from './blobs.js'
 import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
@@ -155,20 +156,13 @@ export class FsStore implements BucketStore {
     const root = path.join(path.resolve(dir), INTERNAL)
     const fsync = options.fsync ?? true
     try {
-      const made = (options.create ?? true)
-        ? await fsp.mkdir(root, { recursive: true }) !== undefined
-        : await fsp.mkdir(root).then(() => true, err => { if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; return false })
-      const madeInside = await Promise.all(['tmp', 'blobs', 'uploads'].map(async sub => await fsp.mkdir(path.join(root, sub)).then(() => true, err => {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-        return false
-      })))
-      // The entries of directories made here, or a power cut could lose them with the files made durable inside.
-      if (fsync && made) await fsyncDirectory(path.dirname(root))
-      if (fsync && madeInside.includes(true)) await fsyncDirectory(root)
+      const inside = ['tmp', 'blobs', 'uploads'].map(sub => path.join(root, sub))
+      // Each directory made is synced into its parent, or a power cut could lose it with the files made durable inside.
+      if (options.create ?? true) await makeDirectory(root, { fsync })
+      else if (await makeOne(root) && fsync) await fsyncDirectory(path.dirname(root))
+      if ((await Promise.all(inside.map(async dir => await makeOne(dir)))).includes(true) && fsync) await fsyncDirectory(root)
       // The store's own directories must be directories, not links leading outside the data directory.
-      for (const own of [root, ...['tmp', 'blobs', 'uploads'].map(sub => path.join(root, sub))]) {
-        if (!(await fsp.lstat(own)).isDirectory()) throw notOurDirectory(own)
-      }
+      for (const own of [root, ...inside]) if (!(await fsp.lstat(own)).isDirectory()) throw notOurDirectory(own)
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw bucketRetired('open')
       throw storageError(err, 'creating the bucket directory', root)
