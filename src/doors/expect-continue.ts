@@ -31,3 +31,19 @@ export function continueBody (request: IncomingMessage): void {
   ;(request as IncomingMessage & Awaiting)[awaiting] = undefined
   if (!response.headersSent && !response.writableEnded) response.writeContinue()
 }
+
+/**
+ * Sends the 100 a request is waiting for when its body is first read, by
+ * whoever reads it: a door that hands the body to the engine as it is
+ * (a part upload) lets the engine's checks (the upload exists, the key is
+ * its own) refuse the request before the client sends a byte.
+ */
+export function continueOnRead (request: IncomingMessage): void {
+  if ((request as IncomingMessage & Awaiting)[awaiting] === undefined) return
+  const read = request._read.bind(request)
+  request._read = (size: number): void => {
+    request._read = read
+    continueBody(request)
+    read(size)
+  }
+}

@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BucketError, isRecyclingStream, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from '../bucket/index.js'
 import type { Bucket, BucketCompleteOptions, BucketInfo, BucketMultipartOptions } from '../bucket/index.js'
-import { continueBody } from '../doors/expect-continue.js'
+import { continueBody, continueOnRead } from '../doors/expect-continue.js'
 import { sendRecycling } from '../doors/recycling-body.js'
 import { contentLengthOver, namesAwsChunked, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import { holdsCredentials } from './auth.js'
@@ -129,7 +129,8 @@ async function uploadPart (request: FastifyRequest, reply: FastifyReply, bucket:
   const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(query))
   const options = partOptionsFrom(request.headers)
   refuseOversized(request, MAX_PART_BYTES, 'uploadPart')
-  continueBody(request.raw)
+  // The 100 waits for the engine's checks: a part of an upload that does not exist is refused before its body is sent.
+  continueOnRead(request.raw)
   const part = await upload.uploadPart(partNumber, request.raw, options)
   // A part stored is its whole body: as long as the Content-Length the parser held it to.
   const length = Number(request.headers['content-length'])

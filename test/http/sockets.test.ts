@@ -141,6 +141,18 @@ t.test('Expect: 100-continue is answered once access and size are judged: a refu
   t.match(tooLarge, /"code":100100/)
   t.notMatch(tooLarge, /100 Continue/)
 
+  const noUpload = await ask(`PUT /photos/c?action=mpu-uploadpart&uploadId=nope&partNumber=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: 100-continue\r\nContent-Length: 2000000\r\n\r\n`)
+  t.match(noUpload, /^HTTP\/1\.1 404 /, 'a part of an upload that does not exist: refused before the body')
+  t.match(noUpload, /"code":10024/)
+  t.notMatch(noUpload, /100 Continue/)
+  const created = await app.inject({ method: 'POST', url: '/photos/parted?action=mpu-create', headers: auth })
+  const uploadId: string = created.json().result.uploadId
+  const partSocket = await open(port)
+  partSocket.write(`PUT /photos/parted?action=mpu-uploadpart&uploadId=${uploadId}&partNumber=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: 100-continue\r\nContent-Length: 4\r\nConnection: close\r\n\r\n`)
+  t.match((await received(partSocket, s => s.includes('100 Continue'), 5000)).text, /^HTTP\/1\.1 100 Continue/, 'a part of an upload that exists gets the 100')
+  partSocket.write('part')
+  t.match((await received(partSocket, () => false)).text, /HTTP\/1\.1 200 /, 'and is stored')
+
   const socket = await open(port)
   socket.write(`PUT /photos/c HTTP/1.1\r\nHost: 127.0.0.1\r\n${authLine}Expect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n`)
   const first = await received(socket, s => s.includes('100 Continue'), 5000)
