@@ -225,13 +225,13 @@ export class BucketEngine implements Bucket {
     const storageClass = parseStorageClass('put', opts.storageClass)
     const checksum = parseChecksumOption('put', opts as Record<string, unknown>)
     const ssecKey = parseSsecKey('put', opts.ssecKey)
+    const computed = computedChecksums(opts.computeChecksums)
     const source = valueSource(value, 'put')
 
     const unconditional = isUnconditional(conditional)
     if (!unconditional && judgeRecord(conditional, await this.#store.head(id)) !== 'pass') return null
     await this.#readRules()
 
-    const computed = computedChecksums(opts.computeChecksums)
     const body = new MeasuredBody(source, ['md5', ...(checksum === null ? [] : [checksum.algorithm]), ...computed], MAX_PUT_BYTES, 'put')
     const version = newVersion()
     const ssec = ssecKey === undefined ? undefined : newSsecRecord(ssecKey)

@@ -13,6 +13,7 @@ import { BucketError } from './errors.js'
 import { MAX_CUSTOM_METADATA_BYTES } from './limits.js'
 import type { BucketHTTPMetadata, StorageClass } from './types.js'
 import { digestBytes, hashAlgorithms, type HashAlgorithm } from './checksums.js'
+import { parseHttpDate } from './http-date.js'
 
 /** HTTP metadata as stored: the expiry as milliseconds since the epoch. */
 export interface StoredHttpMetadata {
@@ -42,10 +43,8 @@ export function parseHttpMetadata (method: string, input: unknown): StoredHttpMe
       if (value !== null) out[field] = value
     }
     const expires = input.get('expires')
-    if (expires !== null) {
-      const ms = Date.parse(expires)
-      out.cacheExpiry = Number.isNaN(ms) ? 0 : ms
-    }
+    // An HTTP-date, as every door reads the header (Date.parse would make `0` the year 2000 and take ISO dates).
+    if (expires !== null) out.cacheExpiry = parseHttpDate(expires)?.getTime() ?? 0
     return out
   }
   if (typeof input !== 'object') throw new TypeError(`${method}: httpMetadata must be an object or a Headers.`)

@@ -3,6 +3,7 @@
  * that is hashed and measured on the way to the store: the bytes are never
  * held whole in memory.
  */
+import { Readable } from 'node:stream'
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import { runningChecksum, type HashAlgorithm, type RunningChecksum } from './checksums.js'
@@ -24,12 +25,22 @@ async function * iterate (source: AsyncIterable<unknown> | Iterable<unknown>, me
   for await (const chunk of source) yield toBytes(chunk, method)
 }
 
-/** The value as an async iterable of bytes; TypeError for anything else. */
+/**
+ * The value as an async iterable of bytes; TypeError for anything else.
+ * Called as the write is (before its first await): bytes given in a buffer
+ * are copied then, as the hosted binding takes them, so a caller reusing
+ * its buffer once the call returned changes neither what is stored nor the
+ * ETag hashed from it. A web stream already read from (a retry handing the
+ * same body again) is refused: what is left of it is not the value.
+ */
 export function valueSource (value: unknown, method: string): AsyncIterable<Uint8Array> {
   if (value === null || value === undefined) return iterate([], method)
   if (typeof value === 'string') return iterate([Buffer.from(value, 'utf8')], method)
-  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return iterate([value], method)
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) return iterate([Uint8Array.prototype.slice.call(toBytes(value, method))], method)
   if (value instanceof Blob) return iterate(value.stream() as unknown as AsyncIterable<unknown>, method)
+  if (value instanceof ReadableStream && Readable.isDisturbed(value as unknown as NodeJS.ReadableStream)) {
+    throw new TypeError(`${method}: this ReadableStream was read from already (disturbed): give a new stream.`)
+  }
   if (isAsyncIterable(value)) return iterate(value, method)
   throw new TypeError(`${method}: the value must be a ReadableStream, ArrayBuffer, ArrayBufferView, string, Blob or null.`)
 }

@@ -231,6 +231,51 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     }
   })
 
+  t.test('a buffer given as the value is taken when put is called: reusing it afterwards changes neither the bytes nor the ETag', async t => {
+    const bucket = await fresh(t)
+    for (const size of [100, 100_000, 8 * 1024 * 1024]) {
+      const buffer = new Uint8Array(size).fill(0x41)
+      const written = bucket.put(`reused/${size}`, buffer)
+      await new Promise(resolve => setImmediate(resolve))
+      buffer.fill(0x42)
+      const put = await written
+      const stored = await bytesOf(await bucket.get(`reused/${size}`))
+      t.ok(stored.every(byte => byte === 0x41), `${size} bytes: the bytes given`)
+      t.equal(put?.etag, md5Hex(stored), `${size} bytes: the ETag is the stored bytes' MD5`)
+    }
+  })
+
+  t.test('a web stream already read from is refused, and the object it would overwrite stays', async t => {
+    const bucket = await fresh(t)
+    await bucket.put('victim', 'kept')
+    const stream = streamOf('abc', 'def')
+    const reader = stream.getReader()
+    await reader.read()
+    reader.releaseLock()
+    await t.rejects(bucket.put('victim', stream), { name: 'TypeError', message: /read from already/ })
+    t.equal((await bytesOf(await bucket.get('victim'))).toString(), 'kept')
+  })
+
+  t.test('an Expires in httpMetadata given as Headers is read as an HTTP-date; anything else is the epoch', async t => {
+    const bucket = await fresh(t)
+    const cases: Array<[string, number]> = [
+      ['Sun, 06 Nov 1994 08:49:37 GMT', Date.UTC(1994, 10, 6, 8, 49, 37)],
+      ['0', 0],
+      ['2099', 0],
+      ['2024-01-01T00:00:00Z', 0]
+    ]
+    for (const [expires, ms] of cases) {
+      await bucket.put('expiring', 'x', { httpMetadata: new Headers({ expires }) })
+      t.equal((await bucket.head('expiring'))?.httpMetadata.cacheExpiry?.getTime(), ms, JSON.stringify(expires))
+    }
+  })
+
+  t.test('a put\'s arguments are checked before the store is read: a bad computeChecksums is refused whatever onlyIf finds', async t => {
+    const bucket = await fresh(t)
+    await bucket.put('k', 'x')
+    await t.rejects(bucket.put('k', 'y', { onlyIf: { etagMatches: 'nope' }, computeChecksums: ['md4'] } as never), { name: 'TypeError' })
+  })
+
   t.test('a source that writes its next bytes into the buffer of the chunk it gave before: the bytes stored are the bytes given', async t => {
     const bucket = await fresh(t, { minPartSize: 5 })
     // Small chunks (gathered into one write) and large ones (each a write of its own, in flight as the next arrives).
