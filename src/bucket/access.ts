@@ -91,8 +91,9 @@ function keyInScope (principal: Principal, action: Action, key: string | undefin
   const prefixes = principal.prefixes ?? []
   const objects = principal.objects ?? []
   if (!limitedToKeys(principal)) return true
-  if (key === undefined) return true
-  const kept = keptForm(key)
+  // A listing that names no prefix lists the whole bucket.
+  if (key === undefined && action !== 'objects:list') return true
+  const kept = keptForm(key ?? '')
   if (action === 'objects:list') return prefixes.some(p => kept.startsWith(keptForm(p)))
   return objects.some(o => keptForm(o) === kept) || prefixes.some(p => kept.startsWith(keptForm(p)))
 }

@@ -48,6 +48,7 @@ t.test('temporary credentials: one bucket, its prefixes and objects, never the a
     ['objects:list', 'photos', 'cats/', true],
     ['objects:list', 'photos', 'cats/t', true],
     ['objects:list', 'photos', '', false],
+    ['objects:list', 'photos', undefined, false],
     ['objects:list', 'photos', 'c', false],
     ['account:read', undefined, undefined, false],
     ['bucket:read', 'photos', undefined, false]
