@@ -5,7 +5,8 @@
  * `fsbucket: <command> <target>: <what went wrong>`, and sets exit code 1;
  * the stack follows only with `--debug`. Commands over many items (cp -r,
  * rm -r, mirror) report each failed item the same way and go on with the
- * rest, then exit 1. Every line written here shows a bucket's text (keys,
+ * rest, then exit 1 (a failed item sets the exit code at once, so that a
+ * stop later on keeps it). Every line written here shows a bucket's text (keys,
  * metadata, a server's messages) with its control characters escaped
  * (terminal-text.ts); `--json` lines are exact JSON.
  */
@@ -16,7 +17,7 @@ import { describeError } from './errors.js'
 import { Progress } from './progress.js'
 import { isStopping, stopNow } from './stopping.js'
 import { jsonLine, shownText } from './terminal-text.js'
-import { DEFAULT_MIN_PART_BYTES, type BucketRegistry } from '../bucket/index.js'
+import { DEFAULT_MIN_PART_BYTES, MAX_PART_BYTES, MAX_PUT_BYTES, type BucketRegistry } from '../bucket/index.js'
 import type { ObjectTransport, RemoteObject, WriteMetadata } from './transport.js'
 import type { Tuning } from './transfer.js'
 
@@ -31,7 +32,7 @@ export function printJson (value: unknown): void {
 }
 
 /** `fsbucket: <command> <target>: <what went wrong>` on stderr, every part shown safely. */
-function printFailure (name: string, target: string, what: string): void {
+export function printFailure (name: string, target: string, what: string): void {
   process.stderr.write(`${shownText(`fsbucket: ${name}${target === '' ? '' : ` ${target}`}: ${what}`)}\n`)
 }
 
@@ -80,10 +81,19 @@ export function parseSize (value: string): number {
   return bytes
 }
 
-/** `--part-size`: a size the store takes for every part but the last (5 MiB at least), else the upload could never complete. */
+/**
+ * The largest `--part-size`: a file no larger goes up in one put, a larger
+ * one in parts of this size, and the store takes neither above 5 GiB less
+ * 5 MiB (limits.ts). Refused at once, not after the bytes have moved.
+ */
+const MAX_PART_SIZE = Math.min(MAX_PUT_BYTES, MAX_PART_BYTES)
+
+/** `--part-size`: a size the store takes for every part but the last (5 MiB at least), else the upload could never complete, and for one put or one part (limits.ts). */
 export function parsePartSize (value: string): number {
   const bytes = parseSize(value)
-  if (bytes < DEFAULT_MIN_PART_BYTES) throw new InvalidArgumentError('expected a part size from 5MiB (the smallest part the store takes) to 5GiB')
+  if (bytes < DEFAULT_MIN_PART_BYTES || bytes > MAX_PART_SIZE) {
+    throw new InvalidArgumentError(`expected a part size from 5MiB (the smallest part the store takes) to ${MAX_PART_SIZE / MiB}MiB (the largest part or single put it takes: 5GiB less 5MiB)`)
+  }
   return bytes
 }
 
@@ -168,23 +178,45 @@ async function transportFor (options: CommonOptions, command: Command, wiring: O
 let watchingStdout = false
 /** The command writing to stdout now, for the line a failed stdout prints. */
 let stdoutUser = { name: '', target: '' }
+/** Items (files, keys, locations) the command has yet to copy or remove: what a stop would leave undone. */
+let itemsLeft = 0
 
 /**
- * A reader that went away (`fsbucket cat ... | head`) ends the command
- * quietly, as it ends `cat`; a stdout that cannot be written (a full disk
- * under a redirection) ends it with one line and exit 1. Either way what is
- * in progress is undone first (stopping.ts).
+ * Counts items of work still to do (`count` > 0) or done (< 0), failed ones
+ * included. A step is counted done before its line is printed, so that the
+ * line of the last one, cut off, finds nothing left.
+ */
+export function itemsToDo (count: number): void {
+  itemsLeft += count
+}
+
+/**
+ * A reader that went away (`fsbucket cat ... | head`) ends the command. When
+ * what it cut short was output (cat, ls, stat, `cp ... -`, a `--dry-run`'s
+ * plan, the record of work all done), it ends quietly, as it ends `cat`, and
+ * the exit code is what the command had earned so far. When items were left
+ * to copy or remove (cp, mirror, rm: the reader took the record's first
+ * lines), the command stops with them undone: one line and exit 1, for a
+ * pipeline that went on as if all were done would act on a half copy. A
+ * stdout that cannot be written (a full disk under a redirection) ends it
+ * with one line and exit 1. Either way what is in progress is undone first
+ * (stopping.ts).
  */
 export function watchStdout (name: string, target: string): void {
   stdoutUser = { name, target }
   if (watchingStdout) return
   watchingStdout = true
   process.stdout.on('error', err => {
+    const { name, target } = stdoutUser
     if ((err as NodeJS.ErrnoException).code === 'EPIPE') {
+      if (itemsLeft > 0 && !isStopping()) {
+        printFailure(name, target, 'stopped with items left to do: standard output was closed (its reader went away)')
+        void stopNow(1)
+        return
+      }
       void stopNow(typeof process.exitCode === 'number' ? process.exitCode : 0)
       return
     }
-    const { name, target } = stdoutUser
     printFailure(name, target, `cannot write to standard output: ${describeError(err)}`)
     void stopNow(1)
   })
@@ -201,10 +233,9 @@ export async function runCommand (
   if (isStopping()) return // a command of several locations starts none once stopped (stopping.ts)
   const options = command.opts<CommonOptions>()
   watchStdout(name, target)
-  let failed = false
   const fail = (what: string, err: unknown): void => {
     if (isStopping()) return // the stop said why (stopping.ts)
-    failed = true
+    process.exitCode = 1 // at once: a stop later on (stdout's reader gone) exits with it
     printFailure(name, what, describeError(err))
     // A stack is many lines: each shown safely (its message may quote a key), the line breaks kept.
     if (options.debug) process.stderr.write(`${((err as Error)?.stack ?? String(err)).split('\n').map(shownText).join('\n')}\n`)
@@ -227,5 +258,4 @@ export async function runCommand (
     // Stopping, the undos still need the transport (an abort is a request); the stop ends the process once they are done.
     if (!isStopping()) await transport?.close().catch(err => { fail(target, err) })
   }
-  if (failed) process.exitCode = 1
 }

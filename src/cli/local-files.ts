@@ -30,10 +30,19 @@
  * - A download streams into a temporary file beside the destination,
  *   renamed over it once complete: an interrupted download (Ctrl-C,
  *   SIGTERM, a failed stdout; stopping.ts) never leaves a truncated file
- *   under the real name, nor a temporary one behind.
+ *   under the real name, nor a temporary one behind. A file replaced keeps
+ *   its mode. A destination the user named (`cp fsb://b/k FILE`) that is a
+ *   link is written through, as `cp` does, and one that is a pipe, a
+ *   device or a socket is written into (its reader gets the bytes, and
+ *   `/dev/null` stays a device); inside a directory (`cp -r`, `mirror`), a
+ *   link is replaced, never followed out of it.
+ * - fsbucket's own directories are never walked nor written: a data
+ *   directory or a bucket's directory (one holding `.fsbucket`) met in a
+ *   walk is left out and reported, so `mirror --delete` into a directory
+ *   holding the store cannot remove it; a download into one is refused.
  */
 import { createReadStream, createWriteStream } from 'node:fs'
-import { lstat, mkdir, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
+import { chmod, lstat, mkdir, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { Transform, type Readable } from 'node:stream'
@@ -77,6 +86,23 @@ async function * walkFiles (root: string, unreadable: Unreadable): AsyncGenerato
   yield * walkFrom(root, '', false, new Set([`${info.dev}:${info.ino}`]), unreadable)
 }
 
+/** Whether `dir` is fsbucket's: a data directory or a bucket's directory holds `.fsbucket`. */
+async function holdsStore (dir: string): Promise<boolean> {
+  return (await lstat(path.join(dir, '.fsbucket')).catch(() => null))?.isDirectory() === true
+}
+
+/**
+ * Refuses a download into fsbucket's own directories (`dir` or a directory
+ * above it holds `.fsbucket`): a file written there would become a bucket
+ * or shadow the store's readable view. Write through the buckets instead.
+ */
+export async function refuseStoreDestination (dir: string): Promise<void> {
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    if (await holdsStore(current)) throw new CliError(`${dir} is inside fsbucket's data directory ${current}: write there through its buckets (fsb://)`)
+    if (path.dirname(current) === current) return
+  }
+}
+
 /** Whether the link `link` names a directory that holds the link itself (`.`, `..`, an ancestor's absolute path). */
 async function leadsToItsOwnHolder (link: string): Promise<boolean> {
   const [target, home] = await Promise.all([realpath(link), realpath(path.dirname(link))]).catch(() => [null, null])
@@ -88,7 +114,18 @@ async function leadsToItsOwnHolder (link: string): Promise<boolean> {
 /** `ancestors`: the directories from the root down to this one, by device and inode. */
 async function * walkFrom (root: string, relative: string, throughLink: boolean, ancestors: Set<string>, unreadable: Unreadable): AsyncGenerator<LocalFile> {
   const dir = path.join(root, relative)
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+  // The root must be read (its failure is the command's); a directory below it that cannot be is one item's failure.
+  const listed = await readdir(dir, { withFileTypes: true }).catch((err: Error) => {
+    if (relative === '') throw err
+    unreadable(dir, err)
+    return null
+  })
+  if (listed === null) return
+  if (await holdsStore(dir)) {
+    unreadable(dir, new CliError('an fsbucket data directory or bucket directory: left out'))
+    return
+  }
+  const entries = listed.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
   for (const entry of entries) {
     const child = path.join(relative, entry.name)
     const full = path.join(root, child)
@@ -195,6 +232,12 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
     body.destroy()
     throw new CliError('interrupted')
   }
+  const there = await replaced(file, root === undefined)
+  if (there.into) {
+    await pipeline(body, through, createWriteStream(there.file, { flags: 'w' }))
+    return
+  }
+  file = there.file
   // Not named after the file: a name near the file system's limit (255 bytes) would leave no room for a suffix.
   const temporary = path.join(path.dirname(file), `.fsbucket-${randomBytes(6).toString('hex')}.download`)
   let written: Promise<void> | undefined
@@ -207,6 +250,7 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
   try {
     written = pipeline(body, through, createWriteStream(temporary, { flags: 'wx' }))
     await written
+    if (there.mode !== undefined) await chmod(temporary, there.mode)
     await rename(temporary, file)
   } catch (err) {
     body.destroy()
@@ -221,6 +265,22 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
   } finally {
     release()
   }
+}
+
+/**
+ * How a download replaces what is at `file`: the file to rename over (a
+ * link the user named is followed to it) and its mode, or `into`: a pipe,
+ * device or socket the user named, written into. Inside a directory walk
+ * (`named` false) what is there is replaced, never followed.
+ */
+async function replaced (file: string, named: boolean): Promise<{ file: string, mode?: number, into?: boolean }> {
+  const link = await lstat(file).catch(() => null)
+  if (link === null) return { file }
+  const info = link.isSymbolicLink() && named ? await stat(file).catch(() => null) : link
+  if (info === null) return { file } // a dangling link: replaced
+  if (info.isFile()) return { file: info === link ? file : await realpath(file), mode: info.mode & 0o7777 }
+  if (named && !info.isDirectory() && !info.isSymbolicLink()) return { file, into: true }
+  return { file }
 }
 
 export async function makeDirectory (dir: string): Promise<void> {

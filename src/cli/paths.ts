@@ -95,7 +95,8 @@ export function localPathFor (dir: string, relative: string): string | null {
   if (segments.some(s => s === '' || s === '.' || s === '..' || (path.sep === '\\' && s.includes('\\')))) return null
   const target = path.resolve(dir, ...segments)
   const root = path.resolve(dir)
-  return target.startsWith(root + path.sep) ? target : null
+  // A root directory (`/`, `C:\`) ends with its separator already: another would make `//`, which no path starts with.
+  return target.startsWith(root.endsWith(path.sep) ? root : root + path.sep) ? target : null
 }
 
 /** A local path relative to the directory walked, as a key suffix (always `/`-separated). */

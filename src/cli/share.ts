@@ -23,13 +23,21 @@
  * (FSBUCKET_S3_ENDPOINT) names another (`https://s3.example.test`); a bad
  * one is refused as `serve` refuses its own (secret-option.ts), never
  * repeated: it may hold a password.
+ *
+ * What reaches the terminal holds no raw control character (terminal-text.ts):
+ * a refusal's line is shown as the object commands show theirs, and the curl
+ * command, which the user pastes, writes a bidirectional control of the file
+ * name as its UTF-8 bytes in `$'…'`, as the doors' shell quoting writes C0
+ * and C1 controls: the shell reads back the same name, and the line shows in
+ * its order (a raw U+202E would show `invoice\u202efdp.exe` as
+ * `invoiceexe.pdf`).
  */
 import { InvalidArgumentError, Option, type Command } from 'commander'
 import { isArgumentError, parseExpiry, type BucketRegistry } from '../bucket/index.js'
 import { catalogOption, dataOption } from '../doors/command-options.js'
 import { curlCommand, hasDotSegment, makeShareLink, MAX_SHARE_SECONDS, type ShareLink } from '../doors/share-links.js'
 import { parseLocation } from './paths.js'
-import { watchStdout } from './context.js'
+import { printFailure, watchStdout } from './context.js'
 import { secretValue } from './secret-option.js'
 
 export interface ShareCommandWiring {
@@ -82,8 +90,46 @@ export function s3EndpointOrigin (value: string): string {
 }
 
 function fail (target: string, what: string): void {
-  process.stderr.write(`fsbucket: share ${JSON.stringify(target)}: ${what}\n`)
+  printFailure('share', target, what)
   process.exitCode = 1
+}
+
+/** The bidirectional controls (terminal-text.ts): harmless to a shell, but raw on a terminal they reorder the line. */
+const bidiControl = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+
+function utf8Escapes (c: string): string {
+  return [...Buffer.from(c, 'utf8')].map(byte => `\\x${byte.toString(16).padStart(2, '0')}`).join('')
+}
+
+/**
+ * A shell command line made of words quoted `'…'` and `$'…'` (shellQuote),
+ * with each bidirectional control written as `\xHH` bytes: inside `$'…'` in
+ * place, inside `'…'` by closing the quote around a `$'…'` of its own, which
+ * the shell joins to its neighbours into the same word.
+ */
+export function pasteableLine (line: string): string {
+  let shown = ''
+  let quote: '' | "'" | "$'" = ''
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]
+    if (bidiControl.test(c)) {
+      shown += quote === "$'" ? utf8Escapes(c) : quote === "'" ? `'$'${utf8Escapes(c)}''` : `$'${utf8Escapes(c)}'`
+    } else if (quote === '' && line.startsWith("$'", i)) {
+      quote = "$'"
+      shown += "$'"
+      i++
+    } else if (c === "'") {
+      quote = quote === '' ? "'" : ''
+      shown += c
+    } else if (c === '\\' && quote !== "'") {
+      // An escape outside quotes or inside `$'…'` (`\'`, `\\`, `\xHH`): the next character is its, never a quote.
+      shown += line.slice(i, i + 2)
+      i++
+    } else {
+      shown += c
+    }
+  }
+  return shown
 }
 
 export function registerShareCommand (program: Command, wiring: ShareCommandWiring): void {
@@ -114,7 +160,7 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
       let link: ShareLink
       try {
         if (await registry.info(location.bucket) === null) {
-          fail(target, `no bucket ${JSON.stringify(location.bucket)}`)
+          fail(target, `no bucket "${location.bucket}"`)
           return
         }
         link = await makeShareLink(registry.tokens, { endpoint, bucket: location.bucket, key: location.key, method, seconds, now })
@@ -128,7 +174,7 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
       // A reader that went away (`| head -0`) ends the command quietly; the token is made and named on stderr.
       watchStdout('share', target)
       process.stdout.write(`${link.url}\n`)
-      process.stdout.write(`${curlCommand(method, location.key, link.url)}\n`)
+      process.stdout.write(`${pasteableLine(curlCommand(method, location.key, link.url))}\n`)
       process.stderr.write(`signed with token ${link.tokenId} (expires ${link.expiresOn}); fsbucket token revoke ${link.tokenId} ends the link\n`)
       if (hasDotSegment(location.key)) {
         process.stderr.write('the key has a "." or ".." segment: curl needs --path-as-is (as printed), and browsers, which resolve such segments, cannot use the link\n')

@@ -10,7 +10,7 @@ import { BucketErrors, MAX_DELETE_KEYS } from '../bucket/index.js'
 import { removeLocal } from './local-files.js'
 import { isStopping } from './stopping.js'
 import { remoteUrl } from './paths.js'
-import { metadataFor, type CommandContext, type TransferOptions } from './context.js'
+import { itemsToDo, metadataFor, type CommandContext, type TransferOptions } from './context.js'
 import { copyObject, downloadToFile, uploadFile, type Tuning } from './transfer.js'
 import type { RemoteObject } from './transport.js'
 
@@ -78,7 +78,9 @@ async function runTransfer (context: CommandContext, step: Step, options: Transf
 
 /**
  * Runs the steps: transfers `parallel` at a time, then the removals of keys
- * in batches of 1,000 (the store's limit per call).
+ * in batches of 1,000 (the store's limit per call). Each step counts as an
+ * item left to do until it has succeeded or failed (context.ts: a reader
+ * that goes away before then stops the command with exit 1).
  */
 export async function runSteps (
   context: CommandContext, steps: Step[], settings: { transfer?: TransferOptions, dryRun?: boolean } = {}
@@ -89,6 +91,7 @@ export async function runSteps (
     for (const step of steps) context.say(`(dry run) ${describeStep(step)}`)
     return
   }
+  itemsToDo(steps.length)
   const transfers = steps.filter(s => s.kind !== 'remove')
   if (transfers.length > 1) context.progress.startOverall(transfers.reduce((sum, s) => sum + sizeOf(s), 0), transfers.length)
   let next = 0
@@ -96,12 +99,15 @@ export async function runSteps (
     // Stopping (Ctrl-C), the steps in flight are being undone: none may start, nor create an upload the undo never hears of.
     while (!isStopping() && next < transfers.length) {
       const step = transfers[next++]
+      let failure: { err: unknown } | null = null
       try {
         await runTransfer(context, step, options, tuning)
-        context.say(describeStep(step))
       } catch (err) {
-        context.report(targetOf(step), err)
+        failure = { err }
       }
+      itemsToDo(-1)
+      if (failure === null) context.say(describeStep(step))
+      else context.report(targetOf(step), failure.err)
     }
   }
   await Promise.all(Array.from({ length: Math.min(tuning.parallel, transfers.length) }, worker))
@@ -126,7 +132,9 @@ export async function runSteps (
  * failure for each key kept. A lock rule that retains some keys fails the
  * call after the others are removed, and its error names only the first it
  * kept: each key is then removed alone, so that the store's answer for it
- * says which it kept (removing a key already gone is no error).
+ * says which it kept (removing a key already gone is no error). Any other
+ * failure (a refused token, a server gone) is the whole call's: every key
+ * of the batch is reported with it, for none is known to be removed.
  */
 async function removeBatch (context: CommandContext, bucket: string, keys: string[]): Promise<void> {
   try {
@@ -135,9 +143,11 @@ async function removeBatch (context: CommandContext, bucket: string, keys: strin
     if (keys.length > 1 && (err as { code?: unknown }).code === BucketErrors.ObjectLocked.code) {
       for (const key of keys) if (!isStopping()) await removeBatch(context, bucket, [key])
     } else {
-      context.report(remoteUrl(bucket, keys[0]), err)
+      itemsToDo(-keys.length)
+      for (const key of keys) context.report(remoteUrl(bucket, key), err)
     }
     return
   }
+  itemsToDo(-keys.length)
   for (const key of keys) context.say(describeStep({ kind: 'remove', bucket, key }))
 }

@@ -31,7 +31,8 @@
  * `--json` output stays exact: `jsonLine` is JSON.stringify, which escapes
  * C0 controls already; DEL, C1 and the bidirectional controls, which it
  * leaves raw, are written as escapes (`\u007f`, `\u009b`, `\u202e`), the
- * same string to any JSON parser.
+ * same string to any JSON parser. `jsonText`, the same indented, serves the
+ * commands whose whole output is JSON (`token create`, `token list`).
  */
 /** DEL, the C1 controls and the bidirectional controls: what JSON.stringify leaves raw. */
 const rawInJson = '\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069'
@@ -52,7 +53,17 @@ export function shownText (text: string): string {
   return text.replace(needsEscape, escapeOne)
 }
 
+/** JSON text with the characters JSON.stringify leaves raw written as `\uHHHH` (they occur only inside its strings). */
+function escapedJson (json: string): string {
+  return json.replace(escapedInJson, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** One line of `--json` output: exact JSON, with no raw control character in it. */
 export function jsonLine (value: unknown): string {
-  return JSON.stringify(value).replace(escapedInJson, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return escapedJson(JSON.stringify(value))
+}
+
+/** JSON indented by two spaces, as exact and as safe as `jsonLine`. */
+export function jsonText (value: unknown): string {
+  return escapedJson(JSON.stringify(value, null, 2))
 }

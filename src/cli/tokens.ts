@@ -7,6 +7,8 @@
  * `create` prints, once, JSON with the token's `id`, its value `token`, and
  * its S3 pair (`accessKeyId` = the id, `secretAccessKey` = hex SHA-256 of the
  * value); nothing else keeps the value. `list` prints JSON without secrets.
+ * A name is anyone's text: its C1 and bidirectional controls are written as
+ * `\uHHHH` escapes (terminal-text.ts), the same JSON, never raw.
  * Bad values (a permission that is not one of the four, an `--expires` that is
  * neither a date nor a duration, or in the past) are refused as commander
  * refuses any bad option value; the engine's own checks (a name, bucket
@@ -15,6 +17,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { isArgumentError, looksLikeTokenValue, parseExpiry, permissions, type BucketRegistry, type Permission } from '../bucket/index.js'
 import { catalogOption, dataOption } from '../doors/command-options.js'
+import { jsonText } from './terminal-text.js'
 
 /** What the commands need from the composition root. */
 export interface TokenCommandWiring {
@@ -79,7 +82,7 @@ export function registerTokenCommands (program: Command, wiring: TokenCommandWir
           buckets: options.bucket,
           expiresOn: options.expires ?? null
         }))
-        console.log(JSON.stringify(created, null, 2))
+        console.log(jsonText(created))
       })
     })
   token.command('list')
@@ -87,7 +90,7 @@ export function registerTokenCommands (program: Command, wiring: TokenCommandWir
     .addOption(dataOption())
     .addOption(catalogOption())
     .action(async (options: Where) => {
-      console.log(JSON.stringify(await withRegistry(wiring, options, async registry => await registry.tokens.list()), null, 2))
+      console.log(jsonText(await withRegistry(wiring, options, async registry => await registry.tokens.list())))
     })
   token.command('revoke <id>')
     .description('revoke a token: its bearer value, its key pair and its temporary credentials stop working')

@@ -13,7 +13,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
-import { fileKind, filesByKey } from '../local-files.js'
+import { fileKind, filesByKey, refuseStoreDestination } from '../local-files.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, keyUnderPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { downloadToStream, uploadStream } from '../transfer.js'
@@ -69,6 +69,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     return [{ kind: 'upload', file: source.path, size: found.size, bucket: destination.bucket, key: destinationKey(destination, path.basename(source.path)) }]
   }
   if (source.kind === 'remote' && destination.kind === 'local') {
+    await refuseStoreDestination(destination.path)
     if (recursive) {
       return await stepsFromPrefix(context, source, (object, relative) => {
         if (localPathFor(destination.path, relative) === null) return null

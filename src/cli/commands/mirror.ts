@@ -22,7 +22,7 @@ import { keptForm } from '../../bucket/index.js'
 import { CliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { bytesMatchEtag } from '../etag.js'
-import { fileKind, filesByKey, makeDirectory, readLocal, type LocalFile, type Unreadable } from '../local-files.js'
+import { fileKind, filesByKey, makeDirectory, readLocal, refuseStoreDestination, type LocalFile, type Unreadable } from '../local-files.js'
 import { directoryPrefix, isFolderMarker, keyUnderPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll, type RemoteObject } from '../transport.js'
@@ -112,6 +112,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     return steps
   }
   if (source.kind === 'remote' && destination.kind === 'local') {
+    await refuseStoreDestination(destination.path)
     const have = await sourceEntries(context, source, options)
     const there = await localEntries(destination.path, null)
     const prefix = directoryPrefix(source.key)
@@ -124,7 +125,8 @@ async function plan (context: CommandContext, source: Location, destination: Loc
       }
       const file = there.get(kept)
       if (file !== undefined && await sameFile(file, object, options.partSize)) continue
-      steps.push({ kind: 'download', bucket: source.bucket, object, file: path.join(destination.path, ...relative.split('/')), root: destination.path })
+      // A file of the key's other Unicode spelling is the key's file: replaced where it is, not left beside a second one.
+      steps.push({ kind: 'download', bucket: source.bucket, object, file: file?.path ?? path.join(destination.path, ...relative.split('/')), root: destination.path })
     }
     if (options.delete) {
       // A file under a link to a directory is not the destination's own: it may live outside it.

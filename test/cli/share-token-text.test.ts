@@ -1,0 +1,85 @@
+/**
+ * The text of `share` and of the token commands shows no raw control
+ * character: a refusal's line escapes what it quotes, the token commands'
+ * JSON writes C1 and bidirectional controls as `\uHHHH`, and the curl
+ * command writes a bidirectional control of its file name as bytes in
+ * `$'…'`, which a shell reads back as the same name.
+ */
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { pasteableLine } from '../../src/cli/share.js'
+import { jsonText } from '../../src/cli/terminal-text.js'
+import { curlCommand } from '../../src/doors/share-links.js'
+import { openRegistry } from '../../src/index.js'
+import { testdir } from '../testdir.js'
+import { runBin } from './fixture.js'
+
+/** The characters never printed raw (terminal-text.ts). */
+const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
+
+/** The words bash reads from `line`, each printed by printf as it is. */
+async function wordsOf (line: string): Promise<string[]> {
+  return await new Promise((resolve, reject) => {
+    execFile('bash', ['-c', `printf '%s\\0' ${line}`], (err, stdout) => {
+      if (err !== null) reject(new Error(err.message))
+      else resolve(stdout.split('\0').slice(0, -1))
+    })
+  })
+}
+
+t.test('the curl command: bidirectional controls as bytes, the same words to bash', async t => {
+  const url = 'http://h/b/k?X-Amz-Signature=0'
+  const keys = ['invoice\u202efdp.exe', "it's\u2066x\u2069.txt", 'red\u001b[31m\u202e.txt', 'a\\b\u200f', 'plain.txt']
+  for (const key of keys) {
+    const line = pasteableLine(curlCommand('GET', key, url))
+    t.notMatch(line, raw, `${JSON.stringify(key)}: nothing raw`)
+    t.same((await wordsOf(line.replace(/^curl /, ''))), ['-o', key, url], `${JSON.stringify(key)}: bash reads the same file name`)
+  }
+  t.equal(pasteableLine(curlCommand('GET', 'invoice\u202efdp.exe', url)), `curl -o 'invoice'$'\\xe2\\x80\\xae''fdp.exe' '${url}'`)
+  t.equal(pasteableLine(curlCommand('GET', 'plain.txt', url)), curlCommand('GET', 'plain.txt', url), 'a plain line unchanged')
+})
+
+t.test('jsonText: indented, exact, nothing raw', async t => {
+  const value = { name: 'x\u202e\u009b\u007fy', n: 1 }
+  const text = jsonText(value)
+  t.notMatch(text, raw)
+  t.same(JSON.parse(text), value)
+  t.equal(text, JSON.stringify(value, null, 2).replace('x\u202e\u009b\u007fy', 'x\\u202e\\u009b\\u007fy'))
+})
+
+t.test('share and token output through the command line', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  await registry.close()
+  const work = path.join(dataDir, '..', `${path.basename(dataDir)}-work`)
+  await fsp.mkdir(work, { recursive: true })
+  t.teardown(async () => { await fsp.rm(work, { recursive: true, force: true }) })
+
+  const named = await runBin(['token', 'create', '--name', 'ci\u202eevil', '--permission', 'object-read-only', '--data', dataDir], { cwd: work })
+  t.equal(named.code, 0, named.stderr)
+  t.notMatch(named.out, raw, 'token create: nothing raw')
+  t.match(named.out, '"name": "ci\\u202eevil"')
+  t.equal((JSON.parse(named.out) as { name: string }).name, 'ci\u202eevil', 'the same name to a JSON parser')
+  const listed = await runBin(['token', 'list', '--data', dataDir], { cwd: work })
+  t.notMatch(listed.out, raw, 'token list: nothing raw')
+  t.equal((JSON.parse(listed.out) as Array<{ name: string }>)[0].name, 'ci\u202eevil')
+
+  const shared = await runBin(['share', 'fsb://photos/dir/invoice\u202efdp.exe', '--data', dataDir], { cwd: work })
+  t.equal(shared.code, 0, shared.stderr)
+  t.notMatch(shared.out + shared.stderr, raw, 'share: nothing raw')
+  t.match(shared.out, /\ncurl -o 'invoice'\$'\\xe2\\x80\\xae''fdp\.exe' 'http/)
+
+  const refusals: Array<[string, string]> = [
+    ['fsb://photos/dir\u202e/', 'fsbucket: share fsb://photos/dir\\u202e/: expected an object'],
+    ['fsb://nob\u009bucket/a', 'fsbucket: share fsb://nob\\u009bucket/a: ']
+  ]
+  for (const [target, shown] of refusals) {
+    const refused = await runBin(['share', target, '--data', dataDir], { cwd: work })
+    t.equal(refused.code, 1, JSON.stringify(target))
+    t.notMatch(refused.stderr, raw, `${JSON.stringify(target)}: the refusal shows nothing raw`)
+    t.ok(refused.stderr.startsWith(shown), refused.stderr)
+  }
+})
