@@ -47,9 +47,11 @@ function encodeHeaderValue (value: string): string {
 
 /**
  * Headers asking for what this server does not do: encryption with KMS,
- * and Object Lock. Acting on the rest of such a request would store
- * plaintext a client believes encrypted, or a deletable object it believes
- * locked: NotImplemented instead, as for the sub-resources.
+ * and Object Lock, object tags (`x-amz-tagging`) and website redirects.
+ * Acting on the rest of such a request would store plaintext a client
+ * believes encrypted, a deletable object it believes locked, or an object
+ * without the tags it believes it has: NotImplemented instead, as for the
+ * sub-resources (an empty value asks for nothing and is taken).
  * `x-amz-server-side-encryption: AES256` (SSE-S3, the default
  * GetBucketEncryption answers) is accepted; SSE-C's headers are read by the
  * operations that take them (ssec.ts), and are InvalidArgument beside
@@ -69,6 +71,10 @@ export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
     }
     if (name.startsWith('x-amz-object-lock-') || (name === 'x-amz-bucket-object-lock-enabled' && single(headers, name)?.trim().toLowerCase() === 'true')) {
       throw new S3Error('NotImplemented', `${name}: Object Lock is not supported by this server.`)
+    }
+    // Tags and a website redirect would be dropped: a client relying on them (a tag-driven rule elsewhere) is told.
+    if ((name === 'x-amz-tagging' || name === 'x-amz-website-redirect-location') && (single(headers, name)?.trim() ?? '') !== '') {
+      throw new S3Error('NotImplemented', `${name}: ${name === 'x-amz-tagging' ? 'object tagging' : 'website redirects'} is not supported by this server.`)
     }
   }
   const sse = single(headers, 'x-amz-server-side-encryption')?.trim()

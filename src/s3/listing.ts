@@ -119,7 +119,8 @@ export async function listObjectsV1 (ctx: S3Context): Promise<void> {
   const marker = param(ctx, 'marker') || undefined
   const markerIsPrefix = marker !== undefined && delimiter !== undefined && marker.startsWith(prefix) &&
     marker.indexOf(delimiter, prefix.length) === marker.length - delimiter.length
-  const limit = markerIsPrefix ? Math.min(maxKeys + 1, MAX_LIST_LIMIT) : maxKeys
+  // max-keys 0 asks for an empty page, never truncated (a paginator would find no NextMarker to go on from).
+  const limit = markerIsPrefix && maxKeys > 0 ? Math.min(maxKeys + 1, MAX_LIST_LIMIT) : maxKeys
   const listed = await page(ctx, { prefix, delimiter, startAfter: marker, limit })
   let entries = listed.entries
   let truncated = listed.truncated

@@ -308,8 +308,9 @@ export async function listParts (ctx: S3Context): Promise<void> {
   const marker = Number(markerText)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const listed = await upload.listParts({ partNumberMarker: marker, limit: Math.max(limit, 1), ...ssecOption(ctx.request.headers) })
+  // max-parts 0 asks for an empty page, never truncated: its NextPartNumberMarker would be the marker given, and a loop following it never ends.
   const parts = limit === 0 ? [] : listed.parts
-  const truncated = limit === 0 ? listed.parts.length > 0 : listed.truncated
+  const truncated = limit !== 0 && listed.truncated
   await sendXml(ctx, 200, 'ListPartsResult', {
     Bucket: ctx.bucketName,
     Key: ctx.key,

@@ -4,7 +4,7 @@ import {
   CreateBucketCommand, DeleteBucketCommand, DeleteBucketCorsCommand, DeleteBucketLifecycleCommand, GetBucketCorsCommand,
   GetBucketEncryptionCommand, GetBucketLifecycleConfigurationCommand, GetBucketLocationCommand, HeadBucketCommand,
   ListBucketsCommand, ListObjectsCommand, ListObjectsV2Command, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand,
-  PutObjectCommand, paginateListBuckets, paginateListObjectsV2
+  PutObjectCommand, paginateListBuckets, paginateListObjectsV2, CreateMultipartUploadCommand, UploadPartCommand, ListPartsCommand
 } from '@aws-sdk/client-s3'
 import { raw, rejection, s3Server, type RawAnswer } from './fixture.js'
 import { s3AccessPolicy } from '../../src/s3/index.js'
@@ -156,6 +156,20 @@ t.test('ListObjects (V1): marker and NextMarker never repeat a common prefix', a
   const flat = await s3.send(new ListObjectsCommand({ Bucket: 'photos', Marker: 'b/1' }))
   t.same(flat.Contents?.map(c => c.Key), ['c', 'd/1'])
   t.equal(flat.IsTruncated, false)
+  // max-keys 0 is an empty page, never truncated, a common prefix for marker or not (a paginator would find no NextMarker).
+  for (const Marker of ['a/', 'b']) {
+    const none = await s3.send(new ListObjectsCommand({ Bucket: 'photos', Delimiter: '/', MaxKeys: 0, Marker }))
+    t.same([none.Contents, none.CommonPrefixes, none.IsTruncated], [undefined, undefined, false], `max-keys 0 after ${Marker}`)
+  }
+})
+
+t.test('ListParts with max-parts 0: an empty page, never truncated (a loop following it would never end)', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client({ requestChecksumCalculation: 'WHEN_REQUIRED' })
+  const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: 'photos', Key: 'parted' }))
+  await s3.send(new UploadPartCommand({ Bucket: 'photos', Key: 'parted', UploadId, PartNumber: 1, Body: 'part' }))
+  const none = await s3.send(new ListPartsCommand({ Bucket: 'photos', Key: 'parted', UploadId, MaxParts: 0 }))
+  t.same([none.Parts, none.IsTruncated], [undefined, false])
 })
 
 t.test('CORS on the S3 port: an unsigned preflight does not tell a missing bucket from one without a matching rule', async t => {

@@ -53,13 +53,15 @@ t.test('a session token this server did not make is InvalidToken, even beside a 
   t.equal(await bodyOf(server, 'k'), null)
 })
 
-t.test('SSE-KMS and Object Lock are NotImplemented, never silently ignored', async t => {
+t.test('SSE-KMS, Object Lock, object tags and website redirects are NotImplemented, never silently ignored', async t => {
   const server = await s3Server(t)
   const cases: Array<[string, Record<string, string>]> = [
     ['kms', { 'x-amz-server-side-encryption': 'aws:kms' }],
     ['kms-key', { 'x-amz-server-side-encryption-aws-kms-key-id': 'arn:aws:kms:us-east-1:1:key/x' }],
     ['lock', { 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '2099-01-01T00:00:00Z' }],
-    ['hold', { 'x-amz-object-lock-legal-hold': 'ON' }]
+    ['hold', { 'x-amz-object-lock-legal-hold': 'ON' }],
+    ['tags', { 'x-amz-tagging': 'team=blue' }],
+    ['redirect', { 'x-amz-website-redirect-location': '/elsewhere' }]
   ]
   for (const [key, headers] of cases) {
     const answer = await raw(server, 'PUT', `/photos/${key}`, headers, 'secret')
@@ -77,6 +79,7 @@ t.test('SSE-KMS and Object Lock are NotImplemented, never silently ignored', asy
   t.match(bogus.body, /<Code>InvalidArgument<\/Code>/)
   const sseS3 = await raw(server, 'PUT', '/photos/aes', { 'x-amz-server-side-encryption': 'AES256' }, 'x')
   t.equal(sseS3.status, 200, 'AES256 (SSE-S3, the answered default) is accepted')
+  t.equal((await raw(server, 'PUT', '/photos/untagged', { 'x-amz-tagging': '' }, 'x')).status, 200, 'an empty x-amz-tagging asks for no tag')
 })
 
 t.test('canned ACLs and grants are accepted and ignored, as the hosted service does: the bucket\'s setting alone makes objects public', async t => {
