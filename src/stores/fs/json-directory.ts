@@ -171,10 +171,26 @@ interface Journal {
   removes: string[]
 }
 
-/** Carries out a journal left by a change that did not finish (a crash, a failure after its commit point). */
+/**
+ * Carries out a journal left by a change that did not finish (a crash, a
+ * failure after its commit point). One that is not this code's (edited,
+ * damaged, or naming a path outside the directory) is never acted on: the
+ * change fails naming the file, for the operator to mend or remove.
+ */
 async function finishJournal (dir: string, fsync: boolean): Promise<void> {
-  const journal = await readJson<Journal | null>(path.join(dir, JOURNAL), null)
-  if (journal !== null) await carryOut(dir, journal, fsync)
+  const file = path.join(dir, JOURNAL)
+  const journal = await readJson<unknown>(file, null).catch(() => undefined)
+  if (journal === null) return
+  if (!isJournal(journal, dir)) throw storageFailure('StorageIoError', `finishing the change its journal records: ${file} is not a journal of this directory`, { path: file })
+  await carryOut(dir, journal, fsync)
+}
+
+function isJournal (value: unknown, dir: string): value is Journal {
+  const inside = (name: unknown): boolean => typeof name === 'string' && name !== '' && !path.isAbsolute(name) &&
+    !path.relative(dir, path.resolve(dir, name)).startsWith('..')
+  const journal = value as Partial<Journal> | undefined
+  return Array.isArray(journal?.renames) && Array.isArray(journal.removes) && journal.removes.every(inside) &&
+    journal.renames.every(pair => Array.isArray(pair) && pair.length === 2 && inside(pair[0]) && inside(pair[1]))
 }
 
 /** Renames and removes what `journal` names (a temporary already renamed is skipped), then removes the journal. */

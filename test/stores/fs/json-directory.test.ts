@@ -117,3 +117,17 @@ t.test('a change that stopped after its commit point is finished by the next cha
   t.equal(await documents.read('gone.json', null), null, 'and the removal is made')
   t.same((await fsp.readdir(dir)).filter(name => name === 'commit.journal'), [], 'the journal is gone')
 })
+
+t.test('a journal that is not this code\'s (damaged, or naming a path outside the directory) is never acted on', async t => {
+  const work = testdir(t)
+  const dir = path.join(work, 'state')
+  const documents = new JsonDirectory(dir, { fsync: false })
+  await documents.transaction(async tx => { Object.assign(await tx.load('a.json', {}), { n: 1 }) })
+  await fsp.writeFile(path.join(work, 'outside.txt'), 'kept')
+  for (const journal of ['{"renames": [', JSON.stringify({ renames: [], removes: ['../outside.txt'] }), JSON.stringify({ renames: [['a.json', '/tmp/x']], removes: [] })]) {
+    await fsp.writeFile(path.join(dir, 'commit.journal'), journal)
+    await t.rejects(documents.transaction(async tx => { Object.assign(await tx.load('a.json', {}), { n: 2 }) }), { message: /commit\.journal is not a journal of this directory/ }, journal)
+  }
+  t.equal(await fsp.readFile(path.join(work, 'outside.txt'), 'utf8'), 'kept', 'nothing outside the directory was touched')
+  t.same(await documents.read('a.json', null), { n: 1 })
+})
