@@ -70,4 +70,7 @@ t.test('the hosted policy shape: a group named by an id and a name must be one g
   t.same(await registry.tokens.list(), [], 'nothing was made')
   const agreeing = await call(app, 'POST', '/user/tokens', { name: 'p', policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [{ id: 'object-read-only', name: 'Workers R2 Storage Bucket Item Read' }] }] })
   t.same([agreeing.status, agreeing.body.result.permission, agreeing.body.result.buckets], [200, 'object-read-only', null], 'an id and its own name make the token asked for')
+  // The hosted API's clients send its hex group id beside the name: the name decides.
+  const hosted = await call(app, 'POST', '/user/tokens', { name: 'h', policies: [{ effect: 'allow', resources: { [account]: '*' }, permission_groups: [{ id: '2efd5506f9c8494dacb1fa10a3e7d5b6', name: 'Workers R2 Storage Bucket Item Write' }] }] })
+  t.same([hosted.status, hosted.body.result?.permission], [200, 'object-read-write'], 'a hosted id beside a name')
 })
