@@ -135,15 +135,21 @@ export class JsonTransaction implements DocumentTransaction {
       return
     }
     const journal: Journal = { renames: [], removes: removed }
+    const file = path.join(this.#dir, JOURNAL)
+    let committed = false
     try {
       for (const [name, value] of changed) {
         const temp = await stageFile(await this.#prepared(name), JSON.stringify(value, null, 2) + '\n', { fsync, mode, beforeRename: await this.#later(name) })
         journal.renames.push([path.relative(this.#dir, temp), name])
       }
-      await writeJsonAtomic(path.join(this.#dir, JOURNAL), journal, { fsync, mode })
+      const staged = await stageFile(file, JSON.stringify(journal, null, 2) + '\n', { fsync, mode })
+      await fsp.rename(staged, file).catch(async (err: unknown) => { await fsp.rm(staged, { force: true }).catch(() => {}); throw err })
+      // The commit point: from here the journal names the temporaries, which go only by its renames (now, or by the next change).
+      committed = true
+      if (fsync) await fsyncDirectory(this.#dir)
     } catch (err) {
-      for (const [temp] of journal.renames) await fsp.rm(path.join(this.#dir, temp), { force: true }).catch(() => {})
-      throw err
+      if (!committed) for (const [temp] of journal.renames) await fsp.rm(path.join(this.#dir, temp), { force: true }).catch(() => {})
+      throw storageError(err, `writing ${JOURNAL}`, file)
     }
     await carryOut(this.#dir, journal, fsync)
   }

@@ -131,3 +131,30 @@ t.test('a journal that is not this code\'s (damaged, or naming a path outside th
   t.equal(await fsp.readFile(path.join(work, 'outside.txt'), 'utf8'), 'kept', 'nothing outside the directory was touched')
   t.same(await documents.read('a.json', null), { n: 1 })
 })
+
+t.test('a failure after the journal is in place (its directory\'s sync) keeps what it names: the next change finishes it whole', async t => {
+  const dir = testdir(t)
+  const documents = new JsonDirectory(dir, { fsync: true })
+  await documents.transaction(async tx => {
+    Object.assign(await tx.load('zones.json', {}), { zones: ['z1'] })
+    Object.assign(await tx.load('zones/z1.json', {}), { records: ['r'] })
+  })
+  // The directory's sync fails once the journal exists (EIO), in a change that edits one document and removes another.
+  const open = fsp.open
+  let failed = false
+  ;(fsp as { open: typeof fsp.open }).open = async function (this: unknown, ...args: Parameters<typeof fsp.open>) {
+    if (!failed && args[0] === dir && args[1] === 'r' && await fsp.stat(path.join(dir, 'commit.journal')).then(() => true, () => false)) {
+      failed = true
+      throw Object.assign(new Error('EIO: injected'), { code: 'EIO', syscall: 'open', path: dir })
+    }
+    return await open.apply(this, args)
+  }
+  t.teardown(() => { (fsp as { open: typeof fsp.open }).open = open })
+  await t.rejects(documents.transaction(async tx => {
+    Object.assign(await tx.load('zones.json', {}), { zones: [] })
+    tx.remove('zones/z1.json')
+  }))
+  t.ok(failed, 'the sync failed after the journal was in place')
+  await documents.transaction(async tx => { Object.assign(await tx.load('other.json', {}), { n: 1 }) })
+  t.same([await documents.read('zones.json', null), await documents.read('zones/z1.json', null)], [{ zones: [] }, null], 'the change is whole: the zone gone with its records')
+})
