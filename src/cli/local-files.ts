@@ -206,9 +206,12 @@ async function refuseLinks (root: string, dir: string): Promise<void> {
   let at = path.resolve(root)
   for (const segment of path.relative(at, path.resolve(dir)).split(path.sep).filter(s => s !== '')) {
     at = path.join(at, segment)
+    // fsbucket's own directories, below the destination too (a key `data/b/.fsbucket/x` of a mirrored backup).
+    if (segment === '.fsbucket') throw new CliError(`${at} is fsbucket's own directory: nothing is written there`)
     const info = await lstat(at).catch(() => null)
     if (info === null) return
     if (info.isSymbolicLink()) throw new CliError(`${at} is a symbolic link: it may lead outside ${root}, so nothing is written through it`)
+    if (await holdsStore(at)) throw new CliError(`${at} is an fsbucket data directory or bucket directory: nothing is written there`)
   }
 }
 

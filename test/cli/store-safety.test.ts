@@ -56,6 +56,25 @@ t.test('a download into the data directory is refused', async t => {
     t.match(refused.stderr, /inside fsbucket's data directory/)
   }
   t.same((await fsp.readdir(data)).sort(), ['.fsbucket', 'www'], 'no bucket was made of a download')
+
+  // A data directory below the destination: keys of a backup that name the store's own files are refused, item by item.
+  await fsp.mkdir(path.join(work, 'dest'))
+  await fsp.rename(data, path.join(work, 'dest', 'data'))
+  const moved = path.join(work, 'dest', 'data')
+  const other = path.join(work, 'other')
+  const registry = await openRegistry(other, { fsync: false })
+  await registry.create('src')
+  const source = (await registry.open('src'))!
+  await source.put('data/www/.fsbucket/format.json', 'not a format')
+  await source.put('data/newbucket/f', 'a new bucket')
+  await source.put('plain.txt', 'plain')
+  await registry.close()
+  const copied = await runBin(['cp', '-r', 'fsb://src', 'dest', '--data', other], { cwd: work })
+  t.equal(copied.code, 1)
+  t.match(copied.stderr, /is an fsbucket data directory or bucket directory: nothing is written there/)
+  t.equal(await fsp.readFile(path.join(work, 'dest', 'plain.txt'), 'utf8'), 'plain', 'the other keys are written')
+  t.same((await fsp.readdir(moved)).sort(), ['.fsbucket', 'www'], 'no bucket was made in the store below')
+  t.notMatch(await fsp.readFile(path.join(moved, 'www', '.fsbucket', 'format.json'), 'utf8'), /not a format/, 'and its files are as they were')
 })
 
 t.test('a file a download replaces keeps its mode; a link the user names is written through; a pipe is written into', async t => {
