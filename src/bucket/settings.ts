@@ -81,7 +81,8 @@ export function uploadMaxAgeFromLifecycle (lifecycle: unknown): number | undefin
   if (!Array.isArray(rules)) return undefined
   let smallest: number | undefined
   for (const rule of rules as Array<Record<string, any>>) {
-    if (rule?.enabled === false) continue
+    // Enabled only when `enabled` is true, as the sweep reads a stored rule (lifecycle.ts).
+    if (rule?.enabled !== true) continue
     const prefix = rule?.conditions?.prefix
     if (typeof prefix === 'string' && prefix !== '') continue
     const condition = rule?.abortMultipartUploadsTransition?.condition

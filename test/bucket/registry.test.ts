@@ -36,6 +36,7 @@ t.test('upload abort age from a lifecycle document', async t => {
     ['one rule', { rules: [abort(3600)] }, 3600_000],
     ['smallest wins', { rules: [abort(7200), abort(60)] }, 60_000],
     ['disabled rule ignored', { rules: [abort(60, { enabled: false }), abort(600)] }, 600_000],
+    ['a rule whose enabled is no boolean is ignored, as the sweep ignores it', { rules: [abort(60, { enabled: 'false' }), abort(600)] }, 600_000],
     ['empty prefix applies', { rules: [abort(60, { conditions: { prefix: '' } })] }, 60_000],
     ['prefix rule ignored', { rules: [abort(60, { conditions: { prefix: 'tmp/' } })] }, undefined],
     ['other condition type ignored', { rules: [{ enabled: true, abortMultipartUploadsTransition: { condition: { type: 'Date', date: 'x' } } }] }, undefined],
