@@ -82,6 +82,8 @@ const frameworkErrors: Record<string, DoorErrorName> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'BodyTooLarge',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UnsupportedMediaType',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'InvalidHeader',
+  // A method that must carry a body (QUERY) sent without Content-Type.
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'InvalidHeader',
   FST_ERR_NOT_FOUND: 'NoSuchRoute',
   FST_PARTS_LIMIT: 'BodyTooLarge',
   FST_FILES_LIMIT: 'BodyTooLarge',

@@ -142,6 +142,7 @@ export interface S3ErrorReply {
 const frameworkErrors: Record<string, S3ErrorCode> = {
   FST_ERR_BAD_URL: 'InvalidArgument',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'IncompleteBody',
+  FST_ERR_ROUTE_MISSING_CONTENT_TYPE: 'InvalidRequest',
   FST_ERR_CTP_BODY_TOO_LARGE: 'EntityTooLarge'
 }
 

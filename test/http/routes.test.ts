@@ -557,6 +557,8 @@ t.test('missing buckets, wrong methods, bad input', async t => {
   t.same([propfind.statusCode, errorCode(propfind), propfind.headers.allow], [405, 40500, 'GET, HEAD, PUT, POST, DELETE, OPTIONS'], 'PROPFIND of an object: 405 naming what it takes')
   t.same([(await app.inject({ method: 'MKCOL' as 'GET', url: '/photos/', headers: auth })).headers.allow], ['GET, HEAD, POST, OPTIONS'], 'MKCOL of a bucket: what a bucket takes')
   t.equal(errorCode(await app.inject({ method: 'PROPFIND' as 'GET', url: '/Not_A_Bucket/key', headers: auth })), 10006, 'a segment that names no bucket: 404, whatever the method')
+  const query = await app.inject({ method: 'QUERY' as 'GET', url: '/photos/key', headers: auth })
+  t.same([query.statusCode, errorCode(query)], [400, 40003], 'QUERY without Content-Type: the client\'s mistake, not a 500')
   // A listing's error names the binding's operation, as the library's list() would.
   const noListing = await app.inject({ method: 'GET', url: '/nothing-here/', headers: auth })
   t.equal(errorCode(noListing), 10006)

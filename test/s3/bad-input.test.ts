@@ -397,3 +397,10 @@ t.test('XML bodies over their document\'s cap are MaxMessageLengthExceeded; over
   t.match(budget.body, /at most 10000 elements/)
   await stillServing(t, server)
 })
+
+t.test('a QUERY without Content-Type is InvalidRequest, not an internal error', async t => {
+  const server = await s3Server(t)
+  const answer = await raw(server, 'QUERY', '/photos/k')
+  t.equal(answer.status, 400)
+  t.match(answer.body, /<Code>InvalidRequest<\/Code>/)
+})
