@@ -57,7 +57,11 @@ export async function refuseMethod (scope: RouteScope, request: FastifyRequest, 
  */
 export async function refusalCors (scope: RouteScope, request: FastifyRequest, reply: FastifyReply, name: string, servedPublicly: boolean): Promise<void> {
   const info = await scope.registry.info(name)
-  const publicRead = servedPublicly || scope.publicBuckets.has(name) || info?.settings.public === true
+  setCorsHeaders(request, reply, info, servedPublicly || scope.publicBuckets.has(name) || info?.settings.public === true)
+}
+
+/** The answer's CORS headers (and Vary) by the bucket's rules, as they apply to a read served publicly or not. */
+function setCorsHeaders (request: FastifyRequest, reply: FastifyReply, info: BucketInfo | null, publicRead: boolean): void {
   reply.headers(corsHeaders(effectiveCorsRules(info?.settings.cors ?? null, publicRead), request.headers.origin, request.method))
 }
 
@@ -111,8 +115,7 @@ export async function enter (scope: RouteScope, request: FastifyRequest, reply: 
   const info = await registry.info(name)
   const publicRead = access === 'public' ||
     (access === 'read' && (publicBuckets.has(name) || info?.settings.public === true))
-  const rules = effectiveCorsRules(info?.settings.cors ?? null, publicRead)
-  reply.headers(corsHeaders(rules, request.headers.origin, request.method))
+  setCorsHeaders(request, reply, info, publicRead)
   // A HEAD's refusal is its GET's, word for word: its Content-Length announces the body the GET would send. A listing's is the binding's `list`.
   const operation = action === 'objects:list' ? 'list' : request.method === 'HEAD' ? 'get' : request.method.toLowerCase()
   if (!publicRead) {
