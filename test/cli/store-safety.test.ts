@@ -114,4 +114,13 @@ t.test('a directory that cannot be read fails its own items only: the others are
   const listed = await runBin(['ls', '-r', 'fsb://www/two/', '--data', data], { cwd: work })
   t.match(listed.out, /two\/a\.txt/, 'the others are copied')
   t.match(listed.out, /two\/locked\/b\.txt/)
+
+  // mirror --delete removes nothing under what the walk left out: it is not missing from the source.
+  const registry = await openRegistry(data, { fsync: false })
+  await (await registry.open('www'))!.put('two/zz/backed-up.txt', 'kept')
+  await registry.close()
+  const mirrored = await runBin(['mirror', '--delete', 'src', 'fsb://www/two', '--data', data], { cwd: work })
+  t.equal(mirrored.code, 1)
+  t.notMatch(mirrored.out, /remove:/, 'nothing removed')
+  t.match((await runBin(['ls', '-r', 'fsb://www/two/', '--data', data], { cwd: work })).out, /two\/zz\/backed-up\.txt/, 'the keys under the unreadable directory stay')
 })

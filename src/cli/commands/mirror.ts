@@ -98,7 +98,14 @@ async function localEntries (dir: string, source: { unreadable: Unreadable, dele
 async function plan (context: CommandContext, source: Location, destination: Location, options: MirrorOptions): Promise<Step[]> {
   const steps: Step[] = []
   if (source.kind === 'local' && destination.kind === 'remote') {
-    const have = await localEntries(source.path, { unreadable: context.report, delete: options.delete })
+    // What the walk left out (a directory it could not read, a store, a name no key can have) is not missing from
+    // the source: --delete keeps its keys, whatever is under it.
+    const leftOut: string[] = []
+    const unreadable: Unreadable = (file, err) => {
+      leftOut.push(keptForm(path.relative(source.path, file).split(path.sep).join('/')))
+      context.report(file, err)
+    }
+    const have = await localEntries(source.path, { unreadable, delete: options.delete })
     const there = await remoteEntries(context, destination)
     const prefix = directoryPrefix(destination.key)
     for (const [kept, file] of have) {
@@ -107,7 +114,8 @@ async function plan (context: CommandContext, source: Location, destination: Loc
       steps.push({ kind: 'upload', file: file.path, size: file.size, bucket: destination.bucket, key: `${prefix}${file.relative}` })
     }
     if (options.delete) {
-      for (const [kept, object] of there) if (!have.has(kept)) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
+      const keptBack = (kept: string): boolean => leftOut.some(out => kept === out || kept.startsWith(`${out}/`))
+      for (const [kept, object] of there) if (!have.has(kept) && !keptBack(kept)) steps.push({ kind: 'remove', bucket: destination.bucket, key: object.key })
     }
     return steps
   }
