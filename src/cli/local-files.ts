@@ -97,7 +97,10 @@ async function holdsStore (dir: string): Promise<boolean> {
  * or shadow the store's readable view. Write through the buckets instead.
  */
 export async function refuseStoreDestination (dir: string): Promise<void> {
-  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+  // Judged where the destination really is: a link to a directory of the store (`view -> data/b/x`) is the store's.
+  let current = path.resolve(dir)
+  while (await lstat(current).then(() => false, () => true) && path.dirname(current) !== current) current = path.dirname(current)
+  for (current = await realpath(current).catch(() => current); ; current = path.dirname(current)) {
     if (await holdsStore(current)) throw new CliError(`${dir} is inside fsbucket's data directory ${current}: write there through its buckets (fsb://)`)
     if (path.dirname(current) === current) return
   }
@@ -237,7 +240,9 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
   }
   const there = await replaced(file, root === undefined)
   if (there.into) {
-    await pipeline(body, through, createWriteStream(there.file, { flags: 'w' }))
+    // The process's own descriptor is written as it is (a `>>` appends), never opened again and truncated.
+    const fd = ownDescriptor(file)
+    await pipeline(body, through, fd === undefined ? createWriteStream(there.file, { flags: 'w' }) : createWriteStream('', { fd, autoClose: false }))
     return
   }
   file = there.file
@@ -270,6 +275,15 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
   }
 }
 
+/** The descriptor `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` or `/proc/self/fd/N` names, or undefined. */
+function ownDescriptor (file: string): number | undefined {
+  const named = path.resolve(file)
+  if (named === '/dev/stdout') return 1
+  if (named === '/dev/stderr') return 2
+  const n = /^\/(?:dev|proc\/self)\/fd\/(\d+)$/.exec(named)?.[1]
+  return n === undefined ? undefined : Number(n)
+}
+
 /**
  * How a download replaces what is at `file`: the file to rename over (a
  * link the user named is followed to it) and its mode, or `into`: a pipe,
@@ -279,6 +293,8 @@ export async function writeLocal (file: string, body: Readable, through: Transfo
 async function replaced (file: string, named: boolean): Promise<{ file: string, mode?: number, into?: boolean }> {
   const link = await lstat(file).catch(() => null)
   if (link === null) return { file }
+  // `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`: a descriptor of the process, written into (its shell's redirection kept), never replaced.
+  if (named && link.isSymbolicLink() && /^\/(dev|proc)\//.test(path.resolve(file))) return { file, into: true }
   const info = link.isSymbolicLink() && named ? await stat(file).catch(() => null) : link
   if (info === null) return { file } // a dangling link: replaced
   if (info.isFile()) return { file: info === link ? file : await realpath(file), mode: info.mode & 0o7777 }

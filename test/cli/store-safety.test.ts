@@ -12,7 +12,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { openRegistry } from '../../src/index.js'
 import { testdir } from '../testdir.js'
-import { runBin } from './fixture.js'
+import { bin, runBin } from './fixture.js'
 
 /** A work directory holding the data directory `data` with bucket `www` (`site/index.html`, `photos/cat.jpg`). */
 async function workWithStore (t: Test): Promise<{ work: string, data: string }> {
@@ -56,6 +56,12 @@ t.test('a download into the data directory is refused', async t => {
     t.match(refused.stderr, /inside fsbucket's data directory/)
   }
   t.same((await fsp.readdir(data)).sort(), ['.fsbucket', 'www'], 'no bucket was made of a download')
+  // A link into the store is the store.
+  await fsp.symlink(path.join(data, 'www', 'site'), path.join(work, 'viewlink'))
+  const throughLink = await runBin(['cp', 'fsb://www/site/index.html', 'viewlink/planted.txt', '--data', data], { cwd: work })
+  t.equal(throughLink.code, 1, 'a download through a link into the store is refused')
+  t.match(throughLink.stderr, /inside fsbucket's data directory/)
+  await fsp.rm(path.join(work, 'viewlink'))
 
   // A data directory below the destination: keys of a backup that name the store's own files are refused, item by item.
   await fsp.mkdir(path.join(work, 'dest'))
@@ -98,6 +104,15 @@ t.test('a file a download replaces keeps its mode; a link the user names is writ
   t.equal(written.code, 0, written.stderr)
   t.equal(await reading, 'index', 'the pipe\'s reader gets the bytes')
   t.ok((await fsp.lstat(fifo)).isFIFO(), 'and it is still a pipe')
+
+  // /dev/stdout redirected to a file: written into, the shell's file kept (with what it held before, appended).
+  const out = path.join(work, 'out.txt')
+  await fsp.writeFile(out, 'HEADER\n')
+  const appended = await new Promise<number | null>(resolve => {
+    spawn('sh', ['-c', `node "$0" cp -q fsb://www/site/index.html /dev/stdout --data "$1" >> "$2"; echo FOOTER >> "$2"`, bin, data, out], { cwd: work, stdio: 'ignore' }).on('exit', resolve)
+  })
+  t.equal(appended, 0)
+  t.equal(await fsp.readFile(out, 'utf8'), 'HEADER\nindexFOOTER\n', 'the download lands in the shell\'s file, appended')
 })
 
 t.test('a directory that cannot be read fails its own items only: the others are copied', async t => {
