@@ -60,6 +60,7 @@ t.test('the hosted policy shape: a group named by an id and a name must be one g
   const account = `com.cloudflare.api.account.${accountId}`
   const bodies: Array<[string, unknown]> = [
     ['an id and a name of two groups', { effect: 'allow', resources: { [account]: '*' }, permission_groups: [{ id: 'object-read-only', name: 'Workers R2 Storage Write' }] }],
+    ['one of its ids beside a name of no group', { effect: 'allow', resources: { [account]: '*' }, permission_groups: [{ id: 'admin-read-write', name: 'Workers R2 Storage Typo' }] }],
     ['no resource', { effect: 'allow', resources: {}, permission_groups: [{ id: 'object-read-write' }] }],
     ['a resource granted with another value', { effect: 'allow', resources: { [account]: 'deny' }, permission_groups: [{ id: 'object-read-write' }] }]
   ]

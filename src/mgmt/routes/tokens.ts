@@ -73,7 +73,7 @@ function scopeFrom (body: Record<string, unknown>): { permission: Permission, bu
   // (The hosted API's clients send its own hex id beside the name: an id naming none of fsbucket's groups defers to the name.)
   const byId = (Object.keys(groups) as Permission[]).find(p => p === group?.id)
   const byName = (Object.keys(groups) as Permission[]).find(p => groups[p] === group?.name)
-  if (byId !== undefined && byName !== undefined && byId !== byName) throw invalid('the permission group\'s id and name name two groups.')
+  if (byId !== undefined && group?.name !== undefined && byId !== byName) throw invalid('the permission group\'s id and name name two groups.')
   const permission = byId ?? byName
   if (policy.effect !== 'allow' || permission === undefined || typeof policy.resources !== 'object' || policy.resources === null) {
     throw invalid(`the policy must allow one of the permission groups ${Object.values(groups).join(', ')} on resources.`)

@@ -142,6 +142,8 @@ export class JsonTransaction implements DocumentTransaction {
         const temp = await stageFile(await this.#prepared(name), JSON.stringify(value, null, 2) + '\n', { fsync, mode, beforeRename: await this.#later(name) })
         journal.renames.push([path.relative(this.#dir, temp), name])
       }
+      // The temporaries' own entries, before the journal names them: a power cut must not lose one the replay would skip.
+      if (fsync) for (const dir of new Set(journal.renames.map(([temp]) => path.dirname(path.join(this.#dir, temp))))) await fsyncDirectory(dir)
       const staged = await stageFile(file, JSON.stringify(journal, null, 2) + '\n', { fsync, mode })
       await fsp.rename(staged, file).catch(async (err: unknown) => { await fsp.rm(staged, { force: true }).catch(() => {}); throw err })
       // The commit point: from here the journal names the temporaries, which go only by its renames (now, or by the next change).

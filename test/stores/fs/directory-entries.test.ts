@@ -59,3 +59,23 @@ t.test('a state directory and the directories of its documents are synced into t
   t.ok(synced.includes(data), 'the state directory, in the data directory')
   t.ok(synced.includes(state), 'zones/, in the state directory')
 })
+
+t.test('a change of several documents syncs the directories of its temporaries before its journal names them', async t => {
+  const state = path.join(testdir(t), '.mgmt')
+  const documents = new JsonDirectory(state, { fsync: true })
+  await documents.transaction(async tx => { Object.assign(await tx.load('zones/z.json', {}), { n: 1 }) })
+  const beforeJournal: string[] = []
+  const journal = path.join(state, 'commit.journal')
+  const watching = synced.length
+  await documents.transaction(async tx => {
+    Object.assign(await tx.load('zones/z.json', {}), { n: 2 })
+    Object.assign(await tx.load('zones.json', {}), { n: 2 })
+  })
+  const isJournal = (file: string): boolean => path.dirname(file) === state && path.basename(file).startsWith(`.${path.basename(journal)}.`)
+  for (const file of synced.slice(watching)) {
+    if (isJournal(file)) break
+    beforeJournal.push(file)
+  }
+  t.ok(synced.slice(watching).some(isJournal), 'the journal is synced')
+  t.ok(beforeJournal.includes(path.join(state, 'zones')), 'zones/ is synced before it')
+})
