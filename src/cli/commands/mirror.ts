@@ -23,7 +23,7 @@ import { CliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, runCommand, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
 import { bytesMatchEtag } from '../etag.js'
 import { fileKind, filesByKey, makeDirectory, readLocal, refuseStoreDestination, type LocalFile, type Unreadable } from '../local-files.js'
-import { directoryPrefix, isFolderMarker, keyUnderPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
+import { directoryPrefix, isFolderMarker, keySuffix, keyUnderPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { listAll, type RemoteObject } from '../transport.js'
 
@@ -102,7 +102,7 @@ async function plan (context: CommandContext, source: Location, destination: Loc
     // the source: --delete keeps its keys, whatever is under it.
     const leftOut: string[] = []
     const unreadable: Unreadable = (file, err) => {
-      leftOut.push(keptForm(path.relative(source.path, file).split(path.sep).join('/')))
+      leftOut.push(keptForm(keySuffix(path.relative(source.path, file))))
       context.report(file, err)
     }
     const have = await localEntries(source.path, { unreadable, delete: options.delete })

@@ -92,7 +92,7 @@ export class JsonDirectory implements StateDocuments {
       await finishJournal(this.dir, this.#fsync)
       const tx = new JsonTransaction(this.dir, this.#fsync)
       const result = await change(tx)
-      await tx.commit(this.#fsync, this.#private ? 0o600 : 0o644)
+      await tx.commit(this.#private ? 0o600 : 0o644)
       return result
     } finally {
       await release()
@@ -126,7 +126,8 @@ export class JsonTransaction implements DocumentTransaction {
     this.#changes.remove(name)
   }
 
-  async commit (fsync: boolean, mode = 0o644): Promise<void> {
+  async commit (mode = 0o644): Promise<void> {
+    const fsync = this.#fsync
     const changed = [...this.#changes.changed()]
     const removed = [...this.#changes.removed()]
     if (changed.length + removed.length <= 1) {
