@@ -11,6 +11,7 @@
  * every door reads bodies and none imports another.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { Readable } from 'node:stream'
 
 const awaiting = Symbol.for('fsbucket.expect-continue')
 
@@ -36,13 +37,15 @@ export function continueBody (request: IncomingMessage): void {
  * Sends the 100 a request is waiting for when its body is first read, by
  * whoever reads it: a door that hands the body to the engine as it is
  * (a part upload) lets the engine's checks (the upload exists, the key is
- * its own) refuse the request before the client sends a byte.
+ * its own) refuse the request before the client sends a byte. `body` is
+ * the stream the engine reads, when the door reads the request through
+ * others (an aws-chunked decoder): the 100 waits for its first read.
  */
-export function continueOnRead (request: IncomingMessage): void {
+export function continueOnRead (request: IncomingMessage, body: Readable = request): void {
   if ((request as IncomingMessage & Awaiting)[awaiting] === undefined) return
-  const read = request._read.bind(request)
-  request._read = (size: number): void => {
-    request._read = read
+  const read = body._read.bind(body)
+  body._read = (size: number): void => {
+    body._read = read
     continueBody(request)
     read(size)
   }

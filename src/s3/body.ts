@@ -13,7 +13,7 @@
 import type { IncomingMessage } from 'node:http'
 import { pipeline, type Readable } from 'node:stream'
 import { type BucketUploadChecksumAlgorithm, type BucketUploadPartOptions } from '../bucket/index.js'
-import { continueBody } from '../doors/expect-continue.js'
+import { continueBody, continueOnRead } from '../doors/expect-continue.js'
 import { S3Error } from './errors.js'
 import { AwsChunkedDecoder, ChecksumVerifier, type ExpectedChecksum } from './payload.js'
 import { decodeBodyHeaders, isChecksumValue, type AnnouncedChecksum, type BodyHeaders, type BodyUse } from './put-request.js'
@@ -40,10 +40,16 @@ function trailerValue (trailers: Map<string, string> | undefined, name: string, 
   return value
 }
 
-/** The pipeline a body with these headers takes: the aws-chunked decoder, then a verifier of what the door checks; the checksum handed to the binding. */
-export function bodyPipeline (raw: IncomingMessage, body: BodyHeaders): DecodedBody {
-  // Everything that could refuse the request before its body has been judged: now the client may send it.
-  continueBody(raw)
+/**
+ * The pipeline a body with these headers takes: the aws-chunked decoder,
+ * then a verifier of what the door checks; the checksum handed to the
+ * binding. Everything the door could refuse the request for has been
+ * judged, so the 100 of `Expect: 100-continue` goes now, or with
+ * `continueWhenRead` when the engine first reads the body (a part: the
+ * engine refuses an upload that does not exist before reading it).
+ */
+export function bodyPipeline (raw: IncomingMessage, body: BodyHeaders, continueWhenRead = false): DecodedBody {
+  if (!continueWhenRead) continueBody(raw)
   const stages: NodeJS.ReadWriteStream[] = []
   const decoder = body.chunked === undefined ? undefined : new AwsChunkedDecoder(body.chunked.signing, body.chunked.decodedLength, new Set(body.chunked.trailers))
   if (decoder !== undefined) stages.push(decoder)
@@ -63,9 +69,9 @@ export function bodyPipeline (raw: IncomingMessage, body: BodyHeaders): DecodedB
     }
   }
   if (checks.length > 0) stages.push(new ChecksumVerifier(checks))
-  if (stages.length === 0) return { stream: raw, checksum }
   // Errors travel down the chain to the last stream, which the binding reads.
-  const stream = (pipeline as unknown as (...streams: unknown[]) => Readable)(raw, ...stages, () => {})
+  const stream = stages.length === 0 ? raw : (pipeline as unknown as (...streams: unknown[]) => Readable)(raw, ...stages, () => {})
+  if (continueWhenRead) continueOnRead(raw, stream)
   return { stream, checksum }
 }
 

@@ -109,7 +109,7 @@ export async function uploadPart (ctx: S3Context): Promise<void> {
   const { bucket } = await openNamedBucket(ctx)
   const upload = bucket.resumeMultipartUpload(ctx.key, uploadIdFrom(ctx))
   const request = decodePartRequest(ctx.request.headers, ctx.signature)
-  const body = bodyPipeline(ctx.request.raw, request.body)
+  const body = bodyPipeline(ctx.request.raw, request.body, true)
   const part = await upload.uploadPart(partNumber, body.stream, Object.assign({}, body.checksum, takesDefaultChecksum(request.body) ? { defaultChecksum } : {}, request.ssec))
   // A part stored is its whole body, as long as declared (the decoder and the parser hold it to that).
   const bytes = request.body.declaredBytes

@@ -5,6 +5,7 @@
  * idle timeout, the connection closed, and nothing stored; the 100 of
  * Expect: 100-continue comes only once a write's headers are judged.
  */
+import { createHash } from 'node:crypto'
 import t from 'tap'
 import { answeredUntilClosed, open, received, statuses } from '../raw-socket.js'
 import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/server/connection.js'
@@ -141,6 +142,31 @@ t.test('Expect: 100-continue is answered once the write\'s headers are judged: a
   socket.write('hello')
   t.match((await received(socket, () => false)).text, /HTTP\/1\.1 200 /, 'and stores the body')
   t.equal((await (await registry.open('photos'))!.head('continued'))?.size, 5, 'stored')
+})
+
+t.test('Expect: 100-continue on UploadPart waits for the upload to be found: a part of no upload never gets the 100', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const bucket = (await registry.open('photos'))!
+  const upload = await bucket.createMultipartUpload('big')
+  const sha = createHash('sha256').update('hello').digest('hex')
+  // Without a payload hash the engine reads the request itself; with one, through the door's verifier.
+  for (const extra of ['', `x-amz-content-sha256: ${sha}\r\n`]) {
+    const socket = await open(port)
+    socket.write(`PUT /photos/big?partNumber=1&uploadId=nope HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n${extra}\r\n`)
+    const { text } = await received(socket, s => /^HTTP\/1\.1 [2-5]\d\d /m.test(s), 5000)
+    socket.destroy()
+    t.match(text, /^HTTP\/1\.1 404 /, `${extra.trim() || 'no hash'}: the final answer at once`)
+    t.match(text, /<Code>NoSuchUpload<\/Code>/)
+    t.notMatch(text, /100 Continue/, 'no 100')
+    const socket2 = await open(port)
+    socket2.write(`PUT /photos/big?partNumber=1&uploadId=${upload.uploadId} HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n${extra}\r\n`)
+    const first = await received(socket2, s => s.includes('100 Continue'), 5000)
+    t.match(first.text, /^HTTP\/1\.1 100 Continue/, 'a part of an upload that exists gets the 100')
+    socket2.write('hello')
+    t.match((await received(socket2, () => false)).text, /HTTP\/1\.1 200 /, 'and is stored')
+  }
+  const parts = await upload.listParts()
+  t.equal(parts.parts[0]?.size, 5, 'the part holds the body')
 })
 
 t.test('header lines past the count Node keeps: refused as S3 refuses headers too large, nothing written', async t => {
