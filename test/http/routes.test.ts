@@ -559,6 +559,8 @@ t.test('missing buckets, wrong methods, bad input', async t => {
   t.equal(errorCode(await app.inject({ method: 'PROPFIND' as 'GET', url: '/Not_A_Bucket/key', headers: auth })), 10006, 'a segment that names no bucket: 404, whatever the method')
   const query = await app.inject({ method: 'QUERY' as 'GET', url: '/photos/key', headers: auth })
   t.same([query.statusCode, errorCode(query)], [400, 40003], 'QUERY without Content-Type: the client\'s mistake, not a 500')
+  const nowhere = await app.inject({ method: 'QUERY' as 'GET', url: '/Not_A_Bucket/key', headers: auth })
+  t.same([nowhere.statusCode, errorCode(nowhere)], [400, 40003], 'whatever it names (docs/http.md)')
   // A listing's error names the binding's operation, as the library's list() would.
   const noListing = await app.inject({ method: 'GET', url: '/nothing-here/', headers: auth })
   t.equal(errorCode(noListing), 10006)
