@@ -61,6 +61,8 @@ export const BucketErrors = {
   BucketLocked: { code: 10914, status: 409, message: 'The bucket has lock rules; remove them before deleting the bucket.' },
   // A bucket's settings document that is not one (not JSON, not an object, no creation date): an operator must mend it.
   SettingsDamaged: { code: 10915, status: 500, message: 'The bucket\'s settings are damaged; the server\'s log names the file and what is wrong.' },
+  // A document of the gateway's state (tokens, custom domains, queues) that is not JSON, not of its shape, or of a format this version does not read.
+  StateDamaged: { code: 10916, status: 500, message: 'A document of the gateway\'s state is damaged or of a format this version does not read; the server\'s log names the file and what is wrong.' },
   // Credentials that are valid but do not permit what was asked (access.ts decides).
   AccessDenied: { code: 10950, status: 403, message: 'Access denied: these credentials do not permit this action.' },
 } as const satisfies Record<string, ErrorDefinition>
@@ -70,7 +72,7 @@ export type BucketErrorName = keyof typeof BucketErrors
 /** The storage failures of the catalogue. */
 export const storageFailureNames = [
   'NoSpaceLeft', 'QuotaExceeded', 'ReadOnlyStorage', 'StoragePermissionDenied', 'StorageNotPermitted', 'StorageIoError', 'TooManyOpenFiles',
-  'CatalogUnavailable', 'SettingsDamaged'
+  'CatalogUnavailable', 'SettingsDamaged', 'StateDamaged'
 ] as const satisfies readonly BucketErrorName[]
 
 export type StorageFailureName = typeof storageFailureNames[number]

@@ -44,7 +44,7 @@ import { sha256Hex } from './checksums.js'
 import { ArgumentRangeError, ArgumentTypeError } from './errors.js'
 import { isPermission, type Permission, type Principal } from './access.js'
 import { MAX_TOKEN_BUCKETS } from './limits.js'
-import type { StateDocuments } from './port.js'
+import { storageFailure, type StateDocuments } from './port.js'
 import { randomBase64url, randomHex } from './random.js'
 import { mintSession, openSession, type SessionOpening, type SessionSpec, type TemporaryCredentials } from './sessions.js'
 import { isValidBucketName } from './settings.js'
@@ -101,15 +101,41 @@ interface TokensDocument {
   revoked?: string[]
 }
 
+/** Whether `record` is a token's record as this version writes it (a hand edit may leave one that is not). */
+function isTokenRecord (record: unknown): record is TokenRecord {
+  if (typeof record !== 'object' || record === null) return false
+  const r = record as Record<string, unknown>
+  const isDate = (value: unknown): boolean => typeof value === 'string' && !Number.isNaN(Date.parse(value))
+  return typeof r.id === 'string' && typeof r.name === 'string' && isPermission(r.permission) &&
+    (r.buckets === null || (Array.isArray(r.buckets) && r.buckets.every(b => typeof b === 'string'))) &&
+    isDate(r.createdOn) && (r.expiresOn === null || isDate(r.expiresOn)) &&
+    typeof r.secretAccessKey === 'string' && /^[0-9a-f]{64}$/.test(r.secretAccessKey)
+}
+
+/** Why `document` is not a tokens document this version reads, or null when it is one. */
+function damageOfTokens (document: unknown): string | null {
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) return 'is not a JSON object'
+  const { format, tokens, revoked } = document as { format?: unknown, tokens?: unknown, revoked?: unknown }
+  if (format !== undefined && format !== 1) return `is format ${JSON.stringify(format)}, which this version does not read (format 1; written by a newer fsbucket?)`
+  if (!Array.isArray(tokens)) return 'has no "tokens" list'
+  const bad = tokens.findIndex(record => !isTokenRecord(record))
+  if (bad !== -1) return `has a token record that is not one (tokens[${bad}]: each needs id, name, permission, buckets, createdOn, expiresOn and a hex secretAccessKey)`
+  if (revoked !== undefined && !(Array.isArray(revoked) && revoked.every(mark => typeof mark === 'string'))) return 'has a "revoked" that is not a list of strings'
+  return null
+}
+
 /**
- * `document` when this version reads its format; else throws. A newer
- * version's tokens, read as format 1 after a downgrade, could grant what
- * they no longer mean: every token request fails (500) instead, naming why.
+ * `document` when this version reads it; else StateDamaged (10916, every
+ * door's 500), its cause saying what is wrong for the log. A newer
+ * version's tokens, or a hand edit that left a record half made, could
+ * grant what they no longer mean (a `buckets` string would match every
+ * name it contains): every token request fails instead, and no change is
+ * written over the document until it is mended.
  */
 function readable (document: TokensDocument): TokensDocument {
-  const format = (document as { format?: unknown }).format
-  if (format !== undefined && format !== 1) throw new Error(`tokens.json is format ${JSON.stringify(format)}, which this version does not read (format 1; written by a newer fsbucket?)`)
-  return document
+  const damage = damageOfTokens(document)
+  if (damage === null) return document
+  throw storageFailure('StateDamaged', 'reading the tokens', { path: 'tokens.json', cause: new Error(`tokens.json ${damage}`) })
 }
 
 /** The S3 secret access key of a token value (the hosted derivation): hex SHA-256. */
@@ -220,13 +246,13 @@ export class TokenDirectory {
       return renewed
     }
     const document = readable(await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
-    const records = Array.isArray(document.tokens) ? document.tokens : []
+    const records = document.tokens
     const snapshot = {
       readAt,
       version,
       byId: new Map(records.map(r => [r.id, r])),
       bySecret: new Map(records.map(r => [r.secretAccessKey, r])),
-      revoked: new Set(Array.isArray(document.revoked) ? document.revoked : [])
+      revoked: new Set(document.revoked ?? [])
     }
     this.#snapshot = snapshot
     return snapshot

@@ -43,6 +43,7 @@ const engineTexts: Record<BucketErrorName, string | null> = {
   TooManyOpenFiles: null,
   CatalogUnavailable: null,
   SettingsDamaged: 'the bucket\'s settings are damaged (mend <bucket>/.fsbucket/settings.json; a server\'s log says what is wrong)',
+  StateDamaged: null,
   CopySourceContended: null,
   SsecKeyRequired: 'the object is encrypted with a customer key (SSE-C), which the commands do not send',
   SsecKeyMismatch: null,

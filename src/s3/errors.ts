@@ -100,6 +100,7 @@ export const fromCatalogue: Record<BucketErrorName, S3ErrorCode> = {
   TooManyOpenFiles: 'ServiceUnavailable',
   CatalogUnavailable: 'ServiceUnavailable',
   SettingsDamaged: 'InternalError',
+  StateDamaged: 'InternalError',
   CopySourceContended: 'ServiceUnavailable',
   SsecKeyRequired: 'InvalidRequest',
   SsecKeyMismatch: 'AccessDenied',

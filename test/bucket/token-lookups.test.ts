@@ -98,7 +98,7 @@ for (const [kind, open] of [
   })
 }
 
-t.test('tokens of another format (a newer version\'s, after a downgrade) are never read as format 1: every token request fails, naming why', async t => {
+t.test('a tokens document of another format (a newer version\'s, after a downgrade) or damaged by hand is never read: every token request fails with StateDamaged, naming why, and nothing is written over it', async t => {
   const dir = testdir(t)
   const registry = createRegistry(await FsRegistryStorage.open(dir))
   t.teardown(async () => { await registry.close() })
@@ -107,13 +107,27 @@ t.test('tokens of another format (a newer version\'s, after a downgrade) are nev
   const { readFile, writeFile } = await import('node:fs/promises')
   const path = await import('node:path')
   const file = path.join(dir, '.tokens', 'tokens.json')
-  const document = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
-  await writeFile(file, JSON.stringify({ ...document, format: 2 }))
-  const fresh = createRegistry(await FsRegistryStorage.open(dir))
-  t.teardown(async () => { await fresh.close() })
-  const why = /tokens\.json is format 2, which this version does not read/
-  await t.rejects(fresh.tokens.byValue(made.token), why, 'a lookup')
-  await t.rejects(fresh.tokens.list(), why, 'a list')
-  await t.rejects(fresh.tokens.create({ name: 'x', permission: 'admin-read-only' }), why, 'a create, which would write format 1 over it')
-  t.match(JSON.parse(await readFile(file, 'utf8')), { format: 2 }, 'the file is left as it was')
+  const document = JSON.parse(await readFile(file, 'utf8')) as { tokens: Array<Record<string, unknown>> }
+  const record = document.tokens[0]
+  const damaged: Array<[string, string, RegExp]> = [
+    ['format 2', JSON.stringify({ ...document, format: 2 }), /tokens\.json is format 2, which this version does not read/],
+    ['not JSON', '{"format": 1, "tokens": [', /tokens\.json is not valid JSON/],
+    ['an array', '[]', /tokens\.json is not a JSON object/],
+    ['tokens not a list', JSON.stringify({ format: 1, tokens: 'x' }), /has no "tokens" list/],
+    // A string `buckets` would match every bucket name it contains.
+    ['a record\'s buckets a string', JSON.stringify({ format: 1, tokens: [{ ...record, buckets: 'photos' }] }), /tokens\[0\]/],
+    ['a record without its secret', JSON.stringify({ format: 1, tokens: [{ ...record, secretAccessKey: undefined }] }), /tokens\[0\]/],
+    ['revoked not a list', JSON.stringify({ ...document, revoked: 5 }), /"revoked"/]
+  ]
+  for (const [what, text, why] of damaged) {
+    await writeFile(file, text)
+    const fresh = createRegistry(await FsRegistryStorage.open(dir))
+    const refused = { code: 10916, errorName: 'StateDamaged', cause: { message: why } }
+    await t.rejects(fresh.tokens.byValue(made.token), refused, `${what}: a lookup`)
+    await t.rejects(fresh.tokens.list(), refused, `${what}: a list`)
+    await t.rejects(fresh.tokens.create({ name: 'x', permission: 'admin-read-only' }), refused, `${what}: a create, which would write over it`)
+    await t.rejects(fresh.tokens.revoke(record.id as string), refused, `${what}: a revocation`)
+    t.equal(await readFile(file, 'utf8'), text, `${what}: the file is left as it was`)
+    await fresh.close()
+  }
 })

@@ -57,7 +57,7 @@ export class JsonDirectory implements StateDocuments {
   /** Reads the document `name` (a path relative to the directory), or `fallback` when it does not exist. */
   async read<T> (name: string, fallback: T): Promise<T> {
     await this.#refuseLink('reading')
-    return await readJson<T>(path.join(this.dir, name), fallback)
+    return await readDocument<T>(path.join(this.dir, name), fallback)
   }
 
   /**
@@ -106,6 +106,16 @@ export class JsonDirectory implements StateDocuments {
   }
 }
 
+/** A document, or `fallback` when it does not exist; one that is not JSON is StateDamaged naming the file (the log line says what is wrong). */
+async function readDocument<T> (file: string, fallback: T): Promise<T> {
+  try {
+    return await readJson<T>(file, fallback)
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err
+    throw storageFailure('StateDamaged', `reading ${path.basename(file)}`, { path: file, cause: err })
+  }
+}
+
 /** The documents one change has read; `commit` writes those that changed. */
 export class JsonTransaction implements DocumentTransaction {
   readonly #dir: string
@@ -119,7 +129,7 @@ export class JsonTransaction implements DocumentTransaction {
 
   /** The document `name` as this change sees it; changes to the returned value are written at commit. */
   async load<T> (name: string, fallback: T): Promise<T> {
-    return await this.#changes.load(name, fallback, async () => await readJson<T | undefined>(path.join(this.#dir, name), undefined))
+    return await this.#changes.load(name, fallback, async () => await readDocument<T | undefined>(path.join(this.#dir, name), undefined))
   }
 
   remove (name: string): void {
