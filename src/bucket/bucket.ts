@@ -36,7 +36,7 @@ import type {
 } from './types.js'
 import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { copiedBytes, copyObject } from './copy.js'
-import { lifecycleRules } from './lifecycle.js'
+import { lifecycleRules, type LifecycleRule } from './lifecycle.js'
 import { sweepLifecycle, sweepTimer, type LifecycleSweepReport } from './lifecycle-sweep.js'
 import { listObjects } from './listing.js'
 import { parseLockRules, type LockRule } from './locks.js'
@@ -448,9 +448,11 @@ export class BucketEngine implements Bucket {
     // Leftovers are judged by their files' real times, not by the injected clock.
     const grace = options.leftoverGraceMs ?? DEFAULT_LEFTOVER_GRACE_MS
     const rules = lifecycleRules(options.lifecycle)
+    const lifecycleNow = options.lifecycleNow
+    const rulesNow = lifecycleNow === undefined ? undefined : async (): Promise<LifecycleRule[]> => lifecycleRules(await lifecycleNow())
     let lifecycle: LifecycleSweepReport | undefined
     // The rules are carried out under the store's sweep lock: one sweeper at a time, in every process.
-    const underLock = rules.length === 0 ? undefined : async (): Promise<void> => { lifecycle = await sweepLifecycle(this.#store, rules, now, Math.min(now, this.#now())) }
+    const underLock = rules.length === 0 ? undefined : async (): Promise<void> => { lifecycle = await sweepLifecycle(this.#store, rules, now, Math.min(now, this.#now()), rulesNow) }
     const report = await this.#store.sweep(now - maxAge, Date.now() - grace, underLock)
     return lifecycle === undefined
       ? report

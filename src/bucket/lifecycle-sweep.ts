@@ -48,15 +48,22 @@ export interface LifecycleSweepReport {
  * Carries out `rules` as if the clock read `now`; bucket locks are judged at
  * `locksAt`, which the engine makes the earlier of `now` and its own clock:
  * a sweep asked to look ahead (`fsbucket sweep --now`) never releases a lock
- * before its time.
+ * before its time. `rulesNow`, when given, reads the rules as they stand:
+ * each batch is judged again by them just before it is acted on, so what a
+ * rule changed meanwhile no longer asks is left alone (the walk keeps the
+ * key ranges of `rules`; a rule added meanwhile waits for the next sweep).
  */
-export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[], now: number, locksAt = now): Promise<LifecycleSweepReport> {
+export async function sweepLifecycle (
+  store: BucketStore, rules: LifecycleRule[], now: number, locksAt = now, rulesNow: () => Promise<LifecycleRule[]> = async () => rules
+): Promise<LifecycleSweepReport> {
   const report: LifecycleSweepReport = { expiredObjects: 0, transitionedObjects: 0, abortedUploads: 0 }
   let doomed = new Map<string, StoredObject>()
   const removeDoomed = async (): Promise<void> => {
     if (doomed.size === 0) return
-    const batch = doomed
+    const current = await rulesNow()
+    const batch = new Map([...doomed].filter(([id, object]) => actionAt(current, id, object.uploaded, object.storageClass, now)?.action === 'expire'))
     doomed = new Map()
+    if (batch.size === 0) return
     const versions = new Map<string, string>()
     for (const [id, object] of batch) versions.set(id, object.version)
     // A bucket lock wins over an expiry: the store keeps what a rule retains at `locksAt` and names it.
@@ -66,7 +73,7 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
     // What a lock keeps still moves to InfrequentAccess when a transition is due (a lock holds back no transition).
     for (const id of retained) {
       const object = batch.get(id)
-      if (object !== undefined && transitionAt(rules, id, object.uploaded, object.storageClass, now) !== null && await transition(store, id, object)) {
+      if (object !== undefined && transitionAt(current, id, object.uploaded, object.storageClass, now) !== null && await transition(store, id, object)) {
         report.transitionedObjects++
       }
     }
@@ -89,8 +96,9 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
       }
       // One at a time: under a catalog server's sweep lock every statement goes through the lock's one
       // connection, where two copies' transactions would interleave.
+      const current = moving.length === 0 ? rules : await rulesNow()
       for (const { id, object } of moving) {
-        if (await transition(store, id, object)) report.transitionedObjects++
+        if (transitionAt(current, id, object.uploaded, object.storageClass, now) !== null && await transition(store, id, object)) report.transitionedObjects++
       }
       const last = page.entries.at(-1)
       if (!page.truncated || last === undefined || !('id' in last)) break
@@ -102,9 +110,10 @@ export async function sweepLifecycle (store: BucketStore, rules: LifecycleRule[]
     let after: { id: string, uploadId: string } | undefined
     for (;;) {
       const uploads = await store.listUploads({ prefix, after, limit: PAGE })
+      const current = uploads.length === 0 ? rules : await rulesNow()
       for (const upload of uploads) {
         const id = upload.key.normalize('NFC')
-        if (!uploadAbortDue(rules, id, upload.created, now)) continue
+        if (!uploadAbortDue(current, id, upload.created, now)) continue
         // A completion (or another abort) may have removed it since the listing: only what this sweep removed counts.
         if (await store.abortUpload(upload.uploadId)) report.abortedUploads++
       }

@@ -86,11 +86,13 @@ export interface BucketRegistry {
   outbox (name: string): Promise<Outbox | null>
   bucketForDomain (host: string): Promise<string | null>
   /**
-   * Sweeps every bucket (one sweep at a time per process), carrying out its
-   * lifecycle rules; what was removed, added up. `now`: judge rules and
-   * upload ages as if the clock read this instant (stored times unchanged).
+   * Sweeps every bucket (one sweep at a time per process), or those of
+   * `buckets`, carrying out each one's lifecycle rules as they stand (read
+   * when its sweep starts and again before each batch it acts on); what was
+   * removed, added up. `now`: judge rules and upload ages as if the clock
+   * read this instant (stored times unchanged).
    */
-  sweep (options?: { now?: Date }): Promise<SweepReport>
+  sweep (options?: { now?: Date, buckets?: string[] }): Promise<SweepReport>
   /** Sweeps every `intervalMs`; `onSwept` hears of each sweep that finished, with its length in ms. */
   startSweeper (intervalMs: number, onError?: (err: unknown) => void, onSwept?: (report: SweepReport, ms: number) => void): void
   /** Resolves when the catalog answers a trivial question (readiness); rejects with why it did not. */
@@ -406,24 +408,28 @@ class Registry implements BucketRegistry {
     return domains.get(hostName(host)) ?? null
   }
 
-  async sweep (options: { now?: Date } = {}): Promise<SweepReport> {
+  async sweep (options: { now?: Date, buckets?: string[] } = {}): Promise<SweepReport> {
     this.#live('sweep')
-    // One sweep at a time per process; a timer tick during a long sweep joins it (a sweep at another instant waits for it).
-    if (options.now !== undefined) {
-      // A sweep at another instant is not joined: it runs after the one in progress (each store sweeps one at a time anyway).
+    // One sweep at a time per process; a timer tick during a long sweep joins it (a sweep at another instant, or of some buckets, waits for it).
+    if (options.now !== undefined || options.buckets !== undefined) {
+      // Not joined: it runs after the one in progress (each store sweeps one at a time anyway).
       await this.#sweeping?.catch(() => undefined)
-      return await this.#sweepAll(options.now.getTime())
+      return await this.#sweepAll(options.now?.getTime(), options.buckets)
     }
     this.#sweeping ??= this.#sweepAll().finally(() => { this.#sweeping = null })
     return await this.#sweeping
   }
 
-  async #sweepAll (now?: number): Promise<SweepReport> {
+  async #sweepAll (now?: number, only?: string[]): Promise<SweepReport> {
     const total: Required<SweepReport> = { abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0, skippedBuckets: 0 }
-    for (const info of await this.list()) {
-      const bucket = await this.open(info.name)
+    for (const name of only ?? (await this.list()).map(info => info.name)) {
+      // The rules as they stand when the bucket's turn comes (a pass over many buckets takes minutes), then before each batch.
+      const info = await this.info(name).catch((err: unknown) => { if (isSettingsDamaged(err)) return null; throw err })
+      const bucket = info === null ? null : await this.open(name, info)
+      if (info === null || bucket === null) continue
       const lifecycle = info.settings.lifecycle
-      const report = await bucket?.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(lifecycle), lifecycle, now })
+      const lifecycleNow = async (): Promise<unknown> => (await this.info(name))?.settings.lifecycle ?? null
+      const report = await bucket.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(lifecycle), lifecycle, lifecycleNow, now })
       total.abortedUploads += report?.abortedUploads ?? 0
       total.removedLeftovers += report?.removedLeftovers ?? 0
       total.expiredObjects += report?.expiredObjects ?? 0

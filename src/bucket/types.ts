@@ -364,6 +364,14 @@ export interface SweepOptions {
    */
   lifecycle?: unknown
   /**
+   * Reads the bucket's lifecycle document as it stands now: asked again
+   * before each batch the sweep acts on (expiries, transitions, aborts),
+   * which is carried out only as far as the rules read then still ask, so a
+   * rule disabled or narrowed during a long sweep acts on nothing from the
+   * next batch on. The registry's sweep gives it.
+   */
+  lifecycleNow?: () => Promise<unknown>
+  /**
    * The instant (ms since the epoch) rules and upload ages are judged at,
    * instead of the clock's: to see what rules will do without waiting.
    * Stored times are never changed; leftovers are judged by real time.
