@@ -94,44 +94,6 @@ function fail (target: string, what: string): void {
   process.exitCode = 1
 }
 
-/** The bidirectional controls (terminal-text.ts): harmless to a shell, but raw on a terminal they reorder the line. */
-const bidiControl = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
-
-function utf8Escapes (c: string): string {
-  return [...Buffer.from(c, 'utf8')].map(byte => `\\x${byte.toString(16).padStart(2, '0')}`).join('')
-}
-
-/**
- * A shell command line made of words quoted `'…'` and `$'…'` (shellQuote),
- * with each bidirectional control written as `\xHH` bytes: inside `$'…'` in
- * place, inside `'…'` by closing the quote around a `$'…'` of its own, which
- * the shell joins to its neighbours into the same word.
- */
-export function pasteableLine (line: string): string {
-  let shown = ''
-  let quote: '' | "'" | "$'" = ''
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]
-    if (bidiControl.test(c)) {
-      shown += quote === "$'" ? utf8Escapes(c) : quote === "'" ? `'$'${utf8Escapes(c)}''` : `$'${utf8Escapes(c)}'`
-    } else if (quote === '' && line.startsWith("$'", i)) {
-      quote = "$'"
-      shown += "$'"
-      i++
-    } else if (c === "'") {
-      quote = quote === '' ? "'" : ''
-      shown += c
-    } else if (c === '\\' && quote !== "'") {
-      // An escape outside quotes or inside `$'…'` (`\'`, `\\`, `\xHH`): the next character is its, never a quote.
-      shown += line.slice(i, i + 2)
-      i++
-    } else {
-      shown += c
-    }
-  }
-  return shown
-}
-
 export function registerShareCommand (program: Command, wiring: ShareCommandWiring): void {
   const share = program.command('share <target>')
   share
@@ -174,7 +136,7 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
       // A reader that went away (`| head -0`) ends the command quietly; the token is made and named on stderr.
       watchStdout('share', target)
       process.stdout.write(`${link.url}\n`)
-      process.stdout.write(`${pasteableLine(curlCommand(method, location.key, link.url))}\n`)
+      process.stdout.write(`${curlCommand(method, location.key, link.url)}\n`)
       process.stderr.write(`signed with token ${link.tokenId} (expires ${link.expiresOn}); fsbucket token revoke ${link.tokenId} ends the link\n`)
       if (hasDotSegment(location.key)) {
         process.stderr.write('the key has a "." or ".." segment: curl needs --path-as-is (as printed), and browsers, which resolve such segments, cannot use the link\n')

@@ -27,15 +27,21 @@ function awsEncode (text: string): string {
   return encodeURIComponent(text).replace(/[!'()*]/g, c => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
 }
 
-/** C0 and C1 control characters and DEL: never printed raw (a key's ESC could recolour a terminal, its line feed fake a line). */
-const controls = /[\u0000-\u001f\u007f-\u009f]/
+/**
+ * C0 and C1 control characters, DEL and the bidirectional controls: never
+ * printed raw (a key's ESC could recolour a terminal, its line feed fake a
+ * line, a right-to-left override show `invoice\u202efdp.exe` as
+ * `invoiceexe.pdf`).
+ */
+const controls = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 
 /**
  * A string quoted for a POSIX shell: single quotes, an embedded one closed,
  * escaped and reopened. One holding a control character is quoted `$'…'`
  * (bash, zsh, ksh) with each byte of the character's UTF-8 as `\xHH`, which
  * means the same in every locale: the command prints as plain text and
- * still names the same bytes.
+ * still names the same bytes, wherever it is shown (the CLI's line, the
+ * management API's `curl` field, the console).
  */
 export function shellQuote (text: string): string {
   if (!controls.test(text)) return `'${text.replace(/'/g, "'\\''")}'`
@@ -128,7 +134,10 @@ export async function presignShare (spec: Presign): Promise<string> {
 /** The link token's name: what it shares, cut to the 120 characters a name may have. */
 function shareTokenName (bucket: string, key: string): string {
   const name = `share ${bucket}/${key}`
-  return name.length <= TOKEN_NAME_MAX ? name : `${name.slice(0, TOKEN_NAME_MAX - 1)}…`
+  if (name.length <= TOKEN_NAME_MAX) return name
+  // Cut between characters, never inside a surrogate pair (a lone half is no text a store or a page keeps).
+  const end = /[\ud800-\udbff]/.test(name[TOKEN_NAME_MAX - 2]) ? TOKEN_NAME_MAX - 2 : TOKEN_NAME_MAX - 1
+  return `${name.slice(0, end)}…`
 }
 
 export interface ShareLinkSpec {
@@ -159,8 +168,9 @@ export interface ShareLink {
 export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spec: ShareLinkSpec): Promise<ShareLink> {
   if (spec.method === 'PUT') keyId('putObject', spec.key)
   else lookupId('getObject', spec.key)
-  // The URL's X-Amz-Date names a whole second, and the URL expires `seconds` after it: so does the token, and the answer says when.
-  const signed = new Date(Math.floor(spec.now.getTime() / 1000) * 1000)
+  // The URL's X-Amz-Date names a whole second, and the URL expires `seconds` after it: so does the token, and the answer says
+  // when. The next whole second, so that the link lives at least `seconds` (a date under a second ahead is within any skew).
+  const signed = new Date(Math.ceil(spec.now.getTime() / 1000) * 1000)
   const made = await tokens.create({
     name: shareTokenName(spec.bucket, spec.key),
     permission: spec.method === 'PUT' ? 'object-read-write' : 'object-read-only',

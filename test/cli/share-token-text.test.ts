@@ -9,7 +9,6 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { pasteableLine } from '../../src/cli/share.js'
 import { jsonText } from '../../src/cli/terminal-text.js'
 import { curlCommand } from '../../src/doors/share-links.js'
 import { openRegistry } from '../../src/index.js'
@@ -29,16 +28,16 @@ async function wordsOf (line: string): Promise<string[]> {
   })
 }
 
-t.test('the curl command: bidirectional controls as bytes, the same words to bash', async t => {
+t.test('the curl command (the CLI\'s line and the management API\'s field): bidirectional controls as bytes, the same words to bash', async t => {
   const url = 'http://h/b/k?X-Amz-Signature=0'
   const keys = ['invoice\u202efdp.exe', "it's\u2066x\u2069.txt", 'red\u001b[31m\u202e.txt', 'a\\b\u200f', 'plain.txt']
   for (const key of keys) {
-    const line = pasteableLine(curlCommand('GET', key, url))
+    const line = curlCommand('GET', key, url)
     t.notMatch(line, raw, `${JSON.stringify(key)}: nothing raw`)
     t.same((await wordsOf(line.replace(/^curl /, ''))), ['-o', key, url], `${JSON.stringify(key)}: bash reads the same file name`)
   }
-  t.equal(pasteableLine(curlCommand('GET', 'invoice\u202efdp.exe', url)), `curl -o 'invoice'$'\\xe2\\x80\\xae''fdp.exe' '${url}'`)
-  t.equal(pasteableLine(curlCommand('GET', 'plain.txt', url)), curlCommand('GET', 'plain.txt', url), 'a plain line unchanged')
+  t.equal(curlCommand('GET', 'invoice\u202efdp.exe', url), `curl -o $'invoice\\xe2\\x80\\xaefdp.exe' '${url}'`)
+  t.equal(curlCommand('GET', 'plain.txt', url), `curl -o 'plain.txt' '${url}'`, 'a plain word in plain quotes')
 })
 
 t.test('jsonText: indented, exact, nothing raw', async t => {

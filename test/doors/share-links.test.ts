@@ -1,7 +1,8 @@
 /**
  * A share link's stated expiry is the instant its URL stops working: the
  * URL's X-Amz-Date (a whole second) plus X-Amz-Expires, whenever in a
- * second the link was made; its token expires then too.
+ * second the link was made; its token expires then too, and the link
+ * lives at least as long as asked. A long key's token name is cut whole.
  */
 import t from 'tap'
 import { makeShareLink } from '../../src/doors/share-links.js'
@@ -23,5 +24,23 @@ t.test('expiresOn is X-Amz-Date plus X-Amz-Expires, and the token expires with t
     const urlExpiry = signedAt + Number(url.searchParams.get('X-Amz-Expires')) * 1000
     t.equal(link.expiresOn, new Date(urlExpiry).toISOString(), `made at .${ms}: the answer says when the URL stops working`)
     t.equal(tokenExpiry?.getTime(), urlExpiry, `made at .${ms}: and its token expires then`)
+    t.ok(urlExpiry - now.getTime() >= 1000, `made at .${ms}: a link of 1 s lives at least 1 s (${urlExpiry - now.getTime()} ms)`)
+  }
+})
+
+t.test('a long key\'s token name is cut to 120 characters between characters, never inside a surrogate pair', async t => {
+  let name = ''
+  const tokens = {
+    create: async (spec: { name: string }) => {
+      name = spec.name
+      return { id: 'f'.repeat(32), accessKeyId: 'f'.repeat(32), secretAccessKey: 'e'.repeat(64), expiresOn: null } as any
+    }
+  }
+  // `share bkt1/` is 11 characters: the emoji's first half is the 119th.
+  for (const key of [`${'a'.repeat(107)}\u{1f600}tail.txt`, `${'a'.repeat(106)}\u{1f600}tail.txt`, 'b'.repeat(300)]) {
+    await makeShareLink(tokens, { endpoint: new URL('http://127.0.0.1:8788'), bucket: 'bkt1', key, method: 'GET', seconds: 60, now: new Date() })
+    t.ok(name.length <= 120, `${name.length} characters`)
+    t.ok(name.endsWith('…'))
+    t.equal(name, name.toWellFormed?.() ?? Buffer.from(name, 'utf8').toString('utf8'), 'no lone surrogate')
   }
 })
