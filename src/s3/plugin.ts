@@ -21,6 +21,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ADMIN, hostName, isStorageFailure, isTransient, matchingCorsRule, requireAccess, type Action, type BucketRegistry, type Principal } from '../bucket/index.js'
 import { keyLookup, type S3AccessPolicy } from './auth.js'
+import { s3Domains } from './domains.js'
 import * as buckets from './buckets.js'
 import type { S3Context } from './context.js'
 import { actualCorsHeaders, preflightAnswerHeaders } from './cors.js'
@@ -74,11 +75,6 @@ const bucketOnlyResources = [
 interface Target {
   bucket: string
   key: string
-}
-
-/** The virtual-host domains of the port: `localhost`, then those configured, as host names. */
-export function s3Domains (configured: string[]): string[] {
-  return [...new Set(['localhost', ...configured.map(d => hostName(d))])]
 }
 
 /** The bucket and key a request names; bucket '' is the service (ListBuckets). */

@@ -28,6 +28,7 @@ import { lazyChildLogger } from './logger.js'
 import { routeHostsOf } from '../http/target.js'
 import { managementCredentials, managementKeyPair } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/auth.js'
+import { s3Domains } from '../s3/domains.js'
 import { createLogger } from './logger.js'
 import { loopbackOnlyHost } from './listen-host.js'
 import { ProcessMetrics, workerMetrics } from './metrics.js'
@@ -175,7 +176,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       operator,
       meter: metrics?.requests,
       https: tls,
-      shareEndpoint: shareEndpointOf({ configured: options.s3Endpoint, scheme, s3Port: () => s3PortBound, host: options.host })
+      shareEndpoint: shareEndpointOf({ configured: options.s3Endpoint, scheme, s3Port: () => s3PortBound, host: options.host, domains: s3Domains(options.s3Domain) })
     })
     const s3Policy = s3AccessPolicy(s3CredentialFrom(options), options.token ?? null, loopbackOnly, options.public)
     // The S3 door (its XML parser, its signer) is loaded only with an S3 port: it weighs on every process's memory.

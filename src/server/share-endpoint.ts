@@ -8,6 +8,12 @@
  * the S3 port by the same name. A server without an S3 port has no origin
  * to give (null).
  *
+ * A name the S3 port reads as a virtual host (`photos.localhost`, a
+ * sub-domain of an `--s3-domain`) would make the link's path-style path a
+ * key of that bucket (`/photos/a.txt` on `photos.localhost` is the key
+ * `photos/a.txt` of `photos`): the link names the domain itself instead,
+ * where the path is read as the bucket and key it was signed for.
+ *
  * The Host header is the caller's to choose, and so is the link it gets
  * back: nobody else's answer depends on it.
  */
@@ -21,6 +27,8 @@ export interface ShareEndpointOptions {
   s3Port: () => number | null
   /** The listening address, for a request without a usable Host. */
   host: string
+  /** The S3 port's virtual-host domains (`localhost` and the `--s3-domain`s, as host names). */
+  domains: string[]
 }
 
 /** `host` as a URL's host part: an IPv6 address in brackets, a wildcard address reached on loopback. */
@@ -46,6 +54,9 @@ export function shareEndpointOf (options: ShareEndpointOptions): ShareEndpoint {
     const port = options.s3Port()
     if (port === null) return null
     if (options.configured !== undefined) return new URL(options.configured)
-    return new URL(`${options.scheme}://${hostName(requestHost) ?? urlHost(options.host)}:${port}`)
+    const name = hostName(requestHost)
+    // As the S3 port reads a host: a final dot does not count.
+    const domain = name === null ? undefined : options.domains.find(d => name.replace(/\.$/, '').endsWith(`.${d}`))
+    return new URL(`${options.scheme}://${domain ?? name ?? urlHost(options.host)}:${port}`)
   }
 }

@@ -10,7 +10,7 @@ import { shareEndpointOf } from '../../src/server/share-endpoint.js'
 
 t.test('shareEndpointOf: the configured origin, else the request\'s host with the S3 port', async t => {
   const at = (configured: string | undefined, port: number | null, host: string | undefined, listen = '127.0.0.1'): string | null =>
-    shareEndpointOf({ configured, scheme: 'http', s3Port: () => port, host: listen })(host)?.origin ?? null
+    shareEndpointOf({ configured, scheme: 'http', s3Port: () => port, host: listen, domains: ['localhost', 's3.example.test'] })(host)?.origin ?? null
   t.equal(at(undefined, 8788, 'files.example.test:8787'), 'http://files.example.test:8788')
   t.equal(at(undefined, 8788, '[::1]:8787'), 'http://[::1]:8788')
   t.equal(at(undefined, 8788, undefined, '0.0.0.0'), 'http://127.0.0.1:8788', 'no Host: the listening address, reached on loopback')
@@ -18,6 +18,11 @@ t.test('shareEndpointOf: the configured origin, else the request\'s host with th
   t.equal(at('https://s3.example.test', 8788, 'files.example.test:8787'), 'https://s3.example.test')
   t.equal(at('https://s3.example.test', null, 'x'), null, 'no S3 port: no link, whatever is configured')
   t.equal(at(undefined, null, 'x'), null)
+  // A name the S3 port reads as a bucket's virtual host would make the link's path a key of that bucket: the domain itself.
+  t.equal(at(undefined, 8788, 'bkt1.localhost:8787'), 'http://localhost:8788', 'a console reached on <bucket>.localhost')
+  t.equal(at(undefined, 8788, 'BKT1.LOCALHOST.:8787'), 'http://localhost:8788', 'in any case, with a final dot')
+  t.equal(at(undefined, 8788, 'files.s3.example.test'), 'http://s3.example.test:8788', 'a sub-domain of an --s3-domain')
+  t.equal(at(undefined, 8788, 'localhost:8787'), 'http://localhost:8788', 'the domain itself is path style already')
 })
 
 const options: GatewayOptions = {
