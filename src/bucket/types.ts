@@ -357,19 +357,9 @@ export interface SweepOptions {
   uploadMaxAgeMs?: number
   /** Leftovers younger than this are kept, since a live writer may still own them. Default 15 minutes. */
   leftoverGraceMs?: number
-  /**
-   * The bucket's lifecycle document (the management API's shape, as the
-   * registry stores it): its rules are carried out (lifecycle.ts). Absent or
-   * null: only uploads older than `uploadMaxAgeMs` are aborted.
-   */
+  /** The lifecycle document (the management API's shape), carried out (lifecycle.ts); none: only old uploads are aborted. */
   lifecycle?: unknown
-  /**
-   * Reads the bucket's lifecycle document as it stands now: asked again
-   * before each batch the sweep acts on (expiries, transitions, aborts),
-   * which is carried out only as far as the rules read then still ask, so a
-   * rule disabled or narrowed during a long sweep acts on nothing from the
-   * next batch on. The registry's sweep gives it.
-   */
+  /** Reads the lifecycle document as it stands: each batch a sweep acts on is judged again by it first (lifecycle-sweep.ts). */
   lifecycleNow?: () => Promise<unknown>
   /**
    * The instant (ms since the epoch) rules and upload ages are judged at,
