@@ -144,9 +144,10 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   const endConnections: Array<() => void> = []
   const close = async (): Promise<void> => {
     try {
-      await stopPush?.()
+      // The listeners first (readiness fails, nothing new is taken); the push stops beside them, cutting a delivery in flight.
+      const stopping = stopPush?.()
       for (const end of endConnections) end()
-      await Promise.all([app?.close(), s3?.close()])
+      await Promise.all([app?.close(), s3?.close(), stopping])
     } finally {
       stopCounting?.()
       await registry.close()

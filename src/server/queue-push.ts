@@ -80,12 +80,18 @@ export function pushFailureLogger (log: { warn: (fields: object, message: string
   }
 }
 
-/** Starts pushing each queue of `pushes`; the function returned stops, once the deliveries in flight ended. */
+/**
+ * Starts pushing each queue of `pushes`; the function returned stops: a
+ * delivery in flight is cut (its batch is settled for a retry, as a failed
+ * one is, and comes again once pushing resumes), so a stop never waits for
+ * a slow app.
+ */
 export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], options: QueuePushOptions = {}): () => Promise<void> {
   const queues: QueuesClass = new Queues(registry)
   const pollMs = options.pollMs ?? 1000
   const timeoutMs = options.timeoutMs ?? 30_000
   let stopped = false
+  const stopping = new AbortController()
   const timers = new Set<NodeJS.Timeout>()
   const running = new Set<Promise<void>>()
 
@@ -101,7 +107,7 @@ export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], o
     }
     let failure: string | null = null
     try {
-      const answer = await fetch(push.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch), signal: AbortSignal.timeout(timeoutMs) })
+      const answer = await fetch(push.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch), signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopping.signal]) })
       await answer.arrayBuffer().catch(() => undefined)
       if (answer.status < 200 || answer.status > 299) failure = `answered ${answer.status}`
     } catch (err) {
@@ -134,6 +140,7 @@ export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], o
     stopped = true
     for (const timer of timers) clearTimeout(timer)
     timers.clear()
+    stopping.abort(new Error('the server is stopping'))
     await Promise.allSettled([...running])
   }
 }

@@ -227,6 +227,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   const exitNow = (code: number): void => {
     for (const worker of workers()) worker.process.kill('SIGKILL')
+    // At once: the registry gets a second to close (a sweep in progress would hold its close for as long as it runs).
+    setTimeout(() => process.exit(code), 1000)
     void closeRegistry().finally(() => process.exit(code))
   }
   /** Stops the server because it cannot run: one line on stderr, exit 1. */

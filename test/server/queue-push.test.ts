@@ -88,6 +88,29 @@ t.test('a failing receiver gets the batch again after its back-off, then acknowl
   t.equal(await queues.backlog(queue.queue_id), 0, 'the accepted batch was acknowledged')
 })
 
+t.test('stopping cuts a delivery in flight to an app that does not answer: the stop is prompt and the batch waits for a retry', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  t.teardown(async () => { await registry.close() })
+  await registry.create('photos')
+  const queues = new Queues(registry)
+  const queue = (await queues.create('photo-events'))!
+  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+  let asked = 0
+  const silent = http.createServer(() => { asked++ })
+  await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { silent.closeAllConnections(); silent.close() })
+  await (await registry.open('photos'))!.put('cats/tom.jpg', 'meow')
+  const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events` }], { pollMs: 50 })
+  const deadline = Date.now() + 10_000
+  while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+  t.equal(asked, 1, 'the batch is in flight')
+  const started = Date.now()
+  await stop()
+  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms, not the app's 30 s`)
+  t.equal(await queues.backlog(queue.queue_id), 1, 'the message is kept for a retry')
+})
+
 t.test('serve with two workers pushes, from its primary, each message once', async t => {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false })
