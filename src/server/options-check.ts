@@ -99,8 +99,8 @@ export function unknownKey (method: string, key: string, known: readonly string[
   return new OptionError(method, `unknown option ${where}${key}${meant === undefined ? ` (known: ${known.join(', ')})` : ` (did you mean ${where}${meant}?)`}`)
 }
 
-/** Option names whose values are secrets or may hold one. */
-const secretKey = /token|secret|catalog|password/i
+/** Option names whose values are secrets or may hold one (`tls` given as a PEM string instead of `{ cert, key }`: its private key). */
+const secretKey = /token|secret|catalog|password|tls|key/i
 
 /**
  * The options of `method` as given, each known and of its type: `types`

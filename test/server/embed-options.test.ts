@@ -40,6 +40,7 @@ t.test('options of the wrong type, or empty, are refused', async t => {
   await refused(t, { fsync: 'false', dataDir: dir }, wrongType, /fsync must be a boolean/)
   // A secret of the wrong type is named by its type alone: the message may reach a log.
   await refused(t, { token: 12345 }, wrongType, /^startServer: token must be a string \(got number\)$/)
+  await refused(t, { tls: '-----BEGIN PRIVATE KEY-----\nMIGHAgEA\n-----END PRIVATE KEY-----\n' }, wrongType, /^startServer: tls must be an object \(got string\)$/)
   await refused(t, { token: '' }, wrongValue, /^startServer: token must not be empty$/)
   await refused(t, { dataDir: 42 }, wrongType, /dataDir must be a string \(got number 42\)/)
   await refused(t, { dataDir: '' }, wrongValue, /^startServer: dataDir must not be empty$/)
