@@ -14,6 +14,7 @@ async function visibleBuckets (): Promise<BucketSummary[]> {
   return answer.result.map(b => ({ name: b.name, creation_date: b.creationDate, storage_class: 'Standard' }))
 }
 
+/** Draws the bucket list into `root` at once (no answer awaited first: nothing late to draw over another view); its rows come once read. */
 export async function renderBuckets (root: HTMLElement): Promise<void> {
   const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
   const rows = h('tbody')
@@ -36,11 +37,12 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
           if (!await confirmDialog(`Delete the bucket ${bucket.name}?`, ['It is empty.'], 'Delete bucket')) return
           try {
             await management(`/${encodeURIComponent(bucket.name)}`, { method: 'DELETE' })
-            showStatus(status, `Deleted the bucket ${bucket.name}.`)
-            await load()
           } catch (err) {
             showStatus(status, `Delete failed: ${(err as Error).message}`, true)
+            return
           }
+          showStatus(status, `Deleted the bucket ${bucket.name}.`)
+          await reloadAfter(`Deleted the bucket ${bucket.name}.`)
         })()
       })
       return h('tr', { 'data-bucket': bucket.name },
@@ -53,6 +55,15 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
     if (buckets.length === 0) replace(rows, h('tr', {}, h('td', { colspan: 4, class: 'empty' }, can('bucket:write') ? 'No bucket yet: create one.' : 'No bucket these credentials may see.')))
   }
 
+  /** Lists the buckets again after `done`, saying so when that fails: what was done is done. */
+  async function reloadAfter (done: string): Promise<void> {
+    try {
+      await load()
+    } catch (err) {
+      showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
+    }
+  }
+
   const create = h('form', { class: 'create' },
     h('label', { for: 'new-bucket' }, 'New bucket'), name,
     h('button', { type: 'submit' }, 'Create bucket'),
@@ -63,14 +74,16 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
     event.preventDefault()
     showStatus(status, '')
     void (async () => {
+      const made = name.value
       try {
-        await management('', { method: 'POST', ...jsonBody({ name: name.value }) })
-        showStatus(status, `Created the bucket ${name.value}.`)
-        name.value = ''
-        await load()
+        await management('', { method: 'POST', ...jsonBody({ name: made }) })
       } catch (err) {
         showStatus(status, `Create failed: ${(err as Error).message}`, true)
+        return
       }
+      showStatus(status, `Created the bucket ${made}.`)
+      name.value = ''
+      await reloadAfter(`Created the bucket ${made}.`)
     })()
   })
 

@@ -54,7 +54,8 @@ async function fetchDownload (bucket: string, key: string): Promise<void> {
 /**
  * The stored Content-Type, or else the one the gateway serves the object
  * with (guessed from the key's extension, which only the server knows):
- * asked with a HEAD and filled in when it answers.
+ * asked with a HEAD and filled in when it answers. A HEAD refused or never
+ * answered says so: that is not an object without a type.
  */
 function contentType (bucket: string, key: string, stored: string | undefined): HTMLElement {
   const cell = h('dd', { 'data-testid': 'details-type' }, stored ?? '…')
@@ -64,9 +65,13 @@ function contentType (bucket: string, key: string, stored: string | undefined): 
     return cell
   }
   void fetch(objectPath(bucket, key), { method: 'HEAD', headers: authHeaders() }).then(response => {
-    const served = response.ok ? response.headers.get('content-type') : null
+    if (!response.ok) {
+      cell.textContent = `could not be read (${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`})`
+      return
+    }
+    const served = response.headers.get('content-type')
     cell.textContent = served === null ? 'none stored' : `${served} (from the key's extension)`
-  }, () => { cell.textContent = 'none stored' })
+  }, () => { cell.textContent = 'could not be read (no answer)' })
   return cell
 }
 

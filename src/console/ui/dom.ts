@@ -19,6 +19,13 @@ export function h<K extends keyof HTMLElementTagNameMap> (tag: K, attrs: Record<
   return element
 }
 
+/**
+ * Whether a view is still the one to draw: false once the user went to
+ * another (main.ts's `route`), whose view then owns the page. A view asks it
+ * after each answer it waits for before drawing into the page.
+ */
+export type Current = () => boolean
+
 export function append (parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue

@@ -9,7 +9,7 @@
 import './console.css'
 import { gateway, needsToken, tokens } from './api.js'
 import { renderBuckets } from './buckets.js'
-import { h, replace } from './dom.js'
+import { h, replace, type Current } from './dom.js'
 import { renderObjects } from './objects.js'
 import { can, loadScope } from './scope.js'
 import { renderSettings } from './settings.js'
@@ -30,6 +30,8 @@ function showSession (): void {
 }
 
 function showTokenPrompt (rejected: boolean): void {
+  // A route still waiting for an answer must not draw over the prompt.
+  routes++
   const input = h('input', { id: 'token', type: 'password', required: true, autocomplete: 'off' })
   const form = h('form', { class: 'token-prompt', 'aria-labelledby': 'token-title' },
     h('h2', { id: 'token-title' }, 'This server needs a token'),
@@ -46,16 +48,23 @@ function showTokenPrompt (rejected: boolean): void {
   input.focus()
 }
 
+/** How many times a view was drawn: only the latest `route` may draw, whatever order the answers come in. */
+let routes = 0
+
 async function route (): Promise<void> {
   const [view, rawQuery] = location.hash.replace(/^#/, '').split('?')
   const query = new URLSearchParams(rawQuery ?? '')
   const bucket = query.get('bucket')
+  const mine = ++routes
+  // A view whose answers come after the user went elsewhere draws nothing: drawn, it would act on what is no longer shown.
+  const current: Current = () => mine === routes
   try {
-    if (view === '/objects' && bucket !== null) await renderObjects(main, bucket, query.get('prefix') ?? '')
-    else if (view === '/settings' && bucket !== null) await renderSettings(main, bucket)
-    else if (view === '/tokens' && can('account:write')) await renderTokens(main)
+    if (view === '/objects' && bucket !== null) await renderObjects(main, bucket, query.get('prefix') ?? '', current)
+    else if (view === '/settings' && bucket !== null) await renderSettings(main, bucket, current)
+    else if (view === '/tokens' && can('account:write')) await renderTokens(main, current)
     else await renderBuckets(main)
   } catch (err) {
+    if (!current()) return
     if (needsToken(err)) return showTokenPrompt(tokens.get() !== null)
     replace(main, h('p', { role: 'alert', class: 'error' }, `Something went wrong: ${(err as Error).message}`),
       h('p', {}, h('a', { href: '#/' }, 'Back to the buckets')))

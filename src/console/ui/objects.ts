@@ -6,7 +6,7 @@
  */
 import { gateway, isPublic, jsonBody, listObjects, needsToken, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
-import { confirmDialog, formatDate, formatSize, h, replace, showStatus } from './dom.js'
+import { confirmDialog, formatDate, formatSize, h, replace, showStatus, type Current } from './dom.js'
 import { nameUnder, shownName } from './names.js'
 import { can } from './scope.js'
 import { uploadLinkSection } from './share.js'
@@ -30,6 +30,12 @@ function breadcrumbs (bucket: string, prefix: string): HTMLElement {
   return h('nav', { 'aria-label': 'Breadcrumb', class: 'breadcrumbs' }, h('ol', {}, ...items))
 }
 
+/** A page of a listing: the search typed (after the prefix), and the cursors to it (the first null), a stack to go back by. */
+interface Page {
+  search: string
+  cursors: Array<string | null>
+}
+
 /** One bucket's browser as its pieces share it: the elements, the selection, the cursors back, the listing shown. */
 interface Browser {
   bucket: string
@@ -44,9 +50,12 @@ interface Browser {
   selectAll: HTMLInputElement
   deleteSelected: HTMLButtonElement
   picker: HTMLInputElement
-  cursors: Array<string | null>
+  /** The page shown: replaced (never changed in place) once a listing of another is drawn. */
+  shown: Page
   selected: Set<string>
   listing: Listing | null
+  /** Listings asked for: only the latest one asked draws (a search typed on, a page clicked while another loads). */
+  loads: number
 }
 
 function updateSelection (view: Browser): void {
@@ -119,13 +128,18 @@ function folderRow (bucket: string, prefix: string, folder: string): HTMLElement
     h('td', { class: 'size' }, '—'), h('td', {}), h('td', {}))
 }
 
-/** The page's previous and next buttons, and its number. */
+/**
+ * The page's previous and next buttons, and its number. Each names the
+ * cursors of the page it goes to, from those of the page shown: a second
+ * click before the page arrives (a double click) asks for the same page,
+ * not the one after; and the buttons are disabled while a listing loads.
+ */
 function renderPager (view: Browser, listing: Listing): void {
-  const { cursors } = view
+  const { search, cursors } = view.shown
   const previous = h('button', { type: 'button', disabled: cursors.length === 1 }, 'Previous page')
-  previous.addEventListener('click', () => { cursors.pop(); void reload(view) })
+  previous.addEventListener('click', () => { void reload(view, undefined, { search, cursors: cursors.slice(0, -1) }) })
   const next = h('button', { type: 'button', disabled: !listing.truncated }, 'Next page')
-  next.addEventListener('click', () => { if (listing.cursor != null) { cursors.push(listing.cursor); void reload(view) } })
+  next.addEventListener('click', () => { if (listing.cursor != null) void reload(view, undefined, { search, cursors: [...cursors, listing.cursor] }) })
   replace(view.pager, previous, h('span', {}, `Page ${cursors.length}`), next)
 }
 
@@ -137,26 +151,35 @@ function countOf (count: number): string {
 }
 
 /**
- * Lists the page the cursors point at and shows it, with `outcome` as its
- * status until the user's next action. A refused token is thrown, for the
- * caller to ask for one (as the bucket list does); any other failure shows
- * as an alert.
+ * Lists `page` (by default the one shown) and shows it, with `outcome` as
+ * its status until the user's next action. Only the latest listing asked
+ * for draws: one overtaken (a search typed on, another page asked for)
+ * draws nothing, nor its failure. A refused token is
+ * thrown, for the caller to ask for one (as the bucket list does); any
+ * other failure shows as an alert, the page shown left as it was.
  */
-async function load (view: Browser, outcome?: Outcome): Promise<void> {
-  const { bucket, prefix, search, cursors, status } = view
+async function load (view: Browser, outcome?: Outcome, page = view.shown): Promise<void> {
+  const { bucket, prefix, status } = view
+  const { search, cursors } = page
+  const mine = ++view.loads
   if (outcome === undefined) showStatus(status, 'Loading…')
   else showStatus(status, outcome.text, outcome.failed)
+  view.pager.querySelectorAll('button').forEach(button => { button.disabled = true })
   let listing: Listing
   try {
-    listing = await listObjects(bucket, prefix + search.value, cursors[cursors.length - 1], pageSize)
+    listing = await listObjects(bucket, prefix + search, cursors[cursors.length - 1], pageSize)
   } catch (err) {
+    if (mine !== view.loads) return
     if (needsToken(err)) throw err
     showStatus(status, `${outcome === undefined ? '' : `${outcome.text} `}Listing failed: ${(err as Error).message}`, true)
+    if (view.listing !== null) renderPager(view, view.listing)
     return
   }
+  if (mine !== view.loads) return
+  view.shown = page
   view.listing = listing
   const rows = [...listing.folders.map(folder => folderRow(bucket, prefix, folder)), ...listing.objects.map(object => objectRow(view, object))]
-  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search.value !== '' ? 'Nothing matches.' : can('object:write', bucket) ? 'No objects here yet: drop files to upload.' : 'No objects here.')))
+  if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search !== '' ? 'Nothing matches.' : can('object:write', bucket) ? 'No objects here yet: drop files to upload.' : 'No objects here.')))
   replace(view.table, ...rows)
   renderPager(view, listing)
   if (outcome === undefined) showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
@@ -169,10 +192,11 @@ async function load (view: Browser, outcome?: Outcome): Promise<void> {
  * listing then fails where main.ts asks for the token (through the event
  * main.ts routes on: this module cannot import its importer).
  */
-async function reload (view: Browser, outcome?: Outcome): Promise<void> {
-  await load(view, outcome).catch(err => {
+async function reload (view: Browser, outcome?: Outcome, page?: Page): Promise<void> {
+  await load(view, outcome, page).catch(err => {
     if (!needsToken(err)) throw err
-    window.dispatchEvent(new HashChangeEvent('hashchange'))
+    // A view the user has left asks nothing.
+    if (view.table.isConnected) window.dispatchEvent(new HashChangeEvent('hashchange'))
   })
 }
 
@@ -281,14 +305,15 @@ function dropzone (view: Browser): HTMLElement {
 
 /** Search by prefix (as one types, or on submit), delete, settings, and whether the bucket is public. */
 function toolbar (view: Browser): HTMLElement {
-  const { bucket, prefix, search, cursors } = view
+  const { bucket, prefix, search } = view
   let typing: ReturnType<typeof setTimeout> | undefined
+  // A search lists its own first page: the cursors of the page shown belong to another prefix.
   search.addEventListener('input', () => {
     clearTimeout(typing)
-    typing = setTimeout(() => { cursors.splice(1); void reload(view) }, 250)
+    typing = setTimeout(() => { void reload(view, undefined, { search: search.value, cursors: [null] }) }, 250)
   })
   return h('div', { class: 'toolbar' },
-    h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); cursors.splice(1); void reload(view) } },
+    h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); clearTimeout(typing); void reload(view, undefined, { search: search.value, cursors: [null] }) } },
       h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : shownName(prefix)}`), search),
     can('object:write', bucket) ? view.deleteSelected : null,
     can('bucket:read', bucket) ? h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings') : null,
@@ -306,12 +331,15 @@ function objectsTable (view: Browser): HTMLElement {
     view.detailsSlot)
 }
 
-export async function renderObjects (root: HTMLElement, bucket: string, prefix: string): Promise<void> {
+/** Draws the browser of `bucket` under `prefix` into `root`, unless the user has gone elsewhere (`current`) by the time it can. */
+export async function renderObjects (root: HTMLElement, bucket: string, prefix: string, current: Current): Promise<void> {
+  // Only decides how links are offered; the listing reports real access errors.
+  const publicBucket = can('bucket:read', bucket) && await isPublic(bucket).catch(() => false)
+  if (!current()) return
   const view: Browser = {
     bucket,
     prefix,
-    // Only decides how links are offered; the listing reports real access errors.
-    publicBucket: can('bucket:read', bucket) && await isPublic(bucket).catch(() => false),
+    publicBucket,
     status: h('p', { role: 'status', class: 'status', 'aria-live': 'polite' }),
     search: h('input', { type: 'search', id: 'search', placeholder: 'name starts with…', autocomplete: 'off' }),
     table: h('tbody'),
@@ -321,9 +349,10 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     selectAll: h('input', { type: 'checkbox', 'aria-label': 'Select all objects on this page' }),
     deleteSelected: h('button', { type: 'button', class: 'danger', disabled: true }, 'Delete selected'),
     picker: h('input', { type: 'file', id: 'file-picker', multiple: true, class: 'visually-hidden', tabindex: -1 }),
-    cursors: [null],
+    shown: { search: '', cursors: [null] },
     selected: new Set<string>(),
-    listing: null
+    listing: null,
+    loads: 0
   }
   wireSelection(view)
   const writes = can('object:write', bucket)

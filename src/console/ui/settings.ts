@@ -5,7 +5,7 @@
  * lifecycle rules, locks and event notifications (their own modules).
  */
 import { ApiError, jsonBody, management } from './api.js'
-import { h, replace, showStatus } from './dom.js'
+import { h, replace, showStatus, type Current } from './dom.js'
 import { lifecycleSection } from './lifecycle.js'
 import { lockSection } from './locks.js'
 import { notificationSection } from './notifications.js'
@@ -18,7 +18,8 @@ function jsonEditor (id: string, label: string, value: unknown): { field: HTMLEl
   return { field: h('div', { class: 'field' }, h('label', { for: id }, label), area), area }
 }
 
-export async function renderSettings (root: HTMLElement, bucket: string): Promise<void> {
+/** Draws the settings of `bucket` into `root`, unless the user has gone elsewhere (`current`) by the time they are read. */
+export async function renderSettings (root: HTMLElement, bucket: string, current: Current): Promise<void> {
   const path = `/${encodeURIComponent(bucket)}`
   const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
   const [info, managed, cors, ...sections] = await Promise.all([
@@ -30,22 +31,30 @@ export async function renderSettings (root: HTMLElement, bucket: string): Promis
     }),
     lifecycleSection(bucket), lockSection(bucket), notificationSection(bucket)
   ])
-  const run = (what: string, action: () => Promise<unknown>): void => {
-    void action().then(() => { showStatus(status, `${what}: saved.`) },
-      (err: unknown) => { showStatus(status, `${what}: ${(err as Error).message}`, true) })
+  if (!current()) return
+  /** Saves a change; a refused one calls `undo`, which puts its control back to the value stored. */
+  const run = (what: string, action: () => Promise<unknown>, saved = (): void => {}, undo = (): void => {}): void => {
+    void action().then(() => { saved(); showStatus(status, `${what}: saved.`) },
+      (err: unknown) => { undo(); showStatus(status, `${what}: ${(err as Error).message}`, true) })
   }
 
   const publicBox = h('input', { type: 'checkbox', id: 'public' })
-  publicBox.checked = managed.result.enabled
+  let storedPublic = managed.result.enabled
+  publicBox.checked = storedPublic
   publicBox.addEventListener('change', () => {
-    run('Public access', async () => await management(`${path}/domains/managed`, { method: 'PUT', ...jsonBody({ enabled: publicBox.checked }) }))
+    const enabled = publicBox.checked
+    run('Public access', async () => await management(`${path}/domains/managed`, { method: 'PUT', ...jsonBody({ enabled }) }),
+      () => { storedPublic = enabled }, () => { publicBox.checked = storedPublic })
   })
 
   const storageClass = h('select', { id: 'storage-class' },
     h('option', { value: 'Standard' }, 'Standard'), h('option', { value: 'InfrequentAccess' }, 'Infrequent Access'))
-  storageClass.value = info.result.storage_class
+  let storedClass = info.result.storage_class
+  storageClass.value = storedClass
   storageClass.addEventListener('change', () => {
-    run('Storage class', async () => await management(path, { method: 'PATCH', headers: { 'cf-r2-storage-class': storageClass.value } }))
+    const chosen = storageClass.value
+    run('Storage class', async () => await management(path, { method: 'PATCH', headers: { 'cf-r2-storage-class': chosen } }),
+      () => { storedClass = chosen }, () => { storageClass.value = storedClass })
   })
 
   const corsEditor = jsonEditor('cors', 'CORS rules (JSON)', cors)

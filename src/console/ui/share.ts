@@ -11,6 +11,8 @@
 import { hasDotSegment, jsonBody, management } from './api.js'
 import { copyableField } from './copy.js'
 import { formatDate, h, replace, showStatus } from './dom.js'
+import { shownName } from './names.js'
+import { can } from './scope.js'
 
 interface MadeLink {
   url: string
@@ -32,6 +34,23 @@ async function makeLink (bucket: string, key: string, method: 'GET' | 'PUT', sec
   return (await management<MadeLink>(`/${encodeURIComponent(bucket)}/share-links`, { method: 'POST', ...jsonBody({ key, method, expires_in: seconds }) })).result
 }
 
+/**
+ * A command as the page shows it (and copies it): its bidirectional
+ * controls written as `\uHHHH`, as keys are (`shownName`), lest one
+ * reorder what the reader sees of it. The URL is percent-encoded and keeps
+ * none; the file name taken from the key may.
+ */
+function shownCommand (curl: string): string {
+  return shownName(curl)
+}
+
+/** How a link ends before its time: revoking its token, which only credentials that may see the tokens page can do. */
+function sooner (tokenId: string): string {
+  return can('account:write')
+    ? `Revoking the token ${tokenId} on the tokens page ends it sooner.`
+    : `An admin can end it sooner by revoking its token, ${tokenId}.`
+}
+
 /** The details panel's "Share link": a download link for `key`. */
 export function shareLinkSection (bucket: string, key: string): HTMLElement {
   const status = h('p', { role: 'status', class: 'status' })
@@ -45,9 +64,9 @@ export function shareLinkSection (bucket: string, key: string): HTMLElement {
         const link = await makeLink(bucket, key, 'GET', Number(lifetime.value))
         const browsable = !hasDotSegment(key)
         replace(result, copyableField('share-url', 'Share link', link.url, status),
-          copyableField('share-curl', 'Download command', link.curl, status),
+          copyableField('share-curl', 'Download command', shownCommand(link.curl), status),
           ...browsable ? [] : [h('p', { class: 'hint error' }, noBrowser)],
-          h('p', { class: 'hint' }, `Anyone with this link can download the object until ${formatDate(link.expires_on)}. Revoking the token ${link.token_id} on the tokens page ends it sooner.`))
+          h('p', { class: 'hint' }, `Anyone with this link can download the object until ${formatDate(link.expires_on)}. ${sooner(link.token_id)}`))
         showStatus(status, browsable ? 'Share link made.' : 'Share link made: a browser cannot open it; use its command.')
       } catch (err) {
         showStatus(status, `Share link failed: ${(err as Error).message}`, true)
@@ -78,8 +97,8 @@ export function uploadLinkSection (bucket: string, prefix: string): HTMLElement 
       try {
         const link = await makeLink(bucket, key.value, 'PUT', Number(lifetime.value))
         replace(result, copyableField('upload-link-url', 'Upload link', link.url, status),
-          copyableField('upload-link-curl', 'Upload command', link.curl, status),
-          h('p', { class: 'hint' }, `Anyone with this link can upload ${key.value} (replacing it) until ${formatDate(link.expires_on)}.`))
+          copyableField('upload-link-curl', 'Upload command', shownCommand(link.curl), status),
+          h('p', { class: 'hint' }, `Anyone with this link can upload ${shownName(key.value)} (replacing it) until ${formatDate(link.expires_on)}. ${sooner(link.token_id)}`))
         showStatus(status, 'Upload link made.')
       } catch (err) {
         showStatus(status, `Upload link failed: ${(err as Error).message}`, true)

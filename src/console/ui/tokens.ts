@@ -10,7 +10,8 @@
  */
 import { listBuckets, jsonBody, userApi } from './api.js'
 import { copyableField } from './copy.js'
-import { confirmDialog, formatDate, h, replace, showStatus } from './dom.js'
+import { confirmDialog, formatDate, h, replace, showStatus, type Current } from './dom.js'
+import { shownName } from './names.js'
 import type { Permission } from './scope.js'
 
 interface ListedToken {
@@ -46,7 +47,7 @@ function createdPanel (made: CreatedToken, onClose: () => void): HTMLElement {
   const done = h('button', { type: 'button' }, 'Done: I have copied it')
   done.addEventListener('click', onClose)
   return h('section', { class: 'once', 'aria-labelledby': 'once-title', 'data-testid': 'new-token' },
-    h('h3', { id: 'once-title', tabindex: -1 }, `Token "${made.name}" created`),
+    h('h3', { id: 'once-title', tabindex: -1 }, `Token "${shownName(made.name)}" created`),
     h('p', { role: 'alert' }, 'Copy the token now: it is shown only this once and cannot be read again.'),
     copyableField('new-token-value', 'Token', made.value, status),
     copyableField('new-token-key-id', 'S3 access key id', made.accessKeyId, status),
@@ -56,10 +57,11 @@ function createdPanel (made: CreatedToken, onClose: () => void): HTMLElement {
 }
 
 function tokenRow (token: ListedToken, onRevoke: (token: ListedToken) => void): HTMLElement {
-  const revoke = h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke token ${token.name}` }, 'Revoke')
+  const revoke = h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke token ${shownName(token.name)}` }, 'Revoke')
   revoke.addEventListener('click', () => { onRevoke(token) })
+  // A name is anyone's text (a share link's names its key): its bidirectional controls are written as \uHHHH, as keys are.
   return h('tr', { 'data-token': token.id },
-    h('td', {}, token.name),
+    h('td', {}, shownName(token.name)),
     h('td', { class: 'mono' }, token.id),
     h('td', {}, token.permission),
     h('td', {}, token.buckets === null ? 'all' : token.buckets.join(', ')),
@@ -68,7 +70,8 @@ function tokenRow (token: ListedToken, onRevoke: (token: ListedToken) => void): 
     h('td', {}, revoke))
 }
 
-export async function renderTokens (root: HTMLElement): Promise<void> {
+/** Draws the tokens page into `root`, unless the user has gone elsewhere (`current`) by the time the buckets are read. */
+export async function renderTokens (root: HTMLElement, current: Current): Promise<void> {
   const status = h('p', { role: 'status', class: 'status', 'aria-live': 'polite' })
   const rows = h('tbody')
   const once = h('div', { class: 'once-slot' })
@@ -85,16 +88,27 @@ export async function renderTokens (root: HTMLElement): Promise<void> {
     if (listed.length === 0) replace(rows, h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No scoped token yet.')))
   }
 
+  /** Lists the tokens again after `done`, saying so when that fails: what was done is done. */
+  async function reloadAfter (done: string): Promise<void> {
+    try {
+      await load()
+    } catch (err) {
+      showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
+    }
+  }
+
   function revoke (token: ListedToken): void {
+    const named = shownName(token.name)
     void (async () => {
-      if (!await confirmDialog(`Revoke the token ${token.name}?`, [token.id, 'Its key pair, and every link or temporary credential made with it, stop working.'], 'Revoke token')) return
+      if (!await confirmDialog(`Revoke the token ${named}?`, [token.id, 'Its key pair, and every link or temporary credential made with it, stop working.'], 'Revoke token')) return
       try {
         await userApi(`/user/tokens/${encodeURIComponent(token.id)}`, { method: 'DELETE' })
-        showStatus(status, `Revoked the token ${token.name}.`)
-        await load()
       } catch (err) {
         showStatus(status, `Revoke failed: ${(err as Error).message}`, true)
+        return
       }
+      showStatus(status, `Revoked the token ${named}.`)
+      await reloadAfter(`Revoked the token ${named}.`)
     })()
   }
 
@@ -103,6 +117,7 @@ export async function renderTokens (root: HTMLElement): Promise<void> {
   const expiry = h('select', { id: 'token-expiry' }, ...expiryChoices.map(([seconds, label]) => h('option', { value: seconds }, label)))
   const bucketBoxes = h('fieldset', { class: 'bucket-choice' }, h('legend', {}, 'Buckets (none ticked: every bucket)'))
   const buckets = await listBuckets()
+  if (!current()) return
   for (const bucket of buckets) {
     const id = `token-bucket-${bucket.name}`
     bucketBoxes.append(h('label', { for: id, class: 'inline' }, h('input', { type: 'checkbox', id, value: bucket.name }), bucket.name))
@@ -128,16 +143,18 @@ export async function renderTokens (root: HTMLElement): Promise<void> {
       const seconds = Number(expiry.value)
       const body: Record<string, unknown> = { name: name.value, permission: permission.value, buckets: chosen }
       if (seconds > 0) body.expires_on = new Date(Date.now() + seconds * 1000).toISOString()
+      let made: CreatedToken
       try {
-        const made = (await userApi<CreatedToken>('/user/tokens', { method: 'POST', ...jsonBody(body) })).result
-        name.value = ''
-        showStatus(status, `Created the token ${made.name}.`)
-        replace(once, createdPanel(made, () => { replace(once); name.focus() }))
-        once.querySelector<HTMLElement>('h3')?.focus()
-        await load()
+        made = (await userApi<CreatedToken>('/user/tokens', { method: 'POST', ...jsonBody(body) })).result
       } catch (err) {
         showStatus(status, `Create failed: ${(err as Error).message}`, true)
+        return
       }
+      name.value = ''
+      showStatus(status, `Created the token ${shownName(made.name)}.`)
+      replace(once, createdPanel(made, () => { replace(once); name.focus() }))
+      once.querySelector<HTMLElement>('h3')?.focus()
+      await reloadAfter(`Created the token ${shownName(made.name)}.`)
     })()
   })
 

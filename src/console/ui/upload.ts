@@ -12,6 +12,7 @@
  */
 import { authHeaders, ApiError, jsonBody, objectPath, type ApiAnswer } from './api.js'
 import { formatSize, h } from './dom.js'
+import { shownName } from './names.js'
 
 const MiB = 1024 * 1024
 export const multipartThreshold = 8 * MiB
@@ -132,14 +133,16 @@ export async function uploadFiles (bucket: string, prefix: string, files: File[]
   let failed = 0
   const queue = files.map(file => {
     const key = prefix + file.name
-    const bar = h('progress', { max: file.size === 0 ? 1 : file.size, value: 0, 'aria-label': `Upload of ${key}` })
+    // A file name is anyone's text: its bidirectional controls are written as \uHHHH, as keys are.
+    const shown = shownName(key)
+    const bar = h('progress', { max: file.size === 0 ? 1 : file.size, value: 0, 'aria-label': `Upload of ${shown}` })
     const state = h('span', { class: 'upload-state', role: 'status' }, 'waiting')
     const transfer = new Transfer()
-    const cancel = h('button', { type: 'button', 'aria-label': `Cancel the upload of ${key}` }, 'Cancel')
+    const cancel = h('button', { type: 'button', 'aria-label': `Cancel the upload of ${shown}` }, 'Cancel')
     cancel.addEventListener('click', () => { transfer.cancel(); cancel.disabled = true })
     transfer.onCommit = () => { state.textContent = 'completing'; cancel.remove() }
     const row = h('li', { class: 'upload' },
-      h('span', { class: 'upload-name' }, key), h('span', { class: 'upload-size' }, formatSize(file.size)), bar, state, cancel)
+      h('span', { class: 'upload-name' }, shown), h('span', { class: 'upload-size' }, formatSize(file.size)), bar, state, cancel)
     list.appendChild(row)
     return { file, key, bar, state, row, transfer, cancel }
   })
