@@ -114,8 +114,9 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   const registry = config.registry ?? await openRegistry(config.dataDir, { fsync: config.fsync, minPartSize: config.minPartSize, catalog: config.catalog })
   const idleMs = (config.idleTimeout ?? defaultIdleTimeout) * 1000
   const portMeter = config.meter?.port('http') ?? null
-  const options: FastifyServerOptions & { https?: GatewayConfig['https'] } = {
-    ...(config.https === undefined ? {} : { https: config.https }),
+  const options: FastifyServerOptions & { https?: GatewayConfig['https'] & { handshakeTimeout?: number } } = {
+    // A TLS handshake that stalls is a silent connection: closed after the idle timeout, not Node's 120 s.
+    ...(config.https === undefined ? {} : { https: { ...config.https, handshakeTimeout: idleMs } }),
     ...(config.logLevel === false
       ? { logger: false }
       : { loggerInstance: createLogger({ level: config.logLevel, destination: config.logDestination }) }),

@@ -116,7 +116,7 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], meter:
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const portMeter = config.meter?.port('s3') ?? null
-  const options: FastifyServerOptions & { connectionTimeout?: number, keepAliveTimeout?: number, https?: S3AppConfig['https'] } = {
+  const options: FastifyServerOptions & { connectionTimeout?: number, keepAliveTimeout?: number, https?: S3AppConfig['https'] & { handshakeTimeout?: number } } = {
     logController: new RequestLog({ meter: portMeter }),
     genReqId: newRequestId,
     // No route declares a schema: the compilers load only if one ever does.
@@ -148,8 +148,9 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
       else config.connections.inConnectionOrder(request, reply, send)
     }
   }
-  if (config.https !== undefined) options.https = config.https
   const connections = config.connections
+  // A TLS handshake that stalls is a silent connection: closed after the idle timeout, not Node's 120 s.
+  if (config.https !== undefined) options.https = connections === undefined ? config.https : { ...config.https, handshakeTimeout: connections.idleTimeoutMs }
   if (connections !== undefined) {
     options.connectionTimeout = connections.idleTimeoutMs
     // A kept-alive connection silent between requests is closed after the same time (Fastify's own is 72 s).

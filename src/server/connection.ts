@@ -215,7 +215,9 @@ function closeAfter (queue: Pending[]): void {
  * for every request Node parsed, whichever door answered it (a URL Fastify
  * cannot decode is answered before any hook). Bytes of a request whose
  * headers have not all arrived when the server closes are not waited for.
- * A TLS connection still in its handshake is Node's to time out.
+ * A TLS connection still in its handshake (a port scanner, a stalled
+ * client) has no request: it is closed at once too (its handshake is timed
+ * out after the idle timeout meanwhile: the apps' `handshakeTimeout`).
  */
 export function connectionsOf (server: Server | HttpsServer, tls: boolean): { end: () => void } {
   const open = new Set<Socket>()
@@ -237,7 +239,18 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
       if (left === 0 && ending.has(socket)) socket.destroySoon()
     })
   })
+  /** TLS connections by peer whose handshake has not completed: their raw sockets. */
+  const handshaking = new Map<string, Socket>()
+  const peer = (socket: Socket): string => `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`
+  if (tls) {
+    server.on('connection', (raw: Socket) => {
+      const key = peer(raw)
+      handshaking.set(key, raw)
+      raw.once('close', () => { if (handshaking.get(key) === raw) handshaking.delete(key) })
+    })
+  }
   server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    if (tls) handshaking.delete(peer(socket))
     open.add(socket)
     socket.once('close', () => { open.delete(socket) })
     // Accepted after `end` and before the listener closed.
@@ -245,6 +258,7 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
   })
   server.closeIdleConnections = () => {
     for (const socket of open) if ((answering.get(socket) ?? 0) === 0) socket.destroy()
+    for (const raw of handshaking.values()) raw.destroy()
   }
   return {
     end: () => {

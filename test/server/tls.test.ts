@@ -12,6 +12,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, writeFileSync } from 'node:fs'
 import { Agent, get } from 'node:https'
 import path from 'node:path'
+import { connect as netConnect, type Socket } from 'node:net'
 import { connect, type PeerCertificate } from 'node:tls'
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { startServer } from '../../src/index.js'
@@ -194,3 +195,29 @@ t.test('startServer({ tls }): both ports serve HTTPS', { skip: !openssl && 'open
   t.equal((await servedCertificate(Number(new URL(server.s3.endpoint).port))).fingerprint256, pair.fingerprint)
   await t.rejects(startServer({ tls: { cert: 'nope', key: 'nope' } }), { message: /^the TLS certificate is not a PEM certificate/ })
 })
+
+t.test('a TLS connection that never finishes its handshake is closed after the idle timeout, and at once when the server closes', { skip: !openssl && 'openssl is not installed' }, async t => {
+  const dir = testdir(t)
+  const pair = makeCertificate(dir, 'handshake')
+  const server = await startServer({ tls: { cert: execFileSync('cat', [pair.cert]), key: execFileSync('cat', [pair.key]) }, idleTimeout: 1 })
+  let closed = false
+  t.teardown(async () => { if (!closed) await server.close() })
+  const silent = async (port: number): Promise<{ socket: Socket, ended: Promise<number> }> => {
+    const socket = netConnect(port, '127.0.0.1')
+    await new Promise(resolve => socket.once('connect', resolve))
+    const started = Date.now()
+    return { socket, ended: new Promise(resolve => socket.once('close', () => { resolve(Date.now() - started) })) }
+  }
+  for (const url of [server.url, server.s3.endpoint]) {
+    const { ended } = await silent(Number(new URL(url).port))
+    const ms = await ended
+    t.ok(ms >= 900 && ms < 5000, `${url}: closed after the idle timeout of 1 s (${ms} ms), not Node's 120 s`)
+  }
+  const { ended } = await silent(Number(new URL(server.url).port))
+  const started = Date.now()
+  await server.close()
+  closed = true
+  await ended
+  t.ok(Date.now() - started < 900, `close() ended the handshaking connection at once (${Date.now() - started} ms)`)
+})
+
