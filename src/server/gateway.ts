@@ -94,7 +94,8 @@ export interface Gateway {
   /** `https` when both ports serve TLS. */
   scheme: 'http' | 'https'
   /** Re-reads the TLS files and serves the new pair (tls.ts); null when the certificate came from no file. */
-  reloadTls: (() => Promise<boolean>) | null
+  /** Reloads the certificate: `pair` when the primary read it, else from the files. */
+  reloadTls: ((pair?: TlsPair) => Promise<boolean>) | null
 }
 
 /** The port a listening app was given (the one asked for, or the one the system picked for 0). */
@@ -242,7 +243,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     }
     const servers = [app, s3].filter(a => a !== null).map(a => a.server as unknown as HttpsServer)
     for (const server of servers) endConnections.push(connectionsOf(server, tls !== undefined).end)
-    const reload = tlsFiles === null ? null : async () => await reloadTls(tlsFiles, servers, log)
+    const reload = tlsFiles === null ? null : async (pair?: TlsPair) => await reloadTls(tlsFiles, servers, log, pair)
     return { app, s3, s3Policy, registry, listen, close, scheme, reloadTls: reload }
   } catch (err) {
     await close().catch(() => {})

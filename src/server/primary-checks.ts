@@ -18,7 +18,7 @@ import { loopbackOnlyHost } from './listen-host.js'
 import { checkWritable, privateManagementState } from './preflight.js'
 import type { GatewayOptions } from './gateway.js'
 import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
-import { readTlsPair, tlsFilesFrom } from './tls.js'
+import { readTlsPair, reloadedPair, tlsFilesFrom } from './tls.js'
 
 /** What of `serve`'s options (serve.ts's ServeOptions) the primary's checks read. */
 type ServeOptions = Omit<GatewayOptions, 's3Port'> & { workers: number, s3Port: number }
@@ -34,10 +34,10 @@ export function schemeOf (options: ServeOptions): 'http' | 'https' {
  * counts in), and the ports (first). `opened` is handed the registry as soon as it
  * is open, for the primary to close.
  */
-export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<{ loopbackOnly: boolean }> {
-  // Read by every worker as it starts; a file that is wrong is refused here once.
+export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<{ loopbackOnly: boolean, tls: PemPair | null }> {
+  // Read here once and handed to every worker (a file that is wrong is refused once, and a worker started later gets the same pair).
   const tlsFiles = tlsFilesFrom(options)
-  if (tlsFiles !== null) await readTlsPair(tlsFiles)
+  const tls = tlsFiles === null ? null : pemOf(await readTlsPair(tlsFiles))
   // What every worker would refuse as it starts, refused here once: one line and exit 1, not workers dying in turn.
   s3CredentialFrom(options)
   managementKeyPair(options.apiEmail, options.apiKey)
@@ -58,7 +58,21 @@ export async function primaryChecks (options: ServeOptions, log: Logger, opened:
   const metrics = options.metrics === true ? new ProcessMetrics() : null
   if (metrics !== null) answerWorkersMetrics(metrics)
   startSweeper(options.sweepInterval, registry, metrics, log)
-  return { loopbackOnly }
+  return { loopbackOnly, tls }
+}
+
+/** A certificate and key as PEM text: what the cluster's messages (JSON) carry to a worker. */
+export interface PemPair { cert: string, key: string }
+
+function pemOf (pair: { cert: Buffer | string, key: Buffer | string }): PemPair {
+  return { cert: pair.cert.toString(), key: pair.key.toString() }
+}
+
+/** The files read and checked again for SIGHUP: the pair to hand the workers, or null when it failed (logged; the old pair stays). */
+export async function reloadPemPair (options: ServeOptions, log: Logger): Promise<PemPair | null> {
+  const files = tlsFilesFrom(options)
+  const pair = files === null ? null : await reloadedPair(files, log)
+  return pair === null ? null : pemOf(pair)
 }
 
 /** The lines once every worker listens: where the server serves (`options`' ports are the bound ones), the S3 port's access, the console's URL. */

@@ -29,7 +29,8 @@
  * channel, so one Ctrl-C never counts as two.
  *
  * SIGHUP (`systemctl reload`) never stops the server: with `--tls-cert` the
- * certificate files are read again (tls.ts; the primary tells its workers);
+ * certificate files are read again (tls.ts; with workers, by the primary,
+ * which hands them the pair it accepted, as it hands it to each new one);
  * without, a line says there is nothing to reload. The handlers are set as
  * the command starts (early-fork.ts holds a signal until these take over),
  * so a signal during start-up is never Node's default (death).
@@ -41,6 +42,7 @@ import { dismissEarlyWorkers, takeEarlyWorkers, takeHeldSignals, workerEnv, work
 import type { Logger } from 'pino'
 import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions } from './gateway.js'
+import type { TlsPair } from './tls.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   workers: number
@@ -60,7 +62,7 @@ interface ListenFailed { fsbucket: 'listen-failed', message: string }
 /** A worker listens on every port it serves: these (the system's pick for a port 0). */
 interface Listening { fsbucket: 'listening', port: number, s3Port: number | null }
 interface Drain { fsbucket: 'drain' }
-interface ReloadTls { fsbucket: 'reload-tls' }
+interface ReloadTls { fsbucket: 'reload-tls', pair?: TlsPair }
 interface OptionsAsked { fsbucket: 'options-asked' }
 interface Start { fsbucket: 'start', options: ServeOptions }
 
@@ -108,11 +110,11 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
   }
   let startupLog: Logger | null = null
   const log = (): Logger => server !== null ? server.app.log as unknown as Logger : (startupLog ??= createLogger({ level: options.logLevel }))
-  /** A reload asked before the gateway is handed over (several count as one): done at the hand-over. */
-  let reloadAsked = false
-  const reload = (): void => {
-    if (server === null) reloadAsked = true
-    else if (server.reloadTls !== null) void server.reloadTls()
+  /** A reload asked before the gateway is handed over (several count as one, the last pair given wins): done at the hand-over. */
+  let reloadAsked: { pair?: TlsPair } | null = null
+  const reload = (pair?: TlsPair): void => {
+    if (server === null) reloadAsked = { pair: pair ?? reloadAsked?.pair }
+    else if (server.reloadTls !== null) void server.reloadTls(pair)
     else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP: nothing to reload (no --tls-cert); still serving')
   }
   const onHangup = (): void => {
@@ -124,7 +126,7 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
   if (inWorker) {
     process.on('SIGINT', () => {})
     process.on('message', message => {
-      if (isMessage<ReloadTls>(message, 'reload-tls')) { reload(); return }
+      if (isMessage<ReloadTls>(message, 'reload-tls')) { reload(message.pair); return }
       if (!isMessage<Drain>(message, 'drain') || reason !== null) return
       reason = 'asked by the primary'
       if (server === null) boundStartup()
@@ -141,9 +143,10 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
   /** Hands over the gateway; false when a signal came first (the drain has begun: do not listen). */
   return gateway => {
     server = gateway
-    if (reloadAsked) {
-      reloadAsked = false
-      if (gateway.reloadTls !== null) void gateway.reloadTls()
+    if (reloadAsked !== null) {
+      const { pair } = reloadAsked
+      reloadAsked = null
+      if (gateway.reloadTls !== null) void gateway.reloadTls(pair)
       else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
     }
     drain()
@@ -216,6 +219,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const env = workerEnv((options.catalog ?? '') !== '')
   let registry: BucketRegistry | null = null
   let stopPush: (() => Promise<void>) | null = null
+  /** The certificate and key the primary last accepted: every worker serves them, one started later too. */
+  let tlsPair: TlsPair | null = null
   let checked = false
   let stopping = false
   let exitCode = 0
@@ -239,7 +244,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     exitNow(1)
   }
   const start = (worker: Worker): void => {
-    if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options } satisfies Start)
+    if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options: tlsPair === null ? options : { ...options, tls: tlsPair } } satisfies Start)
   }
   const asking = new Set<Worker>()
   // Set once the checks' module is loaded, which is before any worker is let listen.
@@ -316,9 +321,13 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const hangup = (): void => {
     if (checks === null) log.info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
     else if (checks.schemeOf(options) === 'https') {
-      // Each worker reads the files itself and logs whether it took them.
-      log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
-      for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls' } satisfies ReloadTls)
+      // Read and checked here once; each worker logs that it took the pair. A pair refused is logged here, and nothing changes.
+      void checks.reloadPemPair(options, log).then(pair => {
+        if (pair === null) return
+        tlsPair = pair
+        log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
+        for (const worker of workers()) if (worker.isConnected()) worker.send({ fsbucket: 'reload-tls', pair } satisfies ReloadTls)
+      })
     } else log.info({ signal: 'SIGHUP' }, 'SIGHUP: nothing to reload (no --tls-cert); still serving')
   }
   process.on('SIGINT', stop)
@@ -356,7 +365,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   try {
     // Loaded after the fork: the stores, the SQLite driver and the credentials load here while the workers load their doors.
     const loaded = await import('./primary-checks.js')
-    const { loopbackOnly } = await loaded.primaryChecks(options, log, opened => { registry = opened })
+    const { loopbackOnly, tls } = await loaded.primaryChecks(options, log, opened => { registry = opened })
+    tlsPair = tls
     // The ports the workers listen on (they share them: any worker's say): the system's pick for a port 0.
     logServing = bound => { loaded.logServing({ ...options, port: bound.port, s3Port: bound.s3Port ?? 0 }, loopbackOnly, log) }
     checks = loaded

@@ -14,8 +14,11 @@
  * the new certificate, open ones keep theirs. A pair that fails the same
  * checks keeps the old one and logs why; a renewal half written (the new
  * certificate beside the old key) is refused the same way, and the next
- * SIGHUP tries again. With workers the primary passes the word to each
- * worker, which reads the files itself.
+ * SIGHUP tries again. With workers the primary reads and checks the files
+ * and hands each worker the pair it accepted: a worker started later (one
+ * that replaces a worker that died) is given the same pair, never the files
+ * as they are at that moment (a renewal half written would make every
+ * replacement fail, and the crash loop stop the server).
  */
 import { promises as fsp } from 'node:fs'
 import type { Server as HttpsServer } from 'node:https'
@@ -95,19 +98,25 @@ interface Log {
   error: (fields: object, message: string) => void
 }
 
-/**
- * Re-reads the files and gives every server the new pair; a pair that
- * fails the checks leaves every server as it was and is logged. Resolves
- * true when the new pair is served.
- */
-export async function reloadTls (files: TlsFiles, servers: HttpsServer[], log: Log): Promise<boolean> {
-  let pair: TlsPair
+/** Reads and checks the files for a reload; null (logged) when they fail the checks: the previous pair stays. */
+export async function reloadedPair (files: TlsFiles, log: Pick<Log, 'error'>): Promise<TlsPair | null> {
   try {
-    pair = await readTlsPair(files)
+    return await readTlsPair(files)
   } catch (err) {
     log.error({ cert: files.cert, key: files.key, reason: (err as Error).message }, 'TLS reload failed: still serving the previous certificate')
-    return false
+    return null
   }
+}
+
+/**
+ * Gives every server the new pair: `given` (checked by the cluster's
+ * primary), else the files read again; a pair that fails the checks leaves
+ * every server as it was and is logged. Resolves true when the new pair is
+ * served.
+ */
+export async function reloadTls (files: TlsFiles, servers: HttpsServer[], log: Log, given?: TlsPair): Promise<boolean> {
+  const pair = given ?? await reloadedPair(files, log)
+  if (pair === null) return false
   for (const server of servers) server.setSecureContext(pair)
   log.info({ cert: files.cert, key: files.key }, 'TLS certificate reloaded')
   return true
