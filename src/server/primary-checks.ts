@@ -18,13 +18,13 @@ import { loopbackOnlyHost } from './listen-host.js'
 import { checkWritable, privateManagementState } from './preflight.js'
 import type { GatewayOptions } from './gateway.js'
 import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
-import { readTlsPair, reloadedPair, tlsFilesFrom } from './tls.js'
+import { readTlsPair, reloadedPair, tlsFilesFrom, type TlsFiles } from './tls.js'
 
 /** What of `serve`'s options (serve.ts's ServeOptions) the primary's checks read. */
 type ServeOptions = Omit<GatewayOptions, 's3Port'> & { workers: number, s3Port: number }
 
 /** `https` when the server was given a certificate. */
-export function schemeOf (options: ServeOptions): 'http' | 'https' {
+function schemeOf (options: ServeOptions): 'http' | 'https' {
   return tlsFilesFrom(options) === null ? 'http' : 'https'
 }
 
@@ -34,7 +34,7 @@ export function schemeOf (options: ServeOptions): 'http' | 'https' {
  * counts in), and the ports (first). `opened` is handed the registry as soon as it
  * is open, for the primary to close.
  */
-export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<{ loopbackOnly: boolean, tls: PemPair | null }> {
+export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<{ loopbackOnly: boolean, tls: PemPair | null, reloadTls: (() => Promise<PemPair | null>) | null }> {
   // Read here once and handed to every worker (a file that is wrong is refused once, and a worker started later gets the same pair).
   const tlsFiles = tlsFilesFrom(options)
   const tls = tlsFiles === null ? null : pemOf(await readTlsPair(tlsFiles))
@@ -58,7 +58,8 @@ export async function primaryChecks (options: ServeOptions, log: Logger, opened:
   const metrics = options.metrics === true ? new ProcessMetrics() : null
   if (metrics !== null) answerWorkersMetrics(metrics)
   startSweeper(options.sweepInterval, registry, metrics, log)
-  return { loopbackOnly, tls }
+  const reloadTls = tlsFiles === null ? null : async (): Promise<PemPair | null> => await reloadPemPair(tlsFiles, log)
+  return { loopbackOnly, tls, reloadTls }
 }
 
 /** A certificate and key as PEM text: what the cluster's messages (JSON) carry to a worker. */
@@ -69,9 +70,8 @@ function pemOf (pair: { cert: Buffer | string, key: Buffer | string }): PemPair 
 }
 
 /** The files read and checked again for SIGHUP: the pair to hand the workers, or null when it failed (logged; the old pair stays). */
-export async function reloadPemPair (options: ServeOptions, log: Logger): Promise<PemPair | null> {
-  const files = tlsFilesFrom(options)
-  const pair = files === null ? null : await reloadedPair(files, log)
+async function reloadPemPair (files: TlsFiles, log: Logger): Promise<PemPair | null> {
+  const pair = await reloadedPair(files, log)
   return pair === null ? null : pemOf(pair)
 }
 

@@ -317,12 +317,13 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     setTimeout(() => { exitCode = 1; exitNow(1) }, options.drainTimeout * 1000 + 2000).unref()
     if (workers().length === 0) exitNow(0)
   }
-  let checks: typeof import('./primary-checks.js') | null = null
+  /** Once the checks passed: reads the certificate again (null: no --tls-cert). */
+  let reloadTls: (() => Promise<TlsPair | null>) | null | undefined
   const hangup = (): void => {
-    if (checks === null) log.info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
-    else if (checks.schemeOf(options) === 'https') {
+    if (reloadTls === undefined) log.info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
+    else if (reloadTls !== null) {
       // Read and checked here once; each worker logs that it took the pair. A pair refused is logged here, and nothing changes.
-      void checks.reloadPemPair(options, log).then(pair => {
+      void reloadTls().then(pair => {
         if (pair === null) return
         tlsPair = pair
         log.info({ workers: workers().length }, 'SIGHUP: workers reload the TLS certificate')
@@ -365,11 +366,12 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   try {
     // Loaded after the fork: the stores, the SQLite driver and the credentials load here while the workers load their doors.
     const loaded = await import('./primary-checks.js')
-    const { loopbackOnly, tls } = await loaded.primaryChecks(options, log, opened => { registry = opened })
-    tlsPair = tls
+    const passed = await loaded.primaryChecks(options, log, opened => { registry = opened })
+    const { loopbackOnly } = passed
+    tlsPair = passed.tls
     // The ports the workers listen on (they share them: any worker's say): the system's pick for a port 0.
     logServing = bound => { loaded.logServing({ ...options, port: bound.port, s3Port: bound.s3Port ?? 0 }, loopbackOnly, log) }
-    checks = loaded
+    reloadTls = passed.reloadTls
   } catch (err) {
     // Refused before any worker was sent its options: the workers go quietly, and the command line prints the one line (exit 1).
     stopping = true
