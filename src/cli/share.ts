@@ -122,7 +122,7 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
       let link: ShareLink
       try {
         if (await registry.info(location.bucket) === null) {
-          fail(target, `no bucket "${location.bucket}"`)
+          fail(target, `bucket "${location.bucket}" does not exist`)
           return
         }
         link = await makeShareLink(registry.tokens, { endpoint, bucket: location.bucket, key: location.key, method, seconds, now })

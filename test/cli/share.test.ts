@@ -208,7 +208,7 @@ t.test('refusals', async t => {
   const data = testdir(t)
   t.equal((await cli(['bucket', 'create', 'photos', '--data', data])).code, 0)
   const cases: Array<[string[], RegExp]> = [
-    [['fsb://nobucket/a'], /no bucket "nobucket"/],
+    [['fsb://nobucket/a'], /: bucket "nobucket" does not exist$/m],
     [['fsb://photos'], /expected an object/],
     [['fsb://photos/dir/'], /expected an object/],
     [['fsb://photos/a', '--expires', '8d'], /at most 7 days/],
