@@ -5,11 +5,11 @@
  *
  *   npm run sweep -- [directory ...]
  *
- * A directory is a data directory (every bucket in it is swept) or a bucket
- * (it holds `.fsbucket/`). A bucket a data directory made (its settings
- * are in `.fsbucket/settings.json`) is swept through that data directory,
- * with its own rules; a bucket opened alone by the library has none.
- * Default: ./data.
+ * A directory is a data directory (every bucket in it is swept) or a bucket.
+ * A bucket a data directory made (its settings are in
+ * `.fsbucket/settings.json`) is swept through that data directory, with its
+ * own rules; a bucket opened alone by the library (its `.fsbucket/` holds a
+ * catalog, not a data directory's `stamp`) has none. Default: ./data.
  */
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
@@ -31,7 +31,7 @@ for (const dir of dirs.length > 0 ? dirs : ['./data']) {
     const report = await registry.sweep({ buckets: [path.basename(path.resolve(dir))] })
     await registry.close()
     console.log(`${dir}: ${described(report)}`)
-  } else if (await exists(path.join(dir, '.fsbucket'))) {
+  } else if (await exists(path.join(dir, '.fsbucket', 'format.json')) && !await exists(path.join(dir, '.fsbucket', 'stamp'))) {
     const bucket = await openBucket(dir)
     const report = await bucket.sweep()
     await bucket.close()
