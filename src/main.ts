@@ -32,7 +32,7 @@
 import type { EventEmitter } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import type { BucketRegistry } from './bucket/index.js'
+import { Queues, type BucketRegistry } from './bucket/index.js'
 import { MAX_SWEEP_INTERVAL_MS } from './bucket/limits.js'
 import { isValidBucketName } from './bucket/settings.js'
 import { serveDefaults } from './server/defaults.js'
@@ -375,6 +375,8 @@ export function buildCli (): Command {
         const report = await registry.sweep({ now: options.now })
         console.log(`swept: ${report.expiredObjects ?? 0} objects expired, ${report.transitionedObjects ?? 0} moved to InfrequentAccess, ` +
           `${report.abortedUploads} uploads aborted, ${report.removedLeftovers} leftovers removed`)
+        const orphans = await new Queues(registry).dropOrphans()
+        if (orphans > 0) console.log(`${orphans} ${orphans === 1 ? 'message' : 'messages'} of deleted queues dropped`)
         const skipped = report.skippedBuckets ?? 0
         if (skipped > 0) console.log(`${skipped} ${skipped === 1 ? 'bucket' : 'buckets'} skipped: another sweep holds ${skipped === 1 ? 'it' : 'them'} (one that was stopped holds its bucket for a minute); run again later`)
       } finally {

@@ -309,6 +309,8 @@ export interface Outbox {
   backlog (queue: string): Promise<number>
   /** Removes the messages of `queue` written before `before` (retention), or all of them without it. */
   drop (queue: string, before?: number): Promise<number>
+  /** The queues that have messages here (a queue deleted while a write committed one for it among them). */
+  queues (): Promise<string[]>
 }
 
 export type CopyOutcome =

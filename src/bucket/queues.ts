@@ -31,7 +31,7 @@
  */
 import { addRules, linkQueue, type RuleInput } from './notifications.js'
 import type { BucketInfo, BucketRegistry } from './registry.js'
-import type { LeasedMessage, LeaseRef } from './port.js'
+import type { LeasedMessage, LeaseRef, Outbox } from './port.js'
 import { randomHex } from './random.js'
 
 /** The hosted default retention: 4 days. */
@@ -293,6 +293,29 @@ export class Queues {
   }
 
   /** Removes every message waiting in the queue. */
+  /**
+   * Drops the messages of queues that no longer exist, in every bucket's
+   * outbox: a write that read its rules before a queue's deletion (another
+   * process's, within its second of cached rules) may commit a message
+   * after the deletion dropped the queue's; nothing would ever read or
+   * expire it. The sweeper calls this. The outboxes are read before the
+   * queues, so a queue made meanwhile (whose messages may be among them) is
+   * never taken for a deleted one. Counts the messages dropped.
+   */
+  async dropOrphans (): Promise<number> {
+    const found: Array<{ outbox: Outbox, queues: string[] }> = []
+    for (const info of await this.#registry.list()) {
+      const outbox = await this.#registry.outbox(info.name)
+      if (outbox !== null) found.push({ outbox, queues: await outbox.queues() })
+    }
+    const live = new Set((await this.list()).map(q => q.queue_id))
+    let dropped = 0
+    for (const { outbox, queues } of found) {
+      for (const queue of queues) if (!live.has(queue)) dropped += await outbox.drop(queue)
+    }
+    return dropped
+  }
+
   async purge (queueId: string): Promise<void> {
     for (const info of await this.#registry.list()) await (await this.#registry.outbox(info.name))?.drop(queueId)
   }

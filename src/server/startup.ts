@@ -13,7 +13,7 @@ import { promises as fsp } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import type { Logger } from 'pino'
-import { isBucketError, isSettingsDamaged, type BucketRegistry, type RegistryWarn } from '../bucket/index.js'
+import { isBucketError, isSettingsDamaged, Queues, type BucketRegistry, type RegistryWarn } from '../bucket/index.js'
 import { parseRouteSpec, type PublicRoute } from '../http/target.js'
 import { parseJsonOf } from '../stores/fs/atomic.js'
 import type { ProcessMetrics } from './metrics.js'
@@ -149,11 +149,21 @@ export async function checkPorts (host: string, ports: Array<{ port: number, rol
   }
 }
 
-/** Sweeps every `sweepInterval` seconds (0: never), counted in the metrics and logged when one fails. */
+/**
+ * Sweeps every `sweepInterval` seconds (0: never), counted in the metrics
+ * and logged when one fails; after each sweep, the messages of deleted
+ * queues are dropped (queues.ts's `dropOrphans`).
+ */
 export function startSweeper (sweepInterval: number, registry: BucketRegistry, metrics: ProcessMetrics | null, log: Logger): void {
   if (sweepInterval === 0) return
-  registry.startSweeper(sweepInterval * 1000, err => {
+  const failed = (err: unknown): void => {
     metrics?.sweepFailed()
     log.error({ err }, 'sweep failed')
-  }, (report, ms) => { metrics?.swept(report, ms) })
+  }
+  registry.startSweeper(sweepInterval * 1000, failed, (report, ms) => {
+    metrics?.swept(report, ms)
+    new Queues(registry).dropOrphans().then(dropped => {
+      if (dropped > 0) log.info({ dropped }, 'messages of deleted queues dropped')
+    }, failed)
+  })
 }

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { CopyObjectCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, DeleteObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3'
 import { buildApp } from '../../src/app.js'
-import type { BucketEngine, BucketRegistry } from '../../src/index.js'
+import { Queues, type BucketEngine, type BucketRegistry } from '../../src/index.js'
 import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy } from '../../src/s3/index.js'
 
 const TOKEN = 'queue-events-token-0123456789'
@@ -281,5 +281,29 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     t.same((await drain(api, queueId)).map(e => e.object.key), ['before-removal'], 'no rule, no event; what was sent before the rule went is still delivered')
     t.equal((await call('DELETE', `${v4}/queues/${queueId}`)).status, 200)
     t.equal((await call('GET', `${v4}/queues/${queueId}`)).body.errors[0].code, 11000, 'the queue is gone')
+  })
+
+  await t.test('messages left for a queue that is gone are dropped by dropOrphans; a live queue\'s stay', async t => {
+    const made = async (name: string): Promise<string> => {
+      const queue = (await call('POST', `${v4}/queues`, { queue_name: name })).body.result.queue_id as string
+      await call('POST', `${v4}/queues/${queue}/consumers`, { type: 'http_pull' })
+      t.equal((await call('PUT', `${v4}/event_notifications/r2/photos/configuration/queues/${queue}`, { rules: [{ prefix: `${name}/`, actions: ['PutObject'] }] })).status, 200)
+      return queue
+    }
+    const gone = await made('orphaned')
+    const live = await made('living')
+    const bucket = (await registry.open('photos'))!
+    await bucket.put('orphaned/a', 'a')
+    await bucket.put('living/a', 'a')
+    // The queue's record removed alone, as a deletion racing a write under cached rules leaves it.
+    await registry.state('queues').transaction(async tx => {
+      const doc = await tx.load<{ queues: Array<{ queue_id: string }> }>('queues.json', { queues: [] })
+      doc.queues = doc.queues.filter(q => q.queue_id !== gone)
+    })
+    const outbox = (await registry.outbox('photos'))!
+    t.same((await outbox.queues()).sort(), [gone, live].sort(), 'the outbox holds both queues\' messages')
+    t.equal(await new Queues(registry).dropOrphans(), 1, 'the one of the queue that is gone is dropped')
+    t.same(await outbox.queues(), [live], 'the live queue\'s message stays')
+    t.same((await drain(api, live)).map(e => e.object.key), ['living/a'])
   })
 }

@@ -219,6 +219,7 @@ interface Statements {
   backlog: Statement<[string], number>
   dropMessages: Statement<[string, number]>
   oldestMessage: Statement<[string], number | null>
+  messageQueues: Statement<[], string>
   recordViewIntent: Statement<[Buffer]>
   viewIntents: Statement<[], { seq: number, id: Buffer }>
   settleViewIntents: Statement<[number, number]>
@@ -296,6 +297,7 @@ function statements (db: SqliteDatabase): Statements {
     backlog: db.prepare<[string], number>('SELECT count(*) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number>,
     dropMessages: prepare<[string, number]>('DELETE FROM outbox WHERE queue = ? AND created < ?'),
     oldestMessage: db.prepare<[string], number | null>('SELECT min(created) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number | null>,
+    messageQueues: db.prepare<[], string>('SELECT DISTINCT queue FROM outbox').pluck() as Statement<[], string>,
     // Keys a commit of several keys owes the readable view (view-intents.ts); AUTOINCREMENT: a settled range is never reused by a later batch.
     recordViewIntent: prepare<[Buffer]>('INSERT INTO view_intents (id) VALUES (?)'),
     viewIntents: prepare<[], { seq: number, id: Buffer }>('SELECT seq, id FROM view_intents ORDER BY seq'),

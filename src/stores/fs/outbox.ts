@@ -63,6 +63,10 @@ export class CatalogOutbox implements Outbox {
     return this.#catalog.sql.backlog.get(queue) ?? 0
   }
 
+  async queues (): Promise<string[]> {
+    return this.#catalog.sql.messageQueues.all()
+  }
+
   async drop (queue: string, before = Number.MAX_SAFE_INTEGER): Promise<number> {
     const sql = this.#catalog.sql
     const oldest = sql.oldestMessage.get(queue)

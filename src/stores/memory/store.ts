@@ -46,6 +46,10 @@ class MemoryOutbox implements Outbox {
     })
   }
 
+  async queues (): Promise<string[]> {
+    return [...new Set(this.messages.map(m => m.queue))]
+  }
+
   async retire (queue: string, maxDeliveries: number, now: number, to: string | null): Promise<number> {
     const spent = this.messages.filter(m => m.queue === queue && m.visibleAt <= now && m.attempts >= maxDeliveries)
     for (const m of spent) {

@@ -81,6 +81,12 @@ export class PgOutbox implements Outbox {
     return rows[0].n
   }
 
+  async queues (): Promise<string[]> {
+    const { rows } = await this.#catalog.query<{ queue: string }>('listing the queues of messages',
+      'SELECT DISTINCT queue FROM fsbucket.outbox WHERE store_id = $1', [this.#storeId])
+    return rows.map(row => row.queue)
+  }
+
   async drop (queue: string, before = Number.MAX_SAFE_INTEGER): Promise<number> {
     const result = await this.#catalog.query('dropping messages',
       'DELETE FROM fsbucket.outbox WHERE store_id = $1 AND queue = $2 AND created < $3', [this.#storeId, queue, before])
