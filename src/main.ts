@@ -250,9 +250,10 @@ export function memoryRefusal (options: Pick<ServeOptions, 'workers' | 'data' | 
   if (workers !== null && options.workers > 1) {
     return `--memory keeps the buckets in one process: it cannot be used with ${workers} (workers are separate processes and cannot share that memory)`
   }
-  const data = given('data', `--data ${options.data}`, `FSBUCKET_DATA=${options.data}`)
+  // An empty value is none (a variable set empty in an environment names no storage).
+  const data = options.data === '' ? null : given('data', `--data ${options.data}`, `FSBUCKET_DATA=${options.data}`)
   if (data !== null) return `--memory keeps nothing on disk: it cannot be used with ${data}`
-  const catalog = given('catalog', '--catalog', 'FSBUCKET_CATALOG')
+  const catalog = (options.catalog ?? '') === '' ? null : given('catalog', '--catalog', 'FSBUCKET_CATALOG')
   if (catalog !== null) return `--memory keeps nothing on disk: it cannot be used with ${catalog}`
   return null
 }

@@ -55,12 +55,14 @@ t.test('serve --memory refuses what memory cannot honour, with one line each', a
   t.same(readdirSync(cwd), [], 'nothing was created')
 })
 
-t.test('serve --memory --workers 1 is fine', async t => {
-  const port = await freePort()
-  const served = run(['serve', '--memory', '--workers', '1', '--port', String(port), '--s3-port', '0', '--log-level', 'warn'], { cwd: testdir(t) })
-  t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
-  await answering(port, served)
-  t.equal((await call(port, 'PUT', '/default/k', 'v')).status, 200)
-  served.child.kill('SIGTERM')
-  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+t.test('serve --memory --workers 1 is fine, and so are FSBUCKET_DATA and FSBUCKET_CATALOG set empty (empty is none)', async t => {
+  for (const env of [{}, { FSBUCKET_DATA: '', FSBUCKET_CATALOG: '' }]) {
+    const port = await freePort()
+    const served = run(['serve', '--memory', '--workers', '1', '--port', String(port), '--s3-port', '0', '--log-level', 'warn'], { cwd: testdir(t), env })
+    t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
+    await answering(port, served)
+    t.equal((await call(port, 'PUT', '/default/k', 'v')).status, 200, JSON.stringify(env))
+    served.child.kill('SIGTERM')
+    t.equal(await within(served.exited, 30_000, 'exit'), 0)
+  }
 })
