@@ -7,8 +7,8 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import t from 'tap'
-import { addRules, openRegistry, Queues } from '../../src/index.js'
+import t, { type Test } from 'tap'
+import { addRules, openRegistry, Queues, type BucketRegistry, type QueueRecord } from '../../src/index.js'
 import { parseQueuePush, pushBackoffSeconds, startQueuePush, pushFailureLogger } from '../../src/server/queue-push.js'
 import { buildCli } from '../../src/main.js'
 import { testdir } from '../testdir.js'
@@ -43,14 +43,19 @@ t.test('serve takes --queue-push, repeatable', async t => {
   t.same(serve.opts().queuePush, [{ queue: 'a', url: 'http://127.0.0.1:1/x' }, { queue: 'b', url: 'http://127.0.0.1:2/y' }])
 })
 
-t.test('a failing receiver gets the batch again after its back-off, then acknowledges it', async t => {
-  const dataDir = testdir(t)
-  const registry = await openRegistry(dataDir, { fsync: false })
+/** A registry with bucket `photos` whose PutObject events go to the queue `photo-events`. */
+async function photoEvents (t: Test): Promise<{ registry: BucketRegistry, queues: Queues, queue: QueueRecord }> {
+  const registry = await openRegistry(testdir(t), { fsync: false })
   t.teardown(async () => { await registry.close() })
   await registry.create('photos')
   const queues = new Queues(registry)
   const queue = (await queues.create('photo-events'))!
   await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+  return { registry, queues, queue }
+}
+
+t.test('a failing receiver gets the batch again after its back-off, then acknowledges it', async t => {
+  const { registry, queues, queue } = await photoEvents(t)
 
   const received: Array<{ at: number, batch: any }> = []
   const server = http.createServer((req, res) => {
@@ -89,13 +94,7 @@ t.test('a failing receiver gets the batch again after its back-off, then acknowl
 })
 
 t.test('stopping cuts a delivery in flight to an app that does not answer: the stop is prompt and the batch waits for a retry', async t => {
-  const dataDir = testdir(t)
-  const registry = await openRegistry(dataDir, { fsync: false })
-  t.teardown(async () => { await registry.close() })
-  await registry.create('photos')
-  const queues = new Queues(registry)
-  const queue = (await queues.create('photo-events'))!
-  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+  const { registry, queues, queue } = await photoEvents(t)
   let asked = 0
   const silent = http.createServer(() => { asked++ })
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))

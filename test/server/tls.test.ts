@@ -7,7 +7,7 @@
  * files that are wrong, are one-line start-up errors. `startServer` takes a
  * pair too.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
 import { Agent, get } from 'node:https'
@@ -33,6 +33,18 @@ function makeCertificate (dir: string, name: string): Pair {
     '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' })
   const fingerprint = execFileSync('openssl', ['x509', '-in', cert, '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).trim().split('=')[1]
   return { cert, key, fingerprint }
+}
+
+/** Two certificates, and the files a server is given (`cert`, `key`), holding the first: a renewal writes the second over them. */
+function renewable (t: Test): { dir: string, first: Pair, second: Pair, cert: string, key: string } {
+  const dir = testdir(t)
+  const first = makeCertificate(dir, 'first')
+  const second = makeCertificate(dir, 'second')
+  const cert = path.join(dir, 'cert.pem')
+  const key = path.join(dir, 'key.pem')
+  copyFileSync(first.cert, cert)
+  copyFileSync(first.key, key)
+  return { dir, first, second, cert, key }
 }
 
 /** The certificate a new TLS connection to `port` is served (not verified: the reload tests look at which one). */
@@ -113,13 +125,7 @@ t.test('serve --tls-cert/--tls-key: HTTPS on both ports, curl and the AWS SDK tr
 
 for (const workers of ['1', '2']) {
   t.test(`SIGHUP re-reads the certificate (--workers ${workers}); a bad new pair keeps the old one`, { skip: !openssl && 'openssl is not installed' }, async t => {
-    const dir = testdir(t)
-    const first = makeCertificate(dir, 'first')
-    const second = makeCertificate(dir, 'second')
-    const cert = path.join(dir, 'cert.pem')
-    const key = path.join(dir, 'key.pem')
-    copyFileSync(first.cert, cert)
-    copyFileSync(first.key, key)
+    const { dir, first, second, cert, key } = renewable(t)
     const port = await freePort()
     const s3Port = await freePort()
     const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', workers,
@@ -223,13 +229,7 @@ t.test('a TLS connection that never finishes its handshake is closed after the i
 })
 
 t.test('a worker that replaces one that died serves the pair the primary accepted, not files half renewed since', { skip: !openssl && 'openssl is not installed' }, async t => {
-  const dir = testdir(t)
-  const first = makeCertificate(dir, 'first')
-  const second = makeCertificate(dir, 'second')
-  const cert = path.join(dir, 'cert.pem')
-  const key = path.join(dir, 'key.pem')
-  copyFileSync(first.cert, cert)
-  copyFileSync(first.key, key)
+  const { dir, first, second, cert, key } = renewable(t)
   const port = await freePort()
   const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', '0', '--workers', '2',
     '--tls-cert', cert, '--tls-key', key, ...base])
