@@ -41,11 +41,15 @@ const controls = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u20
  * (bash, zsh, ksh) with each byte of the character's UTF-8 as `\xHH`, which
  * means the same in every locale: the command prints as plain text and
  * still names the same bytes, wherever it is shown (the CLI's line, the
- * management API's `curl` field, the console).
+ * management API's `curl` field, the console). A quote or backslash in it
+ * is written `\x27`, `\x5c` too, never `\'`: a shell without `$'…'` (dash,
+ * many a `/bin/sh`) reads `$` and a plain `'…'`, which such an escape would
+ * end early, running the rest of a key as commands; written as bytes, the
+ * word stays one quoted word there (of other bytes, but nothing runs).
  */
 export function shellQuote (text: string): string {
   if (!controls.test(text)) return `'${text.replace(/'/g, "'\\''")}'`
-  const escaped = text.replace(/[\\']/g, c => `\\${c}`).replace(new RegExp(controls.source, 'g'), c =>
+  const escaped = text.replace(new RegExp(`[\\\\']|${controls.source}`, 'g'), c =>
     [...Buffer.from(c, 'utf8')].map(byte => `\\x${byte.toString(16).padStart(2, '0')}`).join(''))
   return `$'${escaped}'`
 }

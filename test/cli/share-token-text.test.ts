@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { promises as fsp } from 'node:fs'
+import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { jsonText } from '../../src/cli/terminal-text.js'
 import { curlCommand } from '../../src/doors/share-links.js'
@@ -18,10 +18,10 @@ import { runBin } from './fixture.js'
 /** The characters never printed raw (terminal-text.ts). */
 const raw = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/
 
-/** The words bash reads from `line`, each printed by printf as it is. */
-async function wordsOf (line: string): Promise<string[]> {
+/** The words `shell` (bash by default) reads from `line`, each printed by printf as it is. */
+async function wordsOf (line: string, shell = 'bash'): Promise<string[]> {
   return await new Promise((resolve, reject) => {
-    execFile('bash', ['-c', `printf '%s\\0' ${line}`], (err, stdout) => {
+    execFile(shell, ['-c', `printf '%s\\0' ${line}`], (err, stdout) => {
       if (err !== null) reject(new Error(err.message))
       else resolve(stdout.split('\0').slice(0, -1))
     })
@@ -38,6 +38,17 @@ t.test('the curl command (the CLI\'s line and the management API\'s field): bidi
   }
   t.equal(curlCommand('GET', 'invoice\u202efdp.exe', url), `curl -o $'invoice\\xe2\\x80\\xaefdp.exe' '${url}'`)
   t.equal(curlCommand('GET', 'plain.txt', url), `curl -o 'plain.txt' '${url}'`, 'a plain word in plain quotes')
+})
+
+t.test('a key with a quote and a control stays one word to a shell without $\'…\' (dash): nothing of the key runs', { skip: !existsSync('/bin/dash') && 'dash is not installed' }, async t => {
+  const url = 'http://h/b/k?X-Amz-Signature=0'
+  for (const key of ["x/\u202e'; touch PWNED #", "\u0007'; echo ran #", "back\\'\u202e"]) {
+    const line = curlCommand('GET', key, url)
+    t.notMatch(line, /\\'/, `${JSON.stringify(key)}: no \\' escape, which dash would read as the quote's end`)
+    t.same(await wordsOf(line.replace(/^curl /, '')), ['-o', key.split('/').at(-1), url], `${JSON.stringify(key)}: bash reads the key's file name`)
+    const words = await wordsOf(line.replace(/^curl /, ''), '/bin/dash')
+    t.equal(words.length, 3, `${JSON.stringify(key)}: dash reads three words, no command (${JSON.stringify(words)})`)
+  }
 })
 
 t.test('jsonText: indented, exact, nothing raw', async t => {
