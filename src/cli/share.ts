@@ -125,7 +125,9 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
           fail(target, `bucket "${location.bucket}" does not exist`)
           return
         }
-        link = await makeShareLink(registry.tokens, { endpoint, bucket: location.bucket, key: location.key, method, seconds, now })
+        // An instant asked for is the latest the link works; a duration is how long it works at least.
+        const notAfter = /^\d{4}-/.test(options.expires.trim()) ? parseExpiry(options.expires, now) ?? undefined : undefined
+        link = await makeShareLink(registry.tokens, { endpoint, bucket: location.bucket, key: location.key, method, seconds, now, notAfter })
       } catch (err) {
         if (!isArgumentError(err)) throw err
         fail(target, (err as Error).message)

@@ -153,6 +153,8 @@ export interface ShareLinkSpec {
   /** 1 to MAX_SHARE_SECONDS; the caller checks. */
   seconds: number
   now: Date
+  /** The latest the link may stop working (its maker's own expiry, an instant asked for): `seconds` is cut to it, to 1 at least. */
+  notAfter?: Date
 }
 
 export interface ShareLink {
@@ -175,11 +177,14 @@ export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spe
   // The URL's X-Amz-Date names a whole second, and the URL expires `seconds` after it: so does the token, and the answer says
   // when. The next whole second, so that the link lives at least `seconds` (a date under a second ahead is within any skew).
   const signed = new Date(Math.ceil(spec.now.getTime() / 1000) * 1000)
+  const seconds = spec.notAfter === undefined
+    ? spec.seconds
+    : Math.max(1, Math.min(spec.seconds, Math.floor((spec.notAfter.getTime() - signed.getTime()) / 1000)))
   const made = await tokens.create({
     name: shareTokenName(spec.bucket, spec.key),
     permission: spec.method === 'PUT' ? 'object-read-write' : 'object-read-only',
     buckets: [spec.bucket],
-    expiresOn: new Date(signed.getTime() + spec.seconds * 1000)
+    expiresOn: new Date(signed.getTime() + seconds * 1000)
   })
   const url = await presignShare({
     endpoint: spec.endpoint,
@@ -188,7 +193,7 @@ export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spe
     method: spec.method,
     accessKeyId: made.accessKeyId,
     secretAccessKey: made.secretAccessKey,
-    seconds: spec.seconds,
+    seconds,
     now: signed
   })
   return { url, tokenId: made.id, expiresOn: made.expiresOn ?? '' }

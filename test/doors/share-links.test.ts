@@ -28,6 +28,19 @@ t.test('expiresOn is X-Amz-Date plus X-Amz-Expires, and the token expires with t
   }
 })
 
+t.test('notAfter cuts the link: it never outlives its maker\'s token or an instant asked for, signed at the next second or not', async t => {
+  for (const ms of [0, 400, 999]) {
+    const now = new Date(Date.UTC(2026, 10, 30, 12, 0, 5, ms))
+    const tokens = { create: async (spec: { expiresOn?: Date | null }) => ({ id: 'f'.repeat(32), accessKeyId: 'f'.repeat(32), secretAccessKey: 'e'.repeat(64), expiresOn: spec.expiresOn?.toISOString() ?? null }) as any }
+    for (const notAfterMs of [30_300, 30_900, 31_000]) {
+      const notAfter = new Date(now.getTime() + notAfterMs)
+      const link = await makeShareLink(tokens, { endpoint: new URL('http://127.0.0.1:8788'), bucket: 'photos', key: 'a.txt', method: 'GET', seconds: 3600, now, notAfter })
+      t.ok(Date.parse(link.expiresOn) <= notAfter.getTime(), `made at .${ms}, cut at +${notAfterMs} ms: ends ${link.expiresOn}, not after ${notAfter.toISOString()}`)
+      t.ok(Date.parse(link.expiresOn) > notAfter.getTime() - 2000, 'and not much before')
+    }
+  }
+})
+
 t.test('a long key\'s token name is cut to 120 characters between characters, never inside a surrogate pair', async t => {
   let name = ''
   const tokens = {

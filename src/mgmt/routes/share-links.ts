@@ -61,12 +61,6 @@ export function parseShareRequest (body: unknown): ShareRequest {
   return { key: fields.key, method, seconds }
 }
 
-/** Seconds the link may live: what was asked, cut to the caller's own token's expiry. */
-async function linkSeconds (ctx: ManagementContext, principal: Principal, asked: number, now: Date): Promise<number> {
-  const limit = await callerExpiry(ctx, principal)
-  if (limit === null) return asked
-  return Math.max(1, Math.min(asked, Math.floor((limit.getTime() - now.getTime()) / 1000)))
-}
 
 export function registerShareLinkRoutes (app: FastifyInstance, ctx: ManagementContext, endpointOf: ShareEndpoint): void {
   app.post<{ Params: { accountId: string, bucketName: string } }>('/accounts/:accountId/r2/buckets/:bucketName/share-links', async (request) => {
@@ -79,8 +73,9 @@ export function registerShareLinkRoutes (app: FastifyInstance, ctx: ManagementCo
     const endpoint = endpointOf(request.headers.host)
     if (endpoint === null) throw new ManagementError('NoS3Port')
     const now = ctx.now()
-    const seconds = await linkSeconds(ctx, principal, asked.seconds, now)
-    const link = await makeShareLink(ctx.registry.tokens, { endpoint, bucket, key: asked.key, method: asked.method, seconds, now })
+    // What was asked, cut to the caller's own token's expiry.
+    const notAfter = await callerExpiry(ctx, principal) ?? undefined
+    const link = await makeShareLink(ctx.registry.tokens, { endpoint, bucket, key: asked.key, method: asked.method, seconds: asked.seconds, now, notAfter })
     return success({
       url: link.url,
       method: asked.method,
