@@ -32,7 +32,7 @@
 import type { EventEmitter } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
-import { Queues, type BucketRegistry } from './bucket/index.js'
+import { isBucketError, Queues, type BucketRegistry } from './bucket/index.js'
 import { MAX_SWEEP_INTERVAL_MS } from './bucket/limits.js'
 import { isValidBucketName } from './bucket/settings.js'
 import { serveDefaults } from './server/defaults.js'
@@ -40,6 +40,7 @@ import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork
 import { registerTokenCommands } from './cli/tokens.js'
 import { registerShareCommand, s3EndpointOrigin } from './cli/share.js'
 import { secretValue } from './cli/secret-option.js'
+import { describeError } from './cli/errors.js'
 import { parseRouteSpec, splitRouteList } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
@@ -418,7 +419,8 @@ export async function main (argv: string[] = process.argv): Promise<void> {
   try {
     await program.parseAsync(argv)
   } catch (err) {
-    console.error(err instanceof Error ? err.message : err)
+    // A damaged state document says what is wrong with it here: a command's failure has no log to name it in.
+    console.error(isBucketError(err) && err.errorName === 'StateDamaged' ? describeError(err) : err instanceof Error ? err.message : err)
     process.exit(1)
   }
 }

@@ -428,7 +428,8 @@ class Registry implements BucketRegistry {
       const bucket = info === null ? null : await this.open(name, info)
       if (info === null || bucket === null) continue
       const lifecycle = info.settings.lifecycle
-      const lifecycleNow = async (): Promise<unknown> => (await this.info(name))?.settings.lifecycle ?? null
+      // Rules that cannot be read again (settings damaged meanwhile, a catalog out of reach) act on nothing more here; the pass goes on.
+      const lifecycleNow = async (): Promise<unknown> => await this.info(name).then(info => info?.settings.lifecycle ?? null, () => null)
       const report = await bucket.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(lifecycle), lifecycle, lifecycleNow, now })
       total.abortedUploads += report?.abortedUploads ?? 0
       total.removedLeftovers += report?.removedLeftovers ?? 0

@@ -15,7 +15,7 @@
  * itself, and test/cli/error-texts.test.ts checks them against the doors'
  * tables.
  */
-import { BucketErrors, type BucketError, type BucketErrorName } from '../bucket/index.js'
+import { BucketErrors, damageOf, isBucketError, type BucketError, type BucketErrorName } from '../bucket/index.js'
 
 /** Short texts for the engine's errors a user meets; null keeps the message the error came with. */
 const engineTexts: Record<BucketErrorName, string | null> = {
@@ -129,6 +129,8 @@ function isServerErrorName (name: string): name is ServerErrorName {
 /** The text of the one line an error prints after `fsbucket: <command> <target>: `. */
 export function describeError (err: unknown): string {
   if (err instanceof CliError) return err.message
+  // A document of the state read here, not by a server: what is wrong with it is said here, as no log will.
+  if (isBucketError(err) && err.errorName === 'StateDamaged') return `${damageOf(err)} (mend it, or restore it from a backup)`
   const code = (err as { code?: unknown } | null)?.code
   if (typeof code === 'number') {
     const text = textsByCode.get(code)

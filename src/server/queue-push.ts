@@ -67,6 +67,8 @@ export interface QueuePushOptions {
   timeoutMs?: number
   /** Hears of each failed delivery (for the log). */
   onFailure?: (push: QueuePush, reason: string) => void
+  /** How long a stop waits for a delivery in flight to be answered before it cuts it (ms); default 5 s, within the drain timeout's 10. */
+  stopGraceMs?: number
 }
 
 /**
@@ -81,10 +83,11 @@ export function pushFailureLogger (log: { warn: (fields: object, message: string
 }
 
 /**
- * Starts pushing each queue of `pushes`; the function returned stops: a
- * delivery in flight is cut (its batch is settled for a retry, as a failed
- * one is, and comes again once pushing resumes), so a stop never waits for
- * a slow app.
+ * Starts pushing each queue of `pushes`; the function returned stops: no
+ * batch is pulled after it, and a delivery in flight has `stopGraceMs` to
+ * be answered, then is cut (its batch is settled for a retry, as a failed
+ * one is: the attempt counts, as a timeout's does), so a stop never waits
+ * long for a slow app.
  */
 export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], options: QueuePushOptions = {}): () => Promise<void> {
   const queues: QueuesClass = new Queues(registry)
@@ -98,6 +101,8 @@ export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], o
   const deliverOnce = async (push: QueuePush): Promise<boolean> => {
     const queue = await queues.byName(push.queue)
     if (queue === undefined) return false
+    // Nothing more is taken once stopping: a batch leased now would only be cut.
+    if (stopped) return false
     const consumer = queue.consumers[0]
     const { messages } = await queues.pull(queue, consumer?.settings.batch_size ?? DEFAULT_BATCH_SIZE, Math.max(timeoutMs * 2, consumer?.settings.visibility_timeout_ms ?? DEFAULT_VISIBILITY_TIMEOUT_MS))
     if (messages.length === 0) return false
@@ -140,7 +145,11 @@ export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], o
     stopped = true
     for (const timer of timers) clearTimeout(timer)
     timers.clear()
+    const settled = Promise.allSettled([...running])
+    let grace: NodeJS.Timeout | undefined
+    await Promise.race([settled, new Promise(resolve => { grace = setTimeout(resolve, options.stopGraceMs ?? 5000) })])
+    clearTimeout(grace)
     stopping.abort(new Error('the server is stopping'))
-    await Promise.allSettled([...running])
+    await settled
   }
 }

@@ -319,8 +319,10 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   /** Once the checks passed: reads the certificate again (null: no --tls-cert). */
   let reloadTls: (() => Promise<TlsPair | null>) | null | undefined
+  /** A SIGHUP before the checks passed: the files may have changed since the checks read them, so they are read again after. */
+  let hangupHeld = false
   const hangup = (): void => {
-    if (reloadTls === undefined) log.info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
+    if (reloadTls === undefined) hangupHeld = true
     else if (reloadTls !== null) {
       // Read and checked here once; each worker logs that it took the pair. A pair refused is logged here, and nothing changes.
       void reloadTls().then(pair => {
@@ -372,6 +374,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     // The ports the workers listen on (they share them: any worker's say): the system's pick for a port 0.
     logServing = bound => { loaded.logServing({ ...options, port: bound.port, s3Port: bound.s3Port ?? 0 }, loopbackOnly, log) }
     reloadTls = passed.reloadTls
+    if (hangupHeld) hangup()
   } catch (err) {
     // Refused before any worker was sent its options: the workers go quietly, and the command line prints the one line (exit 1).
     stopping = true

@@ -84,3 +84,27 @@ t.test('the registry\'s sweep reads each bucket\'s rules when its turn comes: a 
   t.equal(report.expiredObjects, 1, 'aaa\'s object, under its rule')
   t.not(await (await open('zzz'))!.head('keep-me'), null, 'zzz\'s object stays: its rule was disabled before its turn')
 })
+
+t.test('rules that cannot be read again mid-sweep act on nothing more in that bucket, and the pass goes on to the next', async t => {
+  const registry = createRegistry(new MemoryRegistryStorage())
+  for (const name of ['aaa', 'zzz']) {
+    await registry.create(name)
+    const bucket = (await registry.open(name))!
+    for (let i = 0; i < 1500; i++) await bucket.put(`k${i}`, 'x')
+    await registry.updateSettings(name, { lifecycle: expire(true) })
+  }
+  // aaa's rules read at its turn, then a failure on every read again (a damaged file, a catalog out of reach).
+  const info = registry.info.bind(registry)
+  let reads = 0
+  let failing = true
+  registry.info = async name => {
+    if (failing && name === 'aaa' && reads++ > 0) throw new Error('the settings cannot be read')
+    return await info(name)
+  }
+  const report = await registry.sweep({ now: new Date(later) })
+  failing = false
+  t.equal(report.expiredObjects, 1500, 'aaa\'s batch judged before the failure is dropped too; zzz is swept whole')
+  t.equal(await count((await registry.open('aaa'))!), 1500, 'aaa keeps its objects')
+  t.equal(await count((await registry.open('zzz'))!), 0, 'zzz, swept after, lost its expired objects')
+})
+

@@ -100,14 +100,28 @@ t.test('stopping cuts a delivery in flight to an app that does not answer: the s
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { silent.closeAllConnections(); silent.close() })
   await (await registry.open('photos'))!.put('cats/tom.jpg', 'meow')
-  const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events` }], { pollMs: 50 })
+  const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events` }], { pollMs: 50, stopGraceMs: 300 })
   const deadline = Date.now() + 10_000
   while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
   t.equal(asked, 1, 'the batch is in flight')
   const started = Date.now()
   await stop()
-  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms, not the app's 30 s`)
+  t.ok(Date.now() - started >= 250 && Date.now() - started < 2000, `stopped in ${Date.now() - started} ms: after its grace of 300 ms for an answer, not the app's 30 s`)
   t.equal(await queues.backlog(queue.queue_id), 1, 'the message is kept for a retry')
+})
+
+t.test('a delivery in flight when the stop comes is answered within the grace: acknowledged, not cut', async t => {
+  const { registry, queues, queue } = await photoEvents(t)
+  let asked = 0
+  const slow = http.createServer((req, res) => { asked++; req.resume(); setTimeout(() => { res.statusCode = 204; res.end() }, 300) })
+  await new Promise<void>(resolve => slow.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { slow.closeAllConnections(); slow.close() })
+  await (await registry.open('photos'))!.put('cats/tom.jpg', 'meow')
+  const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/events` }], { pollMs: 50, stopGraceMs: 5000 })
+  const deadline = Date.now() + 10_000
+  while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+  await stop()
+  t.equal(await queues.backlog(queue.queue_id), 0, 'the app\'s answer came within the grace: the batch is acknowledged')
 })
 
 t.test('serve with two workers pushes, from its primary, each message once', async t => {
