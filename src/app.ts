@@ -116,7 +116,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   const portMeter = config.meter?.port('http') ?? null
   const options: FastifyServerOptions & { https?: GatewayConfig['https'] & { handshakeTimeout?: number } } = {
     // A TLS handshake that stalls is a silent connection: closed after the idle timeout, not Node's 120 s.
-    ...(config.https === undefined ? {} : { https: { ...config.https, handshakeTimeout: idleMs } }),
+    ...(config.https === undefined ? {} : { https: Object.assign({}, config.https, { handshakeTimeout: idleMs }) }),
     ...(config.logLevel === false
       ? { logger: false }
       : { loggerInstance: createLogger({ level: config.logLevel, destination: config.logDestination }) }),

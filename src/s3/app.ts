@@ -150,7 +150,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   }
   const connections = config.connections
   // A TLS handshake that stalls is a silent connection: closed after the idle timeout, not Node's 120 s.
-  if (config.https !== undefined) options.https = connections === undefined ? config.https : { ...config.https, handshakeTimeout: connections.idleTimeoutMs }
+  if (config.https !== undefined) options.https = connections === undefined ? config.https : Object.assign({}, config.https, { handshakeTimeout: connections.idleTimeoutMs })
   if (connections !== undefined) {
     options.connectionTimeout = connections.idleTimeoutMs
     // A kept-alive connection silent between requests is closed after the same time (Fastify's own is 72 s).
