@@ -26,7 +26,7 @@
  * answers 10952 (501).
  */
 import type { FastifyInstance } from 'fastify'
-import { requireAccess, type Principal } from '../../bucket/index.js'
+import { requireAccess } from '../../bucket/index.js'
 import { curlCommand, makeShareLink, MAX_SHARE_SECONDS } from '../../doors/share-links.js'
 import { callerExpiry } from './tokens.js'
 import type { ManagementContext } from '../context.js'
