@@ -42,7 +42,7 @@ t.test('the curl command (the CLI\'s line and the management API\'s field): bidi
 
 t.test('a key with a quote and a control stays one word to a shell without $\'…\' (dash): nothing of the key runs', { skip: !existsSync('/bin/dash') && 'dash is not installed' }, async t => {
   const url = 'http://h/b/k?X-Amz-Signature=0'
-  for (const key of ["x/\u202e'; touch PWNED #", "\u0007'; echo ran #", "back\\'\u202e"]) {
+  for (const key of ["x/\u202e'; echo ran #", "\u0007'; echo ran #", "back\\'\u202e"]) {
     const line = curlCommand('GET', key, url)
     t.notMatch(line, /\\'/, `${JSON.stringify(key)}: no \\' escape, which dash would read as the quote's end`)
     t.same(await wordsOf(line.replace(/^curl /, '')), ['-o', key.split('/').at(-1), url], `${JSON.stringify(key)}: bash reads the key's file name`)
