@@ -125,8 +125,8 @@ export function registerShareCommand (program: Command, wiring: ShareCommandWiri
           fail(target, `bucket "${location.bucket}" does not exist`)
           return
         }
-        // An instant asked for is the latest the link works; a duration is how long it works at least.
-        const notAfter = /^\d{4}-/.test(options.expires.trim()) ? parseExpiry(options.expires, now) ?? undefined : undefined
+        // An instant asked for is the latest the link works (parsed without a clock, a duration is none): a duration is how long it works at least.
+        const notAfter = parseExpiry(options.expires) ?? undefined
         link = await makeShareLink(registry.tokens, { endpoint, bucket: location.bucket, key: location.key, method, seconds, now, notAfter })
       } catch (err) {
         if (!isArgumentError(err)) throw err

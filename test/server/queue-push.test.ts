@@ -93,17 +93,23 @@ t.test('a failing receiver gets the batch again after its back-off, then acknowl
   t.equal(await queues.backlog(queue.queue_id), 0, 'the accepted batch was acknowledged')
 })
 
-t.test('stopping cuts a delivery in flight to an app that does not answer: the stop is prompt and the batch waits for a retry', async t => {
+/** A PutObject event pushed to an app answering with `app`, once the app has been asked: the push's stop, and how often it was asked. */
+async function pushInFlight (t: Test, app: http.RequestListener, stopGraceMs: number): Promise<{ queues: Queues, queue: QueueRecord, stop: () => Promise<void>, asked: () => number }> {
   const { registry, queues, queue } = await photoEvents(t)
   let asked = 0
-  const silent = http.createServer(() => { asked++ })
-  await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { silent.closeAllConnections(); silent.close() })
+  const server = http.createServer((req, res) => { asked++; app(req, res) })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
   await (await registry.open('photos'))!.put('cats/tom.jpg', 'meow')
-  const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events` }], { pollMs: 50, stopGraceMs: 300 })
+  const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events` }], { pollMs: 50, stopGraceMs })
   const deadline = Date.now() + 10_000
   while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
-  t.equal(asked, 1, 'the batch is in flight')
+  return { queues, queue, stop, asked: () => asked }
+}
+
+t.test('stopping cuts a delivery in flight to an app that does not answer: the stop is prompt and the batch waits for a retry', async t => {
+  const { queues, queue, stop, asked } = await pushInFlight(t, () => {}, 300)
+  t.equal(asked(), 1, 'the batch is in flight')
   const started = Date.now()
   await stop()
   t.ok(Date.now() - started >= 250 && Date.now() - started < 2000, `stopped in ${Date.now() - started} ms: after its grace of 300 ms for an answer, not the app's 30 s`)
@@ -111,15 +117,7 @@ t.test('stopping cuts a delivery in flight to an app that does not answer: the s
 })
 
 t.test('a delivery in flight when the stop comes is answered within the grace: acknowledged, not cut', async t => {
-  const { registry, queues, queue } = await photoEvents(t)
-  let asked = 0
-  const slow = http.createServer((req, res) => { asked++; req.resume(); setTimeout(() => { res.statusCode = 204; res.end() }, 300) })
-  await new Promise<void>(resolve => slow.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => { slow.closeAllConnections(); slow.close() })
-  await (await registry.open('photos'))!.put('cats/tom.jpg', 'meow')
-  const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(slow.address() as AddressInfo).port}/events` }], { pollMs: 50, stopGraceMs: 5000 })
-  const deadline = Date.now() + 10_000
-  while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+  const { queues, queue, stop } = await pushInFlight(t, (req, res) => { req.resume(); setTimeout(() => { res.statusCode = 204; res.end() }, 300) }, 5000)
   await stop()
   t.equal(await queues.backlog(queue.queue_id), 0, 'the app\'s answer came within the grace: the batch is acknowledged')
 })
