@@ -253,11 +253,6 @@ export type CompleteBuilder = (upload: StoredUpload, parts: Map<number, StoredPa
  */
 export type CopyBuilder = (source: StoredObject) => StoredObject | null
 
-/** What a store's `copy` did. */
-/**
- * Why a delete happens, when it is not a client's: `lifecycle` for an
- * object a lifecycle rule expired (its event is LifecycleDeletion).
- */
 /**
  * What the engine makes of a change: the messages of the notification
  * rules it matches (often none). Synchronous and without I/O, because a
@@ -281,8 +276,11 @@ export interface LeasedMessage {
 /** What a lease may hand out (see Outbox.lease). */
 export interface LeaseRules { writtenBy: number, maxDeliveries: number }
 
-/** A lease a consumer settles: `delayMs` for a retry (0: visible at once). */
+/** A lease a consumer settles. */
 export interface LeaseRef { seq: number, lease: string }
+
+/** A leased message made visible again at `visibleAt`; `uncounted`: its delivery was cut before any verdict, so it counts no attempt. */
+export interface LeaseRetry extends LeaseRef { visibleAt: number, uncounted?: boolean }
 
 /**
  * The outbox of a store, read by the queues: messages stay until
@@ -304,7 +302,7 @@ export interface Outbox {
    */
   retire (queue: string, maxDeliveries: number, now: number, to: string | null): Promise<number>
   /** Removes acknowledged messages and makes retried ones visible again at their time; counts those whose lease still held. */
-  settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }>
+  settle (queue: string, acks: LeaseRef[], retries: LeaseRetry[]): Promise<{ acked: number, retried: number }>
   /** Messages of `queue` waiting (leased or not). */
   backlog (queue: string): Promise<number>
   /** Removes the messages of `queue` written before `before` (retention), or all of them without it. */
@@ -313,6 +311,7 @@ export interface Outbox {
   queues (): Promise<string[]>
 }
 
+/** What a store's `copy` did. */
 export type CopyOutcome =
   | { status: 'copied', object: StoredObject }
   /** No object at the source id. */

@@ -31,7 +31,7 @@
  */
 import { addRules, linkQueue, type RuleInput } from './notifications.js'
 import type { BucketInfo, BucketRegistry } from './registry.js'
-import type { LeasedMessage, LeaseRef, Outbox } from './port.js'
+import type { LeasedMessage, LeaseRef, LeaseRetry, Outbox } from './port.js'
 import { randomHex } from './random.js'
 
 /** The hosted default retention: 4 days. */
@@ -265,10 +265,10 @@ export class Queues {
    * name no current lease (unknown, or handed out again since) count for
    * nothing, as the hosted API counts them.
    */
-  async settle (queue: QueueRecord, acks: unknown[], retries: Array<{ leaseId: unknown, delaySeconds: number }>): Promise<{ acked: number, retried: number }> {
+  async settle (queue: QueueRecord, acks: unknown[], retries: Array<{ leaseId: unknown, delaySeconds: number, uncounted?: boolean }>): Promise<{ acked: number, retried: number }> {
     const now = this.#clock().getTime()
-    const byBucket = new Map<string, { acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }> }>()
-    const of = (bucket: string): { acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }> } => {
+    const byBucket = new Map<string, { acks: LeaseRef[], retries: LeaseRetry[] }>()
+    const of = (bucket: string): { acks: LeaseRef[], retries: LeaseRetry[] } => {
       let entry = byBucket.get(bucket)
       if (entry === undefined) byBucket.set(bucket, entry = { acks: [], retries: [] })
       return entry
@@ -277,9 +277,9 @@ export class Queues {
       const parsed = parseLeaseId(leaseId)
       if (parsed !== undefined) of(parsed.bucket).acks.push(parsed.ref)
     }
-    for (const { leaseId, delaySeconds } of retries) {
+    for (const { leaseId, delaySeconds, uncounted } of retries) {
       const parsed = parseLeaseId(leaseId)
-      if (parsed !== undefined) of(parsed.bucket).retries.push(Object.assign({}, parsed.ref, { visibleAt: now + delaySeconds * 1000 }))
+      if (parsed !== undefined) of(parsed.bucket).retries.push(Object.assign({}, parsed.ref, { visibleAt: now + delaySeconds * 1000, uncounted }))
     }
     const total = { acked: 0, retried: 0 }
     for (const [bucket, settle] of byBucket) {

@@ -15,7 +15,7 @@
  * data directory, `routes.json`, the writability checks and fsync play no
  * part, and nothing is written to disk.
  */
-import { pushFailureLogger, startQueuePush, type QueuePush } from './queue-push.js'
+import { pushFailureLogger, pushStopGraceMs, startQueuePush, type QueuePush } from './queue-push.js'
 import type { Server as HttpsServer } from 'node:https'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
@@ -79,6 +79,8 @@ export interface GatewayOptions {
   tls?: TlsPair
   /** Queues pushed to a local app (`--queue-push <queue>=<url>`, queue-push.ts); by the primary only. */
   queuePush?: QueuePush[]
+  /** Seconds a stop lets work in flight finish (`serve --drain-timeout`): a push in flight gets half of it, at most 5 s. */
+  drainTimeout?: number
 }
 
 /** The gateway of one process, built and not yet listening. */
@@ -214,7 +216,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       await ensureFirstBucket(registry, options.defaultBucket, log)
       startSweeper(options.sweepInterval, registry, metrics, log)
       if (options.queuePush !== undefined && options.queuePush.length > 0) {
-        stopPush = startQueuePush(registry, options.queuePush, { onFailure: pushFailureLogger(log) })
+        stopPush = startQueuePush(registry, options.queuePush, { onFailure: pushFailureLogger(log), stopGraceMs: pushStopGraceMs(options.drainTimeout) })
       }
     }
     const gatewayApp = app

@@ -67,8 +67,13 @@ export interface QueuePushOptions {
   timeoutMs?: number
   /** Hears of each failed delivery (for the log). */
   onFailure?: (push: QueuePush, reason: string) => void
-  /** How long a stop waits for a delivery in flight to be answered before it cuts it (ms); default 5 s, within the drain timeout's 10. */
+  /** How long a stop waits for a delivery in flight to be answered before it cuts it (ms); default 5 s (`pushStopGraceMs`). */
   stopGraceMs?: number
+}
+
+/** A stop's grace for a delivery in flight: half the drain timeout (seconds), at most 5 s, so the cut batch is settled before the drain ends. */
+export function pushStopGraceMs (drainTimeout?: number): number {
+  return drainTimeout === undefined ? 5000 : Math.min(5000, drainTimeout * 500)
 }
 
 /**
@@ -85,9 +90,10 @@ export function pushFailureLogger (log: { warn: (fields: object, message: string
 /**
  * Starts pushing each queue of `pushes`; the function returned stops: no
  * batch is pulled after it, and a delivery in flight has `stopGraceMs` to
- * be answered, then is cut (its batch is settled for a retry, as a failed
- * one is: the attempt counts, as a timeout's does), so a stop never waits
- * long for a slow app.
+ * be answered, then is cut, so a stop never waits long for a slow app. A
+ * cut batch is visible again at once and its attempt is taken back: the
+ * app gave no verdict, so with `max_retries: 0` it is still delivered,
+ * by the next process that pushes.
  */
 export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], options: QueuePushOptions = {}): () => Promise<void> {
   const queues: QueuesClass = new Queues(registry)
@@ -111,16 +117,23 @@ export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], o
       messages: messages.map(m => ({ id: m.id, timestamp_ms: m.timestamp_ms, attempts: m.attempts, body: JSON.parse(m.body) as unknown }))
     }
     let failure: string | null = null
+    /** Cut by the stop before the app answered: no verdict. */
+    let cut = false
     try {
       const answer = await fetch(push.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch), signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), stopping.signal]) })
       await answer.arrayBuffer().catch(() => undefined)
       if (answer.status < 200 || answer.status > 299) failure = `answered ${answer.status}`
     } catch (err) {
       failure = (err as Error).message
+      cut = stopping.signal.aborted
     }
     if (failure === null) {
       await queues.settle(queue, messages.map(m => m.lease_id), [])
       return true
+    }
+    if (cut) {
+      await queues.settle(queue, [], messages.map(m => ({ leaseId: m.lease_id, delaySeconds: 0, uncounted: true })))
+      return false
     }
     options.onFailure?.(push, failure)
     await queues.settle(queue, [], messages.map(m => ({ leaseId: m.lease_id, delaySeconds: pushBackoffSeconds(m.attempts) })))
@@ -147,7 +160,7 @@ export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], o
     timers.clear()
     const settled = Promise.allSettled([...running])
     let grace: NodeJS.Timeout | undefined
-    await Promise.race([settled, new Promise(resolve => { grace = setTimeout(resolve, options.stopGraceMs ?? 5000) })])
+    await Promise.race([settled, new Promise(resolve => { grace = setTimeout(resolve, options.stopGraceMs ?? pushStopGraceMs()) })])
     clearTimeout(grace)
     stopping.abort(new Error('the server is stopping'))
     await settled

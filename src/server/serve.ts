@@ -226,8 +226,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   let exitCode = 0
   const deaths: number[] = []
   const workers = (): Worker[] => Object.values(cluster.workers ?? {}).filter(w => w !== undefined)
+  let pushStopped: Promise<void> | undefined
+  /** Stops the push once: at the first signal, beside the workers' drain, so its grace runs within the drain timeout. */
+  const stopPushing = async (): Promise<void> => { await (pushStopped ??= stopPush?.()) }
   const closeRegistry = async (): Promise<void> => {
-    await stopPush?.()
+    await stopPushing()
     await registry?.close()
   }
   const exitNow = (code: number): void => {
@@ -305,6 +308,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     // A worker still waiting for its options exits at once (worker.ts).
     const drain: Drain = { fsbucket: 'drain' }
     for (const worker of workers()) if (worker.isConnected()) worker.send(drain)
+    void stopPushing()
     if (!checked) {
       // As one process does (handleShutdown): start-up goes on, then the drain, bounded by the drain timeout.
       setTimeout(() => {
@@ -393,7 +397,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   // The queues pushed to a local app are pulled by this process alone, as it alone sweeps (a worker never pushes).
   const pushes = options.queuePush ?? []
   if (registry !== null && pushes.length > 0 && !stopping) {
-    const { pushFailureLogger, startQueuePush } = await import('./queue-push.js')
-    stopPush = startQueuePush(registry, pushes, { onFailure: pushFailureLogger(log) })
+    const { pushFailureLogger, pushStopGraceMs, startQueuePush } = await import('./queue-push.js')
+    // A signal during the import has stopped (or skipped) the push already.
+    if (!stopping) stopPush = startQueuePush(registry, pushes, { onFailure: pushFailureLogger(log), stopGraceMs: pushStopGraceMs(options.drainTimeout) })
   }
 }

@@ -9,7 +9,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { addRules, openRegistry, Queues, type BucketRegistry, type QueueRecord } from '../../src/index.js'
-import { parseQueuePush, pushBackoffSeconds, startQueuePush, pushFailureLogger } from '../../src/server/queue-push.js'
+import { parseQueuePush, pushBackoffSeconds, pushStopGraceMs, startQueuePush, pushFailureLogger } from '../../src/server/queue-push.js'
 import { buildCli } from '../../src/main.js'
 import { testdir } from '../testdir.js'
 import { answering, call, freePort, run, within } from './serve-process.js'
@@ -114,6 +114,13 @@ t.test('stopping cuts a delivery in flight to an app that does not answer: the s
   await stop()
   t.ok(Date.now() - started >= 250 && Date.now() - started < 2000, `stopped in ${Date.now() - started} ms: after its grace of 300 ms for an answer, not the app's 30 s`)
   t.equal(await queues.backlog(queue.queue_id), 1, 'the message is kept for a retry')
+  const { messages } = await queues.pull(queue, 10, 60_000)
+  t.equal(messages.length, 1, 'visible again at once: the cut is not a failure of the app that earns a back-off')
+  t.equal(messages[0].attempts, 1, 'this delivery is its first: the cut one counts no attempt (with max_retries 0 it would have retired the message)')
+})
+
+t.test('a stop\'s grace for a push in flight is half the drain timeout, at most 5 s', async t => {
+  t.same([pushStopGraceMs(), pushStopGraceMs(10), pushStopGraceMs(4), pushStopGraceMs(1), pushStopGraceMs(0)], [5000, 5000, 2000, 500, 0])
 })
 
 t.test('a delivery in flight when the stop comes is answered within the grace: acknowledged, not cut', async t => {
@@ -156,6 +163,39 @@ t.test('serve with two workers pushes, from its primary, each message once', asy
   await new Promise(resolve => setTimeout(resolve, 1500))
   t.same(keys(), ['a.jpg', 'b.jpg', 'c.jpg'], 'each message pushed once')
   t.ok(received.every(batch => batch.queue === 'photo-events'))
+})
+
+t.test('serve stopping with a push in flight to an app that never answers: exit 0 within a short drain timeout, the message kept uncounted', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const queue = (await new Queues(registry).create('photo-events'))!
+  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
+  await registry.close()
+  let asked = 0
+  const silent = http.createServer(() => { asked++ })
+  await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { silent.closeAllConnections(); silent.close() })
+  const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events`
+
+  const port = await freePort()
+  const served = run(['serve', '--data', dataDir, '--port', String(port), '--s3-port', '0', '--workers', '2', '--fsync', 'off', '--log-level', 'warn', '--drain-timeout', '2', '--queue-push', `photo-events=${url}`])
+  t.teardown(() => { served.child.kill('SIGKILL') })
+  await answering(port, served)
+  t.equal((await call(port, 'PUT', '/photos/a.jpg', 'meow')).status, 200)
+  const deadline = Date.now() + 15_000
+  while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+  t.equal(asked, 1, 'the batch is in flight')
+  const started = Date.now()
+  served.child.kill('SIGTERM')
+  t.equal(await within(served.exited, 10_000, 'serve to stop'), 0, `exit 0: the push was cut within the drain timeout of 2 s (${served.stderr()})`)
+  t.ok(Date.now() - started < 3000, `stopped in ${Date.now() - started} ms`)
+
+  const after = await openRegistry(dataDir, { fsync: false })
+  t.teardown(async () => { await after.close() })
+  const queues = new Queues(after)
+  const { messages } = await queues.pull((await queues.byName('photo-events'))!, 10, 60_000)
+  t.same(messages.map(m => m.attempts), [1], 'the message waits, visible at once, its cut delivery not counted')
 })
 
 t.test('a failed delivery is logged by the app\'s origin alone: a webhook\'s path or query may hold its token', async t => {

@@ -216,6 +216,7 @@ interface Statements {
   leaseMessage: Statement<[number, string, number]>
   ackMessage: Statement<[number, string, string]>
   retryMessage: Statement<[number, number, string, string]>
+  releaseMessage: Statement<[number, number, string, string]>
   backlog: Statement<[string], number>
   dropMessages: Statement<[string, number]>
   oldestMessage: Statement<[string], number | null>
@@ -294,6 +295,8 @@ function statements (db: SqliteDatabase): Statements {
     leaseMessage: prepare<[number, string, number]>('UPDATE outbox SET visible_at = ?, lease = ?, attempts = attempts + 1 WHERE seq = ?'),
     ackMessage: prepare<[number, string, string]>('DELETE FROM outbox WHERE seq = ? AND queue = ? AND lease = ?'),
     retryMessage: prepare<[number, number, string, string]>('UPDATE outbox SET visible_at = ?, lease = NULL WHERE seq = ? AND queue = ? AND lease = ?'),
+    // A retry whose delivery counts for nothing (LeaseRetry.uncounted): the lease's attempt is taken back.
+    releaseMessage: prepare<[number, number, string, string]>('UPDATE outbox SET visible_at = ?, lease = NULL, attempts = max(attempts - 1, 0) WHERE seq = ? AND queue = ? AND lease = ?'),
     backlog: db.prepare<[string], number>('SELECT count(*) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number>,
     dropMessages: prepare<[string, number]>('DELETE FROM outbox WHERE queue = ? AND created < ?'),
     oldestMessage: db.prepare<[string], number | null>('SELECT min(created) FROM outbox WHERE queue = ?').pluck() as Statement<[string], number | null>,

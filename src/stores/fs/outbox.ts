@@ -13,7 +13,7 @@
  * index on (queue, visible_at, seq): a pull reads the rows it hands out,
  * never the whole queue.
  */
-import type { LeasedMessage, LeaseRef, LeaseRules, Outbox } from '../../bucket/port.js'
+import type { LeasedMessage, LeaseRef, LeaseRetry, LeaseRules, Outbox } from '../../bucket/port.js'
 import { randomHex } from '../../bucket/port.js'
 import type { Catalog } from './catalog.js'
 import type { Commits } from './commit.js'
@@ -47,14 +47,14 @@ export class CatalogOutbox implements Outbox {
       : sql.moveSpent.run(to, now, now, queue, now, maxDeliveries).changes)
   }
 
-  async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {
+  async settle (queue: string, acks: LeaseRef[], retries: LeaseRetry[]): Promise<{ acked: number, retried: number }> {
     if (acks.length === 0 && retries.length === 0) return { acked: 0, retried: 0 }
     const sql = this.#catalog.sql
     return await this.#commits.commit(() => {
       let acked = 0
       let retried = 0
       for (const { seq, lease } of acks) acked += sql.ackMessage.run(seq, queue, lease).changes
-      for (const { seq, lease, visibleAt } of retries) retried += sql.retryMessage.run(visibleAt, seq, queue, lease).changes
+      for (const { seq, lease, visibleAt, uncounted } of retries) retried += (uncounted === true ? sql.releaseMessage : sql.retryMessage).run(visibleAt, seq, queue, lease).changes
       return { acked, retried }
     })
   }

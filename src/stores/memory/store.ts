@@ -9,7 +9,7 @@
 import { Readable } from 'node:stream'
 import { randomHex } from '../../bucket/port.js'
 import {
-  assembleListPage, bucketLocked, putChange, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type DeleteOutcome, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
+  assembleListPage, bucketLocked, putChange, bucketRetired, objectLocked, retainingRule, type BucketStore, type LockRule, type DeleteOptions, type DeleteOutcome, type EventSink, type LeasedMessage, type LeaseRef, type LeaseRetry, type LeaseRules, type ObjectChange, type Outbox, type OutboxMessage, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions, type CopyOutcome, type ListPage, type ListQuery, type ObjectReader,
   type Precondition, type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery, withFields
 } from '../../bucket/port.js'
 
@@ -59,7 +59,7 @@ class MemoryOutbox implements Outbox {
     return spent.length
   }
 
-  async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {
+  async settle (queue: string, acks: LeaseRef[], retries: LeaseRetry[]): Promise<{ acked: number, retried: number }> {
     const find = (ref: LeaseRef): number => this.messages.findIndex(m => m.queue === queue && m.seq === ref.seq && m.lease === ref.lease)
     let acked = 0
     let retried = 0
@@ -69,7 +69,10 @@ class MemoryOutbox implements Outbox {
     }
     for (const ref of retries) {
       const at = find(ref)
-      if (at !== -1) { Object.assign(this.messages[at], { visibleAt: ref.visibleAt, lease: null }); retried++ }
+      if (at === -1) continue
+      const message = this.messages[at]
+      Object.assign(message, { visibleAt: ref.visibleAt, lease: null, attempts: ref.uncounted === true ? Math.max(0, message.attempts - 1) : message.attempts })
+      retried++
     }
     return { acked, retried }
   }

@@ -12,7 +12,7 @@
  * settles nothing.
  */
 import type pg from 'pg'
-import type { LeasedMessage, LeaseRef, LeaseRules, Outbox, OutboxMessage } from '../../bucket/port.js'
+import type { LeasedMessage, LeaseRef, LeaseRetry, LeaseRules, Outbox, OutboxMessage } from '../../bucket/port.js'
 import type { PgCatalog } from './catalog.js'
 
 /** Writes `messages` of store `storeId` into the outbox, on `client` (inside the change's transaction). */
@@ -56,7 +56,7 @@ export class PgOutbox implements Outbox {
     return result.rowCount ?? 0
   }
 
-  async settle (queue: string, acks: LeaseRef[], retries: Array<LeaseRef & { visibleAt: number }>): Promise<{ acked: number, retried: number }> {
+  async settle (queue: string, acks: LeaseRef[], retries: LeaseRetry[]): Promise<{ acked: number, retried: number }> {
     let acked = 0
     let retried = 0
     if (acks.length > 0) {
@@ -66,10 +66,11 @@ export class PgOutbox implements Outbox {
       acked = result.rowCount ?? 0
     }
     if (retries.length > 0) {
-      const result = await this.#catalog.query('retrying messages', `UPDATE fsbucket.outbox o SET visible_at = r.at, lease = NULL
-        FROM unnest($3::bigint[], $4::text[], $5::bigint[]) AS r(seq, lease, at)
+      // `back`: 1 for a retry whose delivery counts for nothing (LeaseRetry.uncounted), its attempt taken back.
+      const result = await this.#catalog.query('retrying messages', `UPDATE fsbucket.outbox o SET visible_at = r.at, lease = NULL, attempts = GREATEST(o.attempts - r.back, 0)
+        FROM unnest($3::bigint[], $4::text[], $5::bigint[], $6::int[]) AS r(seq, lease, at, back)
         WHERE o.store_id = $1 AND o.queue = $2 AND o.seq = r.seq AND o.lease = r.lease`,
-      [this.#storeId, queue, retries.map(r => r.seq), retries.map(r => r.lease), retries.map(r => r.visibleAt)])
+      [this.#storeId, queue, retries.map(r => r.seq), retries.map(r => r.lease), retries.map(r => r.visibleAt), retries.map(r => r.uncounted === true ? 1 : 0)])
       retried = result.rowCount ?? 0
     }
     return { acked, retried }
