@@ -25,8 +25,8 @@ import { consoleUrl } from '../console/serve.js'
 import { isLoopbackName } from '../http/site-guard.js'
 import { beginAlone, connectionsOf, idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
 import { lazyChildLogger } from './logger.js'
-import { routeHostsOf } from '../http/target.js'
-import { managementCredentials, managementKeyPair } from '../mgmt/auth.js'
+import { routeHostsOf, type PublicRoute } from '../http/target.js'
+import { managementCredentials, managementKeyPair, type ManagementCredentials } from '../mgmt/auth.js'
 import { s3AccessPolicy, s3CredentialFrom, s3StartupNote, type S3AccessPolicy } from '../s3/auth.js'
 import { s3Domains } from '../s3/domains.js'
 import { createLogger } from './logger.js'
@@ -81,6 +81,21 @@ export interface GatewayOptions {
   queuePush?: QueuePush[]
   /** Seconds a stop lets work in flight finish (`serve --drain-timeout`): a push in flight gets half of it, at most 5 s. */
   drainTimeout?: number
+  /** What a cluster's primary read and checked once for every worker; absent: read here. */
+  primaryRead?: PrimaryRead
+}
+
+/**
+ * The files a cluster's primary reads for its workers (primary-checks.ts), as
+ * it reads the TLS pair: every worker, one started later too, serves what
+ * the checks accepted, so a file damaged or half written since cannot stop
+ * a replacement worker (nor serve it something the others do not).
+ */
+export interface PrimaryRead {
+  /** The public routes of the flags and of routes.json. */
+  routes: PublicRoute[]
+  /** The management API's credentials, those of credentials.json among them. */
+  credentials: ManagementCredentials
 }
 
 /** The gateway of one process, built and not yet listening. */
@@ -157,7 +172,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     }
   }
   try {
-    const routes = await loadRoutes(memory ? null : options.data, options.route)
+    const routes = options.primaryRead?.routes ?? await loadRoutes(memory ? null : options.data, options.route)
     // Each process answers its own readiness; a worker's metrics are the whole server's (metrics.ts).
     const metrics = options.metrics === true ? new ProcessMetrics() : null
     stopCounting = metrics?.stopObserving ?? null
@@ -175,7 +190,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       fsync: options.fsync,
       logLevel: options.logLevel,
       idleTimeout: options.idleTimeout,
-      management: await managementCredentials(options, loopbackOnly, registry.state('mgmt')),
+      management: options.primaryRead?.credentials ?? await managementCredentials(options, loopbackOnly, registry.state('mgmt')),
       registry,
       operator,
       meter: metrics?.requests,

@@ -16,7 +16,7 @@ import { s3AccessPolicy, s3CredentialFrom, s3StartupNote } from '../s3/auth.js'
 import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
 import { loopbackOnlyHost } from './listen-host.js'
 import { checkWritable, privateManagementState } from './preflight.js'
-import type { GatewayOptions } from './gateway.js'
+import type { GatewayOptions, PrimaryRead } from './gateway.js'
 import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
 import { readTlsPair, reloadedPair, tlsFilesFrom, type TlsFiles } from './tls.js'
 
@@ -34,7 +34,7 @@ function schemeOf (options: ServeOptions): 'http' | 'https' {
  * counts in), and the ports (first). `opened` is handed the registry as soon as it
  * is open, for the primary to close.
  */
-export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<{ loopbackOnly: boolean, tls: PemPair | null, reloadTls: (() => Promise<PemPair | null>) | null }> {
+export async function primaryChecks (options: ServeOptions, log: Logger, opened: (registry: BucketRegistry) => void): Promise<{ loopbackOnly: boolean, tls: PemPair | null, reloadTls: (() => Promise<PemPair | null>) | null, primaryRead: PrimaryRead }> {
   // Read here once and handed to every worker (a file that is wrong is refused once, and a worker started later gets the same pair).
   const tlsFiles = tlsFilesFrom(options)
   const tls = tlsFiles === null ? null : pemOf(await readTlsPair(tlsFiles))
@@ -47,19 +47,19 @@ export async function primaryChecks (options: ServeOptions, log: Logger, opened:
   await checkPorts(options.host, [{ port: options.port, role: 'HTTP gateway' }, { port: options.s3Port, role: 'S3 API' }])
   await checkWritable(options.data)
   for (const warning of await privateManagementState(options.data)) log.warn(warning)
-  await loadRoutes(options.data, options.route)
+  const routes = await loadRoutes(options.data, options.route)
   startupNotes({ ...options, loopbackOnly }, log)
   const registry = await openServerRegistry(options, (fields, message) => { log.warn(fields, message) })
   opened(registry)
-  // The management API's credentials file too, which every worker reads as it starts.
-  await managementCredentials(options, loopbackOnly, registry.state('mgmt'))
+  // The management API's credentials file too: read here once, as routes.json is, and handed to every worker.
+  const credentials = await managementCredentials(options, loopbackOnly, registry.state('mgmt'))
   await ensureFirstBucket(registry, options.defaultBucket, log)
   // The primary's own metrics (the sweeper, its catalog pool, the process), added to the workers' when one is asked.
   const metrics = options.metrics === true ? new ProcessMetrics() : null
   if (metrics !== null) answerWorkersMetrics(metrics)
   startSweeper(options.sweepInterval, registry, metrics, log)
   const reloadTls = tlsFiles === null ? null : async (): Promise<PemPair | null> => await reloadPemPair(tlsFiles, log)
-  return { loopbackOnly, tls, reloadTls }
+  return { loopbackOnly, tls, reloadTls, primaryRead: { routes, credentials } }
 }
 
 /** A certificate and key as PEM text: what the cluster's messages (JSON) carry to a worker. */

@@ -41,7 +41,7 @@ import { shareChecksWithinTurns } from '../stores/turn.js'
 import { dismissEarlyWorkers, takeEarlyWorkers, takeHeldSignals, workerEnv, workerSettings } from './early-fork.js'
 import type { Logger } from 'pino'
 import { createLogger } from './logger.js'
-import type { Gateway, GatewayOptions } from './gateway.js'
+import type { Gateway, GatewayOptions, PrimaryRead } from './gateway.js'
 import type { TlsPair } from './tls.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
@@ -221,6 +221,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   let stopPush: (() => Promise<void>) | null = null
   /** The certificate and key the primary last accepted: every worker serves them, one started later too. */
   let tlsPair: TlsPair | null = null
+  /** The routes and credentials the primary read (PrimaryRead): what every worker serves, one started later too. */
+  let primaryRead: PrimaryRead | undefined
   let checked = false
   let stopping = false
   let exitCode = 0
@@ -247,7 +249,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     exitNow(1)
   }
   const start = (worker: Worker): void => {
-    if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options: tlsPair === null ? options : { ...options, tls: tlsPair } } satisfies Start)
+    if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options: Object.assign({}, options, tlsPair === null ? {} : { tls: tlsPair }, { primaryRead }) } satisfies Start)
   }
   const asking = new Set<Worker>()
   // Set once the checks' module is loaded, which is before any worker is let listen.
@@ -375,6 +377,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     const passed = await loaded.primaryChecks(options, log, opened => { registry = opened })
     const { loopbackOnly } = passed
     tlsPair = passed.tls
+    primaryRead = passed.primaryRead
     // The ports the workers listen on (they share them: any worker's say): the system's pick for a port 0.
     logServing = bound => { loaded.logServing({ ...options, port: bound.port, s3Port: bound.s3Port ?? 0 }, loopbackOnly, log) }
     reloadTls = passed.reloadTls
