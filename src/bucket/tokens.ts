@@ -64,6 +64,8 @@ export interface TokenRecord {
   expiresOn: string | null
   /** Hex SHA-256 of the token's value: its S3 secret access key (the value itself is never stored). */
   secretAccessKey: string
+  /** The token that asked for this one (a share link's, made with a scoped token): revoking it revokes this one too. */
+  madeBy?: string
 }
 
 /** What a listing shows of a token: everything but the secret. */
@@ -75,6 +77,8 @@ export interface TokenSpec {
   /** Absent or empty: every bucket (object permissions only). */
   buckets?: string[]
   expiresOn?: Date | null
+  /** The id of the token this one is made for (TokenRecord.madeBy). */
+  madeBy?: string
 }
 
 /** A token just made: its record with its value, shown once, and its S3 pair (`accessKeyId` = `id`). */
@@ -109,7 +113,8 @@ function isTokenRecord (record: unknown): record is TokenRecord {
   return typeof r.id === 'string' && typeof r.name === 'string' && isPermission(r.permission) &&
     (r.buckets === null || (Array.isArray(r.buckets) && r.buckets.every(b => typeof b === 'string'))) &&
     isDate(r.createdOn) && (r.expiresOn === null || isDate(r.expiresOn)) &&
-    typeof r.secretAccessKey === 'string' && /^[0-9a-f]{64}$/.test(r.secretAccessKey)
+    typeof r.secretAccessKey === 'string' && /^[0-9a-f]{64}$/.test(r.secretAccessKey) &&
+    (r.madeBy === undefined || typeof r.madeBy === 'string')
 }
 
 /** Why `document` is not a tokens document this version reads, or null when it is one. */
@@ -287,6 +292,7 @@ export class TokenDirectory {
       expiresOn: spec.expiresOn == null ? null : spec.expiresOn.toISOString(),
       secretAccessKey: secretOfToken(token)
     }
+    if (spec.madeBy !== undefined) record.madeBy = spec.madeBy
     await this.#state.transaction(async tx => {
       const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
       document.tokens.push(record)
@@ -303,12 +309,25 @@ export class TokenDirectory {
     return document.tokens.map(r => summaryOf(r, now))
   }
 
-  /** Removes the token `id`; false when there was none. Its key pair and its temporary credentials stop working with it. */
+  /**
+   * Removes the token `id`; false when there was none. Its key pair and its
+   * temporary credentials stop working with it, and so do the tokens made
+   * for it (`madeBy`: the share links it made), theirs in turn.
+   */
   async revoke (id: string): Promise<boolean> {
     const removed = await this.#state.transaction(async tx => {
       const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
-      const gone = document.tokens.filter(r => r.id === id)
-      document.tokens = document.tokens.filter(r => r.id !== id)
+      if (!document.tokens.some(r => r.id === id)) return false
+      const ending = new Set([id])
+      // The tokens made for one that ends, and for those in turn, until no more are found.
+      let found = true
+      while (found) {
+        const more = document.tokens.filter(r => r.madeBy !== undefined && ending.has(r.madeBy) && !ending.has(r.id))
+        for (const r of more) ending.add(r.id)
+        found = more.length > 0
+      }
+      const gone = document.tokens.filter(r => ending.has(r.id))
+      document.tokens = document.tokens.filter(r => !ending.has(r.id))
       document.revoked = [...document.revoked ?? [], ...gone.map(r => revokedMark(r.secretAccessKey))].slice(-MAX_REVOKED)
       return gone.length > 0
     })

@@ -155,6 +155,8 @@ export interface ShareLinkSpec {
   now: Date
   /** The latest the link may stop working (its maker's own expiry, an instant asked for): `seconds` is cut to it, to 1 at least. */
   notAfter?: Date
+  /** The id of the token that asked for the link: revoking it ends the link (TokenRecord.madeBy). */
+  madeBy?: string
 }
 
 export interface ShareLink {
@@ -184,7 +186,8 @@ export async function makeShareLink (tokens: Pick<TokenDirectory, 'create'>, spe
     name: shareTokenName(spec.bucket, spec.key),
     permission: spec.method === 'PUT' ? 'object-read-write' : 'object-read-only',
     buckets: [spec.bucket],
-    expiresOn: new Date(signed.getTime() + seconds * 1000)
+    expiresOn: new Date(signed.getTime() + seconds * 1000),
+    madeBy: spec.madeBy
   })
   const url = await presignShare({
     endpoint: spec.endpoint,

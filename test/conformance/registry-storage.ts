@@ -284,6 +284,20 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     t.notOk(kept.includes(made.secretAccessKey), 'what is kept of a revoked token holds not even its S3 secret')
     t.equal(await there.byAccessKey(made.id), null)
 
+    // A token made for another (a share link's, madeBy) ends with it, and so do those made for it in turn; others stay.
+    const maker = await here.create({ name: 'maker', permission: 'object-read-write', buckets: ['alpha'] })
+    const link = await here.create({ name: 'share alpha/a', permission: 'object-read-only', buckets: ['alpha'], madeBy: maker.id })
+    const linkOfLink = await here.create({ name: 'share alpha/b', permission: 'object-read-only', buckets: ['alpha'], madeBy: link.id })
+    const bystander = await here.create({ name: 'share alpha/c', permission: 'object-read-only', buckets: ['alpha'] })
+    t.equal((await here.list()).find(l => l.id === link.id)?.madeBy, maker.id, 'the listing names the maker')
+    t.equal(await here.revoke(maker.id), true)
+    t.same((await here.list()).map(l => l.id), [bystander.id], 'the maker and what was made for it are gone together')
+    await new Promise(resolve => setTimeout(resolve, TOKEN_CACHE_MS + 50))
+    t.equal(await there.byAccessKey(link.id), null, 'a link made for a revoked token no longer opens')
+    t.same(await there.byValue(linkOfLink.token), { revoked: true }, 'nor one made for that one')
+    t.match(await there.byAccessKey(bystander.id), { principal: { id: bystander.id } })
+    t.equal(await here.revoke(bystander.id), true)
+
     let now = new Date()
     const clocked = createRegistry(storage, { clock: () => now }).tokens
     const brief = await clocked.create({ name: 'brief', permission: 'admin-read-only', expiresOn: new Date(now.getTime() + 60_000) })

@@ -130,6 +130,19 @@ t.test('a link has a token of its own, made for the object, and its life is cut 
   t.ok(Date.parse(brief.body.result.expires_on) <= Date.parse(soon.expiresOn ?? ''))
 })
 
+t.test('revoking the token that made a link ends the link; a link the configured credentials made has no maker', async t => {
+  const { app, registry } = await harness(t)
+  const maker = await registry.tokens.create({ name: 'maker', permission: 'object-read-only', buckets: ['photos'] })
+  const byToken = (await call(app, 'POST', sharePath('photos'), { key: 'a.txt' }, bearer(maker.token))).body.result
+  const byAdmin = (await call(app, 'POST', sharePath('photos'), { key: 'b.txt' })).body.result
+  const listed = await registry.tokens.list()
+  t.equal(listed.find(l => l.id === byToken.token_id)?.madeBy, maker.id, 'the link\'s token names its maker')
+  t.equal(listed.find(l => l.id === byAdmin.token_id)?.madeBy, undefined)
+  t.equal(await registry.tokens.revoke(maker.id), true)
+  t.equal(await registry.tokens.byAccessKey(byToken.token_id), null, 'the link\'s token went with its maker: the URL answers InvalidAccessKeyId')
+  t.match(await registry.tokens.byAccessKey(byAdmin.token_id), { principal: { id: byAdmin.token_id } }, 'the other link works on')
+})
+
 t.test('an upload link for a key no write may name is refused, and no token is made', async t => {
   const { app, registry } = await harness(t)
   t.equal(outcome(await call(app, 'POST', sharePath('photos'), { key: 'a\u0000b', method: 'PUT' })), '400 10020')

@@ -75,7 +75,9 @@ export function registerShareLinkRoutes (app: FastifyInstance, ctx: ManagementCo
     const now = ctx.now()
     // What was asked, cut to the caller's own token's expiry.
     const notAfter = await callerExpiry(ctx, principal) ?? undefined
-    const link = await makeShareLink(ctx.registry.tokens, { endpoint, bucket, key: asked.key, method: asked.method, seconds: asked.seconds, now, notAfter })
+    // Made for the caller's token (a session's: its parent's), so revoking that token ends the link too.
+    const madeBy = principal.id ?? undefined
+    const link = await makeShareLink(ctx.registry.tokens, { endpoint, bucket, key: asked.key, method: asked.method, seconds: asked.seconds, now, notAfter, madeBy })
     return success({
       url: link.url,
       method: asked.method,
