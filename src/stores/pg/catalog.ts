@@ -53,7 +53,8 @@ const UNAVAILABLE = new Set([
 
 export function isUnavailable (err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
-  if (typeof code === 'string' && UNAVAILABLE.has(code)) return true
+  // A system error naming a path is a file's (a part missing as an upload completes), never the catalog's connection.
+  if (typeof code === 'string' && UNAVAILABLE.has(code)) return !(code.startsWith('E') && typeof (err as { path?: unknown }).path === 'string')
   const message = err instanceof Error ? err.message : ''
   return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)
 }

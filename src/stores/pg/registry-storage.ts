@@ -175,23 +175,33 @@ export class PgRegistryStorage implements RegistryStorage {
   }
 
   async removePlace (name: string): Promise<boolean> {
-    const storeId = await this.catalog.transaction('deleting a bucket', async client => {
-      const { rows } = await client.query<{ store_id: string }>('DELETE FROM fsbucket.buckets WHERE name = $1 RETURNING store_id', [name])
-      if (rows.length === 0) return null
-      const id = rows[0].store_id
-      for (const table of ['objects', 'parts', 'uploads', 'garbage']) {
-        await client.query(`DELETE FROM fsbucket.${table} WHERE store_id = $1`, [id])
-      }
-      await client.query('DELETE FROM fsbucket.stores WHERE id = $1', [id])
-      await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
-      return id
-    })
-    if (storeId === null) return false
-    // Out of the way first, so a bucket of the same name created meanwhile starts in a fresh
-    // directory; what a crash leaves there, the sweep of any bucket removes (blobs.ts).
+    const directory = path.join(this.location, name)
     const trash = this.#deleted.place(name)
-    await fsp.rename(path.join(this.location, name), trash).catch(() => {})
-    await removeTree(trash)
+    let moved = false
+    let storeId: string | null
+    try {
+      storeId = await this.catalog.transaction('deleting a bucket', async client => {
+        const { rows } = await client.query<{ store_id: string }>('DELETE FROM fsbucket.buckets WHERE name = $1 RETURNING store_id', [name])
+        if (rows.length === 0) return null
+        const id = rows[0].store_id
+        for (const table of ['objects', 'parts', 'uploads', 'garbage']) {
+          await client.query(`DELETE FROM fsbucket.${table} WHERE store_id = $1`, [id])
+        }
+        await client.query('DELETE FROM fsbucket.stores WHERE id = $1', [id])
+        await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
+        // Out of the way before the commit: a gateway creating a bucket of this name waits on the deleted row until then,
+        // so the new bucket starts in a directory of its own, never this one (which would then be moved from under it).
+        moved = await fsp.rename(directory, trash).then(() => true, () => false)
+        return id
+      })
+    } catch (err) {
+      // Not deleted after all: the bucket keeps its directory.
+      if (moved) await fsp.rename(trash, directory).catch(() => {})
+      throw err
+    }
+    if (storeId === null) return false
+    // What a crash leaves there, the sweep of any bucket removes (blobs.ts).
+    if (moved) await removeTree(trash)
     return true
   }
 

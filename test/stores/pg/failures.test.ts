@@ -12,17 +12,18 @@
  * a gateway frozen inside a transaction or a settings update loses it (and
  * its locks) after a while, one still linking files does not; a statement
  * the gateway stopped waiting for never lands later; a data directory that
- * is not the shared one is refused.
+ * is not the shared one is refused; a file missing under a transaction (a
+ * part as its upload completes) is a storage failure, not 10908.
  */
 import t, { type Test } from 'tap'
 import { createRegistry, openRegistry, type BucketObjectBody } from '../../../src/index.js'
 import { randomBytes } from 'node:crypto'
 import { existsSync, renameSync } from 'node:fs'
-import { rm } from 'node:fs/promises'
+import { readdir, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { BucketEngine } from '../../../src/bucket/index.js'
 import { BlobFiles } from '../../../src/stores/fs/blobs.js'
-import { PgCatalog, redactUrl } from '../../../src/stores/pg/catalog.js'
+import { isUnavailable, PgCatalog, redactUrl } from '../../../src/stores/pg/catalog.js'
 import { PgRegistryStorage } from '../../../src/stores/pg/registry-storage.js'
 import { PgStore } from '../../../src/stores/pg/store.js'
 import { testdir } from '../../testdir.js'
@@ -372,4 +373,22 @@ t.test('a gateway frozen while it updates a bucket\'s settings does not stall th
   t.equal(await other.withLock('writing bucket settings', 'settings:frozen', async () => 'updated', true, 'transaction'), 'updated')
   t.notOk(thawed, `another gateway took the lock while the first was still frozen (${Date.now() - started} ms)`)
   await t.rejects(stuck, { code: 10908 }, 'the frozen gateway learns it lost the lock when it resumes')
+})
+
+t.test('a part file missing as its upload completes is a storage failure, not the catalog unavailable (10908, which clients retry)', async t => {
+  const catalog = await PgCatalog.connect(server.url())
+  t.teardown(async () => { await catalog.close() })
+  const root = path.join(testdir(t), '.fsbucket')
+  const bucket = new BucketEngine(await PgStore.open(catalog, randomBytes(8).toString('hex'), root, { fsync: false, create: true }), { minPartSize: 1 })
+  const upload = await bucket.createMultipartUpload('big')
+  const parts = [await upload.uploadPart(1, 'first '), await upload.uploadPart(2, 'second')]
+  // The parts' files, removed by hand (or by a mount that lost them).
+  const files = (await readdir(root, { recursive: true, withFileTypes: true })).filter(entry => entry.isFile() && !/catalog|format/.test(entry.name))
+  t.ok(files.length >= 2, `the parts' files (${files.length})`)
+  for (const file of files) await rm(path.join(file.parentPath ?? file.path, file.name))
+  const failure = await upload.complete(parts).then(() => null, (err: unknown) => err as { errorName?: string, code?: unknown })
+  t.ok(failure !== null, 'the completion fails')
+  t.not(failure?.errorName, 'CatalogUnavailable', `not CatalogUnavailable (${String(failure?.errorName)} ${String(failure?.code)})`)
+  t.equal(isUnavailable(Object.assign(new Error('gone'), { code: 'ENOENT', syscall: 'link', path: '/data/photos/x' })), false, 'a file\'s ENOENT')
+  t.equal(isUnavailable(Object.assign(new Error('no socket'), { code: 'ENOENT', syscall: 'connect', address: '/run/postgresql/.s.PGSQL.5432' })), true, 'a missing socket file is the server down')
 })

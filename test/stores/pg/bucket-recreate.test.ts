@@ -1,0 +1,64 @@
+/**
+ * A bucket deleted through one gateway while another creates a bucket of
+ * the same name, over one PostgreSQL catalog and one data directory: the
+ * new bucket starts in a directory of its own, never the old one's (which
+ * the delete moves away), so whatever it acknowledges stays readable.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { openRegistry, type BucketRegistry } from '../../../src/index.js'
+import { testdir } from '../../testdir.js'
+import { startPostgres } from './server.js'
+
+const server = await startPostgres()
+t.teardown(async () => { await server.destroy() })
+
+t.test('delete on one gateway racing a create of the same name on another: the new bucket keeps what it acknowledged', async t => {
+  const dataDir = testdir(t)
+  const open = async (): Promise<BucketRegistry> => {
+    const registry = await openRegistry(dataDir, { catalog: server.url(), fsync: false })
+    t.teardown(async () => { await registry.close() })
+    return registry
+  }
+  const [deleting, creating] = [await open(), await open()]
+  // A busy gateway: moving a deleted bucket's directory away takes a while (and a random part of the rounds, none).
+  const rename = fsp.rename
+  t.teardown(() => { fsp.rename = rename })
+  fsp.rename = async (from, to) => {
+    if (path.basename(String(from)) === 'recreated' && Math.random() < 0.7) await sleep(30)
+    await rename(from, to)
+  }
+  let recreated = 0
+  for (let round = 0; round < 40; round++) {
+    if (await deleting.info('recreated') === null) await deleting.create('recreated')
+    await (await deleting.open('recreated'))!.put('old', 'old')
+    await (await deleting.open('recreated'))!.delete('old')
+    const created = (async (): Promise<boolean> => {
+      // The create lands at a moment of the delete chosen at random: before, during or after its transaction.
+      await sleep(Math.random() * 6)
+      for (let tries = 0; tries < 50; tries++) {
+        try {
+          await creating.create('recreated')
+          return true
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'BucketAlreadyExists' && !/already exists/i.test((err as Error).message)) throw err
+          await sleep(1)
+        }
+      }
+      return false
+    })()
+    await deleting.delete('recreated').catch(() => {})
+    if (!await created) continue
+    recreated++
+    const bucket = (await creating.open('recreated'))!
+    const put = await bucket.put(`round-${round}`, 'kept').then(() => 'ok', (err: Error) => err.message)
+    t.equal(put, 'ok', `round ${round}: the new bucket takes a write`)
+    if (put !== 'ok') break
+    const got = await bucket.get(`round-${round}`)
+    t.equal(got !== null && 'text' in got ? await got.text() : null, 'kept', `round ${round}: and keeps it`)
+    await bucket.delete(`round-${round}`)
+  }
+  t.ok(recreated > 0, `the bucket was created again ${recreated} times`)
+})
