@@ -32,6 +32,7 @@ import path from 'node:path'
 import { StartupError, why } from './preflight.js'
 import { fsyncDirectory } from '../stores/fs/atomic.js'
 import { blobFile } from '../stores/fs/blobs.js'
+import { markPostgresql } from '../stores/fs/catalog-mark.js'
 import { KEPT_BODY, type ObjectRow, type PartRow, type UploadRow } from '../stores/fs/catalog.js'
 import { Database, type SqliteDatabase } from '../stores/fs/sqlite.js'
 import { PgCatalog } from '../stores/pg/catalog.js'
@@ -84,6 +85,8 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
       }
     }
     await catalog.query('migrating', 'UPDATE fsbucket.registry SET rev = rev + 1')
+    // Every bucket is the catalog's now: the SQLite side is fenced off (a gateway or command without --catalog is refused).
+    await markPostgresql(root)
   } finally {
     await catalog.close()
   }

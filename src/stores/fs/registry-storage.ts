@@ -18,6 +18,7 @@ import path from 'node:path'
 import { BucketError, bucketRetired, guardedWarn, isBucketError, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { fsyncDirectory, readText, writeJsonAtomic } from './atomic.js'
 import { DeletedBuckets } from './blobs.js'
+import { refuseMarked } from './catalog-mark.js'
 import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock
 } from './data-directory.js'
@@ -64,6 +65,8 @@ export class FsRegistryStorage implements RegistryStorage {
   /** The storage of the buckets in `dataDir` (created when missing). */
   static async open (dataDir: string, options: FsRegistryOptions = {}): Promise<FsRegistryStorage> {
     await ensureDirectory(dataDir)
+    // Not a directory a PostgreSQL catalog keeps (catalog-mark.ts): its SQLite files are stale there.
+    await refuseMarked(path.resolve(dataDir))
     return new FsRegistryStorage(path.resolve(dataDir), options.fsync ?? true, options.warn)
   }
 

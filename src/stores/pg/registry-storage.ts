@@ -21,6 +21,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { DeletedBuckets, isStoreFile, removeTree } from '../fs/blobs.js'
+import { isMarked, markPostgresql, sqliteBuckets } from '../fs/catalog-mark.js'
 import { TurnMemo } from '../turn.js'
 import { PgCatalog, type CatalogOptions } from './catalog.js'
 import { PgDocuments } from './documents.js'
@@ -86,6 +87,31 @@ async function checkSharedDirectory (catalog: PgCatalog, dataDir: string): Promi
   throw new Error(`The data directory ${dataDir} has directories named like the catalog's buckets (${named(present)}), but none of the object bodies looked for in ${looked} of them: it is another data directory, not the one the catalog's gateways share. Mount the shared body directory at --data.`)
 }
 
+/**
+ * Refuses a data directory holding buckets kept in SQLite catalogs that the
+ * catalog does not know (a gateway started before `fsbucket migrate`): it
+ * would serve them as new, empty buckets, and its sweep would remove their
+ * bodies. Otherwise marks the directory as the catalog's, which fences off
+ * the SQLite side (fs/catalog-mark.ts). A directory marked already is not
+ * looked through again.
+ */
+async function fenceSqliteBuckets (catalog: PgCatalog, dataDir: string): Promise<void> {
+  if (await isMarked(dataDir)) return
+  const sqlite = await sqliteBuckets(dataDir)
+  if (sqlite.length > 0) {
+    const { rows } = await catalog.query<{ name: string }>('opening the catalog', 'SELECT name FROM fsbucket.buckets WHERE name = ANY($1::text[])', [sqlite])
+    const known = new Set(rows.map(r => r.name))
+    const unknown = sqlite.filter(name => !known.has(name))
+    if (unknown.length > 0) {
+      const named = unknown.slice(0, 3).join(', ') + (unknown.length > 3 ? `, ... (${unknown.length})` : '')
+      throw new Error(`The data directory ${dataDir} holds buckets kept in SQLite catalogs that the PostgreSQL catalog does not know (${named}): ` +
+        `import them first, with the gateways on them stopped: fsbucket migrate --from ${dataDir} --catalog <url>. ` +
+        'Served over the catalog as they are, they would be new, empty buckets, and a sweep would remove their bodies.')
+    }
+  }
+  await markPostgresql(dataDir)
+}
+
 export class PgRegistryStorage implements RegistryStorage {
   readonly location: string
   readonly catalog: PgCatalog
@@ -107,6 +133,7 @@ export class PgRegistryStorage implements RegistryStorage {
     const catalog = await PgCatalog.connect(url, options)
     try {
       await checkSharedDirectory(catalog, path.resolve(dataDir))
+      await fenceSqliteBuckets(catalog, path.resolve(dataDir))
     } catch (err) {
       await catalog.close()
       throw err

@@ -11,7 +11,7 @@ import net from 'node:net'
 import path from 'node:path'
 import t, { type Test } from 'tap'
 import { buildCli } from '../../../src/main.js'
-import { openRegistry, type Bucket, type BucketObjectBody } from '../../../src/index.js'
+import { openBucket, openRegistry, type Bucket, type BucketObjectBody } from '../../../src/index.js'
 import { Database } from '../../../src/stores/fs/sqlite.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { SCHEMA_VERSION } from '../../../src/stores/pg/schema.js'
@@ -275,6 +275,31 @@ t.test('fsbucket migrate imports SQLite buckets; bodies stay in place; a second 
   t.match(await (await after.open('bare'))!.put('k', 'v'), { key: 'k' }, 'a bucket no store had opened takes writes')
 
   t.match(await migrate(dataDir, url), /site: skipped \(already in the catalog\)/, 'a second run leaves imported buckets alone')
+})
+
+t.test('SQLite buckets and a PostgreSQL catalog are fenced: no gateway on the catalog before migrate, no SQLite catalogs after', async t => {
+  const url = await database('fenced')
+  const dataDir = testdir(t)
+  const before = await openRegistry(dataDir, { fsync: false })
+  await before.create('default')
+  await (await before.open('default'))!.put('kept.txt', 'from the SQLite days')
+  await before.close()
+
+  // A gateway started before migrate would make its own empty `default` over these bodies, and its sweep would remove them.
+  await t.rejects(openRegistry(dataDir, { catalog: url, fsync: false }),
+    { message: /holds buckets kept in SQLite catalogs that the PostgreSQL catalog does not know \(default\): import them first.*fsbucket migrate --from/ })
+  t.match(await migrate(dataDir, url), /default: 1 objects/)
+  const after = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.equal(await ((await (await after.open('default'))!.get('kept.txt')) as BucketObjectBody).text(), 'from the SQLite days')
+  await after.close()
+  // Now the SQLite files are stale: a gateway or a command without --catalog (a sweep among them) is refused.
+  await t.rejects(openRegistry(dataDir, { fsync: false }), { message: /is kept in a PostgreSQL catalog .*give its catalog with --catalog/ })
+  await t.rejects(openBucket(path.join(dataDir, 'default'), { fsync: false }), { message: /is kept in a PostgreSQL catalog/ }, 'one of its buckets opened alone too')
+
+  // A directory a catalog's gateway opened first is the catalog's too.
+  const fresh = path.join(testdir(t), 'fresh')
+  await (await openRegistry(fresh, { catalog: await database('fresh'), fsync: false })).close()
+  await t.rejects(openRegistry(fresh, { fsync: false }), { message: /is kept in a PostgreSQL catalog/ })
 })
 
 t.test('fsbucket migrate refuses, before writing anything, SQLite keys holding U+0000; once they are deleted it imports', async t => {

@@ -1,0 +1,55 @@
+/**
+ * Which catalog keeps a data directory's buckets. A data directory served
+ * over a PostgreSQL catalog (stores/pg) holds its bodies in the filesystem
+ * store's layout, and one imported by `fsbucket migrate` still holds each
+ * bucket's old SQLite catalog: opened with SQLite catalogs, such a
+ * directory looks like buckets of its own, which would answer from old
+ * rows, acknowledge writes no gateway on the catalog sees, and sweep away
+ * the bodies the catalog names as leftovers. And a gateway on a catalog
+ * that does not know the SQLite buckets of its directory would serve them
+ * as new, empty buckets, with the same sweep.
+ *
+ * So the two are fenced by one file, `<data>/.fsbucket/catalog.json`
+ * (`{"format": 1, "catalog": "postgresql"}`): written by a gateway on a
+ * PostgreSQL catalog as it opens (once no SQLite bucket of the directory
+ * is unknown to the catalog) and by `migrate` once every bucket is
+ * imported; the filesystem registry refuses a directory that has it.
+ */
+import { promises as fsp } from 'node:fs'
+import path from 'node:path'
+import { readText, writeJsonAtomic } from './atomic.js'
+import { ensureDirectory, subdirectories } from './data-directory.js'
+
+/** The mark's place in a data directory. */
+export function catalogMarkFile (dataDir: string): string {
+  return path.join(dataDir, '.fsbucket', 'catalog.json')
+}
+
+/** Marks `dataDir` as kept in a PostgreSQL catalog (flushed: it fences what a crash must not undo). */
+export async function markPostgresql (dataDir: string): Promise<void> {
+  await ensureDirectory(path.join(dataDir, '.fsbucket'))
+  await writeJsonAtomic(catalogMarkFile(dataDir), { format: 1, catalog: 'postgresql' }, { fsync: true })
+}
+
+/** Whether `dataDir` is marked as kept in a catalog other than its buckets' own SQLite files. */
+export async function isMarked (dataDir: string): Promise<boolean> {
+  return await readText(catalogMarkFile(dataDir)) !== null
+}
+
+/** Refuses to open `dataDir` with SQLite catalogs when it is marked (filesystem registry). */
+export async function refuseMarked (dataDir: string): Promise<void> {
+  if (!await isMarked(dataDir)) return
+  throw new Error(`The data directory ${dataDir} is kept in a PostgreSQL catalog (${catalogMarkFile(dataDir)} says so: ` +
+    'fsbucket migrate imported its buckets, or gateways with --catalog serve it): give its catalog with --catalog (FSBUCKET_CATALOG). ' +
+    'The SQLite files left in its buckets are no longer current: opened on them, writes would go where no gateway reads and a sweep would remove live bodies.')
+}
+
+/** The buckets of `dataDir` that hold a SQLite catalog (`<name>/.fsbucket/catalog.db`). */
+export async function sqliteBuckets (dataDir: string): Promise<string[]> {
+  const names = await subdirectories(dataDir)
+  const found: string[] = []
+  for (const name of names) {
+    if (await fsp.access(path.join(dataDir, name, '.fsbucket', 'catalog.db')).then(() => true, () => false)) found.push(name)
+  }
+  return found
+}
