@@ -35,7 +35,7 @@ import { blobFile } from '../stores/fs/blobs.js'
 import { markPostgresql } from '../stores/fs/catalog-mark.js'
 import { KEPT_BODY, type ObjectRow, type PartRow, type UploadRow } from '../stores/fs/catalog.js'
 import { Database, type SqliteDatabase } from '../stores/fs/sqlite.js'
-import { PgCatalog } from '../stores/pg/catalog.js'
+import { PgCatalog, type CatalogOptions } from '../stores/pg/catalog.js'
 import { bodyRoot } from '../stores/pg/registry-storage.js'
 import { damageOf, isValidBucketName, type BucketError } from '../bucket/index.js'
 import { parseSettingsDocument, type SettingsDocument } from '../bucket/port.js'
@@ -48,7 +48,8 @@ export interface MigrationReport {
   documents: number
 }
 
-export async function migrateToCatalog (dataDir: string, url: string, log: (line: string) => void = () => {}): Promise<MigrationReport> {
+/** Imports the buckets of `dataDir` into the catalog at `url` (`catalog`: how to connect to it, as a gateway's options say). */
+export async function migrateToCatalog (dataDir: string, url: string, log: (line: string) => void = () => {}, catalogOptions?: CatalogOptions): Promise<MigrationReport> {
   const root = path.resolve(dataDir)
   const entries = await fsp.readdir(root, { withFileTypes: true }).catch((err: unknown) => {
     throw new StartupError(`migrate: cannot read the data directory ${root} (--from): ${why(err)}`, { cause: err })
@@ -67,7 +68,7 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
   if (damaged.length > 0) {
     throw new Error(`migrate: nothing was imported: the settings of ${damaged.length} bucket(s) are damaged:\n${damaged.map(d => `  ${d}`).join('\n')}\nMend them (docs/deployment.md says how), then run migrate again.`)
   }
-  const catalog = await PgCatalog.connect(url)
+  const catalog = await PgCatalog.connect(url, catalogOptions)
   const report: MigrationReport = { buckets: [], documents: 0 }
   try {
     for (const entry of entries) {
@@ -179,19 +180,27 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
       const columns = new Set((db.pragma('table_info(objects)') as Array<{ name: string }>).map(c => c.name))
       const body = columns.has('body_ref') ? KEPT_BODY : columns.has('body') ? 'body' : 'NULL'
       const written = new Set<string>()
-      for (const row of db.prepare(`SELECT id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
-        ${body} AS body FROM objects`).iterate() as IterableIterator<ObjectRow & { body: Buffer | null }>) {
-        const { body, ...fields } = row
-        if (body !== null) {
-          const file = blobFile(row.version)
-          await writeBody(path.join(internal, file), body)
-          written.add(path.dirname(path.join(internal, file)))
-          fields.segments = JSON.stringify([[file, body.byteLength]])
+      // Up to BATCH bodies written and flushed between two statements: the server is told the transaction is alive meanwhile
+      // (a slow mount would otherwise outlast its limit on silent transactions, and the bucket's import would fail).
+      await catalog.busy(client, async progress => {
+        for (const row of db.prepare(`SELECT id, key, version, size, etag, uploaded, storage_class, checksums, http_metadata, custom_metadata, segments,
+          ${body} AS body FROM objects`).iterate() as IterableIterator<ObjectRow & { body: Buffer | null }>) {
+          const { body, ...fields } = row
+          if (body !== null) {
+            const file = blobFile(row.version)
+            await writeBody(path.join(internal, file), body)
+            written.add(path.dirname(path.join(internal, file)))
+            fields.segments = JSON.stringify([[file, body.byteLength]])
+            progress()
+          }
+          batch.push(fields)
+          if (batch.length === BATCH) await flush()
         }
-        batch.push(fields)
-        if (batch.length === BATCH) await flush()
-      }
-      for (const dir of written) await fsyncDirectory(dir)
+        for (const dir of written) {
+          await fsyncDirectory(dir)
+          progress()
+        }
+      })
       await flush()
       const uploads = db.prepare('SELECT * FROM uploads').all() as Array<UploadRow & { id: Buffer }>
       for (const u of uploads) {

@@ -5,7 +5,7 @@
  * sweeper at a time, hard-linked leftovers in one sweep), retirement, and
  * `fsbucket migrate` importing SQLite buckets with their bodies left in place.
  */
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, promises as fsp, readdirSync } from 'node:fs'
 import { link, mkdir, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
@@ -15,6 +15,7 @@ import { openBucket, openRegistry, type Bucket, type BucketObjectBody } from '..
 import { Database } from '../../../src/stores/fs/sqlite.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { SCHEMA_VERSION } from '../../../src/stores/pg/schema.js'
+import { migrateToCatalog } from '../../../src/server/migrate.js'
 import { testdir } from '../../testdir.js'
 import { startPostgres } from './server.js'
 
@@ -300,6 +301,28 @@ t.test('SQLite buckets and a PostgreSQL catalog are fenced: no gateway on the ca
   const fresh = path.join(testdir(t), 'fresh')
   await (await openRegistry(fresh, { catalog: await database('fresh'), fsync: false })).close()
   await t.rejects(openRegistry(fresh, { fsync: false }), { message: /is kept in a PostgreSQL catalog/ })
+})
+
+t.test('fsbucket migrate writing small bodies out on a slow mount outlasts the limit on silent transactions, and still lands', async t => {
+  const url = await database('slowmount')
+  const dataDir = testdir(t)
+  const before = await openRegistry(dataDir, { fsync: false })
+  await before.create('small')
+  for (let i = 0; i < 12; i++) await (await before.open('small'))!.put(`k${i}`, `small body ${i}`)
+  await before.close()
+  // Each body file opened slowly: 12 of them take 1.2 s, four times the limit the catalog is given.
+  const open = fsp.open
+  t.teardown(() => { fsp.open = open })
+  fsp.open = (async (...args: Parameters<typeof open>) => {
+    if (String(args[0]).startsWith(dataDir) && args[1] === 'w') await new Promise(resolve => setTimeout(resolve, 100))
+    return await open(...args)
+  }) as typeof open
+  const report = await migrateToCatalog(dataDir, url, () => {}, { idleInTransactionMs: 300 })
+  fsp.open = open
+  t.same(report.buckets, [{ name: 'small', objects: 12, uploads: 0 }])
+  const after = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.teardown(async () => { await after.close() })
+  t.equal(await ((await (await after.open('small'))!.get('k11')) as BucketObjectBody).text(), 'small body 11')
 })
 
 t.test('fsbucket migrate refuses, before writing anything, SQLite keys holding U+0000; once they are deleted it imports', async t => {
