@@ -99,6 +99,7 @@ export class BucketEngine implements Bucket {
   /** Sweeps in progress: `close` waits for them, and the timer starts none while one runs. */
   readonly #sweeping = new Set<Promise<SweepReport>>()
   readonly #notifications: OpenBucketOptions['notifications']
+  readonly #defaultStorageClass: NonNullable<OpenBucketOptions['defaultStorageClass']>
   /**
    * The notification rules as last read (before each write): the store's
    * event sink runs inside its transaction, where nothing can be awaited.
@@ -118,6 +119,7 @@ export class BucketEngine implements Bucket {
     this.#minPartSize = options.minPartSize ?? DEFAULT_MIN_PART_BYTES
     this.#uploadMaxAgeMs = options.uploadMaxAgeMs ?? DEFAULT_UPLOAD_MAX_AGE_MS
     this.#notifications = options.notifications
+    this.#defaultStorageClass = options.defaultStorageClass ?? (async () => 'Standard')
     if (options.sweepIntervalMs !== undefined && options.sweepIntervalMs > 0) {
       this.#timer = sweepTimer(options.sweepIntervalMs, () => { if (this.#sweeping.size === 0) this.sweep().catch(() => {}) })
     }
@@ -222,7 +224,7 @@ export class BucketEngine implements Bucket {
     const conditional = parseConditional(opts.onlyIf, 'put')
     const httpMetadata = parseHttpMetadata('put', opts.httpMetadata)
     const customMetadata = parseCustomMetadata('put', opts.customMetadata)
-    const storageClass = parseStorageClass('put', opts.storageClass)
+    const storageClass = opts.storageClass == null ? await this.#defaultStorageClass() : parseStorageClass('put', opts.storageClass)
     const checksum = parseChecksumOption('put', opts as Record<string, unknown>)
     const ssecKey = parseSsecKey('put', opts.ssecKey)
     const computed = computedChecksums(opts.computeChecksums)
@@ -303,13 +305,14 @@ export class BucketEngine implements Bucket {
     this.#live('createMultipartUpload')
     const id = keyId('createMultipartUpload', key)
     const opts = optionsObject<BucketMultipartOptions>('createMultipartUpload', options)
+    const storageClass = opts.storageClass == null ? await this.#defaultStorageClass() : parseStorageClass('createMultipartUpload', opts.storageClass)
     const upload: StoredUpload = {
       uploadId: randomBase64url(24),
       key,
       created: this.#now(),
       httpMetadata: parseHttpMetadata('createMultipartUpload', opts.httpMetadata),
       customMetadata: parseCustomMetadata('createMultipartUpload', opts.customMetadata),
-      storageClass: parseStorageClass('createMultipartUpload', opts.storageClass),
+      storageClass,
       ...uploadChecksumOption(opts)
     }
     const ssecKey = parseSsecKey('createMultipartUpload', opts.ssecKey)

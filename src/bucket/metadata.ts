@@ -43,8 +43,9 @@ export function parseHttpMetadata (method: string, input: unknown): StoredHttpMe
       if (value !== null) out[field] = value
     }
     const expires = input.get('expires')
-    // An HTTP-date, as every door reads the header (Date.parse would make `0` the year 2000 and take ISO dates).
-    if (expires !== null) out.cacheExpiry = parseHttpDate(expires)?.getTime() ?? 0
+    // As the hosted binding reads it, with JavaScript's Date (an ISO date too, `wrangler r2 object put --expires 2030-01-01`),
+    // an HTTP-date first (Date would read asctime's zone-less form in local time); one Date cannot read, the epoch.
+    if (expires !== null) out.cacheExpiry = parseHttpDate(expires)?.getTime() ?? (Number.isNaN(Date.parse(expires)) ? 0 : Date.parse(expires))
     return out
   }
   if (typeof input !== 'object') throw new TypeError(`${method}: httpMetadata must be an object or a Headers.`)

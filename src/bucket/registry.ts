@@ -50,7 +50,7 @@ import type { QueueNotifications } from './notifications.js'
 import {
   hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
 } from './settings.js'
-import type { Bucket, OpenBucketOptions, SweepReport } from './types.js'
+import type { Bucket, OpenBucketOptions, StorageClass, SweepReport } from './types.js'
 import { TokenDirectory } from './tokens.js'
 
 export * from './settings.js'
@@ -265,7 +265,9 @@ class Registry implements BucketRegistry {
     const made = this.#handles.get(name)
     if (made !== undefined) return made.incarnation >= incarnation ? await made.bucket : await this.#openEngine(name, incarnation, made)
     const notifications = { bucket: name, rules: async () => await this.#rules(name) }
-    const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications }))
+    // A put or upload naming no storage class takes the bucket's, as the hosted binding does.
+    const defaultStorageClass = async (): Promise<StorageClass> => (await this.info(name))?.settings.storageClass ?? 'Standard'
+    const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications, defaultStorageClass }))
     const opened = { incarnation, bucket }
     this.#handles.set(name, opened)
     bucket.catch(() => this.#handles.get(name) === opened && this.#handles.delete(name))

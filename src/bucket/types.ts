@@ -494,4 +494,6 @@ export interface OpenBucketOptions {
    * events.
    */
   notifications?: { bucket: string, rules: () => Promise<readonly QueueNotifications[]> }
+  /** The storage class of a put or upload that names none: the bucket's (a registry's buckets); default Standard. */
+  defaultStorageClass?: () => Promise<StorageClass>
 }

@@ -46,7 +46,7 @@ export type OpenFsBucketOptions = OpenBucketOptions & Pick<FsStoreOptions, 'fsyn
 
 /** Every option of openBucket and the type of its value (options-check.ts): a key not listed is refused. */
 const bucketOptionTypes = {
-  fsync: 'boolean', clock: 'function', minPartSize: 'number', uploadMaxAgeMs: 'number', sweepIntervalMs: 'number', notifications: 'object'
+  fsync: 'boolean', clock: 'function', minPartSize: 'number', uploadMaxAgeMs: 'number', sweepIntervalMs: 'number', notifications: 'object', defaultStorageClass: 'function'
 } as const satisfies Record<keyof OpenFsBucketOptions, OptionType>
 
 /** Opens the bucket stored in the directory `dir`, creating it when missing. */

@@ -63,6 +63,14 @@ t.test('storage class and checksums', async t => {
   t.throws(() => parseChecksumOption('put', { sha256: 'z'.repeat(64) }), TypeError, 'not hex')
 })
 
+t.test('the binding reads a Headers\' Expires as the hosted binding does: with Date, an HTTP-date first', async t => {
+  const expiry = (value: string): number | undefined => parseHttpMetadata('put', new Headers({ expires: value })).cacheExpiry
+  t.equal(expiry('2030-01-01T00:00:00Z'), Date.UTC(2030, 0, 1), 'an ISO date (wrangler r2 object put --expires)')
+  t.equal(expiry('Wed, 21 Oct 2015 07:28:00 GMT'), Date.UTC(2015, 9, 21, 7, 28))
+  t.equal(expiry('Sun Nov  6 08:49:37 1994'), Date.UTC(1994, 10, 6, 8, 49, 37), 'asctime is GMT, whatever the local zone')
+  t.equal(expiry('soon'), 0, 'one Date cannot read: the epoch')
+})
+
 t.test('request headers → metadata, the mapping every door shares', async t => {
   const latin1 = (text: string): string => Buffer.from(text, 'utf8').toString('latin1')
   const { metadata, invalidExpires } = httpMetadataOfHeaders({

@@ -138,6 +138,19 @@ t.test('concurrent settings updates from two registries both land', async t => {
   t.equal(settings.storageClass, 'InfrequentAccess')
 })
 
+t.test('a put or an upload naming no storage class takes the bucket\'s, as the hosted binding does', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  t.teardown(() => registry.close())
+  await registry.create('cold', { storageClass: 'InfrequentAccess' })
+  const bucket = (await registry.open('cold'))!
+  t.equal((await bucket.put('plain', 'x'))?.storageClass, 'InfrequentAccess')
+  t.equal((await bucket.put('asked', 'x', { storageClass: 'Standard' }))?.storageClass, 'Standard', 'one asked for is kept')
+  const upload = await bucket.createMultipartUpload('parts')
+  t.equal((await upload.complete([await upload.uploadPart(1, 'y')])).storageClass, 'InfrequentAccess', 'an upload too')
+  await registry.updateSettings('cold', { storageClass: 'Standard' })
+  t.equal((await bucket.put('later', 'x'))?.storageClass, 'Standard', 'the bucket\'s class as it is when the object is written')
+})
+
 t.test('open, delete and sweep go through the engine', async t => {
   const dir = testdir(t)
   const registry = await openRegistry(dir, { fsync: false })

@@ -188,6 +188,13 @@ t.test('objects through the account\'s API', async t => {
   t.equal(await (await registry.open('things'))?.head('x'), null, 'nothing stored by refused requests')
 })
 
+t.test('an object PUT through the account\'s API naming no storage class takes the bucket\'s (wrangler r2 object put)', async t => {
+  const { app, registry } = await buildApp(t)
+  await registry.create('cold', { storageClass: 'InfrequentAccess' })
+  const put = await app.inject({ method: 'PUT', url: `/client/v4/accounts/${accountId}/r2/buckets/cold/objects/a.txt`, headers: auth, payload: 'x' })
+  t.equal(put.json().result.storage_class, 'InfrequentAccess')
+})
+
 t.test('an object PUT through the account\'s API verifies Content-MD5, keeps its conditions and refuses aws-chunked framing', async t => {
   const { app, registry } = await buildApp(t)
   await registry.create('things')

@@ -28,7 +28,7 @@ async function refusedRegistry (t: Test, dir: string, options: unknown, expected
 t.test('openBucket refuses what it would otherwise ignore or fail on later', async t => {
   const dir = path.join(testdir(t), 'bucket')
   await refusedBucket(t, dir, { fsnyc: false }, wrongValue, /^openBucket: unknown option fsnyc \(did you mean fsync\?\)$/)
-  await refusedBucket(t, dir, { create: false }, wrongValue, /^openBucket: unknown option create \(known: fsync, clock, minPartSize, uploadMaxAgeMs, sweepIntervalMs, notifications\)$/)
+  await refusedBucket(t, dir, { create: false }, wrongValue, /^openBucket: unknown option create \(known: fsync, clock, minPartSize, uploadMaxAgeMs, sweepIntervalMs, notifications, defaultStorageClass\)$/)
   await refusedBucket(t, dir, { fsync: 'no' }, wrongType, /^openBucket: fsync must be a boolean \(got string "no"\)$/)
   await refusedBucket(t, dir, { minPartSize: 'big' }, wrongType, /^openBucket: minPartSize must be a number \(got string "big"\)$/)
   await refusedBucket(t, dir, { clock: 5 }, wrongType, /^openBucket: clock must be a function \(got number 5\)$/)
