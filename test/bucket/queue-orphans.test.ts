@@ -22,10 +22,12 @@ t.test('a message committed for a queue after its deletion is dropped; a live qu
   }
   const other = (await b.open('photos'))!
   // The other process reads (and caches) the rules, then the queue is deleted here, then it writes under the cached rules.
-  await other.put('doomed/warm', 'x')
-  await other.put('kept/one', 'x')
+  // Each put names its storage class, as the doors' puts do: one without reads the bucket's settings afresh for its default.
+  const standard = { storageClass: 'Standard' } as const
+  await other.put('doomed/warm', 'x', standard)
+  await other.put('kept/one', 'x', standard)
   t.ok(await queues.delete(doomed.queue_id))
-  await other.put('doomed/late', 'x')
+  await other.put('doomed/late', 'x', standard)
   const outbox = (await a.outbox('photos'))!
   t.ok((await outbox.queues()).includes(doomed.queue_id), 'the late message waits for a queue that is gone')
   t.equal(await queues.dropOrphans(), 1, 'dropped by the sweeper')
