@@ -43,9 +43,9 @@ export function parseHttpMetadata (method: string, input: unknown): StoredHttpMe
       if (value !== null) out[field] = value
     }
     const expires = input.get('expires')
-    // As the hosted binding reads it, with JavaScript's Date (an ISO date too, `wrangler r2 object put --expires 2030-01-01`),
-    // an HTTP-date first (Date would read asctime's zone-less form in local time); one Date cannot read, the epoch.
-    if (expires !== null) out.cacheExpiry = parseHttpDate(expires)?.getTime() ?? (Number.isNaN(Date.parse(expires)) ? 0 : Date.parse(expires))
+    // An HTTP-date, or an ISO 8601 date (`wrangler r2 object put --expires 2030-01-01`), which the hosted binding's Date reads
+    // too; anything else is the epoch (Date would make `0` the year 2000 in the server's own time zone).
+    if (expires !== null) out.cacheExpiry = parseHttpDate(expires)?.getTime() ?? isoDate(expires) ?? 0
     return out
   }
   if (typeof input !== 'object') throw new TypeError(`${method}: httpMetadata must be an object or a Headers.`)
@@ -60,6 +60,14 @@ export function parseHttpMetadata (method: string, input: unknown): StoredHttpMe
     out.cacheExpiry = date.getTime()
   }
   return out
+}
+
+/** An ISO 8601 date or date-time's instant (one without a zone is UTC, whatever the server's), else undefined. */
+function isoDate (text: string): number | undefined {
+  const match = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:\d{2})?)?$/.exec(text)
+  if (match === null) return undefined
+  const time = Date.parse(match[2] === undefined ? match[1] : `${match[1]}T${match[2]}${match[3] ?? 'Z'}`)
+  return Number.isNaN(time) ? undefined : time
 }
 
 export function httpMetadataView (stored: StoredHttpMetadata): BucketHTTPMetadata {

@@ -63,7 +63,7 @@ t.test('storage class and checksums', async t => {
   t.throws(() => parseChecksumOption('put', { sha256: 'z'.repeat(64) }), TypeError, 'not hex')
 })
 
-t.test('the binding reads a Headers\' Expires as the hosted binding does: with Date, an HTTP-date first', async t => {
+t.test('the binding reads a Headers\' Expires as an HTTP-date or an ISO 8601 date (wrangler passes one on)', async t => {
   const expiry = (value: string): number | undefined => parseHttpMetadata('put', new Headers({ expires: value })).cacheExpiry
   t.equal(expiry('2030-01-01T00:00:00Z'), Date.UTC(2030, 0, 1), 'an ISO date (wrangler r2 object put --expires)')
   t.equal(expiry('Wed, 21 Oct 2015 07:28:00 GMT'), Date.UTC(2015, 9, 21, 7, 28))

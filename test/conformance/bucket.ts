@@ -256,13 +256,17 @@ export function bucketConformance (t: Test, open: OpenBucket): void {
     t.equal((await bytesOf(await bucket.get('victim'))).toString(), 'kept')
   })
 
-  t.test('an Expires in httpMetadata given as Headers is read as an HTTP-date; anything else is the epoch', async t => {
+  t.test('an Expires in httpMetadata given as Headers is read as an HTTP-date or an ISO 8601 date; anything else is the epoch', async t => {
     const bucket = await fresh(t)
     const cases: Array<[string, number]> = [
       ['Sun, 06 Nov 1994 08:49:37 GMT', Date.UTC(1994, 10, 6, 8, 49, 37)],
       ['0', 0],
       ['2099', 0],
-      ['2024-01-01T00:00:00Z', 0]
+      ['2024-01-01T00:00:00Z', Date.UTC(2024, 0, 1)],
+      ['2024-01-01', Date.UTC(2024, 0, 1)],
+      ['2024-01-01T10:30:00+02:00', Date.UTC(2024, 0, 1, 8, 30)],
+      ['2024-01-01T10:30', Date.UTC(2024, 0, 1, 10, 30)],
+      ['2024-13-01', 0]
     ]
     for (const [expires, ms] of cases) {
       await bucket.put('expiring', 'x', { httpMetadata: new Headers({ expires }) })
