@@ -28,7 +28,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
-import { bodyBuffer, bodyStream, InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, MAX_PUT_BYTES, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
+import { Readable } from 'node:stream'
+import { InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, MAX_PUT_BYTES, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
 import { conditionalHeadersOf, contentLengthOver, contentMd5Bytes, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
@@ -107,18 +108,26 @@ function listedShape (object: BucketObject): Record<string, unknown> {
 /** The object list's `per_page`: 1–1000, default 1000. */
 const objectPageSize = { defaultPerPage: MAX_LIST_LIMIT, minPerPage: 1, maxPerPage: MAX_LIST_LIMIT }
 
-async function sendObject (reply: FastifyReply, bucket: Bucket, key: string): Promise<FastifyReply> {
-  const object = await asClientError(async () => await bucket.get(key))
-  if (object === null || !('body' in object)) throw new ManagementError('NoSuchKey')
-  const headers = storedHeaders(object)
-  reply.headers(headers)
+/** The conditions an object GET takes (the hosted API documents If-None-Match and If-Modified-Since); the engine judges them. */
+const readConditions = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
+
+async function sendObject (reply: FastifyReply, bucket: Bucket, key: string, request: FastifyRequest): Promise<FastifyReply> {
+  const outcome = await asClientError(async () => await bucket.read(key, { onlyIf: conditionalHeadersOf(request.headers, readConditions) }))
+  if (outcome.status === 'not-found') throw new ManagementError('NoSuchKey')
+  if (outcome.status === 'precondition-failed') throw new ManagementError('PreconditionFailed')
+  const object = outcome.object
   reply.header('etag', object.httpEtag)
   reply.header('last-modified', object.uploaded.toUTCString())
+  if (outcome.status === 'not-modified') return await reply.code(304).send()
+  // No range is asked for: the whole object.
+  if (outcome.status === 'range-not-satisfiable') throw new ManagementError('InternalError')
+  const headers = storedHeaders(object)
+  reply.headers(headers)
   reply.header('content-length', object.size)
   reply.header('cf-r2-storage-class', object.storageClass)
+  const body = outcome.body ?? Buffer.alloc(0)
   // Fastify puts its own type in place of one it cannot parse (empty, `;;;`, a list) when the payload is a buffer, never a stream's.
-  const buffer = isWellFormedMediaType(headers['content-type']) ? bodyBuffer(object) : undefined
-  return await reply.send(buffer ?? bodyStream(object))
+  return await reply.send(Buffer.isBuffer(body) && !isWellFormedMediaType(headers['content-type']) ? Readable.from([body]) : body)
 }
 
 /**
@@ -184,7 +193,7 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
 
   app.get<{ Params: ObjectParams }>(path, async (request, reply) => {
     const bucket = await openBucket(ctx, request.params.bucketName)
-    return await sendObject(reply, bucket, request.params['*'])
+    return await sendObject(reply, bucket, request.params['*'], request)
   })
 
   // A body announced over the largest put is refused before it is asked for (this hook runs before the parser above,
