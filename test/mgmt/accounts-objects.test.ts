@@ -275,6 +275,8 @@ t.test('graphql: the storage metrics of a bucket', async t => {
   const res = await call(app, 'POST', '/graphql', { query, variables: { accountTag: accountId, filter: { bucketName: 'measured' } } })
   t.equal(res.status, 200)
   t.same(res.body.data.viewer.accounts[0].r2StorageAdaptiveGroups[0].max, { objectCount: 2, payloadSize: 15, metadataSize: 1 + 2 + 1 + 2 }, 'objects, bytes, and key plus custom metadata bytes')
+  const eu = await call(app, 'POST', '/graphql', { query, variables: { accountTag: accountId, filter: { bucketName: 'eu_measured' } } })
+  t.equal(eu.body.data.viewer.accounts[0].r2StorageAdaptiveGroups[0].max.objectCount, 2, 'a bucket of a jurisdiction, as wrangler names it (eu_<name>)')
   const none = await call(app, 'POST', '/graphql', { query, variables: { filter: { bucketName: 'no-such-bucket' } } })
   t.same(none.body.data.viewer.accounts[0].r2StorageAdaptiveGroups, [], 'no groups for a missing bucket')
   const other = await call(app, 'POST', '/graphql', { query: '{ viewer { zones { zoneTag } } }' })

@@ -36,6 +36,15 @@ async function measure (bucket: Bucket): Promise<StorageMetrics> {
   return metrics
 }
 
+/**
+ * The bucket a filter names. `wrangler r2 bucket info <name> -J eu` names a
+ * bucket of a jurisdiction `eu_<name>`; a bucket name holds no `_`, and
+ * jurisdictions are accepted and ignored here, so it is `<name>`.
+ */
+function filteredBucket (name: string): string {
+  return /^(?:default|eu|fedramp|fedramp-high)_(.+)$/.exec(name)?.[1] ?? name
+}
+
 export function registerGraphqlRoute (app: FastifyInstance, ctx: ManagementContext): void {
   app.post('/graphql', async (request, reply) => {
     const body = (request.body ?? {}) as GraphqlRequest
@@ -47,7 +56,7 @@ export function registerGraphqlRoute (app: FastifyInstance, ctx: ManagementConte
         errors: [{ message: 'fsbucket answers one query: r2StorageAdaptiveGroups filtered by bucketName.' }]
       })
     }
-    const bucket = await ctx.registry.open(bucketName)
+    const bucket = await ctx.registry.open(filteredBucket(bucketName))
     const groups = bucket === null
       ? []
       : [{ max: await measure(bucket), dimensions: { datetime: ctx.now().toISOString() } }]
