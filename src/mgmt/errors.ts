@@ -43,7 +43,7 @@ export const ManagementErrors = {
   // The process's budget for bodies held in memory (src/doors/body-budget.ts) has no room; the hosted API's code for it is not known.
   SlowDown: { code: 10953, status: 503, message: 'The server holds too many request bodies at once; try again in a moment.' },
   // Requests
-  NoRoute: { code: 7000, status: 404, message: 'No route for that URI' },
+  NoRoute: { code: 7000, status: 400, message: 'No route for that URI' },
   MalformedJson: { code: 6007, status: 400, message: 'Malformed JSON in request body' },
   InvalidQuery: { code: 1198, status: 400, message: 'Invalid query parameter' },
   InvalidRequestBody: { code: 1199, status: 400, message: 'Invalid request body' },

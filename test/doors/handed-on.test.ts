@@ -126,23 +126,23 @@ t.test('the management API: one log line and one count per request, named by its
   const refusedBody = await refused.text()
   t.equal(JSON.parse(refusedBody).errors[0].code, 9106)
   const unknown = await fetch(`http://127.0.0.1:${port}/client/v4/nowhere`, { headers: { authorization: `Bearer ${token}` } })
-  t.equal(unknown.status, 404)
+  t.equal(unknown.status, 400)
   const unknownBody = await unknown.text()
   const propfind = await rawRequest(port, `PROPFIND /client/v4/x HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nConnection: close\r\n\r\n`)
-  t.match(propfind, /^HTTP\/1\.1 404 /, 'a method the router does not know: the API\'s not found')
+  t.match(propfind, /^HTTP\/1\.1 400 /, 'a method the router does not know: the API\'s not found')
   t.match(propfind, /"code":7000/)
   t.match(propfind, /cache-control: no-store/i)
   const requestLines = lines.filter(line => line.reqId !== undefined)
   t.same(requestLines.map(line => [line.msg, line.method, line.url, line.status, line.bytes]), [
     ['request', 'GET', '/client/v4/accounts/a/r2/buckets', 200, Buffer.byteLength(listedBody)],
     ['request', 'GET', '/client/v4/accounts/a/r2/buckets', 400, Buffer.byteLength(refusedBody)],
-    ['request', 'GET', '/client/v4/nowhere', 404, Buffer.byteLength(unknownBody)],
-    ['request', 'PROPFIND', '/client/v4/x', 404, Number(/content-length: (\d+)/i.exec(propfind)?.[1])]
+    ['request', 'GET', '/client/v4/nowhere', 400, Buffer.byteLength(unknownBody)],
+    ['request', 'PROPFIND', '/client/v4/x', 400, Number(/content-length: (\d+)/i.exec(propfind)?.[1])]
   ], 'one line each, with the bytes of its answer, and no other line about them')
   t.equal(new Set(requestLines.map(line => line.reqId)).size, 4)
   const counted = meter.series('mgmt', 'GET /client/v4/accounts/:accountId/r2/buckets').statuses
   t.same([counted.get(200), counted.get(400)], [1, 1], 'counted under the route the API matched')
-  t.equal(meter.series('mgmt', 'Unsupported').statuses.get(404), 2, 'an unknown path and an unknown method: one series, whatever the method or path')
+  t.equal(meter.series('mgmt', 'Unsupported').statuses.get(400), 2, 'an unknown path and an unknown method: one series, whatever the method or path')
   t.notOk([...meter.all()].some(series => series.operation.includes('/client/v4/*')), 'no series named after the API\'s catch-all')
   t.equal(meter.inFlight.http, 0, 'nothing left in flight')
 })

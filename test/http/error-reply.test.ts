@@ -64,7 +64,7 @@ t.test('the management door', async t => {
     ['a full disk', storageFailure('NoSpaceLeft', 'writing settings.json'), 507, 10901],
     ['a read-only disk', storageFailure('ReadOnlyStorage', 'writing zones.json'), 503, 10903],
     ['a copy whose source kept changing: try again later, as the catalogue says', new BucketError('CopySourceContended', 'copy'), 503, 10909],
-    ['its own error', new ManagementError('NoRoute'), 404, 7000]
+    ['its own error', new ManagementError('NoRoute'), 400, 7000]
   ]
   for (const [label, err, status, code] of cases) {
     const answer = toManagementError(err)

@@ -123,7 +123,7 @@ t.test('an error answer\'s line has its code, as the client got it', async t => 
   t.same(lines.map(line => [line.status, line.code]), answers.map(answer => [answer.statusCode, (JSON.parse(answer.body) as { errors: Array<{ code: number }> }).errors[0].code]))
   t.same(lines.map(line => line.code).slice(0, 5), [10007, 10006, 41200, 10039, 40100], 'NoSuchKey, NoSuchBucket, the 412, the 416, a refused write')
   t.equal(typeof lines[5].code, 'number', 'the management API\'s code')
-  t.equal(lines[5].status, 404)
+  t.equal(lines[5].status, 400)
   const unsupported = await app.inject({ method: 'PROPFIND' as 'GET', url: '/photos/cat.txt', headers: auth })
   const consoleMissing = await app.inject({ method: 'GET', url: '/_console/no-such-file.js' })
   const more = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request').slice(-2)

@@ -287,6 +287,6 @@ t.test('graphql: the storage metrics of a bucket', async t => {
 t.test('an unknown path under the prefix answers 7000', async t => {
   const { app } = await buildApp(t)
   const res = await call(app, 'GET', '/user/nothing/here')
-  t.equal(res.status, 404)
+  t.equal(res.status, 400, 'the hosted API answers 7000 with 400')
   t.equal(res.body.errors[0].code, 7000)
 })

@@ -99,7 +99,7 @@ t.test('unknown paths under the prefix answer 7000 in the envelope', async t => 
   const { app } = await buildApp(t)
   for (const [method, url] of [['GET', '/nothing'], ['POST', '/zones/abc/unknown'], ['PATCH', '/zones']] as const) {
     const res = await call(app, method, url, method === 'GET' ? undefined : {})
-    t.equal(res.status, 404, `${method} ${url}`)
+    t.equal(res.status, 400, `${method} ${url}`)
     t.same(res.body, { success: false, errors: [{ code: 7000, message: 'No route for that URI' }], messages: [], result: null })
   }
 })
