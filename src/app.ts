@@ -31,7 +31,7 @@ import { deferContinue } from './doors/expect-continue.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { isLoopbackHost } from './http/auth.js'
-import { clientErrorAnswer, expectationListener, requireHost } from './server/client-error.js'
+import { clientErrorAnswer, connectListener, expectationListener, requireHost } from './server/client-error.js'
 import { beginAlone, gatewayIdleListener, inConnectionOrder } from './server/connection.js'
 import { createLogger, lazyChildLogger } from './server/logger.js'
 import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
@@ -159,6 +159,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)), requireHostHeader: false })
   app.server.on('timeout', gatewayIdleListener((socket, status) => { portMeter?.refused(socket, status) }))
   app.server.on('checkExpectation', expectationListener(app.log, portMeter))
+  app.server.on('connect', connectListener(portMeter))
 
   app.decorateRequest('logFields', null)
   app.decorateRequest('operation', null)

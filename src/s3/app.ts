@@ -101,21 +101,26 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], meter:
       ? 'RequestTimeout'
       : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
     this.log.debug({ code: err.code }, 'client error')
-    // After the answers of the requests pipelined before it: they were whole and take effect.
-    whenAnswered(socket, () => {
-      if (socket.writable) {
-        const answer = bareAnswer(code)
-        socket.write(rawAnswer(answer))
-        // No route saw it: counted here, under `other` (doors/request-meter.ts).
-        meter?.refused(socket, answer.status)
-      }
-      socket.destroy()
-    })
+    answerLast(whenAnswered, meter, socket, bareAnswer(code))
   }
+}
+
+/** Writes `answer` after the answers of the requests pipelined before it (they were whole and take effect), then closes. */
+function answerLast (whenAnswered: S3Connections['whenAnswered'], meter: PortMeter | null, socket: Socket, answer: BareAnswer): void {
+  whenAnswered(socket, () => {
+    if (socket.writable) {
+      socket.write(rawAnswer(answer))
+      // No route saw it: counted here, under `other` (doors/request-meter.ts).
+      meter?.refused(socket, answer.status)
+    }
+    socket.destroy()
+  })
 }
 
 export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance> {
   const portMeter = config.meter?.port('s3') ?? null
+  // A refusal written outside a route waits for the answers pipelined before it (none to wait for without connection order).
+  const whenAnswered: S3Connections['whenAnswered'] = config.connections?.whenAnswered ?? ((_socket, then) => { then() })
   const options: FastifyServerOptions & { connectionTimeout?: number, keepAliveTimeout?: number, https?: S3AppConfig['https'] & { handshakeTimeout?: number } } = {
     logController: new RequestLog({ meter: portMeter }),
     genReqId: newRequestId,
@@ -133,7 +138,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
-    clientErrorHandler: clientErrorHandler(config.connections?.whenAnswered ?? ((_socket, then) => { then() }), portMeter),
+    clientErrorHandler: clientErrorHandler(whenAnswered, portMeter),
     frameworkErrors: (err, request, rawReply) => {
       const answer = s3ErrorReply(err)
       const reply = rawReply as unknown as FastifyReply
@@ -164,6 +169,12 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const answer = bareAnswer('ExpectationFailed')
     endWith(response, answer, () => { portMeter?.refused(request.socket, answer.status) })
+  })
+  // A CONNECT (a proxy's method), which Node would drop unanswered: MethodNotAllowed, the connection closed.
+  app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    const answer = bareAnswer('MethodNotAllowed')
+    answer.headers = Object.assign({ allow: 'GET, HEAD, PUT, POST, DELETE' }, answer.headers)
+    answerLast(whenAnswered, portMeter, socket, answer)
   })
   if (connections !== undefined) {
     const ms = connections.idleTimeoutMs

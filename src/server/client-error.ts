@@ -3,6 +3,8 @@
  * (malformed request lines or headers, headers over 16 KiB, headers that did
  * not arrive within the headers timeout), in the door's JSON envelope.
  *
+ * A CONNECT, which Node would drop unanswered, is answered 405 here too.
+ *
  * Two refusals Node would make itself with an empty body are made here in
  * the envelope too, closing the connection as Node does: an HTTP/1.1
  * request without `Host` (400, code 40007; app.ts turns Node's own check
@@ -24,6 +26,7 @@ import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { PortMeter } from '../doors/request-meter.js'
 import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from '../http/errors.js'
+import { objectMethods } from '../http/route-scope.js'
 
 function errorFor (code: string | undefined): DoorErrorName {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'RequestTimeout'
@@ -75,6 +78,18 @@ export function requireHost (request: FastifyRequest, reply: FastifyReply, done:
   const { code, status, message } = DoorErrors.InvalidRequest
   void reply.code(status).header('connection', 'close').type('application/json')
     .send(failure(code, `${message} An HTTP/1.1 request must have a Host header.`))
+}
+
+/**
+ * The server's 'connect' listener: Node hands a CONNECT (a proxy's method)
+ * to no request listener, and without one drops its connection unanswered.
+ * It is 405 (40500) in the envelope, with `Allow`, the connection closed.
+ */
+export function connectListener (meter: PortMeter | null): (request: IncomingMessage, socket: Socket) => void {
+  return (_request, socket) => {
+    const answer = Object.assign(envelopeAnswer('MethodNotAllowed'), { headers: { allow: objectMethods } })
+    answerLast(socket, rawAnswer(answer), () => { meter?.refused(socket, answer.status) })
+  }
 }
 
 /**

@@ -1,0 +1,34 @@
+/**
+ * A CONNECT (a proxy's method) on either port: Node hands it to no request
+ * listener and would drop the connection without a word. It is answered 405
+ * with `Allow`, in the door's own error (the envelope's 40500, S3's
+ * MethodNotAllowed), after the answers pipelined before it, and counted.
+ */
+import t from 'tap'
+import { startServer } from '../../src/index.js'
+import { answeredUntilClosed, statuses } from '../raw-socket.js'
+
+t.test('CONNECT is 405 with Allow on the HTTP routes and the S3 port, after what was pipelined before it', async t => {
+  const server = await startServer({ memory: true, port: 0, s3Port: 0 })
+  t.teardown(async () => { await server.close() })
+  const port = Number(new URL(server.url).port)
+  const s3Port = Number(new URL(server.s3.endpoint).port)
+
+  const routes = await answeredUntilClosed(port, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n')
+  t.equal(statuses(routes.text)[0], 405)
+  t.match(routes.text, /\r\nallow: GET, HEAD, PUT, POST, DELETE, OPTIONS\r\n/i)
+  t.match(routes.text, /"code":40500/)
+  t.ok(routes.closed, 'the connection is closed')
+
+  const s3 = await answeredUntilClosed(s3Port, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n')
+  t.equal(statuses(s3.text)[0], 405)
+  t.match(s3.text, /\r\nallow: GET, HEAD, PUT, POST, DELETE\r\n/i)
+  t.match(s3.text, /<Code>MethodNotAllowed<\/Code>/)
+  t.match(s3.text, /x-amz-request-id: [0-9A-F]+/i)
+
+  const pipelined = await answeredUntilClosed(port, 'GET /_health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nCONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n')
+  t.same(statuses(pipelined.text), [200, 405], 'the request before it is answered first')
+
+  const metrics = await (await fetch(`${server.url}/_metrics`)).text()
+  t.match(metrics, /status="405"/, 'counted')
+})
