@@ -1,7 +1,8 @@
 /**
  * Answers that come late, in a real headless Chromium against a listening
  * gateway: a bucket opened, then left for another before its first answer
- * came; a search typed on while the listing of its first letters is slow;
+ * came; a bucket's settings left, before they came, for another bucket's or
+ * the tokens page; a search typed on while the listing of its first letters is slow;
  * "Next page" clicked twice before the next page came. Only the view and
  * the listing the user asked for last may draw: one overtaken draws
  * nothing, since drawn it would show (and upload to, and delete from) what
@@ -10,7 +11,7 @@
  */
 import t, { type Test } from 'tap'
 import type { Page, Request } from 'playwright-core'
-import { browser, listeningGateway } from './browser.js'
+import { allowConsoleErrors, browser, listeningGateway } from './browser.js'
 
 const context = await browser(t)
 const { base, registry } = await listeningGateway(t, null)
@@ -61,6 +62,32 @@ t.test('a bucket left before its first answer came does not draw over the one op
   t.equal(await page.locator('section.dropzone strong').textContent(), 'pages/', 'uploads go to pages')
   t.equal(await page.locator('section.dropzone').count(), 1, 'one drop zone')
   t.same(await rowKeys(page), [], 'no row of photos')
+})
+
+t.test('a bucket\'s settings left before they came do not draw over the settings opened since, nor over the tokens page', async t => {
+  // A bucket without CORS rules answers its CORS read 404 (10059), which the page takes as no rules.
+  allowConsoleErrors(/status of 404 .*\/cors\)$/)
+  for (const [destination, shows] of [['#/settings?bucket=pages', 'Settings of pages'], ['#/tokens', 'Tokens']] as const) {
+    const page = await open(t, '#/')
+    await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
+    const slow = gate()
+    t.teardown(slow.release)
+    await page.route(/\/r2\/buckets\/photos\/cors$/, async route => { await slow.hold(); await route.continue().catch(() => {}) })
+    const asked = page.waitForRequest(/\/r2\/buckets\/photos\/cors$/)
+    await page.goto(`${base}/_console/#/settings?bucket=photos`)
+    await asked
+    // The user goes elsewhere while photos's settings are still to come.
+    await page.goto(`${base}/_console/${destination}`)
+    await page.getByRole('heading', { name: shows, exact: true }).waitFor()
+    const answered = page.waitForResponse(/\/r2\/buckets\/photos\/cors$/)
+    slow.release()
+    await answered
+    // Time enough for the late view to draw, had it been let.
+    await page.waitForTimeout(500)
+    t.equal(await page.evaluate(() => location.hash), destination)
+    t.equal(await page.locator('main h2').first().textContent(), shows, `${destination} stays drawn`)
+    t.equal(await page.getByRole('heading', { name: 'Settings of photos', exact: true }).count(), 0, 'photos\'s settings never draw')
+  }
 })
 
 t.test('a search typed on: the slow listing of what was typed first draws nothing', async t => {
