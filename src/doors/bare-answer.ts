@@ -8,6 +8,7 @@
  * every door makes these answers and none imports another.
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 
 export interface BareAnswer {
   status: number
@@ -29,4 +30,16 @@ export function rawAnswer ({ status, contentType, body, headers = {} }: BareAnsw
 export function endWith (response: ServerResponse, { status, contentType, body, headers = {} }: BareAnswer, then?: () => void): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close', ...headers })
   response.end(body, then)
+}
+
+/**
+ * Takes back a socket Node handed to 'connect': Node took its error and
+ * timeout listeners off, and its refusal may wait for an answer pipelined
+ * before it. A reset meanwhile is then an error nothing hears (the process
+ * would end), and a stalled answer is cut by no idle timeout: both end the
+ * connection here, as they would on any other.
+ */
+export function adoptConnectSocket (socket: Socket, idleMs: number): void {
+  socket.on('error', () => { socket.destroy() })
+  if (idleMs > 0) socket.setTimeout(idleMs, () => { socket.destroy() })
 }

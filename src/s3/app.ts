@@ -17,7 +17,7 @@ import type { Logger } from 'pino'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { randomHex, type BucketRegistry } from '../bucket/index.js'
 import { deferContinue } from '../doors/expect-continue.js'
-import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
+import { adoptConnectSocket, endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Reads, type S3ReadsGuard } from './fast-read.js'
@@ -172,6 +172,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   })
   // A CONNECT (a proxy's method), which Node would drop unanswered: MethodNotAllowed, the connection closed.
   app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    adoptConnectSocket(socket, connections?.idleTimeoutMs ?? 0)
     const answer = bareAnswer('MethodNotAllowed')
     answer.headers = Object.assign({ allow: 'GET, HEAD, PUT, POST, DELETE' }, answer.headers)
     answerLast(whenAnswered, portMeter, socket, answer)

@@ -22,7 +22,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
+import { adoptConnectSocket, endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { PortMeter } from '../doors/request-meter.js'
 import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from '../http/errors.js'
@@ -85,12 +85,14 @@ export function requireHost (request: FastifyRequest, reply: FastifyReply, done:
  * to no request listener, and without one drops its connection unanswered.
  * It is 405 (40500) in the envelope, with `Allow`, the connection closed.
  */
-export function connectListener (meter: PortMeter | null): (request: IncomingMessage, socket: Socket) => void {
+export function connectListener (meter: PortMeter | null, idleMs: number): (request: IncomingMessage, socket: Socket) => void {
   return (_request, socket) => {
+    adoptConnectSocket(socket, idleMs)
     const answer = Object.assign(envelopeAnswer('MethodNotAllowed'), { headers: { allow: objectMethods } })
     answerLast(socket, rawAnswer(answer), () => { meter?.refused(socket, answer.status) })
   }
 }
+
 
 /**
  * The server's 'checkExpectation' listener (Node emits it for an `Expect`

@@ -6,7 +6,8 @@
  */
 import t from 'tap'
 import { startServer } from '../../src/index.js'
-import { answeredUntilClosed, statuses } from '../raw-socket.js'
+import { answeredUntilClosed, open, statuses } from '../raw-socket.js'
+import { testdir } from '../testdir.js'
 
 t.test('CONNECT is 405 with Allow on the HTTP routes and the S3 port, after what was pipelined before it', async t => {
   const server = await startServer({ memory: true, port: 0, s3Port: 0 })
@@ -31,4 +32,31 @@ t.test('CONNECT is 405 with Allow on the HTTP routes and the S3 port, after what
 
   const metrics = await (await fetch(`${server.url}/_metrics`)).text()
   t.match(metrics, /status="405"/, 'counted')
+})
+
+t.test('a CONNECT waiting behind a large answer: a reset meanwhile ends the connection, not the process; a stalled reader does not hold the close', async t => {
+  const server = await startServer({ dataDir: testdir(t), fsync: false, port: 0, s3Port: 0, idleTimeout: 2 })
+  let closed = false
+  t.teardown(async () => { if (!closed) await server.close() })
+  const port = Number(new URL(server.url).port)
+  t.equal((await fetch(`${server.url}/default/big.bin`, { method: 'PUT', body: Buffer.alloc(64 * 1024 * 1024, 7) })).status, 200)
+  const head = 'GET /default/big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nCONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'
+
+  const reset = await open(port)
+  reset.pause() // nothing read: the answer ahead of the CONNECT stays in flight
+  reset.write(head)
+  await new Promise(resolve => setTimeout(resolve, 300))
+  reset.resetAndDestroy()
+  await new Promise(resolve => setTimeout(resolve, 300))
+  t.equal((await fetch(`${server.url}/_health/live`)).status, 200, 'the server still answers after the reset')
+
+  const stalled = await open(port)
+  t.teardown(() => { stalled.destroy() })
+  stalled.pause()
+  stalled.write(head)
+  await new Promise(resolve => setTimeout(resolve, 3000))
+  const started = Date.now()
+  await Promise.race([server.close(), new Promise(resolve => setTimeout(resolve, 10_000))])
+  closed = true
+  t.ok(Date.now() - started < 5000, `close() ended the stalled connection (${Date.now() - started} ms), as for any request`)
 })
