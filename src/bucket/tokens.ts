@@ -204,6 +204,14 @@ interface Snapshot {
   revoked: Set<string>
 }
 
+/** A token asked for by one (`madeBy`) that was revoked, or has expired, since it was checked: nothing is made. */
+export class MakerGoneError extends Error {
+  constructor () {
+    super('create: the token this one would be made for (madeBy) was revoked or has expired.')
+    this.name = 'MakerGoneError'
+  }
+}
+
 /** The tokens of one registry (its state area `tokens`), with a short-lived cache for lookups. */
 export class TokenDirectory {
   readonly #state: StateDocuments
@@ -293,10 +301,15 @@ export class TokenDirectory {
       secretAccessKey: secretOfToken(token)
     }
     if (spec.madeBy !== undefined) record.madeBy = spec.madeBy
-    await this.#state.transaction(async tx => {
+    const made = await this.#state.transaction(async tx => {
       const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
+      // Judged where a revocation commits: a token made for one revoked meanwhile would outlive it.
+      const maker = spec.madeBy === undefined ? undefined : document.tokens.find(r => r.id === spec.madeBy)
+      if (spec.madeBy !== undefined && (maker === undefined || isExpired(maker, now))) return false
       document.tokens.push(record)
+      return true
     })
+    if (!made) throw new MakerGoneError()
     this.#changedAt = performance.now()
     const { secretAccessKey, ...fields } = record
     return Object.assign({}, fields, { token, accessKeyId: record.id, secretAccessKey })

@@ -198,12 +198,14 @@ t.test('an object PUT through the account\'s API naming no storage class takes t
 t.test('an object GET through the account\'s API takes the conditions the engine judges: 304, 412', async t => {
   const { app, registry } = await buildApp(t)
   await registry.create('things')
-  const object = await (await registry.open('things'))!.put('a.txt', 'hello')
+  const object = await (await registry.open('things'))!.put('a.txt', 'hello', { httpMetadata: { cacheControl: 'max-age=60' } })
   const get = async (headers: Record<string, string>): Promise<{ status: number, body: string, etag?: unknown }> => {
     const answer = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects/a.txt`, headers: { ...auth, ...headers } })
     return { status: answer.statusCode, body: answer.body, etag: answer.headers.etag }
   }
   t.same(await get({ 'if-none-match': object!.httpEtag }), { status: 304, body: '', etag: object!.httpEtag }, 'If-None-Match of its ETag')
+  const notModified = await app.inject({ method: 'GET', url: `/client/v4/accounts/${accountId}/r2/buckets/things/objects/a.txt`, headers: { ...auth, 'if-none-match': object!.httpEtag } })
+  t.equal(notModified.headers['cache-control'], 'max-age=60', 'the 304 carries the Cache-Control the 200 would have')
   t.equal((await get({ 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() })).status, 304, 'not modified since')
   t.same(await get({ 'if-none-match': '"other"' }), { status: 200, body: 'hello', etag: object!.httpEtag })
   const failed = await get({ 'if-match': '"other"' })

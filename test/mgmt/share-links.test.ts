@@ -143,6 +143,26 @@ t.test('revoking the token that made a link ends the link; a link the configured
   t.match(await registry.tokens.byAccessKey(byAdmin.token_id), { principal: { id: byAdmin.token_id } }, 'the other link works on')
 })
 
+t.test('a link asked for with a token another process revoked after this one checked it is refused, and no token is made', async t => {
+  const dir = testdir(t)
+  const registry = await openRegistry(dir, { fsync: false })
+  const elsewhere = await openRegistry(dir, { fsync: false })
+  await registry.create('photos')
+  const app = Fastify()
+  await app.register(managementApi, { prefix: '/client/v4', registry, credentials: { tokens: [token], keys: [] }, shareEndpoint: () => s3 })
+  t.teardown(async () => { await app.close(); await registry.close(); await elsewhere.close() })
+  const maker = await registry.tokens.create({ name: 'maker', permission: 'object-read-only', buckets: ['photos'] })
+  t.equal(outcome(await call(app, 'POST', sharePath('photos'), { key: 'a.txt' }, bearer(maker.token))), '200')
+  // Read again after that write: the next look within a second is answered from what was read here.
+  t.equal((await call(app, 'GET', '/user/tokens/verify', undefined, bearer(maker.token))).status, 200, 'this process has read the maker')
+  // Revoked by another process (a worker, the command line) within the second this one trusts what it read.
+  t.equal(await elsewhere.tokens.revoke(maker.id), true)
+  const before = (await registry.tokens.list()).length
+  t.equal(outcome(await call(app, 'POST', sharePath('photos'), { key: 'b.txt' }, bearer(maker.token))), '403 10000', 'refused as the revoked token it is')
+  t.equal((await registry.tokens.list()).length, before, 'no link token outlives its maker')
+  await t.rejects(registry.tokens.create({ name: 'x', permission: 'object-read-only', madeBy: '0'.repeat(32) }), { name: 'MakerGoneError' })
+})
+
 t.test('an upload link for a key no write may name is refused, and no token is made', async t => {
   const { app, registry } = await harness(t)
   t.equal(outcome(await call(app, 'POST', sharePath('photos'), { key: 'a\u0000b', method: 'PUT' })), '400 10020')

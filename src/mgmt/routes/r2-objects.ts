@@ -116,12 +116,16 @@ async function sendObject (reply: FastifyReply, bucket: Bucket, key: string, req
   if (outcome.status === 'not-found') throw new ManagementError('NoSuchKey')
   if (outcome.status === 'precondition-failed') throw new ManagementError('PreconditionFailed')
   const object = outcome.object
+  const headers = storedHeaders(object)
   reply.header('etag', object.httpEtag)
   reply.header('last-modified', object.uploaded.toUTCString())
-  if (outcome.status === 'not-modified') return await reply.code(304).send()
+  if (outcome.status === 'not-modified') {
+    // What a cache refreshes its copy with: the headers of caching the 200 would have sent (RFC 9110, 15.4.5).
+    for (const name of ['cache-control', 'expires']) if (headers[name] !== undefined) reply.header(name, headers[name])
+    return await reply.code(304).send()
+  }
   // No range is asked for: the whole object.
   if (outcome.status === 'range-not-satisfiable') throw new ManagementError('InternalError')
-  const headers = storedHeaders(object)
   reply.headers(headers)
   reply.header('content-length', object.size)
   reply.header('cf-r2-storage-class', object.storageClass)

@@ -26,7 +26,7 @@
  * answers 10952 (501).
  */
 import type { FastifyInstance } from 'fastify'
-import { requireAccess } from '../../bucket/index.js'
+import { MakerGoneError, requireAccess } from '../../bucket/index.js'
 import { curlCommand, makeShareLink, MAX_SHARE_SECONDS } from '../../doors/share-links.js'
 import { callerExpiry } from './tokens.js'
 import type { ManagementContext } from '../context.js'
@@ -78,6 +78,10 @@ export function registerShareLinkRoutes (app: FastifyInstance, ctx: ManagementCo
     // Made for the caller's token (a session's: its parent's), so revoking that token ends the link too.
     const madeBy = principal.id ?? undefined
     const link = await makeShareLink(ctx.registry.tokens, { endpoint, bucket, key: asked.key, method: asked.method, seconds: asked.seconds, now, notAfter, madeBy })
+      .catch((err: unknown) => {
+        // The caller's token was revoked since it was checked: as a request that came after the revocation.
+        throw err instanceof MakerGoneError ? new ManagementError('AuthenticationError') : err
+      })
     return success({
       url: link.url,
       method: asked.method,
