@@ -88,6 +88,22 @@ async function checkSharedDirectory (catalog: PgCatalog, dataDir: string): Promi
 }
 
 /**
+ * Puts back the directories that deletes moved away and did not commit
+ * (`.deleted-<name>-<store id>` of a bucket still in the catalog), before
+ * the directory is judged: such a bucket is there, and so are its files.
+ */
+async function takeBackMoved (catalog: PgCatalog, dataDir: string): Promise<void> {
+  const moved = (await fsp.readdir(dataDir).catch(() => [])).map(entry => /^\.deleted-(.+)-([0-9a-f]{24})$/.exec(entry)).filter(m => m !== null)
+  if (moved.length === 0) return
+  const { rows } = await catalog.query<{ name: string, store_id: string }>('opening the catalog',
+    'SELECT name, store_id FROM fsbucket.buckets WHERE store_id = ANY($1::text[])', [moved.map(m => m[2])])
+  for (const row of rows) {
+    const directory = path.join(dataDir, row.name)
+    if (await fsp.lstat(directory).then(() => false, () => true)) await fsp.rename(path.join(dataDir, `.deleted-${row.name}-${row.store_id}`), directory).catch(() => {})
+  }
+}
+
+/**
  * Refuses a data directory holding buckets kept in SQLite catalogs that the
  * catalog does not know (a gateway started before `fsbucket migrate`): it
  * would serve them as new, empty buckets, and its sweep would remove their
@@ -124,7 +140,9 @@ export class PgRegistryStorage implements RegistryStorage {
     this.location = dataDir
     this.catalog = catalog
     this.#fsync = fsync
-    this.#deleted = new DeletedBuckets(dataDir)
+    // A directory moved away by a delete that did not commit (its store is still there) is the bucket's, not garbage.
+    this.#deleted = new DeletedBuckets(dataDir, async storeId =>
+      (await catalog.query('sweeping deleted buckets', 'SELECT 1 FROM fsbucket.stores WHERE id = $1', [storeId])).rowCount === 1)
   }
 
   /** Connects to the catalog at `url` (migrating it) with the bodies in `dataDir` (created when missing). */
@@ -132,6 +150,7 @@ export class PgRegistryStorage implements RegistryStorage {
     await fsp.mkdir(dataDir, { recursive: true })
     const catalog = await PgCatalog.connect(url, options)
     try {
+      await takeBackMoved(catalog, path.resolve(dataDir))
       await checkSharedDirectory(catalog, path.resolve(dataDir))
       await fenceSqliteBuckets(catalog, path.resolve(dataDir))
     } catch (err) {
@@ -203,7 +222,7 @@ export class PgRegistryStorage implements RegistryStorage {
 
   async removePlace (name: string): Promise<boolean> {
     const directory = path.join(this.location, name)
-    const trash = this.#deleted.place(name)
+    let trash = ''
     let moved = false
     let storeId: string | null
     try {
@@ -218,6 +237,9 @@ export class PgRegistryStorage implements RegistryStorage {
         await client.query('UPDATE fsbucket.registry SET rev = rev + 1')
         // Out of the way before the commit: a gateway creating a bucket of this name waits on the deleted row until then,
         // so the new bucket starts in a directory of its own, never this one (which would then be moved from under it).
+        // Named by the store: should the delete not commit (a crash, a lost connection), the sweep keeps it and the
+        // bucket's next open puts it back (openStore).
+        trash = this.#deleted.place(name, id)
         moved = await fsp.rename(directory, trash).then(() => true, () => false)
         return id
       })
@@ -246,7 +268,19 @@ export class PgRegistryStorage implements RegistryStorage {
   async openStore (name: string): Promise<BucketStore> {
     const { rows } = await this.catalog.query<{ store_id: string }>('opening a bucket', 'SELECT store_id FROM fsbucket.buckets WHERE name = $1', [name])
     if (rows.length === 0) throw bucketRetired('openBucket') // deleted meanwhile
+    await this.#takeBack(name, rows[0].store_id)
     return await PgStore.open(this.catalog, rows[0].store_id, bodyRoot(this.location, name), { fsync: this.#fsync, deletedBuckets: this.#deleted })
+  }
+
+  /**
+   * Puts back the directory of bucket `name` that a delete moved away and
+   * did not commit (the gateway died, or lost its connection, between the
+   * two): the bucket is still there, and so must its files be.
+   */
+  async #takeBack (name: string, storeId: string): Promise<void> {
+    const directory = path.join(this.location, name)
+    if (await fsp.lstat(directory).then(() => true, () => false)) return
+    await fsp.rename(this.#deleted.place(name, storeId), directory).catch(() => {})
   }
 
   state (area: string): StateDocuments {

@@ -142,6 +142,35 @@ t.test('a password rotated under running gateways answers 10908, as an outage do
   await t.rejects(PgCatalog.connect(url.replace('before-secret', 'wrong-secret')), { message: /^(?!.*secret)The catalog .* cannot be used: password authentication failed/ })
 })
 
+t.test('a bucket delete cut short after moving the directory away, before its commit: the sweep keeps the directory, the bucket takes it back', async t => {
+  const dataDir = testdir(t)
+  const url = await database('uncommitted')
+  const before = await openRegistry(dataDir, { catalog: url, fsync: false })
+  await before.create('halfmoved')
+  await (await before.open('halfmoved'))!.put('k', 'v')
+  await (await before.open('halfmoved'))!.delete('k')
+  await before.close()
+  // What a gateway that died between the move and the commit leaves: the row (the transaction rolled back), the directory moved.
+  const catalog = await PgCatalog.connect(url)
+  const { rows } = await catalog.query<{ store_id: string }>('test', 'SELECT store_id FROM fsbucket.buckets WHERE name = $1', ['halfmoved'])
+  await catalog.close()
+  const moved = path.join(dataDir, `.deleted-halfmoved-${rows[0].store_id}`)
+  renameSync(path.join(dataDir, 'halfmoved'), moved)
+
+  // A gateway starting then: the directory is put back before the data directory is judged.
+  const registry = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.teardown(async () => { await registry.close() })
+  t.ok(existsSync(path.join(dataDir, 'halfmoved', '.fsbucket')), 'put back as the gateway starts')
+  // A gateway running then: its sweep keeps the directory (its store is still there), and the bucket's next open takes it back.
+  renameSync(path.join(dataDir, 'halfmoved'), moved)
+  await registry.sweep()
+  t.ok(existsSync(path.join(dataDir, 'halfmoved', '.fsbucket')), 'the bucket\'s directory is back, not swept away')
+  t.equal((await (await registry.open('halfmoved'))!.put('k2', 'v2'))?.size, 2, 'the bucket takes writes')
+  await (await registry.open('halfmoved'))!.delete('k2')
+  await registry.delete('halfmoved')
+  t.same((await registry.list()).map(b => b.name), [], 'and can be deleted')
+})
+
 t.test('a sweep removes what a bucket delete cut short after its commit left in the shared directory', async t => {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { catalog: await database('leftovers'), fsync: false })
