@@ -13,7 +13,8 @@
  *   - stores (src/stores/<name>) import only the port of the engine, and
  *     never a door or another store (but the PostgreSQL store keeps its
  *     bodies with the filesystem store's body-file modules, and marks the
- *     data directory as its own with catalog-mark.ts); modules
+ *     data directory as its own with catalog-mark.ts, and moves deleted
+ *     buckets' directories with deleted-buckets.ts); modules
  *     directly in src/stores/ (rows.ts) are shared by every store and
  *     import only the port;
  *   - only the composition roots (src/index.ts, src/app.ts, src/main.ts,
@@ -32,7 +33,7 @@ const fileSystem = /^(node:fs|fs|node:fs\/promises|fs\/promises|fs-extra|proper-
 const doors = ['http', 'mgmt', 's3', 'cli', 'console']
 const roots = new Set(['src/index.ts', 'src/app.ts', 'src/main.ts'])
 /** The filesystem store's body-file modules, which the PostgreSQL store shares, and the mark that fences the two on one data directory. */
-const bodyFiles = new Set(['src/stores/fs/blobs.ts', 'src/stores/fs/atomic.ts', 'src/stores/fs/readers.ts', 'src/stores/fs/catalog-mark.ts'])
+const bodyFiles = new Set(['src/stores/fs/blobs.ts', 'src/stores/fs/atomic.ts', 'src/stores/fs/readers.ts', 'src/stores/fs/catalog-mark.ts', 'src/stores/fs/deleted-buckets.ts'])
 /** Door modules that may touch files that are never a store's: the user's own files (CLI) and the console's built assets. */
 const userFiles = new Set(['src/cli/local-files.ts', 'src/console/serve.ts'])
 

@@ -224,7 +224,7 @@ export class BucketEngine implements Bucket {
     const conditional = parseConditional(opts.onlyIf, 'put')
     const httpMetadata = parseHttpMetadata('put', opts.httpMetadata)
     const customMetadata = parseCustomMetadata('put', opts.customMetadata)
-    const storageClass = opts.storageClass == null ? await this.#defaultStorageClass() : parseStorageClass('put', opts.storageClass)
+    const storageClass = parseStorageClass('put', opts.storageClass ?? await this.#defaultStorageClass())
     const checksum = parseChecksumOption('put', opts as Record<string, unknown>)
     const ssecKey = parseSsecKey('put', opts.ssecKey)
     const computed = computedChecksums(opts.computeChecksums)
@@ -305,7 +305,7 @@ export class BucketEngine implements Bucket {
     this.#live('createMultipartUpload')
     const id = keyId('createMultipartUpload', key)
     const opts = optionsObject<BucketMultipartOptions>('createMultipartUpload', options)
-    const storageClass = opts.storageClass == null ? await this.#defaultStorageClass() : parseStorageClass('createMultipartUpload', opts.storageClass)
+    const storageClass = parseStorageClass('createMultipartUpload', opts.storageClass ?? await this.#defaultStorageClass())
     const upload: StoredUpload = {
       uploadId: randomBase64url(24),
       key,

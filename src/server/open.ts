@@ -11,6 +11,7 @@
  * of its range a RangeError, each with Node's code (docs/library.md).
  */
 import { BucketEngine, createRegistry, MAX_PART_BYTES, MAX_SWEEP_INTERVAL_MS, type Bucket, type BucketRegistry, type OpenBucketOptions, type RegistryOptions } from '../bucket/index.js'
+import { realpath } from 'node:fs/promises'
 import path from 'node:path'
 import { refuseMarked } from '../stores/fs/catalog-mark.js'
 import { FsRegistryStorage } from '../stores/fs/registry-storage.js'
@@ -58,7 +59,7 @@ export async function openBucket (dir: string, given?: OpenFsBucketOptions): Pro
   // Node's timers keep nothing longer (lifecycle-sweep.ts).
   checkNumber('openBucket', 'sweepIntervalMs', options.sweepIntervalMs, value => value >= 0 && value <= MAX_SWEEP_INTERVAL_MS, `from 1 to ${MAX_SWEEP_INTERVAL_MS} ms, or 0 for no timer`)
   // A bucket of a data directory a PostgreSQL catalog keeps: its SQLite files are stale (stores/fs/catalog-mark.ts).
-  await refuseMarked(path.dirname(path.resolve(dir)))
+  await refuseMarked(path.dirname(await realpath(dir).catch(() => path.resolve(dir))))
   const store = await FsStore.open(dir, { fsync: options.fsync })
   try {
     return new BucketEngine(store, options)

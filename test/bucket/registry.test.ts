@@ -2,7 +2,7 @@ import t from 'tap'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  openRegistry, isValidBucketName, hostName, uploadMaxAgeFromLifecycle, validateSettingsPatch
+  openBucket, openRegistry, isValidBucketName, hostName, uploadMaxAgeFromLifecycle, validateSettingsPatch
 } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 
@@ -147,6 +147,8 @@ t.test('a put or an upload naming no storage class takes the bucket\'s, as the h
   t.equal((await bucket.put('asked', 'x', { storageClass: 'Standard' }))?.storageClass, 'Standard', 'one asked for is kept')
   const upload = await bucket.createMultipartUpload('parts')
   t.equal((await upload.complete([await upload.uploadPart(1, 'y')])).storageClass, 'InfrequentAccess', 'an upload too')
+  const odd = await openBucket(testdir(t), { fsync: false, defaultStorageClass: async () => 'GLACIER' as never })
+  await t.rejects(odd.put('k', 'v'), TypeError, 'a default that is no storage class is refused as one asked for would be')
   await registry.updateSettings('cold', { storageClass: 'Standard' })
   t.equal((await bucket.put('later', 'x'))?.storageClass, 'Standard', 'the bucket\'s class as it is when the object is written')
 })

@@ -19,6 +19,7 @@ import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { readText, writeJsonAtomic } from './atomic.js'
 import { ensureDirectory, subdirectories } from './data-directory.js'
+import { Database, type SqliteDatabase } from './sqlite.js'
 
 /** The mark's place in a data directory. */
 export function catalogMarkFile (dataDir: string): string {
@@ -36,20 +37,42 @@ export async function isMarked (dataDir: string): Promise<boolean> {
   return await readText(catalogMarkFile(dataDir)) !== null
 }
 
-/** Refuses to open `dataDir` with SQLite catalogs when it is marked (filesystem registry). */
+/** Refuses to open `dataDir` with SQLite catalogs when it is marked (filesystem registry, and a bucket of it opened alone). */
 export async function refuseMarked (dataDir: string): Promise<void> {
   if (!await isMarked(dataDir)) return
   throw new Error(`The data directory ${dataDir} is kept in a PostgreSQL catalog (${catalogMarkFile(dataDir)} says so: ` +
-    'fsbucket migrate imported its buckets, or gateways with --catalog serve it): give its catalog with --catalog (FSBUCKET_CATALOG). ' +
-    'The SQLite files left in its buckets are no longer current: opened on them, writes would go where no gateway reads and a sweep would remove live bodies.')
+    'fsbucket migrate imported its buckets, or gateways with --catalog serve it): open it with its catalog (--catalog or FSBUCKET_CATALOG; ' +
+    'openRegistry\'s catalog option). The SQLite files left in its buckets are no longer current: opened on them, writes would go where no ' +
+    'gateway reads and a sweep would remove live bodies.')
 }
 
-/** The buckets of `dataDir` that hold a SQLite catalog (`<name>/.fsbucket/catalog.db`). */
+/**
+ * The buckets of `dataDir` that hold a SQLite catalog of their own
+ * (`<name>/.fsbucket/catalog.db`) and are not being deleted (a delete
+ * cut short leaves the bucket retired, its catalog says so): what an
+ * import would bring in. Hidden directories (`.deleted-*`, the state
+ * areas) are no buckets.
+ */
 export async function sqliteBuckets (dataDir: string): Promise<string[]> {
-  const names = await subdirectories(dataDir)
+  const names = (await subdirectories(dataDir)).filter(name => !name.startsWith('.'))
   const found: string[] = []
   for (const name of names) {
-    if (await fsp.access(path.join(dataDir, name, '.fsbucket', 'catalog.db')).then(() => true, () => false)) found.push(name)
+    const file = path.join(dataDir, name, '.fsbucket', 'catalog.db')
+    if (!await fsp.access(file).then(() => true, () => false)) continue
+    if (!retired(file)) found.push(name)
   }
   return found
+}
+
+/** Whether the SQLite catalog `file` belongs to a bucket being deleted (one that cannot be read counts as not: the import says why). */
+function retired (file: string): boolean {
+  let db: SqliteDatabase | null = null
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true })
+    return db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined
+  } catch {
+    return false
+  } finally {
+    db?.close()
+  }
 }

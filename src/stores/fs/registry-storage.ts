@@ -17,7 +17,7 @@ import { lstatSync } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, guardedWarn, isBucketError, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
 import { fsyncDirectory, readText, writeJsonAtomic } from './atomic.js'
-import { DeletedBuckets } from './blobs.js'
+import { DeletedBuckets } from './deleted-buckets.js'
 import { refuseMarked } from './catalog-mark.js'
 import {
   createDirectory, ensureDirectory, fingerprint, isDirectory, removeTree, subdirectories, withFileLock

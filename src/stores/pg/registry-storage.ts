@@ -20,7 +20,8 @@ import { randomBytes } from 'node:crypto'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { BucketError, bucketRetired, parseSettingsDocument, type BucketStore, type RegistryStorage, type SettingsDocument, type StateDocuments } from '../../bucket/port.js'
-import { DeletedBuckets, isStoreFile, removeTree } from '../fs/blobs.js'
+import { isStoreFile, removeTree } from '../fs/blobs.js'
+import { DeletedBuckets } from '../fs/deleted-buckets.js'
 import { isMarked, markPostgresql, sqliteBuckets } from '../fs/catalog-mark.js'
 import { TurnMemo } from '../turn.js'
 import { PgCatalog, type CatalogOptions } from './catalog.js'
@@ -122,7 +123,8 @@ async function fenceSqliteBuckets (catalog: PgCatalog, dataDir: string): Promise
       const named = unknown.slice(0, 3).join(', ') + (unknown.length > 3 ? `, ... (${unknown.length})` : '')
       throw new Error(`The data directory ${dataDir} holds buckets kept in SQLite catalogs that the PostgreSQL catalog does not know (${named}): ` +
         `import them first, with the gateways on them stopped: fsbucket migrate --from ${dataDir} --catalog <url>. ` +
-        'Served over the catalog as they are, they would be new, empty buckets, and a sweep would remove their bodies.')
+        'Served over the catalog as they are, they would be new, empty buckets, and a sweep would remove their bodies. ' +
+        '(A directory left by a bucket deleted through the catalog is no bucket to import: move it out of the data directory.)')
     }
   }
   await markPostgresql(dataDir)

@@ -45,7 +45,8 @@ import {
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
 import { storageError } from '../fs/atomic.js'
-import { BlobFiles, type DeletedBuckets } from '../fs/blobs.js'
+import { BlobFiles } from '../fs/blobs.js'
+import type { DeletedBuckets } from '../fs/deleted-buckets.js'
 import { openSegments } from '../fs/readers.js'
 import type { PgCatalog } from './catalog.js'
 import { copyPgObject } from './copy.js'

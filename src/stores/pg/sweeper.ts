@@ -12,7 +12,8 @@
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import type { SweepReport } from '../../bucket/port.js'
-import { entries, removeTree, type BlobFiles, type DeletedBuckets } from '../fs/blobs.js'
+import { entries, removeTree, type BlobFiles } from '../fs/blobs.js'
+import type { DeletedBuckets } from '../fs/deleted-buckets.js'
 import type { PgCatalog } from './catalog.js'
 import type { PgUploads } from './uploads.js'
 

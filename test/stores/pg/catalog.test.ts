@@ -5,7 +5,7 @@
  * sweeper at a time, hard-linked leftovers in one sweep), retirement, and
  * `fsbucket migrate` importing SQLite buckets with their bodies left in place.
  */
-import { existsSync, promises as fsp, readdirSync } from 'node:fs'
+import { existsSync, promises as fsp, readdirSync, renameSync } from 'node:fs'
 import { link, mkdir, writeFile } from 'node:fs/promises'
 import net from 'node:net'
 import path from 'node:path'
@@ -294,8 +294,18 @@ t.test('SQLite buckets and a PostgreSQL catalog are fenced: no gateway on the ca
   t.equal(await ((await (await after.open('default'))!.get('kept.txt')) as BucketObjectBody).text(), 'from the SQLite days')
   await after.close()
   // Now the SQLite files are stale: a gateway or a command without --catalog (a sweep among them) is refused.
-  await t.rejects(openRegistry(dataDir, { fsync: false }), { message: /is kept in a PostgreSQL catalog .*give its catalog with --catalog/ })
+  await t.rejects(openRegistry(dataDir, { fsync: false }), { message: /is kept in a PostgreSQL catalog .*open it with its catalog \(--catalog or FSBUCKET_CATALOG/ })
   await t.rejects(openBucket(path.join(dataDir, 'default'), { fsync: false }), { message: /is kept in a PostgreSQL catalog/ }, 'one of its buckets opened alone too')
+
+  // What is no bucket to import does not stop a gateway: a deleted bucket's directory, a SQLite bucket being deleted.
+  const leftovers = path.join(testdir(t), 'leftovers')
+  const old = await openRegistry(leftovers, { fsync: false })
+  await old.create('retiring')
+  t.equal(await (await old.open('retiring'))!.retire(), true, 'a delete cut short: the bucket refuses writes')
+  await old.create('moved')
+  await old.close()
+  renameSync(path.join(leftovers, 'moved'), path.join(leftovers, '.deleted-moved-0123456789ab'))
+  await (await openRegistry(leftovers, { catalog: await database('leftovers2'), fsync: false })).close()
 
   // A directory a catalog's gateway opened first is the catalog's too.
   const fresh = path.join(testdir(t), 'fresh')
