@@ -45,13 +45,21 @@ t.test('serve takes --queue-push, repeatable', async t => {
 
 /** A registry with bucket `photos` whose PutObject events go to the queue `photo-events`. */
 async function photoEvents (t: Test): Promise<{ registry: BucketRegistry, queues: Queues, queue: QueueRecord }> {
-  const registry = await openRegistry(testdir(t), { fsync: false })
+  const registry = await openRegistry(await photoEventsDirectory(t), { fsync: false })
   t.teardown(async () => { await registry.close() })
-  await registry.create('photos')
   const queues = new Queues(registry)
-  const queue = (await queues.create('photo-events'))!
+  return { registry, queues, queue: (await queues.byName('photo-events'))! }
+}
+
+/** A data directory whose bucket `photos` sends its PutObject events to the queue `photo-events`, closed (a server opens it). */
+async function photoEventsDirectory (t: Test): Promise<string> {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const queue = (await new Queues(registry).create('photo-events'))!
   await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
-  return { registry, queues, queue }
+  await registry.close()
+  return dataDir
 }
 
 t.test('a failing receiver gets the batch again after its back-off, then acknowledges it', async t => {
@@ -130,12 +138,7 @@ t.test('a delivery in flight when the stop comes is answered within the grace: a
 })
 
 t.test('serve with two workers pushes, from its primary, each message once', async t => {
-  const dataDir = testdir(t)
-  const registry = await openRegistry(dataDir, { fsync: false })
-  await registry.create('photos')
-  const queue = (await new Queues(registry).create('photo-events'))!
-  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
-  await registry.close()
+  const dataDir = await photoEventsDirectory(t)
 
   const received: any[] = []
   const receiver = http.createServer((req, res) => {
@@ -166,12 +169,7 @@ t.test('serve with two workers pushes, from its primary, each message once', asy
 })
 
 t.test('serve stopping with a push in flight to an app that never answers: exit 0 within a short drain timeout, the message kept uncounted', async t => {
-  const dataDir = testdir(t)
-  const registry = await openRegistry(dataDir, { fsync: false })
-  await registry.create('photos')
-  const queue = (await new Queues(registry).create('photo-events'))!
-  await registry.changeNotifications('photos', current => addRules(current, queue.queue_id, 'b'.repeat(32), [{ prefix: '', suffix: '', actions: ['PutObject'] }], new Date()))
-  await registry.close()
+  const dataDir = await photoEventsDirectory(t)
   let asked = 0
   const silent = http.createServer(() => { asked++ })
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
