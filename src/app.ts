@@ -159,7 +159,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   Object.assign(app.server, { connectionsCheckingInterval: Math.min(30_000, Math.max(100, idleMs / 4)), requireHostHeader: false })
   app.server.on('timeout', gatewayIdleListener((socket, status) => { portMeter?.refused(socket, status) }))
   app.server.on('checkExpectation', expectationListener(app.log, portMeter))
-  app.server.on('connect', connectListener(portMeter, idleMs))
+  app.server.on('connect', connectListener(portMeter, idleMs, app.server))
 
   app.decorateRequest('logFields', null)
   app.decorateRequest('operation', null)

@@ -22,7 +22,7 @@ import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError, useAfterClose } from './errors.js'
 import { keyId, lookupId } from './keys.js'
-import { checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
+import { checkedDefaultStorageClass, checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { keylessView, ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
 import { loopTurnNow } from './loop-turns.js'
@@ -224,7 +224,7 @@ export class BucketEngine implements Bucket {
     const conditional = parseConditional(opts.onlyIf, 'put')
     const httpMetadata = parseHttpMetadata('put', opts.httpMetadata)
     const customMetadata = parseCustomMetadata('put', opts.customMetadata)
-    const storageClass = parseStorageClass('put', opts.storageClass ?? await this.#defaultStorageClass())
+    const storageClass = opts.storageClass == null ? checkedDefaultStorageClass('put', await this.#defaultStorageClass()) : parseStorageClass('put', opts.storageClass)
     const checksum = parseChecksumOption('put', opts as Record<string, unknown>)
     const ssecKey = parseSsecKey('put', opts.ssecKey)
     const computed = computedChecksums(opts.computeChecksums)
@@ -305,7 +305,7 @@ export class BucketEngine implements Bucket {
     this.#live('createMultipartUpload')
     const id = keyId('createMultipartUpload', key)
     const opts = optionsObject<BucketMultipartOptions>('createMultipartUpload', options)
-    const storageClass = parseStorageClass('createMultipartUpload', opts.storageClass ?? await this.#defaultStorageClass())
+    const storageClass = opts.storageClass == null ? checkedDefaultStorageClass('createMultipartUpload', await this.#defaultStorageClass()) : parseStorageClass('createMultipartUpload', opts.storageClass)
     const upload: StoredUpload = {
       uploadId: randomBase64url(24),
       key,

@@ -101,6 +101,12 @@ export function mergeCustomMetadata (base: Record<string, string>, over: Record<
   return Object.fromEntries([...Object.entries(base), ...Object.entries(over)])
 }
 
+/** What a bucket's `defaultStorageClass` gave, refused as its own (a caller that named no class did nothing wrong). */
+export function checkedDefaultStorageClass (method: string, value: unknown): StorageClass {
+  if (value === 'Standard' || value === 'InfrequentAccess') return value
+  throw new TypeError(`${method}: defaultStorageClass must give "Standard" or "InfrequentAccess" (gave ${String(value)}).`)
+}
+
 export function parseStorageClass (method: string, input: unknown): StorageClass {
   if (input === undefined || input === null) return 'Standard'
   if (input === 'Standard' || input === 'InfrequentAccess') return input

@@ -8,6 +8,7 @@
  * every door makes these answers and none imports another.
  */
 import { STATUS_CODES, type ServerResponse } from 'node:http'
+import type { EventEmitter } from 'node:events'
 import type { Socket } from 'node:net'
 
 export interface BareAnswer {
@@ -33,13 +34,17 @@ export function endWith (response: ServerResponse, { status, contentType, body, 
 }
 
 /**
- * Takes back a socket Node handed to 'connect': Node took its error and
- * timeout listeners off, and its refusal may wait for an answer pipelined
- * before it. A reset meanwhile is then an error nothing hears (the process
- * would end), and a stalled answer is cut by no idle timeout: both end the
- * connection here, as they would on any other.
+ * Takes back a socket Node handed to 'connect': Node took its error, drain
+ * and timeout listeners off, and its refusal may wait for an answer
+ * pipelined before it. A reset meanwhile would be an error nothing hears
+ * (the process would end), the answer would stop at the first full socket
+ * buffer, and a stalled one would be cut by no idle timeout. So errors end
+ * the connection, a drain goes on to the answer in flight (as Node's own
+ * listener passes it), and silence goes to the server's 'timeout'
+ * listeners, the port's own idle rule (or, without one, ends it).
  */
-export function adoptConnectSocket (socket: Socket, idleMs: number): void {
+export function adoptConnectSocket (socket: Socket, idleMs: number, server: EventEmitter): void {
   socket.on('error', () => { socket.destroy() })
-  if (idleMs > 0) socket.setTimeout(idleMs, () => { socket.destroy() })
+  socket.on('drain', () => { (socket as Socket & { _httpMessage?: EventEmitter | null })._httpMessage?.emit('drain') })
+  if (idleMs > 0) socket.setTimeout(idleMs, () => { if (!server.emit('timeout', socket)) socket.destroy() })
 }

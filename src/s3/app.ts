@@ -172,7 +172,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
   })
   // A CONNECT (a proxy's method), which Node would drop unanswered: MethodNotAllowed, the connection closed.
   app.server.on('connect', (_request: IncomingMessage, socket: Socket) => {
-    adoptConnectSocket(socket, connections?.idleTimeoutMs ?? 0)
+    adoptConnectSocket(socket, connections?.idleTimeoutMs ?? 0, app.server)
     const answer = bareAnswer('MethodNotAllowed')
     answer.headers = Object.assign({ allow: 'GET, HEAD, PUT, POST, DELETE' }, answer.headers)
     answerLast(whenAnswered, portMeter, socket, answer)

@@ -20,6 +20,7 @@
  * error's code only.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { EventEmitter } from 'node:events'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { adoptConnectSocket, endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
@@ -85,9 +86,9 @@ export function requireHost (request: FastifyRequest, reply: FastifyReply, done:
  * to no request listener, and without one drops its connection unanswered.
  * It is 405 (40500) in the envelope, with `Allow`, the connection closed.
  */
-export function connectListener (meter: PortMeter | null, idleMs: number): (request: IncomingMessage, socket: Socket) => void {
+export function connectListener (meter: PortMeter | null, idleMs: number, server: EventEmitter): (request: IncomingMessage, socket: Socket) => void {
   return (_request, socket) => {
-    adoptConnectSocket(socket, idleMs)
+    adoptConnectSocket(socket, idleMs, server)
     const answer = Object.assign(envelopeAnswer('MethodNotAllowed'), { headers: { allow: objectMethods } })
     answerLast(socket, rawAnswer(answer), () => { meter?.refused(socket, answer.status) })
   }

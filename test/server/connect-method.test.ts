@@ -50,6 +50,19 @@ t.test('a CONNECT waiting behind a large answer: a reset meanwhile ends the conn
   await new Promise(resolve => setTimeout(resolve, 300))
   t.equal((await fetch(`${server.url}/_health/live`)).status, 200, 'the server still answers after the reset')
 
+  // A client that reads: the whole answer ahead of the CONNECT, then the 405.
+  const reader = await open(port)
+  reader.write(head)
+  const read = await new Promise<Buffer>(resolve => {
+    const chunks: Buffer[] = []
+    reader.on('data', chunk => chunks.push(chunk))
+    reader.once('close', () => resolve(Buffer.concat(chunks)))
+    setTimeout(() => { reader.destroy() }, 10_000)
+  })
+  const text = read.toString('latin1')
+  t.ok(read.length > 64 * 1024 * 1024, `the whole 64 MiB came before the close (${read.length} bytes)`)
+  t.same(statuses(text.slice(0, 200) + text.slice(-400)), [200, 405], 'then the 405')
+
   const stalled = await open(port)
   t.teardown(() => { stalled.destroy() })
   stalled.pause()

@@ -98,10 +98,27 @@ async function takeBackMoved (catalog: PgCatalog, dataDir: string): Promise<void
   if (moved.length === 0) return
   const { rows } = await catalog.query<{ name: string, store_id: string }>('opening the catalog',
     'SELECT name, store_id FROM fsbucket.buckets WHERE store_id = ANY($1::text[])', [moved.map(m => m[2])])
-  for (const row of rows) {
-    const directory = path.join(dataDir, row.name)
-    if (await fsp.lstat(directory).then(() => false, () => true)) await fsp.rename(path.join(dataDir, `.deleted-${row.name}-${row.store_id}`), directory).catch(() => {})
-  }
+  for (const row of rows) await putBack(catalog, dataDir, row.name, row.store_id)
+}
+
+/**
+ * Puts the moved directory of bucket `name` (store `storeId`) back, holding
+ * the bucket's row: a delete in flight, which moved it and holds the row
+ * until it commits, is waited for, and once it committed there is no row
+ * and nothing is moved (the directory would outlive the bucket, and a
+ * bucket of the name created later would start in it).
+ */
+async function putBack (catalog: PgCatalog, dataDir: string, name: string, storeId: string): Promise<void> {
+  const directory = path.join(dataDir, name)
+  if (await fsp.lstat(directory).then(() => true, () => false)) return
+  await catalog.transaction('taking back a bucket\'s directory', async client => {
+    const { rowCount } = await client.query('SELECT 1 FROM fsbucket.buckets WHERE name = $1 AND store_id = $2 FOR SHARE', [name, storeId])
+    if (rowCount !== 1 || await fsp.lstat(directory).then(() => true, () => false)) return
+    await fsp.rename(path.join(dataDir, `.deleted-${name}-${storeId}`), directory).catch((err: unknown) => {
+      // None there (another process put it back, or it was never moved): the open says what is missing.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
+    })
+  })
 }
 
 /**
@@ -270,19 +287,9 @@ export class PgRegistryStorage implements RegistryStorage {
   async openStore (name: string): Promise<BucketStore> {
     const { rows } = await this.catalog.query<{ store_id: string }>('opening a bucket', 'SELECT store_id FROM fsbucket.buckets WHERE name = $1', [name])
     if (rows.length === 0) throw bucketRetired('openBucket') // deleted meanwhile
-    await this.#takeBack(name, rows[0].store_id)
+    // A directory a delete moved and did not commit (the gateway died between the two) is the bucket's: put back.
+    await putBack(this.catalog, this.location, name, rows[0].store_id)
     return await PgStore.open(this.catalog, rows[0].store_id, bodyRoot(this.location, name), { fsync: this.#fsync, deletedBuckets: this.#deleted })
-  }
-
-  /**
-   * Puts back the directory of bucket `name` that a delete moved away and
-   * did not commit (the gateway died, or lost its connection, between the
-   * two): the bucket is still there, and so must its files be.
-   */
-  async #takeBack (name: string, storeId: string): Promise<void> {
-    const directory = path.join(this.location, name)
-    if (await fsp.lstat(directory).then(() => true, () => false)) return
-    await fsp.rename(this.#deleted.place(name, storeId), directory).catch(() => {})
   }
 
   state (area: string): StateDocuments {

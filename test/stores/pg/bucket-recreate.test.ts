@@ -4,7 +4,7 @@
  * new bucket starts in a directory of its own, never the old one's (which
  * the delete moves away), so whatever it acknowledges stays readable.
  */
-import { promises as fsp } from 'node:fs'
+import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -61,4 +61,35 @@ t.test('delete on one gateway racing a create of the same name on another: the n
     await bucket.delete(`round-${round}`)
   }
   t.ok(recreated > 0, `the bucket was created again ${recreated} times`)
+  // The catalog is the next test's too, over another data directory.
+  if (await deleting.info('recreated') !== null) await deleting.delete('recreated')
+})
+
+t.test('a bucket opened on another gateway while its delete is in flight: the directory the delete moved stays moved', async t => {
+  const dataDir = testdir(t)
+  const open = async (): Promise<BucketRegistry> => {
+    const registry = await openRegistry(dataDir, { catalog: server.url(), fsync: false })
+    t.teardown(async () => { await registry.close() })
+    return registry
+  }
+  const [deleting, opening] = [await open(), await open()]
+  await deleting.create('inflight')
+  await (await deleting.open('inflight'))!.put('k', 'v')
+  await (await deleting.open('inflight'))!.delete('k')
+  // Right after the delete moves the directory, before it commits, the other gateway opens the bucket: it still sees the row.
+  const rename = fsp.rename
+  t.teardown(() => { fsp.rename = rename })
+  let opened: Promise<unknown> | null = null
+  fsp.rename = async (from, to) => {
+    await rename(from, to)
+    if (opened === null && path.basename(String(from)) === 'inflight') {
+      opened = opening.open('inflight').catch((err: unknown) => err)
+      await sleep(100)
+    }
+  }
+  await deleting.delete('inflight')
+  await opened
+  fsp.rename = rename
+  t.same((await deleting.list()).map(b => b.name), [], 'the bucket is gone')
+  t.notOk(existsSync(path.join(dataDir, 'inflight')), 'and so is its directory: the open waited for the delete, then put nothing back')
 })
