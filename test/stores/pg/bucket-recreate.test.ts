@@ -79,16 +79,17 @@ t.test('a bucket opened on another gateway while its delete is in flight: the di
   // Right after the delete moves the directory, before it commits, the other gateway opens the bucket: it still sees the row.
   const rename = fsp.rename
   t.teardown(() => { fsp.rename = rename })
-  let opened: Promise<unknown> | null = null
+  const racing: { open?: Promise<unknown> } = {}
   fsp.rename = async (from, to) => {
     await rename(from, to)
-    if (opened === null && path.basename(String(from)) === 'inflight') {
-      opened = opening.open('inflight').catch((err: unknown) => err)
+    if (racing.open === undefined && path.basename(String(from)) === 'inflight') {
+      racing.open = opening.open('inflight').catch((err: unknown) => err)
       await sleep(100)
     }
   }
   await deleting.delete('inflight')
-  await opened
+  t.ok(racing.open !== undefined, 'the other gateway opened the bucket inside the delete')
+  await racing.open
   fsp.rename = rename
   t.same((await deleting.list()).map(b => b.name), [], 'the bucket is gone')
   t.notOk(existsSync(path.join(dataDir, 'inflight')), 'and so is its directory: the open waited for the delete, then put nothing back')
