@@ -6,7 +6,7 @@
  */
 import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { openRegistry, type BucketRegistry } from '../../../src/index.js'
 import { testdir } from '../../testdir.js'
@@ -15,14 +15,18 @@ import { startPostgres } from './server.js'
 const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
 
-t.test('delete on one gateway racing a create of the same name on another: the new bucket keeps what it acknowledged', async t => {
-  const dataDir = testdir(t)
+/** Two registries over the catalog and one data directory, as two gateways. */
+async function twoGateways (t: Test, dataDir = testdir(t)): Promise<[BucketRegistry, BucketRegistry]> {
   const open = async (): Promise<BucketRegistry> => {
     const registry = await openRegistry(dataDir, { catalog: server.url(), fsync: false })
     t.teardown(async () => { await registry.close() })
     return registry
   }
-  const [deleting, creating] = [await open(), await open()]
+  return [await open(), await open()]
+}
+
+t.test('delete on one gateway racing a create of the same name on another: the new bucket keeps what it acknowledged', async t => {
+  const [deleting, creating] = await twoGateways(t)
   // A busy gateway: moving a deleted bucket's directory away takes a while (and a random part of the rounds, none).
   const rename = fsp.rename
   t.teardown(() => { fsp.rename = rename })
@@ -67,12 +71,7 @@ t.test('delete on one gateway racing a create of the same name on another: the n
 
 t.test('a bucket opened on another gateway while its delete is in flight: the directory the delete moved stays moved', async t => {
   const dataDir = testdir(t)
-  const open = async (): Promise<BucketRegistry> => {
-    const registry = await openRegistry(dataDir, { catalog: server.url(), fsync: false })
-    t.teardown(async () => { await registry.close() })
-    return registry
-  }
-  const [deleting, opening] = [await open(), await open()]
+  const [deleting, opening] = await twoGateways(t, dataDir)
   await deleting.create('inflight')
   await (await deleting.open('inflight'))!.put('k', 'v')
   await (await deleting.open('inflight'))!.delete('k')
