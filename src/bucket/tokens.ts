@@ -303,9 +303,11 @@ export class TokenDirectory {
     if (spec.madeBy !== undefined) record.madeBy = spec.madeBy
     const made = await this.#state.transaction(async tx => {
       const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
-      // Judged where a revocation commits: a token made for one revoked meanwhile would outlive it.
-      const maker = spec.madeBy === undefined ? undefined : document.tokens.find(r => r.id === spec.madeBy)
-      if (spec.madeBy !== undefined && (maker === undefined || isExpired(maker, now))) return false
+      if (spec.madeBy !== undefined) {
+        // Judged where a revocation commits: a token made for one revoked meanwhile would outlive it.
+        const maker = document.tokens.find(r => r.id === spec.madeBy)
+        if (maker === undefined || isExpired(maker, now)) return false
+      }
       document.tokens.push(record)
       return true
     })

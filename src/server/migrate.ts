@@ -32,7 +32,7 @@ import path from 'node:path'
 import { StartupError, why } from './preflight.js'
 import { fsyncDirectory } from '../stores/fs/atomic.js'
 import { blobFile } from '../stores/fs/blobs.js'
-import { markPostgresql } from '../stores/fs/catalog-mark.js'
+import { isRetiredCatalog, markPostgresql } from '../stores/fs/catalog-mark.js'
 import { KEPT_BODY, type ObjectRow, type PartRow, type UploadRow } from '../stores/fs/catalog.js'
 import { Database, type SqliteDatabase } from '../stores/fs/sqlite.js'
 import { PgCatalog, type CatalogOptions } from '../stores/pg/catalog.js'
@@ -118,7 +118,7 @@ async function keysThatCannotMove (root: string, names: string[]): Promise<Unfit
     if (!await fsp.access(dbFile).then(() => true, () => false)) continue
     const db = new Database(dbFile, { readonly: true, fileMustExist: true })
     try {
-      if (db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined) continue
+      if (isRetiredCatalog(db)) continue
       for (const what of ['object', 'upload'] as const) {
         // Found and read as bytes: SQLite's string functions, and the SQLite drivers of Node 20 and 22, stop at a NUL.
         for (const bytes of db.prepare(`SELECT CAST(key AS BLOB) FROM ${what}s WHERE instr(CAST(key AS BLOB), x'00') > 0`).pluck().iterate() as IterableIterator<Buffer>) {
@@ -147,7 +147,7 @@ async function importBucket (catalog: PgCatalog, root: string, name: string): Pr
   const dbFile = path.join(internal, 'catalog.db')
   const db = await fsp.access(dbFile).then(() => new Database(dbFile, { readonly: true, fileMustExist: true }), () => null)
   try {
-    const retired = db !== null && db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined
+    const retired = db !== null && isRetiredCatalog(db)
     if (retired) return { name, objects: 0, uploads: 0, skipped: 'being deleted' }
     // A bucket directory no store ever opened has no body directory yet; a store the registry opens never makes one.
     await fsp.mkdir(internal, { recursive: true })

@@ -64,12 +64,17 @@ export async function sqliteBuckets (dataDir: string): Promise<string[]> {
   return found
 }
 
+/** Whether the open SQLite catalog `db` is a bucket's being deleted (its delete closed it to writes). */
+export function isRetiredCatalog (db: SqliteDatabase): boolean {
+  return db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined
+}
+
 /** Whether the SQLite catalog `file` belongs to a bucket being deleted (one that cannot be read counts as not: the import says why). */
 function retired (file: string): boolean {
   let db: SqliteDatabase | null = null
   try {
     db = new Database(file, { readonly: true, fileMustExist: true })
-    return db.prepare("SELECT 1 FROM bucket_state WHERE name = 'retired'").get() !== undefined
+    return isRetiredCatalog(db)
   } catch {
     return false
   } finally {
