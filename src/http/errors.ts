@@ -64,6 +64,8 @@ export class DoorError extends Error {
   readonly code: number
   readonly status: number
   readonly headers: Record<string, string>
+  /** What this request did, as given after the error's own message (another door may word the message its own way). */
+  readonly detail: string | undefined
 
   constructor (name: DoorErrorName, detail?: string, headers: Record<string, string> = {}) {
     const def = DoorErrors[name]
@@ -71,6 +73,7 @@ export class DoorError extends Error {
     this.code = def.code
     this.status = def.status
     this.headers = headers
+    this.detail = detail
   }
 }
 

@@ -24,7 +24,7 @@
  *   Paths are judged decoded, as the router matches them (`/%63lient/v4`).
  * - A request that may change something (any method but GET, HEAD and
  *   OPTIONS) must come from the server's own origin: an `Origin` header, when
- *   sent, must be `http://<Host>`, and `Sec-Fetch-Site`, when sent, must be
+ *   sent, must be `http://<Host>` (`https://<Host>` over TLS), and `Sec-Fetch-Site`, when sent, must be
  *   `same-origin` or `none` (typed by the user). Otherwise 403. Browsers send
  *   `Origin` on every such request, so a page on another origin (another
  *   port of localhost included) is refused; a page served by the gateway
@@ -89,6 +89,8 @@ export interface SiteGuardOptions {
   isCustomDomain: (host: string) => Promise<boolean>
   /** Host names the door answers as fully as loopback ones (the S3 port's virtual-host domains); none by default. */
   isOwnHost?: (host: string) => boolean
+  /** False for a door that serves no public site (the S3 port): a route host or a custom domain is then as foreign as any other name. */
+  servesSites?: boolean
 }
 
 /** `isCustomDomain` over a registry, as the gateway's router judges a Host (an IP literal is never one). */
@@ -129,10 +131,11 @@ function single (value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value
 }
 
-/** The server's own origin as a browser spells it, from the Host header. */
-function ownOrigin (host: string): string {
+/** The server's own origin as a browser spells it, from the Host header and the connection's scheme (a default port left out). */
+function ownOrigin (host: string, secure: boolean): string {
   const lower = host.trim().toLowerCase()
-  return `http://${lower.endsWith(':80') ? lower.slice(0, -3) : lower}`
+  const defaultPort = secure ? ':443' : ':80'
+  return `${secure ? 'https' : 'http'}://${lower.endsWith(defaultPort) ? lower.slice(0, -defaultPort.length) : lower}`
 }
 
 /**
@@ -162,11 +165,11 @@ function isLocalOrigin (origin: string, options: SiteGuardOptions): boolean | Pr
  * come from a local page; one that may change something must come from the
  * server's own origin.
  */
-function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
+function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: string, options: SiteGuardOptions, secure: boolean): DoorError | null | Promise<DoorError | null> {
   if (method === 'OPTIONS') {
     // A preflight is judged as the request it asks for, so that it is never granted (`*` on a path route) where that request would be refused.
     const asked = single(headers['access-control-request-method'])?.toUpperCase()
-    return asked === undefined || asked === 'OPTIONS' || single(headers.origin) === undefined ? null : originVerdict(asked, headers, rawHost, options)
+    return asked === undefined || asked === 'OPTIONS' || single(headers.origin) === undefined ? null : originVerdict(asked, headers, rawHost, options, secure)
   }
   if (safeMethods.has(method)) {
     const origin = single(headers.origin)
@@ -181,7 +184,7 @@ function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: s
     return new DoorError('CrossSiteRequest', `Sec-Fetch-Site: ${fetchSite}.`)
   }
   const origin = single(headers.origin)
-  if (origin !== undefined && origin.toLowerCase() !== ownOrigin(rawHost)) {
+  if (origin !== undefined && origin.toLowerCase() !== ownOrigin(rawHost, secure)) {
     return new DoorError('CrossSiteRequest', 'The Origin is not this server\'s own.')
   }
   return null
@@ -191,24 +194,27 @@ function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: s
  * The DoorError a request deserves in credential-free mode, or null when it
  * may proceed; a promise of either only when a name must be looked up
  * among the custom domains (a route host or an IP literal is judged at once).
+ * `secure`: the request came over TLS (its own origin is then `https:`).
  */
-export function siteVerdict (method: string, url: string, headers: IncomingHttpHeaders, options: SiteGuardOptions): DoorError | null | Promise<DoorError | null> {
+export function siteVerdict (method: string, url: string, headers: IncomingHttpHeaders, options: SiteGuardOptions, secure = false): DoorError | null | Promise<DoorError | null> {
   const rawHost = headers.host ?? ''
   const host = hostName(rawHost)
   const foreign = (): DoorError => new DoorError('ForeignHost', `Host "${host}" is not one of them.`)
+  const sites = options.servesSites !== false
   // A route host first: one under `.localhost` is loopback too, but it serves a public site, whose pages must not drive the rest.
   if (options.routeHosts.has(host)) {
+    if (!sites) return foreign()
     const routed = options.isRouted(host, url, false)
     // As the router: a path no route serves is still the host's if the host is a custom domain too.
     if (routed || !mayBeCustomDomain(host)) return publicVerdict(method, url, host, routed)
     return options.isCustomDomain(host).then(known => publicVerdict(method, url, host, known && options.isRouted(host, url, true)))
   }
   // HTTP/1.0 clients may omit Host; browsers never do. An IP literal is never a custom domain: judged at once.
-  if (!mayBeCustomDomain(host)) return host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true ? originVerdict(method, headers, rawHost, options) : foreign()
+  if (!mayBeCustomDomain(host)) return host === '' || isLoopbackName(host) || options.isOwnHost?.(host) === true ? originVerdict(method, headers, rawHost, options, secure) : foreign()
   // A custom domain before the loopback names and the door's own, as a route host: one under `.localhost` serves a public site too.
   return options.isCustomDomain(host).then(known => {
-    if (known) return publicVerdict(method, url, host, options.isRouted(host, url, true))
-    return isLoopbackName(host) || options.isOwnHost?.(host) === true ? originVerdict(method, headers, rawHost, options) : foreign()
+    if (known) return sites ? publicVerdict(method, url, host, options.isRouted(host, url, true)) : foreign()
+    return isLoopbackName(host) || options.isOwnHost?.(host) === true ? originVerdict(method, headers, rawHost, options, secure) : foreign()
   })
 }
 
@@ -261,6 +267,7 @@ export function siteGuardHook (options: SiteGuardOptions, applies: (request: Fas
     routeHosts: options.routeHosts,
     isRouted: options.isRouted,
     isOwnHost: options.isOwnHost,
+    servesSites: options.servesSites,
     isCustomDomain: async host => await boundedLookup(async () => await options.isCustomDomain(host) ? true : null) === true
   }
   return (request, reply, done) => {
@@ -269,7 +276,8 @@ export function siteGuardHook (options: SiteGuardOptions, applies: (request: Fas
       return
     }
     const path = rawPath(request.url)
-    const verdict = siteVerdict(request.method, request.url, request.headers, isProbePath(path) ? forProbes : options)
+    const secure = (request.raw.socket as { encrypted?: boolean } | null)?.encrypted === true
+    const verdict = siteVerdict(request.method, request.url, request.headers, isProbePath(path) ? forProbes : options, secure)
     if (verdict === null) done()
     else if (verdict instanceof DoorError) refuse(reply, verdict)
     else verdict.then(v => { if (v === null) done(); else refuse(reply, v) }, (err: Error) => { done(err) })

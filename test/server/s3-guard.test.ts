@@ -97,3 +97,40 @@ t.test('an open S3 port takes the gateway\'s custom domains for public sites, ev
   const local = await s3.inject({ method: 'GET', url: '/secret', headers: { host: 'photos.localhost:8788', origin: 'http://localhost:3000' } })
   t.equal(local.body, 'private bytes', 'other names under localhost keep the port\'s rights')
 })
+
+t.test('--s3-domain given with a trailing dot or a port: its sub-domains are the open port\'s own names, as the router reads them', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos')
+  const domains = ['S3.Example.test.', 's3b.example.test:8788']
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains, logLevel: false })
+  guardS3Site(s3, { routeHosts: new Set(), domains, registry })
+  t.teardown(async () => { await s3.close(); await registry.close() })
+  for (const host of ['photos.s3.example.test', 'photos.s3b.example.test:8788', 'photos.s3b.example.test.']) {
+    const put = await s3.inject({ method: 'PUT', url: '/k', headers: { host }, payload: host })
+    t.equal(put.statusCode, 200, `${host} writes`)
+    const get = await s3.inject({ method: 'GET', url: '/k', headers: { host } })
+    t.equal(get.body, host, `${host} reads its bucket`)
+  }
+  const other = await s3.inject({ method: 'GET', url: '/k', headers: { host: 'photos.example.test' } })
+  t.equal(other.statusCode, 403, 'a parent of the domain is not one of them')
+})
+
+t.test('the open S3 port\'s refusals speak of the S3 port: its names, its key pair; a route host is just not one of its names', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos')
+  const s3 = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: false })
+  guardS3Site(s3, { routeHosts: new Set(['site.localhost']), domains: [], registry })
+  t.teardown(async () => { await s3.close(); await registry.close() })
+  const message = (body: string): string => /<Message>([^<]*)<\/Message>/.exec(body)?.[1] ?? ''
+  const foreign = await s3.inject({ method: 'GET', url: '/photos/k', headers: { host: 'evil.example' } })
+  t.match(message(foreign.body), /^This S3 port has no credentials configured .*--s3-domain.* Host &quot;evil\.example&quot; is not one of them\.$/)
+  for (const method of ['GET', 'PUT'] as const) {
+    const routeHost = await s3.inject({ method, url: '/photos/k', headers: { host: 'site.localhost' }, payload: method === 'PUT' ? 'x' : undefined })
+    t.equal(routeHost.statusCode, 403, `${method} on a route host`)
+    t.match(message(routeHost.body), /^This S3 port .* Host &quot;site\.localhost&quot; is not one of them\.$/, 'not the gateway\'s "serves its public routes only"')
+  }
+  const write = await s3.inject({ method: 'PUT', url: '/photos/k', headers: { host: '127.0.0.1:8788', origin: 'http://localhost:3000' }, payload: 'x' })
+  t.match(message(write.body), /^This S3 port .*--s3-access-key-id.* The Origin is not this server&apos;s own\.$/)
+  const read = await s3.inject({ method: 'GET', url: '/photos/k', headers: { host: '127.0.0.1:8788', origin: 'https://evil.example' } })
+  t.match(message(read.body), /^This S3 port .*local pages only\. Origin https:\/\/evil\.example\.$/)
+})

@@ -10,7 +10,7 @@
 import t, { type Test } from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs'
-import { Agent, get } from 'node:https'
+import { Agent, get, request } from 'node:https'
 import path from 'node:path'
 import { connect as netConnect, type Socket } from 'node:net'
 import { connect, type PeerCertificate } from 'node:tls'
@@ -201,6 +201,39 @@ t.test('startServer({ tls }): both ports serve HTTPS', { skip: !openssl && 'open
   t.equal(response, 200)
   t.equal((await servedCertificate(Number(new URL(server.s3.endpoint).port))).fingerprint256, pair.fingerprint)
   await t.rejects(startServer({ tls: { cert: 'nope', key: 'nope' } }), { message: /^the TLS certificate is not a PEM certificate/ })
+})
+
+/** A request over HTTPS trusting `ca`: its status and body. */
+async function httpsAnswer (url: string, ca: Buffer, method: string, headers: Record<string, string>, body = ''): Promise<{ status: number, body: string }> {
+  return await new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, agent: new Agent({ ca }) }, res => {
+      let text = ''
+      res.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => { resolve({ status: res.statusCode ?? 0, body: text }) })
+    })
+    req.on('error', reject).end(body)
+  })
+}
+
+t.test('development mode over HTTPS: a page of the server\'s own https origin writes through both ports and the management API; its http twin is another origin', { skip: !openssl && 'openssl is not installed' }, async t => {
+  const dir = testdir(t)
+  const pair = makeCertificate(dir, 'origin')
+  const ca = execFileSync('cat', [pair.cert])
+  const server = await startServer({ tls: { cert: ca, key: execFileSync('cat', [pair.key]) } })
+  t.teardown(server.close)
+  const doors = [
+    { name: 'HTTP port', base: server.url, put: '/default/from-page.txt' },
+    { name: 'S3 port', base: server.s3.endpoint, put: '/default/from-page.txt' }
+  ]
+  for (const door of doors) {
+    const own = new URL(door.base).origin
+    const same = await httpsAnswer(door.base + door.put, ca, 'PUT', { origin: own, 'sec-fetch-site': 'same-origin', 'content-type': 'text/plain' }, 'page')
+    t.equal(same.status, 200, `${door.name}: a write from ${own} is the server's own`)
+    const twin = await httpsAnswer(door.base + door.put, ca, 'PUT', { origin: own.replace('https:', 'http:'), 'content-type': 'text/plain' }, 'page')
+    t.equal(twin.status, 403, `${door.name}: the http origin of the same host and port is another origin`)
+  }
+  const created = await httpsAnswer(`${server.url}/client/v4/accounts/023e105f4ecef8ad9ca31a8372d0c353/r2/buckets`, ca, 'POST',
+    { origin: new URL(server.url).origin, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json', authorization: 'Bearer console' }, JSON.stringify({ name: 'from-console' }))
+  t.equal(created.status, 200, `the console's bucket creation over HTTPS: ${created.body}`)
 })
 
 t.test('a TLS connection that never finishes its handshake is closed after the idle timeout, and at once when the server closes', { skip: !openssl && 'openssl is not installed' }, async t => {
