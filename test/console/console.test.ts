@@ -310,6 +310,37 @@ t.test('the console, without a token (loopback)', async t => {
     t.equal(await photos.head('up/stalled.bin'), null, 'nothing stored')
   })
 
+  await t.test('counts in the singular, Refresh, New folder, a key deleted from its details leaves the selection, the Tokens link', async t => {
+    await photos.put('counted/one.txt', '1')
+    await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=counted%2F`)
+    await page.getByText('0 folders, 1 object.', { exact: true }).waitFor()
+    await photos.put('counted/sub/two.txt', '2')
+    await photos.put('counted/three.txt', '3')
+    await page.getByRole('button', { name: 'Refresh', exact: true }).click()
+    await page.getByText('1 folder, 2 objects.', { exact: true }).waitFor()
+    t.ok(await page.getByRole('button', { name: 'three.txt', exact: true }).isVisible(), 'Refresh shows what another client wrote')
+
+    await page.locator('tr.object[data-key="counted/one.txt"] input[type="checkbox"]').check()
+    t.equal(await page.getByRole('button', { name: 'Delete selected (1)', exact: true }).count(), 1)
+    await page.getByRole('button', { name: 'one.txt', exact: true }).click()
+    await page.locator('aside.details').getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByText('Deleted counted/one.txt.').waitFor()
+    t.equal(await page.getByRole('button', { name: 'Delete selected', exact: true }).isDisabled(), true, 'nothing is left selected')
+    await page.locator('tr.object[data-key="counted/three.txt"] input[type="checkbox"]').check()
+    t.equal(await page.getByRole('button', { name: 'Delete selected (1)', exact: true }).count(), 1, 'only what is shown counts')
+
+    await page.getByLabel('New folder').fill('fresh')
+    await page.getByRole('button', { name: 'New folder', exact: true }).click()
+    await page.getByRole('navigation', { name: 'Breadcrumb' }).locator('[aria-current="page"]', { hasText: 'fresh' }).waitFor()
+    t.equal(new URL(page.url()).hash, '#/objects?bucket=photos&prefix=counted%2Ffresh%2F', 'the new folder is opened, to upload into')
+    await page.getByText('No objects here yet: drop files to upload.').waitFor()
+
+    t.equal(await page.locator('#session').getByRole('link', { name: 'Tokens', exact: true }).count(), 1, 'a server without a token offers the tokens page')
+    t.equal(await page.locator('#session').getByRole('button', { name: 'Forget token' }).count(), 0, 'and no token to forget')
+    await photos.delete(['counted/sub/two.txt', 'counted/three.txt'])
+  })
+
   await t.test('buckets: create, make public, delete', async t => {
     // The refused CORS rules below are a 400 answer, and the settings page reads a bucket's CORS rules where none are set (404); Chromium logs both.
     allowConsoleErrors(/status of 400/, /status of 404 .*\/cors\)$/)

@@ -18,15 +18,17 @@ import { renderTokens } from './tokens.js'
 const main = document.getElementById('main') as HTMLElement
 const session = document.getElementById('session') as HTMLElement
 
+/** The header's links: Tokens for credentials that may manage them (a server without a token included), and a way to forget a token kept in this tab. */
 function showSession (): void {
-  if (tokens.get() === null) return replace(session)
+  const tokensLink = can('account:write') ? h('a', { href: '#/tokens', class: 'button' }, 'Tokens') : null
+  if (tokens.get() === null) return replace(session, tokensLink)
   const signOut = h('button', { type: 'button' }, 'Forget token')
   signOut.addEventListener('click', () => {
     tokens.clear()
     location.hash = '#/'
     void start()
   })
-  replace(session, can('account:write') ? h('a', { href: '#/tokens', class: 'button' }, 'Tokens') : null, ' ', signOut)
+  replace(session, tokensLink, ' ', signOut)
 }
 
 function showTokenPrompt (rejected: boolean): void {

@@ -91,6 +91,8 @@ function showDetails (view: Browser, object: ListedObject, opener: HTMLElement):
   closeDetails(view)
   replace(detailsSlot, renderDetails(view.bucket, object, view.publicBucket, () => {
     closeDetails(view)
+    // A deleted key is no longer selected: a later bulk delete would count it, and ask to delete it again.
+    view.selected.delete(object.key)
     void reload(view, { text: `Deleted ${shownName(object.key)}.`, failed: false })
   }, () => { dismissDetails(view, object.key, opener) }))
   closeOnEscape = event => {
@@ -146,8 +148,8 @@ function renderPager (view: Browser, listing: Listing): void {
 /** What the page says once drawn again, in place of its counts: the outcome of what the user just did. */
 interface Outcome { text: string, failed: boolean }
 
-function countOf (count: number): string {
-  return `${count.toLocaleString('en')} object${count === 1 ? '' : 's'}`
+function countOf (count: number, noun = 'object'): string {
+  return `${count.toLocaleString('en')} ${noun}${count === 1 ? '' : 's'}`
 }
 
 /**
@@ -182,7 +184,7 @@ async function load (view: Browser, outcome?: Outcome, page = view.shown): Promi
   if (rows.length === 0) rows.push(h('tr', {}, h('td', { colspan: 5, class: 'empty' }, search !== '' ? 'Nothing matches.' : can('object:write', bucket) ? 'No objects here yet: drop files to upload.' : 'No objects here.')))
   replace(view.table, ...rows)
   renderPager(view, listing)
-  if (outcome === undefined) showStatus(status, `${listing.folders.length} folders, ${listing.objects.length} objects${listing.truncated ? ' (more on the next page)' : ''}.`)
+  if (outcome === undefined) showStatus(status, `${countOf(listing.folders.length, 'folder')}, ${countOf(listing.objects.length)}${listing.truncated ? ' (more on the next page)' : ''}.`)
   updateSelection(view)
 }
 
@@ -312,12 +314,31 @@ function toolbar (view: Browser): HTMLElement {
     clearTimeout(typing)
     typing = setTimeout(() => { void reload(view, undefined, { search: search.value, cursors: [null] }) }, 250)
   })
+  // What other clients wrote since (an upload link's files, a program's) shows without reloading the whole page.
+  const refresh = h('button', { type: 'button' }, 'Refresh')
+  refresh.addEventListener('click', () => { void reload(view) })
   return h('div', { class: 'toolbar' },
     h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); clearTimeout(typing); void reload(view, undefined, { search: search.value, cursors: [null] }) } },
       h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : shownName(prefix)}`), search),
+    refresh,
+    can('object:write', bucket) ? newFolder(view) : null,
     can('object:write', bucket) ? view.deleteSelected : null,
     can('bucket:read', bucket) ? h('a', { href: `#/settings?${new URLSearchParams({ bucket }).toString()}`, class: 'button' }, 'Bucket settings') : null,
     view.publicBucket ? h('span', { class: 'badge' }, 'public') : h('span', { class: 'badge private' }, 'private'))
+}
+
+/**
+ * Opens a folder that holds nothing yet, to upload into: a folder is only
+ * the common prefix of its keys, so it is listed once a file is in it.
+ */
+function newFolder (view: Browser): HTMLElement {
+  const name = h('input', { id: 'new-folder', placeholder: 'folder name', autocomplete: 'off', required: true, pattern: '[^\\/]+' })
+  const form = h('form', { class: 'inline' }, h('label', { for: 'new-folder', class: 'visually-hidden' }, 'New folder'), name, h('button', { type: 'submit' }, 'New folder'))
+  form.addEventListener('submit', event => {
+    event.preventDefault()
+    location.hash = objectsHash(view.bucket, `${view.prefix}${name.value}/`)
+  })
+  return form
 }
 
 function objectsTable (view: Browser): HTMLElement {
