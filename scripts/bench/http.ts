@@ -13,7 +13,12 @@
  * connections; the PUTs by a script giving each request a new key) where
  * it is installed: autocannon, in this process, parses every answer in
  * JavaScript and takes a core the servers need. Without wrk they fall back
- * to autocannon (the table says which).
+ * to autocannon (the table says which). A wrk run that met a socket error,
+ * a timeout or an answer other than 2xx/3xx is refused (the bench stops,
+ * naming the server and row): an error answers fast, and its rate is no
+ * server's throughput. The 304 and Range rows also check, before and after
+ * their measured run, that the server answers 304 to the ETag and 206 with
+ * the range asked for.
  *
  *   small GET        1 KiB object, 50 connections (req/s)
  *   small PUT        1 KiB, a new key per request, fsync on, 50 connections (req/s),
@@ -26,13 +31,16 @@
  *   1 GiB upload     one `curl -T` (MB/s) and the server's peak RSS, beside
  *                    `md5sum` over the same file and `dd conv=fdatasync`
  *                    writing it (the raw disk, as durable as the upload)
- *   list page        GET /{bucket}?limit=1000 from a bucket of ~1,000+ keys,
- *                    10 connections (req/s)
- *   idle RSS         the largest worker's resident memory, a second after a
- *                    fresh two-worker server answered its first request,
- *                    and after 20 s without requests (V8 gives back what
- *                    start-up grew, its young generation above all, only
- *                    after some seconds of idleness)
+ *   list page        GET /{bucket}?limit=1000, a page of 1,000 keys (the row
+ *                    puts 1,000 keys of its own first, so the page is full
+ *                    whether or not small PUT ran), 10 connections (req/s)
+ *   idle RSS         the largest worker's resident memory after 20 s without
+ *                    requests, in a fresh two-worker server (V8 gives back
+ *                    what start-up grew, its young generation above all,
+ *                    only after some seconds of idleness: the goal is
+ *                    judged on this figure); the note gives it a second
+ *                    after the first answer too, and how that worker's
+ *                    memory splits
  *   ready            milliseconds from spawning `serve` (two workers, a new
  *                    data directory) to its first HTTP answer; when
  *                    NODE_EXTRA_CA_CERTS is set, also without it (Node 20
@@ -42,9 +50,10 @@
  *                    Node 22 reads it when a TLS context first needs it)
  *
  * The two large-body rows use wrk too (10 connections for the ranges, 4
- * for the 64 MiB answers, after 3 and 2 s of the same load), else curl
- * (`curl -Z`, parallel transfers; the table says so): autocannon parses
- * bodies in JavaScript and caps a Node server's large responses far below
+ * for the 64 MiB answers, after 3 and 2 s of the same load whatever
+ * BENCH_WARMUP says), else curl (`curl -Z`, parallel transfers, after 2,500
+ * unmeasured ranges and eight unmeasured downloads; the table says so):
+ * autocannon parses bodies in JavaScript and caps a Node server's large responses far below
  * what the server sends (it measured ~50 MB/s where curl sees 300 MB/s),
  * and curl, a process per batch that writes every body out, kept nginx's
  * ranges at about two thirds of the rate wrk sees from it.
@@ -56,12 +65,18 @@
  * for every column alike.
  *
  * Environment:
- *   BENCH_SECONDS   length of each autocannon run (default 5)
- *   BENCH_ROUNDS    rounds of the autocannon rows (small GET, 304, small
- *                   PUT and its raw-disk baseline), each server in turn in
- *                   every round; the table shows each cell's median (default 1)
- *   BENCH_WARMUP    seconds of the same load before each autocannon run,
- *                   not measured (default 1), for every column alike
+ *   BENCH_SECONDS   length of each measured wrk or autocannon run (default 5)
+ *   BENCH_ROUNDS    rounds of the rows whose figures move (small GET, 304,
+ *                   small PUT and its raw-disk baseline, Range GET, 64 MiB
+ *                   GET), each server in turn in every round, the order
+ *                   rotated by one each round (round 1 starts with w1,
+ *                   round 2 with w2, and so on) so that no server is always
+ *                   measured first; the table shows each cell's median
+ *                   (default 1)
+ *   BENCH_WARMUP    seconds of the same load before each wrk or autocannon
+ *                   run of the small GET, 304, small PUT and list page rows,
+ *                   not measured (default 1), for every column alike (the
+ *                   large-body rows have the fixed warm-ups said above)
  *   BENCH_UPLOAD    bytes of the upload file (default 1 GiB)
  *   BENCH_DIR       where the temporary directory goes (default the OS's)
  *   BENCH_ONLY      workloads to run, comma-separated names as in the table
@@ -82,15 +97,19 @@ import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import Fastify from 'fastify'
 import S3rver from 's3rver'
-import { freePort, serverEnv, stop, waitForPort } from './processes.js'
+import { cleanupOnce, freePort, serverEnv, stop, waitForPort } from './processes.js'
 import { median, ratioText } from './ratio.js'
-import { putScript, wrk, wrkPath } from './wrk.js'
+import { putScript, wrk, wrkPath, type WrkLoad, type WrkResult } from './wrk.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
 const bin = path.resolve(here, '../../../bin/fsbucket.js')
-/** The server runs as `npm start` runs it (no V8 flag, as the bin's shebang). */
-const serve = [...(process.env.FSBUCKET_NODE_FLAGS ?? '').split(/\s+/).filter(a => a !== ''), bin, 'serve']
+/**
+ * The server runs as `npm start` runs it (no V8 flag, as the bin's shebang),
+ * with fsync on said outright: an FSBUCKET_FSYNC=off in the environment
+ * would otherwise turn the durable-write rows into something else.
+ */
+const serve = [...(process.env.FSBUCKET_NODE_FLAGS ?? '').split(/\s+/).filter(a => a !== ''), bin, 'serve', '--fsync', 'on']
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const uploadBytes = Number(process.env.BENCH_UPLOAD ?? 1024 ** 3)
 const MiB = 1024 * 1024
@@ -98,7 +117,7 @@ const WORKLOADS = ['small GET', '304', 'Range GET', '64 MiB GET', 'small PUT', '
 const only = new Set((process.env.BENCH_ONLY ?? WORKLOADS.join(',')).split(',').map(s => s.trim()))
 /** Whether `workload` is one this run measures. */
 const measures = (workload: string): boolean => only.has(workload)
-/** Rounds of the autocannon rows, every server in turn in each; the table shows medians. */
+/** Rounds of the rows whose figures move, every server in turn in each; the table shows medians. */
 const roundCount = Number(process.env.BENCH_ROUNDS ?? 1)
 const repeatedRows = new Set(['small GET', '304', 'small PUT', 'Range GET', '64 MiB GET'])
 
@@ -243,7 +262,8 @@ async function ensureNginx (): Promise<string | null> {
   }
 }
 
-async function startNginx (nginx: string, port: number, root: string, prefix: string): Promise<ChildProcess> {
+/** Starts nginx, in `children` from its spawn on (so that it is stopped even if it never answers), and waits until it answers. */
+async function startNginx (nginx: string, port: number, root: string, prefix: string, children: ChildProcess[]): Promise<void> {
   await fsp.mkdir(path.join(prefix, 'logs'), { recursive: true })
   const conf = path.join(prefix, 'nginx.conf')
   await fsp.writeFile(conf, `
@@ -268,9 +288,8 @@ http {
   }
 }
 `)
-  const child = spawn(nginx, ['-p', prefix, '-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' })
+  children.push(spawn(nginx, ['-p', prefix, '-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' }))
   await waitForPort(port)
-  return child
 }
 
 interface Column {
@@ -295,15 +314,27 @@ async function cannon (options: Parameters<typeof autocannon>[0]): Promise<Await
 }
 
 /**
+ * A wrk run whose every answer was a 2xx or 3xx, with no socket error or
+ * timeout: any other is refused, naming `what` (the server and row), since
+ * an error answers fast and would count as the server's throughput.
+ */
+async function wrkClean (what: string, url: string, load: WrkLoad): Promise<WrkResult> {
+  const result = await wrk(url, load)
+  if (result.errors !== null) throw new Error(`${what}: wrk met ${result.errors}; no figure is kept from that run`)
+  return result
+}
+
+/**
  * PUTs per second of 1 KiB bodies to new keys under `base` (a URL ending
  * in the keys' prefix), 50 connections: wrk where installed, else
- * autocannon. The warm-up writes keys of its own.
+ * autocannon. The warm-up writes keys of its own. `what` names the server
+ * and row in a refusal.
  */
-async function putLoad (base: string, scriptFile: string): Promise<Measured> {
+async function putLoad (what: string, base: string, scriptFile: string): Promise<Measured> {
   const { origin, pathname } = new URL(base)
   if (wrkPath !== null) {
-    const { okRate, errors } = await wrk(origin, { connections: 50, seconds, warmUp: warmUpSeconds, script: scriptFile, args: [pathname], warmUpArgs: [`${pathname}warm-`] })
-    return { value: okRate, unit: 'req/s', note: errors ?? undefined }
+    const { okRate } = await wrkClean(what, origin, { connections: 50, seconds, warmUp: warmUpSeconds, script: scriptFile, args: [pathname], warmUpArgs: [`${pathname}warm-`] })
+    return { value: okRate, unit: 'req/s' }
   }
   let n = 0
   const r = await cannon({
@@ -314,11 +345,11 @@ async function putLoad (base: string, scriptFile: string): Promise<Measured> {
   return { value: r.requests.average, unit: 'req/s', note: `autocannon, ${r.non2xx} non-2xx` }
 }
 
-/** The small GET and 304 rows' load: wrk where installed, else autocannon. */
-async function smallLoad (url: string, headers: Record<string, string> = {}): Promise<Measured> {
+/** The small GET and 304 rows' load: wrk where installed, else autocannon. `what` names the server and row in a refusal. */
+async function smallLoad (what: string, url: string, headers: Record<string, string> = {}): Promise<Measured> {
   if (wrkPath !== null) {
-    const { rate } = await wrk(url, { connections: 50, seconds, warmUp: warmUpSeconds, headers })
-    return { value: rate, unit: 'req/s' }
+    const { okRate } = await wrkClean(what, url, { connections: 50, seconds, warmUp: warmUpSeconds, headers })
+    return { value: okRate, unit: 'req/s' }
   }
   const r = await cannon({ url, connections: 50, headers })
   return { value: r.requests.average, unit: 'req/s', note: 'autocannon' }
@@ -420,12 +451,12 @@ async function main (): Promise<void> {
   const root = await fsp.mkdtemp(path.join(process.env.BENCH_DIR ?? os.tmpdir(), 'fsbucket-bench-http-'))
   // nginx's workers run as an unprivileged user: they must be able to read the static files.
   await fsp.chmod(root, 0o755)
+  /** Every server, from its spawn on (before it answers or is seeded), so that cleanup stops it whatever happens next. */
   const children: ChildProcess[] = []
-  const cleanup = async (): Promise<void> => {
+  const cleanup = cleanupOnce(async () => {
     for (const child of children) await stop(child).catch(() => {})
     await fsp.rm(root, { recursive: true, force: true })
-  }
-  process.on('SIGINT', () => { void cleanup().then(() => process.exit(130)) })
+  })
   try {
     const files = path.join(root, 'static', 'bench')
     await fsp.mkdir(files, { recursive: true, mode: 0o755 })
@@ -455,7 +486,7 @@ async function main (): Promise<void> {
     const nginx = await ensureNginx()
     if (nginx !== null) {
       const port = await freePort()
-      children.push(await startNginx(nginx, port, path.join(root, 'static'), path.join(root, 'nginx')))
+      await startNginx(nginx, port, path.join(root, 'static'), path.join(root, 'nginx'), children)
       columns.push({ name: 'nginx', port, does: new Set([...gets, '304']) })
     }
     {
@@ -495,7 +526,8 @@ async function main (): Promise<void> {
       if (measured !== null) console.error(`  ${workload} / ${column}: ${measured.value.toFixed(1)} ${measured.unit}${measured.note === undefined ? '' : ` (${measured.note})`}`)
     }
 
-    for (let round = 0; round < roundCount; round++) for (const column of columns) {
+    // The order rotated by one each round (round 1 starts with w1, round 2 with w2, and so on), so that no server is always the first measured.
+    for (let round = 0; round < roundCount; round++) for (const column of [...columns.slice(round % columns.length), ...columns.slice(0, round % columns.length)]) {
       // Later rounds repeat the rows whose figures move (the others are long and steady).
       const inRound = (workload: string): boolean => measures(workload) && (round === 0 || repeatedRows.has(workload))
       const url = (name: string): string => `http://127.0.0.1:${column.port}/bench/${name}`
@@ -503,31 +535,50 @@ async function main (): Promise<void> {
       if (column.does.has('small GET') && inRound('small GET')) {
         const probe = await fetch(url('small.bin'))
         if (probe.status !== 200) throw new Error(`${column.name} answers ${probe.status} to GET small.bin`)
-        record('small GET', column.name, await smallLoad(url('small.bin')))
+        record('small GET', column.name, await smallLoad(`${column.name}, small GET`, url('small.bin')))
       }
       if (column.does.has('304') && inRound('304')) {
         const etag = (await fetch(url('small.bin'))).headers.get('etag') ?? ''
-        const probe = await fetch(url('small.bin'), { headers: { 'if-none-match': etag } })
-        if (probe.status !== 304) console.error(`  ${column.name} answers ${probe.status} to a matching If-None-Match`)
-        const measured = await smallLoad(url('small.bin'), { 'if-none-match': etag })
-        record('304', column.name, { ...measured, note: [`answers ${probe.status}`, ...(measured.note === undefined ? [] : [measured.note])].join(', ') })
+        if (etag === '') throw new Error(`${column.name} sends no ETag with small.bin: no 304 row`)
+        // Before and after the measured run: a server that stopped answering 304 under load would have been measured doing something else.
+        const probe = async (when: string): Promise<void> => {
+          const answer = await fetch(url('small.bin'), { headers: { 'if-none-match': etag } })
+          await answer.arrayBuffer()
+          if (answer.status !== 304) throw new Error(`${column.name}, 304: answers ${answer.status} to If-None-Match ${etag} ${when} the measured run, not 304`)
+        }
+        await probe('before')
+        record('304', column.name, await smallLoad(`${column.name}, 304`, url('small.bin'), { 'if-none-match': etag }))
+        await probe('after')
       }
       // Warm, as every row: a Node server's JIT took about 2,500 ranges here to stop compiling what a range runs (from 1,000 to 1,700 req/s).
       if (column.does.has('Range GET') && inRound('Range GET')) {
-        const range = `bytes=${8 * MiB}-${9 * MiB - 1}`
+        const [first, last] = [8 * MiB, 9 * MiB - 1]
+        const range = `bytes=${first}-${last}`
+        // Before and after the measured run, as the 304 row: a 200 with the whole 64 MiB, or another slice, is not the row's workload.
+        const probe = async (when: string): Promise<void> => {
+          const answer = await fetch(url('big.bin'), { headers: { range } })
+          await answer.arrayBuffer()
+          const contentRange = answer.headers.get('content-range')
+          if (answer.status !== 206 || contentRange !== `bytes ${first}-${last}/${64 * MiB}`) {
+            throw new Error(`${column.name}, Range GET: answers ${answer.status} (Content-Range ${contentRange ?? 'none'}) to Range: ${range} ${when} the measured run, not 206 with bytes ${first}-${last}/${64 * MiB}`)
+          }
+        }
+        await probe('before')
         if (wrkPath !== null) {
-          const measured = await wrk(url('big.bin'), { connections: 10, seconds, warmUp: 3, timeout: 30, headers: { range } })
-          record('Range GET', column.name, { value: measured.rate, unit: 'req/s', ...(measured.errors === null ? {} : { note: measured.errors }) })
+          const { okRate } = await wrkClean(`${column.name}, Range GET`, url('big.bin'), { connections: 10, seconds, warmUp: 3, timeout: 30, headers: { range } })
+          record('Range GET', column.name, { value: okRate, unit: 'req/s' })
         } else {
           await curlBatch(url('big.bin'), 2500, 10, ['-H', `Range: ${range}`], root)
           const { seconds: taken } = await curlBatch(url('big.bin'), 400, 10, ['-H', `Range: ${range}`], root)
           record('Range GET', column.name, { value: 400 / taken, unit: 'req/s', note: 'curl' })
         }
+        await probe('after')
       }
       if (column.does.has('64 MiB GET') && inRound('64 MiB GET')) {
         if (wrkPath !== null) {
-          const measured = await wrk(url('big.bin'), { connections: 4, seconds, warmUp: 2, timeout: 30 })
-          record('64 MiB GET', column.name, { value: measured.bytesPerSecond / MiB, unit: 'MB/s', ...(measured.errors === null ? {} : { note: measured.errors }) })
+          // Transfer/sec counts every answer's bytes: of answers that were all 2xx, as wrkClean makes sure.
+          const { bytesPerSecond } = await wrkClean(`${column.name}, 64 MiB GET`, url('big.bin'), { connections: 4, seconds, warmUp: 2, timeout: 30 })
+          record('64 MiB GET', column.name, { value: bytesPerSecond / MiB, unit: 'MB/s' })
         } else {
           await curlBatch(url('big.bin'), 8, 4, [], root)
           const { seconds: taken, bytes } = await curlBatch(url('big.bin'), 24, 4, [], root)
@@ -536,12 +587,21 @@ async function main (): Promise<void> {
       }
       if (column.does.has('small PUT') && inRound('small PUT')) {
         // Distinct keys in every run, under a prefix of its own (its warm-up included): the same keys again would measure overwrites.
-        record('small PUT', column.name, await putLoad(url(`put/${putRuns++}-`), putScriptFile))
+        record('small PUT', column.name, await putLoad(`${column.name}, small PUT`, url(`put/${putRuns++}-`), putScriptFile))
         if (column.name === 'fsbucket w1') {
           record('small PUT', 'raw disk', { value: await rawDurableWrites(path.join(root, `raw-puts-${rawRuns++}`), seconds), unit: 'files/s', note: 'create+fdatasync+rename+dir fsync' })
         }
       }
       if (column.does.has('list page') && inRound('list page')) {
+        // 1,000 keys of its own (list-0000 to list-0999), so that the page is a full one whether or not the small PUT row ran before it.
+        const body = Buffer.alloc(1024, 120)
+        await Promise.all(Array.from({ length: 10 }, async (_, lane) => {
+          for (let i = lane; i < 1000; i += 10) {
+            const answer = await fetch(url(`list-${String(i).padStart(4, '0')}`), { method: 'PUT', body })
+            await answer.arrayBuffer()
+            if (!answer.ok) throw new Error(`${column.name}, list page: answers ${answer.status} to PUT list-${i}`)
+          }
+        }))
         const r = await cannon({ url: `http://127.0.0.1:${column.port}/bench?limit=1000`, connections: 10 })
         record('list page', column.name, { value: r.requests.average, unit: 'req/s', note: `p50 ${r.latency.p50} ms` })
       }
@@ -551,8 +611,9 @@ async function main (): Promise<void> {
     if (measures('ready') || measures('idle RSS')) {
       const readyMs: number[] = []
       const readyWithoutCaMs: number[] = []
-      const rss: number[] = []
+      /** The largest worker's RSS after 20 s idle (the goal's figure, the cell), and a second after ready (the note's). */
       const settledRss: number[] = []
+      const earlyRss: number[] = []
       const parts: Array<{ binary: number, anonymous: number }> = []
       const { NODE_EXTRA_CA_CERTS: extraCa, ...withoutCa } = serverEnv
       /** Spawns a fresh server in `env`; `measure` runs once it answered, given the milliseconds that took. A start that never answers is reported, and the table is still printed. */
@@ -575,29 +636,35 @@ async function main (): Promise<void> {
         if (extraCa !== undefined && measures('ready')) await fresh(withoutCa, `data-fresh-noca-${start}`, async ms => { readyWithoutCaMs.push(ms) })
         await fresh(serverEnv, `data-fresh-${start}`, async (ms, child) => {
           readyMs.push(ms)
-          const largest = async (): Promise<number> => Math.max(...await Promise.all((await workerPids(child.pid!)).map(rssMiB)))
+          // The ready row alone does not wait for the workers to idle.
+          if (!measures('idle RSS')) return
+          /** The worker holding the most resident memory now, and how much (MiB). */
+          const largest = async (): Promise<{ pid: number, rss: number }> => {
+            const workers = await Promise.all((await workerPids(child.pid!)).map(async pid => ({ pid, rss: await rssMiB(pid) })))
+            return workers.reduce((a, b) => b.rss > a.rss ? b : a)
+          }
           await new Promise(resolve => setTimeout(resolve, 1000))
-          rss.push(await largest())
-          const [worker] = await workerPids(child.pid!)
-          if (worker !== undefined) parts.push(await rssParts(worker))
+          earlyRss.push((await largest()).rss)
           await new Promise(resolve => setTimeout(resolve, 19_000))
-          settledRss.push(await largest())
+          const settled = await largest()
+          settledRss.push(settled.rss)
+          parts.push(await rssParts(settled.pid))
         })
       }
       if (measures('ready') && readyMs.length > 0) {
         const withoutCa = readyWithoutCaMs.length > 0 ? `; ${median(readyWithoutCaMs).toFixed(0)} ms without NODE_EXTRA_CA_CERTS, which this environment sets` : ''
         record('ready', 'fsbucket w2', { value: median(readyMs), unit: 'ms', note: `median of ${readyMs.length} starts${withoutCa}` })
       }
-      if (measures('idle RSS') && rss.length > 0) {
-        const split = parts.length > 0 ? `; of a worker's, ${median(parts.map(p => p.binary)).toFixed(1)} MiB are pages of the node binary, ${median(parts.map(p => p.anonymous)).toFixed(1)} MiB anonymous` : ''
-        record('idle RSS', 'fsbucket w2', { value: median(rss), unit: 'MiB', note: `largest worker 1 s after ready, median of ${rss.length} starts; ${settledRss.length > 0 ? median(settledRss).toFixed(1) : '?'} MiB after 20 s idle${split}` })
+      if (measures('idle RSS') && settledRss.length > 0) {
+        const split = `; of that worker's, ${median(parts.map(p => p.binary)).toFixed(1)} MiB are pages of the node binary, ${median(parts.map(p => p.anonymous)).toFixed(1)} MiB anonymous`
+        record('idle RSS', 'fsbucket w2', { value: median(settledRss), unit: 'MiB', note: `largest worker after 20 s idle, median of ${settledRss.length} starts; ${median(earlyRss).toFixed(1)} MiB 1 s after ready${split}` })
       }
     }
 
     // The 1 GiB upload: a fresh one-worker server, so its peak RSS is the upload's.
     if (measures('1 GiB upload')) {
       const port = await freePort()
-      const child = spawn(process.execPath, [...serve, '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench'], { stdio: 'inherit', env: serverEnv })
+      const child = spawn(process.execPath, [...serve, '--data', path.join(root, 'data-upload'), '--port', String(port), '--workers', '1', '--log-level', 'warn', '--default-bucket', 'bench', '--s3-port', '0'], { stdio: 'inherit', env: serverEnv })
       children.push(child)
       await waitForPort(port)
       const started = performance.now()
@@ -643,7 +710,7 @@ function printTable (rows: Map<string, Row>, rounds: Map<string, Measured[]>, co
     }
     return `${ratioText(median(paired.map(r => r.a / r.b)), 1)}×`
   }
-  const header = ['workload', ...columnNames, 'w2 / node', 'w1 / nginx', 'w2 / nginx', 'w1 / bare', 'w1 / md5sum', 'w1 / disk', 'w2 / disk', 'w2 / s3rver']
+  const header = ['workload', ...columnNames, 'w2 / node', 'w1 / nginx', 'w2 / nginx', 'w1 / bare', 'w1 / md5sum', 'w1 / disk', 'w2 / disk', 'w1 / s3rver', 'w2 / s3rver']
   const lines = [header]
   for (const [name, row] of rows) {
     workload = name
@@ -657,6 +724,7 @@ function printTable (rows: Map<string, Row>, rounds: Map<string, Measured[]>, co
       ratio('fsbucket w1', 'md5sum'),
       ratio('fsbucket w1', 'raw disk'),
       ratio('fsbucket w2', 'raw disk'),
+      ratio('fsbucket w1', 's3rver'),
       ratio('fsbucket w2', 's3rver')
     ])
   }
@@ -665,7 +733,7 @@ function printTable (rows: Map<string, Row>, rounds: Map<string, Measured[]>, co
   console.log(format(header))
   console.log(`|${widths.map(w => '-'.repeat(w + 2)).join('|')}|`)
   for (const l of lines.slice(1)) console.log(format(l))
-  console.log(`\n${os.cpus().length} cores, ${seconds} s per autocannon run, Node ${process.version}; goals: small GET and 304 w2 ≥ 0.75× bare node; Range ≥ 0.8× nginx; 64 MiB GET ≥ 1.2× nginx; idle RSS ≤ 60 MiB a worker; ready ≤ 500 ms; small PUT w2 ≥ 4× s3rver (which syncs nothing) and above the raw disk; upload ≥ 0.8× md5sum with peak RSS < 100 MiB.`)
+  console.log(`\n${os.cpus().length} cores, ${seconds} s per ${wrkPath === null ? 'autocannon' : 'wrk (autocannon for the list page)'} run, Node ${process.version}; goals: small GET and 304 w2 ≥ 0.75× bare node; Range ≥ 0.8× nginx; 64 MiB GET ≥ 1.2× nginx; idle RSS ≤ 60 MiB a worker after 20 s idle; ready ≤ 500 ms; small PUT w2 ≥ 4× s3rver (which syncs nothing) and above the raw disk; upload ≥ 0.8× md5sum with peak RSS < 100 MiB.`)
 }
 
 main().catch(err => {

@@ -27,8 +27,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { freePort, serverEnv, stop, waitForPort } from './processes.js'
+import { cleanupOnce, freePort, serverEnv, stop, waitForPort } from './processes.js'
 import { median } from './ratio.js'
+import { wrkErrors } from './wrk.js'
 
 const run = promisify(execFile)
 const bin = process.env.BENCH_BIN ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/fsbucket.js')
@@ -44,11 +45,13 @@ async function cpuSeconds (pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
-/** Requests per second, and the server's CPU microseconds per request. */
+/** Requests per second, and the server's CPU microseconds per request. A run with socket errors or answers other than 2xx/3xx is refused: an error answers fast, and would count as a request served. */
 async function wrk (url: string, duration: number, pid?: number): Promise<{ rate: number, cpuUs: number }> {
   const before = pid === undefined ? 0 : await cpuSeconds(pid)
   const { stdout } = await run('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, url])
   const after = pid === undefined ? 0 : await cpuSeconds(pid)
+  const errors = wrkErrors(stdout)
+  if (errors !== null) throw new Error(`wrk against ${url}: ${errors}; no figure is kept from that run`)
   const rate = /Requests\/sec:\s+([\d.]+)/.exec(stdout)
   const count = /(\d+) requests in/.exec(stdout)
   if (rate === null || count === null) throw new Error(`wrk printed no rate: ${stdout}`)
@@ -57,11 +60,18 @@ async function wrk (url: string, duration: number, pid?: number): Promise<{ rate
 
 const root = await mkdtemp(path.join(os.tmpdir(), 'fsbucket-bench-metrics-'))
 const servers: Array<{ name: string, url: string, child: ReturnType<typeof spawn> }> = []
+/** Every server, from its spawn on (before it answers or is warmed), so that a failed start is stopped too. */
+const children: Array<ReturnType<typeof spawn>> = []
+const cleanup = cleanupOnce(async () => {
+  for (const child of children) await stop(child).catch(() => {})
+  await rm(root, { recursive: true, force: true })
+})
 try {
   for (const metrics of ['on', 'off']) {
     const port = await freePort()
     const child = spawn(process.execPath, [bin, 'serve', '--data', path.join(root, metrics), '--port', String(port),
       '--workers', workers, '--log-level', 'warn', '--s3-port', '0', '--metrics', metrics, '--default-bucket', 'bench'], { stdio: 'inherit', env: serverEnv })
+    children.push(child)
     await waitForPort(port)
     const url = `http://127.0.0.1:${port}/bench/small`
     const put = await fetch(url, { method: 'PUT', body: Buffer.alloc(1024, 7) })
@@ -87,6 +97,5 @@ try {
   }
   console.log(`median req/s on/off: ${median(rateRatios).toFixed(3)}; median CPU per request on/off: ${median(cpuRatios).toFixed(3)}`)
 } finally {
-  for (const server of servers) await stop(server.child)
-  await rm(root, { recursive: true, force: true })
+  await cleanup()
 }

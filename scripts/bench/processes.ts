@@ -31,9 +31,35 @@ export async function waitForPort (port: number, timeoutMs = 30_000): Promise<vo
   throw new Error(`nothing listening on ${port}`)
 }
 
-export async function stop (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return
+/**
+ * Stops `child`: SIGTERM, then SIGKILL if it has not exited `killAfterMs`
+ * later. A child already gone, whether it exited or died of a signal (a
+ * Ctrl-C reaches every process of the terminal's group), or never started,
+ * is left as it is: no exit is coming to wait for.
+ */
+export async function stop (child: ChildProcess, killAfterMs = 5_000): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
   const exited = new Promise(resolve => child.once('exit', resolve))
   child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs)
   await exited
+  clearTimeout(timer)
+}
+
+/**
+ * Makes a bench's `cleanup` (stopping its servers, removing its directory)
+ * run once, whichever comes first: the function returned, called when the
+ * bench ends or fails, or a SIGINT or SIGTERM, after which the process
+ * exits as that signal would have ended it (128 + its number).
+ */
+export function cleanupOnce (cleanup: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined
+  const once = async (): Promise<void> => {
+    running ??= cleanup()
+    await running
+  }
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => { void once().finally(() => process.exit(code)) })
+  }
+  return once
 }

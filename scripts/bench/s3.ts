@@ -25,9 +25,9 @@
  * checks): what creating one file per object costs on this disk, which
  * bounds any store that keeps objects as files, s3rver and fsbucket's
  * readable view alike. s3rver, the sink and that server run in processes
- * of their own. Goals (issue 11): S3 small ops ≥ 0.8× the HTTP routes and
- * ≥ 5× s3rver; the upload ≥ 0.7× md5sum's rate with the server under
- * 100 MiB RSS.
+ * of their own. Goals: S3 small GETs and PUTs ≥ 0.9× the HTTP routes'
+ * rates (issue 37) and ≥ 5× s3rver (issue 11); the upload ≥ 0.7× md5sum's
+ * rate with the server under 100 MiB RSS.
  *
  * Environment:
  *   BENCH_SECONDS   length of each measured run (default 5)

@@ -38,11 +38,23 @@ export interface WrkResult {
   requests: number
   /** Bytes per second of its "Transfer/sec" line (the answers' headers included). */
   bytesPerSecond: number
-  /** Its line about answers other than 2xx/3xx or socket errors; null when there were none. */
+  /** Its lines about socket errors (timeouts among them) and answers other than 2xx/3xx, joined; null when there were none. */
   errors: string | null
 }
 
 const MiB = 1024 * 1024
+
+/**
+ * What went wrong in a run, from wrk's output: its "Socket errors" line
+ * (connect, read, write, timeout) and its "Non-2xx or 3xx responses" line,
+ * each printed only when it counts something, joined; null when neither is
+ * there. A run can have both, and a bench that reads only the first would
+ * miss the other.
+ */
+export function wrkErrors (stdout: string): string | null {
+  const lines = stdout.match(/Socket errors:.*|Non-2xx or 3xx responses: \d+/g)
+  return lines === null ? null : lines.map(line => line.trim()).join('; ')
+}
 
 /** Runs wrk (2 threads) against `url` as `load` says; errors are printed as they are met. */
 export async function wrk (url: string, load: WrkLoad): Promise<WrkResult> {
@@ -60,7 +72,7 @@ export async function wrk (url: string, load: WrkLoad): Promise<WrkResult> {
   }
   if (load.warmUp > 0) await wrkRun([...args, `-d${load.warmUp}s`, url, ...scriptArgs(load.warmUpArgs ?? load.args)])
   const stdout = await wrkRun([...args, `-d${load.seconds}s`, url, ...scriptArgs(load.args)])
-  const errors = /Non-2xx or 3xx responses: \d+|Socket errors:.*/.exec(stdout)?.[0] ?? null
+  const errors = wrkErrors(stdout)
   if (errors !== null) console.error(`  ${url}: ${errors}`)
   const transfer = /Transfer\/sec:\s+([\d.]+)([KMG]?)B/.exec(stdout)
   const bytesPerSecond = transfer === null ? NaN : Number(transfer[1]) * { '': 1, K: 1024, M: MiB, G: 1024 * MiB }[transfer[2] as '' | 'K' | 'M' | 'G']
