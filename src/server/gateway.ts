@@ -35,7 +35,7 @@ import { ProcessMetrics, workerMetrics } from './metrics.js'
 import { readinessChecks } from './readiness.js'
 import { checkWritable, privateManagementState } from './preflight.js'
 import { shareEndpointOf } from './share-endpoint.js'
-import { checkPorts, ensureFirstBucket, listenFailure, loadRoutes, openServerRegistry, startSweeper, startupNotes, type PortRole } from './startup.js'
+import { checkPorts, ensureFirstBucket, listenFailure, loadRoutes, openServerRegistry, routeNotes, startSweeper, startupNotes, type PortRole } from './startup.js'
 import { checkTlsPair, readTlsPair, reloadTls, tlsFilesFrom, type TlsPair } from './tls.js'
 
 export interface GatewayOptions {
@@ -227,6 +227,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     warnLog = log
     if (primary) {
       startupNotes({ ...options, loopbackOnly }, log)
+      routeNotes(routes, log)
       for (const warning of stateWarnings) log.warn(warning)
       await ensureFirstBucket(registry, options.defaultBucket, log)
       startSweeper(options.sweepInterval, registry, metrics, log)

@@ -17,7 +17,7 @@ import { answerWorkersMetrics, ProcessMetrics } from './metrics.js'
 import { loopbackOnlyHost } from './listen-host.js'
 import { checkWritable, privateManagementState } from './preflight.js'
 import type { GatewayOptions, PrimaryRead } from './gateway.js'
-import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, startSweeper, startupNotes } from './startup.js'
+import { checkPorts, ensureFirstBucket, loadRoutes, openServerRegistry, routeNotes, startSweeper, startupNotes } from './startup.js'
 import { readTlsPair, reloadedPair, tlsFilesFrom, type TlsFiles } from './tls.js'
 
 /** What of `serve`'s options (serve.ts's ServeOptions) the primary's checks read. */
@@ -49,6 +49,7 @@ export async function primaryChecks (options: ServeOptions, log: Logger, opened:
   for (const warning of await privateManagementState(options.data)) log.warn(warning)
   const routes = await loadRoutes(options.data, options.route)
   startupNotes({ ...options, loopbackOnly }, log)
+  routeNotes(routes, log)
   const registry = await openServerRegistry(options, (fields, message) => { log.warn(fields, message) })
   opened(registry)
   // The management API's credentials file too: read here once, as routes.json is, and handed to every worker.

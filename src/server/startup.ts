@@ -97,8 +97,22 @@ export function startupNotes (options: { memory?: boolean, token?: string, host:
   if (!options.fsync && options.memory !== true) log.warn('fsync is off: acknowledged writes may be lost in a crash')
 }
 
+/** One line a public route (from --route, FSBUCKET_ROUTES or routes.json), so that the log says which are served. */
+export function routeNotes (routes: PublicRoute[], log: Logger): void {
+  for (const route of routes) {
+    const where = route.host === null ? `${route.pathPrefix} on every host name` : `${route.host}${route.pathPrefix}`
+    log.info({ host: route.host, path: route.pathPrefix, bucket: route.bucket }, `public route: ${where} serves the bucket ${route.bucket}, read-only`)
+  }
+}
+
 /** Which port a listener is, for the start-up lines and the errors. */
 export type PortRole = 'HTTP gateway' | 'S3 API'
+
+/** How each port is chosen, for a refusal that asks for another. */
+const portOptions: Record<PortRole, string> = {
+  'HTTP gateway': '--port (FSBUCKET_PORT)',
+  'S3 API': '--s3-port (FSBUCKET_S3_PORT; 0 turns the S3 port off)'
+}
 
 /** The default port of `wrangler dev`, which is this server's default too (a Worker's local bucket and this one side by side). */
 const wranglerDevPort = 8787
@@ -109,7 +123,8 @@ export function listenFailure (err: unknown, host: string, port: number, role?: 
   const cause = { cause: err }
   const whose = role === undefined ? '' : ` (the ${role} port)`
   if (code === 'EADDRINUSE') {
-    const wrangler = port === wranglerDevPort ? `; ${wranglerDevPort} is also the default port of \`wrangler dev\`, which may be running: stop it or choose another port` : ''
+    const choose = role === undefined ? 'choose another port' : `choose another port with ${portOptions[role]}`
+    const wrangler = port === wranglerDevPort ? `; ${wranglerDevPort} is also the default port of \`wrangler dev\`, which may be running: stop it or ${choose}` : role === undefined ? '' : `; ${choose}`
     return new StartupError(`cannot listen: ${where} is already in use (EADDRINUSE)${whose}${wrangler}`, cause)
   }
   if (code === 'EACCES') return new StartupError(`cannot listen: no permission to use ${where} (EACCES)${whose}`, cause)

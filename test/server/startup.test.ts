@@ -27,7 +27,8 @@ t.test('the start-up lines say which port is the HTTP gateway and which the S3 A
   for (const workers of ['1', '2']) {
     const port = await freePort()
     const s3Port = await freePort()
-    const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', workers, ...quiet])
+    const served = run(['serve', '--data', path.join(testdir(t), 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', workers,
+      '--route', 'cdn.localhost=default', '--route', '/assets/=default;listing=on', ...quiet])
     t.teardown(() => { served.child.kill('SIGKILL') })
     const deadline = Date.now() + 60_000
     while (!served.stdout().includes('web console:') && served.child.exitCode === null && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
@@ -36,6 +37,10 @@ t.test('the start-up lines say which port is the HTTP gateway and which the S3 A
     t.match(out, `S3 API listening at http://127.0.0.1:${s3Port}`, `--workers ${workers}: the S3 line`)
     t.notMatch(out, 'Server listening', `--workers ${workers}: no line leaves the port unnamed`)
     if (workers === '2') t.match(out, `"httpGatewayPort":${port},"s3ApiPort":${s3Port}`, 'the primary\'s line names both')
+    const routeLines = out.split('\n').filter(line => line.includes('public route:'))
+    t.equal(routeLines.length, 2, `--workers ${workers}: one line a route, once`)
+    t.match(out, 'public route: cdn.localhost/ serves the bucket default, read-only')
+    t.match(out, 'public route: /assets/ on every host name serves the bucket default, read-only')
     served.child.kill('SIGTERM')
     t.equal(await within(served.exited, 30_000, 'exit'), 0)
   }
@@ -50,7 +55,7 @@ t.test('a busy S3 port: one line naming it, and no line saying the gateway liste
     t.equal(await within(served.exited, 60_000, 'exit'), 1, `--workers ${workers}: exit 1`)
     const lines = served.stderr().trim().split('\n')
     t.equal(lines.length, 1, `--workers ${workers}: one line`)
-    t.equal(lines[0], `cannot listen: port ${s3Port} on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port)`)
+    t.equal(lines[0], `cannot listen: port ${s3Port} on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port); choose another port with --s3-port (FSBUCKET_S3_PORT; 0 turns the S3 port off)`)
     t.notMatch(served.stdout(), /listening|serving/i, `--workers ${workers}: no line said a port was listening`)
   }
 })
@@ -58,8 +63,8 @@ t.test('a busy S3 port: one line naming it, and no line saying the gateway liste
 t.test('listening errors name the port\'s role; 8787 busy mentions wrangler dev', async t => {
   const busy = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' })
   const cases: Array<[number, 'HTTP gateway' | 'S3 API' | undefined, string]> = [
-    [8787, 'HTTP gateway', 'cannot listen: port 8787 on 127.0.0.1 is already in use (EADDRINUSE) (the HTTP gateway port); 8787 is also the default port of `wrangler dev`, which may be running: stop it or choose another port'],
-    [8788, 'S3 API', 'cannot listen: port 8788 on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port)'],
+    [8787, 'HTTP gateway', 'cannot listen: port 8787 on 127.0.0.1 is already in use (EADDRINUSE) (the HTTP gateway port); 8787 is also the default port of `wrangler dev`, which may be running: stop it or choose another port with --port (FSBUCKET_PORT)'],
+    [8788, 'S3 API', 'cannot listen: port 8788 on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port); choose another port with --s3-port (FSBUCKET_S3_PORT; 0 turns the S3 port off)'],
     [9000, undefined, 'cannot listen: port 9000 on 127.0.0.1 is already in use (EADDRINUSE)']
   ]
   for (const [port, role, message] of cases) t.equal(listenFailure(busy, '127.0.0.1', port, role).message, message)
