@@ -237,7 +237,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
           done()
         })
       }
-      await api.register(managementApi, { prefix: managementPrefix, registry, credentials: management, shareEndpoint: config.shareEndpoint })
+      await api.register(managementApi, { prefix: managementPrefix, registry, credentials: management, shareEndpoint: config.shareEndpoint, publicBuckets: new Set(config.publicBuckets) })
       return api
     }, (reply, err) => {
       reply.log.error({ err }, 'the management API could not be built')

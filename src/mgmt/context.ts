@@ -12,6 +12,8 @@ export interface ManagementContext {
   /** The queues event notifications are delivered to. */
   queues: Queues
   now: () => Date
+  /** Buckets public for this run (`serve --public`), whatever their settings say. */
+  publicBuckets: ReadonlySet<string>
 }
 
 /** Identifiers in the service's form: 32 lowercase hex digits. */

@@ -58,6 +58,8 @@ export interface ManagementApiOptions {
   state?: StateDocuments
   credentials: ManagementCredentials
   clock?: () => Date
+  /** Buckets public for this run (`serve --public`): their managed domain reads as enabled, and cannot be turned off here. */
+  publicBuckets?: ReadonlySet<string>
 }
 
 declare module 'fastify' {
@@ -124,7 +126,8 @@ export async function managementApi (app: FastifyInstance, options: ManagementAp
     store: new ManagementStore(options.state ?? options.registry.state('mgmt')),
     registry: options.registry,
     queues: new Queues(options.registry, now),
-    now
+    now,
+    publicBuckets: options.publicBuckets ?? new Set()
   }
 
   app.decorateRequest('principal', null)

@@ -543,6 +543,9 @@ t.test('--public buckets are readable without a token', async t => {
   await app.inject({ method: 'PUT', url: '/photos/a', headers: auth, payload: 'x' })
   t.equal((await app.inject({ method: 'GET', url: '/photos/a' })).statusCode, 200)
   t.equal((await app.inject({ method: 'PUT', url: '/photos/b', payload: 'x' })).statusCode, 401)
+  // The console shows public access from the management API's managed domain: a --public bucket is public there too.
+  const managed = await app.inject({ method: 'GET', url: '/client/v4/accounts/023e105f4ecef8ad9ca31a8372d0c353/r2/buckets/photos/domains/managed', headers: auth })
+  t.equal(managed.json().result.enabled, true, 'the management API says so')
 })
 
 t.test('missing buckets, wrong methods, bad input', async t => {

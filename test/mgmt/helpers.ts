@@ -15,7 +15,7 @@ export interface ManagementHarness {
   dir: string
 }
 
-export async function buildApp (t: Test, options: { dir?: string, credentials?: ManagementCredentials, clock?: () => Date } = {}): Promise<ManagementHarness> {
+export async function buildApp (t: Test, options: { dir?: string, credentials?: ManagementCredentials, clock?: () => Date, publicBuckets?: ReadonlySet<string> } = {}): Promise<ManagementHarness> {
   const dir = options.dir ?? testdir(t)
   const registry = await openRegistry(dir, { fsync: false })
   const app = Fastify()
@@ -23,7 +23,8 @@ export async function buildApp (t: Test, options: { dir?: string, credentials?: 
     prefix: '/client/v4',
     registry,
     credentials: options.credentials ?? { tokens: [token], keys: [{ email: 'user@example.test', key: 'k'.repeat(37) }] },
-    clock: options.clock
+    clock: options.clock,
+    publicBuckets: options.publicBuckets
   })
   t.teardown(async () => {
     await app.close()

@@ -27,3 +27,18 @@ t.test('domains/managed reads and switches a bucket\'s public access', async t =
   t.equal((await call(app, 'GET', `${buckets}/nope/domains/managed`)).body.errors[0].code, 10006)
   t.equal((await call(app, 'PUT', `${buckets}/nope/domains/managed`, { enabled: true })).status, 404)
 })
+
+t.test('a bucket public for the run (serve --public) reads as enabled, and is not turned off through the API', async t => {
+  const { app, registry } = await buildApp(t, { publicBuckets: new Set(['site']) })
+  await registry.create('site')
+  const read = await call(app, 'GET', `${buckets}/site/domains/managed`)
+  t.equal(read.body.result.enabled, true, 'anyone may read it: enabled, though its settings say private')
+  const off = await call(app, 'PUT', `${buckets}/site/domains/managed`, { enabled: false })
+  t.equal(off.status, 400)
+  t.equal(off.body.errors[0].code, 10040)
+  t.match(off.body.errors[0].message, /public for this run \(serve --public\): restart the server without it/)
+  t.equal((await registry.info('site'))?.settings.public, false, 'nothing stored')
+  const on = await call(app, 'PUT', `${buckets}/site/domains/managed`, { enabled: true })
+  t.equal(on.body.result.enabled, true, 'turning it on stores it, for the runs without the flag')
+  t.equal((await registry.info('site'))?.settings.public, true)
+})

@@ -28,9 +28,10 @@ function bucketShape (info: BucketInfo): Record<string, unknown> {
 }
 
 /** The hosted API's managed-domain answer; the bucket id is 32 hex digits, stable for a name. */
-function managedDomainShape (info: BucketInfo): Record<string, unknown> {
+/** The bucket's public access as the hosted API shapes it: enabled when anyone may read it, by its settings or for this run (`serve --public`). */
+function managedDomainShape (ctx: ManagementContext, info: BucketInfo): Record<string, unknown> {
   const bucketId = createHash('md5').update(info.name).digest('hex')
-  return { bucketId, domain: `pub-${bucketId}.r2.dev`, enabled: info.settings.public }
+  return { bucketId, domain: `pub-${bucketId}.r2.dev`, enabled: info.settings.public || ctx.publicBuckets.has(info.name) }
 }
 
 function parseStorageClass (value: unknown): StorageClass | undefined {
@@ -136,15 +137,19 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
   })
 
   app.get<{ Params: BucketParams }>(`${base}/:bucketName/domains/managed`, async (request) => {
-    return success(managedDomainShape(await requireBucket(ctx, request.params.bucketName)))
+    return success(managedDomainShape(ctx, await requireBucket(ctx, request.params.bucketName)))
   })
 
   app.put<{ Params: BucketParams }>(`${base}/:bucketName/domains/managed`, async (request) => {
     const enabled = (request.body as { enabled?: unknown } | null)?.enabled
     if (typeof enabled !== 'boolean') throw new ManagementError('InvalidArgument', 'enabled must be true or false')
     await requireBucket(ctx, request.params.bucketName)
+    // Stored, it would change nothing the server serves: the flag keeps the bucket public until a restart without it.
+    if (!enabled && ctx.publicBuckets.has(request.params.bucketName)) {
+      throw new ManagementError('InvalidArgument', `the bucket ${request.params.bucketName} is public for this run (serve --public): restart the server without it to make the bucket private`)
+    }
     await ctx.registry.updateSettings(request.params.bucketName, { public: enabled })
-    return success(managedDomainShape(await requireBucket(ctx, request.params.bucketName)))
+    return success(managedDomainShape(ctx, await requireBucket(ctx, request.params.bucketName)))
   })
 
   app.get<{ Params: BucketParams }>(`${base}/:bucketName/cors`, async (request) => {
