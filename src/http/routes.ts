@@ -142,9 +142,10 @@ async function handleRoot (options: GatewayRoutesOptions, routeHosts: ReadonlySe
 
 async function route (options: GatewayRoutesOptions, routeHosts: ReadonlySet<string>, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const target = await resolveTarget(options, request)
-  if (target.kind !== 'root') request.logFields = { bucket: target.bucket, key: target.kind === 'bucket' ? undefined : target.key }
   const probe = nameOperation(request, target)
+  // A probe names no bucket: its log line gives its URL.
   if (probe !== null) return await answerProbe(request, reply, probe, options.operator, options.policy)
+  if (target.kind !== 'root') request.logFields = { bucket: target.bucket, key: target.kind === 'bucket' ? undefined : target.key }
   // The API's parameters must decode; a public site's query (`?ref=50%off`) is its pages' own, and a preflight reads none.
   if (target.kind !== 'public' && request.method !== 'OPTIONS') requireDecodableQuery(request.raw.url ?? '/')
   switch (target.kind) {

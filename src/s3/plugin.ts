@@ -401,6 +401,8 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
       const probe = options.operator === undefined ? null : probeOf(target.bucket, target.key)
       if (probe === 'live' || probe === 'ready') {
         request.operation = 'Health'
+        // A probe names no bucket: its log line gives its URL.
+        request.logFields = null
         if (request.method !== 'GET' && request.method !== 'HEAD') throw new S3Error('MethodNotAllowed', 'The health endpoints take GET and HEAD.')
         return await sendHealth(reply, request.method, await healthAnswer(probe, options.operator as OperatorEndpoints, serverClosing(request)))
       }

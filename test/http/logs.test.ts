@@ -106,6 +106,15 @@ t.test('a request\'s line names its bucket, key, status and bytes', async t => {
   t.equal(lines[0].code, undefined, 'an answer that is no error has no code')
 })
 
+t.test('a probe\'s line names its URL, not a bucket', async t => {
+  const logs = collector()
+  const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream })
+  for (const url of ['/_health/live', '/_health/ready']) t.equal((await app.inject({ method: 'GET', url })).statusCode, 200, url)
+  const lines = logs.text().trim().split('\n').map(line => JSON.parse(line) as Record<string, unknown>).filter(line => line.msg === 'request')
+  t.match(lines, [{ method: 'GET', url: '/_health/live', status: 200 }, { method: 'GET', url: '/_health/ready', status: 200 }])
+  t.same(lines.map(line => [line.bucket, line.key]), [[undefined, undefined], [undefined, undefined]], 'no bucket _health')
+})
+
 t.test('an error answer\'s line has its code, as the client got it', async t => {
   const logs = collector()
   const { app } = await gateway(t, { logLevel: 'info', logDestination: logs.stream })

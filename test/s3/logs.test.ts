@@ -82,3 +82,15 @@ t.test('SSE-C keys given in the query are hidden from the line of a request name
     '&x-amz-copy-source-server-side-encryption-customer-key=[redacted]&x-amz-copy-source-server-side-encryption-customer-key-MD5=[redacted]', 'names kept, values hidden')
   t.notMatch(text.join(''), /SSECKEYSECRET|SSECMD5SECRET|COPYKEYSECRET|COPYMD5SECRET/, 'no key anywhere')
 })
+
+t.test('a probe\'s line names its URL, not a bucket', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  const text: string[] = []
+  const logger = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { text.push(String(chunk)); done() } }))
+  const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', logger, operator: { ready: async () => [], metrics: null } })
+  t.teardown(async () => { await app.close(); await registry.close() })
+  for (const url of ['/_health/live', '/_health/ready']) t.equal((await app.inject({ method: 'GET', url, headers: { host: '127.0.0.1' } })).statusCode, 200, url)
+  const lines = text.map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l.msg === 'request')
+  t.match(lines, [{ method: 'GET', url: '/_health/live', status: 200 }, { method: 'GET', url: '/_health/ready', status: 200 }])
+  t.same(lines.map(line => [line.bucket, line.key]), [[undefined, undefined], [undefined, undefined]], 'no bucket _health')
+})
