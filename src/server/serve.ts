@@ -90,7 +90,11 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
       process.exit(1)
     }, options.drainTimeout * 1000).unref()
     server.close()
-      .then(() => process.exit(0), err => { app.log.error({ err }, 'close failed'); process.exit(1) })
+      .then(() => {
+        // With workers the primary says it, once, for all of them.
+        if (!inWorker) app.log.info('stopped: every request finished')
+        process.exit(0)
+      }, err => { app.log.error({ err }, 'close failed'); process.exit(1) })
   }
   /** A signal before the gateway exists: start-up goes on (then drains at once), bounded by the drain timeout like a drain. */
   const boundStartup = (): void => {
@@ -284,7 +288,12 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (stopping) {
       if (code !== 0) exitCode = 1
       // During start-up, the checks finish first (below).
-      if (workers().length === 0 && checked) void closeRegistry().finally(() => process.exit(exitCode))
+      if (workers().length === 0 && checked) {
+        void closeRegistry().finally(() => {
+          if (exitCode === 0) log.info('stopped: every request finished')
+          process.exit(exitCode)
+        })
+      }
       return
     }
     const now = Date.now()

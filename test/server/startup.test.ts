@@ -43,6 +43,7 @@ t.test('the start-up lines say which port is the HTTP gateway and which the S3 A
     t.match(out, 'public route: /assets/ on every host name serves the bucket default, read-only')
     served.child.kill('SIGTERM')
     t.equal(await within(served.exited, 30_000, 'exit'), 0)
+    t.equal(served.stdout().split('\n').filter(line => line.includes('stopped: every request finished')).length, 1, `--workers ${workers}: one last line says it stopped`)
   }
 })
 
