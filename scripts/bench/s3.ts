@@ -52,7 +52,7 @@ import { SignatureV4 } from '@smithy/signature-v4'
 import type { SourceData } from '@smithy/types'
 import { freePort, serverEnv, stop, waitForPort } from './processes.js'
 import { median, ratioText } from './ratio.js'
-import { putScript, signedPutScript, wrk, wrkPath } from './wrk.js'
+import { putScript, signedPutScript, wrkClean, wrkPath } from './wrk.js'
 
 const run = promisify(execFile)
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -103,17 +103,17 @@ async function signedHeaders (credentials: typeof devCredentials, method: string
 async function cannon (options: Parameters<typeof autocannon>[0]): Promise<number> {
   if (warmUpSeconds > 0) await autocannon({ connections: 50, ...options, duration: warmUpSeconds })
   const result = await autocannon({ duration: seconds, connections: 50, ...options })
+  // A failing server answers fast: a run with any failure is refused, not counted.
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
-    console.error(`  ${options.url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`)
+    throw new Error(`${String(options.url)}: autocannon met ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} answers other than 2xx; no figure is kept from that run`)
   }
-  // Only successful answers count: a failing server answers fast.
   return result['2xx'] / result.duration
 }
 
 async function smallGet (port: number, urlPath: string, credentials: typeof devCredentials | null): Promise<number> {
   const headers = credentials === null ? {} : await signedHeaders(credentials, 'GET', port, urlPath)
   const url = `http://127.0.0.1:${port}${urlPath}`
-  if (wrkPath !== null) return (await wrk(url, { connections: 50, seconds, warmUp: warmUpSeconds, headers })).okRate
+  if (wrkPath !== null) return (await wrkClean(`GET ${url}`, url, { connections: 50, seconds, warmUp: warmUpSeconds, headers })).okRate
   return await cannon({ url, headers })
 }
 
@@ -144,17 +144,17 @@ async function smallPut (dir: string, port: number, keyPrefix: string, credentia
   if (wrkPath !== null) {
     if (credentials === null) {
       const script = await scriptFile(dir, putScript)
-      return (await wrk(origin, { connections: 50, seconds, warmUp: warmUpSeconds, script, args: [prefix], warmUpArgs: [`${prefix}warm-`] })).okRate
+      return (await wrkClean(`PUT ${origin}`, origin, { connections: 50, seconds, warmUp: warmUpSeconds, script, args: [prefix], warmUpArgs: [`${prefix}warm-`] })).okRate
     }
     // Signed beforehand (5,000 a second of load, more than any server here takes), keys of their own for the
     // warm-up; reused (overwritten) past that.
     if (warmUpSeconds > 0) {
       const warm = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, `${prefix}warm-`, Math.ceil(warmUpSeconds * 5_000))))
-      await wrk(origin, { connections: 50, seconds: warmUpSeconds, warmUp: 0, script: warm })
+      await wrkClean(`PUT ${origin} (warm-up)`, origin, { connections: 50, seconds: warmUpSeconds, warmUp: 0, script: warm })
     }
     const count = Math.ceil(seconds * 5_000)
     const script = await scriptFile(dir, signedPutScript(await signedPuts(credentials, port, prefix, count)))
-    const measured = await wrk(origin, { connections: 50, seconds, warmUp: 0, script })
+    const measured = await wrkClean(`PUT ${origin}`, origin, { connections: 50, seconds, warmUp: 0, script })
     if (measured.requests > count) console.error(`  ${origin}: ${measured.requests} PUTs for ${count} keys signed: the rest overwrote them`)
     return measured.okRate
   }

@@ -56,6 +56,17 @@ export function wrkErrors (stdout: string): string | null {
   return lines === null ? null : lines.map(line => line.trim()).join('; ')
 }
 
+/**
+ * A wrk run whose every answer was a 2xx or 3xx, with no socket error or
+ * timeout: any other is refused, naming `what` (the server and row), since
+ * an error answers fast and would count as the server's throughput.
+ */
+export async function wrkClean (what: string, url: string, load: WrkLoad): Promise<WrkResult> {
+  const result = await wrk(url, load)
+  if (result.errors !== null) throw new Error(`${what}: wrk met ${result.errors}; no figure is kept from that run`)
+  return result
+}
+
 /** Runs wrk (2 threads) against `url` as `load` says; errors are printed as they are met. */
 export async function wrk (url: string, load: WrkLoad): Promise<WrkResult> {
   if (wrkPath === null) throw new Error('wrk is not installed')

@@ -31,7 +31,7 @@ const unsigned = 'This S3 port has no credentials configured (development mode)'
 
 /** The guard's refusals in this port's words, by the gateway's code (its detail follows). */
 const s3Messages: Record<number, string> = {
-  [DoorErrors.ForeignHost.code]: `${unsigned}, so it answers only to loopback host names and to the sub-domains of its --s3-domain domains; the gateway's routes and custom domains are served on the HTTP port.`,
+  [DoorErrors.ForeignHost.code]: `${unsigned}, so it answers only to loopback host names and to its --s3-domain domains and their sub-domains; the gateway's routes and custom domains are served on the HTTP port.`,
   [DoorErrors.CrossSiteRequest.code]: `${unsigned}, so it refuses requests that change something unless they come from its own origin; give it a key pair (--s3-access-key-id, --s3-secret-access-key) to serve web pages of other origins, under the bucket's CORS rules.`,
   [DoorErrors.CrossSiteRead.code]: `${unsigned}, so it answers reads that carry an Origin, and their preflights, from local pages only.`
 }

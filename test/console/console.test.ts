@@ -391,6 +391,7 @@ t.test('the console asks for the token before showing anything', async t => {
   await page.goto(`${base}/_console/`)
   await page.getByLabel('Token', { exact: true }).waitFor()
   t.notMatch(await page.locator('body').textContent(), /photos/, 'no bucket shows before the token')
+  t.equal(await page.locator('#session').getByRole('link', { name: 'Tokens' }).count(), 0, 'nor the tokens page')
   t.equal(await page.getByLabel('Token', { exact: true }).getAttribute('autocomplete'), 'off', 'the token is not offered to a password manager to keep')
 
   await page.getByLabel('Token', { exact: true }).fill('wrong')
@@ -401,6 +402,7 @@ t.test('the console asks for the token before showing anything', async t => {
   await page.getByLabel('Token', { exact: true }).fill(token)
   await page.getByRole('button', { name: 'Continue', exact: true }).click()
   await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
+  t.equal(await page.locator('#session').getByRole('link', { name: 'Tokens' }).count(), 1, 'the tokens page, once signed in with the server\'s token')
   t.equal(await page.evaluate(() => Object.values(sessionStorage).join()), token, 'kept in sessionStorage')
 
   // Writes and private reads carry the token: an upload and a download of a private object.
@@ -417,4 +419,5 @@ t.test('the console asks for the token before showing anything', async t => {
   await page.getByRole('link', { name: 'photos', exact: true }).waitFor()
   await page.getByRole('button', { name: 'Forget token', exact: true }).click()
   await page.getByLabel('Token', { exact: true }).waitFor()
+  t.equal(await page.locator('#session').getByRole('link', { name: 'Tokens' }).count(), 0, 'no tokens page once the token is forgotten')
 })

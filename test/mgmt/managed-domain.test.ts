@@ -36,7 +36,7 @@ t.test('a bucket public for the run (serve --public) reads as enabled, and is no
   const off = await call(app, 'PUT', `${buckets}/site/domains/managed`, { enabled: false })
   t.equal(off.status, 400)
   t.equal(off.body.errors[0].code, 10040)
-  t.match(off.body.errors[0].message, /public for this run \(serve --public\): restart the server without it/)
+  t.match(off.body.errors[0].message, /public for this run \(serve --public\), whatever its setting: restart the server without that flag/)
   t.equal((await registry.info('site'))?.settings.public, false, 'nothing stored')
   const on = await call(app, 'PUT', `${buckets}/site/domains/managed`, { enabled: true })
   t.equal(on.body.result.enabled, true, 'turning it on stores it, for the runs without the flag')

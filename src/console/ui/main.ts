@@ -18,9 +18,12 @@ import { renderTokens } from './tokens.js'
 const main = document.getElementById('main') as HTMLElement
 const session = document.getElementById('session') as HTMLElement
 
-/** The header's links: Tokens for credentials that may manage them (a server without a token included), and a way to forget a token kept in this tab. */
+/** Whether the server took the credentials of this tab (none, on a server without a token) and said what they may do. */
+let signedIn = false
+
+/** The header's links: Tokens for signed-in credentials that may manage them (a server without a token included), and a way to forget a token kept in this tab. */
 function showSession (): void {
-  const tokensLink = can('account:write') ? h('a', { href: '#/tokens', class: 'button' }, 'Tokens') : null
+  const tokensLink = signedIn && can('account:write') ? h('a', { href: '#/tokens', class: 'button' }, 'Tokens') : null
   if (tokens.get() === null) return replace(session, tokensLink)
   const signOut = h('button', { type: 'button' }, 'Forget token')
   signOut.addEventListener('click', () => {
@@ -34,6 +37,8 @@ function showSession (): void {
 function showTokenPrompt (rejected: boolean): void {
   // A route still waiting for an answer must not draw over the prompt.
   routes++
+  signedIn = false
+  showSession()
   const input = h('input', { id: 'token', type: 'password', required: true, autocomplete: 'off' })
   const form = h('form', { class: 'token-prompt', 'aria-labelledby': 'token-title' },
     h('h2', { id: 'token-title' }, 'This server needs a token'),
@@ -75,6 +80,7 @@ async function route (): Promise<void> {
 
 /** Asks the server whether we may list buckets before showing anything. */
 async function start (): Promise<void> {
+  signedIn = false
   showSession()
   try {
     await gateway('/')
@@ -82,13 +88,13 @@ async function start (): Promise<void> {
     if (needsToken(err)) {
       const rejected = tokens.get() !== null
       tokens.clear()
-      showSession()
       return showTokenPrompt(rejected)
     }
     replace(main, h('p', { role: 'alert', class: 'error' }, (err as Error).message))
     return
   }
   await loadScope()
+  signedIn = true
   showSession()
   await route()
 }

@@ -52,6 +52,8 @@ interface Browser {
   picker: HTMLInputElement
   /** The page shown: replaced (never changed in place) once a listing of another is drawn. */
   shown: Page
+  /** The page last asked for: the one shown, or one still loading (a search typed, a page clicked), which Refresh lists. */
+  asked: Page
   selected: Set<string>
   listing: Listing | null
   /** Listings asked for: only the latest one asked draws (a search typed on, a page clicked while another loads). */
@@ -164,6 +166,7 @@ async function load (view: Browser, outcome?: Outcome, page = view.shown): Promi
   const { bucket, prefix, status } = view
   const { search, cursors } = page
   const mine = ++view.loads
+  view.asked = page
   if (outcome === undefined) showStatus(status, 'Loading…')
   else showStatus(status, outcome.text, outcome.failed)
   view.pager.querySelectorAll('button').forEach(button => { button.disabled = true })
@@ -316,7 +319,7 @@ function toolbar (view: Browser): HTMLElement {
   })
   // What other clients wrote since (an upload link's files, a program's) shows without reloading the whole page.
   const refresh = h('button', { type: 'button' }, 'Refresh')
-  refresh.addEventListener('click', () => { void reload(view) })
+  refresh.addEventListener('click', () => { void reload(view, undefined, view.asked) })
   return h('div', { class: 'toolbar' },
     h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); clearTimeout(typing); void reload(view, undefined, { search: search.value, cursors: [null] }) } },
       h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : shownName(prefix)}`), search),
@@ -332,7 +335,8 @@ function toolbar (view: Browser): HTMLElement {
  * the common prefix of its keys, so it is listed once a file is in it.
  */
 function newFolder (view: Browser): HTMLElement {
-  const name = h('input', { id: 'new-folder', placeholder: 'folder name', autocomplete: 'off', required: true, pattern: '[^\\/]+' })
+  // Not blank, no `/`, no space at either end (a folder `   /` would show as nothing in the breadcrumbs).
+  const name = h('input', { id: 'new-folder', placeholder: 'folder name', autocomplete: 'off', required: true, pattern: '[^\\/\\s]|[^\\/\\s][^\\/]*[^\\/\\s]' })
   const form = h('form', { class: 'inline' }, h('label', { for: 'new-folder', class: 'visually-hidden' }, 'New folder'), name, h('button', { type: 'submit' }, 'New folder'))
   form.addEventListener('submit', event => {
     event.preventDefault()
@@ -371,6 +375,7 @@ export async function renderObjects (root: HTMLElement, bucket: string, prefix: 
     deleteSelected: h('button', { type: 'button', class: 'danger', disabled: true }, 'Delete selected'),
     picker: h('input', { type: 'file', id: 'file-picker', multiple: true, class: 'visually-hidden', tabindex: -1 }),
     shown: { search: '', cursors: [null] },
+    asked: { search: '', cursors: [null] },
     selected: new Set<string>(),
     listing: null,
     loads: 0

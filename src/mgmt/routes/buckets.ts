@@ -146,7 +146,7 @@ export function registerBucketRoutes (app: FastifyInstance, ctx: ManagementConte
     await requireBucket(ctx, request.params.bucketName)
     // Stored, it would change nothing the server serves: the flag keeps the bucket public until a restart without it.
     if (!enabled && ctx.publicBuckets.has(request.params.bucketName)) {
-      throw new ManagementError('InvalidArgument', `the bucket ${request.params.bucketName} is public for this run (serve --public): restart the server without it to make the bucket private`)
+      throw new ManagementError('InvalidArgument', `the bucket ${request.params.bucketName} is public for this run (serve --public), whatever its setting: restart the server without that flag, then turn its public access off if it is still on`)
     }
     await ctx.registry.updateSettings(request.params.bucketName, { public: enabled })
     return success(managedDomainShape(ctx, await requireBucket(ctx, request.params.bucketName)))
