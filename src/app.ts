@@ -31,7 +31,7 @@ import { deferContinue } from './doors/expect-continue.js'
 import { serveDefaults } from './server/defaults.js'
 import { openRegistry } from './server/open.js'
 import { isLoopbackHost } from './http/auth.js'
-import { clientErrorAnswer, connectListener, expectationListener, requireHost } from './server/client-error.js'
+import { clientErrorAnswer, connectListener, expectationListener, plainHttpAnswer, requireHost } from './server/client-error.js'
 import { beginAlone, gatewayIdleListener, inConnectionOrder } from './server/connection.js'
 import { createLogger, lazyChildLogger } from './server/logger.js'
 import { customDomainLookup, isManagementUrl, siteGuardHook, siteHostHook } from './http/site-guard.js'
@@ -48,6 +48,7 @@ import { readinessChecks } from './server/readiness.js'
 import { isPublicPath, orderRoutes, rawPath, routeHostsOf, type PublicRoute } from './http/target.js'
 import type { ManagementCredentials, ShareEndpoint } from './mgmt/index.js'
 import { handedFrom, handedId, handOn } from './doors/handed-on.js'
+import { answerPlainHttp } from './doors/bare-answer.js'
 import { consolePath, webConsole, type ConsoleRefusal } from './console/serve.js'
 
 export interface GatewayConfig {
@@ -160,6 +161,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   app.server.on('timeout', gatewayIdleListener((socket, status) => { portMeter?.refused(socket, status) }))
   app.server.on('checkExpectation', expectationListener(app.log, portMeter))
   app.server.on('connect', connectListener(portMeter, idleMs, app.server))
+  if (config.https !== undefined) answerPlainHttp(app.server, plainHttpAnswer, idleMs)
 
   app.decorateRequest('logFields', null)
   app.decorateRequest('operation', null)

@@ -11,6 +11,9 @@ import { STATUS_CODES, type ServerResponse } from 'node:http'
 import type { EventEmitter } from 'node:events'
 import type { Socket } from 'node:net'
 
+/** The message of the answer to plain HTTP sent to a TLS port, each door's own envelope around it. */
+export const plainHttpMessage = 'This port speaks HTTPS only: send the request to its https:// URL, not http://.'
+
 export interface BareAnswer {
   status: number
   contentType: string
@@ -31,6 +34,35 @@ export function rawAnswer ({ status, contentType, body, headers = {} }: BareAnsw
 export function endWith (response: ServerResponse, { status, contentType, body, headers = {} }: BareAnswer, then?: () => void): void {
   response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), connection: 'close', ...headers })
   response.end(body, then)
+}
+
+/**
+ * On a TLS port, answers a client that spoke plain HTTP to it (an
+ * `http://` URL for an `https://` port, which OpenSSL finds at the
+ * handshake) with `answer`, in the clear, as nginx does, instead of a
+ * reset the client cannot explain. Other failed handshakes end as Node
+ * ends them. Node hands the listener the TLS socket, which writes nothing
+ * in the clear: the raw connection is found by its peer address, as it
+ * was accepted. It is closed once the answer is out, or after `idleMs`
+ * (a client that never reads it holds no descriptor for long).
+ */
+export function answerPlainHttp (server: EventEmitter, answer: () => BareAnswer, idleMs: number): void {
+  const handshaking = new Map<string, Socket>()
+  const peer = (socket: Socket): string => `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`
+  server.on('connection', (raw: Socket) => {
+    const key = peer(raw)
+    handshaking.set(key, raw)
+    raw.once('close', () => { if (handshaking.get(key) === raw) handshaking.delete(key) })
+  })
+  server.on('secureConnection', (socket: Socket) => { handshaking.delete(peer(socket)) })
+  server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    const raw = handshaking.get(peer(socket))
+    socket.destroy()
+    if (err.code !== 'ERR_SSL_HTTP_REQUEST' || raw === undefined || raw.destroyed || !raw.writable) return
+    raw.on('error', () => { raw.destroy() })
+    raw.setTimeout(idleMs > 0 ? idleMs : 5000, () => { raw.destroy() })
+    raw.end(rawAnswer(answer()))
+  })
 }
 
 /**

@@ -20,6 +20,7 @@
  */
 import { BucketErrors, InvalidConditionalHeader, isArgumentError, isBucketError, isStorageFailure, isTransient } from '../bucket/index.js'
 import type { ErrorDefinition } from '../bucket/index.js'
+import { plainHttpMessage } from '../doors/bare-answer.js'
 
 /** An entry of this door's table: the same shape as the engine's catalogue entries. */
 export type DoorErrorDefinition = ErrorDefinition
@@ -33,6 +34,7 @@ export const DoorErrors = {
   InvalidForm: { code: 40005, status: 400, message: 'The multipart form is not valid.' },
   InvalidAction: { code: 40006, status: 400, message: 'Unknown or missing action for this method.' },
   InvalidRequest: { code: 40007, status: 400, message: 'The request is not valid HTTP.' },
+  PlainHttpToTls: { code: 40008, status: 400, message: plainHttpMessage },
   MissingToken: { code: 40100, status: 401, message: 'Authentication required: send Authorization: Bearer <token>.' },
   InvalidToken: { code: 40300, status: 403, message: 'The token is not valid.' },
   WritesRefused: { code: 40301, status: 403, message: 'This server has no token configured and does not listen on loopback only, so it refuses writes and private reads. Start it with --token.' },

@@ -17,7 +17,7 @@ import type { Logger } from 'pino'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { randomHex, type BucketRegistry } from '../bucket/index.js'
 import { deferContinue } from '../doors/expect-continue.js'
-import { adoptConnectSocket, endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
+import { adoptConnectSocket, answerPlainHttp, endWith, plainHttpMessage, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Reads, type S3ReadsGuard } from './fast-read.js'
@@ -82,10 +82,9 @@ function newRequestId (): string {
 }
 
 /** An S3 error written outside a route (a stalled request, an unmet Expect), with a request id. */
-function bareAnswer (code: S3ErrorCode, requestId = newRequestId()): BareAnswer {
-  const { status, message } = S3Errors[code]
+function bareAnswer (code: S3ErrorCode, requestId = newRequestId(), message: string = S3Errors[code].message): BareAnswer {
   const headers = { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId }
-  return { status, contentType: 'application/xml', body: errorDocument(code, message, { RequestId: requestId }), headers }
+  return { status: S3Errors[code].status, contentType: 'application/xml', body: errorDocument(code, message, { RequestId: requestId }), headers }
 }
 
 /**
@@ -177,6 +176,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     answer.headers = Object.assign({ allow: 'GET, HEAD, PUT, POST, DELETE' }, answer.headers)
     answerLast(whenAnswered, portMeter, socket, answer)
   })
+  if (config.https !== undefined) answerPlainHttp(app.server, () => bareAnswer('InvalidRequest', newRequestId(), plainHttpMessage), connections?.idleTimeoutMs ?? 0)
   if (connections !== undefined) {
     const ms = connections.idleTimeoutMs
     app.server.headersTimeout = ms

@@ -45,6 +45,11 @@ export function clientErrorAnswer (meter: PortMeter | null): (this: FastifyInsta
   }
 }
 
+/** The HTTP port's answer to plain HTTP sent to it while it serves HTTPS (doors/bare-answer.ts). */
+export function plainHttpAnswer (): BareAnswer {
+  return envelopeAnswer('PlainHttpToTls')
+}
+
 function envelopeAnswer (name: DoorErrorName): BareAnswer {
   const { code, status, message } = DoorErrors[name]
   return { status, contentType: 'application/json; charset=utf-8', body: JSON.stringify(failure(code, message)) }

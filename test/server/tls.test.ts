@@ -236,6 +236,34 @@ t.test('development mode over HTTPS: a page of the server\'s own https origin wr
   t.equal(created.status, 200, `the console's bucket creation over HTTPS: ${created.body}`)
 })
 
+/** What a port answers to plain HTTP: every byte until the server closes the connection. */
+async function plainAnswer (port: number): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    const socket = netConnect(port, '127.0.0.1', () => { socket.write('GET /default/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n') })
+    let text = ''
+    socket.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('close', () => { resolve(text) }).on('error', reject)
+  })
+}
+
+t.test('plain HTTP sent to a TLS port is answered 400 in the clear, in the door\'s own envelope, and the port serves HTTPS on', { skip: !openssl && 'openssl is not installed' }, async t => {
+  const dir = testdir(t)
+  const pair = makeCertificate(dir, 'plain')
+  const ca = execFileSync('cat', [pair.cert])
+  const server = await startServer({ tls: { cert: ca, key: execFileSync('cat', [pair.key]) } })
+  t.teardown(server.close)
+  const http = await plainAnswer(Number(new URL(server.url).port))
+  t.match(http, /^HTTP\/1\.1 400 Bad Request\r\n/)
+  t.match(http, /connection: close/i)
+  t.equal(JSON.parse(http.slice(http.indexOf('\r\n\r\n') + 4)).errors[0].code, 40008)
+  t.match(http, /speaks HTTPS only: send the request to its https:\/\/ URL/)
+  const s3 = await plainAnswer(Number(new URL(server.s3.endpoint).port))
+  t.match(s3, /^HTTP\/1\.1 400 Bad Request\r\n/)
+  t.match(s3, /<Code>InvalidRequest<\/Code><Message>This port speaks HTTPS only/)
+  t.match(s3, /x-amz-request-id: [0-9A-F]{16}/)
+  const after = await httpsAnswer(`${server.url}/_health/live`, ca, 'GET', {})
+  t.equal(after.status, 200, 'HTTPS is served as before')
+})
+
 t.test('a TLS connection that never finishes its handshake is closed after the idle timeout, and at once when the server closes', { skip: !openssl && 'openssl is not installed' }, async t => {
   const dir = testdir(t)
   const pair = makeCertificate(dir, 'handshake')
