@@ -47,6 +47,15 @@ function renewable (t: Test): { dir: string, first: Pair, second: Pair, cert: st
   return { dir, first, second, cert, key }
 }
 
+/** `startServer` serving HTTPS with a new self-signed certificate (`ca`, which clients trust), closed after the test; `pair` its files. */
+async function embeddedTls (t: Test, name: string): Promise<{ server: Awaited<ReturnType<typeof startServer>>, ca: Buffer, pair: Pair }> {
+  const pair = makeCertificate(testdir(t), name)
+  const ca = readFileSync(pair.cert)
+  const server = await startServer({ tls: { cert: ca, key: readFileSync(pair.key) } })
+  t.teardown(server.close)
+  return { server, ca, pair }
+}
+
 /** The certificate a new TLS connection to `port` is served (not verified: the reload tests look at which one). */
 async function servedCertificate (port: number): Promise<PeerCertificate> {
   return await new Promise((resolve, reject) => {
@@ -187,11 +196,7 @@ t.test('TLS start-up errors: both files or neither, unreadable or invalid files;
 })
 
 t.test('startServer({ tls }): both ports serve HTTPS', { skip: !openssl && 'openssl is not installed' }, async t => {
-  const dir = testdir(t)
-  const pair = makeCertificate(dir, 'embedded')
-  const ca = execFileSync('cat', [pair.cert])
-  const server = await startServer({ tls: { cert: ca, key: execFileSync('cat', [pair.key]) } })
-  t.teardown(server.close)
+  const { server, ca, pair } = await embeddedTls(t, 'embedded')
   t.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/)
   t.match(server.s3.endpoint, /^https:\/\/127\.0\.0\.1:\d+$/)
   const agent = new Agent({ ca })
@@ -215,11 +220,7 @@ async function httpsAnswer (url: string, ca: Buffer, method: string, headers: Re
 }
 
 t.test('development mode over HTTPS: a page of the server\'s own https origin writes through both ports and the management API; its http twin is another origin', { skip: !openssl && 'openssl is not installed' }, async t => {
-  const dir = testdir(t)
-  const pair = makeCertificate(dir, 'origin')
-  const ca = execFileSync('cat', [pair.cert])
-  const server = await startServer({ tls: { cert: ca, key: execFileSync('cat', [pair.key]) } })
-  t.teardown(server.close)
+  const { server, ca } = await embeddedTls(t, 'origin')
   const doors = [
     { name: 'HTTP port', base: server.url, put: '/default/from-page.txt' },
     { name: 'S3 port', base: server.s3.endpoint, put: '/default/from-page.txt' }
@@ -246,11 +247,7 @@ async function plainAnswer (port: number): Promise<string> {
 }
 
 t.test('plain HTTP sent to a TLS port is answered 400 in the clear, in the door\'s own envelope, and the port serves HTTPS on', { skip: !openssl && 'openssl is not installed' }, async t => {
-  const dir = testdir(t)
-  const pair = makeCertificate(dir, 'plain')
-  const ca = execFileSync('cat', [pair.cert])
-  const server = await startServer({ tls: { cert: ca, key: execFileSync('cat', [pair.key]) } })
-  t.teardown(server.close)
+  const { server, ca } = await embeddedTls(t, 'plain')
   const http = await plainAnswer(Number(new URL(server.url).port))
   t.match(http, /^HTTP\/1\.1 400 Bad Request\r\n/)
   t.match(http, /connection: close/i)
