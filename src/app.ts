@@ -161,7 +161,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   app.server.on('timeout', gatewayIdleListener((socket, status) => { portMeter?.refused(socket, status) }))
   app.server.on('checkExpectation', expectationListener(app.log, portMeter))
   app.server.on('connect', connectListener(portMeter, idleMs, app.server))
-  if (config.https !== undefined) answerPlainHttp(app.server, plainHttpAnswer, idleMs)
+  if (config.https !== undefined) answerPlainHttp(app.server, plainHttpAnswer)
 
   app.decorateRequest('logFields', null)
   app.decorateRequest('operation', null)

@@ -36,17 +36,24 @@ export function endWith (response: ServerResponse, { status, contentType, body, 
   response.end(body, then)
 }
 
+/** The handshake errors of a client that spoke plain HTTP to a TLS port: OpenSSL knows a GET, HEAD, POST or PUT, and a proxy's CONNECT. */
+const plainHttpErrors = new Set(['ERR_SSL_HTTP_REQUEST', 'ERR_SSL_HTTPS_PROXY_REQUEST'])
+
 /**
  * On a TLS port, answers a client that spoke plain HTTP to it (an
  * `http://` URL for an `https://` port, which OpenSSL finds at the
- * handshake) with `answer`, in the clear, as nginx does, instead of a
- * reset the client cannot explain. Other failed handshakes end as Node
- * ends them. Node hands the listener the TLS socket, which writes nothing
- * in the clear: the raw connection is found by its peer address, as it
- * was accepted. It is closed once the answer is out, or after `idleMs`
- * (a client that never reads it holds no descriptor for long).
+ * handshake when the request is a GET, HEAD, POST, PUT or CONNECT) with
+ * `answer`, in the clear, as nginx does, instead of a reset the client
+ * cannot explain; the request's method is not known by then, so a HEAD
+ * gets the body too, which the connection's close bounds. Other failed
+ * handshakes (other methods among them: OpenSSL cannot tell them from a
+ * wrong TLS version) end as Node ends them. Node hands the listener the
+ * TLS socket, which writes nothing in the clear: the raw connection is
+ * found by its peer address, as it was accepted. Node closes it right
+ * after the handshake's failure; the answer, written at once on a
+ * connection whose send buffer holds nothing else, is out by then.
  */
-export function answerPlainHttp (server: EventEmitter, answer: () => BareAnswer, idleMs: number): void {
+export function answerPlainHttp (server: EventEmitter, answer: () => BareAnswer): void {
   const handshaking = new Map<string, Socket>()
   const peer = (socket: Socket): string => `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`
   server.on('connection', (raw: Socket) => {
@@ -58,9 +65,8 @@ export function answerPlainHttp (server: EventEmitter, answer: () => BareAnswer,
   server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const raw = handshaking.get(peer(socket))
     socket.destroy()
-    if (err.code !== 'ERR_SSL_HTTP_REQUEST' || raw === undefined || raw.destroyed || !raw.writable) return
+    if (!plainHttpErrors.has(err.code ?? '') || raw === undefined || raw.destroyed || !raw.writable) return
     raw.on('error', () => { raw.destroy() })
-    raw.setTimeout(idleMs > 0 ? idleMs : 5000, () => { raw.destroy() })
     raw.end(rawAnswer(answer()))
   })
 }

@@ -176,7 +176,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     answer.headers = Object.assign({ allow: 'GET, HEAD, PUT, POST, DELETE' }, answer.headers)
     answerLast(whenAnswered, portMeter, socket, answer)
   })
-  if (config.https !== undefined) answerPlainHttp(app.server, () => bareAnswer('InvalidRequest', newRequestId(), plainHttpMessage), connections?.idleTimeoutMs ?? 0)
+  if (config.https !== undefined) answerPlainHttp(app.server, () => bareAnswer('InvalidRequest', newRequestId(), plainHttpMessage))
   if (connections !== undefined) {
     const ms = connections.idleTimeoutMs
     app.server.headersTimeout = ms

@@ -107,6 +107,8 @@ t.test('the console, without a token (loopback)', async t => {
     await page.goto(`${base}/_console/#/objects?bucket=photos&prefix=`)
     await page.getByRole('link', { name: 'spoof\\u202e/' }).click()
     const crumbs = page.getByRole('navigation', { name: 'Breadcrumb' })
+    // The folder's page, not the bucket's still shown while it loads.
+    await crumbs.locator('[aria-current="page"]', { hasText: 'spoof' }).waitFor()
     t.equal(await crumbs.locator('[aria-current="page"]').textContent(), 'spoof\\u202e', 'the breadcrumb')
     await page.getByRole('button', { name: 'invoice\\u202efdp.exe', exact: true }).click()
     t.equal(await page.locator('aside.details').getByTestId('details-key').textContent(), 'spoof\\u202e/invoice\\u202efdp.exe', 'the details')

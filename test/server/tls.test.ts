@@ -238,9 +238,9 @@ t.test('development mode over HTTPS: a page of the server\'s own https origin wr
 })
 
 /** What a port answers to plain HTTP: every byte until the server closes the connection. */
-async function plainAnswer (port: number): Promise<string> {
+async function plainAnswer (port: number, requestLine = 'GET /default/x HTTP/1.1'): Promise<string> {
   return await new Promise((resolve, reject) => {
-    const socket = netConnect(port, '127.0.0.1', () => { socket.write('GET /default/x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n') })
+    const socket = netConnect(port, '127.0.0.1', () => { socket.write(`${requestLine}\r\nHost: 127.0.0.1\r\n\r\n`) })
     let text = ''
     socket.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('close', () => { resolve(text) }).on('error', reject)
   })
@@ -257,6 +257,11 @@ t.test('plain HTTP sent to a TLS port is answered 400 in the clear, in the door\
   t.match(s3, /^HTTP\/1\.1 400 Bad Request\r\n/)
   t.match(s3, /<Code>InvalidRequest<\/Code><Message>This port speaks HTTPS only/)
   t.match(s3, /x-amz-request-id: [0-9A-F]{16}/)
+  for (const line of ['HEAD /_health/live HTTP/1.1', 'PUT /default/x HTTP/1.1', 'CONNECT 127.0.0.1:443 HTTP/1.1']) {
+    t.match(await plainAnswer(Number(new URL(server.url).port), line), /^HTTP\/1\.1 400 Bad Request\r\n/, `${line.split(' ')[0]}: what OpenSSL knows for plain HTTP`)
+  }
+  // OpenSSL cannot tell another method from a wrong TLS version: closed unanswered, as any failed handshake.
+  t.equal(await plainAnswer(Number(new URL(server.url).port), 'DELETE /default/x HTTP/1.1').catch(() => ''), '', 'DELETE: closed unanswered')
   const after = await httpsAnswer(`${server.url}/_health/live`, ca, 'GET', {})
   t.equal(after.status, 200, 'HTTPS is served as before')
 })

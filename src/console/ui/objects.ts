@@ -52,7 +52,7 @@ interface Browser {
   picker: HTMLInputElement
   /** The page shown: replaced (never changed in place) once a listing of another is drawn. */
   shown: Page
-  /** The page last asked for: the one shown, or one still loading (a search typed, a page clicked), which Refresh lists. */
+  /** The page last asked for: the one shown, or one still loading (a search typed, a page clicked), which Refresh, a delete and an upload list again. */
   asked: Page
   selected: Set<string>
   listing: Listing | null
@@ -155,14 +155,14 @@ function countOf (count: number, noun = 'object'): string {
 }
 
 /**
- * Lists `page` (by default the one shown) and shows it, with `outcome` as
+ * Lists `page` (by default the one last asked for: shown, or still loading) and shows it, with `outcome` as
  * its status until the user's next action. Only the latest listing asked
  * for draws: one overtaken (a search typed on, another page asked for)
  * draws nothing, nor its failure. A refused token is
  * thrown, for the caller to ask for one (as the bucket list does); any
  * other failure shows as an alert, the page shown left as it was.
  */
-async function load (view: Browser, outcome?: Outcome, page = view.shown): Promise<void> {
+async function load (view: Browser, outcome?: Outcome, page = view.asked): Promise<void> {
   const { bucket, prefix, status } = view
   const { search, cursors } = page
   const mine = ++view.loads
@@ -319,7 +319,7 @@ function toolbar (view: Browser): HTMLElement {
   })
   // What other clients wrote since (an upload link's files, a program's) shows without reloading the whole page.
   const refresh = h('button', { type: 'button' }, 'Refresh')
-  refresh.addEventListener('click', () => { void reload(view, undefined, view.asked) })
+  refresh.addEventListener('click', () => { void reload(view) })
   return h('div', { class: 'toolbar' },
     h('form', { role: 'search', class: 'search', onsubmit: (event: Event) => { event.preventDefault(); clearTimeout(typing); void reload(view, undefined, { search: search.value, cursors: [null] }) } },
       h('label', { for: 'search' }, `Search in ${prefix === '' ? bucket : shownName(prefix)}`), search),
