@@ -183,8 +183,8 @@ t.test('a taken port: a clear error naming it, for either port', async t => {
   const taken = await listening()
   t.teardown(() => { taken.close() })
   const port = (taken.address() as { port: number }).port
-  await t.rejects(startServer({ memory: true, port }), { message: `cannot listen: port ${port} on 127.0.0.1 is already in use (EADDRINUSE) (the HTTP gateway port)`, cause: { code: 'EADDRINUSE' } })
-  await t.rejects(startServer({ memory: true, s3Port: port }), { message: `cannot listen: port ${port} on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port)` })
+  await t.rejects(startServer({ memory: true, port }), { message: `cannot listen: port ${port} on 127.0.0.1 is already in use (EADDRINUSE) (the HTTP gateway port); choose another port with --port (FSBUCKET_PORT)`, cause: { code: 'EADDRINUSE' } })
+  await t.rejects(startServer({ memory: true, s3Port: port }), { message: `cannot listen: port ${port} on 127.0.0.1 is already in use (EADDRINUSE) (the S3 API port); choose another port with --s3-port (FSBUCKET_S3_PORT; 0 turns the S3 port off)` })
 })
 
 t.test('options it cannot honour are refused before anything starts', async t => {
@@ -243,7 +243,7 @@ t.test('a process that closes its server exits by itself, soon after', async t =
   const { code, seen, exitedAt, stderr } = await runSuite(cwd, cwd)
   t.equal(code, 0, `exit code 0 (stderr: ${stderr})`)
   t.match(seen, { put: 200, form: 200, read: 'from S3', multipart: 'one part', deleted: 204, bucket: 200, console: 200 }, 'it used the doors')
-  t.match(seen.conflict, /^cannot listen: port \d+ on 127\.0\.0\.1 is already in use \(EADDRINUSE\) \(the (HTTP gateway|S3 API) port\)$/, 'the failed start is a clear error')
+  t.match(seen.conflict, /^cannot listen: port \d+ on 127\.0\.0\.1 is already in use \(EADDRINUSE\) \(the (HTTP gateway|S3 API) port\); choose another port with --(s3-)?port \(FSBUCKET_(S3_)?PORT[;)]/, 'the failed start is a clear error')
   t.same(seen.signalListeners, { imported: 0, closed: 0 }, 'no signal handler: not by the import, not by a server in memory')
   t.type(seen.closedAt, 'number', 'it closed the server')
   const after = exitedAt - (seen.closedAt as number)
