@@ -172,6 +172,8 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   })
 
   const loopbackOnly = config.loopbackOnly ?? isLoopbackHost(config.host)
+  /** Buckets public for this run (`--public`): the routes read them without credentials, and the management API says so. */
+  const publicBuckets = new Set(config.publicBuckets)
   const management = config.management ?? { tokens: config.token === null ? [] : [config.token], keys: [], open: loopbackOnly }
   const gatewayOpen = config.token === null && loopbackOnly
   const managementOpen = management.open === true && management.tokens.length + management.keys.length === 0
@@ -239,7 +241,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
           done()
         })
       }
-      await api.register(managementApi, { prefix: managementPrefix, registry, credentials: management, shareEndpoint: config.shareEndpoint, publicBuckets: new Set(config.publicBuckets) })
+      await api.register(managementApi, { prefix: managementPrefix, registry, credentials: management, shareEndpoint: config.shareEndpoint, publicBuckets })
       return api
     }, (reply, err) => {
       reply.log.error({ err }, 'the management API could not be built')
@@ -258,7 +260,6 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   })
 
   const policy = { token: config.token, loopbackOnly, tokens: registry.tokens }
-  const publicBuckets = new Set(config.publicBuckets)
   await app.register(gatewayRoutes, {
     registry,
     policy,

@@ -10,6 +10,7 @@
 import { STATUS_CODES, type ServerResponse } from 'node:http'
 import type { EventEmitter } from 'node:events'
 import type { Socket } from 'node:net'
+import { handshakesOf } from './handshakes.js'
 
 /** The message of the answer to plain HTTP sent to a TLS port, each door's own envelope around it. */
 export const plainHttpMessage = 'This port speaks HTTPS only: send the request to its https:// URL, not http://.'
@@ -47,23 +48,15 @@ const plainHttpErrors = new Set(['ERR_SSL_HTTP_REQUEST', 'ERR_SSL_HTTPS_PROXY_RE
  * cannot explain; the request's method is not known by then, so a HEAD
  * gets the body too, which the connection's close bounds. Other failed
  * handshakes (other methods among them: OpenSSL cannot tell them from a
- * wrong TLS version) end as Node ends them. Node hands the listener the
- * TLS socket, which writes nothing in the clear: the raw connection is
- * found by its peer address, as it was accepted. Node closes it right
+ * wrong TLS version) end as Node ends them. The answer is written on the
+ * raw connection (doors/handshakes.ts). Node closes it right
  * after the handshake's failure; the answer, written at once on a
  * connection whose send buffer holds nothing else, is out by then.
  */
 export function answerPlainHttp (server: EventEmitter, answer: () => BareAnswer): void {
-  const handshaking = new Map<string, Socket>()
-  const peer = (socket: Socket): string => `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`
-  server.on('connection', (raw: Socket) => {
-    const key = peer(raw)
-    handshaking.set(key, raw)
-    raw.once('close', () => { if (handshaking.get(key) === raw) handshaking.delete(key) })
-  })
-  server.on('secureConnection', (socket: Socket) => { handshaking.delete(peer(socket)) })
+  const handshakes = handshakesOf(server)
   server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    const raw = handshaking.get(peer(socket))
+    const raw = handshakes.rawOf(socket)
     socket.destroy()
     if (!plainHttpErrors.has(err.code ?? '') || raw === undefined || raw.destroyed || !raw.writable) return
     raw.on('error', () => { raw.destroy() })

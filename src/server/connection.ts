@@ -42,6 +42,7 @@ import type { Socket } from 'node:net'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import { markCutOff } from '../doors/cut-off.js'
+import { handshakesOf } from '../doors/handshakes.js'
 import { DoorErrors, failure } from '../http/errors.js'
 
 interface Pending {
@@ -239,18 +240,8 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
       if (left === 0 && ending.has(socket)) socket.destroySoon()
     })
   })
-  /** TLS connections by peer whose handshake has not completed: their raw sockets. */
-  const handshaking = new Map<string, Socket>()
-  const peer = (socket: Socket): string => `${socket.remoteAddress ?? ''}:${socket.remotePort ?? ''}`
-  if (tls) {
-    server.on('connection', (raw: Socket) => {
-      const key = peer(raw)
-      handshaking.set(key, raw)
-      raw.once('close', () => { if (handshaking.get(key) === raw) handshaking.delete(key) })
-    })
-  }
+  const handshakes = tls ? handshakesOf(server) : null
   server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
-    if (tls) handshaking.delete(peer(socket))
     open.add(socket)
     socket.once('close', () => { open.delete(socket) })
     // Accepted after `end` and before the listener closed.
@@ -258,7 +249,7 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
   })
   server.closeIdleConnections = () => {
     for (const socket of open) if ((answering.get(socket) ?? 0) === 0) socket.destroy()
-    for (const raw of handshaking.values()) raw.destroy()
+    for (const raw of handshakes?.all() ?? []) raw.destroy()
   }
   return {
     end: () => {

@@ -201,6 +201,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     // The S3 door (its XML parser, its signer) is loaded only with an S3 port: it weighs on every process's memory.
     // Its site guard (development mode) too, with the door, which it answers in (its error document).
     const s3Guard = options.s3Port !== null && s3Policy.anonymousWrites ? await import('./s3-guard.js') : null
+    const underS3Domains = s3Guard?.underDomains(options.s3Domain) ?? (() => false)
     s3 = options.s3Port === null
       ? null
       : await (await import('../s3/index.js')).buildS3App({
@@ -219,7 +220,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         // Plain reads beside Fastify, under the site guard's Host rules in development mode (as guardS3Site below).
         readsBeside: {
           beginAlone,
-          guard: s3Guard === null ? null : { routeHosts: routeHostsOf(routes), isOwnHost: host => isLoopbackName(host) || s3Guard.underDomains(host, options.s3Domain) }
+          guard: s3Guard === null ? null : { routeHosts: routeHostsOf(routes), isOwnHost: host => isLoopbackName(host) || underS3Domains(host) }
         }
       })
     if (s3 !== null && s3Guard !== null) s3Guard.guardS3Site(s3, { routeHosts: routeHostsOf(routes), domains: options.s3Domain, registry })

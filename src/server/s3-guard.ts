@@ -19,12 +19,10 @@ import { customDomainLookup, siteGuardHook, type SiteGuardOptions } from '../htt
 import { errorDocument } from '../s3/index.js'
 import { noteAnswerCode } from '../doors/request-log.js'
 
-/** Whether `host` (a host name, as `hostName` gives it) is one of the `--s3-domain` domains (as given) or a sub-domain of one. */
-export function underDomains (host: string, domains: string[]): boolean {
-  return domains.some(domain => {
-    const name = hostName(domain)
-    return name !== '' && (host === name || host.endsWith(`.${name}`))
-  })
+/** Whether a host name (as `hostName` gives it) is one of the `--s3-domain` domains (as given: read once, as the router reads them) or a sub-domain of one. */
+export function underDomains (domains: string[]): (host: string) => boolean {
+  const names = domains.map(domain => hostName(domain)).filter(name => name !== '')
+  return host => names.some(name => host === name || host.endsWith(`.${name}`))
 }
 
 const unsigned = 'This S3 port has no credentials configured (development mode)'
@@ -47,7 +45,7 @@ export interface S3GuardOptions {
 
 export function guardS3Site (s3: FastifyInstance, { routeHosts, domains, registry }: S3GuardOptions): void {
   // No route serves here, and the gateway's route hosts and custom domains are not this port's: such a Host is refused.
-  const guard: SiteGuardOptions = { routeHosts, isRouted: () => false, servesSites: false, isCustomDomain: customDomainLookup(registry), isOwnHost: host => underDomains(host, domains) }
+  const guard: SiteGuardOptions = { routeHosts, isRouted: () => false, servesSites: false, isCustomDomain: customDomainLookup(registry), isOwnHost: underDomains(domains) }
   s3.addHook('onRequest', siteGuardHook(guard, () => true, (reply, err) => {
     // The S3 API's own hook has given the request its id (and the x-amz-request-id header) by now.
     const requestId = reply.request.s3RequestId

@@ -27,8 +27,11 @@ function bucketShape (info: BucketInfo): Record<string, unknown> {
   return { name: info.name, creation_date: info.creationDate.toISOString(), storage_class: info.settings.storageClass }
 }
 
-/** The hosted API's managed-domain answer; the bucket id is 32 hex digits, stable for a name. */
-/** The bucket's public access as the hosted API shapes it: enabled when anyone may read it, by its settings or for this run (`serve --public`). */
+/**
+ * The hosted API's managed-domain answer: the bucket id is 32 hex digits,
+ * stable for a name; enabled when anyone may read the bucket, by its
+ * settings or for this run (`serve --public`).
+ */
 function managedDomainShape (ctx: ManagementContext, info: BucketInfo): Record<string, unknown> {
   const bucketId = createHash('md5').update(info.name).digest('hex')
   return { bucketId, domain: `pub-${bucketId}.r2.dev`, enabled: info.settings.public || ctx.publicBuckets.has(info.name) }
