@@ -41,7 +41,7 @@ import { registerTokenCommands } from './cli/tokens.js'
 import { registerShareCommand, s3EndpointOrigin } from './cli/share.js'
 import { secretValue } from './cli/secret-option.js'
 import { describeError } from './cli/errors.js'
-import { parseRouteSpec, splitRouteList } from './http/target.js'
+import { parseRouteSpec, secondRoute, splitRouteList } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
 import { commandHelp } from './doors/command-help.js'
@@ -133,10 +133,13 @@ function ordinal (n: number): string {
  * takes its push: a comma may stand in a route (a path prefix `/a,b/`, an
  * `error=` key, an `index=` name: http/target.ts), so a flag is never split
  * at one; FSBUCKET_ROUTES holds several, separated by commas or spaces
- * (`fromVariable` tells which one is parsed), as docs/http.md documents. A
- * flag whose pieces between its commas are each a route of their own is
- * two routes in one flag: refused, as it would otherwise be one route no
- * one meant (or a start-up refusal naming a piece of it).
+ * (`fromVariable` tells which one is parsed; empty items are skipped), as
+ * docs/http.md documents. A flag holding two routes is refused, as it would
+ * otherwise be one route no one meant, or a start-up refusal naming a piece
+ * of it: when its pieces between commas or spaces are each a route, or when
+ * a whole route is followed by text that starts another
+ * (http/target.ts's `secondRoute`). So is a flag ending in a comma, which
+ * would end its bucket's name or its last option's value.
  */
 function routeSpecs (fromVariable: () => boolean) {
   return (value: string, previous: string[] = []): string[] => {
@@ -154,9 +157,13 @@ function routeSpecs (fromVariable: () => boolean) {
         for (const spec of specs) parseRouteSpec(spec)
         return [...previous, ...specs]
       }
+      const where = `the ${ordinal(previous.length + 1)} --route`
       if (specs.length > 1 && specs.every(parsed)) {
-        throw new Error(`the ${ordinal(previous.length + 1)} --route holds ${specs.length} routes (separated by a comma or a space): give each route a --route of its own`)
+        throw new Error(`${where} holds ${specs.length} routes (separated by a comma or a space): give each route a --route of its own`)
       }
+      const second = secondRoute(value)
+      if (second !== null) throw new Error(`${where} holds a second route after a comma or a space ("${second}"): give each route a --route of its own`)
+      if (value.trim().endsWith(',')) throw new Error(`${where} ends with a comma: give each route a --route of its own, without a separator`)
       parseRouteSpec(value.trim())
     } catch (err) {
       throw new InvalidArgumentError((err as Error).message)

@@ -68,9 +68,9 @@ export interface RuleInput {
   description?: string
 }
 
-/** Why a set of rules is refused: a rule of the wrong shape, or two overlapping rules. */
+/** Why a change of rules is refused: a rule of the wrong shape, two overlapping rules, or a rule id the queue has no rule of. */
 export class RuleRefusal extends Error {
-  constructor (readonly reason: 'invalid' | 'overlap', message: string) {
+  constructor (readonly reason: 'invalid' | 'overlap' | 'unknown', message: string) {
     super(message)
   }
 }
@@ -137,9 +137,18 @@ export function addRules (current: QueueNotifications[], queueId: string, accoun
  * of them without it). The queue's entry stays, with no rules, as a link:
  * the bucket's outbox may still hold messages for the queue, and a pull
  * reads only the outboxes of the buckets linked to it (queues.ts). Links
- * go when the queue is deleted.
+ * go when the queue is deleted. An id that names no rule of the queue (a
+ * typo, a rule of another queue, one already removed) refuses the whole
+ * change, RuleRefusal('unknown'), and removes nothing: answering success
+ * would tell the caller (wrangler prints "deleted successfully") that a
+ * rule which still sends events is gone.
  */
 export function removeRules (current: QueueNotifications[], queueId: string, ruleIds?: string[]): QueueNotifications[] {
+  if (ruleIds !== undefined) {
+    const rules = current.find(q => q.queueId === queueId)?.rules ?? []
+    const unknown = ruleIds.filter(id => !rules.some(r => r.ruleId === id))
+    if (unknown.length > 0) throw new RuleRefusal('unknown', `no rule of this queue has the id ${unknown.map(id => JSON.stringify(id)).join(', ')}`)
+  }
   return current.map(q => q.queueId !== queueId ? q : Object.assign({}, q, { rules: ruleIds === undefined ? [] : q.rules.filter(r => !ruleIds.includes(r.ruleId)) }))
 }
 

@@ -159,5 +159,6 @@ export function logCutShortRequest (request: FastifyRequest, reply: FastifyReply
  * URL redacted as every request line's.
  */
 export function logRefusedRequest (request: FastifyRequest, status: number, bytes: number, code: number | string): void {
-  request.log.info({ method: request.method, url: redactedUrl(request.url), status, bytes, code }, 'request')
+  // As requestLine counts them: the error document of a refused HEAD is never sent.
+  request.log.info({ method: request.method, url: redactedUrl(request.url), status, bytes: request.method === 'HEAD' ? 0 : bytes, code }, 'request')
 }

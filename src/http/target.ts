@@ -111,6 +111,42 @@ export function parseRouteSpec (fullSpec: string): PublicRoute {
   return route
 }
 
+/** Whether `text` starts like a route, up to its options: `where=name`, `where` a host, a `host/prefix` or a `/prefix`, a name without `/` (a bucket's, valid or not). */
+function startsLikeRoute (text: string): boolean {
+  const spec = text.split(/[;\s,]/, 1)[0]
+  const equals = spec.lastIndexOf('=')
+  const where = spec.slice(0, equals)
+  const name = spec.slice(equals + 1)
+  return equals > 0 && name !== '' && !name.includes('/') && (where.startsWith('/') || /^[a-z0-9.-]+(:\d+)?(\/|$)/i.test(where))
+}
+
+/**
+ * The second route in `value`, one route spec as a `--route` gives it,
+ * when it holds two: text after a comma or a space that is a route or
+ * starts like one (a bucket name mistyped), behind a whole route. Else
+ * null. Taken whole, such a value would parse as one route no one meant
+ * (`a=site;error=404.html,b=Bad_Name` as an error document named
+ * `404.html,b=Bad_Name`; `/a/=x,/b/=y` as the prefix `/a/=x,/b/`), with
+ * nothing in the start-up log to show it. A comma that belongs to the route
+ * (`/a,b/=site`, `error=404,v2.html`) is followed by no such text.
+ */
+export function secondRoute (value: string): string | null {
+  const parses = (spec: string): boolean => {
+    try {
+      parseRouteSpec(spec)
+      return true
+    } catch {
+      return false
+    }
+  }
+  for (const separator of value.matchAll(/[\s,]+/g)) {
+    const before = value.slice(0, separator.index).trim()
+    const after = value.slice(separator.index + separator[0].length).trim()
+    if (after !== '' && parses(before) && (startsLikeRoute(after) || parses(after))) return after
+  }
+  return null
+}
+
 /** The route specs of a comma- or whitespace-separated list (the FSBUCKET_ROUTES form), unparsed. */
 export function splitRouteList (list: string): string[] {
   return list.split(/[\s,]+/).filter(s => s !== '')

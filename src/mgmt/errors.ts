@@ -110,6 +110,7 @@ export const ManagementErrors = {
   ConsumerNotFound: { code: 11006, status: 404, message: 'Consumer does not exist.' },
   InvalidNotificationRule: { code: 10090, status: 400, message: 'The event notification rule is not valid.' },
   OverlappingNotificationRule: { code: 10091, status: 409, message: 'The event notification rule overlaps an existing rule of this bucket.' },
+  NoSuchNotificationRule: { code: 10092, status: 404, message: 'No event notification rule of this queue has that id.' },
   // Anything else
   InternalError: { code: 10001, status: 500, message: 'Internal error.' }
 } as const satisfies Record<string, ManagementErrorDefinition>

@@ -73,6 +73,22 @@ t.test('addRules refuses overlaps, among the new rules too', async t => {
   t.equal(refusalOf(() => addRules(full, 'q1', 'acct', [{ prefix: 'one-more/', suffix: '', actions: ['PutObject'] }], now)), 'invalid', 'at most 1,000 rules a bucket')
 })
 
+t.test('removeRules removes the rules named, and refuses an id the queue has no rule of, removing nothing', async t => {
+  const now = new Date(0)
+  const q1 = addRules([], 'q1', 'acct', [{ prefix: 'img/', suffix: '', actions: ['PutObject'] }, { prefix: 'doc/', suffix: '', actions: ['PutObject'] }], now)
+  const both = addRules(q1, 'q2', 'acct', [{ prefix: 'log/', suffix: '', actions: ['PutObject'] }], now)
+  const [img, doc] = both[0].rules.map(r => r.ruleId)
+  const other = both[1].rules[0].ruleId
+  t.same(removeRules(both, 'q1', [img]).map(q => q.rules.map(r => r.prefix)), [['doc/'], ['log/']], 'the rule named, of that queue only')
+  t.equal(refusalOf(() => removeRules(both, 'q1', ['no-such-rule'])), 'unknown', 'an id that names no rule')
+  t.equal(refusalOf(() => removeRules(both, 'q1', [img, 'no-such-rule'])), 'unknown', 'one unknown id among known ones')
+  t.equal(refusalOf(() => removeRules(both, 'q1', [other])), 'unknown', 'a rule of another queue')
+  t.equal(refusalOf(() => removeRules(both, 'q3', [img])), 'unknown', 'a queue the bucket does not send to')
+  t.throws(() => removeRules(both, 'q1', ['typo"d']), /no rule of this queue has the id "typo\\"d"/, 'the refusal names the id')
+  t.same(removeRules(both, 'q1', [img, doc]).map(q => q.rules.length), [0, 1], 'every rule of the queue, named')
+  t.same(removeRules(both, 'q1').map(q => q.rules.length), [0, 1], 'no ids: all the queue\'s rules')
+})
+
 t.test('a rule matches a key whichever Unicode form either was written in; the message keeps the key as written', async t => {
   const now = new Date(0)
   const nfc = addRules([], 'q1', 'acct', [{ prefix: 'caf\u00e9/', suffix: '.txt', actions: ['PutObject', 'DeleteObject'] }], now)

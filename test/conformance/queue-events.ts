@@ -280,6 +280,12 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     const config = await call('GET', `${v4}/event_notifications/r2/photos/configuration`)
     const ruleId = config.body.result.queues[0].rules[0].ruleId as string
     await (await registry.open('photos'))!.put('before-removal', 'b')
+    const rulesBefore = (await call('GET', `${v4}/event_notifications/r2/photos/configuration`)).body.result.queues
+    for (const ruleIds of [['no-such-rule'], [ruleId, 'no-such-rule']]) {
+      const unknown = await call('DELETE', `${v4}/event_notifications/r2/photos/configuration/queues/${queueId}`, { ruleIds })
+      t.match(unknown, { status: 404, body: { success: false, errors: [{ code: 10092, message: /"no-such-rule"/ }] } }, `an id that names no rule is refused (${ruleIds.length} ids)`)
+      t.same((await call('GET', `${v4}/event_notifications/r2/photos/configuration`)).body.result.queues, rulesBefore, 'and nothing is removed')
+    }
     t.equal((await call('DELETE', `${v4}/event_notifications/r2/photos/configuration/queues/${queueId}`, { ruleIds: [ruleId] })).status, 200)
     t.same((await call('GET', `${v4}/event_notifications/r2/photos/configuration`)).body.result.queues, [], 'no rules left')
     t.equal((await call('GET', `${v4}/event_notifications/r2/photos/configuration/queues/${queueId}`)).status, 404, 'nor a configuration for the queue')

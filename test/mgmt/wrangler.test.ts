@@ -287,6 +287,10 @@ t.test('wrangler against fsbucket', async t => {
     t.equal(pulled.body.result.messages.length, 1, 'one message')
     t.match(JSON.parse(pulled.body.result.messages[0].body), { action: 'PutObject', bucket: 'wr-notes', object: { key: 'img/tom.jpg', size: 4 } })
 
+    const mistyped = await wrangler(['r2', 'bucket', 'notification', 'delete', 'wr-notes', '--queue', 'wr-events', '--rule', 'no-such-rule'])
+    t.not(mistyped.code, 0, 'a rule id the queue has no rule of is refused')
+    t.match(mistyped.output, /no-such-rule[^]*10092/, 'naming the id, with the code')
+    t.notMatch(mistyped.output, /deleted successfully/, 'not reported as deleted')
     ok(t, await wrangler(['r2', 'bucket', 'notification', 'delete', 'wr-notes', '--queue', 'wr-events']), 'r2 bucket notification delete')
     t.same((await api('GET', `/accounts/${accountId}/event_notifications/r2/wr-notes/configuration`)).body.result.queues, [], 'no rules left')
     ok(t, await wrangler(['queues', 'consumer', 'http', 'remove', 'wr-events']), 'queues consumer http remove')

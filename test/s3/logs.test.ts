@@ -66,6 +66,30 @@ t.test('one line per request: reqId is the answered x-amz-request-id; bucket, ke
   t.notMatch(text.join(''), /feedbeef99/)
 })
 
+t.test('a failed HEAD, whose answer has no body to carry S3\'s Code, has the Code in its line', async t => {
+  const registry = await openRegistry(testdir(t), { fsync: false })
+  await registry.create('photos')
+  const text: string[] = []
+  const logger = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { text.push(String(chunk)); done() } }))
+  const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', logger })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const endpoint = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  t.teardown(async () => { await app.close(); await registry.close() })
+  const lines = (): Array<Record<string, unknown>> => text.map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l.msg === 'request')
+  const head = async (path: string, headers: Record<string, string> = {}): Promise<Record<string, unknown> | undefined> => {
+    const answer = await fetch(`${endpoint}${path}`, { method: 'HEAD', headers })
+    t.equal(await answer.text(), '', `${path}: no body`)
+    return lines().at(-1)
+  }
+  await registry.open('photos').then(async bucket => await bucket!.put('cat', 'meow'))
+  t.match(await head('/photos/none'), { method: 'HEAD', bucket: 'photos', key: 'none', status: 404, bytes: 0, code: 'NoSuchKey' }, 'a missing key')
+  t.match(await head('/nobucket/none'), { method: 'HEAD', bucket: 'nobucket', key: 'none', status: 404, bytes: 0, code: 'NoSuchBucket' }, 'a missing bucket: told apart from a missing key')
+  t.match(await head('/nobucket'), { method: 'HEAD', bucket: 'nobucket', status: 404, code: 'NoSuchBucket' }, 'HeadBucket')
+  t.match(await head('/photos/cat', { 'if-match': '"nope"' }), { status: 412, code: 'PreconditionFailed' }, 'a failed condition')
+  t.match(await head('/photos/cat', { range: 'bytes=100-200' }), { status: 416, code: 'InvalidRange' }, 'an unsatisfiable range')
+  t.match(await head('/photos/%zz'), { method: 'HEAD', url: '/photos/%zz', status: 400, bytes: 0, code: 'InvalidArgument' }, 'a request refused before any route: its Code, and no body counted')
+})
+
 t.test('SSE-C keys given in the query are hidden from the line of a request named by its URL', async t => {
   const registry = await openRegistry(testdir(t), { fsync: false })
   await registry.create('photos')

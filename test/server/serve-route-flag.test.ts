@@ -2,8 +2,9 @@
  * `serve --route`: a flag's value is one route, taken whole (a comma may
  * stand in a route: a path prefix `/a,b/`, an `error=` key, an `index=`
  * name); FSBUCKET_ROUTES holds several, comma- or space-separated, each
- * handed to the server as one route. Two routes in one flag are refused,
- * asking for a flag each.
+ * handed to the server as one route. Two routes in one flag (a route
+ * followed by the start of another included) and a flag ending in a comma
+ * are refused, asking for a flag each.
  */
 import t from 'tap'
 import { parseServe } from './serve-flags.js'
@@ -24,6 +25,8 @@ t.test('a comma in a route stays in the route', async t => {
   t.same(await parse(['--route', '/a,b/=site']), { routes: ['/a,b/=site'] }, 'in a path prefix')
   t.same(await parse(['--route', '/docs/=site;error=errors/404,v2.html']), { routes: ['/docs/=site;error=errors/404,v2.html'] }, 'in an error document\'s key')
   t.same(await parse(['--route', 'cdn.localhost=site;index=a,b.html']), { routes: ['cdn.localhost=site;index=a,b.html'] }, 'in an index document\'s name')
+  t.same(await parse(['--route', 'cdn.localhost=site;error=404.html ,v2']), { routes: ['cdn.localhost=site;error=404.html ,v2'] }, 'followed by text that starts no route')
+  t.same(await parse(['--route', '  /docs/=site  ']), { routes: ['/docs/=site'] }, 'spaces around it go')
 })
 
 t.test('two routes in one --route are refused: a --route each', async t => {
@@ -32,10 +35,33 @@ t.test('two routes in one --route are refused: a --route each', async t => {
   t.match((await parse(['--route', '/x/=site /y/=site'])).error, /the 1st --route holds 2 routes/)
 })
 
+t.test('a route followed by the start of another, which taken whole would be one route no one meant, is refused, naming it', async t => {
+  const cases: Array<[string, string, string]> = [
+    ['a.localhost=site;error=404.html,b.localhost=Bad_Name', 'b.localhost=Bad_Name', 'else an error document named "404.html,b.localhost=Bad_Name"'],
+    ['a.localhost=site;index=off, b.localhost=no', 'b.localhost=no', 'else an index document'],
+    ['/a/=site,/b,c/=site', '/b,c/=site', 'else the prefix "/a/=site,/b,c/"'],
+    ['/a,b/=site,c.localhost=site', 'c.localhost=site', 'behind a route with a comma of its own'],
+    ['cdn.localhost=site;listing=on /docs/=Site', '/docs/=Site', 'after a space']
+  ]
+  for (const [spec, second, why] of cases) {
+    t.match((await parse(['--route', spec])).error, `the 1st --route holds a second route after a comma or a space ("${second}"): give each route a --route of its own`, why)
+  }
+})
+
+t.test('a --route ending in a comma is refused, which would end its bucket or its last option', async t => {
+  for (const spec of ['a.localhost=site,', '/docs/=site;error=404.html,', '/docs/=site;error=404.html , ']) {
+    t.match((await parse(['--route', spec])).error, /the 1st --route ends with a comma: give each route a --route of its own, without a separator/, spec)
+  }
+  t.match((await parse(['--route', ',a.localhost=site'])).error, /Invalid route ",a.localhost=site": bad host name/, 'nor does one start with a comma')
+})
+
 t.test('FSBUCKET_ROUTES holds several, each handed on as one route', async t => {
   t.same(await parse([], { FSBUCKET_ROUTES: 'a.localhost=site, /x/=site;listing=on b.localhost=site' }),
     { routes: ['a.localhost=site', '/x/=site;listing=on', 'b.localhost=site'] })
   t.match((await parse([], { FSBUCKET_ROUTES: 'a.localhost=site,nonsense' })).error, /Invalid route "nonsense"/)
+  t.same(await parse([], { FSBUCKET_ROUTES: ' a.localhost=site ,, b.localhost=site, ' }), { routes: ['a.localhost=site', 'b.localhost=site'] }, 'spaces around items, empty items and a trailing comma are skipped')
+  t.match((await parse([], { FSBUCKET_ROUTES: '/a,b/=site' })).error, /Invalid route "\/a"/, 'a comma is always a separator there: a prefix holding one is refused, naming the piece')
+  t.match((await parse([], { FSBUCKET_ROUTES: 'a.localhost=site;error=404.html,b.localhost=Bad_Name' })).error, /Invalid route "b.localhost=Bad_Name"/, 'each item is one route')
   t.same(await parse(['--route', '/only/=site'], { FSBUCKET_ROUTES: 'a.localhost=site,b.localhost=site' }), { routes: ['/only/=site'] }, 'a flag beats the variable')
 })
 

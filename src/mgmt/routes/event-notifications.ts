@@ -5,7 +5,10 @@
  * [{prefix, suffix, actions, description}]}`), and rules removed (DELETE,
  * with `{ruleIds}` or without a body for all the queue's rules). A rule that
  * overlaps another of the bucket for the same action is refused (10091),
- * as the hosted API refuses it. The rules are kept in the bucket's settings
+ * as the hosted API refuses it. A `ruleIds` naming a rule the queue does
+ * not have is refused whole (10092, fsbucket's own: the hosted API
+ * documents no answer for it), so a mistyped id is never reported as
+ * deleted. The rules are kept in the bucket's settings
  * (src/bucket/notifications.ts says what they match and what a message
  * holds); the account of the path is the one each message names.
  */
@@ -34,6 +37,7 @@ async function queueShape (ctx: ManagementContext, queue: QueueNotifications): P
 
 function refusal (err: unknown): unknown {
   if (!(err instanceof RuleRefusal)) return err
+  if (err.reason === 'unknown') return new ManagementError('NoSuchNotificationRule', `Rule not found: ${err.message}; nothing was deleted.`)
   return new ManagementError(err.reason === 'overlap' ? 'OverlappingNotificationRule' : 'InvalidNotificationRule', `${err.reason === 'overlap' ? 'Overlapping rules' : 'Invalid rule'}: ${err.message}.`)
 }
 
@@ -81,7 +85,12 @@ export function registerEventNotificationRoutes (app: FastifyInstance, ctx: Mana
     }
     const info = await requireBucket(ctx, bucketName)
     if (!withRules(info.settings.notifications).some(q => q.queueId === queueId)) throw new ManagementError('QueueNotFound', 'No event notification rules send to this queue.')
-    await ctx.registry.changeNotifications(bucketName, current => removeRules(current, queueId, ruleIds as string[] | undefined))
+    try {
+      // Judged under the settings lock, with the rules as they stand: a rule removed meanwhile is unknown by then.
+      await ctx.registry.changeNotifications(bucketName, current => removeRules(current, queueId, ruleIds as string[] | undefined))
+    } catch (err) {
+      throw refusal(err)
+    }
     return success({})
   })
 }
