@@ -14,9 +14,17 @@
  *   - Dates compare strictly: `uploadedBefore` passes only when the object
  *     was uploaded strictly before it, `uploadedAfter` only strictly after.
  *     Dates from headers have whole seconds, so the upload time is truncated
- *     to the second before comparing. Divergence from RFC 9110: an
- *     If-Unmodified-Since equal to the object's own Last-Modified fails here
- *     (RFC 9110 would pass it), because the service compares strictly.
+ *     to the second before comparing (to the Last-Modified a read answers).
+ *     Divergence from RFC 9110: in a plain `Headers`, an If-Unmodified-Since
+ *     equal to the object's own Last-Modified fails (RFC 9110 section 13.1.4
+ *     passes it: the object was not modified after that date), because the
+ *     service compares strictly (Cloudflare's simulator of the binding,
+ *     adapted from the service's own tests, fails it).
+ *   - `HttpRequestConditions` (the Headers a door hands on from a request
+ *     it answers: the HTTP routes, the S3 port, the management API) is
+ *     judged as RFC 9110 asks instead, as S3 judges it: an
+ *     If-Unmodified-Since equal to the Last-Modified holds. An
+ *     If-Modified-Since equal to it is "not modified" either way.
  *
  * Argument checks, as the hosted binding makes them:
  *   - in a `BucketConditional`, an etag is compared literally: one wrapped in
@@ -45,9 +53,19 @@ export interface ParsedConditional {
   uploadedAfter?: Date // If-Modified-Since
   /** Dates came from headers, with whole-second precision. */
   secondsGranularity: boolean
+  /** An If-Unmodified-Since equal to the (truncated) upload time holds, as RFC 9110 judges it (`HttpRequestConditions`). */
+  unmodifiedAtSameTime: boolean
 }
 
 export type ConditionalOutcome = 'pass' | 'precondition-failed' | 'not-modified'
+
+/**
+ * The conditional headers of an HTTP request this server answers itself,
+ * handed on by a door as `onlyIf`: judged as RFC 9110 asks (an
+ * If-Unmodified-Since equal to the object's Last-Modified holds), where a
+ * plain `Headers` is judged as the hosted binding judges it (it fails).
+ */
+export class HttpRequestConditions extends Headers {}
 
 /**
  * An If-Match / If-None-Match header of an `onlyIf` Headers that holds no
@@ -100,7 +118,7 @@ function conditionalDate (method: string, name: string, value: unknown): Date | 
 
 /** Parses `onlyIf` (a BucketConditional or a Headers object). */
 export function parseConditional (onlyIf: unknown, method = 'get'): ParsedConditional {
-  if (onlyIf === undefined || onlyIf === null) return { secondsGranularity: false }
+  if (onlyIf === undefined || onlyIf === null) return { secondsGranularity: false, unmodifiedAtSameTime: false }
   if (onlyIf instanceof Headers) {
     const ifMatch = onlyIf.get('if-match')
     const ifNoneMatch = onlyIf.get('if-none-match')
@@ -109,7 +127,8 @@ export function parseConditional (onlyIf: unknown, method = 'get'): ParsedCondit
       etagDoesNotMatch: strictEtagHeader(ifNoneMatch, 'if-none-match'),
       uploadedBefore: headerDate(onlyIf.get('if-unmodified-since')),
       uploadedAfter: headerDate(onlyIf.get('if-modified-since')),
-      secondsGranularity: true
+      secondsGranularity: true,
+      unmodifiedAtSameTime: onlyIf instanceof HttpRequestConditions
     }
   }
   if (typeof onlyIf !== 'object') throw new TypeError(`${method}: onlyIf must be an object or a Headers.`)
@@ -119,7 +138,8 @@ export function parseConditional (onlyIf: unknown, method = 'get'): ParsedCondit
     etagDoesNotMatch: conditionalEtag(method, 'etagDoesNotMatch', c.etagDoesNotMatch),
     uploadedBefore: conditionalDate(method, 'uploadedBefore', c.uploadedBefore),
     uploadedAfter: conditionalDate(method, 'uploadedAfter', c.uploadedAfter),
-    secondsGranularity: false
+    secondsGranularity: false,
+    unmodifiedAtSameTime: false
   }
 }
 
@@ -132,6 +152,12 @@ export function isUnconditional (c: ParsedConditional): boolean {
 function etagListMatches (list: EtagList, etag: string, strong: boolean): boolean {
   if (list === '*') return true
   return list.some(c => c.etag === etag && !(strong && c.weak))
+}
+
+/** Whether an object uploaded at `uploadedMs` passes `uploadedBefore`: strictly before it, or (RFC 9110) not after it. */
+function unmodifiedSince (c: ParsedConditional, uploadedMs: number, before: Date): boolean {
+  // An invalid Date compares false either way, so its condition fails.
+  return c.unmodifiedAtSameTime ? uploadedMs <= before.getTime() : uploadedMs < before.getTime()
 }
 
 /**
@@ -151,7 +177,7 @@ export function evaluateConditional (c: ParsedConditional, object: { etag: strin
 
   if (c.etagMatches !== undefined) {
     if (!etagListMatches(c.etagMatches, object.etag, true)) return 'precondition-failed'
-  } else if (c.uploadedBefore !== undefined && !(uploadedMs < c.uploadedBefore.getTime())) {
+  } else if (c.uploadedBefore !== undefined && !unmodifiedSince(c, uploadedMs, c.uploadedBefore)) {
     return 'precondition-failed'
   }
   if (c.etagDoesNotMatch !== undefined) {

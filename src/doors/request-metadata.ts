@@ -14,7 +14,7 @@
  * answers as its protocol does (the HTTP routes refuse it, S3 stores the
  * epoch).
  */
-import { headerFields, parseHttpDate, type BucketHTTPMetadata } from '../bucket/index.js'
+import { headerFields, HttpRequestConditions, parseHttpDate, type BucketHTTPMetadata } from '../bucket/index.js'
 
 /** Request headers as Node.js gives them (names lowercased). */
 export type RequestHeaders = Record<string, string | string[] | undefined>
@@ -72,13 +72,16 @@ export function namesAwsChunked (headers: RequestHeaders): boolean {
   return (single(headers, 'content-encoding') ?? '').split(',').some(coding => coding.trim().toLowerCase() === 'aws-chunked')
 }
 
-/** The request's headers among `names` (conditional ones), in the binding's Headers form, which parses lists, `*` and weak etags; undefined when none was sent. */
+/**
+ * The request's headers among `names` (conditional ones), in the binding's Headers form, which parses lists, `*` and
+ * weak etags, judged as RFC 9110 asks of a server (`HttpRequestConditions`); undefined when none was sent.
+ */
 export function conditionalHeadersOf (headers: RequestHeaders, names: readonly string[]): Headers | undefined {
   let onlyIf: Headers | undefined
   for (const name of names) {
     const value = single(headers, name)
     if (value === undefined) continue
-    onlyIf ??= new Headers()
+    onlyIf ??= new HttpRequestConditions()
     onlyIf.set(name, value)
   }
   return onlyIf
@@ -199,7 +202,7 @@ function numberOver (declared: string | undefined, limit: number): boolean {
   return declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit
 }
 
-/** The `Vary` S3 sends when a bucket's rules echo origins (its order): every CORS answer's on the S3 port, a preflight's on the routes (their other answers vary by Origin alone). */
+/** The `Vary` S3 sends on an answer a CORS rule matched (its order): every such answer's on the S3 port, a preflight's on the routes when rules echo origins (their other answers vary by Origin alone). */
 export const corsVary = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
 
 /** `Access-Control-Request-Headers` → lowercase names (a CORS preflight's, on every door). */

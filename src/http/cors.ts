@@ -18,7 +18,11 @@
  *   bucket says `Vary: Origin`, those to no Origin or to an origin no rule
  *   allows too: a cache must not give an answer made without CORS headers
  *   to a later fetch from an allowed origin. With `*` rules only (the
- *   default's), the answer to any Origin is the same, and none is added.
+ *   default's), every request gets the same answer, one without an Origin
+ *   too (`Access-Control-Allow-Origin: *` and the exposed headers), and no
+ *   `Vary`: as the Fetch standard asks of such a server ("CORS protocol and
+ *   HTTP caches"), so that a cached answer to a plain request (a
+ *   navigation, an `<img>`) serves a later fetch from any origin.
  *
  * Preflights need no credentials (browsers never send them on OPTIONS).
  */
@@ -47,17 +51,23 @@ function allowOrigin (rule: CorsRule, origin: string): Record<string, string> {
     : { 'access-control-allow-origin': origin }
 }
 
+/** The origin a request without one is matched as under rules of `*` only: each of them allows it, as it allows any. */
+const anyOrigin = '*'
+
 /**
  * CORS headers of an actual (non-preflight) request, or none; with
- * `Vary: Origin` whenever the rules echo an origin, matched or not.
+ * `Vary: Origin` whenever the rules echo an origin, matched or not. Rules
+ * of `*` only answer a request without an Origin as they answer any origin.
  */
 export function corsHeaders (rules: CorsRule[] | null, origin: string | undefined, method: string): Record<string, string> {
   if (rules === null) return {}
-  const headers: Record<string, string> = corsVariesByOrigin(rules) ? { vary: 'Origin' } : {}
-  if (origin === undefined) return headers
-  const rule = matchingCorsRule(rules, origin, method)
+  const varies = corsVariesByOrigin(rules)
+  const headers: Record<string, string> = varies ? { vary: 'Origin' } : {}
+  const matched = origin ?? (varies ? undefined : anyOrigin)
+  if (matched === undefined) return headers
+  const rule = matchingCorsRule(rules, matched, method)
   if (rule === undefined) return headers
-  Object.assign(headers, allowOrigin(rule, origin))
+  Object.assign(headers, allowOrigin(rule, matched))
   if (rule.exposeHeaders !== undefined && rule.exposeHeaders.length > 0) {
     headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   }

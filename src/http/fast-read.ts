@@ -7,16 +7,17 @@
  * answered with the route's own pieces: the registry's settings,
  * `principalOf` and the engine's `authorize`, `readObject` (the engine
  * decides conditions and ranges) and the route's headers (`readHeaders`,
- * with the sandbox of the gateway's own host, and `Vary: Origin` as the
- * route's CORS gives it). A read that would not answer
+ * with the sandbox of the gateway's own host, and the CORS headers the
+ * route gives a request without an Origin). A read that would not answer
  * its object (200, 206, 304) is the route's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { authorize, corsVariesByOrigin, hostName, mayBeCustomDomain } from '../bucket/index.js'
+import { authorize, hostName, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
+import { corsHeaders, effectiveCorsRules } from './cors.js'
 import { readHeaders } from './object-routes.js'
 import { readObject } from './read.js'
 import { isLoopbackName, isManagementUrl } from './site-guard.js'
@@ -61,10 +62,10 @@ async function answer (options: FastReadOptions, request: IncomingMessage, respo
   if (mayBeCustomDomain(host) && await registry.bucketForDomain(host) !== null) return false
   const info = await registry.info(name)
   if (info === null) return false
-  const headers: Record<string, string> = {}
-  // As the route's `enter` (cors.ts): rules that echo an origin make every answer vary by it, this one without an Origin too.
-  if (info.settings.cors !== null && corsVariesByOrigin(info.settings.cors)) headers.vary = 'Origin'
-  if (!options.publicBuckets.has(name) && info.settings.public !== true) {
+  const publicRead = options.publicBuckets.has(name) || info.settings.public === true
+  // As the route's `enter` (cors.ts): `Vary: Origin` under rules that echo one, the answer to every origin under `*` rules.
+  const headers = corsHeaders(effectiveCorsRules(info.settings.cors, publicRead), undefined, request.method ?? 'GET')
+  if (!publicRead) {
     const principal = await principalOf(policy, request.headers.authorization)
     if (!authorize(principal, 'object:read', name, key, request.method?.toLowerCase())) return false
     if (policy.token !== null || principal.kind !== 'admin') headers['cache-control'] = privateReadCacheControl

@@ -21,8 +21,10 @@
  * S3 has no default rule.
  *
  * `Vary`: as S3, only answers to a request with an Origin say `Vary: Origin,
- * Access-Control-Request-Headers, Access-Control-Request-Method` (here when
- * the rules echo origins, whether one matches or not); an answer to a request without
+ * Access-Control-Request-Headers, Access-Control-Request-Method`: every
+ * answer a rule matched, one of `*` too (its Access-Control-Allow-Origin is
+ * `*`, but the answer to no Origin has none), and here also those no rule
+ * matched when the rules echo origins; an answer to a request without
  * Origin carries none, as S3 sends none there: a cache in front of this
  * port must key on Origin, as CloudFront is told to for S3. The HTTP routes
  * vary every answer of such a bucket (http/cors.ts).
@@ -30,10 +32,9 @@
 import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
 import { corsVary } from '../doors/request-metadata.js'
 
-/** Headers of an answer to `origin` under `rule`, one of `rules`: varied by Origin when the rules echo origins, whichever matched. */
-function corsAnswerHeaders (rules: CorsRule[], rule: CorsRule, origin: string): Record<string, string> {
-  const headers: Record<string, string> = { 'access-control-allow-origin': rule.allowedOrigins.includes('*') ? '*' : origin }
-  if (corsVariesByOrigin(rules)) headers.vary = corsVary
+/** Headers of an answer to `origin` under `rule`: varied by Origin, as S3 varies every answer a rule matched (one of `*` too). */
+function corsAnswerHeaders (rule: CorsRule, origin: string): Record<string, string> {
+  const headers: Record<string, string> = { 'access-control-allow-origin': rule.allowedOrigins.includes('*') ? '*' : origin, vary: corsVary }
   if (rule.exposeHeaders !== undefined && rule.exposeHeaders.length > 0) headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   return headers
 }
@@ -44,13 +45,13 @@ function corsAnswerHeaders (rules: CorsRule[], rule: CorsRule, origin: string): 
  */
 export function actualCorsHeaders (rules: CorsRule[] | null, origin: string, method: string): Record<string, string> {
   const rule = matchingCorsRule(rules, origin, method)
-  if (rules !== null && rule !== undefined) return corsAnswerHeaders(rules, rule, origin)
+  if (rule !== undefined) return corsAnswerHeaders(rule, origin)
   return corsVariesByOrigin(rules) ? { vary: corsVary } : {}
 }
 
-/** The answer to a preflight `rule` of `rules` allows. */
-export function preflightAnswerHeaders (rules: CorsRule[], rule: CorsRule, origin: string, requestHeaders: string[]): Record<string, string> {
-  const headers = corsAnswerHeaders(rules, rule, origin)
+/** The answer to a preflight `rule` allows. */
+export function preflightAnswerHeaders (rule: CorsRule, origin: string, requestHeaders: string[]): Record<string, string> {
+  const headers = corsAnswerHeaders(rule, origin)
   headers['access-control-allow-methods'] = rule.allowedMethods.map(m => m.toUpperCase()).join(', ')
   if (requestHeaders.length > 0) headers['access-control-allow-headers'] = requestHeaders.join(', ')
   if (rule.maxAgeSeconds !== undefined) headers['access-control-max-age'] = String(rule.maxAgeSeconds)

@@ -26,7 +26,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import { addMetadataHeaders } from '../doors/metadata-headers.js'
-import type { BucketHTTPMetadata, BucketObject, StorageClass } from '../bucket/index.js'
+import { HttpRequestConditions, type BucketHTTPMetadata, type BucketObject, type StorageClass } from '../bucket/index.js'
 import { decodeEncodedWords } from './encoded-words.js'
 import { S3Error } from './errors.js'
 
@@ -184,13 +184,16 @@ export function preconditionFailed (onlyIf: Headers | undefined): S3Error {
   return new S3Error('PreconditionFailed', undefined, {}, sent.length === 1 ? { Condition: conditionHeaderNames[sent[0]] } : {})
 }
 
-/** The conditional headers of a read under their own names, or under `prefix` (x-amz-copy-source-if-*). */
+/**
+ * The conditional headers of a read under their own names, or under `prefix` (x-amz-copy-source-if-*), judged as S3
+ * judges them (RFC 9110: an If-Unmodified-Since equal to the Last-Modified holds).
+ */
 export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Headers | undefined {
   let onlyIf: Headers | undefined
   for (const name of conditionNames) {
     const value = single(headers, `${prefix}${name}`)
     if (value === undefined) continue
-    onlyIf ??= new Headers()
+    onlyIf ??= new HttpRequestConditions()
     onlyIf.set(name, name.endsWith('match') ? quoteBareEtags(value) : value)
   }
   return onlyIf

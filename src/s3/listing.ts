@@ -7,11 +7,14 @@
  * and taken back unchanged; `start-after` is the binding's `startAfter`.
  *
  * V1's `marker` is a key (or, with a delimiter, possibly a CommonPrefix this
- * door returned as NextMarker). A marker that is itself a common prefix
- * would come back as the first entry of the next page, so one more entry is
- * asked for and that prefix dropped: pages never repeat. NextMarker is the
- * last key or prefix of a truncated page (S3 sends it only with a
- * delimiter; sending it always is harmless and saves clients a step).
+ * door returned as NextMarker). With a delimiter, a marker (or V2's
+ * start-after) that is a common prefix, or lies within one (`a/` or `a/1`
+ * for `a/`), lists nothing more of that prefix, as S3 answers it: the keys
+ * under it that sort after the marker would roll up into it again, so the
+ * page starts at the binding's cursor past it. Pages never repeat a prefix.
+ * NextMarker is the last key or prefix of a truncated page (S3 sends it
+ * only with a delimiter; sending it always is harmless and saves clients a
+ * step).
  *
  * `max-keys` above 1,000 is 1,000 (as S3); 0 answers an empty page.
  * `encoding-type=url` percent-encodes what S3 encodes (list-encoding.ts):
@@ -20,7 +23,7 @@
  * are opaque. An empty `continuation-token` is none (the first page), as S3
  * takes it.
  */
-import { compareIds, MAX_LIST_LIMIT, type BucketObject } from '../bucket/index.js'
+import { compareIds, keptForm, MAX_LIST_LIMIT, type BucketObject } from '../bucket/index.js'
 import { has, openNamedBucket, OWNER, param, sendXml, type S3Context } from './context.js'
 import { S3Error } from './errors.js'
 import { s3StorageClass } from './headers.js'
@@ -54,17 +57,36 @@ function entryName (entry: Entry): string {
   return 'prefix' in entry ? entry.prefix : entry.object.key
 }
 
+/**
+ * The common prefix a marker (V1's marker, V2's start-after) stands in, or undefined: with delimiter `/`, `a/` for
+ * the marker `a/` and for `a/1`, in the form the binding rolls prefixes up in (its keys' NFC form).
+ */
+function markerPrefix (prefix: string, delimiter: string | undefined, marker: string | undefined): string | undefined {
+  if (delimiter === undefined || marker === undefined) return undefined
+  const [within, cut, at] = [keptForm(prefix), keptForm(delimiter), keptForm(marker)]
+  if (!at.startsWith(within)) return undefined
+  const end = at.indexOf(cut, within.length)
+  return end < 0 ? undefined : at.slice(0, end + cut.length)
+}
+
 /** One page of entries in byte order, with whether more follow. */
 async function page (ctx: S3Context, options: { prefix: string, delimiter?: string, cursor?: string, startAfter?: string, limit: number }): Promise<{ entries: Entry[], truncated: boolean, cursor?: string }> {
   if (options.limit === 0) return { entries: [], truncated: false }
   const { bucket } = await openNamedBucket(ctx)
-  const listed = await bucket.list({
-    prefix: options.prefix,
-    delimiter: options.delimiter,
-    cursor: options.cursor,
-    startAfter: options.startAfter,
-    limit: options.limit
-  })
+  const within = { prefix: options.prefix, delimiter: options.delimiter }
+  let { cursor, startAfter } = options
+  // A marker that is a common prefix or lies within one: S3 lists nothing more of it. The keys under it after the
+  // marker roll up into it, the first entry after the marker; the page starts at the binding's cursor past it.
+  const passed = cursor === undefined ? markerPrefix(options.prefix, options.delimiter, startAfter) : undefined
+  if (passed !== undefined) {
+    const first = await bucket.list({ ...within, startAfter, limit: 1 })
+    if (first.delimitedPrefixes[0] === passed) {
+      if (!first.truncated) return { entries: [], truncated: false }
+      cursor = first.cursor
+      startAfter = undefined
+    }
+  }
+  const listed = await bucket.list({ ...within, cursor, startAfter, limit: options.limit })
   // Merged in the order the binding pages in: a key's NFC form (it shows the form last written, which may sort elsewhere).
   const entries = [
     ...listed.objects.map(object => ({ entry: { object } as Entry, id: object.key.normalize('NFC') })),
@@ -117,21 +139,8 @@ export async function listObjectsV1 (ctx: S3Context): Promise<void> {
   const prefix = param(ctx, 'prefix') ?? ''
   const delimiter = param(ctx, 'delimiter') || undefined
   const marker = param(ctx, 'marker') || undefined
-  const markerIsPrefix = marker !== undefined && delimiter !== undefined && marker.startsWith(prefix) &&
-    marker.indexOf(delimiter, prefix.length) === marker.length - delimiter.length
   // max-keys 0 asks for an empty page, never truncated (a paginator would find no NextMarker to go on from).
-  const limit = markerIsPrefix && maxKeys > 0 ? Math.min(maxKeys + 1, MAX_LIST_LIMIT) : maxKeys
-  const listed = await page(ctx, { prefix, delimiter, startAfter: marker, limit })
-  let entries = listed.entries
-  let truncated = listed.truncated
-  if (markerIsPrefix) {
-    entries = entries.filter(e => !('prefix' in e && e.prefix === marker))
-    if (entries.length > maxKeys) {
-      entries = entries.slice(0, maxKeys)
-      truncated = true
-    }
-    // With max-keys 1,000 the extra entry cannot be asked for (the binding's most): the page holds 999.
-  }
+  const { entries, truncated } = await page(ctx, { prefix, delimiter, startAfter: marker, limit: maxKeys })
   const last = entries.at(-1)
   await sendXml(ctx, 200, 'ListBucketResult', {
     Name: ctx.bucketName,

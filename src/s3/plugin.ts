@@ -377,7 +377,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     // One refusal for a missing bucket, a bucket without rules and rules that do not match: a preflight needs no
     // signature, so its answer must not tell which buckets exist (S3's NoSuchBucket and "CORS is not enabled" would).
     if (rules === null || rule === undefined) throw new S3Error('AccessForbidden')
-    await reply.code(200).headers(preflightAnswerHeaders(rules, rule, origin, headers)).send()
+    await reply.code(200).headers(preflightAnswerHeaders(rule, origin, headers)).send()
   }
 
   app.route({

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { evaluateConditional, parseConditional } from '../../src/bucket/conditional.js'
+import { evaluateConditional, HttpRequestConditions, parseConditional } from '../../src/bucket/conditional.js'
 
 const object = { etag: 'abc', uploaded: new Date('2026-01-01T00:00:10.500Z') }
 
@@ -21,6 +21,7 @@ t.test('an If-Match / If-None-Match without a quoted etag is an Error', async t 
 
 t.test('evaluateConditional', async t => {
   const h = (init: Record<string, string>): Headers => new Headers(init)
+  const door = (init: Record<string, string>): Headers => new HttpRequestConditions(init)
   const table: Array<[string, unknown, typeof object | null, string]> = [
     ['no condition', {}, object, 'pass'],
     ['etagMatches equal', { etagMatches: 'abc' }, object, 'pass'],
@@ -46,6 +47,11 @@ t.test('evaluateConditional', async t => {
     ['If-Unmodified-Since one second later passes', h({ 'if-unmodified-since': 'Thu, 01 Jan 2026 00:00:11 GMT' }), object, 'pass'],
     ['If-Modified-Since equal to Last-Modified is not modified', h({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:10 GMT' }), object, 'not-modified'],
     ['If-Modified-Since earlier passes', h({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:09 GMT' }), object, 'pass'],
+    ['a door\'s If-Unmodified-Since equal to Last-Modified passes (RFC 9110)', door({ 'if-unmodified-since': 'Thu, 01 Jan 2026 00:00:10 GMT' }), object, 'pass'],
+    ['a door\'s If-Unmodified-Since one second earlier fails', door({ 'if-unmodified-since': 'Thu, 01 Jan 2026 00:00:09 GMT' }), object, 'precondition-failed'],
+    ['a door\'s If-Modified-Since equal to Last-Modified is not modified', door({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:10 GMT' }), object, 'not-modified'],
+    ['a door\'s If-Modified-Since one second earlier passes', door({ 'if-modified-since': 'Thu, 01 Jan 2026 00:00:09 GMT' }), object, 'pass'],
+    ['a door\'s dates: a missing object fails If-Modified-Since only', door({ 'if-unmodified-since': 'Thu, 01 Jan 2026 00:00:10 GMT' }), null, 'pass'],
     ['invalid date header is ignored', h({ 'if-modified-since': 'yesterday-ish' }), object, 'pass'],
     ['If-Range is ignored', h({ 'if-range': '"nope"' }), object, 'pass'],
     ['invalid uploadedBefore fails', { uploadedBefore: new Date('nope') }, object, 'precondition-failed'],

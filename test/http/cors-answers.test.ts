@@ -6,7 +6,7 @@
  * headers are matched as on the S3 port (`x-amz-*`); a read-only route's
  * preflight lists only what it serves.
  */
-import { request as httpRequest } from 'node:http'
+import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders } from 'node:http'
 import { readFile, rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import t from 'tap'
@@ -19,6 +19,18 @@ const echoing = [{ allowedOrigins: [allowed], allowedMethods: ['GET', 'HEAD', 'P
 async function listening (app: FastifyInstance): Promise<number> {
   await app.listen({ host: '127.0.0.1', port: 0 })
   return (app.server.address() as { port: number }).port
+}
+
+/** The headers of a request over a socket of its own (a plain read is answered beside Fastify there). */
+async function headersOver (port: number, method: string, url: string, headers: Record<string, string> = {}): Promise<IncomingHttpHeaders> {
+  return await new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method, path: url, headers, agent: false }, res => {
+      res.resume()
+      res.on('end', () => resolve(res.headers))
+    })
+    req.on('error', reject)
+    req.end()
+  })
 }
 
 /** A GET over a socket of its own (a plain read is answered beside Fastify there). */
@@ -90,6 +102,29 @@ t.test('no Vary where the answer cannot vary by origin', async t => {
   await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
   t.equal((await app.inject({ method: 'GET', url: '/photos/a.txt', headers: { ...auth, origin: allowed } })).headers.vary, undefined, 'rules of `*` only: the same answer for every origin')
   t.equal((await get(port, '/photos/a.txt', auth)).vary, undefined, 'and beside Fastify')
+})
+
+t.test('rules of `*` only (the default\'s too): a request without an Origin gets the same CORS headers as any origin, and none varies', async t => {
+  const { app, registry } = await gateway(t)
+  await (await registry.open('site'))!.put('a.txt', 'A')
+  await (await registry.open('photos'))!.put('a.txt', 'P')
+  await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'HEAD'], exposeHeaders: ['ETag'] }] })
+  const port = await listening(app)
+  // A cache may keep the answer to a plain request (a navigation, an <img>) and hand it to a later fetch from any origin.
+  const corsOf = (headers: IncomingHttpHeaders | OutgoingHttpHeaders): unknown => [headers['access-control-allow-origin'], headers['access-control-expose-headers'], headers.vary]
+  const defaultExposed = 'ETag, Content-Range, Content-Length, Content-Type, Last-Modified, Accept-Ranges'
+  const cases = [['public bucket, default rule', '/site/a.txt', {}, ['*', defaultExposed, undefined]], ['a `*` rule', '/photos/a.txt', auth, ['*', 'ETag', undefined]]] as const
+  for (const [what, url, headers, expected] of cases) {
+    for (const method of ['GET', 'HEAD'] as const) {
+      t.same(corsOf((await app.inject({ method, url, headers: { ...headers, origin: allowed } })).headers), expected, `${what}, ${method} from an origin`)
+      t.same(corsOf((await app.inject({ method, url, headers })).headers), expected, `${what}, ${method} without an Origin: the same`)
+      t.same(corsOf(await headersOver(port, method, url, headers)), expected, `${what}, ${method} without an Origin, beside Fastify`)
+    }
+  }
+  const missing = await app.inject({ method: 'GET', url: '/photos/none.txt', headers: auth })
+  t.same([missing.statusCode, corsOf(missing.headers)], [404, ['*', 'ETag', undefined]], 'a 404 answers alike')
+  const put = await app.inject({ method: 'PUT', url: '/photos/b.txt', headers: auth, payload: 'B' })
+  t.same([put.statusCode, corsOf(put.headers)], [200, [undefined, undefined, undefined]], 'a method no rule allows: none, from any origin or none')
 })
 
 t.test('a stored empty list of rules is no rules: a public bucket gets the default', async t => {

@@ -65,8 +65,10 @@ t.test('CORS rules', async t => {
     'access-control-allow-origin': '*',
     'access-control-expose-headers': 'ETag, Content-Range, Content-Length, Content-Type, Last-Modified, Accept-Ranges'
   })
-  t.same(corsHeaders(defaults, undefined, 'GET'), {}, 'no Origin, no CORS headers')
+  // Rules of `*` only answer a request without an Origin as any origin (Fetch: "CORS protocol and HTTP caches").
+  t.same(corsHeaders(defaults, undefined, 'GET'), corsHeaders(defaults, 'https://app.test', 'GET'), 'no Origin: the same CORS headers, no Vary')
   t.same(corsHeaders(defaults, 'https://app.test', 'PUT'), {}, 'the default allows reads only')
+  t.same(corsHeaders(defaults, undefined, 'PUT'), {}, 'with an Origin or without')
   t.match(preflightHeaders(defaults, 'https://app.test', 'GET', 'Range, If-None-Match'), {
     'access-control-allow-origin': '*', 'access-control-allow-headers': 'range, if-none-match', 'access-control-max-age': '86400'
   })

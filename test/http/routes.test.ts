@@ -224,6 +224,22 @@ t.test('conditional reads in RFC 9110 order', async t => {
   }
 })
 
+t.test('a date equal to the Last-Modified: If-Unmodified-Since holds, If-Modified-Since answers 304 (RFC 9110)', async t => {
+  const { app } = await gateway(t)
+  await app.inject({ method: 'PUT', url: '/photos/dated', headers: auth, payload: 'first' })
+  // The upload time has milliseconds; the header has whole seconds, and names the object as it is.
+  const lastModified = String((await app.inject({ method: 'HEAD', url: '/photos/dated', headers: auth })).headers['last-modified'])
+  for (const method of ['GET', 'HEAD'] as const) {
+    const unmodified = await app.inject({ method, url: '/photos/dated', headers: { ...auth, 'if-unmodified-since': lastModified } })
+    t.equal(unmodified.statusCode, 200, `${method} If-Unmodified-Since: not modified after it`)
+    const modified = await app.inject({ method, url: '/photos/dated', headers: { ...auth, 'if-modified-since': lastModified } })
+    t.equal(modified.statusCode, 304, `${method} If-Modified-Since: not modified after it`)
+  }
+  const put = await app.inject({ method: 'PUT', url: '/photos/dated', headers: { ...auth, 'if-unmodified-since': lastModified }, payload: 'second' })
+  t.equal(put.statusCode, 200, 'a PUT on that If-Unmodified-Since replaces the object')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/dated', headers: auth })).body, 'second')
+})
+
 t.test('a 304 keeps ETag, Last-Modified, Cache-Control and Expires, and no other object header', async t => {
   const { app } = await gateway(t)
   const expires = 'Wed, 21 Oct 2037 07:28:00 GMT'

@@ -211,6 +211,9 @@ t.test('an object GET through the account\'s API takes the conditions the engine
   const failed = await get({ 'if-match': '"other"' })
   t.same([failed.status, JSON.parse(failed.body).errors[0].code], [412, 10031], 'a failed If-Match')
   t.equal((await get({ 'if-unmodified-since': new Date(Date.now() + 60_000).toUTCString() })).body, 'hello')
+  // A date equal to the Last-Modified (the upload time to the second), as RFC 9110 judges it.
+  t.equal((await get({ 'if-unmodified-since': object!.uploaded.toUTCString() })).status, 200, 'not modified after its Last-Modified')
+  t.equal((await get({ 'if-modified-since': object!.uploaded.toUTCString() })).status, 304, 'nor modified since it')
 })
 
 t.test('an object PUT through the account\'s API verifies Content-MD5, keeps its conditions and refuses aws-chunked framing', async t => {

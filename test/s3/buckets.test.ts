@@ -163,6 +163,30 @@ t.test('ListObjects (V1): marker and NextMarker never repeat a common prefix', a
   }
 })
 
+t.test('ListObjects V1 and V2: a marker or start-after that is a common prefix, or lies within one, lists nothing more of it', async t => {
+  const { client } = await s3Server(t)
+  const s3 = client()
+  for (const key of ['a/1', 'a/2', 'a/b/3', 'b', 'c/1']) await s3.send(new PutObjectCommand({ Bucket: 'photos', Key: key, Body: key }))
+  const shown = (page: { CommonPrefixes?: Array<{ Prefix?: string }>, Contents?: Array<{ Key?: string }>, IsTruncated?: boolean }): unknown =>
+    [(page.CommonPrefixes ?? []).map(p => p.Prefix), (page.Contents ?? []).map(c => c.Key), page.IsTruncated]
+  const v2 = async (StartAfter: string, more: { Prefix?: string, MaxKeys?: number, ContinuationToken?: string } = {}): Promise<unknown> =>
+    shown(await s3.send(new ListObjectsV2Command({ Bucket: 'photos', Delimiter: '/', StartAfter, ...more })))
+  const v1 = async (Marker: string, more: { Prefix?: string, MaxKeys?: number } = {}): Promise<unknown> =>
+    shown(await s3.send(new ListObjectsCommand({ Bucket: 'photos', Delimiter: '/', Marker, ...more })))
+  for (const [list, name] of [[v2, 'V2 start-after'], [v1, 'V1 marker']] as const) {
+    t.same(await list('a/'), [['c/'], ['b'], false], `${name} a/: the common prefix itself`)
+    t.same(await list('a/1'), [['c/'], ['b'], false], `${name} a/1: within it, keys of it after`)
+    t.same(await list('a/b/3'), [['c/'], ['b'], false], `${name} a/b/3: its last key`)
+    t.same(await list('a'), [['a/', 'c/'], ['b'], false], `${name} a: before it, so it is listed`)
+    t.same(await list('c/'), [[], [], false], `${name} c/: nothing after it`)
+    t.same(await list('a/', { MaxKeys: 1 }), [[], ['b'], true], `${name} a/, max-keys 1`)
+    t.same(await list('a/b/', { Prefix: 'a/' }), [[], [], false], `${name} a/b/ under the prefix a/`)
+    t.same(await list('a/1', { Prefix: 'a/' }), [['a/b/'], ['a/2'], false], `${name} a/1 under the prefix a/: a key, no common prefix`)
+  }
+  const first = await s3.send(new ListObjectsV2Command({ Bucket: 'photos', Delimiter: '/', StartAfter: 'a/1', MaxKeys: 1 }))
+  t.same(await v2('a/1', { ContinuationToken: first.NextContinuationToken }), [['c/'], [], false], 'the next page goes on after it')
+})
+
 t.test('ListParts with max-parts 0: an empty page, never truncated (a loop following it would never end)', async t => {
   const { client } = await s3Server(t)
   const s3 = client({ requestChecksumCalculation: 'WHEN_REQUIRED' })

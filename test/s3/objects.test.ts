@@ -177,6 +177,27 @@ t.test('any Content-Type is stored as given (empty, malformed, a list): PutObjec
   t.equal((await bucket.head('signed'))?.httpMetadata.contentType, 'a/b/c')
 })
 
+t.test('a date equal to the Last-Modified: If-Unmodified-Since holds, If-Modified-Since is not modified (reads, copies, writes), as S3 judges them', async t => {
+  const server = await s3Server(t)
+  await server.registry.create('other')
+  await raw(server, 'PUT', '/photos/dated.txt', { 'content-length': '5' }, 'dated')
+  // The upload time has milliseconds; the header has whole seconds, and names the object as it is.
+  const lastModified = String((await raw(server, 'HEAD', '/photos/dated.txt')).headers['last-modified'])
+  for (const method of ['GET', 'HEAD']) {
+    t.equal((await raw(server, method, '/photos/dated.txt', { 'if-unmodified-since': lastModified })).status, 200, `${method} If-Unmodified-Since`)
+    t.equal((await raw(server, method, '/photos/dated.txt', { 'if-modified-since': lastModified })).status, 304, `${method} If-Modified-Since`)
+  }
+  // Within the bucket (the binding's copy) and to another (read and written again).
+  for (const target of ['/photos/copy.txt', '/other/copy.txt']) {
+    const copied = await raw(server, 'PUT', target, { 'x-amz-copy-source': '/photos/dated.txt', 'x-amz-copy-source-if-unmodified-since': lastModified })
+    t.equal(copied.status, 200, `CopyObject to ${target}, x-amz-copy-source-if-unmodified-since: ${copied.body}`)
+    const refused = await raw(server, 'PUT', target, { 'x-amz-copy-source': '/photos/dated.txt', 'x-amz-copy-source-if-modified-since': lastModified })
+    t.equal(refused.status, 412, `CopyObject to ${target}, x-amz-copy-source-if-modified-since`)
+  }
+  const put = await raw(server, 'PUT', '/photos/dated.txt', { 'if-unmodified-since': lastModified, 'content-length': '3' }, 'new')
+  t.equal(put.status, 200, `PutObject If-Unmodified-Since: ${put.body}`)
+})
+
 t.test('PreconditionFailed names the condition (S3\'s <Condition>) when the request carried that one alone', async t => {
   const server = await s3Server(t)
   const put = await raw(server, 'PUT', '/photos/cond.txt', { 'content-length': '1' }, 'x')

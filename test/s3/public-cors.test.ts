@@ -48,6 +48,23 @@ t.test('S3 port: anonymous preflight and GET on a public bucket follow its rules
   t.match(refused.body, /<Code>AccessForbidden<\/Code>/)
 })
 
+t.test('S3 port: an answer a `*` rule matched varies by Origin, as S3 varies it; one to no Origin has no CORS headers', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'key', secretAccessKey: 'secret' }, null, true) })
+  await server.registry.create('open', { public: true })
+  await (await server.registry.open('open'))!.put('a.txt', 'A')
+  await server.registry.updateSettings('open', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'HEAD'], exposeHeaders: ['ETag'] }] })
+  const vary = 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method'
+  for (const method of ['GET', 'HEAD']) {
+    const answer = await raw(server, method, '/open/a.txt', { origin })
+    t.same([answer.status, answer.headers['access-control-allow-origin'], answer.headers.vary], [200, '*', vary], `${method} from an origin`)
+    // What a cache keyed without Origin would hand to a later fetch: so the fetch's answer must say what it varies by.
+    const plain = await raw(server, method, '/open/a.txt', {})
+    t.same([plain.status, plain.headers['access-control-allow-origin'], plain.headers.vary], [200, undefined, undefined], `${method} without an Origin: no CORS headers, no Vary (as S3)`)
+  }
+  const preflight = await raw(server, 'OPTIONS', '/open/a.txt', { origin, 'access-control-request-method': 'GET' })
+  t.same([preflight.status, preflight.headers['access-control-allow-origin'], preflight.headers.vary], [200, '*', vary], 'its preflight too')
+})
+
 t.test('HTTP routes: anonymous preflight and GET on a public bucket follow its rules', async t => {
   const { app, registry } = await gateway(t)
   await (await registry.open('site'))!.put('a.txt', 'A')
