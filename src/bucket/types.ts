@@ -448,7 +448,7 @@ export interface Bucket {
   putCopied (key: string, value: BucketObjectBody, options: BucketPutOptions | undefined, source: { bucket: string, key: string }): Promise<BucketObject | null>
   /** Deletes every key a bucket lock does not retain; throws 10913 (ObjectLocked) when one was retained. */
   delete (keys: string | string[]): Promise<void>
-  /** Beyond the binding (for S3's DeleteObjects): deletes every key a bucket lock does not retain, and answers those it kept. */
+  /** Beyond the binding (for S3's DeleteObjects and the HTTP routes' bulk delete, which say which keys were kept): deletes every key a bucket lock does not retain, and answers those it kept. */
   deleteEach (keys: string[]): Promise<string[]>
   /** Beyond the binding (for the management API): the bucket's lock rules (locks.ts). */
   lockRules (): Promise<LockRule[]>

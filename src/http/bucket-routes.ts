@@ -3,8 +3,9 @@
  * bulk (`POST ?delete` with `{"keys": [...]}`), and upload a
  * `multipart/form-data` form, each file streamed into its own `put`. A
  * form that fails after storing some files answers the error with those
- * files in `result.stored` (they stay stored): routes.ts's error handler
- * writes a `FormUploadError` so.
+ * files in `result.stored` (they stay stored); a bulk delete a bucket lock
+ * partly refuses answers its error with `result: {deleted, kept}`:
+ * routes.ts's error handler writes a `PartialFailure` so.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BucketError, isBucketError } from '../bucket/index.js'
@@ -24,12 +25,14 @@ function keysFrom (body: unknown): string[] {
 }
 
 /**
- * A form upload that failed after it had stored some of its files (they
- * stay stored: each file is its own put). Answered as its `cause` would be,
- * the message followed by `detail`, with `result: {stored}`.
+ * A request that failed after doing part of its work: a form upload that
+ * had stored some of its files (they stay stored: each file is its own
+ * put), a bulk delete that deleted the keys a bucket lock does not keep.
+ * Answered as its `cause` would be, the message followed by `detail` when
+ * there is one, with `result` saying what was done.
  */
-export class FormUploadError extends Error {
-  constructor (cause: unknown, readonly stored: unknown[], readonly detail: string) {
+export class PartialFailure extends Error {
+  constructor (cause: unknown, readonly result: Record<string, unknown>, readonly detail = '') {
     super(detail, { cause })
   }
 }
@@ -64,7 +67,12 @@ async function listBucket (request: FastifyRequest, reply: FastifyReply, bucket:
 
 async function deleteKeys (request: FastifyRequest, reply: FastifyReply, bucket: Bucket): Promise<void> {
   const keys = keysFrom(await readJsonBody(request.raw))
-  await bucket.delete(keys)
+  const kept = new Set(await bucket.deleteEach(keys))
+  if (kept.size > 0) {
+    // The binding's error, naming the first kept key; the answer also says which keys went, so a client need not ask after each.
+    const locked = new BucketError('ObjectLocked', 'delete', `(key: ${JSON.stringify(keys.find(k => kept.has(k)))})`)
+    throw new PartialFailure(locked, { deleted: keys.filter(k => !kept.has(k)), kept: keys.filter(k => kept.has(k)) })
+  }
   return await reply.send(success({ deleted: keys }))
 }
 
@@ -120,7 +128,7 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
     const failed = known.status === 500 && !isBucketError(err) ? new DoorError('InvalidForm', (err as Error).message) : err
     // Each file was its own put: those stored before the failure stay, and the answer says which.
     if (stored.length === 0) throw failed
-    throw new FormUploadError(failed, stored, storedBeforeFailure(keys, storing ? files : null))
+    throw new PartialFailure(failed, { stored }, storedBeforeFailure(keys, storing ? files : null))
   } finally {
     hold.release()
   }

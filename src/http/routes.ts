@@ -13,7 +13,8 @@
  * small JSON bodies (bulk delete, multipart complete) are read whole, up to
  * 2 MiB. `multipart/form-data` POSTs go through @fastify/multipart, each file
  * streamed into its own `put`; a form that fails after storing some files
- * answers the error with those files in `result.stored` (they stay stored).
+ * answers the error with those files in `result.stored` (they stay stored),
+ * and a bulk delete a bucket lock partly refuses with `result: {deleted, kept}`.
  *
  * One catch-all route decides what a URL names (see target.ts), because
  * public routes and custom domains make the same path mean different things
@@ -31,7 +32,7 @@ import { acceptAnyContentType } from '../doors/any-content-type.js'
 import { answeredOnce, leavesBodyUnread } from '../doors/cut-off.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
-import { FormUploadError, handleBucket } from './bucket-routes.js'
+import { handleBucket, PartialFailure } from './bucket-routes.js'
 import { errorReply, failure, success } from './errors.js'
 import { handleObject, refuseResponseOverrides, sendRead } from './object-routes.js'
 import { answerProbe, nameOperation, type OperatorEndpoints } from './probes.js'
@@ -173,7 +174,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
   })
 
   app.setErrorHandler(async (thrown, request, reply) => {
-    const partial = thrown instanceof FormUploadError ? thrown : null
+    const partial = thrown instanceof PartialFailure ? thrown : null
     const err = partial === null ? thrown : partial.cause
     const answer = errorReply(err)
     noteAnswerCode(request.raw, answer.code)
@@ -185,7 +186,8 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     // A large body left unread (refused before or while it streamed) would stall a kept-alive connection: close it after the answer.
     if (leavesBodyUnread(request.raw)) reply.header('connection', 'close')
     if (partial === null) return await reply.send(failure(answer.code, answer.message))
-    return await reply.send({ ...failure(answer.code, `${answer.message.replace(/\.?$/, '.')} ${partial.detail}`), result: { stored: partial.stored } })
+    const message = partial.detail === '' ? answer.message : `${answer.message.replace(/\.?$/, '.')} ${partial.detail}`
+    return await reply.send({ ...failure(answer.code, message), result: partial.result })
   })
 
   app.route({

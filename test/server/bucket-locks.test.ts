@@ -3,7 +3,8 @@
  * both stores of a data directory (fs, and pg with a throwaway PostgreSQL):
  * the management API sets and reads the rules (and refuses bad ones with
  * 10040), then a retained object is neither overwritten nor deleted through
- * the library binding, the HTTP routes (a single DELETE and `POST ?delete`),
+ * the library binding, the HTTP routes (a single DELETE and `POST ?delete`,
+ * whose refusal names the keys it deleted and those it kept),
  * S3 (PutObject, CopyObject onto it, CompleteMultipartUpload onto it,
  * DeleteObject, DeleteObjects with an error entry for it and the other keys
  * deleted), the management API's object route, or the object commands' `rm`
@@ -95,7 +96,10 @@ async function doors (t: Test, catalog: string | undefined): Promise<void> {
   // The HTTP routes.
   t.same(errorOf(await call(base, 'PUT', '/vault/keep/a', 'routes')), [403, 10913], 'routes PUT')
   t.same(errorOf(await call(base, 'DELETE', '/vault/keep/a')), [403, 10913], 'routes DELETE')
-  t.same(errorOf(await call(base, 'POST', '/vault?delete', { keys: ['free/y', 'keep/b'] })), [403, 10913], 'routes POST ?delete')
+  const partly = await call(base, 'POST', '/vault?delete', { keys: ['keep/b', 'free/y', 'missing', 'keep/a'] })
+  t.same(errorOf(partly), [403, 10913], 'routes POST ?delete')
+  t.match(partly.json.errors[0].message, /\(key: "keep\/b"\)/, 'naming the first kept key')
+  t.same(partly.json.result, { deleted: ['free/y', 'missing'], kept: ['keep/b', 'keep/a'] }, 'and which keys went and which stayed, in the order sent')
   t.equal((await call(base, 'GET', '/vault/free/y')).status, 404, 'the other key of the batch is deleted')
 
   // S3.

@@ -21,7 +21,8 @@ export const tokens = {
 }
 
 export class ApiError extends Error {
-  constructor (readonly status: number, readonly code: number | null, message: string) {
+  /** `result` of a refused answer: what a request that failed part way did (a bulk delete's `{deleted, kept}`), else null. */
+  constructor (readonly status: number, readonly code: number | null, message: string, readonly result: unknown = null) {
     super(message)
   }
 }
@@ -43,18 +44,20 @@ export function authHeaders (): Record<string, string> {
   return token === null ? {} : { authorization: `Bearer ${token}` }
 }
 
-/** The error a refused answer carries: its envelope's first error, or else its status line. */
+/** The error a refused answer carries: its envelope's first error (and its `result`), or else its status line. */
 export async function failure (response: Response): Promise<ApiError> {
   let code: number | null = null
   let message = `${response.status} ${response.statusText}`
+  let result: unknown = null
   try {
     const body = await response.json() as ApiAnswer<unknown>
     if (body.errors?.[0] !== undefined) {
       code = body.errors[0].code
       message = body.errors[0].message
     }
+    result = body.result ?? null
   } catch {}
-  return new ApiError(response.status, code, message)
+  return new ApiError(response.status, code, message, result)
 }
 
 async function call<T> (url: string, init: RequestInit, headers: Record<string, string>): Promise<ApiAnswer<T>> {

@@ -4,7 +4,7 @@
  * (and a stack of cursors back), search by prefix, selection and delete with
  * confirmation, upload by picker or drag-and-drop, and the details panel.
  */
-import { gateway, isPublic, jsonBody, listObjects, needsToken, type Listing, type ListedObject } from './api.js'
+import { ApiError, gateway, isPublic, jsonBody, listObjects, needsToken, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace, showStatus, type Current } from './dom.js'
 import { nameUnder, shownName } from './names.js'
@@ -227,11 +227,18 @@ async function goneOf (bucket: string, keys: string[]): Promise<string[]> {
   return gone
 }
 
+/** The keys a refused delete says it deleted (`result.deleted`), or null when its answer does not say. */
+function deletedBy (err: unknown): string[] | null {
+  const told = err instanceof ApiError ? (err.result as { deleted?: unknown } | null)?.deleted : undefined
+  return Array.isArray(told) && told.every((k): k is string => typeof k === 'string') ? told : null
+}
+
 /**
  * Deletes `keys`, 1,000 to a request (the route's limit), stopping at the
- * first refusal. A refused request may still have deleted some of its keys
- * (the server deletes all a bucket lock does not keep, then names the first
- * kept one), so which of them are gone is asked afresh.
+ * first refusal. A refused request may still have deleted some of its keys:
+ * a bucket lock's refusal names those it deleted (the others it kept), so
+ * only a failure that does not say (no answer, a server error) has which of
+ * them are gone asked afresh, key by key.
  */
 async function deleteKeys (bucket: string, keys: string[]): Promise<{ deleted: string[], failure: Error | null }> {
   const deleted: string[] = []
@@ -241,7 +248,7 @@ async function deleteKeys (bucket: string, keys: string[]): Promise<{ deleted: s
       await gateway(`/${encodeURIComponent(bucket)}?delete`, { method: 'POST', ...jsonBody({ keys: batch }) })
       deleted.push(...batch)
     } catch (err) {
-      deleted.push(...await goneOf(bucket, batch))
+      deleted.push(...deletedBy(err) ?? await goneOf(bucket, batch))
       return { deleted, failure: err as Error }
     }
   }
