@@ -41,7 +41,7 @@ import { registerTokenCommands } from './cli/tokens.js'
 import { registerShareCommand, s3EndpointOrigin } from './cli/share.js'
 import { secretValue } from './cli/secret-option.js'
 import { describeError } from './cli/errors.js'
-import { parseRouteSpec, secondRoute, splitRouteList } from './http/target.js'
+import { isRouteSpec, parseRouteSpec, secondRoute, splitRouteList } from './http/target.js'
 import { parseQueuePush, type QueuePush } from './server/queue-push.js'
 import { catalogOption, dataOption } from './doors/command-options.js'
 import { commandHelp } from './doors/command-help.js'
@@ -144,21 +144,13 @@ function ordinal (n: number): string {
 function routeSpecs (fromVariable: () => boolean) {
   return (value: string, previous: string[] = []): string[] => {
     const specs = splitRouteList(value)
-    const parsed = (spec: string): boolean => {
-      try {
-        parseRouteSpec(spec)
-        return true
-      } catch {
-        return false
-      }
-    }
     try {
       if (fromVariable()) {
         for (const spec of specs) parseRouteSpec(spec)
         return [...previous, ...specs]
       }
       const where = `the ${ordinal(previous.length + 1)} --route`
-      if (specs.length > 1 && specs.every(parsed)) {
+      if (specs.length > 1 && specs.every(isRouteSpec)) {
         throw new Error(`${where} holds ${specs.length} routes (separated by a comma or a space): give each route a --route of its own`)
       }
       const second = secondRoute(value)

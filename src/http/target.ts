@@ -120,6 +120,16 @@ function startsLikeRoute (text: string): boolean {
   return equals > 0 && name !== '' && !name.includes('/') && (where.startsWith('/') || /^[a-z0-9.-]+(:\d+)?(\/|$)/i.test(where))
 }
 
+/** Whether `spec` is one valid route (`parseRouteSpec` takes it). */
+export function isRouteSpec (spec: string): boolean {
+  try {
+    parseRouteSpec(spec)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /**
  * The second route in `value`, one route spec as a `--route` gives it,
  * when it holds two: text after a comma or a space that is a route or
@@ -131,18 +141,10 @@ function startsLikeRoute (text: string): boolean {
  * (`/a,b/=site`, `error=404,v2.html`) is followed by no such text.
  */
 export function secondRoute (value: string): string | null {
-  const parses = (spec: string): boolean => {
-    try {
-      parseRouteSpec(spec)
-      return true
-    } catch {
-      return false
-    }
-  }
   for (const separator of value.matchAll(/[\s,]+/g)) {
     const before = value.slice(0, separator.index).trim()
     const after = value.slice(separator.index + separator[0].length).trim()
-    if (after !== '' && parses(before) && (startsLikeRoute(after) || parses(after))) return after
+    if (after !== '' && isRouteSpec(before) && (startsLikeRoute(after) || isRouteSpec(after))) return after
   }
   return null
 }

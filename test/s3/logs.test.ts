@@ -4,26 +4,32 @@
  * in any line (the Authorization header, a presigned URL's signature).
  */
 import { Writable } from 'node:stream'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { pino } from 'pino'
 import { CreateMultipartUploadCommand, GetObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import { openRegistry } from '../../src/index.js'
+import { openRegistry, type BucketRegistry } from '../../src/index.js'
 import { buildS3App, s3AccessPolicy } from '../../src/s3/index.js'
 import { testdir } from '../testdir.js'
 import { devCredentials } from './fixture.js'
 
-t.test('one line per request: reqId is the answered x-amz-request-id; bucket, key, status, bytes; no credential', async t => {
+/** An S3 app on a fresh registry with a bucket `photos`, logging to memory: its listening endpoint, the log's text and its request lines. */
+async function loggedApp (t: Test): Promise<{ registry: BucketRegistry, endpoint: string, text: string[], lines: () => Array<Record<string, unknown>> }> {
   const registry = await openRegistry(testdir(t), { fsync: false })
   await registry.create('photos')
   const text: string[] = []
   const logger = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { text.push(String(chunk)); done() } }))
   const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', logger })
   await app.listen({ host: '127.0.0.1', port: 0 })
+  t.teardown(async () => { await app.close(); await registry.close() })
   const endpoint = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  return { registry, endpoint, text, lines: () => text.map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l.msg === 'request') }
+}
+
+t.test('one line per request: reqId is the answered x-amz-request-id; bucket, key, status, bytes; no credential', async t => {
+  const { endpoint, text, lines } = await loggedApp(t)
   const client = new S3Client({ endpoint, region: 'auto', forcePathStyle: true, credentials: devCredentials, maxAttempts: 1 })
-  t.teardown(async () => { client.destroy(); await app.close(); await registry.close() })
-  const lines = (): Array<Record<string, unknown>> => text.map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l.msg === 'request')
+  t.teardown(() => { client.destroy() })
 
   const put = await client.send(new PutObjectCommand({ Bucket: 'photos', Key: 'dir/a b.txt', Body: 'hello world' }))
   const missing = await fetch(`${endpoint}/photos/none`)
@@ -67,15 +73,7 @@ t.test('one line per request: reqId is the answered x-amz-request-id; bucket, ke
 })
 
 t.test('a failed HEAD, whose answer has no body to carry S3\'s Code, has the Code in its line', async t => {
-  const registry = await openRegistry(testdir(t), { fsync: false })
-  await registry.create('photos')
-  const text: string[] = []
-  const logger = pino({ level: 'info' }, new Writable({ write (chunk, _encoding, done) { text.push(String(chunk)); done() } }))
-  const app = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: 'info', logger })
-  await app.listen({ host: '127.0.0.1', port: 0 })
-  const endpoint = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
-  t.teardown(async () => { await app.close(); await registry.close() })
-  const lines = (): Array<Record<string, unknown>> => text.map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l.msg === 'request')
+  const { registry, endpoint, lines } = await loggedApp(t)
   const head = async (path: string, headers: Record<string, string> = {}): Promise<Record<string, unknown> | undefined> => {
     const answer = await fetch(`${endpoint}${path}`, { method: 'HEAD', headers })
     t.equal(await answer.text(), '', `${path}: no body`)
