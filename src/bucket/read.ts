@@ -20,7 +20,7 @@
  * read by part (an argument error says so). A part read carries
  * the part's checksum where S3 answers one (`partChecksum`).
  */
-import { evaluateConditional, parseConditional } from './conditional.js'
+import { evaluateConditional, parseConditional, type ParsedConditional } from './conditional.js'
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isBucketError } from './errors.js'
 import { isMultipartRecord } from './multipart.js'
@@ -53,8 +53,7 @@ function ifRangeHolds (value: string, record: StoredObject): boolean {
   return value.trim() === `"${record.etag}"`
 }
 
-function conditionVerdict (onlyIf: unknown, record: StoredObject): 'pass' | 'precondition-failed' | 'not-modified' {
-  const conditional = parseConditional(onlyIf as BucketReadOptions['onlyIf'], 'read')
+function conditionVerdict (conditional: ParsedConditional, record: StoredObject): 'pass' | 'precondition-failed' | 'not-modified' {
   return evaluateConditional(conditional, { etag: record.etag, uploaded: new Date(record.uploaded) })
 }
 
@@ -118,7 +117,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   const range = requestedRange(options.range)
   const withBody = options.body !== false
   // Conditions are parsed before the store is asked, so a malformed one costs no read.
-  parseConditional(options.onlyIf, 'read')
+  const conditional = parseConditional(options.onlyIf, 'read')
   const ssecKey = parseSsecKey('read', options.ssecKey)
   const opened = withBody ? await store.open(id) : null
   const found = withBody ? opened?.object ?? null : await store.head(id)
@@ -126,7 +125,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   // The key is judged before the conditions, as S3 refuses a read of an SSE-C object without its key whatever it asks.
   const reader = opened === null ? null : await readerWithKey('read', opened, ssecKey)
   if (opened === null) judgeSsecKey('read', found.checksums.ssec, ssecKey)
-  const verdict = conditionVerdict(options.onlyIf, found)
+  const verdict = conditionVerdict(conditional, found)
   if (verdict !== 'pass') {
     await reader?.close()
     return { status: verdict, object: new ObjectMetadata(found) }
