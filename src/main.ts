@@ -281,7 +281,7 @@ export function buildCli (): Command {
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads (empty: none)').env('FSBUCKET_TOKEN')
       .argParser(secretValue(serveCommand, '--token', 'FSBUCKET_TOKEN', bearerToken)))
     .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(nameList))
-    .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable, one route each; comma-separated in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpecs(() => routesFromVariable)))
+    .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable, one route each; separated by commas or spaces in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpecs(() => routesFromVariable)))
     .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync, serveDefaults.fsync ? 'on' : 'off').argParser(onOff))
     .addOption(new Option('--log-level <level>', 'log level').env('FSBUCKET_LOG_LEVEL').default('info')
       .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']))

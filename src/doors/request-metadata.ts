@@ -73,15 +73,28 @@ export function namesAwsChunked (headers: RequestHeaders): boolean {
 }
 
 /**
- * The request's headers among `names` (conditional ones), in the binding's Headers form, which parses lists, `*` and
- * weak etags, judged as RFC 9110 asks of a server (`HttpRequestConditions`); undefined when none was sent.
+ * How a request's date conditions are judged: a read's (and a copy's source's) as RFC 9110 asks of a server, an
+ * If-Unmodified-Since equal to the Last-Modified holding (`HttpRequestConditions`); a write's as the hosted service
+ * judges them, strictly (a plain `Headers`): a Last-Modified has whole seconds, and a write conditioned on the one it
+ * read must not replace a version another writer stored within the same second.
  */
-export function conditionalHeadersOf (headers: RequestHeaders, names: readonly string[]): Headers | undefined {
+export type ConditionsOf = 'read' | 'write'
+
+/** Where a door's conditions go: an empty Headers judged as `use` says. */
+export function conditionsHeaders (use: ConditionsOf): Headers {
+  return use === 'read' ? new HttpRequestConditions() : new Headers()
+}
+
+/**
+ * The request's headers among `names` (conditional ones), in the binding's Headers form, which parses lists, `*` and
+ * weak etags, judged as `use` says; undefined when none was sent.
+ */
+export function conditionalHeadersOf (headers: RequestHeaders, names: readonly string[], use: ConditionsOf): Headers | undefined {
   let onlyIf: Headers | undefined
   for (const name of names) {
     const value = single(headers, name)
     if (value === undefined) continue
-    onlyIf ??= new HttpRequestConditions()
+    onlyIf ??= conditionsHeaders(use)
     onlyIf.set(name, value)
   }
   return onlyIf

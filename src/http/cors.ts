@@ -14,15 +14,17 @@
  *   Content-Range, Content-Length, Content-Type, Last-Modified and
  *   Accept-Ranges are exposed.
  * - A private bucket without rules sends no CORS headers.
- * - When a rule echoes the origin (it allows no `*`), every answer of the
- *   bucket says `Vary: Origin`, those to no Origin or to an origin no rule
- *   allows too: a cache must not give an answer made without CORS headers
- *   to a later fetch from an allowed origin. With `*` rules only (the
- *   default's), every request gets the same answer, one without an Origin
- *   too (`Access-Control-Allow-Origin: *` and the exposed headers), and no
- *   `Vary`: as the Fetch standard asks of such a server ("CORS protocol and
- *   HTTP caches"), so that a cached answer to a plain request (a
- *   navigation, an `<img>`) serves a later fetch from any origin.
+ * - Every answer of a bucket with rules (the default's too) says `Vary:
+ *   Origin`, those to no Origin or to an origin no rule allows as well: a
+ *   request without an Origin gets no CORS headers, one from an allowed
+ *   origin gets them, and a cache must not give the answer to a plain
+ *   request (a navigation, an `<img>`) to a later fetch from an allowed
+ *   origin, which would then fail. Answering `Access-Control-Allow-Origin:
+ *   *` to requests without an Origin instead (which the Fetch standard
+ *   allows a server of `*` rules) would open private reads: a server
+ *   without credentials lets a foreign page's reads through only when they
+ *   carry no Origin, their bodies opaque to it (site-guard.ts), and such an
+ *   answer, cached, would then serve that page's CORS fetch readably.
  *
  * Preflights need no credentials (browsers never send them on OPTIONS).
  */
@@ -39,10 +41,13 @@ const defaultPublicRule: CorsRule = {
   maxAgeSeconds: 86_400
 }
 
+/** The default as a list, made once: every public read without rules asks for it. */
+const defaultPublicRules = [defaultPublicRule]
+
 /** The rules that apply to a bucket, or null when it sends no CORS headers (an empty list is no rules). */
 export function effectiveCorsRules (rules: CorsRule[] | null, servedPublicly: boolean): CorsRule[] | null {
   if (rules !== null && rules.length > 0) return rules
-  return servedPublicly ? [defaultPublicRule] : null
+  return servedPublicly ? defaultPublicRules : null
 }
 
 function allowOrigin (rule: CorsRule, origin: string): Record<string, string> {
@@ -51,23 +56,18 @@ function allowOrigin (rule: CorsRule, origin: string): Record<string, string> {
     : { 'access-control-allow-origin': origin }
 }
 
-/** The origin a request without one is matched as under rules of `*` only: each of them allows it, as it allows any. */
-const anyOrigin = '*'
-
 /**
- * CORS headers of an actual (non-preflight) request, or none; with
- * `Vary: Origin` whenever the rules echo an origin, matched or not. Rules
- * of `*` only answer a request without an Origin as they answer any origin.
+ * CORS headers of an actual (non-preflight) request: those of the rule its
+ * Origin matches, if any, and `Vary: Origin` whenever there are rules; none
+ * without rules.
  */
 export function corsHeaders (rules: CorsRule[] | null, origin: string | undefined, method: string): Record<string, string> {
-  if (rules === null) return {}
-  const varies = corsVariesByOrigin(rules)
-  const headers: Record<string, string> = varies ? { vary: 'Origin' } : {}
-  const matched = origin ?? (varies ? undefined : anyOrigin)
-  if (matched === undefined) return headers
-  const rule = matchingCorsRule(rules, matched, method)
+  if (rules === null || rules.length === 0) return {}
+  const headers: Record<string, string> = { vary: 'Origin' }
+  if (origin === undefined) return headers
+  const rule = matchingCorsRule(rules, origin, method)
   if (rule === undefined) return headers
-  Object.assign(headers, allowOrigin(rule, matched))
+  Object.assign(headers, allowOrigin(rule, origin))
   if (rule.exposeHeaders !== undefined && rule.exposeHeaders.length > 0) {
     headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   }

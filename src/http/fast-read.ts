@@ -63,7 +63,7 @@ async function answer (options: FastReadOptions, request: IncomingMessage, respo
   const info = await registry.info(name)
   if (info === null) return false
   const publicRead = options.publicBuckets.has(name) || info.settings.public === true
-  // As the route's `enter` (cors.ts): `Vary: Origin` under rules that echo one, the answer to every origin under `*` rules.
+  // As the route's `enter` (cors.ts): `Vary: Origin` for a bucket with rules; a request without an Origin gets no CORS headers.
   const headers = corsHeaders(effectiveCorsRules(info.settings.cors, publicRead), undefined, request.method ?? 'GET')
   if (!publicRead) {
     const principal = await principalOf(policy, request.headers.authorization)

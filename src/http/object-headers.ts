@@ -21,7 +21,7 @@
  */
 import { typeByName } from '../doors/type-by-name.js'
 import type { IncomingHttpHeaders } from 'node:http'
-import { conditionalHeadersOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../doors/request-metadata.js'
+import { conditionalHeadersOf, type ConditionsOf, contentMd5Bytes, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders } from '../doors/request-metadata.js'
 import type { BucketHTTPMetadata, BucketObject, BucketPutOptions, BucketSsecKey, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { ssecKeyFromHeaders } from '../doors/ssec-headers.js'
 import { addMetadataHeaders } from '../doors/metadata-headers.js'
@@ -43,9 +43,9 @@ function travelsAsHeader (value: string): boolean {
   return headerWireValue(value) !== null
 }
 
-/** Conditional request headers, or undefined when none was sent. */
-export function conditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
-  return conditionalHeadersOf(headers, conditionalHeaders)
+/** Conditional request headers of a read or a write (`ConditionsOf` says how each is judged), or undefined when none was sent. */
+export function conditionalFrom (headers: IncomingHttpHeaders, use: ConditionsOf): Headers | undefined {
+  return conditionalHeadersOf(headers, conditionalHeaders, use)
 }
 
 /** The HTTP metadata of the request (the engine's mapping); an Expires that is not an HTTP date is refused. */
@@ -93,7 +93,7 @@ export function putOptionsFrom (headers: IncomingHttpHeaders, defaultStorageClas
     customMetadata: customMetadataFrom(headers),
     storageClass: storageClassFrom(headers) ?? defaultStorageClass
   }
-  const onlyIf = conditionalFrom(headers)
+  const onlyIf = conditionalFrom(headers, 'write')
   if (onlyIf !== undefined) options.onlyIf = onlyIf
   addChecksums(options, headers)
   addSsecKey(options, headers)

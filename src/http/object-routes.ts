@@ -106,7 +106,7 @@ async function putObject (request: FastifyRequest, reply: FastifyReply, bucket: 
 
 async function deleteObject (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string): Promise<void> {
   // The binding's delete takes no conditions; ignoring them would delete what the client meant to keep.
-  if (conditionalFrom(request.headers) !== undefined) throw new DoorError('ConditionalDelete')
+  if (conditionalFrom(request.headers, 'write') !== undefined) throw new DoorError('ConditionalDelete')
   await bucket.delete(key)
   return await reply.code(204).send()
 }
@@ -147,7 +147,7 @@ async function uploadPart (request: FastifyRequest, reply: FastifyReply, bucket:
  */
 async function completeUpload (request: FastifyRequest, reply: FastifyReply, bucket: Bucket, key: string): Promise<void> {
   const options: BucketCompleteOptions = {}
-  const onlyIf = conditionalFrom(request.headers)
+  const onlyIf = conditionalFrom(request.headers, 'write')
   if (onlyIf !== undefined) options.onlyIf = onlyIf
   addSsecKey(options, request.headers)
   const upload = bucket.resumeMultipartUpload(key, uploadIdFrom(request.query as Record<string, unknown>))

@@ -106,7 +106,7 @@ export async function readObject (
   const ssecKey = ssecKeyFrom(headers)
   const ifRange = headers['if-range']
   const outcome = await bucket.read(key, {
-    onlyIf: conditionalFrom(headers),
+    onlyIf: conditionalFrom(headers, 'read'),
     range: headers.range,
     body: method === 'GET',
     ...(typeof ifRange === 'string' ? { ifRange } : {}),

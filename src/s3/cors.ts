@@ -27,7 +27,7 @@
  * matched when the rules echo origins; an answer to a request without
  * Origin carries none, as S3 sends none there: a cache in front of this
  * port must key on Origin, as CloudFront is told to for S3. The HTTP routes
- * vary every answer of such a bucket (http/cors.ts).
+ * vary every answer of a bucket with rules (http/cors.ts).
  */
 import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
 import { corsVary } from '../doors/request-metadata.js'

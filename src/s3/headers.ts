@@ -24,9 +24,9 @@
  * a header name is left out and counted in `x-amz-missing-meta`.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { customMetadataOfHeaders, httpMetadataOfHeaders } from '../doors/request-metadata.js'
+import { conditionsHeaders, customMetadataOfHeaders, httpMetadataOfHeaders, type ConditionsOf } from '../doors/request-metadata.js'
 import { addMetadataHeaders } from '../doors/metadata-headers.js'
-import { HttpRequestConditions, type BucketHTTPMetadata, type BucketObject, type StorageClass } from '../bucket/index.js'
+import { type BucketHTTPMetadata, type BucketObject, type StorageClass } from '../bucket/index.js'
 import { decodeEncodedWords } from './encoded-words.js'
 import { S3Error } from './errors.js'
 
@@ -152,7 +152,7 @@ const conditionNames = ['if-match', 'if-none-match', 'if-modified-since', 'if-un
  * PreconditionFailed (412).
  */
 export function writeConditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
-  return conditionalFrom(headers)
+  return conditionalFrom(headers, 'write')
 }
 
 /**
@@ -162,8 +162,8 @@ export function writeConditionalFrom (headers: IncomingHttpHeaders): Headers | u
  * plain one of the same name.
  */
 export function copyDestinationConditionalFrom (headers: IncomingHttpHeaders): Headers | undefined {
-  const plain = conditionalFrom(headers)
-  const prefixed = conditionalFrom(headers, 'cf-copy-destination-')
+  const plain = conditionalFrom(headers, 'write')
+  const prefixed = conditionalFrom(headers, 'write', 'cf-copy-destination-')
   if (plain === undefined || prefixed === undefined) return prefixed ?? plain
   prefixed.forEach((value, name) => { plain.set(name, value) })
   return plain
@@ -185,15 +185,16 @@ export function preconditionFailed (onlyIf: Headers | undefined): S3Error {
 }
 
 /**
- * The conditional headers of a read under their own names, or under `prefix` (x-amz-copy-source-if-*), judged as S3
- * judges them (RFC 9110: an If-Unmodified-Since equal to the Last-Modified holds).
+ * The conditional headers of a request under their own names, or under `prefix` (x-amz-copy-source-if-*,
+ * cf-copy-destination-if-*): a read's (a copy's source's) judged as S3 judges them (RFC 9110: an If-Unmodified-Since
+ * equal to the Last-Modified holds), a write's as the hosted service does (strictly: `ConditionsOf` says why).
  */
-export function conditionalFrom (headers: IncomingHttpHeaders, prefix = ''): Headers | undefined {
+export function conditionalFrom (headers: IncomingHttpHeaders, use: ConditionsOf, prefix = ''): Headers | undefined {
   let onlyIf: Headers | undefined
   for (const name of conditionNames) {
     const value = single(headers, `${prefix}${name}`)
     if (value === undefined) continue
-    onlyIf ??= new HttpRequestConditions()
+    onlyIf ??= conditionsHeaders(use)
     onlyIf.set(name, name.endsWith('match') ? quoteBareEtags(value) : value)
   }
   return onlyIf

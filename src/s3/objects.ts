@@ -141,7 +141,7 @@ export async function readAnswer (requestHeaders: IncomingHttpHeaders, query: Re
   const partParameter = Array.isArray(query.partNumber) ? query.partNumber[0] : query.partNumber
   const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
   if (partNumber !== undefined && rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
-  const onlyIf = conditionalFrom(requestHeaders)
+  const onlyIf = conditionalFrom(requestHeaders, 'read')
   const outcome = await bucket.read(key, { onlyIf, range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(requestHeaders) })
   switch (outcome.status) {
     case 'not-found': throw new S3Error('NoSuchKey')
@@ -257,7 +257,7 @@ export async function readCopySource (ctx: S3Context, range?: BucketRange): Prom
   const source = copySourceFrom(ctx)
   checkKey(source.key)
   const { bucket } = await openNamedBucket(ctx, source.bucket)
-  const onlyIf = conditionalFrom(ctx.request.headers, 'x-amz-copy-source-')
+  const onlyIf = conditionalFrom(ctx.request.headers, 'read', 'x-amz-copy-source-')
   const object = await bucket.get(source.key, { onlyIf, range, ssecKey: copySourceSsecKey(ctx.request.headers) })
   if (object === null) throw new S3Error('NoSuchKey')
   if (!('body' in object)) throw new S3Error('PreconditionFailed', undefined, {})
@@ -293,7 +293,7 @@ export async function copyObject (ctx: S3Context): Promise<void> {
     checkKey(source.key)
     const outcome = await bucket.copy(source.key, ctx.key, {
       onlyIf,
-      sourceOnlyIf: conditionalFrom(headers, 'x-amz-copy-source-'),
+      sourceOnlyIf: conditionalFrom(headers, 'read', 'x-amz-copy-source-'),
       ...(directive === 'COPY' ? {} : { httpMetadata: httpMetadataFrom(headers), customMetadata: customMetadataFrom(headers) }),
       ...(directive === 'MERGE' ? { mergeMetadata: true } : {}),
       storageClass: copiedClass,

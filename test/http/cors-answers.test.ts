@@ -90,41 +90,52 @@ t.test('rules that echo an origin: every answer varies by Origin, on every way i
   t.same(await get(port, '/photos/a.txt', auth), { status: 200, vary: 'Origin' }, 'a plain read with the token, beside Fastify')
 })
 
-t.test('no Vary where the answer cannot vary by origin', async t => {
+t.test('no Vary where the bucket has no rules', async t => {
   const { app, registry } = await gateway(t)
-  await (await registry.open('site'))!.put('a.txt', 'A')
   await (await registry.open('photos'))!.put('a.txt', 'P')
   const port = await listening(app)
-  for (const [what, url, headers] of [['public bucket, default rule', '/site/a.txt', {}], ['private bucket without rules', '/photos/a.txt', auth]] as const) {
-    t.equal((await app.inject({ method: 'GET', url, headers })).headers.vary, undefined, what)
-    t.equal((await get(port, url, headers)).vary, undefined, `${what}, beside Fastify`)
-  }
-  await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
-  t.equal((await app.inject({ method: 'GET', url: '/photos/a.txt', headers: { ...auth, origin: allowed } })).headers.vary, undefined, 'rules of `*` only: the same answer for every origin')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/a.txt', headers: { ...auth, origin: allowed } })).headers.vary, undefined, 'private bucket without rules')
   t.equal((await get(port, '/photos/a.txt', auth)).vary, undefined, 'and beside Fastify')
 })
 
-t.test('rules of `*` only (the default\'s too): a request without an Origin gets the same CORS headers as any origin, and none varies', async t => {
+t.test('rules of `*` only (the default\'s too): CORS headers for an Origin alone, and every answer varies by Origin', async t => {
   const { app, registry } = await gateway(t)
   await (await registry.open('site'))!.put('a.txt', 'A')
   await (await registry.open('photos'))!.put('a.txt', 'P')
   await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'HEAD'], exposeHeaders: ['ETag'] }] })
   const port = await listening(app)
-  // A cache may keep the answer to a plain request (a navigation, an <img>) and hand it to a later fetch from any origin.
+  // A cache must not hand the answer to a plain request (a navigation, an <img>), made without CORS headers, to a later fetch.
   const corsOf = (headers: IncomingHttpHeaders | OutgoingHttpHeaders): unknown => [headers['access-control-allow-origin'], headers['access-control-expose-headers'], headers.vary]
   const defaultExposed = 'ETag, Content-Range, Content-Length, Content-Type, Last-Modified, Accept-Ranges'
-  const cases = [['public bucket, default rule', '/site/a.txt', {}, ['*', defaultExposed, undefined]], ['a `*` rule', '/photos/a.txt', auth, ['*', 'ETag', undefined]]] as const
+  const cases = [['public bucket, default rule', '/site/a.txt', {}, ['*', defaultExposed, 'Origin']], ['a `*` rule', '/photos/a.txt', auth, ['*', 'ETag', 'Origin']]] as const
   for (const [what, url, headers, expected] of cases) {
     for (const method of ['GET', 'HEAD'] as const) {
       t.same(corsOf((await app.inject({ method, url, headers: { ...headers, origin: allowed } })).headers), expected, `${what}, ${method} from an origin`)
-      t.same(corsOf((await app.inject({ method, url, headers })).headers), expected, `${what}, ${method} without an Origin: the same`)
-      t.same(corsOf(await headersOver(port, method, url, headers)), expected, `${what}, ${method} without an Origin, beside Fastify`)
+      t.same(corsOf((await app.inject({ method, url, headers })).headers), [undefined, undefined, 'Origin'], `${what}, ${method} without an Origin: none`)
+      t.same(corsOf(await headersOver(port, method, url, headers)), [undefined, undefined, 'Origin'], `${what}, ${method} without an Origin, beside Fastify`)
     }
   }
-  const missing = await app.inject({ method: 'GET', url: '/photos/none.txt', headers: auth })
-  t.same([missing.statusCode, corsOf(missing.headers)], [404, ['*', 'ETag', undefined]], 'a 404 answers alike')
-  const put = await app.inject({ method: 'PUT', url: '/photos/b.txt', headers: auth, payload: 'B' })
-  t.same([put.statusCode, corsOf(put.headers)], [200, [undefined, undefined, undefined]], 'a method no rule allows: none, from any origin or none')
+  const missing = await app.inject({ method: 'GET', url: '/photos/none.txt', headers: { ...auth, origin: allowed } })
+  t.same([missing.statusCode, corsOf(missing.headers)], [404, ['*', 'ETag', 'Origin']], 'a 404 answers alike')
+  const put = await app.inject({ method: 'PUT', url: '/photos/b.txt', headers: { ...auth, origin: allowed }, payload: 'B' })
+  t.same([put.statusCode, corsOf(put.headers)], [200, [undefined, undefined, 'Origin']], 'a method no rule allows: no CORS headers')
+})
+
+t.test('a server without credentials: a foreign page\'s read without an Origin (let through, opaque to it) gets no CORS header to read it by', async t => {
+  // The site guard lets a foreign page's reads through only without an Origin (their bodies opaque to the page); an
+  // answer with Access-Control-Allow-Origin, cached by the browser, would make the page's later CORS fetch readable.
+  const { app, registry } = await gateway(t, { token: null, loopbackOnly: true })
+  await (await registry.open('photos'))!.put('secret.txt', 'S')
+  await registry.updateSettings('photos', { cors: [{ allowedOrigins: ['*'], allowedMethods: ['GET', 'HEAD'] }] })
+  const port = await listening(app)
+  for (const headers of [{}, { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' }] as Array<Record<string, string>>) {
+    const over = await headersOver(port, 'GET', '/photos/secret.txt', headers)
+    t.same([over['access-control-allow-origin'], over.vary], [undefined, 'Origin'], `beside Fastify ${JSON.stringify(headers)}`)
+    const routed = await app.inject({ method: 'GET', url: '/photos/secret.txt', headers })
+    t.same([routed.statusCode, routed.headers['access-control-allow-origin'], routed.headers.vary], [200, undefined, 'Origin'], `through the route ${JSON.stringify(headers)}`)
+  }
+  const foreign = await app.inject({ method: 'GET', url: '/photos/secret.txt', headers: { origin: 'https://evil.example' } })
+  t.equal(foreign.statusCode, 403, 'with its Origin, the read is refused')
 })
 
 t.test('a stored empty list of rules is no rules: a public bucket gets the default', async t => {

@@ -177,7 +177,7 @@ t.test('any Content-Type is stored as given (empty, malformed, a list): PutObjec
   t.equal((await bucket.head('signed'))?.httpMetadata.contentType, 'a/b/c')
 })
 
-t.test('a date equal to the Last-Modified: If-Unmodified-Since holds, If-Modified-Since is not modified (reads, copies, writes), as S3 judges them', async t => {
+t.test('a date equal to the Last-Modified: a read\'s or a copy source\'s If-Unmodified-Since holds and If-Modified-Since is not modified, as S3 judges them; a write\'s fails, as the hosted service judges it', async t => {
   const server = await s3Server(t)
   await server.registry.create('other')
   await raw(server, 'PUT', '/photos/dated.txt', { 'content-length': '5' }, 'dated')
@@ -195,7 +195,10 @@ t.test('a date equal to the Last-Modified: If-Unmodified-Since holds, If-Modifie
     t.equal(refused.status, 412, `CopyObject to ${target}, x-amz-copy-source-if-modified-since`)
   }
   const put = await raw(server, 'PUT', '/photos/dated.txt', { 'if-unmodified-since': lastModified, 'content-length': '3' }, 'new')
-  t.equal(put.status, 200, `PutObject If-Unmodified-Since: ${put.body}`)
+  t.equal(put.status, 412, 'PutObject If-Unmodified-Since: another writer may have stored a version within the same second')
+  const copyOver = await raw(server, 'PUT', '/photos/dated.txt', { 'x-amz-copy-source': '/photos/copy.txt', 'cf-copy-destination-if-unmodified-since': lastModified })
+  t.equal(copyOver.status, 412, 'CopyObject onto it with cf-copy-destination-if-unmodified-since: a write\'s condition')
+  t.equal((await raw(server, 'GET', '/photos/dated.txt')).body, 'dated')
 })
 
 t.test('PreconditionFailed names the condition (S3\'s <Condition>) when the request carried that one alone', async t => {

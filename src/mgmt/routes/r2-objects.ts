@@ -112,7 +112,7 @@ const objectPageSize = { defaultPerPage: MAX_LIST_LIMIT, minPerPage: 1, maxPerPa
 const readConditions = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']
 
 async function sendObject (reply: FastifyReply, bucket: Bucket, key: string, request: FastifyRequest): Promise<FastifyReply> {
-  const outcome = await asClientError(async () => await bucket.read(key, { onlyIf: conditionalHeadersOf(request.headers, readConditions) }))
+  const outcome = await asClientError(async () => await bucket.read(key, { onlyIf: conditionalHeadersOf(request.headers, readConditions, 'read') }))
   if (outcome.status === 'not-found') throw new ManagementError('NoSuchKey')
   if (outcome.status === 'precondition-failed') throw new ManagementError('PreconditionFailed')
   const object = outcome.object
@@ -218,7 +218,7 @@ export async function registerObjectRoutes (app: FastifyInstance, options: { ctx
     }
     const storageClass = storageClassFrom(request.headers['cf-r2-storage-class'])
     const md5 = md5From(request.headers['content-md5'])
-    const onlyIf = conditionalHeadersOf(request.headers, ['if-match', 'if-none-match'])
+    const onlyIf = conditionalHeadersOf(request.headers, ['if-match', 'if-none-match'], 'write')
     const httpMetadata = new Headers()
     for (const name of metadataHeaders) {
       const value = request.headers[name]
