@@ -2,7 +2,8 @@
  * The times bucket rules are written in (lifecycle rules: lifecycle.ts,
  * locks: locks.ts): an age in seconds, bounded so that an object's upload
  * instant plus the age stays an exact instant a date can show, and a
- * calendar date read strictly.
+ * calendar date read strictly (a bucket's creation date too:
+ * settings-document.ts).
  */
 
 /** Longest age a rule may give: 100 years in seconds (`uploaded + age` stays an exact number of ms, well inside a Date's range). */

@@ -5,8 +5,8 @@
  * Promises:
  * - A storage answers null only when the bucket has no document; text that
  *   is not a settings document (not JSON, `null`, `{}`, not an object, a
- *   `format` other than 1, a `creationDate` that is no date, `settings`
- *   that are no object) is
+ *   `format` other than 1, a `creationDate` that is no ISO 8601 date,
+ *   `settings` that are no object) is
  *   `SettingsDamaged` (10915), a storage failure naming the file (`path`,
  *   for the log) and, in its cause, what is wrong with it. Never null: the
  *   registry would take a damaged file for a missing one.
@@ -20,6 +20,7 @@
  *   rule knows) are kept as they are.
  */
 import { BucketError } from './errors.js'
+import { parseRuleDate } from './rule-time.js'
 import { validateSettingsPatch, type BucketSettings } from './settings.js'
 
 /** A bucket's settings as a registry storage keeps them. */
@@ -37,7 +38,9 @@ function judged (value: unknown): SettingsDocument | string {
   const { format, creationDate, settings } = value as Record<string, unknown>
   // Another format is a newer version's (a downgrade): read as this one's, its fields could mean something else.
   if (format !== undefined && format !== 1) return `format ${JSON.stringify(format)} is not one this version reads (format 1; written by a newer fsbucket?)`
-  if (typeof creationDate !== 'string' || Number.isNaN(Date.parse(creationDate))) return 'creationDate must be an ISO 8601 date'
+  // Read strictly: `Date.parse` takes "2020", "1" (2001), a time without a zone (the server's local time) and February 30
+  // (March 2), each an instant no write made; the date is the bucket's incarnation, so it must read the same everywhere.
+  if (typeof creationDate !== 'string' || Number.isNaN(parseRuleDate(creationDate))) return 'creationDate must be an ISO 8601 date (YYYY-MM-DD, or a date and time with a zone)'
   if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) return 'settings must be an object'
   return value as SettingsDocument
 }

@@ -15,7 +15,7 @@
  * data directory, `routes.json`, the writability checks and fsync play no
  * part, and nothing is written to disk.
  */
-import { pushFailureLogger, pushStopGraceMs, startQueuePush, type QueuePush } from './queue-push.js'
+import { pushFailureLogger, pushStopGraceMs, startQueuePush, type QueuePush, type StopQueuePush } from './queue-push.js'
 import type { Server as HttpsServer } from 'node:https'
 import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import type { Logger } from 'pino'
@@ -108,6 +108,8 @@ export interface Gateway {
   listen: () => Promise<{ port: number, s3Port: number | null }>
   /** Stops both listeners (requests in flight finish; each connection closes after its last answer), then closes the registry (sweeper, stores, catalog connections). */
   close: () => Promise<void>
+  /** A forced stop's: cuts the queue push's delivery in flight at once, its batch released (queue-push.ts); nothing without a push. */
+  cutPush: () => Promise<void>
   /** `https` when both ports serve TLS. */
   scheme: 'http' | 'https'
   /** Re-reads the TLS files and serves the new pair (tls.ts); null when the certificate came from no file. */
@@ -153,7 +155,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   const registry = await openServerRegistry(options, (fields, message) => { warnLog?.warn(fields, message) })
   let app: FastifyInstance | null = null
   let s3: FastifyInstance | null = null
-  let stopPush: (() => Promise<void>) | null = null
+  let stopPush: StopQueuePush | null = null
   /** Stops this server's metrics counting the process's catalog commits. */
   let stopCounting: (() => void) | null = null
   // The S3 port share links name: the one asked for until the listener says which it got (port 0 picks one).
@@ -263,7 +265,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     const servers = [app, s3].filter(a => a !== null).map(a => a.server as unknown as HttpsServer)
     for (const server of servers) endConnections.push(connectionsOf(server, tls !== undefined).end)
     const reload = tlsFiles === null ? null : async (pair?: TlsPair) => await reloadTls(tlsFiles, servers, log, pair)
-    return { app, s3, s3Policy, registry, listen, close, scheme, reloadTls: reload }
+    const cutPush = async (): Promise<void> => { await stopPush?.(true) }
+    return { app, s3, s3Policy, registry, listen, close, cutPush, scheme, reloadTls: reload }
   } catch (err) {
     await close().catch(() => {})
     throw err

@@ -16,7 +16,13 @@
  * (`<dataDir>/.<area>/**.json`, the management API's). A bucket already in
  * the catalog is left alone (so a second run adds only what is new), as is
  * a bucket being deleted. Stop the gateways using the SQLite catalogs first:
- * writes made during the import may be missed.
+ * writes made during the import may be missed. So may, between a run cut
+ * short (it leaves no mark, so SQLite gateways may serve again) and the
+ * next, whatever changed in a bucket imported already, which is not read
+ * again: a bucket deleted meanwhile stays in the catalog. Each bucket of the
+ * catalog that is no live bucket of the directory is named
+ * (`notInDirectory`) and left there: a `--from` naming another directory
+ * than the catalog's would otherwise take every bucket with it.
  *
  * Keys holding U+0000 (which the SQLite store took before the engine refused
  * them; src/bucket/keys.ts) cannot be kept in PostgreSQL's text: every
@@ -46,6 +52,8 @@ const BATCH = 1000
 export interface MigrationReport {
   buckets: Array<{ name: string, objects: number, uploads: number, skipped?: string }>
   documents: number
+  /** Buckets of the catalog that are no live bucket of the data directory (deleted there after an earlier run imported them?). */
+  notInDirectory: string[]
 }
 
 /** Imports the buckets of `dataDir` into the catalog at `url` (`catalog`: how to connect to it, as a gateway's options say). */
@@ -69,7 +77,7 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
     throw new Error(`migrate: nothing was imported: the settings of ${damaged.length} bucket(s) are damaged:\n${damaged.map(d => `  ${d}`).join('\n')}\nMend them (docs/deployment.md says how), then run migrate again.`)
   }
   const catalog = await PgCatalog.connect(url, catalogOptions)
-  const report: MigrationReport = { buckets: [], documents: 0 }
+  const report: MigrationReport = { buckets: [], documents: 0, notInDirectory: [] }
   try {
     for (const entry of entries) {
       if (!entry.isDirectory()) continue
@@ -84,6 +92,12 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
         report.documents += count
         if (count > 0) log(`${entry.name}: ${count} documents`)
       }
+    }
+    const live = new Set(report.buckets.filter(b => b.skipped !== 'being deleted').map(b => b.name))
+    const { rows } = await catalog.query<{ name: string }>('migrating', 'SELECT name FROM fsbucket.buckets ORDER BY name')
+    report.notInDirectory = rows.map(r => r.name).filter(name => !live.has(name))
+    for (const name of report.notInDirectory) {
+      log(`${name}: in the catalog, but no bucket of ${root} (deleted there after an earlier run imported it?): delete it through a gateway on the catalog if so`)
     }
     await catalog.query('migrating', 'UPDATE fsbucket.registry SET rev = rev + 1')
     // Every bucket is the catalog's now: the SQLite side is fenced off (a gateway or command without --catalog is refused).

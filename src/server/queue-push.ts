@@ -88,6 +88,14 @@ export function pushFailureLogger (log: { warn: (fields: object, message: string
 }
 
 /**
+ * Stops a push: `stop()` gives a delivery in flight its grace; `stop(true)`,
+ * a forced stop (a second signal, a drain timeout), cuts it at once, a grace
+ * already running too, so the process exits with the batch released rather
+ * than leased until its visibility timeout ends.
+ */
+export type StopQueuePush = (cutNow?: boolean) => Promise<void>
+
+/**
  * Starts pushing each queue of `pushes`; the function returned stops: no
  * batch is pulled after it, and a delivery in flight has `stopGraceMs` to
  * be answered, then is cut, so a stop never waits long for a slow app. A
@@ -95,7 +103,7 @@ export function pushFailureLogger (log: { warn: (fields: object, message: string
  * app gave no verdict, so with `max_retries: 0` it is still delivered,
  * by the next process that pushes.
  */
-export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], options: QueuePushOptions = {}): () => Promise<void> {
+export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], options: QueuePushOptions = {}): StopQueuePush {
   const queues: QueuesClass = new Queues(registry)
   const pollMs = options.pollMs ?? 1000
   const timeoutMs = options.timeoutMs ?? 30_000
@@ -154,15 +162,22 @@ export function startQueuePush (registry: BucketRegistry, pushes: QueuePush[], o
   }
   for (const push of pushes) schedule(push, 0)
 
-  return async () => {
-    stopped = true
-    for (const timer of timers) clearTimeout(timer)
-    timers.clear()
-    const settled = Promise.allSettled([...running])
-    let grace: NodeJS.Timeout | undefined
-    await Promise.race([settled, new Promise(resolve => { grace = setTimeout(resolve, options.stopGraceMs ?? pushStopGraceMs()) })])
-    clearTimeout(grace)
-    stopping.abort(new Error('the server is stopping'))
-    await settled
+  let endGrace = (): void => {}
+  const graceOver = new Promise<void>(resolve => { endGrace = resolve })
+  let stop: Promise<void> | undefined
+  return async (cutNow = false) => {
+    if (cutNow) endGrace()
+    stop ??= (async () => {
+      stopped = true
+      for (const timer of timers) clearTimeout(timer)
+      timers.clear()
+      const settled = Promise.allSettled([...running])
+      const grace = setTimeout(endGrace, options.stopGraceMs ?? pushStopGraceMs())
+      await Promise.race([settled, graceOver])
+      clearTimeout(grace)
+      stopping.abort(new Error('the server is stopping'))
+      await settled
+    })()
+    await stop
   }
 }

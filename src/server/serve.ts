@@ -22,7 +22,8 @@
  * Shutdown: the first SIGINT or SIGTERM drains. The server stops accepting
  * connections, lets requests in flight finish for at most the drain timeout
  * (`--drain-timeout`, default 10 s) and exits 0, or 1 when the timeout cut
- * requests short. A second signal exits at once (1). Every commit the server
+ * requests short. A second signal exits at once (1), after releasing a batch
+ * being pushed to a queue's app (a second at most). Every commit the server
  * acknowledged is durable either way; an upload cut short is discarded.
  * Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process
  * group; the primary decides) and are told to drain over the cluster's IPC
@@ -42,6 +43,7 @@ import { dismissEarlyWorkers, takeEarlyWorkers, takeHeldSignals, workerEnv, work
 import type { Logger } from 'pino'
 import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions, PrimaryRead } from './gateway.js'
+import type { StopQueuePush } from './queue-push.js'
 import type { TlsPair } from './tls.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
@@ -81,13 +83,22 @@ function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['f
 export function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Gateway) => boolean {
   let server: Gateway | null = null
   let reason: string | null = null
+  /**
+   * A forced stop: a batch being pushed to a queue's app is cut and released
+   * first (visible again at once, not left leased until its visibility
+   * timeout ends), within a second at most.
+   */
+  const exitNow = (): void => {
+    setTimeout(() => process.exit(1), 1000)
+    void (server?.cutPush() ?? Promise.resolve()).finally(() => process.exit(1))
+  }
   const drain = (): void => {
     if (server === null || reason === null) return
     const { app } = server
     app.log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
     setTimeout(() => {
       app.log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
-      process.exit(1)
+      exitNow()
     }, options.drainTimeout * 1000).unref()
     server.close()
       .then(() => {
@@ -106,7 +117,8 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
   const onSignal = (signal: string): void => {
     if (reason !== null) {
       server?.app.log.warn({ signal }, 'second signal: exiting now')
-      process.exit(1)
+      exitNow()
+      return
     }
     reason = signal
     if (server === null) boundStartup()
@@ -222,7 +234,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const log = createLogger({ level: options.logLevel })
   const env = workerEnv((options.catalog ?? '') !== '')
   let registry: BucketRegistry | null = null
-  let stopPush: (() => Promise<void>) | null = null
+  let stopPush: StopQueuePush | null = null
   /** The certificate and key the primary last accepted: every worker serves them, one started later too. */
   let tlsPair: TlsPair | null = null
   /** The routes and credentials the primary read (PrimaryRead): what every worker serves, one started later too. */
@@ -240,7 +252,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     await registry?.close()
   }
   const exitNow = (code: number): void => {
+    // The code of this exit, should a close already under way (the last worker gone) end first.
+    if (code !== 0) exitCode = code
     for (const worker of workers()) worker.process.kill('SIGKILL')
+    // A batch being pushed is cut at once, a grace running too, and released before the registry closes (not left leased).
+    void stopPush?.(true)
     // At once: the registry gets a second to close (a sweep in progress would hold its close for as long as it runs).
     setTimeout(() => process.exit(code), 1000)
     void closeRegistry().finally(() => process.exit(code))

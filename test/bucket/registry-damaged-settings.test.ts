@@ -82,6 +82,14 @@ t.test('a document that is no settings document is damaged; a field the rules of
     ['"s"', 's', /must be an object \(got string\)/],
     ['no settings', { format: 1, creationDate: good.creationDate }, /settings must be an object/],
     ['a creationDate that is no date', { ...good, creationDate: 'soon' }, /creationDate/],
+    // What `Date.parse` takes, and no write makes: each would be some instant (or the server's local time) read as the bucket's creation.
+    ['a creationDate of a year alone', { ...good, creationDate: '2020' }, /creationDate must be an ISO 8601 date/],
+    ['a creationDate of one digit', { ...good, creationDate: '1' }, /creationDate/],
+    ['an empty creationDate', { ...good, creationDate: '' }, /creationDate/],
+    ['a creationDate that is a number', { ...good, creationDate: 1767225600000 }, /creationDate/],
+    ['a creationDate on February 30', { ...good, creationDate: '2026-02-30T00:00:00Z' }, /creationDate/],
+    ['a creationDate without a zone', { ...good, creationDate: '2026-01-01T08:00:00' }, /creationDate/],
+    ['a creationDate as an HTTP date', { ...good, creationDate: 'Thu, 01 Jan 2026 00:00:00 GMT' }, /creationDate/],
     // A newer version's format, after a downgrade: never read as this version's.
     ['format 2', { ...good, format: 2 }, /format 2 is not one this version reads/],
     ['format "1"', { ...good, format: '1' }, /format "1" is not one/]
@@ -89,7 +97,12 @@ t.test('a document that is no settings document is damaged; a field the rules of
   for (const [label, document, reason] of damaged) {
     await writeFile(settingsFile(dir, 'site'), JSON.stringify(document))
     await t.rejects(registry.info('site'), { code: 10915 }, label)
+    t.same(await registry.list(), [], `${label}: left out of the list, which still answers`)
     t.match(warnings.at(-1)?.fields.reason, reason, `${label}: the log line names what is wrong`)
+  }
+  for (const [creationDate, iso] of [['2026-01-01', '2026-01-01T00:00:00.000Z'], ['2026-01-01T08:00:00+02:00', '2026-01-01T06:00:00.000Z']]) {
+    await writeFile(settingsFile(dir, 'site'), JSON.stringify({ ...good, creationDate }))
+    t.equal((await registry.info('site'))?.creationDate.toISOString(), iso, `a creationDate of ${creationDate} is read`)
   }
   const { format: _, ...unversioned } = good
   await writeFile(settingsFile(dir, 'site'), JSON.stringify(unversioned))

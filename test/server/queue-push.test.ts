@@ -9,7 +9,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { addRules, openRegistry, Queues, type BucketRegistry, type QueueRecord } from '../../src/index.js'
-import { parseQueuePush, pushBackoffSeconds, pushStopGraceMs, startQueuePush, pushFailureLogger } from '../../src/server/queue-push.js'
+import { parseQueuePush, pushBackoffSeconds, pushStopGraceMs, startQueuePush, pushFailureLogger, type StopQueuePush } from '../../src/server/queue-push.js'
 import { buildCli } from '../../src/main.js'
 import { testdir } from '../testdir.js'
 import { answering, call, freePort, run, within } from './serve-process.js'
@@ -102,7 +102,7 @@ t.test('a failing receiver gets the batch again after its back-off, then acknowl
 })
 
 /** A PutObject event pushed to an app answering with `app`, once the app has been asked: the push's stop, and how often it was asked. */
-async function pushInFlight (t: Test, app: http.RequestListener, stopGraceMs: number): Promise<{ queues: Queues, queue: QueueRecord, stop: () => Promise<void>, asked: () => number }> {
+async function pushInFlight (t: Test, app: http.RequestListener, stopGraceMs: number): Promise<{ registry: BucketRegistry, queues: Queues, queue: QueueRecord, stop: StopQueuePush, asked: () => number }> {
   const { registry, queues, queue } = await photoEvents(t)
   let asked = 0
   const server = http.createServer((req, res) => { asked++; app(req, res) })
@@ -112,7 +112,7 @@ async function pushInFlight (t: Test, app: http.RequestListener, stopGraceMs: nu
   const stop = startQueuePush(registry, [{ queue: 'photo-events', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/events` }], { pollMs: 50, stopGraceMs })
   const deadline = Date.now() + 10_000
   while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
-  return { queues, queue, stop, asked: () => asked }
+  return { registry, queues, queue, stop, asked: () => asked }
 }
 
 t.test('stopping cuts a delivery in flight to an app that does not answer: the stop is prompt and the batch waits for a retry', async t => {
@@ -125,6 +125,27 @@ t.test('stopping cuts a delivery in flight to an app that does not answer: the s
   const { messages } = await queues.pull(queue, 10, 60_000)
   t.equal(messages.length, 1, 'visible again at once: the cut is not a failure of the app that earns a back-off')
   t.equal(messages[0].attempts, 1, 'this delivery is its first: the cut one counts no attempt (with max_retries 0 it would have retired the message)')
+})
+
+t.test('a forced stop cuts a delivery in flight at once, a grace already running too: the batch is released, not left leased', async t => {
+  const { queues, queue, stop } = await pushInFlight(t, () => {}, 60_000)
+  const graceful = stop()
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const started = Date.now()
+  await within(stop(true), 3000, 'the forced stop')
+  await graceful
+  t.ok(Date.now() - started < 2000, `stopped in ${Date.now() - started} ms, not after the grace of 60 s`)
+  const { messages } = await queues.pull(queue, 10, 60_000)
+  t.same(messages.map(m => m.attempts), [1], 'visible again at once, the cut delivery not counted')
+})
+
+t.test('a batch a pushing process left leased (it died without a stop) comes back 60 s after it was pulled, that delivery counted', async t => {
+  const { registry, queue, stop } = await pushInFlight(t, () => {}, 0)
+  t.teardown(stop)
+  const at = (ms: number): Queues => new Queues(registry, () => new Date(Date.now() + ms))
+  t.same((await at(59_000).pull(queue, 10, 60_000)).messages, [], 'still leased after 59 s')
+  const { messages } = await at(61_000).pull(queue, 10, 60_000)
+  t.same(messages.map(m => m.attempts), [2], 'handed out again after 60 s (twice the app\'s 30 s to answer), its second attempt')
 })
 
 t.test('a stop\'s grace for a push in flight is half the drain timeout, at most 5 s', async t => {
@@ -207,3 +228,36 @@ t.test('a failed delivery is logged by the app\'s origin alone: a webhook\'s pat
   ])
   t.notMatch(JSON.stringify(lines), 'SECRET')
 })
+
+for (const workers of ['1', '2']) {
+  t.test(`serve (--workers ${workers}) stopped by a second signal with a push in flight: the batch is released, visible again at once, not leased`, async t => {
+    const dataDir = await photoEventsDirectory(t)
+    let asked = 0
+    const silent = http.createServer(() => { asked++ })
+    await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => { silent.closeAllConnections(); silent.close() })
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events`
+
+    const port = await freePort()
+    // A drain timeout of 30 s: the push's grace (5 s) is still running when the second signal comes.
+    const served = run(['serve', '--data', dataDir, '--port', String(port), '--s3-port', '0', '--workers', workers, '--fsync', 'off', '--log-level', 'warn', '--drain-timeout', '30', '--queue-push', `photo-events=${url}`])
+    t.teardown(() => { served.child.kill('SIGKILL') })
+    await answering(port, served)
+    t.equal((await call(port, 'PUT', '/photos/a.jpg', 'meow')).status, 200)
+    const deadline = Date.now() + 15_000
+    while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
+    t.equal(asked, 1, 'the batch is in flight')
+    served.child.kill('SIGTERM')
+    await new Promise(resolve => setTimeout(resolve, 300))
+    const started = Date.now()
+    served.child.kill('SIGTERM')
+    t.equal(await within(served.exited, 10_000, 'serve to stop'), 1, 'a second signal exits 1')
+    t.ok(Date.now() - started < 3000, `at once (${Date.now() - started} ms)`)
+
+    const after = await openRegistry(dataDir, { fsync: false })
+    t.teardown(async () => { await after.close() })
+    const queues = new Queues(after)
+    const { messages } = await queues.pull((await queues.byName('photo-events'))!, 10, 60_000)
+    t.same(messages.map(m => m.attempts), [1], 'the message waits, visible at once, its cut delivery not counted')
+  })
+}

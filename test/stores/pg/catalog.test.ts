@@ -313,6 +313,38 @@ t.test('SQLite buckets and a PostgreSQL catalog are fenced: no gateway on the ca
   await t.rejects(openRegistry(fresh, { fsync: false }), { message: /is kept in a PostgreSQL catalog/ })
 })
 
+t.test('fsbucket migrate brings back no deleted bucket: a moved directory and a bucket being deleted stay out; one deleted between two runs is named', async t => {
+  const url = await database('deletions')
+  const dataDir = testdir(t)
+  const before = await openRegistry(dataDir, { fsync: false })
+  for (const name of ['kept', 'moved', 'retiring', 'later']) await before.create(name)
+  await (await before.open('kept'))!.put('k', 'v')
+  await before.delete('moved')
+  t.equal(await (await before.open('retiring'))!.retire(), true, 'a delete cut short before the move: the bucket refuses writes')
+  await before.close()
+  // A delete cut short after the move, before the removal: the sweep has not removed its directory yet.
+  await mkdir(path.join(dataDir, '.deleted-moved-0123456789ab', '.fsbucket'), { recursive: true })
+  await writeFile(path.join(dataDir, '.deleted-moved-0123456789ab', '.fsbucket', 'settings.json'), JSON.stringify({ format: 1, creationDate: new Date().toISOString(), settings: {} }))
+
+  const first = await migrate(dataDir, url)
+  t.match(first, /retiring: skipped \(being deleted\)/)
+  t.notMatch(first, /in the catalog, but no bucket/, 'nothing to name on a first run')
+  const after = await openRegistry(dataDir, { catalog: url, fsync: false })
+  t.same((await after.list()).map(b => b.name), ['kept', 'later'], 'the deleted buckets are not imported')
+  await after.close()
+
+  // A run cut short leaves no mark: gateways on the SQLite catalogs may serve the directory again, and delete a bucket imported already.
+  await fsp.rm(path.join(dataDir, '.fsbucket', 'catalog.json'))
+  const between = await openRegistry(dataDir, { fsync: false })
+  await between.delete('later')
+  await between.close()
+  const second = await migrate(dataDir, url)
+  t.match(second, /kept: skipped \(already in the catalog\)/)
+  t.ok(second.includes(`later: in the catalog, but no bucket of ${path.resolve(dataDir)} (deleted there after an earlier run imported it?)`),
+    'the bucket deleted since the first run is named, left for the operator to delete (a --from naming another directory would take every bucket)')
+  t.notMatch(second, /kept: in the catalog/, 'a live bucket is not')
+})
+
 t.test('fsbucket migrate writing small bodies out on a slow mount outlasts the limit on silent transactions, and still lands', async t => {
   const url = await database('slowmount')
   const dataDir = testdir(t)
