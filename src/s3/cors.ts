@@ -12,7 +12,9 @@
  *     (S3 says NoSuchBucket and "CORS is not enabled" apart; an unsigned
  *     request must not learn which buckets exist);
  *   - an actual request with an Origin gets Access-Control-Allow-Origin (and
- *     the rule's exposed headers) when a rule matches its origin and method.
+ *     the rule's exposed headers) when a rule matches its origin and method;
+ *   - both answers carry `Access-Control-Allow-Credentials: true` when they
+ *     echo the origin (a rule without `*`), as S3's do.
  *
  * Matching is the engine's `matchingCorsRule`, the HTTP routes' too: an
  * AllowedOrigin or AllowedHeader may hold one `*` wildcard
@@ -32,9 +34,17 @@
 import { corsVariesByOrigin, matchingCorsRule, type CorsRule } from '../bucket/index.js'
 import { corsVary } from '../doors/request-metadata.js'
 
-/** Headers of an answer to `origin` under `rule`: varied by Origin, as S3 varies every answer a rule matched (one of `*` too). */
+/**
+ * Headers of an answer to `origin` under `rule`: varied by Origin, as S3 varies every answer a rule matched (one of `*`
+ * too). An echoed origin comes with `Access-Control-Allow-Credentials: true`, as S3 sends it on preflights and answers
+ * alike: without it a browser refuses the answer to a request made with credentials (`fetch(url, { credentials:
+ * 'include' })`, `withCredentials`), and `*` cannot be combined with them (Fetch), so S3 sends it with `*` never.
+ * It grants nothing here: this port reads no cookie, and every request is still signed or judged as it would be.
+ */
 function corsAnswerHeaders (rule: CorsRule, origin: string): Record<string, string> {
-  const headers: Record<string, string> = { 'access-control-allow-origin': rule.allowedOrigins.includes('*') ? '*' : origin, vary: corsVary }
+  const wildcard = rule.allowedOrigins.includes('*')
+  const headers: Record<string, string> = { 'access-control-allow-origin': wildcard ? '*' : origin, vary: corsVary }
+  if (!wildcard) headers['access-control-allow-credentials'] = 'true'
   if (rule.exposeHeaders !== undefined && rule.exposeHeaders.length > 0) headers['access-control-expose-headers'] = rule.exposeHeaders.join(', ')
   return headers
 }

@@ -19,12 +19,13 @@
  * are decoded as UTF-8 when stored (the engine's request-metadata.ts, shared
  * with the HTTP routes), and RFC 2047 encoded words in `x-amz-meta-*` values
  * are decoded (encoded-words.ts), as the hosted service stores them. Served
- * values that are not printable ASCII go out as RFC 2047 encoded words, as
- * S3 and the hosted service send them; custom metadata whose name cannot be
- * a header name is left out and counted in `x-amz-missing-meta`.
+ * `x-amz-meta-*` values that are not printable ASCII go out as RFC 2047
+ * encoded words, as S3 and the hosted service send them, and the other
+ * headers in their UTF-8 bytes, as given; custom metadata whose name cannot
+ * be a header name is left out and counted in `x-amz-missing-meta`.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { conditionsHeaders, customMetadataOfHeaders, httpMetadataOfHeaders, type ConditionsOf } from '../doors/request-metadata.js'
+import { conditionsHeaders, customMetadataOfHeaders, headerWireValue, httpMetadataOfHeaders, type ConditionsOf } from '../doors/request-metadata.js'
 import { addMetadataHeaders } from '../doors/metadata-headers.js'
 import { type BucketHTTPMetadata, type BucketObject, type StorageClass } from '../bucket/index.js'
 import { decodeEncodedWords } from './encoded-words.js'
@@ -36,13 +37,21 @@ export function single (headers: IncomingHttpHeaders, name: string): string | un
 }
 
 /**
- * A stored value → a header value: printable ASCII as is, anything else as
- * an RFC 2047 encoded word (`=?UTF-8?B?...?=`), which is how S3 answers
- * non-ASCII metadata.
+ * A stored value → the value of header `name`: printable ASCII as is. An
+ * `x-amz-meta-*` value with anything else goes out as an RFC 2047 encoded
+ * word (`=?UTF-8?B?...?=`), which is how S3 answers non-ASCII metadata.
+ * Any other header (Content-Disposition, Content-Type, a `response-*`
+ * override) is answered as it was given, in its UTF-8 bytes, as the HTTP
+ * routes answer it: S3 returns those values as sent, and a word would stand
+ * for the whole value, so `attachment; filename="naïve.txt"` would reach a
+ * browser as a disposition it cannot read, and an SDK as base64. A value
+ * holding a control character cannot travel as bytes; it goes as a word, so
+ * the read is still answered.
  */
-function encodeHeaderValue (value: string): string {
+function encodeHeaderValue (name: string, value: string): string {
   if (/^[\t\u0020-\u007e]*$/.test(value)) return value
-  return `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`
+  const wire = name.startsWith('x-amz-meta-') ? null : headerWireValue(value)
+  return wire ?? `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`
 }
 
 /**
@@ -245,6 +254,6 @@ export function objectHeaders (object: BucketObject, options: { overrides?: Reco
   if (options.checksums === true) Object.assign(headers, checksumHeaders(object))
   Object.assign(headers, options.overrides ?? {})
   const safe: Record<string, string> = {}
-  for (const name in headers) safe[name] = encodeHeaderValue(headers[name])
+  for (const name in headers) safe[name] = encodeHeaderValue(name, headers[name])
   return safe
 }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3'
 import { decodeEncodedWords } from '../../src/s3/encoded-words.js'
-import { devSigner, s3Server } from './fixture.js'
+import { devSigner, raw, s3Server } from './fixture.js'
 import { open, received } from '../raw-socket.js'
 
 t.test('decodeEncodedWords: RFC 2047 words decoded, anything else kept as written', async t => {
@@ -85,4 +85,29 @@ t.test('an Expires that is no HTTP date is stored as the epoch (already expired)
     const head = await server.app.inject({ method: 'HEAD', url: `/photos/${key}` })
     t.equal(head.headers.expires, new Date(stored).toUTCString(), `${expires}: answered`)
   }
+})
+
+t.test('a non-ASCII Content-Disposition is answered as it was given, in its UTF-8 bytes; x-amz-meta-* as encoded words', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  const disposition = 'attachment; filename="naïve 東京.txt"'
+  /** A string's UTF-8 bytes as Node's HTTP client writes and reads them (one Latin-1 character a byte). */
+  const wire = (text: string): string => Buffer.from(text, 'utf8').toString('latin1')
+  const put = await raw(server, 'PUT', '/photos/doc', { 'content-disposition': wire(disposition), 'x-amz-meta-name': wire('Zoë'), 'content-language': wire('français') }, 'x')
+  t.equal(put.status, 200)
+  t.equal((await bucket.head('doc'))?.httpMetadata.contentDisposition, disposition, 'stored as the text meant')
+  for (const method of ['HEAD', 'GET']) {
+    const answer = await raw(server, method, '/photos/doc')
+    t.equal(answer.headers['content-disposition'], wire(disposition), `${method}: the bytes sent, not one encoded word for the whole value`)
+    t.equal(answer.headers['content-language'], wire('français'), `${method}: the same for the other headers`)
+    t.equal(answer.headers['x-amz-meta-name'], `=?UTF-8?B?${Buffer.from('Zoë').toString('base64')}?=`, `${method}: metadata as S3 encodes it`)
+  }
+  const rfc5987 = "attachment; filename*=UTF-8''na%C3%AFve.txt"
+  await server.client().send(new PutObjectCommand({ Bucket: 'photos', Key: 'ascii', Body: 'x', ContentDisposition: rfc5987 }))
+  t.equal((await server.client().send(new HeadObjectCommand({ Bucket: 'photos', Key: 'ascii' }))).ContentDisposition, rfc5987, 'RFC 5987 form, through the SDK, round-trips')
+  const override = await raw(server, 'GET', `/photos/ascii?response-content-disposition=${encodeURIComponent(disposition)}`)
+  t.equal(override.headers['content-disposition'], wire(disposition), 'a response-content-disposition override, the same way')
+  await bucket.put('control', 'x', { httpMetadata: { contentDisposition: 'inline;\nx' } })
+  const control = await raw(server, 'HEAD', '/photos/control')
+  t.same([control.status, control.headers['content-disposition']], [200, '=?UTF-8?B?aW5saW5lOwp4?='], 'a control character no header carries as bytes: an encoded word, and the read is answered')
 })

@@ -65,6 +65,26 @@ t.test('S3 port: an answer a `*` rule matched varies by Origin, as S3 varies it;
   t.same([preflight.status, preflight.headers['access-control-allow-origin'], preflight.headers.vary], [200, '*', vary], 'its preflight too')
 })
 
+t.test('S3 port: an answer that echoes the origin allows credentials, preflight and GET, as S3\'s do; one of `*` does not', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'key', secretAccessKey: 'secret' }, null, true) })
+  await server.registry.create('ruled', { public: true })
+  await (await server.registry.open('ruled'))!.put('a.txt', 'A')
+  await server.registry.updateSettings('ruled', { cors: [...rules, { allowedOrigins: ['*'], allowedMethods: ['GET'] }] })
+  const preflight = await raw(server, 'OPTIONS', '/ruled/a.txt', { origin, 'access-control-request-method': 'GET' })
+  const get = await raw(server, 'GET', '/ruled/a.txt', { origin })
+  for (const [what, answer] of [['preflight', preflight], ['GET', get]] as const) {
+    t.same([answer.status, answer.headers['access-control-allow-origin'], answer.headers['access-control-allow-credentials']], [200, origin, 'true'], what)
+  }
+  // Fetch refuses credentials with `*`, and S3 sends none with it.
+  const starredPreflight = await raw(server, 'OPTIONS', '/ruled/a.txt', { origin: 'https://other.test', 'access-control-request-method': 'GET' })
+  const starred = await raw(server, 'GET', '/ruled/a.txt', { origin: 'https://other.test' })
+  for (const [what, answer] of [['preflight', starredPreflight], ['GET', starred]] as const) {
+    t.same([answer.status, answer.headers['access-control-allow-origin'], answer.headers['access-control-allow-credentials']], [200, '*', undefined], `${what} of a \`*\` rule`)
+  }
+  const unmatched = await raw(server, 'HEAD', '/ruled/a.txt', { origin: 'https://other.test' })
+  t.equal(unmatched.headers['access-control-allow-credentials'], undefined, 'a method no rule allows for that origin: no CORS headers')
+})
+
 t.test('HTTP routes: anonymous preflight and GET on a public bucket follow its rules', async t => {
   const { app, registry } = await gateway(t)
   await (await registry.open('site'))!.put('a.txt', 'A')
