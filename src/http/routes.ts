@@ -187,7 +187,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     if (leavesBodyUnread(request.raw)) reply.header('connection', 'close')
     if (partial === null) return await reply.send(failure(answer.code, answer.message))
     const message = partial.detail === '' ? answer.message : `${answer.message.replace(/\.?$/, '.')} ${partial.detail}`
-    return await reply.send({ ...failure(answer.code, message), result: partial.result })
+    return await reply.send(Object.assign(failure(answer.code, message), { result: partial.result }))
   })
 
   app.route({

@@ -73,20 +73,19 @@ function markerPrefix (prefix: string, delimiter: string | undefined, marker: st
 async function page (ctx: S3Context, options: { prefix: string, delimiter?: string, cursor?: string, startAfter?: string, limit: number }): Promise<{ entries: Entry[], truncated: boolean, cursor?: string }> {
   if (options.limit === 0) return { entries: [], truncated: false }
   const { bucket } = await openNamedBucket(ctx)
-  const within = { prefix: options.prefix, delimiter: options.delimiter }
   let { cursor, startAfter } = options
   // A marker that is a common prefix or lies within one: S3 lists nothing more of it. The keys under it after the
   // marker roll up into it, the first entry after the marker; the page starts at the binding's cursor past it.
   const passed = cursor === undefined ? markerPrefix(options.prefix, options.delimiter, startAfter) : undefined
   if (passed !== undefined) {
-    const first = await bucket.list({ ...within, startAfter, limit: 1 })
+    const first = await bucket.list({ prefix: options.prefix, delimiter: options.delimiter, startAfter, limit: 1 })
     if (first.delimitedPrefixes[0] === passed) {
       if (!first.truncated) return { entries: [], truncated: false }
       cursor = first.cursor
       startAfter = undefined
     }
   }
-  const listed = await bucket.list({ ...within, cursor, startAfter, limit: options.limit })
+  const listed = await bucket.list({ prefix: options.prefix, delimiter: options.delimiter, cursor, startAfter, limit: options.limit })
   // Merged in the order the binding pages in: a key's NFC form (it shows the form last written, which may sort elsewhere).
   const entries = [
     ...listed.objects.map(object => ({ entry: { object } as Entry, id: object.key.normalize('NFC') })),
