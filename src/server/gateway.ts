@@ -167,7 +167,10 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
       // The listeners first (readiness fails, nothing new is taken); the push stops beside them, cutting a delivery in flight.
       const stopping = stopPush?.()
       for (const end of endConnections) end()
-      await Promise.all([app?.close(), s3?.close(), stopping])
+      // Settled, each: a listener whose close fails must not close the registry under a push still releasing its batch.
+      const closed = await Promise.allSettled([app?.close(), s3?.close(), stopping])
+      const failed = closed.find(c => c.status === 'rejected')
+      if (failed !== undefined) throw failed.reason
     } finally {
       stopCounting?.()
       await registry.close()

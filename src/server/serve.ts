@@ -88,7 +88,10 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
    * first (visible again at once, not left leased until its visibility
    * timeout ends), within a second at most.
    */
+  let forced = false
   const exitNow = (): void => {
+    // The drain's close may still end within that second: its exit says 1 too.
+    forced = true
     setTimeout(() => process.exit(1), 1000)
     void (server?.cutPush() ?? Promise.resolve()).finally(() => process.exit(1))
   }
@@ -103,8 +106,8 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
     server.close()
       .then(() => {
         // With workers the primary says it, once, for all of them.
-        if (!inWorker) app.log.info('stopped: every request finished')
-        process.exit(0)
+        if (!inWorker && !forced) app.log.info('stopped: every request finished')
+        process.exit(forced ? 1 : 0)
       }, err => { app.log.error({ err }, 'close failed'); process.exit(1) })
   }
   /** A signal before the gateway exists: start-up goes on (then drains at once), bounded by the drain timeout like a drain. */
