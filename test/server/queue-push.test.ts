@@ -189,22 +189,27 @@ t.test('serve with two workers pushes, from its primary, each message once', asy
   t.ok(received.every(batch => batch.queue === 'photo-events'))
 })
 
-t.test('serve stopping with a push in flight to an app that never answers: exit 0 within a short drain timeout, the message kept uncounted', async t => {
+/** A served photo-events directory whose queue is pushed to an app that never answers, once a batch is in flight to it. */
+async function servedPushInFlight (t: Test, workers: string, drainTimeout: string): Promise<{ dataDir: string, served: ReturnType<typeof run> }> {
   const dataDir = await photoEventsDirectory(t)
   let asked = 0
   const silent = http.createServer(() => { asked++ })
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { silent.closeAllConnections(); silent.close() })
   const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events`
-
   const port = await freePort()
-  const served = run(['serve', '--data', dataDir, '--port', String(port), '--s3-port', '0', '--workers', '2', '--fsync', 'off', '--log-level', 'warn', '--drain-timeout', '2', '--queue-push', `photo-events=${url}`])
+  const served = run(['serve', '--data', dataDir, '--port', String(port), '--s3-port', '0', '--workers', workers, '--fsync', 'off', '--log-level', 'warn', '--drain-timeout', drainTimeout, '--queue-push', `photo-events=${url}`])
   t.teardown(() => { served.child.kill('SIGKILL') })
   await answering(port, served)
   t.equal((await call(port, 'PUT', '/photos/a.jpg', 'meow')).status, 200)
   const deadline = Date.now() + 15_000
   while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
   t.equal(asked, 1, 'the batch is in flight')
+  return { dataDir, served }
+}
+
+t.test('serve stopping with a push in flight to an app that never answers: exit 0 within a short drain timeout, the message kept uncounted', async t => {
+  const { dataDir, served } = await servedPushInFlight(t, '2', '2')
   const started = Date.now()
   served.child.kill('SIGTERM')
   t.equal(await within(served.exited, 10_000, 'serve to stop'), 0, `exit 0: the push was cut within the drain timeout of 2 s (${served.stderr()})`)
@@ -231,22 +236,8 @@ t.test('a failed delivery is logged by the app\'s origin alone: a webhook\'s pat
 
 for (const workers of ['1', '2']) {
   t.test(`serve (--workers ${workers}) stopped by a second signal with a push in flight: the batch is released, visible again at once, not leased`, async t => {
-    const dataDir = await photoEventsDirectory(t)
-    let asked = 0
-    const silent = http.createServer(() => { asked++ })
-    await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
-    t.teardown(() => { silent.closeAllConnections(); silent.close() })
-    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/events`
-
-    const port = await freePort()
     // A drain timeout of 30 s: the push's grace (5 s) is still running when the second signal comes.
-    const served = run(['serve', '--data', dataDir, '--port', String(port), '--s3-port', '0', '--workers', workers, '--fsync', 'off', '--log-level', 'warn', '--drain-timeout', '30', '--queue-push', `photo-events=${url}`])
-    t.teardown(() => { served.child.kill('SIGKILL') })
-    await answering(port, served)
-    t.equal((await call(port, 'PUT', '/photos/a.jpg', 'meow')).status, 200)
-    const deadline = Date.now() + 15_000
-    while (asked === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20))
-    t.equal(asked, 1, 'the batch is in flight')
+    const { dataDir, served } = await servedPushInFlight(t, workers, '30')
     served.child.kill('SIGTERM')
     await new Promise(resolve => setTimeout(resolve, 300))
     const started = Date.now()
