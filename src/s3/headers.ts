@@ -46,7 +46,7 @@ export function single (headers: IncomingHttpHeaders, name: string): string | un
  * for the whole value, so `attachment; filename="naïve.txt"` would reach a
  * browser as a disposition it cannot read, and an SDK as base64. A value
  * holding a control character cannot travel as bytes; it goes as a word, so
- * the read is still answered.
+ * the read is still answered. `name` is lower case, as every caller gives it.
  */
 function encodeHeaderValue (name: string, value: string): string {
   if (/^[\t\u0020-\u007e]*$/.test(value)) return value

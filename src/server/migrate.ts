@@ -52,7 +52,7 @@ const BATCH = 1000
 export interface MigrationReport {
   buckets: Array<{ name: string, objects: number, uploads: number, skipped?: string }>
   documents: number
-  /** Buckets of the catalog that are no live bucket of the data directory (deleted there after an earlier run imported them?). */
+  /** Buckets of the catalog that are no live bucket of the data directory: made by a gateway on the catalog, or deleted from the directory after an earlier run imported them. */
   notInDirectory: string[]
 }
 
@@ -97,7 +97,7 @@ export async function migrateToCatalog (dataDir: string, url: string, log: (line
     const { rows } = await catalog.query<{ name: string }>('migrating', 'SELECT name FROM fsbucket.buckets ORDER BY name')
     report.notInDirectory = rows.map(r => r.name).filter(name => !live.has(name))
     for (const name of report.notInDirectory) {
-      log(`${name}: in the catalog, but no bucket of ${root} (deleted there after an earlier run imported it?): delete it through a gateway on the catalog if so`)
+      log(`${name}: in the catalog, but no bucket of ${root}: left as it is (made by a gateway on the catalog, or deleted from the directory after an earlier run imported it: only then delete it through a gateway on the catalog)`)
     }
     await catalog.query('migrating', 'UPDATE fsbucket.registry SET rev = rev + 1')
     // Every bucket is the catalog's now: the SQLite side is fenced off (a gateway or command without --catalog is refused).
