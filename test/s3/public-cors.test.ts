@@ -85,6 +85,37 @@ t.test('S3 port: an answer that echoes the origin allows credentials, preflight 
   t.equal(unmatched.headers['access-control-allow-credentials'], undefined, 'a method no rule allows for that origin: no CORS headers')
 })
 
+t.test('S3 port: an answer a rule matched lists its methods and max age, as its preflight does and as S3\'s do', async t => {
+  const server = await s3Server(t, { policy: s3AccessPolicy({ accessKeyId: 'key', secretAccessKey: 'secret' }, null, true) })
+  await server.registry.create('ruled', { public: true })
+  await (await server.registry.open('ruled'))!.put('a.txt', 'A')
+  const uploader = 'https://upload.example'
+  await server.registry.updateSettings('ruled', {
+    cors: [...rules, { allowedOrigins: ['https://*.other.test'], allowedMethods: ['GET'] }, { allowedOrigins: [uploader], allowedMethods: ['PUT', 'GET'], maxAgeSeconds: 60 }]
+  })
+  const cors = (answer: Awaited<ReturnType<typeof raw>>): unknown[] => [answer.status, answer.headers['access-control-allow-origin'],
+    answer.headers['access-control-allow-methods'], answer.headers['access-control-max-age'], answer.headers['access-control-expose-headers']]
+  for (const method of ['GET', 'HEAD']) {
+    t.same(cors(await raw(server, method, '/ruled/a.txt', { origin })), [200, origin, 'GET, HEAD', '300', 'ETag'], `${method}: the matched rule's methods and max age`)
+    // S3 decides the CORS headers before the request is judged: an error answer carries them too.
+    t.same(cors(await raw(server, method, '/ruled/missing.txt', { origin })), [404, origin, 'GET, HEAD', '300', 'ETag'], `${method} of a missing key: the 404 carries them`)
+  }
+  const preflight = await raw(server, 'OPTIONS', '/ruled/a.txt', { origin, 'access-control-request-method': 'GET' })
+  t.same(cors(preflight), [200, origin, 'GET, HEAD', '300', 'ETag'], 'the preflight says the same')
+  t.same(cors(await raw(server, 'GET', '/ruled/a.txt', { origin: 'https://a.other.test' })), [200, 'https://a.other.test', 'GET', undefined, undefined], 'a rule without MaxAgeSeconds: no max age')
+  const refused = await raw(server, 'PUT', '/ruled/b.txt', { origin: uploader, 'content-length': '1' }, 'B')
+  t.same(cors(refused), [403, uploader, 'PUT, GET', '60', undefined], 'an unsigned PUT refused: the 403 carries the PUT rule\'s headers, methods in the rule\'s order')
+  t.match(refused.body, /<Code>AccessDenied<\/Code>/)
+  for (const [what, answer] of [
+    ['an origin no rule names', await raw(server, 'GET', '/ruled/a.txt', { origin: 'https://stranger.test' })],
+    ['its 404', await raw(server, 'GET', '/ruled/missing.txt', { origin: 'https://stranger.test' })],
+    ['a method the origin\'s rule does not allow', await raw(server, 'PUT', '/ruled/b.txt', { origin: 'https://a.other.test', 'content-length': '1' }, 'B')]
+  ] as const) {
+    t.same(cors(answer).slice(1), [undefined, undefined, undefined, undefined], `${what}: no CORS headers`)
+    t.equal(answer.headers['access-control-allow-credentials'], undefined, `${what}: no credentials`)
+  }
+})
+
 t.test('HTTP routes: anonymous preflight and GET on a public bucket follow its rules', async t => {
   const { app, registry } = await gateway(t)
   await (await registry.open('site'))!.put('a.txt', 'A')
