@@ -110,6 +110,8 @@ export interface Gateway {
   close: () => Promise<void>
   /** A forced stop's: cuts the queue push's delivery in flight at once, its batch released (queue-push.ts); nothing without a push. */
   cutPush: () => Promise<void>
+  /** A cluster worker's, as it stops: tells the primary its final counts (metrics.ts); nothing in the primary, a process alone or without metrics. */
+  sendFinalMetrics: () => Promise<void>
   /** `https` when both ports serve TLS. */
   scheme: 'http' | 'https'
   /** Re-reads the TLS files and serves the new pair (tls.ts); null when the certificate came from no file. */
@@ -181,9 +183,10 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     // Each process answers its own readiness; a worker's metrics are the whole server's (metrics.ts).
     const metrics = options.metrics === true ? new ProcessMetrics() : null
     stopCounting = metrics?.stopObserving ?? null
+    const ofWorker = metrics === null || primary ? null : workerMetrics(metrics)
     const operator = {
       ready: readinessChecks(memory ? null : options.data, registry, { log: createLogger({ level: options.logLevel }) }),
-      metrics: metrics === null ? null : primary ? async () => await metrics.text() : workerMetrics(metrics)
+      metrics: metrics === null ? null : ofWorker?.scrape ?? (async () => await metrics.text())
     }
     app = await buildApp({
       dataDir: options.data,
@@ -269,7 +272,8 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
     for (const server of servers) endConnections.push(connectionsOf(server, tls !== undefined).end)
     const reload = tlsFiles === null ? null : async (pair?: TlsPair) => await reloadTls(tlsFiles, servers, log, pair)
     const cutPush = async (): Promise<void> => { await stopPush?.(true) }
-    return { app, s3, s3Policy, registry, listen, close, cutPush, scheme, reloadTls: reload }
+    const sendFinalMetrics = async (): Promise<void> => { await ofWorker?.sendFinal() }
+    return { app, s3, s3Policy, registry, listen, close, cutPush, sendFinalMetrics, scheme, reloadTls: reload }
   } catch (err) {
     await close().catch(() => {})
     throw err

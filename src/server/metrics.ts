@@ -14,6 +14,12 @@
  * so a stuck worker can neither stall the scrape nor make a counter go
  * down, and a worker gone keeps its counters in the sum.
  *
+ * A worker that stops on its own while the server goes on (a SIGTERM of its
+ * own, drained; the primary starts another) sends its final counts as it
+ * goes, once its requests are done (`metrics-final`): else all it counted
+ * since its last report, everything when it was never asked, would leave
+ * with it. One killed (SIGKILL, a crash) still takes that part along.
+ *
  * What is counted between scrapes is kept here in plain numbers (`Tally`,
  * the meter's series); prom-client, which turns them into its metrics, is
  * loaded by the first scrape (metrics-registry.ts). A process that is never
@@ -104,27 +110,57 @@ interface MetricsAsked { fsbucket: 'metrics-asked', id: number }
 interface MetricsCollect { fsbucket: 'metrics-collect', id: number }
 interface MetricsPart { fsbucket: 'metrics-part', id: number, metrics: MetricsJson }
 interface MetricsText { fsbucket: 'metrics-text', id: number, text: string }
+/** A worker's last report, unasked, as it stops: no report of it follows. */
+interface MetricsFinal { fsbucket: 'metrics-final', metrics: MetricsJson }
 
 function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['fsbucket']): message is T {
   return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
 }
 
+/** A worker's side of the server's metrics. */
+export interface WorkerMetrics {
+  /** What `/_metrics` answers from: the whole server's, through the primary. */
+  scrape: () => Promise<string>
+  /**
+   * Sends the primary this process's counts as its last report, once its
+   * requests are done and before it exits. Resolves once they are written
+   * to the channel (the primary reads them before it sees the channel
+   * close), or could not be; never rejects: a stop goes on regardless.
+   */
+  sendFinal: () => Promise<void>
+}
+
 /**
  * In a worker: answers the primary's requests for this process's metrics,
- * and returns what `/_metrics` answers from (the whole server's, through
- * the primary).
+ * says its final counts as it stops, and answers `/_metrics` from the
+ * whole server's, through the primary.
  */
-export function workerMetrics (metrics: ProcessMetrics): () => Promise<string> {
+export function workerMetrics (metrics: ProcessMetrics): WorkerMetrics {
   let next = 0
   const waiting = new Map<number, (text: string) => void>()
+  /**
+   * The counts sent as the last report. A gather's answer read before them
+   * but sent after would replace them with fewer in the primary: it says
+   * these instead.
+   */
+  let final: MetricsJson | null = null
   process.on('message', message => {
     if (isMessage<MetricsCollect>(message, 'metrics-collect')) {
-      void metrics.json().then(json => { process.send?.({ fsbucket: 'metrics-part', id: message.id, metrics: json } satisfies MetricsPart) })
+      void metrics.json().then(json => { process.send?.({ fsbucket: 'metrics-part', id: message.id, metrics: final ?? json } satisfies MetricsPart) })
     } else if (isMessage<MetricsText>(message, 'metrics-text')) {
       waiting.get(message.id)?.(message.text)
     }
   })
-  return async () => {
+  const sendFinal = async (): Promise<void> => {
+    try {
+      // A worker never scraped loads prom-client here, once, as it stops (a tenth of a second).
+      final = await metrics.json()
+      const report: MetricsFinal = { fsbucket: 'metrics-final', metrics: final }
+      // The callback comes once the message is written (or could not be: the channel closed); exiting then loses nothing.
+      await new Promise<void>(resolve => { if (process.send?.(report, undefined, {}, () => { resolve() }) === undefined) resolve() })
+    } catch {}
+  }
+  const scrape = async (): Promise<string> => {
     const id = next++
     let timer: NodeJS.Timeout | undefined
     try {
@@ -138,6 +174,7 @@ export function workerMetrics (metrics: ProcessMetrics): () => Promise<string> {
       waiting.delete(id)
     }
   }
+  return { scrape, sendFinal }
 }
 
 /**
@@ -152,6 +189,15 @@ export function workerMetrics (metrics: ProcessMetrics): () => Promise<string> {
  * that is gone (exited, replaced) are added to `gone`, which only grows. A
  * gone worker's gauges leave with it: its memory and requests in flight are
  * no longer the server's.
+ *
+ * A worker is gone when its channel closes ('disconnect'), not when its
+ * process ends ('exit'): its final report (`metrics-final`) is taken as its
+ * last only if it is read first. Node emits a worker's messages, then its
+ * 'disconnect', in the order its channel is read (each on the next tick; the
+ * disconnect once the read reaches the channel's end, after every byte the
+ * worker wrote before it exited). The 'exit' comes from the process's end
+ * (SIGCHLD), which may be handled before the channel's last bytes are read:
+ * folded then, a final report read after would be counted twice.
  */
 export function answerWorkersMetrics (metrics: ProcessMetrics): void {
   let next = 0
@@ -189,6 +235,8 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
     if (isMessage<MetricsPart>(message, 'metrics-part')) {
       reports.set(worker.id, message.metrics)
       gathering.get(message.id)?.(worker)
+    } else if (isMessage<MetricsFinal>(message, 'metrics-final')) {
+      reports.set(worker.id, message.metrics)
     } else if (isMessage<MetricsAsked>(message, 'metrics-asked')) {
       // A gather that failed sends nothing: the worker answers its scrape with its own timeout's error.
       gather().then(text => {
@@ -196,7 +244,7 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
       }, () => {})
     }
   })
-  cluster.on('exit', worker => {
+  cluster.on('disconnect', worker => {
     const last = reports.get(worker.id)
     if (last === undefined) return
     reports.delete(worker.id)

@@ -27,7 +27,9 @@
  * acknowledged is durable either way; an upload cut short is discarded.
  * Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process
  * group; the primary decides) and are told to drain over the cluster's IPC
- * channel, so one Ctrl-C never counts as two.
+ * channel, so one Ctrl-C never counts as two. A worker sent a SIGTERM of
+ * its own drains the same way, hands the primary its final metrics
+ * (metrics.ts) and exits; the primary, serving on, starts another.
  *
  * SIGHUP (`systemctl reload`) never stops the server: with `--tls-cert` the
  * certificate files are read again (tls.ts; with workers, by the primary,
@@ -72,6 +74,9 @@ function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['f
   return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
 }
 
+/** A worker's stop reason when the primary said to drain (the whole server stops). */
+const drainAsked = 'asked by the primary'
+
 /**
  * Drain on the first signal (or the primary's word), exit at once on the
  * second. Installed before the app is built, so a signal during start-up
@@ -89,11 +94,21 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
    * timeout ends), within a second at most.
    */
   let forced = false
+  /**
+   * A worker that stops on its own (a SIGTERM of its own: the primary serves
+   * on and starts another) tells the primary its final counts before it
+   * exits, or what it counted since its last report would be lost with it
+   * (metrics.ts). Told to drain by the primary it need not: the whole server
+   * is stopping, and no scrape begun after reads the sum.
+   */
+  const sendFinalMetrics = async (): Promise<void> => {
+    if (inWorker && reason !== drainAsked) await server?.sendFinalMetrics()
+  }
   const exitNow = (): void => {
     // The drain's close may still end within that second: its exit says 1 too.
     forced = true
     setTimeout(() => process.exit(1), 1000)
-    void (server?.cutPush() ?? Promise.resolve()).finally(() => process.exit(1))
+    void Promise.allSettled([server?.cutPush(), sendFinalMetrics()]).finally(() => process.exit(1))
   }
   const drain = (): void => {
     if (server === null || reason === null) return
@@ -107,8 +122,10 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
       .then(() => {
         // With workers the primary says it, once, for all of them.
         if (!inWorker && !forced) app.log.info('stopped: every request finished')
-        process.exit(forced ? 1 : 0)
-      }, err => { app.log.error({ err }, 'close failed'); process.exit(1) })
+        return 0
+      }, err => { app.log.error({ err }, 'close failed'); return 1 })
+      // Once every request is answered: the last report counts them all.
+      .then(async code => { await sendFinalMetrics(); process.exit(forced ? 1 : code) }, () => process.exit(1))
   }
   /** A signal before the gateway exists: start-up goes on (then drains at once), bounded by the drain timeout like a drain. */
   const boundStartup = (): void => {
@@ -147,7 +164,7 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
     process.on('message', message => {
       if (isMessage<ReloadTls>(message, 'reload-tls')) { reload(message.pair); return }
       if (!isMessage<Drain>(message, 'drain') || reason !== null) return
-      reason = 'asked by the primary'
+      reason = drainAsked
       if (server === null) boundStartup()
       drain()
     })

@@ -3,6 +3,9 @@
  * (src/server/metrics.ts): not when a worker dies and is replaced (its
  * counts stay in the sum), not when one misses the gather (counted at its
  * last report). Prometheus would read either drop as a counter reset.
+ * And a worker stopped the clean way (a SIGTERM to it alone: it drains,
+ * the primary starts another) hands the primary its final counts, so what
+ * it counted since its last report, or ever when it was never asked, stays.
  */
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
@@ -85,6 +88,38 @@ t.test('summed counters never go down when a worker is replaced or misses the ga
   process.kill(stuck, 'SIGCONT')
   const resumed = await scrape()
   t.ok(total(resumed, 'fsbucket_requests_total') >= total(previous, 'fsbucket_requests_total'), 'resumed: no drop either')
+  served.child.kill('SIGTERM')
+  await within(served.exited, 30_000, 'exit')
+})
+
+t.test('a worker stopped the clean way while the server runs hands over every request it counted', async t => {
+  const served = run(['serve', '--data', testdir(t), '--port', String(port), '--s3-port', '0', '--workers', '2', '--fsync', 'off', '--log-level', 'info'])
+  t.teardown(() => { if (served.child.exitCode === null) served.child.kill('SIGKILL') })
+  await within((async () => { while (!served.stdout().includes('"msg":"serving"')) await new Promise(resolve => setTimeout(resolve, 50)) })(), 60_000, 'serving')
+  const primary = served.child.pid ?? 0
+  const health = (text: string): number => total(text, 'fsbucket_requests_total', /operation="Health"/)
+  const [first, second] = workersOf(primary)
+  /** SIGTERM to one worker: it drains and exits 0, and the primary, serving on, starts another. */
+  const stopWorker = async (pid: number): Promise<void> => {
+    process.kill(pid, 'SIGTERM')
+    await within((async () => {
+      while (workersOf(primary).length < 2 || workersOf(primary).includes(pid)) await new Promise(resolve => setTimeout(resolve, 50))
+    })(), 30_000, 'the worker replaced')
+  }
+  const servedBy = (pid: number): number => served.stdout().split('\n').filter(line => line.includes(`"pid":${pid},`) && line.includes('/_health/live')).length
+
+  // No scrape yet: the primary has never asked the first worker, which goes with everything it counted but for its last word.
+  for (let i = 0; i < 40; i++) t.equal((await call(port, 'GET', '/_health/live')).status, 200)
+  t.ok(servedBy(first) > 0, `the first worker answered probes (${servedBy(first)} of 40)`)
+  await stopWorker(first)
+  t.equal(health(await scrape()), 40, 'the probes of a worker that was never asked are counted')
+
+  // The second worker reported at that scrape; what it counts after goes with it too, unless it says so as it stops.
+  const before = servedBy(second)
+  for (let i = 0; i < 40; i++) t.equal((await call(port, 'GET', '/_health/live')).status, 200)
+  await stopWorker(second)
+  t.ok(servedBy(second) > before, 'the second worker answered probes after its last report')
+  t.equal(health(await scrape()), 80, 'and those are counted as well')
   served.child.kill('SIGTERM')
   await within(served.exited, 30_000, 'exit')
 })
