@@ -435,6 +435,8 @@ export interface StateDocuments {
    */
   version?: (name: string) => Promise<string | null>
   transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R>
+  /** How a message names the document `name` for whoever must mend it: a file's full path, or its place in a catalog. */
+  where (name: string): string
 }
 
 /**

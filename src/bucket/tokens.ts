@@ -130,17 +130,19 @@ function damageOfTokens (document: unknown): string | null {
 }
 
 /**
- * `document` when this version reads it; else StateDamaged (10916, every
- * door's 500), its cause saying what is wrong for the log. A newer
- * version's tokens, or a hand edit that left a record half made, could
- * grant what they no longer mean (a `buckets` string would match every
- * name it contains): every token request fails instead, and no change is
- * written over the document until it is mended.
+ * `document`, read from `where` (the file's full path, or the catalog's
+ * row: `StateDocuments.where`), when this version reads it; else
+ * StateDamaged (10916, every door's 500), naming `where` and, in its cause,
+ * what is wrong, for the log (never a record's fields: they hold secrets).
+ * A newer version's tokens, or a hand edit that left a record half made,
+ * could grant what they no longer mean (a `buckets` string would match
+ * every name it contains): every token request fails instead, and no
+ * change is written over the document until it is mended.
  */
-function readable (document: TokensDocument): TokensDocument {
+function readable (document: TokensDocument, where: string): TokensDocument {
   const damage = damageOfTokens(document)
   if (damage === null) return document
-  throw storageFailure('StateDamaged', 'reading the tokens', { path: 'tokens.json', cause: new Error(`tokens.json ${damage}`) })
+  throw storageFailure('StateDamaged', 'reading the tokens', { path: where, cause: new Error(`${where} ${damage}`) })
 }
 
 /** The S3 secret access key of a token value (the hosted derivation): hex SHA-256. */
@@ -215,6 +217,8 @@ export class MakerGoneError extends Error {
 /** The tokens of one registry (its state area `tokens`), with a short-lived cache for lookups. */
 export class TokenDirectory {
   readonly #state: StateDocuments
+  /** How a damaged document is named: the file's full path, or the catalog's row. */
+  readonly #where: string
   readonly #clock: () => Date
   #snapshot: Snapshot | null = null
   #reading: Promise<Snapshot> | null = null
@@ -223,6 +227,7 @@ export class TokenDirectory {
 
   constructor (state: StateDocuments, clock: () => Date) {
     this.#state = state
+    this.#where = state.where('tokens.json')
     this.#clock = clock
   }
 
@@ -258,7 +263,7 @@ export class TokenDirectory {
       this.#snapshot = renewed
       return renewed
     }
-    const document = readable(await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
+    const document = readable(await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }), this.#where)
     const records = document.tokens
     const snapshot = {
       readAt,
@@ -302,7 +307,7 @@ export class TokenDirectory {
     }
     if (spec.madeBy !== undefined) record.madeBy = spec.madeBy
     const made = await this.#state.transaction(async tx => {
-      const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
+      const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }), this.#where)
       if (spec.madeBy !== undefined) {
         // Judged where a revocation commits: a token made for one revoked meanwhile would outlive it.
         const maker = document.tokens.find(r => r.id === spec.madeBy)
@@ -320,7 +325,7 @@ export class TokenDirectory {
   /** Every token, oldest first, without secrets. */
   async list (): Promise<TokenSummary[]> {
     const now = this.#clock()
-    const document = readable(await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
+    const document = readable(await this.#state.read<TokensDocument>('tokens.json', { format: 1, tokens: [] }), this.#where)
     return document.tokens.map(r => summaryOf(r, now))
   }
 
@@ -331,7 +336,7 @@ export class TokenDirectory {
    */
   async revoke (id: string): Promise<boolean> {
     const removed = await this.#state.transaction(async tx => {
-      const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }))
+      const document = readable(await tx.load<TokensDocument>('tokens.json', { format: 1, tokens: [] }), this.#where)
       if (!document.tokens.some(r => r.id === id)) return false
       const ending = new Set([id])
       // The tokens made for one that ends, and for those in turn, until no more are found.

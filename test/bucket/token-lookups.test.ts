@@ -98,7 +98,7 @@ for (const [kind, open] of [
   })
 }
 
-t.test('a tokens document of another format (a newer version\'s, after a downgrade) or damaged by hand is never read: every token request fails with StateDamaged, naming why, and nothing is written over it', async t => {
+t.test('a tokens document of another format (a newer version\'s, after a downgrade) or damaged by hand is never read: every token request fails with StateDamaged, naming the file and why, and nothing is written over it', async t => {
   const dir = testdir(t)
   const registry = createRegistry(await FsRegistryStorage.open(dir))
   t.teardown(async () => { await registry.close() })
@@ -109,6 +109,7 @@ t.test('a tokens document of another format (a newer version\'s, after a downgra
   const file = path.join(dir, '.tokens', 'tokens.json')
   const document = JSON.parse(await readFile(file, 'utf8')) as { tokens: Array<Record<string, unknown>> }
   const record = document.tokens[0]
+  const secret = record.secretAccessKey as string
   const damaged: Array<[string, string, RegExp]> = [
     ['format 2', JSON.stringify({ ...document, format: 2 }), /tokens\.json is format 2, which this version does not read/],
     ['not JSON', '{"format": 1, "tokens": [', /tokens\.json is not valid JSON/],
@@ -117,12 +118,19 @@ t.test('a tokens document of another format (a newer version\'s, after a downgra
     // A string `buckets` would match every bucket name it contains.
     ['a record\'s buckets a string', JSON.stringify({ format: 1, tokens: [{ ...record, buckets: 'photos' }] }), /tokens\[0\]/],
     ['a record without its secret', JSON.stringify({ format: 1, tokens: [{ ...record, secretAccessKey: undefined }] }), /tokens\[0\]/],
-    ['revoked not a list', JSON.stringify({ ...document, revoked: 5 }), /"revoked"/]
+    ['revoked not a list', JSON.stringify({ ...document, revoked: 5 }), /"revoked"/],
+    // V8's complaint would quote the text around the fault: `Unexpected token 'x', ..."cessKey":x0c3f9a12"...`.
+    ['a secret left unquoted', JSON.stringify(document).replace(`"${secret}"`, `x${secret}`), /is not valid JSON: the text is not quoted, as it may hold secrets$/]
   ]
   for (const [what, text, why] of damaged) {
     await writeFile(file, text)
     const fresh = createRegistry(await FsRegistryStorage.open(dir))
     const refused = { code: 10916, errorName: 'StateDamaged', cause: { message: why } }
+    // An operator with several data directories must be told which file to mend.
+    const listed = await fresh.tokens.list().then(() => null, (err: { path?: string, cause?: Error }) => err)
+    t.equal(listed?.path, file, `${what}: the error's path is the file's full path`)
+    t.ok(listed?.cause?.message.startsWith(`${file} `), `${what}: so does its reason: ${listed?.cause?.message ?? ''}`)
+    t.notOk(listed?.cause?.message.includes(secret.slice(0, 6)), `${what}: the reason quotes no secret`)
     await t.rejects(fresh.tokens.byValue(made.token), refused, `${what}: a lookup`)
     await t.rejects(fresh.tokens.list(), refused, `${what}: a list`)
     await t.rejects(fresh.tokens.create({ name: 'x', permission: 'admin-read-only' }), refused, `${what}: a create, which would write over it`)
@@ -130,4 +138,15 @@ t.test('a tokens document of another format (a newer version\'s, after a downgra
     t.equal(await readFile(file, 'utf8'), text, `${what}: the file is left as it was`)
     await fresh.close()
   }
+})
+
+t.test('a damaged tokens document of a store without files is named by where it is kept', async t => {
+  const storage = new MemoryRegistryStorage()
+  const registry = createRegistry(storage)
+  t.teardown(async () => { await registry.close() })
+  await storage.state('tokens').transaction(async tx => { Object.assign(await tx.load('tokens.json', {}), { format: 2, tokens: [] }) })
+  await t.rejects(registry.tokens.list(), {
+    path: 'the document tokens.json of state area tokens',
+    cause: { message: /^the document tokens\.json of state area tokens is format 2, / }
+  })
 })

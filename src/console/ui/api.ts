@@ -32,6 +32,21 @@ export function needsToken (err: unknown): boolean {
   return err instanceof ApiError && (err.status === 401 || [40300, 9109, 10000].includes(err.code ?? 0))
 }
 
+/**
+ * What a view already drawn does with a refusal of a later request (a
+ * change, a listing again): one for want of a token (`needsToken`) draws
+ * the route again, through the event main.ts routes on (a view cannot
+ * import its importer), and the route's first request then fails where
+ * main.ts asks for the token; once it is given, the view is drawn afresh.
+ * A view the user has left (`shown` no longer in the page) asks nothing.
+ * Answers whether the refusal was of that kind, and so taken care of.
+ */
+export function askForTokenAgain (err: unknown, shown: Node): boolean {
+  if (!needsToken(err)) return false
+  if (shown.isConnected) window.dispatchEvent(new HashChangeEvent('hashchange'))
+  return true
+}
+
 export interface ApiAnswer<T> {
   success: boolean
   errors: Array<{ code: number, message: string }>

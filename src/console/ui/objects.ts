@@ -4,7 +4,7 @@
  * (and a stack of cursors back), search by prefix, selection and delete with
  * confirmation, upload by picker or drag-and-drop, and the details panel.
  */
-import { ApiError, gateway, isPublic, jsonBody, listObjects, needsToken, type Listing, type ListedObject } from './api.js'
+import { ApiError, askForTokenAgain, gateway, isPublic, jsonBody, listObjects, needsToken, type Listing, type ListedObject } from './api.js'
 import { renderDetails, downloadLink } from './details.js'
 import { confirmDialog, formatDate, formatSize, h, replace, showStatus, type Current } from './dom.js'
 import { nameUnder, shownName } from './names.js'
@@ -191,17 +191,10 @@ async function load (view: Browser, outcome?: Outcome, page = view.asked): Promi
   updateSelection(view)
 }
 
-/**
- * `load` after a click (a page, a search, a delete, an upload). A token
- * refused since the page was drawn draws the route again, whose first
- * listing then fails where main.ts asks for the token (through the event
- * main.ts routes on: this module cannot import its importer).
- */
+/** `load` after a click (a page, a search, a delete, an upload): a token refused since the page was drawn is asked for again. */
 async function reload (view: Browser, outcome?: Outcome, page?: Page): Promise<void> {
   await load(view, outcome, page).catch(err => {
-    if (!needsToken(err)) throw err
-    // A view the user has left asks nothing.
-    if (view.table.isConnected) window.dispatchEvent(new HashChangeEvent('hashchange'))
+    if (!askForTokenAgain(err, view.table)) throw err
   })
 }
 

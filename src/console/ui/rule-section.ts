@@ -10,6 +10,7 @@
  * to the API as given (a field left empty is sent as nothing), and its
  * refusal is shown as the section's alert, in the API's words.
  */
+import { askForTokenAgain } from './api.js'
 import { h, showStatus } from './dom.js'
 
 export interface RuleSection {
@@ -17,7 +18,7 @@ export interface RuleSection {
   /** Where the table of rules goes (redrawn after each change). */
   list: HTMLElement
   status: HTMLElement
-  /** Runs a change: on success redraws, says `done` and answers true; on failure shows `what: <the API's message>` as an alert. */
+  /** Runs a change: on success redraws, says `done` and answers true; on failure shows `what: <the API's message>` as an alert, or, refused for want of a token, asks for it (`askForTokenAgain`) as the other pages do. */
   run: (what: string, done: string, change: () => Promise<unknown>) => Promise<boolean>
 }
 
@@ -32,13 +33,13 @@ export function ruleSection (id: string, title: string, hint: string, redraw: ()
     try {
       await change()
     } catch (err) {
-      showStatus(status, `${what}: ${(err as Error).message}`, true)
+      if (!askForTokenAgain(err, section)) showStatus(status, `${what}: ${(err as Error).message}`, true)
       return false
     }
     try {
       await redraw()
     } catch (err) {
-      showStatus(status, `${what}: done, but reading the rules again failed: ${(err as Error).message}`, true)
+      if (!askForTokenAgain(err, section)) showStatus(status, `${what}: done, but reading the rules again failed: ${(err as Error).message}`, true)
       return true
     }
     showStatus(status, done)

@@ -4,7 +4,7 @@
  * CORS rules (as the API's JSON, edited in place); then the sections of
  * lifecycle rules, locks and event notifications (their own modules).
  */
-import { ApiError, jsonBody, management } from './api.js'
+import { ApiError, askForTokenAgain, jsonBody, management } from './api.js'
 import { h, replace, showStatus, type Current } from './dom.js'
 import { lifecycleSection } from './lifecycle.js'
 import { lockSection } from './locks.js'
@@ -36,10 +36,17 @@ export async function renderSettings (root: HTMLElement, bucket: string, current
     lifecycleSection(bucket), lockSection(bucket), notificationSection(bucket)
   ])
   if (!current()) return
-  /** Saves a change and says how it went in `status`; a refused one calls `undo`, which puts its control back to the value stored. */
+  /**
+   * Saves a change and says how it went in `status`; a refused one calls
+   * `undo`, which puts its control back to the value stored, and one
+   * refused for want of a token asks for it, as the other pages do.
+   */
   const run = (status: HTMLElement, what: string, action: () => Promise<unknown>, saved = (): void => {}, undo = (): void => {}): void => {
     void action().then(() => { saved(); showStatus(status, `${what}: saved.`) },
-      (err: unknown) => { undo(); showStatus(status, `${what}: ${(err as Error).message}`, true) })
+      (err: unknown) => {
+        undo()
+        if (!askForTokenAgain(err, status)) showStatus(status, `${what}: ${(err as Error).message}`, true)
+      })
   }
 
   const publicBox = h('input', { type: 'checkbox', id: 'public', 'aria-describedby': 'public-status' })

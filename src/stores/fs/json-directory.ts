@@ -39,7 +39,7 @@ import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { storageFailure, type DocumentTransaction, type StateDocuments } from '../../bucket/port.js'
 import { DocumentChanges } from '../document-changes.js'
-import { fsyncDirectory, readJson, stageFile, storageError, writeJsonAtomic } from './atomic.js'
+import { fsyncDirectory, readJson, readText, stageFile, storageError, writeJsonAtomic } from './atomic.js'
 import { makeDirectory } from './make-directory.js'
 import { lockFile } from './file-lock.js'
 
@@ -57,7 +57,12 @@ export class JsonDirectory implements StateDocuments {
   /** Reads the document `name` (a path relative to the directory), or `fallback` when it does not exist. */
   async read<T> (name: string, fallback: T): Promise<T> {
     await this.#refuseLink('reading')
-    return await readDocument<T>(path.join(this.dir, name), fallback)
+    return await readDocument<T>(this.where(name), fallback, this.#private)
+  }
+
+  /** The document's file, by its full path. */
+  where (name: string): string {
+    return path.join(this.dir, name)
   }
 
   /**
@@ -90,7 +95,7 @@ export class JsonDirectory implements StateDocuments {
     })
     try {
       await finishJournal(this.dir, this.#fsync)
-      const tx = new JsonTransaction(this.dir, this.#fsync)
+      const tx = new JsonTransaction(this.dir, this.#fsync, this.#private)
       const result = await change(tx)
       await tx.commit(this.#private ? 0o600 : 0o644)
       return result
@@ -106,30 +111,48 @@ export class JsonDirectory implements StateDocuments {
   }
 }
 
-/** A document, or `fallback` when it does not exist; one that is not JSON is StateDamaged naming the file (the log line says what is wrong). */
-async function readDocument<T> (file: string, fallback: T): Promise<T> {
+/**
+ * A document, or `fallback` when it does not exist; one that is not JSON is
+ * StateDamaged naming the file (the log line says what is wrong). V8's
+ * complaint quotes the text around the fault (`"abcdef0123"...`), so for a
+ * document of a private directory, where that text may be a secret, only
+ * the fault's position is told, when V8 gives one.
+ */
+async function readDocument<T> (file: string, fallback: T, secrets: boolean): Promise<T> {
+  const text = await readText(file)
+  if (text === null) return fallback
   try {
-    return await readJson<T>(file, fallback)
+    return JSON.parse(text) as T
   } catch (err) {
-    if (!(err instanceof SyntaxError)) throw err
-    throw storageFailure('StateDamaged', `reading ${path.basename(file)}`, { path: file, cause: err })
+    const message = (err as Error).message
+    const why = secrets ? unquoted(message) : message
+    throw storageFailure('StateDamaged', `reading ${path.basename(file)}`, { path: file, cause: new SyntaxError(`${file} is not valid JSON: ${why}`) })
   }
+}
+
+/** V8's complaint about JSON text, less any of the text: where the fault is, when it says. */
+function unquoted (message: string): string {
+  const position = /at position \d+/.exec(message)?.[0]
+  const hidden = 'the text is not quoted, as it may hold secrets'
+  return position === undefined ? hidden : `the fault is ${position} (${hidden})`
 }
 
 /** The documents one change has read; `commit` writes those that changed. */
 export class JsonTransaction implements DocumentTransaction {
   readonly #dir: string
   readonly #fsync: boolean
+  readonly #secrets: boolean
   readonly #changes = new DocumentChanges()
 
-  constructor (dir: string, fsync: boolean) {
+  constructor (dir: string, fsync: boolean, secrets: boolean) {
     this.#dir = dir
     this.#fsync = fsync
+    this.#secrets = secrets
   }
 
   /** The document `name` as this change sees it; changes to the returned value are written at commit. */
   async load<T> (name: string, fallback: T): Promise<T> {
-    return await this.#changes.load(name, fallback, async () => await readDocument<T | undefined>(path.join(this.#dir, name), undefined))
+    return await this.#changes.load(name, fallback, async () => await readDocument<T | undefined>(path.join(this.#dir, name), undefined, this.#secrets))
   }
 
   remove (name: string): void {

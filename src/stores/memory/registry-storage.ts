@@ -56,10 +56,15 @@ class MemoryTransaction implements DocumentTransaction {
 }
 
 class MemoryDocuments implements StateDocuments {
+  readonly #area: string
   readonly #documents = new Map<string, string>()
   readonly #lock = new Lock()
   /** Moves with every change of the set: a document's version is coarser than it need be (any change reads it again), never finer. */
   #changes = 0
+
+  constructor (area: string) {
+    this.#area = area
+  }
 
   async read<T> (name: string, fallback: T): Promise<T> {
     const text = this.#documents.get(name)
@@ -68,6 +73,10 @@ class MemoryDocuments implements StateDocuments {
 
   async version (name: string): Promise<string | null> {
     return this.#documents.has(name) ? String(this.#changes) : null
+  }
+
+  where (name: string): string {
+    return `the document ${name} of state area ${this.#area}`
   }
 
   async transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R> {
@@ -178,7 +187,7 @@ export class MemoryRegistryStorage implements RegistryStorage {
     if (!/^[a-z]+$/.test(area)) throw new TypeError(`state: the area must be lowercase letters (got ${JSON.stringify(area)}).`)
     let documents = this.#space.areas.get(area)
     if (documents === undefined) {
-      documents = new MemoryDocuments()
+      documents = new MemoryDocuments(area)
       this.#space.areas.set(area, documents)
     }
     return documents

@@ -30,6 +30,11 @@ export class PgDocuments implements StateDocuments {
     return rows.length === 0 ? null : rows[0].version
   }
 
+  /** The document's row, as a settings row is named (`the settings of bucket b in the catalog`). */
+  where (name: string): string {
+    return `the document ${name} of state area ${this.#area} in the catalog`
+  }
+
   async transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R> {
     return await this.#catalog.transaction('changing state', async client => {
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`fsbucket:state:${this.#area}`])
