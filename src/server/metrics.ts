@@ -215,8 +215,9 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
     await new Promise<void>(resolve => {
       const timer = setTimeout(resolve, gatherTimeoutMs)
       const done = (): void => { clearTimeout(timer); resolve() }
+      // A worker answers once, or leaves (its channel closed: its last report is in `gone`); either ends its wait.
       gathering.set(id, worker => {
-        if (answered.has(worker)) return
+        if (answered.has(worker) || !workers.includes(worker)) return
         answered.add(worker)
         if (answered.size === workers.length) done()
       })
@@ -245,6 +246,7 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
     }
   })
   cluster.on('disconnect', worker => {
+    for (const answered of gathering.values()) answered(worker)
     const last = reports.get(worker.id)
     if (last === undefined) return
     reports.delete(worker.id)

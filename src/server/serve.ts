@@ -28,8 +28,10 @@
  * Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process
  * group; the primary decides) and are told to drain over the cluster's IPC
  * channel, so one Ctrl-C never counts as two. A worker sent a SIGTERM of
- * its own drains the same way, hands the primary its final metrics
- * (metrics.ts) and exits; the primary, serving on, starts another.
+ * its own (to replace it) says so to the primary, drains the same way,
+ * hands the primary its final metrics (metrics.ts) and exits; the primary,
+ * serving on, starts another at once: a stop asked for, not a death (no
+ * back-off, not counted towards a crash loop, logged at info).
  *
  * SIGHUP (`systemctl reload`) never stops the server: with `--tls-cert` the
  * certificate files are read again (tls.ts; with workers, by the primary,
@@ -68,6 +70,8 @@ interface Listening { fsbucket: 'listening', port: number, s3Port: number | null
 interface Drain { fsbucket: 'drain' }
 interface ReloadTls { fsbucket: 'reload-tls', pair?: TlsPair }
 interface OptionsAsked { fsbucket: 'options-asked' }
+/** A worker drains on a signal of its own: its exit is a stop asked for, not a death (the primary serves on and starts another). */
+interface StoppingAlone { fsbucket: 'stopping-alone', signal: string }
 interface Start { fsbucket: 'start', options: ServeOptions }
 
 function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['fsbucket']): message is T {
@@ -141,6 +145,7 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
       return
     }
     reason = signal
+    if (inWorker) process.send?.({ fsbucket: 'stopping-alone', signal } satisfies StoppingAlone)
     if (server === null) boundStartup()
     drain()
   }
@@ -292,6 +297,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options: Object.assign({}, options, tlsPair === null ? {} : { tls: tlsPair }, { primaryRead }) } satisfies Start)
   }
   const asking = new Set<Worker>()
+  /** Workers that said they drain on a signal of their own (`stopping-alone`). */
+  const stoppingAlone = new Set<Worker>()
   // Set once the checks' module is loaded, which is before any worker is let listen.
   let logServing: ((bound: Listening) => void) | null = null
   /** The workers that said they listen (by id), until every one wanted has: then the `serving` line. */
@@ -310,6 +317,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const onMessage = (worker: Worker, message: unknown): void => {
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
     else if (isMessage<Listening>(message, 'listening')) onListening(worker, message)
+    else if (isMessage<StoppingAlone>(message, 'stopping-alone')) stoppingAlone.add(worker)
     else if (isMessage<OptionsAsked>(message, 'options-asked')) {
       // A worker still loading when the drain was sent missed the word: it hears it now.
       if (stopping && worker.isConnected()) worker.send({ fsbucket: 'drain' } satisfies Drain)
@@ -318,6 +326,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     }
   }
   const onExit = (worker: Worker, code: number, signal: string | null): void => {
+    // Its last words may still be unread ('exit' can come first): they are all read once its channel closes.
+    if (worker.isConnected()) {
+      worker.once('disconnect', () => { onExit(worker, code, signal) })
+      return
+    }
     asking.delete(worker)
     // Until every worker listens, one that died is not one listening.
     if (listened.size < options.workers) listened.delete(worker.id)
@@ -330,6 +343,12 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
           process.exit(exitCode)
         })
       }
+      return
+    }
+    if (stoppingAlone.delete(worker)) {
+      // Stopped as it was asked to (a SIGTERM sent to it alone, to replace it): no death, no back-off.
+      log.info({ worker: worker.process.pid, code, signal }, 'worker stopped on a signal of its own; starting another')
+      cluster.fork(env)
       return
     }
     const now = Date.now()

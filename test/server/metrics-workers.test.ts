@@ -8,7 +8,7 @@
  * it counted since its last report, or ever when it was never asked, stays.
  */
 import { readFileSync } from 'node:fs'
-import { request } from 'node:http'
+import { Agent, request } from 'node:http'
 import t from 'tap'
 import { testdir } from '../testdir.js'
 import { call, freePort, run, within } from './serve-process.js'
@@ -88,6 +88,38 @@ t.test('summed counters never go down when a worker is replaced or misses the ga
   process.kill(stuck, 'SIGCONT')
   const resumed = await scrape()
   t.ok(total(resumed, 'fsbucket_requests_total') >= total(previous, 'fsbucket_requests_total'), 'resumed: no drop either')
+
+  // A worker that leaves while a gather waits for it ends the wait then, not at the gather's timeout (2 s).
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => { agent.destroy() })
+  const onAgent = async (path: string): Promise<string> => await new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path, agent }, res => {
+      let body = ''
+      res.on('data', chunk => { body += String(chunk) })
+      res.on('end', () => { resolve(body) })
+    }).on('error', reject).end()
+  })
+  const lines = served.stdout().split('\n').length
+  await onAgent('/_health/live')
+  /** The worker that answered the probe, from its log line (written once the answer is). */
+  const probeLine = async (): Promise<string> => {
+    for (;;) {
+      const line = served.stdout().split('\n').slice(lines - 1).find(line => line.includes('/_health/live'))
+      if (line !== undefined) return line
+      await new Promise(resolve => setTimeout(resolve, 20))
+    }
+  }
+  const answering = Number(/"pid":(\d+),/.exec(await within(probeLine(), 10_000, 'the probe\'s log line'))?.[1])
+  const [leaving] = workersOf(primary).filter(pid => pid !== answering)
+  t.ok(workersOf(primary).includes(answering) && leaving !== undefined, `the agent's connection is worker ${answering}'s, the other is ${leaving}`)
+  stopped.push(leaving)
+  process.kill(leaving, 'SIGSTOP')
+  const began = Date.now()
+  const killing = setTimeout(() => { process.kill(leaving, 'SIGKILL') }, 300)
+  const left = await onAgent('/_metrics')
+  clearTimeout(killing)
+  t.ok(Date.now() - began < 1500, `the scrape answered ${Date.now() - began} ms after it was asked, its gather ending as the worker left`)
+  t.ok(total(left, 'fsbucket_requests_total') >= total(resumed, 'fsbucket_requests_total'), 'and the leaving worker\'s counts stay in the sum')
   served.child.kill('SIGTERM')
   await within(served.exited, 30_000, 'exit')
 })
@@ -120,6 +152,21 @@ t.test('a worker stopped the clean way while the server runs hands over every re
   await stopWorker(second)
   t.ok(servedBy(second) > before, 'the second worker answered probes after its last report')
   t.equal(health(await scrape()), 80, 'and those are counted as well')
+
+  // A stop asked for is no death: each is replaced at once, said at info, and six within a minute are no crash loop.
+  for (let i = 0; i < 4; i++) {
+    const [stopping, staying] = workersOf(primary)
+    await stopWorker(stopping)
+    // The next stop waits for the replacement to answer, or it could leave no worker listening.
+    const replacement = workersOf(primary).find(pid => pid !== staying) ?? 0
+    await within((async () => { while (servedBy(replacement) === 0) t.equal((await call(port, 'GET', '/_health/live')).status, 200) })(), 30_000, 'the replacement answering')
+  }
+  t.equal((await call(port, 'GET', '/_health/live')).status, 200, 'still serving after six stops within a minute')
+  const logged = served.stdout().split('\n').filter(line => line.startsWith('{')).map(line => JSON.parse(line) as { level: number, msg: string, signal?: string })
+  const replaced = logged.filter(line => line.msg === 'worker stopped on a signal of its own; starting another')
+  t.equal(replaced.length, 6, 'one line for each worker stopped')
+  t.ok(replaced.every(line => line.level === 30 && line.signal === null), 'at info')
+  t.notOk(logged.some(line => /worker died|keep dying/.test(line.msg)), 'no worker said to have died')
   served.child.kill('SIGTERM')
   await within(served.exited, 30_000, 'exit')
 })
