@@ -156,11 +156,15 @@ t.test('without a token', async t => {
     let release = (): void => {}
     const held = new Promise<void>(resolve => { release = resolve })
     await page.route(/action=mpu-create/, async route => { await held; await route.continue().catch(() => {}) })
-    const created = page.waitForResponse(response => response.url().includes('action=mpu-create'), { timeout: 5000 }).catch(() => null)
-    const aborted = page.waitForRequest(request => request.url().includes('action=mpu-abort'), { timeout: 5000 }).catch(() => null)
+    // Bounds, not delays: handing the browser a file of 9 MiB alone took 4 s here.
+    const created = page.waitForResponse(response => response.url().includes('action=mpu-create'), { timeout: 30_000 }).catch(() => null)
+    const aborted = page.waitForRequest(request => request.url().includes('action=mpu-abort'), { timeout: 30_000 }).catch(() => null)
+    // Cancelled once the create is sent, and before it is answered (a Cancel before it is sent sends none).
+    const creating = page.waitForRequest(request => request.url().includes('action=mpu-create'), { timeout: 30_000 })
     await page.getByText('No objects here yet').waitFor()
     await page.setInputFiles('#file-picker', { name: 'early.bin', mimeType: 'application/octet-stream', buffer: randomBytes(9 * MiB) })
     await page.getByText('uploading (multipart)').waitFor()
+    await creating
     await page.getByRole('button', { name: 'Cancel the upload of up/early.bin', exact: true }).click()
     release()
     const abort = await aborted
@@ -341,5 +345,42 @@ t.test('with a token', async t => {
     await enterToken()
     await page.getByRole('region', { name: 'Lifecycle rules' }).getByRole('table').waitFor()
     t.equal(await page.locator('tr[data-rule="refused-rule"]').count(), 0, 'no rule was added')
+  })
+
+  await t.test('a bucket created or deleted, or a token created, with a token no longer accepted: it is asked for, and nothing changed', async t => {
+    allowConsoleErrors(/status of 403/)
+    const page = await signIn(t)
+    const prompt = page.getByLabel('Token', { exact: true })
+    const refusedSince = async (): Promise<void> => { await page.evaluate(() => { sessionStorage.setItem('fsbucket-console-token', 'revoked-since') }) }
+    const enterToken = async (then: string): Promise<void> => {
+      await prompt.waitFor({ timeout: 5000 })
+      t.equal(await page.getByText('The token was not accepted.').count(), 1, 'said to be no longer accepted')
+      await prompt.fill(token)
+      await page.getByRole('button', { name: 'Continue', exact: true }).click()
+      await page.getByRole('heading', { name: then, exact: true }).waitFor({ timeout: 5000 })
+    }
+
+    await refusedSince()
+    await page.getByLabel('New bucket').fill('refused-bucket')
+    await page.getByRole('button', { name: 'Create bucket', exact: true }).click()
+    await enterToken('Buckets')
+    t.equal(await registry.info('refused-bucket'), null, 'no bucket was made')
+
+    await registry.create('empty-one')
+    await page.reload()
+    await page.getByRole('link', { name: 'empty-one', exact: true }).waitFor()
+    await refusedSince()
+    await page.getByRole('button', { name: 'Delete bucket empty-one', exact: true }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete bucket', exact: true }).click()
+    await enterToken('Buckets')
+    t.not(await registry.info('empty-one'), null, 'the bucket is still there')
+
+    await page.getByRole('link', { name: 'Tokens', exact: true }).click()
+    await page.getByRole('heading', { name: 'Tokens', exact: true }).waitFor()
+    await refusedSince()
+    await page.getByLabel('Name', { exact: true }).fill('refused-token')
+    await page.getByRole('button', { name: 'Create token', exact: true }).click()
+    await enterToken('Tokens')
+    t.equal(await page.getByText('refused-token').count(), 0, 'no token was made')
   })
 })

@@ -2,7 +2,7 @@
  * The bucket list: name, creation date, public or private; create a bucket
  * and delete an empty one (with confirmation), through the management API.
  */
-import { gateway, isPublic, jsonBody, listBuckets, listObjects, management, type BucketSummary } from './api.js'
+import { askForTokenAgain, gateway, isPublic, jsonBody, listBuckets, listObjects, management, type BucketSummary } from './api.js'
 import { confirmDialog, formatDate, h, replace, showStatus } from './dom.js'
 import { objectsHash } from './objects.js'
 import { can } from './scope.js'
@@ -38,7 +38,7 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
           try {
             await management(`/${encodeURIComponent(bucket.name)}`, { method: 'DELETE' })
           } catch (err) {
-            showStatus(status, `Delete failed: ${(err as Error).message}`, true)
+            if (!askForTokenAgain(err, status)) showStatus(status, `Delete failed: ${(err as Error).message}`, true)
             return
           }
           showStatus(status, `Deleted the bucket ${bucket.name}.`)
@@ -60,7 +60,7 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
     try {
       await load()
     } catch (err) {
-      showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
+      if (!askForTokenAgain(err, status)) showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
     }
   }
 
@@ -78,7 +78,7 @@ export async function renderBuckets (root: HTMLElement): Promise<void> {
       try {
         await management('', { method: 'POST', ...jsonBody({ name: made }) })
       } catch (err) {
-        showStatus(status, `Create failed: ${(err as Error).message}`, true)
+        if (!askForTokenAgain(err, status)) showStatus(status, `Create failed: ${(err as Error).message}`, true)
         return
       }
       showStatus(status, `Created the bucket ${made}.`)

@@ -8,7 +8,7 @@
  * nowhere else: they are shown once, in a panel with copy buttons, kept in
  * no storage, and gone when the panel is closed or the page left.
  */
-import { listBuckets, jsonBody, userApi } from './api.js'
+import { askForTokenAgain, jsonBody, listBuckets, userApi } from './api.js'
 import { copyableField } from './copy.js'
 import { confirmDialog, formatDate, h, replace, showStatus, type Current } from './dom.js'
 import { shownName } from './names.js'
@@ -93,7 +93,7 @@ export async function renderTokens (root: HTMLElement, current: Current): Promis
     try {
       await load()
     } catch (err) {
-      showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
+      if (!askForTokenAgain(err, status)) showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
     }
   }
 
@@ -104,7 +104,7 @@ export async function renderTokens (root: HTMLElement, current: Current): Promis
       try {
         await userApi(`/user/tokens/${encodeURIComponent(token.id)}`, { method: 'DELETE' })
       } catch (err) {
-        showStatus(status, `Revoke failed: ${(err as Error).message}`, true)
+        if (!askForTokenAgain(err, status)) showStatus(status, `Revoke failed: ${(err as Error).message}`, true)
         return
       }
       showStatus(status, `Revoked the token ${named}.`)
@@ -147,7 +147,7 @@ export async function renderTokens (root: HTMLElement, current: Current): Promis
       try {
         made = (await userApi<CreatedToken>('/user/tokens', { method: 'POST', ...jsonBody(body) })).result
       } catch (err) {
-        showStatus(status, `Create failed: ${(err as Error).message}`, true)
+        if (!askForTokenAgain(err, status)) showStatus(status, `Create failed: ${(err as Error).message}`, true)
         return
       }
       name.value = ''
