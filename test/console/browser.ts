@@ -76,11 +76,12 @@ export interface ListeningGateway {
 }
 
 /** A gateway on 127.0.0.1 (any free port) over a fresh data directory with a private bucket `photos`. */
-export async function listeningGateway (t: Test, token: string | null): Promise<ListeningGateway> {
+export async function listeningGateway (t: Test, token: string | null, servedAs = '127.0.0.1'): Promise<ListeningGateway> {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false })
   await registry.create('photos')
-  const app = await buildApp({ dataDir, host: '127.0.0.1', token, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
+  // `servedAs`: the address the server's policy is judged by (`0.0.0.0`: beyond loopback); it listens on 127.0.0.1 all the same.
+  const app = await buildApp({ dataDir, host: servedAs, token, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
   let base = ''
   t.teardown(async () => {
     if (base !== '') closedOrigins.add(base)

@@ -384,3 +384,21 @@ t.test('with a token', async t => {
     t.equal(await page.getByText('refused-token').count(), 0, 'no token was made')
   })
 })
+
+t.test('a server without a token beyond loopback: the console asks for a scoped token, and opens with one', async t => {
+  const { base, registry } = await listeningGateway(t, null, '0.0.0.0')
+  const made = await registry.tokens.create({ name: 'console', permission: 'object-read-write', buckets: ['photos'] })
+  // Asking without a token, and with a wrong one, are 403 answers, which Chromium logs.
+  allowConsoleErrors(/status of 403/)
+  const page = await open(t, base, '')
+  const prompt = page.getByLabel('Token', { exact: true })
+  await prompt.waitFor({ timeout: 5000 })
+  t.equal(await page.getByText(/only a scoped token opens it/).count(), 1, 'the prompt says which token it takes')
+  await prompt.fill('no-such-token')
+  await page.getByRole('button', { name: 'Continue', exact: true }).click()
+  await page.getByText('The token was not accepted.').waitFor({ timeout: 5000 })
+  await prompt.fill(made.token)
+  await page.getByRole('button', { name: 'Continue', exact: true }).click()
+  await page.getByRole('link', { name: 'photos', exact: true }).click()
+  await page.getByText('No objects here yet').waitFor({ timeout: 5000 })
+})

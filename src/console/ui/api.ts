@@ -27,9 +27,14 @@ export class ApiError extends Error {
   }
 }
 
-/** Token errors of the gateway (40100 none, 40300 wrong) and of the management API (9106, 9109, 10000). */
+/** Token errors of the gateway (40100 none, 40300 wrong, 40301 none configured: a scoped token only) and of the management API (9106, 9109, 10000). */
 export function needsToken (err: unknown): boolean {
-  return err instanceof ApiError && (err.status === 401 || [40300, 9109, 10000].includes(err.code ?? 0))
+  return err instanceof ApiError && (err.status === 401 || [40300, 40301, 9109, 10000].includes(err.code ?? 0))
+}
+
+/** Whether the server was started without a token and listens beyond loopback: only a scoped token opens it (40301). */
+export function scopedTokensOnly (err: unknown): boolean {
+  return err instanceof ApiError && err.code === 40301
 }
 
 /**

@@ -7,7 +7,7 @@
  * signed-in credentials may do is asked once, scope.ts).
  */
 import './console.css'
-import { gateway, needsToken, tokens } from './api.js'
+import { gateway, needsToken, scopedTokensOnly, tokens } from './api.js'
 import { renderBuckets } from './buckets.js'
 import { h, replace, type Current } from './dom.js'
 import { renderObjects } from './objects.js'
@@ -34,6 +34,9 @@ function showSession (): void {
   replace(session, tokensLink, ' ', signOut)
 }
 
+/** Whether the server's last refusal said it has no token of its own (40301): the prompt asks for a scoped one. */
+let scopedOnly = false
+
 function showTokenPrompt (rejected: boolean): void {
   // A route still waiting for an answer must not draw over the prompt.
   routes++
@@ -42,7 +45,9 @@ function showTokenPrompt (rejected: boolean): void {
   const input = h('input', { id: 'token', type: 'password', required: true, autocomplete: 'off' })
   const form = h('form', { class: 'token-prompt', 'aria-labelledby': 'token-title' },
     h('h2', { id: 'token-title' }, 'This server needs a token'),
-    h('p', {}, 'Enter the token the server was started with (--token or FSBUCKET_TOKEN). It is kept in this tab only.'),
+    h('p', {}, scopedOnly
+      ? 'It was started without --token and listens beyond loopback, so only a scoped token opens it (fsbucket token create, on the server\'s data directory). It is kept in this tab only.'
+      : 'Enter the token the server was started with (--token or FSBUCKET_TOKEN), or a scoped token. It is kept in this tab only.'),
     rejected ? h('p', { role: 'alert', class: 'error' }, 'The token was not accepted.') : null,
     h('div', { class: 'field' }, h('label', { for: 'token' }, 'Token'), input),
     h('button', { type: 'submit' }, 'Continue'))
@@ -72,7 +77,10 @@ async function route (): Promise<void> {
     else await renderBuckets(main)
   } catch (err) {
     if (!current()) return
-    if (needsToken(err)) return showTokenPrompt(tokens.get() !== null)
+    if (needsToken(err)) {
+      scopedOnly = scopedTokensOnly(err)
+      return showTokenPrompt(tokens.get() !== null)
+    }
     replace(main, h('p', { role: 'alert', class: 'error' }, `Something went wrong: ${(err as Error).message}`),
       h('p', {}, h('a', { href: '#/' }, 'Back to the buckets')))
   }
@@ -86,6 +94,7 @@ async function start (): Promise<void> {
     await gateway('/')
   } catch (err) {
     if (needsToken(err)) {
+      scopedOnly = scopedTokensOnly(err)
       const rejected = tokens.get() !== null
       tokens.clear()
       return showTokenPrompt(rejected)
