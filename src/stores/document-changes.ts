@@ -6,6 +6,8 @@
  * `changed()` and `removed()` name. A document is compared as JSON with what
  * was read, so one read and left as it was is never written.
  */
+import { storageFailure } from '../bucket/port.js'
+
 export class DocumentChanges {
   readonly #loaded = new Map<string, { before: string | undefined, value: unknown }>()
   readonly #removed = new Set<string>()
@@ -37,4 +39,29 @@ export class DocumentChanges {
   removed (): Iterable<string> {
     return this.#removed
   }
+}
+
+/**
+ * `text`, a stored document, parsed; one that is not JSON (edited by hand
+ * and left broken) is StateDamaged of `doing`, naming `where` (the file's
+ * path, or the catalog's row), with what is wrong in its cause, for the log. V8's
+ * complaint quotes the text around the fault (`"abcdef0123"...`), so for a
+ * document that may hold secrets (`secrets`: a private directory's, a
+ * catalog's) only the fault's position is told, when V8 gives one.
+ */
+export function parseDocument<T> (text: string, where: string, secrets: boolean, doing: string): T {
+  try {
+    return JSON.parse(text) as T
+  } catch (err) {
+    const message = (err as Error).message
+    const why = secrets ? unquoted(message) : message
+    throw storageFailure('StateDamaged', doing, { path: where, cause: new SyntaxError(`${where} is not valid JSON: ${why}`) })
+  }
+}
+
+/** V8's complaint about JSON text, less any of the text: where the fault is, when it says. */
+function unquoted (message: string): string {
+  const position = /at position \d+/.exec(message)?.[0]
+  const hidden = 'the text is not quoted, as it may hold secrets'
+  return position === undefined ? hidden : `the fault is ${position} (${hidden})`
 }

@@ -38,7 +38,7 @@ import { promises as fsp } from 'node:fs'
 import type { FileHandle } from 'node:fs/promises'
 import path from 'node:path'
 import { storageFailure, type DocumentTransaction, type StateDocuments } from '../../bucket/port.js'
-import { DocumentChanges } from '../document-changes.js'
+import { DocumentChanges, parseDocument } from '../document-changes.js'
 import { fsyncDirectory, readJson, readText, stageFile, storageError, writeJsonAtomic } from './atomic.js'
 import { makeDirectory } from './make-directory.js'
 import { lockFile } from './file-lock.js'
@@ -111,30 +111,10 @@ export class JsonDirectory implements StateDocuments {
   }
 }
 
-/**
- * A document, or `fallback` when it does not exist; one that is not JSON is
- * StateDamaged naming the file (the log line says what is wrong). V8's
- * complaint quotes the text around the fault (`"abcdef0123"...`), so for a
- * document of a private directory, where that text may be a secret, only
- * the fault's position is told, when V8 gives one.
- */
+/** A document, or `fallback` when it does not exist; one that is not JSON is StateDamaged naming the file (`parseDocument`). */
 async function readDocument<T> (file: string, fallback: T, secrets: boolean): Promise<T> {
   const text = await readText(file)
-  if (text === null) return fallback
-  try {
-    return JSON.parse(text) as T
-  } catch (err) {
-    const message = (err as Error).message
-    const why = secrets ? unquoted(message) : message
-    throw storageFailure('StateDamaged', `reading ${path.basename(file)}`, { path: file, cause: new SyntaxError(`${file} is not valid JSON: ${why}`) })
-  }
-}
-
-/** V8's complaint about JSON text, less any of the text: where the fault is, when it says. */
-function unquoted (message: string): string {
-  const position = /at position \d+/.exec(message)?.[0]
-  const hidden = 'the text is not quoted, as it may hold secrets'
-  return position === undefined ? hidden : `the fault is ${position} (${hidden})`
+  return text === null ? fallback : parseDocument<T>(text, file, secrets, `reading ${path.basename(file)}`)
 }
 
 /** The documents one change has read; `commit` writes those that changed. */

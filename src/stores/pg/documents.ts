@@ -3,11 +3,13 @@
  * invites, tokens) as rows of the catalog's `documents` table: a read sees
  * a whole document, and a transaction is one catalog transaction holding
  * the area's advisory lock, so a change spanning documents is applied whole
- * or not at all, and every gateway sees it on its next read.
+ * or not at all, and every gateway sees it on its next read. A row that
+ * is not JSON (edited by hand) is StateDamaged naming it, its text unquoted
+ * (a document may hold secrets).
  */
 import type pg from 'pg'
 import type { DocumentTransaction, StateDocuments } from '../../bucket/port.js'
-import { DocumentChanges } from '../document-changes.js'
+import { DocumentChanges, parseDocument } from '../document-changes.js'
 import type { PgCatalog } from './catalog.js'
 
 export class PgDocuments implements StateDocuments {
@@ -21,7 +23,7 @@ export class PgDocuments implements StateDocuments {
 
   async read<T> (name: string, fallback: T): Promise<T> {
     const { rows } = await this.#catalog.query<{ value: string }>('reading state', 'SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
-    return rows.length === 0 ? fallback : JSON.parse(rows[0].value) as T
+    return rows.length === 0 ? fallback : parseDocument<T>(rows[0].value, this.where(name), true, `reading ${name}`)
   }
 
   /** The row's version (`xmin`, the transaction that wrote it, with its place `ctid`): every upsert writes a new one; the value is not sent. */
@@ -38,7 +40,7 @@ export class PgDocuments implements StateDocuments {
   async transaction<R> (change: (tx: DocumentTransaction) => Promise<R>): Promise<R> {
     return await this.#catalog.transaction('changing state', async client => {
       await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`fsbucket:state:${this.#area}`])
-      const tx = new PgTransaction(client, this.#area)
+      const tx = new PgTransaction(client, this.#area, name => this.where(name))
       const result = await change(tx)
       await tx.commit()
       return result
@@ -52,15 +54,18 @@ class PgTransaction implements DocumentTransaction {
   readonly #area: string
   readonly #changes = new DocumentChanges()
 
-  constructor (client: pg.ClientBase, area: string) {
+  readonly #where: (name: string) => string
+
+  constructor (client: pg.ClientBase, area: string, where: (name: string) => string) {
     this.#client = client
     this.#area = area
+    this.#where = where
   }
 
   async load<T> (name: string, fallback: T): Promise<T> {
     return await this.#changes.load(name, fallback, async () => {
       const { rows } = await this.#client.query<{ value: string }>('SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', [this.#area, name])
-      return rows.length === 0 ? undefined : JSON.parse(rows[0].value) as T
+      return rows.length === 0 ? undefined : parseDocument<T>(rows[0].value, this.#where(name), true, `reading ${name}`)
     })
   }
 

@@ -5,7 +5,7 @@
  * second gateway holds.
  */
 import t from 'tap'
-import { shareChecksWithinTurns } from '../../../src/index.js'
+import { createRegistry, shareChecksWithinTurns } from '../../../src/index.js'
 import type { RegistryStorage } from '../../../src/bucket/port.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgRegistryStorage } from '../../../src/stores/pg/registry-storage.js'
@@ -90,4 +90,29 @@ t.test('pg: a look under the settings lock never waits for a look shared outside
   t.type(inside, 'string', 'the look under the lock is answered on its connection')
   t.ok(Date.now() - started < 2000, `at once (${Date.now() - started} ms), not after the pool's wait`)
   t.equal(await outside, inside, 'and the one outside once the lock is released')
+})
+
+t.test('pg: a tokens row edited by hand into text that is not JSON is StateDamaged naming the row, quoting none of it, and is left as it was', async t => {
+  const url = await freshDatabase()
+  const registry = createRegistry(await PgRegistryStorage.open(testdir(t), url, { fsync: false }))
+  t.teardown(async () => { await registry.close() })
+  const made = await registry.tokens.create({ name: 'ci', permission: 'admin-read-write' })
+  const admin = await PgCatalog.connect(url)
+  t.teardown(async () => { await admin.close() })
+  const { rows } = await admin.pool.query<{ value: string }>('SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', ['tokens', 'tokens.json'])
+  const secret = (JSON.parse(rows[0].value) as { tokens: Array<{ secretAccessKey: string }> }).tokens[0].secretAccessKey
+  // V8's complaint would quote the text around the fault: `Unexpected token 'x', ..."cessKey":x0c3f9a12"...`.
+  const broken = rows[0].value.replace(`"${secret}"`, `x${secret}`)
+  await admin.pool.query('UPDATE fsbucket.documents SET value = $1 WHERE area = $2 AND name = $3', [broken, 'tokens', 'tokens.json'])
+  const where = 'the document tokens.json of state area tokens in the catalog'
+  const fresh = createRegistry(await PgRegistryStorage.open(testdir(t), url, { fsync: false }))
+  t.teardown(async () => { await fresh.close() })
+  const refused = { code: 10916, errorName: 'StateDamaged', path: where, cause: { message: new RegExp(`^${where} is not valid JSON: (the fault is at position \\d+ \\()?the text is not quoted, as it may hold secrets\\)?$`) } }
+  await t.rejects(fresh.tokens.byValue(made.token), refused, 'a lookup')
+  await t.rejects(fresh.tokens.list(), refused, 'a list')
+  const created = await fresh.tokens.create({ name: 'x', permission: 'admin-read-only' }).then(() => null, (err: Error & { cause?: Error }) => err)
+  t.match(created, refused, 'a create, which would write over it')
+  t.notOk(created?.cause?.message.includes(secret.slice(0, 6)), 'the reason quotes no secret')
+  const after = await admin.pool.query<{ value: string }>('SELECT value FROM fsbucket.documents WHERE area = $1 AND name = $2', ['tokens', 'tokens.json'])
+  t.equal(after.rows[0].value, broken, 'the row is left as it was')
 })
