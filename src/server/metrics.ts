@@ -30,6 +30,7 @@ import type { SweepReport } from '../bucket/index.js'
 import { RequestMeter } from '../doors/request-meter.js'
 import { observeStores, type CatalogKind } from '../stores/meter.js'
 import type { MetricsJson } from './metrics-registry.js'
+import { afterChannel } from './worker-channel.js'
 
 /** How long the primary waits for the workers' metrics. */
 const gatherTimeoutMs = 2000
@@ -192,7 +193,8 @@ export function workerMetrics (metrics: ProcessMetrics): WorkerMetrics {
  *
  * A worker is gone when its channel closes ('disconnect'), not when its
  * process ends ('exit'): its final report (`metrics-final`) is taken as its
- * last only if it is read first. Node emits a worker's messages, then its
+ * last only if it is read first. (Where Node never says 'disconnect', the
+ * exit counts, a second later: worker-channel.ts.) Node emits a worker's messages, then its
  * 'disconnect', in the order its channel is read (each on the next tick; the
  * disconnect once the read reaches the channel's end, after every byte the
  * worker wrote before it exited). The 'exit' comes from the process's end
@@ -209,8 +211,9 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
 
   async function gather (): Promise<string> {
     const id = next++
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected())
     const own = await metrics.json()
+    // Listed after that wait (the first scrape loads prom-client), and in the turn that starts listening for their answers.
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected())
     const answered = new Set<Worker>()
     await new Promise<void>(resolve => {
       const timer = setTimeout(resolve, gatherTimeoutMs)
@@ -245,13 +248,24 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
       }, () => {})
     }
   })
-  cluster.on('disconnect', worker => {
-    for (const answered of gathering.values()) answered(worker)
+  /** Folds a worker whose channel closed into `gone` (its last report, if any, is final). */
+  const fold = (worker: Worker): void => {
     const last = reports.get(worker.id)
     if (last === undefined) return
     reports.delete(worker.id)
     const before = gone
     // Summing cannot fail on prom-client's own output; were it to, the sum keeps what it had rather than failing every scrape after.
     gone = (async () => await (await import('./metrics-registry.js')).countersSum([await before, last]))().catch(async () => await before)
+  }
+  // A worker that left answers no gather: waiting for it ends (counted at its last report, or in `gone`).
+  const left = (worker: Worker): void => { for (const answered of gathering.values()) answered(worker) }
+  cluster.on('disconnect', worker => {
+    left(worker)
+    fold(worker)
+  })
+  // Node may never say 'disconnect' (worker-channel.ts): then the exit, once its channel is read or given up on.
+  cluster.on('exit', worker => {
+    left(worker)
+    afterChannel(worker, () => { fold(worker) })
   })
 }

@@ -28,10 +28,11 @@
  * Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process
  * group; the primary decides) and are told to drain over the cluster's IPC
  * channel, so one Ctrl-C never counts as two. A worker sent a SIGTERM of
- * its own (to replace it) says so to the primary, drains the same way,
- * hands the primary its final metrics (metrics.ts) and exits; the primary,
- * serving on, starts another at once: a stop asked for, not a death (no
- * back-off, not counted towards a crash loop, logged at info).
+ * its own (to replace it) says so to the primary, which starts another at
+ * once (a stop asked for, not a death: no back-off, not counted towards a
+ * crash loop, logged at info), drains the same way, hands the primary its
+ * final metrics (metrics.ts) and exits; one sent it before it serves
+ * (loading, or waiting for its options: worker.ts) says so and exits.
  *
  * SIGHUP (`systemctl reload`) never stops the server: with `--tls-cert` the
  * certificate files are read again (tls.ts; with workers, by the primary,
@@ -49,6 +50,7 @@ import { createLogger } from './logger.js'
 import type { Gateway, GatewayOptions, PrimaryRead } from './gateway.js'
 import type { StopQueuePush } from './queue-push.js'
 import type { TlsPair } from './tls.js'
+import { afterChannel } from './worker-channel.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   workers: number
@@ -73,6 +75,11 @@ interface OptionsAsked { fsbucket: 'options-asked' }
 /** A worker drains on a signal of its own: its exit is a stop asked for, not a death (the primary serves on and starts another). */
 interface StoppingAlone { fsbucket: 'stopping-alone', signal: string }
 interface Start { fsbucket: 'start', options: ServeOptions }
+
+/** In a worker: tells the primary it stops on a signal of its own (its exit is no death); `sent` once the word is written, or could not be. */
+export function sayStoppingAlone (signal: string, sent: () => void = () => {}): void {
+  if (process.send?.({ fsbucket: 'stopping-alone', signal } satisfies StoppingAlone, undefined, {}, () => { sent() }) === undefined) sent()
+}
 
 function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['fsbucket']): message is T {
   return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
@@ -145,7 +152,7 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
       return
     }
     reason = signal
-    if (inWorker) process.send?.({ fsbucket: 'stopping-alone', signal } satisfies StoppingAlone)
+    if (inWorker) sayStoppingAlone(signal)
     if (server === null) boundStartup()
     drain()
   }
@@ -297,8 +304,15 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (!stopping && worker.isConnected()) worker.send({ fsbucket: 'start', options: Object.assign({}, options, tlsPair === null ? {} : { tls: tlsPair }, { primaryRead }) } satisfies Start)
   }
   const asking = new Set<Worker>()
-  /** Workers that said they drain on a signal of their own (`stopping-alone`). */
-  const stoppingAlone = new Set<Worker>()
+  /** Workers that said they drain on a signal of their own (`stopping-alone`), with that signal: each has its replacement already. */
+  const stoppingAlone = new Map<Worker, string>()
+  const onStoppingAlone = (worker: Worker, signal: string): void => {
+    if (stopping || stoppingAlone.has(worker)) return
+    // A stop asked for (a SIGTERM sent to it alone, to replace it): its replacement starts now, while it drains; no death, no back-off.
+    stoppingAlone.set(worker, signal)
+    log.info({ worker: worker.process.pid, signal }, 'worker stopping on a signal of its own; starting another')
+    cluster.fork(env)
+  }
   // Set once the checks' module is loaded, which is before any worker is let listen.
   let logServing: ((bound: Listening) => void) | null = null
   /** The workers that said they listen (by id), until every one wanted has: then the `serving` line. */
@@ -317,7 +331,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const onMessage = (worker: Worker, message: unknown): void => {
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
     else if (isMessage<Listening>(message, 'listening')) onListening(worker, message)
-    else if (isMessage<StoppingAlone>(message, 'stopping-alone')) stoppingAlone.add(worker)
+    else if (isMessage<StoppingAlone>(message, 'stopping-alone')) onStoppingAlone(worker, message.signal)
     else if (isMessage<OptionsAsked>(message, 'options-asked')) {
       // A worker still loading when the drain was sent missed the word: it hears it now.
       if (stopping && worker.isConnected()) worker.send({ fsbucket: 'drain' } satisfies Drain)
@@ -326,11 +340,10 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     }
   }
   const onExit = (worker: Worker, code: number, signal: string | null): void => {
-    // Its last words may still be unread ('exit' can come first): they are all read once its channel closes.
-    if (worker.isConnected()) {
-      worker.once('disconnect', () => { onExit(worker, code, signal) })
-      return
-    }
+    // Its last words (`stopping-alone`) may still be unread: 'exit' can come first.
+    afterChannel(worker, () => { onGone(worker, code, signal) })
+  }
+  const onGone = (worker: Worker, code: number, signal: string | null): void => {
     asking.delete(worker)
     // Until every worker listens, one that died is not one listening.
     if (listened.size < options.workers) listened.delete(worker.id)
@@ -345,9 +358,17 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
       }
       return
     }
-    if (stoppingAlone.delete(worker)) {
-      // Stopped as it was asked to (a SIGTERM sent to it alone, to replace it): no death, no back-off.
-      log.info({ worker: worker.process.pid, code, signal }, 'worker stopped on a signal of its own; starting another')
+    const asked = stoppingAlone.get(worker)
+    if (asked !== undefined) {
+      stoppingAlone.delete(worker)
+      // Its replacement runs already. Killed while it drained (a second SIGTERM exits, 1, on its own): its requests in flight were cut.
+      if (signal === null) log.info({ worker: worker.process.pid, code, asked }, 'worker stopped')
+      else log.warn({ worker: worker.process.pid, code, signal, asked }, 'worker killed while it drained: requests in flight were cut')
+      return
+    }
+    if (signal === 'SIGTERM') {
+      // Ended by a SIGTERM before it could take one (still loading): a stop asked for all the same, not a death.
+      log.info({ worker: worker.process.pid, signal }, 'worker stopped on a signal of its own before it served; starting another')
       cluster.fork(env)
       return
     }

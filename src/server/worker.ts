@@ -8,11 +8,11 @@
  * its command line (the first worker of `serve` is forked as it starts:
  * early-fork.ts; the others once that one listens) or checking, and waits
  * for the options, which come only once every check passed. Told to drain
- * before then, it exits: it has served nothing. Once it listens on every
- * port, it says so (serve.ts).
+ * before then, or sent a SIGTERM of its own, it exits: it has served
+ * nothing. Once it listens on every port, it says so (serve.ts).
  */
 import module from 'node:module'
-import { receiveServeOptions, serveOne } from './serve.js'
+import { receiveServeOptions, sayStoppingAlone, serveOne } from './serve.js'
 
 // As bin/fsbucket.js: Node 22.1 and later reuse the code they compiled at the previous start (absent on Node 20).
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.()
@@ -23,9 +23,15 @@ process.on('SIGHUP', () => {})
 // A failure here surfaces from serveOne's own import of the same module.
 import('./gateway.js').catch(() => {})
 
+// A SIGTERM of its own before it serves (loading, or waiting for its options): it has served nothing, so it tells the
+// primary (which starts another) and exits; once it has its options, serveOne's handler (serve.ts) drains instead.
+const stopUnserved = (): void => { sayStoppingAlone('SIGTERM', () => process.exit(0)) }
+process.on('SIGTERM', stopUnserved)
+
 try {
   const options = await receiveServeOptions()
   if (options === null) process.exit(0)
+  process.off('SIGTERM', stopUnserved)
   await serveOne(options, true)
 } catch (err) {
   console.error(err instanceof Error ? err.message : err)

@@ -401,4 +401,10 @@ t.test('a server without a token beyond loopback: the console asks for a scoped 
   await page.getByRole('button', { name: 'Continue', exact: true }).click()
   await page.getByRole('link', { name: 'photos', exact: true }).click()
   await page.getByText('No objects here yet').waitFor({ timeout: 5000 })
+
+  // Revoked, the token is refused (40300), which says nothing of the server: the prompt asks for a scoped token still, after a reload too.
+  await registry.tokens.revoke(made.id)
+  await page.reload()
+  await page.getByText('The token was not accepted.').waitFor({ timeout: 5000 })
+  t.equal(await page.getByText(/only a scoped token opens it/).count(), 1, 'after a reload, the prompt still says which token it takes')
 })

@@ -9,6 +9,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { Agent, request } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import t from 'tap'
 import { testdir } from '../testdir.js'
 import { call, freePort, run, within } from './serve-process.js'
@@ -120,8 +121,23 @@ t.test('summed counters never go down when a worker is replaced or misses the ga
   clearTimeout(killing)
   t.ok(Date.now() - began < 1500, `the scrape answered ${Date.now() - began} ms after it was asked, its gather ending as the worker left`)
   t.ok(total(left, 'fsbucket_requests_total') >= total(resumed, 'fsbucket_requests_total'), 'and the leaving worker\'s counts stay in the sum')
+
+  // A worker killed holding a connection the primary handed it and it never took: Node says no 'disconnect' of it,
+  // and the primary must still replace it (worker-channel.ts).
+  await within((async () => { while (workersOf(primary).length < 2) await new Promise(resolve => setTimeout(resolve, 50)) })(), 30_000, 'two workers again')
+  const [hung] = workersOf(primary)
+  stopped.push(hung)
+  process.kill(hung, 'SIGSTOP')
+  const sockets = Array.from({ length: 6 }, () => connect(port, '127.0.0.1', function (this: Socket) { this.write('GET /_health/live HTTP/1.1\r\nHost: x\r\n\r\n') }).on('error', () => {}))
+  t.teardown(() => { for (const socket of sockets) socket.destroy() })
+  await new Promise(resolve => setTimeout(resolve, 300))
+  process.kill(hung, 'SIGKILL')
+  await within((async () => {
+    while (workersOf(primary).length < 2 || workersOf(primary).includes(hung)) await new Promise(resolve => setTimeout(resolve, 50))
+  })(), 10_000, 'the worker killed with a connection it never took is replaced')
+  t.equal((await call(port, 'GET', '/_health/live')).status, 200, 'serving')
   served.child.kill('SIGTERM')
-  await within(served.exited, 30_000, 'exit')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0, 'and the stop finds no worker left behind')
 })
 
 t.test('a worker stopped the clean way while the server runs hands over every request it counted', async t => {
@@ -162,11 +178,27 @@ t.test('a worker stopped the clean way while the server runs hands over every re
     await within((async () => { while (servedBy(replacement) === 0) t.equal((await call(port, 'GET', '/_health/live')).status, 200) })(), 30_000, 'the replacement answering')
   }
   t.equal((await call(port, 'GET', '/_health/live')).status, 200, 'still serving after six stops within a minute')
-  const logged = served.stdout().split('\n').filter(line => line.startsWith('{')).map(line => JSON.parse(line) as { level: number, msg: string, signal?: string })
-  const replaced = logged.filter(line => line.msg === 'worker stopped on a signal of its own; starting another')
+  const logged = (): Array<{ level: number, msg: string, signal?: string }> => served.stdout().split('\n').filter(line => line.startsWith('{')).map(line => JSON.parse(line) as { level: number, msg: string, signal?: string })
+  const replaced = logged().filter(line => line.msg === 'worker stopping on a signal of its own; starting another')
   t.equal(replaced.length, 6, 'one line for each worker stopped')
-  t.ok(replaced.every(line => line.level === 30 && line.signal === null), 'at info')
-  t.notOk(logged.some(line => /worker died|keep dying/.test(line.msg)), 'no worker said to have died')
+  t.ok(replaced.every(line => line.level === 30 && line.signal === 'SIGTERM'), 'at info, naming the signal')
+  t.equal(logged().filter(line => line.msg === 'worker stopped').length, 6, 'and one as each is gone')
+
+  // A worker sent its SIGTERM before it serves (loading, or waiting for its options) is a stop asked for too.
+  for (let i = 0; i < 3; i++) {
+    const [stopping, staying] = workersOf(primary)
+    process.kill(stopping, 'SIGTERM')
+    let young = 0
+    await within((async () => { while ((young = workersOf(primary).find(pid => pid !== staying && pid !== stopping) ?? 0) === 0) await new Promise(resolve => setTimeout(resolve, 5)) })(), 30_000, 'a replacement forked')
+    process.kill(young, 'SIGTERM')
+    await within((async () => {
+      while (workersOf(primary).length < 2 || workersOf(primary).includes(young) || workersOf(primary).includes(stopping)) await new Promise(resolve => setTimeout(resolve, 50))
+    })(), 30_000, 'both replaced')
+    const replacement = workersOf(primary).find(pid => pid !== staying) ?? 0
+    await within((async () => { while (servedBy(replacement) === 0) t.equal((await call(port, 'GET', '/_health/live')).status, 200) })(), 30_000, 'the replacement answering')
+  }
+  t.equal((await call(port, 'GET', '/_health/live')).status, 200, 'still serving after twelve stops within a minute, six before serving')
+  t.notOk(logged().some(line => /worker died|keep dying/.test(line.msg)), 'no worker said to have died')
   served.child.kill('SIGTERM')
   await within(served.exited, 30_000, 'exit')
 })

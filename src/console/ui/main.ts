@@ -7,7 +7,7 @@
  * signed-in credentials may do is asked once, scope.ts).
  */
 import './console.css'
-import { gateway, needsToken, scopedTokensOnly, tokens } from './api.js'
+import { ApiError, gateway, needsToken, scopedTokensOnly, tokens } from './api.js'
 import { renderBuckets } from './buckets.js'
 import { h, replace, type Current } from './dom.js'
 import { renderObjects } from './objects.js'
@@ -34,8 +34,18 @@ function showSession (): void {
   replace(session, tokensLink, ' ', signOut)
 }
 
-/** Whether the server's last refusal said it has no token of its own (40301): the prompt asks for a scoped one. */
+/**
+ * Whether the server said it has no token of its own (40301): the prompt
+ * asks for a scoped one. A token it refuses (40300: revoked, expired) says
+ * nothing of that and leaves it; one missing where a token is configured
+ * (401) says the server has one.
+ */
 let scopedOnly = false
+
+function learnFrom (err: unknown): void {
+  if (scopedTokensOnly(err)) scopedOnly = true
+  else if (err instanceof ApiError && err.status === 401) scopedOnly = false
+}
 
 function showTokenPrompt (rejected: boolean): void {
   // A route still waiting for an answer must not draw over the prompt.
@@ -78,7 +88,7 @@ async function route (): Promise<void> {
   } catch (err) {
     if (!current()) return
     if (needsToken(err)) {
-      scopedOnly = scopedTokensOnly(err)
+      learnFrom(err)
       return showTokenPrompt(tokens.get() !== null)
     }
     replace(main, h('p', { role: 'alert', class: 'error' }, `Something went wrong: ${(err as Error).message}`),
@@ -94,9 +104,11 @@ async function start (): Promise<void> {
     await gateway('/')
   } catch (err) {
     if (needsToken(err)) {
-      scopedOnly = scopedTokensOnly(err)
       const rejected = tokens.get() !== null
       tokens.clear()
+      // A token refused says nothing of which the server takes: asked without one, it says whether it has one of its own.
+      if (rejected) await gateway('/').then(() => {}, learnFrom)
+      else learnFrom(err)
       return showTokenPrompt(rejected)
     }
     replace(main, h('p', { role: 'alert', class: 'error' }, (err as Error).message))

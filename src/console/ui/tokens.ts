@@ -93,7 +93,8 @@ export async function renderTokens (root: HTMLElement, current: Current): Promis
     try {
       await load()
     } catch (err) {
-      if (!askForTokenAgain(err, status)) showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
+      // Said, never the token prompt: after a create, that would take away the panel showing its secret, which is shown only once.
+      showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
     }
   }
 
