@@ -29,7 +29,8 @@
  * each of its connections ends after the answers to the requests it has
  * (requests in flight and pipelined finish): its last answer says
  * `Connection: close` when it has not begun yet, and the connection is
- * closed once that answer went out.
+ * closed once that answer went out; one with no request is closed at once,
+ * or, as `serve` drains, unless one comes within a grace (serve.ts says why).
  *
  * The S3 listener gets the same promises: the composition root hands
  * `inConnectionOrder` and `idleConnectionListener` (with the S3 answer) to
@@ -204,8 +205,9 @@ function closeAfter (queue: Pending[]): void {
  * Keeps the open connections of a server that has yet to listen (`tls`: it
  * serves HTTPS, whose requests come on the socket of 'secureConnection', not
  * the raw one of 'connection'); `end`, called as the server closes, ends
- * each after the answers to the requests it has, and closes at once those
- * that are idle (every request Node parsed on it answered).
+ * each after the answers to the requests it has, and closes those that are
+ * idle (every request Node parsed on it answered) once `idleGraceMs` pass
+ * without a request (at once for 0).
  *
  * It takes the server's `closeIdleConnections` over, which `server.close()`
  * calls: Node's counts a connection idle as soon as its last answer is
@@ -220,7 +222,7 @@ function closeAfter (queue: Pending[]): void {
  * client) has no request: it is closed at once too (its handshake is timed
  * out after the idle timeout meanwhile: the apps' `handshakeTimeout`).
  */
-export function connectionsOf (server: Server | HttpsServer, tls: boolean): { end: () => void } {
+export function connectionsOf (server: Server | HttpsServer, tls: boolean): { end: (idleGraceMs: number) => void } {
   const open = new Set<Socket>()
   /** Requests Node parsed on each connection and not yet answered. */
   const answering = new WeakMap<Socket, number>()
@@ -241,18 +243,33 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
     })
   })
   const handshakes = tls ? handshakesOf(server) : null
+  /** How long an idle connection may still bring a request once the server closes (`end`'s). */
+  let graceMs = 0
+  /** Closes `socket` once `graceMs` have passed (at once for none), unless it has a request by then (which closes it after its answer). */
+  const closeIfStillIdle = (socket: Socket): void => {
+    const idle = (): void => { if ((answering.get(socket) ?? 0) === 0) socket.destroy() }
+    if (graceMs === 0) idle()
+    else setTimeout(idle, graceMs).unref()
+  }
+  let graceBegun = false
   server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket)
     socket.once('close', () => { open.delete(socket) })
     // Accepted after `end` and before the listener closed.
-    if (closing) endAfterAnswers(socket)
+    if (closing) {
+      endAfterAnswers(socket)
+      closeIfStillIdle(socket)
+    }
   })
   server.closeIdleConnections = () => {
-    for (const socket of open) if ((answering.get(socket) ?? 0) === 0) socket.destroy()
     for (const raw of handshakes?.all() ?? []) raw.destroy()
+    if (graceBegun) return
+    graceBegun = true
+    for (const socket of open) if ((answering.get(socket) ?? 0) === 0) closeIfStillIdle(socket)
   }
   return {
-    end: () => {
+    end: (idleGraceMs: number) => {
+      graceMs = idleGraceMs
       closing = true
       for (const socket of open) endAfterAnswers(socket)
       server.closeIdleConnections()

@@ -106,8 +106,8 @@ export interface Gateway {
   registry: BucketRegistry
   /** Listens on both ports; a port that cannot be had is a StartupError naming it. Returns the ports listened on. */
   listen: () => Promise<{ port: number, s3Port: number | null }>
-  /** Stops both listeners (requests in flight finish; each connection closes after its last answer), then closes the registry (sweeper, stores, catalog connections). */
-  close: () => Promise<void>
+  /** Stops both listeners (requests in flight finish; each connection closes after its last answer, an idle one after `idleGraceMs` without a request, default none), then closes the registry (sweeper, stores, catalog connections). */
+  close: (idleGraceMs?: number) => Promise<void>
   /** A forced stop's: cuts the queue push's delivery in flight at once, its batch released (queue-push.ts); nothing without a push. */
   cutPush: () => Promise<void>
   /** A cluster worker's, as it stops: tells the primary its final counts (metrics.ts); nothing in the primary, a process alone or without metrics. */
@@ -163,12 +163,12 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
   // The S3 port share links name: the one asked for until the listener says which it got (port 0 picks one).
   let s3PortBound = options.s3Port
   /** Ends the connections of each listener as it closes (connection.ts), so an answer given during shutdown frees its connection. */
-  const endConnections: Array<() => void> = []
-  const close = async (): Promise<void> => {
+  const endConnections: Array<(idleGraceMs: number) => void> = []
+  const close = async (idleGraceMs = 0): Promise<void> => {
     try {
       // The listeners first (readiness fails, nothing new is taken); the push stops beside them, cutting a delivery in flight.
       const stopping = stopPush?.()
-      for (const end of endConnections) end()
+      for (const end of endConnections) end(idleGraceMs)
       // Settled, each: a listener whose close fails must not close the registry under a push still releasing its batch.
       const closed = await Promise.allSettled([app?.close(), s3?.close(), stopping])
       const failed = closed.find(c => c.status === 'rejected')

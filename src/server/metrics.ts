@@ -111,6 +111,8 @@ interface MetricsAsked { fsbucket: 'metrics-asked', id: number }
 interface MetricsCollect { fsbucket: 'metrics-collect', id: number }
 interface MetricsPart { fsbucket: 'metrics-part', id: number, metrics: MetricsJson }
 interface MetricsText { fsbucket: 'metrics-text', id: number, text: string }
+/** A worker can answer gathers from now on (it has counted nothing before: it is not yet serving). */
+interface MetricsReady { fsbucket: 'metrics-ready' }
 /** A worker's last report, unasked, as it stops: no report of it follows. */
 interface MetricsFinal { fsbucket: 'metrics-final', metrics: MetricsJson }
 
@@ -161,6 +163,7 @@ export function workerMetrics (metrics: ProcessMetrics): WorkerMetrics {
       await new Promise<void>(resolve => { if (process.send?.(report, undefined, {}, () => { resolve() }) === undefined) resolve() })
     } catch {}
   }
+  process.send?.({ fsbucket: 'metrics-ready' } satisfies MetricsReady)
   const scrape = async (): Promise<string> => {
     const id = next++
     let timer: NodeJS.Timeout | undefined
@@ -204,6 +207,8 @@ export function workerMetrics (metrics: ProcessMetrics): WorkerMetrics {
 export function answerWorkersMetrics (metrics: ProcessMetrics): void {
   let next = 0
   const gathering = new Map<number, (worker: Worker) => void>()
+  /** The workers that said they answer gathers (`metrics-ready`). */
+  const ready = new WeakSet<Worker>()
   /** The last report of each worker still there, by worker id. */
   const reports = new Map<number, MetricsJson>()
   /** The counters and histograms of the workers gone, summed; replaced (never changed) as one more leaves. */
@@ -212,8 +217,9 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
   async function gather (): Promise<string> {
     const id = next++
     const own = await metrics.json()
-    // Listed after that wait (the first scrape loads prom-client), and in the turn that starts listening for their answers.
-    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected())
+    // Listed after that wait (the first scrape loads prom-client), and in the turn that starts listening for their answers;
+    // a worker still starting is not waited for (it has counted nothing).
+    const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected() && ready.has(w))
     const answered = new Set<Worker>()
     await new Promise<void>(resolve => {
       const timer = setTimeout(resolve, gatherTimeoutMs)
@@ -236,7 +242,9 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
   }
 
   cluster.on('message', (worker, message) => {
-    if (isMessage<MetricsPart>(message, 'metrics-part')) {
+    if (isMessage<MetricsReady>(message, 'metrics-ready')) ready.add(worker)
+    else if (isMessage<MetricsPart>(message, 'metrics-part')) {
+      ready.add(worker)
       reports.set(worker.id, message.metrics)
       gathering.get(message.id)?.(worker)
     } else if (isMessage<MetricsFinal>(message, 'metrics-final')) {

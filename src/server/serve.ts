@@ -60,6 +60,18 @@ export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   s3Port: number
 }
 
+/**
+ * How long a connection idle as `serve` drains may still bring a request,
+ * which is answered (saying `Connection: close`) before the connection
+ * closes. A client's request may be on its way, or arrived and not yet
+ * read, as the server closes (a worker replaced under load: closed at once,
+ * a few requests of each restart met a reset); a client that sends later
+ * meets a closed connection, as kept-alive clients must expect (RFC 9112
+ * 9.3.1: an idempotent request is sent again). An embedded server's
+ * `close()` gives none: a test suite's server closes at once.
+ */
+const IDLE_GRACE_MS = 250
+
 /** Worker deaths within `crashWindowMs` that make a crash loop. */
 const maxDeaths = 5
 const crashWindowMs = 60_000
@@ -129,7 +141,7 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
       app.log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
       exitNow()
     }, options.drainTimeout * 1000).unref()
-    server.close()
+    server.close(IDLE_GRACE_MS)
       .then(() => {
         // With workers the primary says it, once, for all of them.
         if (!inWorker && !forced) app.log.info('stopped: every request finished')
@@ -146,6 +158,8 @@ export function handleShutdown (options: ServeOptions, inWorker: boolean): (gate
     }, options.drainTimeout * 1000).unref()
   }
   const onSignal = (signal: string): void => {
+    // The primary's word came first, and this is the same stop reaching the whole group (systemd's): not a second signal.
+    if (reason === drainAsked && signal === 'SIGTERM') return
     if (reason !== null) {
       server?.app.log.warn({ signal }, 'second signal: exiting now')
       exitNow()
@@ -348,7 +362,8 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     // Until every worker listens, one that died is not one listening.
     if (listened.size < options.workers) listened.delete(worker.id)
     if (stopping) {
-      if (code !== 0) exitCode = 1
+      // A worker ended by a SIGTERM had not yet taken one (still loading): it served nothing, so it cut nothing.
+      if (code !== 0 && signal !== 'SIGTERM') exitCode = 1
       // During start-up, the checks finish first (below).
       if (workers().length === 0 && checked) {
         void closeRegistry().finally(() => {

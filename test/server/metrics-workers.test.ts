@@ -148,11 +148,19 @@ t.test('a worker stopped the clean way while the server runs hands over every re
   const health = (text: string): number => total(text, 'fsbucket_requests_total', /operation="Health"/)
   const [first, second] = workersOf(primary)
   /** SIGTERM to one worker: it drains and exits 0, and the primary, serving on, starts another. */
+  /** SIGTERM to one worker, then waits for it to be gone and its replacement listening (the next stop must not leave none). */
   const stopWorker = async (pid: number): Promise<void> => {
+    const others = workersOf(primary).filter(other => other !== pid)
     process.kill(pid, 'SIGTERM')
     await within((async () => {
-      while (workersOf(primary).length < 2 || workersOf(primary).includes(pid)) await new Promise(resolve => setTimeout(resolve, 50))
-    })(), 30_000, 'the worker replaced')
+      for (;;) {
+        const now = workersOf(primary)
+        const replacement = now.find(other => !others.includes(other) && other !== pid)
+        if (!now.includes(pid) && replacement !== undefined &&
+          served.stdout().split('\n').some(line => line.includes(`"pid":${replacement},`) && line.includes('gateway listening'))) return
+        await new Promise(resolve => setTimeout(resolve, 50))
+      }
+    })(), 30_000, 'the worker replaced, its replacement listening')
   }
   const servedBy = (pid: number): number => served.stdout().split('\n').filter(line => line.includes(`"pid":${pid},`) && line.includes('/_health/live')).length
 

@@ -16,7 +16,8 @@ export interface Served {
   exited: Promise<number | string>
 }
 
-export function run (args: string[], options: { stdout?: StdioOptions[number], uid?: number, gid?: number, env?: NodeJS.ProcessEnv, cwd?: string } = {}): Served {
+/** `detached`: in a process group of its own (whose id is its pid), as a service manager starts it, for signals to the whole group. */
+export function run (args: string[], options: { stdout?: StdioOptions[number], uid?: number, gid?: number, env?: NodeJS.ProcessEnv, cwd?: string, detached?: boolean } = {}): Served {
   const stdio = ['ignore', options.stdout ?? 'pipe', 'pipe'] as StdioOptions
   // Without tap's hooks (added to NODE_OPTIONS of every child): they write where another user may not,
   // and they stall the IPC of cluster workers. The server runs as users run it.
@@ -25,6 +26,7 @@ export function run (args: string[], options: { stdout?: StdioOptions[number], u
     uid: options.uid,
     gid: options.gid,
     cwd: options.cwd,
+    detached: options.detached,
     env: { ...process.env, ...options.env }
   })
   let out = ''

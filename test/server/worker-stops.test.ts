@@ -1,0 +1,108 @@
+/**
+ * Stops that reach workers of `serve --workers 2`: a SIGTERM to the whole
+ * process group (what systemd sends without `KillMode`), which a worker
+ * may hear after the primary's word to drain; a worker still starting when
+ * it comes; and a worker replaced under load, whose kept-alive
+ * connections must not meet a reset for a request sent as it stops.
+ */
+import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
+import { Agent, request } from 'node:http'
+import { testdir } from '../testdir.js'
+import { answering, call, freePort, run, within, type Served } from './serve-process.js'
+
+function workersOf (primary: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(primary)], { encoding: 'utf8' }).trim().split('\n').filter(s => s !== '').map(Number)
+  } catch {
+    return []
+  }
+}
+
+async function serving (t: Test, port: number): Promise<Served> {
+  const served = run(['serve', '--data', testdir(t), '--port', String(port), '--s3-port', '0', '--workers', '2', '--fsync', 'off', '--log-level', 'info'], { detached: true })
+  t.teardown(() => { if (served.child.exitCode === null && served.child.signalCode === null) process.kill(-(served.child.pid ?? 0), 'SIGKILL') })
+  await answering(port, served)
+  await within((async () => { while (!served.stdout().includes('"msg":"serving"')) await new Promise(resolve => setTimeout(resolve, 50)) })(), 60_000, 'serving')
+  return served
+}
+
+/** A PUT whose body of `size` bytes comes in ten pieces over `ms`: its status, or the error that cut it. */
+async function slowPut (port: number, key: string, size: number, ms: number): Promise<number | string> {
+  return await new Promise(resolve => {
+    const req = request({ host: '127.0.0.1', port, method: 'PUT', path: `/default/${key}`, agent: false, headers: { 'content-length': String(size) } }, res => {
+      res.resume()
+      res.on('end', () => { resolve(res.statusCode ?? 0) })
+    })
+    req.on('error', err => { resolve(err.message) })
+    const piece = Buffer.alloc(size / 10, 'x')
+    let sent = 0
+    const timer = setInterval(() => {
+      req.write(piece)
+      if (++sent === 10) {
+        clearInterval(timer)
+        req.end()
+      }
+    }, ms / 10)
+  })
+}
+
+t.test('a SIGTERM reaching a worker after the primary\'s word to drain is the same stop, not a second signal: uploads in flight finish, exit 0', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  const uploads = [slowPut(port, 'a', 100_000, 1500), slowPut(port, 'b', 100_000, 1500), slowPut(port, 'c', 100_000, 1500)]
+  await new Promise(resolve => setTimeout(resolve, 300))
+  // As a group signal lands when the primary's word reached the workers first.
+  const workers = workersOf(primary)
+  process.kill(primary, 'SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 150))
+  for (const worker of workers) process.kill(worker, 'SIGTERM')
+  t.same(await Promise.all(uploads), [200, 200, 200], 'every upload in flight finished')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0, 'exit 0')
+  t.notMatch(served.stdout(), /second signal: exiting now/)
+})
+
+t.test('a group SIGTERM while a worker is still starting: exit 0, no worker left', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  const [first, second] = workersOf(primary)
+  process.kill(first, 'SIGTERM')
+  let young = 0
+  await within((async () => { while ((young = workersOf(primary).find(pid => pid !== first && pid !== second) ?? 0) === 0) await new Promise(resolve => setTimeout(resolve, 5)) })(), 30_000, 'a replacement forked')
+  process.kill(-primary, 'SIGTERM')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0, 'exit 0: the worker still starting served nothing, so nothing was cut')
+  t.same(workersOf(primary), [], 'no worker left')
+  t.ok(young > 0)
+})
+
+t.test('a worker replaced under load: kept-alive clients meet no reset, every request answered', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  t.equal((await call(port, 'PUT', '/default/k', 'x'.repeat(1024))).status, 200)
+  const agent = new Agent({ keepAlive: true, maxSockets: 10 })
+  t.teardown(() => { agent.destroy() })
+  const get = async (): Promise<number | string> => await new Promise(resolve => {
+    request({ host: '127.0.0.1', port, path: '/default/k', agent }, res => {
+      res.resume()
+      res.on('end', () => { resolve(res.statusCode ?? 0) })
+    }).on('error', err => { resolve(err.message) }).end()
+  })
+  let running = true
+  const outcomes: Array<number | string> = []
+  const clients = Array.from({ length: 10 }, async () => { while (running) outcomes.push(await get()) })
+  await new Promise(resolve => setTimeout(resolve, 500))
+  const [stopping] = workersOf(primary)
+  process.kill(stopping, 'SIGTERM')
+  await within((async () => { while (workersOf(primary).includes(stopping)) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the worker gone')
+  await new Promise(resolve => setTimeout(resolve, 300))
+  running = false
+  await Promise.all(clients)
+  const failed = outcomes.filter(outcome => outcome !== 200)
+  t.ok(outcomes.length > 100, `requests made: ${outcomes.length}`)
+  t.same(failed, [], 'none failed')
+  process.kill(primary, 'SIGTERM')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+})
