@@ -193,6 +193,11 @@ function closeUnsent (response: ServerResponse): void {
  * close`, and only the last: Node sends nothing after such an answer, so the
  * requests pipelined before it must keep theirs to be answered.
  */
+/** Whether `response` told its client the connection closes after it (Node's own `Connection: close`, or `closeAfter`'s). */
+function saidClose (response: ServerResponse): boolean {
+  return !response.shouldKeepAlive || /close/i.test(String(response.getHeader('connection') ?? ''))
+}
+
 function closeAfter (queue: Pending[]): void {
   const last = queue.at(-1)?.response
   if (last === undefined || last.headersSent) return
@@ -232,25 +237,33 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
     const pending = connections.get(socket)
     if (pending !== undefined) closeAfter(pending)
   }
+  /** How long an idle connection may still bring a request once the server closes (`end`'s). */
+  let graceMs = 0
+  /** Closes `socket` once `graceMs` have passed (at once for none), unless it has a request by then (which closes it after its answer); `answered`: after what it sent has gone. */
+  const closeIfStillIdle = (socket: Socket, answered = false): void => {
+    const idle = (): void => {
+      if ((answering.get(socket) ?? 0) !== 0) return
+      if (answered) socket.destroySoon()
+      else socket.destroy()
+    }
+    if (graceMs === 0) idle()
+    else setTimeout(idle, graceMs).unref()
+  }
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     const socket = request.socket
     answering.set(socket, (answering.get(socket) ?? 0) + 1)
     response.once('close', () => {
       const left = (answering.get(socket) ?? 1) - 1
       answering.set(socket, left)
-      // Its server is closing: the connection ends once its last answer went out, instead of idling until the idle timeout.
-      if (left === 0 && ending.has(socket)) socket.destroySoon()
+      // Its server is closing: the connection ends once its last answer went out, instead of idling until the idle timeout;
+      // an answer that had begun saying keep-alive (before the server closed) leaves its client the grace to send one more.
+      if (left === 0 && ending.has(socket)) {
+        if (saidClose(response) || graceMs === 0) socket.destroySoon()
+        else closeIfStillIdle(socket, true)
+      }
     })
   })
   const handshakes = tls ? handshakesOf(server) : null
-  /** How long an idle connection may still bring a request once the server closes (`end`'s). */
-  let graceMs = 0
-  /** Closes `socket` once `graceMs` have passed (at once for none), unless it has a request by then (which closes it after its answer). */
-  const closeIfStillIdle = (socket: Socket): void => {
-    const idle = (): void => { if ((answering.get(socket) ?? 0) === 0) socket.destroy() }
-    if (graceMs === 0) idle()
-    else setTimeout(idle, graceMs).unref()
-  }
   let graceBegun = false
   server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     open.add(socket)

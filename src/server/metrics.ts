@@ -243,7 +243,9 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
 
   cluster.on('message', (worker, message) => {
     if (isMessage<MetricsReady>(message, 'metrics-ready')) ready.add(worker)
-    else if (isMessage<MetricsPart>(message, 'metrics-part')) {
+    else if (folded.has(worker)) {
+      // Gone already: counted in `gone` as of its last report.
+    } else if (isMessage<MetricsPart>(message, 'metrics-part')) {
       ready.add(worker)
       reports.set(worker.id, message.metrics)
       gathering.get(message.id)?.(worker)
@@ -256,8 +258,11 @@ export function answerWorkersMetrics (metrics: ProcessMetrics): void {
       }, () => {})
     }
   })
+  /** The workers folded: a report of theirs read after (the fold's fallback came first: worker-channel.ts) is dropped, never counted twice. */
+  const folded = new WeakSet<Worker>()
   /** Folds a worker whose channel closed into `gone` (its last report, if any, is final). */
   const fold = (worker: Worker): void => {
+    folded.add(worker)
     const last = reports.get(worker.id)
     if (last === undefined) return
     reports.delete(worker.id)

@@ -19,7 +19,7 @@
  * minute is a crash loop, and the primary stops the server with a message
  * saying so (exit code 1).
  *
- * Shutdown: the first SIGINT or SIGTERM drains. The server stops accepting
+ * Shutdown (shutdown.ts): the first SIGINT or SIGTERM drains. The server stops accepting
  * connections, lets requests in flight finish for at most the drain timeout
  * (`--drain-timeout`, default 10 s) and exits 0, or 1 when the timeout cut
  * requests short. A second signal exits at once (1), after releasing a batch
@@ -45,12 +45,13 @@ import cluster, { type Worker } from 'node:cluster'
 import type { BucketRegistry } from '../bucket/index.js'
 import { shareChecksWithinTurns } from '../stores/turn.js'
 import { dismissEarlyWorkers, takeEarlyWorkers, takeHeldSignals, workerEnv, workerSettings } from './early-fork.js'
-import type { Logger } from 'pino'
 import { createLogger } from './logger.js'
-import type { Gateway, GatewayOptions, PrimaryRead } from './gateway.js'
+import type { GatewayOptions, PrimaryRead } from './gateway.js'
 import type { StopQueuePush } from './queue-push.js'
 import type { TlsPair } from './tls.js'
+import { handleShutdown } from './shutdown.js'
 import { afterChannel } from './worker-channel.js'
+import { isMessage, type Drain, type ReloadTls, type StoppingAlone } from './worker-messages.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   workers: number
@@ -59,18 +60,6 @@ export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   /** Port of the S3-compatible API (src/s3/), in the same processes; 0 = off. */
   s3Port: number
 }
-
-/**
- * How long a connection idle as `serve` drains may still bring a request,
- * which is answered (saying `Connection: close`) before the connection
- * closes. A client's request may be on its way, or arrived and not yet
- * read, as the server closes (a worker replaced under load: closed at once,
- * a few requests of each restart met a reset); a client that sends later
- * meets a closed connection, as kept-alive clients must expect (RFC 9112
- * 9.3.1: an idempotent request is sent again). An embedded server's
- * `close()` gives none: a test suite's server closes at once.
- */
-const IDLE_GRACE_MS = 250
 
 /** Worker deaths within `crashWindowMs` that make a crash loop. */
 const maxDeaths = 5
@@ -81,140 +70,8 @@ const maxRestartDelayMs = 10_000
 interface ListenFailed { fsbucket: 'listen-failed', message: string }
 /** A worker listens on every port it serves: these (the system's pick for a port 0). */
 interface Listening { fsbucket: 'listening', port: number, s3Port: number | null }
-interface Drain { fsbucket: 'drain' }
-interface ReloadTls { fsbucket: 'reload-tls', pair?: TlsPair }
 interface OptionsAsked { fsbucket: 'options-asked' }
-/** A worker drains on a signal of its own: its exit is a stop asked for, not a death (the primary serves on and starts another). */
-interface StoppingAlone { fsbucket: 'stopping-alone', signal: string }
 interface Start { fsbucket: 'start', options: ServeOptions }
-
-/** In a worker: tells the primary it stops on a signal of its own (its exit is no death); `sent` once the word is written, or could not be. */
-export function sayStoppingAlone (signal: string, sent: () => void = () => {}): void {
-  if (process.send?.({ fsbucket: 'stopping-alone', signal } satisfies StoppingAlone, undefined, {}, () => { sent() }) === undefined) sent()
-}
-
-function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['fsbucket']): message is T {
-  return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
-}
-
-/** A worker's stop reason when the primary said to drain (the whole server stops). */
-const drainAsked = 'asked by the primary'
-
-/**
- * Drain on the first signal (or the primary's word), exit at once on the
- * second. Installed before the app is built, so a signal during start-up
- * counts too; the drain itself starts once the app exists. So does a TLS
- * reload (SIGHUP alone, the primary's word in a worker): one asked before
- * the gateway is handed over is done once it is, since the gateway may have
- * read the certificate files before they were replaced.
- */
-export function handleShutdown (options: ServeOptions, inWorker: boolean): (gateway: Gateway) => boolean {
-  let server: Gateway | null = null
-  let reason: string | null = null
-  /**
-   * A forced stop: a batch being pushed to a queue's app is cut and released
-   * first (visible again at once, not left leased until its visibility
-   * timeout ends), within a second at most.
-   */
-  let forced = false
-  /**
-   * A worker that stops on its own (a SIGTERM of its own: the primary serves
-   * on and starts another) tells the primary its final counts before it
-   * exits, or what it counted since its last report would be lost with it
-   * (metrics.ts). Told to drain by the primary it need not: the whole server
-   * is stopping, and no scrape begun after reads the sum.
-   */
-  const sendFinalMetrics = async (): Promise<void> => {
-    if (inWorker && reason !== drainAsked) await server?.sendFinalMetrics()
-  }
-  const exitNow = (): void => {
-    // The drain's close may still end within that second: its exit says 1 too.
-    forced = true
-    setTimeout(() => process.exit(1), 1000)
-    void Promise.allSettled([server?.cutPush(), sendFinalMetrics()]).finally(() => process.exit(1))
-  }
-  const drain = (): void => {
-    if (server === null || reason === null) return
-    const { app } = server
-    app.log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
-    setTimeout(() => {
-      app.log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
-      exitNow()
-    }, options.drainTimeout * 1000).unref()
-    server.close(IDLE_GRACE_MS)
-      .then(() => {
-        // With workers the primary says it, once, for all of them.
-        if (!inWorker && !forced) app.log.info('stopped: every request finished')
-        return 0
-      }, err => { app.log.error({ err }, 'close failed'); return 1 })
-      // Once every request is answered: the last report counts them all.
-      .then(async code => { await sendFinalMetrics(); process.exit(forced ? 1 : code) }, () => process.exit(1))
-  }
-  /** A signal before the gateway exists: start-up goes on (then drains at once), bounded by the drain timeout like a drain. */
-  const boundStartup = (): void => {
-    setTimeout(() => {
-      console.error(`stopped during start-up: it did not finish within the drain timeout (${options.drainTimeout} s)`)
-      process.exit(1)
-    }, options.drainTimeout * 1000).unref()
-  }
-  const onSignal = (signal: string): void => {
-    // The primary's word came first, and this is the same stop reaching the whole group (systemd's): not a second signal.
-    if (reason === drainAsked && signal === 'SIGTERM') return
-    if (reason !== null) {
-      server?.app.log.warn({ signal }, 'second signal: exiting now')
-      exitNow()
-      return
-    }
-    reason = signal
-    if (inWorker) sayStoppingAlone(signal)
-    if (server === null) boundStartup()
-    drain()
-  }
-  let startupLog: Logger | null = null
-  const log = (): Logger => server !== null ? server.app.log as unknown as Logger : (startupLog ??= createLogger({ level: options.logLevel }))
-  /** A reload asked before the gateway is handed over (several count as one, the last pair given wins): done at the hand-over. */
-  let reloadAsked: { pair?: TlsPair } | null = null
-  const reload = (pair?: TlsPair): void => {
-    if (server === null) reloadAsked = { pair: pair ?? reloadAsked?.pair }
-    else if (server.reloadTls !== null) void server.reloadTls(pair)
-    else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP: nothing to reload (no --tls-cert); still serving')
-  }
-  const onHangup = (): void => {
-    // A worker reloads on the primary's word only: a SIGHUP to the whole group reaches both, and would reload twice.
-    if (!inWorker) reload()
-  }
-  process.on('SIGTERM', onSignal)
-  process.on('SIGHUP', onHangup)
-  if (inWorker) {
-    process.on('SIGINT', () => {})
-    process.on('message', message => {
-      if (isMessage<ReloadTls>(message, 'reload-tls')) { reload(message.pair); return }
-      if (!isMessage<Drain>(message, 'drain') || reason !== null) return
-      reason = drainAsked
-      if (server === null) boundStartup()
-      drain()
-    })
-  } else {
-    process.on('SIGINT', onSignal)
-  }
-  // What came before these handlers (as the command started) counts as if it came now.
-  for (const signal of takeHeldSignals()) {
-    if (signal === 'SIGHUP') onHangup()
-    else if (!inWorker || signal === 'SIGTERM') onSignal(signal)
-  }
-  /** Hands over the gateway; false when a signal came first (the drain has begun: do not listen). */
-  return gateway => {
-    server = gateway
-    if (reloadAsked !== null) {
-      const { pair } = reloadAsked
-      reloadAsked = null
-      if (gateway.reloadTls !== null) void gateway.reloadTls(pair)
-      else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
-    }
-    drain()
-    return reason === null
-  }
-}
 
 /** The gateway's options from the command line: its S3 port 0 means none. */
 function gatewayOptions (options: ServeOptions): GatewayOptions {
@@ -320,8 +177,10 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   const asking = new Set<Worker>()
   /** Workers that said they drain on a signal of their own (`stopping-alone`), with that signal: each has its replacement already. */
   const stoppingAlone = new Map<Worker, string>()
+  /** Workers whose exit was handled (`onGone`): a word of theirs read after it (a primary too busy to read it within CHANNEL_WAIT_MS) is too late. */
+  const gone = new WeakSet<Worker>()
   const onStoppingAlone = (worker: Worker, signal: string): void => {
-    if (stopping || stoppingAlone.has(worker)) return
+    if (stopping || stoppingAlone.has(worker) || gone.has(worker)) return
     // A stop asked for (a SIGTERM sent to it alone, to replace it): its replacement starts now, while it drains; no death, no back-off.
     stoppingAlone.set(worker, signal)
     log.info({ worker: worker.process.pid, signal }, 'worker stopping on a signal of its own; starting another')
@@ -358,6 +217,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     afterChannel(worker, () => { onGone(worker, code, signal) })
   }
   const onGone = (worker: Worker, code: number, signal: string | null): void => {
+    gone.add(worker)
     asking.delete(worker)
     // Until every worker listens, one that died is not one listening.
     if (listened.size < options.workers) listened.delete(worker.id)
@@ -376,9 +236,9 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     const asked = stoppingAlone.get(worker)
     if (asked !== undefined) {
       stoppingAlone.delete(worker)
-      // Its replacement runs already. Killed while it drained (a second SIGTERM exits, 1, on its own): its requests in flight were cut.
-      if (signal === null) log.info({ worker: worker.process.pid, code, asked }, 'worker stopped')
-      else log.warn({ worker: worker.process.pid, code, signal, asked }, 'worker killed while it drained: requests in flight were cut')
+      // Its replacement runs already. Killed while it drained, or exiting 1 (a second SIGTERM, its drain timeout): requests in flight were cut.
+      if (signal === null && code === 0) log.info({ worker: worker.process.pid, code, asked }, 'worker stopped')
+      else log.warn({ worker: worker.process.pid, code, signal, asked }, 'worker stopped before it drained: requests in flight were cut')
       return
     }
     if (signal === 'SIGTERM') {

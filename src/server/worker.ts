@@ -12,7 +12,8 @@
  * nothing. Once it listens on every port, it says so (serve.ts).
  */
 import module from 'node:module'
-import { receiveServeOptions, sayStoppingAlone, serveOne } from './serve.js'
+import { receiveServeOptions, serveOne } from './serve.js'
+import { sayStoppingAlone } from './worker-messages.js'
 
 // As bin/fsbucket.js: Node 22.1 and later reuse the code they compiled at the previous start (absent on Node 20).
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.()
@@ -25,13 +26,14 @@ import('./gateway.js').catch(() => {})
 
 // A SIGTERM of its own before it serves (loading, or waiting for its options): it has served nothing, so it tells the
 // primary (which starts another) and exits; once it has its options, serveOne's handler (serve.ts) drains instead.
-const stopUnserved = (): void => { sayStoppingAlone('SIGTERM', () => process.exit(0)) }
-process.on('SIGTERM', stopUnserved)
+// It stays on, doing nothing once the options came: taken off, Node's default (death) would hold until serveOne's is on.
+let unserved = true
+process.on('SIGTERM', () => { if (unserved) sayStoppingAlone('SIGTERM', () => process.exit(0)) })
 
 try {
   const options = await receiveServeOptions()
   if (options === null) process.exit(0)
-  process.off('SIGTERM', stopUnserved)
+  unserved = false
   await serveOne(options, true)
 } catch (err) {
   console.error(err instanceof Error ? err.message : err)

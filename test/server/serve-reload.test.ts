@@ -14,7 +14,8 @@
 import type { EventEmitter } from 'node:events'
 import t, { type Test } from 'tap'
 import type { Gateway } from '../../src/server/gateway.js'
-import { handleShutdown, type ServeOptions } from '../../src/server/serve.js'
+import type { ServeOptions } from '../../src/server/serve.js'
+import { handleShutdown } from '../../src/server/shutdown.js'
 
 const events = ['message', 'SIGHUP', 'SIGTERM', 'SIGINT']
 /** The process as the emitter it is, whatever the event's name. */

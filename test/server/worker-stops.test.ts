@@ -106,3 +106,27 @@ t.test('a worker replaced under load: kept-alive clients meet no reset, every re
   process.kill(primary, 'SIGTERM')
   t.equal(await within(served.exited, 30_000, 'exit'), 0)
 })
+
+t.test('an answer begun as the server drains says keep-alive: its client may still send one more request, answered with Connection: close', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  t.equal((await call(port, 'PUT', '/default/big', Buffer.alloc(16 * 1024 * 1024, 'b'))).status, 200)
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+  t.teardown(() => { agent.destroy() })
+  const get = async (path: string, then?: () => void): Promise<{ status: number | string, connection?: string, bytes: number }> => await new Promise(resolve => {
+    request({ host: '127.0.0.1', port, path, agent }, res => {
+      let bytes = 0
+      res.on('data', (chunk: Buffer) => { bytes += chunk.length })
+      // Read slowly at first, so that the answer is still going out when the server drains.
+      res.pause()
+      setTimeout(() => { then?.(); res.resume() }, 300)
+      res.on('end', () => { resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, bytes }) })
+    }).on('error', err => { resolve({ status: err.message, bytes: 0 }) }).end()
+  })
+  const first = await get('/default/big', () => { process.kill(primary, 'SIGTERM') })
+  t.match(first, { status: 200, connection: 'keep-alive', bytes: 16 * 1024 * 1024 }, 'the answer begun before the drain, whole')
+  const second = await get('/default/big')
+  t.match(second, { status: 200, connection: 'close', bytes: 16 * 1024 * 1024 }, 'the next request on its connection is answered, the last')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+})

@@ -91,6 +91,11 @@ export function jsonBody (value: unknown): RequestInit {
   return { body: JSON.stringify(value), headers: { 'content-type': 'application/json' } }
 }
 
+/** What a gateway route answers a request without credentials: null when it takes it, else the refusal. */
+export async function withoutToken (path: string): Promise<ApiError | null> {
+  return await call(path, {}, {}).then(() => null, (err: unknown) => err instanceof ApiError ? err : null)
+}
+
 /** A gateway route (`/`, `/{bucket}...`). */
 export async function gateway<T> (path: string, init: RequestInit = {}): Promise<ApiAnswer<T>> {
   return await call<T>(path, init, authHeaders())

@@ -7,7 +7,7 @@
  * signed-in credentials may do is asked once, scope.ts).
  */
 import './console.css'
-import { ApiError, gateway, needsToken, scopedTokensOnly, tokens } from './api.js'
+import { ApiError, gateway, needsToken, scopedTokensOnly, tokens, withoutToken } from './api.js'
 import { renderBuckets } from './buckets.js'
 import { h, replace, type Current } from './dom.js'
 import { renderObjects } from './objects.js'
@@ -36,15 +36,20 @@ function showSession (): void {
 
 /**
  * Whether the server said it has no token of its own (40301): the prompt
- * asks for a scoped one. A token it refuses (40300: revoked, expired) says
- * nothing of that and leaves it; one missing where a token is configured
- * (401) says the server has one.
+ * asks for a scoped one. One missing where a token is configured (401)
+ * says the server has one. A token it refuses (40300: revoked, expired)
+ * says nothing of that, so the server is asked without one.
  */
 let scopedOnly = false
 
-function learnFrom (err: unknown): void {
+async function learnFrom (err: unknown): Promise<void> {
   if (scopedTokensOnly(err)) scopedOnly = true
   else if (err instanceof ApiError && err.status === 401) scopedOnly = false
+  else {
+    const plain = await withoutToken('/')
+    if (scopedTokensOnly(plain)) scopedOnly = true
+    else if (plain instanceof ApiError && plain.status === 401) scopedOnly = false
+  }
 }
 
 function showTokenPrompt (rejected: boolean): void {
@@ -88,7 +93,8 @@ async function route (): Promise<void> {
   } catch (err) {
     if (!current()) return
     if (needsToken(err)) {
-      learnFrom(err)
+      await learnFrom(err)
+      if (!current()) return
       return showTokenPrompt(tokens.get() !== null)
     }
     replace(main, h('p', { role: 'alert', class: 'error' }, `Something went wrong: ${(err as Error).message}`),
@@ -106,9 +112,7 @@ async function start (): Promise<void> {
     if (needsToken(err)) {
       const rejected = tokens.get() !== null
       tokens.clear()
-      // A token refused says nothing of which the server takes: asked without one, it says whether it has one of its own.
-      if (rejected) await gateway('/').then(() => {}, learnFrom)
-      else learnFrom(err)
+      await learnFrom(err)
       return showTokenPrompt(rejected)
     }
     replace(main, h('p', { role: 'alert', class: 'error' }, (err as Error).message))

@@ -88,13 +88,17 @@ export async function renderTokens (root: HTMLElement, current: Current): Promis
     if (listed.length === 0) replace(rows, h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No scoped token yet.')))
   }
 
-  /** Lists the tokens again after `done`, saying so when that fails: what was done is done. */
-  async function reloadAfter (done: string): Promise<void> {
+  /**
+   * Lists the tokens again after `done`, saying so when that fails: what
+   * was done is done. A refusal for want of a token asks for it, unless
+   * `keepShown` (after a create: the prompt would take away the panel
+   * showing its secret, which is shown only once).
+   */
+  async function reloadAfter (done: string, keepShown = false): Promise<void> {
     try {
       await load()
     } catch (err) {
-      // Said, never the token prompt: after a create, that would take away the panel showing its secret, which is shown only once.
-      showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
+      if (keepShown || !askForTokenAgain(err, status)) showStatus(status, `${done} The list could not be read again: ${(err as Error).message}`, true)
     }
   }
 
@@ -155,7 +159,7 @@ export async function renderTokens (root: HTMLElement, current: Current): Promis
       showStatus(status, `Created the token ${shownName(made.name)}.`)
       replace(once, createdPanel(made, () => { replace(once); name.focus() }))
       once.querySelector<HTMLElement>('h3')?.focus()
-      await reloadAfter(`Created the token ${shownName(made.name)}.`)
+      await reloadAfter(`Created the token ${shownName(made.name)}.`, true)
     })()
   })
 

@@ -1,0 +1,149 @@
+/**
+ * How one process of `fsbucket serve` stops (alone, or as a worker of the
+ * primary in serve.ts): drain on the first signal or the primary's word,
+ * exit at once on a second, and the TLS reloads asked meanwhile.
+ */
+import type { Logger } from 'pino'
+import { takeHeldSignals } from './early-fork.js'
+import type { Gateway } from './gateway.js'
+import { createLogger } from './logger.js'
+import type { TlsPair } from './tls.js'
+import { isMessage, sayStoppingAlone, type Drain, type ReloadTls } from './worker-messages.js'
+
+/** What of `serve`'s options a stop reads. */
+export interface ShutdownOptions {
+  /** Seconds the first signal lets requests in flight finish. */
+  drainTimeout: number
+  logLevel: string
+}
+
+/**
+ * How long a connection idle as `serve` drains may still bring a request,
+ * which is answered (saying `Connection: close`) before the connection
+ * closes. A client's request may be on its way, or arrived and not yet
+ * read, as the server closes (a worker replaced under load: closed at once,
+ * a few requests of each restart met a reset); a client that sends later
+ * meets a closed connection, as kept-alive clients must expect (RFC 9112
+ * 9.3.1: an idempotent request is sent again). An embedded server's
+ * `close()` gives none: a test suite's server closes at once.
+ */
+const IDLE_GRACE_MS = 250
+
+/** A worker's stop reason when the primary said to drain (the whole server stops). */
+const drainAsked = 'asked by the primary'
+
+/**
+ * Drain on the first signal (or the primary's word), exit at once on the
+ * second. Installed before the app is built, so a signal during start-up
+ * counts too; the drain itself starts once the app exists. So does a TLS
+ * reload (SIGHUP alone, the primary's word in a worker): one asked before
+ * the gateway is handed over is done once it is, since the gateway may have
+ * read the certificate files before they were replaced.
+ */
+export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (gateway: Gateway) => boolean {
+  let server: Gateway | null = null
+  let reason: string | null = null
+  /**
+   * A forced stop: a batch being pushed to a queue's app is cut and released
+   * first (visible again at once, not left leased until its visibility
+   * timeout ends), within a second at most.
+   */
+  let forced = false
+  /**
+   * A worker that stops on its own (a SIGTERM of its own: the primary serves
+   * on and starts another) tells the primary its final counts before it
+   * exits, or what it counted since its last report would be lost with it
+   * (metrics.ts). Told to drain by the primary it need not: the whole server
+   * is stopping, and no scrape begun after reads the sum.
+   */
+  const sendFinalMetrics = async (): Promise<void> => {
+    if (inWorker && reason !== drainAsked) await server?.sendFinalMetrics()
+  }
+  const exitNow = (): void => {
+    // The drain's close may still end within that second: its exit says 1 too.
+    forced = true
+    setTimeout(() => process.exit(1), 1000)
+    void Promise.allSettled([server?.cutPush(), sendFinalMetrics()]).finally(() => process.exit(1))
+  }
+  const drain = (): void => {
+    if (server === null || reason === null) return
+    const { app } = server
+    app.log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
+    setTimeout(() => {
+      app.log.warn({ drainTimeout: options.drainTimeout }, 'drain timeout: exiting with requests in flight')
+      exitNow()
+    }, options.drainTimeout * 1000).unref()
+    server.close(IDLE_GRACE_MS)
+      .then(() => {
+        // With workers the primary says it, once, for all of them.
+        if (!inWorker && !forced) app.log.info('stopped: every request finished')
+        return 0
+      }, err => { app.log.error({ err }, 'close failed'); return 1 })
+      // Once every request is answered: the last report counts them all.
+      .then(async code => { await sendFinalMetrics(); process.exit(forced ? 1 : code) }, () => process.exit(1))
+  }
+  /** A signal before the gateway exists: start-up goes on (then drains at once), bounded by the drain timeout like a drain. */
+  const boundStartup = (): void => {
+    setTimeout(() => {
+      console.error(`stopped during start-up: it did not finish within the drain timeout (${options.drainTimeout} s)`)
+      process.exit(1)
+    }, options.drainTimeout * 1000).unref()
+  }
+  const onSignal = (signal: string): void => {
+    // The primary's word came first, and this is the same stop reaching the whole group (systemd's): not a second signal.
+    if (reason === drainAsked && signal === 'SIGTERM') return
+    if (reason !== null) {
+      server?.app.log.warn({ signal }, 'second signal: exiting now')
+      exitNow()
+      return
+    }
+    reason = signal
+    if (inWorker) sayStoppingAlone(signal)
+    if (server === null) boundStartup()
+    drain()
+  }
+  let startupLog: Logger | null = null
+  const log = (): Logger => server !== null ? server.app.log as unknown as Logger : (startupLog ??= createLogger({ level: options.logLevel }))
+  /** A reload asked before the gateway is handed over (several count as one, the last pair given wins): done at the hand-over. */
+  let reloadAsked: { pair?: TlsPair } | null = null
+  const reload = (pair?: TlsPair): void => {
+    if (server === null) reloadAsked = { pair: pair ?? reloadAsked?.pair }
+    else if (server.reloadTls !== null) void server.reloadTls(pair)
+    else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP: nothing to reload (no --tls-cert); still serving')
+  }
+  const onHangup = (): void => {
+    // A worker reloads on the primary's word only: a SIGHUP to the whole group reaches both, and would reload twice.
+    if (!inWorker) reload()
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGHUP', onHangup)
+  if (inWorker) {
+    process.on('SIGINT', () => {})
+    process.on('message', message => {
+      if (isMessage<ReloadTls>(message, 'reload-tls')) { reload(message.pair); return }
+      if (!isMessage<Drain>(message, 'drain') || reason !== null) return
+      reason = drainAsked
+      if (server === null) boundStartup()
+      drain()
+    })
+  } else {
+    process.on('SIGINT', onSignal)
+  }
+  // What came before these handlers (as the command started) counts as if it came now.
+  for (const signal of takeHeldSignals()) {
+    if (signal === 'SIGHUP') onHangup()
+    else if (!inWorker || signal === 'SIGTERM') onSignal(signal)
+  }
+  /** Hands over the gateway; false when a signal came first (the drain has begun: do not listen). */
+  return gateway => {
+    server = gateway
+    if (reloadAsked !== null) {
+      const { pair } = reloadAsked
+      reloadAsked = null
+      if (gateway.reloadTls !== null) void gateway.reloadTls(pair)
+      else if (!inWorker) log().info({ signal: 'SIGHUP' }, 'SIGHUP during start-up: nothing to reload')
+    }
+    drain()
+    return reason === null
+  }
+}
