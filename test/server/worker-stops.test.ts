@@ -130,3 +130,20 @@ t.test('an answer begun as the server drains says keep-alive: its client may sti
   t.match(second, { status: 200, connection: 'close', bytes: 16 * 1024 * 1024 }, 'the next request on its connection is answered, the last')
   t.equal(await within(served.exited, 30_000, 'exit'), 0)
 })
+
+t.test('a scrape while a replacement worker is still starting does not wait for it (it has counted nothing)', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  // The first scrape loads the metrics' modules; this one measures the gather alone.
+  t.equal((await call(port, 'GET', '/_metrics')).status, 200)
+  const before = workersOf(primary)
+  process.kill(before[0], 'SIGTERM')
+  await within((async () => { while (!workersOf(primary).some(pid => !before.includes(pid))) await new Promise(resolve => setTimeout(resolve, 5)) })(), 30_000, 'a replacement forked')
+  const began = Date.now()
+  t.equal((await call(port, 'GET', '/_metrics')).status, 200)
+  const took = Date.now() - began
+  t.ok(took < 1500, `answered in ${took} ms, not after the gather's 2 s timeout`)
+  process.kill(primary, 'SIGTERM')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+})
