@@ -188,16 +188,16 @@ function closeUnsent (response: ServerResponse): void {
   response.emit('close')
 }
 
-/**
- * Makes the last answer of a closing server's connection say `Connection:
- * close`, and only the last: Node sends nothing after such an answer, so the
- * requests pipelined before it must keep theirs to be answered.
- */
 /** Whether `response` told its client the connection closes after it (Node's own `Connection: close`, or `closeAfter`'s). */
 function saidClose (response: ServerResponse): boolean {
   return !response.shouldKeepAlive || /close/i.test(String(response.getHeader('connection') ?? ''))
 }
 
+/**
+ * Makes the last answer of a closing server's connection say `Connection:
+ * close`, and only the last: Node sends nothing after such an answer, so the
+ * requests pipelined before it must keep theirs to be answered.
+ */
 function closeAfter (queue: Pending[]): void {
   const last = queue.at(-1)?.response
   if (last === undefined || last.headersSent) return

@@ -31,6 +31,7 @@ import { RequestMeter } from '../doors/request-meter.js'
 import { observeStores, type CatalogKind } from '../stores/meter.js'
 import type { MetricsJson } from './metrics-registry.js'
 import { afterChannel } from './worker-channel.js'
+import { isMessage } from './worker-messages.js'
 
 /** How long the primary waits for the workers' metrics. */
 const gatherTimeoutMs = 2000
@@ -116,9 +117,6 @@ interface MetricsReady { fsbucket: 'metrics-ready' }
 /** A worker's last report, unasked, as it stops: no report of it follows. */
 interface MetricsFinal { fsbucket: 'metrics-final', metrics: MetricsJson }
 
-function isMessage<T extends { fsbucket: string }> (message: unknown, kind: T['fsbucket']): message is T {
-  return typeof message === 'object' && message !== null && (message as { fsbucket?: unknown }).fsbucket === kind
-}
 
 /** A worker's side of the server's metrics. */
 export interface WorkerMetrics {
