@@ -51,7 +51,7 @@ import type { StopQueuePush } from './queue-push.js'
 import type { TlsPair } from './tls.js'
 import { handleShutdown } from './shutdown.js'
 import { afterChannel } from './worker-channel.js'
-import { isMessage, type Drain, type ReloadTls, type StoppingAlone } from './worker-messages.js'
+import { isMessage, type Drain, type ReloadTls, type Replaced, type StoppingAlone } from './worker-messages.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   workers: number
@@ -184,8 +184,10 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     // A stop asked for (a SIGTERM sent to it alone, to replace it): its replacement starts now, while it drains; no death, no back-off.
     stoppingAlone.set(worker, signal)
     log.info({ worker: worker.process.pid, signal }, 'worker stopping on a signal of its own; starting another')
-    cluster.fork(env)
+    replacing.set(cluster.fork(env), worker)
   }
+  /** Replacements not yet listening → the worker each replaces, which serves on until then (shutdown.ts). */
+  const replacing = new WeakMap<Worker, Worker>()
   // Set once the checks' module is loaded, which is before any worker is let listen.
   let logServing: ((bound: Listening) => void) | null = null
   /** The workers that said they listen (by id), until every one wanted has: then the `serving` line. */
@@ -194,6 +196,11 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   let othersForked = false
   const onListening = (worker: Worker, bound: Listening): void => {
     if (stopping) return
+    const replaced = replacing.get(worker)
+    if (replaced !== undefined) {
+      replacing.delete(worker)
+      if (replaced.isConnected()) replaced.send({ fsbucket: 'replaced' } satisfies Replaced)
+    }
     if (!othersForked) {
       othersForked = true
       for (let i = 1; i < options.workers; i++) cluster.fork(env)

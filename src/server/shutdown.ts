@@ -8,7 +8,7 @@ import { takeHeldSignals } from './early-fork.js'
 import type { Gateway } from './gateway.js'
 import { createLogger } from './logger.js'
 import type { TlsPair } from './tls.js'
-import { isMessage, sayStoppingAlone, type Drain, type ReloadTls } from './worker-messages.js'
+import { isMessage, sayStoppingAlone, type Drain, type ReloadTls, type Replaced } from './worker-messages.js'
 
 /** What of `serve`'s options a stop reads. */
 export interface ShutdownOptions {
@@ -28,6 +28,15 @@ export interface ShutdownOptions {
  * `close()` gives none: a test suite's server closes at once.
  */
 const IDLE_GRACE_MS = 250
+
+/**
+ * How long a worker stopping on a signal of its own serves on while its
+ * replacement starts (the primary says when that one listens): closing its
+ * listener at once would leave the port refusing connections until then
+ * when it was the only worker, or every worker was sent one. Past this, it
+ * drains all the same.
+ */
+const REPLACEMENT_WAIT_MS = 15_000
 
 /** A worker's stop reason when the primary said to drain (the whole server stops). */
 const drainAsked = 'asked by the primary'
@@ -65,8 +74,10 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
     setTimeout(() => process.exit(1), 1000)
     void Promise.allSettled([server?.cutPush(), sendFinalMetrics()]).finally(() => process.exit(1))
   }
+  /** While a worker stopping alone serves on until its replacement listens: what ends the wait. */
+  let replacementWait: NodeJS.Timeout | null = null
   const drain = (): void => {
-    if (server === null || reason === null) return
+    if (server === null || reason === null || replacementWait !== null) return
     const { app } = server
     app.log.info({ reason, drainTimeout: options.drainTimeout }, 'draining: finishing requests in flight (a second signal exits at once)')
     setTimeout(() => {
@@ -92,14 +103,35 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
   const onSignal = (signal: string): void => {
     // The primary's word came first, and this is the same stop reaching the whole group (systemd's): not a second signal.
     if (reason === drainAsked && signal === 'SIGTERM') return
+    // A worker still serving while its replacement starts has cut nothing yet: a second signal (the whole group's stop,
+    // say, come before the primary's word) drains it now; a third exits.
+    if (replacementWait !== null) {
+      server?.app.log.info({ signal }, 'second signal: draining now, before the replacement listens')
+      endReplacementWait()
+      return
+    }
     if (reason !== null) {
       server?.app.log.warn({ signal }, 'second signal: exiting now')
       exitNow()
       return
     }
     reason = signal
-    if (inWorker) sayStoppingAlone(signal)
+    if (inWorker) {
+      sayStoppingAlone(signal)
+      // Serving already: it keeps its listener until the replacement the primary starts now listens.
+      if (server !== null) {
+        server.app.log.info({ reason, waitMs: REPLACEMENT_WAIT_MS }, 'serving on until its replacement listens')
+        replacementWait = setTimeout(endReplacementWait, REPLACEMENT_WAIT_MS)
+        return
+      }
+    }
     if (server === null) boundStartup()
+    drain()
+  }
+  const endReplacementWait = (): void => {
+    if (replacementWait === null) return
+    clearTimeout(replacementWait)
+    replacementWait = null
     drain()
   }
   let startupLog: Logger | null = null
@@ -121,7 +153,16 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
     process.on('SIGINT', () => {})
     process.on('message', message => {
       if (isMessage<ReloadTls>(message, 'reload-tls')) { reload(message.pair); return }
-      if (!isMessage<Drain>(message, 'drain') || reason !== null) return
+      if (isMessage<Replaced>(message, 'replaced')) { endReplacementWait(); return }
+      if (!isMessage<Drain>(message, 'drain')) return
+      if (reason !== null) {
+        // Waiting for a replacement that the whole server's stop will not start (or will stop at once).
+        if (replacementWait !== null) {
+          reason = drainAsked
+          endReplacementWait()
+        }
+        return
+      }
       reason = drainAsked
       if (server === null) boundStartup()
       drain()

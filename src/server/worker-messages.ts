@@ -9,6 +9,8 @@ import type { TlsPair } from './tls.js'
 export interface Drain { fsbucket: 'drain' }
 /** The primary's word to a worker: serve this certificate (read by the primary), or read the files again. */
 export interface ReloadTls { fsbucket: 'reload-tls', pair?: TlsPair }
+/** The primary's word to a worker stopping on a signal of its own: its replacement listens, so it may stop taking connections. */
+export interface Replaced { fsbucket: 'replaced' }
 /** A worker drains on a signal of its own: its exit is a stop asked for, not a death (the primary serves on and starts another). */
 export interface StoppingAlone { fsbucket: 'stopping-alone', signal: string }
 

@@ -75,6 +75,7 @@ t.test('a group SIGTERM while a worker is still starting: exit 0, no worker left
   t.equal(await within(served.exited, 30_000, 'exit'), 0, 'exit 0: the worker still starting served nothing, so nothing was cut')
   t.same(workersOf(primary), [], 'no worker left')
   t.ok(young > 0)
+  t.notMatch(served.stdout(), /second signal: exiting now/, 'the worker waiting for its replacement took the group\'s signal as the stop, not as a second')
 })
 
 t.test('a worker replaced under load: kept-alive clients meet no reset, every request answered', async t => {
@@ -105,6 +106,52 @@ t.test('a worker replaced under load: kept-alive clients meet no reset, every re
   t.same(failed, [], 'none failed')
   process.kill(primary, 'SIGTERM')
   t.equal(await within(served.exited, 30_000, 'exit'), 0)
+})
+
+t.test('every worker sent a SIGTERM of its own at once: each serves on until its replacement listens, so no connection is refused', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  t.equal((await call(port, 'PUT', '/default/k', 'x'.repeat(1024))).status, 200)
+  // A new connection a request: one refused while no worker listens would show.
+  const get = async (): Promise<number | string> => await new Promise(resolve => {
+    request({ host: '127.0.0.1', port, path: '/default/k', agent: false }, res => {
+      res.resume()
+      res.on('end', () => { resolve(res.statusCode ?? 0) })
+    }).on('error', err => { resolve(err.message) }).end()
+  })
+  let running = true
+  const outcomes: Array<number | string> = []
+  const clients = Array.from({ length: 4 }, async () => { while (running) outcomes.push(await get()) })
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const before = workersOf(primary)
+  t.equal(before.length, 2)
+  for (const worker of before) process.kill(worker, 'SIGTERM')
+  await within((async () => { while (workersOf(primary).some(pid => before.includes(pid))) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the old workers gone')
+  await new Promise(resolve => setTimeout(resolve, 300))
+  running = false
+  await Promise.all(clients)
+  const failed = outcomes.filter(outcome => outcome !== 200)
+  t.ok(outcomes.length > 50, `requests made: ${outcomes.length}`)
+  t.same(failed, [], 'none refused or failed')
+  t.equal(workersOf(primary).length, 2, 'two workers serve')
+  t.match(served.stdout(), /serving on until its replacement listens/)
+  process.kill(primary, 'SIGTERM')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+})
+
+t.test('a worker waiting for its replacement to listen drains at once on the primary\'s word (the whole server stops)', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  // Each worker's own SIGTERM, then the primary's: whichever the primary hears first, no replacement ever serves.
+  for (const worker of workersOf(primary)) process.kill(worker, 'SIGTERM')
+  process.kill(primary, 'SIGTERM')
+  const began = Date.now()
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
+  const took = Date.now() - began
+  t.ok(took < 5000, `stopped in ${took} ms, not after the wait for a replacement`)
+  t.notMatch(served.stdout(), /second signal: /)
 })
 
 t.test('an answer begun as the server drains says keep-alive: its client may still send one more request, answered with Connection: close', async t => {
