@@ -24,7 +24,7 @@ import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply,
 import type { IncomingMessage } from 'node:http'
 import { isStorageFailure, isTransient, Queues, requireAccess, type BucketRegistry, type Principal, type StateDocuments } from '../bucket/index.js'
 import { withHeldBody } from '../doors/body-budget.js'
-import { clientGone, wasCutOff } from '../doors/cut-off.js'
+import { clientGone, leavesBodyUnread, wasCutOff } from '../doors/cut-off.js'
 import { continueBody } from '../doors/expect-continue.js'
 import { contentLengthOver } from '../doors/request-metadata.js'
 import { authenticate, type ManagementCredentials } from './auth.js'
@@ -88,6 +88,9 @@ function send (reply: FastifyReply, err: ManagementError): FastifyReply {
     // The official SDK retries these statuses; the conditions behind them here are final.
     reply.header('x-should-retry', 'false')
   }
+  // A large body left unread (a refusal before it was read: authentication, a route that takes none) would be read and
+  // thrown away on a kept-alive connection, however long: close it after the answer, as the other doors do.
+  if (leavesBodyUnread(reply.request.raw)) reply.header('connection', 'close')
   return reply.code(err.status).type('application/json').send(failure(err))
 }
 

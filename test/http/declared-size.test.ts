@@ -99,3 +99,20 @@ t.test('a refused PUT whose small body came with it keeps its connection; an S3 
   t.match(stored.text, /^HTTP\/1\.1 200 /, 'the next request answered on it: stored, its framing header no size')
   t.equal(stored.closed, false)
 })
+
+t.test('a management API request refused before its body is read closes the connection (its body unread, however long)', async t => {
+  const { app } = await gateway(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  const path = `/client/v4/accounts/${accountId}/r2/buckets`
+  for (const [what, head, status] of [
+    ['a wrong token', `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nContent-Length: 209715200\r\n\r\n`, 403],
+    ['no credentials, chunked', `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n100000\r\n`, 400],
+    ['a route that is none', `DELETE /client/v4/nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Length: 209715200\r\n\r\n`, 400]
+  ] as const) {
+    const { text, closed } = await answeredUntilClosed(port, head, 5000)
+    t.same(statuses(text), [status], `${what}: refused`)
+    t.match(text, /\r\nconnection: close\r\n/i, `${what}: the answer says the connection closes`)
+    t.ok(closed, `${what}: and it closes, rather than read a body it will not use`)
+  }
+})
