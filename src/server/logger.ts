@@ -23,7 +23,11 @@ function prettyStream (options: PrettyOptions): PrettyStream {
   return (createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream)(options)
 }
 
-const secretHeaders = ['authorization', 'cookie', '["x-auth-key"]', '["proxy-authorization"]']
+/** Headers that carry a secret: credentials, an SSE-C key (of the object, or of a copy's source), a session token. */
+const secretHeaders = [
+  'authorization', 'cookie', '["x-auth-key"]', '["proxy-authorization"]', '["x-amz-security-token"]',
+  '["x-amz-server-side-encryption-customer-key"]', '["x-amz-copy-source-server-side-encryption-customer-key"]'
+]
 
 /** Paths pino redacts: request headers at the depths Fastify and its plugins log them, and raw packets. */
 export const redactedPaths = [

@@ -4,6 +4,7 @@
  */
 import t from 'tap'
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { connect } from 'node:net'
 import path from 'node:path'
 import { Writable } from 'node:stream'
@@ -20,7 +21,8 @@ t.test('no secret reaches a log line, even at trace', async t => {
   const logs = collector()
   const secrets = {
     mgmtToken: 'MGMT-TOKEN-SECRET-1', mgmtKey: 'MGMT-KEY-SECRET-2', malformed: 'MALFORMED-SECRET-3', raw: 'RAW-SECRET-4',
-    cookie: 'COOKIE-SECRET-5', packet: 'PACKET-SECRET-6', wrongKey: 'WRONG-KEY-SECRET-7'
+    cookie: 'COOKIE-SECRET-5', packet: 'PACKET-SECRET-6', wrongKey: 'WRONG-KEY-SECRET-7',
+    ssecKey: 'U1NFQy1LRVktU0VDUkVULTgtLS0tLS0tLS0tLS0tLS0=', copyKey: 'Q09QWS1LRVktU0VDUkVULTktLS0tLS0tLS0tLS0tLS0=', session: 'SESSION-SECRET-10'
   }
   const { app } = await gateway(t, {
     logLevel: 'trace',
@@ -30,6 +32,21 @@ t.test('no secret reaches a log line, even at trace', async t => {
   const form = '--b\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello\r\n--b--\r\n'
   const requests = [
     { method: 'POST', url: '/photos', headers: { authorization: `Bearer ${token}`, 'content-type': 'multipart/form-data; boundary=b', cookie: `s=${secrets.cookie}` }, payload: form },
+    // A form stored encrypted with the client's key: its headers reach the multipart plugin's trace line.
+    {
+      method: 'POST',
+      url: '/photos',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'multipart/form-data; boundary=b',
+        'x-amz-server-side-encryption-customer-algorithm': 'AES256',
+        'x-amz-server-side-encryption-customer-key': secrets.ssecKey,
+        'x-amz-server-side-encryption-customer-key-md5': createHash('md5').update(Buffer.from(secrets.ssecKey, 'base64')).digest('base64'),
+        'x-amz-copy-source-server-side-encryption-customer-key': secrets.copyKey,
+        'x-amz-security-token': secrets.session
+      },
+      payload: form
+    },
     { method: 'PUT', url: '/photos/x', headers: { authorization: `Bearer ${token}` }, payload: 'x' },
     { method: 'PUT', url: '/photos/y', headers: { authorization: `Bearer ${secrets.malformed} and more` }, payload: 'y' },
     { method: 'GET', url: '/photos/y', headers: { authorization: secrets.raw } },
@@ -55,6 +72,7 @@ t.test('no secret reaches a log line, even at trace', async t => {
   const text = logs.text()
   t.match(text, /Providing options to busboy/, 'trace lines were written (the multipart plugin\'s included)')
   t.match(text, /"busboyOptions":\{[^\n]*"authorization":"\[redacted\]"/, 'the headers it logs are redacted')
+  t.match(text, /"busboyOptions":\{[^\n]*"x-amz-server-side-encryption-customer-key":"\[redacted\]"/, 'an SSE-C key among them too')
   t.match(text, /"msg":"client error"/, 'the malformed request was logged')
   for (const [name, secret] of [['gateway token', token], ...Object.entries(secrets)]) {
     t.notOk(text.includes(secret), `${name} is in no line`)
