@@ -48,6 +48,8 @@ export const DoorErrors = {
   SiteHost: { code: 42101, status: 421, message: 'This host name serves a public bucket\'s site: the management API and the web console answer on the gateway\'s other host names.' },
   NoSuchKey: { code: 10007, status: 404, message: 'The specified key does not exist.' },
   NoSuchRoute: { code: 40400, status: 404, message: 'No route for this URL.' },
+  // Every path under /client/v4 is the management API's, however it is spelled (its own code, as the API answers it).
+  ManagementPath: { code: 7000, status: 400, message: 'No route for that URI' },
   MethodNotAllowed: { code: 40500, status: 405, message: 'The method is not allowed on this resource.' },
   PreconditionFailed: { code: 41200, status: 412, message: 'At least one of the preconditions you specified did not hold.' },
   BodyTooLarge: { code: 41300, status: 413, message: 'The request body is too large.' },

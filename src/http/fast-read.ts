@@ -21,7 +21,7 @@ import { corsHeaders, effectiveCorsRules } from './cors.js'
 import { readHeaders } from './object-routes.js'
 import { readObject } from './read.js'
 import { isLoopbackName, isManagementUrl } from './site-guard.js'
-import { matchPublicRoute, pathStyleTarget, type PublicRoute } from './target.js'
+import { isManagementTarget, matchPublicRoute, pathStyleTarget, type PublicRoute } from './target.js'
 
 export interface FastReadOptions {
   registry: BucketRegistry
@@ -50,7 +50,7 @@ function plainRead (request: IncomingMessage, options: FastReadOptions): PlainRe
     return null
   }
   // Names beginning with `_` are the operator's endpoints (`/_health`) and the console, never a bucket; `/client/v4` is the management API.
-  if (target.kind !== 'object' || target.bucket.startsWith('_') || isManagementUrl(path)) return null
+  if (target.kind !== 'object' || target.bucket.startsWith('_') || isManagementUrl(path) || isManagementTarget(target)) return null
   return { bucket: target.bucket, key: target.key, host }
 }
 

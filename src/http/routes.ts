@@ -33,13 +33,13 @@ import { answeredOnce, leavesBodyUnread } from '../doors/cut-off.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { handleBucket, PartialFailure } from './bucket-routes.js'
-import { errorReply, failure, success } from './errors.js'
+import { DoorError, errorReply, failure, success } from './errors.js'
 import { handleObject, refuseResponseOverrides, sendRead } from './object-routes.js'
 import { answerProbe, nameOperation, type OperatorEndpoints } from './probes.js'
 import { probeLookup } from '../doors/health.js'
 import { enter, methodNotAllowed, preflight, readOnlyMethods, refusalCors } from './route-scope.js'
 import { folderLocation } from './website.js'
-import { defaultSite, matchPublicRoute, pathStyleTarget, rawPath, requireDecodableQuery, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
+import { defaultSite, isManagementTarget, matchPublicRoute, pathStyleTarget, rawPath, requireDecodableQuery, routeHostsOf, type PublicRoute, type RequestTarget, type SiteOptions } from './target.js'
 import { noteAnswerCode } from '../doors/request-log.js'
 
 export interface GatewayRoutesOptions {
@@ -146,6 +146,8 @@ async function route (options: GatewayRoutesOptions, routeHosts: ReadonlySet<str
   const probe = nameOperation(request, target)
   // A probe names no bucket: its log line gives its URL.
   if (probe !== null) return await answerProbe(request, reply, probe, options.operator, options.policy)
+  // The management API's paths, spelled so that its router did not take them: the API has no such route.
+  if (isManagementTarget(target)) throw new DoorError('ManagementPath')
   if (target.kind !== 'root') request.logFields = { bucket: target.bucket, key: target.kind === 'bucket' ? undefined : target.key }
   // The API's parameters must decode; a public site's query (`?ref=50%off`) is its pages' own, and a preflight reads none.
   if (target.kind !== 'public' && request.method !== 'OPTIONS') requireDecodableQuery(request.raw.url ?? '/')

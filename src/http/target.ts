@@ -236,6 +236,16 @@ export function matchPublicRoute (routes: PublicRoute[], host: string, path: str
 /** What a public route's request names: its bucket and key; `toRoot` for the route's path without its slash, which is sent to it. */
 export interface PublicTarget { bucket: string, key: string, ownHost: boolean, site?: SiteOptions, toRoot?: boolean }
 
+/**
+ * Whether a path-style target names what only the management API answers
+ * (`/client/v4` and below): reached by a path the API's router does not
+ * take as its own (`//client/v4/...`, `/client/v4%2F...`), it is still
+ * never a key of a bucket named `client`.
+ */
+export function isManagementTarget (target: RequestTarget): boolean {
+  return target.kind === 'object' && target.bucket === 'client' && (target.key === 'v4' || target.key.startsWith('v4/'))
+}
+
 /** The path-style target of a path (`/`, `/{bucket}`, `/{bucket}/`, `/{bucket}/{key}`). */
 export function pathStyleTarget (path: string): RequestTarget {
   const rest = path.replace(/^\/+/, '')

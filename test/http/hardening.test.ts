@@ -56,6 +56,31 @@ t.test('everything under /client/v4 is the management API', async t => {
   t.equal((await app.inject({ method: 'PUT', url: '/client/x', headers: auth, payload: 'ok' })).statusCode, 200, 'other keys of it work')
 })
 
+t.test('a management API path spelled so that its router does not take it is still no key of a bucket named client', async t => {
+  const { app, registry } = await gateway(t)
+  await registry.create('client')
+  // Stored by another door (the binding, the S3 port): the routes still never answer it.
+  await (await registry.open('client'))!.put('v4/held', 'stored elsewhere')
+  const spellings = ['//client/v4/obj', '/client/v4%2Fobj', '///client/v4', '//client/v4/held', '/client/v4%2Fheld']
+  for (const method of ['PUT', 'GET', 'DELETE'] as const) {
+    for (const url of spellings) {
+      const res = await app.inject({ method, url, headers: auth, payload: method === 'PUT' ? 'planted' : undefined })
+      t.equal(res.statusCode, 400, `${method} ${url}`)
+      t.same(res.json(), { success: false, errors: [{ code: 7000, message: 'No route for that URI' }], messages: [], result: null })
+    }
+  }
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as { port: number }
+  for (const url of ['//client/v4/held', '/client/v4%2Fheld']) {
+    // A plain GET over a socket, which the reads beside the router would answer.
+    const res = await fetch(`http://127.0.0.1:${port}${url}`, { headers: auth })
+    t.equal(res.status, 400, `GET ${url} over a socket`)
+    t.notMatch(await res.text(), /stored elsewhere/)
+  }
+  const listed = await app.inject({ method: 'GET', url: '/client', headers: auth })
+  t.same((listed.json() as { result: Array<{ key: string }> }).result.map(o => o.key), ['v4/held'], 'nothing planted')
+})
+
 t.test('preflights answer the same for a missing bucket and a private one', async t => {
   const { app } = await gateway(t)
   const preflight = async (url: string): Promise<{ statusCode: number, body: string }> => await app.inject({
