@@ -60,7 +60,7 @@ export async function healthAnswer (probe: 'live' | 'ready', endpoints: Operator
 
 /** Sends a health answer (GET or HEAD). */
 export async function sendHealth (reply: FastifyReply, method: string, answer: HealthAnswer): Promise<void> {
-  reply.code(answer.status).header('cache-control', 'no-store').type('application/json')
+  reply.code(answer.status).header('cache-control', 'no-store').type('application/json; charset=utf-8')
   if (method === 'HEAD') {
     return await reply.header('content-length', Buffer.byteLength(JSON.stringify(answer.body))).send()
   }

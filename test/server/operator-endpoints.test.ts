@@ -146,3 +146,15 @@ t.test('on a route host, the paths are keys of the routed bucket', async t => {
   t.same([page.statusCode, page.body], [200, 'a page of the site'])
   t.same(JSON.parse((await app.inject({ method: 'GET', url: '/_health/live', headers: { host: '127.0.0.1' } })).body), { status: 'ok' })
 })
+
+t.test('HEAD of an operator\'s endpoint has the headers of its GET', async t => {
+  const operator = { ready: async () => ['catalog'], metrics: async () => 'fsbucket_up 1\n' }
+  const { app } = await gateway(t, { token: null, operator })
+  for (const url of ['/_health/live', '/_health/ready', '/_metrics']) {
+    const got = await app.inject({ method: 'GET', url })
+    const head = await app.inject({ method: 'HEAD', url })
+    t.equal(head.statusCode, got.statusCode, `${url}: status`)
+    t.equal(head.body, '', `${url}: HEAD has no body`)
+    for (const name of ['content-type', 'content-length', 'cache-control']) t.equal(head.headers[name], got.headers[name], `${url}: ${name}`)
+  }
+})
