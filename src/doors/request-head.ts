@@ -31,8 +31,13 @@ import type { Socket } from 'node:net'
 
 export const MAX_HEADER_LINES = 2000
 
-/** `host[:port]`: a bracketed IP literal or a registered name of RFC 3986's characters, and digits for a port. */
-const hostValue = /^(?:\[[0-9A-Za-z:.%]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::[0-9]*)?$/
+/**
+ * `host[:port]`: a bracketed IP literal or a registered name of RFC 3986's
+ * characters, and digits for a port. The name is never empty: an http(s)
+ * URI has a host (RFC 9110 4.2), and a site guard must not take `Host: `
+ * or `Host: :8787` for a request without one (HTTP/1.0's, which may omit it).
+ */
+const hostValue = /^(?:\[[0-9A-Za-z:.%]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::[0-9]*)?$/
 /** `http://` or `https://`, any case, then the authority up to the path, query or end. */
 const absoluteForm = /^https?:\/\/([^/?#]*)([^#]*)$/i
 

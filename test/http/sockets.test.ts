@@ -254,7 +254,7 @@ t.test('a Host given twice or no host, and a target in absolute form, are judged
     socket.destroy()
     return answer
   }
-  for (const [what, hosts] of [['two Host lines', 'Host: 127.0.0.1\r\nHost: evil.example\r\n'], ['a Host with a port that is no number', 'Host: localhost:abc\r\n'], ['a Host with a path', 'Host: a/b\r\n']]) {
+  for (const [what, hosts] of [['two Host lines', 'Host: 127.0.0.1\r\nHost: evil.example\r\n'], ['a Host with a port that is no number', 'Host: localhost:abc\r\n'], ['a Host with a path', 'Host: a/b\r\n'], ['an empty Host', 'Host: \r\n'], ['a Host with a port and no name', `Host: :${port}\r\n`]]) {
     const { text } = await ask(`PUT /photos/twice HTTP/1.1\r\n${hosts}${authLine}Content-Length: 1\r\nConnection: close\r\n\r\nx`)
     t.same(statuses(text), [400], what)
     t.match(text, /"code":40007/, `${what}: in the envelope`)

@@ -199,6 +199,12 @@ t.test('a Host given twice is refused as S3 refuses a malformed request; a targe
   t.same(statuses(twice), [400])
   t.match(twice, /<Code>InvalidRequest<\/Code>/)
   t.equal(await bucket.head('twice'), null, 'nothing stored')
+  for (const host of ['', `:${port}`]) {
+    const planted = await ask(`PUT /photos/planted HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`)
+    t.same(statuses(planted), [400], `Host: ${host} is no host`)
+    t.match(planted, /<Code>InvalidRequest<\/Code>/)
+  }
+  t.equal(await bucket.head('planted'), null, 'nothing stored')
   const expect = await ask('PUT /photos/e1 HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: something-else\r\nContent-Length: 2\r\n\r\nhi' +
     'PUT /photos/e2 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\nhi')
   t.same(statuses(expect), [417], 'a refused Expect alone')
