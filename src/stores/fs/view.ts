@@ -23,16 +23,21 @@
  *   - keys with empty, `.` or `..` segments, a leading or trailing `/`,
  *     control characters, or segments longer than 255 bytes;
  *   - keys whose first segment is `.fsbucket` (the store's own directory),
- *     or whose last is named like the view's own temporaries;
+ *     in any case (a case-insensitive file system takes `.FSBUCKET` for
+ *     it), or whose last is named like the view's own temporaries;
+ *   - on Windows, keys with a segment holding `\`, `:`, `*`, `?`, `"`, `<`,
+ *     `>` or `|`, or ending in a dot or a space;
  *   - a key that is also a directory of another key (`a` when `a/b` exists
  *     is shown, `a/b` is then not, or the other way round: first come);
  *   - objects completed from a multipart upload (their bytes are several files);
  *   - objects encrypted with a customer-provided key (SSE-C: their bytes are ciphertext);
  *   - a key whose place holds an entry that is not ours (a symbolic link, a
  *     directory made by hand) or whose path crosses one: the view never
- *     follows a link, never replaces or removes an entry it did not make,
- *     and never creates the bucket directory itself (a deleted bucket stays
- *     deleted).
+ *     follows a link, never replaces or removes a link or a directory it
+ *     did not make, and never creates the bucket directory itself (a
+ *     deleted bucket stays deleted). A plain file at a key's place is taken
+ *     for the view's own (the bucket directory is the store's: nothing
+ *     tells a file put there by hand from a small body written out).
  * The view's files share their bytes with the stored bodies: editing one in
  * place would change a stored object behind its checksum, so treat the view
  * as read-only and write through the API. (A written-out copy of a small
@@ -93,18 +98,39 @@ function temporaryEntry (parent: string): string {
  */
 export const VIEW_STRAYS_MARKER = 'view-strays'
 
-/** The view path of a key relative to the bucket directory, or null when the key cannot be shown. */
-export function viewPath (id: string): string | null {
+/**
+ * Whether a first segment names the store's own directory on some file
+ * system: case-insensitive ones (macOS's, Windows') take `.FSBUCKET` for
+ * `.fsbucket`, and some fold compatibility forms too (`ſ` for `s`).
+ */
+function isStoreDirectory (segment: string): boolean {
+  return segment.normalize('NFKC').toUpperCase().toLowerCase() === '.fsbucket'
+}
+
+/**
+ * What Windows cannot hold in a name, or reads otherwise than as written:
+ * its separator `\`, a drive's or a stream's `:`, its wildcards and
+ * quoting characters, and a trailing dot or space (dropped from a name).
+ */
+const windowsUnsafe = /[\\:*?"<>|]|[. ]$/
+
+/**
+ * The view path of a key relative to the bucket directory, or null when the
+ * key cannot be shown; `sep` is the platform's separator (given by tests).
+ */
+export function viewPath (id: string, sep: string = path.sep): string | null {
   const segments = id.split('/')
-  if (segments[0] === '.fsbucket') return null
+  if (isStoreDirectory(segments[0])) return null
   for (const segment of segments) {
     if (segment === '' || segment === '.' || segment === '..') return null
     if (Buffer.byteLength(segment, 'utf8') > MAX_SEGMENT_BYTES) return null
     if (/[\u0000-\u001f\u007f]/.test(segment)) return null
+    // A segment holding Windows' separator would climb out of its directory there (`a\..\..`).
+    if (sep === '\\' && windowsUnsafe.test(segment)) return null
   }
   // Named like a temporary, its entry would be swept away as one.
   if (VIEW_TEMPORARY.test(segments[segments.length - 1])) return null
-  return segments.join(path.sep)
+  return segments.join(sep)
 }
 
 /** The entry at `file` without following a link, or null when there is none (or it cannot be looked at). */

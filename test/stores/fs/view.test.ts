@@ -18,6 +18,18 @@ t.test('viewPath shows plain keys only', async t => {
   for (const [key, expected] of table) t.equal(viewPath(key), expected, JSON.stringify(key))
 })
 
+t.test('viewPath never names the store\'s directory on a case-insensitive file system, nor climbs out on Windows', async t => {
+  for (const key of ['.FSBUCKET/settings.json', '.FsBucket/catalog.db', '.f\u017fbucket/catalog.db', '\uff0efsbucket/x']) {
+    t.equal(viewPath(key), null, JSON.stringify(key))
+  }
+  t.equal(viewPath('a\\..\\..\\secret\\x'), 'a\\..\\..\\secret\\x', 'a backslash is a plain character of a name here')
+  const windows: Array<[string, string | null]> = [
+    ['a\\..\\..\\secret\\x', null], ['c:/x', null], ['a/file.txt:stream', null], ['a/b*', null], ['a/what?', null],
+    ['trailing./x', null], ['a/trailing ', null], ['photos/cat.jpg', 'photos\\cat.jpg'], ['a b/ünï', 'a b\\ünï']
+  ]
+  for (const [key, expected] of windows) t.equal(viewPath(key, '\\'), expected, `on Windows: ${JSON.stringify(key)}`)
+})
+
 t.test('the view follows puts, overwrites and deletes', async t => {
   const dir = testdir(t)
   const bucket = await openBucket(dir, { fsync: false, minPartSize: 1 })
