@@ -335,6 +335,10 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
   async function authenticate (request: FastifyRequest, target: Target, query: Record<string, string | string[]>, rawPath: string, rawQuery: string): Promise<{ signature: VerifiedSignature | null, principal: Principal | null }> {
     const signed = { method: request.method, rawPath, rawQuery, headers: request.headers, rawHeaders: request.raw.rawHeaders }
     const kind = authenticationKind(signed, query)
+    // Signed twice (an Authorization header and a presigned URL's query): S3 takes neither, and says so.
+    if (kind === 'header' && (query['X-Amz-Algorithm'] !== undefined || query['X-Amz-Signature'] !== undefined || query['X-Amz-Credential'] !== undefined)) {
+      throw new S3Error('InvalidArgument', 'Only one way of authenticating is allowed: the Authorization header or the X-Amz-* query parameters, not both.', {}, { ArgumentName: 'Authorization' })
+    }
     if (kind !== 'anonymous') {
       let principal: Principal | null = null
       const signature = await verifySignature(signed, query, async (id, sessionToken) => {

@@ -119,6 +119,16 @@ t.test('a presigned CopyObject or UploadPartCopy URL copies (its source travels 
   t.same(parts.Parts?.map(p => p.Size), [12], 'the part holds the source\'s 12 bytes, not an empty body')
 })
 
+t.test('a request signed both ways (an Authorization header and a presigned query) is refused 400 InvalidArgument', async t => {
+  const server = await s3Server(t)
+  const path = await presignedPath(server, 'GET', '/photos/k')
+  const res = await fetch(`${server.endpoint}${path}`, { headers: { authorization: 'AWS4-HMAC-SHA256 Credential=x/20260101/auto/s3/aws4_request, SignedHeaders=host, Signature=00' } })
+  t.equal(res.status, 400)
+  const text = await res.text()
+  t.match(text, /<Code>InvalidArgument<\/Code>/)
+  t.match(text, /<ArgumentName>Authorization<\/ArgumentName>/)
+})
+
 t.test('presigned GET and PUT work with plain fetch; expired and tampered ones do not', async t => {
   const { client } = await s3Server(t)
   // Without a body to sum, an SDK left to its default signs the checksum of an empty one into a PUT URL (see below).
