@@ -6,8 +6,8 @@
  * once it has finished or undone itself.
  *
  * Ctrl-C or SIGTERM while anything is registered undoes it all and exits
- * 130 or 143; with nothing registered a signal ends the process as Node
- * does, at once. A standard output that fails (a reader gone, a full disk)
+ * 130 or 143 (a second one exits at once); with nothing registered a
+ * signal ends the process as Node does, at once. A standard output that fails (a reader gone, a full disk)
  * stops the command through `stopNow` too (context.ts).
  *
  * Once stopping, nothing new starts (the work asks `isStopping` before each
@@ -32,26 +32,35 @@ let stopping = false
 const undoLimitMs = 10_000
 
 function interrupted (signal: NodeJS.Signals): void {
+  const code = signal === 'SIGINT' ? 130 : 143
+  // A second signal while the undos run: the user insists, as Node's own handling would end it.
+  if (stopping) process.exit(code)
   const uploads = [...pending].filter(undo => undo.kind === 'upload').length
   process.stderr.write(`\nfsbucket: interrupted${uploads === 0 ? '' : `; aborting ${uploads} multipart upload${uploads === 1 ? '' : 's'}`}\n`)
-  void stopNow(signal === 'SIGINT' ? 130 : 143)
+  void stopNow(code)
 }
 
+/**
+ * Listens for the signals while anything is registered, and keeps
+ * listening once stopping, until the exit: a listener gone while the
+ * signal is being handled lets signal-exit (proper-lockfile's, loaded by
+ * the file store's locks) find itself alone and raise the signal again,
+ * which killed the command before its undos ran.
+ */
 function listen (on: boolean): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    if (on) process.once(signal, interrupted)
+    if (on) process.on(signal, interrupted)
     else process.off(signal, interrupted)
   }
 }
 
 /** Registers `run`, called if the command stops early; the answer releases it. */
 export function undoIfStopped (kind: Undo['kind'], run: () => Promise<void>): () => void {
-  // While stopping, the first signal's listener is gone for good: a second Ctrl-C ends the process.
   if (pending.size === 0 && !stopping) listen(true)
   const undo = { kind, run }
   pending.add(undo)
   return () => {
-    if (!pending.delete(undo) || pending.size > 0) return
+    if (!pending.delete(undo) || pending.size > 0 || stopping) return
     listen(false)
   }
 }
@@ -74,7 +83,6 @@ async function undoAll (): Promise<void> {
 export async function stopNow (code: number): Promise<never> {
   if (!stopping) {
     stopping = true
-    listen(false)
     let timer: NodeJS.Timeout | undefined
     await Promise.race([undoAll(), new Promise<void>(resolve => { timer = setTimeout(resolve, undoLimitMs) })])
     clearTimeout(timer)

@@ -164,6 +164,32 @@ t.test('SIGINT during a local cp -r of large files leaves no upload and no part 
   t.same(await uploadsLeft(dataDir, 'photos'), [], 'every upload created was aborted')
 })
 
+t.test('SIGTERM or SIGINT during a local cp of one large file aborts its upload: the file store\'s lock handler does not end the command first', async t => {
+  for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    const dataDir = testdir(t)
+    const file = path.join(dataDir, '..', `${path.basename(dataDir)}-${signal}.bin`)
+    t.teardown(async () => { await fsp.rm(file, { force: true }) })
+    await fsp.writeFile(file, randomBytes(40 * 1024 * 1024))
+    const registry = await openRegistry(dataDir, { fsync: false })
+    await registry.create('photos')
+    await registry.close()
+    const tmp = path.join(dataDir, 'photos', '.fsbucket', 'tmp')
+    // Run as a user runs it: the NODE_OPTIONS the test runner adds to every child (the shell drops them) load the runner's
+    // own signal-exit into the command, which hid the fault.
+    const child = spawn('/bin/sh', ['-c', 'unset NODE_OPTIONS; exec "$0" "$@"', process.execPath, bin, 'cp', '--part-size', '5MiB', '--parallel', '2', file, 'fsb://photos/big.bin', '--data', dataDir],
+      { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    const stderr: Buffer[] = []
+    child.stderr.on('data', chunk => stderr.push(chunk))
+    const closed = new Promise<[number | null, string | null]>(resolve => child.on('close', (exitCode, signalCode) => { resolve([exitCode, signalCode]) }))
+    while ((await fsp.readdir(tmp).catch(() => [])).length === 0) await new Promise(resolve => setImmediate(resolve))
+    child.kill(signal)
+    t.same(await closed, [code, null], `${signal}: exit ${code}, not killed by the signal`)
+    t.match(Buffer.concat(stderr).toString(), /fsbucket: interrupted; aborting 1 multipart upload\n/)
+    t.same(await uploadsLeft(dataDir, 'photos'), [], `${signal}: the upload was aborted`)
+    t.same(await fsp.readdir(tmp), [], `${signal}: no part file is left`)
+  }
+})
+
 t.test('SIGINT during mirror --delete removes nothing: the keys the source lacks stay', async t => {
   const dataDir = testdir(t)
   const work = path.join(dataDir, '..', `${path.basename(dataDir)}-mirror`)
