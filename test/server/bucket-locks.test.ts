@@ -85,6 +85,10 @@ async function doors (t: Test, catalog: string | undefined): Promise<void> {
   const rules = [{ id: 'keep', enabled: true, prefix: 'keep/', condition: { type: 'Indefinite' } }]
   t.equal((await call(base, 'PUT', lock, { rules })).status, 200)
   t.same((await call(base, 'GET', lock)).json.result, { rules })
+  for (const [what, body] of [['no body', undefined], ['null', null]] as const) {
+    t.same(errorOf(await call(base, 'PUT', lock, body)), [400, 10040], `${what}: refused, never taken for "clear every rule"`)
+  }
+  t.same((await call(base, 'GET', lock)).json.result, { rules }, 'and the rules stand')
 
   // The library binding.
   const bucket = (await registry.open('vault'))!

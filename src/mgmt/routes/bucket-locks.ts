@@ -8,8 +8,9 @@
  * objects, not in the settings document with CORS and lifecycle: a write
  * judges them inside its own commit, and a change of the rules is ordered
  * with the writes (port.ts, guarantee 4). A body of the wrong shape is 10040
- * with a message naming the first mistake; a PUT without `rules` clears them,
- * as the hosted API's `rules` is optional.
+ * with a message naming the first mistake (no body, or `null`, included); a
+ * PUT of an object without `rules` clears them, as the hosted API's `rules`
+ * is optional.
  */
 import type { FastifyInstance } from 'fastify'
 import type { ManagementContext } from '../context.js'
@@ -32,7 +33,8 @@ export function registerBucketLockRoutes (app: FastifyInstance, ctx: ManagementC
   })
 
   app.put<{ Params: BucketParams }>(path, async (request) => {
-    await ctx.registry.setLockRules(request.params.bucketName, lockRulesFromBody(request.body ?? {}))
+    // No body, or `null`, is no object: refused as the lifecycle's and CORS's PUTs refuse it, never taken as "clear every rule".
+    await ctx.registry.setLockRules(request.params.bucketName, lockRulesFromBody(request.body))
     return success({})
   })
 }
