@@ -281,11 +281,30 @@ function daysFrom (value: string, what: string): number {
   return days
 }
 
-/** `<Days>` or `<Date>` (ISO 8601, at midnight UTC, as S3 asks) of an Expiration or Transition → the management API's condition. */
-function conditionFrom (element: unknown, where: string): Condition {
+/** The whole days GetBucketLifecycleConfiguration shows for an age in seconds (the management API's may be any number of them). */
+function shownDays (maxAge: number): number {
+  return Math.max(1, Math.round(maxAge / DAY_SECONDS))
+}
+
+/** Whether `days` or `date` is what GetBucketLifecycleConfiguration shows of `kept`. */
+function shownAs (kept: Condition, days: string | undefined, date: string | undefined): boolean {
+  if (kept.type === 'Age') return days !== undefined && /^\d+$/.test(days) && Number(days) === shownDays(kept.maxAge)
+  return date !== undefined && Date.parse(date) === Date.parse(kept.date)
+}
+
+/**
+ * `<Days>` or `<Date>` (ISO 8601, at midnight UTC, as S3 asks) of an
+ * Expiration or Transition → the management API's condition. `kept`: the
+ * same rule's condition as stored, which stands when the element is what
+ * GetBucketLifecycleConfiguration showed of it: a rule read and put back
+ * unchanged keeps what S3 cannot say (an age of 3,600 seconds shown as one
+ * day, a date with a time of day set through the management API).
+ */
+function conditionFrom (element: unknown, where: string, kept?: Condition): Condition {
   const days = text(element, 'Days')?.trim()
   const date = text(element, 'Date')?.trim()
   if ((days === undefined) === (date === undefined)) throw new S3Error('MalformedXML', `${where} needs Days or a Date, one of them.`)
+  if (kept !== undefined && shownAs(kept, days, date)) return kept
   if (days !== undefined) return { type: 'Age', maxAge: daysFrom(days, `'Days' for ${where}`) * DAY_SECONDS }
   const midnight = /^(\d{4}-\d{2}-\d{2})(?:T00:00:00(?:\.0+)?(?:Z|[+-]00:?00))?$/.exec(date ?? '')
   const parsed = midnight === null ? NaN : Date.parse(`${midnight[1]}T00:00:00Z`)
@@ -319,11 +338,28 @@ function rulePrefix (rule: Record<string, unknown>): string {
 }
 
 function conditionXml (condition: Condition): Record<string, unknown> {
-  return condition.type === 'Age' ? { Days: Math.max(1, Math.round(condition.maxAge / DAY_SECONDS)) } : { Date: condition.date }
+  return condition.type === 'Age' ? { Days: shownDays(condition.maxAge) } : { Date: condition.date }
+}
+
+/** A stored rule as the management API keeps it (what is read of it here). */
+interface StoredRule {
+  id?: string
+  enabled?: boolean
+  conditions?: { prefix?: string }
+  deleteObjectsTransition?: { condition: Condition }
+  storageClassTransitions?: Array<{ condition: Condition }>
+  abortMultipartUploadsTransition?: { condition: Condition }
+}
+
+/** The bucket's stored lifecycle rules (none when it has no document, or a damaged one). */
+function storedRules (lifecycle: unknown): StoredRule[] {
+  const rules = (lifecycle as { rules?: unknown } | null)?.rules
+  return Array.isArray(rules) ? rules as StoredRule[] : []
 }
 
 export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
-  await openNamedBucket(ctx)
+  const { info } = await openNamedBucket(ctx)
+  const current = new Map(storedRules(info.settings.lifecycle).map(rule => [rule.id, rule]))
   const document = elementsOf(await readXmlBody(decodedBody(ctx.request.raw, ctx.signature, 'document').stream, 'LifecycleConfiguration'), LIFECYCLE_ELEMENTS.LifecycleConfiguration, 'LifecycleConfiguration')
   const ids = new Set<string>()
   const documentRules = list(document, 'Rule')
@@ -341,19 +377,21 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
       (text(rule.Expiration, 'ExpiredObjectDeleteMarker') === undefined ? undefined : 'ExpiredObjectDeleteMarker')
     if (versioned !== undefined) throw new S3Error('NotImplemented', `${versioned}: versioning is not supported by this server.`)
     const stored: Record<string, unknown> = { id, enabled: status === 'Enabled', conditions: { prefix: rulePrefix(rule) } }
+    const was = current.get(id)
     const expiration = rule.Expiration === undefined ? undefined : elementsOf(rule.Expiration, LIFECYCLE_ELEMENTS.Expiration, 'Expiration')
-    if (expiration !== undefined) stored.deleteObjectsTransition = { condition: conditionFrom(expiration, 'Expiration') }
+    if (expiration !== undefined) stored.deleteObjectsTransition = { condition: conditionFrom(expiration, 'Expiration', was?.deleteObjectsTransition?.condition) }
     const abort = rule.AbortIncompleteMultipartUpload === undefined ? undefined : elementsOf(rule.AbortIncompleteMultipartUpload, LIFECYCLE_ELEMENTS.AbortIncompleteMultipartUpload, 'AbortIncompleteMultipartUpload')
     if (abort !== undefined) {
-      const days = daysFrom(text(abort, 'DaysAfterInitiation')?.trim() ?? '', 'DaysAfterInitiation')
-      stored.abortMultipartUploadsTransition = { condition: { type: 'Age', maxAge: days * DAY_SECONDS } }
+      const given = text(abort, 'DaysAfterInitiation')?.trim() ?? ''
+      const keptAbort = was?.abortMultipartUploadsTransition?.condition
+      stored.abortMultipartUploadsTransition = { condition: keptAbort !== undefined && shownAs(keptAbort, given, undefined) ? keptAbort : { type: 'Age', maxAge: daysFrom(given, 'DaysAfterInitiation') * DAY_SECONDS } }
     }
     const transitions = list(rule, 'Transition')
     if (transitions.length > 0) {
-      stored.storageClassTransitions = transitions.map(element => {
+      stored.storageClassTransitions = transitions.map((element, at) => {
         const t = elementsOf(element, LIFECYCLE_ELEMENTS.Transition, 'Transition')
         if (text(t, 'StorageClass')?.trim() !== 'STANDARD_IA') throw new S3Error('InvalidStorageClass', 'Transitions may only go to STANDARD_IA.')
-        return { storageClass: 'InfrequentAccess', condition: conditionFrom(t, 'Transition') }
+        return { storageClass: 'InfrequentAccess', condition: conditionFrom(t, 'Transition', was?.storageClassTransitions?.[at]?.condition) }
       })
     }
     if (expiration === undefined && abort === undefined && transitions.length === 0) {
@@ -369,8 +407,8 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
 
 export async function getBucketLifecycle (ctx: S3Context): Promise<void> {
   const { info } = await openNamedBucket(ctx)
-  const rules = (info.settings.lifecycle as { rules?: Array<Record<string, any>> } | null)?.rules
-  if (!Array.isArray(rules) || rules.length === 0) throw new S3Error('NoSuchLifecycleConfiguration')
+  const rules = storedRules(info.settings.lifecycle)
+  if (rules.length === 0) throw new S3Error('NoSuchLifecycleConfiguration')
   await sendXml(ctx, 200, 'LifecycleConfiguration', {
     Rule: rules.map(rule => ({
       ID: rule.id,
@@ -378,11 +416,11 @@ export async function getBucketLifecycle (ctx: S3Context): Promise<void> {
       Status: rule.enabled === false ? 'Disabled' : 'Enabled',
       ...(rule.deleteObjectsTransition === undefined ? {} : { Expiration: conditionXml(rule.deleteObjectsTransition.condition) }),
       ...(Array.isArray(rule.storageClassTransitions) && rule.storageClassTransitions.length > 0
-        ? { Transition: rule.storageClassTransitions.map((t: { condition: Condition }) => Object.assign(conditionXml(t.condition), { StorageClass: 'STANDARD_IA' })) }
+        ? { Transition: rule.storageClassTransitions.map(t => Object.assign(conditionXml(t.condition), { StorageClass: 'STANDARD_IA' })) }
         : {}),
       ...(rule.abortMultipartUploadsTransition === undefined
         ? {}
-        : { AbortIncompleteMultipartUpload: { DaysAfterInitiation: Math.max(1, Math.round(rule.abortMultipartUploadsTransition.condition.maxAge / DAY_SECONDS)) } })
+        : { AbortIncompleteMultipartUpload: { DaysAfterInitiation: shownDays((rule.abortMultipartUploadsTransition.condition as { maxAge: number }).maxAge) } })
     }))
   })
 }

@@ -133,3 +133,37 @@ t.test('<Days>: leading zeros read as the number, too many days refused as too m
   t.match((await put('1.5')).body, /<Code>MalformedXML<\/Code>/, 'not a whole number')
   t.match((await put('2147483648')).body, /<Code>MalformedXML<\/Code>/, 'past a 32-bit integer, as S3\'s schema has it')
 })
+
+t.test('a lifecycle read through S3 and put back unchanged keeps what S3 cannot say; a changed or new condition is S3\'s', async t => {
+  const { client, registry } = await s3Server(t)
+  const s3 = client()
+  // As the management API may store them: ages in seconds, not whole days, and a date with a time of day.
+  const rules = parseLifecycleRules([
+    {
+      id: 'hourly',
+      enabled: true,
+      conditions: { prefix: 'tmp/' },
+      deleteObjectsTransition: { condition: { type: 'Age', maxAge: 3600 } },
+      storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Age', maxAge: 1800 } }],
+      abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 7200 } }
+    },
+    { id: 'noon', enabled: true, conditions: { prefix: 'n/' }, deleteObjectsTransition: { condition: { type: 'Date', date: '2028-03-01T12:00:00Z' } } }
+  ])
+  await registry.updateSettings('photos', { lifecycle: { rules } })
+  const stored = async (): Promise<unknown> => ((await registry.info('photos'))?.settings.lifecycle as { rules: unknown }).rules
+  const before = await stored()
+  const got = await s3.send(new GetBucketLifecycleConfigurationCommand({ Bucket: 'photos' }))
+  t.same(got.Rules?.map(rule => [rule.ID, rule.Expiration?.Days, rule.Expiration?.Date?.toISOString()]), [['hourly', 1, undefined], ['noon', undefined, '2028-03-01T12:00:00.000Z']], 'shown as S3 can')
+  await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: got.Rules } }))
+  t.same(await stored(), before, 'put back unchanged: every condition as it was, to the second')
+
+  // A rule changed through S3 takes what S3 says; a new one is held to S3's rules.
+  const changed = got.Rules!.map(rule => rule.ID === 'hourly' ? { ...rule, Expiration: { Days: 2 } } : rule)
+  await s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: changed } }))
+  const after = await stored() as Array<{ id: string, deleteObjectsTransition?: { condition: unknown }, abortMultipartUploadsTransition?: { condition: unknown } }>
+  t.same(after[0].deleteObjectsTransition?.condition, { type: 'Age', maxAge: 2 * 86_400 }, 'the changed expiry is two days')
+  t.same(after[0].abortMultipartUploadsTransition?.condition, { type: 'Age', maxAge: 7200 }, 'the unchanged abort kept')
+  const renamed = got.Rules!.map(rule => rule.ID === 'noon' ? { ...rule, ID: 'other' } : rule)
+  const refused = await rejection(s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: renamed } })))
+  t.equal(refused.name, 'InvalidArgument', 'a date with a time of day in a rule of another ID is S3\'s to refuse')
+})
