@@ -35,6 +35,17 @@ t.test('the management API refuses a token scoped to too many buckets', async t 
   t.ok(isArgumentError(refused), 'the engine refuses it to any caller')
 })
 
+t.test('the management API refuses an empty bucket list rather than read it as every bucket', async t => {
+  const { app, registry } = await buildApp(t)
+  const empty = await call(app, 'POST', '/user/tokens', { name: 'none', permission: 'object-read-only', buckets: [] })
+  t.same([empty.status, empty.body.errors[0]?.code], [400, 1199], 'refused as the route refuses a malformed field')
+  t.match(empty.body.errors[0]?.message, /leave it out for a token of every bucket/)
+  t.same(await registry.tokens.list(), [], 'nothing made')
+  const every = await call(app, 'POST', '/user/tokens', { name: 'all', permission: 'object-read-only' })
+  t.equal(every.status, 200, 'left out: every bucket')
+  t.equal(every.body.result.buckets, null)
+})
+
 t.test('fsbucket token create refuses too many --bucket', async t => {
   const dir = testdir(t)
   const errors: string[] = []

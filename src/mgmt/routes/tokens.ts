@@ -63,6 +63,8 @@ function scopeFrom (body: Record<string, unknown>): { permission: Permission, bu
     if (!isPermission(body.permission)) throw invalid('permission must be admin-read-write, admin-read-only, object-read-write or object-read-only (or give policies).')
     const buckets = body.buckets ?? []
     if (!Array.isArray(buckets) || !buckets.every(b => typeof b === 'string')) throw invalid('buckets must be a list of bucket names.')
+    // An empty list given would read as every bucket: the widest scope is asked for by leaving the field out, never by accident.
+    if (body.buckets !== undefined && buckets.length === 0) throw invalid('buckets, when given, names at least one bucket: leave it out for a token of every bucket.')
     return { permission: body.permission, buckets: buckets as string[] }
   }
   const policies = body.policies
