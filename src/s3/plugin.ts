@@ -31,7 +31,7 @@ import { listObjectsV1, listObjectsV2 } from './listing.js'
 import * as multipart from './multipart.js'
 import * as objects from './objects.js'
 import { hoistQueryHeaders, namesCopySource } from './presigned.js'
-import { authenticationKind, verifySignature, type VerifiedSignature } from './sigv4.js'
+import { authenticationKind, isSignedQuery, verifySignature, type VerifiedSignature } from './sigv4.js'
 import { parseRawQuery } from './uri-encoding.js'
 import { errorDocument } from './xml.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
@@ -336,7 +336,7 @@ export async function s3Api (app: FastifyInstance, options: S3ApiOptions): Promi
     const signed = { method: request.method, rawPath, rawQuery, headers: request.headers, rawHeaders: request.raw.rawHeaders }
     const kind = authenticationKind(signed, query)
     // Signed twice (an Authorization header and a presigned URL's query): S3 takes neither, and says so.
-    if (kind === 'header' && (query['X-Amz-Algorithm'] !== undefined || query['X-Amz-Signature'] !== undefined || query['X-Amz-Credential'] !== undefined)) {
+    if (kind === 'header' && isSignedQuery(query)) {
       throw new S3Error('InvalidArgument', 'Only one way of authenticating is allowed: the Authorization header or the X-Amz-* query parameters, not both.', {}, { ArgumentName: 'Authorization' })
     }
     if (kind !== 'anonymous') {

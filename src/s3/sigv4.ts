@@ -254,13 +254,16 @@ function signedValue (request: SignedRequest, name: string): string | undefined 
   return lines.length > 1 ? lines.join(',') : value
 }
 
+/** Whether the query carries a presigned URL's signature (Signature Version 4's, or 2's, which is refused as S3 refuses it). */
+export function isSignedQuery (query: Record<string, string | string[]>): boolean {
+  return query['X-Amz-Signature'] !== undefined || query['X-Amz-Algorithm'] !== undefined || (query.AWSAccessKeyId !== undefined && query.Signature !== undefined)
+}
+
 /** How the request says it is authenticated. */
 export function authenticationKind (request: Pick<SignedRequest, 'headers'>, query: Record<string, string | string[]>): 'header' | 'query' | 'anonymous' {
   if (request.headers.authorization !== undefined) return 'header'
-  if (query['X-Amz-Signature'] !== undefined || query['X-Amz-Algorithm'] !== undefined) return 'query'
-  // A Signature Version 2 presigned URL: refused as S3 refuses it, not served as anonymous.
-  if (query.AWSAccessKeyId !== undefined && query.Signature !== undefined) return 'query'
-  return 'anonymous'
+  // A Signature Version 2 presigned URL among them: refused as S3 refuses it, not served as anonymous.
+  return isSignedQuery(query) ? 'query' : 'anonymous'
 }
 
 function single (value: string | string[] | undefined): string | undefined {

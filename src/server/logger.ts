@@ -23,10 +23,15 @@ function prettyStream (options: PrettyOptions): PrettyStream {
   return (createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream)(options)
 }
 
-/** Headers that carry a secret: credentials, an SSE-C key (of the object, or of a copy's source), a session token. */
+/**
+ * Headers that carry a secret: credentials, a session token, an SSE-C key
+ * (of the object, or of a copy's source) and its MD5, which names the key
+ * (as redacted-url.ts hides the same names in a query).
+ */
 const secretHeaders = [
   'authorization', 'cookie', '["x-auth-key"]', '["proxy-authorization"]', '["x-amz-security-token"]',
-  '["x-amz-server-side-encryption-customer-key"]', '["x-amz-copy-source-server-side-encryption-customer-key"]'
+  '["x-amz-server-side-encryption-customer-key"]', '["x-amz-server-side-encryption-customer-key-md5"]',
+  '["x-amz-copy-source-server-side-encryption-customer-key"]', '["x-amz-copy-source-server-side-encryption-customer-key-md5"]'
 ]
 
 /** Paths pino redacts: request headers at the depths Fastify and its plugins log them, and raw packets. */

@@ -30,9 +30,11 @@
  * channel, so one Ctrl-C never counts as two. A worker sent a SIGTERM of
  * its own (to replace it) says so to the primary, which starts another at
  * once (a stop asked for, not a death: no back-off, not counted towards a
- * crash loop, logged at info), drains the same way, hands the primary its
- * final metrics (metrics.ts) and exits; one sent it before it serves
- * (loading, or waiting for its options: worker.ts) says so and exits.
+ * crash loop, logged at info), serves on until that one listens (the
+ * primary says `replaced`; shutdown.ts bounds the wait), so the port never
+ * refuses a connection meanwhile, then drains the same way, hands the
+ * primary its final metrics (metrics.ts) and exits; one sent it before it
+ * serves (loading, or waiting for its options: worker.ts) says so and exits.
  *
  * SIGHUP (`systemctl reload`) never stops the server: with `--tls-cert` the
  * certificate files are read again (tls.ts; with workers, by the primary,
@@ -188,6 +190,12 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
   /** Replacements not yet listening → the worker each replaces, which serves on until then (shutdown.ts). */
   const replacing = new WeakMap<Worker, Worker>()
+  /** Forks a worker for one gone; a replacement that never listened hands its waiting worker on to the new one. */
+  const forkInPlaceOf = (gone: Worker): void => {
+    const waiting = replacing.get(gone)
+    const fresh = cluster.fork(env)
+    if (waiting !== undefined) replacing.set(fresh, waiting)
+  }
   // Set once the checks' module is loaded, which is before any worker is let listen.
   let logServing: ((bound: Listening) => void) | null = null
   /** The workers that said they listen (by id), until every one wanted has: then the `serving` line. */
@@ -251,7 +259,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     if (signal === 'SIGTERM') {
       // Ended by a SIGTERM before it could take one (still loading): a stop asked for all the same, not a death.
       log.info({ worker: worker.process.pid, signal }, 'worker stopped on a signal of its own before it served; starting another')
-      cluster.fork(env)
+      forkInPlaceOf(worker)
       return
     }
     const now = Date.now()
@@ -263,7 +271,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
     }
     const delay = Math.min(firstRestartDelayMs * 2 ** (deaths.length - 1), maxRestartDelayMs)
     log.error({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'worker died; starting another')
-    setTimeout(() => { if (!stopping) cluster.fork(env) }, delay)
+    setTimeout(() => { if (!stopping) forkInPlaceOf(worker) }, delay)
   }
 
   const stop = (signal: string): void => {

@@ -1,7 +1,11 @@
 /**
  * How one process of `fsbucket serve` stops (alone, or as a worker of the
  * primary in serve.ts): drain on the first signal or the primary's word,
- * exit at once on a second, and the TLS reloads asked meanwhile.
+ * exit at once on a second, and the TLS reloads asked meanwhile. A worker
+ * stopping on a signal of its own first serves on until the replacement the
+ * primary starts listens (the primary's `replaced`, REPLACEMENT_WAIT_MS at
+ * most); a second signal or the primary's drain during that wait drains it
+ * at once, and only a signal after that exits.
  */
 import type { Logger } from 'pino'
 import { takeHeldSignals } from './early-fork.js'
@@ -43,7 +47,7 @@ const drainAsked = 'asked by the primary'
 
 /**
  * Drain on the first signal (or the primary's word), exit at once on the
- * second. Installed before the app is built, so a signal during start-up
+ * second (a worker's wait for its replacement aside, above). Installed before the app is built, so a signal during start-up
  * counts too; the drain itself starts once the app exists. So does a TLS
  * reload (SIGHUP alone, the primary's word in a worker): one asked before
  * the gateway is handed over is done once it is, since the gateway may have

@@ -22,8 +22,10 @@ t.test('no secret reaches a log line, even at trace', async t => {
   const secrets = {
     mgmtToken: 'MGMT-TOKEN-SECRET-1', mgmtKey: 'MGMT-KEY-SECRET-2', malformed: 'MALFORMED-SECRET-3', raw: 'RAW-SECRET-4',
     cookie: 'COOKIE-SECRET-5', packet: 'PACKET-SECRET-6', wrongKey: 'WRONG-KEY-SECRET-7',
-    ssecKey: 'U1NFQy1LRVktU0VDUkVULTgtLS0tLS0tLS0tLS0tLS0=', copyKey: 'Q09QWS1LRVktU0VDUkVULTktLS0tLS0tLS0tLS0tLS0=', session: 'SESSION-SECRET-10'
+    ssecKey: 'U1NFQy1LRVktU0VDUkVULTgtLS0tLS0tLS0tLS0tLS0=', copyKey: 'Q09QWS1LRVktU0VDUkVULTktLS0tLS0tLS0tLS0tLS0=', session: 'SESSION-SECRET-10',
+    copyKeyMd5: 'COPY-KEY-MD5-SECRET-11'
   }
+  const ssecKeyMd5 = createHash('md5').update(Buffer.from(secrets.ssecKey, 'base64')).digest('base64')
   const { app } = await gateway(t, {
     logLevel: 'trace',
     logDestination: logs.stream,
@@ -41,8 +43,9 @@ t.test('no secret reaches a log line, even at trace', async t => {
         'content-type': 'multipart/form-data; boundary=b',
         'x-amz-server-side-encryption-customer-algorithm': 'AES256',
         'x-amz-server-side-encryption-customer-key': secrets.ssecKey,
-        'x-amz-server-side-encryption-customer-key-md5': createHash('md5').update(Buffer.from(secrets.ssecKey, 'base64')).digest('base64'),
+        'x-amz-server-side-encryption-customer-key-md5': ssecKeyMd5,
         'x-amz-copy-source-server-side-encryption-customer-key': secrets.copyKey,
+        'x-amz-copy-source-server-side-encryption-customer-key-md5': secrets.copyKeyMd5,
         'x-amz-security-token': secrets.session
       },
       payload: form
@@ -74,7 +77,7 @@ t.test('no secret reaches a log line, even at trace', async t => {
   t.match(text, /"busboyOptions":\{[^\n]*"authorization":"\[redacted\]"/, 'the headers it logs are redacted')
   t.match(text, /"busboyOptions":\{[^\n]*"x-amz-server-side-encryption-customer-key":"\[redacted\]"/, 'an SSE-C key among them too')
   t.match(text, /"msg":"client error"/, 'the malformed request was logged')
-  for (const [name, secret] of [['gateway token', token], ...Object.entries(secrets)]) {
+  for (const [name, secret] of [['gateway token', token], ['SSE-C key MD5', ssecKeyMd5], ...Object.entries(secrets)]) {
     t.notOk(text.includes(secret), `${name} is in no line`)
   }
 })

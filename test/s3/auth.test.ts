@@ -127,6 +127,10 @@ t.test('a request signed both ways (an Authorization header and a presigned quer
   const text = await res.text()
   t.match(text, /<Code>InvalidArgument<\/Code>/)
   t.match(text, /<ArgumentName>Authorization<\/ArgumentName>/)
+  // A Signature Version 2 query beside the header, too.
+  const v2 = await fetch(`${server.endpoint}/photos/k?AWSAccessKeyId=x&Expires=1&Signature=y`, { headers: { authorization: 'AWS4-HMAC-SHA256 Credential=x/20260101/auto/s3/aws4_request, SignedHeaders=host, Signature=00' } })
+  t.equal(v2.status, 400)
+  t.match(await v2.text(), /<Code>InvalidArgument<\/Code>/)
 })
 
 t.test('presigned GET and PUT work with plain fetch; expired and tampered ones do not', async t => {
