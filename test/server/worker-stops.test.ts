@@ -47,6 +47,29 @@ async function slowPut (port: number, key: string, size: number, ms: number): Pr
   })
 }
 
+/**
+ * GETs of `/default/k` from `clients` loops (on `agent`, or a new connection
+ * each with false), `warmMs` before `during` and 300 ms after it: each
+ * answer's status, or the error that cut it.
+ */
+async function underLoad (port: number, agent: Agent | false, clients: number, warmMs: number, during: () => Promise<void>): Promise<Array<number | string>> {
+  const get = async (): Promise<number | string> => await new Promise(resolve => {
+    request({ host: '127.0.0.1', port, path: '/default/k', agent }, res => {
+      res.resume()
+      res.on('end', () => { resolve(res.statusCode ?? 0) })
+    }).on('error', err => { resolve(err.message) }).end()
+  })
+  let running = true
+  const outcomes: Array<number | string> = []
+  const loops = Array.from({ length: clients }, async () => { while (running) outcomes.push(await get()) })
+  await new Promise(resolve => setTimeout(resolve, warmMs))
+  await during()
+  await new Promise(resolve => setTimeout(resolve, 300))
+  running = false
+  await Promise.all(loops)
+  return outcomes
+}
+
 t.test('a SIGTERM reaching a worker after the primary\'s word to drain is the same stop, not a second signal: uploads in flight finish, exit 0', async t => {
   const port = await freePort()
   const served = await serving(t, port)
@@ -85,22 +108,11 @@ t.test('a worker replaced under load: kept-alive clients meet no reset, every re
   t.equal((await call(port, 'PUT', '/default/k', 'x'.repeat(1024))).status, 200)
   const agent = new Agent({ keepAlive: true, maxSockets: 10 })
   t.teardown(() => { agent.destroy() })
-  const get = async (): Promise<number | string> => await new Promise(resolve => {
-    request({ host: '127.0.0.1', port, path: '/default/k', agent }, res => {
-      res.resume()
-      res.on('end', () => { resolve(res.statusCode ?? 0) })
-    }).on('error', err => { resolve(err.message) }).end()
+  const outcomes = await underLoad(port, agent, 10, 500, async () => {
+    const [stopping] = workersOf(primary)
+    process.kill(stopping, 'SIGTERM')
+    await within((async () => { while (workersOf(primary).includes(stopping)) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the worker gone')
   })
-  let running = true
-  const outcomes: Array<number | string> = []
-  const clients = Array.from({ length: 10 }, async () => { while (running) outcomes.push(await get()) })
-  await new Promise(resolve => setTimeout(resolve, 500))
-  const [stopping] = workersOf(primary)
-  process.kill(stopping, 'SIGTERM')
-  await within((async () => { while (workersOf(primary).includes(stopping)) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the worker gone')
-  await new Promise(resolve => setTimeout(resolve, 300))
-  running = false
-  await Promise.all(clients)
   const failed = outcomes.filter(outcome => outcome !== 200)
   t.ok(outcomes.length > 100, `requests made: ${outcomes.length}`)
   t.same(failed, [], 'none failed')
@@ -114,23 +126,12 @@ t.test('every worker sent a SIGTERM of its own at once: each serves on until its
   const primary = served.child.pid ?? 0
   t.equal((await call(port, 'PUT', '/default/k', 'x'.repeat(1024))).status, 200)
   // A new connection a request: one refused while no worker listens would show.
-  const get = async (): Promise<number | string> => await new Promise(resolve => {
-    request({ host: '127.0.0.1', port, path: '/default/k', agent: false }, res => {
-      res.resume()
-      res.on('end', () => { resolve(res.statusCode ?? 0) })
-    }).on('error', err => { resolve(err.message) }).end()
+  const outcomes = await underLoad(port, false, 4, 300, async () => {
+    const before = workersOf(primary)
+    t.equal(before.length, 2)
+    for (const worker of before) process.kill(worker, 'SIGTERM')
+    await within((async () => { while (workersOf(primary).some(pid => before.includes(pid))) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the old workers gone')
   })
-  let running = true
-  const outcomes: Array<number | string> = []
-  const clients = Array.from({ length: 4 }, async () => { while (running) outcomes.push(await get()) })
-  await new Promise(resolve => setTimeout(resolve, 300))
-  const before = workersOf(primary)
-  t.equal(before.length, 2)
-  for (const worker of before) process.kill(worker, 'SIGTERM')
-  await within((async () => { while (workersOf(primary).some(pid => before.includes(pid))) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the old workers gone')
-  await new Promise(resolve => setTimeout(resolve, 300))
-  running = false
-  await Promise.all(clients)
   const failed = outcomes.filter(outcome => outcome !== 200)
   t.ok(outcomes.length > 50, `requests made: ${outcomes.length}`)
   t.same(failed, [], 'none refused or failed')
