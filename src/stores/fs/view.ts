@@ -26,7 +26,7 @@
  *     in any case (a case-insensitive file system takes `.FSBUCKET` for
  *     it), or whose last is named like the view's own temporaries;
  *   - on Windows, keys with a segment holding `\`, `:`, `*`, `?`, `"`, `<`,
- *     `>` or `|`, or ending in a dot or a space;
+ *     `>`, `|` or a short name's `~` and digit, or ending in a dot or a space;
  *   - a key that is also a directory of another key (`a` when `a/b` exists
  *     is shown, `a/b` is then not, or the other way round: first come);
  *   - objects completed from a multipart upload (their bytes are several files);
@@ -110,9 +110,11 @@ function isStoreDirectory (segment: string): boolean {
 /**
  * What Windows cannot hold in a name, or reads otherwise than as written:
  * its separator `\`, a drive's or a stream's `:`, its wildcards and
- * quoting characters, and a trailing dot or space (dropped from a name).
+ * quoting characters, a trailing dot or space (dropped from a name), and
+ * `~` and a digit, the mark of a short (8.3) name, which may name another
+ * entry (`FSBUCK~1` the store's own directory).
  */
-const windowsUnsafe = /[\\:*?"<>|]|[. ]$/
+const windowsUnsafe = /[\\:*?"<>|]|[. ]$|~\d/
 
 /**
  * The view path of a key relative to the bucket directory, or null when the

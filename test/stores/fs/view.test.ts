@@ -25,7 +25,7 @@ t.test('viewPath never names the store\'s directory on a case-insensitive file s
   t.equal(viewPath('a\\..\\..\\secret\\x'), 'a\\..\\..\\secret\\x', 'a backslash is a plain character of a name here')
   const windows: Array<[string, string | null]> = [
     ['a\\..\\..\\secret\\x', null], ['c:/x', null], ['a/file.txt:stream', null], ['a/b*', null], ['a/what?', null],
-    ['trailing./x', null], ['a/trailing ', null], ['photos/cat.jpg', 'photos\\cat.jpg'], ['a b/ünï', 'a b\\ünï']
+    ['trailing./x', null], ['a/trailing ', null], ['FSBUCK~1/catalog.db', null], ['photos/cat.jpg', 'photos\\cat.jpg'], ['a b/ünï', 'a b\\ünï']
   ]
   for (const [key, expected] of windows) t.equal(viewPath(key, '\\'), expected, `on Windows: ${JSON.stringify(key)}`)
 })
