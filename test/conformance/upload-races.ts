@@ -98,3 +98,24 @@ export function completionLinkRaces (t: Test, open: OpenStoreBucket): void {
     t.equal(await bucket.head('key'), null, 'no object')
   })
 }
+
+/** For every store that keeps parts as files: create-only completions of two uploads of one new key, the second run while the first links its parts. */
+export function createOnlyCompletionRaces (t: Test, open: OpenStoreBucket): void {
+  t.test('two create-only completions of one new key: exactly one wins, the other is refused and overwrites nothing', async t => {
+    const bucket = await open(testdir(t))
+    t.teardown(async () => { await bucket.close() })
+    const first = await bucket.createMultipartUpload('key')
+    const second = await bucket.createMultipartUpload('key')
+    const firstPart = await first.uploadPart(1, 'first upload')
+    const secondPart = await second.uploadPart(1, 'second upload')
+    let won: unknown = null
+    const raced = raceBefore(t, 'link', target => target.includes(`${path.sep}blobs${path.sep}`), async () => {
+      won = await second.complete([secondPart], { onlyIf: { etagDoesNotMatch: '*' } })
+    })
+    const lost = await first.complete([firstPart], { onlyIf: { etagDoesNotMatch: '*' } })
+    t.ok(raced(), 'the second completed while the first linked its part')
+    t.not(won, null, 'the second, done first, created the key')
+    t.equal(lost, null, 'the first is refused: the key exists now')
+    t.equal(await ((await bucket.get('key')) as BucketObjectBody).text(), 'second upload', 'the winner\'s bytes stand')
+  })
+}

@@ -8,6 +8,11 @@
  *
  * Storing a part takes the upload's row FOR SHARE; completing or aborting
  * takes it FOR UPDATE, so a part is either in the completion or refused.
+ * A completion judges the key's row it holds FOR UPDATE; when the key had
+ * none, its insert takes no row another writer made meanwhile (a create-only
+ * completion of another upload, through another gateway): it rolls back and
+ * judges again against that row, so of racing create-only completions one
+ * wins, as of racing create-only puts.
  */
 import { insertMessages } from './outbox.js'
 import {
@@ -28,6 +33,10 @@ interface PartRow { part_number: number, etag: string, size: number, file: strin
 function partOfRow (row: Omit<PartRow, 'file'>, created: number): StoredPart {
   return { partNumber: row.part_number, etag: row.etag, size: Number(row.size), uploaded: row.uploaded ?? created, ...partChecksumsFrom(row.checksums) }
 }
+
+
+/** Thrown inside a completion's transaction when another writer created the key first: the completion judges again. */
+const RACED = new Error('the key was created meanwhile')
 
 export class PgUploads {
   readonly #catalog: PgCatalog
@@ -101,6 +110,19 @@ export class PgUploads {
   /** `now`: the instant a lock on the key's current object is judged at (port.ts, guarantee 4). */
   async complete (uploadId: string, id: string, build: CompleteBuilder, now = Date.now()): Promise<StoredObject | null> {
     if (!isUploadId(uploadId)) return null
+    for (;;) {
+      let linked: Segment[] = []
+      try {
+        return await this.#completeOnce(uploadId, id, build, now, segments => { linked = segments })
+      } catch (err) {
+        // Rolled back for certain: the links name nothing, and the completion judges again against the row that won.
+        if (err !== RACED) throw err
+        await this.#blobs.removeSegments(linked)
+      }
+    }
+  }
+
+  async #completeOnce (uploadId: string, id: string, build: CompleteBuilder, now: number, linked: (segments: Segment[]) => void): Promise<StoredObject | null> {
     const idBytes = Buffer.from(id, 'utf8')
     const object = await this.#catalog.transaction('completing an upload', async client => {
       const uploads = await client.query<PgUploadRow>('SELECT * FROM fsbucket.uploads WHERE store_id = $1 AND upload_id = $2 FOR UPDATE', [this.#storeId, uploadId])
@@ -122,9 +144,17 @@ export class PgUploads {
         const row = rows.get(n) as PartRow
         return { file: row.file, size: row.size, partNumber: n }
       }), progress))
+      linked(segments)
       const values = [this.#storeId, idBytes, ...objectValues(object, segments)]
-      await client.query(`INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)
-        ON CONFLICT (store_id, id) DO UPDATE SET ${OBJECT_UPDATE}`, values)
+      const insert = `INSERT INTO fsbucket.objects (store_id, id, ${OBJECT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)`
+      if (current.rows[0] === undefined) {
+        // No row to lock was judged: another writer (a completion of another upload, a put) may have made one since,
+        // which this must not overwrite unjudged (two create-only completions would both win).
+        const inserted = await client.query(`${insert} ON CONFLICT (store_id, id) DO NOTHING`, values)
+        if (inserted.rowCount === 0) throw RACED
+      } else {
+        await client.query(`${insert} ON CONFLICT (store_id, id) DO UPDATE SET ${OBJECT_UPDATE}`, values)
+      }
       const replaced = current.rows[0]?.segments ?? []
       if (replaced.length > 0) {
         await client.query('INSERT INTO fsbucket.garbage (store_id, file, since) SELECT $1, f, $2 FROM unnest($3::text[]) f',

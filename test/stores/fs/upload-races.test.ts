@@ -4,8 +4,9 @@
  */
 import t from 'tap'
 import { openBucket } from '../../../src/index.js'
-import { completionLinkRaces, partPlacementRaces } from '../../conformance/upload-races.js'
+import { completionLinkRaces, createOnlyCompletionRaces, partPlacementRaces } from '../../conformance/upload-races.js'
 
 const open = async (dir: string): Promise<Awaited<ReturnType<typeof openBucket>>> => await openBucket(dir, { fsync: false })
 partPlacementRaces(t, open)
 completionLinkRaces(t, open)
+createOnlyCompletionRaces(t, open)

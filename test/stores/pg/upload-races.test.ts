@@ -9,7 +9,7 @@ import t from 'tap'
 import { BucketEngine } from '../../../src/bucket/index.js'
 import { PgCatalog } from '../../../src/stores/pg/catalog.js'
 import { PgStore } from '../../../src/stores/pg/store.js'
-import { partPlacementRaces } from '../../conformance/upload-races.js'
+import { createOnlyCompletionRaces, partPlacementRaces } from '../../conformance/upload-races.js'
 import { startPostgres } from './server.js'
 
 const server = await startPostgres()
@@ -17,7 +17,9 @@ t.teardown(async () => { await server.destroy() })
 const catalog = await PgCatalog.connect(server.url())
 t.teardown(async () => { await catalog.close() })
 
-partPlacementRaces(t, async dir => {
+const open = async (dir: string): Promise<BucketEngine> => {
   const store = await PgStore.open(catalog, randomBytes(8).toString('hex'), path.join(dir, '.fsbucket'), { fsync: false, create: true })
   return new BucketEngine(store)
-})
+}
+partPlacementRaces(t, open)
+createOnlyCompletionRaces(t, open)
