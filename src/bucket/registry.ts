@@ -230,12 +230,22 @@ class Registry implements BucketRegistry {
     this.#live('delete')
     const info = await this.info(name)
     if (info === null) throw new BucketError('NoSuchBucket', 'deleteBucket')
-    const bucket = await this.open(name)
-    // Emptiness is judged and the bucket closed to writes in one critical
-    // section of its catalog: a put racing this delete either lands first
-    // (and the delete is refused) or fails; it is never acknowledged and lost.
-    // A bucket with lock rules is refused there too (10914), even when empty.
-    if (!await bucket!.retire().catch(alreadyRetired)) throw new BucketError('BucketNotEmpty', 'deleteBucket')
+    let retired: boolean
+    try {
+      const bucket = await this.open(name)
+      if (bucket === null) throw new BucketError('NoSuchBucket', 'deleteBucket') // gone since the look: another delete won
+      // Emptiness is judged and the bucket closed to writes in one critical
+      // section of its catalog: a put racing this delete either lands first
+      // (and the delete is refused) or fails; it is never acknowledged and lost.
+      // A bucket with lock rules is refused there too (10914), even when empty.
+      retired = await bucket.retire().catch(alreadyRetired)
+    } catch (err) {
+      // A racing delete removed the bucket's place while this one opened it (its files vanished under the open): that one won.
+      this.#infos.forget(name)
+      if (!(err instanceof BucketError) && await this.info(name).then(found => found === null, () => false)) throw new BucketError('NoSuchBucket', 'deleteBucket')
+      throw err
+    }
+    if (!retired) throw new BucketError('BucketNotEmpty', 'deleteBucket')
     await this.#closeHandle(name, true)
     this.#infos.forget(name)
     if (!await this.#storage.removePlace(name)) throw new BucketError('NoSuchBucket', 'deleteBucket')

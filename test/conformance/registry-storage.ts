@@ -254,6 +254,39 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     t.same(await storage.state('mgmt').read('counter.json', null), { n: 10 })
   })
 
+  t.test(`${sut.name}: of racing deletes of one bucket, across handles, exactly one succeeds; the others are NoSuchBucket`, async t => {
+    const { storage, another } = await sut.open(t)
+    const here = createRegistry(storage)
+    const there = createRegistry(await another())
+    for (let round = 0; round < 8; round++) {
+      const name = `racing-${round}`
+      await here.create(name)
+      const outcomes = await Promise.allSettled([here.delete(name), there.delete(name), here.delete(name), there.delete(name)])
+      const codes = outcomes.map(outcome => outcome.status === 'fulfilled' ? 'deleted' : (outcome.reason as { code?: unknown }).code ?? String(outcome.reason))
+      t.same(codes.filter(c => c === 'deleted').length, 1, `round ${round}: one delete succeeded (${codes.join(', ')})`)
+      t.same(codes.filter(c => c !== 'deleted'), [10006, 10006, 10006], `round ${round}: the others are NoSuchBucket`)
+      t.equal(await there.info(name), null)
+    }
+    // Deterministically: the other handle's delete opens the bucket's store only once this one's delete removed it.
+    const other = await another()
+    let release = (): void => {}
+    const gate = new Promise<void>(resolve => { release = resolve })
+    const gated = new Proxy(other, {
+      get (target, property) {
+        if (property === 'openStore') return async (name: string) => { await gate; return await target.openStore(name) }
+        const value = Reflect.get(target, property) as unknown
+        return typeof value === 'function' ? value.bind(target) : value
+      }
+    })
+    const late = createRegistry(gated)
+    await here.create('late')
+    const lateDelete = late.delete('late').then(() => 'deleted', (err: { code?: unknown }) => err.code ?? String(err))
+    await new Promise(resolve => setTimeout(resolve, 50))
+    await here.delete('late')
+    release()
+    t.equal(await lateDelete, 10006, 'a delete whose bucket went while it opened it is NoSuchBucket')
+  })
+
   t.test(`${sut.name}: token records: kept hashed, seen through another handle, revoked and expired`, async t => {
     const { storage, another } = await sut.open(t)
     const here = createRegistry(storage).tokens
