@@ -146,7 +146,8 @@ export async function renderTokens (root: HTMLElement, current: Current): Promis
     void (async () => {
       const chosen = bucketBoxes.disabled ? [] : Array.from(bucketBoxes.querySelectorAll<HTMLInputElement>('input:checked'), box => box.value)
       const seconds = Number(expiry.value)
-      const body: Record<string, unknown> = { name: name.value, permission: permission.value, buckets: chosen }
+      // None chosen: every bucket, said by leaving the list out (the API refuses an empty one).
+      const body: Record<string, unknown> = { name: name.value, permission: permission.value, ...(chosen.length > 0 ? { buckets: chosen } : {}) }
       if (seconds > 0) body.expires_on = new Date(Date.now() + seconds * 1000).toISOString()
       let made: CreatedToken
       try {
