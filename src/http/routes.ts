@@ -29,7 +29,7 @@ import multipart from '@fastify/multipart'
 import { authorize, hostName, isStorageFailure, MAX_PUT_BYTES, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { acceptAnyContentType } from '../doors/any-content-type.js'
-import { answeredOnce, leavesBodyUnread } from '../doors/cut-off.js'
+import { answeredOnce, clientGone, leavesBodyUnread } from '../doors/cut-off.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { handleBucket, PartialFailure } from './bucket-routes.js'
@@ -181,7 +181,7 @@ export async function gatewayRoutes (app: FastifyInstance, options: GatewayRoute
     const answer = errorReply(err)
     noteAnswerCode(request.raw, answer.code)
     // A client that went away mid-body is not a server fault; the binding already discarded its upload.
-    if (request.raw.destroyed) request.log.debug({ err }, 'client went away')
+    if (clientGone(request.raw)) request.log.debug({ err }, 'client went away')
     else if (answer.log === 'warn') request.log.warn({ err, path: answer.path }, isStorageFailure(err) ? 'storage failure' : 'try again later')
     else if (answer.log === 'error') request.log.error({ err }, 'request failed')
     reply.code(answer.status).headers(answer.headers).type('application/json')
