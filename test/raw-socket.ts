@@ -37,3 +37,22 @@ export async function answeredUntilClosed (port: number, head: string, ms = 8000
 export function statuses (text: string): number[] {
   return [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(m => Number(m[1]))
 }
+
+/**
+ * Sends `head` (a PUT asking `Expect: 100-continue` for a body longer than
+ * what follows) `rounds` times, each on a new connection: once the 100 says
+ * the route has begun to read the body, 1,000 bytes of it, then the client
+ * goes. Resolves with the first answer each round got (its 100 Continue).
+ */
+export async function uploadsCutShort (port: number, head: string, rounds: number): Promise<string[]> {
+  const first: string[] = []
+  for (let round = 0; round < rounds; round++) {
+    const socket = await open(port)
+    socket.write(head)
+    first.push((await received(socket, text => text.includes('\r\n\r\n'))).text)
+    socket.write('x'.repeat(1000))
+    await new Promise(resolve => setTimeout(resolve, 20))
+    socket.destroy()
+  }
+  return first
+}
