@@ -40,7 +40,7 @@ import { insertMessages, PgOutbox } from './outbox.js'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import {
-  ALWAYS, assembleListPageAsync, putChange, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions,
+  ALWAYS, assembleListPageAsync, BucketError, putChange, bucketLocked, bucketRetired, lockRulesOf, lockRulesText, objectLocked, retainingRule, type LockRule, partLayoutOfSizes, pastPrefix, type MultipartLayout, type AsyncPageSource, type BucketStore, type CommitOptions, type CompleteBuilder, type CompleteOptions, type CopyBuilder, type CopyOptions,
   type CopyOutcome, type DeleteOptions, type DeleteOutcome, type EventSink, type OutboxMessage, type ListPage, type ListQuery, type ObjectReader, type Precondition,
   type StagedBody, type StoredObject, type StoredPart, type StoredUpload, type SweepReport, type UploadListQuery
 } from '../../bucket/port.js'
@@ -210,8 +210,10 @@ export class PgStore implements BucketStore {
     try {
       return await this.#blobs.stage(source, version)
     } catch (err) {
-      // The bucket's directory is gone (never made again here): deleted through another gateway.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && await this.#retired()) throw bucketRetired()
+      // Deleted through another gateway while the body arrived: its directory gone (ENOENT), or removed with the
+      // body file in it (unlinked) and a directory of the same name made since by a bucket created again, which
+      // blobs.ts, holding no identity of a directory, cannot tell from this one. The catalog tells: 10006.
+      if (!(err instanceof BucketError && err.errorName === 'NoSuchBucket') && await this.#retired().catch(() => false)) throw bucketRetired()
       throw err
     }
   }

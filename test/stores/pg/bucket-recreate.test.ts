@@ -4,16 +4,24 @@
  * new bucket starts in a directory of its own, never the old one's (which
  * the delete moves away), so whatever it acknowledges stays readable.
  */
-import { existsSync, promises as fsp } from 'node:fs'
+import { existsSync, readdirSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
+import { Readable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { buildApp } from '../../../src/app.js'
 import { openRegistry, type BucketRegistry } from '../../../src/index.js'
 import { testdir } from '../../testdir.js'
 import { startPostgres } from './server.js'
 
 const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
+
+/** Every file under `dir`, relative to it (none while it does not exist). */
+function filesUnder (dir: string): string[] {
+  if (!existsSync(dir)) return []
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter(e => e.isFile()).map(e => path.relative(dir, path.join(e.parentPath, e.name)))
+}
 
 /** Two registries over the catalog and one data directory, as two gateways. */
 async function twoGateways (t: Test, dataDir = testdir(t)): Promise<[BucketRegistry, BucketRegistry]> {
@@ -92,4 +100,37 @@ t.test('a bucket opened on another gateway while its delete is in flight: the di
   fsp.rename = rename
   t.same((await deleting.list()).map(b => b.name), [], 'the bucket is gone')
   t.notOk(existsSync(path.join(dataDir, 'inflight')), 'and so is its directory: the open waited for the delete, then put nothing back')
+})
+
+t.test('a put whose body is still arriving when its bucket is deleted through one gateway and created again through another answers 404 (10006)', async t => {
+  const dataDir = testdir(t)
+  const app = await buildApp({
+    dataDir, host: '127.0.0.1', token: 'recreate-token', publicBuckets: [], routes: [], fsync: false, logLevel: false, catalog: server.url()
+  })
+  t.teardown(async () => { await app.close() })
+  const [deleting, creating] = await twoGateways(t, dataDir)
+  await deleting.create('streamed')
+  const large = Buffer.alloc(100_000, 'x') // a body received into a file, not kept in the catalog
+  let release!: () => void
+  const released = new Promise<void>(resolve => { release = resolve })
+  const payload = Readable.from((async function * () {
+    yield large.subarray(0, 50_000)
+    await released
+    yield large.subarray(50_000)
+  })())
+  const answer = app.inject({ method: 'PUT', url: '/streamed/late', headers: { authorization: 'Bearer recreate-token', 'content-length': String(large.length) }, payload })
+  const blobs = path.join(dataDir, 'streamed', '.fsbucket', 'blobs')
+  for (const deadline = Date.now() + 5000; filesUnder(blobs).length === 0;) {
+    if (Date.now() > deadline) throw new Error('the body file was never made')
+    await sleep(5)
+  }
+  await deleting.delete('streamed') // the body file goes with the directory the delete moved away
+  await creating.create('streamed') // and a directory of that name is there again, the new bucket's
+  release()
+  const put = await answer
+  t.equal(put.statusCode, 404, put.body)
+  t.equal(put.json().errors[0].code, 10006)
+  t.same(filesUnder(blobs), [], 'nothing of the put in the new bucket')
+  t.equal(await (await creating.open('streamed'))!.head('late'), null, 'nor an object')
+  await creating.delete('streamed')
 })
