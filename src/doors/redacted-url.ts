@@ -19,18 +19,20 @@ const secretParameters = new Set([
   'token', 'access_token', 'sig', 'signature'
 ])
 
-function decodedName (name: string): string {
+/** Whether a parameter's value is hidden: its decoded name is a secret's, or its name does not decode (it might spell one). */
+function isSecret (name: string): boolean {
   try {
-    return decodeURIComponent(name).toLowerCase()
+    return secretParameters.has(decodeURIComponent(name).toLowerCase())
   } catch {
-    return name.toLowerCase()
+    return true
   }
 }
 
 /**
  * A URL with the values of the parameters in `secretParameters` replaced by
  * `[redacted]` (their names kept), however their names are percent-encoded
- * (the query is read decoded, so `X-Amz-Signatur%65` is the signature too).
+ * (the query is read decoded, so `X-Amz-Signatur%65` is the signature too),
+ * and of any parameter whose name does not decode (`X-Amz-Signature%`).
  */
 export function redactedUrl (url: string): string {
   const question = url.indexOf('?')
@@ -38,7 +40,7 @@ export function redactedUrl (url: string): string {
   const parameters = url.slice(question + 1).split('&').map(part => {
     const eq = part.indexOf('=')
     const name = eq === -1 ? part : part.slice(0, eq)
-    return eq !== -1 && secretParameters.has(decodedName(name)) ? `${name}=[redacted]` : part
+    return eq !== -1 && isSecret(name) ? `${name}=[redacted]` : part
   })
   return `${url.slice(0, question)}?${parameters.join('&')}`
 }

@@ -56,16 +56,24 @@ function encodeHeaderValue (name: string, value: string): string {
 
 /**
  * Headers asking for what this server does not do: encryption with KMS,
- * and Object Lock, object tags (`x-amz-tagging`) and website redirects.
- * Acting on the rest of such a request would store plaintext a client
- * believes encrypted, a deletable object it believes locked, or an object
- * without the tags it believes it has: NotImplemented instead, as for the
+ * and Object Lock, object tags (`x-amz-tagging`), website redirects and
+ * appends (`x-amz-write-offset-bytes`). Acting on the rest of such a
+ * request would store plaintext a client believes encrypted, a deletable
+ * object it believes locked, an object without the tags it believes it
+ * has, or replace an object a client believes appended to: NotImplemented instead, as for the
  * sub-resources (an empty value asks for nothing and is taken).
  * `x-amz-server-side-encryption: AES256` (SSE-S3, the default
  * GetBucketEncryption answers) is accepted; SSE-C's headers are read by the
  * operations that take them (ssec.ts), and are InvalidArgument beside
  * `x-amz-server-side-encryption` (any value), as S3 answers them.
  */
+/** Headers whose value asks for what this server does not do, and what that is. */
+const unsupportedValueHeaders: Record<string, string> = {
+  'x-amz-tagging': 'object tagging',
+  'x-amz-website-redirect-location': 'website redirects',
+  'x-amz-write-offset-bytes': 'appending to an object'
+}
+
 export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
   // SSE-C's key with another encryption method (SSE-S3 or SSE-KMS) for the same object: S3 refuses the two together,
   // whatever that method (a copy source's key, x-amz-copy-source-server-side-encryption-customer-*, is another object's).
@@ -81,9 +89,10 @@ export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
     if (name.startsWith('x-amz-object-lock-') || (name === 'x-amz-bucket-object-lock-enabled' && single(headers, name)?.trim().toLowerCase() === 'true')) {
       throw new S3Error('NotImplemented', `${name}: Object Lock is not supported by this server.`)
     }
-    // Tags and a website redirect would be dropped: a client relying on them (a tag-driven rule elsewhere) is told.
-    if ((name === 'x-amz-tagging' || name === 'x-amz-website-redirect-location') && (single(headers, name)?.trim() ?? '') !== '') {
-      throw new S3Error('NotImplemented', `${name}: ${name === 'x-amz-tagging' ? 'object tagging' : 'website redirects'} is not supported by this server.`)
+    // Tags and a website redirect would be dropped, and an append would replace the object: a client relying on them is told.
+    const unsupported = unsupportedValueHeaders[name]
+    if (unsupported !== undefined && (single(headers, name)?.trim() ?? '') !== '') {
+      throw new S3Error('NotImplemented', `${name}: ${unsupported} is not supported by this server.`)
     }
   }
   const sse = single(headers, 'x-amz-server-side-encryption')?.trim()
@@ -107,24 +116,35 @@ export function storageClassFrom (headers: IncomingHttpHeaders): StorageClass | 
   return mapped
 }
 
+function isAwsChunked (coding: string): boolean {
+  return coding.trim().toLowerCase() === 'aws-chunked'
+}
+
+/** Whether a request's Content-Encoding names `aws-chunked` (its body framed in chunks). */
+export function declaresAwsChunked (headers: IncomingHttpHeaders): boolean {
+  return single(headers, 'content-encoding')?.split(',').some(isAwsChunked) ?? false
+}
+
 /** Content-Encoding without `aws-chunked`, or undefined when nothing else is left. */
 export function storedContentEncoding (value: string | undefined): string | undefined {
   if (value === undefined) return undefined
-  const kept = value.split(',').map(s => s.trim()).filter(s => s !== '' && s.toLowerCase() !== 'aws-chunked')
+  const kept = value.split(',').map(s => s.trim()).filter(s => s !== '' && !isAwsChunked(s))
   return kept.length === 0 ? undefined : kept.join(', ')
 }
 
 /**
  * The HTTP metadata of the request (the engine's mapping), without
- * `aws-chunked`. An Expires that is no HTTP date (`0`, `never`) is stored
+ * `aws-chunked` unless `framed` is false (a PutObject whose body was sent
+ * with its SHA-256, which S3 stores with that coding). An Expires that is no HTTP date (`0`, `never`) is stored
  * as the epoch: S3 keeps the text, which a stored date cannot, and RFC 9111
  * reads such a value as a time in the past, which the epoch says to every
  * cache that reads the object back, as the binding stores an Expires header
  * it cannot parse.
  */
-export function httpMetadataFrom (headers: IncomingHttpHeaders): BucketHTTPMetadata {
+export function httpMetadataFrom (headers: IncomingHttpHeaders, framed = true): BucketHTTPMetadata {
   const { metadata, invalidExpires } = httpMetadataOfHeaders(headers)
   if (invalidExpires !== undefined) metadata.cacheExpiry = new Date(0)
+  if (!framed) return metadata
   const contentEncoding = storedContentEncoding(metadata.contentEncoding)
   if (contentEncoding === undefined) delete metadata.contentEncoding
   else metadata.contentEncoding = contentEncoding

@@ -61,7 +61,7 @@ const unsupportedBucketResources = [
   'ownershipControls', 'publicAccessBlock', 'object-lock', 'accelerate', 'analytics', 'inventory', 'metrics',
   'intelligent-tiering', 'versions', 'encryption'
 ]
-const unsupportedObjectResources = ['acl', 'tagging', 'retention', 'legal-hold', 'torrent', 'restore', 'select', 'attributes']
+const unsupportedObjectResources = ['acl', 'tagging', 'retention', 'legal-hold', 'torrent', 'restore', 'select', 'attributes', 'renameObject']
 /**
  * A bucket's sub-resources, which name no operation on an object: on an
  * object's path they are refused, never read as the object's PutObject or

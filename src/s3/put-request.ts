@@ -31,7 +31,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { MAX_PART_BYTES, MAX_PUT_BYTES, type BucketHTTPMetadata, type StorageClass } from '../bucket/index.js'
 import { declaresBodyOver } from '../doors/request-metadata.js'
 import { S3Error } from './errors.js'
-import { customMetadataFrom, httpMetadataFrom, single, storageClassFrom, writeConditionalFrom } from './headers.js'
+import { customMetadataFrom, declaresAwsChunked, httpMetadataFrom, single, storageClassFrom, writeConditionalFrom } from './headers.js'
 import { checksumAlgorithms, payloadMode, type ChecksumAlgorithm } from './payload.js'
 import type { VerifiedSignature } from './sigv4.js'
 import { ssecOption } from './ssec.js'
@@ -66,7 +66,7 @@ export interface PutRequest {
   body: BodyHeaders
   /** If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, judged by the binding against the object replaced. */
   onlyIf: Headers | undefined
-  /** Content-Type, Content-Language, Content-Disposition, Content-Encoding (without aws-chunked), Cache-Control, Expires. */
+  /** Content-Type, Content-Language, Content-Disposition, Content-Encoding (without aws-chunked when the body was framed), Cache-Control, Expires. */
   httpMetadata: BucketHTTPMetadata
   /** x-amz-meta-*, names lowercased. */
   customMetadata: Record<string, string>
@@ -86,7 +86,8 @@ export interface PartRequest {
 export function decodePutRequest (headers: IncomingHttpHeaders, signature: VerifiedSignature | null): PutRequest {
   const body = decodeUploadBody(headers, signature, MAX_PUT_BYTES)
   const onlyIf = writeConditionalFrom(headers)
-  const httpMetadata = httpMetadataFrom(headers)
+  // A body whose SHA-256 is given is not framed: an aws-chunked Content-Encoding beside it is the object's, as S3 keeps it.
+  const httpMetadata = httpMetadataFrom(headers, body.chunked !== undefined)
   const customMetadata = customMetadataFrom(headers)
   const storageClass = storageClassFrom(headers)
   return { body, onlyIf, httpMetadata, customMetadata, storageClass, ssec: ssecOption(headers) }
@@ -122,6 +123,9 @@ export function decodeBodyHeaders (headers: IncomingHttpHeaders, signature: Veri
     chunked = { signing: mode.signed ? signature : null, decodedLength: Number(decodedLength), trailers: announcedTrailers(headers) }
   } else if (single(headers, 'x-amz-trailer') !== undefined) {
     throw new S3Error('InvalidRequest', 'x-amz-trailer needs an aws-chunked body (x-amz-content-sha256: STREAMING-...-TRAILER).')
+  } else if (mode.kind === 'plain' && declaresAwsChunked(headers)) {
+    // Framing announced, no STREAMING mode to say how to read it: its bytes would be stored as the object's. S3 refuses it too.
+    throw new S3Error('InvalidArgument', 'aws-chunked encoding is not supported when x-amz-content-sha256 UNSIGNED-PAYLOAD is supplied (or none).')
   }
   const announced = announcedChecksums(headers, use !== 'completion')
   const kept = use === 'object' ? keptChecksum(announced) : undefined

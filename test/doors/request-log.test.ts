@@ -21,7 +21,8 @@ t.test('the values of credential parameters are hidden, their names kept', async
     ['/x?token=t1&access_token=t2&sig=t3&signature=t4&Token=t5&SIG=t6', '/x?token=[redacted]&access_token=[redacted]&sig=[redacted]&signature=[redacted]&Token=[redacted]&SIG=[redacted]'],
     ['/x?X-Amz-Signatur%65=feed&%74oken=t1', '/x?X-Amz-Signatur%65=[redacted]&%74oken=[redacted]'],
     ['/x?tokens=keep&mysig=keep&token', '/x?tokens=keep&mysig=keep&token'],
-    ['/x?a=%zz&token=t1', '/x?a=%zz&token=[redacted]']
+    ['/x?a=%zz&token=t1', '/x?a=%zz&token=[redacted]'],
+    ['/x?X-Amz-Signature%=feed&%zz=v&ok=1', '/x?X-Amz-Signature%=[redacted]&%zz=[redacted]&ok=1']
   ]
   for (const [url, expected] of cases) t.equal(redactedUrl(url), expected, url)
 })

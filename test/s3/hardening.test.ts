@@ -5,6 +5,7 @@
  * well-formed. Each answer is S3's, and nothing is stored or changed.
  */
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import {
@@ -342,6 +343,37 @@ t.test('several checksums, or an announced algorithm not sent, are InvalidReques
   t.equal(await bodyOf(server, 'c'), null)
   const one = await raw(server, 'PUT', '/photos/c', { 'x-amz-sdk-checksum-algorithm': 'CRC32', 'x-amz-checksum-crc32': crc32 }, 'hello')
   t.equal(one.status, 200)
+})
+
+t.test('an append (x-amz-write-offset-bytes) and a rename (?renameObject) are NotImplemented, the objects untouched', async t => {
+  const server = await s3Server(t)
+  t.equal((await raw(server, 'PUT', '/photos/log', {}, '0123456789')).status, 200)
+  const append = await raw(server, 'PUT', '/photos/log', { 'x-amz-write-offset-bytes': '10' }, 'ABC')
+  t.equal(append.status, 501)
+  t.match(append.body, /<Code>NotImplemented<\/Code>/)
+  t.equal(await bodyOf(server, 'log'), '0123456789', 'not replaced by the bytes meant to be appended')
+  t.equal((await raw(server, 'PUT', '/photos/src', {}, 'kept')).status, 200)
+  const rename = await raw(server, 'PUT', '/photos/dst?renameObject', { 'x-amz-rename-source': '/photos/src' }, '')
+  t.equal(rename.status, 501)
+  t.match(rename.body, /<Code>NotImplemented<\/Code>/)
+  t.equal(await bodyOf(server, 'dst'), null, 'no empty object made at the destination')
+  t.equal(await bodyOf(server, 'src'), 'kept')
+})
+
+t.test('aws-chunked is read as framing only with a STREAMING payload: unsigned it is InvalidArgument, beside a SHA-256 it is the object\'s coding', async t => {
+  const server = await s3Server(t)
+  const framed = '5\r\nhello\r\n0\r\n\r\n'
+  for (const [key, headers] of [['none', {}], ['unsigned', { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }], ['gzip', { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD', 'content-encoding': 'gzip, aws-chunked' }]] as const) {
+    const answer = await raw(server, 'PUT', `/photos/${key}`, { 'content-encoding': 'aws-chunked', ...headers }, framed)
+    t.equal(answer.status, 400, key)
+    t.match(answer.body, /<Code>InvalidArgument<\/Code>/, key)
+    t.equal(await bodyOf(server, key), null, `${key}: the framing is not stored as the object`)
+  }
+  const sha256 = createHash('sha256').update('hello').digest('hex')
+  const hashed = await raw(server, 'PUT', '/photos/hashed', { 'content-encoding': 'aws-chunked', 'x-amz-content-sha256': sha256 }, 'hello')
+  t.equal(hashed.status, 200)
+  t.equal(await bodyOf(server, 'hashed'), 'hello')
+  t.equal((await (await server.registry.open('photos'))!.head('hashed'))?.httpMetadata.contentEncoding, 'aws-chunked', 'kept as sent, as S3 keeps it')
 })
 
 t.test('bucket names S3 reserves are InvalidBucketName', async t => {
