@@ -106,6 +106,10 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
         storing = true
         throw new DoorError('InvalidForm', `A file part of ${bytes} bytes has no file name to make its key from (none was sent, or only a path such as ".."); give the form a "key" field.`)
       }
+      // A name that was not UTF-8 reaches here with its bytes replaced (U+FFFD): two such names would make one key.
+      if (fields.key === undefined && part.filename.includes('\uFFFD')) {
+        throw new DoorError('InvalidForm', 'A file name is not valid UTF-8 (its bytes cannot make a key); send it in UTF-8, or give the form a "key" field.')
+      }
       files++
       storing = true
       // One `key` names one object: a second file would replace the first, reported as stored.

@@ -114,7 +114,7 @@ t.test('aws-chunked bodies are refused, never stored with their framing', async 
 })
 
 t.test('body parser errors answer in the envelope with a code', async t => {
-  const { app } = await gateway(t)
+  const { app, registry } = await gateway(t)
   const notJson = await app.inject({ method: 'POST', url: '/photos?delete', headers: { ...auth, 'content-type': 'text/plain' }, payload: '{"keys": ["a"]}' })
   t.equal(notJson.statusCode, 415)
   t.equal(errorCode(notJson), 41500, 'a JSON body must say application/json')
@@ -128,6 +128,11 @@ t.test('body parser errors answer in the envelope with a code', async t => {
   const badForm = await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=zz' }, payload: '--zz\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\nunterminated' })
   t.equal(badForm.statusCode, 400)
   t.equal(errorCode(badForm), 40005)
+  for (const disposition of ['filename="\xe9\xff.txt"', "filename*=UTF-8''%FF%FE.txt"]) {
+    const latin1 = await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=zz' }, payload: Buffer.from(`--zz\r\nContent-Disposition: form-data; name="file"; ${disposition}\r\n\r\nbytes\r\n--zz--\r\n`, 'latin1') })
+    t.equal(errorCode(latin1), 40005, `a file name that is not UTF-8 makes no key: ${disposition}`)
+  }
+  t.same((await (await registry.open('photos'))!.list()).objects.map(o => o.key), [], 'nothing stored under a replaced name')
   const noBoundary = await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data' }, payload: 'x' })
   t.equal(noBoundary.statusCode, 400)
   t.equal(errorCode(noBoundary), 40005)

@@ -92,9 +92,11 @@ t.test('PutObject\'s headers: the body\'s, then metadata, conditions, storage cl
     'x-amz-meta-colour': 'blue',
     'if-match': 'abc',
     'x-amz-storage-class': 'STANDARD_IA'
-  }, framed, ssec), null)
-  t.same(put.body, body({}))
-  t.same(put.httpMetadata, { contentType: 'text/plain', contentEncoding: 'gzip' })
+  }, chunked, ssec), null)
+  t.same(put.body, body({ chunked: { signing: null, decodedLength: 10, trailers: [] } }))
+  t.same(put.httpMetadata, { contentType: 'text/plain', contentEncoding: 'gzip' }, 'the framing\'s coding is not the object\'s')
+  const hashed = decodePutRequest(Object.assign({ 'content-encoding': 'aws-chunked, gzip', 'x-amz-content-sha256': 'ab'.repeat(32) }, framed), null)
+  t.same(hashed.httpMetadata, { contentEncoding: 'aws-chunked, gzip' }, 'beside a literal SHA-256 the body is not framed: the coding is kept')
   t.same(put.customMetadata, { colour: 'blue' })
   t.equal(put.onlyIf?.get('if-match'), '"abc"', 'a bare etag is quoted for the binding')
   t.equal(put.storageClass, 'InfrequentAccess')
@@ -110,6 +112,8 @@ t.test('each error of PutObject\'s and UploadPart\'s own headers', async t => {
     ['Content-Length over the limit', { 'content-length': String(MAX_PUT_BYTES + 1) }, 'EntityTooLarge'],
     ['x-amz-decoded-content-length over the limit', Object.assign({}, chunked, { 'x-amz-decoded-content-length': String(MAX_PUT_BYTES + 1) }), 'EntityTooLarge'],
     ['neither Content-Length nor Transfer-Encoding', {}, 'MissingContentLength'],
+    ['aws-chunked without a STREAMING mode', Object.assign({ 'content-encoding': 'gzip,aws-chunked' }, framed), 'InvalidArgument'],
+    ['aws-chunked with UNSIGNED-PAYLOAD', Object.assign({ 'content-encoding': 'aws-chunked', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' }, framed), 'InvalidArgument'],
     ['an unknown storage class', Object.assign({ 'x-amz-storage-class': 'GLACIER' }, framed), 'InvalidStorageClass'],
     ['an SSE-C algorithm other than AES256', Object.assign({}, framed, ssec, { 'x-amz-server-side-encryption-customer-algorithm': 'AES128' }), 'InvalidEncryptionAlgorithmError'],
     ['an SSE-C key whose MD5 differs', Object.assign({}, framed, ssec, { 'x-amz-server-side-encryption-customer-key-md5': MD5 }), 'InvalidArgument']
