@@ -54,19 +54,6 @@ function encodeHeaderValue (name: string, value: string): string {
   return wire ?? `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`
 }
 
-/**
- * Headers asking for what this server does not do: encryption with KMS,
- * and Object Lock, object tags (`x-amz-tagging`), website redirects and
- * appends (`x-amz-write-offset-bytes`). Acting on the rest of such a
- * request would store plaintext a client believes encrypted, a deletable
- * object it believes locked, an object without the tags it believes it
- * has, or replace an object a client believes appended to: NotImplemented instead, as for the
- * sub-resources (an empty value asks for nothing and is taken).
- * `x-amz-server-side-encryption: AES256` (SSE-S3, the default
- * GetBucketEncryption answers) is accepted; SSE-C's headers are read by the
- * operations that take them (ssec.ts), and are InvalidArgument beside
- * `x-amz-server-side-encryption` (any value), as S3 answers them.
- */
 /** Headers whose value asks for what this server does not do, and what that is. */
 const unsupportedValueHeaders: Record<string, string> = {
   'x-amz-tagging': 'object tagging',
@@ -74,6 +61,20 @@ const unsupportedValueHeaders: Record<string, string> = {
   'x-amz-write-offset-bytes': 'appending to an object'
 }
 
+/**
+ * Headers asking for what this server does not do: encryption with KMS,
+ * and Object Lock, object tags (`x-amz-tagging`), website redirects and
+ * appends (`x-amz-write-offset-bytes`). Acting on the rest of such a
+ * request would store plaintext a client believes encrypted, a deletable
+ * object it believes locked, an object without the tags it believes it
+ * has, or replace an object a client believes appended to: NotImplemented
+ * instead, as for the sub-resources (an empty value asks for nothing and
+ * is taken).
+ * `x-amz-server-side-encryption: AES256` (SSE-S3, the default
+ * GetBucketEncryption answers) is accepted; SSE-C's headers are read by the
+ * operations that take them (ssec.ts), and are InvalidArgument beside
+ * `x-amz-server-side-encryption` (any value), as S3 answers them.
+ */
 export function refuseUnsupportedHeaders (headers: IncomingHttpHeaders): void {
   // SSE-C's key with another encryption method (SSE-S3 or SSE-KMS) for the same object: S3 refuses the two together,
   // whatever that method (a copy source's key, x-amz-copy-source-server-side-encryption-customer-*, is another object's).
@@ -135,10 +136,11 @@ export function storedContentEncoding (value: string | undefined): string | unde
 /**
  * The HTTP metadata of the request (the engine's mapping), without
  * `aws-chunked` unless `framed` is false (a PutObject whose body was sent
- * with its SHA-256, which S3 stores with that coding). An Expires that is no HTTP date (`0`, `never`) is stored
- * as the epoch: S3 keeps the text, which a stored date cannot, and RFC 9111
- * reads such a value as a time in the past, which the epoch says to every
- * cache that reads the object back, as the binding stores an Expires header
+ * with its SHA-256, which S3 stores with that coding). An Expires that is
+ * no HTTP date (`0`, `never`) is stored as the epoch: S3 keeps the text,
+ * which a stored date cannot, and RFC 9111 reads such a value as a time in
+ * the past, which the epoch says to every cache that reads the object
+ * back, as the binding stores an Expires header
  * it cannot parse.
  */
 export function httpMetadataFrom (headers: IncomingHttpHeaders, framed = true): BucketHTTPMetadata {
