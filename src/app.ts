@@ -186,7 +186,7 @@ export async function buildApp (config: GatewayConfig): Promise<FastifyInstance>
   const refuse = (reply: FastifyReply, err: DoorError): void => {
     const answer = errorReply(err)
     noteAnswerCode(reply.request.raw, answer.code)
-    void reply.code(answer.status).type('application/json').send(failure(answer.code, answer.message))
+    void reply.code(answer.status).headers(answer.headers).type('application/json').send(failure(answer.code, answer.message))
   }
   if (gatewayOpen || managementOpen) {
     app.addHook('onRequest', siteGuardHook(guard, request => isManagementUrl(request.url) ? managementOpen : gatewayOpen, refuse))

@@ -47,6 +47,7 @@ import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { hostName, mayBeCustomDomain, type BucketRegistry } from '../bucket/index.js'
 import { boundedLookup, isProbePath } from '../doors/health.js'
+import { corsVary } from '../doors/request-metadata.js'
 import { DoorError } from './errors.js'
 import { rawPath } from './target.js'
 
@@ -159,6 +160,12 @@ function isLocalOrigin (origin: string, options: SiteGuardOptions): boolean | Pr
   return options.isCustomDomain(host).then(known => !known)
 }
 
+/** A preflight's refusal carries the preflight's `Vary`, as every refused preflight does: it tells nothing of the bucket. */
+function preflightRefusal (refusal: DoorError | null): DoorError | null {
+  if (refusal !== null) refusal.headers.vary = corsVary
+  return refusal
+}
+
 /**
  * The refusal of a request whose Host is acceptable. A read with an
  * `Origin` (a browser's CORS-mode read, whose body the page could see) must
@@ -169,7 +176,9 @@ function originVerdict (method: string, headers: IncomingHttpHeaders, rawHost: s
   if (method === 'OPTIONS') {
     // A preflight is judged as the request it asks for, so that it is never granted (`*` on a path route) where that request would be refused.
     const asked = single(headers['access-control-request-method'])?.toUpperCase()
-    return asked === undefined || asked === 'OPTIONS' || single(headers.origin) === undefined ? null : originVerdict(asked, headers, rawHost, options, secure)
+    if (asked === undefined || asked === 'OPTIONS' || single(headers.origin) === undefined) return null
+    const verdict = originVerdict(asked, headers, rawHost, options, secure)
+    return verdict instanceof Promise ? verdict.then(preflightRefusal) : preflightRefusal(verdict)
   }
   if (safeMethods.has(method)) {
     const origin = single(headers.origin)

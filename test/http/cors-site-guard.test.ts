@@ -26,6 +26,11 @@ t.test('a path route of an open server: preflight and read agree', async t => {
   t.same([preflight.statusCode, errorOf(preflight).code, preflight.headers['access-control-allow-origin']], [403, 40304, undefined], 'its preflight is refused as the read is')
   const write = await app.inject({ method: 'OPTIONS', url: '/photos/a.txt', headers: { host, origin: other, 'access-control-request-method': 'PUT' } })
   t.same([write.statusCode, errorOf(write).code], [403, 40303], 'a preflight for a write is refused as the write is')
+  const localWrite = await app.inject({ method: 'OPTIONS', url: '/nowhere/a.txt', headers: { host, origin: 'http://localhost:3000', 'access-control-request-method': 'PUT' } })
+  t.same([localWrite.statusCode, errorOf(localWrite).code], [403, 40303], 'a local page\'s preflight for a write too')
+  for (const refused of [preflight, write, localWrite]) {
+    t.equal(refused.headers.vary, 'Origin, Access-Control-Request-Headers, Access-Control-Request-Method', 'each with the preflight\'s Vary, as every refused preflight')
+  }
 
   const local = 'http://localhost:3000'
   const localPreflight = await app.inject({ method: 'OPTIONS', url: '/pub/a.txt', headers: { host, origin: local, 'access-control-request-method': 'GET' } })
