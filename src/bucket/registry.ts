@@ -221,7 +221,8 @@ class Registry implements BucketRegistry {
       creationDate: creationDate.toISOString(),
       settings: withDefaults(patch)
     }
-    await this.#storage.writeSettings(name, document)
+    // Under the settings lock: another process that saw the new place without settings adopts it under that lock (bucket-infos.ts), and its default settings must not replace these.
+    await this.#storage.withSettingsLock(name, async () => { await this.#storage.writeSettings(name, document) })
     await this.#storage.touch()
     return { name, creationDate, settings: withDefaults(patch) }
   }

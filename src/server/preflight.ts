@@ -60,12 +60,22 @@ export function why (err: unknown): string {
  */
 const PROBE = '.fsbucket-write-probe'
 
-async function probeDirectory (dir: string, what: string): Promise<void> {
+/**
+ * Whether `err` says that `file`, found by a listing, is gone since: another
+ * process's temporary renamed or removed (a settings file's, a probe, a
+ * lock), or a bucket deleted. Another gateway starting or creating a bucket
+ * beside this one does that; it says nothing of writability.
+ */
+const vanished = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'ENOENT'
+
+/** Probes `dir`; `listed`: found by a listing, so one gone meanwhile is skipped. */
+async function probeDirectory (dir: string, what: string, listed = false): Promise<void> {
   const probe = path.join(dir, PROBE)
   try {
     await fsp.writeFile(probe, '')
     await fsp.rm(probe, { force: true })
   } catch (err) {
+    if (listed && vanished(err) && await fsp.lstat(dir).then(() => false, () => true)) return
     throw new StartupError(`cannot write in ${what} ${dir}: ${why(err)}`, { cause: err })
   }
 }
@@ -74,11 +84,13 @@ async function probeFiles (dir: string, what: string): Promise<string[]> {
   const subdirectories: string[] = []
   for (const entry of await fsp.readdir(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) { subdirectories.push(full); continue }
-    if (!entry.isFile()) continue
+    // A lock (proper-lockfile's directory) is another process's, held for a moment: a probe in it would keep its release from removing it.
+    if (entry.isDirectory()) { if (!entry.name.endsWith('.lock')) subdirectories.push(full); continue }
+    if (!entry.isFile() || entry.name === PROBE) continue
     try {
       await (await fsp.open(full, constants.O_WRONLY | constants.O_APPEND)).close()
     } catch (err) {
+      if (vanished(err)) continue
       throw new StartupError(`cannot write ${what} file ${full}: ${why(err)}`, { cause: err })
     }
   }
@@ -99,12 +111,13 @@ export async function checkWritable (dataDir: string): Promise<void> {
     if (!entry.isDirectory() || entry.name.startsWith('.')) continue
     const bucket = path.join(root, entry.name)
     const what = `bucket "${entry.name}":`
-    await probeDirectory(bucket, what)
+    await probeDirectory(bucket, what, true)
     const internal = path.join(bucket, '.fsbucket')
     const exists = await fsp.stat(internal).then(s => s.isDirectory(), () => false)
     if (!exists) continue
-    await probeDirectory(internal, what)
-    for (const dir of await probeFiles(internal, what)) await probeDirectory(dir, what)
+    await probeDirectory(internal, what, true)
+    const inside = await probeFiles(internal, what).catch((err: unknown) => { if (vanished(err)) return []; throw err })
+    for (const dir of inside) await probeDirectory(dir, what, true)
   }
 }
 
