@@ -7,14 +7,14 @@
  * created since; and this process lets go of the deleted bucket's catalog
  * without being asked about that bucket again.
  */
-import { existsSync, mkdirSync, readdirSync, readlinkSync } from 'node:fs'
+import { mkdirSync, readdirSync, readlinkSync } from 'node:fs'
 import path from 'node:path'
-import { Readable } from 'node:stream'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import t, { type Test } from 'tap'
 import { openBucket, openRegistry } from '../../../src/index.js'
 import { gateway, auth } from '../../http/gateway-fixture.js'
+import { filesUnder, heldBody } from '../../held-body.js'
 import { testdir } from '../../testdir.js'
 
 const large = Buffer.alloc(100_000, 'x') // a body received into a file, not kept in the catalog
@@ -22,11 +22,6 @@ const large = Buffer.alloc(100_000, 'x') // a body received into a file, not kep
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 
-/** Every file under `dir`, relative to it (none while it does not exist). */
-function filesUnder (dir: string): string[] {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter(e => e.isFile()).map(e => path.relative(dir, path.join(e.parentPath, e.name)))
-}
 
 /** Waits until `done()` holds, collecting garbage meanwhile (libsql's closed connections keep their files until then). */
 /** A registry on a new data directory with bucket `name`, and a library handle on that bucket: both closed by the test's end. */
@@ -52,13 +47,7 @@ t.test('a put whose body is still arriving when another process deletes the buck
   const { app, dataDir } = await gateway(t)
   const other = await openRegistry(dataDir, { fsync: false }) // as another worker would
   t.teardown(async () => await other.close())
-  let release!: () => void
-  const released = new Promise<void>(resolve => { release = resolve })
-  const payload = Readable.from((async function * () {
-    yield large.subarray(0, 50_000)
-    await released
-    yield large.subarray(50_000)
-  })())
+  const { payload, release } = heldBody(large, 50_000)
   const answer = app.inject({ method: 'PUT', url: '/photos/late', headers: { ...auth, 'content-length': String(large.length) }, payload })
   const blobs = path.join(dataDir, 'photos', '.fsbucket', 'blobs')
   await until('the body file', () => filesUnder(blobs).length > 0)
@@ -93,13 +82,7 @@ t.test('a handle on a deleted bucket writes nothing into the bucket of that name
   // Directories the new bucket would have made for its own bodies, one of them the old handle's.
   for (const a of hex) for (const b of hex) mkdirSync(path.join(blobs, a + b), { recursive: true })
   const made = readdirSync(blobs).length
-  let release!: () => void
-  const released = new Promise<void>(resolve => { release = resolve })
-  const body = Readable.from((async function * () {
-    yield large.subarray(0, 50_000)
-    await released
-    yield large.subarray(50_000)
-  })())
+  const { payload: body, release } = heldBody(large, 50_000)
   let answered = false
   const put = handle.put('large', body).finally(() => { answered = true })
   put.catch(() => {}) // observed below

@@ -4,24 +4,18 @@
  * new bucket starts in a directory of its own, never the old one's (which
  * the delete moves away), so whatever it acknowledges stays readable.
  */
-import { existsSync, readdirSync, promises as fsp } from 'node:fs'
+import { existsSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
-import { Readable } from 'node:stream'
 import t, { type Test } from 'tap'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp } from '../../../src/app.js'
 import { openRegistry, type BucketRegistry } from '../../../src/index.js'
+import { filesUnder, heldBody } from '../../held-body.js'
 import { testdir } from '../../testdir.js'
 import { startPostgres } from './server.js'
 
 const server = await startPostgres()
 t.teardown(async () => { await server.destroy() })
-
-/** Every file under `dir`, relative to it (none while it does not exist). */
-function filesUnder (dir: string): string[] {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter(e => e.isFile()).map(e => path.relative(dir, path.join(e.parentPath, e.name)))
-}
 
 /** Two registries over the catalog and one data directory, as two gateways. */
 async function twoGateways (t: Test, dataDir = testdir(t)): Promise<[BucketRegistry, BucketRegistry]> {
@@ -111,13 +105,7 @@ t.test('a put whose body is still arriving when its bucket is deleted through on
   const [deleting, creating] = await twoGateways(t, dataDir)
   await deleting.create('streamed')
   const large = Buffer.alloc(100_000, 'x') // a body received into a file, not kept in the catalog
-  let release!: () => void
-  const released = new Promise<void>(resolve => { release = resolve })
-  const payload = Readable.from((async function * () {
-    yield large.subarray(0, 50_000)
-    await released
-    yield large.subarray(50_000)
-  })())
+  const { payload, release } = heldBody(large, 50_000)
   const answer = app.inject({ method: 'PUT', url: '/streamed/late', headers: { authorization: 'Bearer recreate-token', 'content-length': String(large.length) }, payload })
   const blobs = path.join(dataDir, 'streamed', '.fsbucket', 'blobs')
   for (const deadline = Date.now() + 5000; filesUnder(blobs).length === 0;) {
