@@ -6,7 +6,8 @@
  */
 import t from 'tap'
 import { Command } from 'commander'
-import { openRegistry } from '../../src/index.js'
+import { looksLikeTokenValue, openRegistry } from '../../src/index.js'
+import { newTokenValue } from '../../src/bucket/tokens.js'
 import { registerTokenCommands } from '../../src/cli/tokens.js'
 import { testdir } from '../testdir.js'
 
@@ -50,4 +51,13 @@ t.test('revoking by the value, or by no id, answers without repeating it', async
   const byId = await token(['revoke', created.id, '-d', data])
   t.equal(byId.code, undefined)
   t.equal(byId.out, `revoked token ${created.id}\n`, 'the id revokes')
+})
+
+t.test('a token\'s value never begins with "-", which a command line reads as an option (and may print)', async t => {
+  const draws = ['-dSecretThatWouldBeReadAsTheDataDirectory', '-USecretThatWouldBeAnUnknownOptionEchoed', 'A'.repeat(40)]
+  t.equal(newTokenValue(() => draws.shift() ?? ''), 'A'.repeat(40), 'drawn again until it does not')
+  for (let i = 0; i < 2000; i++) {
+    const value = newTokenValue()
+    if (value.startsWith('-') || !looksLikeTokenValue(value)) t.fail(`value ${i}: ${value}`)
+  }
 })

@@ -27,7 +27,7 @@ export async function lockFile (file: string, options: LockOptions): Promise<() 
   const lockDirectory = path.dirname(options.lockfilePath ?? `${file}.lock`)
   for (const wait of [...waits(options.retries), null]) {
     try {
-      return await lockfile.lock(file, { ...options, retries: 0 })
+      return await lockfile.lock(file, Object.assign({}, options, { retries: 0 }))
     } catch (err) {
       // The retries are spent, or the directory that would hold the lock is gone: no wait brings it back.
       if (wait === null || ((err as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(lockDirectory))) throw err
