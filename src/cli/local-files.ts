@@ -136,9 +136,14 @@ async function * walkFrom (root: string, relative: string, throughLink: boolean,
       unreadable(full, new CliError('the name is not UTF-8, and a key is: skipped'))
       continue
     }
-    if (!(entry.isSymbolicLink() || entry.isFile() || entry.isDirectory())) continue
-    const info = await stat(full).catch((err: Error) => {
-      if (!entry.isSymbolicLink()) unreadable(full, err) // a dangling link is skipped without a word
+    // A FIFO, a socket or a device holds no object's bytes: reported, so that no command takes it for a missing file.
+    if (!(entry.isSymbolicLink() || entry.isFile() || entry.isDirectory())) {
+      unreadable(full, notRegular)
+      continue
+    }
+    const info = await stat(full).catch((err: NodeJS.ErrnoException) => {
+      // A dangling link is skipped without a word; a loop of links (ELOOP) or one that cannot be followed is reported.
+      if (!entry.isSymbolicLink() || err.code !== 'ENOENT') unreadable(full, err)
       return null
     })
     if (info === null) continue
@@ -150,9 +155,14 @@ async function * walkFrom (root: string, relative: string, throughLink: boolean,
       yield * walkFrom(root, child, throughLink || entry.isSymbolicLink(), new Set([...ancestors, id]), unreadable)
     } else if (info.isFile()) {
       yield { path: full, relative: keySuffix(child), size: info.size, throughLink }
+    } else {
+      unreadable(full, notRegular)
     }
   }
 }
+
+/** Why a FIFO, a socket or a device (or a link to one) is left out of a walk. */
+const notRegular = new CliError('not a regular file: skipped')
 
 /**
  * The files under `root` by the form their keys are compared in (NFC), in

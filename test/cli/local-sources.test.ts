@@ -1,10 +1,12 @@
 /**
  * What the walk of a local source tells: a file it cannot upload (a name
  * that is not UTF-8, two names that are one key) is reported, never left
- * out in silence; `mirror --delete` from an empty directory is refused, as
- * from an empty prefix.
+ * out in silence, nor is a FIFO, a socket, a device or a loop of links;
+ * `mirror --delete` from an empty directory is refused, as from an empty
+ * prefix.
  */
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { localCli } from './fixture.js'
@@ -51,4 +53,30 @@ t.test('mirror --delete from an empty directory is refused, and the destination 
   t.equal(refused.stderr, 'fsbucket: mirror empty: empty holds no files: --delete would remove everything the destination holds (use rm -r for that)\n')
   t.match((await run(['ls', 'fsb://conf'])).out, /kept\.txt/, 'nothing removed')
   t.equal((await run(['mirror', 'empty', 'fsb://conf'])).code, 0, 'without --delete an empty directory is nothing to do')
+})
+
+t.test('a FIFO, a link to a device and a loop of links are reported, and mirror --delete keeps their keys', async t => {
+  const { run, work } = await localCli(t)
+  t.equal((await run(['mb', 'fsb://conf'])).code, 0)
+  const src = path.join(work, 'special')
+  await fsp.mkdir(src)
+  await fsp.writeFile(path.join(src, 'a.txt'), 'a')
+  execFileSync('mkfifo', [path.join(src, 'fifo')])
+  await fsp.symlink('/dev/zero', path.join(src, 'zero'))
+  await fsp.symlink('loop2', path.join(src, 'loop1'))
+  await fsp.symlink('loop1', path.join(src, 'loop2'))
+  await fsp.symlink('nowhere', path.join(src, 'dangling'))
+  // (A socket takes the FIFO's way: neither file, directory nor link. The test directory's path is too long to bind one.)
+  const named = ['fifo', 'loop1', 'loop2', 'zero']
+  for (const key of named) t.equal((await run(['cp', '-', `fsb://conf/up/${key}`], { input: Buffer.from('kept') })).code, 0)
+  const copied = await run(['cp', '-r', 'special', 'fsb://conf/copy'])
+  t.equal(copied.code, 1, 'cp -r: exit 1')
+  for (const key of named) t.match(copied.stderr, new RegExp(`special/${key}: `), `cp -r: ${key} has a line`)
+  t.notMatch(copied.stderr, /dangling/, 'a dangling link is skipped without a word')
+  t.match(copied.out, /a\.txt\n$/, 'the regular file is uploaded')
+  const mirrored = await run(['mirror', '--delete', 'special', 'fsb://conf/up'])
+  t.equal(mirrored.code, 1, 'mirror: exit 1')
+  t.notMatch(mirrored.out, /remove/, 'mirror --delete removes none of their keys')
+  const listed = (await run(['ls', 'fsb://conf/up/'])).out
+  for (const key of named) t.match(listed, new RegExp(`${key}\\n`), `up/${key} kept`)
 })
