@@ -145,6 +145,7 @@ export function describeError (err: unknown): string {
       // A download renamed over a directory (a key `a` beside keys under `a/`), or a directory read as a file.
       case 'EISDIR': return errno.syscall === 'rename' ? `a directory is in the way of the file${errno.path === undefined ? '' : `: ${errno.path}`}` : 'is a directory (use -r)'
       case 'ENOTDIR': return `not a directory${errno.path === undefined ? '' : `: ${errno.path}`}`
+      case 'ELOOP': return `too many symbolic links (a loop of links)${errno.path === undefined ? '' : `: ${errno.path}`}`
       case 'ENOSPC': return 'no space left on the device'
       case 'ENAMETOOLONG': return `file name too long${errno.path === undefined ? '' : `: ${errno.path}`}`
       case 'EEXIST':

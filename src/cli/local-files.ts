@@ -61,9 +61,12 @@ export interface LocalFile {
   throughLink: boolean
 }
 
-/** What is at `file` (links followed), or null when nothing is. */
+/** What is at `file` (links followed), or null when nothing is; a file that cannot be looked at (a loop of links, no permission) throws. */
 export async function fileKind (file: string): Promise<{ kind: 'file' | 'directory' | 'other', size: number } | null> {
-  const info = await stat(file).catch(() => null)
+  const info = await stat(file).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null
+    throw err
+  })
   if (info === null) return null
   return { kind: info.isFile() ? 'file' : info.isDirectory() ? 'directory' : 'other', size: info.size }
 }

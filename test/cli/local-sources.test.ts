@@ -79,4 +79,7 @@ t.test('a FIFO, a link to a device and a loop of links are reported, and mirror 
   t.notMatch(mirrored.out, /remove/, 'mirror --delete removes none of their keys')
   const listed = (await run(['ls', 'fsb://conf/up/'])).out
   for (const key of named) t.match(listed, new RegExp(`${key}\\n`), `up/${key} kept`)
+  const alone = await run(['cp', 'special/loop1', 'fsb://conf/alone'])
+  t.equal(alone.code, 1)
+  t.match(alone.stderr, /too many symbolic links \(a loop of links\)/, 'a loop named alone is a loop, not a missing file')
 })
