@@ -230,12 +230,29 @@ export class HttpTransport implements ObjectTransport {
   async #json (method: string, path: string, init: RequestOptions = {}): Promise<GatewayAnswer> {
     const response = await this.#request(method, path, init)
     const text = (await readAll(response)).toString('utf8')
-    return text === '' ? {} : JSON.parse(text) as GatewayAnswer
+    if (text === '') return {}
+    try {
+      return JSON.parse(text) as GatewayAnswer
+    } catch {
+      throw this.#notGateway('JSON')
+    }
+  }
+
+  /** The envelope's `result` when it is a list (`shape`) or an object, as an fsbucket gateway's is; else the endpoint is some other server. */
+  #result<T> (envelope: GatewayAnswer, shape: 'list' | 'object'): T {
+    const { result } = envelope
+    const fits = shape === 'list' ? Array.isArray(result) : typeof result === 'object' && result !== null && !Array.isArray(result)
+    if (!fits) throw this.#notGateway(`a ${shape} in its result`)
+    return result as T
+  }
+
+  #notGateway (what: string): CliError {
+    return new CliError(`${this.#origin} answered without ${what}, as an fsbucket gateway answers: is --endpoint one?`)
   }
 
   async listBuckets (): Promise<BucketSummary[]> {
     const envelope = await this.#json('GET', '/')
-    return (envelope.result as Array<{ name: string, creationDate: string }>)
+    return this.#result<Array<{ name: string, creationDate: string }>>(envelope, 'list')
       .map(b => ({ name: b.name, creationDate: new Date(b.creationDate) }))
   }
 
@@ -256,7 +273,7 @@ export class HttpTransport implements ObjectTransport {
     const envelope = await this.#json('GET', `/${encodeURIComponent(bucket)}?${query.toString()}`)
     const info = envelope.result_info ?? {}
     return {
-      objects: (envelope.result as unknown[]).map(remoteObjectFrom),
+      objects: this.#result<unknown[]>(envelope, 'list').map(remoteObjectFrom),
       prefixes: info.delimitedPrefixes ?? [],
       cursor: info.truncated === true && typeof info.cursor === 'string' ? info.cursor : undefined
     }
@@ -277,21 +294,21 @@ export class HttpTransport implements ObjectTransport {
 
   async put (bucket: string, key: string, body: Readable, _size: number | undefined, metadata: WriteMetadata): Promise<RemoteObject> {
     const envelope = await this.#json('PUT', `/${encodeURIComponent(bucket)}/${encodeKey(key)}`, { headers: metadataHeaders(metadata), body })
-    return remoteObjectFrom(envelope.result)
+    return remoteObjectFrom(this.#result(envelope, 'object'))
   }
 
   async createUpload (bucket: string, key: string, metadata: WriteMetadata): Promise<PartUpload> {
     const target = `/${encodeURIComponent(bucket)}/${encodeKey(key)}`
     const created = await this.#json('POST', `${target}?action=mpu-create`, { headers: metadataHeaders(metadata) })
-    const uploadId = encodeURIComponent(String((created.result as { uploadId: string }).uploadId))
+    const uploadId = encodeURIComponent(String(this.#result<{ uploadId: string }>(created, 'object').uploadId))
     return {
       uploadPart: async (partNumber: number, body: Readable): Promise<UploadedPart> => {
         const envelope = await this.#json('PUT', `${target}?action=mpu-uploadpart&uploadId=${uploadId}&partNumber=${partNumber}`, { body })
-        return envelope.result as UploadedPart
+        return this.#result<UploadedPart>(envelope, 'object')
       },
       complete: async (parts: UploadedPart[]): Promise<RemoteObject> => {
         const envelope = await this.#json('POST', `${target}?action=mpu-complete&uploadId=${uploadId}`, { body: { parts } })
-        return remoteObjectFrom(envelope.result)
+        return remoteObjectFrom(this.#result(envelope, 'object'))
       },
       abort: async (): Promise<void> => {
         (await this.#request('DELETE', `${target}?action=mpu-abort&uploadId=${uploadId}`)).resume()

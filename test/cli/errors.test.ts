@@ -6,6 +6,7 @@
  */
 import t, { type Test } from 'tap'
 import { existsSync, promises as fsp } from 'node:fs'
+import http from 'node:http'
 import net from 'node:net'
 import path from 'node:path'
 import { openRegistry } from '../../src/index.js'
@@ -144,4 +145,20 @@ t.test('over HTTP', async t => {
   t.equal(both.code, 1, '--data and --endpoint both given as flags are refused')
   t.equal(both.stderr, 'error: option \'--endpoint\' cannot be used with option \'--data\' (one names a running gateway, the other a data directory: give one)\n(add --help for usage)\n', 'in one line, once')
   t.equal(both.out, '', 'and nothing is done')
+})
+
+t.test('an endpoint that is no fsbucket gateway (200 and {} or HTML to everything) is named, not a JavaScript error', async t => {
+  const cli = await localCli(t)
+  for (const [what, body] of [['an empty envelope', '{}'], ['a page', '<html>not JSON</html>']]) {
+    const server = http.createServer((_request, response) => { response.writeHead(200, { 'content-type': 'application/json' }).end(body) })
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    const endpoint = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`
+    for (const args of [['ls'], ['ls', 'fsb://b'], ['cp', '-', 'fsb://b/k']]) {
+      const result = await runBin([...args, '--endpoint', endpoint], { cwd: cli.work, input: Buffer.from('x') })
+      t.equal(result.code, 1, `${what}: ${args.join(' ')} exits 1`)
+      t.match(result.stderr, `${endpoint} answered without`, `${what}: ${args.join(' ')} names the endpoint`)
+      t.notMatch(result.stderr, /Cannot read properties|TypeError|Unexpected token/, `${what}: ${args.join(' ')}: no JavaScript error`)
+    }
+    await new Promise(resolve => server.close(resolve))
+  }
 })
