@@ -51,7 +51,7 @@ export interface ParsedConditional {
   etagDoesNotMatch?: EtagList // If-None-Match
   uploadedBefore?: Date // If-Unmodified-Since
   uploadedAfter?: Date // If-Modified-Since
-  /** Dates came from headers, with whole-second precision. */
+  /** Times compared in whole seconds (both truncated): dates from headers, or the binding's `onlyIf.secondsGranularity`. */
   secondsGranularity: boolean
   /** An If-Unmodified-Since equal to the (truncated) upload time holds, as RFC 9110 judges it (`HttpRequestConditions`). */
   unmodifiedAtSameTime: boolean
@@ -116,6 +116,12 @@ function conditionalDate (method: string, name: string, value: unknown): Date | 
   return value
 }
 
+function conditionalFlag (method: string, name: string, value: unknown): boolean {
+  if (value === undefined) return false
+  if (typeof value !== 'boolean') throw new TypeError(`${method}: onlyIf.${name} must be a boolean.`)
+  return value
+}
+
 /** Parses `onlyIf` (a BucketConditional or a Headers object). */
 export function parseConditional (onlyIf: unknown, method = 'get'): ParsedConditional {
   if (onlyIf === undefined || onlyIf === null) return { secondsGranularity: false, unmodifiedAtSameTime: false }
@@ -138,7 +144,7 @@ export function parseConditional (onlyIf: unknown, method = 'get'): ParsedCondit
     etagDoesNotMatch: conditionalEtag(method, 'etagDoesNotMatch', c.etagDoesNotMatch),
     uploadedBefore: conditionalDate(method, 'uploadedBefore', c.uploadedBefore),
     uploadedAfter: conditionalDate(method, 'uploadedAfter', c.uploadedAfter),
-    secondsGranularity: false,
+    secondsGranularity: conditionalFlag(method, 'secondsGranularity', c.secondsGranularity),
     unmodifiedAtSameTime: false
   }
 }
@@ -154,10 +160,15 @@ function etagListMatches (list: EtagList, etag: string, strong: boolean): boolea
   return list.some(c => c.etag === etag && !(strong && c.weak))
 }
 
+/** A time in milliseconds as the conditional compares it: whole seconds when it says so. An invalid Date stays NaN, and fails its condition. */
+function compared (c: ParsedConditional, ms: number): number {
+  return c.secondsGranularity ? Math.floor(ms / 1000) * 1000 : ms
+}
+
 /** Whether an object uploaded at `uploadedMs` passes `uploadedBefore`: strictly before it, or (RFC 9110) not after it. */
 function unmodifiedSince (c: ParsedConditional, uploadedMs: number, before: Date): boolean {
-  // An invalid Date compares false either way, so its condition fails.
-  return c.unmodifiedAtSameTime ? uploadedMs <= before.getTime() : uploadedMs < before.getTime()
+  const limit = compared(c, before.getTime())
+  return c.unmodifiedAtSameTime ? uploadedMs <= limit : uploadedMs < limit
 }
 
 /**
@@ -171,9 +182,7 @@ export function evaluateConditional (c: ParsedConditional, object: { etag: strin
     if (c.uploadedAfter !== undefined) return 'not-modified'
     return 'pass'
   }
-  const uploadedMs = c.secondsGranularity
-    ? Math.floor(object.uploaded.getTime() / 1000) * 1000
-    : object.uploaded.getTime()
+  const uploadedMs = compared(c, object.uploaded.getTime())
 
   if (c.etagMatches !== undefined) {
     if (!etagListMatches(c.etagMatches, object.etag, true)) return 'precondition-failed'
@@ -182,7 +191,7 @@ export function evaluateConditional (c: ParsedConditional, object: { etag: strin
   }
   if (c.etagDoesNotMatch !== undefined) {
     if (etagListMatches(c.etagDoesNotMatch, object.etag, false)) return 'not-modified'
-  } else if (c.uploadedAfter !== undefined && !(uploadedMs > c.uploadedAfter.getTime())) {
+  } else if (c.uploadedAfter !== undefined && !(uploadedMs > compared(c, c.uploadedAfter.getTime()))) {
     return 'not-modified'
   }
   return 'pass'

@@ -57,6 +57,8 @@ export interface BucketConditional {
   uploadedBefore?: Date | number
   /** If-Modified-Since: a Date, or milliseconds since the epoch. */
   uploadedAfter?: Date | number
+  /** Compare upload times in whole seconds (both sides truncated), as HTTP dates are; as the hosted binding's member of that name. */
+  secondsGranularity?: boolean
 }
 
 /**

@@ -11,6 +11,7 @@ t.test('parseConditional rejects quoted etags and bad dates in a BucketCondition
   t.ok(Number.isNaN(parseConditional({ uploadedBefore: NaN }).uploadedBefore?.getTime()), 'NaN is an invalid date (its condition fails)')
   t.throws(() => parseConditional('etag'), TypeError)
   t.same(parseConditional({ etagMatches: '*' }).etagMatches, '*')
+  t.throws(() => parseConditional({ secondsGranularity: 'yes' }), TypeError, 'secondsGranularity is a boolean')
 })
 
 t.test('an If-Match / If-None-Match without a quoted etag is an Error', async t => {
@@ -58,6 +59,12 @@ t.test('evaluateConditional', async t => {
     ['invalid uploadedBefore fails', { uploadedBefore: new Date('nope') }, object, 'precondition-failed'],
     ['invalid uploadedAfter fails', { uploadedAfter: new Date('nope') }, object, 'not-modified'],
     ['etagMatches W/ is literal', { etagMatches: 'W/"abc"' }, object, 'precondition-failed'],
+    ['secondsGranularity: uploadedAfter in the same second is not modified', { uploadedAfter: new Date('2026-01-01T00:00:10.000Z'), secondsGranularity: true }, object, 'not-modified'],
+    ['without it, the same uploadedAfter passes', { uploadedAfter: new Date('2026-01-01T00:00:10.000Z') }, object, 'pass'],
+    ['secondsGranularity: uploadedBefore in the same second fails', { uploadedBefore: new Date('2026-01-01T00:00:10.900Z'), secondsGranularity: true }, object, 'precondition-failed'],
+    ['without it, the same uploadedBefore passes', { uploadedBefore: new Date('2026-01-01T00:00:10.900Z') }, object, 'pass'],
+    ['secondsGranularity: uploadedBefore the next second passes', { uploadedBefore: new Date('2026-01-01T00:00:11.000Z'), secondsGranularity: true }, object, 'pass'],
+    ['secondsGranularity false is the default', { uploadedAfter: new Date('2026-01-01T00:00:10.000Z'), secondsGranularity: false }, object, 'pass'],
     ['If-Match: unquoted elements of a list are ignored', h({ 'if-match': 'xyz, "abc"' }), object, 'pass'],
     ['If-None-Match: * outside quotes wins', h({ 'if-none-match': '"x", *' }), object, 'not-modified'],
     ['If-Match: * inside quotes is an etag', h({ 'if-match': '"a*"' }), object, 'precondition-failed']
