@@ -53,12 +53,9 @@ export type BucketRange =
 export interface BucketConditional {
   etagMatches?: string // If-Match
   etagDoesNotMatch?: string // If-None-Match
-  /** If-Unmodified-Since: a Date, or milliseconds since the epoch. */
-  uploadedBefore?: Date | number
-  /** If-Modified-Since: a Date, or milliseconds since the epoch. */
-  uploadedAfter?: Date | number
-  /** Compare upload times in whole seconds (both sides truncated), as HTTP dates are; as the hosted binding's member of that name. */
-  secondsGranularity?: boolean
+  uploadedBefore?: Date | number // If-Unmodified-Since: a Date, or milliseconds since the epoch
+  uploadedAfter?: Date | number // If-Modified-Since: a Date, or milliseconds since the epoch
+  secondsGranularity?: boolean // both times compared in whole seconds, as HTTP dates are (the hosted binding's member)
 }
 
 /**
