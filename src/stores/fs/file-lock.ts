@@ -14,25 +14,22 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import type { LockOptions } from 'proper-lockfile'
 
-/** The waits between attempts proper-lockfile's `retries` asks for (as the `retry` package makes them; randomize is not used here). */
-function waits (retries: LockOptions['retries']): number[] {
-  if (Array.isArray(retries)) return retries
-  const { retries: count = 0, factor = 2, minTimeout = 1000, maxTimeout = Infinity } = typeof retries === 'number' ? { retries } : retries ?? {}
-  return Array.from({ length: count }, (_, attempt) => Math.min(Math.round(minTimeout * factor ** attempt), maxTimeout))
-}
+/** The retries of a lock: `retries` attempts more, waiting `minTimeout` ms, twice as long each time, at most `maxTimeout`. */
+export interface LockRetries { retries: number, minTimeout: number, maxTimeout: number }
 
-/** Locks `file` (proper-lockfile's `lock`); resolves with the release. */
-export async function lockFile (file: string, options: LockOptions): Promise<() => Promise<void>> {
+/** Locks `file` (proper-lockfile's `lock`, with `retries` taken here); resolves with the release. */
+export async function lockFile (file: string, options: Omit<LockOptions, 'retries'> & { retries?: LockRetries }): Promise<() => Promise<void>> {
   const lockfile = (await import('proper-lockfile')).default
   const lockDirectory = path.dirname(options.lockfilePath ?? `${file}.lock`)
-  for (const wait of [...waits(options.retries), null]) {
+  const { retries = 0, minTimeout = 0, maxTimeout = 0 } = options.retries ?? {}
+  const once = Object.assign({}, options, { retries: 0 })
+  for (let attempt = 0; ; attempt++) {
     try {
-      return await lockfile.lock(file, Object.assign({}, options, { retries: 0 }))
+      return await lockfile.lock(file, once)
     } catch (err) {
       // The retries are spent, or the directory that would hold the lock is gone: no wait brings it back.
-      if (wait === null || ((err as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(lockDirectory))) throw err
-      await new Promise(resolve => setTimeout(resolve, wait))
+      if (attempt >= retries || ((err as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(lockDirectory))) throw err
+      await new Promise(resolve => setTimeout(resolve, Math.min(minTimeout * 2 ** attempt, maxTimeout)))
     }
   }
-  throw new Error('unreachable')
 }
