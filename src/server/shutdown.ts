@@ -5,7 +5,8 @@
  * stopping on a signal of its own first serves on until the replacement the
  * primary starts listens (the primary's `replaced`, REPLACEMENT_WAIT_MS at
  * most); a second signal or the primary's drain during that wait drains it
- * at once, and only a signal after that exits.
+ * at once, and only a signal after that exits, unless the primary's word
+ * to drain comes within GROUP_STOP_WAIT_MS (the whole group's stop).
  */
 import type { Logger } from 'pino'
 import { takeHeldSignals } from './early-fork.js'
@@ -41,6 +42,14 @@ const IDLE_GRACE_MS = 250
  * drains all the same.
  */
 const REPLACEMENT_WAIT_MS = 15_000
+
+/**
+ * How long a worker already draining on a signal of its own, sent another
+ * SIGTERM, waits for the primary's word to drain before taking it for a
+ * second signal: a stop of the whole process group (systemd's) reaches the
+ * primary at the same moment, and its word follows within milliseconds.
+ */
+const GROUP_STOP_WAIT_MS = 1000
 
 /** A worker's stop reason when the primary said to drain (the whole server stops). */
 const drainAsked = 'asked by the primary'
@@ -80,6 +89,12 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
   }
   /** While a worker stopping alone serves on until its replacement listens: what ends the wait. */
   let replacementWait: NodeJS.Timeout | null = null
+  /** While a worker draining alone, sent another SIGTERM, waits for the primary's word: its exit. */
+  let groupStopWait: NodeJS.Timeout | null = null
+  const secondSignal = (signal: string): void => {
+    server?.app.log.warn({ signal }, 'second signal: exiting now')
+    exitNow()
+  }
   const drain = (): void => {
     if (server === null || reason === null || replacementWait !== null) return
     const { app } = server
@@ -115,8 +130,9 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
       return
     }
     if (reason !== null) {
-      server?.app.log.warn({ signal }, 'second signal: exiting now')
-      exitNow()
+      // Draining alone: the whole group's stop, come before the primary's word, is no second signal; the word ends the wait.
+      if (inWorker && groupStopWait === null) groupStopWait = setTimeout(() => { secondSignal(signal) }, GROUP_STOP_WAIT_MS)
+      else secondSignal(signal)
       return
     }
     reason = signal
@@ -160,11 +176,11 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
       if (isMessage<Replaced>(message, 'replaced')) { endReplacementWait(); return }
       if (!isMessage<Drain>(message, 'drain')) return
       if (reason !== null) {
+        // Stopping alone, it goes on as the whole server's stop: a group SIGTERM come before this word or after is that stop.
+        reason = drainAsked
+        if (groupStopWait !== null) clearTimeout(groupStopWait)
         // Waiting for a replacement that the whole server's stop will not start (or will stop at once).
-        if (replacementWait !== null) {
-          reason = drainAsked
-          endReplacementWait()
-        }
+        endReplacementWait()
         return
       }
       reason = drainAsked

@@ -2,7 +2,8 @@
  * Stops that reach workers of `serve --workers 2`: a SIGTERM to the whole
  * process group (what systemd sends without `KillMode`), which a worker
  * may hear after the primary's word to drain; a worker still starting when
- * it comes; and a worker replaced under load, whose kept-alive
+ * it comes; one already draining on a signal of its own when the group's
+ * comes; and a worker replaced under load, whose kept-alive
  * connections must not meet a reset for a request sent as it stops.
  */
 import t, { type Test } from 'tap'
@@ -84,6 +85,46 @@ t.test('a SIGTERM reaching a worker after the primary\'s word to drain is the sa
   t.same(await Promise.all(uploads), [200, 200, 200], 'every upload in flight finished')
   t.equal(await within(served.exited, 30_000, 'exit'), 0, 'exit 0')
   t.notMatch(served.stdout(), /second signal: exiting now/)
+})
+
+t.test('a group SIGTERM reaching a worker already draining on a signal of its own is the same stop: its uploads finish, exit 0', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  // Four uploads over two workers: the one stopped first holds some of them.
+  const uploads = ['a', 'b', 'c', 'd'].map(async key => await slowPut(port, key, 100_000, 4000))
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const [first] = workersOf(primary)
+  process.kill(first, 'SIGTERM')
+  const draining = new RegExp(`"pid":${first},[^\\n]*"reason":"SIGTERM"[^\\n]*"msg":"draining: `)
+  await within((async () => { while (!draining.test(served.stdout())) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the first worker draining')
+  process.kill(-primary, 'SIGTERM')
+  t.same(await Promise.all(uploads), [200, 200, 200, 200], 'every upload in flight finished')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0, 'exit 0')
+  t.notMatch(served.stdout(), /second signal: exiting now/)
+})
+
+t.test('a second SIGTERM to a worker draining on a signal of its own, with no stop of the server behind it, exits it: the primary warns its requests were cut and serves on', async t => {
+  const port = await freePort()
+  const served = await serving(t, port)
+  const primary = served.child.pid ?? 0
+  const uploads = ['a', 'b', 'c', 'd'].map(async key => await slowPut(port, key, 100_000, 6000))
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const [first] = workersOf(primary)
+  process.kill(first, 'SIGTERM')
+  const draining = new RegExp(`"pid":${first},[^\\n]*"reason":"SIGTERM"[^\\n]*"msg":"draining: `)
+  await within((async () => { while (!draining.test(served.stdout())) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the first worker draining')
+  const sent = Date.now()
+  process.kill(first, 'SIGTERM')
+  await within((async () => { while (workersOf(primary).includes(first)) await new Promise(resolve => setTimeout(resolve, 20)) })(), 10_000, 'the worker gone')
+  t.ok(Date.now() - sent < 4000, 'gone within its wait for the primary\'s word, not after its drain')
+  t.match(served.stdout(), /second signal: exiting now/)
+  await within((async () => { while (!served.stdout().includes('worker stopped before it drained: requests in flight were cut')) await new Promise(resolve => setTimeout(resolve, 20)) })(), 10_000, 'the primary\'s warning')
+  const outcomes = await Promise.all(uploads)
+  t.ok(outcomes.some(outcome => outcome !== 200), `an upload of the worker was cut: ${outcomes.join(', ')}`)
+  t.equal((await call(port, 'PUT', '/default/after', 'x')).status, 200, 'the server serves on')
+  process.kill(primary, 'SIGTERM')
+  t.equal(await within(served.exited, 30_000, 'exit'), 0)
 })
 
 t.test('a group SIGTERM while a worker is still starting: exit 0, no worker left', async t => {
