@@ -223,9 +223,11 @@ function closeAfter (queue: Pending[]): void {
  * for every request Node parsed, whichever door answered it (a URL Fastify
  * cannot decode is answered before any hook). Bytes of a request whose
  * headers have not all arrived when the server closes are not waited for.
- * A TLS connection still in its handshake (a port scanner, a stalled
- * client) has no request: it is closed at once too (its handshake is timed
- * out after the idle timeout meanwhile: the apps' `handshakeTimeout`).
+ * A TLS connection still in its handshake (a client's request on its way,
+ * a port scanner, a stalled client) has no request yet: it is closed as an
+ * idle one is, once the grace has passed without its handshake ending (its
+ * handshake is timed out after the idle timeout meanwhile: the apps'
+ * `handshakeTimeout`).
  */
 export function connectionsOf (server: Server | HttpsServer, tls: boolean): { end: (idleGraceMs: number) => void } {
   const open = new Set<Socket>()
@@ -274,8 +276,11 @@ export function connectionsOf (server: Server | HttpsServer, tls: boolean): { en
       closeIfStillIdle(socket)
     }
   })
+  const cutHandshakes = (): void => { for (const raw of handshakes?.all() ?? []) raw.destroy() }
   server.closeIdleConnections = () => {
-    for (const raw of handshakes?.all() ?? []) raw.destroy()
+    // A handshake is a request on its way: it has the idle connections' grace to finish and send one.
+    if (graceMs === 0) cutHandshakes()
+    else setTimeout(cutHandshakes, graceMs).unref()
     if (graceBegun) return
     graceBegun = true
     for (const socket of open) if ((answering.get(socket) ?? 0) === 0) closeIfStillIdle(socket)

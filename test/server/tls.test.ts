@@ -317,3 +317,33 @@ t.test('a worker that replaces one that died serves the pair the primary accepte
   t.equal(await within(served.exited, 30_000, 'exit'), 0)
 })
 
+
+t.test('serve draining: a TLS connection still in its handshake as the signal comes has the idle grace to finish it and send its request, which is answered', { skip: !openssl && 'openssl is not installed' }, async t => {
+  const dir = testdir(t)
+  const pair = makeCertificate(dir, 'drain')
+  const port = await freePort()
+  const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', '0', '--workers', '1',
+    '--tls-cert', pair.cert, '--tls-key', pair.key, ...base])
+  t.teardown(() => { served.child.kill('SIGKILL') })
+  await tlsAnswering(port, served)
+  // Accepted, its ClientHello not yet sent: a handshake under way as far as the server knows.
+  const raw = netConnect(port, '127.0.0.1')
+  await new Promise(resolve => raw.once('connect', resolve))
+  await new Promise(resolve => setTimeout(resolve, 100))
+  served.child.kill('SIGTERM')
+  // The handshake goes on once the drain has begun (the grace runs from then: a quarter second), or after 200 ms.
+  const signalled = Date.now()
+  while (!served.stdout().includes('draining: ') && Date.now() - signalled < 200) await new Promise(resolve => setTimeout(resolve, 5))
+  const answer = await new Promise<string>((resolve, reject) => {
+    const socket = connect({ socket: raw, ca: readFileSync(pair.cert), servername: 'localhost' }, () => {
+      socket.write('GET /_health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
+    })
+    let text = ''
+    socket.on('data', chunk => { text += String(chunk) })
+    socket.on('close', () => { resolve(text) })
+    socket.on('error', reject)
+  })
+  t.match(answer, /^HTTP\/1\.1 200 /, 'answered, not met with a reset')
+  t.match(answer, /\r\nconnection: close\r\n/i, 'and its connection closed after it')
+  t.equal(await within(served.exited, 10_000, 'exit'), 0, 'exit 0')
+})
