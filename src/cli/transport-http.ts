@@ -26,8 +26,12 @@
  *   never on a request's length: a transfer whose bytes keep moving is never
  *   cut, however long it takes, nor one whose reader holds it back (a
  *   pager, a slow disk).
+ * - A connection cut while an answer is read (the server gone mid-body, a
+ *   reset mid-envelope) fails the command with the endpoint's name and what
+ *   happened, where Node says only "aborted".
  */
 import http, { type IncomingMessage } from 'node:http'
+import type { LookupFunction } from 'node:net'
 import https from 'node:https'
 import { urlToHttpOptions } from 'node:url'
 import { Readable } from 'node:stream'
@@ -122,9 +126,15 @@ export class HttpTransport implements ObjectTransport {
   readonly #token: string | undefined
   readonly #agent: http.Agent
   readonly #idleMs: number
+  readonly #connectMs: number
+  readonly #lookup: LookupFunction | undefined
 
-  /** `idleSeconds`: how long a request's connection may stay silent before the request fails (`--timeout`). */
-  constructor (endpoint: string, token: string | undefined, idleSeconds = 60) {
+  /**
+   * `idleSeconds`: how long a request's connection may stay silent before the request fails (`--timeout`).
+   * `connecting`: how long a connection may take to open, and how its host name is resolved (Node's
+   * `dns.lookup` by default); no flag sets them, a test does.
+   */
+  constructor (endpoint: string, token: string | undefined, idleSeconds = 60, connecting: { timeoutMs?: number, lookup?: LookupFunction } = {}) {
     let url: URL
     try {
       url = new URL(endpoint)
@@ -136,6 +146,8 @@ export class HttpTransport implements ObjectTransport {
     this.#base = url
     this.#token = token === '' ? undefined : token
     this.#idleMs = idleSeconds * 1000
+    this.#connectMs = connecting.timeoutMs ?? connectTimeoutMs
+    this.#lookup = connecting.lookup
     this.#agent = url.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true })
   }
 
@@ -155,7 +167,14 @@ export class HttpTransport implements ObjectTransport {
       headers['content-type'] = 'application/json'
       headers['content-length'] = String(Buffer.byteLength(json))
     }
-    const target = { ...urlToHttpOptions(this.#base), path: `${this.#base.pathname.replace(/\/+$/, '')}${path}`, method, headers, agent: this.#agent }
+    const target = {
+      ...urlToHttpOptions(this.#base),
+      path: `${this.#base.pathname.replace(/\/+$/, '')}${path}`,
+      method,
+      headers,
+      agent: this.#agent,
+      ...(this.#lookup === undefined ? {} : { lookup: this.#lookup })
+    }
     const send = this.#base.protocol === 'https:' ? https.request : http.request
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
       const request = send(target, resolve)
@@ -168,6 +187,7 @@ export class HttpTransport implements ObjectTransport {
         reject(new CliError(`cannot reach ${this.#origin}: ${code ?? err.message}`, undefined, { cause: err }))
       })
       this.#limitSilence(request)
+      this.#nameCutAnswer(request)
       if (init.body instanceof Readable) {
         // A failing body (an unreadable file) is the error to report, not the aborted request it causes.
         pipeline(init.body, request).catch(err => { reject(err) })
@@ -182,7 +202,7 @@ export class HttpTransport implements ObjectTransport {
 
   /**
    * Fails `request` when its connection does not open within
-   * `connectTimeoutMs`, or when nothing moves on it, either way, for
+   * `#connectMs`, or when nothing moves on it, either way, for
    * `#idleMs`, while the request is sent or while its answer is read: the
    * answer's reader (a download, an envelope read whole) gets the error.
    */
@@ -190,8 +210,8 @@ export class HttpTransport implements ObjectTransport {
     request.once('socket', socket => {
       if (!socket.connecting) return // a kept-alive connection, open already
       const timer = setTimeout(() => {
-        request.destroy(new CliError(`cannot reach ${this.#origin}: no connection after ${connectTimeoutMs / 1000} s`))
-      }, connectTimeoutMs)
+        request.destroy(new CliError(`cannot reach ${this.#origin}: no connection after ${this.#connectMs / 1000} s`))
+      }, this.#connectMs)
       socket.once('connect', () => { clearTimeout(timer) })
       socket.once('close', () => { clearTimeout(timer) })
     })
@@ -210,6 +230,26 @@ export class HttpTransport implements ObjectTransport {
       request.destroy(err)
     }
     request.setTimeout(this.#idleMs, silent)
+  }
+
+  /**
+   * Fails `request`'s answer with the CLI's words when its connection closes
+   * before the answer is complete. Node's own listener, which fails it with a
+   * bare "aborted", runs after this one; an answer failed already (a
+   * timeout, a reader that went away) keeps its error.
+   */
+  #nameCutAnswer (request: http.ClientRequest): void {
+    let answer: IncomingMessage | undefined
+    request.once('response', response => { answer = response })
+    request.once('socket', socket => {
+      const cut = (): void => {
+        if (answer === undefined || answer.complete || answer.destroyed) return
+        answer.destroy(new CliError(`${this.#origin}: the connection was cut before the answer was complete`))
+      }
+      socket.prependOnceListener('close', cut)
+      // A kept-alive connection goes on to serve other requests, each with its own listener.
+      request.once('close', () => { socket.removeListener('close', cut) })
+    })
   }
 
   /** `bucket`: the one the request was about, named by the line when the error is about it. */

@@ -2,7 +2,10 @@
  * A server that stops answering fails a command instead of hanging it
  * (`--timeout`, seconds of silence), and a transfer whose bytes keep moving
  * is never cut however long it lasts. The servers here are bare node:http
- * ones that answer as a stopped gateway would (not at all) or slowly.
+ * ones that answer as a stopped gateway would (not at all) or slowly. A
+ * connection that never opens fails after the connect timeout: the transport
+ * is given a short one, and a host name whose lookup never answers, so its
+ * socket is connecting and never connects.
  */
 import t from 'tap'
 import type { Test } from 'tap'
@@ -12,6 +15,7 @@ import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { testdir } from '../testdir.js'
 import { spawn } from 'node:child_process'
+import { HttpTransport } from '../../src/cli/transport-http.js'
 import { bin, cleanEnv, runBin } from './fixture.js'
 
 const size = 8
@@ -101,4 +105,24 @@ t.test('a download its reader holds back longer than --timeout is not cut (cat |
   child.stdout.on('data', (chunk: Buffer) => { received += chunk.length })
   t.equal(await closed, 0, stderr)
   t.equal(received, big, 'every byte, once read')
+})
+
+t.test('a connection that never opens fails the request after the connect timeout', async t => {
+  const looked: string[] = []
+  const transport = new HttpTransport('http://gateway.test:8787', undefined, 60, {
+    timeoutMs: 50,
+    lookup: hostname => { looked.push(hostname) } // never answers
+  })
+  t.teardown(async () => { await transport.close() })
+  // Without the timeout the request would wait for ever: this says so instead of hanging the test.
+  let guard: NodeJS.Timeout | undefined
+  const waitedOut = new Promise<never>((_resolve, reject) => {
+    guard = setTimeout(() => { reject(new Error('still connecting after 5 s')) }, 5000)
+  })
+  try {
+    await t.rejects(Promise.race([transport.listBuckets(), waitedOut]), { name: 'CliError', message: 'cannot reach http://gateway.test:8787: no connection after 0.05 s' })
+  } finally {
+    clearTimeout(guard)
+  }
+  t.same(looked, ['gateway.test'], 'the connection was under way, not refused')
 })
