@@ -71,6 +71,21 @@ async function underLoad (port: number, agent: Agent | false, clients: number, w
   return outcomes
 }
 
+/**
+ * Four uploads taking `uploadMs` each over the two workers, then a SIGTERM
+ * to one worker alone, once they are under way: returned once that worker
+ * drains (its replacement listens), with the uploads' outcomes to come.
+ */
+async function drainingAlone (port: number, served: Served, uploadMs: number): Promise<{ first: number, uploads: Promise<Array<number | string>> }> {
+  const uploads = Promise.all(['a', 'b', 'c', 'd'].map(async key => await slowPut(port, key, 100_000, uploadMs)))
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const [first] = workersOf(served.child.pid ?? 0)
+  process.kill(first, 'SIGTERM')
+  const draining = new RegExp(`"pid":${first},[^\\n]*"reason":"SIGTERM"[^\\n]*"msg":"draining: `)
+  await within((async () => { while (!draining.test(served.stdout())) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the first worker draining')
+  return { first, uploads }
+}
+
 t.test('a SIGTERM reaching a worker after the primary\'s word to drain is the same stop, not a second signal: uploads in flight finish, exit 0', async t => {
   const port = await freePort()
   const served = await serving(t, port)
@@ -91,15 +106,9 @@ t.test('a group SIGTERM reaching a worker already draining on a signal of its ow
   const port = await freePort()
   const served = await serving(t, port)
   const primary = served.child.pid ?? 0
-  // Four uploads over two workers: the one stopped first holds some of them.
-  const uploads = ['a', 'b', 'c', 'd'].map(async key => await slowPut(port, key, 100_000, 4000))
-  await new Promise(resolve => setTimeout(resolve, 300))
-  const [first] = workersOf(primary)
-  process.kill(first, 'SIGTERM')
-  const draining = new RegExp(`"pid":${first},[^\\n]*"reason":"SIGTERM"[^\\n]*"msg":"draining: `)
-  await within((async () => { while (!draining.test(served.stdout())) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the first worker draining')
+  const { uploads } = await drainingAlone(port, served, 4000)
   process.kill(-primary, 'SIGTERM')
-  t.same(await Promise.all(uploads), [200, 200, 200, 200], 'every upload in flight finished')
+  t.same(await uploads, [200, 200, 200, 200], 'every upload in flight finished')
   t.equal(await within(served.exited, 30_000, 'exit'), 0, 'exit 0')
   t.notMatch(served.stdout(), /second signal: exiting now/)
 })
@@ -108,19 +117,14 @@ t.test('a second SIGTERM to a worker draining on a signal of its own, with no st
   const port = await freePort()
   const served = await serving(t, port)
   const primary = served.child.pid ?? 0
-  const uploads = ['a', 'b', 'c', 'd'].map(async key => await slowPut(port, key, 100_000, 6000))
-  await new Promise(resolve => setTimeout(resolve, 300))
-  const [first] = workersOf(primary)
-  process.kill(first, 'SIGTERM')
-  const draining = new RegExp(`"pid":${first},[^\\n]*"reason":"SIGTERM"[^\\n]*"msg":"draining: `)
-  await within((async () => { while (!draining.test(served.stdout())) await new Promise(resolve => setTimeout(resolve, 20)) })(), 30_000, 'the first worker draining')
+  const { first, uploads } = await drainingAlone(port, served, 6000)
   const sent = Date.now()
   process.kill(first, 'SIGTERM')
   await within((async () => { while (workersOf(primary).includes(first)) await new Promise(resolve => setTimeout(resolve, 20)) })(), 10_000, 'the worker gone')
   t.ok(Date.now() - sent < 4000, 'gone within its wait for the primary\'s word, not after its drain')
   t.match(served.stdout(), /second signal: exiting now/)
   await within((async () => { while (!served.stdout().includes('worker stopped before it drained: requests in flight were cut')) await new Promise(resolve => setTimeout(resolve, 20)) })(), 10_000, 'the primary\'s warning')
-  const outcomes = await Promise.all(uploads)
+  const outcomes = await uploads
   t.ok(outcomes.some(outcome => outcome !== 200), `an upload of the worker was cut: ${outcomes.join(', ')}`)
   t.equal((await call(port, 'PUT', '/default/after', 'x')).status, 200, 'the server serves on')
   process.kill(primary, 'SIGTERM')
