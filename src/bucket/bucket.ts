@@ -21,7 +21,7 @@
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError, useAfterClose } from './errors.js'
-import { keyId, lookupId } from './keys.js'
+import { keyArguments, keyId, lookupId, stringArgument } from './keys.js'
 import { checkedDefaultStorageClass, checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { keylessView, ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
@@ -160,19 +160,19 @@ export class BucketEngine implements Bucket {
     this.#live('head')
     const turn = loopTurnNow()
     if (turn !== undefined) await turn
-    const record = await this.#store.head(lookupId('head', key))
+    const record = await this.#store.head(lookupId('head', stringArgument('head', key)))
     return record === null ? null : new ObjectMetadata(keylessView(record), wholeRange(record))
   }
 
   async read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome> {
     this.#live('read')
-    const id = lookupId('read', key)
+    const id = lookupId('read', stringArgument('read', key))
     return await decideRead(this.#store, id, optionsObject<BucketReadOptions>('read', options))
   }
 
   async get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null> {
     this.#live('get')
-    const id = lookupId('get', key)
+    const id = lookupId('get', stringArgument('get', key))
     const opts = optionsObject<BucketGetOptions>('get', options)
     const conditional = parseConditional(opts.onlyIf, 'get')
     let range: BucketRange | null = null
@@ -217,8 +217,9 @@ export class BucketEngine implements Bucket {
     return await this.#put(key, copiedBytes('put', value), options, { copiedFrom: { bucket: source.bucket, key: source.key } })
   }
 
-  async #put (key: string, value: BucketValue, options: BucketPutOptions | undefined, commit: CommitOptions): Promise<BucketObject | null> {
+  async #put (keyGiven: string, value: BucketValue, options: BucketPutOptions | undefined, commit: CommitOptions): Promise<BucketObject | null> {
     this.#live('put')
+    const key = stringArgument('put', keyGiven)
     const id = keyId('put', key)
     const opts = optionsObject<BucketPutOptions>('put', options)
     const conditional = parseConditional(opts.onlyIf, 'put')
@@ -259,7 +260,7 @@ export class BucketEngine implements Bucket {
   }
 
   async delete (keys: string | string[]): Promise<void> {
-    const refused = await this.deleteEach(Array.isArray(keys) ? keys : [keys])
+    const refused = await this.deleteEach(keyArguments('delete', keys))
     // The others are deleted; the binding has one error to throw, for the first key a lock rule kept.
     if (refused.length > 0) throw new BucketError('ObjectLocked', 'delete', `(key: ${JSON.stringify(refused[0])})`)
   }
@@ -298,11 +299,12 @@ export class BucketEngine implements Bucket {
   async copy (sourceKey: string, key: string, options?: BucketCopyOptions): Promise<BucketCopyOutcome> {
     this.#live('copy')
     await this.#readRules()
-    return await copyObject(this.#store, sourceKey, key, optionsObject<BucketCopyOptions>('copy', options), { now: this.#now(), version: newVersion() })
+    return await copyObject(this.#store, stringArgument('copy', sourceKey), stringArgument('copy', key), optionsObject<BucketCopyOptions>('copy', options), { now: this.#now(), version: newVersion() })
   }
 
-  async createMultipartUpload (key: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload> {
+  async createMultipartUpload (keyGiven: string, options?: BucketMultipartOptions): Promise<BucketMultipartUpload> {
     this.#live('createMultipartUpload')
+    const key = stringArgument('createMultipartUpload', keyGiven)
     const id = keyId('createMultipartUpload', key)
     const opts = optionsObject<BucketMultipartOptions>('createMultipartUpload', options)
     const storageClass = opts.storageClass == null ? checkedDefaultStorageClass('createMultipartUpload', await this.#defaultStorageClass()) : parseStorageClass('createMultipartUpload', opts.storageClass)
@@ -321,11 +323,11 @@ export class BucketEngine implements Bucket {
     return new MultipartUpload(this, key, upload.uploadId)
   }
 
-  resumeMultipartUpload (key: string, uploadId: string): BucketMultipartUpload {
+  resumeMultipartUpload (keyGiven: string, uploadId: string): BucketMultipartUpload {
     this.#live('resumeMultipartUpload')
+    const key = stringArgument('resumeMultipartUpload', keyGiven)
     lookupId('resumeMultipartUpload', key)
-    if (typeof uploadId !== 'string') throw new TypeError('resumeMultipartUpload: uploadId must be a string.')
-    return new MultipartUpload(this, key, uploadId)
+    return new MultipartUpload(this, key, stringArgument('resumeMultipartUpload', uploadId))
   }
 
   /** The upload, checked to belong to `key`, or 10024. */

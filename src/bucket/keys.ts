@@ -20,6 +20,15 @@
  * read and removed; a store that cannot hold them simply has none.
  * Strings that are not well-formed UTF-16 (a lone surrogate) have no UTF-8
  * spelling and are refused everywhere.
+ *
+ * A key given to the binding as another value than a string is converted
+ * first, as workerd converts it: every key parameter of its R2Bucket
+ * (head, get, put, delete, createMultipartUpload, resumeMultipartUpload,
+ * and resumeMultipartUpload's upload id) is a `kj::String`, which JSG fills
+ * with JavaScript's ToString (`123` is "123", `null` is "null"), not a
+ * `jsg::NonCoercible<kj::String>`, which would refuse it. The rules above
+ * then judge the string. The checks doors call (`keyId`, `lookupId`) still
+ * take only strings: a door's keys come from a request, always text.
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
@@ -48,6 +57,22 @@ export function listText (method: string, name: string, value: unknown): string 
   const text = String(value)
   if (!text.isWellFormed()) throw new TypeError(`${method}: ${name} must be well-formed Unicode (it holds a lone surrogate).`)
   return keptForm(text)
+}
+
+/**
+ * A string parameter of the binding as workerd's JSG takes one: a string as
+ * it is, any other value through ToString (a Symbol, which has none, is a
+ * TypeError, as in V8; what an object's toString throws is thrown).
+ */
+export function stringArgument (method: string, value: unknown): string {
+  if (typeof value === 'string') return value
+  if (typeof value === 'symbol') throw new TypeError(`${method}: Cannot convert a Symbol value to a string.`)
+  return String(value)
+}
+
+/** `delete`'s keys as workerd takes its `kj::OneOf<kj::String, kj::Array<kj::String>>`: an array's elements, or the one value, each converted. */
+export function keyArguments (method: string, keys: unknown): string[] {
+  return Array.isArray(keys) ? keys.map((key: unknown) => stringArgument(method, key)) : [stringArgument(method, keys)]
 }
 
 /** Validates a key that names an object `method` writes (no U+0000); returns its id (NFC form). */

@@ -3,15 +3,21 @@
  * argument checks (limit, include, cursor, startAfter), the opaque cursors,
  * and the metadata budget of one page; the page itself comes from the
  * store (assembled by list-page.ts).
+ *
+ * A listed object carries `httpMetadata` and `customMetadata` only when
+ * `include` names them; the other is undefined, not `{}`, as workerd
+ * builds a listed R2Object (r2-bucket.c++, parseObjectMetadata: a field
+ * the service did not send is left unset unless it was asked for). Local
+ * wrangler (miniflare) sends both fields always, so scripts tried there
+ * see `{}`; the hosted service sends only what `include` asks for.
  */
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { BucketError } from './errors.js'
 import { listText, pastPrefix } from './keys.js'
-import { keylessView, ObjectMetadata } from './object.js'
+import { keylessView, ListedObject } from './object.js'
 import type { BucketStore } from './port.js'
-import { withFields } from './records.js'
 import { MAX_LIST_LIMIT } from './limits.js'
-import type { BucketListOptions, BucketObject, BucketObjects } from './types.js'
+import type { BucketListedObject, BucketListOptions, BucketObjects } from './types.js'
 
 /**
  * With `include`, a list page stops once the metadata it carries passes this
@@ -88,9 +94,10 @@ export async function listObjects (store: BucketStore, opts: Partial<BucketListO
   const startAfter = opts.startAfter === undefined ? undefined : Buffer.from(listText('list', 'startAfter', opts.startAfter), 'utf8')
   const after = laterBound(decodeCursor(opts.cursor), startAfter)
   const withMetadata = include.size > 0
+  const carried = { httpMetadata: include.has('httpMetadata'), customMetadata: include.has('customMetadata') }
 
   const page = await store.list({ prefix, delimiter, after, limit, withMetadata })
-  const objects: BucketObject[] = []
+  const objects: BucketListedObject[] = []
   const delimitedPrefixes: string[] = []
   let last: string | undefined
   let metadataBytes = 0
@@ -108,11 +115,7 @@ export async function listObjects (store: BucketStore, opts: Partial<BucketListO
     const record = entry.object
     if (withMetadata) metadataBytes += listedMetadataBytes(entry.id, record, include)
     // A listed SSE-C object carries no checksum value (object.ts): a list takes no key.
-    objects.push(new ObjectMetadata(withFields(record, {
-      httpMetadata: include.has('httpMetadata') ? record.httpMetadata : {},
-      customMetadata: include.has('customMetadata') ? record.customMetadata : {},
-      checksums: keylessView(record).checksums
-    }), undefined, include.has('httpMetadata')))
+    objects.push(new ListedObject(keylessView(record), undefined, carried))
     last = encodeCursor('k', entry.id)
   }
   return page.truncated || cut

@@ -16,7 +16,7 @@ import { hashAlgorithms, type HashAlgorithm } from './checksums.js'
 import { httpMetadataView, writeHttpHeaders } from './metadata.js'
 import type { StoredChecksums, StoredObject } from './port.js'
 import { withFields } from './records.js'
-import type { BucketChecksums, BucketCompositeChecksum, BucketHTTPMetadata, BucketObject, BucketObjectBody, StorageClass } from './types.js'
+import type { BucketChecksums, BucketCompositeChecksum, BucketHTTPMetadata, BucketListedObject, BucketObject, BucketObjectBody, StorageClass } from './types.js'
 
 class Checksums implements BucketChecksums {
   readonly #stored: StoredChecksums
@@ -64,24 +64,31 @@ function hexBuffer (hex: string): ArrayBuffer {
   return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer
 }
 
-export class ObjectMetadata implements BucketObject {
+/** Which of the optional metadata an object carries: both, but for a listed one, what `include` names. */
+interface CarriedMetadata {
+  httpMetadata: boolean
+  customMetadata: boolean
+}
+
+const ALL_METADATA: CarriedMetadata = { httpMetadata: true, customMetadata: true }
+
+/** An object as `list` answers it, its metadata undefined where `include` did not name it (listing.ts); the base of every other. */
+export class ListedObject implements BucketListedObject {
   readonly key: string
   readonly version: string
   readonly size: number
   readonly etag: string
   readonly httpEtag: string
   readonly uploaded: Date
-  readonly httpMetadata: BucketHTTPMetadata
-  readonly customMetadata: Record<string, string>
+  readonly httpMetadata: BucketHTTPMetadata | undefined
+  readonly customMetadata: Record<string, string> | undefined
   readonly range?: { offset: number, length: number }
   readonly checksums: BucketChecksums
   readonly storageClass: StorageClass
   readonly ssecKeyMd5?: string
-  /** False for listed objects without `include: ['httpMetadata']`. */
-  readonly #hasHttpMetadata: boolean
   readonly #record: StoredObject
 
-  constructor (record: StoredObject, range?: { offset: number, length: number }, hasHttpMetadata = true) {
+  constructor (record: StoredObject, range: { offset: number, length: number } | undefined, carried: CarriedMetadata) {
     this.#record = record
     this.key = record.key
     this.version = record.version
@@ -89,17 +96,16 @@ export class ObjectMetadata implements BucketObject {
     this.etag = record.etag
     this.httpEtag = `"${record.etag}"`
     this.uploaded = new Date(record.uploaded)
-    this.httpMetadata = httpMetadataView(record.httpMetadata)
-    this.customMetadata = { ...record.customMetadata }
+    this.httpMetadata = carried.httpMetadata ? httpMetadataView(record.httpMetadata) : undefined
+    this.customMetadata = carried.customMetadata ? { ...record.customMetadata } : undefined
     if (range !== undefined) this.range = range
     this.checksums = new Checksums(record.checksums)
     this.storageClass = record.storageClass
     if (record.checksums.ssec !== undefined) this.ssecKeyMd5 = record.checksums.ssec.keyMd5
-    this.#hasHttpMetadata = hasHttpMetadata
   }
 
   writeHttpMetadata (headers: Headers): void {
-    if (!this.#hasHttpMetadata) {
+    if (this.httpMetadata === undefined) {
       throw new TypeError('writeHttpMetadata: this object was listed without its HTTP metadata; ' +
         'list with `include: ["httpMetadata"]` or call head() or get() first.')
     }
@@ -121,6 +127,16 @@ export class ObjectMetadata implements BucketObject {
       storageClass: this.storageClass,
       ...(this.ssecKeyMd5 === undefined ? {} : { ssecKeyMd5: this.ssecKeyMd5 })
     }
+  }
+}
+
+/** An object with all its metadata: what head, get, put, copy and complete answer. */
+export class ObjectMetadata extends ListedObject implements BucketObject {
+  declare readonly httpMetadata: BucketHTTPMetadata
+  declare readonly customMetadata: Record<string, string>
+
+  constructor (record: StoredObject, range?: { offset: number, length: number }) {
+    super(record, range, ALL_METADATA)
   }
 }
 

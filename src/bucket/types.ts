@@ -244,8 +244,11 @@ export interface BucketObjectBody extends BucketObject {
   blob (): Promise<Blob>
 }
 
+/** An object as `list` answers it: `httpMetadata` and `customMetadata` only when `include` names them, else undefined (as workerd's). */
+export type BucketListedObject = Omit<BucketObject, 'httpMetadata' | 'customMetadata'> & Partial<Pick<BucketObject, 'httpMetadata' | 'customMetadata'>>
+
 export interface BucketObjects {
-  objects: BucketObject[]
+  objects: BucketListedObject[]
   truncated: boolean
   cursor?: string
   delimitedPrefixes: string[]
@@ -390,10 +393,7 @@ export interface BucketReadOptions {
    * `range-not-satisfiable`.
    */
   partNumber?: number
-  /**
-   * The key an SSE-C object was written with: required to read such an
-   * object (with or without its body), refused for any other.
-   */
+  /** The key an SSE-C object was written with: required to read such an object (with or without its body), refused for any other. */
   ssecKey?: BucketSsecKey
 }
 

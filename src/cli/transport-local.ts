@@ -9,12 +9,12 @@
  * would leave an empty directory behind).
  */
 import type { Readable } from 'node:stream'
-import { bodyStream, isBucketError, isValidBucketName, type Bucket, type BucketObject, type BucketRegistry } from '../bucket/index.js'
+import { bodyStream, isBucketError, isValidBucketName, type Bucket, type BucketListedObject, type BucketRegistry } from '../bucket/index.js'
 import { CliError, cliError, fromBucketError } from './errors.js'
 import { requireDataDirectory } from './local-files.js'
 import type { BucketSummary, ListedPage, ObjectTransport, PartUpload, RemoteObject, WriteMetadata } from './transport.js'
 
-function remoteObject (object: BucketObject): RemoteObject {
+function remoteObject (object: BucketListedObject): RemoteObject {
   const { contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl, cacheExpiry } = object.httpMetadata ?? {}
   const httpMetadata = Object.fromEntries(Object.entries({ contentType, contentLanguage, contentDisposition, contentEncoding, cacheControl, cacheExpiry })
     .filter(([, v]) => v !== undefined))

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { compareIds, keyId, lookupId, pastPrefix } from '../../src/bucket/keys.js'
+import { compareIds, keyArguments, keyId, lookupId, pastPrefix, stringArgument } from '../../src/bucket/keys.js'
 import { parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from '../../src/bucket/metadata.js'
 import { customMetadataOfHeaders, decodeHeaderValue, httpMetadataOfHeaders } from '../../src/doors/request-metadata.js'
 
@@ -20,6 +20,19 @@ t.test('lookupId takes U+0000 and refuses what keyId refuses otherwise', async t
   t.equal(lookupId('delete', 'e\u0301\u0000'), '\u00e9\u0000', 'NFC')
   for (const key of ['', 'x'.repeat(1025), '\uDC00']) t.throws(() => lookupId('head', key), { code: 10020, message: /^head: / }, JSON.stringify(key.slice(0, 8)))
   t.throws(() => lookupId('head', null), TypeError)
+})
+
+t.test('stringArgument and keyArguments convert as workerd converts a kj::String parameter (ToString)', async t => {
+  const cases: Array<[unknown, string]> = [
+    ['as is', 'as is'], [123, '123'], [-0, '0'], [1e21, '1e+21'], [NaN, 'NaN'], [10n, '10'], [null, 'null'], [undefined, 'undefined'],
+    [false, 'false'], [[1, [2, 3]], '1,2,3'], [{}, '[object Object]'], [{ toString: () => 'own' }, 'own'], [new Date(0), new Date(0).toString()]
+  ]
+  for (const [value, expected] of cases) t.equal(stringArgument('put', value), expected, `${typeof value} ${expected}`)
+  t.throws(() => stringArgument('put', Symbol('s')), { name: 'TypeError', message: /^put: Cannot convert a Symbol/ })
+  t.same(keyArguments('delete', [1, 'b', null]), ['1', 'b', 'null'], 'an array: each element')
+  t.same(keyArguments('delete', 7), ['7'], 'anything else: one key')
+  t.same(keyArguments('delete', new Set(['a'])), ['[object Set]'], 'an iterable that is no array is one key, as in workerd')
+  t.throws(() => keyArguments('delete', ['a', Symbol('s')]), TypeError)
 })
 
 t.test('compareIds orders by UTF-8 bytes', async t => {

@@ -29,7 +29,7 @@ async function measure (bucket: Bucket): Promise<StorageMetrics> {
       metrics.objectCount++
       metrics.payloadSize += object.size
       metrics.metadataSize += Buffer.byteLength(object.key, 'utf8')
-      for (const [k, v] of Object.entries(object.customMetadata)) metrics.metadataSize += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(v, 'utf8')
+      for (const [k, v] of Object.entries(object.customMetadata ?? {})) metrics.metadataSize += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(v, 'utf8')
     }
     cursor = page.truncated ? page.cursor : undefined
   } while (cursor !== undefined)

@@ -29,7 +29,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
-import { InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, MAX_PUT_BYTES, type Bucket, type BucketObject, type StorageClass } from '../../bucket/index.js'
+import { InvalidConditionalHeader, isArgumentError, MAX_LIST_LIMIT, MAX_PUT_BYTES, type Bucket, type BucketListedObject, type BucketObject, type StorageClass } from '../../bucket/index.js'
 import { conditionalHeadersOf, contentLengthOver, contentMd5Bytes, headerWireValue, namesAwsChunked, privateReadCacheControl, sandboxObjectHeaders } from '../../doors/request-metadata.js'
 import type { ManagementContext } from '../context.js'
 import { success } from '../envelope.js'
@@ -88,9 +88,9 @@ function uploadedShape (object: BucketObject): Record<string, unknown> {
   }
 }
 
-/** A listed object. */
-function listedShape (object: BucketObject): Record<string, unknown> {
-  const http = object.httpMetadata
+/** A listed object (listed with both metadata; `{}` stands in for one the binding left out). */
+function listedShape (object: BucketListedObject): Record<string, unknown> {
+  const http = object.httpMetadata ?? {}
   return {
     key: object.key,
     etag: object.etag,
@@ -101,7 +101,7 @@ function listedShape (object: BucketObject): Record<string, unknown> {
       ...http,
       ...(http.cacheExpiry === undefined ? {} : { cacheExpiry: http.cacheExpiry.toISOString() })
     },
-    custom_metadata: object.customMetadata
+    custom_metadata: object.customMetadata ?? {}
   }
 }
 
