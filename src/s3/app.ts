@@ -100,8 +100,20 @@ function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], meter:
       ? 'RequestTimeout'
       : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
     this.log.debug({ code: err.code }, 'client error')
-    answerLast(whenAnswered, meter, socket, bareAnswer(code))
+    answerLast(whenAnswered, meter, socket, code === 'InvalidRequest' ? bareAnswer(code, newRequestId(), parserMessage(err)) : bareAnswer(code))
   }
+}
+
+/**
+ * The message of a parser's refusal: what llhttp found wrong, in its own
+ * fixed words ("Duplicate Content-Length", "Invalid header value char"),
+ * none of the request's bytes. rclone's `--s3-use-presigned-request` sends
+ * Content-Length twice with one value, which Node's parser refuses whatever
+ * its options: its user is told so rather than "Invalid Request".
+ */
+function parserMessage (err: NodeJS.ErrnoException & { reason?: unknown }): string {
+  if (typeof err.reason !== 'string' || err.reason === '') return S3Errors.InvalidRequest.message
+  return `The request is not valid HTTP/1.1: ${err.reason.replace(/\.$/, '')}.`
 }
 
 /** Writes `answer` after the answers of the requests pipelined before it (they were whole and take effect), then closes. */

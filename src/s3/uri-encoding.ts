@@ -3,6 +3,13 @@
  * decoded parameters, and the RFC 3986 encodings of the canonical request
  * (every byte but the unreserved characters percent-encoded; `/` kept in a
  * path).
+ *
+ * A `+` in the query is a space, as S3 (and every S3 server that parses its
+ * query as a form: MinIO's Go, R2's URLSearchParams) reads it: the AWS SDK
+ * for Go v1 sends an unsigned request's spaces that way (rclone's anonymous
+ * remotes: `prefix=dir+with+space%2F`), and form encoders do (Python's
+ * urlencode, Node's querystring). A plus meant as a plus is `%2B`, as every
+ * SDK and s3cmd send it. In a path `+` stays a plus.
  */
 import { S3Error } from './errors.js'
 
@@ -51,7 +58,7 @@ export function parseRawQuery (raw: string): Record<string, string | string[]> {
 
 function decodeComponent (text: string): string {
   try {
-    return decodeURIComponent(text)
+    return decodeURIComponent(text.replaceAll('+', ' '))
   } catch {
     throw new S3Error('InvalidArgument', 'The query string has malformed percent-encoding.')
   }

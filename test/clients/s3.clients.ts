@@ -8,10 +8,10 @@
  * client found is printed. Not part of `npm test`: it needs those packages
  * and moves tens of MiB.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -100,19 +100,40 @@ t.test('real S3 clients', async t => {
     t.equal(again.trim(), '', 'a second sync has nothing to do')
   })
 
+  const rcloneEnv = {
+    ...env,
+    RCLONE_CONFIG: path.join(work, 'rclone.conf'),
+    RCLONE_CONFIG_FSB_TYPE: 's3',
+    RCLONE_CONFIG_FSB_PROVIDER: 'Other',
+    RCLONE_CONFIG_FSB_ACCESS_KEY_ID: accessKeyId,
+    RCLONE_CONFIG_FSB_SECRET_ACCESS_KEY: secretAccessKey,
+    RCLONE_CONFIG_FSB_ENDPOINT: endpoint,
+    RCLONE_CONFIG_FSB_REGION: 'us-east-1',
+    RCLONE_CONFIG_FSB_FORCE_PATH_STYLE: 'true'
+  }
+  await writeFile(rcloneEnv.RCLONE_CONFIG, '')
+  const rclone = async (...args: string[]): Promise<{ stdout: string, stderr: string }> => await run('rclone', args, { env: rcloneEnv, maxBuffer: 1 << 24 })
+  const host = endpoint.replace('http://', '')
+  const s3cmdConfig = path.join(work, 's3cfg')
+  await writeFile(s3cmdConfig, [
+    '[default]', `access_key = ${accessKeyId}`, `secret_key = ${secretAccessKey}`, `host_base = ${host}`, `host_bucket = ${host}`,
+    'use_https = False', 'signature_v2 = False', 'bucket_location = us-east-1', 'multipart_chunk_size_mb = 5', 'multipart_copy_chunk_size_mb = 5', ''
+  ].join('\n'))
+  const s3cmd = async (...args: string[]): Promise<string> => (await run('s3cmd', ['-c', s3cmdConfig, ...args], { env, maxBuffer: 1 << 24 })).stdout
+
+  // Names users' files have: spaces, non-ASCII, +, %, URL punctuation, a deep path, an empty file; and a multipart one.
+  const keys = path.join(work, 'keys')
+  const deep = `${Array.from({ length: 30 }, (_, i) => `d${i + 1}`).join('/')}/leaf.txt`
+  const names = ['with space.txt', 'Zürich ☃ 日本.txt', 'a+b.txt', '100%.txt', 'a%20b.txt', 'dir with space/sub+plus/f&=?#.txt', deep, 'empty.txt', 'big.bin']
+  for (const name of names) {
+    await mkdir(path.dirname(path.join(keys, name)), { recursive: true })
+    await writeFile(path.join(keys, name), name === 'big.bin' ? big : name === 'empty.txt' ? '' : `${name}\n`)
+  }
+  const sameAsLocal = async (t: Test, dir: string, prefix: string, list: string[]): Promise<void> => {
+    for (const name of list) t.equal(await storedSha(`${prefix}${name}`), sha256(await readFile(path.join(dir, name))), name)
+  }
+
   t.test('rclone: copy and check', { skip: missing(await installed('rclone'), 'rclone', 'rclone') }, async t => {
-    const rcloneEnv = {
-      ...env,
-      RCLONE_CONFIG: path.join(work, 'rclone.conf'),
-      RCLONE_CONFIG_FSB_TYPE: 's3',
-      RCLONE_CONFIG_FSB_PROVIDER: 'Other',
-      RCLONE_CONFIG_FSB_ACCESS_KEY_ID: accessKeyId,
-      RCLONE_CONFIG_FSB_SECRET_ACCESS_KEY: secretAccessKey,
-      RCLONE_CONFIG_FSB_ENDPOINT: endpoint,
-      RCLONE_CONFIG_FSB_REGION: 'us-east-1',
-      RCLONE_CONFIG_FSB_FORCE_PATH_STYLE: 'true'
-    }
-    await writeFile(rcloneEnv.RCLONE_CONFIG, '')
     await run('rclone', ['copy', '--s3-upload-cutoff', '5M', '--s3-chunk-size', '5M', tree, 'fsb:clients/rclone'], { env: rcloneEnv })
     t.equal(await storedSha('rclone/big.bin'), sha256(big))
     const checked = await run('rclone', ['check', tree, 'fsb:clients/rclone'], { env: rcloneEnv })
@@ -120,13 +141,6 @@ t.test('real S3 clients', async t => {
   })
 
   t.test('s3cmd: put, get, ls', { skip: missing(await installed('s3cmd'), 's3cmd', 's3cmd') }, async t => {
-    const host = endpoint.replace('http://', '')
-    const config = path.join(work, 's3cfg')
-    await writeFile(config, [
-      '[default]', `access_key = ${accessKeyId}`, `secret_key = ${secretAccessKey}`, `host_base = ${host}`, `host_bucket = ${host}`,
-      'use_https = False', 'signature_v2 = False', 'bucket_location = us-east-1', 'multipart_chunk_size_mb = 5', ''
-    ].join('\n'))
-    const s3cmd = async (...args: string[]): Promise<string> => (await run('s3cmd', ['-c', config, ...args], { env, maxBuffer: 1 << 24 })).stdout
     await s3cmd('put', bigFile, 's3://clients/s3cmd/big.bin')
     t.equal(await storedSha('s3cmd/big.bin'), sha256(big))
     await s3cmd('put', path.join(tree, 'a.txt'), 's3://clients/s3cmd/a.txt')
@@ -135,6 +149,101 @@ t.test('real S3 clients', async t => {
     const listing = await s3cmd('ls', 's3://clients/s3cmd/')
     t.match(listing, /s3:\/\/clients\/s3cmd\/a\.txt/)
     t.match(listing, /s3:\/\/clients\/s3cmd\/big\.bin/)
+  })
+
+  t.test('rclone: sync both ways with deletes, server-side copyto (UploadPartCopy) and moveto, check --checksum, --metadata, link', { skip: missing(await installed('rclone'), 'rclone', 'rclone') }, async t => {
+    const up = path.join(work, 'rclone-up')
+    await cp(keys, up, { recursive: true })
+    await rclone('sync', '--s3-upload-cutoff', '5M', '--s3-chunk-size', '5M', up, 'fsb:clients/rsync')
+    await sameAsLocal(t, up, 'rsync/', names)
+    t.match((await rclone('check', '--checksum', up, 'fsb:clients/rsync')).stderr, /0 differences found/, 'MD5s agree, the multipart one\'s by rclone\'s own metadata')
+    await rm(path.join(up, 'a+b.txt'))
+    await writeFile(path.join(up, 'new one.txt'), 'new\n')
+    await rclone('sync', up, 'fsb:clients/rsync')
+    t.equal(await bucket.head('rsync/a+b.txt'), null, 'deleted on the server by the sync')
+    t.not(await bucket.head('rsync/new one.txt'), null)
+    await bucket.put('rsync/remote only+.txt', 'remote\n')
+    const down = path.join(work, 'rclone-down')
+    await rclone('sync', 'fsb:clients/rsync', down)
+    t.same((await readdir(down)).sort(), (await readdir(up)).concat('remote only+.txt').sort(), 'downloaded, and nothing else there')
+    t.match((await rclone('check', '--checksum', down, 'fsb:clients/rsync')).stderr, /0 differences found/)
+
+    await rclone('copyto', '--s3-copy-cutoff', '5M', 'fsb:clients/rsync/big.bin', 'fsb:clients/rcopy/big copy+ü.bin')
+    t.equal(await storedSha('rcopy/big copy+ü.bin'), sha256(big), 'copied in 5 MiB parts on the server')
+    await rclone('moveto', 'fsb:clients/rcopy/big copy+ü.bin', 'fsb:clients/rcopy/moved 100%.bin')
+    t.equal(await bucket.head('rcopy/big copy+ü.bin'), null, 'moved away')
+    t.equal(await storedSha('rcopy/moved 100%.bin'), sha256(big))
+
+    await rclone('copyto', '--metadata', '--metadata-set', 'color=blue', '--metadata-set', 'content-type=text/x-note', path.join(up, 'new one.txt'), 'fsb:clients/rmeta/new.txt')
+    const meta = await bucket.head('rmeta/new.txt')
+    t.equal(meta?.customMetadata?.color, 'blue')
+    t.equal((meta?.httpMetadata as { contentType?: string } | undefined)?.contentType, 'text/x-note')
+
+    for (const name of ['Zürich ☃ 日本.txt', 'dir with space/sub+plus/f&=?#.txt', 'empty.txt']) {
+      const link = (await rclone('link', '--expire', '1h', `fsb:clients/rsync/${name}`)).stdout.trim()
+      t.match(link, /X-Amz-Algorithm=AWS4-HMAC-SHA256/)
+      const answer = await fetch(link)
+      t.equal(answer.status, 200, `rclone link of ${name}`)
+      t.equal(await answer.text(), await readFile(path.join(up, name), 'utf8'))
+    }
+  })
+
+  t.test('rclone: a remote without keys on a development server sends unsigned requests, with + for the spaces of a listing\'s prefix', { skip: missing(await installed('rclone'), 'rclone', 'rclone') }, async t => {
+    const development = await buildS3App({ registry, policy: s3AccessPolicy(null, null, true), domains: [], logLevel: false })
+    await development.listen({ host: '127.0.0.1', port: 0 })
+    t.teardown(async () => { await development.close() })
+    const anonymous = { ...rcloneEnv, RCLONE_CONFIG_ANON_TYPE: 's3', RCLONE_CONFIG_ANON_PROVIDER: 'Other', RCLONE_CONFIG_ANON_ENDPOINT: `http://127.0.0.1:${(development.server.address() as AddressInfo).port}`, RCLONE_CONFIG_ANON_FORCE_PATH_STYLE: 'true' }
+    const small = names.filter(name => name !== 'big.bin')
+    await run('rclone', ['sync', '--exclude', 'big.bin', keys, 'anon:clients/anon'], { env: anonymous })
+    await sameAsLocal(t, keys, 'anon/', small)
+    const checked = await run('rclone', ['check', '--checksum', '--exclude', 'big.bin', keys, 'anon:clients/anon'], { env: anonymous })
+    t.match(checked.stderr, /0 differences found/, 'the directory with spaces is listed')
+    const listed = (await run('rclone', ['lsf', 'anon:clients/anon/dir with space/sub+plus'], { env: anonymous })).stdout
+    t.equal(listed.trim(), 'f&=?#.txt')
+  })
+
+  t.test('s3cmd: sync both ways with --delete-removed, cp and mv (multipart copies), --add-header, du', { skip: missing(await installed('s3cmd'), 's3cmd', 's3cmd') }, async t => {
+    const up = path.join(work, 's3cmd-up')
+    await cp(keys, up, { recursive: true })
+    await s3cmd('sync', `${up}/`, 's3://clients/ssync/')
+    await sameAsLocal(t, up, 'ssync/', names)
+    t.notMatch(await s3cmd('sync', `${up}/`, 's3://clients/ssync/'), /upload:/, 'a second sync uploads nothing')
+    await rm(path.join(up, 'a+b.txt'))
+    await s3cmd('sync', '--delete-removed', `${up}/`, 's3://clients/ssync/')
+    t.equal(await bucket.head('ssync/a+b.txt'), null, 'deleted on the server by the sync')
+    await bucket.put('ssync/remote only+.txt', 'remote\n')
+    const down = path.join(work, 's3cmd-down')
+    await mkdir(down)
+    await writeFile(path.join(down, 'stale.txt'), 'stale')
+    await s3cmd('sync', '--delete-removed', 's3://clients/ssync/', `${down}/`)
+    t.same((await readdir(down)).sort(), (await readdir(up)).concat('remote only+.txt').sort(), 'downloaded, and the stale file deleted')
+    t.equal(sha256(await readFile(path.join(down, 'big.bin'))), sha256(big))
+    t.match(await s3cmd('du', 's3://clients/ssync/'), new RegExp(`${names.length} objects`))
+
+    await s3cmd('cp', 's3://clients/ssync/big.bin', 's3://clients/scopy/big copy+ü.bin')
+    t.equal(await storedSha('scopy/big copy+ü.bin'), sha256(big), 'copied in 5 MiB parts on the server')
+    await s3cmd('mv', 's3://clients/ssync/Zürich ☃ 日本.txt', 's3://clients/scopy/moved 100%.txt')
+    t.equal(await bucket.head('ssync/Zürich ☃ 日本.txt'), null, 'moved away')
+    t.equal(await storedSha('scopy/moved 100%.txt'), sha256(Buffer.from('Zürich ☃ 日本.txt\n')))
+
+    await s3cmd('put', '--add-header=x-amz-meta-color: red', '--add-header=Cache-Control: max-age=60', '--mime-type=text/x-note', path.join(up, 'with space.txt'), 's3://clients/smeta/a.txt')
+    const meta = await bucket.head('smeta/a.txt')
+    t.equal(meta?.customMetadata?.color, 'red')
+    t.match(meta?.httpMetadata, { cacheControl: 'max-age=60', contentType: 'text/x-note' })
+    await s3cmd('modify', '--add-header=x-amz-meta-shape: round', '--remove-header=x-amz-meta-color', 's3://clients/smeta/a.txt')
+    const modified = await bucket.head('smeta/a.txt')
+    t.equal(modified?.customMetadata?.shape, 'round', 'modify: a copy onto itself with the new metadata')
+    t.equal(modified?.customMetadata?.color, undefined)
+  })
+
+  t.test('s3cmd: Signature Version 2 is refused with the message s3cmd knows, so --signature-v2 falls back to V4; a signurl URL (V2) is refused clearly', { skip: missing(await installed('s3cmd'), 's3cmd', 's3cmd') }, async t => {
+    await s3cmd('--signature-v2', 'put', path.join(keys, 'a+b.txt'), 's3://clients/sv2/a+b.txt')
+    t.equal(await storedSha('sv2/a+b.txt'), sha256(Buffer.from('a+b.txt\n')), 'stored after the fallback')
+    const url = (await s3cmd('signurl', 's3://clients/sv2/a+b.txt', '+600')).trim()
+    t.match(url, /AWSAccessKeyId=.*Signature=/, 's3cmd 2.3 signs URLs with V2 only')
+    const answer = await fetch(url)
+    t.equal(answer.status, 400)
+    t.match(await answer.text(), '<Code>InvalidRequest</Code><Message>The authorization mechanism you have provided is not supported. Please use AWS4-HMAC-SHA256.</Message>')
   })
 
   let boto3 = true

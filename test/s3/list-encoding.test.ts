@@ -1,6 +1,6 @@
 import t from 'tap'
 import { s3UrlEncode } from '../../src/s3/list-encoding.js'
-import { s3Server } from './fixture.js'
+import { raw, s3Server } from './fixture.js'
 
 t.test('s3UrlEncode: RFC 3986 unreserved characters and / kept, everything else percent-encoded', async t => {
   const cases: Array<[string, string]> = [
@@ -46,6 +46,32 @@ t.test('encoding-type=url: keys, prefixes, delimiter and markers as S3 encodes t
   t.match(uploads, '<Prefix>up%20</Prefix>')
   t.match(uploads, '<Key>up%20load/a%2Bb</Key>')
   t.match(uploads, '<NextKeyMarker>up%20load/a%2Bb</NextKeyMarker>')
+})
+
+t.test('a + in the query is a space, as S3 reads it: an unsigned listing as the AWS SDK for Go v1 sends it (rclone\'s anonymous remotes) finds the keys under a prefix with spaces', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  for (const key of ['dir with space/a.txt', 'dir with space/sub+plus/f.txt', 'dir+with+space/b.txt']) await bucket.put(key, 'x')
+  const get = async (url: string): Promise<string> => {
+    const answer = await raw(server, 'GET', url)
+    t.equal(answer.status, 200, url)
+    return answer.body
+  }
+  const spaced = await get('/photos?delimiter=%2F&max-keys=1000&prefix=dir+with+space%2F')
+  t.match(spaced, '<Prefix>dir with space/</Prefix>')
+  t.match(spaced, '<Key>dir with space/a.txt</Key>')
+  t.match(spaced, '<CommonPrefixes><Prefix>dir with space/sub+plus/</Prefix></CommonPrefixes>')
+  t.notMatch(spaced, 'b.txt')
+  const after = await get('/photos?list-type=2&prefix=dir+with+space%2F&start-after=dir+with+space%2Fa.txt')
+  t.notMatch(after, '<Key>dir with space/a.txt</Key>', 'start-after read with its spaces')
+  t.match(after, '<StartAfter>dir with space/a.txt</StartAfter>')
+  t.match(after, '<Key>dir with space/sub+plus/f.txt</Key>')
+  const plus = await get('/photos?list-type=2&prefix=dir%2Bwith%2Bspace%2F')
+  t.match(plus, '<Key>dir+with+space/b.txt</Key>', 'a plus sent as %2B is a plus')
+  t.notMatch(plus, 'a.txt')
+  t.equal((await raw(server, 'GET', '/photos/dir+with+space/b.txt')).body, 'x', 'in the path a + stays a plus')
+  const named = await raw(server, 'GET', '/photos/dir+with+space/b.txt?response-content-disposition=attachment%3B+filename%3Db.txt')
+  t.equal(named.headers['content-disposition'], 'attachment; filename=b.txt', 'a response-* value read as a form encoder wrote it')
 })
 
 t.test('an empty continuation-token is none: the first page', async t => {

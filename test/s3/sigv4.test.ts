@@ -373,6 +373,22 @@ t.test('query parameters named like object properties are parameters like any ot
   t.same(Object.keys(parseRawQuery('__proto__=x&constructor=y&toString=z')), ['__proto__', 'constructor', 'toString'])
 })
 
+t.test('a + in the query is a space, as S3 reads a query: a signature over the space verifies, one over a plus does not', async t => {
+  t.same(parseRawQuery('prefix=dir+with+space%2F&a+b=c%2Bd&e=%2B+'), { prefix: 'dir with space/', 'a b': 'c+d', e: '+ ' })
+  const signer = await sdkSigner()
+  const now = new Date()
+  const sign = async (query: Record<string, string>): Promise<IncomingHttpHeaders> => received((await signer.sign({
+    method: 'GET', protocol: 'http:', hostname: 'localhost', path: '/bucket', query,
+    headers: { host: 'localhost', 'x-amz-content-sha256': EMPTY_SHA256 }
+  }, { signingDate: now })).headers as Record<string, string>)
+  const spaced = await sign({ prefix: 'dir with space/' })
+  t.equal((await verify('GET', '/bucket?prefix=dir+with+space%2F', spaced, now)).accessKeyId, ACCESS_KEY, 'sent with + for the spaces (a form encoder)')
+  t.equal((await verify('GET', '/bucket?prefix=dir%20with%20space%2F', spaced, now)).accessKeyId, ACCESS_KEY, 'sent with %20, as signed')
+  const plussed = await sign({ prefix: 'a+b' })
+  t.equal((await verify('GET', '/bucket?prefix=a%2Bb', plussed, now)).accessKeyId, ACCESS_KEY, 'a plus sent as %2B')
+  t.equal(await code(verify('GET', '/bucket?prefix=a+b', plussed, now)), 'SignatureDoesNotMatch', 'a plus sent bare is a space')
+})
+
 t.test('a signed header name like an object property is a header that was not sent (SignatureDoesNotMatch, not a crash)', async t => {
   for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
     const headers = getObjectHeaders()

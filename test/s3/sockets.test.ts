@@ -54,6 +54,18 @@ t.test('a malformed request pipelined behind a PutObject is refused after the Pu
   }
 })
 
+t.test('a request Node\'s parser refuses is InvalidRequest naming what is wrong: Content-Length twice, as rclone\'s --s3-use-presigned-request sends it', async t => {
+  const { port, registry } = await s3Server(t, { connections: connections(60) })
+  const bucket = (await registry.open('photos'))!
+  const socket = await open(port)
+  socket.write('PUT /photos/twice HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\nhello')
+  const { text } = await received(socket, () => false)
+  t.same(statuses(text), [400])
+  t.match(text, /<Code>InvalidRequest<\/Code><Message>The request is not valid HTTP\/1\.1: Duplicate Content-Length\.<\/Message>/)
+  t.match(text, /<RequestId>[0-9A-F]{16}<\/RequestId>/)
+  t.equal(await bucket.head('twice'), null, 'nothing stored')
+})
+
 t.test('a body that stops arriving is answered RequestTimeout after the idle timeout; nothing stored', async t => {
   const { port, registry } = await s3Server(t, { connections: connections(1) })
   const bucket = (await registry.open('photos'))!
