@@ -59,6 +59,18 @@ export const handsOn: Record<Permission, readonly Permission[]> = {
 
 const isStringList = (value: unknown): value is string[] => Array.isArray(value) && value.every(v => typeof v === 'string' && v !== '')
 
+/**
+ * Whether `paths` has the claim's shape: absent, or an object naming
+ * `prefixPaths` and `objectPaths` only. Anything else (a list, a string,
+ * a misspelt `prefixpaths`) is a limit this module cannot read, and read
+ * as none it would open the whole bucket: the token is refused instead.
+ */
+function isPathsClaim (paths: unknown): boolean {
+  if (paths === undefined || paths === null) return true
+  if (typeof paths !== 'object' || Array.isArray(paths)) return false
+  return Object.keys(paths).every(name => name === 'prefixPaths' || name === 'objectPaths')
+}
+
 /** The JWT inside a session token made by the recipe, or null when the token is not one. */
 export function signedJwtOf (sessionToken: string): string | null {
   if (sessionToken.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9+/]+={0,2}$/.test(sessionToken)) return null
@@ -78,6 +90,7 @@ function claimsOf (jwt: string): Claims | null {
     if (typeof iss !== 'string' || typeof bucket !== 'string' || !isValidBucketName(bucket) || !isPermission(scope) || !Number.isInteger(exp)) return null
     if (iat !== undefined && !Number.isInteger(iat)) return null
     if (actions !== undefined && !isStringList(actions)) return null
+    if (!isPathsClaim(paths)) return null
     const { prefixPaths = [], objectPaths = [] } = (paths ?? {}) as { prefixPaths?: unknown, objectPaths?: unknown }
     if (!isStringList(prefixPaths) || !isStringList(objectPaths)) return null
     const claims: Claims = { iss, bucket, scope, exp: exp as number, prefixes: prefixPaths, objects: objectPaths }

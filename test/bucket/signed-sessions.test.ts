@@ -55,3 +55,21 @@ t.test('what is refused', async t => {
   t.equal(sessionParent(Buffer.from('jwt/not.a.jwt').toString('base64')), null, 'not a JWT: no parent')
   t.equal(openSession(tampered.sessionToken, parent.id, null, now), 'invalid', 'an unknown parent')
 })
+
+t.test('a paths claim of another shape is refused, never read as no limit (the whole bucket)', async t => {
+  const open = (paths: unknown): unknown => {
+    const minted = mintBySignedJwt(pair, { ...base, paths })
+    return openSession(minted.sessionToken, minted.accessKeyId, { record: parent }, now)
+  }
+  const shapes: Array<[string, unknown]> = [
+    ['a list of prefixes', ['data/']],
+    ['a prefix as a string', 'data/'],
+    ['a number', 1],
+    ['a misspelt prefixPaths', { prefixpaths: ['data/'] }],
+    ['the API\'s field names', { prefixes: ['data/'] }],
+    ['one known field beside an unknown one', { objectPaths: ['readme.txt'], prefixPath: ['data/'] }]
+  ]
+  for (const [what, paths] of shapes) t.equal(open(paths), 'invalid', what)
+  t.match(open(null), { principal: { prefixes: [], objects: [] } }, 'null is no paths: the whole bucket, as when absent')
+  t.match(open({ prefixPaths: ['data/'] }), { principal: { prefixes: ['data/'], objects: [] } }, 'one of the two fields')
+})
