@@ -143,13 +143,15 @@ const handlers: Record<S3Operation, (ctx: S3Context) => Promise<void>> = {
 /**
  * What each operation does, for the engine's `authorize`. Bucket settings
  * are `bucket:*`; HeadBucket and GetBucketLocation only say that a bucket
- * exists, as a listing does (`objects:list`), so an object token can use
- * the clients that ask them first; uploads in progress belong to writers.
+ * exists, as ListBuckets showing it does (`buckets:list` of that bucket),
+ * so any credential of the bucket (an object token, temporary credentials
+ * limited to keys) can use the clients that ask them first; uploads in
+ * progress belong to writers.
  */
 const operationActions: Record<S3Operation, Action> = {
   ListBuckets: 'buckets:list',
-  GetBucketLocation: 'objects:list',
-  HeadBucket: 'objects:list',
+  GetBucketLocation: 'buckets:list',
+  HeadBucket: 'buckets:list',
   ListObjectsV2: 'objects:list',
   ListObjects: 'objects:list',
   GetBucketCors: 'bucket:read',

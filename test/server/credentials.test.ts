@@ -7,7 +7,7 @@
 import t from 'tap'
 import type { AddressInfo } from 'node:net'
 import {
-  CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetBucketCorsCommand, GetObjectCommand, HeadBucketCommand, ListBucketsCommand, ListMultipartUploadsCommand, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand, ListObjectsV2Command,
+  CopyObjectCommand, CreateBucketCommand, CreateMultipartUploadCommand, GetBucketCorsCommand, GetBucketLocationCommand, GetObjectCommand, HeadBucketCommand, ListBucketsCommand, ListMultipartUploadsCommand, PutBucketCorsCommand, PutBucketLifecycleConfigurationCommand, ListObjectsV2Command,
   PutObjectCommand, S3Client
 } from '@aws-sdk/client-s3'
 import { buildApp } from '../../src/app.js'
@@ -236,6 +236,10 @@ t.test('temporary credentials: made through the API, scoped to a bucket and pref
   t.equal(await outcome(client, new ListObjectsV2Command({ Bucket: 'photos', Prefix: 'cats/' })), 'ok', 'a listing within its prefix')
   t.equal(await outcome(client, new ListObjectsV2Command({ Bucket: 'photos' })), 'AccessDenied', 'a listing of the whole bucket')
   t.equal(await outcome(client, new PutObjectCommand({ Bucket: 'photos', Key: 'cats/new.jpg', Body: 'x' })), 'AccessDenied', 'read only')
+  // Clients (rclone, the AWS CLI's sync) ask whether the bucket exists first: that says no key.
+  t.equal(await outcome(client, new HeadBucketCommand({ Bucket: 'photos' })), 'ok', 'HeadBucket of its bucket, limited to keys')
+  t.equal(await outcome(client, new GetBucketLocationCommand({ Bucket: 'photos' })), 'ok', 'GetBucketLocation of its bucket')
+  t.equal(await outcome(client, new GetBucketLocationCommand({ Bucket: 'other' })), 'AccessDenied', 'GetBucketLocation of another bucket')
 
   const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner')
   const inScope = await getSignedUrl(client, new GetObjectCommand({ Bucket: 'photos', Key: 'cats/tom.jpg' }), { expiresIn: 60 })
