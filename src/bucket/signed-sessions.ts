@@ -71,6 +71,21 @@ function isPathsClaim (paths: unknown): boolean {
   return Object.keys(paths).every(name => name === 'prefixPaths' || name === 'objectPaths')
 }
 
+/**
+ * Whether the claims hold a limit spelt or placed where it is not read: a
+ * misspelt `actions` (`action`, `Actions`) or `paths`, or a path list beside
+ * `paths` (`prefixPaths`, `prefixes`, ...). Read as absent, it would lift
+ * the limit its writer meant (every operation, the whole bucket), as a
+ * misshapen `paths` would (isPathsClaim).
+ */
+function hasUnreadLimit (body: Record<string, unknown>): boolean {
+  return Object.keys(body).some(name => {
+    const lower = name.toLowerCase()
+    return ((lower === 'actions' || lower === 'paths') && name !== lower) ||
+      ['action', 'path', 'prefixpaths', 'objectpaths', 'prefixes', 'objects'].includes(lower)
+  })
+}
+
 /** The JWT inside a session token made by the recipe, or null when the token is not one. */
 export function signedJwtOf (sessionToken: string): string | null {
   if (sessionToken.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9+/]+={0,2}$/.test(sessionToken)) return null
@@ -90,7 +105,7 @@ function claimsOf (jwt: string): Claims | null {
     if (typeof iss !== 'string' || typeof bucket !== 'string' || !isValidBucketName(bucket) || !isPermission(scope) || !Number.isInteger(exp)) return null
     if (iat !== undefined && !Number.isInteger(iat)) return null
     if (actions !== undefined && !isStringList(actions)) return null
-    if (!isPathsClaim(paths)) return null
+    if (!isPathsClaim(paths) || hasUnreadLimit(body)) return null
     const { prefixPaths = [], objectPaths = [] } = (paths ?? {}) as { prefixPaths?: unknown, objectPaths?: unknown }
     if (!isStringList(prefixPaths) || !isStringList(objectPaths)) return null
     const claims: Claims = { iss, bucket, scope, exp: exp as number, prefixes: prefixPaths, objects: objectPaths }

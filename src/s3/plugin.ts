@@ -145,8 +145,8 @@ const handlers: Record<S3Operation, (ctx: S3Context) => Promise<void>> = {
  * are `bucket:*`; HeadBucket and GetBucketLocation only say that a bucket
  * exists, as ListBuckets showing it does (`buckets:list` of that bucket),
  * so any credential of the bucket (an object token, temporary credentials
- * limited to keys) can use the clients that ask them first; uploads in
- * progress belong to writers.
+ * limited to keys; not one whose operations leave them out) can use the
+ * clients that ask them first; uploads in progress belong to writers.
  */
 const operationActions: Record<S3Operation, Action> = {
   ListBuckets: 'buckets:list',

@@ -56,7 +56,8 @@ const drainAsked = 'asked by the primary'
 
 /**
  * Drain on the first signal (or the primary's word), exit at once on the
- * second (a worker's wait for its replacement aside, above). Installed before the app is built, so a signal during start-up
+ * second (a worker's wait for its replacement aside, and a worker draining
+ * alone, which waits GROUP_STOP_WAIT_MS for the primary's word first: above). Installed before the app is built, so a signal during start-up
  * counts too; the drain itself starts once the app exists. So does a TLS
  * reload (SIGHUP alone, the primary's word in a worker): one asked before
  * the gateway is handed over is done once it is, since the gateway may have
@@ -92,6 +93,8 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
   /** While a worker draining alone, sent another SIGTERM, waits for the primary's word: its exit. */
   let groupStopWait: NodeJS.Timeout | null = null
   const secondSignal = (signal: string): void => {
+    if (groupStopWait !== null) clearTimeout(groupStopWait)
+    groupStopWait = null
     server?.app.log.warn({ signal }, 'second signal: exiting now')
     exitNow()
   }
@@ -179,6 +182,7 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
         // Stopping alone, it goes on as the whole server's stop: a group SIGTERM come before this word or after is that stop.
         reason = drainAsked
         if (groupStopWait !== null) clearTimeout(groupStopWait)
+        groupStopWait = null
         // Waiting for a replacement that the whole server's stop will not start (or will stop at once).
         endReplacementWait()
         return

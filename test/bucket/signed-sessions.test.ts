@@ -73,3 +73,20 @@ t.test('a paths claim of another shape is refused, never read as no limit (the w
   t.match(open(null), { principal: { prefixes: [], objects: [] } }, 'null is no paths: the whole bucket, as when absent')
   t.match(open({ prefixPaths: ['data/'] }), { principal: { prefixes: ['data/'], objects: [] } }, 'one of the two fields')
 })
+
+t.test('a limit spelt or placed where it is not read is refused, never read as no limit (every operation, the whole bucket)', async t => {
+  const open = (claims: Record<string, unknown>): unknown => {
+    const minted = mintBySignedJwt(pair, { ...base, ...claims })
+    return openSession(minted.sessionToken, minted.accessKeyId, { record: parent }, now)
+  }
+  const shapes: Array<[string, Record<string, unknown>]> = [
+    ['actions misspelt as action', { action: ['GetObject'] }],
+    ['actions capitalised', { Actions: ['GetObject'] }],
+    ['paths capitalised', { Paths: { prefixPaths: ['data/'] } }],
+    ['prefixPaths beside paths, at the top', { prefixPaths: ['data/'] }],
+    ['objectPaths at the top', { objectPaths: ['readme.txt'] }],
+    ['the API\'s prefixes at the top', { prefixes: ['data/'] }]
+  ]
+  for (const [what, claims] of shapes) t.equal(open(claims), 'invalid', what)
+  t.match(open({ actions: ['GetObject'], paths: { prefixPaths: ['data/'] } }), { principal: { prefixes: ['data/'], operations: ['GetObject'] } }, 'spelt right: read')
+})
