@@ -334,7 +334,7 @@ t.test('serve draining: a TLS connection still in its handshake as the signal co
   // The handshake goes on once the drain has begun (the grace runs from then: a quarter second), or after 200 ms.
   const signalled = Date.now()
   while (!served.stdout().includes('draining: ') && Date.now() - signalled < 200) await new Promise(resolve => setTimeout(resolve, 5))
-  const answer = await new Promise<string>((resolve, reject) => {
+  const answer = await within(new Promise<string>((resolve, reject) => {
     const socket = connect({ socket: raw, ca: readFileSync(pair.cert), servername: 'localhost' }, () => {
       socket.write('GET /_health/live HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')
     })
@@ -342,7 +342,7 @@ t.test('serve draining: a TLS connection still in its handshake as the signal co
     socket.on('data', chunk => { text += String(chunk) })
     socket.on('close', () => { resolve(text) })
     socket.on('error', reject)
-  })
+  }), 10_000, 'the answer').catch((err: Error) => err.message)
   t.match(answer, /^HTTP\/1\.1 200 /, 'answered, not met with a reset')
   t.match(answer, /\r\nconnection: close\r\n/i, 'and its connection closed after it')
   t.equal(await within(served.exited, 10_000, 'exit'), 0, 'exit 0')
