@@ -37,13 +37,14 @@ export function endWith (response: ServerResponse, { status, contentType, body, 
   response.end(body, then)
 }
 
-/** The handshake errors of a client that spoke plain HTTP to a TLS port: OpenSSL knows a GET, HEAD, POST or PUT, and a proxy's CONNECT. */
+/** The handshake errors of a client that spoke plain HTTP to a TLS port: OpenSSL knows a GET, HEAD, POST or PUT (3.5 also a DELETE, PATCH, OPTIONS or TRACE), and a proxy's CONNECT. */
 const plainHttpErrors = new Set(['ERR_SSL_HTTP_REQUEST', 'ERR_SSL_HTTPS_PROXY_REQUEST'])
 
 /**
  * On a TLS port, answers a client that spoke plain HTTP to it (an
  * `http://` URL for an `https://` port, which OpenSSL finds at the
- * handshake when the request is a GET, HEAD, POST, PUT or CONNECT) with
+ * handshake when the request is a GET, HEAD, POST, PUT or CONNECT, and
+ * with OpenSSL 3.5, Node 24's, a DELETE, PATCH, OPTIONS or TRACE too) with
  * `answer`, in the clear, as nginx does, instead of a reset the client
  * cannot explain; the request's method is not known by then, so a HEAD
  * gets the body too, which the connection's close bounds. Other failed
