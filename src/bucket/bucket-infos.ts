@@ -43,6 +43,16 @@ export interface CachedInfo {
 /** How many times one call looks at a bucket's settings: a document removed (or adopted) between two looks is looked for again. */
 const LOOKS = 4
 
+/**
+ * How long a write trusts the notification rules of a settings document
+ * checked that recently. A door reads the bucket's settings at the start of
+ * every request (one indexed row of a catalog server), so the write it then
+ * makes needs no second look; a write of the library binding, which no
+ * door precedes, looks again once this has passed. Rules changed through
+ * this process are seen at once (the change drops the cached document).
+ */
+const RULES_FRESH_MS = 1000
+
 /** The process's warning, for library users who give no `warn` (a server gives its log). */
 const emitWarning: RegistryWarn = (fields, message) => { process.emitWarning(`${message}: ${fields.reason}`, 'FsbucketWarning') }
 
@@ -83,6 +93,21 @@ export class BucketInfos {
       return info
     }
     return null // gone at every look
+  }
+
+  /** The info of a document checked within RULES_FRESH_MS, for the notification rules of a write. */
+  fresh (name: string): BucketInfo | undefined {
+    const cached = this.#infos.get(name)
+    return cached !== undefined && 'settings' in cached.info && Date.now() - cached.checked < RULES_FRESH_MS ? cached.info : undefined
+  }
+
+  /** `info` at once, when the storage looks at the document without waiting (`settingsVersionNow`) and it is the version read last; undefined when `info` must look or read. */
+  infoNow (name: string): BucketInfo | undefined {
+    const current = this.#storage.settingsVersionNow?.(name)
+    const cached = this.#infos.get(name)
+    if (current == null || cached?.version !== current || !('settings' in cached.info)) return undefined
+    cached.checked = Date.now()
+    return cached.info
   }
 
   /** The infos of the buckets `names` (valid bucket names) that exist, without those whose settings are damaged (warned of, and named in `damaged`). */

@@ -21,7 +21,7 @@
 import { ArgumentRangeError as RangeError, ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isUnconditional, judgeRecord, parseConditional } from './conditional.js'
 import { BucketError, useAfterClose } from './errors.js'
-import { keyArguments, keyId, lookupId, stringArgument } from './keys.js'
+import { keyArguments, keyId, lookupId, optionsObject, stringArgument } from './keys.js'
 import { checkedDefaultStorageClass, checksumsHex, parseChecksumOption, parseCustomMetadata, parseHttpMetadata, parseStorageClass } from './metadata.js'
 import { keylessView, ObjectBody, ObjectMetadata } from './object.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
@@ -43,7 +43,7 @@ import { parseLockRules, type LockRule } from './locks.js'
 import { completedAgain, completedBefore, completedObject, completionVersion, defaultPartChecksum, expectedComposite, listPartsPage, listUploadsPage, partChecksumAlgorithm, uploadChecksumOption } from './multipart.js'
 import { DEFAULT_MIN_PART_BYTES, DEFAULT_UPLOAD_MAX_AGE_MS, MAX_DELETE_KEYS, MAX_PART_BYTES, MAX_PART_NUMBER, MAX_PUT_BYTES } from './limits.js'
 import { randomBase64url, randomHex } from './random.js'
-import { decideRead } from './read.js'
+import { decideRead, decideReadNow } from './read.js'
 import { MeasuredBody, valueSource, verifiedDigests } from './value.js'
 import { judgeSsecKey, newSalt, newSsecRecord, parseSsecKey, readerWithKey, SealedBody } from './ssec.js'
 import { MultipartUpload } from './upload-handle.js'
@@ -52,12 +52,6 @@ const DEFAULT_LEFTOVER_GRACE_MS = 15 * 60 * 1000
 
 function newVersion (): string {
   return randomHex(16)
-}
-
-function optionsObject<T> (method: string, options: unknown): Partial<T> {
-  if (options === undefined || options === null) return {}
-  if (typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
-  return options as Partial<T>
 }
 
 /** `computeChecksums` of a put: known algorithms only. */
@@ -168,6 +162,11 @@ export class BucketEngine implements Bucket {
     this.#live('read')
     const id = lookupId('read', stringArgument('read', key))
     return await decideRead(this.#store, id, optionsObject<BucketReadOptions>('read', options))
+  }
+
+  readNow (key: string, options?: BucketReadOptions): BucketReadOutcome | undefined {
+    this.#live('read')
+    return decideReadNow(this.#store, lookupId('read', stringArgument('read', key)), optionsObject<BucketReadOptions>('read', options))
   }
 
   async get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null> {

@@ -109,3 +109,10 @@ export function compareIds (a: string, b: string): number {
 export function pastPrefix (prefix: string): Buffer {
   return Buffer.concat([Buffer.from(prefix, 'utf8'), Buffer.from([0xff])])
 }
+
+/** A method's options argument: none (undefined or null) is `{}`; anything but an object is a TypeError. */
+export function optionsObject<T> (method: string, options: unknown): Partial<T> {
+  if (options === undefined || options === null) return {}
+  if (typeof options !== 'object') throw new TypeError(`${method}: options must be an object.`)
+  return options as Partial<T>
+}

@@ -25,6 +25,7 @@
 import { actionAt, objectSweepPrefixes, transitionAt, uploadAbortDue, uploadSweepPrefixes, type LifecycleRule } from './lifecycle.js'
 import { withFields, type BucketStore, type StoredObject } from './port.js'
 import { randomHex } from './random.js'
+import type { SweepReport } from './types.js'
 import { MAX_SWEEP_INTERVAL_MS } from './limits.js'
 
 /** Calls `tick` every `ms` on a timer that keeps no process alive; a delay Node's timers cannot keep is a RangeError, not a sweep a millisecond. */
@@ -33,6 +34,19 @@ export function sweepTimer (ms: number, tick: () => void): NodeJS.Timeout {
   const timer = setInterval(tick, ms)
   timer.unref()
   return timer
+}
+
+/** A report of a sweep of many buckets, which `addSweepReport` adds each bucket's to. */
+export function emptySweepReport (): Required<SweepReport> {
+  return { abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0, skippedBuckets: 0 }
+}
+
+export function addSweepReport (total: Required<SweepReport>, report: SweepReport | undefined): void {
+  total.abortedUploads += report?.abortedUploads ?? 0
+  total.removedLeftovers += report?.removedLeftovers ?? 0
+  total.expiredObjects += report?.expiredObjects ?? 0
+  total.transitionedObjects += report?.transitionedObjects ?? 0
+  total.skippedBuckets += report?.skippedBuckets ?? 0
 }
 
 /** Objects read per page of the walk, and ids removed per `delete` call. */

@@ -331,6 +331,14 @@ export interface BucketStore {
   head (id: string): Promise<StoredObject | null>
   open (id: string): Promise<ObjectReader | null>
   /**
+   * Optional: `open` answered at once, for a store that holds the row and
+   * the bytes without waiting (from its caches, or by reading a small file
+   * in the same step): the reader with its `bytes` (nothing to close), or
+   * null for no object; undefined when it cannot answer so (a body too large
+   * to hold, a catalog it must wait for), and then `open` does.
+   */
+  openNow? (id: string): ObjectReader | null | undefined
+  /**
    * Replaces the record of `id` when `precondition` holds; false (and the
    * body discarded) otherwise. Throws `objectLocked` (body discarded) when
    * the current record is retained (guarantee 4).
@@ -459,6 +467,8 @@ export interface RegistryStorage {
    * indexed row of a catalog server).
    */
   settingsVersion (name: string): string | null | Promise<string | null>
+  /** Optional: `settingsVersion` of a storage that answers it without waiting (a stat), so that a request may be served in one step (the registry's `openNow`). */
+  settingsVersionNow? (name: string): string | null
   /**
    * The bucket's settings document, through `parseSettingsDocument`; null
    * only when it has none. A document that is not one throws that

@@ -26,7 +26,7 @@ import { isBucketError } from './errors.js'
 import { isMultipartRecord } from './multipart.js'
 import { MAX_PART_NUMBER } from './limits.js'
 import { ObjectMetadata } from './object.js'
-import type { BucketStore, StoredObject } from './port.js'
+import type { BucketStore, ObjectReader, StoredObject } from './port.js'
 import { parseRangeHeader, resolveRange, validateRange, type ResolvedRange } from './range.js'
 import { withFields } from './records.js'
 import type { BucketRange, BucketReadOptions, BucketReadOutcome, BucketReadServed } from './types.js'
@@ -111,6 +111,54 @@ async function withDerivedLayout (store: BucketStore, id: string, record: Stored
   return layout === null ? record : withFields(record, { checksums: Object.assign({}, record.checksums, { multipart: layout }) })
 }
 
+/** The range of `record` a read asking `range` (not a part) is served: null for the whole object (none asked, or an `If-Range` naming another version), or 'unsatisfiable'. */
+function rangeServed (range: BucketRange | null, ifRange: unknown, record: StoredObject): ResolvedRange | null | 'unsatisfiable' {
+  if (range === null || (typeof ifRange === 'string' && !ifRangeHolds(ifRange, record))) return null
+  try {
+    return resolveRange(range, record.size, 'read')
+  } catch (err) {
+    if (!isBucketError(err) || err.errorName !== 'InvalidRange') throw err
+    return 'unsatisfiable'
+  }
+}
+
+/** A read of `record` whose conditions passed, serving `served` of it (null: all) with its bytes from `reader` (none for a HEAD). */
+function servedOutcome (record: StoredObject, reader: ObjectReader | null, served: ResolvedRange | null): BucketReadServed {
+  const object = new ObjectMetadata(record, served ?? undefined)
+  let body: BucketReadServed['body'] = null
+  if (reader !== null) {
+    const { offset, length } = served ?? { offset: 0, length: record.size }
+    // Small bodies come back already read (a copy: the store may share its bytes with a cache): one write, no stream.
+    const bytes = reader.bytes?.subarray(offset, offset + length)
+    body = bytes !== undefined ? Buffer.from(bytes) : reader.stream(offset, length)
+  }
+  return { status: served === null ? 'found' : 'partial', object, range: served, body }
+}
+
+/**
+ * `decideRead` decided at once, in the turn the read was asked: when the
+ * store holds the object's row and bytes (`openNow`) and the read asks for
+ * its body, with no part and no SSE-C key. Undefined otherwise (an SSE-C
+ * object too): then `decideRead` decides. A door answering plain reads
+ * beside its framework (doors/reads-beside.ts) saves the turns of the
+ * event loop an awaited read costs.
+ */
+export function decideReadNow (store: BucketStore, id: string, options: BucketReadOptions): BucketReadOutcome | undefined {
+  if (store.openNow === undefined || options.body === false || options.partNumber !== undefined || options.ssecKey !== undefined) return undefined
+  const range = requestedRange(options.range)
+  const conditional = parseConditional(options.onlyIf, 'read')
+  const reader = store.openNow(id)
+  if (reader === undefined) return undefined
+  if (reader === null) return { status: 'not-found' }
+  const record = reader.object
+  if (record.checksums.ssec !== undefined) return undefined
+  const verdict = conditionVerdict(conditional, record)
+  if (verdict !== 'pass') return { status: verdict, object: new ObjectMetadata(record) }
+  const served = rangeServed(range, options.ifRange, record)
+  if (served === 'unsatisfiable') return { status: 'range-not-satisfiable', object: new ObjectMetadata(record) }
+  return servedOutcome(record, reader, served)
+}
+
 /** Decides the read of `id` in `store` (the engine has validated the key). */
 export async function decideRead (store: BucketStore, id: string, options: BucketReadOptions): Promise<BucketReadOutcome> {
   const partNumber = requestedPart(options)
@@ -134,7 +182,7 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
   const record = partNumber !== undefined && found.checksums.multipart === undefined && isMultipartRecord(found) && store.derivePartLayout !== undefined
     ? await withDerivedLayout(store, id, found).catch(async (err: unknown) => { await reader?.close(); throw err })
     : found
-  let served: ResolvedRange | null = null
+  let served: ResolvedRange | null
   let partsCount: number | undefined
   let checksumOfPart: BucketReadServed['partChecksum']
   if (partNumber !== undefined) {
@@ -152,25 +200,15 @@ export async function decideRead (store: BucketStore, id: string, options: Bucke
     }
     served = part.range
     checksumOfPart = partChecksum(record, partNumber)
-  } else if (range !== null && (typeof options.ifRange !== 'string' || ifRangeHolds(options.ifRange, record))) {
-    try {
-      served = resolveRange(range, record.size, 'read')
-    } catch (err) {
-      if (!isBucketError(err) || err.errorName !== 'InvalidRange') throw err
+  } else {
+    const resolved = rangeServed(range, options.ifRange, record)
+    if (resolved === 'unsatisfiable') {
       await reader?.close()
       return { status: 'range-not-satisfiable', object: new ObjectMetadata(record) }
     }
+    served = resolved
   }
-  const status = served === null ? 'found' : 'partial'
-  const object = new ObjectMetadata(record, served ?? undefined)
-  let body: BucketReadServed['body'] = null
-  if (reader !== null) {
-    const { offset, length } = served ?? { offset: 0, length: record.size }
-    // Small bodies come back already read (a copy: the store may share its bytes with a cache): one write, no stream.
-    const bytes = reader.bytes?.subarray(offset, offset + length)
-    body = bytes !== undefined ? Buffer.from(bytes) : reader.stream(offset, length)
-  }
-  const outcome: BucketReadServed = { status, object, range: served, body }
+  const outcome = servedOutcome(record, reader, served)
   if (partsCount !== undefined) outcome.partsCount = partsCount
   if (checksumOfPart !== undefined) outcome.partChecksum = checksumOfPart
   return outcome

@@ -42,7 +42,7 @@ import { BucketEngine } from './bucket.js'
 import { BucketInfos, type BucketInfo, type RegistryWarn } from './bucket-infos.js'
 import { guardedWarn } from './guarded-warn.js'
 import { BucketError, useAfterClose } from './errors.js'
-import { sweepTimer } from './lifecycle-sweep.js'
+import { addSweepReport, emptySweepReport, sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'
 import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
 import { isSettingsDamaged, servedSettings } from './settings-document.js'
@@ -71,6 +71,8 @@ export interface BucketRegistry {
   delete (name: string): Promise<void>
   /** `known`: the bucket's info just read by the caller, to spare a second look at its settings. */
   open (name: string, known?: BucketInfo): Promise<Bucket | null>
+  /** `info` and `open` at once, from the settings read last (unchanged since) and a bucket already open; undefined otherwise: then those. */
+  openNow (name: string): { info: BucketInfo, bucket: Bucket } | undefined
   updateSettings (name: string, patch: Partial<BucketSettings>): Promise<BucketSettings>
   /** The bucket's lock rules (kept by its store, beside its objects: see locks.ts and port.ts, guarantee 4). */
   lockRules (name: string): Promise<LockRule[]>
@@ -114,16 +116,6 @@ export interface RegistryOptions {
 }
 
 /**
- * How long a write trusts the notification rules of a settings document
- * checked that recently. A door reads the bucket's settings at the start of
- * every request (one indexed row of a catalog server), so the write it then
- * makes needs no second look; a write of the library binding, which no
- * door precedes, looks again once this has passed. Rules changed through
- * this process are seen at once (the change drops the cached document).
- */
-const RULES_FRESH_MS = 1000
-
-/**
  * How often a process looks whether buckets it holds open were deleted or
  * created again by another process, which closes them there but not here:
  * until then this process would keep the deleted bucket's catalog (its
@@ -138,6 +130,8 @@ interface OpenHandle {
   /** The bucket's creation date: a bucket deleted and created again is a new bucket. */
   incarnation: number
   bucket: Promise<BucketEngine>
+  /** The bucket, once open. */
+  opened?: BucketEngine
 }
 
 /**
@@ -268,6 +262,14 @@ class Registry implements BucketRegistry {
     return await this.open(name, info)
   }
 
+  openNow (name: string): { info: BucketInfo, bucket: Bucket } | undefined {
+    if (this.#refusing || !isValidBucketName(name)) return undefined
+    const info = this.#infos.infoNow(name)
+    const bucket = this.#handles.get(name)
+    if (info === undefined || bucket?.opened === undefined || bucket.incarnation !== info.creationDate.getTime() || bucket.opened.closed) return undefined
+    return { info, bucket: bucket.opened }
+  }
+
   async #openEngine (name: string, incarnation: number, handle: OpenHandle | undefined): Promise<BucketEngine> {
     // A call begun before `close` and still on its way: what it opened now would never be closed.
     this.#live('open')
@@ -279,9 +281,9 @@ class Registry implements BucketRegistry {
     // A put or upload naming no storage class takes the bucket's, as the hosted binding does.
     const defaultStorageClass = async (): Promise<StorageClass> => (await this.info(name))?.settings.storageClass ?? 'Standard'
     const bucket = this.#storage.openStore(name).then(store => new BucketEngine(store, { ...this.#engineOptions, notifications, defaultStorageClass }))
-    const opened = { incarnation, bucket }
+    const opened: OpenHandle = { incarnation, bucket }
     this.#handles.set(name, opened)
-    bucket.catch(() => this.#handles.get(name) === opened && this.#handles.delete(name))
+    bucket.then(engine => { opened.opened = engine }, () => this.#handles.get(name) === opened && this.#handles.delete(name))
     this.#startHandleCheck()
     return await bucket
   }
@@ -332,11 +334,9 @@ class Registry implements BucketRegistry {
     this.#checkedToken = token
   }
 
-  /** The bucket's notification rules for a write about to be made (see RULES_FRESH_MS). */
+  /** The bucket's notification rules for a write about to be made (bucket-infos.ts: RULES_FRESH_MS). */
   async #rules (name: string): Promise<readonly QueueNotifications[]> {
-    const cached = this.#infos.cached(name)
-    if (cached !== undefined && 'settings' in cached.info && Date.now() - cached.checked < RULES_FRESH_MS) return cached.info.settings.notifications
-    return (await this.info(name))?.settings.notifications ?? []
+    return (this.#infos.fresh(name) ?? await this.info(name))?.settings.notifications ?? []
   }
 
   /** Closes `handle` (default: the name's): `deleted`, it answers 10006 from now on; else as closed by its user (ERR_USE_AFTER_CLOSE). */
@@ -434,7 +434,7 @@ class Registry implements BucketRegistry {
   }
 
   async #sweepAll (now?: number, only?: string[]): Promise<SweepReport> {
-    const total: Required<SweepReport> = { abortedUploads: 0, removedLeftovers: 0, expiredObjects: 0, transitionedObjects: 0, skippedBuckets: 0 }
+    const total = emptySweepReport()
     for (const name of only ?? (await this.list()).map(info => info.name)) {
       // The rules as they stand when the bucket's turn comes (a pass over many buckets takes minutes), then before each batch.
       const info = await this.info(name).catch((err: unknown) => { if (isSettingsDamaged(err)) return null; throw err })
@@ -444,11 +444,7 @@ class Registry implements BucketRegistry {
       // Rules that cannot be read again (settings damaged meanwhile, a catalog out of reach) act on nothing more here; the pass goes on.
       const lifecycleNow = async (): Promise<unknown> => await this.info(name).then(info => info?.settings.lifecycle ?? null, () => null)
       const report = await bucket.sweep({ uploadMaxAgeMs: uploadMaxAgeFromLifecycle(lifecycle), lifecycle, lifecycleNow, now })
-      total.abortedUploads += report?.abortedUploads ?? 0
-      total.removedLeftovers += report?.removedLeftovers ?? 0
-      total.expiredObjects += report?.expiredObjects ?? 0
-      total.transitionedObjects += report?.transitionedObjects ?? 0
-      total.skippedBuckets += report?.skippedBuckets ?? 0
+      addSweepReport(total, report)
     }
     return total
   }

@@ -434,6 +434,8 @@ export interface Bucket {
    * of its headers. A door only translates it.
    */
   read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome>
+  /** Beyond the binding: `read` decided at once when the store holds the object (a small body); undefined otherwise, and then `read`. */
+  readNow (key: string, options?: BucketReadOptions): BucketReadOutcome | undefined
   head (key: string): Promise<BucketObject | null>
   get (key: string, options?: BucketGetOptions): Promise<BucketObjectBody | BucketObject | null>
   put (key: string, value: BucketValue, options?: BucketPutOptions): Promise<BucketObject | null>

@@ -38,8 +38,13 @@ export interface Answered {
 export interface ReadsBesideOptions<T> {
   /** What a request reads, when it is one this door answers itself; null: Fastify's. */
   take: (request: IncomingMessage) => T | null
-  /** Answers it, filling `answered`; false (nothing written) when it is Fastify's to answer after all. `requestId` makes the id on first call. */
-  answer: (request: IncomingMessage, response: ServerResponse, taken: T, requestId: () => string, answered: Answered) => Promise<boolean>
+  /**
+   * Answers it, filling `answered`; false (nothing written) when it is
+   * Fastify's to answer after all, as is a throw. An answer made at once
+   * (in the turn its request came, nothing to wait for) says so without a
+   * promise. `requestId` makes the id on first call.
+   */
+  answer: (request: IncomingMessage, response: ServerResponse, taken: T, requestId: () => string, answered: Answered) => boolean | Promise<boolean>
   /** What the log line names. */
   fields: (taken: T) => RequestLogFields
   door: DoorName
@@ -80,15 +85,15 @@ export function isSendable (body: unknown): body is SendableBody {
   return body === undefined || Buffer.isBuffer(body) || isRecyclingStream(body)
 }
 
-/** Sends the answer: status and headers, then the bytes in the same write, or the stream chunk by chunk. */
-export async function sendAnswer (response: ServerResponse, status: number, headers: Record<string, string>, body: SendableBody, answered: Answered): Promise<void> {
+/** Sends the answer: status and headers, then the bytes in the same write (at once: nothing to wait for), or the stream chunk by chunk. */
+export function sendAnswer (response: ServerResponse, status: number, headers: Record<string, string>, body: SendableBody, answered: Answered): Promise<void> | undefined {
   answered.length = headers['content-length']
   if (body === undefined || Buffer.isBuffer(body)) {
     response.writeHead(status, headers)
     response.end(body)
-    return
+    return undefined
   }
-  await pipeRecycling(response, body, () => { response.writeHead(status, headers) })
+  return pipeRecycling(response, body, () => { response.writeHead(status, headers) })
 }
 
 /** The server's 'request' listener: the reads `take` takes here, the rest to `fastify` (Fastify's own listener). */
@@ -129,6 +134,13 @@ export function readsBeside<T> (fastify: RequestListener, options: ReadsBesideOp
       options.meter?.dropped()
       fastify(request, response)
     }
-    options.answer(request, response, taken, requestId, answered).then(done => { if (!done) handOver() }, handOver)
+    let done: boolean | Promise<boolean>
+    try {
+      done = options.answer(request, response, taken, requestId, answered)
+    } catch {
+      done = false
+    }
+    if (done === false) handOver()
+    else if (done !== true) done.then(answeredIt => { if (!answeredIt) handOver() }, handOver)
   }
 }

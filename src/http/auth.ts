@@ -49,20 +49,39 @@ export async function holdsCredentials (policy: AccessPolicy, authorization: str
 
 /** Who the request is, or the door's 401/403 when it may do nothing that needs credentials. */
 export async function principalOf (policy: AccessPolicy, authorization: string | undefined): Promise<Principal> {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
+  const bearer = bearerOf(authorization)
+  const known = knownPrincipal(policy, bearer)
+  if (known !== undefined) return known
+  const found = bearer === null ? null : await policy.tokens?.byValue(bearer) ?? null
+  if (found !== null && 'expired' in found) throw new DoorError('InvalidToken', 'It expired.')
+  if (found !== null && 'revoked' in found) throw new DoorError('InvalidToken', 'It was revoked.')
+  return found !== null ? found.principal : withoutScopedToken(policy, bearer)
+}
+
+/** `principalOf` at once, when it needs no look in the scoped tokens (the configured token, or none given); undefined otherwise. */
+export function principalNow (policy: AccessPolicy, authorization: string | undefined): Principal | undefined {
+  return knownPrincipal(policy, bearerOf(authorization))
+}
+
+function bearerOf (authorization: string | undefined): string | null {
+  return authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? null
+}
+
+/** The principal of `bearer` (null: none given) unless it may be a scoped token (undefined: the directory is asked). */
+function knownPrincipal (policy: AccessPolicy, bearer: string | null): Principal | undefined {
   // The configured token first, compared in constant time: it is no scoped token, so the directory need not look for it.
-  if (match !== null && policy.token !== null && timingSafeEqual(sha256(match[1]), sha256(policy.token))) return ADMIN
-  if (match !== null && policy.tokens != null) {
-    const found = await policy.tokens.byValue(match[1])
-    if (found !== null && 'expired' in found) throw new DoorError('InvalidToken', 'It expired.')
-    if (found !== null && 'revoked' in found) throw new DoorError('InvalidToken', 'It was revoked.')
-    if (found !== null) return found.principal
-  }
+  if (bearer !== null && policy.token !== null && timingSafeEqual(sha256(bearer), sha256(policy.token))) return ADMIN
+  if (bearer !== null && policy.tokens != null) return undefined
+  return withoutScopedToken(policy, bearer)
+}
+
+/** Who a request is that holds neither the configured token nor a scoped one. */
+function withoutScopedToken (policy: AccessPolicy, bearer: string | null): Principal {
   if (policy.token === null) {
     if (policy.loopbackOnly) return ADMIN
     throw new DoorError('WritesRefused')
   }
-  if (match === null) throw new DoorError('MissingToken', undefined, { 'www-authenticate': 'Bearer' })
+  if (bearer === null) throw new DoorError('MissingToken', undefined, { 'www-authenticate': 'Bearer' })
   // Neither the configured token (compared above) nor a scoped one.
   throw new DoorError('InvalidToken')
 }

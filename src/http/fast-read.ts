@@ -13,13 +13,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { authorize, hostName, mayBeCustomDomain } from '../bucket/index.js'
-import type { BucketRegistry } from '../bucket/index.js'
+import type { BucketInfo, BucketRegistry, Principal } from '../bucket/index.js'
 import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
-import { principalOf, type AccessPolicy } from './auth.js'
+import { principalNow, principalOf, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules } from './cors.js'
 import { readHeaders } from './object-routes.js'
-import { readObject } from './read.js'
+import { readObject, readObjectNow, type ReadResult } from './read.js'
 import { isLoopbackName, isManagementUrl } from './site-guard.js'
 import { isManagementTarget, matchPublicRoute, pathStyleTarget, type PublicRoute } from './target.js'
 
@@ -54,40 +54,73 @@ function plainRead (request: IncomingMessage, options: FastReadOptions): PlainRe
   return { bucket: target.bucket, key: target.key, host }
 }
 
-/** Answers the read; false (nothing written) when it is the route's to answer. */
-async function answer (options: FastReadOptions, request: IncomingMessage, response: ServerResponse, read: PlainRead, answered: Answered): Promise<boolean> {
-  const { registry, policy } = options
-  const { bucket: name, key, host } = read
-  // A custom domain serves its own bucket at every path: the router's to answer.
-  if (mayBeCustomDomain(host) && await registry.bucketForDomain(host) !== null) return false
-  const info = await registry.info(name)
-  if (info === null) return false
+/** What a read of bucket `name` (with `info`) answers with before the object's: its CORS headers; and whether it is public. */
+function accessOf (options: FastReadOptions, request: IncomingMessage, name: string, info: BucketInfo): { headers: Record<string, string>, publicRead: boolean } {
   const publicRead = options.publicBuckets.has(name) || info.settings.public === true
   // As the route's `enter` (cors.ts): `Vary: Origin` for a bucket with rules; a request without an Origin gets no CORS headers.
-  const headers = corsHeaders(effectiveCorsRules(info.settings.cors, publicRead), undefined, request.method ?? 'GET')
-  if (!publicRead) {
-    const principal = await principalOf(policy, request.headers.authorization)
-    if (!authorize(principal, 'object:read', name, key, request.method?.toLowerCase())) return false
-    if (policy.token !== null || principal.kind !== 'admin') headers['cache-control'] = privateReadCacheControl
-  }
-  const bucket = await registry.open(name, info)
-  if (bucket === null) return false
-  const result = await readObject(bucket, key, request.method as 'GET' | 'HEAD', request.headers, {})
+  return { headers: corsHeaders(effectiveCorsRules(info.settings.cors, publicRead), undefined, request.method ?? 'GET'), publicRead }
+}
+
+/** Whether `principal` may read the object, marking the answer private (Cache-Control) when it may. */
+function mayRead (policy: AccessPolicy, principal: Principal, request: IncomingMessage, read: PlainRead, headers: Record<string, string>): boolean {
+  if (!authorize(principal, 'object:read', read.bucket, read.key, request.method?.toLowerCase())) return false
+  if (policy.token !== null || principal.kind !== 'admin') headers['cache-control'] = privateReadCacheControl
+  return true
+}
+
+/** Sends the engine's answer with `headers` first; false (nothing written) when it is the route's to send. */
+function send (response: ServerResponse, result: ReadResult, headers: Record<string, string>, answered: Answered): boolean | Promise<boolean> {
   const body = result.body
   if (!isSendable(body)) {
     // An error envelope (412, 416), or a body of a store that does not lend its chunks: the route's.
     if ('destroy' in body) body.destroy()
     return false
   }
-  await sendAnswer(response, result.status, Object.assign(headers, readHeaders(result, false)), body, answered)
-  return true
+  const sending = sendAnswer(response, result.status, Object.assign(headers, readHeaders(result, false)), body, answered)
+  return sending === undefined ? true : sending.then(() => true)
+}
+
+/** Answers the read; false (nothing written) when it is the route's to answer. */
+async function answer (options: FastReadOptions, request: IncomingMessage, response: ServerResponse, read: PlainRead, answered: Answered): Promise<boolean> {
+  const { registry, policy } = options
+  // A custom domain serves its own bucket at every path: the router's to answer.
+  if (mayBeCustomDomain(read.host) && await registry.bucketForDomain(read.host) !== null) return false
+  const info = await registry.info(read.bucket)
+  if (info === null) return false
+  const { headers, publicRead } = accessOf(options, request, read.bucket, info)
+  if (!publicRead && !mayRead(policy, await principalOf(policy, request.headers.authorization), request, read, headers)) return false
+  const bucket = await registry.open(read.bucket, info)
+  if (bucket === null) return false
+  return await send(response, await readObject(bucket, read.key, request.method as 'GET' | 'HEAD', request.headers, {}), headers, answered)
+}
+
+/**
+ * `answer` at once, in the turn the request came, when nothing it needs
+ * must be waited for: the bucket open with its settings unchanged, the
+ * principal known without a look in the scoped tokens, the object's row
+ * and small body held by its store. Undefined when one must be: then
+ * `answer` does it all.
+ */
+function answerNow (options: FastReadOptions, request: IncomingMessage, response: ServerResponse, read: PlainRead, answered: Answered): boolean | Promise<boolean> | undefined {
+  const { registry, policy } = options
+  if (mayBeCustomDomain(read.host)) return undefined
+  const open = registry.openNow(read.bucket)
+  if (open === undefined) return undefined
+  const { headers, publicRead } = accessOf(options, request, read.bucket, open.info)
+  if (!publicRead) {
+    const principal = principalNow(policy, request.headers.authorization)
+    if (principal === undefined) return undefined
+    if (!mayRead(policy, principal, request, read, headers)) return false
+  }
+  const result = readObjectNow(open.bucket, read.key, request.method as 'GET' | 'HEAD', request.headers)
+  return result === undefined ? undefined : send(response, result, headers, answered)
 }
 
 /** What the routes' reads beside Fastify take and how they answer (doors/reads-beside.ts does the rest). */
 export function routeReads (options: FastReadOptions): Pick<ReadsBesideOptions<PlainRead>, 'take' | 'answer' | 'fields'> {
   return {
     take: request => plainRead(request, options),
-    answer: async (request, response, read, _requestId, answered) => await answer(options, request, response, read, answered),
+    answer: (request, response, read, _requestId, answered) => answerNow(options, request, response, read, answered) ?? answer(options, request, response, read, answered),
     fields: read => ({ bucket: read.bucket, key: read.key })
   }
 }

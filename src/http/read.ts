@@ -25,7 +25,7 @@ import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BucketErrors } from '../bucket/index.js'
 import { responseOverridesFrom } from '../doors/request-metadata.js'
-import type { Bucket, BucketObject } from '../bucket/index.js'
+import type { Bucket, BucketObject, BucketReadOptions, BucketReadOutcome } from '../bucket/index.js'
 import { VersionHeaders } from '../doors/version-headers.js'
 import { DoorError, DoorErrors, failure, type GatewayEnvelope } from './errors.js'
 import { conditionalFrom, contentMd5, encodeHeaderValue, objectHeaders, ssecKeyFrom } from './object-headers.js'
@@ -95,23 +95,22 @@ function overridesOf (query: Record<string, unknown>): Record<string, string> {
   return responseOverridesFrom(query)
 }
 
-export async function readObject (
-  bucket: Bucket,
-  key: string,
-  method: 'GET' | 'HEAD',
-  headers: IncomingHttpHeaders,
-  query: Record<string, unknown>
-): Promise<ReadResult> {
+/** The engine's read options of a GET or HEAD with these headers. */
+function readOptions (method: 'GET' | 'HEAD', headers: IncomingHttpHeaders): BucketReadOptions {
   // An object encrypted with a customer key (SSE-C) is read only with S3's key headers; the engine refuses it otherwise.
   const ssecKey = ssecKeyFrom(headers)
   const ifRange = headers['if-range']
-  const outcome = await bucket.read(key, {
+  return {
     onlyIf: conditionalFrom(headers, 'read'),
     range: headers.range,
     body: method === 'GET',
     ...(typeof ifRange === 'string' ? { ifRange } : {}),
     ...(ssecKey === undefined ? {} : { ssecKey })
-  })
+  }
+}
+
+/** The answer to the engine's outcome. */
+function resultOf (outcome: BucketReadOutcome, query: Record<string, unknown>): ReadResult {
   switch (outcome.status) {
     case 'not-found':
       throw new DoorError('NoSuchKey')
@@ -126,4 +125,20 @@ export async function readObject (
       return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
     }
   }
+}
+
+export async function readObject (
+  bucket: Bucket,
+  key: string,
+  method: 'GET' | 'HEAD',
+  headers: IncomingHttpHeaders,
+  query: Record<string, unknown>
+): Promise<ReadResult> {
+  return resultOf(await bucket.read(key, readOptions(method, headers)), query)
+}
+
+/** `readObject` without a query, answered at once when the engine decides it so (`readNow`); undefined otherwise. */
+export function readObjectNow (bucket: Bucket, key: string, method: 'GET' | 'HEAD', headers: IncomingHttpHeaders): ReadResult | undefined {
+  const outcome = bucket.readNow(key, readOptions(method, headers))
+  return outcome === undefined ? undefined : resultOf(outcome, {})
 }

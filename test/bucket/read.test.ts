@@ -79,6 +79,28 @@ for (const [name, open] of stores) {
     }
     await t.rejects(bucket.read('ten', { range: { offset: -1 } }), RangeError, 'a bad range object is an argument error')
     await t.rejects(bucket.read('', {}), { code: 10020 }, 'keys are checked')
+
+    // readNow decides the same at once wherever the store holds the object (a small body, read with it); else it leaves it to read.
+    for (const [label, key, options] of cases) {
+      const later = await bucket.read(key, options)
+      const now = bucket.readNow(key, options)
+      if (key === 'large' || options.body === false) {
+        t.equal(now, undefined, `${label}: readNow leaves it to read`)
+        continue
+      }
+      if (now === undefined) {
+        t.fail(`${label}: readNow decided nothing`)
+        continue
+      }
+      t.equal(now.status, later.status, `${label}: readNow: ${later.status}`)
+      t.same(await bodyOf(now), await bodyOf(later), `${label}: readNow: body`)
+      if ('range' in later) t.same('range' in now ? now.range : undefined, later.range, `${label}: readNow: range`)
+      if ('object' in later) t.same('object' in now ? now.object : undefined, later.object, `${label}: readNow: the object's values`)
+    }
+    t.throws(() => bucket.readNow('ten', { range: { offset: -1 } }), RangeError, 'readNow: a bad range object is an argument error')
+    t.throws(() => bucket.readNow('', {}), { code: 10020 }, 'readNow: keys are checked')
+    t.equal(bucket.readNow('ten', { partNumber: 1 }), undefined, 'readNow: a part is read\'s')
+    t.equal(bucket.readNow('ten', { ssecKey: Buffer.alloc(32) }), undefined, 'readNow: an SSE-C key is read\'s')
   })
 }
 

@@ -106,6 +106,7 @@ export function ssecConformance (t: Test, open: Open): void {
     await expectCode(t, async () => await bucket.get('sealed', { ssecKey: OTHER_HEX }), MISMATCH, 'get', 'get with another key')
     await expectCode(t, async () => await bucket.get('plain', { ssecKey: KEY_HEX }), NOT_APPLICABLE, 'get', 'a key for a plain object')
     await expectCode(t, async () => await bucket.read('sealed'), REQUIRED, 'read', 'read without the key')
+    t.equal(bucket.readNow('sealed'), undefined, 'readNow leaves an SSE-C object to read, which refuses it')
     await expectCode(t, async () => await bucket.read('sealed', { body: false }), REQUIRED, 'read', 'a read without body (HEAD) too')
     await expectCode(t, async () => await bucket.read('sealed', { ssecKey: OTHER_HEX, body: false }), MISMATCH, 'read', 'and with another key')
     await expectCode(t, async () => await bucket.get('sealed', { onlyIf: { etagMatches: 'nope' } }), REQUIRED, 'get', 'the key is judged before the conditions')

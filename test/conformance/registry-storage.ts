@@ -92,6 +92,10 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     await storage.writeSettings('b', settings(2))
     t.not(await storage.settingsVersion('b'), second, 'even a write of the same document moves it')
     t.equal(await code(storage.writeSettings('ghost', settings(1))), 10006, 'no settings for a place that does not exist')
+    if (storage.settingsVersionNow !== undefined) {
+      t.equal(storage.settingsVersionNow('b'), await storage.settingsVersion('b'), 'settingsVersionNow answers the same version at once')
+      t.equal(storage.settingsVersionNow('ghost'), null, 'and null without a document')
+    }
   })
 
   t.test(`${sut.name}: a reader sees a whole settings document while writers replace it`, async t => {

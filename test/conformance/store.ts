@@ -121,6 +121,28 @@ export function storeConformance (t: Test, sut: StoreUnderTest): void {
     if (sut.supports.leftovers) t.equal((await store.sweep(0, Date.now() + 60_000)).removedLeftovers, 0, 'no body left behind by the overwrites')
   })
 
+  t.test(`${sut.name}: openNow, where a store has it, answers as open does, with the bytes, or leaves it to open`, async t => {
+    const dir = testdir(t)
+    const store = await fresh(t, dir)
+    const other = sut.supports.sharedHandles ? await fresh(t, dir) : store
+    if (store.openNow === undefined) {
+      t.pass('no openNow')
+      return
+    }
+    t.equal(store.openNow('none'), null, 'no object: null')
+    for (const [n, size] of [1024, 0, 16 * 1024 + 1, 64 * 1024, 300 * 1024].entries()) {
+      const bytes = Buffer.from(patternBytes(size, n + 30))
+      t.equal(await put(other, 'k', bytes), true)
+      const now = store.openNow('k')
+      if (now === undefined) continue
+      t.same(now?.object, await store.head('k'), `${size} bytes: the current record, written through another handle`)
+      t.same(now?.bytes, bytes, `${size} bytes: held, whole`)
+      t.same(await read(now!.stream(0, size)), bytes, `${size} bytes: and streamed`)
+    }
+    await other.delete(['k'])
+    t.equal(store.openNow('k'), null, 'deleted: null')
+  })
+
   t.test(`${sut.name}: the precondition sees the current record; a refused commit changes nothing`, async t => {
     const store = await fresh(t)
     // A store may judge a guess first and judge again on the row as it is: the last judgement counts.

@@ -6,6 +6,7 @@
  */
 import { closeSync, constants as fsConstants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open } from 'node:fs/promises'
+import path from 'node:path'
 import { Readable } from 'node:stream'
 import type { ObjectReader, StoredObject } from '../../bucket/port.js'
 import { storageError } from './atomic.js'
@@ -98,11 +99,30 @@ function checkBodySize (fd: number, size: number, file: string): void {
 }
 
 /**
+ * A read whose SQLite statement failed (an I/O error, a catalog file
+ * damaged or replaced by something else) answers the catalogue's storage
+ * failure, naming the catalog file of the store at `root` for the log,
+ * instead of an unknown error; the body files' own errors are already
+ * translated where they are read.
+ */
+export function catalogRead<T> (root: string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code
+    throw typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog', path.join(root, 'catalog.db')) : err
+  }
+}
+
+/**
  * Opens the current body of `id`. A concurrent overwrite may remove the
  * files of the row just read; the newer row names files that exist, so
- * reading again settles it.
+ * reading again settles it. `heldOnly`: a body too large to read at once
+ * is not opened (undefined), so that the reader returned holds its bytes.
  */
-export function openReader (catalog: Catalog, abs: (file: string) => string, id: string): ObjectReader | null {
+export function openReader (catalog: Catalog, abs: (file: string) => string, id: string): ObjectReader | null
+export function openReader (catalog: Catalog, abs: (file: string) => string, id: string, heldOnly: true): ObjectReader | null | undefined
+export function openReader (catalog: Catalog, abs: (file: string) => string, id: string, heldOnly = false): ObjectReader | null | undefined {
   for (let attempt = 0; ; attempt++) {
     const row = catalog.lookup(id)
     if (row === null) return null
@@ -138,6 +158,7 @@ export function openReader (catalog: Catalog, abs: (file: string) => string, id:
       catalog.cache.setBody(object.version, bytes)
       return new BytesReader(object, bytes)
     }
+    if (heldOnly) return undefined
     try {
       return openFileReader(object, segments, abs)
     } catch (err) {

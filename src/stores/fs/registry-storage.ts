@@ -91,6 +91,10 @@ export class FsRegistryStorage implements RegistryStorage {
     return isDirectory(this.#bucketDir(name))
   }
 
+  settingsVersionNow (name: string): string | null {
+    return this.settingsVersion(name)
+  }
+
   settingsVersion (name: string): string | null {
     const file = this.#settingsFile(name)
     return this.#fingerprints.get(file, () => fingerprint(file))

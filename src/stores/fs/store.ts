@@ -57,7 +57,7 @@ import type { DeletedBuckets } from './deleted-buckets.js'
 import { Catalog, fromListRow, toRecord, type Segment } from './catalog.js'
 import { Commits, GroupCommit, wasRolledBack } from './commit.js'
 import { INLINE_MAX_BYTES, InlineBody, stageInlineOrFile } from './inline.js'
-import { openReader } from './readers.js'
+import { catalogRead, openReader } from './readers.js'
 import { CatalogOutbox } from './outbox.js'
 import { releaseSpare, reserveSpare } from './spare.js'
 import { sweepStore } from './sweeper.js'
@@ -233,16 +233,21 @@ export class FsStore implements BucketStore {
   }
 
   async head (id: string): Promise<StoredObject | null> {
-    return this.#catalogRead(() => this.#catalog.lookup(id)?.object ?? null)
+    return catalogRead(this.#root, () => this.#catalog.lookup(id)?.object ?? null)
   }
 
   async open (id: string): Promise<ObjectReader | null> {
-    return this.#catalogRead(() => openReader(this.#catalog, this.#abs, id))
+    return catalogRead(this.#root, () => openReader(this.#catalog, this.#abs, id))
+  }
+
+  /** A small body (one file, or in its row) is read in the same step as its row; larger ones are `open`'s. */
+  openNow (id: string): ObjectReader | null | undefined {
+    return catalogRead(this.#root, () => openReader(this.#catalog, this.#abs, id, true))
   }
 
   /** A completed upload's row names one body file per part, with its size: the layout follows from them. */
   async derivePartLayout (id: string, version: string): Promise<MultipartLayout | null> {
-    const row = this.#catalogRead(() => this.#catalog.sql.head.get(Buffer.from(id, 'utf8')))
+    const row = catalogRead(this.#root, () => this.#catalog.sql.head.get(Buffer.from(id, 'utf8')))
     if (row === undefined || row.version !== version) return null
     return partLayoutOfSizes(row.etag, (JSON.parse(row.segments) as Segment[]).map(([, size]) => size))
   }
@@ -266,7 +271,7 @@ export class FsStore implements BucketStore {
   }
 
   async lockRules (): Promise<LockRule[]> {
-    return this.#catalogRead(() => this.#catalog.read(() => this.#catalog.lockRules()))
+    return catalogRead(this.#root, () => this.#catalog.read(() => this.#catalog.lockRules()))
   }
 
   async setLockRules (rules: LockRule[]): Promise<void> {
@@ -316,22 +321,6 @@ export class FsStore implements BucketStore {
       const now = sql.versionOf.get(idBytes)
       if (now === row?.version) return
       row = current()
-    }
-  }
-
-  /**
-   * A read whose SQLite statement failed (an I/O error, a catalog file
-   * damaged or replaced by something else) answers the catalogue's storage
-   * failure, naming the catalog file for the log, instead of an unknown
-   * error; the body files' own errors are already translated where they
-   * are read.
-   */
-  #catalogRead<T> (fn: () => T): T {
-    try {
-      return fn()
-    } catch (err) {
-      const code = (err as { code?: unknown } | null)?.code
-      throw typeof code === 'string' && code.startsWith('SQLITE_') ? storageError(err, 'reading the catalog', path.join(this.#root, 'catalog.db')) : err
     }
   }
 
@@ -449,7 +438,7 @@ export class FsStore implements BucketStore {
       }
     }
     // One read transaction: the page is one snapshot, and the seeks share its lock.
-    return this.#catalogRead(() => this.#catalog.read(() => assembleListPage(source, query)))
+    return catalogRead(this.#root, () => this.#catalog.read(() => assembleListPage(source, query)))
   }
 
   async createUpload (id: string, upload: StoredUpload): Promise<void> {
@@ -457,7 +446,7 @@ export class FsStore implements BucketStore {
   }
 
   async getUpload (uploadId: string): Promise<StoredUpload | null> {
-    return this.#catalogRead(() => this.#uploads.get(uploadId))
+    return catalogRead(this.#root, () => this.#uploads.get(uploadId))
   }
 
   async putPart (uploadId: string, part: StoredPart, body: StagedBody): Promise<boolean> {
@@ -473,11 +462,11 @@ export class FsStore implements BucketStore {
   }
 
   async listUploads (query: UploadListQuery): Promise<StoredUpload[]> {
-    return this.#catalogRead(() => this.#uploads.list(query))
+    return catalogRead(this.#root, () => this.#uploads.list(query))
   }
 
   async listParts (uploadId: string, after: number, limit: number): Promise<StoredPart[] | null> {
-    return this.#catalogRead(() => this.#uploads.listParts(uploadId, after, limit))
+    return catalogRead(this.#root, () => this.#uploads.listParts(uploadId, after, limit))
   }
 
   async abortUpload (uploadId: string): Promise<boolean> {

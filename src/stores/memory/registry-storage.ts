@@ -131,6 +131,10 @@ export class MemoryRegistryStorage implements RegistryStorage {
     return this.#space.places.has(name)
   }
 
+  settingsVersionNow (name: string): string | null {
+    return this.settingsVersion(name)
+  }
+
   settingsVersion (name: string): string | null {
     const settings = this.#space.places.get(name)?.settings
     return settings == null ? null : String(settings.version)

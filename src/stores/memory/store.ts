@@ -24,6 +24,17 @@ class MemoryBody implements StagedBody {
 
 interface Entry { record: StoredObject, chunks: Buffer[] }
 
+function readerOf (entry: Entry): ObjectReader {
+  const all = Buffer.concat(entry.chunks)
+  const reader: ObjectReader = {
+    object: entry.record,
+    stream: (offset, length) => Readable.from([all.subarray(offset, offset + length)]),
+    close: async () => {}
+  }
+  // A small body is handed over whole, as the fs store hands over its small ones: the read answers it in one write.
+  return all.length <= WHOLE_BODY ? Object.assign(reader, { bytes: all }) : reader
+}
+
 interface WaitingMessage extends OutboxMessage { seq: number, visibleAt: number, attempts: number, lease: string | null }
 
 /** The outbox in memory: messages in the order written (the store is itself all in memory, so this is too). */
@@ -134,15 +145,13 @@ export class MemoryStore implements BucketStore {
 
   async open (id: string): Promise<ObjectReader | null> {
     const entry = this.#objects.get(id)
+    return entry === undefined ? null : readerOf(entry)
+  }
+
+  openNow (id: string): ObjectReader | null | undefined {
+    const entry = this.#objects.get(id)
     if (entry === undefined) return null
-    const all = Buffer.concat(entry.chunks)
-    const reader: ObjectReader = {
-      object: entry.record,
-      stream: (offset, length) => Readable.from([all.subarray(offset, offset + length)]),
-      close: async () => {}
-    }
-    // A small body is handed over whole, as the fs store hands over its small ones: the read answers it in one write.
-    return all.length <= WHOLE_BODY ? Object.assign(reader, { bytes: all }) : reader
+    return entry.record.size <= WHOLE_BODY ? readerOf(entry) : undefined
   }
 
   #set (id: string, entry: Entry | undefined): void {
