@@ -176,3 +176,36 @@ export function isArgumentError (err: unknown): err is TypeError | RangeError {
 export function isBucketError (err: unknown): err is BucketError {
   return err instanceof BucketError
 }
+
+/** Operating-system error codes that are storage failures of the catalogue. */
+const failureOfErrno: Record<string, StorageFailureName> = {
+  ENOSPC: 'NoSpaceLeft',
+  EDQUOT: 'QuotaExceeded',
+  EROFS: 'ReadOnlyStorage',
+  EACCES: 'StoragePermissionDenied',
+  EPERM: 'StorageNotPermitted',
+  EIO: 'StorageIoError',
+  EMFILE: 'TooManyOpenFiles',
+  ENFILE: 'TooManyOpenFiles'
+}
+
+/**
+ * A storage failure of the catalogue, raised by a store while doing `what`
+ * (`"storing a body"`): the message names the operation and the
+ * catalogue's text, never the path, which travels in `path` for the log.
+ */
+export function storageFailure (name: StorageFailureName, what: string, options: { path?: string, cause?: unknown } = {}): BucketError {
+  return new BucketError(name, what, undefined, options)
+}
+
+/**
+ * An operating-system error (`err.code` such as ENOSPC) as the storage
+ * failure of the catalogue; anything else (and errors already in the
+ * catalogue) passes through unchanged.
+ */
+export function storageFailureOf (err: unknown, what: string, path?: string): unknown {
+  const errno = (err as { code?: unknown } | null)?.code
+  const name = typeof errno === 'string' ? failureOfErrno[errno] : undefined
+  if (name === undefined) return err
+  return storageFailure(name, what, { path: path ?? (err as { path?: string }).path, cause: err })
+}

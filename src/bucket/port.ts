@@ -32,7 +32,7 @@
  * by their UTF-8 bytes.
  */
 import { Readable } from 'node:stream'
-import { BucketError, type StorageFailureName } from './errors.js'
+import { BucketError } from './errors.js'
 import type { ListPage, ListQuery, MultipartLayout, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 import type { LockRule } from './locks.js'
 import type { SettingsDocument } from './settings-document.js'
@@ -44,7 +44,7 @@ export { pastPrefix } from './keys.js'
 export type { ListPage, ListQuery, MultipartLayout, StoredChecksums, StoredObject, StoredPart, StoredUpload, UploadListQuery } from './records.js'
 export { withFields } from './records.js'
 export type { SweepReport } from './types.js'
-export { BucketError, isBucketError, type StorageFailureName } from './errors.js'
+export { BucketError, isBucketError, storageFailure, storageFailureOf, type StorageFailureName } from './errors.js'
 export { lockRulesOf, lockRulesText, retainingRule, type LockRule } from './locks.js'
 
 /** What a store throws for a write onto a retained record (10913), its body discarded. */
@@ -65,39 +65,6 @@ export { putChange } from './events.js'
 /** What a store throws for a write to a retired bucket (10006), in every process. */
 export function bucketRetired (method = 'write'): BucketError {
   return new BucketError('NoSuchBucket', method)
-}
-
-/** Operating-system error codes that are storage failures of the catalogue. */
-const failureOfErrno: Record<string, StorageFailureName> = {
-  ENOSPC: 'NoSpaceLeft',
-  EDQUOT: 'QuotaExceeded',
-  EROFS: 'ReadOnlyStorage',
-  EACCES: 'StoragePermissionDenied',
-  EPERM: 'StorageNotPermitted',
-  EIO: 'StorageIoError',
-  EMFILE: 'TooManyOpenFiles',
-  ENFILE: 'TooManyOpenFiles'
-}
-
-/**
- * A storage failure of the catalogue, raised by a store while doing `what`
- * (`"storing a body"`): the message names the operation and the
- * catalogue's text, never the path, which travels in `path` for the log.
- */
-export function storageFailure (name: StorageFailureName, what: string, options: { path?: string, cause?: unknown } = {}): BucketError {
-  return new BucketError(name, what, undefined, options)
-}
-
-/**
- * An operating-system error (`err.code` such as ENOSPC) as the storage
- * failure of the catalogue; anything else (and errors already in the
- * catalogue) passes through unchanged.
- */
-export function storageFailureOf (err: unknown, what: string, path?: string): unknown {
-  const errno = (err as { code?: unknown } | null)?.code
-  const name = typeof errno === 'string' ? failureOfErrno[errno] : undefined
-  if (name === undefined) return err
-  return storageFailure(name, what, { path: path ?? (err as { path?: string }).path, cause: err })
 }
 
 /**

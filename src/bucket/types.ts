@@ -429,9 +429,8 @@ export interface BucketReadServed {
 /** The bucket binding. */
 export interface Bucket {
   /**
-   * The read decision of every door: judges `onlyIf`, then the range, in
-   * RFC 9110 order, and answers one outcome with the body and the values
-   * of its headers. A door only translates it.
+   * The read decision of every door: judges `onlyIf`, then the range, in RFC 9110
+   * order, and answers one outcome with the body and its headers' values, which a door only translates.
    */
   read (key: string, options?: BucketReadOptions): Promise<BucketReadOutcome>
   /** Beyond the binding: `read` decided at once when the store holds the object (a small body); undefined otherwise, and then `read`. */
