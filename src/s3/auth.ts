@@ -56,7 +56,7 @@ export interface KnownKey {
  * ExpiredToken past its time).
  */
 export function keyLookup (policy: S3AccessPolicy, tokens: Pick<TokenDirectory, 'byAccessKey' | 'openSession'> | null): (accessKeyId: string, sessionToken?: string) => Promise<KnownKey | undefined> {
-  const secrets = new Map(policy.credentials.map(c => [c.accessKeyId, c.secretAccessKey]))
+  const configuredKey = configuredKeys(policy)
   return async (accessKeyId, sessionToken) => {
     if (sessionToken !== undefined) {
       const parent = sessionParent(sessionToken)
@@ -65,11 +65,20 @@ export function keyLookup (policy: S3AccessPolicy, tokens: Pick<TokenDirectory, 
       if (opened === 'invalid') throw new S3Error('InvalidToken')
       return opened
     }
-    const configured = secrets.get(accessKeyId)
-    if (configured !== undefined) return { secretAccessKey: configured, principal: ADMIN }
+    const configured = configuredKey(accessKeyId)
+    if (configured !== undefined) return configured
     const found = tokens === null ? null : await tokens.byAccessKey(accessKeyId)
     if (found === null || 'expired' in found) return undefined
     return { secretAccessKey: found.record.secretAccessKey, principal: found.principal }
+  }
+}
+
+/** `keyLookup` of the configured pairs alone, answered at once: undefined for any other key, and with a session token. */
+export function configuredKeys (policy: S3AccessPolicy): (accessKeyId: string, sessionToken?: string) => KnownKey | undefined {
+  const secrets = new Map(policy.credentials.map(c => [c.accessKeyId, c.secretAccessKey]))
+  return (accessKeyId, sessionToken) => {
+    const configured = sessionToken === undefined ? secrets.get(accessKeyId) : undefined
+    return configured === undefined ? undefined : { secretAccessKey: configured, principal: ADMIN }
   }
 }
 

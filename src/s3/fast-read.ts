@@ -15,13 +15,13 @@
  * loopback name or one of the port's own domains, not a public site's).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { ADMIN, authorize, hostName, mayBeCustomDomain, type BucketRegistry, type Principal } from '../bucket/index.js'
+import { ADMIN, authorize, hostName, mayBeCustomDomain, type BucketInfo, type BucketRegistry, type Principal } from '../bucket/index.js'
 import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
-import { keyLookup, type S3AccessPolicy } from './auth.js'
+import { configuredKeys, keyLookup, type S3AccessPolicy } from './auth.js'
 import { refuseUnsupportedHeaders } from './headers.js'
-import { checkKey, readAnswer } from './objects.js'
+import { checkKey, readAnswer, readAnswerNow, type ReadAnswer } from './objects.js'
 import { resolveTarget } from './plugin.js'
-import { verifySignature } from './sigv4.js'
+import { verifySignature, verifySignatureNow, type SignedRequest } from './sigv4.js'
 
 /** Who may be read from beside Fastify while the development mode's site guard applies. */
 export interface S3ReadsGuard {
@@ -59,42 +59,27 @@ function plainRead (request: IncomingMessage, options: S3FastReadOptions): Plain
   return { bucket: target.bucket, key: target.key, host, path }
 }
 
-async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof keyLookup>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): Promise<boolean> {
-  const { registry, policy } = options
-  const { bucket: name, key, host, path } = read
-  // A public site's name (a custom domain) is refused by the guard: the route's to answer.
-  if (options.guard !== null && mayBeCustomDomain(host) && await registry.bucketForDomain(host) !== null) return false
-  const method = request.method as 'GET' | 'HEAD'
-  const operation = method === 'GET' ? 'GetObject' : 'HeadObject'
-  let principal: Principal | null
-  if (request.headers.authorization !== undefined) {
-    let signer: Principal | null = null
-    await verifySignature({ method, rawPath: path, rawQuery: '', headers: request.headers, rawHeaders: request.rawHeaders }, {}, async (id, sessionToken) => {
-      const known = await secretOf(id, sessionToken)
-      signer = known?.principal ?? null
-      return known?.secretAccessKey
-    })
-    principal = signer
-  } else if (request.headers['x-amz-security-token'] !== undefined) {
-    return false // a session token without its signature: the route refuses it
-  } else if (policy.anonymousWrites) {
-    principal = ADMIN
-  } else {
-    principal = null
-  }
+/** Who signed or sent the request: a principal, null for an unsigned request outside development mode; undefined when the route must answer it (a session token without its signature). */
+type Sender = Principal | null | undefined
+
+/** The sender of an unsigned request. */
+function unsignedSender (request: IncomingMessage, policy: S3AccessPolicy): Sender {
+  if (request.headers['x-amz-security-token'] !== undefined) return undefined // a session token without its signature: the route refuses it
+  return policy.anonymousWrites ? ADMIN : null
+}
+
+/** Whether `sender` may read the object; the headers the route refuses are refused here too (a throw: the route's). */
+function mayRead (options: S3FastReadOptions, request: IncomingMessage, read: PlainRead, sender: Principal | null, info: BucketInfo): boolean {
   refuseUnsupportedHeaders(request.headers)
-  checkKey(key)
-  const info = await registry.info(name)
-  if (info === null) return false
-  if (principal === null) {
-    // Unsigned, outside development mode: only a public bucket's objects.
-    if (!policy.publicBuckets.has(name) && info.settings.public !== true) return false
-  } else if (!authorize(principal, 'object:read', name, key, operation)) {
-    return false
-  }
-  const bucket = await registry.open(name, info)
-  if (bucket === null) return false
-  const result = await readAnswer(request.headers, {}, bucket, info, key, method)
+  checkKey(read.key)
+  const operation = request.method === 'GET' ? 'GetObject' : 'HeadObject'
+  // Unsigned, outside development mode: only a public bucket's objects.
+  if (sender === null) return options.policy.publicBuckets.has(read.bucket) || info.settings.public === true
+  return authorize(sender, 'object:read', read.bucket, read.key, operation)
+}
+
+/** Sends the engine's answer with the request id; false (nothing written) when it is the route's to send. */
+function send (response: ServerResponse, result: ReadAnswer, requestId: () => string, answered: Answered): boolean | Promise<boolean> {
   const body = result.body
   if (!isSendable(body)) {
     body.destroy()
@@ -103,16 +88,75 @@ async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof k
   // The answer's own headers (readAnswer makes them for each read).
   const headers = result.headers
   headers['x-amz-request-id'] = headers['x-amz-id-2'] = requestId()
-  await sendAnswer(response, result.status, headers, body, answered)
-  return true
+  const sending = sendAnswer(response, result.status, headers, body, answered)
+  return sending === undefined ? true : sending.then(() => true)
+}
+
+function signedRequest (request: IncomingMessage, read: PlainRead): SignedRequest {
+  return { method: request.method as 'GET' | 'HEAD', rawPath: read.path, rawQuery: '', headers: request.headers, rawHeaders: request.rawHeaders }
+}
+
+async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof keyLookup>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): Promise<boolean> {
+  const { registry } = options
+  // A public site's name (a custom domain) is refused by the guard: the route's to answer.
+  if (options.guard !== null && mayBeCustomDomain(read.host) && await registry.bucketForDomain(read.host) !== null) return false
+  let sender: Sender
+  if (request.headers.authorization !== undefined) {
+    let signer: Principal | null = null
+    await verifySignature(signedRequest(request, read), {}, async (id, sessionToken) => {
+      const known = await secretOf(id, sessionToken)
+      signer = known?.principal ?? null
+      return known?.secretAccessKey
+    })
+    sender = signer
+  } else {
+    sender = unsignedSender(request, options.policy)
+  }
+  if (sender === undefined) return false
+  const info = await registry.info(read.bucket)
+  if (info === null || !mayRead(options, request, read, sender, info)) return false
+  const bucket = await registry.open(read.bucket, info)
+  if (bucket === null) return false
+  return await send(response, await readAnswer(request.headers, {}, bucket, info, read.key, request.method as 'GET' | 'HEAD'), requestId, answered)
+}
+
+/**
+ * `answer` at once, in the turn the request came, when nothing it needs
+ * must be waited for: a configured key pair (or none), the bucket open with
+ * its settings unchanged, the object's row and small body held by its
+ * store. Undefined when one must be: then `answer` does it all.
+ */
+function answerNow (options: S3FastReadOptions, keyNow: ReturnType<typeof configuredKeys>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): boolean | Promise<boolean> | undefined {
+  if (options.guard !== null && mayBeCustomDomain(read.host)) return undefined
+  let sender: Sender
+  if (request.headers.authorization !== undefined) {
+    let signer: Principal | undefined
+    const verified = verifySignatureNow(signedRequest(request, read), {}, (id, sessionToken) => {
+      const known = keyNow(id, sessionToken)
+      signer = known?.principal
+      return known?.secretAccessKey
+    })
+    if (verified === undefined || signer === undefined) return undefined
+    sender = signer
+  } else {
+    sender = unsignedSender(request, options.policy)
+    if (sender === undefined) return false
+  }
+  const open = options.registry.openNow(read.bucket)
+  if (open === undefined) return undefined
+  if (!mayRead(options, request, read, sender, open.info)) return false
+  const result = readAnswerNow(request.headers, open.bucket, open.info, read.key, request.method as 'GET' | 'HEAD')
+  return result === undefined ? undefined : send(response, result, requestId, answered)
 }
 
 /** What the S3 port's reads beside Fastify take and how they answer (doors/reads-beside.ts does the rest). */
 export function s3Reads (options: S3FastReadOptions): Pick<ReadsBesideOptions<PlainRead>, 'take' | 'answer' | 'fields'> {
   const secretOf = keyLookup(options.policy, options.registry.tokens)
+  const keyNow = configuredKeys(options.policy)
   return {
     take: request => plainRead(request, options),
-    answer: async (request, response, read, requestId, answered) => await answer(options, secretOf, request, response, read, requestId, answered),
+    answer: (request, response, read, requestId, answered) =>
+      answerNow(options, keyNow, request, response, read, requestId, answered) ?? answer(options, secretOf, request, response, read, requestId, answered),
     fields: read => ({ bucket: read.bucket, key: read.key })
   }
 }

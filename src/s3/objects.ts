@@ -27,7 +27,7 @@ import { authorize, BucketErrors, copiedChecksums, isRecyclingStream, MAX_DELETE
 import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
 import { sendRecycling } from '../doors/recycling-body.js'
 import { VersionHeaders } from '../doors/version-headers.js'
-import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
+import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadOptions, BucketReadOutcome, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
 import { bodyPipeline, decodedBody, defaultChecksum, takesDefaultChecksum } from './body.js'
 import { openBucketForUpload } from './extensions.js'
 import { openNamedBucket, sendXml, type S3Context } from './context.js'
@@ -136,24 +136,43 @@ function answerHeaders (requestHeaders: IncomingHttpHeaders, query: Record<strin
  * GetObject/HeadObject of `key` with the request's headers and query: the
  * engine's read decision (conditions, then the range or part), translated.
  */
-export async function readAnswer (requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, bucket: Bucket, info: BucketInfo, key: string, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
+/** What a GetObject or HeadObject asks the engine, read from its headers and query. */
+interface ReadRequest { options: BucketReadOptions, partNumber: number | undefined, onlyIf: ReturnType<typeof conditionalFrom> }
+
+function readRequest (requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, method: 'GET' | 'HEAD'): ReadRequest {
   const rangeHeader = single(requestHeaders, 'range')
   const partParameter = Array.isArray(query.partNumber) ? query.partNumber[0] : query.partNumber
   const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
   if (partNumber !== undefined && rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
   const onlyIf = conditionalFrom(requestHeaders, 'read')
-  const outcome = await bucket.read(key, { onlyIf, range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(requestHeaders) })
+  return { options: { onlyIf, range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(requestHeaders) }, partNumber, onlyIf }
+}
+
+/** The answer to the engine's outcome, or the S3 error it is. */
+function answerOf (outcome: BucketReadOutcome, asked: ReadRequest, requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, info: BucketInfo): ReadAnswer {
   switch (outcome.status) {
     case 'not-found': throw new S3Error('NoSuchKey')
-    case 'precondition-failed': throw preconditionFailed(onlyIf)
+    case 'precondition-failed': throw preconditionFailed(asked.onlyIf)
     case 'not-modified': return notModified(outcome.object)
     case 'range-not-satisfiable':
-      if (partNumber !== undefined) throw new S3Error('InvalidPartNumber')
+      if (asked.partNumber !== undefined) throw new S3Error('InvalidPartNumber')
       return unsatisfiable(outcome.object.size)
   }
   const answer = answerHeaders(requestHeaders, query, outcome)
   Object.assign(answer.headers, expirationHeaders(info, outcome.object))
   return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
+}
+
+export async function readAnswer (requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, bucket: Bucket, info: BucketInfo, key: string, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
+  const asked = readRequest(requestHeaders, query, method)
+  return answerOf(await bucket.read(key, asked.options), asked, requestHeaders, query, info)
+}
+
+/** `readAnswer` without a query, at once when the engine decides it so (`readNow`); undefined otherwise. */
+export function readAnswerNow (requestHeaders: IncomingHttpHeaders, bucket: Bucket, info: BucketInfo, key: string, method: 'GET' | 'HEAD'): ReadAnswer | undefined {
+  const asked = readRequest(requestHeaders, {}, method)
+  const outcome = bucket.readNow(key, asked.options)
+  return outcome === undefined ? undefined : answerOf(outcome, asked, requestHeaders, {}, info)
 }
 
 export async function getObject (ctx: S3Context, method: 'GET' | 'HEAD'): Promise<void> {

@@ -416,16 +416,14 @@ function signatureMatches (request: SignedRequest, query: Record<string, string 
   return encoded !== request.rawPath && verified(encoded)
 }
 
-/**
- * Verifies a signed request against the known credentials; returns what the
- * payload decoder needs, or throws the S3 error a client would see.
- */
-export async function verifySignature (
-  request: SignedRequest,
-  query: Record<string, string | string[]>,
-  secretOf: (accessKeyId: string, sessionToken: string | undefined) => string | undefined | Promise<string | undefined>,
-  now?: Date
-): Promise<VerifiedSignature> {
+/** A request's signature as read, before its key's secret is known. */
+interface PendingSignature {
+  claim: SignatureClaim
+  signed: SignedHeaderList
+  sessionToken: string | undefined
+}
+
+function pendingSignature (request: SignedRequest, query: Record<string, string | string[]>, now?: Date): PendingSignature {
   const nowMs = now === undefined ? Date.now() : now.getTime()
   const presigned = request.headers.authorization === undefined
   const sessionToken = presigned ? single(query['X-Amz-Security-Token']) : single(request.headers['x-amz-security-token'])
@@ -437,11 +435,44 @@ export async function verifySignature (
   }
   const signed = signedHeaderList(claim.signedField)
   if (!signed.names.includes('host')) throw new S3Error(malformed, 'The host header must be signed.')
-  const secretAccessKey = await secretOf(credential.accessKeyId, sessionToken)
+  return { claim, signed, sessionToken }
+}
+
+function verifiedWith (request: SignedRequest, query: Record<string, string | string[]>, { claim, signed }: PendingSignature, secretAccessKey: string | undefined): VerifiedSignature {
   if (secretAccessKey === undefined) throw new S3Error('InvalidAccessKeyId')
+  const { credential } = claim.scope
   keep(claim.credentialField, claim.scope, claim.signedField, signed)
   const signingKey = signingKeyOf(claim.scope, secretAccessKey)
   if (!signatureMatches(request, query, signed, claim, signingKey)) throw new S3Error('SignatureDoesNotMatch')
   refuseUnsignedAmzHeaders(request.headers, signed.names)
   return { accessKeyId: credential.accessKeyId, payloadHash: claim.payloadHash, longDate: claim.longDate, scope: credential.scope, signingKey, signature: claim.given }
+}
+
+/**
+ * Verifies a signed request against the known credentials; returns what the
+ * payload decoder needs, or throws the S3 error a client would see.
+ */
+export async function verifySignature (
+  request: SignedRequest,
+  query: Record<string, string | string[]>,
+  secretOf: (accessKeyId: string, sessionToken: string | undefined) => string | undefined | Promise<string | undefined>,
+  now?: Date
+): Promise<VerifiedSignature> {
+  const pending = pendingSignature(request, query, now)
+  return verifiedWith(request, query, pending, await secretOf(pending.claim.scope.credential.accessKeyId, pending.sessionToken))
+}
+
+/**
+ * `verifySignature` at once, when `secretNow` knows the key's secret without
+ * waiting (a configured pair); undefined when it does not (a scoped token's
+ * pair, temporary credentials), and then `verifySignature` decides.
+ */
+export function verifySignatureNow (
+  request: SignedRequest,
+  query: Record<string, string | string[]>,
+  secretNow: (accessKeyId: string, sessionToken: string | undefined) => string | undefined
+): VerifiedSignature | undefined {
+  const pending = pendingSignature(request, query)
+  const secret = secretNow(pending.claim.scope.credential.accessKeyId, pending.sessionToken)
+  return secret === undefined ? undefined : verifiedWith(request, query, pending, secret)
 }
