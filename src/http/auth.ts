@@ -63,6 +63,17 @@ export function principalNow (policy: AccessPolicy, authorization: string | unde
   return knownPrincipal(policy, bearerOf(authorization))
 }
 
+/** The configured token's digest, made once per policy (and again if its token were replaced). */
+const configuredDigests = new WeakMap<AccessPolicy, { token: string, digest: Buffer }>()
+
+function configuredDigest (policy: AccessPolicy, token: string): Buffer {
+  const kept = configuredDigests.get(policy)
+  if (kept?.token === token) return kept.digest
+  const digest = sha256(token)
+  configuredDigests.set(policy, { token, digest })
+  return digest
+}
+
 function bearerOf (authorization: string | undefined): string | null {
   return authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? null
 }
@@ -70,7 +81,7 @@ function bearerOf (authorization: string | undefined): string | null {
 /** The principal of `bearer` (null: none given) unless it may be a scoped token (undefined: the directory is asked). */
 function knownPrincipal (policy: AccessPolicy, bearer: string | null): Principal | undefined {
   // The configured token first, compared in constant time: it is no scoped token, so the directory need not look for it.
-  if (bearer !== null && policy.token !== null && timingSafeEqual(sha256(bearer), sha256(policy.token))) return ADMIN
+  if (bearer !== null && policy.token !== null && timingSafeEqual(sha256(bearer), configuredDigest(policy, policy.token))) return ADMIN
   if (bearer !== null && policy.tokens != null) return undefined
   return withoutScopedToken(policy, bearer)
 }

@@ -1,8 +1,8 @@
 /** Table tests of the HTTP door's pure parts: targets, routes, CORS, auth, headers, error table. */
 import t from 'tap'
-import { ArgumentRangeError, ArgumentTypeError, BucketError } from '../../src/bucket/index.js'
+import { ADMIN, ArgumentRangeError, ArgumentTypeError, BucketError } from '../../src/bucket/index.js'
 import { decodeHeaderValue, responseOverridesFrom } from '../../src/doors/request-metadata.js'
-import { principalOf, isLoopbackHost } from '../../src/http/auth.js'
+import { principalNow, principalOf, isLoopbackHost } from '../../src/http/auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from '../../src/http/cors.js'
 import { DoorError, errorReply } from '../../src/http/errors.js'
 import {
@@ -94,7 +94,7 @@ t.test('CORS rules', async t => {
 })
 
 t.test('credentials', async t => {
-  const policy = { token: 'right', loopbackOnly: false }
+  const policy: { token: string | null, loopbackOnly: boolean } = { token: 'right', loopbackOnly: false }
   t.same(await principalOf(policy, 'Bearer right'), { kind: 'admin', id: null, permission: 'admin-read-write', buckets: null })
   await t.resolves(principalOf(policy, 'bearer right'), 'scheme is case-insensitive')
   await t.rejects(principalOf(policy, undefined), { status: 401, code: 40100, headers: { 'www-authenticate': 'Bearer' } })
@@ -103,6 +103,18 @@ t.test('credentials', async t => {
   await t.rejects(principalOf(policy, 'Bearer righ'), { status: 403, code: 40300 }, 'a prefix of the token is wrong')
   await t.resolves(principalOf({ token: null, loopbackOnly: true }, undefined), 'no token on loopback: open')
   await t.rejects(principalOf({ token: null, loopbackOnly: false }, 'Bearer anything'), { status: 403, code: 40301 })
+  // The configured token's digest is kept per policy; a token replaced in the policy is the one that holds.
+  policy.token = 'rotated'
+  await t.rejects(principalOf(policy, 'Bearer right'), { status: 403, code: 40300 }, 'the replaced token no longer holds')
+  await t.resolves(principalOf(policy, 'Bearer rotated'), 'the new one does')
+  // principalNow answers the same at once, or nothing when the scoped tokens must be asked.
+  t.same(principalNow(policy, 'Bearer rotated'), ADMIN)
+  t.throws(() => principalNow(policy, undefined), { status: 401, code: 40100 })
+  t.throws(() => principalNow(policy, 'Bearer wrong'), { status: 403, code: 40300 })
+  const scoped = { token: 'rotated', loopbackOnly: false, tokens: { byValue: async () => null } }
+  t.same(principalNow(scoped, 'Bearer rotated'), ADMIN, 'the configured token needs no look in the scoped tokens')
+  t.equal(principalNow(scoped, 'Bearer other'), undefined, 'another bearer may be a scoped token: not at once')
+  await t.rejects(principalOf(scoped, 'Bearer other'), { status: 403, code: 40300 }, 'which principalOf looks for')
   for (const [host, loopback] of [['127.0.0.1', true], ['127.1.2.3', true], ['localhost', true], ['::1', true], ['0.0.0.0', false], ['::', false], ['192.168.1.2', false], ['[::1]', true], ['::ffff:127.0.0.1', true], ['::ffff:7f00:2', true], ['0:0:0:0:0:0:0:1', true], ['::ffff:10.0.0.1', false], ['127.0.0.1.nip.io', false], ['127.0.0.256', false], ['sub.localhost', true]] as const) {
     t.equal(isLoopbackHost(host), loopback, host)
   }
