@@ -96,6 +96,22 @@ export function sendAnswer (response: ServerResponse, status: number, headers: R
   return pipeRecycling(response, body, () => { response.writeHead(status, headers) })
 }
 
+/**
+ * Sends a door's answer when its body is one a read beside Fastify sends
+ * (`sendAnswer`): true once written (a promise while a stream flows);
+ * false, nothing written, for any other (an error envelope, a stream of a
+ * store that lends no chunks, destroyed here), which the route then sends.
+ */
+export function sendIfSendable (response: ServerResponse, status: number, headers: Record<string, string>, body: unknown, answered: Answered): boolean | Promise<boolean> {
+  if (!isSendable(body)) {
+    const stream = body as { destroy?: unknown } | null
+    if (typeof stream?.destroy === 'function') (stream as { destroy: () => void }).destroy()
+    return false
+  }
+  const sending = sendAnswer(response, status, headers, body, answered)
+  return sending === undefined ? true : sending.then(() => true)
+}
+
 /** The server's 'request' listener: the reads `take` takes here, the rest to `fastify` (Fastify's own listener). */
 export function readsBeside<T> (fastify: RequestListener, options: ReadsBesideOptions<T>): RequestListener {
   return (request, response) => {

@@ -9,12 +9,14 @@
  * decides conditions and ranges) and the route's headers (`readHeaders`,
  * with the sandbox of the gateway's own host, and the CORS headers the
  * route gives a request without an Origin). A read that would not answer
- * its object (200, 206, 304) is the route's.
+ * its object (200, 206, 304) is the route's. It is answered in the turn
+ * its request came when none of those pieces must be waited for
+ * (`answerNow`), else awaited (`answer`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { authorize, hostName, mayBeCustomDomain } from '../bucket/index.js'
 import type { BucketInfo, BucketRegistry, Principal } from '../bucket/index.js'
-import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
+import { plainReadPath, sendIfSendable, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalNow, principalOf, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules } from './cors.js'
@@ -68,16 +70,9 @@ function mayRead (policy: AccessPolicy, principal: Principal, request: IncomingM
   return true
 }
 
-/** Sends the engine's answer with `headers` first; false (nothing written) when it is the route's to send. */
+/** Sends the engine's answer with `headers` first; false (nothing written) when it is the route's to send (doors/reads-beside.ts). */
 function send (response: ServerResponse, result: ReadResult, headers: Record<string, string>, answered: Answered): boolean | Promise<boolean> {
-  const body = result.body
-  if (!isSendable(body)) {
-    // An error envelope (412, 416), or a body of a store that does not lend its chunks: the route's.
-    if ('destroy' in body) body.destroy()
-    return false
-  }
-  const sending = sendAnswer(response, result.status, Object.assign(headers, readHeaders(result, false)), body, answered)
-  return sending === undefined ? true : sending.then(() => true)
+  return sendIfSendable(response, result.status, Object.assign(headers, readHeaders(result, false)), result.body, answered)
 }
 
 /** Answers the read; false (nothing written) when it is the route's to answer. */

@@ -9,6 +9,10 @@
  * SSE-C key) and the request id headers. Anything the route would refuse or
  * answer with an error (a bad signature, an unsupported header, a missing
  * key, a 304's precondition's 412) is handed to it, and answered by it.
+ * The signature is checked once, at once for a configured key pair
+ * (`verifySignatureNow`), else after its key is looked up; the read is then
+ * answered in the same turn when the bucket is open and the object's small
+ * body held (`openNow`, `readAnswerNow`), else awaited.
  *
  * In development mode the site guard (server/s3-guard.ts) applies to the
  * port: then only reads whose Host it would let through are taken (a
@@ -16,11 +20,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { ADMIN, authorize, hostName, mayBeCustomDomain, type BucketInfo, type BucketRegistry, type Principal } from '../bucket/index.js'
-import { isSendable, plainReadPath, sendAnswer, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
+import { plainReadPath, sendIfSendable, type Answered, type ReadsBesideOptions } from '../doors/reads-beside.js'
 import { configuredKeys, keyLookup, type S3AccessPolicy } from './auth.js'
 import { refuseUnsupportedHeaders } from './headers.js'
 import { checkKey, readAnswer, readAnswerNow, type ReadAnswer } from './objects.js'
 import { resolveTarget } from './plugin.js'
+import { S3Error } from './errors.js'
 import { verifySignature, verifySignatureNow, type SignedRequest } from './sigv4.js'
 
 /** Who may be read from beside Fastify while the development mode's site guard applies. */
@@ -78,70 +83,50 @@ function mayRead (options: S3FastReadOptions, request: IncomingMessage, read: Pl
   return authorize(sender, 'object:read', read.bucket, read.key, operation)
 }
 
-/** Sends the engine's answer with the request id; false (nothing written) when it is the route's to send. */
+/** Sends the engine's answer with the request id; false (nothing written) when it is the route's to send (doors/reads-beside.ts). */
 function send (response: ServerResponse, result: ReadAnswer, requestId: () => string, answered: Answered): boolean | Promise<boolean> {
-  const body = result.body
-  if (!isSendable(body)) {
-    body.destroy()
-    return false
-  }
   // The answer's own headers (readAnswer makes them for each read).
   const headers = result.headers
   headers['x-amz-request-id'] = headers['x-amz-id-2'] = requestId()
-  const sending = sendAnswer(response, result.status, headers, body, answered)
-  return sending === undefined ? true : sending.then(() => true)
+  return sendIfSendable(response, result.status, headers, result.body, answered)
 }
 
 function signedRequest (request: IncomingMessage, read: PlainRead): SignedRequest {
   return { method: request.method as 'GET' | 'HEAD', rawPath: read.path, rawQuery: '', headers: request.headers, rawHeaders: request.rawHeaders }
 }
 
-async function answer (options: S3FastReadOptions, secretOf: ReturnType<typeof keyLookup>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): Promise<boolean> {
-  const { registry } = options
-  // A public site's name (a custom domain) is refused by the guard: the route's to answer.
-  if (options.guard !== null && mayBeCustomDomain(read.host) && await registry.bucketForDomain(read.host) !== null) return false
-  let sender: Sender
-  if (request.headers.authorization !== undefined) {
-    let signer: Principal | null = null
-    await verifySignature(signedRequest(request, read), {}, async (id, sessionToken) => {
-      const known = await secretOf(id, sessionToken)
-      signer = known?.principal ?? null
-      return known?.secretAccessKey
-    })
-    sender = signer
-  } else {
-    sender = unsignedSender(request, options.policy)
-  }
-  if (sender === undefined) return false
-  const info = await registry.info(read.bucket)
-  if (info === null || !mayRead(options, request, read, sender, info)) return false
-  const bucket = await registry.open(read.bucket, info)
-  if (bucket === null) return false
-  return await send(response, await readAnswer(request.headers, {}, bucket, info, read.key, request.method as 'GET' | 'HEAD'), requestId, answered)
+/** Who signed the request, verified at once when `keyNow` knows its key (a configured pair); null when the key must be looked up (`signerOf`). */
+function signerNow (request: IncomingMessage, read: PlainRead, keyNow: ReturnType<typeof configuredKeys>): Principal | null {
+  let signer: Principal | null = null
+  const verified = verifySignatureNow(signedRequest(request, read), {}, (id, sessionToken) => {
+    const known = keyNow(id, sessionToken)
+    signer = known?.principal ?? null
+    return known?.secretAccessKey
+  })
+  return verified === undefined ? null : signer
+}
+
+/** Who signed the request, its key looked up (a scoped token's pair, temporary credentials). */
+async function signerOf (request: IncomingMessage, read: PlainRead, secretOf: ReturnType<typeof keyLookup>): Promise<Principal> {
+  const found: { signer?: Principal } = {}
+  await verifySignature(signedRequest(request, read), {}, async (id, sessionToken) => {
+    const known = await secretOf(id, sessionToken)
+    found.signer = known?.principal
+    return known?.secretAccessKey
+  })
+  // A signature verified has a known key (verifySignature refuses any other).
+  if (found.signer === undefined) throw new S3Error('InvalidAccessKeyId')
+  return found.signer
 }
 
 /**
- * `answer` at once, in the turn the request came, when nothing it needs
- * must be waited for: a configured key pair (or none), the bucket open with
- * its settings unchanged, the object's row and small body held by its
- * store. Undefined when one must be: then `answer` does it all.
+ * The read answered for `sender` at once, in the turn the request came,
+ * when nothing it needs must be waited for (the bucket open with its
+ * settings unchanged, the object's row and small body held by its store);
+ * undefined when something must be, and then `answerLater` does it all.
  */
-function answerNow (options: S3FastReadOptions, keyNow: ReturnType<typeof configuredKeys>, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): boolean | Promise<boolean> | undefined {
+function answerNow (options: S3FastReadOptions, sender: Principal | null, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): boolean | Promise<boolean> | undefined {
   if (options.guard !== null && mayBeCustomDomain(read.host)) return undefined
-  let sender: Sender
-  if (request.headers.authorization !== undefined) {
-    let signer: Principal | undefined
-    const verified = verifySignatureNow(signedRequest(request, read), {}, (id, sessionToken) => {
-      const known = keyNow(id, sessionToken)
-      signer = known?.principal
-      return known?.secretAccessKey
-    })
-    if (verified === undefined || signer === undefined) return undefined
-    sender = signer
-  } else {
-    sender = unsignedSender(request, options.policy)
-    if (sender === undefined) return false
-  }
   const open = options.registry.openNow(read.bucket)
   if (open === undefined) return undefined
   if (!mayRead(options, request, read, sender, open.info)) return false
@@ -149,14 +134,34 @@ function answerNow (options: S3FastReadOptions, keyNow: ReturnType<typeof config
   return result === undefined ? undefined : send(response, result, requestId, answered)
 }
 
+async function answerLater (options: S3FastReadOptions, sender: Principal | null, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): Promise<boolean> {
+  const { registry } = options
+  // A public site's name (a custom domain) is refused by the guard: the route's to answer.
+  if (options.guard !== null && mayBeCustomDomain(read.host) && await registry.bucketForDomain(read.host) !== null) return false
+  const info = await registry.info(read.bucket)
+  if (info === null || !mayRead(options, request, read, sender, info)) return false
+  const bucket = await registry.open(read.bucket, info)
+  if (bucket === null) return false
+  return await send(response, await readAnswer(request.headers, {}, bucket, info, read.key, request.method as 'GET' | 'HEAD'), requestId, answered)
+}
+
+/** Answers the read (false: the route's): its sender known (a signature checked once), then the read at once or awaited. */
+function answer (options: S3FastReadOptions, keys: { now: ReturnType<typeof configuredKeys>, lookup: ReturnType<typeof keyLookup> }, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): boolean | Promise<boolean> {
+  const signed = request.headers.authorization !== undefined
+  const sender = signed ? signerNow(request, read, keys.now) : unsignedSender(request, options.policy)
+  if (sender === undefined) return false
+  if (signed && sender === null) {
+    return signerOf(request, read, keys.lookup).then(async signer => await answerLater(options, signer, request, response, read, requestId, answered))
+  }
+  return answerNow(options, sender, request, response, read, requestId, answered) ?? answerLater(options, sender, request, response, read, requestId, answered)
+}
+
 /** What the S3 port's reads beside Fastify take and how they answer (doors/reads-beside.ts does the rest). */
 export function s3Reads (options: S3FastReadOptions): Pick<ReadsBesideOptions<PlainRead>, 'take' | 'answer' | 'fields'> {
-  const secretOf = keyLookup(options.policy, options.registry.tokens)
-  const keyNow = configuredKeys(options.policy)
+  const keys = { now: configuredKeys(options.policy), lookup: keyLookup(options.policy, options.registry.tokens) }
   return {
     take: request => plainRead(request, options),
-    answer: (request, response, read, requestId, answered) =>
-      answerNow(options, keyNow, request, response, read, requestId, answered) ?? answer(options, secretOf, request, response, read, requestId, answered),
+    answer: (request, response, read, requestId, answered) => answer(options, keys, request, response, read, requestId, answered),
     fields: read => ({ bucket: read.bucket, key: read.key })
   }
 }

@@ -132,10 +132,6 @@ function answerHeaders (requestHeaders: IncomingHttpHeaders, query: Record<strin
   return { status: 206, headers }
 }
 
-/**
- * GetObject/HeadObject of `key` with the request's headers and query: the
- * engine's read decision (conditions, then the range or part), translated.
- */
 /** What a GetObject or HeadObject asks the engine, read from its headers and query. */
 interface ReadRequest { options: BucketReadOptions, partNumber: number | undefined, onlyIf: ReturnType<typeof conditionalFrom> }
 
@@ -163,6 +159,10 @@ function answerOf (outcome: BucketReadOutcome, asked: ReadRequest, requestHeader
   return outcome.body === null ? answer : { status: answer.status, headers: answer.headers, body: outcome.body }
 }
 
+/**
+ * GetObject/HeadObject of `key` with the request's headers and query: the
+ * engine's read decision (conditions, then the range or part), translated.
+ */
 export async function readAnswer (requestHeaders: IncomingHttpHeaders, query: Record<string, string | string[]>, bucket: Bucket, info: BucketInfo, key: string, method: 'GET' | 'HEAD'): Promise<ReadAnswer> {
   const asked = readRequest(requestHeaders, query, method)
   return answerOf(await bucket.read(key, asked.options), asked, requestHeaders, query, info)

@@ -93,7 +93,11 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     t.not(await storage.settingsVersion('b'), second, 'even a write of the same document moves it')
     t.equal(await code(storage.writeSettings('ghost', settings(1))), 10006, 'no settings for a place that does not exist')
     if (storage.settingsVersionNow !== undefined) {
-      t.equal(storage.settingsVersionNow('b'), await storage.settingsVersion('b'), 'settingsVersionNow answers the same version at once')
+      const now = storage.settingsVersionNow('b')
+      t.equal(now, await storage.settingsVersion('b'), 'settingsVersionNow answers the same version at once')
+      await other.writeSettings('b', settings(3))
+      t.not(storage.settingsVersionNow('b'), now, 'and moves with a write through another handle')
+      t.equal(storage.settingsVersionNow('b'), await storage.settingsVersion('b'))
       t.equal(storage.settingsVersionNow('ghost'), null, 'and null without a document')
     }
   })

@@ -56,6 +56,9 @@ t.test('a plain GetObject or HeadObject answers exactly as the route does, witho
     ['a missing key: 404', 'GET', '/photos/none', {}],
     ['a missing bucket: 404', 'GET', '/nobucket/k', {}],
     ['an unsupported header: 501', 'GET', key, { 'x-amz-request-payer': 'requester' }],
+    ['the configured pair with a session token: not temporary credentials, refused', 'GET', key, { 'x-amz-security-token': 'bogus' }],
+    ['and so for a HEAD', 'HEAD', key, { 'x-amz-security-token': 'bogus' }],
+    ['a large body with a session token', 'GET', '/photos/big.bin', { 'x-amz-security-token': 'bogus' }],
     ['virtual-host style', 'GET', '/a%20b/%C3%BC.txt', {}, 'photos.s3.test']
   ]
   for (const [name, method, path, headers, host] of cases) {
@@ -76,6 +79,12 @@ t.test('a plain GetObject or HeadObject answers exactly as the route does, witho
   const unsigned = await raw(server, 'GET', key)
   t.equal(unsigned.status, 200)
   t.equal(seen.length, before, 'an unsigned read in development mode is answered beside Fastify')
+  // A session token without its signature is the route's to refuse, even in development mode.
+  const tokenOnly = await raw(server, 'GET', key, { 'x-amz-security-token': 'bogus' })
+  const tokenOnlyRouted = await raw(server, 'GET', `${key}?`, { 'x-amz-security-token': 'bogus' })
+  t.equal(tokenOnly.status, tokenOnlyRouted.status)
+  t.not(tokenOnly.status, 200, 'a session token without a signature is refused')
+  t.same(seen.slice(-2), [key, `${key}?`], 'by the route')
 })
 
 t.test('with a configured key pair, an unsigned read is answered only from a public bucket', async t => {
