@@ -457,6 +457,8 @@ export interface RegistryStorage {
   removePlace (name: string): Promise<boolean>
   /** A token that changes when a bucket appears or disappears or after `touch`; null when the data place is gone. */
   changeToken (): string | null | Promise<string | null>
+  /** Optional: `changeToken` of a storage that answers it without waiting (a stat), for the registry's answers at once. */
+  changeTokenNow? (): string | null
   /** Records that some bucket's settings changed (moves `changeToken`). */
   touch (): Promise<void>
   /** Opens the store of bucket `name` (its place exists). */

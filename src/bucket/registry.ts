@@ -42,13 +42,14 @@ import { BucketEngine } from './bucket.js'
 import { BucketInfos, type BucketInfo, type RegistryWarn } from './bucket-infos.js'
 import { guardedWarn } from './guarded-warn.js'
 import { BucketError, useAfterClose } from './errors.js'
+import { DomainMap } from './domains.js'
 import { addSweepReport, emptySweepReport, sweepTimer } from './lifecycle-sweep.js'
 import { parseLockRules, type LockRule } from './locks.js'
 import type { Outbox, RegistryStorage, SettingsDocument, StateDocuments } from './port.js'
 import { isSettingsDamaged, servedSettings } from './settings-document.js'
 import type { QueueNotifications } from './notifications.js'
 import {
-  hostName, isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
+  isValidBucketName, uploadMaxAgeFromLifecycle, validateSettingsPatch, withDefaults, type BucketSettings
 } from './settings.js'
 import type { Bucket, OpenBucketOptions, StorageClass, SweepReport } from './types.js'
 import { TokenDirectory } from './tokens.js'
@@ -87,6 +88,8 @@ export interface BucketRegistry {
   /** The outbox of bucket `name`'s store, where its event messages wait; null when the bucket or the outbox does not exist. */
   outbox (name: string): Promise<Outbox | null>
   bucketForDomain (host: string): Promise<string | null>
+  /** `bucketForDomain` at once, from the map made last while nothing has changed since; undefined otherwise: then that. */
+  bucketForDomainNow (host: string): string | null | undefined
   /**
    * Sweeps every bucket (one sweep at a time per process), or those of
    * `buckets`, carrying out each one's lifecycle rules as they stand (read
@@ -151,7 +154,7 @@ class Registry implements BucketRegistry {
   readonly #engineOptions: OpenBucketOptions
   readonly #infos: BucketInfos
   readonly #handles = new Map<string, OpenHandle>()
-  #domains: { token: string, map: Map<string, string> } | null = null
+  readonly #domains: DomainMap
   #sweeper: NodeJS.Timeout | null = null
   /** The timer of the looks at open buckets (HANDLE_CHECK_MS), running while one is open; and the change token last looked at. */
   #handleCheck: NodeJS.Timeout | null = null
@@ -179,6 +182,7 @@ class Registry implements BucketRegistry {
     this.#engineOptions = { clock: this.#clock, minPartSize: options.minPartSize }
     this.#tokens = new TokenDirectory(storage.state('tokens'), this.#clock)
     this.#infos = new BucketInfos(storage, this.#clock, options.warn === undefined ? undefined : guardedWarn(options.warn))
+    this.#domains = new DomainMap(storage, this.#infos, async () => await this.#names())
   }
 
   get dataDir (): string {
@@ -406,19 +410,11 @@ class Registry implements BucketRegistry {
 
   async bucketForDomain (host: string): Promise<string | null> {
     this.#live('bucketForDomain')
-    const token = await this.#storage.changeToken()
-    if (token === null) return null
-    let domains = this.#domains?.token === token ? this.#domains.map : null
-    if (domains === null) {
-      domains = new Map<string, string>()
-      const damaged: string[] = []
-      for (const info of await this.#infos.readable(await this.#names(), damaged)) {
-        for (const domain of info.settings.domains) if (!domains.has(domain)) domains.set(domain, info.name)
-      }
-      // Kept only when every bucket was read: one mended by hand moves no token, and its domains must come back.
-      this.#domains = damaged.length === 0 ? { token, map: domains } : null
-    }
-    return domains.get(hostName(host)) ?? null
+    return await this.#domains.bucketFor(host)
+  }
+
+  bucketForDomainNow (host: string): string | null | undefined {
+    return this.#refusing ? undefined : this.#domains.bucketForNow(host)
   }
 
   async sweep (options: { now?: Date, buckets?: string[] } = {}): Promise<SweepReport> {

@@ -98,7 +98,11 @@ async function answer (options: FastReadOptions, request: IncomingMessage, respo
  */
 function answerNow (options: FastReadOptions, request: IncomingMessage, response: ServerResponse, read: PlainRead, answered: Answered): boolean | Promise<boolean> | undefined {
   const { registry, policy } = options
-  if (mayBeCustomDomain(read.host)) return undefined
+  if (mayBeCustomDomain(read.host)) {
+    // A custom domain serves its own bucket at every path: the router's to answer.
+    const domain = registry.bucketForDomainNow(read.host)
+    if (domain !== null) return domain === undefined ? undefined : false
+  }
   const open = registry.openNow(read.bucket)
   if (open === undefined) return undefined
   const { headers, publicRead } = accessOf(options, request, read.bucket, open.info)

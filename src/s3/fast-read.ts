@@ -126,7 +126,11 @@ async function signerOf (request: IncomingMessage, read: PlainRead, secretOf: Re
  * undefined when something must be, and then `answerLater` does it all.
  */
 function answerNow (options: S3FastReadOptions, sender: Principal | null, request: IncomingMessage, response: ServerResponse, read: PlainRead, requestId: () => string, answered: Answered): boolean | Promise<boolean> | undefined {
-  if (options.guard !== null && mayBeCustomDomain(read.host)) return undefined
+  if (options.guard !== null && mayBeCustomDomain(read.host)) {
+    // A public site's name (a custom domain) is refused by the guard: the route's to answer.
+    const domain = options.registry.bucketForDomainNow(read.host)
+    if (domain !== null) return domain === undefined ? undefined : false
+  }
   const open = options.registry.openNow(read.bucket)
   if (open === undefined) return undefined
   if (!mayRead(options, request, read, sender, open.info)) return false

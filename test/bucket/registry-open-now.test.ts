@@ -84,3 +84,24 @@ t.test('filesystem: a change of settings through another registry (another proce
   const fresh = await registry.open('photos')
   t.equal(registry.openNow('photos')?.bucket, fresh, 'until the new bucket is opened')
 })
+
+for (const [store, open] of registries) {
+  t.test(`${store}: bucketForDomainNow answers from the domain map made last, and nothing once a bucket's settings change`, async t => {
+    const registry = await open(t, testdir(t))
+    t.teardown(() => registry.close())
+    await registry.create('site')
+    await registry.updateSettings('site', { domains: ['cdn.example.com'] })
+    await nextTurn()
+    t.equal(registry.bucketForDomainNow('cdn.example.com'), undefined, 'no map made yet: nothing')
+    t.equal(await registry.bucketForDomain('cdn.example.com'), 'site')
+    t.equal(registry.bucketForDomainNow('CDN.example.com:8787'), 'site', 'the map made: the bucket, for the Host as sent')
+    t.equal(registry.bucketForDomainNow('localhost'), null, 'a name no bucket serves: null')
+    await registry.updateSettings('site', { domains: ['www.example.com'] })
+    await nextTurn()
+    t.equal(registry.bucketForDomainNow('cdn.example.com'), undefined, 'settings changed: nothing, until the map is made again')
+    t.equal(await registry.bucketForDomain('cdn.example.com'), null)
+    t.equal(registry.bucketForDomainNow('www.example.com'), 'site')
+    await registry.close()
+    t.equal(registry.bucketForDomainNow('www.example.com'), undefined, 'closed: nothing')
+  })
+}

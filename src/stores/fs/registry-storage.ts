@@ -178,6 +178,10 @@ export class FsRegistryStorage implements RegistryStorage {
     }
   }
 
+  changeTokenNow (): string | null {
+    return this.changeToken()
+  }
+
   changeToken (): string | null {
     const dir = this.#fingerprints.get(this.location, () => fingerprint(this.location))
     if (dir === null) return null

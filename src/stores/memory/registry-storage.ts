@@ -172,6 +172,10 @@ export class MemoryRegistryStorage implements RegistryStorage {
     return true
   }
 
+  changeTokenNow (): string | null {
+    return this.changeToken()
+  }
+
   changeToken (): string {
     return String(this.#space.changes)
   }
