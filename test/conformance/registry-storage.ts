@@ -205,6 +205,11 @@ export function registryStorageConformance (t: Test, sut: RegistryStorageUnderTe
     await other.removePlace('b')
     tokens.push(await storage.changeToken())
     for (let i = 1; i < tokens.length; i++) t.not(tokens[i], tokens[i - 1], `change ${i} is seen through the other handle`)
+    if (storage.changeTokenNow !== undefined) {
+      t.equal(storage.changeTokenNow(), tokens.at(-1), 'changeTokenNow answers the same token at once')
+      await other.touch()
+      t.not(storage.changeTokenNow(), tokens.at(-1), 'and moves with it')
+    }
   })
 
   t.test(`${sut.name}: the stores it opens share a bucket's objects across handles`, async t => {
