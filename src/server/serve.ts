@@ -53,7 +53,7 @@ import type { StopQueuePush } from './queue-push.js'
 import type { TlsPair } from './tls.js'
 import { handleShutdown } from './shutdown.js'
 import { afterChannel } from './worker-channel.js'
-import { isMessage, type Drain, type ReloadTls, type Replaced, type StoppingAlone } from './worker-messages.js'
+import { answerListenersClosed, isMessage, type Drain, type ReloadTls, type Replaced, type StoppingAlone } from './worker-messages.js'
 
 export interface ServeOptions extends Omit<GatewayOptions, 's3Port'> {
   workers: number
@@ -217,6 +217,7 @@ export async function servePrimary (options: ServeOptions): Promise<void> {
   }
 
   const onMessage = (worker: Worker, message: unknown): void => {
+    if (answerListenersClosed(worker, message)) return
     if (isMessage<ListenFailed>(message, 'listen-failed')) fail(message.message)
     else if (isMessage<Listening>(message, 'listening')) onListening(worker, message)
     else if (isMessage<StoppingAlone>(message, 'stopping-alone')) onStoppingAlone(worker, message.signal)

@@ -13,7 +13,7 @@ import { takeHeldSignals } from './early-fork.js'
 import type { Gateway } from './gateway.js'
 import { createLogger } from './logger.js'
 import type { TlsPair } from './tls.js'
-import { isMessage, sayStoppingAlone, type Drain, type ReloadTls, type Replaced } from './worker-messages.js'
+import { isMessage, sayStoppingAlone, settleHandoffs, type Drain, type ReloadTls, type Replaced } from './worker-messages.js'
 
 /** What of `serve`'s options a stop reads. */
 export interface ShutdownOptions {
@@ -82,11 +82,15 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
   const sendFinalMetrics = async (): Promise<void> => {
     if (inWorker && reason !== drainAsked) await server?.sendFinalMetrics()
   }
+  /** What a worker does before it exits, its listeners closed: its final counts, and no connection left unread (settleHandoffs). */
+  const lastWords = async (): Promise<void> => {
+    if (inWorker) await Promise.allSettled([sendFinalMetrics(), settleHandoffs()])
+  }
   const exitNow = (): void => {
     // The drain's close may still end within that second: its exit says 1 too.
     forced = true
     setTimeout(() => process.exit(1), 1000)
-    void Promise.allSettled([server?.cutPush(), sendFinalMetrics()]).finally(() => process.exit(1))
+    void Promise.allSettled([server?.cutPush(), lastWords()]).finally(() => process.exit(1))
   }
   /** While a worker stopping alone serves on until its replacement listens: what ends the wait. */
   let replacementWait: NodeJS.Timeout | null = null
@@ -113,7 +117,7 @@ export function handleShutdown (options: ShutdownOptions, inWorker: boolean): (g
         return 0
       }, err => { app.log.error({ err }, 'close failed'); return 1 })
       // Once every request is answered: the last report counts them all.
-      .then(async code => { await sendFinalMetrics(); process.exit(forced ? 1 : code) }, () => process.exit(1))
+      .then(async code => { await lastWords(); process.exit(forced ? 1 : code) }, () => process.exit(1))
   }
   /** A signal before the gateway exists: start-up goes on (then drains at once), bounded by the drain timeout like a drain. */
   const boundStartup = (): void => {
