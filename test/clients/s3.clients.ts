@@ -17,6 +17,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { openRegistry } from '../../src/index.js'
 import { buildS3App, DEVELOPMENT_CREDENTIAL, s3AccessPolicy } from '../../src/s3/index.js'
+import { hasOpenssl, selfSignedCertificate } from '../certificate.js'
 import { testdir } from '../testdir.js'
 
 const run = promisify(execFile)
@@ -114,11 +115,16 @@ t.test('real S3 clients', async t => {
   await writeFile(rcloneEnv.RCLONE_CONFIG, '')
   const rclone = async (...args: string[]): Promise<{ stdout: string, stderr: string }> => await run('rclone', args, { env: rcloneEnv, maxBuffer: 1 << 24 })
   const host = endpoint.replace('http://', '')
-  const s3cmdConfig = path.join(work, 's3cfg')
-  await writeFile(s3cmdConfig, [
-    '[default]', `access_key = ${accessKeyId}`, `secret_key = ${secretAccessKey}`, `host_base = ${host}`, `host_bucket = ${host}`,
-    'use_https = False', 'signature_v2 = False', 'bucket_location = us-east-1', 'multipart_chunk_size_mb = 5', 'multipart_copy_chunk_size_mb = 5', ''
-  ].join('\n'))
+  /** An s3cmd configuration file in `work` (`settings` beside the keys, plain HTTP, V4 and 5 MiB parts), returning its path. */
+  const s3cmdConfigFile = async (name: string, settings: string[]): Promise<string> => {
+    const file = path.join(work, name)
+    await writeFile(file, [
+      '[default]', `access_key = ${accessKeyId}`, `secret_key = ${secretAccessKey}`, ...settings,
+      'use_https = False', 'signature_v2 = False', 'bucket_location = us-east-1', 'multipart_chunk_size_mb = 5', 'multipart_copy_chunk_size_mb = 5', ''
+    ].join('\n'))
+    return file
+  }
+  const s3cmdConfig = await s3cmdConfigFile('s3cfg', [`host_base = ${host}`, `host_bucket = ${host}`])
   const s3cmd = async (...args: string[]): Promise<string> => (await run('s3cmd', ['-c', s3cmdConfig, ...args], { env, maxBuffer: 1 << 24 })).stdout
 
   // Names users' files have: spaces, non-ASCII, +, %, URL punctuation, a deep path, an empty file; and a multipart one.
@@ -202,13 +208,9 @@ t.test('real S3 clients', async t => {
     t.equal(listed.trim(), 'f&=?#.txt')
   })
 
-  t.test('rclone over HTTPS with SSE-C: multipart upload, download, check --download, server-side copy with the key; the wrong key or none refused', { skip: missing(await installed('rclone') && await installed('openssl'), 'rclone and openssl', 'rclone openssl') }, async t => {
+  t.test('rclone over HTTPS with SSE-C: multipart upload, download, check --download, server-side copy with the key; the wrong key or none refused', { skip: missing(await installed('rclone') && hasOpenssl, 'rclone and openssl', 'rclone openssl') }, async t => {
     // A customer key travels only over TLS: a self-signed certificate that rclone is told to trust.
-    const tls = path.join(work, 'tls')
-    await mkdir(tls)
-    const [cert, key] = [path.join(tls, 'cert.pem'), path.join(tls, 'key.pem')]
-    await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', cert,
-      '-days', '2', '-subj', '/CN=fsbucket-clients', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'])
+    const { cert, key } = selfSignedCertificate(work, 'fsbucket-clients')
     const secure = await buildS3App({ registry, policy: s3AccessPolicy({ accessKeyId, secretAccessKey }, null, true), domains: [], logLevel: false, https: { cert: await readFile(cert), key: await readFile(key) } })
     await secure.listen({ host: '127.0.0.1', port: 0 })
     t.teardown(async () => { await secure.close() })
@@ -281,12 +283,7 @@ t.test('real S3 clients', async t => {
   t.test('s3cmd with virtual-host addressing (Host: clients.localhost), sent through its proxy setting so that no name must resolve: put (multipart), get, ls, sync, cp, mv, del', { skip: missing(await installed('s3cmd'), 's3cmd', 's3cmd') }, async t => {
     // glibc resolves no `<bucket>.localhost`: s3cmd is told the server is its proxy, and sends it absolute-form targets with the bucket's Host.
     const port = host.split(':')[1]
-    const vhostConfig = path.join(work, 's3cfg-vhost')
-    await writeFile(vhostConfig, [
-      '[default]', `access_key = ${accessKeyId}`, `secret_key = ${secretAccessKey}`, `host_base = localhost:${port}`, `host_bucket = %(bucket)s.localhost:${port}`,
-      'proxy_host = 127.0.0.1', `proxy_port = ${port}`, 'use_https = False', 'signature_v2 = False', 'bucket_location = us-east-1',
-      'multipart_chunk_size_mb = 5', 'multipart_copy_chunk_size_mb = 5', ''
-    ].join('\n'))
+    const vhostConfig = await s3cmdConfigFile('s3cfg-vhost', [`host_base = localhost:${port}`, `host_bucket = %(bucket)s.localhost:${port}`, 'proxy_host = 127.0.0.1', `proxy_port = ${port}`])
     const vhost = async (...args: string[]): Promise<string> => (await run('s3cmd', ['-c', vhostConfig, ...args], { env, maxBuffer: 1 << 24 })).stdout
     t.match((await run('s3cmd', ['-c', vhostConfig, '-d', 'ls', 's3://clients/'], { env, maxBuffer: 1 << 24 })).stderr, /host:clients\.localhost:/, 'the bucket travels in the Host')
 

@@ -7,14 +7,13 @@
  * after it, and `close()` resolves then, not after 60 s.
  */
 import t, { type Test } from 'tap'
-import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import path from 'node:path'
 import { startServer, type StartServerOptions } from '../../src/index.js'
+import { hasOpenssl, selfSignedCertificate } from '../certificate.js'
 import { testdir } from '../testdir.js'
 
-const openssl = spawnSync('openssl', ['version']).status === 0
 const wrongType = { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' }
 const wrongValue = { name: 'TypeError', code: 'ERR_INVALID_ARG_VALUE' }
 
@@ -50,12 +49,10 @@ t.test('options of the wrong type, or empty, are refused', async t => {
   t.notOk(existsSync(dir), 'no data directory was made')
 })
 
-t.test('tls needs both a certificate and a key, neither empty', { skip: !openssl && 'openssl is not installed' }, async t => {
-  const dir = testdir(t)
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '2', '-subj', '/CN=localhost'], { stdio: 'ignore' })
-  const cert = readFileSync(path.join(dir, 'cert.pem'))
-  const key = readFileSync(path.join(dir, 'key.pem'))
+t.test('tls needs both a certificate and a key, neither empty', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
+  const pair = selfSignedCertificate(testdir(t), 'localhost')
+  const cert = readFileSync(pair.cert)
+  const key = readFileSync(pair.key)
   await refused(t, { tls: { cert } }, wrongValue, /^startServer: tls needs both cert and key \(PEM, strings or Buffers\): key is missing$/)
   await refused(t, { tls: { key } }, wrongValue, /cert is missing/)
   await refused(t, { tls: {} }, wrongValue, /cert is missing/)

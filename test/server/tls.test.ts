@@ -16,30 +16,17 @@ import { connect as netConnect, type Socket } from 'node:net'
 import { connect, type PeerCertificate } from 'node:tls'
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { startServer } from '../../src/index.js'
+import { hasOpenssl, selfSignedCertificate, type CertificatePair } from '../certificate.js'
 import { testdir } from '../testdir.js'
 import { freePort, run, within, type Served } from './serve-process.js'
 
-const openssl = spawnSync('openssl', ['version']).status === 0
 const curl = spawnSync('curl', ['--version']).status === 0
 
-interface Pair { cert: string, key: string, fingerprint: string }
-
-/** A self-signed certificate for 127.0.0.1 and localhost, with its key, in `dir`. */
-function makeCertificate (dir: string, name: string): Pair {
-  const cert = path.join(dir, `${name}.cert.pem`)
-  const key = path.join(dir, `${name}.key.pem`)
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', key, '-out', cert, '-days', '2', '-subj', `/CN=${name}`,
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' })
-  const fingerprint = execFileSync('openssl', ['x509', '-in', cert, '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).trim().split('=')[1]
-  return { cert, key, fingerprint }
-}
-
 /** Two certificates, and the files a server is given (`cert`, `key`), holding the first: a renewal writes the second over them. */
-function renewable (t: Test): { dir: string, first: Pair, second: Pair, cert: string, key: string } {
+function renewable (t: Test): { dir: string, first: CertificatePair, second: CertificatePair, cert: string, key: string } {
   const dir = testdir(t)
-  const first = makeCertificate(dir, 'first')
-  const second = makeCertificate(dir, 'second')
+  const first = selfSignedCertificate(dir, 'first')
+  const second = selfSignedCertificate(dir, 'second')
   const cert = path.join(dir, 'cert.pem')
   const key = path.join(dir, 'key.pem')
   copyFileSync(first.cert, cert)
@@ -48,8 +35,8 @@ function renewable (t: Test): { dir: string, first: Pair, second: Pair, cert: st
 }
 
 /** `startServer` serving HTTPS with a new self-signed certificate (`ca`, which clients trust), closed after the test; `pair` its files. */
-async function embeddedTls (t: Test, name: string): Promise<{ server: Awaited<ReturnType<typeof startServer>>, ca: Buffer, pair: Pair }> {
-  const pair = makeCertificate(testdir(t), name)
+async function embeddedTls (t: Test, name: string): Promise<{ server: Awaited<ReturnType<typeof startServer>>, ca: Buffer, pair: CertificatePair }> {
+  const pair = selfSignedCertificate(testdir(t), name)
   const ca = readFileSync(pair.cert)
   const server = await startServer({ tls: { cert: ca, key: readFileSync(pair.key) } })
   t.teardown(server.close)
@@ -93,9 +80,9 @@ async function until (what: string, ms: number, check: () => boolean | Promise<b
 
 const base = ['--fsync', 'off', '--log-level', 'info']
 
-t.test('serve --tls-cert/--tls-key: HTTPS on both ports, curl and the AWS SDK trusting the certificate', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('serve --tls-cert/--tls-key: HTTPS on both ports, curl and the AWS SDK trusting the certificate', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const dir = testdir(t)
-  const first = makeCertificate(dir, 'first')
+  const first = selfSignedCertificate(dir, 'first')
   const port = await freePort()
   const s3Port = await freePort()
   const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', String(s3Port), '--workers', '1',
@@ -133,7 +120,7 @@ t.test('serve --tls-cert/--tls-key: HTTPS on both ports, curl and the AWS SDK tr
 })
 
 for (const workers of ['1', '2']) {
-  t.test(`SIGHUP re-reads the certificate (--workers ${workers}); a bad new pair keeps the old one`, { skip: !openssl && 'openssl is not installed' }, async t => {
+  t.test(`SIGHUP re-reads the certificate (--workers ${workers}); a bad new pair keeps the old one`, { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
     const { dir, first, second, cert, key } = renewable(t)
     const port = await freePort()
     const s3Port = await freePort()
@@ -169,10 +156,10 @@ for (const workers of ['1', '2']) {
   })
 }
 
-t.test('TLS start-up errors: both files or neither, unreadable or invalid files; one line, exit 1', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('TLS start-up errors: both files or neither, unreadable or invalid files; one line, exit 1', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const dir = testdir(t)
-  const pair = makeCertificate(dir, 'pair')
-  const other = makeCertificate(dir, 'other')
+  const pair = selfSignedCertificate(dir, 'pair')
+  const other = selfSignedCertificate(dir, 'other')
   const garbage = path.join(dir, 'garbage.pem')
   writeFileSync(garbage, 'hello')
   const cases: Array<{ name: string, args: string[], env?: NodeJS.ProcessEnv, message: string | RegExp }> = [
@@ -195,7 +182,7 @@ t.test('TLS start-up errors: both files or neither, unreadable or invalid files;
   }
 })
 
-t.test('startServer({ tls }): both ports serve HTTPS', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('startServer({ tls }): both ports serve HTTPS', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const { server, ca, pair } = await embeddedTls(t, 'embedded')
   t.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/)
   t.match(server.s3.endpoint, /^https:\/\/127\.0\.0\.1:\d+$/)
@@ -219,7 +206,7 @@ async function httpsAnswer (url: string, ca: Buffer, method: string, headers: Re
   })
 }
 
-t.test('development mode over HTTPS: a page of the server\'s own https origin writes through both ports and the management API; its http twin is another origin', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('development mode over HTTPS: a page of the server\'s own https origin writes through both ports and the management API; its http twin is another origin', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const { server, ca } = await embeddedTls(t, 'origin')
   const doors = [
     { name: 'HTTP port', base: server.url, put: '/default/from-page.txt' },
@@ -246,7 +233,7 @@ async function plainAnswer (port: number, requestLine = 'GET /default/x HTTP/1.1
   })
 }
 
-t.test('plain HTTP sent to a TLS port is answered 400 in the clear, in the door\'s own envelope, and the port serves HTTPS on', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('plain HTTP sent to a TLS port is answered 400 in the clear, in the door\'s own envelope, and the port serves HTTPS on', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const { server, ca } = await embeddedTls(t, 'plain')
   const http = await plainAnswer(Number(new URL(server.url).port))
   t.match(http, /^HTTP\/1\.1 400 Bad Request\r\n/)
@@ -272,9 +259,9 @@ t.test('plain HTTP sent to a TLS port is answered 400 in the clear, in the door\
   t.equal(after.status, 200, 'HTTPS is served as before')
 })
 
-t.test('a TLS connection that never finishes its handshake is closed after the idle timeout, and at once when the server closes', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('a TLS connection that never finishes its handshake is closed after the idle timeout, and at once when the server closes', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const dir = testdir(t)
-  const pair = makeCertificate(dir, 'handshake')
+  const pair = selfSignedCertificate(dir, 'handshake')
   const server = await startServer({ tls: { cert: execFileSync('cat', [pair.cert]), key: execFileSync('cat', [pair.key]) }, idleTimeout: 1 })
   let closed = false
   t.teardown(async () => { if (!closed) await server.close() })
@@ -297,7 +284,7 @@ t.test('a TLS connection that never finishes its handshake is closed after the i
   t.ok(Date.now() - started < 900, `close() ended the handshaking connection at once (${Date.now() - started} ms)`)
 })
 
-t.test('a worker that replaces one that died serves the pair the primary accepted, not files half renewed since', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('a worker that replaces one that died serves the pair the primary accepted, not files half renewed since', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const { dir, first, second, cert, key } = renewable(t)
   const port = await freePort()
   const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', '0', '--workers', '2',
@@ -324,9 +311,9 @@ t.test('a worker that replaces one that died serves the pair the primary accepte
 })
 
 
-t.test('serve draining: a TLS connection still in its handshake as the signal comes has the idle grace to finish it and send its request, which is answered', { skip: !openssl && 'openssl is not installed' }, async t => {
+t.test('serve draining: a TLS connection still in its handshake as the signal comes has the idle grace to finish it and send its request, which is answered', { skip: !hasOpenssl && 'openssl is not installed' }, async t => {
   const dir = testdir(t)
-  const pair = makeCertificate(dir, 'drain')
+  const pair = selfSignedCertificate(dir, 'drain')
   const port = await freePort()
   const served = run(['serve', '--data', path.join(dir, 'data'), '--port', String(port), '--s3-port', '0', '--workers', '1',
     '--tls-cert', pair.cert, '--tls-key', pair.key, ...base])
