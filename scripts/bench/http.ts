@@ -35,14 +35,16 @@
  *                    puts 1,000 keys of its own first, so the page is full
  *                    whether or not small PUT ran), 10 connections (req/s)
  *   idle RSS         the largest worker's resident memory after 20 s without
- *                    requests, in a fresh two-worker server (V8 gives back
+ *                    requests, in a fresh two-worker server with its S3
+ *                    port on, as `npm start` runs it (V8 gives back
  *                    what start-up grew, its young generation above all,
  *                    only after some seconds of idleness: the goal is
  *                    judged on this figure); the note gives it a second
  *                    after the first answer too, and how that worker's
  *                    memory splits
- *   ready            milliseconds from spawning `serve` (two workers, a new
- *                    data directory) to its first HTTP answer; when
+ *   ready            milliseconds from spawning `serve` (two workers, the S3
+ *                    port on, a new data directory) to its first HTTP
+ *                    answer; when
  *                    NODE_EXTRA_CA_CERTS is set, also without it (Node 20
  *                    reads and parses that file as every process starts,
  *                    before any of fsbucket's code runs: 80-90 ms of CPU
@@ -617,8 +619,10 @@ async function main (): Promise<void> {
       /** Spawns a fresh server in `env`; `measure` runs once it answered, given the milliseconds that took. A start that never answers is reported, and the table is still printed. */
       const fresh = async (env: NodeJS.ProcessEnv, dir: string, measure: (ms: number, child: ChildProcess) => Promise<void>): Promise<void> => {
         const port = await freePort()
+        // As `npm start` runs it: the S3 port on too (on a free port rather than 8788).
+        const s3Port = await freePort()
         const started = performance.now()
-        const child = spawn(process.execPath, [...serve, '--data', path.join(root, dir), '--port', String(port), '--workers', '2', '--log-level', 'warn', '--s3-port', '0'], { stdio: 'inherit', env })
+        const child = spawn(process.execPath, [...serve, '--data', path.join(root, dir), '--port', String(port), '--workers', '2', '--log-level', 'warn', '--s3-port', String(s3Port)], { stdio: 'inherit', env })
         children.push(child)
         try {
           await answered(port)

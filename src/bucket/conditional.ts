@@ -20,7 +20,7 @@
  *     passes it: the object was not modified after that date), because the
  *     service compares strictly (Cloudflare's simulator of the binding,
  *     adapted from the service's own tests, fails it).
- *   - `HttpRequestConditions` (the Headers a door hands on from a request
+ *   - `httpRequestConditions()` (the Headers a door hands on from a request
  *     it answers: the HTTP routes, the S3 port, the management API) is
  *     judged as RFC 9110 asks instead, as S3 judges it: an
  *     If-Unmodified-Since equal to the Last-Modified holds. An
@@ -53,19 +53,30 @@ export interface ParsedConditional {
   uploadedAfter?: Date // If-Modified-Since
   /** Times compared in whole seconds (both truncated): dates from headers, or the binding's `onlyIf.secondsGranularity`. */
   secondsGranularity: boolean
-  /** An If-Unmodified-Since equal to the (truncated) upload time holds, as RFC 9110 judges it (`HttpRequestConditions`). */
+  /** An If-Unmodified-Since equal to the (truncated) upload time holds, as RFC 9110 judges it (`httpRequestConditions`). */
   unmodifiedAtSameTime: boolean
 }
 
 export type ConditionalOutcome = 'pass' | 'precondition-failed' | 'not-modified'
 
+/** The Headers made by `httpRequestConditions`. */
+const judgedAsHttp = new WeakSet<Headers>()
+
 /**
- * The conditional headers of an HTTP request this server answers itself,
- * handed on by a door as `onlyIf`: judged as RFC 9110 asks (an
- * If-Unmodified-Since equal to the object's Last-Modified holds), where a
- * plain `Headers` is judged as the hosted binding judges it (it fails).
+ * Empty Headers for the conditional headers of an HTTP request this server
+ * answers itself, handed on by a door as `onlyIf`: judged as RFC 9110 asks
+ * (an If-Unmodified-Since equal to the object's Last-Modified holds), where
+ * other `Headers` are judged as the hosted binding judges them (it fails).
+ * Marked rather than made by a subclass: a class extending `Headers` reads
+ * that global as this module loads, and the global loads Node's fetch
+ * implementation (with its TLS, HTTP/2 and zlib modules: 2 MiB of every
+ * worker) before any request needs it.
  */
-export class HttpRequestConditions extends Headers {}
+export function httpRequestConditions (init?: Record<string, string>): Headers {
+  const headers = new Headers(init)
+  judgedAsHttp.add(headers)
+  return headers
+}
 
 /**
  * An If-Match / If-None-Match header of an `onlyIf` Headers that holds no
@@ -134,7 +145,7 @@ export function parseConditional (onlyIf: unknown, method = 'get'): ParsedCondit
       uploadedBefore: headerDate(onlyIf.get('if-unmodified-since')),
       uploadedAfter: headerDate(onlyIf.get('if-modified-since')),
       secondsGranularity: true,
-      unmodifiedAtSameTime: onlyIf instanceof HttpRequestConditions
+      unmodifiedAtSameTime: judgedAsHttp.has(onlyIf)
     }
   }
   if (typeof onlyIf !== 'object') throw new TypeError(`${method}: onlyIf must be an object or a Headers.`)

@@ -14,7 +14,7 @@ export type { ErrorDefinition, BucketErrorName, StorageFailureName } from './err
 export { BucketEngine } from './bucket.js'
 export { bodyBuffer, bodyStream } from './object.js'
 export * from './limits.js'
-export { parseConditional, evaluateConditional, HttpRequestConditions, InvalidConditionalHeader } from './conditional.js'
+export { parseConditional, evaluateConditional, httpRequestConditions, InvalidConditionalHeader } from './conditional.js'
 export type { ParsedConditional, ConditionalOutcome } from './conditional.js'
 export { parseRangeHeader, resolveRange } from './range.js'
 export type { ResolvedRange } from './range.js'

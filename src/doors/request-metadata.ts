@@ -14,7 +14,7 @@
  * answers as its protocol does (the HTTP routes refuse it, S3 stores the
  * epoch).
  */
-import { headerFields, HttpRequestConditions, parseHttpDate, type BucketHTTPMetadata } from '../bucket/index.js'
+import { headerFields, httpRequestConditions, parseHttpDate, type BucketHTTPMetadata } from '../bucket/index.js'
 
 /** Request headers as Node.js gives them (names lowercased). */
 export type RequestHeaders = Record<string, string | string[] | undefined>
@@ -74,7 +74,7 @@ export function namesAwsChunked (headers: RequestHeaders): boolean {
 
 /**
  * How a request's date conditions are judged: a read's (and a copy's source's) as RFC 9110 asks of a server, an
- * If-Unmodified-Since equal to the Last-Modified holding (`HttpRequestConditions`); a write's as the hosted service
+ * If-Unmodified-Since equal to the Last-Modified holding (`httpRequestConditions`); a write's as the hosted service
  * judges them, strictly (a plain `Headers`): a Last-Modified has whole seconds, and a write conditioned on the one it
  * read must not replace a version another writer stored within the same second.
  */
@@ -82,7 +82,7 @@ export type ConditionsOf = 'read' | 'write'
 
 /** Where a door's conditions go: an empty Headers judged as `use` says. */
 export function conditionsHeaders (use: ConditionsOf): Headers {
-  return use === 'read' ? new HttpRequestConditions() : new Headers()
+  return use === 'read' ? httpRequestConditions() : new Headers()
 }
 
 /**

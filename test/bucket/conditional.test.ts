@@ -1,5 +1,5 @@
 import t from 'tap'
-import { evaluateConditional, HttpRequestConditions, parseConditional } from '../../src/bucket/conditional.js'
+import { evaluateConditional, httpRequestConditions, parseConditional } from '../../src/bucket/conditional.js'
 
 const object = { etag: 'abc', uploaded: new Date('2026-01-01T00:00:10.500Z') }
 
@@ -22,7 +22,7 @@ t.test('an If-Match / If-None-Match without a quoted etag is an Error', async t 
 
 t.test('evaluateConditional', async t => {
   const h = (init: Record<string, string>): Headers => new Headers(init)
-  const door = (init: Record<string, string>): Headers => new HttpRequestConditions(init)
+  const door = (init: Record<string, string>): Headers => httpRequestConditions(init)
   const table: Array<[string, unknown, typeof object | null, string]> = [
     ['no condition', {}, object, 'pass'],
     ['etagMatches equal', { etagMatches: 'abc' }, object, 'pass'],

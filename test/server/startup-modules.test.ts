@@ -7,8 +7,10 @@
  * file sender until a console file is asked for, the table of media types
  * until an object stored without one is answered, the signer's
  * package, PostgreSQL's client without --catalog, the S3 door without an
- * S3 port, the management API until its first request). Recorded as test/cli/startup.test.ts does, through a load hook,
- * and through CommonJS's loader too: packages require one another.
+ * S3 port, the management API until its first request, Node's fetch
+ * implementation). Recorded as test/cli/startup.test.ts does, through a load hook,
+ * and through CommonJS's loader too: packages require one another; and, as
+ * each process exits, the modules Node loaded for itself.
  */
 import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -43,6 +45,8 @@ Module._load = function (request, parent, isMain) {
   try { record(Module._resolveFilename(request, parent, isMain)) } catch {}
   return load.apply(this, arguments)
 }
+// And what Node loaded for itself, which neither hook sees: a global such as Headers loads its fetch implementation.
+process.on('exit', () => { for (const entry of process.moduleLoadList) if (entry.startsWith('NativeModule ')) record('node:' + entry.slice('NativeModule '.length)) })
 `)
   const port = await freePort()
   // Without tap's hooks (NODE_OPTIONS), as serve-process.ts runs the server; the cluster passes --import on to the workers.
@@ -88,7 +92,8 @@ t.test('serve --workers 2: the primary loads no door, a worker no command line a
     t.ok(loaded.some(line => line.endsWith('/dist/src/server/gateway.js')) && loaded.some(line => /\/node_modules\/fastify\//.test(line)), 'a worker loads its doors')
     t.same(loaded.filter(line => commandLine.test(line) || everywhere.test(line) || s3Door.test(line) || managementApi.test(line)), [],
       'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, console file sender, media types table, S3 door without an S3 port, nor the management API before its first request')
-    t.same(loaded.filter(line => /^node:(https|http2|tls|zlib)$/.test(line)), [], 'serving plain HTTP/1.1 before any upload: no HTTPS, HTTP/2, TLS or zlib module of Node\'s')
+    t.same([...new Set(loaded.filter(line => /^node:(https|http2|tls|zlib|internal\/deps\/undici\/undici)$/.test(line)))], [],
+      'serving plain HTTP/1.1 before any upload: no HTTPS, HTTP/2, TLS or zlib module of Node\'s, nor its fetch implementation (undici)')
   }
 })
 
