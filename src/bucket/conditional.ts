@@ -63,13 +63,13 @@ export type ConditionalOutcome = 'pass' | 'precondition-failed' | 'not-modified'
 const judgedAsHttp = new WeakSet<Headers>()
 
 /**
- * Empty Headers for the conditional headers of an HTTP request this server
- * answers itself, handed on by a door as `onlyIf`: judged as RFC 9110 asks
- * (an If-Unmodified-Since equal to the object's Last-Modified holds), where
- * other `Headers` are judged as the hosted binding judges them (it fails).
- * Marked rather than made by a subclass: a class extending `Headers` reads
- * that global as this module loads, and the global loads Node's fetch
- * implementation (with its TLS, HTTP/2 and zlib modules: 2 MiB of every
+ * Headers (empty unless `init` is given) for the conditional headers of an
+ * HTTP request this server answers itself, handed on by a door as `onlyIf`:
+ * judged as RFC 9110 asks (an If-Unmodified-Since equal to the object's
+ * Last-Modified holds), where other `Headers` are judged as the hosted
+ * binding judges them (it fails). Marked rather than made by a subclass: a
+ * class extending `Headers` reads that global as this module loads, and the
+ * global loads Node's fetch implementation (undici: 2 to 4 MiB of every idle
  * worker) before any request needs it.
  */
 export function httpRequestConditions (init?: Record<string, string>): Headers {

@@ -82,6 +82,8 @@ const commandLine = /\/node_modules\/commander\/|\/dist\/src\/(main|cli\/index)\
 const s3Door = /\/node_modules\/fast-xml-parser\/|\/dist\/src\/s3\/(app|index)\.js/
 // Built at its first request (src/doors/handed-on.ts).
 const managementApi = /\/dist\/src\/mgmt\/(plugin|routes\/[^/]+)\.js/
+// Node's own modules that plain HTTP/1.1 never needs; undici comes with a read of the Headers or fetch global.
+const unusedByPlainHttp = /^node:(https|http2|tls|zlib|internal\/deps\/undici\/undici)$/
 
 t.test('serve --workers 2: the primary loads no door, a worker no command line and nothing it does not use yet', async t => {
   const { primary, workers } = await loadedByServe(t, ['--s3-port', '0'])
@@ -92,7 +94,7 @@ t.test('serve --workers 2: the primary loads no door, a worker no command line a
     t.ok(loaded.some(line => line.endsWith('/dist/src/server/gateway.js')) && loaded.some(line => /\/node_modules\/fastify\//.test(line)), 'a worker loads its doors')
     t.same(loaded.filter(line => commandLine.test(line) || everywhere.test(line) || s3Door.test(line) || managementApi.test(line)), [],
       'a worker: no command line, prom-client, CRC WebAssembly, signer package, PostgreSQL client, schema compilers, console file sender, media types table, S3 door without an S3 port, nor the management API before its first request')
-    t.same([...new Set(loaded.filter(line => /^node:(https|http2|tls|zlib|internal\/deps\/undici\/undici)$/.test(line)))], [],
+    t.same([...new Set(loaded.filter(line => unusedByPlainHttp.test(line)))], [],
       'serving plain HTTP/1.1 before any upload: no HTTPS, HTTP/2, TLS or zlib module of Node\'s, nor its fetch implementation (undici)')
   }
 })
@@ -103,5 +105,6 @@ t.test('with an S3 port, a worker loads the S3 door and still not the signer pac
   for (const loaded of workers) {
     t.ok(loaded.some(line => line.endsWith('/dist/src/s3/app.js')), 'the S3 door')
     t.same(loaded.filter(line => everywhere.test(line)), [])
+    t.same([...new Set(loaded.filter(line => unusedByPlainHttp.test(line)))], [], 'nor Node\'s fetch implementation, TLS, HTTP/2 or zlib')
   }
 })
