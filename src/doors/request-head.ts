@@ -18,6 +18,10 @@
  *   and every check after this one (the site guard's above all) judges that.
  *   One with user information, no host or another scheme than http(s) is
  *   refused, as is the asterisk form on another method than OPTIONS.
+ * - A `Transfer-Encoding` naming another coding than `chunked` (`gzip,
+ *   chunked`): Node takes the chunks off and hands on the bytes still
+ *   coded, which a PUT would store as the object. Refused as RFC 9112 6.1
+ *   says a coding not understood is (501), as S3 refuses it.
  * - Behind a request refused here, or an `Expect` the door refuses (417),
  *   nothing pipelined on the same connection is carried out.
  *
@@ -64,7 +68,20 @@ export function headRefusal (request: IncomingMessage): NodeJS.ErrnoException | 
   }
   const host = request.headers.host
   if (host !== undefined && !hostValue.test(host)) return refusal('ERR_INVALID_HOST', 'a Host that is no host')
+  const codings = request.headers['transfer-encoding']
+  if (codings !== undefined && codings !== 'chunked' && !onlyChunked(codings)) return refusal(UNSUPPORTED_TRANSFER_CODING, 'a transfer coding other than chunked')
   return null
+}
+
+/** The code of the refusal of a transfer coding other than `chunked` (each door answers it 501). */
+export const UNSUPPORTED_TRANSFER_CODING = 'ERR_UNSUPPORTED_TRANSFER_CODING'
+
+/** Whether a Transfer-Encoding value (its lines joined with `, `) names no coding but `chunked` (empty list items count for nothing: RFC 9110 5.6.1). */
+function onlyChunked (codings: string): boolean {
+  return codings.split(',').every(coding => {
+    const name = coding.trim().toLowerCase()
+    return name === '' || name === 'chunked'
+  })
 }
 
 /**

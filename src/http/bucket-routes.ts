@@ -93,6 +93,10 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
       if (part.type === 'field') {
         const value = String(part.value)
         if (!hold.take(Buffer.byteLength(value))) throw slowDown()
+        // A value that was not UTF-8 reaches here with its bytes replaced (U+FFFD), as a file name does: two such keys or prefixes would make one key.
+        if ((part.fieldname === 'key' || part.fieldname === 'prefix') && value.includes('\uFFFD')) {
+          throw new DoorError('InvalidForm', `The form's "${part.fieldname}" field is not valid UTF-8 (its bytes cannot make a key); send it in UTF-8.`)
+        }
         fields[part.fieldname] = value
         continue
       }

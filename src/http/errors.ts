@@ -55,6 +55,7 @@ export const DoorErrors = {
   BodyTooLarge: { code: 41300, status: 413, message: 'The request body is too large.' },
   UnsupportedMediaType: { code: 41500, status: 415, message: 'The request body has an unsupported content type.' },
   ExpectationFailed: { code: 41700, status: 417, message: 'The Expect header cannot be met: this server supports only Expect: 100-continue.' },
+  UnsupportedTransferCoding: { code: 50101, status: 501, message: 'Transfer-Encoding takes only chunked here: send the body as it is, with Content-Length or chunked.' },
   ConditionalDelete: { code: 50100, status: 501, message: 'DELETE does not take If-Match, If-None-Match, If-Modified-Since or If-Unmodified-Since here: nothing was deleted.' },
   // The process's budget for bodies held in memory (src/doors/body-budget.ts) has no room: a moment's wait is the cure, as S3's SlowDown says.
   SlowDown: { code: 50300, status: 503, message: 'The server holds too many request bodies at once; try again in a moment.' },

@@ -10,7 +10,7 @@ import { BucketError, isValidBucketName, requireAccess } from '../bucket/index.j
 import type { Action, Bucket, BucketInfo, BucketRegistry } from '../bucket/index.js'
 import { withHeldBody } from '../doors/body-budget.js'
 import { continueBody } from '../doors/expect-continue.js'
-import { parseJsonBody } from '../doors/json-body.js'
+import { jsonBodyText, parseJsonBody } from '../doors/json-body.js'
 import { contentLengthOver, corsVary, privateReadCacheControl } from '../doors/request-metadata.js'
 import { principalOf, type AccessPolicy } from './auth.js'
 import { corsHeaders, effectiveCorsRules, preflightHeaders } from './cors.js'
@@ -97,7 +97,7 @@ export async function readJsonBody (source: IncomingMessage): Promise<unknown> {
     noRoom: slowDown
   }, body => {
     try {
-      return parseJsonBody(body.toString('utf8'))
+      return parseJsonBody(jsonBodyText(body))
     } catch {
       throw new DoorError('InvalidJson')
     }

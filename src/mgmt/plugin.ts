@@ -47,7 +47,7 @@ import { registerShareLinkRoutes, type ShareEndpoint } from './routes/share-link
 import { registerUserRoutes } from './routes/user.js'
 import { registerZoneRoutes } from './routes/zones.js'
 import { ManagementStore } from './store.js'
-import { parseJsonBody } from '../doors/json-body.js'
+import { jsonBodyText, parseJsonBody } from '../doors/json-body.js'
 import { noteAnswerCode } from '../doors/request-log.js'
 
 export interface ManagementApiOptions {
@@ -107,10 +107,9 @@ async function readJson (request: FastifyRequest, payload: IncomingMessage): Pro
   // Authenticated (onRequest ran) and within the limit: the client may send it now.
   continueBody(request.raw)
   return await withHeldBody(payload, { bytes, tooLarge: () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), noRoom: () => new ManagementError('SlowDown') }, body => {
-    const text = body.toString('utf8').trim()
-    if (text === '') return undefined
     try {
-      return parseJsonBody(text)
+      const text = jsonBodyText(body).trim()
+      return text === '' ? undefined : parseJsonBody(text)
     } catch {
       throw new ManagementError('MalformedJson')
     }

@@ -25,7 +25,7 @@ import { s3Domains } from './domains.js'
 import { s3Api } from './plugin.js'
 import { errorDocument } from './xml.js'
 import { readsBeside } from '../doors/reads-beside.js'
-import { guardRequestHead } from '../doors/request-head.js'
+import { guardRequestHead, UNSUPPORTED_TRANSFER_CODING } from '../doors/request-head.js'
 import { lazySchemaCompilers } from '../doors/schema-compilers.js'
 import { requestForLog } from '../doors/redacted-url.js'
 import { logRefusedRequest, RequestLog } from '../doors/request-log.js'
@@ -82,9 +82,17 @@ function newRequestId (): string {
 }
 
 /** An S3 error written outside a route (a stalled request, an unmet Expect), with a request id. */
-function bareAnswer (code: S3ErrorCode, requestId = newRequestId(), message: string = S3Errors[code].message): BareAnswer {
+function bareAnswer (code: S3ErrorCode, requestId = newRequestId(), message: string = S3Errors[code].message, fields: Record<string, string> = {}): BareAnswer {
   const headers = { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId }
-  return { status: S3Errors[code].status, contentType: 'application/xml', body: errorDocument(code, message, { RequestId: requestId }), headers }
+  return { status: S3Errors[code].status, contentType: 'application/xml', body: errorDocument(code, message, { ...fields, RequestId: requestId }), headers }
+}
+
+/** The parser's refusal as S3 words it: a transfer coding other than chunked is NotImplemented, naming the header, as S3 answers one. */
+function refusalAnswer (err: NodeJS.ErrnoException): BareAnswer {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return bareAnswer('RequestTimeout')
+  if (err.code === 'HPE_HEADER_OVERFLOW') return bareAnswer('RequestHeaderSectionTooLarge')
+  if (err.code === UNSUPPORTED_TRANSFER_CODING) return bareAnswer('NotImplemented', newRequestId(), S3Errors.NotImplemented.message, { Header: 'Transfer-Encoding' })
+  return bareAnswer('InvalidRequest', newRequestId(), parserMessage(err))
 }
 
 /**
@@ -96,11 +104,8 @@ function bareAnswer (code: S3ErrorCode, requestId = newRequestId(), message: str
 function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
   return function (err, socket) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return
-    const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? 'RequestTimeout'
-      : err.code === 'HPE_HEADER_OVERFLOW' ? 'RequestHeaderSectionTooLarge' : 'InvalidRequest'
     this.log.debug({ code: err.code }, 'client error')
-    answerLast(whenAnswered, meter, socket, code === 'InvalidRequest' ? bareAnswer(code, newRequestId(), parserMessage(err)) : bareAnswer(code))
+    answerLast(whenAnswered, meter, socket, refusalAnswer(err))
   }
 }
 

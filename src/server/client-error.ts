@@ -9,7 +9,9 @@
  * the envelope too, closing the connection as Node does: an HTTP/1.1
  * request without `Host` (400, code 40007; app.ts turns Node's own check
  * off) and an `Expect` other than 100-continue (417, code 41700, answered
- * before the body is read; Node answers 100-continue itself).
+ * before the body is read; Node answers 100-continue itself). A transfer
+ * coding other than chunked, refused by doors/request-head.ts, is answered
+ * 501 (code 50101).
  *
  * None of these reaches Fastify, so no door counts them for the metrics:
  * each is counted here, under `other`, when its answer is written
@@ -25,6 +27,7 @@ import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { adoptConnectSocket, endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { PortMeter } from '../doors/request-meter.js'
+import { UNSUPPORTED_TRANSFER_CODING } from '../doors/request-head.js'
 import { whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from '../http/errors.js'
 import { objectMethods } from '../http/route-scope.js'
@@ -32,6 +35,7 @@ import { objectMethods } from '../http/route-scope.js'
 function errorFor (code: string | undefined): DoorErrorName {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'RequestTimeout'
   if (code === 'HPE_HEADER_OVERFLOW') return 'HeadersTooLarge'
+  if (code === UNSUPPORTED_TRANSFER_CODING) return 'UnsupportedTransferCoding'
   return 'InvalidRequest'
 }
 

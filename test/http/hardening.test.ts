@@ -141,6 +141,57 @@ t.test('body parser errors answer in the envelope with a code', async t => {
   t.equal(errorCode(mgmtBadJson), 6007, 'the management API answers its own code')
 })
 
+t.test('a JSON body or a form\'s key that is not UTF-8 is refused, never read with its bytes replaced', async t => {
+  const { app, registry } = await gateway(t)
+  const photos = (await registry.open('photos'))!
+  // The key a Latin-1 `café` would become if its byte were replaced (U+FFFD).
+  await photos.put('caf\uFFFD', 'another object')
+  await photos.put('caf\uFFFD/keep.txt', 'kept')
+  const json = { ...auth, 'content-type': 'application/json' }
+  const latin1 = (text: string): Buffer => Buffer.from(text, 'latin1')
+
+  const deleted = await app.inject({ method: 'POST', url: '/photos?delete', headers: json, payload: latin1('{"keys": ["caf\xe9"]}') })
+  t.equal(deleted.statusCode, 400)
+  t.equal(errorCode(deleted), 40002, 'a batch delete')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/caf%EF%BF%BD', headers: auth })).body, 'another object', 'nothing deleted')
+
+  const rule = { rules: [{ id: 'r', enabled: true, conditions: { prefix: 'caf\xe9/' }, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 1 } } }] }
+  const lifecycle = await app.inject({ method: 'PUT', url: '/client/v4/accounts/a/r2/buckets/photos/lifecycle', headers: json, payload: latin1(JSON.stringify(rule)) })
+  t.equal(lifecycle.statusCode, 400)
+  t.equal(errorCode(lifecycle), 6007, 'a lifecycle rule through the management API')
+  const rules = await app.inject({ method: 'GET', url: '/client/v4/accounts/a/r2/buckets/photos/lifecycle', headers: auth })
+  t.same((rules.json() as { result: { rules: Array<{ id: string }> } }).result.rules.filter(r => r.id === 'r'), [], 'no rule stored')
+  const utf8 = await app.inject({ method: 'PUT', url: '/client/v4/accounts/a/r2/buckets/photos/lifecycle', headers: json, payload: Buffer.from(JSON.stringify(rule), 'utf8') })
+  t.equal(utf8.statusCode, 200, 'the same rule in UTF-8 is taken')
+
+  for (const field of ['key', 'prefix']) {
+    const form = latin1(`--zz\r\nContent-Disposition: form-data; name="${field}"\r\n\r\nform\xff\xfe\r\n--zz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nbytes\r\n--zz--\r\n`)
+    const res = await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=zz' }, payload: form })
+    t.equal(res.statusCode, 400, field)
+    t.equal(errorCode(res), 40005, `a "${field}" field that is not UTF-8 makes no key`)
+  }
+  t.same((await photos.list()).objects.map(o => o.key).sort(), ['caf\uFFFD', 'caf\uFFFD/keep.txt'], 'nothing stored under a replaced key')
+})
+
+t.test('a transfer coding other than chunked is refused (501, 50101), its coded bytes never stored', async t => {
+  const { app, registry } = await gateway(t)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const put = async (key: string, codings: string): Promise<string> => {
+    const socket = await open((app.server.address() as AddressInfo).port)
+    socket.end(`PUT /photos/${key} HTTP/1.1\r\nHost: ${host}\r\nAuthorization: ${auth.authorization}\r\nTransfer-Encoding: ${codings}\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n`)
+    return (await received(socket, () => false)).text
+  }
+  for (const codings of ['gzip, chunked', 'identity, Chunked', 'gzip\r\nTransfer-Encoding: chunked']) {
+    const answer = await put('coded', codings)
+    t.same(statuses(answer), [501], codings)
+    t.match(answer, '"code":50101')
+  }
+  const photos = (await registry.open('photos'))!
+  t.equal(await photos.head('coded'), null, 'nothing stored')
+  t.same(statuses(await put('plain', 'Chunked')), [200], 'chunked alone, in any case, is framing')
+  t.equal((await app.inject({ method: 'GET', url: '/photos/plain', headers: auth })).body, 'hello')
+})
+
 t.test('no token on loopback: cross-site writes are refused, same-origin ones work', async t => {
   const { app } = await gateway(t, { token: null })
   await app.inject({ method: 'PUT', url: '/photos/keep', headers: { host }, payload: 'precious' })
