@@ -119,7 +119,7 @@ export interface LifecycleRuleDocument {
  * mistake: a rule without `id`, `enabled` or `conditions`, an id used
  * twice, an age that is not a whole number of seconds from 1 to 100 years,
  * a date the calendar lacks, a transition to another class than
- * InfrequentAccess, more than MAX_LIFECYCLE_RULES rules. The service's
+ * InfrequentAccess, a rule with no action, more than MAX_LIFECYCLE_RULES rules. The service's
  * schema makes `conditions` required and its `prefix` optional: `{}` is a
  * rule for the whole bucket (wrangler sends it).
  */
@@ -156,6 +156,10 @@ export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
         if (!isObject(t) || t.storageClass !== 'InfrequentAccess') throw invalid(`${where}.storageClassTransitions[${j}].storageClass must be InfrequentAccess`)
         return { storageClass: 'InfrequentAccess' as const, condition: parseCondition(t.condition, `${where}.storageClassTransitions[${j}]`, true) }
       })
+    }
+    // As S3 refuses one: a rule that does nothing would be read back through S3 as a document S3 itself refuses to take back.
+    if (abort === undefined && expire === undefined && (kept.storageClassTransitions ?? []).length === 0) {
+      throw invalid(`${where} has no action: give it deleteObjectsTransition, storageClassTransitions or abortMultipartUploadsTransition`)
     }
     return kept
   })

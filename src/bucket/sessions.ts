@@ -108,6 +108,10 @@ export function mintSession (parent: ParentRecord, spec: SessionSpec, now: Date)
   }
   const prefixes = paths(spec.prefixes, 'prefixes')
   const objects = paths(spec.objects, 'objects')
+  // A limit given that names no key is no limit to read as none (the whole bucket): refused, as an empty list of buckets is.
+  if ((spec.prefixes !== undefined || spec.objects !== undefined) && prefixes.length + objects.length === 0) {
+    throw new ArgumentTypeError('createTemporaryCredentials: prefixes and objects name no key: give at least one, or neither for the whole bucket.')
+  }
   if (prefixes.length + objects.length > MAX_SESSION_PATHS) throw new ArgumentRangeError(`createTemporaryCredentials: at most ${MAX_SESSION_PATHS} prefixes and objects.`)
   if (!handsOn[parent.permission].includes(spec.permission) || (parent.buckets !== null && !parent.buckets.includes(spec.bucket))) {
     throw new ArgumentTypeError(`createTemporaryCredentials: the parent token (${parent.permission}${parent.buckets === null ? '' : ` on ${parent.buckets.join(', ')}`}) cannot grant ${spec.permission} on ${spec.bucket}.`)

@@ -108,6 +108,8 @@ function claimsOf (jwt: string): Claims | null {
     if (!isPathsClaim(paths) || hasUnreadLimit(body)) return null
     const { prefixPaths = [], objectPaths = [] } = (paths ?? {}) as { prefixPaths?: unknown, objectPaths?: unknown }
     if (!isStringList(prefixPaths) || !isStringList(objectPaths)) return null
+    // A `paths` naming no key is a limit that cannot be read: never read as none (the whole bucket).
+    if (paths !== undefined && paths !== null && prefixPaths.length + objectPaths.length === 0) return null
     const claims: Claims = { iss, bucket, scope, exp: exp as number, prefixes: prefixPaths, objects: objectPaths }
     if (iat !== undefined) claims.iat = iat as number
     if (actions !== undefined) claims.actions = actions

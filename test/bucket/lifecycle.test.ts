@@ -121,6 +121,15 @@ t.test('the registry keeps only rules the engine reads, whichever door (or libra
   t.equal((await registry.info('logs'))?.settings.lifecycle, null)
 })
 
+t.test('a rule with no action is refused, as S3 refuses one, so that S3 can always take back what it reads', async t => {
+  for (const rule of [
+    { id: 'r', enabled: true, conditions: { prefix: 'q/' } },
+    { id: 'r', enabled: true, conditions: {}, storageClassTransitions: [] }
+  ]) t.throws(() => parseLifecycleRules([rule]), /rules\[0\] has no action/, JSON.stringify(rule))
+  const abortOnly = { id: 'r', enabled: true, conditions: {}, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 86400 } } }
+  t.same(parseLifecycleRules([abortOnly]), [abortOnly], 'one action is enough')
+})
+
 t.test('a Date condition is kept as its instant in UTC, which must be a date of four digits', async t => {
   const rule = (date: string): unknown[] => [{ id: 'r', enabled: true, conditions: {}, deleteObjectsTransition: { condition: { type: 'Date', date } } }]
   t.same(parseLifecycleRules(rule('2027-01-01'))[0].deleteObjectsTransition?.condition, { type: 'Date', date: '2027-01-01T00:00:00.000Z' })

@@ -52,3 +52,15 @@ t.test('credentials whose session token no request could carry are refused when 
       { name: 'RangeError', message: /make a session token of \d+ characters, and at most 12288 fit/ }, `${n} prefixes of ${length} bytes`)
   }
 })
+
+t.test('prefixes and objects given but naming no key are refused, never read as the whole bucket', async t => {
+  const minted = new Date(Date.UTC(2026, 10, 30, 12, 0, 0))
+  const spec = { bucket: 'photos', permission: 'object-read-write' as const, ttlSeconds: 60 }
+  for (const limits of [{ prefixes: [] }, { objects: [] }, { prefixes: [], objects: [] }]) {
+    t.throws(() => mintSession(parent, { ...spec, ...limits }, minted), { name: 'TypeError', message: /name no key/ }, JSON.stringify(limits))
+  }
+  const one = mintSession(parent, { ...spec, prefixes: [], objects: ['a.txt'] }, minted)
+  t.match(openSession(one.sessionToken, one.accessKeyId, { record: parent }, minted), { principal: { prefixes: [], objects: ['a.txt'] } }, 'an empty list beside a key limits to that key')
+  const whole = mintSession(parent, spec, minted)
+  t.match(openSession(whole.sessionToken, whole.accessKeyId, { record: parent }, minted), { principal: { prefixes: [], objects: [] } }, 'neither given: the whole bucket')
+})

@@ -43,6 +43,8 @@ t.test('what is refused', async t => {
     ['an invalid bucket name', { ...base, bucket: 'No_Such' }, {}, 'invalid'],
     ['a lifetime over 7 days', { ...base, exp: nowSeconds + 604_801 }, {}, 'invalid'],
     ['malformed paths', { ...base, paths: { prefixPaths: 'data/' } }, {}, 'invalid'],
+    ['paths naming no key (never read as the whole bucket)', { ...base, paths: { prefixPaths: [], objectPaths: [] } }, {}, 'invalid'],
+    ['an empty paths', { ...base, paths: {} }, {}, 'invalid'],
     ['no expiry', { ...base, exp: undefined }, {}, 'invalid'],
     ['past its expiry', { ...base, iat: nowSeconds - 1000, exp: nowSeconds - 1 }, {}, 'expired'],
     ['under an expired parent', base, { expired: true }, 'expired']
