@@ -82,16 +82,18 @@ function newRequestId (): string {
 }
 
 /** An S3 error written outside a route (a stalled request, an unmet Expect), with a request id. */
-function bareAnswer (code: S3ErrorCode, requestId = newRequestId(), message: string = S3Errors[code].message, fields: Record<string, string> = {}): BareAnswer {
+function bareAnswer (code: S3ErrorCode, requestId = newRequestId(), message: string = S3Errors[code].message, header?: string): BareAnswer {
   const headers = { 'x-amz-request-id': requestId, 'x-amz-id-2': requestId }
-  return { status: S3Errors[code].status, contentType: 'application/xml', body: errorDocument(code, message, { ...fields, RequestId: requestId }), headers }
+  // `Header` names the request header that asked for what is not implemented, before the request id as S3 writes them.
+  const fields: Record<string, string> = header === undefined ? { RequestId: requestId } : { Header: header, RequestId: requestId }
+  return { status: S3Errors[code].status, contentType: 'application/xml', body: errorDocument(code, message, fields), headers }
 }
 
 /** The parser's refusal as S3 words it: a transfer coding other than chunked is NotImplemented, naming the header, as S3 answers one. */
 function refusalAnswer (err: NodeJS.ErrnoException): BareAnswer {
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return bareAnswer('RequestTimeout')
   if (err.code === 'HPE_HEADER_OVERFLOW') return bareAnswer('RequestHeaderSectionTooLarge')
-  if (err.code === UNSUPPORTED_TRANSFER_CODING) return bareAnswer('NotImplemented', newRequestId(), S3Errors.NotImplemented.message, { Header: 'Transfer-Encoding' })
+  if (err.code === UNSUPPORTED_TRANSFER_CODING) return bareAnswer('NotImplemented', newRequestId(), S3Errors.NotImplemented.message, 'Transfer-Encoding')
   return bareAnswer('InvalidRequest', newRequestId(), parserMessage(err))
 }
 
