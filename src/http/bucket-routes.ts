@@ -97,6 +97,10 @@ async function uploadForm (request: FastifyRequest, reply: FastifyReply, bucket:
         if ((part.fieldname === 'key' || part.fieldname === 'prefix') && value.includes('\uFFFD')) {
           throw new DoorError('InvalidForm', `The form's "${part.fieldname}" field is not valid UTF-8 (its bytes cannot make a key); send it in UTF-8.`)
         }
+        // Two values for one key or prefix: which the client meant is not ours to guess (the last would silently win).
+        if ((part.fieldname === 'key' || part.fieldname === 'prefix') && Object.hasOwn(fields, part.fieldname)) {
+          throw new DoorError('InvalidForm', `The form gives the "${part.fieldname}" field more than once; give it once.`)
+        }
         fields[part.fieldname] = value
         continue
       }

@@ -173,6 +173,20 @@ t.test('a JSON body or a form\'s key that is not UTF-8 is refused, never read wi
   t.same((await photos.list()).objects.map(o => o.key).sort(), ['caf\uFFFD', 'caf\uFFFD/keep.txt'], 'nothing stored under a replaced key')
 })
 
+t.test('a form giving its key or prefix twice is refused (40005), nothing stored under either', async t => {
+  const { app, registry } = await gateway(t)
+  const photos = (await registry.open('photos'))!
+  for (const field of ['key', 'prefix']) {
+    const form = `--zz\r\nContent-Disposition: form-data; name="${field}"\r\n\r\none/\r\n--zz\r\nContent-Disposition: form-data; name="${field}"\r\n\r\ntwo/\r\n` +
+      '--zz\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nbytes\r\n--zz--\r\n'
+    const res = await app.inject({ method: 'POST', url: '/photos', headers: { ...auth, 'content-type': 'multipart/form-data; boundary=zz' }, payload: form })
+    t.equal(res.statusCode, 400, field)
+    t.equal(errorCode(res), 40005, `two "${field}" fields`)
+    t.match((res.json() as { errors: Array<{ message: string }> }).errors[0].message, `"${field}" field more than once`)
+  }
+  t.same((await photos.list()).objects, [], 'nothing stored')
+})
+
 t.test('a transfer coding other than chunked is refused (501, 50101), its coded bytes never stored', async t => {
   const { app, registry } = await gateway(t)
   await app.listen({ host: '127.0.0.1', port: 0 })
