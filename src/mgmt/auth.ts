@@ -21,7 +21,8 @@
  * credentials are accepted; otherwise every request is refused (10000).
  *
  * A bearer that is a scoped token (`fsbucket token create`, `POST
- * /user/tokens`) is that token's principal, whatever else is configured;
+ * /user/tokens`) is that token's principal, whatever else is configured
+ * (so is such a token sent as the open server's `X-Auth-Key`);
  * the configured credentials are the admin. An expired scoped token is a
  * wrong token. What the principal may do is the engine's `authorize`'s to
  * say (plugin.ts asks it).
@@ -72,6 +73,15 @@ function wrongTokenError (url: string, why?: string): ManagementError {
   return new ManagementError(name, why === undefined ? undefined : `${ManagementErrors[name].message.replace(/\.?$/, '.')} ${why}`)
 }
 
+/** The principal of the scoped token `value` is, null when it is none; an expired or revoked one is refused as a wrong token. */
+async function scopedPrincipal (tokens: Pick<TokenDirectory, 'byValue'> | null, value: string, url: string): Promise<Principal | null> {
+  const scoped = tokens === null ? null : await tokens.byValue(value)
+  if (scoped === null) return null
+  if ('expired' in scoped) throw wrongTokenError(url, 'It expired.')
+  if ('revoked' in scoped) throw wrongTokenError(url, 'It was revoked.')
+  return scoped.principal
+}
+
 /** Throws the ManagementError the request deserves, or returns who the request is when its credentials are good. */
 export async function authenticate (headers: Headers, credentials: ManagementCredentials, url = '', tokens: Pick<TokenDirectory, 'byValue'> | null = null): Promise<Principal> {
   const authorization = header(headers, 'authorization')
@@ -86,12 +96,8 @@ export async function authenticate (headers: Headers, credentials: ManagementCre
     }
     // The configured tokens first (constant-time comparisons): they are no scoped tokens, so the directory need not look for them.
     if (configured && anyMatches(credentials.tokens, t => sameSecret(match[1], t))) return ADMIN
-    const scoped = tokens === null ? null : await tokens.byValue(match[1])
-    if (scoped !== null) {
-      if ('expired' in scoped) throw wrongTokenError(url, 'It expired.')
-      if ('revoked' in scoped) throw wrongTokenError(url, 'It was revoked.')
-      return scoped.principal
-    }
+    const scoped = await scopedPrincipal(tokens, match[1], url)
+    if (scoped !== null) return scoped
     if (!configured) {
       if (credentials.open === true) return ADMIN
       throw new ManagementError('AuthenticationError')
@@ -108,6 +114,9 @@ export async function authenticate (headers: Headers, credentials: ManagementCre
     throw new ManagementError('InvalidRequestHeaders', undefined, [{ code: 6103, message: 'Invalid format for X-Auth-Key header' }])
   }
   if (!configured) {
+    // A scoped token sent as the key is still that token, as it is as a bearer: an open server takes any other key.
+    const scoped = await scopedPrincipal(tokens, key, url)
+    if (scoped !== null) return scoped
     if (credentials.open === true) return ADMIN
     throw new ManagementError('AuthenticationError')
   }

@@ -196,6 +196,25 @@ t.test('a revoked token is refused by a loopback server without credentials, whi
   t.equal(await api('y'.repeat(40)), 200, 'which still takes a value no token has')
 })
 
+t.test('a loopback server without credentials holds a scoped token sent as X-Auth-Key to that token, as it does a bearer', async t => {
+  const dataDir = testdir(t)
+  const registry = await openRegistry(dataDir, { fsync: false })
+  await registry.create('photos')
+  const app = await buildApp({ dataDir, host: '127.0.0.1', token: null, publicBuckets: [], routes: [], fsync: false, logLevel: false, registry })
+  t.teardown(async () => { await app.close(); await registry.close() })
+  const asKey = async (key: string): Promise<any> => (await app.inject({ method: 'GET', url: '/client/v4/user/tokens', headers: { 'x-auth-email': 'me@example.test', 'x-auth-key': key } })).json()
+  const reader = await registry.tokens.create({ name: 'reader', permission: 'object-read-only', buckets: ['photos'] })
+  t.match(await asKey(reader.token), { success: false, errors: [{ code: 10950 }] }, 'an object token: no management API')
+  t.match(await asKey('z'.repeat(40)), { success: true }, 'a key no token has: the open server\'s admin')
+  const admin = await registry.tokens.create({ name: 'admin', permission: 'admin-read-write' })
+  t.match(await asKey(admin.token), { success: true }, 'an admin token: its own principal')
+  t.ok(await registry.tokens.revoke(admin.id))
+  t.match(await asKey(admin.token), { success: false, errors: [{ code: 9109, message: 'Invalid access token. It was revoked.' }] }, 'revoked: refused, and the refusal says so')
+  const expiring = await registry.tokens.create({ name: 'brief', permission: 'admin-read-write', expiresOn: new Date(Date.now() + 50) })
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.match(await asKey(expiring.token), { success: false, errors: [{ code: 9109, message: 'Invalid access token. It expired.' }] }, 'expired: refused')
+})
+
 t.test('temporary credentials: made through the API, scoped to a bucket and prefixes, in the header and in presigned URLs', async t => {
   const dataDir = testdir(t)
   const registry = await openRegistry(dataDir, { fsync: false })
