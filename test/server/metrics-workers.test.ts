@@ -124,7 +124,9 @@ t.test('summed counters never go down when a worker is replaced or misses the ga
 
   // A worker killed holding a connection the primary handed it and it never took: Node says no 'disconnect' of it,
   // and the primary must still replace it (worker-channel.ts).
-  await within((async () => { while (workersOf(primary).length < 2) await new Promise(resolve => setTimeout(resolve, 50)) })(), 30_000, 'two workers again')
+  // Both listening: with the other one still starting, the hung one would be the port's last listener, and its death would close the port until the replacement listens.
+  const listening = (pid: number): boolean => served.stdout().split('\n').some(line => line.includes(`"pid":${pid},`) && line.includes('gateway listening'))
+  await within((async () => { while (workersOf(primary).length < 2 || !workersOf(primary).every(listening)) await new Promise(resolve => setTimeout(resolve, 50)) })(), 30_000, 'two workers listening again')
   const [hung] = workersOf(primary)
   stopped.push(hung)
   process.kill(hung, 'SIGSTOP')
