@@ -42,10 +42,27 @@ export function hasControlCharacter (text: string): boolean {
 /** S3's longest rule ID. */
 export const MAX_RULE_ID_LENGTH = 255
 
-/** A rule id (lifecycle, CORS, lock) as S3 has them, so every rule reads back through either door: XML carries no control character. */
+/** A rule id (lifecycle, CORS, lock) as S3 has them, so every rule reads back through either door: XML carries no control character, and UTF-8 no lone surrogate. */
 export function isRuleId (id: string): boolean {
-  return id.length <= MAX_RULE_ID_LENGTH && !hasControlCharacter(id)
+  return id.length <= MAX_RULE_ID_LENGTH && id.isWellFormed() && !hasControlCharacter(id)
 }
+
+/** What `isRuleId` asks, as refusals say it. */
+export const RULE_ID_REQUIREMENT = `at most ${MAX_RULE_ID_LENGTH} characters of well-formed Unicode, none of them a control character`
+
+/**
+ * A rule's key prefix (lifecycle, lock, event notification): text a key can
+ * start with, which S3's XML and wrangler carry as it is: well-formed
+ * Unicode (a lone surrogate has no UTF-8, and would come back from an S3
+ * round trip as U+FFFD, matching other keys), no control character, and
+ * no longer than a key.
+ */
+export function isRulePrefix (value: unknown): value is string {
+  return typeof value === 'string' && value.isWellFormed() && !hasControlCharacter(value) && Buffer.byteLength(value) <= MAX_KEY_BYTES
+}
+
+/** What `isRulePrefix` asks, as refusals say it. */
+export const RULE_PREFIX_REQUIREMENT = `a string of well-formed Unicode without control characters, of at most ${MAX_KEY_BYTES} bytes`
 
 /** The form keys and prefixes are kept and compared in: NFC (ASCII is its own; a lone surrogate stays as it is). */
 export function keptForm (text: string): string {

@@ -33,7 +33,9 @@
 import { ArgumentTypeError } from './errors.js'
 import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
 import type { StorageClass } from './types.js'
-import { hasControlCharacter, isRuleId, keptForm, MAX_RULE_ID_LENGTH } from './keys.js'
+import { isRuleId, isRulePrefix, keptForm, RULE_ID_REQUIREMENT, RULE_PREFIX_REQUIREMENT } from './keys.js'
+import { MAX_LIFECYCLE_CONFIGURATION_BYTES } from './limits.js'
+import { xmlDocumentFrameBytes, xmlElementBytes } from './xml-bytes.js'
 
 export type LifecycleCondition = { type: 'Age', maxAge: number } | { type: 'Date', date: string }
 
@@ -119,7 +121,10 @@ export interface LifecycleRuleDocument {
  * mistake: a rule without `id`, `enabled` or `conditions`, an id used
  * twice, an age that is not a whole number of seconds from 1 to 100 years,
  * a date the calendar lacks, a transition to another class than
- * InfrequentAccess, a rule with no action, more than MAX_LIFECYCLE_RULES rules. The service's
+ * InfrequentAccess or a second transition, a rule with no action, a prefix
+ * no key could start with (longer than a key, a lone surrogate), more than
+ * MAX_LIFECYCLE_RULES rules, rules whose S3 document would be over
+ * MAX_LIFECYCLE_CONFIGURATION_BYTES (lifecycleConfigurationBytes). The service's
  * schema makes `conditions` required and its `prefix` optional: `{}` is a
  * rule for the whole bucket (wrangler sends it).
  */
@@ -127,18 +132,18 @@ export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
   if (!Array.isArray(value)) throw invalid('rules must be an array')
   if (value.length > MAX_LIFECYCLE_RULES) throw invalid(`at most ${MAX_LIFECYCLE_RULES} lifecycle rules per bucket (got ${value.length})`)
   const ids = new Set<string>()
-  return value.map((rule: unknown, i): LifecycleRuleDocument => {
+  const rules = value.map((rule: unknown, i): LifecycleRuleDocument => {
     const where = `rules[${i}]`
     if (!isObject(rule)) throw invalid(`${where} must be an object`)
     if (typeof rule.id !== 'string' || rule.id === '') throw invalid(`${where}.id is required`)
     // As S3 has them, so that every rule can be read back through either door (XML carries no control character).
-    if (!isRuleId(rule.id)) throw invalid(`${where}.id must be at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character`)
+    if (!isRuleId(rule.id)) throw invalid(`${where}.id must be ${RULE_ID_REQUIREMENT}`)
     if (ids.has(rule.id)) throw invalid(`${where}.id is used twice`)
     ids.add(rule.id)
     if (typeof rule.enabled !== 'boolean') throw invalid(`${where}.enabled must be a boolean`)
     if (!isObject(rule.conditions)) throw invalid(`${where}.conditions must be an object`)
     const prefix: unknown = rule.conditions.prefix
-    if (prefix !== undefined && (typeof prefix !== 'string' || hasControlCharacter(prefix))) throw invalid(`${where}.conditions.prefix must be a string without control characters`)
+    if (prefix !== undefined && !isRulePrefix(prefix)) throw invalid(`${where}.conditions.prefix must be ${RULE_PREFIX_REQUIREMENT}`)
     const kept: LifecycleRuleDocument = { id: rule.id, enabled: rule.enabled, conditions: prefix === undefined ? {} : { prefix } }
     const transition = (field: 'abortMultipartUploadsTransition' | 'deleteObjectsTransition', allowDate: boolean): { condition: LifecycleCondition } | undefined => {
       const given: unknown = rule[field]
@@ -152,6 +157,8 @@ export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
     if (expire !== undefined) kept.deleteObjectsTransition = expire
     if (rule.storageClassTransitions !== undefined) {
       if (!Array.isArray(rule.storageClassTransitions)) throw invalid(`${where}.storageClassTransitions must be an array`)
+      // One transition a class, as S3 has them: InfrequentAccess is the only one to go to.
+      if (rule.storageClassTransitions.length > 1) throw invalid(`${where}.storageClassTransitions has one transition at most (to InfrequentAccess, the one class there is to go to)`)
       kept.storageClassTransitions = rule.storageClassTransitions.map((t: unknown, j) => {
         if (!isObject(t) || t.storageClass !== 'InfrequentAccess') throw invalid(`${where}.storageClassTransitions[${j}].storageClass must be InfrequentAccess`)
         return { storageClass: 'InfrequentAccess' as const, condition: parseCondition(t.condition, `${where}.storageClassTransitions[${j}]`, true) }
@@ -163,6 +170,42 @@ export function parseLifecycleRules (value: unknown): LifecycleRuleDocument[] {
     }
     return kept
   })
+  const bytes = lifecycleConfigurationBytes(rules)
+  if (bytes > MAX_LIFECYCLE_CONFIGURATION_BYTES) {
+    throw invalid(`the rules are at most ${MAX_LIFECYCLE_CONFIGURATION_BYTES} bytes as the S3 API's GetBucketLifecycleConfiguration document of them, which its PutBucketLifecycleConfiguration takes back (got ${bytes}); use fewer rules, or shorter ids and prefixes`)
+  }
+  return rules
+}
+
+const DAY_SECONDS = 86_400
+
+/** The whole days S3's lifecycle document shows for an age in seconds (the management API's may be any number of them): at least one. */
+export function shownDays (maxAge: number): number {
+  return Math.max(1, Math.round(maxAge / DAY_SECONDS))
+}
+
+/**
+ * The size of `rules` as the S3 door's GetBucketLifecycleConfiguration
+ * writes them, byte for byte (declaration, namespace and escapes
+ * included): what MAX_LIFECYCLE_CONFIGURATION_BYTES bounds on every door,
+ * so that what one door stores the S3 door gives back in a body its
+ * PutBucketLifecycleConfiguration takes (its cap on the body is the same
+ * number).
+ */
+export function lifecycleConfigurationBytes (rules: readonly LifecycleRuleDocument[]): number {
+  const condition = (c: LifecycleCondition): number => c.type === 'Age' ? xmlElementBytes('Days', String(shownDays(c.maxAge))) : xmlElementBytes('Date', c.date)
+  let bytes = xmlDocumentFrameBytes('LifecycleConfiguration')
+  for (const rule of rules) {
+    bytes += '<Rule><Filter></Filter></Rule>'.length + xmlElementBytes('ID', rule.id) + xmlElementBytes('Prefix', rule.conditions.prefix ?? '') +
+      xmlElementBytes('Status', rule.enabled ? 'Enabled' : 'Disabled')
+    if (rule.deleteObjectsTransition !== undefined) bytes += '<Expiration></Expiration>'.length + condition(rule.deleteObjectsTransition.condition)
+    for (const transition of rule.storageClassTransitions ?? []) {
+      bytes += '<Transition></Transition>'.length + condition(transition.condition) + xmlElementBytes('StorageClass', 'STANDARD_IA')
+    }
+    const abort = rule.abortMultipartUploadsTransition?.condition
+    if (abort?.type === 'Age') bytes += '<AbortIncompleteMultipartUpload></AbortIncompleteMultipartUpload>'.length + xmlElementBytes('DaysAfterInitiation', String(shownDays(abort.maxAge)))
+  }
+  return bytes
 }
 
 /**

@@ -45,6 +45,15 @@ export const MAX_CORS_RULES = 100
  */
 export const MAX_CORS_CONFIGURATION_BYTES = 64 * 1024
 /**
+ * Largest lifecycle configuration, in bytes of S3's LifecycleConfiguration
+ * document (`lifecycleConfigurationBytes`): the S3 door's cap on that body.
+ * A thousand rules (the most a bucket has) with ids of 255 characters and
+ * prefixes of a hundred fit in it; a thousand prefixes of a key's 1,024
+ * bytes do not, and are refused on every door rather than stored as rules
+ * the S3 door could not take back.
+ */
+export const MAX_LIFECYCLE_CONFIGURATION_BYTES = 1024 * 1024
+/**
  * Most buckets one scoped token names. The hosted service documents no cap
  * (a token is scoped "to a set of buckets"); a thousand covers any scope a
  * person picks. Unbounded, a few tokens of 80,000 names each made the

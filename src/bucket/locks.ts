@@ -27,7 +27,7 @@
  */
 import { ArgumentTypeError as TypeError } from './errors.js' // argument errors, marked for doors (errors.ts)
 import { isRuleAge, MAX_RULE_AGE_SECONDS, parseRuleDate } from './rule-time.js'
-import { hasControlCharacter, isRuleId, MAX_RULE_ID_LENGTH } from './keys.js'
+import { isRuleId, isRulePrefix, RULE_ID_REQUIREMENT, RULE_PREFIX_REQUIREMENT } from './keys.js'
 
 export type LockCondition =
   | { type: 'Age', maxAgeSeconds: number }
@@ -85,13 +85,11 @@ export function parseLockRules (value: unknown): LockRule[] {
     if (!isObject(rule)) throw new TypeError(`${where} must be an object`)
     if (typeof rule.id !== 'string' || rule.id === '') throw new TypeError(`${where}.id must be a non-empty string`)
     // Ids are shown by wrangler and the console, and found by `lock remove`: held as lifecycle rule ids are.
-    if (!isRuleId(rule.id)) throw new TypeError(`${where}.id must be at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character`)
+    if (!isRuleId(rule.id)) throw new TypeError(`${where}.id must be ${RULE_ID_REQUIREMENT}`)
     if (ids.has(rule.id)) throw new TypeError(`${where}.id "${rule.id}" is used by another rule`)
     ids.add(rule.id)
     if (typeof rule.enabled !== 'boolean') throw new TypeError(`${where}.enabled must be true or false`)
-    if (rule.prefix !== undefined && (typeof rule.prefix !== 'string' || !rule.prefix.isWellFormed() || hasControlCharacter(rule.prefix))) {
-      throw new TypeError(`${where}.prefix must be a string without control characters`)
-    }
+    if (rule.prefix !== undefined && !isRulePrefix(rule.prefix)) throw new TypeError(`${where}.prefix must be ${RULE_PREFIX_REQUIREMENT}`)
     const parsed: LockRule = { id: rule.id, enabled: rule.enabled, condition: parseCondition(rule.condition, where) }
     if (typeof rule.prefix === 'string' && rule.prefix !== '') parsed.prefix = rule.prefix.normalize('NFC')
     return parsed

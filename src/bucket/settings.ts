@@ -9,6 +9,7 @@ import { parseLifecycleRules } from './lifecycle.js'
 import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_RULES } from './limits.js'
 import type { StorageClass } from './types.js'
 import { isQueueNotificationsList, type QueueNotifications } from './notifications.js'
+import { xmlDocumentFrameBytes, xmlElementBytes } from './xml-bytes.js'
 
 export interface CorsRule {
   allowedOrigins: string[]
@@ -211,20 +212,6 @@ export function corsVariesByOrigin (rules: readonly CorsRule[] | null): boolean 
 
 const varyingRules = new WeakMap<readonly CorsRule[], boolean>()
 
-/** The bytes a value takes in an XML document (`&` is `&amp;`, `"` is `&quot;`, as the S3 door escapes them). */
-function xmlTextBytes (value: string): number {
-  let bytes = Buffer.byteLength(value)
-  for (const c of value) {
-    if (c === '&') bytes += 4
-    else if (c === '<' || c === '>') bytes += 3
-    else if (c === '"' || c === "'") bytes += 5
-  }
-  return bytes
-}
-
-/** What GetBucketCors writes around the rules: the declaration and the root element with S3's namespace. */
-const CORS_DOCUMENT_FRAME = '<?xml version="1.0" encoding="UTF-8"?><CORSConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"></CORSConfiguration>'
-
 /**
  * The size of `rules` as the S3 door's GetBucketCors writes them, byte for
  * byte (declaration, namespace and escapes included): what
@@ -235,8 +222,8 @@ const CORS_DOCUMENT_FRAME = '<?xml version="1.0" encoding="UTF-8"?><CORSConfigur
  */
 export function corsConfigurationBytes (rules: CorsRule[]): number {
   const elements = (name: string, values: readonly string[] | undefined): number =>
-    (values ?? []).reduce((sum, value) => sum + 2 * name.length + 5 + xmlTextBytes(value), 0)
-  let bytes = CORS_DOCUMENT_FRAME.length
+    (values ?? []).reduce((sum, value) => sum + xmlElementBytes(name, value), 0)
+  let bytes = xmlDocumentFrameBytes('CORSConfiguration')
   for (const rule of rules) {
     bytes += '<CORSRule></CORSRule>'.length + elements('ID', rule.id === undefined ? undefined : [rule.id]) +
       elements('AllowedOrigin', rule.allowedOrigins) + elements('AllowedMethod', rule.allowedMethods) +

@@ -18,8 +18,9 @@
  * ask find what they expect. Versioning is never enabled.
  */
 import {
-  authorize, corsConfigurationBytes, isCorsAllowedHeader, isCorsOrigin, isHeaderText, isRuleId, MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_MAX_AGE_SECONDS,
-  MAX_CORS_RULES, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS, MAX_RULE_ID_LENGTH, type CorsRule
+  authorize, corsConfigurationBytes, isCorsAllowedHeader, isCorsOrigin, isHeaderText, isRuleId, isRulePrefix, lifecycleConfigurationBytes,
+  MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_MAX_AGE_SECONDS, MAX_CORS_RULES, MAX_LIFECYCLE_CONFIGURATION_BYTES, MAX_LIFECYCLE_RULES, MAX_RULE_AGE_SECONDS,
+  RULE_ID_REQUIREMENT, RULE_PREFIX_REQUIREMENT, shownDays, type CorsRule, type LifecycleRuleDocument
 } from '../bucket/index.js'
 import { decodedBody } from './body.js'
 import { OWNER, openNamedBucket, param, sendXml, signedRegion, type S3Context } from './context.js'
@@ -223,7 +224,7 @@ function corsRuleFrom (element: unknown): CorsRule {
   wildcardTexts(stored.allowedOrigins, 'AllowedOrigin')
   const id = text(rule, 'ID')
   if (id !== undefined) {
-    if (!isRuleId(id)) throw new S3Error('InvalidRequest', `The ID of a CORSRule is at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character.`)
+    if (!isRuleId(id)) throw new S3Error('InvalidRequest', `The ID of a CORSRule is ${RULE_ID_REQUIREMENT}.`)
     stored.id = id
   }
   const headers = wildcardTexts(strings(rule, 'AllowedHeader'), 'AllowedHeader')
@@ -281,11 +282,6 @@ function daysFrom (value: string, what: string): number {
   return days
 }
 
-/** The whole days GetBucketLifecycleConfiguration shows for an age in seconds (the management API's may be any number of them). */
-function shownDays (maxAge: number): number {
-  return Math.max(1, Math.round(maxAge / DAY_SECONDS))
-}
-
 /** Whether `days` or `date` is what GetBucketLifecycleConfiguration shows of `kept`. */
 function shownAs (kept: Condition, days: string | undefined, date: string | undefined): boolean {
   if (kept.type === 'Age') return days !== undefined && /^\d+$/.test(days) && Number(days) === shownDays(kept.maxAge)
@@ -334,7 +330,9 @@ function rulePrefix (rule: Record<string, unknown>): string {
   const filter = elementsOf(rule.Filter, LIFECYCLE_ELEMENTS.Filter, 'Filter')
   const unsupported = ['Tag', 'And', 'ObjectSizeGreaterThan', 'ObjectSizeLessThan'].find(name => filter?.[name] !== undefined)
   if (unsupported !== undefined) throw new S3Error('NotImplemented', `Lifecycle filters by ${unsupported} are not supported by this server; filter by Prefix.`)
-  return text(filter, 'Prefix') ?? text(rule, 'Prefix') ?? ''
+  const prefix = text(filter, 'Prefix') ?? text(rule, 'Prefix') ?? ''
+  if (!isRulePrefix(prefix)) throw new S3Error('InvalidArgument', `A rule's Prefix is ${RULE_PREFIX_REQUIREMENT}.`)
+  return prefix
 }
 
 function conditionXml (condition: Condition): Record<string, unknown> {
@@ -367,7 +365,7 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
   const rules = documentRules.map((element, i) => {
     const rule = elementsOf(element, LIFECYCLE_ELEMENTS.Rule, 'Rule')
     const id = text(rule, 'ID')?.trim() || `rule-${i + 1}`
-    if (id.length > MAX_RULE_ID_LENGTH) throw new S3Error('InvalidArgument', `A rule ID is at most ${MAX_RULE_ID_LENGTH} characters.`)
+    if (!isRuleId(id)) throw new S3Error('InvalidArgument', `A rule ID is ${RULE_ID_REQUIREMENT}.`)
     if (ids.has(id)) throw new S3Error('InvalidArgument', `Rule ID ${id} is used twice.`)
     ids.add(id)
     const status = text(rule, 'Status')?.trim()
@@ -376,7 +374,7 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
     const versioned = ['NoncurrentVersionExpiration', 'NoncurrentVersionTransition'].find(name => rule[name] !== undefined) ??
       (text(rule.Expiration, 'ExpiredObjectDeleteMarker') === undefined ? undefined : 'ExpiredObjectDeleteMarker')
     if (versioned !== undefined) throw new S3Error('NotImplemented', `${versioned}: versioning is not supported by this server.`)
-    const stored: Record<string, unknown> = { id, enabled: status === 'Enabled', conditions: { prefix: rulePrefix(rule) } }
+    const stored: LifecycleRuleDocument = { id, enabled: status === 'Enabled', conditions: { prefix: rulePrefix(rule) } }
     const was = current.get(id)
     const expiration = rule.Expiration === undefined ? undefined : elementsOf(rule.Expiration, LIFECYCLE_ELEMENTS.Expiration, 'Expiration')
     if (expiration !== undefined) stored.deleteObjectsTransition = { condition: conditionFrom(expiration, 'Expiration', was?.deleteObjectsTransition?.condition) }
@@ -387,11 +385,12 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
       stored.abortMultipartUploadsTransition = { condition: keptAbort !== undefined && shownAs(keptAbort, given, undefined) ? keptAbort : { type: 'Age', maxAge: daysFrom(given, 'DaysAfterInitiation') * DAY_SECONDS } }
     }
     const transitions = list(rule, 'Transition')
+    if (transitions.length > 1) throw new S3Error('InvalidArgument', "'StorageClass' must be different for 'Transition' actions in the same 'Rule': STANDARD_IA is the one class to go to.")
     if (transitions.length > 0) {
       stored.storageClassTransitions = transitions.map((element, at) => {
         const t = elementsOf(element, LIFECYCLE_ELEMENTS.Transition, 'Transition')
         if (text(t, 'StorageClass')?.trim() !== 'STANDARD_IA') throw new S3Error('InvalidStorageClass', 'Transitions may only go to STANDARD_IA.')
-        return { storageClass: 'InfrequentAccess', condition: conditionFrom(t, 'Transition', was?.storageClassTransitions?.[at]?.condition) }
+        return { storageClass: 'InfrequentAccess' as const, condition: conditionFrom(t, 'Transition', was?.storageClassTransitions?.[at]?.condition) }
       })
     }
     if (expiration === undefined && abort === undefined && transitions.length === 0) {
@@ -400,6 +399,11 @@ export async function putBucketLifecycle (ctx: S3Context): Promise<void> {
     return stored
   })
   if (rules.length === 0) throw new S3Error('MalformedXML', 'A LifecycleConfiguration has at least one Rule.')
+  // Measured as GetBucketLifecycleConfiguration writes the rules, as every door measures them (this body's own spelling may be terser).
+  const bytes = lifecycleConfigurationBytes(rules)
+  if (bytes > MAX_LIFECYCLE_CONFIGURATION_BYTES) {
+    throw new S3Error('MaxMessageLengthExceeded', `A lifecycle configuration is at most ${MAX_LIFECYCLE_CONFIGURATION_BYTES} bytes as GetBucketLifecycleConfiguration writes it (got ${bytes}).`)
+  }
   // The engine checks the rules again and keeps what it reads, as from the management API.
   await ctx.registry.updateSettings(ctx.bucketName, { lifecycle: { rules } })
   await ctx.reply.code(200).send()

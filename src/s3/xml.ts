@@ -35,7 +35,7 @@
  * that looked for the end of each `<!--` took minutes for 2 MiB).
  */
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
-import { MAX_CORS_CONFIGURATION_BYTES } from '../bucket/index.js'
+import { MAX_CORS_CONFIGURATION_BYTES, MAX_LIFECYCLE_CONFIGURATION_BYTES } from '../bucket/index.js'
 import { withHeldBody } from '../doors/body-budget.js'
 import { S3Error } from './errors.js'
 
@@ -57,8 +57,8 @@ export const XML_BODY_LIMITS = {
   Delete: { bytes: 2 * MiB, nodes: 10_000 },
   // 10,000 Parts of a PartNumber, an ETag and five checksums each.
   CompleteMultipartUpload: { bytes: 2 * MiB, nodes: 100_000 },
-  // 1,000 rules (S3's cap) of a dozen elements or so, each with an ID of 255 characters and a prefix filter.
-  LifecycleConfiguration: { bytes: 256 * KiB, nodes: 16_384 },
+  // 1,000 rules (S3's cap) of a dozen elements or so; the engine holds every door to the same bytes.
+  LifecycleConfiguration: { bytes: MAX_LIFECYCLE_CONFIGURATION_BYTES, nodes: 16_384 },
   // 100 rules (S3's cap) of a few origins, methods and headers each; the engine holds every door to the same bytes.
   CORSConfiguration: { bytes: MAX_CORS_CONFIGURATION_BYTES, nodes: 8_192 },
   // A LocationConstraint, and the few elements directory buckets add.

@@ -3,10 +3,11 @@
  * instant, an object's expiry and its S3 header, the prefixes a sweep walks.
  */
 import t from 'tap'
-import { createRegistry } from '../../src/bucket/index.js'
+import { createRegistry, MAX_LIFECYCLE_CONFIGURATION_BYTES } from '../../src/bucket/index.js'
 import { MemoryRegistryStorage } from '../../src/stores/memory/registry-storage.js'
 import {
-  actionAt, expirationHeader, lifecycleRules, objectExpirationHeader, objectExpiry, objectSweepPrefixes, parseLifecycleRules, uploadAbortDue, uploadSweepPrefixes
+  actionAt, expirationHeader, lifecycleConfigurationBytes, lifecycleRules, MAX_LIFECYCLE_RULES, objectExpirationHeader, objectExpiry, objectSweepPrefixes, parseLifecycleRules,
+  uploadAbortDue, uploadSweepPrefixes
 } from '../../src/bucket/lifecycle.js'
 
 const DAY = 86_400
@@ -136,4 +137,29 @@ t.test('a Date condition is kept as its instant in UTC, which must be a date of 
   t.same(parseLifecycleRules(rule('9999-12-31T22:30:00-01:00'))[0].deleteObjectsTransition?.condition, { type: 'Date', date: '9999-12-31T23:30:00.000Z' })
   t.throws(() => parseLifecycleRules(rule('9999-12-31T23:30:00-01:00')), /from the year 0 to 9999 in UTC/, 'the year 10000 in UTC')
   t.throws(() => parseLifecycleRules(rule('0000-01-01T00:30:00+01:00')), /from the year 0 to 9999 in UTC/, 'the year -1 in UTC')
+})
+
+t.test('ids and prefixes S3 could not carry back, and a second transition, are refused', async t => {
+  const expire = { condition: { type: 'Age', maxAge: DAY } }
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ['a lone surrogate in an id', { id: 'keep\uD800', enabled: true, conditions: {}, deleteObjectsTransition: expire }, /rules\[0\]\.id must be at most 255 characters of well-formed Unicode/],
+    ['a lone surrogate in a prefix', { id: 'r', enabled: true, conditions: { prefix: 'logs/\uDFFF' }, deleteObjectsTransition: expire }, /conditions\.prefix must be a string of well-formed Unicode without control characters, of at most 1024 bytes/],
+    ['a prefix longer than any key', { id: 'r', enabled: true, conditions: { prefix: 'p'.repeat(1025) }, deleteObjectsTransition: expire }, /of at most 1024 bytes/],
+    ['two transitions', { id: 'r', enabled: true, conditions: {}, storageClassTransitions: [...ia({ type: 'Age', maxAge: DAY }), ...ia({ type: 'Age', maxAge: 2 * DAY })] }, /storageClassTransitions has one transition at most/]
+  ]
+  for (const [what, rule, message] of cases) t.throws(() => parseLifecycleRules([rule]), message, what)
+  t.equal(parseLifecycleRules([{ id: 'r', enabled: true, conditions: { prefix: 'é'.repeat(512) }, deleteObjectsTransition: expire }])[0].conditions.prefix, 'é'.repeat(512), 'a prefix of 1,024 bytes is a key\'s')
+})
+
+t.test('rules are at most MAX_LIFECYCLE_CONFIGURATION_BYTES as S3\'s document of them', async t => {
+  const rule = (i: number, prefix: string): Record<string, unknown> => ({ id: `${'i'.repeat(250)}${String(i).padStart(4, '0')}`, enabled: true, conditions: { prefix }, deleteObjectsTransition: { condition: { type: 'Age', maxAge: DAY } } })
+  const many = Array.from({ length: MAX_LIFECYCLE_RULES }, (_, i) => rule(i, 'p'.repeat(100)))
+  const kept = parseLifecycleRules(many)
+  t.equal(kept.length, MAX_LIFECYCLE_RULES, 'a thousand rules with ids of 254 characters and prefixes of 100 fit')
+  t.ok(lifecycleConfigurationBytes(kept) <= MAX_LIFECYCLE_CONFIGURATION_BYTES)
+  const long = Array.from({ length: MAX_LIFECYCLE_RULES }, (_, i) => rule(i, `${i}/${'p'.repeat(1000)}`))
+  t.throws(() => parseLifecycleRules(long), /the rules are at most 1048576 bytes as the S3 API's GetBucketLifecycleConfiguration document of them.*\(got \d+\)/, 'a thousand prefixes of a key\'s length do not')
+  // Escapes count as S3 writes them: `&` is five bytes there.
+  t.equal(lifecycleConfigurationBytes([{ id: '&', enabled: true, conditions: { prefix: '' }, deleteObjectsTransition: { condition: { type: 'Age', maxAge: DAY } } }]) -
+    lifecycleConfigurationBytes([{ id: 'a', enabled: true, conditions: { prefix: '' }, deleteObjectsTransition: { condition: { type: 'Age', maxAge: DAY } } }]), 4)
 })

@@ -281,6 +281,11 @@ export async function queueEventSuite (t: Test, registry: BucketRegistry, dataDi
     const ruleId = config.body.result.queues[0].rules[0].ruleId as string
     await (await registry.open('photos'))!.put('before-removal', 'b')
     const rulesBefore = (await call('GET', `${v4}/event_notifications/r2/photos/configuration`)).body.result.queues
+    for (const body of [[], '"all"', 7]) {
+      const malformed = await call('DELETE', `${v4}/event_notifications/r2/photos/configuration/queues/${queueId}`, body)
+      t.match(malformed, { status: 400, body: { success: false, errors: [{ code: 10090, message: /the body must be an object/ }] } }, `a body of ${JSON.stringify(body)} is refused, not read as "every rule"`)
+      t.same((await call('GET', `${v4}/event_notifications/r2/photos/configuration`)).body.result.queues, rulesBefore, 'and nothing is removed')
+    }
     for (const ruleIds of [['no-such-rule'], [ruleId, 'no-such-rule']]) {
       const unknown = await call('DELETE', `${v4}/event_notifications/r2/photos/configuration/queues/${queueId}`, { ruleIds })
       t.match(unknown, { status: 404, body: { success: false, errors: [{ code: 10092, message: /"no-such-rule"/ }] } }, `an id that names no rule is refused (${ruleIds.length} ids)`)

@@ -191,8 +191,16 @@ t.test('custom domains: attach creates the CNAME and the route, detach removes b
   // The name as it was attached (any case, a trailing dot) names the attachment.
   t.equal((await call(app, 'GET', `${custom}/CDN.Example.Test.`)).status, 200, 'read by the name as attached')
 
+  // Cipher names are kept and shown as given: only names (no control character, no sentence), and not without end.
+  for (const ciphers of [['\u0000x'], ['ECDHE RSA'], ['x'.repeat(65)], Array.from({ length: 65 }, (_, i) => `C${i}`), 'ECDHE-RSA-AES128-GCM-SHA256', [7]]) {
+    const refused = await call(app, 'PUT', `${custom}/cdn.example.test`, { ciphers })
+    t.equal(refused.status, 400, `ciphers ${JSON.stringify(ciphers).slice(0, 40)}`)
+    t.match(refused.body.errors[0], { code: 10040, message: /ciphers must be an array of at most 64 cipher names/ })
+  }
+  const ciphered = await call(app, 'PUT', `${custom}/cdn.example.test`, { ciphers: ['ECDHE-RSA-AES128-GCM-SHA256', 'TLS_AES_128_GCM_SHA256'] })
+  t.same(ciphered.body.result.ciphers, ['ECDHE-RSA-AES128-GCM-SHA256', 'TLS_AES_128_GCM_SHA256'], 'names are taken')
   const disabled = await call(app, 'PUT', `${custom}/cdn.example.test`, { enabled: false })
-  t.same(disabled.body.result, { domain: 'cdn.example.test', enabled: false, minTLS: '1.2' })
+  t.same(disabled.body.result, { domain: 'cdn.example.test', enabled: false, minTLS: '1.2', ciphers: ['ECDHE-RSA-AES128-GCM-SHA256', 'TLS_AES_128_GCM_SHA256'] })
   t.same((await registry.info('assets'))!.settings.domains, [], 'a disabled domain is not served')
   await call(app, 'PUT', `${custom}/cdn.example.test`, { enabled: true })
   t.same((await registry.info('assets'))!.settings.domains, ['cdn.example.test'])

@@ -10,7 +10,7 @@ import {
   CompleteMultipartUploadCommand, CreateMultipartUploadCommand, GetBucketLifecycleConfigurationCommand, GetObjectCommand, HeadObjectCommand,
   PutBucketLifecycleConfigurationCommand, PutObjectCommand, UploadPartCommand
 } from '@aws-sdk/client-s3'
-import { parseLifecycleRules } from '../../src/bucket/index.js'
+import { lifecycleConfigurationBytes, MAX_LIFECYCLE_CONFIGURATION_BYTES, MAX_LIFECYCLE_RULES, parseLifecycleRules } from '../../src/bucket/index.js'
 import { raw, s3Server, rejection } from './fixture.js'
 
 const DAY_MS = 86_400_000
@@ -166,4 +166,58 @@ t.test('a lifecycle read through S3 and put back unchanged keeps what S3 cannot 
   const renamed = got.Rules!.map(rule => rule.ID === 'noon' ? { ...rule, ID: 'other' } : rule)
   const refused = await rejection(s3.send(new PutBucketLifecycleConfigurationCommand({ Bucket: 'photos', LifecycleConfiguration: { Rules: renamed } })))
   t.equal(refused.name, 'InvalidArgument', 'a date with a time of day in a rule of another ID is S3\'s to refuse')
+})
+
+t.test('the size is GetBucketLifecycleConfiguration\'s body, and what the engine stores at the limit goes back through PutBucketLifecycleConfiguration', async t => {
+  const server = await s3Server(t)
+  const read = async (): Promise<string> => {
+    const res = await raw(server, 'GET', '/photos?lifecycle')
+    t.equal(res.status, 200)
+    return res.body
+  }
+  const shapes = parseLifecycleRules([
+    { id: 'a&b<c>"d\'é', enabled: true, conditions: { prefix: 'x&y/"' }, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 3600 } } },
+    { id: 'whole', enabled: false, conditions: {}, storageClassTransitions: [{ storageClass: 'InfrequentAccess', condition: { type: 'Date', date: '2028-03-01' } }] },
+    { id: 'uploads', enabled: true, conditions: { prefix: 'big/' }, abortMultipartUploadsTransition: { condition: { type: 'Age', maxAge: 40 * 86_400 } }, deleteObjectsTransition: { condition: { type: 'Date', date: '2029-01-01' } } }
+  ])
+  await server.registry.updateSettings('photos', { lifecycle: { rules: shapes } })
+  t.equal(Buffer.byteLength(await read()), lifecycleConfigurationBytes(shapes), 'measured byte for byte, escapes, dates and declaration included')
+
+  // A thousand rules of long ids and prefixes, padded to the limit exactly.
+  const rule = (i: number, prefix: string): Record<string, unknown> => ({ id: `${'i'.repeat(250)}${String(i).padStart(4, '0')}`, enabled: true, conditions: { prefix }, deleteObjectsTransition: { condition: { type: 'Age', maxAge: 86_400 } } })
+  const base = parseLifecycleRules(Array.from({ length: MAX_LIFECYCLE_RULES }, (_, i) => rule(i, '')))
+  const room = MAX_LIFECYCLE_CONFIGURATION_BYTES - lifecycleConfigurationBytes(base)
+  const largest = parseLifecycleRules(Array.from({ length: MAX_LIFECYCLE_RULES }, (_, i) => rule(i, 'p'.repeat(Math.floor(room / MAX_LIFECYCLE_RULES) + (i < room % MAX_LIFECYCLE_RULES ? 1 : 0)))))
+  t.equal(lifecycleConfigurationBytes(largest), MAX_LIFECYCLE_CONFIGURATION_BYTES)
+  await server.registry.updateSettings('photos', { lifecycle: { rules: largest } })
+  const document = await read()
+  t.equal(Buffer.byteLength(document), MAX_LIFECYCLE_CONFIGURATION_BYTES, 'GetBucketLifecycleConfiguration writes no more than the limit')
+  await server.registry.updateSettings('photos', { lifecycle: null })
+  const back = await raw(server, 'PUT', '/photos?lifecycle', { 'content-type': 'application/xml' }, document)
+  t.equal(back.status, 200, 'PutBucketLifecycleConfiguration takes back what GetBucketLifecycleConfiguration gave')
+  t.same((await server.registry.info('photos'))?.settings.lifecycle, { rules: largest }, 'every rule as it was')
+
+  const over = document.replace('<Prefix>p', '<Prefix>pp')
+  const refused = await raw(server, 'PUT', '/photos?lifecycle', { 'content-type': 'application/xml' }, over)
+  t.equal(refused.status, 400, 'a byte more is refused')
+  t.match(refused.body, /<Code>MaxMessageLengthExceeded<\/Code>/)
+})
+
+t.test('PutBucketLifecycleConfiguration refuses what S3 could not give back: ids over 255 characters, prefixes longer than keys, two transitions', async t => {
+  const server = await s3Server(t)
+  const document = (rule: string): string => `<LifecycleConfiguration><Rule>${rule}<Status>Enabled</Status></Rule></LifecycleConfiguration>`
+  const expire = '<Expiration><Days>1</Days></Expiration>'
+  const transition = (days: number): string => `<Transition><Days>${days}</Days><StorageClass>STANDARD_IA</StorageClass></Transition>`
+  const cases: Array<[string, string, string, RegExp]> = [
+    ['an id over 255 characters', `<ID>${'i'.repeat(256)}</ID><Filter><Prefix></Prefix></Filter>${expire}`, 'InvalidArgument', /A rule ID is at most 255 characters of well-formed Unicode/],
+    ['a prefix longer than a key', `<ID>r</ID><Filter><Prefix>${'p'.repeat(1025)}</Prefix></Filter>${expire}`, 'InvalidArgument', /A rule&apos;s Prefix is a string of well-formed Unicode without control characters, of at most 1024 bytes/],
+    ['two transitions', `<ID>r</ID><Filter><Prefix></Prefix></Filter>${transition(1)}${transition(2)}`, 'InvalidArgument', /must be different for &apos;Transition&apos; actions/]
+  ]
+  for (const [what, rule, code, message] of cases) {
+    const res = await raw(server, 'PUT', '/photos?lifecycle', { 'content-type': 'application/xml' }, document(rule))
+    t.equal(res.status, 400, what)
+    t.match(res.body, `<Code>${code}</Code>`, what)
+    t.match(res.body, message, what)
+  }
+  t.equal((await server.registry.info('photos'))?.settings.lifecycle, null, 'nothing was stored')
 })

@@ -129,7 +129,7 @@ function worstDocuments (root: XmlDocumentRoot, size: number): Record<string, st
 const sizes: Record<XmlDocumentRoot, number> = {
   Delete: 256 * 1024,
   CompleteMultipartUpload: 256 * 1024,
-  LifecycleConfiguration: XML_BODY_LIMITS.LifecycleConfiguration.bytes - 1024,
+  LifecycleConfiguration: 256 * 1024,
   CORSConfiguration: XML_BODY_LIMITS.CORSConfiguration.bytes - 1024,
   CreateBucketConfiguration: XML_BODY_LIMITS.CreateBucketConfiguration.bytes - 1024
 }

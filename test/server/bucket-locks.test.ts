@@ -71,6 +71,7 @@ async function doors (t: Test, catalog: string | undefined): Promise<void> {
   const bad: Array<[unknown, RegExp]> = [
     [[], /body must be an object/],
     [{ rules: {} }, /rules must be an array/],
+    [{ rules: null }, /rules must be an array/],
     [{ rules: [{ id: 'r', enabled: true, condition: { type: 'Age', maxAgeSeconds: -1 } }] }, /rules\[0\]\.condition\.maxAgeSeconds/],
     [{ rules: [{ id: 'r', enabled: true, condition: { type: 'Date', date: 'soon' } }] }, /rules\[0\]\.condition\.date/],
     [{ rules: [{ id: 'r', enabled: true, condition: { type: 'Never' } }] }, /Age, Date or Indefinite/],

@@ -22,7 +22,9 @@ interface BucketParams { accountId: string, bucketName: string }
 /** A PUT body → its `rules` (checked further by the engine's `parseLockRules`). */
 export function lockRulesFromBody (body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ManagementError('InvalidArgument', 'Invalid argument: the body must be an object {"rules": [...]}')
-  return (body as { rules?: unknown }).rules ?? []
+  // Without `rules`, no rule; `"rules": null` is no list, refused by the engine as any other value that is none.
+  const rules = (body as { rules?: unknown }).rules
+  return rules === undefined ? [] : rules
 }
 
 export function registerBucketLockRoutes (app: FastifyInstance, ctx: ManagementContext): void {

@@ -38,9 +38,15 @@ function parseMinTls (value: unknown): DomainAttachment['minTLS'] | undefined {
   return value as DomainAttachment['minTLS']
 }
 
+/** A cipher's name as the hosted service takes them (BoringSSL's: `ECDHE-RSA-AES128-GCM-SHA256`), and how many a domain lists at most. */
+const cipherName = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+const MAX_CIPHERS = 64
+
 function parseCiphers (value: unknown): string[] | undefined {
   if (value === undefined) return undefined
-  if (!Array.isArray(value) || !value.every(c => typeof c === 'string')) throw new ManagementError('InvalidArgument', 'ciphers must be an array of strings')
+  if (!Array.isArray(value) || value.length > MAX_CIPHERS || !value.every(c => typeof c === 'string' && cipherName.test(c))) {
+    throw new ManagementError('InvalidArgument', `ciphers must be an array of at most ${MAX_CIPHERS} cipher names, each of letters, digits, "-" and "_" (such as ECDHE-RSA-AES128-GCM-SHA256)`)
+  }
   return value
 }
 

@@ -78,8 +78,12 @@ export function registerEventNotificationRoutes (app: FastifyInstance, ctx: Mana
 
   app.delete<{ Params: QueueConfigParams }>(`${base}/queues/:queueId`, async (request) => {
     const { bucketName, queueId } = request.params
-    const body = request.body as { ruleIds?: unknown } | undefined
-    const ruleIds = body?.ruleIds
+    // No body (or `null`) removes every rule sending to the queue; a body of another shape than an object says nothing that can be taken so.
+    const body: unknown = request.body
+    if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
+      throw new ManagementError('InvalidNotificationRule', 'Invalid rule: the body must be an object {"ruleIds": [...]}, or none to remove every rule of the queue.')
+    }
+    const ruleIds = (body as { ruleIds?: unknown } | null | undefined)?.ruleIds
     if (ruleIds !== undefined && !(Array.isArray(ruleIds) && ruleIds.every(id => typeof id === 'string'))) {
       throw new ManagementError('InvalidNotificationRule', 'Invalid rule: ruleIds must be an array of rule ids.')
     }

@@ -13,7 +13,7 @@
  * headers}, exposeHeaders, maxAgeSeconds, id}` is stored as `{allowedOrigins,
  * allowedMethods, allowedHeaders, exposeHeaders, maxAgeSeconds, id}`.
  */
-import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_MAX_AGE_SECONDS, MAX_CORS_RULES, MAX_RULE_ID_LENGTH, corsConfigurationBytes, isCorsAllowedHeader, isCorsOrigin, isHeaderText, isRuleId, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
+import { MAX_CORS_CONFIGURATION_BYTES, MAX_CORS_MAX_AGE_SECONDS, MAX_CORS_RULES, RULE_ID_REQUIREMENT, corsConfigurationBytes, isCorsAllowedHeader, isCorsOrigin, isHeaderText, isRuleId, parseLifecycleRules, type CorsRule, type LifecycleRuleDocument } from '../../bucket/index.js'
 import { ManagementError } from '../errors.js'
 
 /** The service's default lifecycle of a new bucket (7 days, as the engine's sweeper). */
@@ -106,7 +106,7 @@ function corsRulesFromApi (body: unknown): CorsRule[] {
       stored.maxAgeSeconds = age
     }
     if (rule.id !== undefined) {
-      if (typeof rule.id !== 'string' || !isRuleId(rule.id)) throw invalid(`${where}.id must be a string of at most ${MAX_RULE_ID_LENGTH} characters, none of them a control character (got ${quoted(rule.id)})`)
+      if (typeof rule.id !== 'string' || !isRuleId(rule.id)) throw invalid(`${where}.id must be a string of ${RULE_ID_REQUIREMENT} (got ${quoted(rule.id)})`)
       stored.id = rule.id
     }
     return stored
