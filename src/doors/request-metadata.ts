@@ -133,6 +133,20 @@ export function responseOverridesFrom (query: Record<string, unknown>): Record<s
   return overrides
 }
 
+/**
+ * The first `response-*` parameter whose value no header can carry (a
+ * control character such as CR or LF), or undefined: a door refuses the
+ * read, where the answer would otherwise leave the header out and say
+ * something the client did not ask for (its stored type, or a guess).
+ */
+export function unsendableOverride (query: Record<string, unknown>): string | undefined {
+  for (const [parameter] of overridePairs) {
+    const value = query[parameter]
+    if (typeof value === 'string' && headerWireValue(value) === null) return parameter
+  }
+  return undefined
+}
+
 /** What a sandboxed object's scripts may still do: run, submit forms, open windows and dialogs, download; never as the serving origin. */
 const objectSandbox = 'sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads'
 

@@ -24,7 +24,7 @@
 import type { Readable } from 'node:stream'
 import type { IncomingHttpHeaders } from 'node:http'
 import { BucketErrors } from '../bucket/index.js'
-import { responseOverridesFrom } from '../doors/request-metadata.js'
+import { responseOverridesFrom, unsendableOverride } from '../doors/request-metadata.js'
 import type { Bucket, BucketObject, BucketReadOptions, BucketReadOutcome } from '../bucket/index.js'
 import { VersionHeaders } from '../doors/version-headers.js'
 import { DoorError, DoorErrors, failure, type GatewayEnvelope } from './errors.js'
@@ -92,6 +92,8 @@ function overridesOf (query: Record<string, unknown>): Record<string, string> {
   for (const name in query) {
     if (name.startsWith('response-') && Array.isArray(query[name])) throw new DoorError('InvalidQuery', `"${name}" given more than once.`)
   }
+  const unsendable = unsendableOverride(query)
+  if (unsendable !== undefined) throw new DoorError('InvalidQuery', `"${unsendable}" holds a control character, which no header can carry.`)
   return responseOverridesFrom(query)
 }
 

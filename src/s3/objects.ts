@@ -24,7 +24,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import { authorize, BucketErrors, copiedChecksums, isRecyclingStream, MAX_DELETE_KEYS, MAX_KEY_BYTES, MAX_PART_NUMBER, mergeCustomMetadata, objectExpirationHeader } from '../bucket/index.js'
-import { responseOverridesFrom, sandboxObjectHeaders } from '../doors/request-metadata.js'
+import { responseOverridesFrom, sandboxObjectHeaders, unsendableOverride } from '../doors/request-metadata.js'
 import { sendRecycling } from '../doors/recycling-body.js'
 import { VersionHeaders } from '../doors/version-headers.js'
 import type { Bucket, BucketChecksumAlgorithm, BucketInfo, BucketObject, BucketObjectBody, BucketPutOptions, BucketRange, BucketReadOptions, BucketReadOutcome, BucketReadServed, BucketUploadPartOptions, StorageClass } from '../bucket/index.js'
@@ -140,6 +140,8 @@ function readRequest (requestHeaders: IncomingHttpHeaders, query: Record<string,
   const partParameter = Array.isArray(query.partNumber) ? query.partNumber[0] : query.partNumber
   const partNumber = partParameter === undefined ? undefined : partNumberFrom(partParameter)
   if (partNumber !== undefined && rangeHeader !== undefined) throw new S3Error('InvalidRequest', 'Cannot specify both Range header and partNumber query parameter')
+  const unsendable = unsendableOverride(query)
+  if (unsendable !== undefined) throw new S3Error('InvalidArgument', `${unsendable} holds a control character, which no header can carry.`, {}, { ArgumentName: unsendable })
   const onlyIf = conditionalFrom(requestHeaders, 'read')
   return { options: { onlyIf, range: rangeHeader, partNumber, body: method === 'GET', ...ssecOption(requestHeaders) }, partNumber, onlyIf }
 }

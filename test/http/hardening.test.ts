@@ -581,3 +581,21 @@ t.test('objects read on the console\'s own host are sandboxed, so their scripts 
   t.equal((await read('/page.html', 'cdn.example'))['content-security-policy'], undefined, 'host route')
   t.equal((await read('/page.html', 'files.example'))['content-security-policy'], undefined, 'custom domain')
 })
+
+t.test('a response-* override no header can carry (CR, LF) is refused (40004), never answered as something else', async t => {
+  const { app } = await gateway(t)
+  await app.inject({ method: 'PUT', url: '/photos/page.txt', headers: { ...auth, 'content-type': 'text/plain' }, payload: 'text' })
+  for (const [parameter, value] of [['response-content-type', 'text/html%0D%0AX-Injected:%201'], ['response-content-disposition', 'attachment%0A'], ['response-cache-control', 'no-store%00']]) {
+    for (const method of ['GET', 'HEAD'] as const) {
+      const res = await app.inject({ method, url: `/photos/page.txt?${parameter}=${value}`, headers: auth })
+      t.equal(res.statusCode, 400, `${method} ${parameter}`)
+      t.equal(res.headers['x-injected'], undefined)
+      if (method === 'GET') {
+        t.equal(errorCode(res), 40004)
+        t.match((res.json() as { errors: Array<{ message: string }> }).errors[0].message, `"${parameter}" holds a control character`)
+      }
+    }
+  }
+  const tab = await app.inject({ method: 'GET', url: '/photos/page.txt?response-content-type=text/plain;%09charset=utf-8', headers: auth })
+  t.equal(tab.headers['content-type'], 'text/plain;\tcharset=utf-8', 'a tab is a header\'s own white space')
+})

@@ -453,3 +453,17 @@ t.test('objects are read sandboxed: an HTML object cannot use the development mo
   const svg = await raw(server, 'GET', '/photos/note.txt?response-content-type=image%2Fsvg%2Bxml')
   t.match(svg.headers['content-security-policy'], /^sandbox /, 'SVG is a page')
 })
+
+t.test('a response-* override no header can carry (CR, LF) is InvalidArgument naming it, never answered as something else', async t => {
+  const server = await s3Server(t)
+  const photos = (await server.registry.open('photos'))!
+  await photos.put('note.txt', 'text', { httpMetadata: { contentType: 'text/plain' } })
+  for (const [parameter, value] of [['response-content-type', 'text/html%0D%0AX-Injected:%201'], ['response-expires', 'x%0A']]) {
+    const answer = await raw(server, 'GET', `/photos/note.txt?${parameter}=${value}`)
+    t.equal(answer.status, 400, parameter)
+    t.match(answer.body, '<Code>InvalidArgument</Code>')
+    t.match(answer.body, `<ArgumentName>${parameter}</ArgumentName>`)
+    t.equal(answer.headers['x-injected'], undefined)
+    t.equal((await raw(server, 'HEAD', `/photos/note.txt?${parameter}=${value}`)).status, 400, `HEAD ${parameter}`)
+  }
+})
