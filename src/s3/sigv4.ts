@@ -355,9 +355,14 @@ function headerClaim (request: SignedRequest, nowMs: number): SignatureClaim {
   return { credentialField, scope, signedField, given, longDate: amzDate ?? formatAmzDate(date), payloadHash }
 }
 
+const presignedParameters = ['X-Amz-Algorithm', 'X-Amz-Credential', 'X-Amz-Date', 'X-Amz-Expires', 'X-Amz-SignedHeaders', 'X-Amz-Signature', 'X-Amz-Security-Token'] as const
+
 /** The claim of a presigned URL's `X-Amz-*` query parameters, refused when expired or not yet valid. */
 function presignedClaim (request: SignedRequest, query: Record<string, string | string[]>, nowMs: number): SignatureClaim {
   const malformed = 'AuthorizationQueryParametersError'
+  // One value each: the signature is outside what it signs, so a second one would be left unread; which one the client meant is not ours to pick.
+  const repeated = presignedParameters.find(name => Array.isArray(query[name]))
+  if (repeated !== undefined) throw new S3Error(malformed, `${repeated} is given more than once.`)
   const algorithm = single(query['X-Amz-Algorithm'])
   const credentialField = single(query['X-Amz-Credential'])
   const dateField = single(query['X-Amz-Date'])

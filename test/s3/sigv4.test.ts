@@ -77,6 +77,9 @@ t.test('the documented presigned URL verifies until it expires; a tampered query
   t.equal(await code(verify('GET', url.replace('X-Amz-Expires=86400', 'X-Amz-Expires=86401'), headers)), 'SignatureDoesNotMatch', 'a longer lifetime')
   t.equal(await code(verify('GET', url.replace('X-Amz-Expires=86400', 'X-Amz-Expires=604801'), headers)), 'AuthorizationQueryParametersError', 'over seven days')
   t.equal(await code(verify('GET', url.replace('test.txt', 'other.txt'), headers)), 'SignatureDoesNotMatch')
+  // The good signature, then another: the second would be left unread.
+  const twice = await verify('GET', `${url}&X-Amz-Signature=${'0'.repeat(64)}`, headers, new Date(DOC_TIME.getTime() + 3600_000)).then(() => 'verified', (err: S3Error) => `${err.code}: ${err.message}`)
+  t.equal(twice, 'AuthorizationQueryParametersError: X-Amz-Signature is given more than once.', 'a second signature is refused, not ignored')
 })
 
 /** The documented chunked body: 65,536 and 1,024 bytes of `a`, signatures as published. */
