@@ -35,7 +35,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import { isBucketError, Queues, type BucketRegistry } from './bucket/index.js'
 import { MAX_SWEEP_INTERVAL_MS } from './bucket/limits.js'
 import { isValidBucketName } from './bucket/settings.js'
-import { serveDefaults } from './server/defaults.js'
+import { serveDefaults, unpresentableToken } from './server/defaults.js'
 import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork.js'
 import { registerTokenCommands } from './cli/tokens.js'
 import { registerShareCommand, s3EndpointOrigin } from './cli/share.js'
@@ -224,7 +224,8 @@ function listenHost (value: string): string {
  * is no token, as an empty --api-token, --tls-cert or --catalog is none.
  */
 function bearerToken (value: string): string {
-  if (/\s/.test(value)) throw new Error('the token must not contain whitespace (a space or a line break, often one left at its end): no request could present it')
+  const problem = unpresentableToken(value)
+  if (problem !== undefined) throw new Error(problem)
   return value
 }
 

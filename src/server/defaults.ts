@@ -15,3 +15,14 @@ export const serveDefaults = {
   /** Seconds a connection may stay silent (src/app.ts). */
   idleTimeout: 60
 } as const
+
+/**
+ * Why a bearer token could never be presented, or undefined when it can:
+ * a client's `Authorization: Bearer <token>` carries one word, so a token
+ * with whitespace (a line break left at its end, most often) would leave
+ * the server refusing every request. `serve --token` and `startServer`'s
+ * `token` both refuse it.
+ */
+export function unpresentableToken (token: string): string | undefined {
+  return /\s/.test(token) ? 'the token must not contain whitespace (a space or a line break, often one left at its end): no request could present it' : undefined
+}

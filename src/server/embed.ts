@@ -38,7 +38,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import { DEVELOPMENT_CREDENTIAL } from '../s3/index.js'
-import { serveDefaults } from './defaults.js'
+import { serveDefaults, unpresentableToken } from './defaults.js'
 import { buildGateway, type GatewayOptions } from './gateway.js'
 import { loopbackOnlyHost } from './listen-host.js'
 import { checkNumber, checkOptions, OptionError, shown, unknownKey, type OptionErrorCode, type OptionType } from './options-check.js'
@@ -127,6 +127,8 @@ function checkServerOptions (options: unknown): StartServerOptions {
   const isSeconds = (value: number): boolean => Number.isInteger(value) && value >= 1 && value <= 86400
   checkNumber('startServer', 'idleTimeout', checked.idleTimeout, isSeconds, 'an integer number of seconds from 1 to 86400', OptionError)
   if (checked.tls !== undefined) checkTls(checked.tls)
+  const problem = checked.token === undefined ? undefined : unpresentableToken(checked.token)
+  if (problem !== undefined) throw refused(`token: ${problem}`)
   return checked
 }
 

@@ -41,6 +41,10 @@ t.test('options of the wrong type, or empty, are refused', async t => {
   await refused(t, { token: 12345 }, wrongType, /^startServer: token must be a string \(got number\)$/)
   await refused(t, { tls: '-----BEGIN PRIVATE KEY-----\nMIGHAgEA\n-----END PRIVATE KEY-----\n' }, wrongType, /^startServer: tls must be an object \(got string\)$/)
   await refused(t, { token: '' }, wrongValue, /^startServer: token must not be empty$/)
+  // As `serve --token` refuses them: no Authorization header could carry the token, and every write would be refused.
+  for (const token of ['abc\n', 'a b', '\tabc']) {
+    await refused(t, { token }, wrongValue, /^startServer: token: the token must not contain whitespace \(a space or a line break, often one left at its end\): no request could present it$/)
+  }
   await refused(t, { dataDir: 42 }, wrongType, /dataDir must be a string \(got number 42\)/)
   await refused(t, { dataDir: '' }, wrongValue, /^startServer: dataDir must not be empty$/)
   await refused(t, { logLevel: 'loud' }, wrongValue, /^startServer: logLevel must be one of fatal, error, warn, info, debug, trace, silent \(got string "loud"\)$/)

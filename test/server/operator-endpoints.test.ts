@@ -60,6 +60,23 @@ t.test('live and ready on both ports, without credentials; readiness follows the
     t.equal((await call(p, 'GET', '/_health/live')).status, 200, 'still live')
   }
   t.equal((await call(port, 'HEAD', '/_health/ready')).status, 503)
+
+  // Closed to reading too: a request that needs the directory answers its storage failure (503, 10904), not an internal error.
+  const auth = { authorization: `Bearer ${token}` }
+  chmodSync(data, 0o755)
+  t.equal((await call(port, 'PUT', '/default/a', 'a', auth)).status, 200)
+  chmodSync(data, 0o000)
+  for (const [method, target] of [['GET', '/default/a'], ['PUT', '/default/b'], ['GET', '/default'], ['GET', '/']] as const) {
+    let answer = await call(port, method, target, method === 'PUT' ? 'b' : undefined, auth)
+    // What the worker looked at a moment ago may still be taken as it was for that moment.
+    for (let tries = 0; answer.status < 300 && tries < 40; tries++) {
+      await new Promise(resolve => setTimeout(resolve, 50))
+      answer = await call(port, method, target, method === 'PUT' ? 'b' : undefined, auth)
+    }
+    t.equal(answer.status, 503, `${method} ${target}: the storage failure's status`)
+    t.equal(JSON.parse(answer.body).errors?.[0]?.code, 10904, `${method} ${target}: StoragePermissionDenied`)
+  }
+  t.notMatch(served.stdout() + served.stderr(), /"level":50/, 'nothing logged as an error of the server')
   chmodSync(data, 0o755)
   if (process.getuid?.() === 0) chownSync(data, 65534, 65534)
   t.equal((await call(port, 'GET', '/_health/ready')).status, 200, 'writable again: ready')

@@ -5,6 +5,7 @@
  * file. Kept here so that only src/persist knows node:fs and proper-lockfile.
  */
 import { promises as fsp, lstatSync, statSync } from 'node:fs'
+import path from 'node:path'
 import { storageError } from './atomic.js'
 import { makeDirectory, makeOne } from './make-directory.js'
 import { lockFile } from './file-lock.js'
@@ -22,7 +23,8 @@ export function fingerprint (file: string): string | null {
     return stat === undefined ? null : `${stat.ino}:${stat.mtimeMs}:${stat.size}`
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return null
-    throw err
+    // A directory on the way closed to the process (EACCES), an I/O error: the storage failure it is, as for any other file of the store.
+    throw storageError(err, `reading ${path.basename(file)}`, file)
   }
 }
 
