@@ -315,6 +315,9 @@ export function buildCli (): Command {
         if (refusal !== null) throw new Error(refusal)
         // Workers are separate processes: one in-memory server is one process, whatever the number of cores.
         options.workers = 1
+      } else if (options.data === '') {
+        // As the library refuses it (server/open.ts), but naming the flag: '' would make the working directory itself a bucket's.
+        throw new Error('--data (FSBUCKET_DATA) must not be empty: give \'.\' for the working directory')
       }
       // Loaded here: the server (Fastify, every door) costs the other commands a second of start-up.
       // The primary's workers start from src/server/worker.ts, not from here.

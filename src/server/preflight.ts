@@ -43,7 +43,9 @@ const reasons: Record<string, string> = {
   ENOTDIR: 'not a directory',
   ENOENT: 'does not exist',
   EEXIST: 'exists and is not a directory',
-  EISDIR: 'is a directory'
+  EISDIR: 'is a directory',
+  ELOOP: 'too many levels of symbolic links',
+  ENAMETOOLONG: 'file name too long'
 }
 
 /** A system error's reason in words, with its code: `permission denied (EACCES)`. */

@@ -9,7 +9,7 @@
  */
 import t, { type Test } from 'tap'
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { networkInterfaces } from 'node:os'
 import path from 'node:path'
 import { testdir } from '../testdir.js'
@@ -62,6 +62,18 @@ t.test('credentials in a --queue-push or --s3-endpoint URL are refused, and neve
     t.match(stderr, message)
     t.notMatch(stderr, /SECRET/, 'the password is not repeated')
   }
+})
+
+t.test('an empty --data, or one that is a loop of symbolic links, is refused in one line naming it', async t => {
+  for (const workers of ['1', '2']) {
+    const empty = (await refused(t, ['--data', ''], {}, workers)).trim()
+    t.equal(empty, '--data (FSBUCKET_DATA) must not be empty: give \'.\' for the working directory', `--workers ${workers}: the flag named, not a library function`)
+  }
+  const loop = path.join(testdir(t), 'loop')
+  symlinkSync(loop, loop)
+  const looped = (await refused(t, ['--data', loop])).trim().split('\n')
+  t.equal(looped.length, 1, 'one line')
+  t.match(looped[0], `${loop}: too many levels of symbolic links (ELOOP)`)
 })
 
 t.test('a bad --default-bucket names the flag, even when the data directory has buckets', async t => {
