@@ -35,6 +35,7 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import { isBucketError, Queues, type BucketRegistry } from './bucket/index.js'
 import { MAX_SWEEP_INTERVAL_MS } from './bucket/limits.js'
 import { isValidBucketName } from './bucket/settings.js'
+import { parseHostname } from './mgmt/validate/names.js'
 import { serveDefaults, unpresentableToken } from './server/defaults.js'
 import { defaultWorkers, maxWorkers, workersVariable } from './server/early-fork.js'
 import { registerTokenCommands } from './cli/tokens.js'
@@ -120,6 +121,22 @@ function onOff (value: string): boolean {
 
 function nameList (value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map(s => s.trim()).filter(s => s !== '')]
+}
+
+/** `--public`: names a bucket can have, else the bucket meant would never be served publicly and nothing would say so. */
+function bucketNameList (value: string, previous: string[] = []): string[] {
+  const names = nameList(value, previous)
+  const bad = names.find(name => !isValidBucketName(name))
+  if (bad !== undefined) throw new InvalidArgumentError(`expected comma-separated bucket names (3 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit): ${JSON.stringify(bad)} is none`)
+  return names
+}
+
+/** `--s3-domain`: host names, else no request's Host could ever fall under the domain. */
+function domainList (value: string, previous: string[] = []): string[] {
+  const names = nameList(value, previous)
+  const bad = names.find(name => parseHostname(name) === null)
+  if (bad !== undefined) throw new InvalidArgumentError(`expected comma-separated domain names such as s3.example.test: ${JSON.stringify(bad)} is none`)
+  return names
 }
 
 /** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, …, 21st. */
@@ -281,7 +298,7 @@ export function buildCli (): Command {
     .addOption(new Option('-p, --port <port>', 'port to listen on').env('FSBUCKET_PORT').default(8787).argParser(integer(0, 65535)))
     .addOption(new Option('-t, --token <token>', 'bearer token required for writes and private reads (empty: none)').env('FSBUCKET_TOKEN')
       .argParser(secretValue(serveCommand, '--token', 'FSBUCKET_TOKEN', bearerToken)))
-    .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(nameList))
+    .addOption(new Option('--public <buckets>', 'comma-separated buckets served publicly (GET/HEAD without a token)').env('FSBUCKET_PUBLIC').default([]).argParser(bucketNameList))
     .addOption(new Option('--route <spec>', 'public read-only route: host=bucket, /prefix/=bucket or host/prefix/=bucket (repeatable, one route each; separated by commas or spaces in the variable)').env('FSBUCKET_ROUTES').default([]).argParser(routeSpecs(() => routesFromVariable)))
     .addOption(new Option('--fsync <on|off>', 'fsync every write before answering').env('FSBUCKET_FSYNC').default(serveDefaults.fsync, serveDefaults.fsync ? 'on' : 'off').argParser(onOff))
     .addOption(new Option('--log-level <level>', 'log level').env('FSBUCKET_LOG_LEVEL').default('info')
@@ -297,7 +314,7 @@ export function buildCli (): Command {
     .addOption(new Option('--drain-timeout <seconds>', 'on SIGINT/SIGTERM, how long requests in flight may finish').env('FSBUCKET_DRAIN_TIMEOUT')
       .default(10).argParser(integer(0, 3600)))
     .addOption(new Option('--s3-port <port>', 'port of the S3-compatible API (0 = off)').env('FSBUCKET_S3_PORT').default(serveDefaults.s3Port).argParser(integer(0, 65535)))
-    .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(nameList))
+    .addOption(new Option('--s3-domain <domains>', 'comma-separated domains whose sub-domains name buckets on the S3 port (besides localhost)').env('FSBUCKET_S3_DOMAIN').default([]).argParser(domainList))
     .addOption(new Option('--s3-endpoint <url>', 'the S3 port\'s public origin, which share links made in the console name (default: the host the console was reached by, with --s3-port)').env('FSBUCKET_S3_ENDPOINT')
       .argParser(secretValue(serveCommand, '--s3-endpoint', 'FSBUCKET_S3_ENDPOINT', s3EndpointOrigin)))
     .addOption(new Option('--s3-access-key-id <id>', 'access key id of the S3 API\'s key pair').env('FSBUCKET_S3_ACCESS_KEY_ID'))

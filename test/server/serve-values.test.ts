@@ -76,6 +76,13 @@ t.test('an empty --data, or one that is a loop of symbolic links, is refused in 
   t.match(looped[0], `${loop}: too many levels of symbolic links (ELOOP)`)
 })
 
+t.test('--public names buckets and --s3-domain domains: a value that is none is refused, naming it, where it would never match', async t => {
+  t.match(await refused(t, ['--public', 'photos,,BAD']), /option '--public <buckets>' argument 'photos,,BAD' is invalid\. expected comma-separated bucket names .*: "BAD" is none/)
+  t.match(await refused(t, [], { FSBUCKET_PUBLIC: 'photos,x' }), /"x" is none/, 'from the variable too')
+  t.match(await refused(t, ['--s3-domain', 's3.example.test,bad domain']), /option '--s3-domain <domains>' argument 's3\.example\.test,bad domain' is invalid\. expected comma-separated domain names such as s3\.example\.test: "bad domain" is none/)
+  t.match(await refused(t, ['--s3-domain', 'x..y']), /"x\.\.y" is none/)
+})
+
 t.test('a bad --default-bucket names the flag, even when the data directory has buckets', async t => {
   const data = path.join(testdir(t), 'data')
   mkdirSync(path.join(data, 'photos'), { recursive: true })
