@@ -74,6 +74,8 @@ export interface S3Connections {
   idleListener: (answer: (request?: FastifyRequest) => BareAnswer, refused?: (socket: Socket, status: number) => void) => (socket: Socket) => void
   /** Runs a function once the connection's requests have all been answered (the parser's refusals wait for them). */
   whenAnswered: (socket: Socket, then: () => void) => void
+  /** Whether a request of the connection is still receiving its body. */
+  receivingBody: (socket: Socket) => boolean
 }
 
 /** A request id as S3 writes one: 16 upper-case hex digits, random (unique across workers). */
@@ -103,9 +105,14 @@ function refusalAnswer (err: NodeJS.ErrnoException): BareAnswer {
  * and log the request's raw bytes, its Authorization header included; this
  * one logs the parser's error code only.
  */
-function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
+function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], receivingBody: S3Connections['receivingBody'], meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
   return function (err, socket) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return
+    // The client ended its side in the middle of a body: that request fails as cut off (counted `aborted`) and is the only one; no one reads a second answer.
+    if (err.code === 'HPE_INVALID_EOF_STATE' && receivingBody(socket)) {
+      socket.destroy()
+      return
+    }
     this.log.debug({ code: err.code }, 'client error')
     answerLast(whenAnswered, meter, socket, refusalAnswer(err))
   }
@@ -156,7 +163,7 @@ export async function buildS3App (config: S3AppConfig): Promise<FastifyInstance>
     ...(config.childLoggerFactory === undefined ? {} : { childLoggerFactory: config.childLoggerFactory }),
     // Object keys are opaque: never rewrite `//` or a trailing `/`.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 10_000 },
-    clientErrorHandler: clientErrorHandler(whenAnswered, portMeter),
+    clientErrorHandler: clientErrorHandler(whenAnswered, config.connections?.receivingBody ?? (() => false), portMeter),
     frameworkErrors: (err, request, rawReply) => {
       const answer = s3ErrorReply(err)
       const reply = rawReply as unknown as FastifyReply

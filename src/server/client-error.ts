@@ -28,7 +28,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import { adoptConnectSocket, endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { PortMeter } from '../doors/request-meter.js'
 import { UNSUPPORTED_TRANSFER_CODING } from '../doors/request-head.js'
-import { whenAnswered } from './connection.js'
+import { receivingBody, whenAnswered } from './connection.js'
 import { DoorErrors, failure, type DoorErrorName } from '../http/errors.js'
 import { objectMethods } from '../http/route-scope.js'
 
@@ -43,6 +43,11 @@ function errorFor (code: string | undefined): DoorErrorName {
 export function clientErrorAnswer (meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
   return function (err, socket) {
     if (err.code === 'ECONNRESET' || socket.destroyed) return
+    // The client ended its side in the middle of a body: that request fails as cut off (its door counts it `aborted`) and is the only one; no one reads a second answer.
+    if (err.code === 'HPE_INVALID_EOF_STATE' && receivingBody(socket)) {
+      socket.destroy()
+      return
+    }
     this.log.debug({ code: err.code }, 'client error')
     const answer = envelopeAnswer(errorFor(err.code))
     answerLast(socket, rawAnswer(answer), () => { meter?.refused(socket, answer.status) })

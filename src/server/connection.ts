@@ -84,6 +84,11 @@ export function whenAnswered (socket: Socket, then: () => void): void {
   else list.push(then)
 }
 
+/** Whether a request of the socket's connection is still receiving its body (its handler runs, or waits for the ones before it). */
+export function receivingBody (socket: Socket): boolean {
+  return connections.get(socket)?.some(p => !p.request.complete) ?? false
+}
+
 /**
  * An onRequest hook: lets a request start when the requests before it on
  * its connection have been answered. Callback-style and with one listener

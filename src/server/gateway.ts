@@ -23,7 +23,7 @@ import { buildApp } from '../app.js'
 import type { BucketRegistry } from '../bucket/index.js'
 import { consoleUrl } from '../console/serve.js'
 import { isLoopbackName } from '../http/site-guard.js'
-import { beginAlone, connectionsOf, idleConnectionListener, inConnectionOrder, whenAnswered } from './connection.js'
+import { beginAlone, connectionsOf, idleConnectionListener, inConnectionOrder, receivingBody, whenAnswered } from './connection.js'
 import { lazyChildLogger } from './logger.js'
 import { routeHostsOf, type PublicRoute } from '../http/target.js'
 import { managementCredentials, managementKeyPair, type ManagementCredentials } from '../mgmt/auth.js'
@@ -220,7 +220,7 @@ export async function buildGateway (options: GatewayOptions, primary: boolean): 
         // One log for both ports: the same destination and format, lines alike.
         logger: app.log,
         // The gateway port's connection promises (idle timeout, request order), kept the same way.
-        connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered },
+        connections: { idleTimeoutMs: options.idleTimeout * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered, receivingBody },
         childLoggerFactory: lazyChildLogger as unknown as FastifyServerOptions['childLoggerFactory'],
         operator,
         meter: metrics?.requests,

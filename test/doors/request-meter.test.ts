@@ -6,10 +6,10 @@
  * `Unsupported` series of the console door, whatever the method.
  */
 import t from 'tap'
-import { answeredUntilClosed, statuses } from '../raw-socket.js'
+import { answeredUntilClosed, open, received, statuses } from '../raw-socket.js'
 import { gateway } from '../http/gateway-fixture.js'
 import { s3Server } from '../s3/fixture.js'
-import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/server/connection.js'
+import { idleConnectionListener, inConnectionOrder, receivingBody, whenAnswered } from '../../src/server/connection.js'
 import { RequestMeter } from '../../src/doors/request-meter.js'
 
 t.test('refusals made before any route are counted under other, with their bytes', async t => {
@@ -62,7 +62,7 @@ t.test('headers that stop arriving are counted under other when the idle timeout
 
 t.test('the S3 port counts its refusals made before any route under its own other', async t => {
   const meter = new RequestMeter()
-  const connections = { idleTimeoutMs: 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered }
+  const connections = { idleTimeoutMs: 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered, receivingBody }
   const server = await s3Server(t, { meter, connections })
   const port = Number(new URL(server.endpoint).port)
   for (const [what, head, status] of [
@@ -75,5 +75,22 @@ t.test('the S3 port counts its refusals made before any route under its own othe
     t.same(statuses(text), [status], `${what}: answered ${status}`)
     for (let waited = 0; (meter.series('s3', 'other').statuses.get(status) ?? 0) === before && waited < 2000; waited += 20) await new Promise(resolve => setTimeout(resolve, 20))
     t.equal(meter.series('s3', 'other').statuses.get(status), before + 1, `${what}: counted once, under other`)
+  }
+})
+
+t.test('a client ending its side mid-body on either port gets no parser refusal after its request, and none is counted', async t => {
+  const meter = new RequestMeter()
+  const connections = { idleTimeoutMs: 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered, receivingBody }
+  const s3 = await s3Server(t, { meter, connections })
+  const { app } = await gateway(t, { meter })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  for (const [door, port] of [['s3', Number(new URL(s3.endpoint).port)], ['http', (app.server.address() as { port: number }).port]] as const) {
+    const socket = await open(port)
+    socket.write(`PUT /photos/cut HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n${'x'.repeat(10)}`)
+    await new Promise(resolve => setTimeout(resolve, 200))
+    socket.end()
+    const { text } = await received(socket, () => false, 3000)
+    t.notOk(statuses(text).includes(400), `${door}: no 400 after the request the client gave up (got ${JSON.stringify(statuses(text))})`)
+    t.equal(meter.series(door, 'other').statuses.get(400) ?? 0, 0, `${door}: nothing counted as a malformed request`)
   }
 })

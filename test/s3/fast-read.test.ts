@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { beginAlone, idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/server/connection.js'
+import { beginAlone, idleConnectionListener, inConnectionOrder, receivingBody, whenAnswered } from '../../src/server/connection.js'
 import { s3AccessPolicy, type S3Connections } from '../../src/s3/index.js'
 import { open, received, statuses } from '../raw-socket.js'
 import { devSigner, raw, s3Server, type RawAnswer, type S3Server } from './fixture.js'
@@ -19,7 +19,8 @@ function counted (): { connections: S3Connections, seen: string[] } {
     idleTimeoutMs: 60_000,
     inConnectionOrder: (request: FastifyRequest, reply: FastifyReply, done: () => void) => { seen.push(request.url); inConnectionOrder(request, reply, done) },
     idleListener: idleConnectionListener,
-    whenAnswered
+    whenAnswered,
+    receivingBody
   }
   return { connections, seen }
 }

@@ -8,12 +8,12 @@
 import { createHash } from 'node:crypto'
 import t from 'tap'
 import { answeredUntilClosed, open, received, statuses } from '../raw-socket.js'
-import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/server/connection.js'
+import { idleConnectionListener, inConnectionOrder, receivingBody, whenAnswered } from '../../src/server/connection.js'
 import type { S3Connections } from '../../src/s3/index.js'
 import { s3Server } from './fixture.js'
 
 const connections = (seconds: number): S3Connections =>
-  ({ idleTimeoutMs: seconds * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered })
+  ({ idleTimeoutMs: seconds * 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered, receivingBody })
 
 t.test('a kept-alive connection silent after its answer is closed after the idle timeout, as its Keep-Alive says', async t => {
   const { port } = await s3Server(t, { connections: connections(1) })

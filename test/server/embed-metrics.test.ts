@@ -5,6 +5,7 @@
  * gave). With a token, the token is needed, as for `serve`.
  */
 import t from 'tap'
+import { connect } from 'node:net'
 import { startServer } from '../../src/index.js'
 import { testdir } from '../testdir.js'
 
@@ -46,4 +47,35 @@ t.test('catalog commits are the process\'s: every open server counts them, a clo
   const a1 = await commits(a.url)
   await put(a.url, 'two')
   t.ok(await commits(a.url) > a1, 'the first still counts after the second closed')
+})
+
+t.test('an upload whose client ends its side mid-body is one request, counted aborted, and answered nothing', async t => {
+  const server = await startServer({ memory: true })
+  t.teardown(server.close)
+  const { port } = new URL(server.url)
+  const counts = async (): Promise<{ aborted: number, refused: number }> => {
+    const text = await (await fetch(`${server.url}/_metrics`)).text()
+    const sum = (pattern: RegExp): number => text.split('\n').filter(line => pattern.test(line)).reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0)
+    return { aborted: sum(/^fsbucket_requests_total\{.*operation="PutObject".*status="aborted"/), refused: sum(/^fsbucket_requests_total\{.*operation="other"/) }
+  }
+  const before = await counts()
+  const received = await new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.write(`PUT /default/cut HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 100000\r\n\r\n${'x'.repeat(10)}`)
+      setTimeout(() => socket.end(), 200)
+    })
+    let bytes = ''
+    socket.on('data', chunk => { bytes += chunk.toString() })
+    socket.on('close', () => resolve(bytes))
+    socket.on('error', reject)
+  })
+  t.equal(received, '', 'no answer to a request the client gave up on')
+  let after = await counts()
+  for (let tries = 0; after.aborted === before.aborted && tries < 40; tries++) {
+    await new Promise(resolve => setTimeout(resolve, 25))
+    after = await counts()
+  }
+  t.equal(after.aborted, before.aborted + 1, 'counted once, as aborted')
+  t.equal(after.refused, before.refused, 'not again as a malformed request')
+  t.equal((await fetch(`${server.url}/default/cut`)).status, 404, 'nothing stored')
 })

@@ -7,7 +7,7 @@ import t from 'tap'
 import { open, received, statuses } from '../raw-socket.js'
 import { auth, gateway } from '../http/gateway-fixture.js'
 import { s3Server } from '../s3/fixture.js'
-import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/server/connection.js'
+import { idleConnectionListener, inConnectionOrder, receivingBody, whenAnswered } from '../../src/server/connection.js'
 
 t.test('ready answers 503 on a connection kept alive through the close, live 200', async t => {
   const { app } = await gateway(t)
@@ -36,7 +36,7 @@ t.test('ready answers 503 on a connection kept alive through the close, live 200
 
 t.test('the S3 port\'s ready answers 503 on a connection kept alive through the close', async t => {
   // As the gateway wires it: the connection's requests in order, so the probe runs after the read, once the close began.
-  const connections = { idleTimeoutMs: 60_000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered }
+  const connections = { idleTimeoutMs: 60_000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered, receivingBody }
   const server = await s3Server(t, { operator: { ready: async () => [], metrics: null }, connections })
   const port = Number(new URL(server.endpoint).port)
   const bucket = (await server.registry.open('photos'))!

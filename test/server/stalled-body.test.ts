@@ -14,7 +14,7 @@ import { pino } from 'pino'
 import { open, received } from '../raw-socket.js'
 import { auth, gateway, token } from '../http/gateway-fixture.js'
 import { s3Server } from '../s3/fixture.js'
-import { idleConnectionListener, inConnectionOrder, whenAnswered } from '../../src/server/connection.js'
+import { idleConnectionListener, inConnectionOrder, receivingBody, whenAnswered } from '../../src/server/connection.js'
 
 /** Bigger than a body the catalog keeps inline: it streams into a file. */
 const sent = 300_000
@@ -126,7 +126,7 @@ t.test('the HTTP routes: a stalled PUT, form POST or upload part leaves no file 
 t.test('the S3 port: a stalled PutObject or UploadPart leaves no file and no open handle', async t => {
   const lines: Array<{ level: number, msg?: string }> = []
   const logger = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line)) } })
-  const { port, registry, dataDir } = await s3Server(t, { connections: { idleTimeoutMs: 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered }, logger })
+  const { port, registry, dataDir } = await s3Server(t, { connections: { idleTimeoutMs: 1000, inConnectionOrder, idleListener: idleConnectionListener, whenAnswered, receivingBody }, logger })
   const internal = path.join(dataDir, 'photos', '.fsbucket')
   const part = Buffer.alloc(sent, 'x')
   const s3Timeout = /^HTTP\/1\.1 400 [^]*<Code>RequestTimeout<\/Code>/
