@@ -99,9 +99,27 @@ async function probeFiles (dir: string, what: string): Promise<string[]> {
   return subdirectories
 }
 
+/**
+ * Refuses a data directory inside another one (a bucket's directory, or a
+ * folder of a bucket's readable view): its buckets would be files in the
+ * outer bucket's view, which the outer server rewrites and removes.
+ */
+async function refuseNested (root: string): Promise<void> {
+  // The outermost directory holding `.fsbucket` is the data directory (its buckets' directories hold one too).
+  let outermost: string | null = null
+  for (let outer = path.dirname(root); ; outer = path.dirname(outer)) {
+    if (await fsp.lstat(path.join(outer, '.fsbucket')).then(s => s.isDirectory(), () => false)) outermost = outer
+    if (path.dirname(outer) === outer) break
+  }
+  if (outermost !== null) {
+    throw new StartupError(`the data directory ${root} is inside fsbucket's data directory ${outermost} (a bucket's directory or its readable view): serve ${outermost}, or a directory outside it`)
+  }
+}
+
 /** Throws a StartupError naming the first path the server could not write. */
 export async function checkWritable (dataDir: string): Promise<void> {
   const root = path.resolve(dataDir)
+  await refuseNested(root)
   try {
     await makeDirectory(root)
   } catch (err) {

@@ -83,6 +83,19 @@ t.test('--public names buckets and --s3-domain domains: a value that is none is 
   t.match(await refused(t, ['--s3-domain', 'x..y']), /"x\.\.y" is none/)
 })
 
+t.test('a data directory inside another one (a bucket\'s directory, its readable view) is refused, naming the outer one', async t => {
+  const outer = path.join(testdir(t), 'data')
+  mkdirSync(path.join(outer, '.fsbucket'), { recursive: true })
+  mkdirSync(path.join(outer, 'photos', '.fsbucket'), { recursive: true })
+  for (const [inner, workers] of [[path.join(outer, 'photos'), '1'], [path.join(outer, 'photos', 'albums'), '2']]) {
+    const served = run(['serve', '--data', inner, '--port', String(await freePort()), '--workers', workers, ...quiet])
+    t.teardown(() => { served.child.kill('SIGKILL') })
+    t.equal(await within(served.exited, 30_000, `${inner}: exit`), 1, `${inner}: refused`)
+    t.equal(served.stderr().trim(), `the data directory ${inner} is inside fsbucket's data directory ${outer} (a bucket's directory or its readable view): serve ${outer}, or a directory outside it`)
+    t.notOk(existsSync(path.join(inner, 'default')), 'no bucket was made in it')
+  }
+})
+
 t.test('a bad --default-bucket names the flag, even when the data directory has buckets', async t => {
   const data = path.join(testdir(t), 'data')
   mkdirSync(path.join(data, 'photos'), { recursive: true })
