@@ -167,7 +167,6 @@ export class Queues {
     return (await this.#registry.list()).filter(info => info.settings.notifications.some(q => q.queueId === queueId))
   }
 
-  /** Removes the queue, the rules that send to it and its waiting messages; false when there was none. */
   /**
    * Adds event notification rules of `bucket` that send to `queueId`;
    * false when there is no such queue. The queue is looked for again once
@@ -185,6 +184,7 @@ export class Queues {
     return false
   }
 
+  /** Removes the queue, the rules that send to it and its waiting messages; false when there was none. */
   async delete (queueId: string): Promise<boolean> {
     const removed = await this.#documents.transaction(async tx => {
       const doc = await tx.load<QueuesDocument>('queues.json', { queues: [] })
@@ -292,7 +292,6 @@ export class Queues {
     return total
   }
 
-  /** Removes every message waiting in the queue. */
   /**
    * Drops the messages of queues that no longer exist, in every bucket's
    * outbox: a write that read its rules before a queue's deletion (another
@@ -316,6 +315,7 @@ export class Queues {
     return dropped
   }
 
+  /** Removes every message waiting in the queue. */
   async purge (queueId: string): Promise<void> {
     for (const info of await this.#registry.list()) await (await this.#registry.outbox(info.name))?.drop(queueId)
   }

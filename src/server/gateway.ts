@@ -114,8 +114,7 @@ export interface Gateway {
   sendFinalMetrics: () => Promise<void>
   /** `https` when both ports serve TLS. */
   scheme: 'http' | 'https'
-  /** Re-reads the TLS files and serves the new pair (tls.ts); null when the certificate came from no file. */
-  /** Reloads the certificate: `pair` when the primary read it, else from the files. */
+  /** Re-reads the TLS files and serves the new pair (tls.ts), or `pair` when the primary read it; null when the certificate came from no file. */
   reloadTls: ((pair?: TlsPair) => Promise<boolean>) | null
 }
 
