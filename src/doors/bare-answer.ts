@@ -23,6 +23,21 @@ export interface BareAnswer {
   headers?: Record<string, string>
 }
 
+/**
+ * Whether a parser's error on `socket` needs no answer, the connection
+ * settled here: the client reset it or it is gone already, or the client
+ * ended its side in the middle of a request's body (that request fails as
+ * cut off, counted `aborted` by its door, and is the only one: no one
+ * reads a second answer, and none is counted). Both ports' parser
+ * handlers ask it first.
+ */
+export function settledWithoutAnswer (err: NodeJS.ErrnoException, socket: Socket, receivingBody: (socket: Socket) => boolean): boolean {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return true
+  if (err.code !== 'HPE_INVALID_EOF_STATE' || !receivingBody(socket)) return false
+  socket.destroy()
+  return true
+}
+
 /** The answer as the bytes of an HTTP/1.1 response, for a socket no response object owns. */
 export function rawAnswer ({ status, contentType, body, headers = {} }: BareAnswer): string {
   let more = ''

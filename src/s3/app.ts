@@ -17,7 +17,7 @@ import type { Logger } from 'pino'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import { randomHex, type BucketRegistry } from '../bucket/index.js'
 import { deferContinue } from '../doors/expect-continue.js'
-import { adoptConnectSocket, answerPlainHttp, endWith, plainHttpMessage, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
+import { adoptConnectSocket, answerPlainHttp, endWith, plainHttpMessage, rawAnswer, settledWithoutAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { S3AccessPolicy } from './auth.js'
 import { S3Errors, s3ErrorReply, type S3ErrorCode } from './errors.js'
 import { s3Reads, type S3ReadsGuard } from './fast-read.js'
@@ -107,12 +107,7 @@ function refusalAnswer (err: NodeJS.ErrnoException): BareAnswer {
  */
 function clientErrorHandler (whenAnswered: S3Connections['whenAnswered'], receivingBody: S3Connections['receivingBody'], meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
   return function (err, socket) {
-    if (err.code === 'ECONNRESET' || socket.destroyed) return
-    // The client ended its side in the middle of a body: that request fails as cut off (counted `aborted`) and is the only one; no one reads a second answer.
-    if (err.code === 'HPE_INVALID_EOF_STATE' && receivingBody(socket)) {
-      socket.destroy()
-      return
-    }
+    if (settledWithoutAnswer(err, socket, receivingBody)) return
     this.log.debug({ code: err.code }, 'client error')
     answerLast(whenAnswered, meter, socket, refusalAnswer(err))
   }

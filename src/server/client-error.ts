@@ -25,7 +25,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { EventEmitter } from 'node:events'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { adoptConnectSocket, endWith, rawAnswer, type BareAnswer } from '../doors/bare-answer.js'
+import { adoptConnectSocket, endWith, rawAnswer, settledWithoutAnswer, type BareAnswer } from '../doors/bare-answer.js'
 import type { PortMeter } from '../doors/request-meter.js'
 import { UNSUPPORTED_TRANSFER_CODING } from '../doors/request-head.js'
 import { receivingBody, whenAnswered } from './connection.js'
@@ -42,12 +42,7 @@ function errorFor (code: string | undefined): DoorErrorName {
 /** Fastify's `clientErrorHandler` option (called with the instance as `this`), counting each refusal on `meter`. */
 export function clientErrorAnswer (meter: PortMeter | null): (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket) => void {
   return function (err, socket) {
-    if (err.code === 'ECONNRESET' || socket.destroyed) return
-    // The client ended its side in the middle of a body: that request fails as cut off (its door counts it `aborted`) and is the only one; no one reads a second answer.
-    if (err.code === 'HPE_INVALID_EOF_STATE' && receivingBody(socket)) {
-      socket.destroy()
-      return
-    }
+    if (settledWithoutAnswer(err, socket, receivingBody)) return
     this.log.debug({ code: err.code }, 'client error')
     const answer = envelopeAnswer(errorFor(err.code))
     answerLast(socket, rawAnswer(answer), () => { meter?.refused(socket, answer.status) })
