@@ -11,14 +11,25 @@ export async function open (port: number): Promise<Socket> {
   })
 }
 
-/** Everything the server sends until it closes the connection or `until` holds (ms: give up). */
-export async function received (socket: Socket, until: (text: string) => boolean, ms = 10_000): Promise<{ text: string, closed: boolean }> {
+/**
+ * Everything the server sends until it closes the connection or `until`
+ * holds (ms: give up). `until` sees the last `window` characters received
+ * (all of them by default): a large body would make the whole text costly to
+ * look at again on every chunk.
+ */
+export async function received (socket: Socket, until: (text: string) => boolean, ms = 10_000, window = Infinity): Promise<{ text: string, closed: boolean }> {
   return await new Promise(resolve => {
-    let text = ''
+    const chunks: string[] = []
+    let seen = ''
     let closed = false
-    const done = (): void => { clearTimeout(timer); socket.removeAllListeners('data'); resolve({ text, closed }) }
+    const done = (): void => { clearTimeout(timer); socket.removeAllListeners('data'); resolve({ text: chunks.join(''), closed }) }
     const timer = setTimeout(done, ms)
-    socket.on('data', chunk => { text += chunk.toString('latin1'); if (until(text)) done() })
+    socket.on('data', chunk => {
+      const text = chunk.toString('latin1')
+      chunks.push(text)
+      seen = window === Infinity ? seen + text : (seen + text).slice(-window)
+      if (until(seen)) done()
+    })
     socket.once('close', () => { closed = true; done() })
   })
 }
