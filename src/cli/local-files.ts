@@ -41,7 +41,7 @@
  *   walk is left out and reported, so `mirror --delete` into a directory
  *   holding the store cannot remove it; a download into one is refused.
  */
-import { createReadStream, createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream, fstatSync } from 'node:fs'
 import { chmod, lstat, mkdir, readdir, realpath, rename, stat, unlink } from 'node:fs/promises'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -321,4 +321,13 @@ export async function makeDirectory (dir: string): Promise<void> {
 
 export async function removeLocal (file: string): Promise<void> {
   await unlink(file)
+}
+
+/** Whether stdin is a directory (`< dir` in a shell), which Node reads as no bytes at all; a closed stdin is left to the read to report. */
+export function stdinIsDirectory (): boolean {
+  try {
+    return fstatSync(0).isDirectory()
+  } catch {
+    return false
+  }
 }

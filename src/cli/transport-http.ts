@@ -143,6 +143,11 @@ export class HttpTransport implements ObjectTransport {
       throw new CliError('--endpoint (or FSBUCKET_ENDPOINT) is not a URL (e.g. http://127.0.0.1:8787)')
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError('--endpoint (or FSBUCKET_ENDPOINT) is not an http(s) URL (e.g. http://127.0.0.1:8787)')
+    // A path would be put before every route's, so `http://host:8787/photos` would write into the bucket photos, under keys
+    // beginning with the bucket meant: the gateway's origin alone names it.
+    if ((url.pathname !== '/' && url.pathname !== '') || url.search !== '' || url.hash !== '') {
+      throw new CliError('--endpoint (or FSBUCKET_ENDPOINT) must be a gateway\'s origin, with no path, query or fragment (e.g. http://127.0.0.1:8787); name the bucket in fsb://<bucket>/<key>')
+    }
     this.#base = url
     this.#token = token === '' ? undefined : token
     this.#idleMs = idleSeconds * 1000
@@ -153,7 +158,7 @@ export class HttpTransport implements ObjectTransport {
 
   /** The endpoint as shown in messages: never with the user name or password a URL may carry. */
   get #origin (): string {
-    return `${this.#base.protocol}//${this.#base.host}${this.#base.pathname}`.replace(/\/+$/, '')
+    return `${this.#base.protocol}//${this.#base.host}`
   }
 
   /** One request; resolves with the response once its status is a success, else throws the envelope's error. */
@@ -169,7 +174,7 @@ export class HttpTransport implements ObjectTransport {
     }
     const target = {
       ...urlToHttpOptions(this.#base),
-      path: `${this.#base.pathname.replace(/\/+$/, '')}${path}`,
+      path,
       method,
       headers,
       agent: this.#agent,

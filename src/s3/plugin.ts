@@ -219,7 +219,8 @@ function bucketOperation (method: string, query: Record<string, string | string[
       if (has('versioning')) return 'GetBucketVersioning'
       if (has('uploads')) return 'ListMultipartUploads'
       if (unsupported !== undefined) return notImplemented(`GET ?${unsupported}`)
-      if (query['list-type'] === '2') return 'ListObjectsV2'
+      // A parameter given twice is read by its first value, as every other is (a second list-type=2 made a V1 page).
+      if ([query['list-type']].flat()[0] === '2') return 'ListObjectsV2'
       return 'ListObjects'
     case 'HEAD':
       return 'HeadBucket'

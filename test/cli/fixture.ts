@@ -7,7 +7,7 @@
  */
 import type { Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { promises as fsp } from 'node:fs'
+import { closeSync, openSync, promises as fsp } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { buildApp } from '../../src/app.js'
@@ -32,7 +32,7 @@ export interface Cli {
   work: string
   /** The transport's flags (--data, or --endpoint and --token). */
   flags: string[]
-  run: (args: string[], options?: { input?: Buffer, env?: Record<string, string> }) => Promise<Result>
+  run: (args: string[], options?: { input?: Buffer, stdinPath?: string, env?: Record<string, string> }) => Promise<Result>
 }
 
 /** The environment of a child: this one without any FSBUCKET_ variable. */
@@ -42,14 +42,17 @@ export function cleanEnv (extra: Record<string, string> = {}): NodeJS.ProcessEnv
   return { ...env, ...extra }
 }
 
-export async function runBin (args: string[], options: { cwd: string, input?: Buffer, env?: Record<string, string> }): Promise<Result> {
-  const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env: cleanEnv(options.env) })
+/** `input`: what stdin gives, through a pipe; `stdinPath`: a file (or a directory) opened as stdin instead, as `< path` does. */
+export async function runBin (args: string[], options: { cwd: string, input?: Buffer, stdinPath?: string, env?: Record<string, string> }): Promise<Result> {
+  const stdinFd = options.stdinPath === undefined ? null : openSync(options.stdinPath, 'r')
+  const child = spawn(process.execPath, [bin, ...args], { cwd: options.cwd, env: cleanEnv(options.env), stdio: [stdinFd ?? 'pipe', 'pipe', 'pipe'] })
+  if (stdinFd !== null) closeSync(stdinFd)
   const stdout: Buffer[] = []
   const stderr: Buffer[] = []
-  child.stdout.on('data', chunk => stdout.push(chunk))
-  child.stderr.on('data', chunk => stderr.push(chunk))
-  child.stdin.on('error', () => {})
-  child.stdin.end(options.input)
+  child.stdout?.on('data', chunk => stdout.push(chunk))
+  child.stderr?.on('data', chunk => stderr.push(chunk))
+  child.stdin?.on('error', () => {})
+  child.stdin?.end(options.input)
   const code = await new Promise<number | null>(resolve => child.on('close', resolve))
   const out = Buffer.concat(stdout)
   return { code, stdout: out, out: out.toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }

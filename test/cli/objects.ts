@@ -93,6 +93,11 @@ export async function objectCommands (t: Test, cli: Cli): Promise<void> {
     t.ok(down.stdout.equals(input), 'the bytes came back on stdout, and nothing else')
     const empty = await run(['cp', '-', 'fsb://photos/empty-stdin'], { input: Buffer.alloc(0) })
     t.equal(empty.code, 0, empty.stderr)
+    // `< dir` reads as no bytes at all in Node: it was stored as an empty object, exit 0.
+    const directory = await run(['cp', '-', 'fsb://photos/from-a-directory'], { stdinPath: '.' })
+    t.equal(directory.code, 1, 'a directory as stdin fails')
+    t.match(directory.stderr, /stdin is a directory/, 'saying so')
+    t.equal((await run(['stat', 'fsb://photos/from-a-directory'])).code, 1, 'and stores nothing')
   })
 
   await t.test('cp -r a directory up; ls with prefixes, -r and --json', async t => {

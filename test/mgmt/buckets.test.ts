@@ -74,6 +74,10 @@ t.test('lifecycle: default, replace, read back, seen by the registry', async t =
     const response = await app.inject({ method: 'PUT', url: `/client/v4${buckets}/uploads/lifecycle`, headers: { ...auth, 'content-type': 'application/json' }, ...(payload === undefined ? {} : { payload }) })
     t.same([response.statusCode, response.json().errors[0]?.code], [400, 10040], `a body of ${String(payload)}`)
   }
+  // Nor is `"rules": null` (the lock's PUT refuses it too): it removed every rule.
+  const nullRules = await call(app, 'PUT', `${buckets}/uploads/lifecycle`, { rules: null })
+  t.same([nullRules.status, nullRules.body.errors[0]?.code], [400, 10040], '"rules": null')
+  t.match(nullRules.body.errors[0]?.message, /rules must be an array/, 'naming the field')
   const idle = await call(app, 'PUT', `${buckets}/uploads/lifecycle`, { rules: [{ id: 'idle', enabled: true, conditions: { prefix: 'q/' } }] })
   t.same([idle.status, idle.body.errors[0]?.code], [400, 10040], 'a rule with no action, which S3 would read back and refuse to take back')
   t.same((await call(app, 'GET', `${buckets}/uploads/lifecycle`)).body.result, { rules }, 'the rules stay')

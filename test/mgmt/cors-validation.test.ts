@@ -1,6 +1,6 @@
 /**
- * The management API's CORS PUT: a body that is no object (none, `null`)
- * is refused (10040) and leaves the rules alone, never read as "no rules";
+ * The management API's CORS PUT: a body that is no object (none, `null`),
+ * or whose `rules` is `null`, is refused (10040) and leaves the rules alone, never read as "no rules";
  * every refused value is named with its rule and its value, and no engine
  * text (`settings.cors ...`) reaches the client.
  */
@@ -24,6 +24,10 @@ t.test('a body that is none or null is refused, and the rules stay', async t => 
     t.same([res.statusCode, res.json().errors[0]?.code], [400, 10040], what)
     t.match(res.json().errors[0]?.message, /body must be an object/, what)
   }
+  // `"rules": null` is no list either: it removed every rule.
+  const nullRules = await call(app, 'PUT', cors, { rules: null })
+  t.same([nullRules.status, nullRules.body.errors[0]?.code], [400, 10040], '"rules": null')
+  t.match(nullRules.body.errors[0]?.message, /rules must be an array \(got null\)/, 'naming the field')
   t.same((await registry.info('site'))!.settings.cors, [{ allowedOrigins: ['https://app.example'], allowedMethods: ['GET'] }], 'the rules stay')
   t.equal((await call(app, 'PUT', cors, { rules: [] })).status, 200, '{"rules": []} is how to say no rules')
   t.equal((await registry.info('site'))!.settings.cors, null)
@@ -50,6 +54,10 @@ t.test('every refusal names the rule and the value', async t => {
     t.match(res.body.errors[0]?.message, message, what)
     t.notMatch(res.body.errors[0]?.message, /settings\.cors/, `${what}: no engine text`)
   }
+  // 1e400 parses as Infinity, which the refusal wrote as null.
+  const huge = await app.inject({ method: 'PUT', url: `/client/v4${cors}`, headers: { ...auth, 'content-type': 'application/json' }, payload: '{"rules":[{"allowed":{"origins":["*"],"methods":["GET"]},"maxAgeSeconds":1e400}]}' })
+  t.same([huge.statusCode, huge.json().errors[0]?.code], [400, 10040], 'a maxAgeSeconds past a double\'s range')
+  t.match(huge.json().errors[0]?.message, /rules\[0\]\.maxAgeSeconds .*\(got Infinity\)/, 'named as the number it became, not null')
   t.equal((await registry.info('site'))!.settings.cors, null, 'nothing was stored')
   t.equal((await call(app, 'PUT', cors, rule({ maxAgeSeconds: 2 ** 31 - 1 }, { headers: ['x-amz-*'] }))).status, 200, 'the largest values fit')
 })

@@ -105,3 +105,14 @@ t.test('keys written in another Unicode form than NFC: V1 and V2 pages follow th
     t.same(listed, ['B', 'A\u030a1', '\u212b2', '\u00c53'], `${what}: every key once, in the order of its NFC form, shown as written`)
   }
 })
+
+t.test('a listing parameter given twice is read by its first value: list-type=2 twice is still a V2 page', async t => {
+  const server = await s3Server(t)
+  const bucket = (await server.registry.open('photos'))!
+  for (const key of ['a', 'b']) await bucket.put(key, 'x')
+  const twice = await server.app.inject({ method: 'GET', url: '/photos?list-type=2&list-type=2&max-keys=1' })
+  t.equal(twice.statusCode, 200)
+  t.match(twice.body, '<KeyCount>1</KeyCount>', 'a V2 page')
+  t.match(twice.body, '<NextContinuationToken>', 'with its continuation token')
+  t.notMatch(twice.body, '<Marker>', 'not a V1 page')
+})

@@ -13,7 +13,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { CliError, cliError } from '../errors.js'
 import { addCommonOptions, addTransferOptions, metadataFor, runCommand, tuningOf, type CommandContext, type TransferOptions, type ObjectCommandWiring } from '../context.js'
-import { fileKind, filesByKey, refuseStoreDestination } from '../local-files.js'
+import { fileKind, filesByKey, refuseStoreDestination, stdinIsDirectory } from '../local-files.js'
 import { directoryPrefix, isFolderMarker, keyBaseName, keyUnderPrefix, localPathFor, parseLocation, remoteUrl, type Location } from '../paths.js'
 import { runSteps, type Step } from '../steps.js'
 import { downloadToStream, uploadStream } from '../transfer.js'
@@ -113,6 +113,8 @@ export function registerCp (program: Command, wiring: ObjectCommandWiring): void
       if (source.kind === 'stdio' && destination.kind === 'remote') {
         if (options.recursive) throw new CliError('-r cannot read stdin')
         if (destination.key === '' || destination.key.endsWith('/')) throw new CliError(`${dst}: name the key to write stdin to`)
+        // Node reads a directory given as stdin as no bytes at all: it would be stored as an empty object.
+        if (stdinIsDirectory()) throw new CliError('-: stdin is a directory, not a file or a pipe (copy a directory with cp -r <dir> fsb://<bucket>/<prefix>/)')
         const tracker = context.progress.track(`upload: - -> ${dst}`, undefined)
         try {
           await uploadStream(context.transport, destination.bucket, destination.key, process.stdin, metadataFor(destination.key, options), tuning, tracker)

@@ -32,7 +32,11 @@ export function registerStat (program: Command, wiring: ObjectCommandWiring): vo
         if (location.kind !== 'remote') throw new CliError('stat reads fsb://bucket[/key]')
         if (location.key === '') {
           const bucket = (await transport.listBuckets()).find(b => b.name === location.bucket)
-          if (bucket === undefined) throw cliError('NoSuchBucket', location.bucket)
+          if (bucket === undefined) {
+            // A token scoped to other buckets is shown only those: reading the bucket says whether it is absent or closed to it.
+            await transport.list(location.bucket, { delimiter: '/' })
+            throw cliError('NoSuchBucket', location.bucket)
+          }
           if (options.json) printJson({ type: 'bucket', name: bucket.name, creationDate: bucket.creationDate.toISOString() })
           else {
             printLine(`bucket:   ${remoteUrl(bucket.name)}`)

@@ -37,14 +37,16 @@ function isObject (value: unknown): value is Record<string, unknown> {
 /** A lifecycle PUT body → the document stored in `settings.lifecycle` (the engine checks the rules: `parseLifecycleRules`). */
 export function parseLifecycle (body: unknown): { rules: LifecycleRuleDocument[] } {
   if (!isObject(body)) throw invalid('the body must be an object')
-  return { rules: parseLifecycleRules(body.rules ?? []) }
+  // Without `rules`, no rule (as the lock's PUT); `"rules": null` is no list, refused by the engine as any other value that is none.
+  return { rules: parseLifecycleRules(body.rules === undefined ? [] : body.rules) }
 }
 
 const corsMethods = ['GET', 'PUT', 'POST', 'DELETE', 'HEAD']
 
 /** A value as a refusal quotes it: JSON, cut short when long (a 64 KiB header is named, not echoed whole). */
 function quoted (value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value)
+  // A number past a double's range (1e400) arrives as Infinity, which JSON would write as null.
+  const text = typeof value === 'number' && !Number.isFinite(value) ? String(value) : JSON.stringify(value) ?? String(value)
   return text.length > 80 ? `${text.slice(0, 77)}...` : text
 }
 
@@ -67,8 +69,9 @@ function checkedTexts (value: unknown, where: string, ok: (text: string) => bool
  * A CORS PUT body → the rules stored in `settings.cors`, no larger than the
  * S3 door gives back and takes (MAX_CORS_CONFIGURATION_BYTES, measured on
  * GetBucketCors's document of the same rules): every preflight walks them,
- * unauthenticated. A body that is no object (`null`, `[]`, none) is refused,
- * never read as no rules: only `{"rules": []}` (or DELETE) removes them.
+ * unauthenticated. A body that is no object (`null`, `[]`, none), or whose
+ * `rules` is `null`, is refused, never read as no rules: `{"rules": []}`, an
+ * object without `rules`, or DELETE removes them.
  */
 export function corsFromApi (body: unknown): CorsRule[] {
   const rules = corsRulesFromApi(body)
@@ -81,7 +84,7 @@ export function corsFromApi (body: unknown): CorsRule[] {
 
 function corsRulesFromApi (body: unknown): CorsRule[] {
   if (!isObject(body)) throw invalid(`the body must be an object {"rules": [...]} (got ${body === undefined ? 'none' : quoted(body)})`)
-  const rules = body.rules ?? []
+  const rules = body.rules === undefined ? [] : body.rules
   if (!Array.isArray(rules)) throw invalid(`rules must be an array (got ${quoted(rules)})`)
   if (rules.length > MAX_CORS_RULES) throw invalid(`rules holds at most ${MAX_CORS_RULES} rules (got ${rules.length})`)
   return rules.map((rule: unknown, i) => {
