@@ -21,6 +21,8 @@
  *     U+2066 to U+2069) as `\uHHHH`: printed raw, they reorder what follows
  *     on the line, so the key `invoice\u202efdp.exe` would show as
  *     `invoiceexe.pdf`;
+ *   - the line and paragraph separators (U+2028, U+2029), which editors,
+ *     log viewers and some terminals take for a line break, as `\uHHHH`;
  *   - everything else, non-ASCII letters included, prints as it is.
  *
  * Local paths get the same treatment (a download's path holds its key), and
@@ -29,13 +31,13 @@
  * progress.ts: the bar's label), so no field can slip past.
  *
  * `--json` output stays exact: `jsonLine` is JSON.stringify, which escapes
- * C0 controls already; DEL, C1 and the bidirectional controls, which it
- * leaves raw, are written as escapes (`\u007f`, `\u009b`, `\u202e`), the
+ * C0 controls already; DEL, C1, the separators and the bidirectional
+ * controls, which it leaves raw, are written as escapes (`\u007f`, `\u009b`, `\u202e`), the
  * same string to any JSON parser. `jsonText`, the same indented, serves the
  * commands whose whole output is JSON (`token create`, `token list`).
  */
-/** DEL, the C1 controls and the bidirectional controls: what JSON.stringify leaves raw. */
-const rawInJson = '\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069'
+/** DEL, the C1 controls, the line and paragraph separators and the bidirectional controls: what JSON.stringify leaves raw. */
+const rawInJson = '\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028-\\u202e\\u2066-\\u2069'
 const needsEscape = new RegExp(`[\\\\\\u0000-\\u001f${rawInJson}]`, 'g')
 const escapedInJson = new RegExp(`[${rawInJson}]`, 'g')
 const named: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' }

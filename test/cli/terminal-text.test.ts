@@ -22,12 +22,14 @@ t.test('bidirectional controls print as escapes: a key cannot reorder what the t
     t.equal(shownText(`a${c}b`), `a\\u${code}b`, `U+${code.toUpperCase()}`)
   }
   t.equal(shownText('a\u200db'), 'a\u200db', 'a joiner (emoji sequences) is left alone')
+  // Printed raw, they break the line in editors and log viewers as a line feed would.
+  t.equal(shownText('a\u2028b\u2029c'), 'a\\u2028b\\u2029c', 'the line and paragraph separators')
 })
 
 t.test('--json lines hold no raw control and parse back to the same text', async t => {
-  const key = 'k\u007f\u009b\u202e\u2066\n'
+  const key = 'k\u007f\u009b\u202e\u2066\u2028\n'
   const line = jsonLine({ key })
-  t.notMatch(line, /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/)
+  t.notMatch(line, /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/)
   t.same(JSON.parse(line), { key })
   t.match(line, /\\u202e/)
 })
