@@ -114,7 +114,7 @@ export function registerCp (program: Command, wiring: ObjectCommandWiring): void
         if (options.recursive) throw new CliError('-r cannot read stdin')
         if (destination.key === '' || destination.key.endsWith('/')) throw new CliError(`${dst}: name the key to write stdin to`)
         // Node reads a directory given as stdin as no bytes at all: it would be stored as an empty object.
-        if (stdinIsDirectory()) throw new CliError('-: stdin is a directory, not a file or a pipe (copy a directory with cp -r <dir> fsb://<bucket>/<prefix>/)')
+        if (stdinIsDirectory()) throw new CliError('stdin is a directory, not a file or a pipe (copy a directory with cp -r <dir> fsb://<bucket>/<prefix>/)')
         const tracker = context.progress.track(`upload: - -> ${dst}`, undefined)
         try {
           await uploadStream(context.transport, destination.bucket, destination.key, process.stdin, metadataFor(destination.key, options), tuning, tracker)
